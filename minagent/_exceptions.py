@@ -1,0 +1,54 @@
+"""The exception hierarchy. Every error minagent raises on purpose derives from `MinagentError`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ContentError",
+    "MiddlewareException",
+    "MiddlewareTermination",
+    "MinagentError",
+    "SerializationError",
+    "StreamError",
+]
+
+
+class MinagentError(Exception):
+    """Base class of every error raised by minagent itself."""
+
+
+class ContentError(MinagentError, ValueError):
+    """A message, content or response was built from invalid values."""
+
+
+class SerializationError(MinagentError, ValueError):
+    """`from_dict` was given data that does not describe the requested type.
+
+    The message names the path of the offending field, for example ``messages[2].contents[0].type``.
+    """
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}" if path else problem)
+        self.path = path
+        self.problem = problem
+
+
+class StreamError(MinagentError, RuntimeError):
+    """A `ResponseStream` was used in a way its life cycle does not allow."""
+
+
+class MiddlewareException(MinagentError, TypeError):
+    """A middleware object could not be typed or registered."""
+
+
+class MiddlewareTermination(MinagentError):  # noqa: N818 - the name is part of the public spec
+    """Raised by middleware to end the whole pipeline at once (rule MW-6).
+
+    The pipeline's result is ``context.result`` if it is set, else this exception's ``result``,
+    else an empty response of the layer's type.
+    """
+
+    def __init__(self, message: str | None = None, *, result: Any = None) -> None:
+        super().__init__(message or "Middleware terminated execution.")
+        self.result = result

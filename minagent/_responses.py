@@ -1,0 +1,371 @@
+"""Responses and streamed updates, and the one algorithm that merges updates into a response.
+
+`ChatResponse` / `AgentResponse` hold whole messages; `ChatResponseUpdate` /
+`AgentResponseUpdate` hold the contents of one streamed chunk. ``from_updates`` folds a
+sequence of updates into a response (TY-9 .. TY-11): it never mutates the updates or their
+contents, so a stream's finalizer can run over updates the consumer has already seen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field, fields, replace
+from typing import Any, ClassVar, Self
+
+from ._exceptions import ContentError
+from ._types import (
+    FORMAT_VERSION,
+    Content,
+    Message,
+    UsageDetails,
+    _compact,
+    _contents_from,
+    _expect_mapping,
+    _expect_type,
+    _extra,
+    _get,
+    add_usage,
+    as_content,
+)
+
+__all__ = ["AgentResponse", "AgentResponseUpdate", "ChatResponse", "ChatResponseUpdate"]
+
+# Response-level scalar fields: on merge the last update with a non-None value wins (TY-11).
+_SCALARS = ("response_id", "conversation_id", "model", "agent_id", "created_at", "finish_reason")
+
+
+class _Wire:
+    """to_dict / from_dict shared by the four response and update types (TY-8)."""
+
+    TYPE: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.TYPE, "version": FORMAT_VERSION}
+        extra: dict[str, Any] = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            if f.name == "messages":
+                out["messages"] = [m.to_dict() for m in value]
+            elif f.name == "contents":
+                out["contents"] = [c.to_dict() for c in value]
+            elif f.name == "usage_details":
+                if value is not None:
+                    out["usage_details"] = value.to_dict()
+            elif f.name == "extra":
+                extra = value
+            elif f.compare:
+                out.update(_compact([(f.name, value)]))
+        for key, value in extra.items():
+            out.setdefault(key, value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: str | None = None) -> Self:
+        path = path or cls.TYPE
+        data = _expect_mapping(data, path)
+        _expect_type(data, cls.TYPE, path)
+        _get(data, "version", int, path)
+        kw: dict[str, Any] = {}
+        for f in fields(cls):  # type: ignore[arg-type]
+            if f.name == "messages":
+                raw = _get(data, "messages", list, path) or []
+                kw["messages"] = [Message.from_dict(m, path=f"{path}.messages[{i}]") for i, m in enumerate(raw)]
+            elif f.name == "contents":
+                kw["contents"] = _contents_from(data, path)
+            elif f.name == "usage_details":
+                usage = _get(data, "usage_details", dict, path)
+                kw["usage_details"] = None if usage is None else UsageDetails.from_dict(usage, path=f"{path}.usage_details")
+            elif f.name == "additional_properties":
+                kw[f.name] = dict(_get(data, f.name, dict, path) or {})
+            elif f.name in ("extra", "raw_representation"):
+                continue
+            else:
+                kw[f.name] = _get(data, f.name, str, path)
+        known = {f.name for f in fields(cls)} | {"type", "version"}  # type: ignore[arg-type]
+        return cls(**kw, extra=_extra(data, known))
+
+
+def _text_of_messages(messages: Sequence[Message]) -> str:
+    """The texts of the messages that have any, joined with a newline (TY-6)."""
+    return "\n".join(t for t in (m.text for m in messages) if t)
+
+
+def _text_of_contents(contents: Sequence[Content]) -> str:
+    return "".join(c.text for c in contents if c.type == "text" and c.text)
+
+
+def _requests(messages: Sequence[Message]) -> list[Content]:
+    return [c for m in messages for c in m.contents if c.user_input_request]
+
+
+@dataclass(eq=True)
+class ChatResponse(_Wire):
+    """What one chat-client call returns: the new messages and response-level facts."""
+
+    TYPE: ClassVar[str] = "chat_response"
+
+    messages: list[Message] = field(default_factory=list)
+    _: KW_ONLY
+    response_id: str | None = None
+    conversation_id: str | None = None
+    model: str | None = None
+    created_at: str | None = None
+    finish_reason: str | None = None
+    usage_details: UsageDetails | None = None
+    additional_properties: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    raw_representation: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.messages = _message_list(self.messages)
+
+    @property
+    def text(self) -> str:
+        return _text_of_messages(self.messages)
+
+    @property
+    def user_input_requests(self) -> list[Content]:
+        return _requests(self.messages)
+
+    @classmethod
+    def from_updates(cls, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> ChatResponse:
+        return _merge(cls(), updates)
+
+
+@dataclass(eq=True)
+class AgentResponse(_Wire):
+    """What one agent run returns."""
+
+    TYPE: ClassVar[str] = "agent_response"
+
+    messages: list[Message] = field(default_factory=list)
+    _: KW_ONLY
+    response_id: str | None = None
+    agent_id: str | None = None
+    created_at: str | None = None
+    finish_reason: str | None = None
+    usage_details: UsageDetails | None = None
+    additional_properties: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    raw_representation: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.messages = _message_list(self.messages)
+
+    @property
+    def text(self) -> str:
+        return _text_of_messages(self.messages)
+
+    @property
+    def user_input_requests(self) -> list[Content]:
+        return _requests(self.messages)
+
+    @classmethod
+    def from_updates(cls, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> AgentResponse:
+        return _merge(cls(), updates)
+
+    @classmethod
+    def from_chat_response(cls, response: ChatResponse, *, agent_id: str | None = None) -> AgentResponse:
+        return cls(
+            list(response.messages),
+            response_id=response.response_id,
+            agent_id=agent_id,
+            created_at=response.created_at,
+            finish_reason=response.finish_reason,
+            usage_details=response.usage_details,
+            additional_properties=dict(response.additional_properties),
+            raw_representation=response,
+        )
+
+
+@dataclass(eq=True)
+class ChatResponseUpdate(_Wire):
+    """One streamed chunk of a chat-client call."""
+
+    TYPE: ClassVar[str] = "chat_response_update"
+
+    contents: list[Content] = field(default_factory=list)
+    role: str | None = None
+    _: KW_ONLY
+    author_name: str | None = None
+    response_id: str | None = None
+    message_id: str | None = None
+    conversation_id: str | None = None
+    model: str | None = None
+    created_at: str | None = None
+    finish_reason: str | None = None
+    additional_properties: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    raw_representation: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.contents = _content_list(self.contents)
+
+    @property
+    def text(self) -> str:
+        return _text_of_contents(self.contents)
+
+
+@dataclass(eq=True)
+class AgentResponseUpdate(_Wire):
+    """One streamed chunk of an agent run."""
+
+    TYPE: ClassVar[str] = "agent_response_update"
+
+    contents: list[Content] = field(default_factory=list)
+    role: str | None = None
+    _: KW_ONLY
+    author_name: str | None = None
+    response_id: str | None = None
+    message_id: str | None = None
+    agent_id: str | None = None
+    created_at: str | None = None
+    finish_reason: str | None = None
+    additional_properties: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    raw_representation: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.contents = _content_list(self.contents)
+
+    @property
+    def text(self) -> str:
+        return _text_of_contents(self.contents)
+
+    @classmethod
+    def from_chat_update(
+        cls, update: ChatResponseUpdate, *, agent_id: str | None = None, author_name: str | None = None
+    ) -> AgentResponseUpdate:
+        return cls(
+            update.contents,
+            update.role,
+            author_name=update.author_name or author_name,
+            response_id=update.response_id,
+            message_id=update.message_id,
+            agent_id=agent_id,
+            created_at=update.created_at,
+            finish_reason=update.finish_reason,
+            additional_properties=update.additional_properties,
+            raw_representation=update,
+        )
+
+
+def _message_list(messages: object) -> list[Message]:
+    if messages is None:
+        return []
+    if isinstance(messages, Message):
+        return [messages]
+    if not isinstance(messages, list | tuple) or not all(isinstance(m, Message) for m in messages):
+        raise ContentError(f"messages must be a list of Message, got {messages!r:.200}")
+    return list(messages)
+
+
+def _content_list(contents: object) -> list[Content]:
+    if contents is None:
+        return []
+    if isinstance(contents, Content | str):
+        return [as_content(contents)]
+    if not isinstance(contents, list | tuple):
+        raise ContentError(f"contents must be a list of Content, got {type(contents).__name__}")
+    return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents)]
+
+
+# --------------------------------------------------------------------------------------------
+# The merge algorithm (TY-9, TY-10, TY-11).
+
+_R = Any  # ChatResponse | AgentResponse; both have the attributes used below.
+
+
+def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> _R:
+    messages: list[Message] = response.messages
+    usage: UsageDetails | None = response.usage_details
+    for update in updates:
+        last = messages[-1] if messages else None
+        if (
+            last is None
+            or (update.role is not None and update.role != last.role)
+            or (update.message_id and last.message_id and update.message_id != last.message_id)
+        ):
+            last = Message(update.role or "assistant")
+            messages.append(last)
+        if update.author_name:
+            last.author_name = update.author_name
+        if update.message_id:
+            last.message_id = update.message_id
+        for content in update.contents:
+            if content.type == "usage":
+                usage = add_usage(usage, content.usage_details)
+            else:
+                _append_content(last.contents, content)
+        for name in _SCALARS:
+            value = getattr(update, name, None)
+            if value is not None and hasattr(response, name):
+                setattr(response, name, value)
+        if update.additional_properties:
+            response.additional_properties.update(update.additional_properties)
+    response.usage_details = usage
+    return response
+
+
+def _append_content(contents: list[Content], item: Content) -> None:
+    """Add one streamed content to a message, merging it with what it continues (TY-10)."""
+    prev = contents[-1] if contents else None
+    if item.type == "text" and prev is not None and prev.type == "text":
+        contents[-1] = replace(
+            prev,
+            text=(prev.text or "") + (item.text or ""),
+            additional_properties={**item.additional_properties, **prev.additional_properties},
+        )
+        return
+    if (
+        item.type == "text_reasoning"
+        and prev is not None
+        and prev.type == "text_reasoning"
+        and (item.id is None or prev.id is None or item.id == prev.id)
+    ):
+        contents[-1] = replace(
+            prev,
+            text=(prev.text or "") + (item.text or "") if (prev.text or item.text) is not None else None,
+            id=prev.id or item.id,
+            protected_data=item.protected_data or prev.protected_data,
+        )
+        return
+    if item.type == "function_call":
+        index = _continued_call(contents, item.call_id)
+        if index is not None:
+            contents[index] = _merge_call(contents[index], item)
+            return
+    contents.append(item)
+
+
+def _continued_call(contents: list[Content], call_id: str | None) -> int | None:
+    """The call a delta continues: the same call_id, or the latest call when it has none."""
+    for index in range(len(contents) - 1, -1, -1):
+        c = contents[index]
+        if c.type == "function_call" and (not call_id or c.call_id == call_id):
+            return index
+    return None
+
+
+def _merge_call(call: Content, delta: Content) -> Content:
+    args: Any
+    a, b = call.arguments, delta.arguments
+    if a is None or a == "" or a == {}:
+        args = b if b is not None else a
+    elif b is None or b == "" or b == {}:
+        args = a
+    elif isinstance(a, str) and isinstance(b, str):
+        args = a + b
+    elif isinstance(a, dict) and isinstance(b, dict):
+        args = {**a, **b}
+    else:
+        raise ContentError(f"cannot merge arguments of call {call.call_id!r}: {type(a).__name__} and {type(b).__name__}")
+    return replace(
+        call,
+        call_id=call.call_id or delta.call_id,
+        name=call.name or delta.name,
+        arguments=args,
+        exception=call.exception or delta.exception,
+        additional_properties={**delta.additional_properties, **call.additional_properties},
+    )
+

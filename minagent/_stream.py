@@ -1,0 +1,308 @@
+"""`ResponseStream`: a single-consumption stream of updates with a cached final response.
+
+Theory of operation (spec/stream.md, ST-1 .. ST-12)
+----------------------------------------------------
+A stream wraps a *source*: an async iterable, or an awaitable that resolves to one. Nothing
+touches the source until the stream is first pulled, awaited or finalised (ST-2).
+
+Life cycle::
+
+    new --pull/await--> open --source exhausted--> done (cleanup, then auto-finalise)
+                          |---source raised-------> failed (cleanup; the error is kept)
+                          '---aclose()/early exit--> closed (source closed, cleanup)
+
+* Every raw update is recorded *before* the transform hooks run; transform hooks change only
+  what the consumer sees, the finalizer always receives the raw updates (ST-4).
+* Cleanup hooks run exactly once, whichever way the stream ends (ST-6).
+* The final response is computed once: inner stream's final response first (if this stream
+  wraps another), then the finalizer (or the inner result, or the list of updates), then the
+  result hooks in order; a hook returning None keeps the previous value (ST-5, ST-9).
+* Updates are delivered once in total: iterating a finished stream yields nothing (ST-3).
+
+Each ``async for`` gets its own small generator that pulls from the shared source. If the
+consumer leaves the loop early, the generator is closed (explicitly through ``aclose()`` /
+``async with``, or by the event loop when the abandoned generator is collected) and, if it
+was still the stream's current consumer, closes the source and runs cleanup (ST-7). A later
+consumer that starts before that close (``get_final_response()``) simply takes over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
+from contextlib import aclosing
+from typing import Any, Generic, TypeVar, cast
+
+from ._exceptions import StreamError
+
+__all__ = ["ResponseStream"]
+
+logger = logging.getLogger("minagent")
+
+TUpdate = TypeVar("TUpdate")
+TFinal = TypeVar("TFinal")
+TOuter = TypeVar("TOuter")
+TOuterFinal = TypeVar("TOuterFinal")
+
+TransformHook = Callable[[Any], Any]
+CleanupHook = Callable[[], Any]
+ResultHook = Callable[[Any], Any]
+Source = AsyncIterable[Any] | Awaitable[AsyncIterable[Any]]
+
+_NEW, _OPEN, _DONE, _FAILED, _CLOSED = "new", "open", "done", "failed", "closed"
+
+
+async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    value = fn(*args)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+class ResponseStream(Generic[TUpdate, TFinal]):
+    """An async-iterable of updates that finalises into one response."""
+
+    __slots__ = (
+        "_cleanup_hooks", "_cleaned", "_consumer", "_error", "_final", "_finalizer",
+        "_has_final", "_inner", "_iterator", "_result_hooks", "_source", "_state",
+        "_transform_hooks", "_updates",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        source: AsyncIterable[TUpdate] | Awaitable[AsyncIterable[TUpdate]],
+        *,
+        finalizer: Callable[[Sequence[TUpdate]], TFinal | Awaitable[TFinal]] | None = None,
+        transform_hooks: Sequence[TransformHook] | None = None,
+        cleanup_hooks: Sequence[CleanupHook] | None = None,
+        result_hooks: Sequence[ResultHook] | None = None,
+    ) -> None:
+        if not (hasattr(source, "__aiter__") or inspect.isawaitable(source)):
+            raise TypeError(
+                f"ResponseStream needs an async iterable or an awaitable of one, got {type(source).__name__}"
+            )
+        self._source: Any = source
+        self._iterator: AsyncIterator[Any] | None = None
+        self._inner: ResponseStream[Any, Any] | None = source if isinstance(source, ResponseStream) else None
+        self._finalizer = finalizer
+        self._transform_hooks: list[TransformHook] = list(transform_hooks or ())
+        self._cleanup_hooks: list[CleanupHook] = list(cleanup_hooks or ())
+        self._result_hooks: list[ResultHook] = list(result_hooks or ())
+        self._updates: list[TUpdate] = []
+        self._state = _NEW
+        self._cleaned = False
+        self._consumer: object = None
+        self._error: BaseException | None = None
+        self._final: Any = None
+        self._has_final = False
+
+    # -- construction helpers -------------------------------------------------------------------
+
+    @classmethod
+    def from_awaitable(cls, awaitable: Awaitable[AsyncIterable[TUpdate]]) -> ResponseStream[TUpdate, TFinal]:
+        """A stream whose source is produced by ``awaitable``, awaited on first use (ST-2).
+
+        When the awaitable yields another `ResponseStream`, this stream's final response is that
+        stream's final response.
+        """
+        return cls(awaitable)
+
+    def map(
+        self,
+        transform: Callable[[TUpdate], TOuter | Awaitable[TOuter]],
+        finalizer: Callable[[Sequence[TOuter]], TOuterFinal | Awaitable[TOuterFinal]],
+    ) -> ResponseStream[TOuter, TOuterFinal]:
+        """A new stream over this one's (transformed) updates, mapped one by one (ST-10).
+
+        Finalising the new stream finalises this one first (its finalizer and result hooks run),
+        then runs ``finalizer`` over the mapped updates.
+        """
+        outer: ResponseStream[TOuter, TOuterFinal] = ResponseStream(_mapped(self, transform), finalizer=finalizer)
+        outer._inner = self
+        return outer
+
+    def with_transform_hook(self, hook: TransformHook) -> ResponseStream[TUpdate, TFinal]:
+        """Add a hook that rewrites each update the consumer sees (None keeps it). Returns self."""
+        self._transform_hooks.append(hook)
+        return self
+
+    def with_result_hook(self, hook: ResultHook) -> ResponseStream[TUpdate, TFinal]:
+        """Add a hook that rewrites the final response (None keeps it). Returns self."""
+        if self._has_final:
+            raise StreamError("the final response was already computed; add result hooks before finalising")
+        self._result_hooks.append(hook)
+        return self
+
+    def with_cleanup_hook(self, hook: CleanupHook) -> ResponseStream[TUpdate, TFinal]:
+        """Add a hook that runs once when the stream ends in any way. Returns self."""
+        if self._cleaned:
+            raise StreamError("the stream has already ended; add cleanup hooks before it does")
+        self._cleanup_hooks.append(hook)
+        return self
+
+    # -- consumption ----------------------------------------------------------------------------
+
+    @property
+    def updates(self) -> list[TUpdate]:
+        """The raw (pre-transform) updates received so far."""
+        return list(self._updates)
+
+    def __aiter__(self) -> AsyncIterator[TUpdate]:
+        return self._consume()
+
+    def __await__(self) -> Generator[Any, None, ResponseStream[TUpdate, TFinal]]:
+        return self._await_source().__await__()
+
+    async def _await_source(self) -> ResponseStream[TUpdate, TFinal]:
+        if self._state == _NEW:
+            try:
+                await self._open()
+            except BaseException as exc:
+                await self._fail(exc)
+                raise
+        return self
+
+    async def __aenter__(self) -> ResponseStream[TUpdate, TFinal]:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def get_final_response(self) -> TFinal:
+        """Consume what is left, then finalise once and cache the result (ST-5)."""
+        if not self._has_final:
+            if self._state in (_NEW, _OPEN):
+                async for _ in self._consume():  # finalises on exhaustion
+                    pass
+            elif self._state == _CLOSED:
+                raise StreamError("the stream was closed before it finished; there is no final response")
+            if self._error is not None:
+                raise self._error
+            await self._finalize()
+        return cast(TFinal, self._final)
+
+    async def aclose(self) -> None:
+        """End the stream now: close the source and run cleanup (ST-7). Idempotent."""
+        if self._state in (_DONE, _FAILED, _CLOSED):
+            return
+        started = self._state == _OPEN
+        self._state = _CLOSED
+        if started:
+            await self._close_source()
+        elif inspect.iscoroutine(self._source):
+            self._source.close()
+        await self._cleanup(None)
+
+    async def _open(self) -> AsyncIterator[Any]:
+        if self._iterator is None:
+            self._state = _OPEN
+            source = self._source
+            if not hasattr(source, "__aiter__"):
+                source = await source
+                if isinstance(source, ResponseStream):
+                    self._inner = source
+                elif not hasattr(source, "__aiter__"):
+                    raise StreamError(f"the stream's awaitable produced {type(source).__name__}, not an async iterable")
+            self._iterator = aiter(source)
+        return self._iterator
+
+    async def _consume(self) -> AsyncIterator[TUpdate]:
+        if self._state not in (_NEW, _OPEN):
+            return
+        token = object()
+        self._consumer = token
+        try:
+            iterator = await self._open()
+            while True:
+                self._consumer = token
+                try:
+                    update = await anext(iterator)
+                except StopAsyncIteration:
+                    break
+                self._updates.append(update)
+                for hook in self._transform_hooks:
+                    changed = await _call(hook, update)
+                    if changed is not None:
+                        update = changed
+                yield update
+        except GeneratorExit:
+            # The consumer left early. Close unless another consumer has taken over since.
+            if self._consumer is token and self._state == _OPEN:
+                self._state = _CLOSED
+                await self._close_source()
+                await self._cleanup(None)
+            raise
+        except BaseException as exc:
+            await self._fail(exc)
+            raise
+        if self._state == _OPEN:
+            self._state = _DONE
+            await self._cleanup(None)
+            await self._finalize()
+
+    async def _fail(self, exc: BaseException) -> None:
+        """The source, a transform hook or the consumer's task failed: close and clean up."""
+        if self._state != _OPEN:
+            return
+        if isinstance(exc, asyncio.CancelledError):
+            self._state = _CLOSED  # cancelled, not failed: there is no error to report later
+        else:
+            self._state = _FAILED
+            self._error = exc
+        await self._close_source()
+        await self._cleanup(exc)
+
+    async def _close_source(self) -> None:
+        closer = getattr(self._iterator, "aclose", None)
+        if closer is not None:
+            await closer()
+
+    async def _cleanup(self, error: BaseException | None) -> None:
+        if self._cleaned:
+            return
+        self._cleaned = True
+        failures: list[Exception] = []
+        for hook in self._cleanup_hooks:
+            try:
+                await _call(hook)
+            except Exception as exc:  # every hook runs; failures are reported below
+                failures.append(exc)
+        if not failures:
+            return
+        if error is not None:  # keep the original error; record the cleanup failures on it
+            for exc in failures:
+                logger.error("cleanup hook failed while the stream was failing", exc_info=exc)
+                error.add_note(f"cleanup hook also failed: {exc!r}")
+            return
+        if len(failures) == 1:
+            raise failures[0]
+        raise ExceptionGroup("cleanup hooks failed", failures)
+
+    async def _finalize(self) -> None:
+        if self._has_final:
+            return
+        try:
+            inner_final = await self._inner.get_final_response() if self._inner is not None else None
+            if self._finalizer is not None:
+                result: Any = await _call(self._finalizer, list(self._updates))
+            elif self._inner is not None:
+                result = inner_final
+            else:
+                result = list(self._updates)
+            for hook in self._result_hooks:
+                changed = await _call(hook, result)
+                if changed is not None:
+                    result = changed
+        except Exception as exc:
+            self._error = exc
+            raise
+        self._final = result
+        self._has_final = True
+
+
+async def _mapped(inner: ResponseStream[Any, Any], transform: Callable[[Any], Any]) -> AsyncIterator[Any]:
+    async with aclosing(aiter(inner)) as updates:
+        async for update in updates:
+            yield await _call(transform, update)

@@ -1,0 +1,499 @@
+"""Wire types: `Content`, `UsageDetails`, `Message` and `normalize_messages` (spec/types.md).
+
+Every type is a dataclass that round-trips through plain JSON with ``to_dict()`` /
+``from_dict()``. A dict carries a ``type`` discriminator; fields this version does not
+know, and content kinds it does not know, are kept in ``extra`` and written back
+unchanged (TY-8), so data from a newer minagent survives a trip through an older one.
+``raw_representation`` is the provider's own object: never serialised, never compared.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from ._exceptions import ContentError, SerializationError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Content",
+    "Message",
+    "UsageDetails",
+    "normalize_messages",
+]
+
+FORMAT_VERSION = 1
+"""The JSON format version written by ``to_dict()`` on messages, responses and updates."""
+
+Role: TypeAlias = str
+ContentType: TypeAlias = Literal[
+    "text",
+    "text_reasoning",
+    "data",
+    "uri",
+    "error",
+    "usage",
+    "function_call",
+    "function_result",
+    "function_approval_request",
+    "function_approval_response",
+]
+KNOWN_CONTENT_TYPES: frozenset[str] = frozenset(ContentType.__args__)  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------------------------
+# JSON helpers shared by every from_dict: each check names the path of the field it rejects.
+
+
+def _expect_mapping(data: object, path: str) -> Mapping[str, Any]:
+    if not isinstance(data, Mapping):
+        raise SerializationError(path, f"expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _expect_type(data: Mapping[str, Any], expected: str, path: str) -> None:
+    actual = data.get("type")
+    if actual != expected:
+        raise SerializationError(f"{path}.type", f"expected {expected!r}, got {actual!r}")
+
+
+def _get(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], path: str) -> Any:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in _as_tuple(kinds)):
+        names = " or ".join(k.__name__ for k in _as_tuple(kinds))
+        raise SerializationError(f"{path}.{key}", f"expected {names}, got {type(value).__name__}")
+    return value
+
+
+def _as_tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kinds if isinstance(kinds, tuple) else (kinds,)
+
+
+def _extra(data: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
+    known_set = set(known)
+    return {k: v for k, v in data.items() if k not in known_set}
+
+
+def _compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """Drop None, empty dicts and False flags: they are the defaults and stay implicit."""
+    return {k: v for k, v in pairs if v is not None and v != {} and v is not False}
+
+
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class UsageDetails:
+    """Token counts of one or more model calls. ``a + b`` sums field by field (TY-12)."""
+
+    input_token_count: int | None = None
+    output_token_count: int | None = None
+    total_token_count: int | None = None
+    cache_read_input_token_count: int | None = None
+    cache_creation_input_token_count: int | None = None
+    reasoning_output_token_count: int | None = None
+    additional_counts: dict[str, int] = field(default_factory=dict)
+
+    _COUNTS: ClassVar[tuple[str, ...]] = (
+        "input_token_count",
+        "output_token_count",
+        "total_token_count",
+        "cache_read_input_token_count",
+        "cache_creation_input_token_count",
+        "reasoning_output_token_count",
+    )
+
+    def __add__(self, other: UsageDetails | None) -> UsageDetails:
+        if other is None:
+            return replace(self, additional_counts=dict(self.additional_counts))
+        if not isinstance(other, UsageDetails):
+            return NotImplemented
+        summed = {name: _add_counts(getattr(self, name), getattr(other, name)) for name in self._COUNTS}
+        extra = dict(self.additional_counts)
+        for key, value in other.additional_counts.items():
+            extra[key] = extra.get(key, 0) + value
+        return UsageDetails(**summed, additional_counts=extra)
+
+    def __radd__(self, other: None) -> UsageDetails:
+        return self + None
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, n) is not None for n in self._COUNTS) or bool(self.additional_counts)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "usage_details"}
+        out.update(_compact((n, getattr(self, n)) for n in self._COUNTS))
+        if self.additional_counts:
+            out["additional_counts"] = dict(self.additional_counts)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: str = "usage_details") -> UsageDetails:
+        data = _expect_mapping(data, path)
+        counts = {n: _get(data, n, int, path) for n in cls._COUNTS}
+        extra = _get(data, "additional_counts", dict, path) or {}
+        for key, value in extra.items():
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise SerializationError(f"{path}.additional_counts.{key}", "expected int")
+        return cls(**counts, additional_counts=dict(extra))
+
+
+def _add_counts(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def add_usage(a: UsageDetails | None, b: UsageDetails | None) -> UsageDetails | None:
+    """Sum two optional usages; None only when both are None (TY-12)."""
+    if a is None:
+        return None if b is None else b + None
+    return a + b
+
+
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Content:
+    """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
+
+    Build contents with the ``from_*`` factories; the constructor accepts any combination so
+    that data from a newer version (an unknown ``type``) can still be represented.
+    """
+
+    type: str
+    text: str | None = None
+    id: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    arguments: str | dict[str, Any] | None = None
+    result: Any = None
+    exception: str | None = None
+    uri: str | None = None
+    media_type: str | None = None
+    message: str | None = None
+    error_code: str | None = None
+    details: str | None = None
+    usage_details: UsageDetails | None = None
+    approved: bool | None = None
+    function_call: Content | None = None
+    protected_data: str | None = None
+    informational_only: bool = False
+    user_input_request: bool = False
+    additional_properties: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    raw_representation: Any = field(default=None, compare=False, repr=False)
+
+    def __repr__(self) -> str:
+        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)[1:] if f.repr and _shown(getattr(self, f.name))]
+        return f"Content({', '.join([repr(self.type), *shown])})"
+
+    # -- factories ----------------------------------------------------------------------------
+
+    @classmethod
+    def from_text(cls, text: str, **kw: Any) -> Content:
+        if not isinstance(text, str):
+            raise ContentError(f"text content needs a str, got {type(text).__name__}")
+        return cls("text", text=text, **kw)
+
+    @classmethod
+    def from_text_reasoning(
+        cls, text: str | None = None, *, id: str | None = None, protected_data: str | None = None, **kw: Any
+    ) -> Content:
+        return cls("text_reasoning", text=text, id=id, protected_data=protected_data, **kw)
+
+    @classmethod
+    def from_data(cls, data: bytes, media_type: str, **kw: Any) -> Content:
+        if not isinstance(data, bytes | bytearray):
+            raise ContentError(f"data content needs bytes, got {type(data).__name__}")
+        encoded = base64.b64encode(bytes(data)).decode("ascii")
+        return cls("data", uri=f"data:{media_type};base64,{encoded}", media_type=media_type, **kw)
+
+    @classmethod
+    def from_uri(cls, uri: str, media_type: str | None = None, **kw: Any) -> Content:
+        """A ``data:`` URI gives a data content, any other URI with a scheme a uri content (TY-3)."""
+        scheme, sep, rest = uri.partition(":")
+        if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
+            raise ContentError(f"uri content needs a URI with a scheme, got {uri!r}")
+        if scheme.lower() == "data":
+            header = rest.partition(",")[0]
+            media_type = media_type or header.split(";")[0] or None
+            return cls("data", uri=uri, media_type=media_type, **kw)
+        return cls("uri", uri=uri, media_type=media_type, **kw)
+
+    @classmethod
+    def from_error(
+        cls, message: str, *, error_code: str | None = None, details: str | None = None, **kw: Any
+    ) -> Content:
+        return cls("error", message=message, error_code=error_code, details=details, **kw)
+
+    @classmethod
+    def from_usage(cls, usage_details: UsageDetails, **kw: Any) -> Content:
+        return cls("usage", usage_details=usage_details, **kw)
+
+    @classmethod
+    def from_function_call(
+        cls,
+        call_id: str,
+        name: str,
+        arguments: str | Mapping[str, Any] | None = None,
+        *,
+        exception: str | None = None,
+        informational_only: bool = False,
+        **kw: Any,
+    ) -> Content:
+        args = dict(arguments) if isinstance(arguments, Mapping) else arguments
+        return cls(
+            "function_call",
+            call_id=call_id,
+            name=name,
+            arguments=args,
+            exception=exception,
+            informational_only=informational_only,
+            **kw,
+        )
+
+    @classmethod
+    def from_function_result(
+        cls, call_id: str, result: Any = None, exception: str | None = None, **kw: Any
+    ) -> Content:
+        return cls("function_result", call_id=call_id, result=result, exception=exception, **kw)
+
+    @classmethod
+    def from_function_approval_request(cls, id: str, function_call: Content, **kw: Any) -> Content:
+        _require_call(function_call)
+        kw.setdefault("user_input_request", True)
+        return cls("function_approval_request", id=id, function_call=function_call, **kw)
+
+    @classmethod
+    def from_function_approval_response(
+        cls, approved: bool, id: str, function_call: Content, **kw: Any
+    ) -> Content:
+        _require_call(function_call)
+        return cls("function_approval_response", approved=bool(approved), id=id, function_call=function_call, **kw)
+
+    def to_function_approval_response(self, approved: bool) -> Content:
+        """Answer this approval request."""
+        if self.type != "function_approval_request" or self.function_call is None or self.id is None:
+            raise ContentError(f"only a function_approval_request can be answered, not {self.type!r}")
+        return Content.from_function_approval_response(approved, self.id, self.function_call)
+
+    # -- behaviour ----------------------------------------------------------------------------
+
+    @property
+    def data(self) -> bytes | None:
+        """The decoded bytes of a base64 ``data:`` URI, else None."""
+        if self.uri is None or not self.uri.startswith("data:"):
+            return None
+        header, _, payload = self.uri.partition(",")
+        if not header.endswith(";base64"):
+            return payload.encode()
+        try:
+            return base64.b64decode(payload, validate=True)
+        except binascii.Error as exc:
+            raise ContentError(f"data URI is not valid base64: {exc}") from None
+
+    def parse_arguments(self) -> dict[str, Any] | None:
+        """A function call's arguments as a dict (TY-4). Raises `ContentError` when they are not a JSON object."""
+        args = self.arguments
+        if args is None or args == "":
+            return None if args is None else {}
+        if isinstance(args, dict):
+            return args
+        try:
+            parsed = json.loads(args)
+        except json.JSONDecodeError as exc:
+            raise ContentError(f"arguments are not valid JSON: {exc.msg} at position {exc.pos}") from None
+        if not isinstance(parsed, dict):
+            raise ContentError(f"arguments must be a JSON object, got {type(parsed).__name__}")
+        return parsed
+
+    # -- JSON ---------------------------------------------------------------------------------
+
+    _STR_FIELDS: ClassVar[tuple[str, ...]] = (
+        "text", "id", "call_id", "name", "exception", "uri", "media_type",
+        "message", "error_code", "details", "protected_data",
+    )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type}
+        out.update(_compact((n, getattr(self, n)) for n in self._STR_FIELDS))
+        if self.arguments is not None:
+            out["arguments"] = self.arguments
+        if self.type == "function_result" or self.result is not None:
+            out["result"] = self.result
+        if self.usage_details is not None:
+            out["usage_details"] = self.usage_details.to_dict()
+        if self.approved is not None:
+            out["approved"] = self.approved
+        if self.function_call is not None:
+            out["function_call"] = self.function_call.to_dict()
+        out.update(_compact([("informational_only", self.informational_only)]))
+        out.update(_compact([("user_input_request", self.user_input_request)]))
+        if self.additional_properties:
+            out["additional_properties"] = dict(self.additional_properties)
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: str = "content") -> Content:
+        data = _expect_mapping(data, path)
+        kind = data.get("type")
+        if not isinstance(kind, str) or not kind:
+            raise SerializationError(f"{path}.type", f"expected a content type name, got {kind!r}")
+        kw: dict[str, Any] = {n: _get(data, n, str, path) for n in cls._STR_FIELDS}
+        kw["arguments"] = _get(data, "arguments", (str, dict), path)
+        kw["result"] = data.get("result")
+        if (usage := _get(data, "usage_details", dict, path)) is not None:
+            kw["usage_details"] = UsageDetails.from_dict(usage, path=f"{path}.usage_details")
+        kw["approved"] = _get(data, "approved", bool, path)
+        if (call := _get(data, "function_call", dict, path)) is not None:
+            kw["function_call"] = cls.from_dict(call, path=f"{path}.function_call")
+        kw["informational_only"] = bool(_get(data, "informational_only", bool, path))
+        kw["user_input_request"] = bool(_get(data, "user_input_request", bool, path))
+        kw["additional_properties"] = dict(_get(data, "additional_properties", dict, path) or {})
+        known = {f.name for f in fields(cls)} - {"extra", "raw_representation"}
+        return cls(kind, **kw, extra=_extra(data, known))
+
+
+def _shown(value: object) -> bool:
+    return value is not None and value is not False and value != {}
+
+
+def _require_call(function_call: object) -> None:
+    if not isinstance(function_call, Content) or function_call.type != "function_call":
+        raise ContentError(f"expected a function_call Content, got {function_call!r}")
+
+
+def as_content(item: Content | str | Mapping[str, Any], *, path: str = "content") -> Content:
+    """A str becomes text content, a mapping goes through `Content.from_dict` (TY-5)."""
+    if isinstance(item, Content):
+        return item
+    if isinstance(item, str):
+        return Content.from_text(item)
+    if isinstance(item, Mapping):
+        return Content.from_dict(item, path=path)
+    raise ContentError(f"{path}: expected Content, str or dict, got {type(item).__name__}")
+
+
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(init=False, slots=True)
+class Message:
+    """One turn of a conversation: a role and its contents (TY-5).
+
+    ``Message("user", ["hi"])`` and ``Message("user", "hi")`` are the same message.
+    """
+
+    role: Role
+    contents: list[Content]
+    author_name: str | None
+    message_id: str | None
+    additional_properties: dict[str, Any]
+    extra: dict[str, Any]
+    raw_representation: Any = field(compare=False, repr=False)
+
+    def __init__(
+        self,
+        role: Role,
+        contents: Sequence[Content | str | Mapping[str, Any]] | Content | str | None = None,
+        *,
+        author_name: str | None = None,
+        message_id: str | None = None,
+        additional_properties: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
+        raw_representation: Any = None,
+    ) -> None:
+        if not isinstance(role, str) or not role:
+            raise ContentError(f"Message role must be a non-empty str, got {role!r}")
+        if contents is None:
+            items: list[Content] = []
+        elif isinstance(contents, Content | str):
+            items = [as_content(contents)]
+        else:
+            items = [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents) if c is not None]
+        self.role = role
+        self.contents = items
+        self.author_name = author_name
+        self.message_id = message_id
+        self.additional_properties = dict(additional_properties or {})
+        self.extra = dict(extra or {})
+        self.raw_representation = raw_representation
+
+    @property
+    def text(self) -> str:
+        """The text contents concatenated with no separator (TY-6)."""
+        return "".join(c.text for c in self.contents if c.type == "text" and c.text)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "message", "version": FORMAT_VERSION, "role": self.role}
+        out["contents"] = [c.to_dict() for c in self.contents]
+        out.update(_compact([("author_name", self.author_name), ("message_id", self.message_id)]))
+        if self.additional_properties:
+            out["additional_properties"] = dict(self.additional_properties)
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, path: str = "message") -> Message:
+        data = _expect_mapping(data, path)
+        _expect_type(data, "message", path)
+        _get(data, "version", int, path)
+        role = data.get("role")
+        if not isinstance(role, str) or not role:
+            raise SerializationError(f"{path}.role", f"expected a non-empty str, got {role!r}")
+        return cls(
+            role,
+            _contents_from(data, path),
+            author_name=_get(data, "author_name", str, path),
+            message_id=_get(data, "message_id", str, path),
+            additional_properties=_get(data, "additional_properties", dict, path),
+            extra=_extra(data, _MESSAGE_KEYS),
+        )
+
+
+_MESSAGE_KEYS = ("type", "version", "role", "contents", "author_name", "message_id", "additional_properties")
+
+
+def _contents_from(data: Mapping[str, Any], path: str) -> list[Content]:
+    raw = _get(data, "contents", list, path) or []
+    return [Content.from_dict(_expect_mapping(c, f"{path}.contents[{i}]"), path=f"{path}.contents[{i}]")
+            for i, c in enumerate(raw)]  # fmt: skip
+
+
+MessageInput: TypeAlias = "str | Content | Message | Sequence[str | Content | Message] | None"
+
+
+def normalize_messages(messages: str | Content | Message | Sequence[str | Content | Message] | None) -> list[Message]:
+    """Turn the loose inputs a run accepts into a list of messages (TY-7).
+
+    None gives ``[]``; a str or a Content gives one user message; a Message is kept; in a
+    sequence each str or Content becomes its own user message.
+    """
+    if messages is None:
+        return []
+    if isinstance(messages, str | Content | Message):
+        messages = [messages]
+    elif not isinstance(messages, Sequence):
+        raise ContentError(f"messages must be str, Content, Message or a sequence of them, got {type(messages).__name__}")
+    out: list[Message] = []
+    for i, item in enumerate(messages):
+        if isinstance(item, Message):
+            out.append(item)
+        elif isinstance(item, str | Content):
+            out.append(Message("user", [item]))
+        else:
+            raise ContentError(f"messages[{i}]: expected str, Content or Message, got {type(item).__name__}")
+    return out
