@@ -1,0 +1,335 @@
+"""Middleware: the three context types, type detection, and the one pipeline executor.
+
+Theory of operation (spec/middleware.md)
+----------------------------------------
+A pipeline is a list of middleware callables ``mw(context, call_next)`` around one final
+handler (the operation: an agent run, a model call, a tool call). ``run_pipeline`` is the whole
+execution model for all three layers:
+
+* the first middleware is outermost; ``call_next()`` (or ``call_next(context)``) runs the rest of
+  the chain and the operation, whose return value becomes ``context.result``; calling it again
+  runs the rest again (MW-5);
+* a middleware that returns lets its caller's code after ``call_next`` run; raising
+  ``MiddlewareTermination`` unwinds the whole chain, skipping that code, and ends the pipeline
+  normally; any other exception propagates unchanged (the control-flow table, MW-T1..MW-T7);
+* the pipeline's result is ``context.result``, else the termination's ``result``, else the
+  layer's empty result — never None for the agent and chat layers (MW-7);
+* in streaming mode the result must be a ``ResponseStream`` and the context's stream hooks are
+  attached to it last, so they apply to any replacement stream too (MW-9, MW-10).
+
+The context is the only mutable object: middleware communicates through it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, MutableSequence, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+
+from ._exceptions import MiddlewareException, MiddlewareTermination
+from ._responses import AgentResponse, ChatResponse
+from ._stream import ResponseStream
+from ._types import Message
+
+if TYPE_CHECKING:
+    from ._tools import FunctionTool
+
+__all__ = [
+    "AgentContext",
+    "AgentMiddleware",
+    "CategorizedMiddleware",
+    "ChatContext",
+    "ChatMiddleware",
+    "FunctionInvocationContext",
+    "FunctionMiddleware",
+    "agent_middleware",
+    "categorize_middleware",
+    "chat_middleware",
+    "function_middleware",
+    "run_pipeline",
+]
+
+Layer: TypeAlias = Literal["agent", "chat", "function"]
+CallNext: TypeAlias = Callable[..., Awaitable[None]]
+MiddlewareFn: TypeAlias = Callable[[Any, CallNext], Awaitable[None]]
+
+
+# --------------------------------------------------------------------------------------------
+# Contexts (seed 001, "Layer Details"). Plain mutable objects; `metadata` is shared by the
+# middleware of one pipeline run.
+
+
+@dataclass(eq=False)
+class _StreamHooks:
+    stream_transform_hooks: list[Callable[[Any], Any]] = field(default_factory=list, kw_only=True)
+    stream_result_hooks: list[Callable[[Any], Any]] = field(default_factory=list, kw_only=True)
+    stream_cleanup_hooks: list[Callable[[], Any]] = field(default_factory=list, kw_only=True)
+
+
+@dataclass(eq=False)
+class AgentContext(_StreamHooks):
+    """What agent middleware sees: one agent run."""
+
+    LAYER: typing.ClassVar[Layer] = "agent"
+
+    agent: Any
+    messages: list[Message]
+    thread: Any = None
+    options: dict[str, Any] = field(default_factory=dict)
+    tools: list[Any] | None = None
+    stream: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    result: Any = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def empty_result(self) -> Any:
+        return _empty_stream(AgentResponse) if self.stream else AgentResponse()
+
+
+@dataclass(eq=False)
+class ChatContext(_StreamHooks):
+    """What chat middleware sees: one model call (inside the tool loop, once per call)."""
+
+    LAYER: typing.ClassVar[Layer] = "chat"
+
+    client: Any
+    messages: list[Message]
+    options: dict[str, Any] = field(default_factory=dict)
+    stream: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    result: Any = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def empty_result(self) -> Any:
+        return _empty_stream(ChatResponse) if self.stream else ChatResponse()
+
+
+@dataclass(eq=False)
+class FunctionInvocationContext:
+    """What function middleware (and a tool that asks for it) sees: one tool call.
+
+    ``messages`` is the live transcript of the run (design decision 2): the list the next model
+    call receives. A message appended to it stays in the conversation (spec/loop.md).
+    ``terminated`` is set by the pipeline when middleware raised `MiddlewareTermination`;
+    the tool loop then stops without another model call (MW-8).
+    """
+
+    LAYER: typing.ClassVar[Layer] = "function"
+
+    function: FunctionTool
+    arguments: dict[str, Any]
+    call_id: str | None = None
+    messages: MutableSequence[Message] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    result: Any = None
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    terminated: bool = False
+
+    def empty_result(self) -> Any:
+        return None
+
+
+Context: TypeAlias = AgentContext | ChatContext | FunctionInvocationContext
+C = TypeVar("C", AgentContext, ChatContext, FunctionInvocationContext)
+
+
+async def _no_updates() -> typing.AsyncIterator[Any]:
+    return
+    yield  # pragma: no cover - makes this an async generator
+
+
+def _empty_stream(kind: type[ChatResponse] | type[AgentResponse]) -> ResponseStream[Any, Any]:
+    return ResponseStream(_no_updates(), finalizer=kind.from_updates)
+
+
+# --------------------------------------------------------------------------------------------
+# Middleware classes, decorators, and type detection (MW-1 .. MW-3).
+
+
+class AgentMiddleware(ABC):
+    """Wraps a whole agent run."""
+
+    @abstractmethod
+    async def process(self, context: AgentContext, call_next: CallNext) -> None: ...
+
+
+class ChatMiddleware(ABC):
+    """Wraps one model call."""
+
+    @abstractmethod
+    async def process(self, context: ChatContext, call_next: CallNext) -> None: ...
+
+
+class FunctionMiddleware(ABC):
+    """Wraps one tool call."""
+
+    @abstractmethod
+    async def process(self, context: FunctionInvocationContext, call_next: CallNext) -> None: ...
+
+
+_MARK = "_middleware_type"
+_BY_CLASS: dict[type, Layer] = {AgentMiddleware: "agent", ChatMiddleware: "chat", FunctionMiddleware: "function"}
+_BY_CONTEXT: dict[str, Layer] = {"AgentContext": "agent", "ChatContext": "chat", "FunctionInvocationContext": "function"}
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _marker(layer: Layer) -> Callable[[F], F]:
+    def mark(func: F) -> F:
+        setattr(func, _MARK, layer)
+        return func
+
+    mark.__name__ = f"{layer}_middleware"
+    mark.__doc__ = f"Mark ``async def mw(context, call_next)`` as {layer} middleware."
+    return mark
+
+
+agent_middleware = _marker("agent")
+chat_middleware = _marker("chat")
+function_middleware = _marker("function")
+
+
+def middleware_layer(item: object) -> Layer:
+    """The layer a middleware object belongs to, or a `MiddlewareException` naming it (MW-2)."""
+    for cls, layer in _BY_CLASS.items():
+        if isinstance(item, cls):
+            return layer
+    func = getattr(item, "process", None) if not inspect.isroutine(item) else item
+    if func is None or not callable(func):
+        raise MiddlewareException(
+            f"{item!r} is not middleware: expected an AgentMiddleware, ChatMiddleware or "
+            "FunctionMiddleware instance, or an async function (context, call_next)"
+        )
+    marked: Layer | None = getattr(item, _MARK, None) or getattr(func, _MARK, None)
+    params = _positional_params(func)
+    if params is None or len(params) < 2:
+        raise MiddlewareException(f"middleware {_name(item)} must accept two parameters (context, call_next)")
+    annotated = _annotated_layer(func, params[0])
+    if marked and annotated and marked != annotated:
+        raise MiddlewareException(
+            f"middleware {_name(item)} is decorated as {marked} middleware but its context "
+            f"parameter is annotated for {annotated} middleware"
+        )
+    layer = marked or annotated
+    if layer is None:
+        raise MiddlewareException(
+            f"cannot tell which layer middleware {_name(item)} belongs to: decorate it with "
+            "@agent_middleware, @chat_middleware or @function_middleware, or annotate its first "
+            "parameter as AgentContext, ChatContext or FunctionInvocationContext"
+        )
+    return layer
+
+
+def _positional_params(func: Callable[..., Any]) -> list[inspect.Parameter] | None:
+    try:
+        sig = inspect.signature(func)
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p for p in sig.parameters.values() if p.kind in kinds]
+
+
+def _annotated_layer(func: Callable[..., Any], param: inspect.Parameter) -> Layer | None:
+    """Read the context annotation, resolving string annotations (design decision 10)."""
+    annotation: Any = param.annotation
+    if annotation is inspect.Parameter.empty:
+        return None
+    try:
+        hints = typing.get_type_hints(inspect.unwrap(func))
+        annotation = hints.get(param.name, annotation)
+    except Exception:  # an unresolvable name: fall back to the annotation's text
+        pass
+    if isinstance(annotation, str):
+        return _BY_CONTEXT.get(annotation.rsplit(".", 1)[-1].strip("'\""))
+    return _BY_CONTEXT.get(getattr(annotation, "__name__", ""))
+
+
+def _name(item: object) -> str:
+    return getattr(item, "__qualname__", None) or repr(item)
+
+
+@dataclass(frozen=True)
+class CategorizedMiddleware:
+    """Middleware split by layer, each list in registration order."""
+
+    agent: tuple[MiddlewareFn, ...] = ()
+    chat: tuple[MiddlewareFn, ...] = ()
+    function: tuple[MiddlewareFn, ...] = ()
+
+
+def categorize_middleware(*sources: object) -> CategorizedMiddleware:
+    """Split middleware into agent, chat and function lists, keeping order (MW-3).
+
+    Each source may be None, one middleware, or a list or tuple of them; sources are
+    concatenated in order. Class instances are stored as their bound ``process`` method.
+    """
+    found: dict[Layer, list[MiddlewareFn]] = {"agent": [], "chat": [], "function": []}
+    for source in sources:
+        if source is None:
+            continue
+        items = source if isinstance(source, list | tuple) else (source,)
+        for item in items:
+            layer = middleware_layer(item)
+            fn = item.process if not inspect.isroutine(item) else item  # type: ignore[attr-defined]
+            found[layer].append(fn)
+    return CategorizedMiddleware(tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"]))
+
+
+# --------------------------------------------------------------------------------------------
+# The pipeline executor (MW-4 .. MW-10).
+
+
+async def run_pipeline(
+    middleware: Sequence[MiddlewareFn],
+    context: C,
+    handler: Callable[[C], Awaitable[Any]],
+) -> Any:
+    """Run ``middleware`` around ``handler`` with ``context`` and return the pipeline's result.
+
+    The result is also left in ``context.result``.
+    """
+    if not middleware:
+        context.result = await handler(context)
+    else:
+        count = len(middleware)
+
+        def call_next_at(index: int) -> CallNext:
+            async def call_next(ctx: Any = None) -> None:
+                if ctx is not None and ctx is not context:
+                    raise MiddlewareException("call_next() takes no argument or the same context it was given")
+                if index == count:
+                    context.result = await handler(context)
+                else:
+                    await middleware[index](context, call_next_at(index + 1))
+
+            return call_next
+
+        try:
+            await middleware[0](context, call_next_at(1))
+        except MiddlewareTermination as stop:
+            if isinstance(context, FunctionInvocationContext):
+                context.terminated = True
+            if context.result is None:
+                context.result = stop.result
+    if context.result is None:
+        context.result = context.empty_result()
+    if isinstance(context, AgentContext | ChatContext) and context.stream:
+        _attach_stream_hooks(context)
+    return context.result
+
+
+def _attach_stream_hooks(context: AgentContext | ChatContext) -> None:
+    stream = context.result
+    if not isinstance(stream, ResponseStream):
+        raise MiddlewareException(
+            f"{context.LAYER} pipeline is streaming, so context.result must be a ResponseStream, "
+            f"got {type(stream).__name__}; wrap a response with ResponseStream(...) or leave the result unset"
+        )
+    for hook in context.stream_transform_hooks:
+        stream.with_transform_hook(hook)
+    for hook in context.stream_result_hooks:
+        stream.with_result_hook(hook)
+    for hook in context.stream_cleanup_hooks:
+        stream.with_cleanup_hook(hook)
