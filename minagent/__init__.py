@@ -5,6 +5,7 @@ options merging, threads and context providers, in the standard library only. Th
 are in ``spec/``; every name in ``__all__`` is part of that specification.
 """
 
+from ._clients import BaseChatClient, SupportsChatGetResponse
 from ._exceptions import (
     ContentError,
     MiddlewareException,
@@ -13,21 +14,46 @@ from ._exceptions import (
     SerializationError,
     StreamError,
 )
+from ._loop import Inbox
+from ._middleware import (
+    AgentContext,
+    AgentMiddleware,
+    ChatContext,
+    ChatMiddleware,
+    FunctionInvocationContext,
+    FunctionMiddleware,
+    agent_middleware,
+    categorize_middleware,
+    chat_middleware,
+    function_middleware,
+)
 from ._options import ChatOptions, merge_options
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
+from ._schema import ValidationIssue
 from ._stream import ResponseStream
+from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
 from ._types import FORMAT_VERSION, Content, Message, UsageDetails, normalize_messages
 from ._version import __version__
 
 __all__ = [
     "FORMAT_VERSION",
+    "AgentContext",
+    "AgentMiddleware",
     "AgentResponse",
     "AgentResponseUpdate",
+    "BaseChatClient",
+    "ChatContext",
+    "ChatMiddleware",
     "ChatOptions",
     "ChatResponse",
     "ChatResponseUpdate",
     "Content",
     "ContentError",
+    "FunctionInvocationConfiguration",
+    "FunctionInvocationContext",
+    "FunctionMiddleware",
+    "FunctionTool",
+    "Inbox",
     "Message",
     "MiddlewareException",
     "MiddlewareTermination",
@@ -35,8 +61,17 @@ __all__ = [
     "ResponseStream",
     "SerializationError",
     "StreamError",
+    "SupportsChatGetResponse",
+    "ToolError",
+    "UnknownToolError",
     "UsageDetails",
+    "ValidationIssue",
     "__version__",
+    "agent_middleware",
+    "categorize_middleware",
+    "chat_middleware",
+    "function_middleware",
     "merge_options",
     "normalize_messages",
+    "tool",
 ]

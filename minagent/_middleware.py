@@ -171,8 +171,16 @@ class FunctionMiddleware(ABC):
 
 
 _MARK = "_middleware_type"
-_BY_CLASS: dict[type, Layer] = {AgentMiddleware: "agent", ChatMiddleware: "chat", FunctionMiddleware: "function"}
-_BY_CONTEXT: dict[str, Layer] = {"AgentContext": "agent", "ChatContext": "chat", "FunctionInvocationContext": "function"}
+_BY_CLASS: dict[type, Layer] = {
+    AgentMiddleware: "agent",
+    ChatMiddleware: "chat",
+    FunctionMiddleware: "function",
+}
+_BY_CONTEXT: dict[str, Layer] = {
+    "AgentContext": "agent",
+    "ChatContext": "chat",
+    "FunctionInvocationContext": "function",
+}
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -205,7 +213,9 @@ def middleware_layer(item: object) -> Layer:
     marked: Layer | None = getattr(item, _MARK, None) or getattr(func, _MARK, None)
     params = _positional_params(func)
     if params is None or len(params) < 2:
-        raise MiddlewareException(f"middleware {_name(item)} must accept two parameters (context, call_next)")
+        raise MiddlewareException(
+            f"middleware {_name(item)} must accept two parameters (context, call_next)"
+        )
     annotated = _annotated_layer(func, params[0])
     if marked and annotated and marked != annotated:
         raise MiddlewareException(
@@ -274,7 +284,9 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
             layer = middleware_layer(item)
             fn = item.process if not inspect.isroutine(item) else item  # type: ignore[attr-defined]
             found[layer].append(fn)
-    return CategorizedMiddleware(tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"]))
+    return CategorizedMiddleware(
+        tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"])
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,7 +310,9 @@ async def run_pipeline(
         def call_next_at(index: int) -> CallNext:
             async def call_next(ctx: Any = None) -> None:
                 if ctx is not None and ctx is not context:
-                    raise MiddlewareException("call_next() takes no argument or the same context it was given")
+                    raise MiddlewareException(
+                        "call_next() takes no argument or the same context it was given"
+                    )
                 if index == count:
                     context.result = await handler(context)
                 else:

@@ -1,0 +1,154 @@
+"""Chat clients: the `SupportsChatGetResponse` protocol and `BaseChatClient` (spec/loop.md).
+
+A provider subclasses `BaseChatClient` and implements ``_inner_get_response`` (and, for real
+streaming, ``_inner_get_streaming_response``). ``get_response`` wraps both in the tool loop, with
+chat middleware around every model call and function middleware around every tool call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from typing import Any, Literal, Protocol, overload, runtime_checkable
+
+from ._exceptions import MiddlewareException
+from ._loop import Inbox, ToolLoop
+from ._middleware import categorize_middleware
+from ._responses import ChatResponse, ChatResponseUpdate
+from ._stream import ResponseStream
+from ._tools import FunctionInvocationConfiguration
+from ._types import Content, Message, normalize_messages
+
+__all__ = ["BaseChatClient", "SupportsChatGetResponse"]
+
+MessagesInput = str | Content | Message | Sequence[str | Content | Message] | None
+
+
+@runtime_checkable
+class SupportsChatGetResponse(Protocol):
+    """Anything with a `get_response` like `BaseChatClient`'s is a chat client."""
+
+    def get_response(
+        self,
+        messages: MessagesInput,
+        *,
+        stream: bool = False,
+        options: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]: ...
+
+
+class BaseChatClient:
+    """Base class of chat clients: the tool loop and the chat/function middleware layers."""
+
+    def __init__(
+        self,
+        *,
+        middleware: Any = None,
+        function_invocation_configuration: FunctionInvocationConfiguration | None = None,
+    ) -> None:
+        self.middleware = middleware
+        self.function_invocation_configuration = (
+            function_invocation_configuration or FunctionInvocationConfiguration()
+        )
+        _client_middleware(middleware)  # fail at construction, not at the first call
+
+    # -- what a provider implements ---------------------------------------------------------
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        raise NotImplementedError(f"{type(self).__name__} must implement _inner_get_response")
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        """Default: the non-streaming response as updates, one per message (LP-2)."""
+        response = await self._inner_get_response(messages=messages, options=options, **kwargs)
+        for index, message in enumerate(response.messages):
+            last = index == len(response.messages) - 1
+            yield ChatResponseUpdate(
+                list(message.contents),
+                message.role,
+                author_name=message.author_name,
+                message_id=message.message_id,
+                response_id=response.response_id,
+                conversation_id=response.conversation_id,
+                model=response.model,
+                created_at=response.created_at,
+                finish_reason=response.finish_reason if last else None,
+            )
+        if response.usage_details:
+            yield ChatResponseUpdate([Content.from_usage(response.usage_details)])
+
+    # -- the public call --------------------------------------------------------------------
+
+    @overload
+    def get_response(
+        self,
+        messages: MessagesInput,
+        *,
+        stream: Literal[False] = False,
+        options: Mapping[str, Any] | None = None,
+        middleware: Any = None,
+        inbox: Inbox | None = None,
+        **kwargs: Any,
+    ) -> Awaitable[ChatResponse]: ...
+
+    @overload
+    def get_response(
+        self,
+        messages: MessagesInput,
+        *,
+        stream: Literal[True],
+        options: Mapping[str, Any] | None = None,
+        middleware: Any = None,
+        inbox: Inbox | None = None,
+        **kwargs: Any,
+    ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
+
+    def get_response(
+        self,
+        messages: MessagesInput,
+        *,
+        stream: bool = False,
+        options: Mapping[str, Any] | None = None,
+        middleware: Any = None,
+        inbox: Inbox | None = None,
+        **kwargs: Any,
+    ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
+        """Get a response, running tools as the model asks (LP-1).
+
+        Returns an awaitable of `ChatResponse`, or with ``stream=True`` a `ResponseStream` of
+        updates that finalises to the same `ChatResponse` (LP-2). Nothing runs until it is
+        awaited or iterated.
+        """
+        chat_mw, function_mw = _client_middleware(self.middleware, middleware)
+        loop = ToolLoop(
+            self,
+            normalize_messages(messages),
+            dict(options or {}),
+            stream=stream,
+            chat_middleware=chat_mw,
+            function_middleware=function_mw,
+            config=self.function_invocation_configuration,
+            inbox=inbox,
+            kwargs=kwargs,
+        )
+        if stream:
+            return ResponseStream(loop.updates(), finalizer=lambda _updates: loop.final_response())
+        return _run_to_end(loop)
+
+
+async def _run_to_end(loop: ToolLoop) -> ChatResponse:
+    async for _ in loop.updates():
+        pass
+    return loop.final_response()
+
+
+def _client_middleware(*sources: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    found = categorize_middleware(*sources)
+    if found.agent:
+        raise MiddlewareException(
+            f"agent middleware cannot run in a chat client: {found.agent[0]!r}; pass it to an Agent instead"
+        )
+    return found.chat, found.function

@@ -1,0 +1,602 @@
+"""The function-invocation loop: one algorithm for streaming and non-streaming (spec/loop.md).
+
+Theory of operation
+-------------------
+One `ToolLoop` object serves one ``get_response`` call. It owns the run's **transcript**: the
+list of messages the next model call receives, shared with every
+``FunctionInvocationContext.messages`` (design decision 2). Everything the run adds to the
+conversation — model responses, tool results, injected messages — is appended to the transcript
+and to ``new_messages``, which becomes the returned response (design decision 7).
+
+``ToolLoop.updates()`` is an async generator. In streaming mode it yields every update as it is
+produced (the model's updates, then a tool update per batch, approval requests, injected
+messages); in non-streaming mode it yields nothing and is simply run to its end. Both modes run
+the same steps, so they build the same final response (LP-2):
+
+    resume answered approvals (LP-14)
+    repeat, at most max_iterations model calls (LP-7):
+        drain the inbox into the transcript (LP-16)
+        call the model through the chat middleware pipeline (LP-3)
+        no actionable calls -> done, unless the inbox received messages meanwhile (LP-17)
+        approval needed -> return the requests (LP-13)
+        run the batch concurrently through function middleware (LP-4, LP-5)
+        append ONE tool message in call order, then messages added during the batch (LP-15)
+        termination / pending declaration-only call / tool_choice "required" -> done (LP-10, LP-11)
+        error or call limit reached -> the next call is the last, with tool_choice "none" (LP-8)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ._exceptions import ContentError
+from ._middleware import ChatContext, FunctionInvocationContext, MiddlewareFn, run_pipeline
+from ._responses import ChatResponse, ChatResponseUpdate
+from ._schema import describe_issues
+from ._stream import ResponseStream
+from ._tools import (
+    FunctionInvocationConfiguration,
+    FunctionTool,
+    UnknownToolError,
+    normalize_tools,
+    result_value,
+)
+from ._types import Content, Message, UsageDetails, add_usage
+
+if TYPE_CHECKING:
+    from ._clients import BaseChatClient
+
+__all__ = ["LIMIT_FALLBACK_TEXT", "Inbox", "ToolLoop"]
+
+LIMIT_FALLBACK_TEXT = "Function invocation limit reached before a final answer could be produced."
+REJECTED_TEXT = "Error: Tool call invocation was rejected by user."
+NOT_EXECUTED_TEXT = "Error: Function call limit reached; this call was not executed."
+_APPROVAL_KINDS = ("function_approval_request", "function_approval_response")
+
+
+class Inbox:
+    """A steering inbox: messages put here join the running conversation (design decision 3).
+
+    ``put`` is safe from any task or OS thread. The loop drains the inbox before every model
+    call; messages still here when the run ends stay here (LP-16).
+    """
+
+    __slots__ = ("_lock", "_messages")
+
+    def __init__(self) -> None:
+        self._messages: deque[Message] = deque()
+        self._lock = threading.Lock()
+
+    def put(self, message: Message | str) -> None:
+        if isinstance(message, str):
+            message = Message("user", [message])
+        elif not isinstance(message, Message):
+            raise ContentError(f"Inbox.put takes a Message or a str, got {type(message).__name__}")
+        with self._lock:
+            self._messages.append(message)
+
+    def drain(self) -> list[Message]:
+        with self._lock:
+            drained = list(self._messages)
+            self._messages.clear()
+        return drained
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+
+class _Pending(Exception):
+    """A declaration-only call reached the missing function: return it unexecuted (LP-11)."""
+
+
+def tool_choice_mode(choice: Any) -> str | None:
+    if isinstance(choice, dict):
+        mode = choice.get("mode")
+        return mode if isinstance(mode, str) else None
+    return choice if isinstance(choice, str) else None
+
+
+class ToolLoop:
+    """The state of one ``get_response`` call (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: BaseChatClient,
+        messages: Sequence[Message],
+        options: dict[str, Any],
+        *,
+        stream: bool,
+        chat_middleware: Sequence[MiddlewareFn],
+        function_middleware: Sequence[MiddlewareFn],
+        config: FunctionInvocationConfiguration,
+        inbox: Inbox | None,
+        kwargs: dict[str, Any],
+    ) -> None:
+        self.client = client
+        self.transcript: list[Message] = list(messages)
+        self.new_messages: list[Message] = []
+        self.options = options
+        self.stream = stream
+        self.chat_middleware = chat_middleware
+        self.function_middleware = function_middleware
+        self.config = config
+        self.inbox = inbox
+        self.kwargs = kwargs
+        self.responses: list[ChatResponse] = []
+        self.usage: UsageDetails | None = None
+        self.sent = 0  # with a conversation_id, transcript[:sent] is already held by the service
+        self.calls_made = 0
+        self.errors_in_a_row = 0
+        self.last_call = False  # the next model call is the final one, with tool_choice "none"
+        self.done = False
+        self.tools: dict[str, Any] = {}
+        tools = normalize_tools(options.get("tools"))
+        if tools:
+            options["tools"] = tools
+        for item in (*tools, *config.additional_tools):
+            name = getattr(item, "name", None) or (
+                item.get("name") if isinstance(item, dict) else None
+            )
+            if not isinstance(name, str):
+                continue
+            executable = (isinstance(item, FunctionTool) or hasattr(item, "invoke")) and not any(
+                item is extra for extra in config.additional_tools
+            )
+            if executable and not getattr(item, "declaration_only", False):
+                self.tools[name] = item
+            else:  # declaration dicts, declaration-only and additional tools: known, never run (LP-11)
+                params = (
+                    item.get("parameters")
+                    if isinstance(item, dict)
+                    else getattr(item, "parameters", None)
+                )
+                self.tools[name] = FunctionTool(
+                    name=name, parameters=params if isinstance(params, dict) else None
+                )
+
+    # -- the loop ---------------------------------------------------------------------------
+
+    async def updates(self) -> AsyncIterator[ChatResponseUpdate]:
+        if any(c.type in _APPROVAL_KINDS for m in self.transcript for c in m.contents):
+            async for update in self._resume_approvals():
+                yield update
+            if self.done:
+                return
+        if not self.config.enabled:  # LP-1: one plain call, calls returned unexecuted
+            async for update in self._model_call():
+                yield update
+            return
+        for number in range(1, self.config.max_iterations + 1):
+            if number == self.config.max_iterations:
+                self.last_call = True  # LP-7: the last permitted call may not call tools
+            for message in self._drain_inbox():
+                yield _as_update(message)
+            async for update in self._model_call():
+                yield update
+            calls = [] if self.last_call else self._actionable_calls()
+            if not calls:
+                if not self.last_call and self.inbox is not None and len(self.inbox):
+                    continue  # LP-17: a message arrived while the model answered: one more call
+                return
+            if self._needs_approval(calls):
+                yield self._request_approvals(calls)
+                return
+            async for update in self._run_batch(calls):
+                yield update
+            if self.done:
+                return
+            if tool_choice_mode(self.options.get("tool_choice")) == "required":
+                return  # LP-10: forced calls return right after they ran
+            if self._limit_reached():
+                self.last_call = True
+
+    def final_response(self) -> ChatResponse:
+        response = ChatResponse(self.new_messages, usage_details=self.usage)
+        for r in self.responses:
+            for name in ("response_id", "conversation_id", "model", "created_at", "finish_reason"):
+                value = getattr(r, name)
+                if value is not None:
+                    setattr(response, name, value)
+            response.additional_properties.update(r.additional_properties)
+        return response
+
+    # -- model calls ------------------------------------------------------------------------
+
+    async def _model_call(self) -> AsyncIterator[ChatResponseUpdate]:
+        options = dict(self.options)
+        no_tools = self.last_call or tool_choice_mode(options.get("tool_choice")) == "none"
+        if self.last_call:
+            options["tool_choice"] = "none"
+        context = ChatContext(
+            self.client,
+            list(self.transcript[self.sent :]),
+            options,
+            stream=self.stream,
+            kwargs=dict(self.kwargs),
+        )
+        result = await run_pipeline(self.chat_middleware, context, self._leaf)
+        if isinstance(result, ResponseStream):
+            async with result:
+                async for update in result:
+                    if no_tools:
+                        update = _without_calls(update)
+                        if update is None:
+                            continue
+                    yield update
+                response = await result.get_final_response()
+        else:
+            response = result
+        if not isinstance(response, ChatResponse):
+            raise TypeError(
+                f"a model call must produce a ChatResponse, got {type(response).__name__}"
+            )
+        if no_tools:
+            response = _drop_calls(response)
+            if self.last_call and not _visible(response):
+                fallback = Message("assistant", [LIMIT_FALLBACK_TEXT])
+                response = replace(response, messages=[*response.messages, fallback])
+                if self.stream:
+                    yield _as_update(fallback)
+        self._record(response)
+
+    async def _leaf(self, context: ChatContext) -> Any:
+        if context.stream:
+            updates = self.client._inner_get_streaming_response(
+                messages=context.messages, options=context.options, **context.kwargs
+            )
+            return ResponseStream(updates, finalizer=ChatResponse.from_updates)
+        return await self.client._inner_get_response(
+            messages=context.messages, options=context.options, **context.kwargs
+        )
+
+    def _record(self, response: ChatResponse) -> None:
+        self.responses.append(response)
+        self.usage = add_usage(self.usage, response.usage_details)
+        self._append(*response.messages)
+        conversation_id = response.conversation_id or self.options.get("conversation_id")
+        if response.conversation_id:
+            self.options["conversation_id"] = response.conversation_id  # LP-19
+        if conversation_id:
+            self.sent = len(self.transcript)
+
+    def _append(self, *messages: Message) -> None:
+        self.transcript.extend(messages)
+        self.new_messages.extend(messages)
+
+    def _replace(self, old: Message, new: Message) -> None:
+        for messages in (self.transcript, self.new_messages):
+            for i, m in enumerate(messages):
+                if m is old:
+                    messages[i] = new
+
+    def _drain_inbox(self) -> list[Message]:
+        drained = self.inbox.drain() if self.inbox is not None else []
+        self._append(*drained)
+        return drained
+
+    def _actionable_calls(self) -> list[Content]:
+        """Calls of the last response that are neither informational nor already answered (LP-4)."""
+        response = self.responses[-1]
+        answered = {
+            c.call_id for m in response.messages for c in m.contents if c.type == "function_result"
+        }
+        calls: dict[str | None, Content] = {}
+        for m in response.messages:
+            for c in m.contents:
+                if (
+                    c.type == "function_call"
+                    and not c.informational_only
+                    and c.call_id not in answered
+                ):
+                    calls.setdefault(c.call_id, c)
+        return list(calls.values())
+
+    def _limit_reached(self) -> bool:
+        cfg = self.config
+        if cfg.max_function_calls is not None and self.calls_made >= cfg.max_function_calls:
+            return True
+        return (
+            self.errors_in_a_row > 0
+            and self.errors_in_a_row >= cfg.max_consecutive_errors_per_request
+        )
+
+    # -- approvals --------------------------------------------------------------------------
+
+    def _needs_approval(self, calls: Sequence[Content]) -> bool:
+        return any(
+            getattr(self.tools.get(c.name or ""), "approval_mode", None) == "always_require"
+            for c in calls
+        )
+
+    def _request_approvals(self, calls: Sequence[Content]) -> ChatResponseUpdate:
+        """Pause: nothing in the batch runs; each call needing approval gets a request (LP-13)."""
+        requests = [
+            Content.from_function_approval_request(c.call_id or "", c)
+            for c in calls
+            if getattr(self.tools.get(c.name or ""), "approval_mode", None) == "always_require"
+        ]
+        holder = _message_holding(self.new_messages, calls[0])
+        updated = Message(
+            holder.role,
+            [*holder.contents, *requests],
+            author_name=holder.author_name,
+            message_id=holder.message_id,
+            additional_properties=holder.additional_properties,
+        )
+        self._replace(holder, updated)
+        self.done = True
+        return ChatResponseUpdate(requests, "assistant")
+
+    async def _resume_approvals(self) -> AsyncIterator[ChatResponseUpdate]:
+        """Answer approval requests from the conversation, then clean the transcript (LP-14)."""
+        decisions = {
+            c.id: bool(c.approved)
+            for m in self.transcript
+            for c in m.contents
+            if c.type == "function_approval_response" and c.id is not None
+        }
+        answered = {
+            c.call_id for m in self.transcript for c in m.contents if c.type == "function_result"
+        }
+        cleaned: list[Message] = []
+        waiting: list[tuple[Message, list[Content], list[Content]]] = []
+        for m in self.transcript:
+            if not any(c.type in _APPROVAL_KINDS for c in m.contents):
+                cleaned.append(m)
+                continue
+            kept = [c for c in m.contents if c.type not in _APPROVAL_KINDS]
+            requests = [
+                c
+                for c in m.contents
+                if c.type == "function_approval_request"
+                and c.function_call
+                and c.function_call.call_id not in answered
+            ]
+            if kept:
+                m = Message(m.role, kept, author_name=m.author_name, message_id=m.message_id,
+                            additional_properties=m.additional_properties)  # fmt: skip
+                cleaned.append(m)
+            if requests:
+                calls = [c for c in kept if c.type == "function_call" and c.call_id not in answered]
+                waiting.append((m, calls, requests))
+        self.transcript[:] = cleaned
+        for holder, calls, requests in waiting:
+            approved = {
+                r.function_call.call_id for r in requests if r.function_call and decisions.get(r.id)
+            }
+            needs = {r.function_call.call_id for r in requests if r.function_call}
+            runnable = [c for c in calls if c.call_id not in needs or c.call_id in approved]
+            rejected = {
+                c.call_id for c in calls if c.call_id in needs and c.call_id not in approved
+            }
+            at = (
+                self.transcript.index(holder) + 1
+                if holder in self.transcript
+                else len(self.transcript)
+            )
+            self.sent = min(self.sent, at)
+            tail = self.transcript[at:]
+            del self.transcript[at:]
+            async for update in self._run_batch(calls, runnable=runnable, rejected=rejected):
+                yield update
+            self.transcript.extend(tail)
+            if self.done:
+                return
+        if self._limit_reached():
+            self.last_call = True
+
+    # -- running a batch --------------------------------------------------------------------
+
+    async def _run_batch(
+        self,
+        calls: Sequence[Content],
+        *,
+        runnable: Sequence[Content] | None = None,
+        rejected: set[str | None] | None = None,
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        """Run the calls, then append one tool message in call order and what came in meanwhile."""
+        runnable = list(calls if runnable is None else runnable)
+        budget = self.config.max_function_calls
+        if budget is not None:
+            over = runnable[max(budget - self.calls_made, 0) :]
+            runnable = runnable[: max(budget - self.calls_made, 0)]
+        else:
+            over = []
+        mark = len(self.transcript)
+        outcomes = await self._execute(runnable)
+        arrived = self.transcript[mark:]
+        del self.transcript[mark:]
+        results: list[Content] = []
+        pending: list[Content] = []
+        terminated = False
+        by_id = {id(call): outcome for call, outcome in zip(runnable, outcomes, strict=True)}
+        for call in calls:
+            if id(call) in by_id:
+                result, stop = by_id[id(call)]
+                terminated = terminated or stop
+                if result is None:
+                    pending.append(call)
+                else:
+                    results.append(result)
+            elif rejected and call.call_id in rejected:
+                results.append(
+                    Content.from_function_result(
+                        call.call_id or "", REJECTED_TEXT, exception="rejected"
+                    )
+                )
+            elif any(call is o for o in over):
+                results.append(
+                    Content.from_function_result(
+                        call.call_id or "", NOT_EXECUTED_TEXT, exception="limit"
+                    )
+                )
+        self.calls_made += len(runnable)
+        if results:
+            tool_message = Message("tool", results)
+            self._append(tool_message)
+            yield _as_update(tool_message)
+            self.errors_in_a_row = (
+                self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
+            )
+        for message in arrived:  # LP-15: after the results, never between a call and its result
+            self._append(message)
+            yield _as_update(message)
+        if pending:
+            self._mark_pending(pending)
+        self.done = terminated or bool(pending)
+
+    def _mark_pending(self, pending: Sequence[Content]) -> None:
+        holder = _message_holding(self.transcript, pending[0])
+        marked = [
+            replace(c, user_input_request=True) if any(c is p for p in pending) else c
+            for c in holder.contents
+        ]
+        self._replace(
+            holder,
+            Message(
+                holder.role,
+                marked,
+                author_name=holder.author_name,
+                message_id=holder.message_id,
+                additional_properties=holder.additional_properties,
+            ),  # fmt: skip
+        )
+
+    async def _execute(self, calls: Sequence[Content]) -> list[tuple[Content | None, bool]]:
+        """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
+        outcomes: list[tuple[Content | None, bool]] = []
+        group: list[Content] = []
+        for call in [*calls, None]:
+            alone = call is not None and getattr(
+                self.tools.get(call.name or ""), "sequential", False
+            )
+            if call is None or alone:
+                if group:
+                    outcomes.extend(await _gather([self._invoke(c) for c in group]))
+                    group = []
+                if call is not None:
+                    outcomes.append(await self._invoke(call))
+            else:
+                group.append(call)
+        return outcomes
+
+    async def _invoke(self, call: Content) -> tuple[Content | None, bool]:
+        """One call: validate, run through function middleware, turn the outcome into a result."""
+        name, call_id = call.name or "", call.call_id or ""
+        tool = self.tools.get(name)
+        if tool is None:
+            if self.config.terminate_on_unknown_calls:
+                raise UnknownToolError(name)
+            available = ", ".join(sorted(self.tools)) or "none"
+            return _error(call_id, f'Error: Requested function "{name}" not found. Available functions: {available}.',
+                          f"unknown function {name!r}"), False  # fmt: skip
+        try:
+            arguments = call.parse_arguments() or {}
+        except ContentError as exc:
+            return _error(
+                call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"
+            ), False
+        issues = tool.validate_arguments(arguments) if hasattr(tool, "validate_arguments") else []
+        if issues:
+            text = f"Error: Invalid arguments for {name}:\n{describe_issues(issues)}"
+            return _error(call_id, text, "invalid arguments"), False
+        context = FunctionInvocationContext(
+            function=tool,
+            arguments=arguments,
+            call_id=call_id,
+            messages=self.transcript,
+            kwargs=dict(self.kwargs),
+        )
+        raised: list[BaseException] = []
+
+        async def handler(ctx: FunctionInvocationContext) -> Any:
+            if getattr(ctx.function, "declaration_only", False):
+                raise _Pending
+            try:
+                return await ctx.function.invoke(ctx.arguments, context=ctx)
+            except Exception as exc:
+                raised.append(exc)
+                raise
+
+        try:
+            value = await run_pipeline(self.function_middleware, context, handler)
+        except _Pending:
+            return None, False
+        except Exception as exc:
+            if not raised or exc is not raised[-1]:
+                raise  # design decision 12: middleware's own exceptions reach the caller
+            detail = (
+                f" Exception: {type(exc).__name__}: {exc}"
+                if self.config.include_detailed_errors
+                else ""
+            )
+            return _error(
+                call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__
+            ), False
+        return Content.from_function_result(call_id, result_value(value)), context.terminated
+
+
+async def _gather(coros: Sequence[Awaitable[Any]]) -> list[Any]:
+    """Run concurrently; on any failure or cancellation, cancel and await the rest (no leaks)."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def _error(call_id: str, text: str, exception: str) -> Content:
+    return Content.from_function_result(call_id, text, exception=exception)
+
+
+def _as_update(message: Message) -> ChatResponseUpdate:
+    return ChatResponseUpdate(
+        list(message.contents),
+        message.role,
+        author_name=message.author_name,
+        message_id=message.message_id,
+    )
+
+
+def _message_holding(messages: Sequence[Message], content: Content) -> Message:
+    for m in reversed(messages):
+        if any(c is content for c in m.contents):
+            return m
+    raise LookupError("internal error: the call is not in the transcript")  # pragma: no cover
+
+
+def _is_call(c: Content) -> bool:
+    return c.type == "function_call" and not c.informational_only
+
+
+def _without_calls(update: ChatResponseUpdate) -> ChatResponseUpdate | None:
+    if not any(_is_call(c) for c in update.contents):
+        return update
+    kept = [c for c in update.contents if not _is_call(c)]
+    return replace(update, contents=kept) if kept else None
+
+
+def _drop_calls(response: ChatResponse) -> ChatResponse:
+    """tool_choice "none": calls the model emits anyway are dropped, not run (LP-9)."""
+    if not any(_is_call(c) for m in response.messages for c in m.contents):
+        return response
+    messages = []
+    for m in response.messages:
+        kept = [c for c in m.contents if not _is_call(c)]
+        if kept:
+            messages.append(Message(m.role, kept, author_name=m.author_name, message_id=m.message_id,
+                                    additional_properties=m.additional_properties))  # fmt: skip
+    return replace(response, messages=messages)
+
+
+def _visible(response: ChatResponse) -> bool:
+    return any(c.type not in ("function_call", "text_reasoning", "usage") and (c.type != "text" or c.text)
+               for m in response.messages for c in m.contents)  # fmt: skip
