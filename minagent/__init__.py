@@ -5,6 +5,7 @@ options merging, threads and context providers, in the standard library only. Th
 are in ``spec/``; every name in ``__all__`` is part of that specification.
 """
 
+from ._agents import Agent, BaseAgent, RawAgent, SupportsAgentRun
 from ._clients import BaseChatClient, SupportsChatGetResponse
 from ._exceptions import (
     ContentError,
@@ -13,6 +14,7 @@ from ._exceptions import (
     MinagentError,
     SerializationError,
     StreamError,
+    UserInputRequiredError,
 )
 from ._loop import Inbox
 from ._middleware import (
@@ -32,15 +34,18 @@ from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatRe
 from ._schema import ValidationIssue
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
+from ._threads import AgentThread, Context, ContextProvider
 from ._types import FORMAT_VERSION, Content, Message, UsageDetails, normalize_messages
 from ._version import __version__
 
 __all__ = [
-    "FORMAT_VERSION",
+    "Agent",
     "AgentContext",
     "AgentMiddleware",
     "AgentResponse",
     "AgentResponseUpdate",
+    "AgentThread",
+    "BaseAgent",
     "BaseChatClient",
     "ChatContext",
     "ChatMiddleware",
@@ -49,6 +54,9 @@ __all__ = [
     "ChatResponseUpdate",
     "Content",
     "ContentError",
+    "Context",
+    "ContextProvider",
+    "FORMAT_VERSION",
     "FunctionInvocationConfiguration",
     "FunctionInvocationContext",
     "FunctionMiddleware",
@@ -58,13 +66,16 @@ __all__ = [
     "MiddlewareException",
     "MiddlewareTermination",
     "MinagentError",
+    "RawAgent",
     "ResponseStream",
     "SerializationError",
     "StreamError",
+    "SupportsAgentRun",
     "SupportsChatGetResponse",
     "ToolError",
     "UnknownToolError",
     "UsageDetails",
+    "UserInputRequiredError",
     "ValidationIssue",
     "__version__",
     "agent_middleware",

@@ -11,6 +11,7 @@ __all__ = [
     "MinagentError",
     "SerializationError",
     "StreamError",
+    "UserInputRequiredError",
 ]
 
 
@@ -42,7 +43,7 @@ class MiddlewareException(MinagentError, TypeError):
     """A middleware object could not be typed or registered."""
 
 
-class MiddlewareTermination(MinagentError):  # noqa: N818 - the name is part of the public spec
+class MiddlewareTermination(MinagentError):
     """Raised by middleware to end the whole pipeline at once (rule MW-6).
 
     The pipeline's result is ``context.result`` if it is set, else this exception's ``result``,
@@ -52,3 +53,14 @@ class MiddlewareTermination(MinagentError):  # noqa: N818 - the name is part of 
     def __init__(self, message: str | None = None, *, result: Any = None) -> None:
         super().__init__(message or "Middleware terminated execution.")
         self.result = result
+
+
+class UserInputRequiredError(MinagentError):
+    """Raised by a tool whose work needs the user first (an `as_tool` sub-agent's approval requests).
+
+    The loop returns the call unexecuted and surfaces ``contents`` in the response (LP-11, AG-8).
+    """
+
+    def __init__(self, contents: list[Any]) -> None:
+        super().__init__(f"the tool needs user input: {len(contents)} request(s)")
+        self.contents = list(contents)

@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ._exceptions import ContentError
+from ._exceptions import ContentError, UserInputRequiredError
 from ._middleware import ChatContext, FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._schema import describe_issues
@@ -134,6 +134,7 @@ class ToolLoop:
         self.errors_in_a_row = 0
         self.last_call = False  # the next model call is the final one, with tool_choice "none"
         self.done = False
+        self.surfaced: list[Content] = []
         self.tools: dict[str, Any] = {}
         tools = normalize_tools(options.get("tools"))
         if tools:
@@ -456,6 +457,7 @@ class ToolLoop:
             replace(c, user_input_request=True) if any(c is p for p in pending) else c
             for c in holder.contents
         ]
+        marked.extend(self.surfaced)  # requests of sub-agents run as tools (AG-8)
         self._replace(
             holder,
             Message(
@@ -526,6 +528,9 @@ class ToolLoop:
         try:
             value = await run_pipeline(self.function_middleware, context, handler)
         except _Pending:
+            return None, False
+        except UserInputRequiredError as exc:
+            self.surfaced.extend(exc.contents)
             return None, False
         except Exception as exc:
             if not raised or exc is not raised[-1]:

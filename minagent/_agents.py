@@ -1,0 +1,387 @@
+"""Agents: `SupportsAgentRun`, `BaseAgent`, `RawAgent`, `Agent` (spec/agent.md).
+
+Theory of operation
+-------------------
+``Agent.run`` = agent middleware pipeline around ``RawAgent``'s core; the core is
+
+    prepare   context providers' ``invoking`` (in order), options merged (agent defaults,
+              provider output, run options), history + provider messages + input
+    call      ``client.get_response`` with the run's chat and function middleware
+    finish    author names, context providers' ``invoked`` (in reverse), then the thread
+
+Non-streaming returns a coroutine; streaming returns a `ResponseStream` at once, and every step
+above — the agent middleware too — starts only when that stream is first used (AG-3). The
+streaming final response is built from the client's final `ChatResponse`, exactly as the
+non-streaming one, so both modes return equal responses (AG-4). The agent keeps no per-run
+state: concurrent runs with different threads cannot see each other (TH-5).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import uuid
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ._clients import SupportsChatGetResponse
+from ._exceptions import MiddlewareException, UserInputRequiredError
+from ._loop import Inbox
+from ._middleware import AgentContext, CategorizedMiddleware, categorize_middleware, run_pipeline
+from ._options import merge_options, merge_tools
+from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
+from ._stream import ResponseStream
+from ._threads import AgentThread, ContextProvider
+from ._tools import FunctionTool, normalize_tools
+from ._types import Message, normalize_messages
+
+__all__ = ["Agent", "BaseAgent", "RawAgent", "SupportsAgentRun"]
+
+
+@runtime_checkable
+class SupportsAgentRun(Protocol):
+    """Anything with these members is an agent; no base class needed (AG-1)."""
+
+    id: str
+    name: str | None
+    description: str | None
+
+    def run(self, messages: Any = None, *, thread: Any = None, **kwargs: Any) -> Any: ...
+
+    def get_new_thread(self, **kwargs: Any) -> Any: ...
+
+
+class _Later:
+    """An awaitable that creates its coroutine only when awaited: nothing runs before (AG-3)."""
+
+    __slots__ = ("_factory",)
+
+    def __init__(self, factory: Callable[[], Awaitable[Any]]) -> None:
+        self._factory = factory
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._factory().__await__()
+
+
+class BaseAgent:
+    """Identity, threads, `as_tool` and the async context-manager life cycle (AG-9)."""
+
+    def __init__(
+        self, *, id: str | None = None, name: str | None = None, description: str | None = None
+    ) -> None:
+        self.id = id or uuid.uuid4().hex
+        self.name = name
+        self.description = description
+        self._exit_stack: AsyncExitStack | None = None
+        self._entered: set[int] = set()
+        self._enter_lock = asyncio.Lock()
+
+    def run(self, messages: Any = None, *, thread: Any = None, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must implement run")
+
+    def get_new_thread(self, **kwargs: Any) -> AgentThread:
+        return AgentThread(**kwargs)
+
+    def deserialize_thread(self, state: Any) -> AgentThread:
+        """Restore a thread from `AgentThread.serialize()` data (TH-2)."""
+        return AgentThread.deserialize(state)
+
+    # -- life cycle ---------------------------------------------------------------------------
+
+    def _resources(self) -> list[Any]:
+        return []
+
+    async def __aenter__(self) -> BaseAgent:
+        for resource in self._resources():
+            await self._enter(resource)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close everything entered, in reverse order; idempotent (AG-9)."""
+        stack, self._exit_stack = self._exit_stack, None
+        self._entered.clear()
+        if stack is not None:
+            await stack.aclose()
+
+    async def _enter(self, resource: Any) -> None:
+        if not (hasattr(resource, "__aenter__") and hasattr(resource, "__aexit__")):
+            return
+        async with self._enter_lock:
+            if id(resource) in self._entered:
+                return
+            if self._exit_stack is None:
+                self._exit_stack = AsyncExitStack()
+            await self._exit_stack.enter_async_context(resource)
+            self._entered.add(id(resource))
+
+    # -- agent as a tool ----------------------------------------------------------------------
+
+    def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        arg_name: str = "task",
+        arg_description: str | None = None,
+        stream_callback: Callable[[AgentResponseUpdate], Any] | None = None,
+        approval_mode: Any = "never_require",
+    ) -> FunctionTool:
+        """This agent as a tool with one required string parameter (AG-8)."""
+        tool_name = name or sanitize_tool_name(self.name)
+        parameters = {
+            "type": "object",
+            "properties": {
+                arg_name: {
+                    "type": "string",
+                    "description": arg_description or f"Task for {tool_name}",
+                }
+            },
+            "required": [arg_name],
+            "additionalProperties": False,
+        }
+        agent = self
+
+        async def run_agent(**arguments: Any) -> str:
+            stream = agent.run(arguments[arg_name], stream=True)
+            async with stream:
+                async for update in stream:
+                    if stream_callback is not None:
+                        outcome = stream_callback(update)
+                        if inspect.isawaitable(outcome):
+                            await outcome
+            final: AgentResponse = await stream.get_final_response()
+            if final.user_input_requests:
+                raise UserInputRequiredError(final.user_input_requests)
+            return final.text
+
+        return FunctionTool(
+            name=tool_name,
+            description=description or self.description or "",
+            func=run_agent,
+            parameters=parameters,
+            approval_mode=approval_mode,
+        )
+
+
+def sanitize_tool_name(name: str | None) -> str:
+    """Runs of characters outside [A-Za-z0-9_] become one "_", trimmed; a leading digit gets "_"."""
+    cleaned = re.sub(r"[^A-Za-z0-9_]+", "_", name or "").strip("_")
+    if cleaned and cleaned[0].isdigit():
+        cleaned = f"_{cleaned}"
+    return cleaned[:128] or "agent"
+
+
+@dataclass
+class _RunRequest:
+    messages: list[Message]
+    thread: AgentThread | None
+    options: dict[str, Any]
+    tools: Any
+    kwargs: dict[str, Any]
+
+
+class RawAgent(BaseAgent):
+    """An agent over a chat client, without the agent middleware layer."""
+
+    def __init__(
+        self,
+        client: SupportsChatGetResponse,
+        instructions: str | None = None,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        tools: Any = None,
+        default_options: dict[str, Any] | None = None,
+        context_providers: ContextProvider | Sequence[ContextProvider] | None = None,
+        middleware: Any = None,
+    ) -> None:
+        super().__init__(id=id, name=name, description=description)
+        if not isinstance(client, SupportsChatGetResponse):
+            raise TypeError(
+                f"client must have get_response (SupportsChatGetResponse), got {type(client).__name__}"
+            )
+        self.client = client
+        options = dict(default_options or {})
+        if instructions is not None:
+            options["instructions"] = instructions
+        if tools is not None:
+            options["tools"] = tools
+        if options.get("tools") is not None:
+            options["tools"] = merge_tools(normalize_tools(options["tools"]), None)
+        self.default_options: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
+        if isinstance(context_providers, ContextProvider):
+            context_providers = [context_providers]
+        self.context_providers: list[ContextProvider] = list(context_providers or [])
+        self.middleware = middleware
+        categorize_middleware(middleware)  # fail now on untypable middleware
+
+    def _resources(self) -> list[Any]:
+        return [self.client, *self.default_options.get("tools", [])]
+
+    def run(
+        self,
+        messages: Any = None,
+        *,
+        stream: bool = False,
+        thread: AgentThread | None = None,
+        options: dict[str, Any] | None = None,
+        tools: Any = None,
+        middleware: Any = None,
+        inbox: Inbox | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Run once: an awaitable of `AgentResponse`, or a `ResponseStream` when ``stream=True``."""
+        found = categorize_middleware(self.middleware, middleware)
+        if found.agent:
+            raise MiddlewareException(
+                f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}"
+            )
+        request = _RunRequest(
+            normalize_messages(messages), thread, dict(options or {}), tools, kwargs
+        )
+        return self._core(request, found, inbox, stream)
+
+    def _core(
+        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
+    ) -> Any:
+        if stream:
+            return ResponseStream(_Later(lambda: self._open_stream(request, found, inbox)))
+        return self._run_once(request, found, inbox)
+
+    async def _run_once(
+        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
+    ) -> AgentResponse:
+        messages, options, call_kwargs = await self._prepare(request, found, inbox)
+        response = await self.client.get_response(messages, options=options, **call_kwargs)
+        return await self._finish(request, response)
+
+    async def _open_stream(
+        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
+    ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
+        messages, options, call_kwargs = await self._prepare(request, found, inbox)
+        chat_stream: ResponseStream[ChatResponseUpdate, ChatResponse] = self.client.get_response(
+            messages, options=options, stream=True, **call_kwargs
+        )
+
+        def to_agent_update(update: ChatResponseUpdate) -> AgentResponseUpdate:
+            author = self.name if update.role in (None, "assistant") else None
+            return AgentResponseUpdate.from_chat_update(
+                update, agent_id=self.id, author_name=author
+            )
+
+        async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
+            return await self._finish(request, await chat_stream.get_final_response())
+
+        return chat_stream.map(to_agent_update, finalize)
+
+    async def _prepare(
+        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
+    ) -> tuple[list[Message], dict[str, Any], dict[str, Any]]:
+        """Context providers, options assembly and the messages to send (AG-5, AG-6)."""
+        thread = request.thread
+        instructions: list[str] = []
+        provided_messages: list[Message] = []
+        provided_tools: list[Any] = []
+        for provider in self.context_providers:
+            context = await provider.invoking(request.messages, thread=thread, agent=self)
+            if context.instructions:
+                instructions.append(context.instructions)
+            provided_messages.extend(context.messages)
+            provided_tools.extend(normalize_tools(context.tools))
+        options = merge_options(
+            self.default_options,
+            {"instructions": "\n".join(instructions), "tools": provided_tools or None},
+        )
+        run_options = dict(request.options)
+        if request.tools is not None:
+            run_options["tools"] = merge_tools(
+                normalize_tools(run_options.get("tools")), normalize_tools(request.tools)
+            )
+        options = merge_options(options, run_options)
+        if options.get("tools"):
+            options.setdefault("tool_choice", "auto")
+            for item in options["tools"]:
+                await self._enter(
+                    item
+                )  # AG-9: tools that are context managers connect on first use
+        history: list[Message] = []
+        if thread is not None:
+            if thread.service_thread_id:
+                options.setdefault("conversation_id", thread.service_thread_id)
+            else:
+                history = list(thread.messages)
+        call_kwargs = dict(request.kwargs)
+        if found.chat or found.function:
+            call_kwargs["middleware"] = [*found.function, *found.chat]
+        if inbox is not None:
+            call_kwargs["inbox"] = inbox
+        return [*history, *provided_messages, *request.messages], options, call_kwargs
+
+    async def _finish(self, request: _RunRequest, response: ChatResponse) -> AgentResponse:
+        """Author names, providers' invoked (reverse order), then the thread (AG-7, TH-3)."""
+        if not isinstance(response, ChatResponse):
+            raise TypeError(f"the client returned {type(response).__name__}, not a ChatResponse")
+        if self.name:
+            for message in response.messages:
+                if message.role == "assistant" and message.author_name is None:
+                    message.author_name = self.name
+        result = AgentResponse.from_chat_response(response, agent_id=self.id)
+        thread = request.thread
+        for provider in reversed(self.context_providers):
+            await provider.invoked(request.messages, result.messages, thread=thread, agent=self)
+        if thread is not None:
+            if response.conversation_id:
+                thread.service_thread_id = response.conversation_id
+            elif not thread.service_thread_id:
+                thread.messages.extend([*request.messages, *response.messages])
+        return result
+
+
+class Agent(RawAgent):
+    """`RawAgent` with the agent middleware layer: agent-level middleware wraps run-level (MW-4)."""
+
+    def run(
+        self,
+        messages: Any = None,
+        *,
+        stream: bool = False,
+        thread: AgentThread | None = None,
+        options: dict[str, Any] | None = None,
+        tools: Any = None,
+        middleware: Any = None,
+        inbox: Inbox | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        found = categorize_middleware(self.middleware, middleware)
+        request = _RunRequest(
+            normalize_messages(messages), thread, dict(options or {}), tools, kwargs
+        )
+        if not found.agent:
+            return self._core(request, found, inbox, stream)
+        context = AgentContext(
+            agent=self,
+            messages=request.messages,
+            thread=thread,
+            options=request.options,
+            tools=tools,
+            stream=stream,
+            kwargs=request.kwargs,
+        )
+
+        async def handler(ctx: AgentContext) -> Any:
+            changed = _RunRequest(
+                list(ctx.messages), ctx.thread, dict(ctx.options), ctx.tools, dict(ctx.kwargs)
+            )
+            outcome = self._core(changed, found, inbox, ctx.stream)
+            return outcome if ctx.stream else await outcome
+
+        if stream:
+            return ResponseStream(_Later(lambda: run_pipeline(found.agent, context, handler)))
+        return run_pipeline(found.agent, context, handler)

@@ -1,0 +1,196 @@
+"""The command line: ``python -m minagent [--version | about | demo | run PROMPT ...]`` (PK-3, AG-10).
+
+``demo`` runs offline: a small agent with two tools and one middleware per layer answers a
+question with a built-in scripted model, and every step through the layers is printed as it
+happens, followed by the streamed answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from ._agents import Agent
+from ._middleware import AgentContext, ChatContext, FunctionInvocationContext
+from ._plugins import get_client
+from ._responses import ChatResponse, ChatResponseUpdate
+from ._tools import tool
+from ._types import Content, Message
+from ._version import __version__
+
+ABOUT = f"""minagent {__version__}: a dependency-free agent core.
+
+Agent, chat and function middleware pipelines, a tool-calling loop, ResponseStream,
+options merging, threads and context providers, in the Python standard library only.
+
+commands:
+  python -m minagent demo                    run an agent offline and show the flow through the layers
+  python -m minagent run PROMPT --provider NAME --model MODEL
+                                             ask a real model once (needs a provider plugin)
+  python -m minagent --version               print the version
+"""
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = argparse.ArgumentParser(prog="python -m minagent", description="minagent command line")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("about", help="what minagent is")
+    sub.add_parser("demo", help="run the offline demo")
+    run = sub.add_parser("run", help="run a prompt against a provider plugin")
+    run.add_argument("prompt")
+    run.add_argument("--provider", required=True, help="plugin name, e.g. openai")
+    run.add_argument("--model", required=True)
+    run.add_argument("--instructions", default=None)
+    args = parser.parse_args(argv)
+    if args.version:
+        print(f"minagent {__version__}", file=out)
+        return 0
+    if args.command == "demo":
+        asyncio.run(demo(out))
+        return 0
+    if args.command == "run":
+        return asyncio.run(
+            run_prompt(args.prompt, args.provider, args.model, args.instructions, out)
+        )
+    print(ABOUT, file=out, end="")
+    return 0
+
+
+async def run_prompt(
+    prompt: str, provider: str, model: str, instructions: str | None, out: TextIO
+) -> int:
+    try:
+        client = get_client(provider, model=model)
+    except LookupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    async with Agent(client, instructions) as agent:
+        stream = agent.run(prompt, stream=True)
+        async for update in stream:
+            print(update.text, end="", file=out, flush=True)
+        print(file=out)
+    return 0
+
+
+# --------------------------------------------------------------------------------------------
+# The demo.
+
+WEATHER = {"paris": 18.0, "oslo": 4.0, "cairo": 31.0}
+
+
+@tool
+def get_weather(city: str) -> dict[str, Any]:
+    """Current temperature of a city.
+
+    Args:
+        city: The city name.
+    """
+    return {"city": city, "celsius": WEATHER.get(city.lower(), 20.0)}
+
+
+@tool
+async def to_fahrenheit(celsius: float) -> float:
+    """Convert degrees Celsius to Fahrenheit."""
+    return round(celsius * 9 / 5 + 32, 1)
+
+
+def scripted_model(messages: list[Message], options: dict[str, Any]) -> Any:
+    """The demo's model: weather first, then the conversion, then the answer in chunks."""
+    results = [c for m in messages for c in m.contents if c.type == "function_result"]
+    if not results:
+        city = "Paris"
+        return ChatResponse(
+            [
+                Message(
+                    "assistant",
+                    [Content.from_function_call("c1", "get_weather", json.dumps({"city": city}))],
+                )
+            ]
+        )
+    if len(results) == 1:
+        celsius = results[0].result["celsius"]
+        return ChatResponse(
+            [
+                Message(
+                    "assistant",
+                    [
+                        Content.from_function_call(
+                            "c2", "to_fahrenheit", json.dumps({"celsius": celsius})
+                        )
+                    ],
+                )
+            ]
+        )
+    weather, fahrenheit = results[0].result, results[1].result
+    answer = f"In {weather['city']} it is {weather['celsius']:g} °C, which is {fahrenheit:g} °F."
+    words = answer.split(" ")
+    return [
+        ChatResponseUpdate([word if i == 0 else " " + word], "assistant")
+        for i, word in enumerate(words)
+    ]
+
+
+async def demo(out: TextIO) -> None:
+    from .testing import ScriptedChatClient
+
+    def say(depth: int, text: str) -> None:
+        print(f"{'  ' * depth}{text}", file=out, flush=True)
+
+    calls = 0
+
+    async def agent_layer(context: AgentContext, call_next: Any) -> None:
+        say(
+            0,
+            f"agent middleware  > run starts with {len(context.messages)} message(s), stream={context.stream}",
+        )
+        await call_next()
+        say(
+            0, "agent middleware  < the run's stream is ready (updates follow as they are produced)"
+        )
+
+    async def chat_layer(context: ChatContext, call_next: Any) -> None:
+        nonlocal calls
+        calls += 1
+        say(1, f"chat middleware   > model call {calls} with {len(context.messages)} message(s)")
+        await call_next()
+        say(1, f"chat middleware   < model call {calls} answered")
+
+    async def function_layer(context: FunctionInvocationContext, call_next: Any) -> None:
+        say(2, f"function middleware > {context.function.name}({json.dumps(context.arguments)})")
+        await call_next()
+        say(
+            2,
+            f"function middleware < {context.function.name} returned {json.dumps(context.result)}",
+        )
+
+    client = ScriptedChatClient([scripted_model] * 3)
+    agent = Agent(
+        client,
+        "You answer weather questions.",
+        name="WeatherBot",
+        tools=[get_weather, to_fahrenheit],
+        middleware=[agent_layer, chat_layer, function_layer],
+    )
+    question = "What is the weather in Paris, in Fahrenheit?"
+    print(f"user: {question}\n", file=out)
+    stream = agent.run(question, stream=True)
+    answering = False
+    async for update in stream:
+        for content in update.contents:
+            if content.type == "function_call" and content.name:
+                say(2, f"model asks for {content.name}({content.arguments})")
+            elif content.type == "function_result":
+                say(2, f"tool result for {content.call_id}: {json.dumps(content.result)}")
+        if update.text:
+            if not answering:
+                print(f"\n{agent.name}: ", end="", file=out)
+                answering = True
+            print(update.text, end="", file=out, flush=True)
+    final = await stream.get_final_response()
+    print(f"\n\n({len(final.messages)} messages in the response, {calls} model calls)", file=out)

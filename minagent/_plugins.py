@@ -1,0 +1,32 @@
+"""Provider plugin discovery through the entry-point group ``minagent.clients`` (PV-22)."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from typing import Any
+
+from ._exceptions import MinagentError
+
+__all__ = ["ENTRY_POINT_GROUP", "PluginNotFoundError", "get_client"]
+
+ENTRY_POINT_GROUP = "minagent.clients"
+
+
+class PluginNotFoundError(MinagentError, LookupError):
+    """No installed plugin provides the requested client."""
+
+
+def available_providers() -> list[str]:
+    return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def get_client(provider: str, /, **kwargs: Any) -> Any:
+    """Create the chat client that the plugin registered as ``provider`` (e.g. "openai")."""
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == provider:
+            return ep.load()(**kwargs)
+    installed = ", ".join(available_providers()) or "none"
+    raise PluginNotFoundError(
+        f"no minagent plugin provides the client {provider!r} (installed: {installed}); "
+        f"install the distribution that does, e.g. `pip install minagent-{provider}`"
+    )
