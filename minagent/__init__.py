@@ -30,6 +30,7 @@ from ._middleware import (
     function_middleware,
 )
 from ._options import ChatOptions, merge_options
+from ._plugins import PluginNotFoundError, get_client
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from ._schema import ValidationIssue
 from ._stream import ResponseStream
@@ -66,6 +67,7 @@ __all__ = [
     "MiddlewareException",
     "MiddlewareTermination",
     "MinagentError",
+    "PluginNotFoundError",
     "RawAgent",
     "ResponseStream",
     "SerializationError",
@@ -82,6 +84,7 @@ __all__ = [
     "categorize_middleware",
     "chat_middleware",
     "function_middleware",
+    "get_client",
     "merge_options",
     "normalize_messages",
     "tool",

@@ -1,0 +1,50 @@
+"""Run every gate CI runs, in order, and fail if any fails (spec/README.md, issue 8).
+
+    python tools/check.py            # tests under coverage, spec traceability, ruff, mypy, coverage floor
+    python tools/check.py --fast     # tests and spec traceability only
+
+Every gate runs even when an earlier one failed, so one run shows every problem.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+LINTED = ["minagent", "plugins", "tests", "tools", "benchmarks"]
+TYPED = ["minagent", "plugins/openai/minagent_openai"]
+
+
+def gates(fast: bool) -> list[tuple[str, list[str]]]:
+    tests = [PY, "-m", "pytest", "-p", "no:cacheprovider"]
+    if fast:
+        return [("tests", tests), ("spec", [PY, "tools/spec_trace.py"])]
+    return [
+        ("tests", [PY, "-m", "coverage", "run", "-m", "pytest", "-p", "no:cacheprovider"]),
+        ("spec", [PY, "tools/spec_trace.py"]),
+        ("ruff", [PY, "-m", "ruff", "check", *LINTED]),
+        ("format", [PY, "-m", "ruff", "format", "--check", *LINTED]),
+        ("mypy", [PY, "-m", "mypy", *TYPED]),
+        ("coverage", [PY, "-m", "coverage", "report"]),
+    ]
+
+
+def main(argv: list[str]) -> int:
+    failed: list[str] = []
+    for name, command in gates("--fast" in argv):
+        print(f"\n=== {name}: {' '.join(command[1:])}", flush=True)
+        if subprocess.run(command, cwd=ROOT).returncode != 0:
+            failed.append(name)
+    print()
+    if failed:
+        print(f"check: FAILED: {', '.join(failed)}")
+        return 1
+    print("check: all gates passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
