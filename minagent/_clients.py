@@ -27,14 +27,25 @@ MessagesInput = str | Content | Message | Sequence[str | Content | Message] | No
 class SupportsChatGetResponse(Protocol):
     """Anything with a `get_response` like `BaseChatClient`'s is a chat client."""
 
+    @overload
     def get_response(
         self,
         messages: MessagesInput,
         *,
-        stream: bool = False,
+        stream: Literal[False] = False,
         options: Mapping[str, Any] | None = None,
         **kwargs: Any,
-    ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]: ...
+    ) -> Awaitable[ChatResponse]: ...
+
+    @overload
+    def get_response(
+        self,
+        messages: MessagesInput,
+        *,
+        stream: Literal[True],
+        options: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
 
 class BaseChatClient:
@@ -76,6 +87,7 @@ class BaseChatClient:
                 model=response.model,
                 created_at=response.created_at,
                 finish_reason=response.finish_reason if last else None,
+                additional_properties=dict(response.additional_properties),
             )
         if response.usage_details:
             yield ChatResponseUpdate([Content.from_usage(response.usage_details)])

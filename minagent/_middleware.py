@@ -222,14 +222,14 @@ def middleware_layer(item: object) -> Layer:
             f"middleware {_name(item)} is decorated as {marked} middleware but its context "
             f"parameter is annotated for {annotated} middleware"
         )
-    layer = marked or annotated
-    if layer is None:
+    found = marked or annotated
+    if found is None:
         raise MiddlewareException(
             f"cannot tell which layer middleware {_name(item)} belongs to: decorate it with "
             "@agent_middleware, @chat_middleware or @function_middleware, or annotate its first "
             "parameter as AgentContext, ChatContext or FunctionInvocationContext"
         )
-    return layer
+    return found
 
 
 def _positional_params(func: Callable[..., Any]) -> list[inspect.Parameter] | None:
@@ -282,7 +282,7 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
         items = source if isinstance(source, list | tuple) else (source,)
         for item in items:
             layer = middleware_layer(item)
-            fn = item.process if not inspect.isroutine(item) else item  # type: ignore[attr-defined]
+            fn = item if inspect.isroutine(item) else item.process
             found[layer].append(fn)
     return CategorizedMiddleware(
         tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"])
@@ -341,9 +341,9 @@ def _attach_stream_hooks(context: AgentContext | ChatContext) -> None:
             f"{context.LAYER} pipeline is streaming, so context.result must be a ResponseStream, "
             f"got {type(stream).__name__}; wrap a response with ResponseStream(...) or leave the result unset"
         )
-    for hook in context.stream_transform_hooks:
-        stream.with_transform_hook(hook)
-    for hook in context.stream_result_hooks:
-        stream.with_result_hook(hook)
-    for hook in context.stream_cleanup_hooks:
-        stream.with_cleanup_hook(hook)
+    for transform in context.stream_transform_hooks:
+        stream.with_transform_hook(transform)
+    for on_result in context.stream_result_hooks:
+        stream.with_result_hook(on_result)
+    for cleanup in context.stream_cleanup_hooks:
+        stream.with_cleanup_hook(cleanup)
