@@ -131,7 +131,7 @@ def scripted_model(messages: list[Message], options: dict[str, Any]) -> Any:
     answer = f"In {weather['city']} it is {weather['celsius']:g} °C, which is {fahrenheit:g} °F."
     words = answer.split(" ")
     return [
-        ChatResponseUpdate([word if i == 0 else " " + word], "assistant")
+        ChatResponseUpdate([Content.from_text(word if i == 0 else " " + word)], "assistant")
         for i, word in enumerate(words)
     ]
 
