@@ -31,6 +31,17 @@ from ._middleware import (
 )
 from ._options import ChatOptions, merge_options
 from ._plugins import PluginNotFoundError, get_client
+from ._providers import (
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    RateLimitError,
+    ServerError,
+    StreamInterruptedError,
+)
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from ._schema import ValidationIssue
 from ._stream import ResponseStream
@@ -46,6 +57,8 @@ __all__ = [
     "AgentResponse",
     "AgentResponseUpdate",
     "AgentThread",
+    "AuthenticationError",
+    "BadRequestError",
     "BaseAgent",
     "BaseChatClient",
     "ChatContext",
@@ -67,11 +80,18 @@ __all__ = [
     "MiddlewareException",
     "MiddlewareTermination",
     "MinagentError",
+    "NotFoundError",
     "PluginNotFoundError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "RateLimitError",
     "RawAgent",
     "ResponseStream",
     "SerializationError",
+    "ServerError",
     "StreamError",
+    "StreamInterruptedError",
     "SupportsAgentRun",
     "SupportsChatGetResponse",
     "ToolError",

@@ -95,8 +95,12 @@ class BaseAgent:
         return []
 
     async def __aenter__(self) -> BaseAgent:
-        for resource in self._resources():
-            await self._enter(resource)
+        try:
+            for resource in self._resources():
+                await self._enter(resource)
+        except BaseException:
+            await self.aclose()  # `async with` will not call __aexit__: close what was entered
+            raise
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -177,6 +181,20 @@ def sanitize_tool_name(name: str | None) -> str:
     return cleaned[:128] or "agent"
 
 
+def _normalize_tools(tools: Any, known: list[Any]) -> list[Any]:
+    """`normalize_tools`, except that a plain function an earlier level already wrapped is that
+    same tool: one function given at several levels is one object, kept once (OP-3, AG-5)."""
+    if tools is None:
+        return []
+    items = list(tools) if isinstance(tools, Sequence) and not isinstance(tools, str) else [tools]
+    out: list[Any] = []
+    for item in items:
+        made = next((t for t in known if isinstance(t, FunctionTool) and t.func is item), None)
+        out.append(made or normalize_tools([item])[0])
+        known.append(out[-1])
+    return out
+
+
 @dataclass
 class _RunRequest:
     messages: list[Message]
@@ -188,6 +206,8 @@ class _RunRequest:
 
 class RawAgent(BaseAgent):
     """An agent over a chat client, without the agent middleware layer."""
+
+    _runs_agent_middleware = False
 
     def __init__(
         self,
@@ -205,7 +225,8 @@ class RawAgent(BaseAgent):
         super().__init__(id=id, name=name, description=description)
         if not isinstance(client, SupportsChatGetResponse):
             raise TypeError(
-                f"client must have get_response (SupportsChatGetResponse), got {type(client).__name__}"
+                "client must have get_response (SupportsChatGetResponse), "
+                f"got {type(client).__name__}"
             )
         self.client = client
         options = dict(default_options or {})
@@ -214,13 +235,17 @@ class RawAgent(BaseAgent):
         if tools is not None:
             options["tools"] = tools
         if options.get("tools") is not None:
-            options["tools"] = merge_tools(normalize_tools(options["tools"]), None)
+            options["tools"] = merge_tools(_normalize_tools(options["tools"], []), None)
         self.default_options: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
         if isinstance(context_providers, ContextProvider):
             context_providers = [context_providers]
         self.context_providers: list[ContextProvider] = list(context_providers or [])
         self.middleware = middleware
-        categorize_middleware(middleware)  # fail now on untypable middleware
+        found = categorize_middleware(middleware)  # fail now on untypable middleware
+        if found.agent and not self._runs_agent_middleware:
+            raise MiddlewareException(
+                f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}"
+            )
 
     def _resources(self) -> list[Any]:
         return [self.client, *self.default_options.get("tools", [])]
@@ -289,20 +314,22 @@ class RawAgent(BaseAgent):
         instructions: list[str] = []
         provided_messages: list[Message] = []
         provided_tools: list[Any] = []
+        known = list(self.default_options.get("tools", []))
         for provider in self.context_providers:
             context = await provider.invoking(request.messages, thread=thread, agent=self)
             if context.instructions:
                 instructions.append(context.instructions)
             provided_messages.extend(context.messages)
-            provided_tools.extend(normalize_tools(context.tools))
+            provided_tools.extend(_normalize_tools(context.tools, known))
         options = merge_options(
             self.default_options,
             {"instructions": "\n".join(instructions), "tools": provided_tools or None},
         )
         run_options = dict(request.options)
-        if request.tools is not None:
+        if request.tools is not None or run_options.get("tools") is not None:
             run_options["tools"] = merge_tools(
-                normalize_tools(run_options.get("tools")), normalize_tools(request.tools)
+                _normalize_tools(run_options.get("tools"), known),
+                _normalize_tools(request.tools, known),
             )
         options = merge_options(options, run_options)
         if options.get("tools"):
@@ -346,6 +373,8 @@ class RawAgent(BaseAgent):
 
 class Agent(RawAgent):
     """`RawAgent` with the agent middleware layer: agent-level middleware wraps run-level (MW-4)."""
+
+    _runs_agent_middleware = True
 
     def run(
         self,

@@ -31,10 +31,11 @@ import asyncio
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Sequence
+from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ._exceptions import ContentError, UserInputRequiredError
+from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._middleware import ChatContext, FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._schema import describe_issues
@@ -164,21 +165,24 @@ class ToolLoop:
 
     async def updates(self) -> AsyncIterator[ChatResponseUpdate]:
         if any(c.type in _APPROVAL_KINDS for m in self.transcript for c in m.contents):
-            async for update in self._resume_approvals():
-                yield update
+            async with aclosing(self._resume_approvals()) as resumed:
+                async for update in resumed:
+                    yield update
             if self.done:
                 return
         if not self.config.enabled:  # LP-1: one plain call, calls returned unexecuted
-            async for update in self._model_call():
-                yield update
+            async with aclosing(self._model_call()) as produced:
+                async for update in produced:
+                    yield update
             return
         for number in range(1, self.config.max_iterations + 1):
             if number == self.config.max_iterations:
                 self.last_call = True  # LP-7: the last permitted call may not call tools
             for message in self._drain_inbox():
                 yield _as_update(message)
-            async for update in self._model_call():
-                yield update
+            async with aclosing(self._model_call()) as produced:  # LP-22: closed on early exit
+                async for update in produced:
+                    yield update
             calls = [] if self.last_call else self._actionable_calls()
             if not calls:
                 if not self.last_call and self.inbox is not None and len(self.inbox):
@@ -187,8 +191,9 @@ class ToolLoop:
             if self._needs_approval(calls):
                 yield self._request_approvals(calls)
                 return
-            async for update in self._run_batch(calls):
-                yield update
+            async with aclosing(self._run_batch(calls)) as ran:
+                async for update in ran:
+                    yield update
             if self.done:
                 return
             if tool_choice_mode(self.options.get("tool_choice")) == "required":
@@ -215,7 +220,7 @@ class ToolLoop:
             options["tool_choice"] = "none"
         context = ChatContext(
             self.client,
-            list(self.transcript[self.sent :]),
+            [_fresh(m) for m in self.transcript[self.sent :]],  # LP-3: edits affect this call only
             options,
             stream=self.stream,
             kwargs=dict(self.kwargs),
@@ -383,8 +388,10 @@ class ToolLoop:
             self.sent = min(self.sent, at)
             tail = self.transcript[at:]
             del self.transcript[at:]
-            async for update in self._run_batch(calls, runnable=runnable, rejected=rejected):
-                yield update
+            batch = self._run_batch(calls, runnable=runnable, rejected=rejected)
+            async with aclosing(batch) as ran:
+                async for update in ran:
+                    yield update
             self.transcript.extend(tail)
             if self.done:
                 return
@@ -521,6 +528,8 @@ class ToolLoop:
                 raise _Pending
             try:
                 return await ctx.function.invoke(ctx.arguments, context=ctx)
+            except MiddlewareTermination:
+                raise  # a tool may end the loop too (MW-6, LP-20)
             except Exception as exc:
                 raised.append(exc)
                 raise
@@ -568,6 +577,19 @@ def _as_update(message: Message) -> ChatResponseUpdate:
         message.role,
         author_name=message.author_name,
         message_id=message.message_id,
+    )
+
+
+def _fresh(message: Message) -> Message:
+    """A copy of a message and its contents, for one model call's ChatContext (LP-3)."""
+    return Message(
+        message.role,
+        [replace(c) for c in message.contents],
+        author_name=message.author_name,
+        message_id=message.message_id,
+        additional_properties=message.additional_properties,
+        extra=message.extra,
+        raw_representation=message.raw_representation,
     )
 
 

@@ -302,31 +302,29 @@ async def run_pipeline(
 
     The result is also left in ``context.result``.
     """
-    if not middleware:
-        context.result = await handler(context)
-    else:
-        count = len(middleware)
+    count = len(middleware)
 
-        def call_next_at(index: int) -> CallNext:
-            async def call_next(ctx: Any = None) -> None:
-                if ctx is not None and ctx is not context:
-                    raise MiddlewareException(
-                        "call_next() takes no argument or the same context it was given"
-                    )
-                if index == count:
-                    context.result = await handler(context)
-                else:
-                    await middleware[index](context, call_next_at(index + 1))
+    def call_next_at(index: int) -> CallNext:
+        async def call_next(ctx: Any = None) -> None:
+            if ctx is not None and ctx is not context:
+                raise MiddlewareException("call_next() takes no argument or the same context it was given")
+            if index == count:
+                context.result = await handler(context)
+            else:
+                await middleware[index](context, call_next_at(index + 1))
 
-            return call_next
+        return call_next
 
-        try:
+    try:
+        if count:
             await middleware[0](context, call_next_at(1))
-        except MiddlewareTermination as stop:
-            if isinstance(context, FunctionInvocationContext):
-                context.terminated = True
-            if context.result is None:
-                context.result = stop.result
+        else:
+            context.result = await handler(context)
+    except MiddlewareTermination as stop:
+        if isinstance(context, FunctionInvocationContext):
+            context.terminated = True
+        if context.result is None:
+            context.result = stop.result
     if context.result is None:
         context.result = context.empty_result()
     if isinstance(context, AgentContext | ChatContext) and context.stream:

@@ -73,9 +73,14 @@ def merge_tools(base: Any, override: Any) -> list[Any]:
         if known is None:
             seen[name] = tool
             out.append(tool)
-        elif known is not tool and known != tool:
+        elif known is not tool and not _equal_declarations(known, tool):
             raise ValueError(f"duplicate tool name {name!r}: two different tools are registered under it")
     return out
+
+
+def _equal_declarations(a: Any, b: Any) -> bool:
+    """Equal declaration dicts are one tool; any other object is only the same as itself (OP-3)."""
+    return isinstance(a, Mapping) and isinstance(b, Mapping) and a == b
 
 
 def merge_options(base: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any]:

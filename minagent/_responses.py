@@ -82,6 +82,7 @@ class _Wire:
             else:
                 kw[f.name] = _get(data, f.name, str, path)
         known = {f.name for f in fields(cls)} | {"type", "version"}  # type: ignore[arg-type]
+        known -= {"extra", "raw_representation"}  # not wire keys: data keys so named are unknown
         return cls(**kw, extra=_extra(data, known))
 
 

@@ -65,9 +65,20 @@ class ResponseStream(Generic[TUpdate, TFinal]):
     """An async-iterable of updates that finalises into one response."""
 
     __slots__ = (
-        "_cleanup_hooks", "_cleaned", "_consumer", "_error", "_final", "_finalizer",
-        "_has_final", "_inner", "_iterator", "_result_hooks", "_source", "_state",
-        "_transform_hooks", "_updates",
+        "_cleaned",
+        "_cleanup_hooks",
+        "_consumer",
+        "_error",
+        "_final",
+        "_finalizer",
+        "_has_final",
+        "_inner",
+        "_iterator",
+        "_result_hooks",
+        "_source",
+        "_state",
+        "_transform_hooks",
+        "_updates",
     )  # fmt: skip
 
     def __init__(
@@ -193,6 +204,8 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             await self._close_source()
         elif inspect.iscoroutine(self._source):
             self._source.close()
+        if self._inner is not None:  # ST-10: also when this stream never pulled from the inner one
+            await self._inner.aclose()
         await self._cleanup(None)
 
     async def _open(self) -> AsyncIterator[Any]:

@@ -8,11 +8,11 @@ import functools
 import inspect
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 from ._exceptions import MinagentError
-from ._schema import ValidationIssue, function_schema, validate
+from ._schema import ValidationIssue, _names_context, function_schema, validate
 
 if TYPE_CHECKING:
     from ._middleware import FunctionInvocationContext
@@ -27,7 +27,7 @@ __all__ = [
 
 ApprovalMode: TypeAlias = Literal["never_require", "always_require"]
 _APPROVAL_MODES = ("never_require", "always_require")
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -75,7 +75,7 @@ class FunctionTool:
         approval_mode: ApprovalMode = "never_require",
         sequential: bool = False,
     ) -> None:
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolError(
                 f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}"
             )
@@ -95,6 +95,8 @@ class FunctionTool:
             if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
                 raise ToolError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
             self.parameters: dict[str, Any] = dict(parameters)
+            if func is not None:  # no generation, but the context still reaches the function
+                self._context_parameter = _find_context_parameter(func)
         elif func is not None:
             schema = function_schema(func)
             self.parameters = schema.parameters
@@ -143,6 +145,16 @@ class FunctionTool:
         if inspect.isawaitable(result):
             result = await result
         return result
+
+
+def _find_context_parameter(func: Callable[..., Any]) -> str | None:
+    """The parameter annotated `FunctionInvocationContext` (SC-5), found without generation."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    names = frozenset({"FunctionInvocationContext"})
+    return next((p.name for p in params if _names_context(p.annotation, names)), None)
 
 
 def _is_async(func: Callable[..., Any]) -> bool:
@@ -223,9 +235,11 @@ def result_value(value: Any) -> Any:
         return value
     if isinstance(value, Mapping):
         return {str(k): result_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
+    if isinstance(value, Sequence | Set) and not isinstance(value, bytes | bytearray | memoryview):
         return [result_value(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    if isinstance(value, type):  # a class is "anything else", even with a to_dict method
+        return str(value)
+    if dataclasses.is_dataclass(value):
         return result_value(dataclasses.asdict(value))
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):

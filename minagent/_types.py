@@ -99,6 +99,7 @@ class UsageDetails:
     cache_creation_input_token_count: int | None = None
     reasoning_output_token_count: int | None = None
     additional_counts: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     _COUNTS: ClassVar[tuple[str, ...]] = (
         "input_token_count",
@@ -111,14 +112,16 @@ class UsageDetails:
 
     def __add__(self, other: UsageDetails | None) -> UsageDetails:
         if other is None:
-            return replace(self, additional_counts=dict(self.additional_counts))
+            counts = dict(self.additional_counts)
+            return replace(self, additional_counts=counts, extra=dict(self.extra))
         if not isinstance(other, UsageDetails):
             return NotImplemented
         summed = {name: _add_counts(getattr(self, name), getattr(other, name)) for name in self._COUNTS}
         extra = dict(self.additional_counts)
         for key, value in other.additional_counts.items():
             extra[key] = extra.get(key, 0) + value
-        return UsageDetails(**summed, additional_counts=extra)
+        unknown = {**self.extra, **other.extra}
+        return UsageDetails(**summed, additional_counts=extra, extra=unknown)
 
     def __radd__(self, other: None) -> UsageDetails:
         return self + None
@@ -131,6 +134,8 @@ class UsageDetails:
         out.update(_compact((n, getattr(self, n)) for n in self._COUNTS))
         if self.additional_counts:
             out["additional_counts"] = dict(self.additional_counts)
+        for key, value in self.extra.items():
+            out.setdefault(key, value)
         return out
 
     @classmethod
@@ -141,7 +146,8 @@ class UsageDetails:
         for key, value in extra.items():
             if not isinstance(value, int) or isinstance(value, bool):
                 raise SerializationError(f"{path}.additional_counts.{key}", "expected int")
-        return cls(**counts, additional_counts=dict(extra))
+        unknown = _extra(data, ("type", *cls._COUNTS, "additional_counts"))
+        return cls(**counts, additional_counts=dict(extra), extra=unknown)
 
 
 def _add_counts(a: int | None, b: int | None) -> int | None:
@@ -221,6 +227,8 @@ class Content:
     @classmethod
     def from_uri(cls, uri: str, media_type: str | None = None, **kw: Any) -> Content:
         """A ``data:`` URI gives a data content, any other URI with a scheme a uri content (TY-3)."""
+        if not isinstance(uri, str):
+            raise ContentError(f"uri content needs a str URI, got {type(uri).__name__}")
         scheme, sep, rest = uri.partition(":")
         if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
             raise ContentError(f"uri content needs a URI with a scheme, got {uri!r}")
@@ -419,10 +427,13 @@ class Message:
             raise ContentError(f"Message role must be a non-empty str, got {role!r}")
         if contents is None:
             items: list[Content] = []
-        elif isinstance(contents, Content | str):
+        elif isinstance(contents, Content | str | Mapping):
             items = [as_content(contents)]
-        else:
+        elif isinstance(contents, Iterable):
             items = [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents) if c is not None]
+        else:
+            kind = type(contents).__name__  # type: ignore[unreachable]  # guards untyped callers
+            raise ContentError(f"contents: expected Content, str, dict or a sequence, got {kind}")
         self.role = role
         self.contents = items
         self.author_name = author_name
@@ -486,7 +497,7 @@ def normalize_messages(messages: str | Content | Message | Sequence[str | Conten
         return []
     if isinstance(messages, str | Content | Message):
         messages = [messages]
-    elif not isinstance(messages, Sequence):
+    elif not isinstance(messages, Sequence) or isinstance(messages, bytes | bytearray):  # type: ignore[unreachable]
         raise ContentError(f"messages must be str, Content, Message or a sequence of them, got {type(messages).__name__}")
     out: list[Message] = []
     for i, item in enumerate(messages):

@@ -26,11 +26,38 @@ from itertools import count
 from typing import Any, TypeAlias
 
 from ._clients import BaseChatClient
+from ._conformance import (
+    CHECKS,
+    CheckResult,
+    ConformanceError,
+    ProviderHarness,
+    ScriptedCall,
+    ScriptedHarness,
+    ScriptedStep,
+    run_check,
+    run_conformance,
+)
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._tools import FunctionInvocationConfiguration
 from ._types import Content, Message, UsageDetails
 
-__all__ = ["Request", "ScriptExhaustedError", "ScriptedChatClient", "call", "reply", "text_chunks"]
+__all__ = [
+    "CHECKS",
+    "CheckResult",
+    "ConformanceError",
+    "ProviderHarness",
+    "Request",
+    "ScriptExhaustedError",
+    "ScriptedCall",
+    "ScriptedChatClient",
+    "ScriptedHarness",
+    "ScriptedStep",
+    "call",
+    "reply",
+    "run_check",
+    "run_conformance",
+    "text_chunks",
+]
 
 Step: TypeAlias = Any
 
@@ -146,7 +173,8 @@ class ScriptedChatClient(BaseChatClient):
             yield ChatResponseUpdate(
                 list(message.contents), message.role, author_name=message.author_name, message_id=message.message_id,
                 response_id=response.response_id, conversation_id=response.conversation_id, model=response.model,
-                finish_reason=response.finish_reason,
+                created_at=response.created_at, finish_reason=response.finish_reason,
+                additional_properties=dict(response.additional_properties),
             )  # fmt: skip
         if response.usage_details:
             yield ChatResponseUpdate([Content.from_usage(response.usage_details)])

@@ -1,0 +1,190 @@
+"""The command line and plugin discovery (spec/package.md PK-3, spec/agent.md AG-10,
+spec/providers.md PV-22)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import minagent
+import minagent._plugins as plugins
+from minagent import MinagentError, PluginNotFoundError, get_client
+from minagent._cli import main
+from minagent.testing import ScriptedChatClient, text_chunks
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def python_m_minagent(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(
+        [sys.executable, "-m", "minagent", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=60,
+        check=False,
+    )
+
+
+def test_version() -> None:
+    """PK-3: `python -m minagent --version` prints `minagent <version>`."""
+    done = python_m_minagent("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"minagent {minagent.__version__}"
+    assert minagent.__version__[0].isdigit()
+
+
+@pytest.mark.parametrize("args", [(), ("about",)], ids=["no-args", "about"])
+def test_about_lists_the_commands(args: tuple[str, ...]) -> None:
+    """PK-3: no arguments (or `about`) prints what minagent is and the commands it offers."""
+    done = python_m_minagent(*args)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith(f"minagent {minagent.__version__}")
+    assert "agent core" in out
+    for command in ("python -m minagent demo", "python -m minagent run PROMPT", "--version"):
+        assert command in out
+    assert "--provider NAME" in out
+    assert "--model MODEL" in out
+
+
+def test_demo_shows_every_layer_in_order() -> None:
+    """AG-10: `python -m minagent demo` runs offline and prints, in order, agent middleware,
+    chat middleware, the model's tool calls, function middleware, tool results and the
+    streamed final answer."""
+    done = python_m_minagent("demo")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+
+    def first(prefix: str, after: int = -1) -> int:
+        for index, line in enumerate(lines):
+            if index > after and line.strip().startswith(prefix):
+                return index
+        raise AssertionError(f"no line starting with {prefix!r} after line {after}:\n{done.stdout}")
+
+    agent_mw = first("agent middleware  >")
+    chat_mw = first("chat middleware   > model call 1", agent_mw)
+    weather_call = first("model asks for get_weather", chat_mw)
+    weather_mw = first("function middleware > get_weather", weather_call)
+    weather_returned = first("function middleware < get_weather", weather_mw)
+    weather_result = first("tool result for c1", weather_returned)
+    second_call = first("chat middleware   > model call 2", weather_result)
+    convert_call = first("model asks for to_fahrenheit", second_call)
+    convert_mw = first("function middleware > to_fahrenheit", convert_call)
+    convert_result = first("tool result for c2", convert_mw)
+    third_call = first("chat middleware   > model call 3", convert_result)
+    answer = first("WeatherBot: In Paris it is 18 °C, which is 64.4 °F.", third_call)
+    assert answer > third_call
+    assert '"celsius": 18.0' in lines[weather_result]
+    assert lines[convert_result].endswith("64.4")
+    assert "3 model calls" in done.stdout
+
+
+def test_demo_in_process_matches() -> None:
+    """AG-10: the demo is deterministic: in process it prints the same as in a subprocess."""
+    out = io.StringIO()
+    assert main(["demo"], out=out) == 0
+    assert out.getvalue() == python_m_minagent("demo").stdout
+
+
+def test_run_with_an_unknown_provider_exits_2_naming_the_distribution() -> None:
+    """AG-10: `run` with a provider no plugin provides exits with status 2 and names
+    `minagent-<name>`."""
+    done = python_m_minagent("run", "hello", "--provider", "nosuchprovider", "--model", "m")
+    assert done.returncode == 2
+    assert "minagent-nosuchprovider" in done.stderr
+    assert done.stdout == ""
+
+
+class FakeEntryPoint:
+    def __init__(self, name: str, target: Any) -> None:
+        self.name = name
+        self.target = target
+        self.loads = 0
+
+    def load(self) -> Any:
+        self.loads += 1
+        return self.target
+
+
+def fake_entry_points(monkeypatch: pytest.MonkeyPatch, *eps: FakeEntryPoint) -> list[str]:
+    groups: list[str] = []
+
+    def entry_points(*, group: str) -> list[FakeEntryPoint]:
+        groups.append(group)
+        return list(eps) if group == "minagent.clients" else []
+
+    monkeypatch.setattr(plugins, "entry_points", entry_points)
+    return groups
+
+
+def test_run_streams_one_answer_from_a_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """AG-10, PV-22: `run` gets the client from the plugin, with the model, and streams the
+    answer."""
+    made: list[ScriptedChatClient] = []
+
+    def factory(**kwargs: Any) -> ScriptedChatClient:
+        client = ScriptedChatClient([text_chunks("Hello", ", ", "world")], **kwargs)
+        made.append(client)
+        return client
+
+    fake_entry_points(monkeypatch, FakeEntryPoint("fake", factory))
+    out = io.StringIO()
+    code = main(
+        ["run", "greet me", "--provider", "fake", "--model", "tiny", "--instructions", "Be kind."],
+        out=out,
+    )
+    assert code == 0
+    assert out.getvalue() == "Hello, world\n"
+    [client] = made
+    assert client.model == "tiny"
+    assert client.requests[0].stream is True
+    assert client.requests[0].texts == ["user: greet me"]
+    assert client.requests[0].options["instructions"] == "Be kind."
+
+
+def test_get_client_unknown_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PV-22: an unknown provider is a PluginNotFoundError (a LookupError) naming the installed
+    providers and the distribution to install."""
+    groups = fake_entry_points(
+        monkeypatch, FakeEntryPoint("alpha", object), FakeEntryPoint("beta", object)
+    )
+    with pytest.raises(PluginNotFoundError) as info:
+        get_client("gamma", model="m")
+    assert isinstance(info.value, LookupError)
+    assert isinstance(info.value, MinagentError)
+    message = str(info.value)
+    assert "'gamma'" in message
+    assert "alpha, beta" in message
+    assert "minagent-gamma" in message
+    assert set(groups) == {"minagent.clients"}
+
+
+def test_get_client_with_nothing_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PV-22: with no plugin at all the message says none is installed."""
+    fake_entry_points(monkeypatch)
+    with pytest.raises(LookupError, match=r"installed: none.*minagent-openai"):
+        minagent.get_client("openai")
+
+
+def test_get_client_instantiates_the_registered_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PV-22: the class registered under the provider's name in `minagent.clients` is
+    instantiated with the keyword arguments; other entry points are not loaded."""
+    other = FakeEntryPoint("other", ScriptedChatClient)
+    wanted = FakeEntryPoint("scripted", ScriptedChatClient)
+    fake_entry_points(monkeypatch, other, wanted)
+    client = get_client("scripted", model="m-1", steps=["hi"])
+    assert isinstance(client, ScriptedChatClient)
+    assert client.model == "m-1"
+    assert client.steps == ["hi"]
+    assert (wanted.loads, other.loads) == (1, 0)
