@@ -1,0 +1,46 @@
+"""minagent-openai: the OpenAI-compatible Chat Completions provider for minagent.
+
+The package has two halves (spec/providers.md):
+
+- the sans-I/O codec, importable without aiohttp: `build_request`, `parse_response`,
+  `parse_error`, `ChatCompletionsStreamDecoder`, `SSEDecoder` and the errors;
+- the aiohttp transport, `OpenAIChatClient` (the ``minagent.clients`` entry point ``openai``),
+  in ``_client``, the only module that imports aiohttp, loaded on first use (PV-1).
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from ._codec import (
+    ChatCompletionsStreamDecoder,
+    OpenAIProtocolError,
+    OpenAIStreamError,
+    build_request,
+    parse_error,
+    parse_response,
+)
+from ._sse import SSEDecoder, SSEEvent
+
+if TYPE_CHECKING:
+    from ._client import OpenAIChatClient
+
+
+def __getattr__(name: str) -> Any:
+    """``OpenAIChatClient`` is imported on first use: the codec never loads aiohttp (PV-1)."""
+    if name == "OpenAIChatClient":
+        from ._client import OpenAIChatClient
+
+        return OpenAIChatClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "ChatCompletionsStreamDecoder",
+    "OpenAIChatClient",
+    "OpenAIProtocolError",
+    "OpenAIStreamError",
+    "SSEDecoder",
+    "SSEEvent",
+    "build_request",
+    "parse_error",
+    "parse_response",
+]

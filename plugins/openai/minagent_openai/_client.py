@@ -1,0 +1,423 @@
+"""The aiohttp transport of the OpenAI-compatible Chat Completions plugin (spec/providers.md).
+
+Theory of operation
+-------------------
+This is the only module of the package that imports aiohttp (PV-1). It does three things and
+leaves every decision about the wire format to the codec:
+
+1. **Send.** ``_attempt`` makes one ``POST {base_url}/chat/completions`` (OA-20). A non-2xx
+   answer becomes a typed error through ``parse_error`` and ``error_for_status`` (PV-23,
+   OA-22); a timeout or a refused/reset connection becomes `ProviderTimeoutError` /
+   `ProviderConnectionError`. For a stream the attempt also reads the first chunk of the body,
+   so everything up to the first byte is inside the attempt and nothing after it is.
+2. **Retry.** ``retry_call`` repeats attempts under the client's `RetryPolicy` (PV-25 .. PV-27),
+   waiting through the injectable ``sleep`` with the injectable ``rng``. A stream is therefore
+   retried only before its first byte; after it, a failure is `StreamInterruptedError` (PV-29).
+3. **Decode.** The body goes to ``parse_response`` or, chunk by chunk as it arrives, to a
+   ``ChatCompletionsStreamDecoder``; updates are yielded as soon as they are decoded.
+
+Every exit that is not a clean end — an error, cancellation of the consumer, an early
+``aclose()`` of the stream — closes the HTTP response, which closes its connection: no
+connection stays acquired and no task is left (PV-30). The API key is held in a `Secret` and
+every error passes through ``redact`` (PV-24).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from minagent import (
+    BaseChatClient,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    FunctionInvocationConfiguration,
+    Message,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    StreamInterruptedError,
+)
+from minagent._providers import (
+    RetryPolicy,
+    Secret,
+    SupportsRandom,
+    describe,
+    error_for_status,
+    redact,
+    retry_call,
+)
+
+from ._codec import (
+    ChatCompletionsStreamDecoder,
+    OpenAIProtocolError,
+    OpenAIStreamError,
+    _snippet,
+    build_request,
+    parse_error,
+    parse_response,
+)
+
+__all__ = ["DEFAULT_BASE_URL", "OpenAIChatClient"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+PROVIDER = "openai"
+USER_AGENT = "minagent-openai"
+_MAX_ERROR_BODY = 64 * 1024  # bytes of a non-2xx body read for its message (PV-11)
+# What aiohttp raises when the network fails; anything else from aiohttp is a usage error.
+_NETWORK_ERRORS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
+
+logger = logging.getLogger("minagent_openai")
+
+Sleep = Callable[[float], Awaitable[object]]
+
+
+class OpenAIChatClient(BaseChatClient):
+    """A chat client for ``POST /chat/completions`` of OpenAI and compatible servers.
+
+    ``api_key`` and ``base_url`` default to ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL``
+    (then ``https://api.openai.com/v1``); without a key no ``Authorization`` header is sent
+    (local servers need none). ``timeout`` (seconds, None for none) bounds connecting and every
+    wait for data, not a whole stream (OA-23). ``max_retries`` builds the `RetryPolicy` unless
+    ``retry_policy`` is given. ``session``: an ``aiohttp.ClientSession`` to use (and leave
+    open); by default the client creates one on first use and closes it in ``aclose()`` /
+    ``async with`` (PV-31). ``sleep`` and ``rng`` replace ``asyncio.sleep`` and the random
+    source of the backoff (tests, PV-32). ``options["model"]`` overrides ``model`` per call.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = 60.0,
+        max_retries: int = 2,
+        middleware: Any = None,
+        function_invocation_configuration: FunctionInvocationConfiguration | None = None,
+        session: aiohttp.ClientSession | None = None,
+        retry_policy: RetryPolicy | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        max_tokens_key: str = "max_completion_tokens",
+        sleep: Sleep | None = None,
+        rng: SupportsRandom | None = None,
+    ) -> None:
+        super().__init__(
+            middleware=middleware,
+            function_invocation_configuration=function_invocation_configuration,
+        )
+        self.model = model
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
+        self._api_key = Secret(key)
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"base_url must be an http(s) URL, got {redact(url, key)!r}")
+        self.base_url = url
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+        self.timeout = timeout
+        self.retry_policy = retry_policy or RetryPolicy(max_retries=max_retries)
+        self.default_headers = dict(default_headers or {})
+        self.max_tokens_key = max_tokens_key
+        self._sleep: Sleep = sleep or asyncio.sleep
+        self._rng = rng
+        self._session = session
+        self._owns_session = session is None
+
+    def __repr__(self) -> str:
+        key = "***" if self._api_key else None
+        return (
+            f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
+            f"api_key={key!r})"
+        )
+
+    # -- life cycle (PV-31) -------------------------------------------------------------------
+
+    @property
+    def session(self) -> aiohttp.ClientSession | None:
+        """The HTTP session, once there is one."""
+        return self._session
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None or (self._owns_session and self._session.closed):
+            self._session = aiohttp.ClientSession()
+            self._owns_session = True
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the session the client created (a session passed in stays open). Idempotent."""
+        if self._owns_session and self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+
+    async def __aenter__(self) -> OpenAIChatClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- the two calls ------------------------------------------------------------------------
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        body = self._encode(messages, options, stream=False)
+        response, raw = await self._send(body, stream=False)
+        request_id = response.headers.get("x-request-id")
+        try:
+            try:
+                data = json.loads(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise OpenAIProtocolError(
+                    f"response body is not valid JSON ({exc}): "
+                    f"{_snippet(raw.decode('utf-8', 'replace'))}"
+                ) from None
+            return parse_response(data)
+        except ProviderError as error:
+            raise self._finish_error(error, request_id) from None
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        body = self._encode(messages, options, stream=True)
+        response, first = await self._send(body, stream=True)
+        request_id = response.headers.get("x-request-id")
+        clean = False
+        try:
+            if response.content_type == "application/json":  # the server ignored stream (OA-24)
+                for update in await self._json_as_updates(response, first, request_id):
+                    yield update
+                clean = True
+                return
+            decoder = ChatCompletionsStreamDecoder()
+            finished = False  # a finish_reason was seen (PV-15)
+            chunk = first
+            while True:
+                updates, error = _decode(decoder.feed, chunk)
+                for update in updates:
+                    finished = finished or update.finish_reason is not None
+                    yield update
+                if error is not None:
+                    raise self._finish_error(error, request_id)
+                if decoder.done:
+                    break  # data after [DONE] is ignored (PV-15)
+                try:
+                    chunk = await response.content.readany()
+                except _NETWORK_ERRORS as exc:
+                    raise self._interrupted(_what(exc), request_id) from None
+                if not chunk:
+                    break
+            updates, error = _decode(decoder.close, None)
+            for update in updates:
+                finished = finished or update.finish_reason is not None
+                yield update
+            if error is not None:
+                if isinstance(error, OpenAIProtocolError):  # the body ended inside an event
+                    raise self._interrupted(f"truncated event: {error}", request_id)
+                raise self._finish_error(error, request_id)
+            if not decoder.done and not finished:
+                raise self._interrupted(
+                    "the stream ended before [DONE] and without a finish_reason", request_id
+                )
+            clean = True
+        finally:
+            # PV-30: every other exit (an error, the consumer's cancellation, an early aclose())
+            # closes the response and its connection. After a clean end, release() returns
+            # the connection to the pool when the body was read to its end, else closes it.
+            if clean:
+                response.release()
+            else:
+                response.close()
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def _encode(self, messages: list[Message], options: dict[str, Any], *, stream: bool) -> bytes:
+        request = build_request(
+            messages, options, model=self.model, stream=stream, max_tokens_key=self.max_tokens_key
+        )
+        return json.dumps(request, ensure_ascii=False).encode("utf-8")
+
+    def _headers(self, *, stream: bool) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream" if stream else "application/json",
+            "User-Agent": USER_AGENT,
+            **self.default_headers,
+        }
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key.reveal()}"
+        return headers
+
+    async def _send(self, body: bytes, *, stream: bool) -> tuple[aiohttp.ClientResponse, bytes]:
+        """Attempts under the retry policy (PV-25); the last error when every attempt failed."""
+        return await retry_call(
+            lambda: self._attempt(body, stream=stream),
+            policy=self.retry_policy,
+            sleep=self._sleep,
+            rng=self._rng,
+            logger=logger,
+        )
+
+    async def _attempt(self, body: bytes, *, stream: bool) -> tuple[aiohttp.ClientResponse, bytes]:
+        """One POST: a 2xx response with its whole body (released), or, when streaming, with its
+        first chunk (still open: the caller closes it). Every failure is a `ProviderError`."""
+        url = f"{self.base_url}/chat/completions"
+        timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout, sock_read=self.timeout)
+        logger.debug("POST %s (stream=%s)", redact(url, self._api_key), stream)
+        try:
+            response = await self._get_session().post(
+                url, data=body, headers=self._headers(stream=stream), timeout=timeout
+            )
+        except _NETWORK_ERRORS as exc:
+            raise self._network_error(exc, None) from None
+        handed_over = False
+        try:
+            if response.status >= 300:
+                raise await self._status_error(response)
+            if stream:
+                first = await response.content.readany()
+                if not first:
+                    raise ProviderConnectionError(
+                        describe(None, "the stream ended before its first byte", provider=PROVIDER),
+                        provider_message="",
+                        request_id=response.headers.get("x-request-id"),
+                        provider=PROVIDER,
+                        headers=response.headers,
+                    )
+                handed_over = True
+                return response, first
+            return response, await response.read()
+        except _NETWORK_ERRORS as exc:
+            raise self._network_error(exc, response) from None
+        finally:
+            if not handed_over:
+                response.close()  # a fully read body already went back to the pool
+
+    async def _status_error(self, response: aiohttp.ClientResponse) -> ProviderError:
+        headers = {k.lower(): v for k, v in response.headers.items()}
+        try:
+            raw = await _read_upto(response.content, _MAX_ERROR_BODY)
+        except _NETWORK_ERRORS:
+            raw = b""
+        message, request_id = parse_error(response.status, raw, headers)
+        if response.status == 401 and not self._api_key:
+            message += " (no API key was configured: pass api_key= or set OPENAI_API_KEY)"
+        error = error_for_status(
+            response.status, message, request_id, provider=PROVIDER, headers=headers
+        )
+        return error.redact(self._api_key)
+
+    def _network_error(
+        self, exc: BaseException, response: aiohttp.ClientResponse | None
+    ) -> ProviderError:
+        """A timeout or a connection failure before the answer was complete."""
+        request_id = response.headers.get("x-request-id") if response is not None else None
+        headers = response.headers if response is not None else None
+        cls: type[ProviderError]
+        if isinstance(exc, TimeoutError):
+            cls, text = ProviderTimeoutError, f"no answer within {self.timeout} s"
+        else:
+            cls, text = ProviderConnectionError, "connection failed"
+        text = f"{text} ({self.base_url}): {_what(exc)}"
+        error = cls(
+            describe(None, text, request_id, provider=PROVIDER),
+            provider_message="",
+            request_id=request_id,
+            provider=PROVIDER,
+            headers=headers,
+        )
+        return error.redact(self._api_key)
+
+    def _interrupted(self, what: str, request_id: str | None) -> StreamInterruptedError:
+        error = StreamInterruptedError(
+            describe(None, f"the stream was interrupted: {what}", request_id, provider=PROVIDER),
+            provider_message="",
+            request_id=request_id,
+            provider=PROVIDER,
+        )
+        return error.redact(self._api_key)
+
+    def _finish_error(self, error: ProviderError, request_id: str | None) -> ProviderError:
+        """A codec error leaving the client: with the request id and without the key (OA-22)."""
+        if error.request_id is None and request_id:
+            error.request_id = request_id
+        return error.redact(self._api_key)
+
+    async def _json_as_updates(
+        self, response: aiohttp.ClientResponse, first: bytes, request_id: str | None
+    ) -> list[ChatResponseUpdate]:
+        try:
+            raw = first + await response.read()
+        except _NETWORK_ERRORS as exc:
+            raise self._interrupted(_what(exc), request_id) from None
+        try:
+            try:
+                data = json.loads(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise OpenAIProtocolError(
+                    f"response body is not valid JSON ({exc}): "
+                    f"{_snippet(raw.decode('utf-8', 'replace'))}"
+                ) from None
+            return _as_updates(parse_response(data))
+        except ProviderError as error:
+            raise self._finish_error(error, request_id) from None
+
+
+def _decode(
+    step: Callable[..., list[ChatResponseUpdate]], chunk: bytes | None
+) -> tuple[list[ChatResponseUpdate], ProviderError | None]:
+    """Run one decoder step; an error comes back with the updates decoded before it (PV-14)."""
+    try:
+        return (step(chunk) if chunk is not None else step()), None
+    except (OpenAIStreamError, OpenAIProtocolError) as error:
+        return error.updates, error
+
+
+def _as_updates(response: ChatResponse) -> list[ChatResponseUpdate]:
+    updates = [
+        ChatResponseUpdate(
+            list(message.contents),
+            message.role,
+            message_id=message.message_id,
+            response_id=response.response_id,
+            model=response.model,
+            created_at=response.created_at,
+            finish_reason=response.finish_reason,
+            raw_representation=response.raw_representation,
+        )
+        for message in response.messages
+    ]
+    if response.usage_details:
+        updates.append(
+            ChatResponseUpdate(
+                [Content.from_usage(response.usage_details)],
+                "assistant",
+                message_id=response.response_id,
+                response_id=response.response_id,
+            )
+        )
+    return updates
+
+
+def _what(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def _read_upto(content: aiohttp.StreamReader, limit: int) -> bytes:
+    data = bytearray()
+    while len(data) < limit:
+        chunk = await content.read(limit - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
