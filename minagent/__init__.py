@@ -45,12 +45,13 @@ from ._providers import (
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from ._schema import ValidationIssue
 from ._stream import ResponseStream
-from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
 from ._threads import AgentThread, Context, ContextProvider
+from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
 from ._types import FORMAT_VERSION, Content, Message, UsageDetails, normalize_messages
 from ._version import __version__
 
 __all__ = [
+    "FORMAT_VERSION",
     "Agent",
     "AgentContext",
     "AgentMiddleware",
@@ -70,7 +71,6 @@ __all__ = [
     "ContentError",
     "Context",
     "ContextProvider",
-    "FORMAT_VERSION",
     "FunctionInvocationConfiguration",
     "FunctionInvocationContext",
     "FunctionMiddleware",

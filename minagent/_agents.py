@@ -69,9 +69,7 @@ class _Later:
 class BaseAgent:
     """Identity, threads, `as_tool` and the async context-manager life cycle (AG-9)."""
 
-    def __init__(
-        self, *, id: str | None = None, name: str | None = None, description: str | None = None
-    ) -> None:
+    def __init__(self, *, id: str | None = None, name: str | None = None, description: str | None = None) -> None:
         self.id = id or uuid.uuid4().hex
         self.name = name
         self.description = description
@@ -224,10 +222,7 @@ class RawAgent(BaseAgent):
     ) -> None:
         super().__init__(id=id, name=name, description=description)
         if not isinstance(client, SupportsChatGetResponse):
-            raise TypeError(
-                "client must have get_response (SupportsChatGetResponse), "
-                f"got {type(client).__name__}"
-            )
+            raise TypeError(f"client must have get_response (SupportsChatGetResponse), got {type(client).__name__}")
         self.client = client
         options = dict(default_options or {})
         if instructions is not None:
@@ -268,21 +263,15 @@ class RawAgent(BaseAgent):
             raise MiddlewareException(
                 f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}"
             )
-        request = _RunRequest(
-            normalize_messages(messages), thread, dict(options or {}), tools, kwargs
-        )
+        request = _RunRequest(normalize_messages(messages), thread, dict(options or {}), tools, kwargs)
         return self._core(request, found, inbox, stream)
 
-    def _core(
-        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
-    ) -> Any:
+    def _core(self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool) -> Any:
         if stream:
             return ResponseStream(_Later(lambda: self._open_stream(request, found, inbox)))
         return self._run_once(request, found, inbox)
 
-    async def _run_once(
-        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
-    ) -> AgentResponse:
+    async def _run_once(self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None) -> AgentResponse:
         messages, options, call_kwargs = await self._prepare(request, found, inbox)
         response = await self.client.get_response(messages, options=options, **call_kwargs)
         return await self._finish(request, response)
@@ -297,9 +286,7 @@ class RawAgent(BaseAgent):
 
         def to_agent_update(update: ChatResponseUpdate) -> AgentResponseUpdate:
             author = self.name if update.role in (None, "assistant") else None
-            return AgentResponseUpdate.from_chat_update(
-                update, agent_id=self.id, author_name=author
-            )
+            return AgentResponseUpdate.from_chat_update(update, agent_id=self.id, author_name=author)
 
         async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
             return await self._finish(request, await chat_stream.get_final_response())
@@ -335,9 +322,7 @@ class RawAgent(BaseAgent):
         if options.get("tools"):
             options.setdefault("tool_choice", "auto")
             for item in options["tools"]:
-                await self._enter(
-                    item
-                )  # AG-9: tools that are context managers connect on first use
+                await self._enter(item)  # AG-9: tools that are context managers connect on first use
         history: list[Message] = []
         if thread is not None:
             if thread.service_thread_id:
@@ -389,9 +374,7 @@ class Agent(RawAgent):
         **kwargs: Any,
     ) -> Any:
         found = categorize_middleware(self.middleware, middleware)
-        request = _RunRequest(
-            normalize_messages(messages), thread, dict(options or {}), tools, kwargs
-        )
+        request = _RunRequest(normalize_messages(messages), thread, dict(options or {}), tools, kwargs)
         if not found.agent:
             return self._core(request, found, inbox, stream)
         context = AgentContext(
@@ -405,9 +388,7 @@ class Agent(RawAgent):
         )
 
         async def handler(ctx: AgentContext) -> Any:
-            changed = _RunRequest(
-                list(ctx.messages), ctx.thread, dict(ctx.options), ctx.tools, dict(ctx.kwargs)
-            )
+            changed = _RunRequest(list(ctx.messages), ctx.thread, dict(ctx.options), ctx.tools, dict(ctx.kwargs))
             outcome = self._core(changed, found, inbox, ctx.stream)
             return outcome if ctx.stream else await outcome
 

@@ -55,16 +55,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         asyncio.run(demo(out))
         return 0
     if args.command == "run":
-        return asyncio.run(
-            run_prompt(args.prompt, args.provider, args.model, args.instructions, out)
-        )
+        return asyncio.run(run_prompt(args.prompt, args.provider, args.model, args.instructions, out))
     print(ABOUT, file=out, end="")
     return 0
 
 
-async def run_prompt(
-    prompt: str, provider: str, model: str, instructions: str | None, out: TextIO
-) -> int:
+async def run_prompt(prompt: str, provider: str, model: str, instructions: str | None, out: TextIO) -> int:
     try:
         client = get_client(provider, model=model)
     except LookupError as exc:
@@ -119,11 +115,7 @@ def scripted_model(messages: list[Message], options: dict[str, Any]) -> Any:
             [
                 Message(
                     "assistant",
-                    [
-                        Content.from_function_call(
-                            "c2", "to_fahrenheit", json.dumps({"celsius": celsius})
-                        )
-                    ],
+                    [Content.from_function_call("c2", "to_fahrenheit", json.dumps({"celsius": celsius}))],
                 )
             ]
         )
@@ -150,9 +142,7 @@ async def demo(out: TextIO) -> None:
             f"agent middleware  > run starts with {len(context.messages)} message(s), stream={context.stream}",
         )
         await call_next()
-        say(
-            0, "agent middleware  < the run's stream is ready (updates follow as they are produced)"
-        )
+        say(0, "agent middleware  < the run's stream is ready (updates follow as they are produced)")
 
     async def chat_layer(context: ChatContext, call_next: Any) -> None:
         nonlocal calls

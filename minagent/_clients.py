@@ -58,9 +58,7 @@ class BaseChatClient:
         function_invocation_configuration: FunctionInvocationConfiguration | None = None,
     ) -> None:
         self.middleware = middleware
-        self.function_invocation_configuration = (
-            function_invocation_configuration or FunctionInvocationConfiguration()
-        )
+        self.function_invocation_configuration = function_invocation_configuration or FunctionInvocationConfiguration()
         _client_middleware(middleware)  # fail at construction, not at the first call
 
     # -- what a provider implements ---------------------------------------------------------

@@ -128,9 +128,7 @@ class ProviderHarness(Protocol):
         self, calls: Sequence[ScriptedCall], *, usage: UsageDetails | None = None
     ) -> None: ...
 
-    def script_error(
-        self, status: int, message: str, headers: Mapping[str, str] | None = None
-    ) -> None: ...
+    def script_error(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None: ...
 
     def script_stalled_stream(self, text: str) -> None: ...
 
@@ -174,17 +172,11 @@ class ScriptedHarness:
     ) -> None:
         self.script_parallel_tool_calls([ScriptedCall(name, arguments, call_id)], usage=usage)
 
-    def script_parallel_tool_calls(
-        self, calls: Sequence[ScriptedCall], *, usage: UsageDetails | None = None
-    ) -> None:
+    def script_parallel_tool_calls(self, calls: Sequence[ScriptedCall], *, usage: UsageDetails | None = None) -> None:
         self.steps.append(ScriptedStep("tool_calls", calls=tuple(calls), usage=usage))
 
-    def script_error(
-        self, status: int, message: str, headers: Mapping[str, str] | None = None
-    ) -> None:
-        self.steps.append(
-            ScriptedStep("error", status=status, message=message, headers=dict(headers or {}))
-        )
+    def script_error(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+        self.steps.append(ScriptedStep("error", status=status, message=message, headers=dict(headers or {})))
 
     def script_stalled_stream(self, text: str) -> None:
         self.steps.append(ScriptedStep("stall", text=text))
@@ -197,9 +189,7 @@ class ScriptedHarness:
 
     def next_step(self) -> ScriptedStep:
         if not self.steps:
-            raise ConformanceError(
-                f"request {len(self.received)} reached the fake server, but no answer is scripted"
-            )
+            raise ConformanceError(f"request {len(self.received)} reached the fake server, but no answer is scripted")
         return self.steps.pop(0)
 
 
@@ -373,9 +363,7 @@ async def check_parallel_tool_calls(harness: ProviderHarness) -> None:
         harness.script_parallel_tool_calls(
             [
                 ScriptedCall("get_weather", {"location": "Paris"}, "call_kit_p"),
-                ScriptedCall(
-                    "get_weather", {"location": "Tokyo", "unit": "kelvin"}, "call_kit_tyo"
-                ),
+                ScriptedCall("get_weather", {"location": "Tokyo", "unit": "kelvin"}, "call_kit_tyo"),
             ]
         )
         harness.script_text("Sunny in Paris, rain in Tokyo.")
@@ -393,10 +381,8 @@ async def check_parallel_tool_calls(harness: ProviderHarness) -> None:
         _expect(len(calls) == 2, f"{mode}: {len(calls)} calls in the response, expected 2")
         tool_messages = [m for m in response.messages if m.role == "tool"]
         _expect(
-            len(tool_messages) == 1
-            and [c.call_id for c in tool_messages[0].contents] == [c.call_id for c in calls],
-            f"{mode}: expected one tool message with both results in call order, got "
-            f"{tool_messages}",
+            len(tool_messages) == 1 and [c.call_id for c in tool_messages[0].contents] == [c.call_id for c in calls],
+            f"{mode}: expected one tool message with both results in call order, got {tool_messages}",
         )
         sent = harness.requests()
         _expect(len(sent) == 2, f"{mode}: {len(sent)} requests, expected 2")
@@ -534,11 +520,7 @@ async def check_stream_equals_non_stream(harness: ProviderHarness) -> None:
         harness.script_tool_call("get_weather", {"location": "Tokyo"}, "call_kit_eq", usage=_USAGE)
         harness.script_text("Rain in Tokyo.", usage=_USAGE)
         async with _client(harness) as client:
-            responses.append(
-                await _respond(
-                    client, "Tokyo?", stream=stream, options={"tools": [_weather_tool([])]}
-                )
-            )
+            responses.append(await _respond(client, "Tokyo?", stream=stream, options={"tools": [_weather_tool([])]}))
     plain, streamed = responses
     if plain != streamed:
         raise ConformanceError(
@@ -588,9 +570,7 @@ async def check_cancellation(harness: ProviderHarness) -> None:
             else:
                 await _leave_early(client)
         still_open = await harness.open_connections()
-        for _ in range(
-            int(_WAIT / 0.01)
-        ):  # the server notices closed connections soon, not at once
+        for _ in range(int(_WAIT / 0.01)):  # the server notices closed connections soon, not at once
             if not still_open:
                 break
             await asyncio.sleep(0.01)
@@ -634,9 +614,7 @@ async def run_check(harness: ProviderHarness, name: str) -> CheckResult:
             try:
                 await check.run(harness)
             except Exception as exc:  # an unexpected exception fails the check too
-                raise ConformanceError(
-                    f"{name} ({', '.join(check.rules)}): {_detail(exc)}"
-                ) from exc
+                raise ConformanceError(f"{name} ({', '.join(check.rules)}): {_detail(exc)}") from exc
             return CheckResult(check.name, check.rules, True)
     raise KeyError(f"no conformance check {name!r}; known: {[c.name for c in CHECKS]}")
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Sequence
 from contextlib import aclosing
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -141,9 +141,7 @@ class ToolLoop:
         if tools:
             options["tools"] = tools
         for item in (*tools, *config.additional_tools):
-            name = getattr(item, "name", None) or (
-                item.get("name") if isinstance(item, dict) else None
-            )
+            name = getattr(item, "name", None) or (item.get("name") if isinstance(item, dict) else None)
             if not isinstance(name, str):
                 continue
             executable = (isinstance(item, FunctionTool) or hasattr(item, "invoke")) and not any(
@@ -152,22 +150,15 @@ class ToolLoop:
             if executable and not getattr(item, "declaration_only", False):
                 self.tools[name] = item
             else:  # declaration dicts, declaration-only and additional tools: known, never run (LP-11)
-                params = (
-                    item.get("parameters")
-                    if isinstance(item, dict)
-                    else getattr(item, "parameters", None)
-                )
-                self.tools[name] = FunctionTool(
-                    name=name, parameters=params if isinstance(params, dict) else None
-                )
+                params = item.get("parameters") if isinstance(item, dict) else getattr(item, "parameters", None)
+                self.tools[name] = FunctionTool(name=name, parameters=params if isinstance(params, dict) else None)
 
     # -- the loop ---------------------------------------------------------------------------
 
-    async def updates(self) -> AsyncIterator[ChatResponseUpdate]:
+    async def updates(self) -> AsyncGenerator[ChatResponseUpdate, None]:
         if any(c.type in _APPROVAL_KINDS for m in self.transcript for c in m.contents):
-            async with aclosing(self._resume_approvals()) as resumed:
-                async for update in resumed:
-                    yield update
+            async for update in self._resume_approvals():
+                yield update
             if self.done:
                 return
         if not self.config.enabled:  # LP-1: one plain call, calls returned unexecuted
@@ -191,9 +182,8 @@ class ToolLoop:
             if self._needs_approval(calls):
                 yield self._request_approvals(calls)
                 return
-            async with aclosing(self._run_batch(calls)) as ran:
-                async for update in ran:
-                    yield update
+            async for update in self._run_batch(calls):  # holds no resource at its yields
+                yield update
             if self.done:
                 return
             if tool_choice_mode(self.options.get("tool_choice")) == "required":
@@ -213,7 +203,7 @@ class ToolLoop:
 
     # -- model calls ------------------------------------------------------------------------
 
-    async def _model_call(self) -> AsyncIterator[ChatResponseUpdate]:
+    async def _model_call(self) -> AsyncGenerator[ChatResponseUpdate, None]:
         options = dict(self.options)
         no_tools = self.last_call or tool_choice_mode(options.get("tool_choice")) == "none"
         if self.last_call:
@@ -238,9 +228,7 @@ class ToolLoop:
         else:
             response = result
         if not isinstance(response, ChatResponse):
-            raise TypeError(
-                f"a model call must produce a ChatResponse, got {type(response).__name__}"
-            )
+            raise TypeError(f"a model call must produce a ChatResponse, got {type(response).__name__}")
         if no_tools:
             response = _drop_calls(response)
             if self.last_call and not _visible(response):
@@ -288,17 +276,11 @@ class ToolLoop:
     def _actionable_calls(self) -> list[Content]:
         """Calls of the last response that are neither informational nor already answered (LP-4)."""
         response = self.responses[-1]
-        answered = {
-            c.call_id for m in response.messages for c in m.contents if c.type == "function_result"
-        }
+        answered = {c.call_id for m in response.messages for c in m.contents if c.type == "function_result"}
         calls: dict[str | None, Content] = {}
         for m in response.messages:
             for c in m.contents:
-                if (
-                    c.type == "function_call"
-                    and not c.informational_only
-                    and c.call_id not in answered
-                ):
+                if c.type == "function_call" and not c.informational_only and c.call_id not in answered:
                     calls.setdefault(c.call_id, c)
         return list(calls.values())
 
@@ -306,18 +288,12 @@ class ToolLoop:
         cfg = self.config
         if cfg.max_function_calls is not None and self.calls_made >= cfg.max_function_calls:
             return True
-        return (
-            self.errors_in_a_row > 0
-            and self.errors_in_a_row >= cfg.max_consecutive_errors_per_request
-        )
+        return self.errors_in_a_row > 0 and self.errors_in_a_row >= cfg.max_consecutive_errors_per_request
 
     # -- approvals --------------------------------------------------------------------------
 
     def _needs_approval(self, calls: Sequence[Content]) -> bool:
-        return any(
-            getattr(self.tools.get(c.name or ""), "approval_mode", None) == "always_require"
-            for c in calls
-        )
+        return any(getattr(self.tools.get(c.name or ""), "approval_mode", None) == "always_require" for c in calls)
 
     def _request_approvals(self, calls: Sequence[Content]) -> ChatResponseUpdate:
         """Pause: nothing in the batch runs; each call needing approval gets a request (LP-13)."""
@@ -327,18 +303,11 @@ class ToolLoop:
             if getattr(self.tools.get(c.name or ""), "approval_mode", None) == "always_require"
         ]
         holder = _message_holding(self.new_messages, calls[0])
-        updated = Message(
-            holder.role,
-            [*holder.contents, *requests],
-            author_name=holder.author_name,
-            message_id=holder.message_id,
-            additional_properties=holder.additional_properties,
-        )
-        self._replace(holder, updated)
+        self._replace(holder, holder.with_contents([*holder.contents, *requests]))
         self.done = True
         return ChatResponseUpdate(requests, "assistant")
 
-    async def _resume_approvals(self) -> AsyncIterator[ChatResponseUpdate]:
+    async def _resume_approvals(self) -> AsyncGenerator[ChatResponseUpdate, None]:
         """Answer approval requests from the conversation, then clean the transcript (LP-14)."""
         decisions = {
             c.id: bool(c.approved)
@@ -346,9 +315,7 @@ class ToolLoop:
             for c in m.contents
             if c.type == "function_approval_response" and c.id is not None
         }
-        answered = {
-            c.call_id for m in self.transcript for c in m.contents if c.type == "function_result"
-        }
+        answered = {c.call_id for m in self.transcript for c in m.contents if c.type == "function_result"}
         cleaned: list[Message] = []
         waiting: list[tuple[Message, list[Content], list[Content]]] = []
         for m in self.transcript:
@@ -359,39 +326,26 @@ class ToolLoop:
             requests = [
                 c
                 for c in m.contents
-                if c.type == "function_approval_request"
-                and c.function_call
-                and c.function_call.call_id not in answered
+                if c.type == "function_approval_request" and c.function_call and c.function_call.call_id not in answered
             ]
             if kept:
-                m = Message(m.role, kept, author_name=m.author_name, message_id=m.message_id,
-                            additional_properties=m.additional_properties)  # fmt: skip
+                m = m.with_contents(kept)
                 cleaned.append(m)
             if requests:
                 calls = [c for c in kept if c.type == "function_call" and c.call_id not in answered]
                 waiting.append((m, calls, requests))
         self.transcript[:] = cleaned
         for holder, calls, requests in waiting:
-            approved = {
-                r.function_call.call_id for r in requests if r.function_call and decisions.get(r.id)
-            }
+            approved = {r.function_call.call_id for r in requests if r.function_call and decisions.get(r.id or "")}
             needs = {r.function_call.call_id for r in requests if r.function_call}
             runnable = [c for c in calls if c.call_id not in needs or c.call_id in approved]
-            rejected = {
-                c.call_id for c in calls if c.call_id in needs and c.call_id not in approved
-            }
-            at = (
-                self.transcript.index(holder) + 1
-                if holder in self.transcript
-                else len(self.transcript)
-            )
+            rejected = {c.call_id for c in calls if c.call_id in needs and c.call_id not in approved}
+            at = self.transcript.index(holder) + 1 if holder in self.transcript else len(self.transcript)
             self.sent = min(self.sent, at)
             tail = self.transcript[at:]
             del self.transcript[at:]
-            batch = self._run_batch(calls, runnable=runnable, rejected=rejected)
-            async with aclosing(batch) as ran:
-                async for update in ran:
-                    yield update
+            async for update in self._run_batch(calls, runnable=runnable, rejected=rejected):
+                yield update
             self.transcript.extend(tail)
             if self.done:
                 return
@@ -406,7 +360,7 @@ class ToolLoop:
         *,
         runnable: Sequence[Content] | None = None,
         rejected: set[str | None] | None = None,
-    ) -> AsyncIterator[ChatResponseUpdate]:
+    ) -> AsyncGenerator[ChatResponseUpdate, None]:
         """Run the calls, then append one tool message in call order and what came in meanwhile."""
         runnable = list(calls if runnable is None else runnable)
         budget = self.config.max_function_calls
@@ -432,25 +386,15 @@ class ToolLoop:
                 else:
                     results.append(result)
             elif rejected and call.call_id in rejected:
-                results.append(
-                    Content.from_function_result(
-                        call.call_id or "", REJECTED_TEXT, exception="rejected"
-                    )
-                )
+                results.append(Content.from_function_result(call.call_id or "", REJECTED_TEXT, exception="rejected"))
             elif any(call is o for o in over):
-                results.append(
-                    Content.from_function_result(
-                        call.call_id or "", NOT_EXECUTED_TEXT, exception="limit"
-                    )
-                )
+                results.append(Content.from_function_result(call.call_id or "", NOT_EXECUTED_TEXT, exception="limit"))
         self.calls_made += len(runnable)
         if results:
             tool_message = Message("tool", results)
             self._append(tool_message)
             yield _as_update(tool_message)
-            self.errors_in_a_row = (
-                self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
-            )
+            self.errors_in_a_row = self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
         for message in arrived:  # LP-15: after the results, never between a call and its result
             self._append(message)
             yield _as_update(message)
@@ -460,30 +404,16 @@ class ToolLoop:
 
     def _mark_pending(self, pending: Sequence[Content]) -> None:
         holder = _message_holding(self.transcript, pending[0])
-        marked = [
-            replace(c, user_input_request=True) if any(c is p for p in pending) else c
-            for c in holder.contents
-        ]
+        marked = [replace(c, user_input_request=True) if any(c is p for p in pending) else c for c in holder.contents]
         marked.extend(self.surfaced)  # requests of sub-agents run as tools (AG-8)
-        self._replace(
-            holder,
-            Message(
-                holder.role,
-                marked,
-                author_name=holder.author_name,
-                message_id=holder.message_id,
-                additional_properties=holder.additional_properties,
-            ),  # fmt: skip
-        )
+        self._replace(holder, holder.with_contents(marked))
 
     async def _execute(self, calls: Sequence[Content]) -> list[tuple[Content | None, bool]]:
         """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
         outcomes: list[tuple[Content | None, bool]] = []
         group: list[Content] = []
         for call in [*calls, None]:
-            alone = call is not None and getattr(
-                self.tools.get(call.name or ""), "sequential", False
-            )
+            alone = call is not None and getattr(self.tools.get(call.name or ""), "sequential", False)
             if call is None or alone:
                 if group:
                     outcomes.extend(await _gather([self._invoke(c) for c in group]))
@@ -502,14 +432,12 @@ class ToolLoop:
             if self.config.terminate_on_unknown_calls:
                 raise UnknownToolError(name)
             available = ", ".join(sorted(self.tools)) or "none"
-            return _error(call_id, f'Error: Requested function "{name}" not found. Available functions: {available}.',
-                          f"unknown function {name!r}"), False  # fmt: skip
+            text = f'Error: Requested function "{name}" not found. Available functions: {available}.'
+            return _error(call_id, text, f"unknown function {name!r}"), False
         try:
             arguments = call.parse_arguments() or {}
         except ContentError as exc:
-            return _error(
-                call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"
-            ), False
+            return _error(call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"), False
         issues = tool.validate_arguments(arguments) if hasattr(tool, "validate_arguments") else []
         if issues:
             text = f"Error: Invalid arguments for {name}:\n{describe_issues(issues)}"
@@ -544,15 +472,14 @@ class ToolLoop:
         except Exception as exc:
             if not raised or exc is not raised[-1]:
                 raise  # design decision 12: middleware's own exceptions reach the caller
-            detail = (
-                f" Exception: {type(exc).__name__}: {exc}"
-                if self.config.include_detailed_errors
-                else ""
-            )
-            return _error(
-                call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__
-            ), False
-        return Content.from_function_result(call_id, result_value(value)), context.terminated
+            detail = f" Exception: {type(exc).__name__}: {exc}" if self.config.include_detailed_errors else ""
+            return _error(call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__), False
+        try:
+            payload = result_value(value)
+        except Exception as exc:  # the tool's own value failed to convert: still the tool's failure
+            text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
+            return _error(call_id, text, str(exc) or type(exc).__name__), context.terminated
+        return Content.from_function_result(call_id, payload), context.terminated
 
 
 async def _gather(coros: Sequence[Awaitable[Any]]) -> list[Any]:
@@ -582,15 +509,7 @@ def _as_update(message: Message) -> ChatResponseUpdate:
 
 def _fresh(message: Message) -> Message:
     """A copy of a message and its contents, for one model call's ChatContext (LP-3)."""
-    return Message(
-        message.role,
-        [replace(c) for c in message.contents],
-        author_name=message.author_name,
-        message_id=message.message_id,
-        additional_properties=message.additional_properties,
-        extra=message.extra,
-        raw_representation=message.raw_representation,
-    )
+    return message.with_contents([replace(c) for c in message.contents])
 
 
 def _message_holding(messages: Sequence[Message], content: Content) -> Message:
@@ -619,11 +538,10 @@ def _drop_calls(response: ChatResponse) -> ChatResponse:
     for m in response.messages:
         kept = [c for c in m.contents if not _is_call(c)]
         if kept:
-            messages.append(Message(m.role, kept, author_name=m.author_name, message_id=m.message_id,
-                                    additional_properties=m.additional_properties))  # fmt: skip
+            messages.append(m.with_contents(kept))
     return replace(response, messages=messages)
 
 
 def _visible(response: ChatResponse) -> bool:
-    return any(c.type not in ("function_call", "text_reasoning", "usage") and (c.type != "text" or c.text)
-               for m in response.messages for c in m.contents)  # fmt: skip
+    hidden = ("function_call", "text_reasoning", "usage")
+    return any(c.type not in hidden and (c.type != "text" or c.text) for m in response.messages for c in m.contents)

@@ -213,9 +213,7 @@ def middleware_layer(item: object) -> Layer:
     marked: Layer | None = getattr(item, _MARK, None) or getattr(func, _MARK, None)
     params = _positional_params(func)
     if params is None or len(params) < 2:
-        raise MiddlewareException(
-            f"middleware {_name(item)} must accept two parameters (context, call_next)"
-        )
+        raise MiddlewareException(f"middleware {_name(item)} must accept two parameters (context, call_next)")
     annotated = _annotated_layer(func, params[0])
     if marked and annotated and marked != annotated:
         raise MiddlewareException(
@@ -284,9 +282,7 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
             layer = middleware_layer(item)
             fn = item if inspect.isroutine(item) else item.process
             found[layer].append(fn)
-    return CategorizedMiddleware(
-        tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"])
-    )
+    return CategorizedMiddleware(tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"]))
 
 
 # --------------------------------------------------------------------------------------------

@@ -194,9 +194,7 @@ def error_for_status(
     )
 
 
-def describe(
-    status: int | None, message: str, request_id: str | None = None, *, provider: str | None = None
-) -> str:
+def describe(status: int | None, message: str, request_id: str | None = None, *, provider: str | None = None) -> str:
     """``"<provider>: HTTP <status> <reason>: <message> (request id <id>)"`` (PV-24)."""
     text = message
     if status is not None:
@@ -334,11 +332,7 @@ def server_delay(
         reset = parse_duration(lowered.get(f"x-ratelimit-reset-{limit}", ""))
         if reset is not None:
             resets[limit] = reset
-    exhausted = [
-        resets[limit]
-        for limit in resets
-        if lowered.get(f"x-ratelimit-remaining-{limit}", "").strip() == "0"
-    ]
+    exhausted = [resets[limit] for limit in resets if lowered.get(f"x-ratelimit-remaining-{limit}", "").strip() == "0"]
     chosen = exhausted or list(resets.values())
     return max(chosen) if chosen else None
 
@@ -442,7 +436,5 @@ async def retry_call(
             retries += 1
             wait = policy.delay(retries, error.headers, rng, status=error.status)
             if logger is not None:
-                logger.info(
-                    "retry %d of %d in %.3f s after: %s", retries, policy.max_retries, wait, error
-                )
+                logger.info("retry %d of %d in %.3f s after: %s", retries, policy.max_retries, wait, error)
         await sleep(wait)

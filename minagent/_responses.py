@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, fields, replace
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar, cast
 
 from ._exceptions import ContentError
 from ._types import (
@@ -74,7 +74,9 @@ class _Wire:
                 kw["contents"] = _contents_from(data, path)
             elif f.name == "usage_details":
                 usage = _get(data, "usage_details", dict, path)
-                kw["usage_details"] = None if usage is None else UsageDetails.from_dict(usage, path=f"{path}.usage_details")
+                kw["usage_details"] = (
+                    None if usage is None else UsageDetails.from_dict(usage, path=f"{path}.usage_details")
+                )
             elif f.name == "additional_properties":
                 kw[f.name] = dict(_get(data, f.name, dict, path) or {})
             elif f.name in ("extra", "raw_representation"):
@@ -83,7 +85,7 @@ class _Wire:
                 kw[f.name] = _get(data, f.name, str, path)
         known = {f.name for f in fields(cls)} | {"type", "version"}  # type: ignore[arg-type]
         known -= {"extra", "raw_representation"}  # not wire keys: data keys so named are unknown
-        return cls(**kw, extra=_extra(data, known))
+        return cast(Self, cast(Any, cls)(**kw, extra=_extra(data, known)))
 
 
 def _text_of_messages(messages: Sequence[Message]) -> str:
@@ -274,7 +276,7 @@ def _content_list(contents: object) -> list[Content]:
 # --------------------------------------------------------------------------------------------
 # The merge algorithm (TY-9, TY-10, TY-11).
 
-_R = Any  # ChatResponse | AgentResponse; both have the attributes used below.
+_R = TypeVar("_R", ChatResponse, AgentResponse)
 
 
 def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> _R:
@@ -360,7 +362,9 @@ def _merge_call(call: Content, delta: Content) -> Content:
     elif isinstance(a, dict) and isinstance(b, dict):
         args = {**a, **b}
     else:
-        raise ContentError(f"cannot merge arguments of call {call.call_id!r}: {type(a).__name__} and {type(b).__name__}")
+        raise ContentError(
+            f"cannot merge arguments of call {call.call_id!r}: {type(a).__name__} and {type(b).__name__}"
+        )
     return replace(
         call,
         call_id=call.call_id or delta.call_id,
@@ -369,4 +373,3 @@ def _merge_call(call: Content, delta: Content) -> Content:
         exception=call.exception or delta.exception,
         additional_properties={**delta.additional_properties, **call.additional_properties},
     )
-

@@ -270,9 +270,7 @@ def _required_key(key: str, hint: object, required_keys: frozenset[str]) -> bool
 _ARGS_SECTIONS = "args|arguments|parameters|params|keyword args|keyword arguments|other parameters"
 _SECTION = re.compile(r"^[A-Z][A-Za-z ]*:$")  # a Google section header: Args:, Returns:, ...
 _SPHINX_FIELD = re.compile(r"^:\w+[^:]*:")
-_SPHINX_PARAM = re.compile(
-    r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*?\s+)?(\*{0,2}\w+)\s*:\s*(.*)$"
-)
+_SPHINX_PARAM = re.compile(r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*?\s+)?(\*{0,2}\w+)\s*:\s*(.*)$")
 _GOOGLE_ARG = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
@@ -359,9 +357,7 @@ def _limits(value: Any, schema: Mapping[str, Any], path: str) -> list[Validation
     return [
         ValidationIssue(path, f"expected {expected.format(_render(limit))}; got {given}")
         for keyword, (applies_to, violated, expected) in _LIMITS.items()
-        if applies_to == kind
-        and _is_number(limit := schema.get(keyword))
-        and violated(measure, limit)
+        if applies_to == kind and _is_number(limit := schema.get(keyword)) and violated(measure, limit)
     ]
 
 
@@ -424,9 +420,7 @@ class _Validator:
             raise ValueError(f"$ref {ref!r} does not resolve to a schema")
         return node
 
-    def _one_or_any(
-        self, value: Any, alternatives: list[_Schema], path: str, *, one: bool
-    ) -> list[ValidationIssue]:
+    def _one_or_any(self, value: Any, alternatives: list[_Schema], path: str, *, one: bool) -> list[ValidationIssue]:
         """SC-34, SC-35: one useful report when no alternative passes."""
         results = [self.check(value, alternative, path) for alternative in alternatives]
         passing = [str(i) for i, issues in enumerate(results) if not issues]
@@ -437,14 +431,8 @@ class _Validator:
             return [ValidationIssue(path, problem.format(", ".join(passing)))]
         pairs = zip(alternatives, results, strict=True)
         accepts = [(self._accepts(alternative), issues) for alternative, issues in pairs]
-        admitting = [
-            issues
-            for kinds, issues in accepts
-            if any(k is None or _has_type(value, k) for _, k in kinds)
-        ]
-        if (
-            admitting
-        ):  # the closest alternative explains best: the fewest issues, the first on a tie
+        admitting = [issues for kinds, issues in accepts if any(k is None or _has_type(value, k) for _, k in kinds)]
+        if admitting:  # the closest alternative explains best: the fewest issues, the first on a tie
             return min(admitting, key=len)
         expected = [phrase for kinds, _ in accepts for phrase, _ in kinds]
         return [_mismatch(path, list(dict.fromkeys(expected)), value)]
@@ -465,9 +453,7 @@ class _Validator:
             return [pair for branch in branches for pair in self._accepts(branch, depth + 1)]
         return [("any value", None)]
 
-    def _object(
-        self, value: Mapping[Any, Any], schema: Mapping[str, Any], path: str
-    ) -> list[ValidationIssue]:
+    def _object(self, value: Mapping[Any, Any], schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
         """SC-30, SC-31."""
         properties: Mapping[str, _Schema] = schema.get("properties", {})
         issues: list[ValidationIssue] = []
@@ -484,17 +470,13 @@ class _Validator:
             if name in properties:
                 issues += self.check(item, properties[name], where)
             elif additional is False:
-                problem = (
-                    f"allowed properties: {allowed}" if allowed else "no properties are allowed"
-                )
+                problem = f"allowed properties: {allowed}" if allowed else "no properties are allowed"
                 issues.append(ValidationIssue(where, f"unexpected property; {problem}"))
             else:
                 issues += self.check(item, additional, where)
         return issues
 
-    def _array(
-        self, value: Sequence[Any], schema: Mapping[str, Any], path: str
-    ) -> list[ValidationIssue]:
+    def _array(self, value: Sequence[Any], schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
         """SC-32, SC-33."""
         items: Any = schema.get("items", True)
         if isinstance(items, list):  # draft 7: items as a list, additionalItems for the rest
@@ -542,9 +524,7 @@ def _json_type(value: object) -> str:
     """The JSON type name of a value (SC-26), or its Python type name when it is not JSON."""
     if isinstance(value, Mapping | list | tuple):
         return "object" if isinstance(value, Mapping) else "array"
-    return next(
-        (name for t, name in _SCALARS.items() if isinstance(value, t)), type(value).__name__
-    )
+    return next((name for t, name in _SCALARS.items() if isinstance(value, t)), type(value).__name__)
 
 
 def _json_equal(a: Any, b: Any) -> bool:

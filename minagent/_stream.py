@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
 from contextlib import aclosing
 from typing import Any, Generic, TypeVar, cast
 
@@ -79,7 +79,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         "_state",
         "_transform_hooks",
         "_updates",
-    )  # fmt: skip
+    )
 
     def __init__(
         self,
@@ -160,7 +160,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         """The raw (pre-transform) updates received so far."""
         return list(self._updates)
 
-    def __aiter__(self) -> AsyncIterator[TUpdate]:
+    def __aiter__(self) -> AsyncGenerator[TUpdate, None]:
         return self._consume()
 
     def __await__(self) -> Generator[Any, None, ResponseStream[TUpdate, TFinal]]:
@@ -221,7 +221,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._iterator = aiter(source)
         return self._iterator
 
-    async def _consume(self) -> AsyncIterator[TUpdate]:
+    async def _consume(self) -> AsyncGenerator[TUpdate, None]:
         if self._state not in (_NEW, _OPEN):
             return
         token = object()
@@ -285,9 +285,9 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         if not failures:
             return
         if error is not None:  # keep the original error; record the cleanup failures on it
-            for exc in failures:
-                logger.error("cleanup hook failed while the stream was failing", exc_info=exc)
-                error.add_note(f"cleanup hook also failed: {exc!r}")
+            for failure in failures:
+                logger.error("cleanup hook failed while the stream was failing", exc_info=failure)
+                error.add_note(f"cleanup hook also failed: {failure!r}")
             return
         if len(failures) == 1:
             raise failures[0]
@@ -315,7 +315,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         self._has_final = True
 
 
-async def _mapped(inner: ResponseStream[Any, Any], transform: Callable[[Any], Any]) -> AsyncIterator[Any]:
-    async with aclosing(aiter(inner)) as updates:
+async def _mapped(inner: ResponseStream[Any, Any], transform: Callable[[Any], Any]) -> AsyncGenerator[Any, None]:
+    async with aclosing(inner.__aiter__()) as updates:
         async for update in updates:
             yield await _call(transform, update)

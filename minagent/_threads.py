@@ -1,7 +1,8 @@
 """Threads and context providers (spec/threads.md, spec/agent.md).
 
-An `AgentThread` is a conversation's memory between runs: either the local message history,
-or the id of a conversation the service keeps (`service_thread_id`), never both at once. It is
+An `AgentThread` is a conversation's memory between runs: the local message history, or,
+once a service has given the conversation an id (`service_thread_id`), that id; from then on
+the local history is kept as a record but no longer sent or extended (TH-1). It is
 updated only when a run finishes, so a failed or abandoned run leaves it as it was (TH-3).
 """
 
@@ -72,9 +73,7 @@ class AgentThread:
         _get(data, "version", int, path)
         raw = _get(data, "messages", list, path) or []
         return cls(
-            messages=[
-                Message.from_dict(m, path=f"{path}.messages[{i}]") for i, m in enumerate(raw)
-            ],
+            messages=[Message.from_dict(m, path=f"{path}.messages[{i}]") for i, m in enumerate(raw)],
             service_thread_id=_get(data, "service_thread_id", str, path),
             thread_id=_get(data, "thread_id", str, path),
             state=_get(data, "state", dict, path),

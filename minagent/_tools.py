@@ -39,9 +39,7 @@ class UnknownToolError(MinagentError, KeyError):
     """The model called a tool that does not exist and `terminate_on_unknown_calls` is set (LP-12)."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(
-            f'the model requested function "{name}", which is not among the tools of this run'
-        )
+        super().__init__(f'the model requested function "{name}", which is not among the tools of this run')
         self.name = name
 
     def __str__(self) -> str:
@@ -76,13 +74,9 @@ class FunctionTool:
         sequential: bool = False,
     ) -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
-            raise ToolError(
-                f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}"
-            )
+            raise ToolError(f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}")
         if approval_mode not in _APPROVAL_MODES:
-            raise ToolError(
-                f"tool {name!r}: approval_mode must be one of {_APPROVAL_MODES}, got {approval_mode!r}"
-            )
+            raise ToolError(f"tool {name!r}: approval_mode must be one of {_APPROVAL_MODES}, got {approval_mode!r}")
         if func is not None and not callable(func):
             raise ToolError(f"tool {name!r}: func must be callable, got {type(func).__name__}")
         self.name = name
@@ -128,9 +122,7 @@ class FunctionTool:
         """Check arguments against the tool's schema; every problem is reported (TL-7)."""
         return validate(arguments, self.parameters)
 
-    async def invoke(
-        self, arguments: Mapping[str, Any], *, context: FunctionInvocationContext | None = None
-    ) -> Any:
+    async def invoke(self, arguments: Mapping[str, Any], *, context: FunctionInvocationContext | None = None) -> Any:
         """Run the function with ``arguments`` (TL-4): async functions are awaited, sync ones run in
         a worker thread so they never block the event loop."""
         func = self.func
@@ -160,9 +152,7 @@ def _find_context_parameter(func: Callable[..., Any]) -> str | None:
 def _is_async(func: Callable[..., Any]) -> bool:
     while isinstance(func, functools.partial):
         func = func.func
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
-        getattr(func, "__call__", None)
-    )
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(type(func).__call__)
 
 
 @overload
@@ -192,7 +182,7 @@ def tool(
 
     def make(f: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
-            name=name or getattr(f, "__name__", ""),
+            name=name or str(getattr(f, "__name__", "")),
             description=description or "",
             func=f,
             approval_mode=approval_mode,
@@ -214,19 +204,13 @@ def normalize_tools(tools: Any) -> list[Any]:
         elif callable(item):
             out.append(tool(item))
         else:
-            raise ToolError(
-                f"{item!r} is not a tool: expected a FunctionTool, a function or a declaration dict"
-            )
+            raise ToolError(f"{item!r} is not a tool: expected a FunctionTool, a function or a declaration dict")
     return out
 
 
 def _is_tool_like(item: object) -> bool:
     """Objects that behave as tools without being FunctionTool (an agent's as_tool, MCP tools)."""
-    return (
-        isinstance(getattr(item, "name", None), str)
-        and hasattr(item, "invoke")
-        and hasattr(item, "parameters")
-    )
+    return isinstance(getattr(item, "name", None), str) and hasattr(item, "invoke") and hasattr(item, "parameters")
 
 
 def result_value(value: Any) -> Any:
@@ -239,11 +223,11 @@ def result_value(value: Any) -> Any:
         return [result_value(v) for v in value]
     if isinstance(value, type):  # a class is "anything else", even with a to_dict method
         return str(value)
-    if dataclasses.is_dataclass(value):
-        return result_value(dataclasses.asdict(value))
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         return result_value(to_dict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return result_value(dataclasses.asdict(value))
     try:
         return json.loads(json.dumps(value))
     except (TypeError, ValueError):
@@ -265,16 +249,10 @@ class FunctionInvocationConfiguration:
     def __post_init__(self) -> None:
         if not isinstance(self.max_iterations, int) or self.max_iterations < 1:
             raise ValueError(f"max_iterations must be an int >= 1, got {self.max_iterations!r}")
-        if (
-            not isinstance(self.max_consecutive_errors_per_request, int)
-            or self.max_consecutive_errors_per_request < 0
-        ):
-            raise ValueError(
-                f"max_consecutive_errors_per_request must be an int >= 0, got {self.max_consecutive_errors_per_request!r}"
-            )
+        if not isinstance(self.max_consecutive_errors_per_request, int) or self.max_consecutive_errors_per_request < 0:
+            value = self.max_consecutive_errors_per_request
+            raise ValueError(f"max_consecutive_errors_per_request must be an int >= 0, got {value!r}")
         if self.max_function_calls is not None and (
             not isinstance(self.max_function_calls, int) or self.max_function_calls < 1
         ):
-            raise ValueError(
-                f"max_function_calls must be None or an int >= 1, got {self.max_function_calls!r}"
-            )
+            raise ValueError(f"max_function_calls must be None or an int >= 1, got {self.max_function_calls!r}")

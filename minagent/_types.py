@@ -200,7 +200,9 @@ class Content:
     raw_representation: Any = field(default=None, compare=False, repr=False)
 
     def __repr__(self) -> str:
-        shown = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)[1:] if f.repr and _shown(getattr(self, f.name))]
+        shown = [
+            f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)[1:] if f.repr and _shown(getattr(self, f.name))
+        ]
         return f"Content({', '.join([repr(self.type), *shown])})"
 
     # -- factories ----------------------------------------------------------------------------
@@ -271,9 +273,7 @@ class Content:
         )
 
     @classmethod
-    def from_function_result(
-        cls, call_id: str, result: Any = None, exception: str | None = None, **kw: Any
-    ) -> Content:
+    def from_function_result(cls, call_id: str, result: Any = None, exception: str | None = None, **kw: Any) -> Content:
         return cls("function_result", call_id=call_id, result=result, exception=exception, **kw)
 
     @classmethod
@@ -283,9 +283,7 @@ class Content:
         return cls("function_approval_request", id=id, function_call=function_call, **kw)
 
     @classmethod
-    def from_function_approval_response(
-        cls, approved: bool, id: str, function_call: Content, **kw: Any
-    ) -> Content:
+    def from_function_approval_response(cls, approved: bool, id: str, function_call: Content, **kw: Any) -> Content:
         _require_call(function_call)
         return cls("function_approval_response", approved=bool(approved), id=id, function_call=function_call, **kw)
 
@@ -328,9 +326,18 @@ class Content:
     # -- JSON ---------------------------------------------------------------------------------
 
     _STR_FIELDS: ClassVar[tuple[str, ...]] = (
-        "text", "id", "call_id", "name", "exception", "uri", "media_type",
-        "message", "error_code", "details", "protected_data",
-    )  # fmt: skip
+        "text",
+        "id",
+        "call_id",
+        "name",
+        "exception",
+        "uri",
+        "media_type",
+        "message",
+        "error_code",
+        "details",
+        "protected_data",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
@@ -442,6 +449,18 @@ class Message:
         self.extra = dict(extra or {})
         self.raw_representation = raw_representation
 
+    def with_contents(self, contents: Sequence[Content]) -> Message:
+        """A copy of this message with other contents and the same role and metadata (TY-5)."""
+        return Message(
+            self.role,
+            contents,
+            author_name=self.author_name,
+            message_id=self.message_id,
+            additional_properties=self.additional_properties,
+            extra=self.extra,
+            raw_representation=self.raw_representation,
+        )
+
     @property
     def text(self) -> str:
         """The text contents concatenated with no separator (TY-6)."""
@@ -480,8 +499,10 @@ _MESSAGE_KEYS = ("type", "version", "role", "contents", "author_name", "message_
 
 def _contents_from(data: Mapping[str, Any], path: str) -> list[Content]:
     raw = _get(data, "contents", list, path) or []
-    return [Content.from_dict(_expect_mapping(c, f"{path}.contents[{i}]"), path=f"{path}.contents[{i}]")
-            for i, c in enumerate(raw)]  # fmt: skip
+    return [
+        Content.from_dict(_expect_mapping(c, f"{path}.contents[{i}]"), path=f"{path}.contents[{i}]")
+        for i, c in enumerate(raw)
+    ]
 
 
 MessageInput: TypeAlias = "str | Content | Message | Sequence[str | Content | Message] | None"
@@ -498,7 +519,9 @@ def normalize_messages(messages: str | Content | Message | Sequence[str | Conten
     if isinstance(messages, str | Content | Message):
         messages = [messages]
     elif not isinstance(messages, Sequence) or isinstance(messages, bytes | bytearray):  # type: ignore[unreachable]
-        raise ContentError(f"messages must be str, Content, Message or a sequence of them, got {type(messages).__name__}")
+        raise ContentError(
+            f"messages must be str, Content, Message or a sequence of them, got {type(messages).__name__}"
+        )
     out: list[Message] = []
     for i, item in enumerate(messages):
         if isinstance(item, Message):

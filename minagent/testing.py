@@ -84,24 +84,20 @@ class Request:
 _ids = count(1)
 
 
-def call(
-    name: str, arguments: Mapping[str, Any] | str | None = None, *, call_id: str | None = None
-) -> Content:
+def call(name: str, arguments: Mapping[str, Any] | str | None = None, *, call_id: str | None = None) -> Content:
     """A function call content; arguments given as a dict are sent as a JSON string."""
     args = json.dumps(dict(arguments)) if isinstance(arguments, Mapping) else (arguments or "{}")
     return Content.from_function_call(call_id or f"call_{next(_ids)}", name, args)
 
 
-def reply(
-    *contents: Content | str, usage: UsageDetails | None = None, **fields: Any
-) -> ChatResponse:
+def reply(*contents: Content | str, usage: UsageDetails | None = None, **fields: Any) -> ChatResponse:
     """An assistant response with these contents (and usage)."""
     return ChatResponse([Message("assistant", list(contents))], usage_details=usage, **fields)
 
 
 def text_chunks(*chunks: str, usage: UsageDetails | None = None) -> list[ChatResponseUpdate]:
     """A streamed assistant text, one update per chunk."""
-    updates = [ChatResponseUpdate([chunk], "assistant") for chunk in chunks]
+    updates = [ChatResponseUpdate([Content.from_text(chunk)], "assistant") for chunk in chunks]
     if usage is not None:
         updates.append(ChatResponseUpdate([Content.from_usage(usage)]))
     return updates
@@ -133,13 +129,9 @@ class ScriptedChatClient(BaseChatClient):
 
     def assert_consumed(self) -> None:
         if self.unconsumed:
-            raise AssertionError(
-                f"{len(self.unconsumed)} scripted step(s) were never used: {self.unconsumed!r:.500}"
-            )
+            raise AssertionError(f"{len(self.unconsumed)} scripted step(s) were never used: {self.unconsumed!r:.500}")
 
-    def _next(
-        self, messages: list[Message], options: dict[str, Any], stream: bool, kwargs: dict[str, Any]
-    ) -> Step:
+    def _next(self, messages: list[Message], options: dict[str, Any], stream: bool, kwargs: dict[str, Any]) -> Step:
         self.requests.append(Request(list(messages), dict(options), stream, dict(kwargs)))
         if self.position >= len(self.steps):
             seen = "; ".join(Request(messages, options, stream).texts)[-300:]
@@ -171,21 +163,23 @@ class ScriptedChatClient(BaseChatClient):
         response = _as_response(step)
         for message in response.messages:
             yield ChatResponseUpdate(
-                list(message.contents), message.role, author_name=message.author_name, message_id=message.message_id,
-                response_id=response.response_id, conversation_id=response.conversation_id, model=response.model,
-                created_at=response.created_at, finish_reason=response.finish_reason,
+                list(message.contents),
+                message.role,
+                author_name=message.author_name,
+                message_id=message.message_id,
+                response_id=response.response_id,
+                conversation_id=response.conversation_id,
+                model=response.model,
+                created_at=response.created_at,
+                finish_reason=response.finish_reason,
                 additional_properties=dict(response.additional_properties),
-            )  # fmt: skip
+            )
         if response.usage_details:
             yield ChatResponseUpdate([Content.from_usage(response.usage_details)])
 
 
 def _is_update_list(step: Step) -> bool:
-    return (
-        isinstance(step, list)
-        and bool(step)
-        and all(isinstance(u, ChatResponseUpdate) for u in step)
-    )
+    return isinstance(step, list) and bool(step) and all(isinstance(u, ChatResponseUpdate) for u in step)
 
 
 def _as_response(step: Step) -> ChatResponse:

@@ -35,8 +35,6 @@ def with_context(query: str, context: FunctionInvocationContext) -> dict[str, ob
     return {"query": query, "call_id": context.call_id}
 
 
-async def with_late_context(
-    query: str, ctx: _middleware.FunctionInvocationContext
-) -> dict[str, object]:
+async def with_late_context(query: str, ctx: _middleware.FunctionInvocationContext) -> dict[str, object]:
     """The context type's module is imported only for type checkers."""
     return {"query": query, "call_id": ctx.call_id}

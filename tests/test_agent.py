@@ -227,9 +227,7 @@ async def test_run_level_middleware_inbox_and_kwargs(stream: bool) -> None:
         seen_kwargs.append(dict(ctx.kwargs))
         return "probed"
 
-    client = ScriptedChatClient(
-        [[call("probe", {}, call_id="p1")], "done"], middleware=[chat_mw("client-chat")]
-    )
+    client = ScriptedChatClient([[call("probe", {}, call_id="p1")], "done"], middleware=[chat_mw("client-chat")])
     agent = Agent(
         client,
         tools=[probe],
@@ -275,9 +273,7 @@ class LoggingProvider(ContextProvider):
 
     async def invoked(self, request_messages: Any, response_messages: Any, **kwargs: Any) -> None:
         self.log.append(f"{self.tag}.invoked")
-        self.calls.append(
-            {"request": list(request_messages), "response": list(response_messages), **kwargs}
-        )
+        self.calls.append({"request": list(request_messages), "response": list(response_messages), **kwargs})
 
 
 def lazy_setup() -> tuple[Agent, ScriptedChatClient, list[str]]:
@@ -420,9 +416,7 @@ async def test_streaming_and_non_streaming_final_responses_are_equal() -> None:
     assert plain.text == "Let me add. \nThe sum is 3."
     assert [m.role for m in plain.messages] == ["assistant", "tool", "assistant"]
     assert [c.result for c in plain.messages[1].contents] == [3, "hi"]
-    assert plain.usage_details == UsageDetails(
-        input_token_count=6, output_token_count=8, total_token_count=14
-    )
+    assert plain.usage_details == UsageDetails(input_token_count=6, output_token_count=8, total_token_count=14)
     assert plain.agent_id == "agent-1"
     assert counts[0] == counts[1] == {"agent": 1, "chat": 2, "function": 2}
 
@@ -662,9 +656,7 @@ class FailingProvider(ContextProvider):
 
 @MODES
 @pytest.mark.parametrize("when", ["invoking", "invoked"])
-async def test_a_failing_provider_fails_the_run_and_leaves_the_thread(
-    stream: bool, when: str
-) -> None:
+async def test_a_failing_provider_fails_the_run_and_leaves_the_thread(stream: bool, when: str) -> None:
     """AG-6, TH-3: a provider that raises fails the run, and the thread is unchanged."""
     client = ScriptedChatClient(["first", "second"])
     agent = Agent(client)
@@ -764,9 +756,7 @@ class TestLifeCycle:
 
     async def test_exit_also_when_a_run_raises(self) -> None:
         log: list[str] = []
-        agent = Agent(
-            ManagedClient(log, [RuntimeError("model down")]), tools=[ManagedTool(log, "t")]
-        )
+        agent = Agent(ManagedClient(log, [RuntimeError("model down")]), tools=[ManagedTool(log, "t")])
         with pytest.raises(RuntimeError, match="model down"):
             async with agent:
                 await agent.run("hi")

@@ -162,9 +162,7 @@ async def test_nested_streaming_reaches_the_callback_in_order(stream: bool, coll
     assert AgentResponse.from_updates(sub_updates).text == "Owls are birds."
     if stream:  # the sub-run's updates arrive before the parent's tool message
         order = [(who, u.role) for who, u in sink]
-        assert order.index(("parent", "tool")) > max(
-            i for i, (who, _) in enumerate(order) if who == "sub"
-        )
+        assert order.index(("parent", "tool")) > max(i for i, (who, _) in enumerate(order) if who == "sub")
         assert order.index(("parent", "assistant")) < order.index(("sub", "assistant"))
 
     tool_message = response.messages[1]

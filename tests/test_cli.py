@@ -156,9 +156,7 @@ def test_run_streams_one_answer_from_a_plugin(monkeypatch: pytest.MonkeyPatch) -
 def test_get_client_unknown_provider(monkeypatch: pytest.MonkeyPatch) -> None:
     """PV-22: an unknown provider is a PluginNotFoundError (a LookupError) naming the installed
     providers and the distribution to install."""
-    groups = fake_entry_points(
-        monkeypatch, FakeEntryPoint("alpha", object), FakeEntryPoint("beta", object)
-    )
+    groups = fake_entry_points(monkeypatch, FakeEntryPoint("alpha", object), FakeEntryPoint("beta", object))
     with pytest.raises(PluginNotFoundError) as info:
         get_client("gamma", model="m")
     assert isinstance(info.value, LookupError)

@@ -73,9 +73,7 @@ class Script:
         """The requests of the first run, after checking that every run sent the same ones."""
         first = self.clients[0].requests
         for client in self.clients[1:]:
-            assert [(r.messages, r.options) for r in client.requests] == [
-                (r.messages, r.options) for r in first
-            ]
+            assert [(r.messages, r.options) for r in client.requests] == [(r.messages, r.options) for r in first]
         return first
 
     def assert_consumed(self) -> None:
@@ -97,9 +95,7 @@ async def run_both(
     return non_streamed, streamed_final, updates
 
 
-async def run_mode(
-    make_client: Callable[[], BaseChatClient], messages: Any, stream: bool, **kw: Any
-) -> ChatResponse:
+async def run_mode(make_client: Callable[[], BaseChatClient], messages: Any, stream: bool, **kw: Any) -> ChatResponse:
     """One run in the given mode (for runs that raise)."""
     if not stream:
         return await make_client().get_response(messages, **kw)
@@ -146,21 +142,11 @@ def assert_paired(messages: Sequence[Message]) -> None:
 
 def results(response: ChatResponse) -> dict[str | None, Any]:
     """call_id -> result text of every function_result in the response."""
-    return {
-        c.call_id: c.result
-        for m in response.messages
-        for c in m.contents
-        if c.type == "function_result"
-    }
+    return {c.call_id: c.result for m in response.messages for c in m.contents if c.type == "function_result"}
 
 
 def exceptions(response: ChatResponse) -> dict[str | None, str | None]:
-    return {
-        c.call_id: c.exception
-        for m in response.messages
-        for c in m.contents
-        if c.type == "function_result"
-    }
+    return {c.call_id: c.exception for m in response.messages for c in m.contents if c.type == "function_result"}
 
 
 @tool
@@ -374,9 +360,7 @@ async def test_chat_middleware_runs_once_per_model_call() -> None:
         await call_next()
         script.log.append("func_after")
 
-    script = Script(
-        reply(call("add", {"a": 2, "b": 2}, call_id="c1")), "four", middleware=[chat_log, func_log]
-    )
+    script = Script(reply(call("add", {"a": 2, "b": 2}, call_id="c1")), "four", middleware=[chat_log, func_log])
     ns, streamed, _ = await run_both(script, "2+2?", options={"tools": [add]})
     assert streamed == ns
     expected = ["chat_before_1", "chat_after_1", "func_before", "func_after"]
@@ -428,9 +412,7 @@ async def test_in_place_edits_of_chat_context_messages_affect_that_call_only() -
                 message.contents.append(Content.from_text("(annotated)"))
         await call_next()
 
-    script = Script(
-        reply("Checking.", call("add", {"a": 1, "b": 1}, call_id="c1")), "two", middleware=redact
-    )
+    script = Script(reply("Checking.", call("add", {"a": 1, "b": 1}, call_id="c1")), "two", middleware=redact)
     ns, streamed, _ = await run_both(script, "my secret sum", options={"tools": [add]})
     assert streamed == ns
     first, second = script.requests
@@ -535,9 +517,7 @@ async def test_only_actionable_calls_run_once_per_call_id() -> None:
             Message(
                 "assistant",
                 [
-                    Content.from_function_call(
-                        "i1", "act", '{"tag": "info"}', informational_only=True
-                    ),
+                    Content.from_function_call("i1", "act", '{"tag": "info"}', informational_only=True),
                     call("act", {"tag": "hosted"}, call_id="h1"),
                     Content.from_function_result("h1", "done by the service"),
                     call("act", {"tag": "first"}, call_id="d1"),

@@ -19,10 +19,7 @@ from tests.test_loop import Script, add, exceptions, get_weather, results, run_b
     [
         pytest.param(
             call("forecast", {"city": "Oslo"}, call_id="c1"),
-            [
-                'Error: Requested function "forecast" not found. Available functions: add, '
-                "get_weather."
-            ],
+            ['Error: Requested function "forecast" not found. Available functions: add, get_weather.'],
             "unknown function 'forecast'",
             id="unknown-tool",
         ),
@@ -63,9 +60,7 @@ from tests.test_loop import Script, add, exceptions, get_weather, results, run_b
         ),
     ],
 )
-async def test_bad_calls_become_error_results(
-    bad_call: Content, expected: list[str], exception: str
-) -> None:
+async def test_bad_calls_become_error_results(bad_call: Content, expected: list[str], exception: str) -> None:
     """LP-6: an unknown tool lists the available ones; arguments that are not a JSON object or
     fail the schema name every failing path, what was expected and what is allowed; the tool is
     not called and the model is called again."""

@@ -44,9 +44,7 @@ async def test_max_iterations_bounds_model_calls_exactly(max_iterations: int) ->
     calls = [c.call_id for m in ns.messages for c in m.contents if c.type == "function_call"]
     assert last_call_id not in calls
     assert calls == [f"c{i}" for i in range(max_iterations - 1)]
-    assert not any(
-        c.type == "function_call" and c.call_id == last_call_id for u in updates for c in u.contents
-    )
+    assert not any(c.type == "function_call" and c.call_id == last_call_id for u in updates for c in u.contents)
     assert updates[-1].text == LIMIT_FALLBACK_TEXT
     assert_paired(ns.messages)
     for request in script.requests:
@@ -80,9 +78,7 @@ async def test_consecutive_error_limit_makes_the_next_call_the_last() -> None:
     """LP-8: after max_consecutive_errors_per_request batches in a row with an error result, the
     next model call is the last one (tool_choice "none")."""
     steps = [reply(call("fail", {}, call_id=f"c{i}")) for i in range(6)]
-    script = Script(
-        *steps, config=FunctionInvocationConfiguration(max_consecutive_errors_per_request=2)
-    )
+    script = Script(*steps, config=FunctionInvocationConfiguration(max_consecutive_errors_per_request=2))
     ns, streamed, _ = await run_both(script, "go", options={"tools": [fail]})
     assert streamed == ns
     assert _choices(script) == [None, None, "none"]
@@ -152,9 +148,7 @@ async def test_max_function_calls_with_a_batch_larger_than_the_budget() -> None:
 async def test_spent_budget_makes_the_next_call_the_last() -> None:
     """LP-8: once max_function_calls executions are spent, the next model call is the last."""
     script = Script(
-        reply(
-            call("add", {"a": 1, "b": 1}, call_id="c1"), call("add", {"a": 2, "b": 2}, call_id="c2")
-        ),
+        reply(call("add", {"a": 1, "b": 1}, call_id="c1"), call("add", {"a": 2, "b": 2}, call_id="c2")),
         reply("Two sums.", call("add", {"a": 3, "b": 3}, call_id="c3")),
         config=FunctionInvocationConfiguration(max_function_calls=2),
     )
@@ -182,9 +176,7 @@ async def test_tool_choice_none_drops_calls() -> None:
     streamed_steps = [
         ChatResponseUpdate(["I would "], "assistant"),
         ChatResponseUpdate([call("act", {}, call_id="c1")], "assistant"),
-        ChatResponseUpdate(
-            [Content.from_function_call("c2", "act", "{}"), "rather not."], "assistant"
-        ),
+        ChatResponseUpdate([Content.from_function_call("c2", "act", "{}"), "rather not."], "assistant"),
     ]
     script = Script(streamed_steps)
     options = {"tools": [act], "tool_choice": "none"}
@@ -204,9 +196,7 @@ async def test_tool_choice_none_with_only_calls_gives_an_empty_answer() -> None:
     """LP-9: a response that held only calls is dropped entirely (no limit fallback: the
     caller asked for no tools)."""
     script = Script(reply(call("add", {"a": 1, "b": 1}, call_id="c1")))
-    ns, streamed, updates = await run_both(
-        script, "go", options={"tools": [add], "tool_choice": "none"}
-    )
+    ns, streamed, updates = await run_both(script, "go", options={"tools": [add], "tool_choice": "none"})
     assert streamed == ns
     assert ns.messages == []
     assert updates == []
@@ -225,14 +215,10 @@ async def test_required_returns_after_the_batch(choice: Any) -> None:
     """LP-10: with tool_choice "required" (also by name) the loop returns right after the first
     batch ran, with the call and result messages and no further model call."""
     script = Script(
-        reply(
-            call("add", {"a": 2, "b": 3}, call_id="c1"), call("add", {"a": 1, "b": 1}, call_id="c2")
-        ),
+        reply(call("add", {"a": 2, "b": 3}, call_id="c1"), call("add", {"a": 1, "b": 1}, call_id="c2")),
         "never used",
     )
-    ns, streamed, updates = await run_both(
-        script, "go", options={"tools": [add], "tool_choice": choice}
-    )
+    ns, streamed, updates = await run_both(script, "go", options={"tools": [add], "tool_choice": choice})
     assert streamed == ns
     assert describe(ns.messages) == [
         "assistant: call c1 add, call c2 add",
@@ -246,9 +232,7 @@ async def test_required_returns_after_the_batch(choice: Any) -> None:
 async def test_required_with_a_text_answer_returns_it() -> None:
     """LP-10: when the model answers a "required" request without calls, that is the answer."""
     script = Script("no tools needed")
-    ns, streamed, _ = await run_both(
-        script, "go", options={"tools": [add], "tool_choice": "required"}
-    )
+    ns, streamed, _ = await run_both(script, "go", options={"tools": [add], "tool_choice": "required"})
     assert streamed == ns
     assert ns.text == "no tools needed"
 

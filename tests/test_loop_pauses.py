@@ -58,9 +58,7 @@ def _approval_kinds(messages: list[Message]) -> list[str]:
     ("tools", "config"),
     [
         pytest.param([ASK_USER, add], None, id="declaration-only-tool"),
-        pytest.param(
-            [{**LOOKUP_DECLARATION, "name": "ask_user"}, add], None, id="declaration-dict"
-        ),
+        pytest.param([{**LOOKUP_DECLARATION, "name": "ask_user"}, add], None, id="declaration-dict"),
         pytest.param(
             [add],
             FunctionInvocationConfiguration(additional_tools=[ASK_USER]),
@@ -213,9 +211,7 @@ async def test_approval_needed_pauses_the_batch() -> None:
 
     script = _approval_script()
     script.middleware = [spy]
-    ns, streamed, updates = await run_both(
-        script, "clean up", options={"tools": [list_files, delete_file]}
-    )
+    ns, streamed, updates = await run_both(script, "clean up", options={"tools": [list_files, delete_file]})
     assert streamed == ns
     assert ran == []
     (message,) = ns.messages
@@ -234,9 +230,7 @@ async def test_approval_needed_pauses_the_batch() -> None:
 
 async def _pause() -> tuple[list[Message], ChatResponse]:
     script = _approval_script()
-    ns, streamed, _ = await run_both(
-        script, "clean up", options={"tools": [list_files, delete_file]}
-    )
+    ns, streamed, _ = await run_both(script, "clean up", options={"tools": [list_files, delete_file]})
     assert streamed == ns
     return [Message("user", ["clean up"]), *ns.messages], ns
 
@@ -257,9 +251,7 @@ async def test_resume_runs_or_rejects_and_sends_a_clean_transcript(approved: boo
         await call_next()
 
     script = Script("Done.", middleware=[spy])
-    ns, streamed, updates = await run_both(
-        script, conversation, options={"tools": [list_files, delete_file]}
-    )
+    ns, streamed, updates = await run_both(script, conversation, options={"tools": [list_files, delete_file]})
     assert streamed == ns
     expected_result = "deleted a.txt" if approved else REJECTED_TEXT
     assert describe(ns.messages) == [
@@ -309,13 +301,9 @@ async def test_resume_keeps_a_message_sent_with_the_approval_after_the_results()
     caller's message stay, after it."""
     conversation, paused = await _pause()
     (request,) = paused.user_input_requests
-    conversation.append(
-        Message("user", [request.to_function_approval_response(True), "and then stop"])
-    )
+    conversation.append(Message("user", [request.to_function_approval_response(True), "and then stop"]))
     script = Script("Stopped.")
-    ns, streamed, _ = await run_both(
-        script, conversation, options={"tools": [list_files, delete_file]}
-    )
+    ns, streamed, _ = await run_both(script, conversation, options={"tools": [list_files, delete_file]})
     assert streamed == ns
     assert describe(script.requests[0].messages) == [
         "user: clean up",

@@ -225,9 +225,7 @@ async def test_message_left_after_a_required_batch_stays_in_the_inbox() -> None:
         left.append([m.text for m in inbox.drain()])
         return script()
 
-    ns, streamed, _ = await run_both(
-        make, "go", options={"tools": [work], "tool_choice": "required"}, inbox=inbox
-    )
+    ns, streamed, _ = await run_both(make, "go", options={"tools": [work], "tool_choice": "required"}, inbox=inbox)
     left.append([m.text for m in inbox.drain()])
     assert streamed == ns
     assert describe(ns.messages) == ["assistant: call w1 work", "tool: result w1=done"]

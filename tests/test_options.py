@@ -37,9 +37,7 @@ class Nameless:
 
 
 def same_objects(actual: list[Any], expected: list[Any]) -> bool:
-    return len(actual) == len(expected) and all(
-        a is b for a, b in zip(actual, expected, strict=True)
-    )
+    return len(actual) == len(expected) and all(a is b for a, b in zip(actual, expected, strict=True))
 
 
 # --------------------------------------------------------------------------------------------
@@ -64,9 +62,7 @@ def test_no_value_in_the_result_is_none() -> None:
 
 def test_falsy_values_that_are_not_none_are_kept() -> None:
     """OP-1, OP-6: 0, False, "" and [] are real values: they override and are kept."""
-    assert merge_options(
-        {"temperature": 0.7, "store": True}, {"temperature": 0, "store": False}
-    ) == {
+    assert merge_options({"temperature": 0.7, "store": True}, {"temperature": 0, "store": False}) == {
         "temperature": 0,
         "store": False,
     }
@@ -87,9 +83,7 @@ def test_equal_declaration_dicts_are_kept_once() -> None:
     """OP-3: an equal declaration dict (named by "name" or "function": {"name"}) is kept once."""
     flat = {"name": "search", "parameters": {}}
     nested = {"type": "function", "function": {"name": "lookup"}}
-    result = merge_options(
-        {"tools": [flat, nested]}, {"tools": [copy.deepcopy(nested), copy.deepcopy(flat)]}
-    )
+    result = merge_options({"tools": [flat, nested]}, {"tools": [copy.deepcopy(nested), copy.deepcopy(flat)]})
     assert same_objects(result["tools"], [flat, nested])
 
 
@@ -119,9 +113,7 @@ def test_nameless_tools_are_always_appended() -> None:
     x, y = Nameless(), Nameless()
     named = NamedTool("n")
     untitled = {"type": "code_interpreter"}
-    result = merge_options(
-        {"tools": [x, named, untitled]}, {"tools": [x, y, dict(untitled), named]}
-    )
+    result = merge_options({"tools": [x, named, untitled]}, {"tools": [x, y, dict(untitled), named]})
     assert same_objects(result["tools"], [x, named, untitled, x, y, result["tools"][5]])
     assert result["tools"][5] == untitled
 
@@ -149,9 +141,7 @@ def test_a_single_tool_is_a_list_of_one() -> None:
 )
 def test_instructions_are_joined_with_newline(base: Any, override: Any, expected: str) -> None:
     """OP-4: the non-empty instructions of base and override joined with "\\n", base first."""
-    assert merge_options({"instructions": base}, {"instructions": override}) == {
-        "instructions": expected
-    }
+    assert merge_options({"instructions": base}, {"instructions": override}) == {"instructions": expected}
 
 
 @pytest.mark.parametrize("key", ["metadata", "logit_bias"])
@@ -247,9 +237,7 @@ def expected_tools(base: Any, override: Any) -> list[Any]:
         elif name not in first:
             first[name] = tool
             out.append(tool)
-        elif first[name] is tool or (
-            isinstance(tool, dict) and isinstance(first[name], dict) and first[name] == tool
-        ):
+        elif first[name] is tool or (isinstance(tool, dict) and isinstance(first[name], dict) and first[name] == tool):
             continue
         else:
             raise Clash(name)
@@ -304,23 +292,17 @@ tool_values = st.one_of(
     st.lists(tools, min_size=2, max_size=5),
     st.lists(tools, max_size=3).map(tuple),
 )
-scalar_values = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.floats(0, 2), st.text(max_size=3)
-)
+scalar_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(0, 2), st.text(max_size=3))
 values_by_key = {
     "tools": tool_values,
     "instructions": st.none() | st.text(max_size=4),
-    "metadata": st.none()
-    | st.dictionaries(st.sampled_from("abc"), scalar_values, max_size=3)
-    | st.just("not a dict"),
+    "metadata": st.none() | st.dictionaries(st.sampled_from("abc"), scalar_values, max_size=3) | st.just("not a dict"),
     "logit_bias": st.none()
     | st.dictionaries(st.sampled_from(["1", "2", "3"]), st.floats(-5, 5), max_size=3)
     | st.integers(0, 2),
     "temperature": st.none() | st.floats(0, 2),
     "model": st.none() | st.sampled_from(["m1", "m2", ""]),
-    "tool_choice": st.none()
-    | st.sampled_from(["auto", "none", "required"])
-    | st.just({"mode": "x"}),
+    "tool_choice": st.none() | st.sampled_from(["auto", "none", "required"]) | st.just({"mode": "x"}),
     "stop": st.none() | st.lists(st.text(max_size=2), max_size=2),
     "seed": scalar_values,
     "store": st.none() | st.booleans(),

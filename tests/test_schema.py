@@ -300,9 +300,7 @@ def test_context_type_names_are_configurable_and_unique() -> None:
 
     def optional(a: FunctionInvocationContext | None) -> None: ...
 
-    with pytest.raises(
-        TypeError, match=r"parameter 'a'.*unsupported type.*FunctionInvocationContext"
-    ):
+    with pytest.raises(TypeError, match=r"parameter 'a'.*unsupported type.*FunctionInvocationContext"):
         function_schema(optional)
 
 
@@ -561,9 +559,7 @@ def test_recursive_schema_validates_nested_values() -> None:
     tree = {"value": 1, "left": {"value": 2, "right": None}}
     assert validate({"tree": tree, "root": good}, schema) == []
     bad = {"value": 1, "children": [{"value": 2, "children": [{"value": "3", "children": []}]}]}
-    assert paths(validate({"tree": tree, "root": bad}, schema)) == [
-        "$.root.children[0].children[0].value"
-    ]
+    assert paths(validate({"tree": tree, "root": bad}, schema)) == ["$.root.children[0].children[0].value"]
 
 
 @pytest.mark.parametrize(
@@ -638,9 +634,7 @@ def test_description_is_the_text_before_the_first_section() -> None:
         x: the number
         """
 
-    assert function_schema(google).description == (
-        "Add one to a number.\n\nWorks for negative numbers too."
-    )
+    assert function_schema(google).description == ("Add one to a number.\n\nWorks for negative numbers too.")
     assert function_schema(sphinx).description == "Double it."
     assert function_schema(bare).description == "Only a summary, after a blank first line."
     assert function_schema(none).description == ""
@@ -844,9 +838,7 @@ def test_boolean_schemas() -> None:
     for value in (None, 1, "x", [1], {"a": 1}):
         assert validate(value, {}) == []
         assert validate({"v": value}, {"properties": {"v": True}}) == []
-    assert problems({"v": 1}, {"properties": {"v": False}}) == [
-        "$.v: no value is allowed here; got integer 1"
-    ]
+    assert problems({"v": 1}, {"properties": {"v": False}}) == ["$.v: no value is allowed here; got integer 1"]
 
 
 @pytest.mark.parametrize(
@@ -866,9 +858,7 @@ def test_type_keyword(type_: str, accepted: list[Any], rejected: list[Any]) -> N
     for value in accepted:
         assert validate(value, {"type": type_}) == [], value
     for value in rejected:
-        assert problems(value, {"type": type_}) == [
-            f"$: expected {type_}; got {_describe(value)}"
-        ], value
+        assert problems(value, {"type": type_}) == [f"$: expected {type_}; got {_describe(value)}"], value
 
 
 def _describe(value: Any) -> str:
@@ -884,9 +874,7 @@ def test_type_list_and_single_issue_on_type_mismatch() -> None:
     """SC-28: a list of types; a wrong type gives one issue (naming enum values when present)."""
     schema = {"type": ["string", "null"], "minLength": 2, "enum": ["ab", None]}
     assert validate(None, schema) == []
-    assert problems(5, {"type": ["string", "null"]}) == [
-        "$: expected one of: string, null; got integer 5"
-    ]
+    assert problems(5, {"type": ["string", "null"]}) == ["$: expected one of: string, null; got integer 5"]
     assert problems(5, schema) == ['$: expected one of: "ab", null; got integer 5']
     assert problems("a", schema) == [
         '$: expected one of: "ab", null; got string "a"',
@@ -902,9 +890,7 @@ def test_enum_and_const_use_json_equality() -> None:
     assert validate([1, {"a": None}], {"enum": [[1.0, {"a": None}]]}) == []
     assert problems([1, 2], {"enum": [[2, 1]]}) == ["$: expected [2, 1]; got array [1, 2]"]
     assert validate({"a": 1, "b": 2}, {"const": {"b": 2, "a": 1}}) == []
-    assert problems({"a": 1}, {"const": {"a": 1, "b": 2}}) == [
-        '$: expected {"a": 1, "b": 2}; got object {"a": 1}'
-    ]
+    assert problems({"a": 1}, {"const": {"a": 1, "b": 2}}) == ['$: expected {"a": 1, "b": 2}; got object {"a": 1}']
     assert problems(6, {"const": 5}) == ["$: expected 5; got integer 6"]
     assert problems(0, {"const": False}) == ["$: expected false; got integer 0"]
 
@@ -929,9 +915,7 @@ def test_required_and_properties() -> None:
         "$.c: required property is missing (expected string)",
         "$.d: required property is missing",
     ]
-    assert problems({"a": "1", "b": 1, "c": "", "d": 0}, schema) == [
-        '$.a: expected integer; got string "1"'
-    ]
+    assert problems({"a": "1", "b": 1, "c": "", "d": 0}, schema) == ['$.a: expected integer; got string "1"']
 
 
 def test_additional_properties() -> None:
@@ -945,9 +929,7 @@ def test_additional_properties() -> None:
         "$.x: unexpected property; no properties are allowed"
     ]
     typed = {"properties": {"a": {}}, "additionalProperties": {"type": "integer"}}
-    assert problems({"a": "ok", "n": 1, "m": "no"}, typed) == [
-        '$.m: expected integer; got string "no"'
-    ]
+    assert problems({"a": "ok", "n": 1, "m": "no"}, typed) == ['$.m: expected integer; got string "no"']
     assert validate({"anything": [1]}, {"properties": {"a": {"type": "integer"}}}) == []
 
 
@@ -1005,9 +987,7 @@ def test_any_of_reports_one_useful_issue() -> None:
     assert problems(["a", 2, 3], two_arrays) == ['$[0]: expected integer; got string "a"']
     assert problems(["a", "b", 3], two_arrays) == ["$[2]: expected string; got integer 3"]
     shapes = prop(Movie | Box)
-    assert problems({"title": "Up", "year": "2009"}, shapes) == [
-        '$.year: expected integer; got string "2009"'
-    ]
+    assert problems({"title": "Up", "year": "2009"}, shapes) == ['$.year: expected integer; got string "2009"']
 
 
 def test_one_of() -> None:
@@ -1015,9 +995,7 @@ def test_one_of() -> None:
     schema = {"oneOf": [{"type": "integer"}, {"type": "number"}, {"type": "string"}]}
     assert validate(2.5, schema) == []
     assert validate("s", schema) == []
-    assert problems(3, schema) == [
-        "$: expected exactly one alternative to match; alternatives 0, 1 match"
-    ]
+    assert problems(3, schema) == ["$: expected exactly one alternative to match; alternatives 0, 1 match"]
     assert problems(None, schema) == ["$: expected one of: integer, number, string; got null"]
 
 
@@ -1075,16 +1053,12 @@ def test_bad_refs_raise_value_error(schema: dict[str, Any]) -> None:
         ("exclusiveMaximum", 1, [0.5, 0], [1, 2], "<"),
     ],
 )
-def test_numeric_bounds(
-    keyword: str, limit: int, passing: list[float], failing: list[float], symbol: str
-) -> None:
+def test_numeric_bounds(keyword: str, limit: int, passing: list[float], failing: list[float], symbol: str) -> None:
     """SC-38: minimum, maximum, exclusiveMinimum, exclusiveMaximum."""
     for value in passing:
         assert validate(value, {keyword: limit}) == []
     for value in failing:
-        assert problems(value, {keyword: limit}) == [
-            f"$: expected a number {symbol} 1; got {_describe(value)}"
-        ]
+        assert problems(value, {keyword: limit}) == [f"$: expected a number {symbol} 1; got {_describe(value)}"]
 
 
 def test_string_length_and_pattern() -> None:
@@ -1093,9 +1067,7 @@ def test_string_length_and_pattern() -> None:
     assert problems("a", {"minLength": 2}) == ["$: expected at least 2 characters; got 1"]
     assert problems("abc", {"maxLength": 2}) == ["$: expected at most 2 characters; got 3"]
     assert validate("xx-12-yy", {"pattern": r"\d+"}) == []
-    assert problems("A1", {"pattern": "^[a-z]+$"}) == [
-        '$: expected a string matching "^[a-z]+$"; got string "A1"'
-    ]
+    assert problems("A1", {"pattern": "^[a-z]+$"}) == ['$: expected a string matching "^[a-z]+$"; got string "A1"']
 
 
 def test_keywords_apply_only_to_their_kind_of_value() -> None:
@@ -1159,9 +1131,7 @@ JSON = st.recursive(
     | st.integers(-(10**12), 10**12)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=6),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=8,
 )
 
@@ -1318,9 +1288,7 @@ def _locations(value: Any, schema: Any, root: Any, at: tuple[Any, ...] = ()) -> 
     elif isinstance(value, list):
         prefix = schema.get("prefixItems", [])
         for i, item in enumerate(value):
-            yield from _locations(
-                item, prefix[i] if i < len(prefix) else schema.get("items", True), root, (*at, i)
-            )
+            yield from _locations(item, prefix[i] if i < len(prefix) else schema.get("items", True), root, (*at, i))
 
 
 def _replace(value: Any, at: tuple[Any, ...], new: Any) -> Any:

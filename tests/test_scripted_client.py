@@ -46,9 +46,7 @@ async def test_records_every_request() -> None:
     """LP-3, LP-4: each model call is recorded with the messages, options, mode and extra
     keyword arguments it received; options["instructions"] reaches the client."""
     client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 2}, call_id="c1")), "three"])
-    response = await client.get_response(
-        "1+2?", options={"tools": [add], "instructions": "be exact"}, user_tag="t1"
-    )
+    response = await client.get_response("1+2?", options={"tools": [add], "instructions": "be exact"}, user_tag="t1")
     assert response.text == "three"
     first, second = client.requests
     assert isinstance(first, Request)
@@ -226,9 +224,7 @@ async def test_callable_step_is_computed_at_call_time() -> None:
         return [call("add", {"a": 20, "b": 22}, call_id="c1")]
 
     script = Script(respond, respond)
-    ns, streamed, _ = await run_both(
-        script, "20+22?", options={"tools": [add], "tool_choice": "auto"}
-    )
+    ns, streamed, _ = await run_both(script, "20+22?", options={"tools": [add], "tool_choice": "auto"})
     assert streamed == ns
     assert ns.text == "The sum is 42."
     assert (

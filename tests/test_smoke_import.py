@@ -26,7 +26,10 @@ def test_vendored_copy_imports(tmp_path: Path) -> None:
     import shutil
 
     shutil.copytree(ROOT / "minagent", tmp_path / "minagent", ignore=shutil.ignore_patterns("__pycache__"))
-    code = "import sys; sys.path.insert(0, sys.argv[1]); import minagent; assert minagent.__file__.startswith(sys.argv[1]); print(minagent.__version__)"
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import minagent; "
+        "assert minagent.__file__.startswith(sys.argv[1]); print(minagent.__version__)"
+    )
     out = subprocess.run(
         [sys.executable, "-I", "-c", code, str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, check=True
     )

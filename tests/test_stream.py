@@ -28,9 +28,7 @@ async def source(items: Sequence[Any], log: list[str] | None = None) -> AsyncIte
         log.append("source finally")
 
 
-async def failing_source(
-    items: Sequence[Any], error: BaseException, log: list[str]
-) -> AsyncIterator[Any]:
+async def failing_source(items: Sequence[Any], error: BaseException, log: list[str]) -> AsyncIterator[Any]:
     try:
         for item in items:
             yield item
@@ -85,9 +83,7 @@ async def test_awaitable_of_a_non_iterable_is_a_stream_error_on_first_use() -> N
             await stream.get_final_response()
 
     for use in ("iterate", "await", "final"):
-        stream: ResponseStream[Any, Any] = ResponseStream(
-            make([1, 2]), cleanup_hooks=[lambda use=use: log.append(use)]
-        )
+        stream: ResponseStream[Any, Any] = ResponseStream(make([1, 2]), cleanup_hooks=[lambda use=use: log.append(use)])
         with pytest.raises(StreamError, match="list"):
             await first_use(stream, use)
         with pytest.raises(StreamError, match="list"):
@@ -269,9 +265,7 @@ async def test_get_final_response_consumes_the_rest_through_transform_hooks() ->
 
 async def test_without_finalizer_the_final_response_is_the_list_of_updates() -> None:
     """ST-5: with no finalizer (and no inner stream) the final response is the recorded updates."""
-    stream: ResponseStream[str, list[str]] = ResponseStream(
-        source(["a", "b"]), transform_hooks=[str.upper]
-    )
+    stream: ResponseStream[str, list[str]] = ResponseStream(source(["a", "b"]), transform_hooks=[str.upper])
     assert await stream.get_final_response() == ["a", "b"]
     empty: ResponseStream[str, list[str]] = ResponseStream(source([]))
     assert await empty.get_final_response() == []
@@ -302,9 +296,7 @@ async def test_a_stream_over_a_stream_finalises_to_the_inner_result() -> None:
     assert (await outer.get_final_response()).text == "awaited"
     assert inner_runs == ["direct", "awaited"]
 
-    with_hook: ResponseStream[Any, Any] = ResponseStream(make_inner("hooked")).with_result_hook(
-        lambda r: r.text + "!"
-    )
+    with_hook: ResponseStream[Any, Any] = ResponseStream(make_inner("hooked")).with_result_hook(lambda r: r.text + "!")
     assert await with_hook.get_final_response() == "hooked!"
 
 
@@ -408,9 +400,7 @@ async def test_failing_cleanup_propagates_when_nothing_else_does() -> None:
         async for _ in one:
             pass
 
-    two: ResponseStream[int, Any] = ResponseStream(
-        source([1]), cleanup_hooks=[broken("a"), broken("b")]
-    )
+    two: ResponseStream[int, Any] = ResponseStream(source([1]), cleanup_hooks=[broken("a"), broken("b")])
     with pytest.raises(ExceptionGroup) as info:
         await two.aclose()
     assert [str(e) for e in info.value.exceptions] == ["a", "b"]
@@ -531,9 +521,7 @@ async def test_closing_an_unstarted_stream_closes_its_coroutine_without_running_
         return source([1])
 
     coroutine = never()
-    stream: ResponseStream[int, Any] = ResponseStream(
-        coroutine, cleanup_hooks=[lambda: log.append("cleanup")]
-    )
+    stream: ResponseStream[int, Any] = ResponseStream(coroutine, cleanup_hooks=[lambda: log.append("cleanup")])
     await stream.aclose()
     assert inspect.getcoroutinestate(coroutine) == inspect.CORO_CLOSED
     assert log == ["cleanup"]
@@ -594,9 +582,7 @@ async def test_cancelling_get_final_response_closes_the_source() -> None:
         finally:
             log.append("source finally")
 
-    stream: ResponseStream[int, Any] = ResponseStream(
-        slow(), cleanup_hooks=[lambda: log.append("cleanup")]
-    )
+    stream: ResponseStream[int, Any] = ResponseStream(slow(), cleanup_hooks=[lambda: log.append("cleanup")])
     task = asyncio.create_task(stream.get_final_response())
     await started.wait()
     task.cancel()
@@ -723,9 +709,7 @@ async def test_closing_the_mapped_stream_closes_the_inner_one() -> None:
 
     for wrap in ("map", "source"):
         log.clear()
-        inner = ResponseStream(
-            source([1], log), cleanup_hooks=[lambda: log.append("inner cleanup")]
-        )
+        inner = ResponseStream(source([1], log), cleanup_hooks=[lambda: log.append("inner cleanup")])
         outer = inner.map(str, list) if wrap == "map" else ResponseStream(inner)
         if wrap == "source":
             await outer  # resolved but never pulled
@@ -783,9 +767,7 @@ async def test_late_result_and_cleanup_hooks_are_stream_errors() -> None:
     assert closed.with_transform_hook(lambda u: u) is closed
 
 
-async def test_middleware_rewrites_what_the_consumer_sees_and_the_final_response_separately() -> (
-    None
-):
+async def test_middleware_rewrites_what_the_consumer_sees_and_the_final_response_separately() -> None:
     """ST-12: a transform hook rewrites what the consumer sees, a result hook rewrites the final
     response, a cleanup hook releases resources, and map / wrapping replaces the stream."""
     released: list[str] = []
@@ -800,9 +782,7 @@ async def test_middleware_rewrites_what_the_consumer_sees_and_the_final_response
     def sign(r: ChatResponse) -> ChatResponse:
         return ChatResponse([*r.messages], model="signed")
 
-    stream.with_transform_hook(redact).with_result_hook(sign).with_cleanup_hook(
-        lambda: released.append("connection")
-    )
+    stream.with_transform_hook(redact).with_result_hook(sign).with_cleanup_hook(lambda: released.append("connection"))
     assert [u.text async for u in stream] == ["****** ", "data"]
     final = await stream.get_final_response()
     assert final.text == "secret data"

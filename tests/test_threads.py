@@ -66,9 +66,7 @@ async def test_history_is_sent_and_appended(stream: bool) -> None:
     assert [m.role for m in thread.messages] == ["user", "assistant", "tool", "assistant"]
     assert thread.messages[1].contents[0].call_id == "c1"
     assert thread.messages[2].contents[0].result == 5
-    await run(
-        agent, [Message("user", ["double"]), Message("user", ["it"])], stream=stream, thread=thread
-    )
+    await run(agent, [Message("user", ["double"]), Message("user", ["it"])], stream=stream, thread=thread)
     assert client.requests[2].texts == [
         "user: 2+3?",
         "assistant: ",
@@ -198,15 +196,11 @@ def function_calls(draw: st.DrawFn) -> Content:
 
 @st.composite
 def contents(draw: st.DrawFn) -> Content:
-    kind = draw(
-        st.sampled_from(["text", "call", "result", "request", "response", "unknown", "error"])
-    )
+    kind = draw(st.sampled_from(["text", "call", "result", "request", "response", "unknown", "error"]))
     props = draw(st.dictionaries(KEYS, JSON, max_size=2))
     extra = draw(EXTRA)
     if kind == "text":
-        return Content.from_text(
-            draw(st.text(max_size=20)), additional_properties=props, extra=extra
-        )
+        return Content.from_text(draw(st.text(max_size=20)), additional_properties=props, extra=extra)
     if kind == "call":
         return draw(function_calls())
     if kind == "result":
@@ -221,9 +215,7 @@ def contents(draw: st.DrawFn) -> Content:
         )
     if kind == "error":
         return Content.from_error(draw(st.text(max_size=8)), error_code=draw(OPTIONAL_TEXT))
-    name = draw(
-        st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True).filter(lambda n: n not in _KNOWN)
-    )
+    name = draw(st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True).filter(lambda n: n not in _KNOWN))
     return Content(name, text=draw(OPTIONAL_TEXT), additional_properties=props, extra=extra)
 
 
@@ -236,10 +228,7 @@ _KNOWN = {
 @st.composite
 def messages(draw: st.DrawFn) -> Message:
     return Message(
-        draw(
-            st.sampled_from(["user", "assistant", "tool", "system"])
-            | st.text(min_size=1, max_size=6)
-        ),
+        draw(st.sampled_from(["user", "assistant", "tool", "system"]) | st.text(min_size=1, max_size=6)),
         draw(st.lists(contents(), max_size=3)),
         author_name=draw(OPTIONAL_TEXT),
         message_id=draw(st.none() | IDS),
@@ -403,9 +392,7 @@ async def test_a_thread_restored_in_a_new_process_continues() -> None:
 @MODES
 async def test_a_failing_run_leaves_the_thread_unchanged(stream: bool) -> None:
     """TH-3: when the client raises, the thread is as it was."""
-    client = ScriptedChatClient(
-        ["ok", [call("add", {"a": 1, "b": 1}, call_id="c1")], RuntimeError("boom")]
-    )
+    client = ScriptedChatClient(["ok", [call("add", {"a": 1, "b": 1}, call_id="c1")], RuntimeError("boom")])
     agent = Agent(client, tools=[add])
     thread = agent.get_new_thread()
     await run(agent, "first", stream=stream, thread=thread)
@@ -461,9 +448,7 @@ async def test_a_cancelled_run_leaves_the_thread_unchanged() -> None:
         await asyncio.Event().wait()
         return "unreachable"
 
-    agent = Agent(
-        ScriptedChatClient([[call("wait_forever", {}, call_id="w1")]]), tools=[wait_forever]
-    )
+    agent = Agent(ScriptedChatClient([[call("wait_forever", {}, call_id="w1")]]), tools=[wait_forever])
     thread = agent.get_new_thread()
     task = asyncio.ensure_future(agent.run("go", thread=thread))
     await started.wait()
@@ -475,9 +460,7 @@ async def test_a_cancelled_run_leaves_the_thread_unchanged() -> None:
 
 async def test_a_stream_consumed_without_get_final_response_updates_the_thread() -> None:
     """TH-3: iterating a stream to its end updates the thread without get_final_response()."""
-    client = ScriptedChatClient(
-        [[call("add", {"a": 1, "b": 2}, call_id="c1")], text_chunks("thr", "ee")]
-    )
+    client = ScriptedChatClient([[call("add", {"a": 1, "b": 2}, call_id="c1")], text_chunks("thr", "ee")])
     agent = Agent(client, tools=[add])
     thread = agent.get_new_thread()
     async for _ in agent.run("1+2", stream=True, thread=thread):
@@ -503,9 +486,7 @@ async def test_approval_paused_in_a_thread_resumes_with_a_clean_transcript(strea
         ran.append(amount)
         return f"paid {amount}"
 
-    client = ScriptedChatClient(
-        [[call("pay", {"amount": 10}, call_id="c1")], "Payment done.", "You are welcome."]
-    )
+    client = ScriptedChatClient([[call("pay", {"amount": 10}, call_id="c1")], "Payment done.", "You are welcome."])
     agent = Agent(client, tools=[pay])
     thread = agent.get_new_thread()
     paused = await run(agent, "pay 10", stream=stream, thread=thread)
@@ -516,9 +497,7 @@ async def test_approval_paused_in_a_thread_resumes_with_a_clean_transcript(strea
     assert stored == ["text", "function_call", "function_approval_request"]
 
     thread = agent.deserialize_thread(json.loads(json.dumps(thread.serialize())))
-    [request] = [
-        c for m in thread.messages for c in m.contents if c.type == "function_approval_request"
-    ]
+    [request] = [c for m in thread.messages for c in m.contents if c.type == "function_approval_request"]
     resumed = await run(
         agent,
         Message("user", [request.to_function_approval_response(True)]),

@@ -516,9 +516,7 @@ async def test_context_parameter_plain_annotation() -> None:
     assert t.validate_arguments({"query": "q"}) == []
 
 
-@pytest.mark.parametrize(
-    ("func", "param"), [(fx.with_context, "context"), (fx.with_late_context, "ctx")]
-)
+@pytest.mark.parametrize(("func", "param"), [(fx.with_context, "context"), (fx.with_late_context, "ctx")])
 async def test_context_parameter_string_annotation(func: Any, param: str) -> None:
     """TL-4: under `from __future__ import annotations` (also when the context type is imported
     only for type checkers) the context parameter is found, filled and left out of the schema."""
@@ -613,14 +611,8 @@ def test_result_value_anything_else_is_str() -> None:
 
 
 _json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5)
-    ),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5),
     max_leaves=25,
 )
 
@@ -742,3 +734,32 @@ def test_function_invocation_configuration_rejects_out_of_range(field: str, valu
     """LP-1: out-of-range values are a ValueError naming the field."""
     with pytest.raises(ValueError, match=field):
         FunctionInvocationConfiguration(**{field: value})
+
+
+def test_result_value_prefers_to_dict_over_asdict() -> None:
+    """TL-5: a returned Message or Content becomes its wire form, not a field dump."""
+    from minagent import Content, Message
+
+    assert result_value(Message("user", ["hi"])) == Message("user", ["hi"]).to_dict()
+    assert result_value(Content.from_text("x")) == {"type": "text", "text": "x"}
+
+
+async def test_unconvertible_result_is_an_error_result_not_a_failed_run() -> None:
+    """TL-5, LP-6: a value whose conversion raises gives the call an error result."""
+    from minagent.testing import ScriptedChatClient, call, reply
+
+    class Broken:
+        def to_dict(self) -> dict[str, Any]:
+            raise RuntimeError("cannot serialise")
+
+    @tool
+    async def make_broken() -> Any:
+        """Return something that cannot be converted."""
+        return Broken()
+
+    client = ScriptedChatClient([reply(call("make_broken", {}, call_id="b1")), "done"])
+    response = await client.get_response("go", options={"tools": [make_broken]})
+    result = response.messages[1].contents[0]
+    assert result.exception == "cannot serialise"
+    assert "could not be converted to JSON: RuntimeError: cannot serialise" in result.result
+    assert response.text == "done"

@@ -166,9 +166,7 @@ def test_from_function_approval_request_flags_user_input() -> None:
     """TY-1: an approval request has id, function_call and user_input_request=True."""
     call = Content.from_function_call("c1", "delete", {"path": "/"})
     c = Content.from_function_approval_request("req1", call)
-    assert_fields(
-        c, "function_approval_request", id="req1", function_call=call, user_input_request=True
-    )
+    assert_fields(c, "function_approval_request", id="req1", function_call=call, user_input_request=True)
     with pytest.raises(ContentError):
         Content.from_function_approval_request("req1", Content.from_text("not a call"))
 
@@ -178,12 +176,8 @@ def test_from_function_approval_response_fields() -> None:
     call = Content.from_function_call("c1", "delete")
     c = Content.from_function_approval_response(False, "req1", call)
     assert_fields(c, "function_approval_response", approved=False, id="req1", function_call=call)
-    answer = Content.from_function_approval_request("req1", call).to_function_approval_response(
-        True
-    )
-    assert_fields(
-        answer, "function_approval_response", approved=True, id="req1", function_call=call
-    )
+    answer = Content.from_function_approval_request("req1", call).to_function_approval_response(True)
+    assert_fields(answer, "function_approval_response", approved=True, id="req1", function_call=call)
     with pytest.raises(ContentError):
         Content.from_function_approval_response(True, "req1", "call")  # type: ignore[arg-type]
 
@@ -293,9 +287,7 @@ def test_message_accepts_content_str_and_dict_singly_or_in_a_sequence() -> None:
     for contents in (hi, "hi", as_dict, [hi], ["hi"], [as_dict], ("hi",), [None, "hi", None]):
         m = Message("user", contents)
         assert m.contents == [hi], contents
-    m = Message(
-        "assistant", ["a", Content.from_function_call("c", "f"), {"type": "error", "message": "m"}]
-    )
+    m = Message("assistant", ["a", Content.from_function_call("c", "f"), {"type": "error", "message": "m"}])
     assert [c.type for c in m.contents] == ["text", "function_call", "error"]
     assert Message("user").contents == []
     assert Message("user", None).contents == []
@@ -304,9 +296,7 @@ def test_message_accepts_content_str_and_dict_singly_or_in_a_sequence() -> None:
 
 def test_message_keyword_fields() -> None:
     """TY-5: author_name, message_id and additional_properties are keyword-only fields."""
-    m = Message(
-        "assistant", "x", author_name="bot", message_id="m1", additional_properties={"k": 1}
-    )
+    m = Message("assistant", "x", author_name="bot", message_id="m1", additional_properties={"k": 1})
     assert (m.role, m.author_name, m.message_id, m.additional_properties) == (
         "assistant",
         "bot",
@@ -390,9 +380,7 @@ def test_text_of_responses_joins_messages_with_newline() -> None:
 def test_text_of_a_streamed_message_reads_the_same_as_merged() -> None:
     """TY-6: the updates' texts concatenated equal the merged message's text."""
     updates = [ChatResponseUpdate([t], "assistant") for t in ["Hel", "lo", " ", "there"]]
-    assert (
-        "".join(u.text for u in updates) == ChatResponse.from_updates(updates).text == "Hello there"
-    )
+    assert "".join(u.text for u in updates) == ChatResponse.from_updates(updates).text == "Hello there"
 
 
 def test_normalize_messages_none_str_content_message() -> None:
@@ -419,9 +407,7 @@ def test_normalize_messages_sequence_keeps_order() -> None:
     assert normalize_messages(("x",)) == [Message("user", "x")]
 
 
-@pytest.mark.parametrize(
-    ("value", "says"), [(3, "int"), ({"role": "user"}, "dict"), (b"raw", "bytes")]
-)
+@pytest.mark.parametrize(("value", "says"), [(3, "int"), ({"role": "user"}, "dict"), (b"raw", "bytes")])
 def test_normalize_messages_rejects_other_types(value: Any, says: str) -> None:
     """TY-7: anything else is a ContentError naming the type."""
     with pytest.raises(ContentError, match=says):
@@ -554,9 +540,7 @@ def test_unknown_fields_survive_a_round_trip() -> None:
     message = response.messages[0]
     assert message.extra == {"priority": 3}
     assert message.contents[0].extra == {"annotations": [{"url": "u"}]}
-    assert message.contents[1].usage_details == UsageDetails(
-        output_token_count=2, extra={"tier": "x"}
-    )
+    assert message.contents[1].usage_details == UsageDetails(output_token_count=2, extra={"tier": "x"})
     assert response.usage_details == UsageDetails(extra={"future_count": {"a": 1}})
     assert response.to_dict() == data
 
@@ -754,9 +738,7 @@ json_scalars = (
 )
 json_values = st.recursive(
     json_scalars,
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
-    ),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
     max_leaves=8,
 )
 json_objects = st.dictionaries(st.text(max_size=5), json_values, max_size=3)
@@ -799,9 +781,7 @@ known_contents = st.one_of(
     function_calls,
     st.builds(Content.from_function_result, st.text(max_size=6), json_values, opt_text),
     st.builds(Content.from_function_approval_request, st.text(max_size=6), function_calls),
-    st.builds(
-        Content.from_function_approval_response, st.booleans(), st.text(max_size=6), function_calls
-    ),
+    st.builds(Content.from_function_approval_response, st.booleans(), st.text(max_size=6), function_calls),
 )
 unknown_contents = st.builds(
     lambda kind, text, uri: Content(kind, text=text, uri=uri),
@@ -842,9 +822,7 @@ chat_responses = st.builds(
     model=opt_text,
     **common_response,
 )
-agent_responses = st.builds(
-    AgentResponse, st.lists(messages, max_size=3), agent_id=opt_text, **common_response
-)
+agent_responses = st.builds(AgentResponse, st.lists(messages, max_size=3), agent_id=opt_text, **common_response)
 common_update = {
     "author_name": opt_text,
     "response_id": opt_text,
@@ -1049,9 +1027,7 @@ def test_from_updates_merges_calls() -> None:
     updates = [
         ChatResponseUpdate([Content.from_function_call("a", "f", '{"x"')], "assistant"),
         ChatResponseUpdate([Content.from_function_call("b", "g", {"k": 1})]),
-        ChatResponseUpdate(
-            [Content("function_call", call_id="a", arguments=": 1}", exception="late")]
-        ),
+        ChatResponseUpdate([Content("function_call", call_id="a", arguments=": 1}", exception="late")]),
         ChatResponseUpdate([Content("function_call", arguments={"j": 2}, name="ignored")]),
         ChatResponseUpdate([Content.from_function_call("b", "", {"k": 3}, exception="first")]),
         ChatResponseUpdate([Content("function_call", call_id="b", exception="second")]),
@@ -1096,9 +1072,7 @@ def test_any_split_of_a_text_merges_to_the_unsplit_response(
     update_cls, response_cls = pair
     chunks = data.draw(splits(text))
     updates = [
-        update_cls(
-            [Content.from_text(c) for c in group], "assistant" if i == 0 or role_on_every else None
-        )
+        update_cls([Content.from_text(c) for c in group], "assistant" if i == 0 or role_on_every else None)
         for i, group in enumerate(data.draw(groups(chunks)))
     ]
     whole = response_cls.from_updates([update_cls([Content.from_text(text)], "assistant")])
@@ -1122,13 +1096,9 @@ def test_any_split_of_call_arguments_merges_to_the_whole_call(
     whole_args = json.dumps(args)
     first, *rest = data.draw(splits(whole_args))
     deltas = [Content.from_function_call("call_1", "get_weather", first)] + [
-        Content("function_call", call_id="call_1" if call_id_on_every else None, arguments=chunk)
-        for chunk in rest
+        Content("function_call", call_id="call_1" if call_id_on_every else None, arguments=chunk) for chunk in rest
     ]
-    updates = [
-        update_cls(group, "assistant" if i == 0 else None)
-        for i, group in enumerate(data.draw(groups(deltas)))
-    ]
+    updates = [update_cls(group, "assistant" if i == 0 else None) for i, group in enumerate(data.draw(groups(deltas)))]
     whole_call = Content.from_function_call("call_1", "get_weather", whole_args)
     merged = response_cls.from_updates(updates)
     assert merged == response_cls.from_updates([update_cls([whole_call], "assistant")])
@@ -1160,9 +1130,7 @@ def test_interleaved_deltas_of_parallel_calls_merge_to_both_calls(
         "b": Content.from_function_call("call_b", "g", b),
     }
     merged = ChatResponse.from_updates(updates)
-    assert merged.messages == [
-        Message("assistant", [full[order[0]], full["b" if order[0] == "a" else "a"]])
-    ]
+    assert merged.messages == [Message("assistant", [full[order[0]], full["b" if order[0] == "a" else "a"]])]
 
 
 def _expected_usage(usages: list[UsageDetails]) -> UsageDetails | None:
@@ -1216,12 +1184,8 @@ def test_response_level_fields_take_the_last_non_none_value() -> None:
     """TY-11: response_id, conversation_id, model, created_at, finish_reason, agent_id: last
     non-None wins; additional_properties are dict-updated in order."""
     updates = [
-        ChatResponseUpdate(
-            ["a"], "assistant", response_id="r1", model="m1", additional_properties={"x": 1, "y": 1}
-        ),
-        ChatResponseUpdate(
-            ["b"], conversation_id="c1", created_at="t1", additional_properties={"y": 2}
-        ),
+        ChatResponseUpdate(["a"], "assistant", response_id="r1", model="m1", additional_properties={"x": 1, "y": 1}),
+        ChatResponseUpdate(["b"], conversation_id="c1", created_at="t1", additional_properties={"y": 2}),
         ChatResponseUpdate(["c"], response_id="r2", finish_reason="length"),
         ChatResponseUpdate(["d"], model=None, finish_reason="stop", additional_properties={"z": 3}),
     ]
@@ -1309,9 +1273,7 @@ def test_usage_details_addition() -> None:
     a = UsageDetails(1, None, 3, None, 5, None, additional_counts={"x": 1, "y": 2})
     b = UsageDetails(10, 20, None, None, 50, 60, additional_counts={"y": 3, "z": 4})
     total = a + b
-    assert total == UsageDetails(
-        11, 20, 3, None, 55, 60, additional_counts={"x": 1, "y": 5, "z": 4}
-    )
+    assert total == UsageDetails(11, 20, 3, None, 55, 60, additional_counts={"x": 1, "y": 5, "z": 4})
     # the operands are unchanged
     assert a == UsageDetails(1, None, 3, None, 5, None, additional_counts={"x": 1, "y": 2})
     assert b.additional_counts == {"y": 3, "z": 4}
@@ -1331,3 +1293,18 @@ def test_usage_sum_matches_field_by_field_arithmetic(usages: list[UsageDetails])
         total = total + u
     assert total == _expected_usage(usages)
     assert bool(total) == any(bool(u) for u in usages)
+
+
+def test_with_contents_copies_the_metadata() -> None:
+    """TY-5: with_contents gives a new message with the same role and metadata; the original stays."""
+    original = Message("assistant", ["a"], author_name="bot", message_id="m1", additional_properties={"k": 1})
+    copy = original.with_contents([Content.from_text("b")])
+    assert (copy.role, copy.author_name, copy.message_id, copy.additional_properties) == (
+        "assistant",
+        "bot",
+        "m1",
+        {"k": 1},
+    )
+    assert copy.text == "b"
+    assert original.text == "a"
+    assert copy.additional_properties is not original.additional_properties
