@@ -73,22 +73,8 @@ class BaseChatClient:
     ) -> AsyncIterator[ChatResponseUpdate]:
         """Default: the non-streaming response as updates, one per message (LP-2)."""
         response = await self._inner_get_response(messages=messages, options=options, **kwargs)
-        for index, message in enumerate(response.messages):
-            last = index == len(response.messages) - 1
-            yield ChatResponseUpdate(
-                list(message.contents),
-                message.role,
-                author_name=message.author_name,
-                message_id=message.message_id,
-                response_id=response.response_id,
-                conversation_id=response.conversation_id,
-                model=response.model,
-                created_at=response.created_at,
-                finish_reason=response.finish_reason if last else None,
-                additional_properties=dict(response.additional_properties),
-            )
-        if response.usage_details:
-            yield ChatResponseUpdate([Content.from_usage(response.usage_details)])
+        for update in response.as_updates():
+            yield update
 
     # -- the public call --------------------------------------------------------------------
 

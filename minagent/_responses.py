@@ -102,16 +102,12 @@ def _requests(messages: Sequence[Message]) -> list[Content]:
 
 
 @dataclass(eq=True)
-class ChatResponse(_Wire):
-    """What one chat-client call returns: the new messages and response-level facts."""
-
-    TYPE: ClassVar[str] = "chat_response"
+class _Response(_Wire):
+    """Fields and behaviour shared by `ChatResponse` and `AgentResponse`."""
 
     messages: list[Message] = field(default_factory=list)
     _: KW_ONLY
     response_id: str | None = None
-    conversation_id: str | None = None
-    model: str | None = None
     created_at: str | None = None
     finish_reason: str | None = None
     usage_details: UsageDetails | None = None
@@ -131,41 +127,50 @@ class ChatResponse(_Wire):
         return _requests(self.messages)
 
     @classmethod
-    def from_updates(cls, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> ChatResponse:
+    def from_updates(cls, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> Self:
         return _merge(cls(), updates)
 
 
 @dataclass(eq=True)
-class AgentResponse(_Wire):
+class ChatResponse(_Response):
+    """What one chat-client call returns: the new messages and response-level facts."""
+
+    TYPE: ClassVar[str] = "chat_response"
+
+    _: KW_ONLY
+    conversation_id: str | None = None
+    model: str | None = None
+
+    def as_updates(self) -> list[ChatResponseUpdate]:
+        """This response as a stream would carry it: one update per message, then the usage (LP-2)."""
+        updates = [
+            ChatResponseUpdate(
+                list(m.contents),
+                m.role,
+                author_name=m.author_name,
+                message_id=m.message_id,
+                response_id=self.response_id,
+                conversation_id=self.conversation_id,
+                model=self.model,
+                created_at=self.created_at,
+                finish_reason=self.finish_reason if i == len(self.messages) - 1 else None,
+                additional_properties=dict(self.additional_properties),
+            )
+            for i, m in enumerate(self.messages)
+        ]
+        if self.usage_details:
+            updates.append(ChatResponseUpdate([Content.from_usage(self.usage_details)]))
+        return updates
+
+
+@dataclass(eq=True)
+class AgentResponse(_Response):
     """What one agent run returns."""
 
     TYPE: ClassVar[str] = "agent_response"
 
-    messages: list[Message] = field(default_factory=list)
     _: KW_ONLY
-    response_id: str | None = None
     agent_id: str | None = None
-    created_at: str | None = None
-    finish_reason: str | None = None
-    usage_details: UsageDetails | None = None
-    additional_properties: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-    raw_representation: Any = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.messages = _message_list(self.messages)
-
-    @property
-    def text(self) -> str:
-        return _text_of_messages(self.messages)
-
-    @property
-    def user_input_requests(self) -> list[Content]:
-        return _requests(self.messages)
-
-    @classmethod
-    def from_updates(cls, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> AgentResponse:
-        return _merge(cls(), updates)
 
     @classmethod
     def from_chat_response(cls, response: ChatResponse, *, agent_id: str | None = None) -> AgentResponse:
@@ -182,10 +187,8 @@ class AgentResponse(_Wire):
 
 
 @dataclass(eq=True)
-class ChatResponseUpdate(_Wire):
-    """One streamed chunk of a chat-client call."""
-
-    TYPE: ClassVar[str] = "chat_response_update"
+class _Update(_Wire):
+    """Fields and behaviour shared by `ChatResponseUpdate` and `AgentResponseUpdate`."""
 
     contents: list[Content] = field(default_factory=list)
     role: str | None = None
@@ -193,8 +196,6 @@ class ChatResponseUpdate(_Wire):
     author_name: str | None = None
     response_id: str | None = None
     message_id: str | None = None
-    conversation_id: str | None = None
-    model: str | None = None
     created_at: str | None = None
     finish_reason: str | None = None
     additional_properties: dict[str, Any] = field(default_factory=dict)
@@ -210,30 +211,24 @@ class ChatResponseUpdate(_Wire):
 
 
 @dataclass(eq=True)
-class AgentResponseUpdate(_Wire):
+class ChatResponseUpdate(_Update):
+    """One streamed chunk of a chat-client call."""
+
+    TYPE: ClassVar[str] = "chat_response_update"
+
+    _: KW_ONLY
+    conversation_id: str | None = None
+    model: str | None = None
+
+
+@dataclass(eq=True)
+class AgentResponseUpdate(_Update):
     """One streamed chunk of an agent run."""
 
     TYPE: ClassVar[str] = "agent_response_update"
 
-    contents: list[Content] = field(default_factory=list)
-    role: str | None = None
     _: KW_ONLY
-    author_name: str | None = None
-    response_id: str | None = None
-    message_id: str | None = None
     agent_id: str | None = None
-    created_at: str | None = None
-    finish_reason: str | None = None
-    additional_properties: dict[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-    raw_representation: Any = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self.contents = _content_list(self.contents)
-
-    @property
-    def text(self) -> str:
-        return _text_of_contents(self.contents)
 
     @classmethod
     def from_chat_update(
@@ -276,7 +271,7 @@ def _content_list(contents: object) -> list[Content]:
 # --------------------------------------------------------------------------------------------
 # The merge algorithm (TY-9, TY-10, TY-11).
 
-_R = TypeVar("_R", ChatResponse, AgentResponse)
+_R = TypeVar("_R", bound=_Response)
 
 
 def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> _R:

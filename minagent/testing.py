@@ -160,22 +160,8 @@ class ScriptedChatClient(BaseChatClient):
             for update in step:
                 yield update
             return
-        response = _as_response(step)
-        for message in response.messages:
-            yield ChatResponseUpdate(
-                list(message.contents),
-                message.role,
-                author_name=message.author_name,
-                message_id=message.message_id,
-                response_id=response.response_id,
-                conversation_id=response.conversation_id,
-                model=response.model,
-                created_at=response.created_at,
-                finish_reason=response.finish_reason,
-                additional_properties=dict(response.additional_properties),
-            )
-        if response.usage_details:
-            yield ChatResponseUpdate([Content.from_usage(response.usage_details)])
+        for update in _as_response(step).as_updates():
+            yield update
 
 
 def _is_update_list(step: Step) -> bool:

@@ -1308,3 +1308,28 @@ def test_with_contents_copies_the_metadata() -> None:
     assert copy.text == "b"
     assert original.text == "a"
     assert copy.additional_properties is not original.additional_properties
+
+
+def test_as_updates_round_trips_through_from_updates() -> None:
+    """TY-9, TY-10: as_updates is what a stream of the response carries; merging it gives the response back."""
+    from minagent import ChatResponse, UsageDetails
+
+    response = ChatResponse(
+        [
+            Message("assistant", [Content.from_text("hi"), Content.from_function_call("c1", "f", '{"a": 1}')]),
+            Message("tool", [Content.from_function_result("c1", 2)]),
+            Message("assistant", ["done"], author_name="bot"),
+        ],
+        response_id="r1",
+        conversation_id="conv",
+        model="m",
+        created_at="2026-01-01T00:00:00Z",
+        finish_reason="stop",
+        usage_details=UsageDetails(input_token_count=3, output_token_count=4),
+        additional_properties={"k": "v"},
+    )
+    updates = response.as_updates()
+    assert [u.role for u in updates] == ["assistant", "tool", "assistant", None]
+    assert [u.finish_reason for u in updates] == [None, None, "stop", None]
+    assert updates[-1].contents == [Content.from_usage(UsageDetails(input_token_count=3, output_token_count=4))]
+    assert ChatResponse.from_updates(updates) == response
