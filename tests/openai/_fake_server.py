@@ -126,9 +126,7 @@ class FakeOpenAI(ScriptedHarness):
         finally:
             self.handlers_running -= 1
 
-    async def _render(
-        self, step: ScriptedStep, request: web.Request, body: dict[str, Any]
-    ) -> web.StreamResponse:
+    async def _render(self, step: ScriptedStep, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
         if step.kind == "error":
             return web.json_response(
                 {"error": {"message": step.message, "type": "error", "param": None, "code": None}},
@@ -213,14 +211,10 @@ def stream_chunks(
     for index, call in enumerate(calls):
         head = {"index": index, "id": call["id"], "type": "function"}
         fn = call["function"]
-        chunks.append(
-            chunk({"tool_calls": [{**head, "function": {"name": fn["name"], "arguments": ""}}]})
-        )
+        chunks.append(chunk({"tool_calls": [{**head, "function": {"name": fn["name"], "arguments": ""}}]}))
         args = fn["arguments"]
         for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
-            chunks.append(
-                chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-            )
+            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
     chunks.append(chunk({}, "tool_calls" if calls else "stop"))
     if usage is not None:
         chunks.append({**base, "choices": [], "usage": usage_json(usage)})
@@ -251,9 +245,7 @@ async def send_chunks(
     return response
 
 
-async def stall(
-    request: web.Request, meta: Mapping[str, Any], text: str, closing: asyncio.Event
-) -> web.StreamResponse:
+async def stall(request: web.Request, meta: Mapping[str, Any], text: str, closing: asyncio.Event) -> web.StreamResponse:
     """One text delta, then keep-alive comments until the client leaves (bounded)."""
     response = web.StreamResponse(headers=SSE_HEADERS)
     await response.prepare(request)
@@ -332,14 +324,10 @@ def merge_chunks(data: bytes) -> dict[str, Any]:
     return body
 
 
-def replay(
-    data: bytes, cuts: Sequence[int] = (), pauses: Sequence[float] = (), **headers: str
-) -> Handler:
+def replay(data: bytes, cuts: Sequence[int] = (), pauses: Sequence[float] = (), **headers: str) -> Handler:
     """Answer with a recorded stream (cut as given) or, non-streaming, its merged body."""
 
-    async def handler(
-        server: FakeOpenAI, request: web.Request, body: dict[str, Any]
-    ) -> web.StreamResponse:
+    async def handler(server: FakeOpenAI, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
         hdrs = {k.replace("_", "-"): v for k, v in headers.items()}
         if body.get("stream"):
             return await send_chunks(request, data, cuts, pauses, headers=hdrs)
@@ -357,9 +345,7 @@ def raw(
 ) -> Handler:
     """Answer with exactly this status, body and headers."""
 
-    async def handler(
-        server: FakeOpenAI, request: web.Request, _: dict[str, Any]
-    ) -> web.StreamResponse:
+    async def handler(server: FakeOpenAI, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
         data = body.encode() if isinstance(body, str) else body
         return web.Response(status=status, body=data, content_type=content_type, headers=headers)
 
@@ -369,12 +355,8 @@ def raw(
 def disconnect_after(data: bytes, n_bytes: int, **headers: str) -> Handler:
     """Send the first ``n_bytes`` of a stream (0: headers only), then drop the connection."""
 
-    async def handler(
-        server: FakeOpenAI, request: web.Request, _: dict[str, Any]
-    ) -> web.StreamResponse:
-        response = web.StreamResponse(
-            headers={**SSE_HEADERS, **{k.replace("_", "-"): v for k, v in headers.items()}}
-        )
+    async def handler(server: FakeOpenAI, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
+        response = web.StreamResponse(headers={**SSE_HEADERS, **{k.replace("_", "-"): v for k, v in headers.items()}})
         await response.prepare(request)
         if n_bytes:
             await response.write(data[:n_bytes])
@@ -389,9 +371,7 @@ def disconnect_after(data: bytes, n_bytes: int, **headers: str) -> Handler:
 def silence(after_headers: bool = False) -> Handler:
     """Say nothing (or send headers, then nothing) until the server closes (for timeouts)."""
 
-    async def handler(
-        server: FakeOpenAI, request: web.Request, _: dict[str, Any]
-    ) -> web.StreamResponse:
+    async def handler(server: FakeOpenAI, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
         response = web.StreamResponse(headers=SSE_HEADERS)
         if after_headers:
             await response.prepare(request)

@@ -36,9 +36,7 @@ def reference(data: bytes) -> list[dict[str, Any]]:
 async def served(data: bytes, cuts: list[int], pauses: list[float]) -> tuple[list[Any], Any]:
     async with FakeOpenAI() as server:
         server.add(replay(data, cuts, pauses))
-        client = server.make_client(
-            function_invocation_configuration=FunctionInvocationConfiguration(enabled=False)
-        )
+        client = server.make_client(function_invocation_configuration=FunctionInvocationConfiguration(enabled=False))
         async with client:
             stream = client.get_response([Message("user", ["Hi"])], stream=True)
             updates = [u async for u in stream]
@@ -63,9 +61,7 @@ def test_random_network_chunking_gives_identical_updates(data: st.DataObject) ->
     name = data.draw(st.sampled_from(NAMES), label="transcript")
     body = transcript(name)
     cuts = data.draw(st.lists(st.integers(1, len(body) - 1), max_size=40), label="cuts")
-    pauses = data.draw(
-        st.lists(st.sampled_from([0.0, 0.0, 0.001]), max_size=len(cuts) + 1), label="pauses"
-    )
+    pauses = data.draw(st.lists(st.sampled_from([0.0, 0.0, 0.001]), max_size=len(cuts) + 1), label="pauses")
     updates, final = asyncio.run(_checked(served(body, cuts, pauses)))
     expected = reference(body)
     assert [u.to_dict() for u in updates] == expected

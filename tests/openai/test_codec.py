@@ -60,9 +60,7 @@ WEATHER_DECL = {
 }
 
 
-def req(
-    messages: list[Message], options: dict[str, Any] | None = None, **kw: Any
-) -> dict[str, Any]:
+def req(messages: list[Message], options: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
     kw.setdefault("model", "gpt-4o-mini")
     kw.setdefault("stream", False)
     return build_request(messages, options or {}, **kw)
@@ -87,9 +85,7 @@ def test_codec_imports_no_network_library() -> None:
         "m.parse_error(500, b'{}', {})\n"
         "print('aiohttp' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path.cwd()
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path.cwd())
     assert out.stdout.strip() == "False"
 
 
@@ -169,17 +165,13 @@ def test_instructions_are_not_duplicated() -> None:
     ]
     other = req([Message("system", ["Other."]), user("hi")], {"instructions": "Be brief."})
     assert [m["content"] for m in other["messages"]] == ["Be brief.", "Other.", "hi"]
-    assert req([user("hi")], {"instructions": ""})["messages"] == [
-        {"role": "user", "content": "hi"}
-    ]
+    assert req([user("hi")], {"instructions": ""})["messages"] == [{"role": "user", "content": "hi"}]
 
 
 def test_images_from_data_and_uri_contents() -> None:
     """OA-3: data and image uri contents become image_url parts, in content order, with detail."""
     png = Content.from_data(b"\x89PNG", "image/png")
-    remote = Content.from_uri(
-        "https://example.com/cat.jpg", "image/jpeg", additional_properties={"detail": "low"}
-    )
+    remote = Content.from_uri("https://example.com/cat.jpg", "image/jpeg", additional_properties={"detail": "low"})
     body = req([user("What is this?", png, remote)])
     assert body["messages"] == [
         {
@@ -202,9 +194,7 @@ def test_image_only_user_message() -> None:
     assert req([user(image)])["messages"] == [
         {
             "role": "user",
-            "content": [
-                {"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0lGOD=="}}
-            ],
+            "content": [{"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0lGOD=="}}],
         }
     ]
 
@@ -266,9 +256,7 @@ def test_assistant_text_and_tool_calls_together() -> None:
         {
             "role": "assistant",
             "content": "Let me check.",
-            "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
-            ],
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
         }
     ]
 
@@ -443,16 +431,12 @@ def test_undeclarable_tools_are_type_errors(tool: Any) -> None:
 )
 def test_tool_choice_mapping(choice: Any, wire: Any) -> None:
     """OA-7: every tool_choice form maps to its wire value."""
-    body = req(
-        [user("hi")], {"tools": [WEATHER], "tool_choice": choice, "parallel_tool_calls": False}
-    )
+    body = req([user("hi")], {"tools": [WEATHER], "tool_choice": choice, "parallel_tool_calls": False})
     assert body["tool_choice"] == wire
     assert body["parallel_tool_calls"] is False
 
 
-@pytest.mark.parametrize(
-    "choice", ["sometimes", {"mode": "auto", "required_function_name": "f"}, {"mode": "maybe"}, 3]
-)
+@pytest.mark.parametrize("choice", ["sometimes", {"mode": "auto", "required_function_name": "f"}, {"mode": "maybe"}, 3])
 def test_unsupported_tool_choice_is_a_value_error(choice: Any) -> None:
     """OA-7: an unknown tool_choice is rejected, not sent."""
     with pytest.raises(ValueError, match="tool_choice"):
@@ -462,9 +446,7 @@ def test_unsupported_tool_choice_is_a_value_error(choice: Any) -> None:
 @pytest.mark.parametrize("tools", [None, []])
 def test_no_tools_means_no_tool_keys(tools: Any) -> None:
     """PV-5: without tools, tools, tool_choice and parallel_tool_calls are all omitted."""
-    body = req(
-        [user("hi")], {"tools": tools, "tool_choice": "required", "parallel_tool_calls": True}
-    )
+    body = req([user("hi")], {"tools": tools, "tool_choice": "required", "parallel_tool_calls": True})
     assert body == {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
 
 
@@ -480,15 +462,9 @@ def test_response_format_bare_schema_named_from_title() -> None:
 def test_response_format_default_name_and_long_names() -> None:
     """OA-8: no title gives 'response'; names are cut to 64 characters."""
     schema = {"type": "object", "properties": {}}
-    assert (
-        req([user("hi")], {"response_format": schema})["response_format"]["json_schema"]["name"]
-        == "response"
-    )
+    assert req([user("hi")], {"response_format": schema})["response_format"]["json_schema"]["name"] == "response"
     long = {"schema": schema, "name": "n" * 100}
-    assert (
-        req([user("hi")], {"response_format": long})["response_format"]["json_schema"]["name"]
-        == "n" * 64
-    )
+    assert req([user("hi")], {"response_format": long})["response_format"]["json_schema"]["name"] == "n" * 64
 
 
 def test_response_format_wrapper() -> None:
@@ -623,9 +599,7 @@ def test_request_is_plain_json_and_inputs_are_untouched() -> None:
     messages = [
         Message("system", ["sys"]),
         user("look", Content.from_data(b"\x00\x01", "image/png")),
-        Message(
-            "assistant", [Content.from_function_call("c1", "get_weather", {"location": "Paris"})]
-        ),
+        Message("assistant", [Content.from_function_call("c1", "get_weather", {"location": "Paris"})]),
         Message("tool", [Content.from_function_result("c1", {"t": 1})]),
     ]
     options: dict[str, Any] = {
@@ -678,9 +652,7 @@ def test_parse_text_response() -> None:
         model="gpt-4o-mini-2024-07-18",
         created_at="2024-05-06T12:53:20Z",
         finish_reason="stop",
-        usage_details=UsageDetails(
-            input_token_count=9, output_token_count=12, total_token_count=21
-        ),
+        usage_details=UsageDetails(input_token_count=9, output_token_count=12, total_token_count=21),
     )
     assert response.raw_representation is body
 
@@ -722,9 +694,10 @@ def test_tool_calls_without_ids_get_synthetic_ids() -> None:
     }
     contents = parse_response(completion(message)).messages[0].contents
     assert [c.call_id for c in contents] == ["call_0_chatcmpl-123", "call_1_chatcmpl-123"]
-    assert [
-        c.call_id for c in parse_response(completion(message, id=None)).messages[0].contents
-    ] == ["call_0", "call_1"]
+    assert [c.call_id for c in parse_response(completion(message, id=None)).messages[0].contents] == [
+        "call_0",
+        "call_1",
+    ]
 
 
 def test_refusal_and_reasoning_order() -> None:
@@ -796,9 +769,9 @@ def test_usage_details_mapping() -> None:
             "completion_tokens_details.rejected_prediction_tokens": 1,
         },
     )
-    assert parse_response(
-        completion({"content": "x"}, usage={"prompt_tokens": 3})
-    ).usage_details == UsageDetails(input_token_count=3)
+    assert parse_response(completion({"content": "x"}, usage={"prompt_tokens": 3})).usage_details == UsageDetails(
+        input_token_count=3
+    )
 
 
 def test_empty_metadata_counts_as_absent() -> None:
@@ -924,9 +897,7 @@ def sse(*chunks: Any) -> bytes:
     return "".join(out).encode()
 
 
-def chunk(
-    delta: dict[str, Any] | None = None, finish: str | None = None, **over: Any
-) -> dict[str, Any]:
+def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **over: Any) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": "chatcmpl-S",
         "object": "chat.completion.chunk",
@@ -938,9 +909,7 @@ def chunk(
     return body
 
 
-def tc(
-    index: int | None = None, id: str | None = None, name: str | None = None, args: Any = None
-) -> dict[str, Any]:
+def tc(index: int | None = None, id: str | None = None, name: str | None = None, args: Any = None) -> dict[str, Any]:
     call: dict[str, Any] = {"function": {}}
     if index is not None:
         call["index"] = index
@@ -958,9 +927,7 @@ def transcript(name: str) -> bytes:
     return (TRANSCRIPTS / name).read_bytes()
 
 
-def upd(
-    contents: list[Content], rid: str, model: str, created: str, finish: str | None = None
-) -> ChatResponseUpdate:
+def upd(contents: list[Content], rid: str, model: str, created: str, finish: str | None = None) -> ChatResponseUpdate:
     return ChatResponseUpdate(
         contents,
         "assistant",
@@ -1129,14 +1096,10 @@ def test_whole_tool_calls_in_one_chunk_at_a_reused_index() -> None:
     updates, _ = feed_all(transcript("whole_tool_call.sse"))
     final = ChatResponse.from_updates(updates)
     assert final.messages[0].contents == [
-        Content.from_function_call(
-            "call_a1b2c3", "get_weather", '{"location":"Paris","unit":"celsius"}'
-        ),
+        Content.from_function_call("call_a1b2c3", "get_weather", '{"location":"Paris","unit":"celsius"}'),
         Content.from_function_call("call_d4e5f6", "get_time", '{"zone":"Europe/Paris"}'),
     ]
-    assert final.usage_details == UsageDetails(
-        input_token_count=150, output_token_count=40, total_token_count=190
-    )
+    assert final.usage_details == UsageDetails(input_token_count=150, output_token_count=40, total_token_count=190)
     assert final.finish_reason == "tool_calls"
 
 
@@ -1148,11 +1111,7 @@ def test_keepalive_crlf_transcript() -> None:
         upd([Content.from_text("Line one")], *meta),
         upd([Content.from_text("\nline two ✓")], *meta),
         upd(
-            [
-                Content.from_usage(
-                    UsageDetails(input_token_count=5, output_token_count=4, total_token_count=9)
-                )
-            ],
+            [Content.from_usage(UsageDetails(input_token_count=5, output_token_count=4, total_token_count=9))],
             *meta,
             finish="length",
         ),
@@ -1186,9 +1145,7 @@ def test_line_ending_variants_are_equal(name: str, eol: bytes) -> None:
     cuts=st.lists(st.integers(min_value=0, max_value=6000), max_size=60),
     crlf=st.booleans(),
 )
-def test_random_chunking_gives_identical_updates_and_responses(
-    name: str, cuts: list[int], crlf: bool
-) -> None:
+def test_random_chunking_gives_identical_updates_and_responses(name: str, cuts: list[int], crlf: bool) -> None:
     """PV-12, PV-13: any cut points give identical updates and an identical from_updates result."""
     lf = transcript(name).replace(b"\r\n", b"\n")
     data = lf.replace(b"\n", b"\r\n") if crlf else lf
@@ -1313,9 +1270,7 @@ def test_other_choices_and_empty_chunks_give_no_update() -> None:
 
 def test_done_ends_the_stream_and_later_data_is_ignored() -> None:
     """OA-17, PV-15: [DONE] (whitespace ignored) sets done; later events, even bad, are ignored."""
-    updates, decoder = feed_all(
-        sse(chunk({"content": "a"}), "  [DONE] ", chunk({"content": "b"}), "{not json")
-    )
+    updates, decoder = feed_all(sse(chunk({"content": "a"}), "  [DONE] ", chunk({"content": "b"}), "{not json"))
     assert [u.text for u in updates] == ["a"]
     assert decoder.done
 

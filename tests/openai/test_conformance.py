@@ -147,9 +147,7 @@ class _BrokenHarness(FakeOpenAI):
     ("cls", "failing"),
     [(_DropsUsage, {"usage", "stream_equals_non_stream"}), (_WrongErrors, {"error_status"})],
 )
-async def test_a_broken_client_fails_the_matching_checks(
-    cls: type[OpenAIChatClient], failing: set[str]
-) -> None:
+async def test_a_broken_client_fails_the_matching_checks(cls: type[OpenAIChatClient], failing: set[str]) -> None:
     """PV-33: the kit catches a client that breaks a rule; the other checks still run."""
     async with _BrokenHarness(cls) as harness:
         results = await run_conformance(harness)

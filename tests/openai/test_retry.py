@@ -33,7 +33,7 @@ from minagent import (
     ServerError,
     StreamInterruptedError,
 )
-from minagent._providers import (
+from minagent.providers import (
     RetryPolicy,
     Secret,
     error_for_status,
@@ -249,9 +249,7 @@ def test_should_retry() -> None:
     assert not policy.should_retry(error_for_status(503, "x"), 2)
     assert not policy.should_retry(error_for_status(400, "x"), 0)
     assert policy.should_retry(error_for_status(400, "x", headers={"x-should-retry": "true"}), 0)
-    assert not policy.should_retry(
-        error_for_status(503, "x", headers={"X-Should-Retry": "false"}), 0
-    )
+    assert not policy.should_retry(error_for_status(503, "x", headers={"X-Should-Retry": "false"}), 0)
     assert policy.should_retry(ProviderConnectionError("refused"), 0)
     assert policy.should_retry(ProviderTimeoutError("slow"), 0)
     assert not policy.should_retry(StreamInterruptedError("cut"), 0)
@@ -272,9 +270,7 @@ async def test_retry_call_gives_up_with_the_last_error() -> None:
         raise error_for_status(500, f"boom {len(attempts)}")
 
     with pytest.raises(ServerError, match="boom 3"):
-        await retry_call(
-            attempt, policy=RetryPolicy(max_retries=2), sleep=sleeps, rng=FixedRandom(1.0)
-        )
+        await retry_call(attempt, policy=RetryPolicy(max_retries=2), sleep=sleeps, rng=FixedRandom(1.0))
     assert attempts == [0, 1, 2]
     assert sleeps.calls == [0.5, 1.0]
 
@@ -310,9 +306,7 @@ RATE_LIMIT_HEADERS = [
 
 @pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 @pytest.mark.parametrize(("headers", "delay"), RATE_LIMIT_HEADERS)
-async def test_429_is_retried_after_the_server_delay(
-    headers: dict[str, str], delay: float, stream: bool
-) -> None:
+async def test_429_is_retried_after_the_server_delay(headers: dict[str, str], delay: float, stream: bool) -> None:
     """PV-25, PV-27: a 429 is retried after the delay its headers name, then succeeds."""
     sleeps = Sleeps()
     async with FakeOpenAI() as server:
@@ -390,9 +384,7 @@ async def test_retries_are_logged_without_the_key(caplog: pytest.LogCaptureFixtu
         server.script_text("ok")
         async with client_for(server, api_key="sk-logged-key") as client:
             await _respond(client, False)
-    retries = [
-        r for r in caplog.records if r.name == "minagent_openai" and "retry" in r.getMessage()
-    ]
+    retries = [r for r in caplog.records if r.name == "minagent_openai" and "retry" in r.getMessage()]
     assert len(retries) == 1
     assert retries[0].levelno == logging.INFO
     assert "retry 1 of 2" in retries[0].getMessage()
@@ -492,9 +484,7 @@ def _quiet_after_first_event() -> Any:
 
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        await response.write(
-            b'data: {"id":"q","choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
-        )
+        await response.write(b'data: {"id":"q","choices":[{"index":0,"delta":{"content":"a"}}]}\n\n')
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(server.closing.wait(), 10)
         return response

@@ -106,9 +106,7 @@ async def test_the_key_is_not_in_a_connection_error(caplog: pytest.LogCaptureFix
     async def no_sleep(_: float) -> None:
         return None
 
-    client = OpenAIChatClient(
-        "m", api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1", sleep=no_sleep
-    )
+    client = OpenAIChatClient("m", api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1", sleep=no_sleep)
     async with client:
         error = await _fail(client, stream=False)
     assert f"127.0.0.1:{port}" in str(error)
@@ -121,9 +119,7 @@ def test_repr_and_invalid_base_url_never_show_the_key() -> None:
     from minagent_openai import OpenAIChatClient
 
     client = OpenAIChatClient("gpt-4o-mini", api_key=KEY, base_url="http://localhost:1/v1")
-    assert repr(client) == (
-        "OpenAIChatClient(model='gpt-4o-mini', base_url='http://localhost:1/v1', api_key='***')"
-    )
+    assert repr(client) == ("OpenAIChatClient(model='gpt-4o-mini', base_url='http://localhost:1/v1', api_key='***')")
     with pytest.raises(ValueError, match="redacted") as info:
         OpenAIChatClient("m", api_key=KEY, base_url=f"ftp://host/{KEY}")
     assert KEY not in str(info.value)

@@ -58,10 +58,7 @@ def test_comments_and_keep_alives_are_ignored() -> None:
 
 def test_event_type_id_and_retry() -> None:
     """PV-19, PV-20: event sets the type for one event; id persists; retry needs digits."""
-    data = (
-        b"retry: 1500\nevent: error\nid: 7\ndata: x\n\ndata: y\n\n"
-        b"retry: soon\nid: a\0b\ndata: z\n\n"
-    )
+    data = b"retry: 1500\nevent: error\nid: 7\ndata: x\n\ndata: y\n\nretry: soon\nid: a\0b\ndata: z\n\n"
     events, decoder = decode(data)
     assert events == [
         SSEEvent("x", "error", "7"),

@@ -359,9 +359,7 @@ async def test_error_body_and_request_id(stream: bool) -> None:
     assert error.status == 404
     assert error.provider_message == "The model `gpt-9` does not exist"
     assert error.request_id == "req_404"
-    assert str(error) == (
-        "openai: HTTP 404 Not Found: The model `gpt-9` does not exist (request id req_404)"
-    )
+    assert str(error) == ("openai: HTTP 404 Not Found: The model `gpt-9` does not exist (request id req_404)")
     assert error.headers["x-request-id"] == "req_404"
 
 
@@ -489,3 +487,55 @@ def test_reference_decoder_matches_fixture_parser() -> None:
         decoder = ChatCompletionsStreamDecoder()
         updates = decoder.feed(data) + decoder.close()
         assert ChatResponse.from_updates(updates) == parse_response(merge_chunks(data)), name
+
+
+async def test_last_event_without_a_blank_line() -> None:
+    """PV-21, PV-29: an event the body ends without its blank line is still delivered; an
+    error event there still raises."""
+    meta = {"id": "chatcmpl-L", "created": CREATED, "model": "m"}
+    data = sse(stream_chunks(meta, "tail"), done=False).rstrip(b"\n")
+    error = b'data: {"error": {"message": "late failure"}}'
+    async with FakeOpenAI() as server:
+        server.add(replay(data), replay(error))
+        async with server.make_client() as client:
+            response, _ = await respond(client, stream=True)
+            with pytest.raises(OpenAIStreamError, match="late failure"):
+                await respond(client, stream=True)
+    assert response.text == "tail"
+    assert response.finish_reason == "stop"
+
+
+async def test_an_empty_stream_is_retried() -> None:
+    """PV-29: a 2xx stream that ends before its first byte is a connection failure, retried."""
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    empty = raw(200, b"", content_type="text/event-stream")
+    async with FakeOpenAI() as server:
+        server.add(empty, empty, empty)
+        server.script_text("second try")
+        async with server.make_client(sleep=sleep, max_retries=1) as client:
+            with pytest.raises(ProviderError, match="before its first byte") as info:
+                await respond(client, stream=True)
+            assert type(info.value).__name__ == "ProviderConnectionError"
+            response, _ = await respond(client, stream=True)
+    assert response.text == "second try"
+    assert len(waits) == 2
+
+
+async def test_stream_answered_with_json_keeps_usage() -> None:
+    """OA-24, PV-8: usage in a JSON body answering a stream arrives as usage_details."""
+    body = {
+        "id": "chatcmpl-U", "created": CREATED, "model": "m", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "hi"},
+                     "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+    }  # fmt: skip
+    async with FakeOpenAI() as server:
+        server.add(raw(200, json.dumps(body)))
+        async with server.make_client() as client:
+            response, _ = await respond(client, stream=True)
+    assert response.usage_details is not None
+    assert response.usage_details.total_token_count == 4

@@ -38,7 +38,6 @@ from minagent import (
     BaseChatClient,
     ChatResponse,
     ChatResponseUpdate,
-    Content,
     FunctionInvocationConfiguration,
     Message,
     ProviderConnectionError,
@@ -46,7 +45,7 @@ from minagent import (
     ProviderTimeoutError,
     StreamInterruptedError,
 )
-from minagent._providers import (
+from minagent.providers import (
     RetryPolicy,
     Secret,
     SupportsRandom,
@@ -135,10 +134,7 @@ class OpenAIChatClient(BaseChatClient):
 
     def __repr__(self) -> str:
         key = "***" if self._api_key else None
-        return (
-            f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
-            f"api_key={key!r})"
-        )
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, api_key={key!r})"
 
     # -- life cycle (PV-31) -------------------------------------------------------------------
 
@@ -178,8 +174,7 @@ class OpenAIChatClient(BaseChatClient):
                 data = json.loads(raw)
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise OpenAIProtocolError(
-                    f"response body is not valid JSON ({exc}): "
-                    f"{_snippet(raw.decode('utf-8', 'replace'))}"
+                    f"response body is not valid JSON ({exc}): {_snippet(raw.decode('utf-8', 'replace'))}"
                 ) from None
             return parse_response(data)
         except ProviderError as error:
@@ -225,9 +220,7 @@ class OpenAIChatClient(BaseChatClient):
                     raise self._interrupted(f"truncated event: {error}", request_id)
                 raise self._finish_error(error, request_id)
             if not decoder.done and not finished:
-                raise self._interrupted(
-                    "the stream ended before [DONE] and without a finish_reason", request_id
-                )
+                raise self._interrupted("the stream ended before [DONE] and without a finish_reason", request_id)
             clean = True
         finally:
             # PV-30: every other exit (an error, the consumer's cancellation, an early aclose())
@@ -241,9 +234,7 @@ class OpenAIChatClient(BaseChatClient):
     # -- sending ------------------------------------------------------------------------------
 
     def _encode(self, messages: list[Message], options: dict[str, Any], *, stream: bool) -> bytes:
-        request = build_request(
-            messages, options, model=self.model, stream=stream, max_tokens_key=self.max_tokens_key
-        )
+        request = build_request(messages, options, model=self.model, stream=stream, max_tokens_key=self.max_tokens_key)
         return json.dumps(request, ensure_ascii=False).encode("utf-8")
 
     def _headers(self, *, stream: bool) -> dict[str, str]:
@@ -311,14 +302,10 @@ class OpenAIChatClient(BaseChatClient):
         message, request_id = parse_error(response.status, raw, headers)
         if response.status == 401 and not self._api_key:
             message += " (no API key was configured: pass api_key= or set OPENAI_API_KEY)"
-        error = error_for_status(
-            response.status, message, request_id, provider=PROVIDER, headers=headers
-        )
+        error = error_for_status(response.status, message, request_id, provider=PROVIDER, headers=headers)
         return error.redact(self._api_key)
 
-    def _network_error(
-        self, exc: BaseException, response: aiohttp.ClientResponse | None
-    ) -> ProviderError:
+    def _network_error(self, exc: BaseException, response: aiohttp.ClientResponse | None) -> ProviderError:
         """A timeout or a connection failure before the answer was complete."""
         request_id = response.headers.get("x-request-id") if response is not None else None
         headers = response.headers if response is not None else None
@@ -364,10 +351,9 @@ class OpenAIChatClient(BaseChatClient):
                 data = json.loads(raw)
             except (UnicodeDecodeError, json.JSONDecodeError) as exc:
                 raise OpenAIProtocolError(
-                    f"response body is not valid JSON ({exc}): "
-                    f"{_snippet(raw.decode('utf-8', 'replace'))}"
+                    f"response body is not valid JSON ({exc}): {_snippet(raw.decode('utf-8', 'replace'))}"
                 ) from None
-            return _as_updates(parse_response(data))
+            return parse_response(data).as_updates()
         except ProviderError as error:
             raise self._finish_error(error, request_id) from None
 
@@ -380,32 +366,6 @@ def _decode(
         return (step(chunk) if chunk is not None else step()), None
     except (OpenAIStreamError, OpenAIProtocolError) as error:
         return error.updates, error
-
-
-def _as_updates(response: ChatResponse) -> list[ChatResponseUpdate]:
-    updates = [
-        ChatResponseUpdate(
-            list(message.contents),
-            message.role,
-            message_id=message.message_id,
-            response_id=response.response_id,
-            model=response.model,
-            created_at=response.created_at,
-            finish_reason=response.finish_reason,
-            raw_representation=response.raw_representation,
-        )
-        for message in response.messages
-    ]
-    if response.usage_details:
-        updates.append(
-            ChatResponseUpdate(
-                [Content.from_usage(response.usage_details)],
-                "assistant",
-                message_id=response.response_id,
-                response_id=response.response_id,
-            )
-        )
-    return updates
 
 
 def _what(exc: BaseException) -> str:

@@ -225,13 +225,10 @@ def _message(message: Message, index: int, skipped_calls: set[str]) -> list[dict
         elif kind in ("data", "uri"):
             parts.append(_image_part(content, message.role, index))
         else:
-            raise ValueError(
-                f"messages[{index}]: content type {kind!r} cannot be sent to Chat Completions"
-            )
+            raise ValueError(f"messages[{index}]: content type {kind!r} cannot be sent to Chat Completions")
     if calls and message.role != "assistant":
         raise ValueError(
-            f"messages[{index}]: function_call contents belong in an assistant message, "
-            f"not {message.role!r}"
+            f"messages[{index}]: function_call contents belong in an assistant message, not {message.role!r}"
         )
     out = results
     if not parts and not calls:
@@ -255,9 +252,7 @@ def _image_part(content: Content, role: str, index: int) -> dict[str, Any]:
             "cannot be sent to Chat Completions (only images are supported)"
         )
     if role != "user":
-        raise ValueError(
-            f"messages[{index}]: images can only be sent in user messages, not {role!r}"
-        )
+        raise ValueError(f"messages[{index}]: images can only be sent in user messages, not {role!r}")
     image: dict[str, Any] = {"url": content.uri}
     detail = content.additional_properties.get("detail")
     if detail is not None:
@@ -267,9 +262,7 @@ def _image_part(content: Content, role: str, index: int) -> dict[str, Any]:
 
 def _tool_call(content: Content, index: int) -> dict[str, Any]:
     if not content.call_id or not content.name:
-        raise ValueError(
-            f"messages[{index}]: a function_call needs a call_id and a name, got {content!r}"
-        )
+        raise ValueError(f"messages[{index}]: a function_call needs a call_id and a name, got {content!r}")
     args = content.arguments
     if args is None:
         arguments = "{}"
@@ -393,9 +386,7 @@ def _response_format(value: Any) -> dict[str, Any]:
         schema = value.model_json_schema()
         name, strict, description = getattr(value, "__name__", None), False, None
     else:
-        raise TypeError(
-            f"unsupported response_format {value!r}: expected a JSON schema dict or a str"
-        )
+        raise TypeError(f"unsupported response_format {value!r}: expected a JSON schema dict or a str")
     if not isinstance(schema, Mapping):
         raise TypeError(f"response_format schema must be a dict, got {type(schema).__name__}")
     if not name:
@@ -548,9 +539,7 @@ def _contents(message: Mapping[str, Any], calls: _CallIds, *, whole: bool) -> li
     if isinstance(tool_calls, list):
         for position, call in enumerate(tool_calls):
             if not isinstance(call, Mapping):
-                raise OpenAIProtocolError(
-                    f"tool_calls[{position}] is not an object: {_snippet(_dump(call))}"
-                )
+                raise OpenAIProtocolError(f"tool_calls[{position}] is not an object: {_snippet(_dump(call))}")
             index = call.get("index", position) if whole else call.get("index")
             out.append(_call_content(call, index, calls))
     return out
@@ -567,9 +556,7 @@ def _call_content(call: Mapping[str, Any], index: Any, calls: _CallIds) -> Conte
         arguments = args
     else:
         arguments = json.dumps(args)
-    return Content.from_function_call(
-        call_id, calls.name_once(call_id, function.get("name")), arguments
-    )
+    return Content.from_function_call(call_id, calls.name_once(call_id, function.get("name")), arguments)
 
 
 def _usage(value: Any) -> UsageDetails | None:
@@ -676,8 +663,7 @@ class ChatCompletionsStreamDecoder:
             if event.event == "error":
                 raise OpenAIStreamError(data or "error event without data", body=data) from None
             raise OpenAIProtocolError(
-                f"stream data is not valid JSON ({exc.msg} at position {exc.pos}): "
-                f"{_snippet(event.data)}"
+                f"stream data is not valid JSON ({exc.msg} at position {exc.pos}): {_snippet(event.data)}"
             ) from None
         if not isinstance(chunk, Mapping):
             raise OpenAIProtocolError(f"stream chunk is not a JSON object: {_snippet(event.data)}")
