@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
 import re
-import uuid
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -70,7 +70,7 @@ class BaseAgent:
     """Identity, threads, `as_tool` and the async context-manager life cycle (AG-9)."""
 
     def __init__(self, *, id: str | None = None, name: str | None = None, description: str | None = None) -> None:
-        self.id = id or uuid.uuid4().hex
+        self.id = id or os.urandom(16).hex()
         self.name = name
         self.description = description
         self._exit_stack: AsyncExitStack | None = None

@@ -208,9 +208,12 @@ class ToolLoop:
         no_tools = self.last_call or tool_choice_mode(options.get("tool_choice")) == "none"
         if self.last_call:
             options["tool_choice"] = "none"
+        sent = self.transcript[self.sent :]
+        if self.chat_middleware:  # LP-3: middleware edits of the messages affect this call only
+            sent = [m.with_contents(list(m.contents)) for m in sent]
         context = ChatContext(
             self.client,
-            [_fresh(m) for m in self.transcript[self.sent :]],  # LP-3: edits affect this call only
+            sent,
             options,
             stream=self.stream,
             kwargs=dict(self.kwargs),
@@ -505,11 +508,6 @@ def _as_update(message: Message) -> ChatResponseUpdate:
         author_name=message.author_name,
         message_id=message.message_id,
     )
-
-
-def _fresh(message: Message) -> Message:
-    """A copy of a message and its contents, for one model call's ChatContext (LP-3)."""
-    return message.with_contents([replace(c) for c in message.contents])
 
 
 def _message_holding(messages: Sequence[Message], content: Content) -> Message:

@@ -22,8 +22,10 @@ The context is the only mutable object: middleware communicates through it.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import typing
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, MutableSequence, Sequence
 from dataclasses import dataclass, field
@@ -199,8 +201,25 @@ chat_middleware = _marker("chat")
 function_middleware = _marker("function")
 
 
+_LAYERS: weakref.WeakKeyDictionary[Any, Layer] = weakref.WeakKeyDictionary()
+
+
 def middleware_layer(item: object) -> Layer:
-    """The layer a middleware object belongs to, or a `MiddlewareException` naming it (MW-2)."""
+    """The layer a middleware object belongs to, or a `MiddlewareException` naming it (MW-2).
+
+    The answer is cached per object, so re-categorising the same middleware on every run is cheap.
+    """
+    try:
+        return _LAYERS[item]
+    except (KeyError, TypeError):  # not seen yet, or not weakly referenceable / hashable
+        pass
+    layer = _detect_layer(item)
+    with contextlib.suppress(TypeError):  # not weakly referenceable: not cached
+        _LAYERS[item] = layer
+    return layer
+
+
+def _detect_layer(item: object) -> Layer:
     for cls, layer in _BY_CLASS.items():
         if isinstance(item, cls):
             return layer
@@ -315,7 +334,7 @@ async def run_pipeline(
         if count:
             await middleware[0](context, call_next_at(1))
         else:
-            context.result = await handler(context)
+            context.result = await handler(context)  # the common case: no closure, no extra await
     except MiddlewareTermination as stop:
         if isinstance(context, FunctionInvocationContext):
             context.terminated = True

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from typing import Any
 
 from ._exceptions import MinagentError
@@ -14,6 +13,13 @@ ENTRY_POINT_GROUP = "minagent.clients"
 
 class PluginNotFoundError(MinagentError, LookupError):
     """No installed plugin provides the requested client."""
+
+
+def entry_points(*, group: str) -> Any:
+    """importlib.metadata.entry_points, imported on first use (it costs ~20 ms at import time)."""
+    from importlib.metadata import entry_points as find
+
+    return find(group=group)
 
 
 def available_providers() -> list[str]:

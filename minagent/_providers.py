@@ -19,7 +19,6 @@ Standard library only; nothing here knows HTTP libraries or any provider's wire 
 from __future__ import annotations
 
 import asyncio
-import http
 import logging
 import math
 import random
@@ -27,8 +26,6 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC
-from email.utils import parsedate_to_datetime
 from typing import ClassVar, Protocol, Self, TypeVar
 
 from ._exceptions import MinagentError
@@ -199,7 +196,9 @@ def describe(status: int | None, message: str, request_id: str | None = None, *,
     text = message
     if status is not None:
         try:
-            reason = http.HTTPStatus(status).phrase
+            from http import HTTPStatus  # lazily, like the other error-path imports
+
+            reason = HTTPStatus(status).phrase
         except ValueError:
             reason = ""
         head = f"HTTP {status} {reason}".rstrip()
@@ -339,6 +338,9 @@ def server_delay(
 
 def _http_date(text: str) -> float | None:
     try:
+        from datetime import UTC
+        from email.utils import parsedate_to_datetime  # lazily: ~4 ms at import time
+
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
         return None

@@ -275,6 +275,8 @@ _R = TypeVar("_R", bound=_Response)
 
 
 def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> _R:
+    """Fold updates into ``response``. Linear: texts are appended as they come and joined once at
+    the end (`_coalesce`), so a stream of n chunks costs O(n), not O(n^2)."""
     messages: list[Message] = response.messages
     usage: UsageDetails | None = response.usage_details
     for update in updates:
@@ -290,50 +292,61 @@ def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpd
             last.author_name = update.author_name
         if update.message_id:
             last.message_id = update.message_id
+        contents = last.contents
         for content in update.contents:
             if content.type == "usage":
                 usage = add_usage(usage, content.usage_details)
+            elif content.type == "function_call" and (index := _continued_call(contents, content.call_id)) is not None:
+                contents[index] = _merge_call(contents[index], content)
             else:
-                _append_content(last.contents, content)
+                contents.append(content)
         for name in _SCALARS:
             value = getattr(update, name, None)
             if value is not None and hasattr(response, name):
                 setattr(response, name, value)
         if update.additional_properties:
             response.additional_properties.update(update.additional_properties)
+    for message in messages:
+        message.contents = _coalesce(message.contents)
     response.usage_details = usage
     return response
 
 
-def _append_content(contents: list[Content], item: Content) -> None:
-    """Add one streamed content to a message, merging it with what it continues (TY-10)."""
-    prev = contents[-1] if contents else None
-    if item.type == "text" and prev is not None and prev.type == "text":
-        contents[-1] = replace(
-            prev,
-            text=(prev.text or "") + (item.text or ""),
-            additional_properties={**item.additional_properties, **prev.additional_properties},
-        )
-        return
-    if (
-        item.type == "text_reasoning"
-        and prev is not None
-        and prev.type == "text_reasoning"
-        and (item.id is None or prev.id is None or item.id == prev.id)
-    ):
-        contents[-1] = replace(
-            prev,
-            text=(prev.text or "") + (item.text or "") if (prev.text or item.text) is not None else None,
-            id=prev.id or item.id,
-            protected_data=item.protected_data or prev.protected_data,
-        )
-        return
-    if item.type == "function_call":
-        index = _continued_call(contents, item.call_id)
-        if index is not None:
-            contents[index] = _merge_call(contents[index], item)
-            return
-    contents.append(item)
+def _coalesce(contents: list[Content]) -> list[Content]:
+    """Join adjacent texts, and adjacent reasoning texts with equal or missing ids (TY-10)."""
+    out: list[Content] = []
+    i, n = 0, len(contents)
+    while i < n:
+        first = contents[i]
+        j = i + 1
+        if first.type == "text":
+            while j < n and contents[j].type == "text":
+                j += 1
+            if j - i > 1:
+                group = contents[i:j]
+                first = replace(
+                    first,
+                    text="".join(c.text or "" for c in group),
+                    additional_properties={k: v for c in reversed(group) for k, v in c.additional_properties.items()},
+                )
+        elif first.type == "text_reasoning":
+            rid = first.id
+            while j < n and contents[j].type == "text_reasoning" and (contents[j].id in (None, rid) or rid is None):
+                rid = rid or contents[j].id
+                j += 1
+            if j - i > 1:
+                group = contents[i:j]
+                texts = [c.text for c in group if c.text is not None]
+                protected = [c.protected_data for c in group if c.protected_data is not None]
+                first = replace(
+                    first,
+                    text="".join(texts) if texts else None,
+                    id=rid,
+                    protected_data=protected[-1] if protected else None,
+                )
+        out.append(first)
+        i = j
+    return out if len(out) != n else contents
 
 
 def _continued_call(contents: list[Content], call_id: str | None) -> int | None:

@@ -8,7 +8,7 @@ updated only when a run finishes, so a failed or abandoned run leaves it as it w
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +31,7 @@ class AgentThread:
         thread_id: str | None = None,
         state: Mapping[str, Any] | None = None,
     ) -> None:
-        self.thread_id = thread_id or uuid.uuid4().hex
+        self.thread_id = thread_id or os.urandom(16).hex()
         self.messages: list[Message] = list(messages or [])
         self.service_thread_id = service_thread_id
         self.state: dict[str, Any] = dict(state or {})

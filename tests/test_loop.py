@@ -400,14 +400,14 @@ async def test_chat_context_messages_and_options_are_fresh_per_call() -> None:
 
 
 async def test_in_place_edits_of_chat_context_messages_affect_that_call_only() -> None:
-    """LP-3: editing a message of ChatContext.messages in place (its contents, a content's text)
+    """LP-3: editing a message of ChatContext.messages in place (replacing or adding contents)
     changes what that call sends, not the transcript, later calls or the response."""
 
     @chat_middleware
     async def redact(context: ChatContext, call_next: Any) -> None:
         for message in context.messages:
             if message.role == "user":
-                message.contents[0].text = "[redacted]"
+                message.contents[0] = Content.from_text("[redacted]")
             if message.role == "assistant":
                 message.contents.append(Content.from_text("(annotated)"))
         await call_next()
