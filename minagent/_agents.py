@@ -22,7 +22,7 @@ import asyncio
 import inspect
 import os
 import re
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -268,7 +268,7 @@ class RawAgent(BaseAgent):
 
     def _core(self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool) -> Any:
         if stream:
-            return ResponseStream(_Later(lambda: self._open_stream(request, found, inbox)))
+            return self._stream(request, found, inbox)
         return self._run_once(request, found, inbox)
 
     async def _run_once(self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None) -> AgentResponse:
@@ -276,22 +276,30 @@ class RawAgent(BaseAgent):
         response = await self.client.get_response(messages, options=options, **call_kwargs)
         return await self._finish(request, response)
 
-    async def _open_stream(
+    def _stream(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
-        messages, options, call_kwargs = await self._prepare(request, found, inbox)
-        chat_stream: ResponseStream[ChatResponseUpdate, ChatResponse] = self.client.get_response(
-            messages, options=options, stream=True, **call_kwargs
-        )
+        """One stream layer: an async generator that prepares, then relays the client's updates.
 
-        def to_agent_update(update: ChatResponseUpdate) -> AgentResponseUpdate:
-            author = self.name if update.role in (None, "assistant") else None
-            return AgentResponseUpdate.from_chat_update(update, agent_id=self.id, author_name=author)
+        Being a generator, it starts nothing before the first pull (AG-3); closing it closes the
+        client's stream; its finalizer builds the response from the client's final response (AG-4).
+        """
+        opened: list[ResponseStream[ChatResponseUpdate, ChatResponse]] = []
+
+        async def updates() -> AsyncGenerator[AgentResponseUpdate, None]:
+            messages, options, call_kwargs = await self._prepare(request, found, inbox)
+            chat_stream = self.client.get_response(messages, options=options, stream=True, **call_kwargs)
+            opened.append(chat_stream)
+            agent_id, name = self.id, self.name
+            async with chat_stream:
+                async for update in chat_stream:
+                    author = name if update.role in (None, "assistant") else None
+                    yield AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=author)
 
         async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
-            return await self._finish(request, await chat_stream.get_final_response())
+            return await self._finish(request, await opened[0].get_final_response())
 
-        return chat_stream.map(to_agent_update, finalize)
+        return ResponseStream(updates(), finalizer=finalize)
 
     async def _prepare(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None

@@ -486,7 +486,12 @@ class ToolLoop:
 
 
 async def _gather(coros: Sequence[Awaitable[Any]]) -> list[Any]:
-    """Run concurrently; on any failure or cancellation, cancel and await the rest (no leaks)."""
+    """Run concurrently; on any failure or cancellation, cancel and await the rest (no leaks).
+
+    A single call is awaited in place: no task, no extra trips through the event loop.
+    """
+    if len(coros) == 1:
+        return [await coros[0]]
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
         return list(await asyncio.gather(*tasks))

@@ -265,6 +265,8 @@ def _content_list(contents: object) -> list[Content]:
         return [as_content(contents)]
     if not isinstance(contents, list | tuple):
         raise ContentError(f"contents must be a list of Content, got {type(contents).__name__}")
+    if all(type(c) is Content for c in contents):  # the common case, once per streamed chunk
+        return list(contents)
     return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents)]
 
 

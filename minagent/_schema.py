@@ -351,6 +351,8 @@ _LIMITS: dict[str, tuple[str, Callable[[Any, Any], bool], str]] = {
 
 
 def _limits(value: Any, schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
+    if _LIMITS.keys().isdisjoint(schema):  # the common case: no bound to check, nothing to describe
+        return []
     kind = "number" if _is_number(value) else _json_type(value)
     measure = len(value) if kind in ("string", "array") else value
     given = _describe(value) if kind == "number" else str(measure)

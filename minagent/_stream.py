@@ -227,15 +227,17 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         token = object()
         self._consumer = token
         try:
-            iterator = await self._open()
+            step = (await self._open()).__anext__
+            record = self._updates.append
+            hooks = self._transform_hooks  # the list itself: hooks added later still apply
             while True:
                 self._consumer = token
                 try:
-                    update = await anext(iterator)
+                    update = await step()
                 except StopAsyncIteration:
                     break
-                self._updates.append(update)
-                for hook in self._transform_hooks:
+                record(update)
+                for hook in hooks:
                     changed = await _call(hook, update)
                     if changed is not None:
                         update = changed
