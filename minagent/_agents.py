@@ -22,7 +22,7 @@ import asyncio
 import inspect
 import os
 import re
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -279,27 +279,27 @@ class RawAgent(BaseAgent):
     def _stream(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
-        """One stream layer: an async generator that prepares, then relays the client's updates.
+        """The client's stream, opened on first use, with each update mapped to the agent's view.
 
-        Being a generator, it starts nothing before the first pull (AG-3); closing it closes the
-        client's stream; its finalizer builds the response from the client's final response (AG-4).
+        Nothing starts before the first pull (AG-3); closing it closes the client's stream; the
+        final response is built from the client's final response (AG-4).
         """
         opened: list[ResponseStream[ChatResponseUpdate, ChatResponse]] = []
+        agent_id, name = self.id, self.name
 
-        async def updates() -> AsyncGenerator[AgentResponseUpdate, None]:
+        async def open_chat() -> ResponseStream[ChatResponseUpdate, ChatResponse]:
             messages, options, call_kwargs = await self._prepare(request, found, inbox)
-            chat_stream = self.client.get_response(messages, options=options, stream=True, **call_kwargs)
-            opened.append(chat_stream)
-            agent_id, name = self.id, self.name
-            async with chat_stream:
-                async for update in chat_stream:
-                    author = name if update.role in (None, "assistant") else None
-                    yield AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=author)
+            opened.append(self.client.get_response(messages, options=options, stream=True, **call_kwargs))
+            return opened[0]
+
+        def to_agent_update(update: ChatResponseUpdate) -> AgentResponseUpdate:
+            author = name if update.role in (None, "assistant") else None
+            return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=author)
 
         async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
             return await self._finish(request, await opened[0].get_final_response())
 
-        return ResponseStream(updates(), finalizer=finalize)
+        return ResponseStream._mapping(_Later(open_chat), to_agent_update, finalize)
 
     async def _prepare(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None

@@ -30,8 +30,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -161,22 +160,35 @@ class ToolLoop:
                 yield update
             if self.done:
                 return
-        if not self.config.enabled:  # LP-1: one plain call, calls returned unexecuted
-            async with aclosing(self._model_call()) as produced:
-                async for update in produced:
-                    yield update
-            return
+        enabled = self.config.enabled
         for number in range(1, self.config.max_iterations + 1):
-            if number == self.config.max_iterations:
+            if number == self.config.max_iterations and enabled:
                 self.last_call = True  # LP-7: the last permitted call may not call tools
             for message in self._drain_inbox():
                 yield _as_update(message)
-            async with aclosing(self._model_call()) as produced:  # LP-22: closed on early exit
-                async for update in produced:
-                    yield update
-            calls = [] if self.last_call else self._actionable_calls()
-            if not calls:
-                if not self.last_call and self.inbox is not None and len(self.inbox):
+            no_tools = self.last_call or tool_choice_mode(self.options.get("tool_choice")) == "none"
+            result = await self._call_model(no_tools)
+            if not isinstance(result, ChatResponse):  # a stream: relay each update as it comes (LP-2)
+                stream = result if isinstance(result, ResponseStream) else None
+                raw: list[ChatResponseUpdate] = []
+                iterator = aiter(result)
+                try:
+                    async for update in iterator:
+                        if stream is None:
+                            raw.append(update)
+                        if no_tools and (update := _without_calls(update)) is None:  # type: ignore[assignment]
+                            continue
+                        yield update
+                finally:  # LP-22: the model's stream is closed on early exit too
+                    if (close := getattr(iterator, "aclose", None)) is not None:
+                        await close()
+                result = ChatResponse.from_updates(raw) if stream is None else await stream.get_final_response()
+            fallback = self._record(result, no_tools)
+            if fallback is not None and self.stream:
+                yield _as_update(fallback)
+            calls = self._actionable_calls() if enabled and not self.last_call else []
+            if not calls:  # LP-1: with enabled=False the calls are returned unexecuted
+                if enabled and not self.last_call and self.inbox is not None and len(self.inbox):
                     continue  # LP-17: a message arrived while the model answered: one more call
                 return
             if self._needs_approval(calls):
@@ -203,55 +215,42 @@ class ToolLoop:
 
     # -- model calls ------------------------------------------------------------------------
 
-    async def _model_call(self) -> AsyncGenerator[ChatResponseUpdate, None]:
+    async def _call_model(self, no_tools: bool) -> Any:
+        """One model call through the chat middleware pipeline: a ChatResponse, or a stream of one."""
         options = dict(self.options)
-        no_tools = self.last_call or tool_choice_mode(options.get("tool_choice")) == "none"
         if self.last_call:
             options["tool_choice"] = "none"
         sent = self.transcript[self.sent :]
         if self.chat_middleware:  # LP-3: middleware edits of the messages affect this call only
             sent = [m.with_contents(list(m.contents)) for m in sent]
-        context = ChatContext(
-            self.client,
-            sent,
-            options,
-            stream=self.stream,
-            kwargs=dict(self.kwargs),
+        context = ChatContext(self.client, sent, options, stream=self.stream, kwargs=dict(self.kwargs))
+        if not self.chat_middleware:  # nothing can observe the pipeline: the provider's own updates
+            return self._leaf_updates(context) if self.stream else await self._leaf(context)
+        return await run_pipeline(self.chat_middleware, context, self._leaf)
+
+    def _leaf_updates(self, context: ChatContext) -> AsyncIterable[ChatResponseUpdate]:
+        return self.client._inner_get_streaming_response(
+            messages=context.messages, options=context.options, **context.kwargs
         )
-        result = await run_pipeline(self.chat_middleware, context, self._leaf)
-        if isinstance(result, ResponseStream):
-            async with result:
-                async for update in result:
-                    if no_tools:
-                        update = _without_calls(update)
-                        if update is None:
-                            continue
-                    yield update
-                response = await result.get_final_response()
-        else:
-            response = result
-        if not isinstance(response, ChatResponse):
-            raise TypeError(f"a model call must produce a ChatResponse, got {type(response).__name__}")
-        if no_tools:
-            response = _drop_calls(response)
-            if self.last_call and not _visible(response):
-                fallback = Message("assistant", [LIMIT_FALLBACK_TEXT])
-                response = replace(response, messages=[*response.messages, fallback])
-                if self.stream:
-                    yield _as_update(fallback)
-        self._record(response)
 
     async def _leaf(self, context: ChatContext) -> Any:
+        """The chat pipeline's operation: the provider call (a stream of it when streaming)."""
         if context.stream:
-            updates = self.client._inner_get_streaming_response(
-                messages=context.messages, options=context.options, **context.kwargs
-            )
-            return ResponseStream(updates, finalizer=ChatResponse.from_updates)
+            return ResponseStream(self._leaf_updates(context), finalizer=ChatResponse.from_updates)
         return await self.client._inner_get_response(
             messages=context.messages, options=context.options, **context.kwargs
         )
 
-    def _record(self, response: ChatResponse) -> None:
+    def _record(self, response: Any, no_tools: bool) -> Message | None:
+        """Take a model response into the transcript; return the limit's fallback message, if added."""
+        if not isinstance(response, ChatResponse):
+            raise TypeError(f"a model call must produce a ChatResponse, got {type(response).__name__}")
+        fallback = None
+        if no_tools:
+            response = _drop_calls(response)  # LP-9
+            if self.last_call and not _visible(response):
+                fallback = Message("assistant", [LIMIT_FALLBACK_TEXT])
+                response = replace(response, messages=[*response.messages, fallback])
         self.responses.append(response)
         self.usage = add_usage(self.usage, response.usage_details)
         self._append(*response.messages)
@@ -260,6 +259,7 @@ class ToolLoop:
             self.options["conversation_id"] = response.conversation_id  # LP-19
         if conversation_id:
             self.sent = len(self.transcript)
+        return fallback
 
     def _append(self, *messages: Message) -> None:
         self.transcript.extend(messages)

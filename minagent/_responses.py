@@ -234,18 +234,24 @@ class AgentResponseUpdate(_Update):
     def from_chat_update(
         cls, update: ChatResponseUpdate, *, agent_id: str | None = None, author_name: str | None = None
     ) -> AgentResponseUpdate:
-        return cls(
-            update.contents,
-            update.role,
-            author_name=update.author_name or author_name,
-            response_id=update.response_id,
-            message_id=update.message_id,
-            agent_id=agent_id,
-            created_at=update.created_at,
-            finish_reason=update.finish_reason,
-            additional_properties=update.additional_properties,
-            raw_representation=update,
-        )
+        """The agent's view of a chat update (raw_representation = the chat update).
+
+        Runs once per streamed chunk, so it fills the fields directly instead of going through
+        ``__init__``: the chat update's values are already valid.
+        """
+        new = cls.__new__(cls)  # attributes set in field order, as __init__ would (compact dicts)
+        new.contents = list(update.contents)
+        new.role = update.role
+        new.author_name = update.author_name or author_name
+        new.response_id = update.response_id
+        new.message_id = update.message_id
+        new.created_at = update.created_at
+        new.finish_reason = update.finish_reason
+        new.additional_properties = update.additional_properties  # shared with the chat update it views
+        new.extra = update.extra
+        new.raw_representation = update
+        new.agent_id = agent_id
+        return new
 
 
 def _message_list(messages: object) -> list[Message]:
@@ -265,9 +271,10 @@ def _content_list(contents: object) -> list[Content]:
         return [as_content(contents)]
     if not isinstance(contents, list | tuple):
         raise ContentError(f"contents must be a list of Content, got {type(contents).__name__}")
-    if all(type(c) is Content for c in contents):  # the common case, once per streamed chunk
-        return list(contents)
-    return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents)]
+    for c in contents:  # the common case, once per streamed chunk: all Content already
+        if type(c) is not Content:
+            return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents)]
+    return list(contents)
 
 
 # --------------------------------------------------------------------------------------------
@@ -281,6 +288,7 @@ def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpd
     the end (`_coalesce`), so a stream of n chunks costs O(n), not O(n^2)."""
     messages: list[Message] = response.messages
     usage: UsageDetails | None = response.usage_details
+    scalars = [name for name in _SCALARS if hasattr(response, name)]
     for update in updates:
         last = messages[-1] if messages else None
         if (
@@ -302,9 +310,9 @@ def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpd
                 contents[index] = _merge_call(contents[index], content)
             else:
                 contents.append(content)
-        for name in _SCALARS:
+        for name in scalars:
             value = getattr(update, name, None)
-            if value is not None and hasattr(response, name):
+            if value is not None:
                 setattr(response, name, value)
         if update.additional_properties:
             response.additional_properties.update(update.additional_properties)

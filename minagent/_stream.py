@@ -32,7 +32,6 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
-from contextlib import aclosing
 from typing import Any, Generic, TypeVar, cast
 
 from ._exceptions import StreamError
@@ -74,6 +73,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         "_has_final",
         "_inner",
         "_iterator",
+        "_map",
         "_result_hooks",
         "_source",
         "_state",
@@ -108,6 +108,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         self._error: BaseException | None = None
         self._final: Any = None
         self._has_final = False
+        self._map: Callable[[Any], Any] | None = None
 
     # -- construction helpers -------------------------------------------------------------------
 
@@ -130,8 +131,18 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         Finalising the new stream finalises this one first (its finalizer and result hooks run),
         then runs ``finalizer`` over the mapped updates.
         """
-        outer: ResponseStream[TOuter, TOuterFinal] = ResponseStream(_mapped(self, transform), finalizer=finalizer)
-        outer._inner = self
+        return ResponseStream._mapping(self, transform, finalizer)
+
+    @staticmethod
+    def _mapping(
+        source: ResponseStream[Any, Any] | Awaitable[ResponseStream[Any, Any]],
+        transform: Callable[[Any], Any],
+        finalizer: Callable[[Sequence[Any]], Any],
+    ) -> ResponseStream[Any, Any]:
+        """A stream that maps the updates of ``source`` (a stream, or an awaitable of one) in its own
+        consumer loop: no extra generator between the two streams, one frame less per update."""
+        outer: ResponseStream[Any, Any] = ResponseStream(source, finalizer=finalizer)
+        outer._map = transform
         return outer
 
     def with_transform_hook(self, hook: TransformHook) -> ResponseStream[TUpdate, TFinal]:
@@ -230,12 +241,16 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             step = (await self._open()).__anext__
             record = self._updates.append
             hooks = self._transform_hooks  # the list itself: hooks added later still apply
+            mapper = self._map
+            awaited = mapper is not None and inspect.iscoroutinefunction(mapper)
             while True:
                 self._consumer = token
                 try:
                     update = await step()
                 except StopAsyncIteration:
                     break
+                if mapper is not None:
+                    update = await mapper(update) if awaited else mapper(update)
                 record(update)
                 for hook in hooks:
                     changed = await _call(hook, update)
@@ -315,9 +330,3 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             raise
         self._final = result
         self._has_final = True
-
-
-async def _mapped(inner: ResponseStream[Any, Any], transform: Callable[[Any], Any]) -> AsyncGenerator[Any, None]:
-    async with aclosing(inner.__aiter__()) as updates:
-        async for update in updates:
-            yield await _call(transform, update)

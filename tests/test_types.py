@@ -1333,3 +1333,39 @@ def test_as_updates_round_trips_through_from_updates() -> None:
     assert [u.finish_reason for u in updates] == [None, None, "stop", None]
     assert updates[-1].contents == [Content.from_usage(UsageDetails(input_token_count=3, output_token_count=4))]
     assert ChatResponse.from_updates(updates) == response
+
+
+def test_from_chat_update_equals_the_constructed_update() -> None:
+    """TY-9: AgentResponseUpdate.from_chat_update fills every field as the constructor would."""
+    from dataclasses import fields
+
+    from minagent import AgentResponseUpdate, ChatResponseUpdate
+
+    chat = ChatResponseUpdate(
+        [Content.from_text("x")],
+        "assistant",
+        response_id="r",
+        message_id="m",
+        conversation_id="c",
+        model="gpt",
+        created_at="t",
+        finish_reason="stop",
+        additional_properties={"k": 1},
+        extra={"future": True},
+    )
+    fast = AgentResponseUpdate.from_chat_update(chat, agent_id="a", author_name="bot")
+    slow = AgentResponseUpdate(
+        [Content.from_text("x")],
+        "assistant",
+        author_name="bot",
+        response_id="r",
+        message_id="m",
+        agent_id="a",
+        created_at="t",
+        finish_reason="stop",
+        additional_properties={"k": 1},
+        extra={"future": True},
+    )
+    assert fast == slow
+    assert set(vars(fast)) == {f.name for f in fields(AgentResponseUpdate)}
+    assert fast.raw_representation is chat
