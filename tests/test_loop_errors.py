@@ -150,3 +150,28 @@ async def test_terminate_on_unknown_calls_raises(stream: bool) -> None:
     assert info.value.name == "nope"
     assert len(script.requests) == 1
     assert cancelled == ([True] if started.is_set() else [])
+
+
+async def test_a_client_without_inner_get_response_says_so() -> None:
+    """LP-2: a BaseChatClient subclass that implements no provider call fails with a clear error."""
+
+    from minagent import BaseChatClient
+
+    class Empty(BaseChatClient):
+        pass
+
+    with pytest.raises(NotImplementedError, match="Empty must implement _inner_get_response"):
+        await Empty().get_response("hi")
+
+
+def test_agent_middleware_on_a_client_is_refused() -> None:
+    """MW-4: a chat client runs chat and function middleware only; agent middleware is a clear error."""
+
+    from minagent import AgentContext, MiddlewareException
+    from minagent.testing import ScriptedChatClient
+
+    async def outer(context: AgentContext, call_next: object) -> None:
+        await call_next()  # type: ignore[operator]
+
+    with pytest.raises(MiddlewareException, match="agent middleware cannot run in a chat client"):
+        ScriptedChatClient([], middleware=[outer])

@@ -591,3 +591,25 @@ async def test_fifty_concurrent_runs_keep_their_histories_apart() -> None:
     for request in client.requests:
         prefix = request.messages[0].text.rsplit(" turn", 1)[0]
         assert all(prefix in m.text for m in request.messages)
+
+
+def test_thread_repr_and_equality() -> None:
+    """TH-2: a thread shows where its history lives; equality is equality of the serialised form."""
+    from minagent import AgentThread, Message
+
+    local = AgentThread(messages=[Message("user", ["hi"])], thread_id="t1")
+    service = AgentThread(service_thread_id="conv-9", thread_id="t2")
+    assert repr(local) == "<AgentThread t1 1 messages>"
+    assert repr(service) == "<AgentThread t2 service_thread_id='conv-9'>"
+    assert local == AgentThread.deserialize(local.serialize())
+    assert local != service
+    assert local != "t1"
+
+
+async def test_default_context_provider_adds_nothing() -> None:
+    """AG-6: the base ContextProvider's invoking returns an empty Context and invoked does nothing."""
+    from minagent import Context, ContextProvider, Message
+
+    provider = ContextProvider()
+    assert await provider.invoking([Message("user", ["x"])]) == Context()
+    assert await provider.invoked([], []) is None
