@@ -30,12 +30,13 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._middleware import ChatContext, FunctionInvocationContext, MiddlewareFn, run_pipeline
+from ._options import tool_name
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._schema import describe_issues
 from ._stream import ResponseStream
@@ -135,22 +136,10 @@ class ToolLoop:
         self.last_call = False  # the next model call is the final one, with tool_choice "none"
         self.done = False
         self.surfaced: list[Content] = []
-        self.tools: dict[str, Any] = {}
         tools = normalize_tools(options.get("tools"))
         if tools:
             options["tools"] = tools
-        for item in (*tools, *config.additional_tools):
-            name = getattr(item, "name", None) or (item.get("name") if isinstance(item, dict) else None)
-            if not isinstance(name, str):
-                continue
-            executable = (isinstance(item, FunctionTool) or hasattr(item, "invoke")) and not any(
-                item is extra for extra in config.additional_tools
-            )
-            if executable and not getattr(item, "declaration_only", False):
-                self.tools[name] = item
-            else:  # declaration dicts, declaration-only and additional tools: known, never run (LP-11)
-                params = item.get("parameters") if isinstance(item, dict) else getattr(item, "parameters", None)
-                self.tools[name] = FunctionTool(name=name, parameters=params if isinstance(params, dict) else None)
+        self.tools = _tool_map(tools, config.additional_tools)
 
     # -- the loop ---------------------------------------------------------------------------
 
@@ -483,6 +472,29 @@ class ToolLoop:
             text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
             return _error(call_id, text, str(exc) or type(exc).__name__), context.terminated
         return Content.from_function_result(call_id, payload), context.terminated
+
+
+def _tool_map(tools: Sequence[Any], additional: Sequence[Any]) -> dict[str, Any]:
+    """Tool name -> what answers a call to it: the tool, or a declaration-only stand-in for
+    declaration dicts, declaration-only tools and ``additional_tools`` (LP-11)."""
+    found: dict[str, Any] = {}
+    for item in (*tools, *additional):
+        name = tool_name(item)
+        if name is None:
+            continue
+        runnable = (
+            not isinstance(item, Mapping)
+            and hasattr(item, "invoke")
+            and not getattr(item, "declaration_only", False)
+            and not any(item is extra for extra in additional)
+        )
+        if runnable:
+            found[name] = item
+        else:
+            declared = item.get("function", item) if isinstance(item, Mapping) else item
+            params = declared.get("parameters") if isinstance(declared, Mapping) else getattr(item, "parameters", None)
+            found[name] = FunctionTool(name=name, parameters=params if isinstance(params, Mapping) else None)
+    return found
 
 
 async def _gather(coros: Sequence[Awaitable[Any]]) -> list[Any]:

@@ -639,3 +639,25 @@ async def test_a_tool_raising_termination_stops_the_loop(with_middleware: bool) 
     assert [m.role for m in non_streamed.messages] == ["assistant", "tool"]
     assert non_streamed.messages[-1].contents[0].result == "stopped by the tool"
     assert non_streamed.messages[-1].contents[0].exception is None
+
+
+async def test_wire_shaped_declaration_dict_is_known_and_validated() -> None:
+    """LP-11, LP-6: a declaration dict in the {"type": "function", "function": {...}} shape is a known
+    tool: a valid call is returned unexecuted, an invalid one gets the schema's error result."""
+    declaration = {
+        "type": "function",
+        "function": {
+            "name": "lookup",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+        },
+    }
+
+    def make(arguments: dict[str, Any]) -> ScriptedChatClient:
+        return ScriptedChatClient([reply(call("lookup", arguments, call_id="d1")), "fixed"])
+
+    pending, streamed, _ = await run_both(lambda: make({"q": "x"}), "go", options={"tools": [declaration]})
+    assert pending == streamed
+    assert [c.user_input_request for c in pending.messages[0].contents] == [True]
+    invalid, _, _ = await run_both(lambda: make({}), "go", options={"tools": [declaration]})
+    error = invalid.messages[1].contents[0]
+    assert "$.q: required property is missing" in error.result
