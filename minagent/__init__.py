@@ -5,6 +5,8 @@ options merging, threads and context providers, in the standard library only. Th
 are in ``spec/``; every name in ``__all__`` is part of that specification.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._agents import Agent, BaseAgent, RawAgent, SupportsAgentRun
 from ._clients import BaseChatClient, SupportsChatGetResponse
 from ._exceptions import (
@@ -31,17 +33,6 @@ from ._middleware import (
 )
 from ._options import ChatOptions, merge_options
 from ._plugins import PluginNotFoundError, get_client
-from ._providers import (
-    AuthenticationError,
-    BadRequestError,
-    NotFoundError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderTimeoutError,
-    RateLimitError,
-    ServerError,
-    StreamInterruptedError,
-)
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from ._schema import ValidationIssue
 from ._stream import ResponseStream
@@ -49,6 +40,44 @@ from ._threads import AgentThread, Context, ContextProvider
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
 from ._types import FORMAT_VERSION, Content, Message, UsageDetails, normalize_messages
 from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._providers import (
+        AuthenticationError,
+        BadRequestError,
+        NotFoundError,
+        ProviderConnectionError,
+        ProviderError,
+        ProviderTimeoutError,
+        RateLimitError,
+        ServerError,
+        StreamInterruptedError,
+    )
+
+# Provider errors are for plugins and their callers; their module (retry policy, secrets) loads on
+# first use, which keeps `import minagent` within its import-time budget (benchmarks/README.md).
+_PROVIDER_ERRORS = frozenset(
+    {
+        "AuthenticationError",
+        "BadRequestError",
+        "NotFoundError",
+        "ProviderConnectionError",
+        "ProviderError",
+        "ProviderTimeoutError",
+        "RateLimitError",
+        "ServerError",
+        "StreamInterruptedError",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PROVIDER_ERRORS:
+        from . import _providers
+
+        return getattr(_providers, name)
+    raise AttributeError(f"module 'minagent' has no attribute {name!r}")
+
 
 __all__ = [
     "FORMAT_VERSION",

@@ -24,7 +24,6 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ._clients import SupportsChatGetResponse
@@ -193,13 +192,24 @@ def _normalize_tools(tools: Any, known: list[Any]) -> list[Any]:
     return out
 
 
-@dataclass
 class _RunRequest:
-    messages: list[Message]
-    thread: AgentThread | None
-    options: dict[str, Any]
-    tools: Any
-    kwargs: dict[str, Any]
+    """One run's inputs, as the agent middleware left them."""
+
+    __slots__ = ("kwargs", "messages", "options", "thread", "tools")
+
+    def __init__(
+        self,
+        messages: list[Message],
+        thread: AgentThread | None,
+        options: dict[str, Any],
+        tools: Any,
+        kwargs: dict[str, Any],
+    ) -> None:
+        self.messages = messages
+        self.thread = thread
+        self.options = options
+        self.tools = tools
+        self.kwargs = kwargs
 
 
 class RawAgent(BaseAgent):

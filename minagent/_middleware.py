@@ -28,7 +28,6 @@ import typing
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, MutableSequence, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 from ._exceptions import MiddlewareException, MiddlewareTermination
@@ -64,53 +63,110 @@ MiddlewareFn: TypeAlias = Callable[[Any, CallNext], Awaitable[None]]
 # middleware of one pipeline run.
 
 
-@dataclass(eq=False)
-class _StreamHooks:
-    stream_transform_hooks: list[Callable[[Any], Any]] = field(default_factory=list, kw_only=True)
-    stream_result_hooks: list[Callable[[Any], Any]] = field(default_factory=list, kw_only=True)
-    stream_cleanup_hooks: list[Callable[[], Any]] = field(default_factory=list, kw_only=True)
+class _Context:
+    """Shared by the three contexts: plain classes (not dataclasses) because one is built per
+    model call and per tool call; `repr` lists the fields."""
+
+    LAYER: typing.ClassVar[Layer]
+    _FIELDS: typing.ClassVar[tuple[str, ...]]
+
+    metadata: dict[str, Any]
+    result: Any
+    kwargs: dict[str, Any]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r:.80}" for name in self._FIELDS)
+        return f"{type(self).__name__}({shown})"
 
 
-@dataclass(eq=False)
-class AgentContext(_StreamHooks):
+class _StreamingContext(_Context):
+    stream: bool
+    stream_transform_hooks: list[Callable[[Any], Any]]
+    stream_result_hooks: list[Callable[[Any], Any]]
+    stream_cleanup_hooks: list[Callable[[], Any]]
+
+    def _init_hooks(
+        self,
+        transform: list[Callable[[Any], Any]] | None,
+        result: list[Callable[[Any], Any]] | None,
+        cleanup: list[Callable[[], Any]] | None,
+    ) -> None:
+        self.stream_transform_hooks = transform if transform is not None else []
+        self.stream_result_hooks = result if result is not None else []
+        self.stream_cleanup_hooks = cleanup if cleanup is not None else []
+
+
+class AgentContext(_StreamingContext):
     """What agent middleware sees: one agent run."""
 
-    LAYER: typing.ClassVar[Layer] = "agent"
+    LAYER = "agent"
+    _FIELDS = ("agent", "messages", "thread", "options", "tools", "stream", "metadata", "result", "kwargs")
 
-    agent: Any
-    messages: list[Message]
-    thread: Any = None
-    options: dict[str, Any] = field(default_factory=dict)
-    tools: list[Any] | None = None
-    stream: bool = False
-    metadata: dict[str, Any] = field(default_factory=dict)
-    result: Any = None
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self,
+        agent: Any,
+        messages: list[Message],
+        thread: Any = None,
+        options: dict[str, Any] | None = None,
+        tools: list[Any] | None = None,
+        stream: bool = False,
+        metadata: dict[str, Any] | None = None,
+        result: Any = None,
+        kwargs: dict[str, Any] | None = None,
+        *,
+        stream_transform_hooks: list[Callable[[Any], Any]] | None = None,
+        stream_result_hooks: list[Callable[[Any], Any]] | None = None,
+        stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
+    ) -> None:
+        self.agent = agent
+        self.messages = messages
+        self.thread = thread
+        self.options = options if options is not None else {}
+        self.tools = tools
+        self.stream = stream
+        self.metadata = metadata if metadata is not None else {}
+        self.result = result
+        self.kwargs = kwargs if kwargs is not None else {}
+        self._init_hooks(stream_transform_hooks, stream_result_hooks, stream_cleanup_hooks)
 
     def empty_result(self) -> Any:
         return _empty_stream(AgentResponse) if self.stream else AgentResponse()
 
 
-@dataclass(eq=False)
-class ChatContext(_StreamHooks):
+class ChatContext(_StreamingContext):
     """What chat middleware sees: one model call (inside the tool loop, once per call)."""
 
-    LAYER: typing.ClassVar[Layer] = "chat"
+    LAYER = "chat"
+    _FIELDS = ("client", "messages", "options", "stream", "metadata", "result", "kwargs")
 
-    client: Any
-    messages: list[Message]
-    options: dict[str, Any] = field(default_factory=dict)
-    stream: bool = False
-    metadata: dict[str, Any] = field(default_factory=dict)
-    result: Any = None
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self,
+        client: Any,
+        messages: list[Message],
+        options: dict[str, Any] | None = None,
+        stream: bool = False,
+        metadata: dict[str, Any] | None = None,
+        result: Any = None,
+        kwargs: dict[str, Any] | None = None,
+        *,
+        stream_transform_hooks: list[Callable[[Any], Any]] | None = None,
+        stream_result_hooks: list[Callable[[Any], Any]] | None = None,
+        stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
+    ) -> None:
+        self.client = client
+        self.messages = messages
+        self.options = options if options is not None else {}
+        self.stream = stream
+        self.metadata = metadata if metadata is not None else {}
+        self.result = result
+        self.kwargs = kwargs if kwargs is not None else {}
+        self._init_hooks(stream_transform_hooks, stream_result_hooks, stream_cleanup_hooks)
 
     def empty_result(self) -> Any:
         return _empty_stream(ChatResponse) if self.stream else ChatResponse()
 
 
-@dataclass(eq=False)
-class FunctionInvocationContext:
+class FunctionInvocationContext(_Context):
     """What function middleware (and a tool that asks for it) sees: one tool call.
 
     ``messages`` is the live transcript of the run (design decision 2): the list the next model
@@ -119,16 +175,28 @@ class FunctionInvocationContext:
     the tool loop then stops without another model call (MW-8).
     """
 
-    LAYER: typing.ClassVar[Layer] = "function"
+    LAYER = "function"
+    _FIELDS = ("function", "arguments", "call_id", "messages", "metadata", "result", "kwargs", "terminated")
 
-    function: FunctionTool
-    arguments: dict[str, Any]
-    call_id: str | None = None
-    messages: MutableSequence[Message] | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
-    result: Any = None
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    terminated: bool = False
+    def __init__(
+        self,
+        function: FunctionTool,
+        arguments: dict[str, Any],
+        call_id: str | None = None,
+        messages: MutableSequence[Message] | None = None,
+        metadata: dict[str, Any] | None = None,
+        result: Any = None,
+        kwargs: dict[str, Any] | None = None,
+        terminated: bool = False,
+    ) -> None:
+        self.function = function
+        self.arguments = arguments
+        self.call_id = call_id
+        self.messages = messages
+        self.metadata = metadata if metadata is not None else {}
+        self.result = result
+        self.kwargs = kwargs if kwargs is not None else {}
+        self.terminated = terminated
 
     def empty_result(self) -> Any:
         return None
@@ -277,8 +345,7 @@ def _name(item: object) -> str:
     return getattr(item, "__qualname__", None) or repr(item)
 
 
-@dataclass(frozen=True)
-class CategorizedMiddleware:
+class CategorizedMiddleware(typing.NamedTuple):
     """Middleware split by layer, each list in registration order."""
 
     agent: tuple[MiddlewareFn, ...] = ()

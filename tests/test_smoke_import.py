@@ -36,3 +36,15 @@ def test_vendored_copy_imports(tmp_path: Path) -> None:
     from minagent import __version__
 
     assert out.stdout.strip() == __version__
+
+
+def test_provider_errors_load_on_first_use() -> None:
+    """PK-1: the provider support module loads on first use of a provider error name, and the names
+    resolve to the classes plugins raise."""
+    code = (
+        "import sys, minagent; assert 'minagent._providers' not in sys.modules; "
+        "from minagent.providers import RateLimitError; "
+        "assert minagent.RateLimitError is RateLimitError; print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"
