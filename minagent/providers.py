@@ -3,44 +3,5 @@
 This is the public home of `minagent._providers`; a plugin imports from here.
 """
 
-from ._providers import (
-    AuthenticationError,
-    BadRequestError,
-    NotFoundError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderTimeoutError,
-    RateLimitError,
-    RetryPolicy,
-    Secret,
-    ServerError,
-    StreamInterruptedError,
-    SupportsRandom,
-    describe,
-    error_for_status,
-    parse_duration,
-    redact,
-    retry_call,
-    server_delay,
-)
-
-__all__ = [
-    "AuthenticationError",
-    "BadRequestError",
-    "NotFoundError",
-    "ProviderConnectionError",
-    "ProviderError",
-    "ProviderTimeoutError",
-    "RateLimitError",
-    "RetryPolicy",
-    "Secret",
-    "ServerError",
-    "StreamInterruptedError",
-    "SupportsRandom",
-    "describe",
-    "error_for_status",
-    "parse_duration",
-    "redact",
-    "retry_call",
-    "server_delay",
-]
+from ._providers import *  # noqa: F403 - the public names are exactly _providers.__all__
+from ._providers import __all__ as __all__
