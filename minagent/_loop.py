@@ -209,17 +209,17 @@ class ToolLoop:
         options = dict(self.options)
         if self.last_call:
             options["tool_choice"] = "none"
-        sent = self.transcript[self.sent :]
-        if self.chat_middleware:  # LP-3: middleware edits of the messages affect this call only
-            sent = [m.with_contents(list(m.contents)) for m in sent]
-        context = ChatContext(self.client, sent, options, stream=self.stream, kwargs=dict(self.kwargs))
+        context = ChatContext(
+            self.client, self.transcript[self.sent :], options, stream=self.stream, kwargs=dict(self.kwargs)
+        )
+        context._copy_pending = bool(self.chat_middleware)  # LP-3: middleware edits affect this call only
         if not self.chat_middleware:  # nothing can observe the pipeline: the provider's own updates
             return self._leaf_updates(context) if self.stream else await self._leaf(context)
         return await run_pipeline(self.chat_middleware, context, self._leaf)
 
     def _leaf_updates(self, context: ChatContext) -> AsyncIterable[ChatResponseUpdate]:
         return self.client._inner_get_streaming_response(
-            messages=context.messages, options=context.options, **context.kwargs
+            messages=context.outgoing_messages(), options=context.options, **context.kwargs
         )
 
     async def _leaf(self, context: ChatContext) -> Any:
@@ -227,7 +227,7 @@ class ToolLoop:
         if context.stream:
             return ResponseStream(self._leaf_updates(context), finalizer=ChatResponse.from_updates)
         return await self.client._inner_get_response(
-            messages=context.messages, options=context.options, **context.kwargs
+            messages=context.outgoing_messages(), options=context.options, **context.kwargs
         )
 
     def _record(self, response: Any, no_tools: bool) -> Message | None:

@@ -154,13 +154,32 @@ class ChatContext(_StreamingContext):
         stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
     ) -> None:
         self.client = client
-        self.messages = messages
+        self._messages = messages
+        self._copy_pending = False  # set by the tool loop: copy the messages on first access (LP-3)
         self.options = options if options is not None else {}
         self.stream = stream
         self.metadata = metadata if metadata is not None else {}
         self.result = result
         self.kwargs = kwargs if kwargs is not None else {}
         self._init_hooks(stream_transform_hooks, stream_result_hooks, stream_cleanup_hooks)
+
+    @property
+    def messages(self) -> list[Message]:
+        """The messages of this model call. Inside the tool loop they are copies of the transcript's,
+        made the first time middleware looks, so edits affect this call only (LP-3)."""
+        if self._copy_pending:
+            self._copy_pending = False
+            self._messages = [m.with_contents(m.contents) for m in self._messages]
+        return self._messages
+
+    @messages.setter
+    def messages(self, value: list[Message]) -> None:
+        self._copy_pending = False
+        self._messages = value
+
+    def outgoing_messages(self) -> list[Message]:
+        """What the provider receives: the messages, copied or not (nobody else has seen them)."""
+        return self._messages
 
     def empty_result(self) -> Any:
         return _empty_stream(ChatResponse) if self.stream else ChatResponse()

@@ -25,7 +25,7 @@ from ._types import (
     _extra,
     _get,
     add_usage,
-    as_content,
+    content_list,
 )
 
 __all__ = ["AgentResponse", "AgentResponseUpdate", "ChatResponse", "ChatResponseUpdate"]
@@ -203,7 +203,7 @@ class _Update(_Wire):
     raw_representation: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.contents = _content_list(self.contents)
+        self.contents = content_list(self.contents)
 
     @property
     def text(self) -> str:
@@ -262,19 +262,6 @@ def _message_list(messages: object) -> list[Message]:
     if not isinstance(messages, list | tuple) or not all(isinstance(m, Message) for m in messages):
         raise ContentError(f"messages must be a list of Message, got {messages!r:.200}")
     return list(messages)
-
-
-def _content_list(contents: object) -> list[Content]:
-    if contents is None:
-        return []
-    if isinstance(contents, Content | str):
-        return [as_content(contents)]
-    if not isinstance(contents, list | tuple):
-        raise ContentError(f"contents must be a list of Content, got {type(contents).__name__}")
-    for c in contents:  # the common case, once per streamed chunk: all Content already
-        if type(c) is not Content:
-            return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents)]
-    return list(contents)
 
 
 # --------------------------------------------------------------------------------------------

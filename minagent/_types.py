@@ -401,6 +401,25 @@ def as_content(item: Content | str | Mapping[str, Any], *, path: str = "content"
     raise ContentError(f"{path}: expected Content, str or dict, got {type(item).__name__}")
 
 
+def content_list(contents: object) -> list[Content]:
+    """A new list of contents from what a message or an update accepts (TY-5): None, one item,
+    or a sequence whose None items are dropped. Runs for every message and streamed chunk, so a
+    list that already holds only `Content` is copied without converting anything."""
+    if contents is None:
+        return []
+    if isinstance(contents, Content | str | Mapping):
+        return [as_content(contents)]
+    if isinstance(contents, list | tuple):
+        for item in contents:
+            if type(item) is not Content:
+                break
+        else:
+            return list(contents)
+    if isinstance(contents, Iterable) and not isinstance(contents, bytes | bytearray):
+        return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents) if c is not None]
+    raise ContentError(f"contents: expected Content, str, dict or a sequence of them, got {type(contents).__name__}")
+
+
 # --------------------------------------------------------------------------------------------
 
 
@@ -432,17 +451,8 @@ class Message:
     ) -> None:
         if not isinstance(role, str) or not role:
             raise ContentError(f"Message role must be a non-empty str, got {role!r}")
-        if contents is None:
-            items: list[Content] = []
-        elif isinstance(contents, Content | str | Mapping):
-            items = [as_content(contents)]
-        elif isinstance(contents, Iterable):
-            items = [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents) if c is not None]
-        else:
-            kind = type(contents).__name__  # type: ignore[unreachable]  # guards untyped callers
-            raise ContentError(f"contents: expected Content, str, dict or a sequence, got {kind}")
         self.role = role
-        self.contents = items
+        self.contents = content_list(contents)
         self.author_name = author_name
         self.message_id = message_id
         self.additional_properties = dict(additional_properties or {})
@@ -450,16 +460,20 @@ class Message:
         self.raw_representation = raw_representation
 
     def with_contents(self, contents: Sequence[Content]) -> Message:
-        """A copy of this message with other contents and the same role and metadata (TY-5)."""
-        return Message(
-            self.role,
-            contents,
-            author_name=self.author_name,
-            message_id=self.message_id,
-            additional_properties=self.additional_properties,
-            extra=self.extra,
-            raw_representation=self.raw_representation,
-        )
+        """A copy of this message with other contents and the same role and metadata (TY-5).
+
+        The loop copies every message it sends through chat middleware (LP-3), so this skips
+        ``__init__``: the role and metadata are already valid.
+        """
+        new = Message.__new__(Message)
+        new.role = self.role
+        new.contents = content_list(contents)
+        new.author_name = self.author_name
+        new.message_id = self.message_id
+        new.additional_properties = dict(self.additional_properties)
+        new.extra = dict(self.extra)
+        new.raw_representation = self.raw_representation
+        return new
 
     @property
     def text(self) -> str:
