@@ -22,11 +22,11 @@ import asyncio
 import inspect
 import os
 import re
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Protocol, runtime_checkable
 
-from ._clients import SupportsChatGetResponse
+from ._clients import BaseChatClient, SupportsChatGetResponse
 from ._exceptions import MiddlewareException, UserInputRequiredError
 from ._loop import Inbox
 from ._middleware import AgentContext, CategorizedMiddleware, categorize_middleware, run_pipeline
@@ -63,6 +63,13 @@ class _Later:
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self._factory().__await__()
+
+
+def _resolved(get: Callable[[], ChatResponse]) -> Callable[[], Awaitable[ChatResponse]]:
+    async def resolve() -> ChatResponse:
+        return get()
+
+    return resolve
 
 
 class BaseAgent:
@@ -289,25 +296,39 @@ class RawAgent(BaseAgent):
     def _stream(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
-        """The client's stream, opened on first use, with each update mapped to the agent's view.
+        """The client's updates, opened on first use, each mapped to the agent's view.
 
-        Nothing starts before the first pull (AG-3); closing it closes the client's stream; the
-        final response is built from the client's final response (AG-4).
+        Nothing starts before the first pull (AG-3); closing the stream closes the client's; the
+        final response is built from the client's final response (AG-4). A `BaseChatClient`'s
+        tool loop is consumed directly — its `get_response` stream would only relay it — which
+        saves one stream layer per streamed update; any other client goes through `get_response`.
         """
-        opened: list[ResponseStream[ChatResponseUpdate, ChatResponse]] = []
+        final: list[Callable[[], Awaitable[ChatResponse]]] = []
         agent_id, name = self.id, self.name
 
-        async def open_chat() -> ResponseStream[ChatResponseUpdate, ChatResponse]:
+        async def open_chat() -> AsyncIterable[ChatResponseUpdate]:
             messages, options, call_kwargs = await self._prepare(request, found, inbox)
-            opened.append(self.client.get_response(messages, options=options, stream=True, **call_kwargs))
-            return opened[0]
+            if isinstance(self.client, BaseChatClient):
+                loop = self.client._tool_loop(
+                    messages,
+                    stream=True,
+                    options=options,
+                    middleware=call_kwargs.pop("middleware", None),
+                    inbox=call_kwargs.pop("inbox", None),
+                    **call_kwargs,
+                )
+                final.append(_resolved(loop.final_response))
+                return loop.updates()
+            chat_stream = self.client.get_response(messages, options=options, stream=True, **call_kwargs)
+            final.append(chat_stream.get_final_response)
+            return chat_stream
 
         def to_agent_update(update: ChatResponseUpdate) -> AgentResponseUpdate:
             author = name if update.role in (None, "assistant") else None
             return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=author)
 
         async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
-            return await self._finish(request, await opened[0].get_final_response())
+            return await self._finish(request, await final[0]())
 
         return ResponseStream._mapping(_Later(open_chat), to_agent_update, finalize)
 

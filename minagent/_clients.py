@@ -118,8 +118,24 @@ class BaseChatClient:
         updates that finalises to the same `ChatResponse` (LP-2). Nothing runs until it is
         awaited or iterated.
         """
+        loop = self._tool_loop(messages, stream=stream, options=options, middleware=middleware, inbox=inbox, **kwargs)
+        if stream:
+            return ResponseStream(loop.updates(), finalizer=lambda _updates: loop.final_response())
+        return _run_to_end(loop)
+
+    def _tool_loop(
+        self,
+        messages: MessagesInput,
+        *,
+        stream: bool,
+        options: Mapping[str, Any] | None,
+        middleware: Any,
+        inbox: Inbox | None,
+        **kwargs: Any,
+    ) -> ToolLoop:
+        """The loop of one request; `get_response` wraps it, an `Agent` consumes it directly."""
         chat_mw, function_mw = _client_middleware(self.middleware, middleware)
-        loop = ToolLoop(
+        return ToolLoop(
             self,
             normalize_messages(messages),
             dict(options or {}),
@@ -130,9 +146,6 @@ class BaseChatClient:
             inbox=inbox,
             kwargs=kwargs,
         )
-        if stream:
-            return ResponseStream(loop.updates(), finalizer=lambda _updates: loop.final_response())
-        return _run_to_end(loop)
 
 
 async def _run_to_end(loop: ToolLoop) -> ChatResponse:

@@ -321,10 +321,11 @@ def _coalesce(contents: list[Content]) -> list[Content]:
                 j += 1
             if j - i > 1:
                 group = contents[i:j]
+                props = [c.additional_properties for c in group if c.additional_properties]
                 first = replace(
                     first,
-                    text="".join(c.text or "" for c in group),
-                    additional_properties={k: v for c in reversed(group) for k, v in c.additional_properties.items()},
+                    text="".join([c.text or "" for c in group]),
+                    additional_properties={k: v for p in reversed(props) for k, v in p.items()},
                 )
         elif first.type == "text_reasoning":
             rid = first.id
