@@ -11,6 +11,12 @@ import inspect
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests assert behaviour, never speed: no per-example deadline (CI machines are shared),
+# and a slow data generator is not a failure.
+settings.register_profile("minagent", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("minagent")
 
 
 async def _run_checked(fn: Any, kwargs: dict[str, Any]) -> None:
