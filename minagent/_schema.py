@@ -21,16 +21,14 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal, NoReturn, NotRequired, Required, Union
+from typing import Annotated, Any, Literal, NamedTuple, NoReturn, NotRequired, Required, Union
 
 __all__ = ["FunctionSchema", "ValidationIssue", "describe_issues", "function_schema", "validate"]
 
 JsonSchema = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class FunctionSchema:
+class FunctionSchema(NamedTuple):
     """A tool's description (SC-20), argument schema (SC-1) and context parameter (SC-5)."""
 
     description: str
@@ -38,8 +36,7 @@ class FunctionSchema:
     context_parameter: str | None
 
 
-@dataclass(frozen=True)
-class ValidationIssue:
+class ValidationIssue(NamedTuple):
     """One reason why a value does not match a schema: where (``$.items[2].qty``) and what."""
 
     path: str
@@ -268,16 +265,18 @@ def _required_key(key: str, hint: object, required_keys: frozenset[str]) -> bool
 # --------------------------------------------------------------------------- docstrings
 
 _ARGS_SECTIONS = "args|arguments|parameters|params|keyword args|keyword arguments|other parameters"
-_SECTION = re.compile(r"^[A-Z][A-Za-z ]*:$")  # a Google section header: Args:, Returns:, ...
-_SPHINX_FIELD = re.compile(r"^:\w+[^:]*:")
-_SPHINX_PARAM = re.compile(r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*?\s+)?(\*{0,2}\w+)\s*:\s*(.*)$")
-_GOOGLE_ARG = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+# Patterns as strings: `re` compiles and caches them on first use, not at import (docstrings are
+# parsed only when a tool is defined).
+_SECTION = r"^[A-Z][A-Za-z ]*:$"  # a Google section header: Args:, Returns:, ...
+_SPHINX_FIELD = r"^:\w+[^:]*:"
+_SPHINX_PARAM = r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*?\s+)?(\*{0,2}\w+)\s*:\s*(.*)$"
+_GOOGLE_ARG = r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$"
 
 
 def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """SC-20 .. SC-22: the description, and the description of each parameter."""
     lines = doc.splitlines()
-    starts = [bool(_SECTION.match(s) or _SPHINX_FIELD.match(s)) for s in map(str.strip, lines)]
+    starts = [bool(re.match(_SECTION, s) or re.match(_SPHINX_FIELD, s)) for s in map(str.strip, lines)]
     end = starts.index(True) if True in starts else len(lines)
     entries: dict[str, list[str]] = {}
     entry: list[str] | None = None  # the entry that deeper-indented lines continue
@@ -287,15 +286,15 @@ def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         text, indent = line.strip(), len(line) - len(line.lstrip())
         if not text:
             continue
-        if entry is not None and indent > entry_indent and not _SPHINX_FIELD.match(text):
+        if entry is not None and indent > entry_indent and not re.match(_SPHINX_FIELD, text):
             entry.append(text)
             continue
         entry = None
         if args_indent is not None and indent <= args_indent:
             args_indent = None
-        match = _SPHINX_PARAM.match(text)
+        match = re.match(_SPHINX_PARAM, text)
         if match is None and args_indent is not None:
-            match = _GOOGLE_ARG.match(text)
+            match = re.match(_GOOGLE_ARG, text)
         if match is not None:
             entry, entry_indent = [match.group(2)], indent
             entries[match.group(1)] = entry
