@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from minagent import FunctionTool  # noqa: E402
-from minagent.testing import ScriptedChatClient, call, reply  # noqa: E402
+from minagent import FunctionTool
+from minagent.testing import ScriptedChatClient, call, reply
 
 SLEEP = 0.2
 RUNS = 3
