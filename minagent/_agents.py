@@ -276,12 +276,15 @@ class RawAgent(BaseAgent):
     ) -> Any:
         """Run once: an awaitable of `AgentResponse`, or a `ResponseStream` when ``stream=True``."""
         found = categorize_middleware(self.middleware, middleware)
-        if found.agent:
-            raise MiddlewareException(
-                f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}"
-            )
         request = _RunRequest(normalize_messages(messages), thread, dict(options or {}), tools, kwargs)
-        return self._core(request, found, inbox, stream)
+        if not found.agent:
+            return self._core(request, found, inbox, stream)
+        return self._with_agent_middleware(request, found, inbox, stream)
+
+    def _with_agent_middleware(
+        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
+    ) -> Any:
+        raise MiddlewareException(f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}")
 
     def _core(self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool) -> Any:
         if stream:
@@ -400,28 +403,16 @@ class Agent(RawAgent):
 
     _runs_agent_middleware = True
 
-    def run(
-        self,
-        messages: Any = None,
-        *,
-        stream: bool = False,
-        thread: AgentThread | None = None,
-        options: dict[str, Any] | None = None,
-        tools: Any = None,
-        middleware: Any = None,
-        inbox: Inbox | None = None,
-        **kwargs: Any,
+    def _with_agent_middleware(
+        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
     ) -> Any:
-        found = categorize_middleware(self.middleware, middleware)
-        request = _RunRequest(normalize_messages(messages), thread, dict(options or {}), tools, kwargs)
-        if not found.agent:
-            return self._core(request, found, inbox, stream)
+        """The agent middleware pipeline around the run (MW-4); lazy when streaming (AG-3)."""
         context = AgentContext(
             agent=self,
             messages=request.messages,
-            thread=thread,
+            thread=request.thread,
             options=request.options,
-            tools=tools,
+            tools=request.tools,
             stream=stream,
             kwargs=request.kwargs,
         )
