@@ -209,6 +209,8 @@ class ToolLoop:
         options = dict(self.options)
         if self.last_call:
             options["tool_choice"] = "none"
+        if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
+            options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
         context = ChatContext(
             self.client, self.transcript[self.sent :], options, stream=self.stream, kwargs=dict(self.kwargs)
         )

@@ -676,3 +676,22 @@ async def test_conversation_id_given_by_the_caller() -> None:
     assert first.options["conversation_id"] == second.options["conversation_id"] == "existing"
     assert describe(first.messages) == ["user: sum"]
     assert describe(second.messages) == ["tool: result c1=3"]
+
+
+async def test_chat_middleware_editing_option_containers_affects_that_call_only() -> None:
+    """LP-3: lists and dicts inside ChatContext.options (tools, metadata) are the call's own copies."""
+    seen: list[tuple[int, dict[str, Any]]] = []
+
+    @chat_middleware
+    async def widen(context: ChatContext, call_next: Any) -> None:
+        seen.append((len(context.options["tools"]), dict(context.options["metadata"])))
+        context.options["tools"].append({"name": "extra", "parameters": {"type": "object"}})
+        context.options["metadata"]["touched"] = True
+        await call_next()
+
+    def make() -> ScriptedChatClient:
+        return ScriptedChatClient([reply(call("add", {"a": 1, "b": 1}, call_id="c1")), "two"], middleware=widen)
+
+    ns, streamed, _ = await run_both(make, "sum", options={"tools": [add], "metadata": {"user": "u1"}})
+    assert ns == streamed
+    assert seen == [(1, {"user": "u1"})] * 4  # two calls per mode, each starting from the run's options
