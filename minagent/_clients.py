@@ -7,7 +7,7 @@ chat middleware around every model call and function middleware around every too
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import Any, Literal, Protocol, overload, runtime_checkable
 
 from ._exceptions import MiddlewareException
@@ -16,11 +16,9 @@ from ._middleware import categorize_middleware
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration
-from ._types import Content, Message, normalize_messages
+from ._types import Message, MessageInput, normalize_messages
 
 __all__ = ["BaseChatClient", "SupportsChatGetResponse"]
-
-MessagesInput = str | Content | Message | Sequence[str | Content | Message] | None
 
 
 @runtime_checkable
@@ -30,7 +28,7 @@ class SupportsChatGetResponse(Protocol):
     @overload
     def get_response(
         self,
-        messages: MessagesInput,
+        messages: MessageInput,
         *,
         stream: Literal[False] = False,
         options: Mapping[str, Any] | None = None,
@@ -40,7 +38,7 @@ class SupportsChatGetResponse(Protocol):
     @overload
     def get_response(
         self,
-        messages: MessagesInput,
+        messages: MessageInput,
         *,
         stream: Literal[True],
         options: Mapping[str, Any] | None = None,
@@ -81,7 +79,7 @@ class BaseChatClient:
     @overload
     def get_response(
         self,
-        messages: MessagesInput,
+        messages: MessageInput,
         *,
         stream: Literal[False] = False,
         options: Mapping[str, Any] | None = None,
@@ -93,7 +91,7 @@ class BaseChatClient:
     @overload
     def get_response(
         self,
-        messages: MessagesInput,
+        messages: MessageInput,
         *,
         stream: Literal[True],
         options: Mapping[str, Any] | None = None,
@@ -104,7 +102,7 @@ class BaseChatClient:
 
     def get_response(
         self,
-        messages: MessagesInput,
+        messages: MessageInput,
         *,
         stream: bool = False,
         options: Mapping[str, Any] | None = None,
@@ -125,7 +123,7 @@ class BaseChatClient:
 
     def _tool_loop(
         self,
-        messages: MessagesInput,
+        messages: MessageInput,
         *,
         stream: bool,
         options: Mapping[str, Any] | None,

@@ -14,7 +14,7 @@ import binascii
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from ._exceptions import ContentError, SerializationError
 
@@ -30,19 +30,6 @@ FORMAT_VERSION = 1
 """The JSON format version written by ``to_dict()`` on messages, responses and updates."""
 
 Role: TypeAlias = str
-ContentType: TypeAlias = Literal[
-    "text",
-    "text_reasoning",
-    "data",
-    "uri",
-    "error",
-    "usage",
-    "function_call",
-    "function_result",
-    "function_approval_request",
-    "function_approval_response",
-]
-KNOWN_CONTENT_TYPES: frozenset[str] = frozenset(ContentType.__args__)  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------------
@@ -519,10 +506,10 @@ def _contents_from(data: Mapping[str, Any], path: str) -> list[Content]:
     ]
 
 
-MessageInput: TypeAlias = "str | Content | Message | Sequence[str | Content | Message] | None"
+MessageInput: TypeAlias = str | Content | Message | Sequence[str | Content | Message] | None
 
 
-def normalize_messages(messages: str | Content | Message | Sequence[str | Content | Message] | None) -> list[Message]:
+def normalize_messages(messages: MessageInput) -> list[Message]:
     """Turn the loose inputs a run accepts into a list of messages (TY-7).
 
     None gives ``[]``; a str or a Content gives one user message; a Message is kept; in a

@@ -20,7 +20,7 @@ when steps are left over.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, TypeAlias
@@ -178,6 +178,3 @@ def _as_response(step: Step) -> ChatResponse:
     if isinstance(step, list) and all(isinstance(c, Content | str) for c in step):
         return reply(*step)
     raise TypeError(f"not a valid script step: {step!r:.200}")
-
-
-Responder: TypeAlias = Callable[[list[Message], dict[str, Any]], Step]

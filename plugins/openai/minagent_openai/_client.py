@@ -169,16 +169,7 @@ class OpenAIChatClient(BaseChatClient):
         body = self._encode(messages, options, stream=False)
         response, raw = await self._send(body, stream=False)
         request_id = response.headers.get("x-request-id")
-        try:
-            try:
-                data = json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise OpenAIProtocolError(
-                    f"response body is not valid JSON ({exc}): {_snippet(raw.decode('utf-8', 'replace'))}"
-                ) from None
-            return parse_response(data)
-        except ProviderError as error:
-            raise self._finish_error(error, request_id) from None
+        return self._parse_body(raw, request_id)
 
     async def _inner_get_streaming_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
@@ -346,6 +337,10 @@ class OpenAIChatClient(BaseChatClient):
             raw = first + await response.read()
         except _NETWORK_ERRORS as exc:
             raise self._interrupted(_what(exc), request_id) from None
+        return self._parse_body(raw, request_id).as_updates()
+
+    def _parse_body(self, raw: bytes, request_id: str | None) -> ChatResponse:
+        """A whole JSON answer as a response; a body that is not valid JSON is a protocol error."""
         try:
             try:
                 data = json.loads(raw)
@@ -353,7 +348,7 @@ class OpenAIChatClient(BaseChatClient):
                 raise OpenAIProtocolError(
                     f"response body is not valid JSON ({exc}): {_snippet(raw.decode('utf-8', 'replace'))}"
                 ) from None
-            return parse_response(data).as_updates()
+            return parse_response(data)
         except ProviderError as error:
             raise self._finish_error(error, request_id) from None
 
