@@ -15,7 +15,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 LINTED = ["minagent", "plugins", "tests", "tools", "benchmarks"]
-TYPED = ["minagent", "plugins/openai/minagent_openai"]
+# every plugin's package (plugins/<name>/minagent_*) is typed-checked along with the core
+TYPED = [
+    "minagent",
+    *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("plugins/*/minagent_*") if p.is_dir() and "." not in p.name),
+]
 
 
 def gates(fast: bool) -> list[tuple[str, list[str]]]:
