@@ -1,0 +1,814 @@
+"""The sans-I/O codec of Ollama's native chat API (spec/ollama.md, spec/providers.md).
+
+Theory of operation
+-------------------
+Requests and responses are plain data on both sides; nothing here touches a socket, a task
+or a clock, and aiohttp is never imported (PV-1).
+
+* ``build_request(messages, options, *, model, stream)`` renders minagent messages and options
+  as the JSON body of ``POST /api/chat`` (OL-1 .. OL-10). Sampling options go into Ollama's
+  nested ``options`` object through one table, ``_MODEL_OPTIONS``; anything the codec does
+  not know is not sent unless it is under ``options["extra_body"]`` (PV-3).
+* ``parse_response(body, id_seed=...)`` turns a non-streaming body into a ``ChatResponse``
+  (OL-11 .. OL-15).
+* ``OllamaStreamDecoder`` turns the bytes of a streaming answer (NDJSON: one JSON object per
+  line) into ``ChatResponseUpdate``s. Its state is the unfinished last line and the number of
+  tool calls seen so far, which numbers the calls for their generated ids (OL-15, OL-17).
+* Ollama sends no tool-call ids. ``_CallIds`` makes deterministic ones from the request's
+  ``call_id_seed`` and the call itself, so the same request answered the same way gives the
+  same ids in both modes, and call/result pairs survive a move to another provider.
+* ``parse_error`` / ``error_for_answer`` turn a non-2xx answer into a typed error (OL-19,
+  OL-20).
+
+A streamed chunk and a whole body have the same shape, so one function (``_contents``) maps
+both; streaming and non-streaming therefore agree (PV-9).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http
+import ipaddress
+import json
+import re
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from minagent import (
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    Message,
+    NotFoundError,
+    ProviderError,
+    UsageDetails,
+)
+from minagent.providers import describe, error_for_status
+
+__all__ = [
+    "DEFAULT_HOST",
+    "OllamaModelNotFoundError",
+    "OllamaProtocolError",
+    "OllamaStreamDecoder",
+    "OllamaStreamError",
+    "build_request",
+    "call_id_seed",
+    "error_for_answer",
+    "parse_error",
+    "parse_host",
+    "parse_response",
+]
+
+PROVIDER = "ollama"
+DEFAULT_HOST = "http://127.0.0.1:11434"
+_SNIPPET = 200  # characters of offending data quoted in an error (PV-10)
+_ERROR_TEXT = 500  # characters of a plain-text error body kept (PV-11)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+
+
+class OllamaStreamError(ProviderError):
+    """Ollama reported an error object, inside a stream or as a 2xx body (PV-14, OL-18).
+
+    ``updates`` holds the updates decoded by the same ``feed()`` / ``close()`` call before the
+    error; a transport yields them before raising.
+    """
+
+    def __init__(self, message: str, *, body: Any = None) -> None:
+        super().__init__(message, provider=PROVIDER)
+        self.body = body
+        self.updates: list[ChatResponseUpdate] = []
+
+
+class OllamaProtocolError(ProviderError, ValueError):
+    """Ollama's answer is not what the protocol allows (PV-10): bad JSON, wrong shape."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, provider=PROVIDER)
+        self.updates: list[ChatResponseUpdate] = []
+
+
+class OllamaModelNotFoundError(NotFoundError):
+    """HTTP 404: the model is not pulled on this Ollama server (OL-20). ``model`` names it."""
+
+    def __init__(self, message: str, *, model: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.model = model
+
+
+def _snippet(data: object, limit: int = _SNIPPET) -> str:
+    text = data if isinstance(data, str) else repr(data)
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _dump(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+# --------------------------------------------------------------------------------------------
+# Host (OL-21)
+
+
+def parse_host(host: str | None) -> str:
+    """The base URL for an ``OLLAMA_HOST`` value, as the official SDK reads it (OL-21).
+
+    ``None`` or ``""`` is ``http://127.0.0.1:11434``; a missing scheme is ``http``; a missing
+    port is 11434, or 80 / 443 when the scheme was written; a path is kept without its
+    trailing ``/``.
+    """
+    text, port = (host or "").strip(), 11434
+    scheme, _, hostport = text.partition("://")
+    if not hostport:
+        scheme, hostport = "http", text
+    elif scheme == "http":
+        port = 80
+    elif scheme == "https":
+        port = 443
+    split = urllib.parse.urlsplit(f"{scheme}://{hostport}")
+    name = split.hostname or "127.0.0.1"
+    try:
+        explicit = split.port
+    except ValueError:
+        raise ValueError(f"OLLAMA_HOST / base_url has an invalid port: {host!r}") from None
+    try:
+        if isinstance(ipaddress.ip_address(name), ipaddress.IPv6Address):
+            name = f"[{name}]"
+    except ValueError:
+        pass
+    base = f"{scheme}://{name}:{explicit or port}"
+    path = split.path.strip("/")
+    return f"{base}/{path}" if path else base
+
+
+# --------------------------------------------------------------------------------------------
+# Request (OL-1 .. OL-10)
+
+# Minagent option -> key in Ollama's ``options`` object (OL-8).
+_MODEL_OPTIONS: dict[str, str] = {
+    name: name
+    for name in (
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "typical_p",
+        "seed",
+        "stop",
+        "frequency_penalty",
+        "presence_penalty",
+        "repeat_penalty",
+        "repeat_last_n",
+        "num_ctx",
+        "num_keep",
+        "num_batch",
+        "num_gpu",
+        "main_gpu",
+        "num_thread",
+        "mirostat",
+        "mirostat_tau",
+        "mirostat_eta",
+        "penalize_newline",
+        "low_vram",
+        "use_mmap",
+        "use_mlock",
+        "numa",
+        "num_predict",
+    )
+}
+_TOP_LEVEL: tuple[str, ...] = ("keep_alive", "think")  # sent unchanged (OL-10)
+_NOT_SENT_TYPES = frozenset(
+    {"text_reasoning", "usage", "error", "function_approval_request", "function_approval_response"}
+)
+
+
+def build_request(
+    messages: Sequence[Message],
+    options: Mapping[str, Any] | None = None,
+    *,
+    model: str,
+    stream: bool,
+) -> dict[str, Any]:
+    """The JSON body of ``POST /api/chat`` for these messages and options (OL-1).
+
+    ``model`` is the client's default, used when ``options`` has no ``model``.
+    """
+    opts = {k: v for k, v in (options or {}).items() if v is not None}
+    chosen = opts.get("model") or model
+    if not chosen or not isinstance(chosen, str):
+        raise ValueError("build_request needs a model: pass model=... or options['model']")
+    body: dict[str, Any] = {
+        "model": chosen,
+        "messages": _messages(messages, opts.get("instructions")),
+    }
+    tools = _tools(opts.get("tools"))
+    if tools and _tools_wanted(opts):
+        body["tools"] = tools
+    model_options: dict[str, Any] = {}
+    for key, wire in _MODEL_OPTIONS.items():
+        if key in opts:
+            model_options[wire] = _plain(opts[key], key)
+    if "max_tokens" in opts and "num_predict" not in model_options:
+        model_options["num_predict"] = opts["max_tokens"]
+    if isinstance(model_options.get("stop"), str):
+        model_options["stop"] = [model_options["stop"]]
+    if model_options:
+        body["options"] = model_options
+    if "format" in opts:
+        body["format"] = _explicit_format(opts["format"])
+    elif "response_format" in opts:
+        fmt = _response_format(opts["response_format"])
+        if fmt is not None:
+            body["format"] = fmt
+    for key in _TOP_LEVEL:
+        if key in opts:
+            body[key] = _plain(opts[key], key)
+    body["stream"] = bool(stream)
+    extra = opts.get("extra_body")
+    if extra is not None:
+        if not isinstance(extra, Mapping):
+            raise TypeError(f"options['extra_body'] must be a dict, got {type(extra).__name__}")
+        extra = _plain(dict(extra), "extra_body")
+        nested = extra.pop("options", None)
+        body.update(extra)
+        if isinstance(nested, Mapping):
+            body["options"] = {**body.get("options", {}), **nested}
+        elif nested is not None:
+            body["options"] = nested
+    return body
+
+
+def _plain(value: Any, where: str) -> Any:
+    """``value`` deep-copied as plain JSON data: the body shares nothing with the options (PV-2)."""
+    try:
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"option {where!r} is not JSON data: {exc}") from None
+
+
+def _tools_wanted(opts: Mapping[str, Any]) -> bool:
+    """OL-7: what ``tool_choice`` / ``parallel_tool_calls`` ask, as far as Ollama can do it."""
+    choice = opts.get("tool_choice")
+    mode: Any = choice
+    if isinstance(choice, Mapping):
+        if "type" in choice:
+            raise ValueError(
+                f"tool_choice {choice!r} cannot be sent to Ollama: the native API has no tool_choice; "
+                "use 'auto' (the model decides) or 'none' (tools are not declared)"
+            )
+        mode = choice.get("mode")
+        if choice.get("required_function_name") or choice.get("allowed_tools"):
+            raise ValueError(
+                f"tool_choice {dict(choice)!r} cannot be honoured by Ollama: the native API cannot force "
+                "or restrict tool calls; use 'auto' (and declare only the tools you allow) or 'none'"
+            )
+    if choice is not None and mode not in ("auto", "none", "required"):
+        raise ValueError(f"unsupported tool_choice {choice!r}")
+    if mode == "required":
+        raise ValueError(
+            "tool_choice 'required' cannot be honoured by Ollama: the native API cannot force a tool "
+            "call; use 'auto' or 'none'"
+        )
+    if opts.get("parallel_tool_calls") is False:
+        raise ValueError(
+            "parallel_tool_calls=False cannot be honoured by Ollama: the model may always return several "
+            "calls; leave parallel_tool_calls unset (or True)"
+        )
+    return bool(mode != "none")
+
+
+# -- messages (OL-2 .. OL-5) ------------------------------------------------------------------
+
+
+def _messages(messages: Sequence[Message], instructions: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if isinstance(instructions, str) and instructions:
+        first = messages[0] if messages else None
+        if not (first is not None and first.role == "system" and first.text == instructions):
+            out.append({"role": "system", "content": instructions})
+    skipped: set[str] = set()
+    names: dict[str, str] = {}
+    for m in messages:
+        for c in m.contents:
+            if c.type == "function_call" and c.call_id:
+                if c.informational_only:
+                    skipped.add(c.call_id)
+                elif c.name:
+                    names.setdefault(c.call_id, c.name)
+    for index, message in enumerate(messages):
+        out.extend(_message(message, index, skipped, names))
+    return out
+
+
+def _message(message: Message, index: int, skipped: set[str], names: Mapping[str, str]) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    texts: list[str] = []
+    images: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for content in message.contents:
+        kind = content.type
+        if kind in _NOT_SENT_TYPES:
+            continue
+        if kind == "function_result":
+            if content.call_id not in skipped:
+                results.append(_tool_message(content, index, names))
+        elif kind == "function_call":
+            if not content.informational_only:
+                calls.append(_tool_call(content, index))
+        elif kind == "text":
+            if content.text:
+                texts.append(content.text)
+        elif kind in ("data", "uri"):
+            images.append(_image(content, message.role, index))
+        else:
+            raise ValueError(f"messages[{index}]: content type {kind!r} cannot be sent to Ollama")
+    if calls and message.role != "assistant":
+        raise ValueError(
+            f"messages[{index}]: function_call contents belong in an assistant message, not {message.role!r}"
+        )
+    out = results
+    if not texts and not images and not calls:
+        return out
+    rendered: dict[str, Any] = {"role": message.role}
+    text = "".join(texts)
+    if text:
+        rendered["content"] = text
+    if images:
+        rendered["images"] = images
+    if calls:
+        rendered["tool_calls"] = calls
+    out.append(rendered)
+    return out
+
+
+def _image(content: Content, role: str, index: int) -> str:
+    """OL-3: the base64 payload of an image ``data:`` URI."""
+    media = (content.media_type or "").lower()
+    if content.type == "uri":
+        raise ValueError(
+            f"messages[{index}]: uri content {content.uri!r} cannot be sent to Ollama, which takes images "
+            "only as base64 data: download it and pass Content.from_data(bytes, media_type)"
+        )
+    if not media.startswith("image/") or not content.uri:
+        raise ValueError(
+            f"messages[{index}]: data content with media type {content.media_type!r} cannot be sent to "
+            "Ollama (only images are supported)"
+        )
+    if role != "user":
+        raise ValueError(f"messages[{index}]: images can only be sent in user messages, not {role!r}")
+    header, _, payload = content.uri.partition(",")
+    if header.lower().endswith(";base64"):
+        return payload
+    return base64.b64encode(urllib.parse.unquote_to_bytes(payload)).decode("ascii")
+
+
+def _tool_call(content: Content, index: int) -> dict[str, Any]:
+    """OL-4: arguments as a JSON object."""
+    if not content.name:
+        raise ValueError(f"messages[{index}]: a function_call needs a name, got {content!r}")
+    args = content.arguments
+    if args is None or args == "":
+        arguments: Any = {}
+    elif isinstance(args, str):
+        try:
+            arguments = json.loads(args)
+        except json.JSONDecodeError:
+            arguments = None
+    else:
+        arguments = _plain(args, f"arguments of {content.name}")
+    if not isinstance(arguments, dict):
+        raise ValueError(
+            f"messages[{index}]: the arguments of call {content.call_id!r} ({content.name}) are not a JSON "
+            f"object, which Ollama requires: {_snippet(args)}"
+        )
+    return {"function": {"name": content.name, "arguments": arguments}}
+
+
+def _tool_message(content: Content, index: int, names: Mapping[str, str]) -> dict[str, Any]:
+    """OL-5: one tool message per result; ``tool_name`` found through the call id."""
+    if not content.call_id:
+        raise ValueError(f"messages[{index}]: a function_result needs a call_id")
+    out: dict[str, Any] = {"role": "tool", "content": _result_text(content)}
+    name = names.get(content.call_id) or content.name
+    if name:
+        out["tool_name"] = name
+    return out
+
+
+def _result_text(content: Content) -> str:
+    """PV-7: a str as is, None as the exception text (or ""), anything else as JSON."""
+    result = content.result
+    if isinstance(result, str):
+        return result
+    if result is None:
+        return content.exception or ""
+    return json.dumps(result, default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    return str(value)
+
+
+# -- tools (OL-6) -----------------------------------------------------------------------------
+
+
+def _tools(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
+        value = [value]
+    return [_tool(tool) for tool in value]
+
+
+def _tool(tool: Any) -> dict[str, Any]:
+    if isinstance(tool, Mapping):
+        if "type" in tool:
+            return dict(_plain(dict(tool), "tools"))
+        name, description, parameters = tool.get("name"), tool.get("description"), tool.get("parameters")
+    elif all(hasattr(tool, attr) for attr in ("name", "description", "parameters")):
+        name, description, parameters = tool.name, tool.description, tool.parameters
+    else:
+        raise TypeError(
+            f"cannot declare tool {tool!r}: expected an object with name, description and parameters, "
+            "a {'name', 'description', 'parameters'} dict or a wire declaration dict with 'type'"
+        )
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"cannot declare tool {tool!r}: it has no name")
+    function: dict[str, Any] = {"name": name}
+    if description:
+        function["description"] = description
+    function["parameters"] = (
+        _plain(parameters, f"tools[{name}].parameters")
+        if parameters is not None
+        else {"type": "object", "properties": {}}
+    )
+    return {"type": "function", "function": function}
+
+
+# -- format (OL-9) ----------------------------------------------------------------------------
+
+
+def _explicit_format(value: Any) -> Any:
+    if value == "json" or isinstance(value, Mapping):
+        return _plain(value, "format")
+    raise ValueError(f"unsupported format {value!r}: Ollama takes 'json' or a JSON schema dict")
+
+
+def _response_format(value: Any) -> Any:
+    if isinstance(value, str):
+        if value in ("json", "json_object"):
+            return "json"
+        if value == "text":
+            return None
+        raise ValueError(f"unsupported response_format {value!r}")
+    if isinstance(value, Mapping):
+        kind = value.get("type")
+        if kind == "text" and len(value) == 1:
+            return None
+        if kind == "json_object" and len(value) == 1:
+            return "json"
+        if kind == "json_schema" and isinstance(value.get("json_schema"), Mapping):
+            schema = value["json_schema"].get("schema")
+        elif "schema" in value and isinstance(value.get("schema"), Mapping):
+            schema = value["schema"]
+        else:
+            schema = value
+    elif callable(getattr(value, "model_json_schema", None)):
+        schema = value.model_json_schema()
+    else:
+        raise TypeError(f"unsupported response_format {value!r}: expected a JSON schema dict or a str")
+    if not isinstance(schema, Mapping):
+        raise TypeError(f"response_format schema must be a dict, got {type(schema).__name__}")
+    return _plain(dict(schema), "response_format")
+
+
+# --------------------------------------------------------------------------------------------
+# Tool-call ids (OL-15)
+
+
+def call_id_seed(body: Mapping[str, Any]) -> str:
+    """A digest of a request body's model and messages: the seed of its calls' ids (OL-15)."""
+    basis = json.dumps(
+        [body.get("model"), body.get("messages")], sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
+    return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]
+
+
+class _CallIds:
+    """Numbers the calls of one response and gives each its id (OL-15)."""
+
+    def __init__(self, seed: str) -> None:
+        self.seed = seed
+        self.count = 0
+
+    def next(self, call_id: Any, name: str, arguments: str) -> str:
+        index = self.count
+        self.count += 1
+        if isinstance(call_id, str) and call_id:
+            return call_id
+        digest = hashlib.sha256(f"{self.seed}\x1f{index}\x1f{name}\x1f{arguments}".encode()).hexdigest()
+        return f"call_{digest[:24]}"
+
+
+# --------------------------------------------------------------------------------------------
+# Response (OL-11 .. OL-15)
+
+
+def parse_response(body: Mapping[str, Any], *, id_seed: str = "") -> ChatResponse:
+    """A non-streaming ``/api/chat`` body as a `ChatResponse` (PV-8, OL-11 .. OL-15)."""
+    if not isinstance(body, Mapping):
+        raise OllamaProtocolError(f"response body is not a JSON object: {_snippet(_dump(body))}")
+    _raise_if_error(body)
+    message = body.get("message")
+    if not isinstance(message, Mapping):
+        if not body.get("done"):
+            raise OllamaProtocolError(f"response body has no message object: {_snippet(_dump(body))}")
+        message = {}
+    contents = _contents(message, _CallIds(id_seed))
+    role = message.get("role")
+    return ChatResponse(
+        [Message(role if isinstance(role, str) and role else "assistant", contents)],
+        model=_str_or_none(body.get("model")),
+        created_at=_created_at(body.get("created_at")),
+        finish_reason=_str_or_none(body.get("done_reason")),
+        usage_details=_usage(body),
+        raw_representation=body,
+    )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+_RFC3339 = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.\d+)?([Zz]|[+-]\d{2}:?\d{2})?$")
+
+
+def _created_at(value: Any) -> str | None:
+    """OL-13: RFC 3339 (nanoseconds, any offset) as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC."""
+    if not isinstance(value, str):
+        return None
+    match = _RFC3339.match(value.strip())
+    if match is None:
+        return None
+    date, clock, zone = match.groups()
+    zone = "+00:00" if zone in (None, "Z", "z") else zone
+    if len(zone) == 5:  # +hhmm
+        zone = f"{zone[:3]}:{zone[3:]}"
+    try:
+        moment = datetime.fromisoformat(f"{date}T{clock}{zone}")
+    except ValueError:
+        return None
+    if moment.year <= 1:  # Go's zero time: no timestamp
+        return None
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _contents(message: Mapping[str, Any], calls: _CallIds) -> list[Content]:
+    """OL-11: thinking, text, tool calls."""
+    out: list[Content] = []
+    thinking = message.get("thinking")
+    if isinstance(thinking, str) and thinking:
+        out.append(Content.from_text_reasoning(thinking))
+    text = message.get("content")
+    if isinstance(text, str) and text:
+        out.append(Content.from_text(text))
+    tool_calls = message.get("tool_calls")
+    if isinstance(tool_calls, list):
+        for position, call in enumerate(tool_calls):
+            out.append(_call_content(call, position, calls))
+    elif tool_calls is not None:
+        raise OllamaProtocolError(f"tool_calls is not a list: {_snippet(_dump(tool_calls))}")
+    return out
+
+
+def _call_content(call: Any, position: int, calls: _CallIds) -> Content:
+    function = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(function, Mapping):
+        raise OllamaProtocolError(f"tool_calls[{position}] has no function object: {_snippet(_dump(call))}")
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise OllamaProtocolError(f"tool_calls[{position}] has no function name: {_snippet(_dump(call))}")
+    args = function.get("arguments")
+    if args is None:
+        arguments = "{}"
+    elif isinstance(args, str):
+        arguments = args
+    else:
+        arguments = json.dumps(args, ensure_ascii=False)
+    assert isinstance(call, Mapping)
+    return Content.from_function_call(calls.next(call.get("id"), name, arguments), name, arguments)
+
+
+_DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+
+
+def _usage(body: Mapping[str, Any]) -> UsageDetails | None:
+    """OL-12."""
+    prompt = _count(body.get("prompt_eval_count"))
+    output = _count(body.get("eval_count"))
+    durations = {k: v for k in _DURATIONS if (v := _count(body.get(k))) is not None}
+    if prompt is None and output is None and not durations:
+        return None
+    return UsageDetails(
+        input_token_count=prompt,
+        output_token_count=output,
+        total_token_count=prompt + output if prompt is not None and output is not None else None,
+        additional_counts=durations,
+    )
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _raise_if_error(chunk: Mapping[str, Any]) -> None:
+    """OL-14, OL-18: ``{"error": "text"}`` or ``{"error": {"message": ...}}``."""
+    error = chunk.get("error")
+    if error is None:
+        return
+    if isinstance(error, Mapping):
+        message = error.get("message")
+        text = message if isinstance(message, str) and message else _dump(error)
+    else:
+        text = str(error)
+    raise OllamaStreamError(text or "error object without a message", body=dict(chunk))
+
+
+# --------------------------------------------------------------------------------------------
+# Stream (OL-16 .. OL-18, PV-12 .. PV-16)
+
+
+class OllamaStreamDecoder:
+    """Bytes of a streaming ``/api/chat`` answer (NDJSON) in, `ChatResponseUpdate`s out.
+
+    Feed every chunk the transport receives to ``feed()`` and yield what it returns; at end of
+    input call ``close()`` and yield that too; then check ``done`` (PV-15). Errors raised by
+    ``feed()`` / ``close()`` carry the updates decoded before them in ``.updates`` (PV-14).
+    ``id_seed`` seeds the generated tool-call ids (OL-15).
+    """
+
+    def __init__(self, id_seed: str = "") -> None:
+        self._buffer = bytearray()
+        self._calls = _CallIds(id_seed)
+        self.done = False
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[ChatResponseUpdate]:
+        if self.done:
+            return []
+        self._buffer += chunk
+        end = self._buffer.rfind(b"\n")
+        if end < 0:
+            return []
+        lines = bytes(self._buffer[:end]).split(b"\n")
+        del self._buffer[: end + 1]
+        return self._decode(lines)
+
+    def close(self) -> list[ChatResponseUpdate]:
+        if self.done or not self._buffer:
+            self._buffer.clear()
+            return []
+        lines = [bytes(self._buffer)]
+        self._buffer.clear()
+        return self._decode(lines)
+
+    def _decode(self, lines: list[bytes]) -> list[ChatResponseUpdate]:
+        updates: list[ChatResponseUpdate] = []
+        for raw in lines:
+            if self.done:
+                self._buffer.clear()
+                break
+            try:
+                update = self._line(raw)
+            except (OllamaStreamError, OllamaProtocolError) as exc:
+                exc.updates = updates
+                raise
+            if update is not None:
+                updates.append(update)
+        return updates
+
+    def _line(self, raw: bytes) -> ChatResponseUpdate | None:
+        text = raw.decode("utf-8", errors="replace").strip()
+        if not text:
+            return None
+        try:
+            chunk = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise OllamaProtocolError(
+                f"stream line is not valid JSON ({exc.msg} at position {exc.pos}): {_snippet(text)}"
+            ) from None
+        if not isinstance(chunk, Mapping):
+            raise OllamaProtocolError(f"stream line is not a JSON object: {_snippet(text)}")
+        _raise_if_error(chunk)
+        return self._chunk(chunk)
+
+    def _chunk(self, chunk: Mapping[str, Any]) -> ChatResponseUpdate | None:
+        message = chunk.get("message")
+        if message is not None and not isinstance(message, Mapping):
+            raise OllamaProtocolError(f"stream chunk's message is not an object: {_snippet(_dump(chunk))}")
+        contents = _contents(message or {}, self._calls)
+        done = chunk.get("done") is True
+        if done:
+            self.done = True
+            usage = _usage(chunk)
+            if usage is not None:
+                contents.append(Content.from_usage(usage))
+        elif not contents:
+            return None
+        return ChatResponseUpdate(
+            contents,
+            "assistant",
+            model=_str_or_none(chunk.get("model")),
+            created_at=_created_at(chunk.get("created_at")),
+            finish_reason=_str_or_none(chunk.get("done_reason")) if done else None,
+            raw_representation=chunk,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Errors of non-2xx answers (OL-19, OL-20)
+
+
+def parse_error(
+    status: int,
+    body: bytes | str | Mapping[str, Any] | None,
+    headers: Mapping[str, str] | None = None,
+) -> tuple[str, str | None]:
+    """``(provider message, request id)`` of a non-2xx answer (PV-11, OL-19)."""
+    request_id = None
+    if headers:
+        lowered = {str(k).lower(): v for k, v in headers.items()}
+        request_id = lowered.get("x-request-id") or lowered.get("request-id") or None
+    data: Any = body
+    text = ""
+    if isinstance(body, bytes | bytearray):
+        text = bytes(body).decode("utf-8", errors="replace")
+    elif isinstance(body, str):
+        text = body
+    elif isinstance(body, Mapping):
+        text = _dump(body)
+    if text and not isinstance(body, Mapping):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None
+    message = _error_message(data) if isinstance(data, Mapping) else None
+    if message is None:
+        message = text.strip()[:_ERROR_TEXT] if text.strip() else None
+    if message is None:
+        try:
+            reason = http.HTTPStatus(status).phrase
+        except ValueError:
+            reason = ""
+        message = f"HTTP {status} {reason}".rstrip()
+    return message, request_id
+
+
+def _error_message(data: Mapping[str, Any]) -> str | None:
+    error = data.get("error")
+    if isinstance(error, Mapping):
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            return message
+    elif isinstance(error, str) and error:
+        return error
+    message = data.get("message")
+    if isinstance(message, str) and message:
+        return message
+    return None
+
+
+_NOT_PULLED = re.compile(r"model\s+[\"'`]?(?P<model>[^\"'`\s]+)[\"'`]?\s+not found", re.IGNORECASE)
+
+
+def error_for_answer(
+    status: int,
+    message: str,
+    request_id: str | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+) -> ProviderError:
+    """The typed error of a non-2xx answer: PV-23's class, or OL-20's for a model not pulled."""
+    match = _NOT_PULLED.search(message) if status == 404 else None
+    if match is None:
+        return error_for_status(status, message, request_id, provider=PROVIDER, headers=headers)
+    model = match.group("model")
+    return OllamaModelNotFoundError(
+        describe(status, f"{message} (run: ollama pull {model})", request_id, provider=PROVIDER),
+        model=model,
+        status=status,
+        provider_message=message,
+        request_id=request_id,
+        retryable=False,
+        provider=PROVIDER,
+        headers=headers,
+    )
