@@ -1,0 +1,178 @@
+"""The aiohttp transport of the OpenAI Responses API (spec/openai-responses.md, OR-20).
+
+Theory of operation
+-------------------
+`OpenAIResponsesClient` is `OpenAIChatClient` with another endpoint and another codec: it
+inherits the constructor (key, base URL, timeout, retry policy, headers, injectable ``sleep``
+and ``rng``), the session life cycle (PV-31), the headers and the error helpers, and
+overrides three things:
+
+1. ``_attempt`` posts to ``{base_url}/responses`` (the inherited one names the Chat Completions
+   path); like the inherited one it reads the whole body, or the first chunk of a stream, so a
+   stream is retried only before its first byte (PV-29).
+2. ``_inner_get_response`` parses the body with ``parse_responses_response``.
+3. ``_inner_get_streaming_response`` feeds each chunk to a ``ResponsesStreamDecoder`` and
+   yields its updates as they are decoded. A stream that ends without ``response.completed`` /
+   ``response.incomplete`` (or ``[DONE]``) is a `StreamInterruptedError` (PV-15).
+
+The request's ``store`` option goes to the codec, which decides whether the response id is the
+thread's id (OR-15). Every exit that is not a clean end closes the HTTP response and with it its
+connection (PV-30); every error passes through ``redact`` (PV-24).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+
+from minagent import (
+    ChatResponse,
+    ChatResponseUpdate,
+    Message,
+    ProviderConnectionError,
+    ProviderError,
+)
+from minagent.providers import describe, redact
+
+from ._client import _NETWORK_ERRORS, PROVIDER, OpenAIChatClient, _decode, _what
+from ._codec import OpenAIProtocolError, _snippet
+from ._responses_codec import build_responses_request, parse_responses_response
+from ._responses_stream import ResponsesStreamDecoder
+
+__all__ = ["OpenAIResponsesClient"]
+
+logger = logging.getLogger("minagent_openai")
+
+
+class OpenAIResponsesClient(OpenAIChatClient):
+    """A chat client for ``POST /responses`` of OpenAI and compatible servers (OR-20).
+
+    Takes the arguments of `OpenAIChatClient` (``max_tokens_key`` has no effect here:
+    ``max_tokens`` is always sent as ``max_output_tokens``, OR-10). By default the service keeps
+    the conversation (``store`` is the service's default): each response's id becomes the
+    ``conversation_id`` and the next call sends only the new messages with
+    ``previous_response_id`` (OR-15). Pass ``options={"store": False}`` to keep the history on
+    this side instead; add ``"include": ["reasoning.encrypted_content"]`` so reasoning models
+    get their reasoning back (OR-5).
+    """
+
+    endpoint = "/responses"
+
+    # -- the two calls ------------------------------------------------------------------------
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        body = self._encode(messages, options, stream=False)
+        response, raw = await self._send(body, stream=False)
+        return self._parse_responses_body(raw, response.headers.get("x-request-id"), options.get("store"))
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        body = self._encode(messages, options, stream=True)
+        store = options.get("store")
+        response, first = await self._send(body, stream=True)
+        request_id = response.headers.get("x-request-id")
+        clean = False
+        try:
+            if response.content_type == "application/json":  # the server ignored stream (OR-20)
+                try:
+                    raw = first + await response.read()
+                except _NETWORK_ERRORS as exc:
+                    raise self._interrupted(_what(exc), request_id) from None
+                for update in self._parse_responses_body(raw, request_id, store).as_updates():
+                    yield update
+                clean = True
+                return
+            decoder = ResponsesStreamDecoder(store=store if isinstance(store, bool) else None)
+            chunk = first
+            while True:
+                updates, error = _decode(decoder.feed, chunk)
+                for update in updates:
+                    yield update
+                if error is not None:
+                    raise self._finish_error(error, request_id)
+                if decoder.done:
+                    break  # data after the terminal event is ignored (PV-15)
+                try:
+                    chunk = await response.content.readany()
+                except _NETWORK_ERRORS as exc:
+                    raise self._interrupted(_what(exc), request_id) from None
+                if not chunk:
+                    break
+            updates, error = _decode(decoder.close, None)
+            for update in updates:
+                yield update
+            if error is not None:
+                if isinstance(error, OpenAIProtocolError):  # the body ended inside an event
+                    raise self._interrupted(f"truncated event: {error}", request_id)
+                raise self._finish_error(error, request_id)
+            if not decoder.done:
+                raise self._interrupted("the stream ended before response.completed", request_id)
+            clean = True
+        finally:
+            if clean:  # PV-30: a fully read body returns its connection to the pool
+                response.release()
+            else:
+                response.close()
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def _encode(self, messages: list[Message], options: dict[str, Any], *, stream: bool) -> bytes:
+        request = build_responses_request(messages, options, model=self.model, stream=stream)
+        return json.dumps(request, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+    async def _attempt(self, body: bytes, *, stream: bool) -> tuple[aiohttp.ClientResponse, bytes]:
+        """One POST to ``{base_url}/responses``: as ``OpenAIChatClient._attempt`` (OR-20)."""
+        url = f"{self.base_url}{self.endpoint}"
+        timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout, sock_read=self.timeout)
+        logger.debug("POST %s (stream=%s)", redact(url, self._api_key), stream)
+        try:
+            response = await self._get_session().post(
+                url, data=body, headers=self._headers(stream=stream), timeout=timeout
+            )
+        except _NETWORK_ERRORS as exc:
+            raise self._network_error(exc, None) from None
+        handed_over = False
+        try:
+            if response.status >= 300:
+                error = await self._status_error(response)
+                raise error
+            if stream:
+                first = await response.content.readany()
+                if not first:
+                    raise ProviderConnectionError(
+                        describe(None, "the stream ended before its first byte", provider=PROVIDER),
+                        provider_message="",
+                        request_id=response.headers.get("x-request-id"),
+                        provider=PROVIDER,
+                        headers=response.headers,
+                    )
+                handed_over = True
+                return response, first
+            return response, await response.read()
+        except ProviderError:
+            raise  # a typed error (an HTTP 408 too) is not a network failure (issue 20 item 1)
+        except _NETWORK_ERRORS as exc:
+            raise self._network_error(exc, response) from None
+        finally:
+            if not handed_over:
+                response.close()
+
+    def _parse_responses_body(self, raw: bytes, request_id: str | None, store: Any) -> ChatResponse:
+        """A whole JSON answer as a response; a body that is not valid JSON is a protocol error."""
+        try:
+            try:
+                data = json.loads(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise OpenAIProtocolError(
+                    f"response body is not valid JSON ({exc}): {_snippet(raw.decode('utf-8', 'replace'))}"
+                ) from None
+            return parse_responses_response(data, store=store if isinstance(store, bool) else None)
+        except ProviderError as error:
+            raise self._finish_error(error, request_id) from None
