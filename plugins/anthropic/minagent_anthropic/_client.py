@@ -1,0 +1,393 @@
+"""The aiohttp transport of the Anthropic Messages API plugin (spec/anthropic.md, AN-19 .. AN-21).
+
+Theory of operation
+-------------------
+This is the only module of the package that imports aiohttp (PV-1). It does three things and
+leaves every decision about the wire format to the codec:
+
+1. **Send.** ``_attempt`` makes one ``POST {base_url}/v1/messages`` (AN-19). A non-2xx answer
+   becomes a typed error through ``parse_error`` and ``error_for_status`` (PV-23, AN-18); a
+   timeout or a refused/reset connection becomes `ProviderTimeoutError` /
+   `ProviderConnectionError`. For a stream the attempt also reads the first chunk of the body,
+   so everything up to the first byte is inside the attempt and nothing after it is.
+2. **Retry.** ``retry_call`` repeats attempts under the client's `RetryPolicy` (PV-25 .. PV-27):
+   429 and 529 (overloaded) among them, after the server's ``retry-after`` (AN-20), waiting
+   through the injectable ``sleep`` with the injectable ``rng``. After the first byte a failure
+   is `StreamInterruptedError` (PV-29), never retried.
+3. **Decode.** The body goes to ``parse_response`` or, chunk by chunk as it arrives, to a
+   ``MessagesStreamDecoder``; updates are yielded as soon as they are decoded. Each call's
+   map of normalised tool ids (``wire_tool_ids``, AN-8) goes with it to the decoder.
+
+Every exit that is not a clean end — an error, cancellation of the consumer, an early
+``aclose()`` of the stream — closes the HTTP response, which closes its connection: no
+connection stays acquired and no task is left (PV-30). The API key is held in a `Secret` and
+every error passes through ``redact`` (PV-24).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from minagent import (
+    BaseChatClient,
+    ChatResponse,
+    ChatResponseUpdate,
+    FunctionInvocationConfiguration,
+    Message,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    StreamInterruptedError,
+)
+from minagent.providers import (
+    RetryPolicy,
+    Secret,
+    SupportsRandom,
+    describe,
+    error_for_status,
+    redact,
+    retry_call,
+)
+
+from ._request import DEFAULT_MAX_TOKENS, build_request, wire_tool_ids
+from ._response import (
+    AnthropicProtocolError,
+    AnthropicStreamError,
+    MessagesStreamDecoder,
+    _snippet,
+    parse_error,
+    parse_response,
+)
+
+__all__ = ["DEFAULT_BASE_URL", "AnthropicChatClient"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+PROVIDER = "anthropic"
+USER_AGENT = "minagent-anthropic"
+_MAX_ERROR_BODY = 64 * 1024  # bytes of a non-2xx body read for its message (AN-20)
+# What aiohttp raises when the network fails; anything else from aiohttp is a usage error.
+_NETWORK_ERRORS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
+
+logger = logging.getLogger("minagent_anthropic")
+
+Sleep = Callable[[float], Awaitable[object]]
+
+
+class AnthropicChatClient(BaseChatClient):
+    """A chat client for ``POST /v1/messages`` of the Anthropic Messages API.
+
+    ``api_key`` and ``base_url`` default to ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``
+    (then ``https://api.anthropic.com``, without ``/v1`` as in the official SDK). ``max_tokens``
+    is sent when a call's options name none (the API requires it). ``timeout`` (seconds, None
+    for none) bounds connecting and every wait for data, not a whole stream. ``max_retries``
+    builds the `RetryPolicy` unless ``retry_policy`` is given. ``session``: an
+    ``aiohttp.ClientSession`` to use (and leave open); by default the client creates one on
+    first use and closes it in ``aclose()`` / ``async with`` (PV-31). ``sleep`` and ``rng``
+    replace ``asyncio.sleep`` and the random source of the backoff (tests, PV-32).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float | None = 600.0,
+        max_retries: int = 2,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        middleware: Any = None,
+        function_invocation_configuration: FunctionInvocationConfiguration | None = None,
+        session: aiohttp.ClientSession | None = None,
+        retry_policy: RetryPolicy | None = None,
+        default_headers: Mapping[str, str] | None = None,
+        anthropic_version: str = API_VERSION,
+        sleep: Sleep | None = None,
+        rng: SupportsRandom | None = None,
+    ) -> None:
+        super().__init__(
+            middleware=middleware,
+            function_invocation_configuration=function_invocation_configuration,
+        )
+        self.model = model
+        key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY", "")
+        self._api_key = Secret(key)
+        url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"base_url must be an http(s) URL, got {redact(url, key)!r}")
+        self.base_url = url
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+        self.timeout = timeout
+        self.max_tokens = max_tokens
+        self.retry_policy = retry_policy or RetryPolicy(max_retries=max_retries)
+        self.default_headers = dict(default_headers or {})
+        self.anthropic_version = anthropic_version
+        self._sleep: Sleep = sleep or asyncio.sleep
+        self._rng = rng
+        self._session = session
+        self._owns_session = session is None
+
+    def __repr__(self) -> str:
+        key = "***" if self._api_key else None
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, api_key={key!r})"
+
+    # -- life cycle (PV-31) -------------------------------------------------------------------
+
+    @property
+    def session(self) -> aiohttp.ClientSession | None:
+        """The HTTP session, once there is one."""
+        return self._session
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None or (self._owns_session and self._session.closed):
+            self._session = aiohttp.ClientSession()
+            self._owns_session = True
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the session the client created (a session passed in stays open). Idempotent."""
+        if self._owns_session and self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+
+    async def __aenter__(self) -> AnthropicChatClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- the two calls ------------------------------------------------------------------------
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        body = self._encode(messages, options, stream=False)
+        response, raw = await self._send(body, stream=False)
+        return self._parse_body(raw, _request_id(response), wire_tool_ids(messages))
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        body = self._encode(messages, options, stream=True)
+        tool_ids = wire_tool_ids(messages)
+        response, first = await self._send(body, stream=True)
+        request_id = _request_id(response)
+        clean = False
+        try:
+            if response.content_type == "application/json":  # a server that ignored stream
+                for update in await self._json_as_updates(response, first, request_id, tool_ids):
+                    yield update
+                clean = True
+                return
+            decoder = MessagesStreamDecoder(tool_ids=tool_ids)
+            finished = False  # a finish_reason was seen (PV-15)
+            chunk = first
+            while True:
+                updates, error = _decode(decoder.feed, chunk)
+                for update in updates:
+                    finished = finished or update.finish_reason is not None
+                    yield update
+                if error is not None:
+                    raise self._finish_error(error, request_id)
+                if decoder.done:
+                    break  # data after message_stop is ignored (PV-15)
+                try:
+                    chunk = await response.content.readany()
+                except _NETWORK_ERRORS as exc:
+                    raise self._interrupted(_what(exc), request_id) from None
+                if not chunk:
+                    break
+            updates, error = _decode(decoder.close, None)
+            for update in updates:
+                finished = finished or update.finish_reason is not None
+                yield update
+            if error is not None:
+                if isinstance(error, AnthropicProtocolError):  # the body ended inside an event
+                    raise self._interrupted(f"truncated event: {error}", request_id)
+                raise self._finish_error(error, request_id)
+            if not decoder.done and not finished:
+                raise self._interrupted("the stream ended before message_stop and without a stop_reason", request_id)
+            clean = True
+        finally:
+            # PV-30: every other exit (an error, the consumer's cancellation, an early aclose())
+            # closes the response and its connection.
+            if clean:
+                response.release()
+            else:
+                response.close()
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def _encode(self, messages: list[Message], options: dict[str, Any], *, stream: bool) -> bytes:
+        request = build_request(messages, options, model=self.model, stream=stream, max_tokens=self.max_tokens)
+        return json.dumps(request, ensure_ascii=False).encode("utf-8")
+
+    def _headers(self, *, stream: bool) -> dict[str, str]:
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream" if stream else "application/json",
+            "anthropic-version": self.anthropic_version,
+            "user-agent": USER_AGENT,
+            **self.default_headers,
+        }
+        if self._api_key:
+            headers["x-api-key"] = self._api_key.reveal()
+        return headers
+
+    async def _send(self, body: bytes, *, stream: bool) -> tuple[aiohttp.ClientResponse, bytes]:
+        """Attempts under the retry policy (PV-25); the last error when every attempt failed."""
+        return await retry_call(
+            lambda: self._attempt(body, stream=stream),
+            policy=self.retry_policy,
+            sleep=self._sleep,
+            rng=self._rng,
+            logger=logger,
+        )
+
+    async def _attempt(self, body: bytes, *, stream: bool) -> tuple[aiohttp.ClientResponse, bytes]:
+        """One POST: a 2xx response with its whole body (released), or, when streaming, with its
+        first chunk (still open: the caller closes it). Every failure is a `ProviderError`."""
+        url = f"{self.base_url}/v1/messages"
+        timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout, sock_read=self.timeout)
+        logger.debug("POST %s (stream=%s)", redact(url, self._api_key), stream)
+        try:
+            response = await self._get_session().post(
+                url, data=body, headers=self._headers(stream=stream), timeout=timeout
+            )
+        except _NETWORK_ERRORS as exc:
+            raise self._network_error(exc, None) from None
+        handed_over = False
+        try:
+            if response.status >= 300:
+                raise await self._status_error(response)
+            if stream:
+                first = await response.content.readany()
+                if not first:
+                    raise ProviderConnectionError(
+                        describe(None, "the stream ended before its first byte", provider=PROVIDER),
+                        provider_message="",
+                        request_id=_request_id(response),
+                        provider=PROVIDER,
+                        headers=response.headers,
+                    )
+                handed_over = True
+                return response, first
+            return response, await response.read()
+        except _NETWORK_ERRORS as exc:
+            raise self._network_error(exc, response) from None
+        finally:
+            if not handed_over:
+                response.close()
+
+    async def _status_error(self, response: aiohttp.ClientResponse) -> ProviderError:
+        headers = {k.lower(): v for k, v in response.headers.items()}
+        try:
+            raw = await _read_upto(response.content, _MAX_ERROR_BODY)
+        except _NETWORK_ERRORS:
+            raw = b""
+        message, request_id = parse_error(response.status, raw, headers)
+        if response.status == 401 and not self._api_key:
+            message += " (no API key was configured: pass api_key= or set ANTHROPIC_API_KEY)"
+        error = error_for_status(response.status, message, request_id, provider=PROVIDER, headers=headers)
+        return error.redact(self._api_key)
+
+    def _network_error(self, exc: BaseException, response: aiohttp.ClientResponse | None) -> ProviderError:
+        """A timeout or a connection failure before the answer was complete."""
+        request_id = _request_id(response) if response is not None else None
+        headers = response.headers if response is not None else None
+        cls: type[ProviderError]
+        if isinstance(exc, TimeoutError):
+            cls, text = ProviderTimeoutError, f"no answer within {self.timeout} s"
+        else:
+            cls, text = ProviderConnectionError, "connection failed"
+        text = f"{text} ({self.base_url}): {_what(exc)}"
+        error = cls(
+            describe(None, text, request_id, provider=PROVIDER),
+            provider_message="",
+            request_id=request_id,
+            provider=PROVIDER,
+            headers=headers,
+        )
+        return error.redact(self._api_key)
+
+    def _interrupted(self, what: str, request_id: str | None) -> StreamInterruptedError:
+        error = StreamInterruptedError(
+            describe(None, f"the stream was interrupted: {what}", request_id, provider=PROVIDER),
+            provider_message="",
+            request_id=request_id,
+            provider=PROVIDER,
+        )
+        return error.redact(self._api_key)
+
+    def _finish_error(self, error: ProviderError, request_id: str | None) -> ProviderError:
+        """A codec error leaving the client: with the request id and without the key (AN-20)."""
+        if error.request_id is None and request_id:
+            error.request_id = request_id
+        return error.redact(self._api_key)
+
+    async def _json_as_updates(
+        self,
+        response: aiohttp.ClientResponse,
+        first: bytes,
+        request_id: str | None,
+        tool_ids: Mapping[str, str],
+    ) -> list[ChatResponseUpdate]:
+        try:
+            raw = first + await response.read()
+        except _NETWORK_ERRORS as exc:
+            raise self._interrupted(_what(exc), request_id) from None
+        return self._parse_body(raw, request_id, tool_ids).as_updates()
+
+    def _parse_body(self, raw: bytes, request_id: str | None, tool_ids: Mapping[str, str]) -> ChatResponse:
+        """A whole JSON answer as a response; a body that is not valid JSON is a protocol error."""
+        try:
+            try:
+                data = json.loads(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                raise AnthropicProtocolError(
+                    f"response body is not valid JSON ({exc}): {_snippet(raw.decode('utf-8', 'replace'))}"
+                ) from None
+            return parse_response(data, tool_ids=tool_ids)
+        except ProviderError as error:
+            raise self._finish_error(error, request_id) from None
+
+
+def _request_id(response: aiohttp.ClientResponse) -> str | None:
+    return response.headers.get("request-id") or response.headers.get("x-request-id")
+
+
+def _decode(
+    step: Callable[..., list[ChatResponseUpdate]], chunk: bytes | None
+) -> tuple[list[ChatResponseUpdate], ProviderError | None]:
+    """Run one decoder step; an error comes back with the updates decoded before it (PV-14)."""
+    try:
+        return (step(chunk) if chunk is not None else step()), None
+    except (AnthropicStreamError, AnthropicProtocolError) as error:
+        return error.updates, error
+
+
+def _what(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+async def _read_upto(content: aiohttp.StreamReader, limit: int) -> bytes:
+    data = bytearray()
+    while len(data) < limit:
+        chunk = await content.read(limit - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)

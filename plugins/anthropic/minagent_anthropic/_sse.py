@@ -1,0 +1,129 @@
+"""An incremental, sans-I/O server-sent events decoder (spec/providers.md, PV-17 .. PV-21).
+
+A copy of ``minagent_openai._sse`` (so that this plugin does not depend on the OpenAI one).
+
+Theory of operation
+-------------------
+Bytes go in through ``feed()``, complete events come out. Three stages, each incremental:
+
+1. **Text.** An incremental UTF 8 decoder turns bytes into text; a character cut across two
+   chunks is held back until it is whole; a leading byte order mark is dropped (PV-17).
+2. **Lines.** Text is split at CRLF, LF or CR. A chunk that ends in CR ends the line at once,
+   and the decoder remembers to swallow one LF at the start of the next chunk, so a CRLF cut
+   in two is one line ending (PV-18). An unfinished line waits in ``_partial``.
+3. **Fields.** Each line is one step of the WHATWG "event stream interpretation" algorithm
+   (PV-19, PV-20): comments are skipped, ``data`` accumulates, a blank line dispatches.
+
+``close()`` ends the stream: the unfinished line is processed as a line and a pending event is
+dispatched (PV-21, the one deliberate departure from WHATWG, which discards it).
+
+Nothing here knows about JSON or any provider; provider decoders sit on top of it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+
+__all__ = ["SSEDecoder", "SSEEvent"]
+
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One dispatched event: ``data`` (its data lines joined with LF), type and last event id."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+
+
+class SSEDecoder:
+    """``feed(bytes) -> list[SSEEvent]``; ``close() -> list[SSEEvent]``.
+
+    ``last_event_id`` and ``retry`` (milliseconds, from a ``retry`` field) are kept for a
+    transport that reconnects; the Messages transport never needs them.
+    """
+
+    def __init__(self) -> None:
+        self._text = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+        self._partial: list[str] = []  # pieces of the current, unfinished line
+        self._skip_lf = False  # the previous chunk ended with CR: a leading LF is its partner
+        self._data: list[str] = []
+        self._event = ""
+        self._closed = False
+        self.last_event_id: str | None = None
+        self.retry: int | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> list[SSEEvent]:
+        """Decode a chunk of the byte stream; return the events it completed, in order."""
+        if self._closed:
+            raise ValueError("SSEDecoder.feed() after close()")
+        text = self._text.decode(bytes(chunk))
+        return self._lines(text)
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: flush the text decoder, the last line and a pending event (PV-21)."""
+        if self._closed:
+            return []
+        events = self._lines(self._text.decode(b"", final=True))
+        self._closed = True
+        if self._partial:
+            line = "".join(self._partial)
+            self._partial = []
+            self._line(line, events)
+        self._dispatch(events)
+        return events
+
+    # -- stages 2 and 3 -----------------------------------------------------------------------
+
+    def _lines(self, text: str) -> list[SSEEvent]:
+        events: list[SSEEvent] = []
+        if not text:
+            return events
+        if self._skip_lf:
+            self._skip_lf = False
+            if text[0] == "\n":
+                text = text[1:]
+        pos = 0
+        for match in _EOL.finditer(text):
+            self._partial.append(text[pos : match.start()])
+            line = "".join(self._partial)
+            self._partial = []
+            self._line(line, events)
+            pos = match.end()
+        if pos < len(text):
+            self._partial.append(text[pos:])
+        elif text.endswith("\r"):
+            self._skip_lf = True
+        return events
+
+    def _line(self, line: str, events: list[SSEEvent]) -> None:
+        if not line:
+            self._dispatch(events)
+            return
+        if line[0] == ":":
+            return
+        name, colon, value = line.partition(":")
+        if colon and value[:1] == " ":
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\0" not in value:
+            self.last_event_id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self.retry = int(value)
+
+    def _dispatch(self, events: list[SSEEvent]) -> None:
+        data, event = self._data, self._event
+        self._data, self._event = [], ""
+        if data:
+            events.append(SSEEvent("\n".join(data), event or "message", self.last_event_id))
