@@ -22,20 +22,26 @@ import asyncio
 import inspect
 import os
 import re
-from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Protocol, runtime_checkable
 
-from ._clients import BaseChatClient, SupportsChatGetResponse
+from ._clients import SupportsChatGetResponse, _agent_factory
 from ._exceptions import MiddlewareException, UserInputRequiredError
 from ._loop import Inbox
-from ._middleware import AgentContext, CategorizedMiddleware, categorize_middleware, run_pipeline
-from ._options import merge_options, merge_tools
+from ._middleware import (
+    AgentContext,
+    CategorizedMiddleware,
+    FunctionInvocationContext,
+    categorize_middleware,
+    run_pipeline,
+)
+from ._options import ChatOptions, merge_options, merge_tools
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
 from ._threads import AgentThread, ContextProvider
-from ._tools import FunctionTool, normalize_tools
-from ._types import Message, normalize_messages
+from ._tools import FunctionTool, expand_tool_sets, normalize_tools
+from ._types import Content, Message, normalize_messages
 
 __all__ = ["Agent", "BaseAgent", "RawAgent", "SupportsAgentRun"]
 
@@ -155,15 +161,10 @@ class BaseAgent:
         }
         agent = self
 
-        async def run_agent(**arguments: Any) -> str:
-            stream = agent.run(arguments[arg_name], stream=True)
-            async with stream:
-                async for update in stream:
-                    if stream_callback is not None:
-                        outcome = stream_callback(update)
-                        if inspect.isawaitable(outcome):
-                            await outcome
-            final: AgentResponse = await stream.get_final_response()
+        async def run_agent(ctx: FunctionInvocationContext, **arguments: Any) -> str:
+            outer = dict(ctx.kwargs) if ctx is not None else {}
+            kwargs = {"function_invocation_kwargs": outer} if outer else {}  # AG-8: forwarded to the inner run
+            final = await _consume(agent.run(arguments[arg_name], stream=True, **kwargs), stream_callback)
             if final.user_input_requests:
                 raise UserInputRequiredError(final.user_input_requests)
             return final.text
@@ -185,6 +186,45 @@ def sanitize_tool_name(name: str | None) -> str:
     return cleaned[:128] or "agent"
 
 
+async def _consume(result: Any, callback: Callable[[Any], Any] | None) -> AgentResponse:
+    """Any agent's streaming result as a final `AgentResponse` (AG-8): a `ResponseStream`, any
+    async iterable of updates, an awaitable of either, or an awaitable of a response."""
+    if inspect.isawaitable(result) and not hasattr(result, "__aiter__"):
+        result = await result
+    if not hasattr(result, "__aiter__"):
+        if isinstance(result, AgentResponse):
+            return result
+        if isinstance(result, ChatResponse):
+            return AgentResponse.from_chat_response(result)
+        raise TypeError(
+            f"run(stream=True) of an agent used as a tool must give an async iterable of updates or a "
+            f"response, got {type(result).__name__}"
+        )
+    updates: list[Any] = []
+    iterator = aiter(result)
+    try:
+        async for update in iterator:
+            updates.append(update)
+            if callback is not None:
+                outcome = callback(update)
+                if inspect.isawaitable(outcome):
+                    await outcome
+    finally:
+        if (close := getattr(iterator, "aclose", None)) is not None:
+            await close()
+    final = getattr(result, "get_final_response", None)
+    if final is not None:
+        response = await final()
+        return response if isinstance(response, AgentResponse) else AgentResponse.from_chat_response(response)
+    texts = [
+        u
+        if isinstance(u, AgentResponseUpdate | ChatResponseUpdate)
+        else AgentResponseUpdate([Content.from_text(str(u))])
+        for u in updates
+    ]
+    return AgentResponse.from_updates(texts)
+
+
 def _normalize_tools(tools: Any, known: list[Any]) -> list[Any]:
     """`normalize_tools`, except that a plain function an earlier level already wrapped is that
     same tool: one function given at several levels is one object, kept once (OP-3, AG-5)."""
@@ -202,7 +242,7 @@ def _normalize_tools(tools: Any, known: list[Any]) -> list[Any]:
 class _RunRequest:
     """One run's inputs, as the agent middleware left them."""
 
-    __slots__ = ("kwargs", "messages", "options", "thread", "tools")
+    __slots__ = ("client_kwargs", "function_kwargs", "kwargs", "messages", "options", "thread", "tools")
 
     def __init__(
         self,
@@ -211,12 +251,46 @@ class _RunRequest:
         options: dict[str, Any],
         tools: Any,
         kwargs: dict[str, Any],
+        function_kwargs: dict[str, Any],
+        client_kwargs: dict[str, Any],
     ) -> None:
         self.messages = messages
         self.thread = thread
         self.options = options
         self.tools = tools
         self.kwargs = kwargs
+        self.function_kwargs = function_kwargs
+        self.client_kwargs = client_kwargs
+
+
+# Names that upstream code passes and minagent does not take there: each is an error that says
+# what to write instead (AG-12), never a keyword that silently joins **kwargs.
+_RUN_SPELLINGS = {
+    "session": "sessions are not available yet; pass thread=agent.get_new_thread() instead of session=",
+    "context_provider": "context providers belong to the agent: Agent(client, context_providers=[...])",
+    "context_providers": "context providers belong to the agent: Agent(client, context_providers=[...])",
+    "chat_options": "pass chat options as options={...}",
+    "additional_function_arguments": "pass function_invocation_kwargs={...}",
+    "compaction_strategy": "minagent has no compaction strategies; trim the messages in chat middleware",
+    "tokenizer": "minagent has no tokenizers; count tokens in chat middleware",
+}
+_AGENT_SPELLINGS = {
+    "chat_client": "the client is the first argument: Agent(client, ...) (chat_client= was renamed client=)",
+    "context_provider": "pass a list: context_providers=[...]",
+    "compaction_strategy": "minagent has no compaction strategies; trim the messages in chat middleware",
+    "tokenizer": "minagent has no tokenizers",
+    "require_per_service_call_history_persistence": "minagent has no history providers yet",
+    "additional_properties": "minagent agents have no additional_properties",
+}
+_OPTION_KEYS = frozenset(ChatOptions.__annotations__) | {"model_id"}
+
+
+def _reject_spellings(kwargs: Mapping[str, Any], spellings: Mapping[str, str], where: str) -> None:
+    for key in kwargs:
+        if key in spellings:
+            raise TypeError(f"{where} got {key}=: {spellings[key]}")
+        if key in _OPTION_KEYS and where.endswith("run()"):
+            raise TypeError(f"{where} got {key}=: chat options go in options={{{key!r}: ...}}")
 
 
 class RawAgent(BaseAgent):
@@ -233,10 +307,14 @@ class RawAgent(BaseAgent):
         name: str | None = None,
         description: str | None = None,
         tools: Any = None,
-        default_options: dict[str, Any] | None = None,
+        default_options: Mapping[str, Any] | None = None,
         context_providers: ContextProvider | Sequence[ContextProvider] | None = None,
         middleware: Any = None,
+        **unsupported: Any,
     ) -> None:
+        _reject_spellings(unsupported, _AGENT_SPELLINGS, f"{type(self).__name__}()")
+        if unsupported:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(unsupported))!r}")
         super().__init__(id=id, name=name, description=description)
         if not isinstance(client, SupportsChatGetResponse):
             raise TypeError(f"client must have get_response (SupportsChatGetResponse), got {type(client).__name__}")
@@ -268,15 +346,32 @@ class RawAgent(BaseAgent):
         *,
         stream: bool = False,
         thread: AgentThread | None = None,
-        options: dict[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
         tools: Any = None,
         middleware: Any = None,
         inbox: Inbox | None = None,
+        function_invocation_kwargs: Mapping[str, Any] | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Run once: an awaitable of `AgentResponse`, or a `ResponseStream` when ``stream=True``."""
+        """Run once: an awaitable of `AgentResponse`, or a `ResponseStream` when ``stream=True``.
+
+        ``kwargs`` and ``function_invocation_kwargs`` reach agent middleware and the tools'
+        `FunctionInvocationContext.kwargs`; ``client_kwargs`` reach the model call only (AG-2).
+        """
+        _reject_spellings(kwargs, _RUN_SPELLINGS, f"{type(self).__name__}.run()")
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
         found = categorize_middleware(self.middleware, middleware)
-        request = _RunRequest(normalize_messages(messages), thread, dict(options or {}), tools, kwargs)
+        request = _RunRequest(
+            normalize_messages(messages),
+            thread,
+            dict(options or {}),
+            tools,
+            kwargs,
+            dict(function_invocation_kwargs or {}),
+            dict(client_kwargs or {}),
+        )
         if not found.agent:
             return self._core(request, found, inbox, stream)
         return self._with_agent_middleware(request, found, inbox, stream)
@@ -299,30 +394,24 @@ class RawAgent(BaseAgent):
     def _stream(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
-        """The client's updates, opened on first use, each mapped to the agent's view.
+        """The client's stream, opened on first use, each update mapped to the agent's view.
 
-        Nothing starts before the first pull (AG-3); closing the stream closes the client's; the
-        final response is built from the client's final response (AG-4). A `BaseChatClient`'s
-        tool loop is consumed directly — its `get_response` stream would only relay it — which
-        saves one stream layer per streamed update; any other client goes through `get_response`.
+        The same route as non-streaming: ``client.get_response(..., stream=True)``, so a client
+        that overrides ``get_response`` is honoured in both modes (AG-13). Nothing starts before the
+        first pull (AG-3); closing the stream closes the client's; the final response is built
+        from the client's final response (AG-4).
         """
         final: list[Callable[[], Awaitable[ChatResponse]]] = []
         agent_id, name = self.id, self.name
 
         async def open_chat() -> AsyncIterable[ChatResponseUpdate]:
             messages, options, call_kwargs = await self._prepare(request, found, inbox)
-            if isinstance(self.client, BaseChatClient):
-                loop = self.client._tool_loop(
-                    messages,
-                    stream=True,
-                    options=options,
-                    middleware=call_kwargs.pop("middleware", None),
-                    inbox=call_kwargs.pop("inbox", None),
-                    **call_kwargs,
-                )
-                final.append(_resolved(loop.final_response))
-                return loop.updates()
             chat_stream = self.client.get_response(messages, options=options, stream=True, **call_kwargs)
+            if not isinstance(chat_stream, ResponseStream):
+                raise TypeError(
+                    f"{type(self.client).__name__}.get_response(stream=True) must return a ResponseStream, "
+                    f"got {type(chat_stream).__name__}"
+                )
             final.append(chat_stream.get_final_response)
             return chat_stream
 
@@ -352,7 +441,7 @@ class RawAgent(BaseAgent):
             provided_tools.extend(_normalize_tools(context.tools, known))
         options = merge_options(
             self.default_options,
-            {"instructions": "\n".join(instructions), "tools": provided_tools or None},
+            {"instructions": "\n".join(instructions) or None, "tools": provided_tools or None},
         )
         run_options = dict(request.options)
         if request.tools is not None or run_options.get("tools") is not None:
@@ -365,28 +454,39 @@ class RawAgent(BaseAgent):
             options.setdefault("tool_choice", "auto")
             for item in options["tools"]:
                 await self._enter(item)  # AG-9: tools that are context managers connect on first use
+            options["tools"] = expand_tool_sets(options["tools"])  # MCP-20: a server's tools, once connected
         history: list[Message] = []
         if thread is not None:
             if thread.service_thread_id:
                 options.setdefault("conversation_id", thread.service_thread_id)
             else:
                 history = list(thread.messages)
-        call_kwargs = dict(request.kwargs)
+        call_kwargs: dict[str, Any] = {}
         if found.chat or found.function:
-            call_kwargs["middleware"] = [*found.function, *found.chat]
+            call_kwargs["middleware"] = [*found.function, *found.chat]  # each carries its layer (MW-3)
         if inbox is not None:
             call_kwargs["inbox"] = inbox
+        function_kwargs = {**request.kwargs, **request.function_kwargs}
+        if function_kwargs:
+            call_kwargs["function_invocation_kwargs"] = function_kwargs
+        if request.client_kwargs:
+            call_kwargs["client_kwargs"] = request.client_kwargs
         return [*history, *provided_messages, *request.messages], options, call_kwargs
 
     async def _finish(self, request: _RunRequest, response: ChatResponse) -> AgentResponse:
-        """Author names, providers' invoked (reverse order), then the thread (AG-7, TH-3)."""
+        """Author names, providers' invoked (reverse order), then the thread (AG-7, TH-3).
+
+        The client's messages are not ours: a message that gets the agent's name is a copy (AG-7).
+        """
         if not isinstance(response, ChatResponse):
             raise TypeError(f"the client returned {type(response).__name__}, not a ChatResponse")
+        messages = response.messages
         if self.name:
-            for message in response.messages:
-                if message.role == "assistant" and message.author_name is None:
-                    message.author_name = self.name
+            messages = [
+                _with_author(m, self.name) if m.role == "assistant" and m.author_name is None else m for m in messages
+            ]
         result = AgentResponse.from_chat_response(response, agent_id=self.id)
+        result.messages = messages
         thread = request.thread
         for provider in reversed(self.context_providers):
             await provider.invoked(request.messages, result.messages, thread=thread, agent=self)
@@ -394,8 +494,14 @@ class RawAgent(BaseAgent):
             if response.conversation_id:
                 thread.service_thread_id = response.conversation_id
             elif not thread.service_thread_id:
-                thread.messages.extend([*request.messages, *response.messages])
+                thread.messages.extend([*request.messages, *messages])
         return result
+
+
+def _with_author(message: Message, name: str) -> Message:
+    copy = message.with_contents(message.contents)
+    copy.author_name = name
+    return copy
 
 
 class Agent(RawAgent):
@@ -415,13 +521,26 @@ class Agent(RawAgent):
             tools=request.tools,
             stream=stream,
             kwargs=request.kwargs,
+            function_invocation_kwargs=request.function_kwargs,
+            client_kwargs=request.client_kwargs,
         )
 
         async def handler(ctx: AgentContext) -> Any:
-            changed = _RunRequest(list(ctx.messages), ctx.thread, dict(ctx.options), ctx.tools, dict(ctx.kwargs))
+            changed = _RunRequest(
+                list(ctx.messages),
+                ctx.thread,
+                dict(ctx.options),
+                ctx.tools,
+                dict(ctx.kwargs),
+                dict(ctx.function_invocation_kwargs),
+                dict(ctx.client_kwargs),
+            )
             outcome = self._core(changed, found, inbox, ctx.stream)
             return outcome if ctx.stream else await outcome
 
         if stream:
             return ResponseStream(_Later(lambda: run_pipeline(found.agent, context, handler)))
         return run_pipeline(found.agent, context, handler)
+
+
+_agent_factory.append(Agent)  # BaseChatClient.as_agent (AG-11)

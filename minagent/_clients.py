@@ -7,7 +7,7 @@ chat middleware around every model call and function middleware around every too
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Literal, Protocol, overload, runtime_checkable
 
 from ._exceptions import MiddlewareException
@@ -19,6 +19,10 @@ from ._tools import FunctionInvocationConfiguration
 from ._types import Message, MessageInput, normalize_messages
 
 __all__ = ["BaseChatClient", "SupportsChatGetResponse"]
+
+# The agent floor sits above this one: `minagent._agents` registers `Agent` here when it loads,
+# so `as_agent` needs no upward import.
+_agent_factory: list[Callable[..., Any]] = []
 
 
 @runtime_checkable
@@ -53,11 +57,26 @@ class BaseChatClient:
         self,
         *,
         middleware: Any = None,
-        function_invocation_configuration: FunctionInvocationConfiguration | None = None,
+        function_invocation_configuration: FunctionInvocationConfiguration | Mapping[str, Any] | None = None,
     ) -> None:
         self.middleware = middleware
-        self.function_invocation_configuration = function_invocation_configuration or FunctionInvocationConfiguration()
+        self.function_invocation_configuration = function_invocation_configuration
         _client_middleware(middleware)  # fail at construction, not at the first call
+
+    @property
+    def function_invocation_configuration(self) -> FunctionInvocationConfiguration:
+        """The tool loop's configuration; assigning a configuration or a dict validates it (LP-24)."""
+        return self._function_invocation_configuration
+
+    @function_invocation_configuration.setter
+    def function_invocation_configuration(
+        self, value: FunctionInvocationConfiguration | Mapping[str, Any] | None
+    ) -> None:
+        self._function_invocation_configuration = FunctionInvocationConfiguration.coerce(value)
+
+    def as_agent(self, instructions: str | None = None, **agent_kwargs: Any) -> Any:
+        """An `Agent` over this client: ``client.as_agent(name=..., instructions=..., tools=...)`` (AG-11)."""
+        return _agent_factory[0](self, instructions, **agent_kwargs)
 
     # -- what a provider implements ---------------------------------------------------------
 
@@ -85,6 +104,8 @@ class BaseChatClient:
         options: Mapping[str, Any] | None = None,
         middleware: Any = None,
         inbox: Inbox | None = None,
+        function_invocation_kwargs: Mapping[str, Any] | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Awaitable[ChatResponse]: ...
 
@@ -97,6 +118,8 @@ class BaseChatClient:
         options: Mapping[str, Any] | None = None,
         middleware: Any = None,
         inbox: Inbox | None = None,
+        function_invocation_kwargs: Mapping[str, Any] | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
@@ -108,6 +131,8 @@ class BaseChatClient:
         options: Mapping[str, Any] | None = None,
         middleware: Any = None,
         inbox: Inbox | None = None,
+        function_invocation_kwargs: Mapping[str, Any] | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
         """Get a response, running tools as the model asks (LP-1).
@@ -115,35 +140,32 @@ class BaseChatClient:
         Returns an awaitable of `ChatResponse`, or with ``stream=True`` a `ResponseStream` of
         updates that finalises to the same `ChatResponse` (LP-2). Nothing runs until it is
         awaited or iterated.
-        """
-        loop = self._tool_loop(messages, stream=stream, options=options, middleware=middleware, inbox=inbox, **kwargs)
-        if stream:
-            return ResponseStream(loop.updates(), finalizer=lambda _updates: loop.final_response())
-        return _run_to_end(loop)
 
-    def _tool_loop(
-        self,
-        messages: MessageInput,
-        *,
-        stream: bool,
-        options: Mapping[str, Any] | None,
-        middleware: Any,
-        inbox: Inbox | None,
-        **kwargs: Any,
-    ) -> ToolLoop:
-        """The loop of one request; `get_response` wraps it, an `Agent` consumes it directly."""
+        ``function_invocation_kwargs`` reach every `FunctionInvocationContext.kwargs` (and
+        ``options["additional_function_arguments"]``, which is never sent, over them);
+        ``client_kwargs`` reach every `ChatContext.kwargs` and the provider call; other
+        ``kwargs`` reach both (LP-25).
+        """
+        if options is not None and not isinstance(options, Mapping):
+            raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
+        run_options = dict(options or {})
+        extra = run_options.pop("additional_function_arguments", None)
         chat_mw, function_mw = _client_middleware(self.middleware, middleware)
-        return ToolLoop(
+        loop = ToolLoop(
             self,
             normalize_messages(messages),
-            dict(options or {}),
+            run_options,
             stream=stream,
             chat_middleware=chat_mw,
             function_middleware=function_mw,
             config=self.function_invocation_configuration,
             inbox=inbox,
-            kwargs=kwargs,
+            function_kwargs={**kwargs, **(function_invocation_kwargs or {}), **(extra or {})},
+            client_kwargs={**kwargs, **(client_kwargs or {})},
         )
+        if stream:
+            return ResponseStream(loop.updates(), finalizer=lambda _updates: loop.final_response())
+        return _run_to_end(loop)
 
 
 async def _run_to_end(loop: ToolLoop) -> ChatResponse:

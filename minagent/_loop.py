@@ -14,7 +14,7 @@ messages); in non-streaming mode it yields nothing and is simply run to its end.
 the same steps, so they build the same final response (LP-2):
 
     resume answered approvals (LP-14)
-    repeat, at most max_iterations model calls (LP-7):
+    repeat, at most max_iterations tool rounds, then one final call without tools (LP-7):
         drain the inbox into the transcript (LP-16)
         call the model through the chat middleware pipeline (LP-3)
         no actionable calls -> done, unless the inbox received messages meanwhile (LP-17)
@@ -116,7 +116,8 @@ class ToolLoop:
         function_middleware: Sequence[MiddlewareFn],
         config: FunctionInvocationConfiguration,
         inbox: Inbox | None,
-        kwargs: dict[str, Any],
+        function_kwargs: dict[str, Any],
+        client_kwargs: dict[str, Any],
     ) -> None:
         self.client = client
         self.transcript: list[Message] = list(messages)
@@ -127,7 +128,8 @@ class ToolLoop:
         self.function_middleware = function_middleware
         self.config = config
         self.inbox = inbox
-        self.kwargs = kwargs
+        self.function_kwargs = function_kwargs  # FunctionInvocationContext.kwargs (LP-25)
+        self.client_kwargs = client_kwargs  # ChatContext.kwargs and the provider call (LP-25)
         self.responses: list[ChatResponse] = []
         self.usage: UsageDetails | None = None
         self.sent = 0  # with a conversation_id, transcript[:sent] is already held by the service
@@ -150,9 +152,10 @@ class ToolLoop:
             if self.done:
                 return
         enabled = self.config.enabled
-        for number in range(1, self.config.max_iterations + 1):
-            if number == self.config.max_iterations and enabled:
-                self.last_call = True  # LP-7: the last permitted call may not call tools
+        rounds = self.config.max_iterations
+        for number in range(1, rounds + 2):
+            if number == rounds + 1 and enabled:
+                self.last_call = True  # LP-7: after max_iterations tool rounds, one final call without tools
             for message in self._drain_inbox():
                 yield _as_update(message)
             no_tools = self.last_call or tool_choice_mode(self.options.get("tool_choice")) == "none"
@@ -212,7 +215,12 @@ class ToolLoop:
         if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
             options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
         context = ChatContext(
-            self.client, self.transcript[self.sent :], options, stream=self.stream, kwargs=dict(self.kwargs)
+            self.client,
+            self.transcript[self.sent :],
+            options,
+            stream=self.stream,
+            kwargs=dict(self.client_kwargs),
+            function_invocation_kwargs=dict(self.function_kwargs),
         )
         context._copy_pending = bool(self.chat_middleware)  # LP-3: middleware edits affect this call only
         if not self.chat_middleware:  # nothing can observe the pipeline: the provider's own updates
@@ -441,7 +449,7 @@ class ToolLoop:
             arguments=arguments,
             call_id=call_id,
             messages=self.transcript,
-            kwargs=dict(self.kwargs),
+            kwargs=dict(self.function_kwargs),
         )
         raised: list[BaseException] = []
 
@@ -466,7 +474,8 @@ class ToolLoop:
         except Exception as exc:
             if not raised or exc is not raised[-1]:
                 raise  # design decision 12: middleware's own exceptions reach the caller
-            detail = f" Exception: {type(exc).__name__}: {exc}" if self.config.include_detailed_errors else ""
+            visible = self.config.include_detailed_errors or getattr(exc, "model_visible", False) is True  # MCP-12
+            detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
             return _error(call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__), False
         try:
             payload = result_value(value)

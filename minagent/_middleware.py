@@ -78,6 +78,21 @@ class _Context:
         shown = ", ".join(f"{name}={getattr(self, name)!r:.80}" for name in self._FIELDS)
         return f"{type(self).__name__}({shown})"
 
+    @property
+    def terminate(self) -> bool:
+        """Not a field: an older upstream spelling, rejected with what to write instead (MW-12)."""
+        raise AttributeError(_TERMINATE_HINT)
+
+    @terminate.setter
+    def terminate(self, value: bool) -> None:
+        raise MiddlewareException(_TERMINATE_HINT)
+
+
+_TERMINATE_HINT = (
+    "context.terminate is not supported: to stop the pipeline, set context.result if you like and "
+    "raise MiddlewareTermination() (or MiddlewareTermination(result=...)) instead of setting context.terminate = True"
+)
+
 
 class _StreamingContext(_Context):
     stream: bool
@@ -100,7 +115,19 @@ class AgentContext(_StreamingContext):
     """What agent middleware sees: one agent run."""
 
     LAYER = "agent"
-    _FIELDS = ("agent", "messages", "thread", "options", "tools", "stream", "metadata", "result", "kwargs")
+    _FIELDS = (
+        "agent",
+        "messages",
+        "thread",
+        "options",
+        "tools",
+        "stream",
+        "metadata",
+        "result",
+        "kwargs",
+        "function_invocation_kwargs",
+        "client_kwargs",
+    )
 
     def __init__(
         self,
@@ -114,10 +141,14 @@ class AgentContext(_StreamingContext):
         result: Any = None,
         kwargs: dict[str, Any] | None = None,
         *,
+        function_invocation_kwargs: dict[str, Any] | None = None,
+        client_kwargs: dict[str, Any] | None = None,
         stream_transform_hooks: list[Callable[[Any], Any]] | None = None,
         stream_result_hooks: list[Callable[[Any], Any]] | None = None,
         stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
     ) -> None:
+        self.function_invocation_kwargs = function_invocation_kwargs if function_invocation_kwargs is not None else {}
+        self.client_kwargs = client_kwargs if client_kwargs is not None else {}
         self.agent = agent
         self.messages = messages
         self.thread = thread
@@ -137,7 +168,7 @@ class ChatContext(_StreamingContext):
     """What chat middleware sees: one model call (inside the tool loop, once per call)."""
 
     LAYER = "chat"
-    _FIELDS = ("client", "messages", "options", "stream", "metadata", "result", "kwargs")
+    _FIELDS = ("client", "messages", "options", "stream", "metadata", "result", "kwargs", "function_invocation_kwargs")
 
     def __init__(
         self,
@@ -149,10 +180,12 @@ class ChatContext(_StreamingContext):
         result: Any = None,
         kwargs: dict[str, Any] | None = None,
         *,
+        function_invocation_kwargs: dict[str, Any] | None = None,
         stream_transform_hooks: list[Callable[[Any], Any]] | None = None,
         stream_result_hooks: list[Callable[[Any], Any]] | None = None,
         stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
     ) -> None:
+        self.function_invocation_kwargs = function_invocation_kwargs if function_invocation_kwargs is not None else {}
         self.client = client
         self._messages = messages
         self._copy_pending = False  # set by the tool loop: copy the messages on first access (LP-3)
@@ -307,9 +340,10 @@ def middleware_layer(item: object) -> Layer:
 
 
 def _detect_layer(item: object) -> Layer:
+    owner = getattr(item, "__self__", None) if inspect.ismethod(item) else None
     for cls, layer in _BY_CLASS.items():
-        if isinstance(item, cls):
-            return layer
+        if isinstance(item, cls) or (isinstance(owner, cls) and getattr(item, "__name__", "") == "process"):
+            return layer  # an instance, or the bound `process` of one (MW-2)
     func = getattr(item, "process", None) if not inspect.isroutine(item) else item
     if func is None or not callable(func):
         raise MiddlewareException(
@@ -375,17 +409,28 @@ class CategorizedMiddleware(typing.NamedTuple):
 def categorize_middleware(*sources: object) -> CategorizedMiddleware:
     """Split middleware into agent, chat and function lists, keeping order (MW-3).
 
-    Each source may be None, one middleware, or a list or tuple of them; sources are
-    concatenated in order. Class instances are stored as their bound ``process`` method.
+    Each source may be None, one middleware, a list or tuple of them, or an earlier
+    `CategorizedMiddleware` (taken as it is: no detection again); sources are concatenated in
+    order. Class instances are stored as their bound ``process`` method, and the layer is
+    remembered with that callable, so forwarding it to a client categorises it the same (MW-2).
     """
     found: dict[Layer, list[MiddlewareFn]] = {"agent": [], "chat": [], "function": []}
     for source in sources:
         if source is None:
             continue
+        if isinstance(source, CategorizedMiddleware):
+            for layer in ("agent", "chat", "function"):
+                found[layer].extend(getattr(source, layer))
+            continue
         items = source if isinstance(source, list | tuple) else (source,)
         for item in items:
             layer = middleware_layer(item)
-            fn = item if inspect.isroutine(item) else item.process
+            if inspect.isroutine(item):
+                fn = item
+            else:
+                fn = item.process
+                with contextlib.suppress(TypeError):
+                    _LAYERS[fn] = layer  # lives as long as the list that holds `fn`
             found[layer].append(fn)
     return CategorizedMiddleware(tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"]))
 

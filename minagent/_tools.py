@@ -199,12 +199,40 @@ def normalize_tools(tools: Any) -> list[Any]:
     items = list(tools) if isinstance(tools, Sequence) and not isinstance(tools, str) else [tools]
     out: list[Any] = []
     for item in items:
-        if isinstance(item, FunctionTool | Mapping) or _is_tool_like(item):
+        if isinstance(item, FunctionTool | Mapping) or _is_tool_like(item) or _is_tool_set(item):
             out.append(item)
         elif callable(item):
             out.append(tool(item))
         else:
             raise ToolError(f"{item!r} is not a tool: expected a FunctionTool, a function or a declaration dict")
+    return out
+
+
+def _is_tool_set(item: object) -> bool:
+    """An object that stands for several tools once connected: an async context manager with
+    ``functions`` (an MCP server, MCP-20); `expand_tool_sets` replaces it by those tools."""
+    return hasattr(type(item), "functions") and hasattr(item, "__aenter__") and not hasattr(item, "invoke")
+
+
+def expand_tool_sets(tools: Sequence[Any]) -> list[Any]:
+    """Each tool set replaced by its (connected) ``functions``; a name given twice is an error (MCP-21)."""
+    if not any(_is_tool_set(t) for t in tools):
+        return list(tools)
+    out: list[Any] = []
+    source: dict[str, Any] = {}
+    for item in tools:
+        group = list(item.functions) if _is_tool_set(item) else [item]
+        for member in group:
+            name = getattr(member, "name", None) if not isinstance(member, Mapping) else member.get("name")
+            if isinstance(name, str) and name in source and (source[name] is not item or _is_tool_set(item)):
+                first, other = getattr(source[name], "name", "?"), getattr(item, "name", "?")
+                raise ToolError(
+                    f"tool name {name!r} is provided by both {first!r} and {other!r}: give one of them "
+                    f"tool_name_prefix=..., e.g. tool_name_prefix='{other}_'"
+                )
+            if isinstance(name, str):
+                source[name] = item
+            out.append(member)
     return out
 
 
@@ -236,7 +264,12 @@ def result_value(value: Any) -> Any:
 
 @dataclasses.dataclass
 class FunctionInvocationConfiguration:
-    """How the tool loop behaves (seed 000 defaults, plus `max_function_calls`) (LP-1)."""
+    """How the tool loop behaves (seed 000 defaults, plus `max_function_calls`) (LP-1).
+
+    Every assignment is validated, by attribute (``config.max_iterations = 5``) or by item
+    (``config["max_iterations"] = 5``, upstream's spelling); a bad value or an unknown key is an
+    error naming the field, and the configuration keeps its old value (LP-24).
+    """
 
     enabled: bool = True
     max_iterations: int = 40
@@ -246,13 +279,85 @@ class FunctionInvocationConfiguration:
     include_detailed_errors: bool = False
     max_function_calls: int | None = None
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.max_iterations, int) or self.max_iterations < 1:
-            raise ValueError(f"max_iterations must be an int >= 1, got {self.max_iterations!r}")
-        if not isinstance(self.max_consecutive_errors_per_request, int) or self.max_consecutive_errors_per_request < 0:
-            value = self.max_consecutive_errors_per_request
-            raise ValueError(f"max_consecutive_errors_per_request must be an int >= 0, got {value!r}")
-        if self.max_function_calls is not None and (
-            not isinstance(self.max_function_calls, int) or self.max_function_calls < 1
-        ):
-            raise ValueError(f"max_function_calls must be None or an int >= 1, got {self.max_function_calls!r}")
+    def __setattr__(self, name: str, value: Any) -> None:
+        check = _CONFIG_CHECKS.get(name)
+        if check is None:
+            raise AttributeError(f"FunctionInvocationConfiguration has no field {name!r}; fields: {_config_fields()}")
+        check(value)
+        object.__setattr__(self, name, value)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _CONFIG_CHECKS:
+            raise KeyError(f"FunctionInvocationConfiguration has no field {key!r}; fields: {_config_fields()}")
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key not in _CONFIG_CHECKS:
+            raise KeyError(f"FunctionInvocationConfiguration has no field {key!r}; fields: {_config_fields()}")
+        setattr(self, key, value)
+
+    def keys(self) -> list[str]:
+        return list(_CONFIG_CHECKS)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in _CONFIG_CHECKS else default
+
+    @classmethod
+    def coerce(
+        cls, value: FunctionInvocationConfiguration | Mapping[str, Any] | None
+    ) -> FunctionInvocationConfiguration:
+        """A configuration from None (the defaults), a configuration, or a mapping of its fields (LP-24)."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, Mapping):
+            unknown = sorted(str(k) for k in value if k not in _CONFIG_CHECKS)
+            if unknown:
+                raise KeyError(
+                    f"FunctionInvocationConfiguration has no field {unknown[0]!r}; fields: {_config_fields()}"
+                )
+            return cls(**value)
+        raise TypeError(
+            f"function_invocation_configuration must be a FunctionInvocationConfiguration or a dict, "
+            f"got {type(value).__name__}"
+        )
+
+
+def _check_bool(name: str) -> Callable[[Any], None]:
+    def check(value: Any) -> None:
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be a bool, got {value!r}")
+
+    return check
+
+
+def _check_int(name: str, low: int, *, optional: bool = False) -> Callable[[Any], None]:
+    def check(value: Any) -> None:
+        if optional and value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            allowed = f"None or an int >= {low}" if optional else f"an int >= {low}"
+            raise ValueError(f"{name} must be {allowed}, got {value!r}")
+
+    return check
+
+
+def _check_tools(value: Any) -> None:
+    if not isinstance(value, list):
+        raise ValueError(f"additional_tools must be a list, got {type(value).__name__}")
+
+
+_CONFIG_CHECKS: dict[str, Callable[[Any], None]] = {
+    "enabled": _check_bool("enabled"),
+    "max_iterations": _check_int("max_iterations", 1),
+    "max_consecutive_errors_per_request": _check_int("max_consecutive_errors_per_request", 0),
+    "terminate_on_unknown_calls": _check_bool("terminate_on_unknown_calls"),
+    "additional_tools": _check_tools,
+    "include_detailed_errors": _check_bool("include_detailed_errors"),
+    "max_function_calls": _check_int("max_function_calls", 1, optional=True),
+}
+
+
+def _config_fields() -> str:
+    return ", ".join(_CONFIG_CHECKS)

@@ -111,7 +111,7 @@ class ScriptedChatClient(BaseChatClient):
         steps: Sequence[Step] = (),
         *,
         middleware: Any = None,
-        function_invocation_configuration: FunctionInvocationConfiguration | None = None,
+        function_invocation_configuration: FunctionInvocationConfiguration | Mapping[str, Any] | None = None,
         model: str = "scripted",
     ) -> None:
         super().__init__(

@@ -191,7 +191,7 @@ async def test_run_returns_awaitable_or_stream_synchronously() -> None:
 async def test_run_level_middleware_inbox_and_kwargs(stream: bool) -> None:
     """AG-2: run-level agent middleware runs inside the agent's own; run-level chat and function
     middleware run after the client's and the agent's; the inbox reaches the loop; kwargs reach
-    the client and the tools' FunctionInvocationContext.kwargs."""
+    the tools' FunctionInvocationContext.kwargs and never the model call."""
     log: list[str] = []
 
     def agent_mw(tag: str) -> Any:
@@ -251,7 +251,7 @@ async def test_run_level_middleware_inbox_and_kwargs(stream: bool) -> None:
     assert chat_log == ["client-chat", "agent-chat", "run-chat"] * 2
     assert [e for e in log if "-fn:" in e] == ["agent-fn:secret", "run-fn:secret"]
     assert seen_kwargs == [{"user_token": "secret"}]
-    assert client.requests[0].kwargs == {"user_token": "secret"}
+    assert client.requests[0].kwargs == {}  # AG-2: run kwargs never reach the model call
     assert client.requests[0].texts == ["user: go", "user: steer"]
 
 
@@ -463,7 +463,7 @@ async def test_agent_middleware_edits_reach_the_client(stream: bool) -> None:
     assert request.options["temperature"] == 0.25
     assert request.options["instructions"] == "agent\nfrom middleware"
     assert [t.name for t in request.options["tools"]] == ["add", "echo"]
-    assert request.kwargs == {"trace": "t-1"}
+    assert request.kwargs == {}  # AG-2: run kwargs go to the tools, not to the model call
     assert original.messages == []
     assert [m.text for m in other_thread.messages] == ["original", "added by middleware", "edited"]
 

@@ -27,23 +27,26 @@ def _choices(script: Script) -> list[Any]:
 
 
 @pytest.mark.parametrize("max_iterations", [1, 2, 3, 5])
-async def test_max_iterations_bounds_model_calls_exactly(max_iterations: int) -> None:
-    """LP-7: a model that always calls tools is called exactly max_iterations times; the last
-    call has tool_choice "none", its calls are dropped and the fallback text is added."""
+async def test_max_iterations_counts_tool_rounds(max_iterations: int) -> None:
+    """LP-7: a model that always calls tools gets max_iterations tool rounds, then one final call
+    with tool_choice "none" (max_iterations + 1 calls); that call's calls are dropped and the
+    fallback text is added."""
     steps = [reply(call("add", {"a": i, "b": 1}, call_id=f"c{i}")) for i in range(10)]
     script = Script(*steps, config=FunctionInvocationConfiguration(max_iterations=max_iterations))
     options = {"tools": [add], "tool_choice": "auto"}
     ns, streamed, updates = await run_both(script, "count", options=options)
     assert streamed == ns
-    assert len(script.requests) == max_iterations
-    assert _choices(script) == ["auto"] * (max_iterations - 1) + ["none"]
+    assert len(script.requests) == max_iterations + 1
+    assert _choices(script) == ["auto"] * max_iterations + ["none"]
     assert ns.messages[-1].role == "assistant"
     assert ns.text.endswith(LIMIT_FALLBACK_TEXT)
     assert ns.messages[-1].text == LIMIT_FALLBACK_TEXT
-    last_call_id = f"c{max_iterations - 1}"
+    last_call_id = f"c{max_iterations}"
     calls = [c.call_id for m in ns.messages for c in m.contents if c.type == "function_call"]
     assert last_call_id not in calls
-    assert calls == [f"c{i}" for i in range(max_iterations - 1)]
+    assert calls == [f"c{i}" for i in range(max_iterations)]
+    results = [c.call_id for m in ns.messages for c in m.contents if c.type == "function_result"]
+    assert results == calls  # every round ran its tool
     assert not any(c.type == "function_call" and c.call_id == last_call_id for u in updates for c in u.contents)
     assert updates[-1].text == LIMIT_FALLBACK_TEXT
     assert_paired(ns.messages)
@@ -57,7 +60,7 @@ async def test_last_call_keeps_visible_text_without_fallback() -> None:
     script = Script(
         reply(call("add", {"a": 1, "b": 1}, call_id="c1")),
         reply("Here is what I have.", call("add", {"a": 2, "b": 2}, call_id="c2")),
-        config=FunctionInvocationConfiguration(max_iterations=2),
+        config=FunctionInvocationConfiguration(max_iterations=1),
     )
     ns, streamed, _ = await run_both(script, "go", options={"tools": [add]})
     assert streamed == ns

@@ -600,7 +600,7 @@ async def test_every_return_keeps_the_whole_transcript(kind: str, tail: list[str
         reply(call("add", {"a": 1, "b": 2}, call_id="c1"), call("note", {}, call_id="n1")),
         _second_step(kind),
         middleware=[terminator],
-        config=FunctionInvocationConfiguration(max_iterations=2 if kind == "limit" else 40),
+        config=FunctionInvocationConfiguration(max_iterations=1 if kind == "limit" else 40),
     )
     tools = [add, note, halt, delete_file, ASK_USER]
     ns, streamed, _ = await run_both(script, "go", options={"tools": tools})

@@ -180,16 +180,18 @@ async def test_message_arriving_during_the_final_answer_gets_one_more_call() -> 
 
 
 async def test_late_message_respects_max_iterations_and_stays_in_the_inbox() -> None:
-    """LP-17, LP-16: the extra call is made only within max_iterations; a message still in the
-    inbox when the run ends stays there."""
+    """LP-17, LP-16, LP-7: no extra call after the final call that max_iterations allows; a
+    message still in the inbox when the run ends stays there."""
     inbox = Inbox()
 
     @chat_middleware
     async def late(context: ChatContext, call_next: Any) -> None:
         await call_next()
-        inbox.put("too late")
+        if context.options.get("tool_choice") == "none":  # the final call LP-7 allows
+            inbox.put("too late")
 
     script = Script(
+        reply(call("add", {"a": 1, "b": 2}, call_id="c1")),
         "Only answer.",
         middleware=[late],
         config=FunctionInvocationConfiguration(max_iterations=1),
@@ -200,12 +202,12 @@ async def test_late_message_respects_max_iterations_and_stays_in_the_inbox() -> 
         left.append([m.text for m in inbox.drain()])
         return script()
 
-    ns, streamed, _ = await run_both(make, "question", inbox=inbox)
+    ns, streamed, _ = await run_both(make, "question", inbox=inbox, options={"tools": [add]})
     left.append([m.text for m in inbox.drain()])
     assert streamed == ns
-    assert describe(ns.messages) == ["assistant: Only answer."]
+    assert describe(ns.messages) == ["assistant: call c1 add", "tool: result c1=3", "assistant: Only answer."]
     assert left == [[], ["too late"], ["too late"]]
-    assert len(script.requests) == 1
+    assert len(script.requests) == 2
 
 
 async def test_message_left_after_a_required_batch_stays_in_the_inbox() -> None:
