@@ -164,7 +164,9 @@ def stream_chunks(
         for word in re.findall(r"\S+\s*|\s+", text)
     ]
     if calls:
-        chunks.append({**meta, "message": {"role": "assistant", "content": "", "tool_calls": list(calls)}, "done": False})
+        chunks.append(
+            {**meta, "message": {"role": "assistant", "content": "", "tool_calls": list(calls)}, "done": False}
+        )
     chunks.append({**meta, "message": {"role": "assistant", "content": ""}, **final_fields(usage)})
     return chunks
 
