@@ -1,0 +1,312 @@
+"""The aiohttp transport end to end against the loopback Ollama server (OL-20 .. OL-23, PV-23 ..).
+
+Recorded transcripts are replayed by the server (as an NDJSON stream, or merged into the
+equivalent body when the request does not stream) and driven through ``get_response`` and
+``Agent.run`` with real tools, in both modes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from minagent_ollama import OllamaChatClient, OllamaModelNotFoundError, OllamaProtocolError, OllamaStreamError
+
+from minagent import (
+    Agent,
+    ChatResponse,
+    ChatResponseUpdate,
+    FunctionInvocationConfiguration,
+    Message,
+    NotFoundError,
+    StreamInterruptedError,
+    get_client,
+    tool,
+)
+
+from ._fake_server import FakeOllama, disconnect_after, merge_chunks, raw, replay, transcript
+
+MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
+
+
+async def collect(stream: Any, texts: list[str]) -> None:
+    """Consume a stream, appending each update's text as it arrives."""
+    async for update in stream:
+        texts.append(update.text)
+
+
+NO_LOOP = FunctionInvocationConfiguration(enabled=False)
+
+
+async def respond(
+    client: OllamaChatClient, prompt: str = "Hi", *, stream: bool, **kw: Any
+) -> tuple[ChatResponse, list[ChatResponseUpdate]]:
+    if not stream:
+        return await client.get_response([Message("user", [prompt])], **kw), []
+    result = client.get_response([Message("user", [prompt])], stream=True, **kw)
+    updates = [u async for u in result]
+    return await result.get_final_response(), updates
+
+
+@pytest.mark.parametrize("stream", MODES)
+async def test_plain_text_transcript(stream: bool) -> None:
+    """OL-11, OL-17, PV-34: the reference's text stream, in both modes, through a real client."""
+    async with FakeOllama() as server:
+        server.add(replay(transcript("plain_text.ndjson")))
+        async with server.make_client() as client:
+            response, updates = await respond(client, stream=stream)
+    assert response.text == "The sky is blue — Rayleigh scattering ☀️."
+    assert response.finish_reason == "stop"
+    assert response.model == "llama3.2"
+    assert response.created_at == "2023-08-04T19:22:45Z"
+    assert response.usage_details is not None
+    assert response.usage_details.total_token_count == 308
+    if stream:
+        assert "".join(u.text for u in updates) == response.text
+
+
+async def test_both_modes_of_every_transcript_are_equal() -> None:
+    """PV-9, OL-15: each transcript gives equal final responses streamed and not, ids included."""
+    names = ["plain_text.ndjson", "tool_call.ndjson", "parallel_tool_calls.ndjson", "thinking.ndjson"]
+    async with FakeOllama() as server:
+        for name in names:
+            finals = []
+            for stream in (False, True):
+                server.add(replay(transcript(name)))
+                async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+                    finals.append((await respond(client, stream=stream))[0])
+            assert finals[0] == finals[1], name
+
+
+get_current_weather_calls: list[dict[str, Any]] = []
+
+
+@tool
+def get_current_weather(location: str, format: str) -> str:
+    """Get the current weather for a location."""
+    get_current_weather_calls.append({"location": location, "format": format})
+    return f"22 degrees {format} in {location}"
+
+
+@pytest.mark.parametrize("stream", MODES)
+async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
+    """PV-34, OL-4, OL-5, OL-15: the reference's tool call runs; its result goes back with tool_name."""
+    get_current_weather_calls.clear()
+    async with FakeOllama() as server:
+        server.add(replay(transcript("tool_call.ndjson")), replay(transcript("plain_text.ndjson")))
+        async with server.make_client() as client:
+            agent = Agent(client, "You report the weather.", tools=[get_current_weather])
+            run = agent.run("What is the weather today in Paris?", stream=stream)
+            if stream:
+                async for _ in run:
+                    pass
+                response = await run.get_final_response()
+            else:
+                response = await run
+        first, second = server.requests()
+    assert get_current_weather_calls == [{"location": "Paris, FR", "format": "celsius"}]
+    assert [t["function"]["name"] for t in first["tools"]] == ["get_current_weather"]
+    assert second["messages"][-2:] == [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "function": {
+                        "name": "get_current_weather",
+                        "arguments": {"format": "celsius", "location": "Paris, FR"},
+                    }
+                }
+            ],
+        },
+        {"role": "tool", "content": "22 degrees celsius in Paris, FR", "tool_name": "get_current_weather"},
+    ]
+    calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
+    results = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    assert [r.call_id for r in results] == [c.call_id for c in calls]
+    assert response.text.endswith("Rayleigh scattering ☀️.")
+
+
+async def test_request_line_headers_and_body() -> None:
+    """OL-21, OL-1: POST /api/chat, JSON and NDJSON accept headers, our user agent, no key."""
+    async with FakeOllama() as server:
+        server.add(replay(transcript("plain_text.ndjson")), replay(transcript("plain_text.ndjson")))
+        async with server.make_client(default_headers={"X-Team": "a"}) as client:
+            await respond(client, "héllo", stream=False, options={"max_tokens": 9, "keep_alive": "1m"})
+            await respond(client, stream=True)
+        plain, streamed = server.headers
+        first, second = server.requests()
+    assert plain["Content-Type"] == "application/json"
+    assert plain["Accept"] == "application/json"
+    assert streamed["Accept"] == "application/x-ndjson"
+    assert plain["User-Agent"] == "minagent-ollama"
+    assert plain["X-Team"] == "a"
+    assert "Authorization" not in plain
+    assert first == {
+        "model": "llama3.2",
+        "messages": [{"role": "user", "content": "héllo"}],
+        "options": {"num_predict": 9},
+        "keep_alive": "1m",
+        "stream": False,
+    }
+    assert second["stream"] is True
+
+
+async def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OL-21: OLLAMA_HOST (host:port, no scheme) and OLLAMA_API_KEY from the environment."""
+    async with FakeOllama() as server:
+        assert server.server is not None
+        monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{server.server.port}/")
+        monkeypatch.setenv("OLLAMA_API_KEY", "ollama-key-123")
+        server.add(replay(transcript("plain_text.ndjson")))
+        client = OllamaChatClient("llama3.2")
+        assert client.base_url == f"http://127.0.0.1:{server.server.port}"
+        assert repr(client) == f"OllamaChatClient(model='llama3.2', base_url='{client.base_url}', api_key='***')"
+        async with client:
+            response, _ = await respond(client, stream=False)
+        assert response.text.startswith("The sky")
+        assert server.headers[0]["Authorization"] == "Bearer ollama-key-123"
+    monkeypatch.delenv("OLLAMA_HOST")
+    monkeypatch.delenv("OLLAMA_API_KEY")
+    default = OllamaChatClient("m")
+    assert default.base_url == "http://127.0.0.1:11434"
+    assert repr(default).endswith("api_key=None)")
+    assert default.timeout == 300.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [({"base_url": "ftp://x"}, "http"), ({"timeout": 0}, "timeout")],
+)
+def test_invalid_configuration(kwargs: dict[str, Any], match: str) -> None:
+    """OL-21: a base URL that is not http(s) and a non-positive timeout are ValueErrors."""
+    with pytest.raises(ValueError, match=match):
+        OllamaChatClient("m", **kwargs)
+
+
+@pytest.mark.parametrize("stream", MODES)
+async def test_model_not_pulled(stream: bool) -> None:
+    """OL-20, PV-23: Ollama's 404 for a missing model is a typed error with its message; no retry."""
+    message = 'model "llama3:70b" not found, try pulling it first'
+    async with FakeOllama() as server:
+        server.add(raw(404, json.dumps({"error": message})))
+        async with server.make_client(model="llama3:70b") as client:
+            with pytest.raises(OllamaModelNotFoundError) as caught:
+                await respond(client, stream=stream)
+        assert len(server.requests()) == 1
+    error = caught.value
+    assert isinstance(error, NotFoundError)
+    assert error.model == "llama3:70b"
+    assert error.provider_message == message
+    assert "ollama pull llama3:70b" in str(error)
+
+
+async def test_stream_error_line_after_updates() -> None:
+    """OL-18, PV-14, OL-22: a mid-stream error line raises after the earlier updates were yielded."""
+    lines = transcript("plain_text.ndjson").split(b"\n")
+    data = lines[0] + b"\n" + lines[1] + b'\n{"error":"an error was encountered while running the model"}\n'
+    async with FakeOllama() as server:
+        server.add(replay(data))
+        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+            texts: list[str] = []
+            with pytest.raises(OllamaStreamError, match="while running the model") as caught:
+                await collect(client.get_response([Message("user", ["Hi"])], stream=True), texts)
+        assert len(server.requests()) == 1  # errors decoded from a 2xx body are not retried
+    assert texts == ["The", " sky is"]
+    assert caught.value.status is None
+
+
+@pytest.mark.parametrize("cut", ["before_done", "inside_line"])
+async def test_incomplete_stream_is_interrupted(cut: str) -> None:
+    """OL-22, PV-29, PV-15: a stream that ends without its done chunk is StreamInterruptedError."""
+    data = transcript("plain_text.ndjson")
+    last = data.rstrip(b"\n").rfind(b"\n") + 1
+    body = data[:last] if cut == "before_done" else data[: last + 20]
+    async with FakeOllama() as server:
+        server.add(replay(body))
+        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+            texts: list[str] = []
+            with pytest.raises(StreamInterruptedError, match="interrupted"):
+                await collect(client.get_response([Message("user", ["Hi"])], stream=True), texts)
+    assert "".join(texts) == "The sky is blue — Rayleigh scattering ☀️."
+
+
+async def test_dropped_connection_mid_stream() -> None:
+    """PV-29, OL-22: a disconnect after the first byte is StreamInterruptedError, not retried."""
+    data = transcript("plain_text.ndjson")
+    async with FakeOllama() as server:
+        server.add(disconnect_after(data, data.index(b"\n") + 1))
+        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+            texts: list[str] = []
+            with pytest.raises(StreamInterruptedError):
+                await collect(client.get_response([Message("user", ["Hi"])], stream=True), texts)
+        assert len(server.requests()) == 1
+    assert texts == ["The"]
+
+
+async def test_stream_answered_with_json() -> None:
+    """OL-22: a streaming request answered with one JSON body is decoded whole, usage kept."""
+    merged = merge_chunks(transcript("tool_call.ndjson"))
+    async with FakeOllama() as server:
+        server.add(raw(200, json.dumps(merged)))
+        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+            response, _updates = await respond(client, stream=True)
+    assert [c.name for c in response.messages[0].contents] == ["get_current_weather"]
+    assert response.usage_details is not None
+    assert response.usage_details.input_token_count == 122
+    assert response.finish_reason == "stop"
+
+
+@pytest.mark.parametrize("stream", MODES)
+async def test_non_json_success_body_is_a_protocol_error(stream: bool) -> None:
+    """PV-10, OL-14, OL-22: a 2xx body that is not JSON is OllamaProtocolError, not retried."""
+    async with FakeOllama() as server:
+        server.add(raw(200, "<html>proxy</html>", content_type="application/json"))
+        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+            with pytest.raises(OllamaProtocolError, match="proxy"):
+                await respond(client, stream=stream)
+        assert len(server.requests()) == 1
+
+
+def test_the_entry_point_and_lazy_import() -> None:
+    """OL-23, PV-22: the ``ollama`` entry point resolves to OllamaChatClient through get_client."""
+    client = get_client("ollama", model="llama3.2")
+    assert isinstance(client, OllamaChatClient)
+    assert client.model == "llama3.2"
+    import minagent_ollama
+
+    with pytest.raises(AttributeError, match="nope"):
+        _ = minagent_ollama.nope  # type: ignore[attr-defined]
+
+
+async def test_cli_run_with_provider_ollama() -> None:
+    """OL-23: ``python -m minagent run --provider ollama`` streams an answer from OLLAMA_HOST."""
+    async with FakeOllama() as server:
+        assert server.server is not None
+        server.add(replay(transcript("plain_text.ndjson")))
+        env = {**os.environ, "OLLAMA_HOST": f"http://127.0.0.1:{server.server.port}"}
+        env.pop("OLLAMA_API_KEY", None)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "minagent", "run", "Why is the sky blue?", "--provider", "ollama",
+            "--model", "llama3.2", "--instructions", "Be brief.",
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            out, err = await asyncio.wait_for(process.communicate(), 60)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        (sent,) = server.requests()
+    assert process.returncode == 0, err.decode()
+    assert out.decode().strip() == "The sky is blue — Rayleigh scattering ☀️."
+    assert sent["model"] == "llama3.2"
+    assert sent["stream"] is True
+    assert sent["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Why is the sky blue?"},
+    ]
