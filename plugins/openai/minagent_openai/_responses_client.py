@@ -29,16 +29,10 @@ from typing import Any
 
 import aiohttp
 
-from minagent import (
-    ChatResponse,
-    ChatResponseUpdate,
-    Message,
-    ProviderConnectionError,
-    ProviderError,
-)
+from minagent import ChatResponse, ChatResponseUpdate, Message, ProviderConnectionError, ProviderError
 from minagent.providers import describe, redact
 
-from ._client import _NETWORK_ERRORS, PROVIDER, OpenAIChatClient, _decode, _what
+from ._client import PROVIDER, OpenAIChatClient, _decode, _tagged
 from ._codec import OpenAIProtocolError, _snippet
 from ._responses_codec import build_responses_request, parse_responses_response
 from ._responses_stream import ResponsesStreamDecoder
@@ -60,7 +54,7 @@ class OpenAIResponsesClient(OpenAIChatClient):
     get their reasoning back (OR-5).
     """
 
-    endpoint = "/responses"
+    path = "/responses"
 
     # -- the two calls ------------------------------------------------------------------------
 
@@ -69,7 +63,11 @@ class OpenAIResponsesClient(OpenAIChatClient):
     ) -> ChatResponse:
         body = self._encode(messages, options, stream=False)
         response, raw = await self._send(body, stream=False)
-        return self._parse_responses_body(raw, response.headers.get("x-request-id"), options.get("store"))
+        request_id = response.headers.get("x-request-id")
+        result = self._parse_responses_body(raw, request_id, options.get("store"))
+        if request_id:
+            result.additional_properties["request_id"] = request_id
+        return result
 
     async def _inner_get_streaming_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
@@ -81,12 +79,9 @@ class OpenAIResponsesClient(OpenAIChatClient):
         clean = False
         try:
             if response.content_type == "application/json":  # the server ignored stream (OR-20)
-                try:
-                    raw = first + await response.read()
-                except _NETWORK_ERRORS as exc:
-                    raise self._interrupted(_what(exc), request_id) from None
-                for update in self._parse_responses_body(raw, request_id, store).as_updates():
-                    yield update
+                rest = await self._rest_of_body(response, request_id)
+                for update in self._parse_responses_body(first + rest, request_id, store).as_updates():
+                    yield _tagged(update, request_id)
                 clean = True
                 return
             decoder = ResponsesStreamDecoder(store=store if isinstance(store, bool) else None)
@@ -94,22 +89,21 @@ class OpenAIResponsesClient(OpenAIChatClient):
             while True:
                 updates, error = _decode(decoder.feed, chunk)
                 for update in updates:
-                    yield update
+                    yield _tagged(update, request_id)
                 if error is not None:
                     raise self._finish_error(error, request_id)
                 if decoder.done:
                     break  # data after the terminal event is ignored (PV-15)
-                try:
-                    chunk = await response.content.readany()
-                except _NETWORK_ERRORS as exc:
-                    raise self._interrupted(_what(exc), request_id) from None
+                chunk, failure = await self._read_chunk(response)
+                if failure is not None:
+                    raise self._interrupted(failure, request_id)
                 if not chunk:
                     break
             updates, error = _decode(decoder.close, None)
             for update in updates:
-                yield update
+                yield _tagged(update, request_id)
             if error is not None:
-                if isinstance(error, OpenAIProtocolError):  # the body ended inside an event
+                if isinstance(error, OpenAIProtocolError) and not decoder.done:  # ended inside an event
                     raise self._interrupted(f"truncated event: {error}", request_id)
                 raise self._finish_error(error, request_id)
             if not decoder.done:
@@ -128,41 +122,60 @@ class OpenAIResponsesClient(OpenAIChatClient):
         return json.dumps(request, ensure_ascii=False, allow_nan=False).encode("utf-8")
 
     async def _attempt(self, body: bytes, *, stream: bool) -> tuple[aiohttp.ClientResponse, bytes]:
-        """One POST to ``{base_url}/responses``: as ``OpenAIChatClient._attempt`` (OR-20)."""
-        url = f"{self.base_url}{self.endpoint}"
-        timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout, sock_read=self.timeout)
-        logger.debug("POST %s (stream=%s)", redact(url, self._api_key), stream)
-        try:
-            response = await self._get_session().post(
-                url, data=body, headers=self._headers(stream=stream), timeout=timeout
-            )
-        except _NETWORK_ERRORS as exc:
-            raise self._network_error(exc, None) from None
+        """One POST to ``{base_url}/responses``, otherwise ``OpenAIChatClient._attempt`` (OR-20).
+
+        A copy with another path: ``OpenAIChatClient._attempt`` names its path in the code.
+        """
+        url = f"{self._endpoint}{self.path}"
+        timeout = aiohttp.ClientTimeout(total=self.total_timeout, connect=self.timeout, sock_read=self.timeout)
+        auth = aiohttp.BasicAuth(self._url_user, self._url_password.reveal()) if self._url_user else None
+        logger.debug("POST %s (stream=%s)", redact(f"{self.base_url}{self.path}", *self._secrets), stream)
+        response: aiohttp.ClientResponse | None = None
         handed_over = False
+        failure: ProviderError
         try:
+            session = await self._get_session()
+            response = await session.post(
+                url,
+                params=self._query() or None,
+                data=body,
+                headers=self._headers(stream=stream),
+                timeout=timeout,
+                auth=auth,
+            )
             if response.status >= 300:
-                error = await self._status_error(response)
-                raise error
-            if stream:
+                failure = await self._status_error(response)
+            elif stream:
                 first = await response.content.readany()
-                if not first:
-                    raise ProviderConnectionError(
-                        describe(None, "the stream ended before its first byte", provider=PROVIDER),
-                        provider_message="",
-                        request_id=response.headers.get("x-request-id"),
-                        provider=PROVIDER,
-                        headers=response.headers,
-                    )
-                handed_over = True
-                return response, first
-            return response, await response.read()
-        except ProviderError:
-            raise  # a typed error (an HTTP 408 too) is not a network failure (issue 20 item 1)
-        except _NETWORK_ERRORS as exc:
-            raise self._network_error(exc, response) from None
+                if first:
+                    handed_over = True
+                    return response, first
+                failure = ProviderConnectionError(
+                    describe(None, "the stream ended before its first byte", provider=PROVIDER),
+                    provider_message="",
+                    request_id=response.headers.get("x-request-id"),
+                    provider=PROVIDER,
+                    headers=response.headers,
+                )
+            else:
+                return response, await self._read_body(response)
+        except ProviderError as error:  # the body was larger than max_body_size
+            failure = error
+        except Exception as exc:
+            failure = self._transport_error(exc, response)
         finally:
-            if not handed_over:
+            if not handed_over and response is not None:
                 response.close()
+        raise self._scrub(failure)  # outside the except: nothing is chained (PV-35)
+
+    async def _rest_of_body(self, response: aiohttp.ClientResponse, request_id: str | None) -> bytes:
+        try:
+            return await self._read_body(response)
+        except ProviderError as error:
+            raise self._finish_error(error, request_id) from None
+        except Exception:
+            failure = "the connection failed while reading the body"
+        raise self._interrupted(failure, request_id)
 
     def _parse_responses_body(self, raw: bytes, request_id: str | None, store: Any) -> ChatResponse:
         """A whole JSON answer as a response; a body that is not valid JSON is a protocol error."""
