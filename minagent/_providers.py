@@ -19,6 +19,7 @@ Standard library only; nothing here knows HTTP libraries or any provider's wire 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import random
@@ -47,6 +48,7 @@ __all__ = [
     "error_for_status",
     "parse_duration",
     "redact",
+    "redact_headers",
     "retry_call",
     "server_delay",
 ]
@@ -95,12 +97,26 @@ class ProviderError(MinagentError):
         """The wait in seconds the server asked for in its headers (PV-27), uncapped, or None."""
         return server_delay(self.headers, status=self.status)
 
-    def redact(self, secret: str | Secret | None) -> Self:
-        """Remove ``secret`` from every text of this error, in place (PV-24)."""
-        if secret:
-            self.message = redact(self.message, secret)
-            self.provider_message = redact(self.provider_message, secret)
-            self.args = tuple(redact(a, secret) if isinstance(a, str) else a for a in self.args)
+    def redact(self, *secrets: str | Secret | None) -> Self:
+        """Remove the secrets from this error, in place, and cut its chain (PV-24, PV-35).
+
+        Every text is passed through ``redact``: the message, the args, and every attribute
+        that holds plain data (strings, and the strings inside dicts, lists and tuples, such as
+        an echoed error body); the headers through ``redact_headers``. ``__cause__`` and
+        ``__context__`` are cleared, so no library exception (which may hold the request
+        headers) stays reachable from the error.
+        """
+        self.__cause__ = None
+        self.__context__ = None
+        self.__suppress_context__ = True
+        if not any(secrets):
+            return self
+        self.args = tuple(_redact_data(a, secrets) for a in self.args)
+        for name, value in list(vars(self).items()):
+            if name == "headers":
+                self.headers = redact_headers(value, *secrets)
+            elif name not in _KEEP_ATTRIBUTES:
+                setattr(self, name, _redact_data(value, secrets))
         return self
 
 
@@ -235,12 +251,81 @@ class Secret:
     __str__ = __repr__
 
 
-def redact(text: str, secret: str | Secret | None) -> str:
-    """``text`` with every occurrence of ``secret`` replaced by ``[redacted]`` (PV-24)."""
+MIN_SECRET_LENGTH = 8
+"""Shorter values (``test``, ``llama``, ``ollama``: placeholders of local servers) are not
+redacted in text: they are not secrets, and replacing them would corrupt text (PV-24)."""
+
+# A secret counts only as a whole token: not inside a longer run of these characters (PV-24).
+_TOKEN_CHAR = r"[A-Za-z0-9_\-]"
+# Headers whose values are credentials whatever they contain (PV-24).
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie", "set-cookie", "x-goog-api-key"}
+)
+# Attributes of an error that are not plain data and are left alone by ``ProviderError.redact``.
+_KEEP_ATTRIBUTES = frozenset({"updates", "__notes__"})
+
+
+def _reveal(secret: str | Secret | None) -> str:
     value = secret.reveal() if isinstance(secret, Secret) else secret
-    if not value:
-        return text
-    return text.replace(value, REDACTED)
+    return value if isinstance(value, str) else ""
+
+
+@functools.lru_cache(maxsize=16)
+def _secret_pattern(value: str) -> re.Pattern[str]:
+    from urllib.parse import quote, quote_plus  # lazily, like the other error-path imports
+
+    forms = sorted({value, quote(value, safe=""), quote_plus(value, safe=""), quote(value)}, key=len, reverse=True)
+    alternatives = "|".join(re.escape(form) for form in forms)
+    return re.compile(f"(?<!{_TOKEN_CHAR})(?:{alternatives})(?!{_TOKEN_CHAR})")
+
+
+def redact(text: str, *secrets: str | Secret | None) -> str:
+    """``text`` with every whole-token occurrence of each secret replaced by ``[redacted]`` (PV-24).
+
+    A secret is matched as given and URL-encoded, and only where it is not part of a longer
+    token (so the key ``llama`` leaves ``llama3`` alone); a secret shorter than
+    ``MIN_SECRET_LENGTH`` characters is not redacted in text at all.
+    """
+    for secret in secrets:
+        value = _reveal(secret)
+        if len(value) >= MIN_SECRET_LENGTH:
+            text = _secret_pattern(value).sub(REDACTED, text)
+    return text
+
+
+def redact_headers(headers: Mapping[str, str] | None, *secrets: str | Secret | None) -> dict[str, str]:
+    """A copy of ``headers`` (lower-case names) without secrets (PV-24).
+
+    The value of a credential header (``authorization``, ``api-key``, ``x-api-key``, cookies,
+    ...) and a value that is a secret, alone or after ``Bearer``, become ``[redacted]``,
+    whatever the secret's length; other values go through ``redact``.
+    """
+    values = {_reveal(s) for s in secrets} - {""}
+    out: dict[str, str] = {}
+    for name, raw in (headers or {}).items():
+        key, value = str(name).lower(), str(raw)
+        bare = value.strip()
+        if bare[:7].lower() == "bearer ":
+            bare = bare[7:].strip()
+        if key in CREDENTIAL_HEADERS or bare in values:
+            out[key] = REDACTED
+        else:
+            out[key] = redact(value, *secrets)
+    return out
+
+
+def _redact_data(value: object, secrets: tuple[str | Secret | None, ...], depth: int = 0) -> object:
+    """Strings inside plain data redacted (copies; other objects as they are)."""
+    if isinstance(value, str):
+        return redact(value, *secrets)
+    if depth > 100:
+        return "[nested too deep]"
+    if isinstance(value, dict):
+        return {_redact_data(k, secrets, depth + 1): _redact_data(v, secrets, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_redact_data(v, secrets, depth + 1) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    return value
 
 
 # --------------------------------------------------------------------------------------------

@@ -563,14 +563,13 @@ def test_pass_through_options() -> None:
     }
 
 
-def test_internal_and_unknown_options_never_leak() -> None:
-    """PV-3: conversation_id, instructions, tool objects, _private and unknown keys are not sent."""
+def test_internal_options_never_leak() -> None:
+    """PV-3: conversation_id, instructions, tool objects and _private keys are not sent."""
     options = {
         "conversation_id": "conv-1",
         "instructions": "x",
         "_function_invocation_budget_state": {"n": 1},
         "_anything": 1,
-        "top_k": 40,
         "additional_function_arguments": {"user_id": 1},
         "temperature": None,
     }

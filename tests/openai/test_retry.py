@@ -133,19 +133,63 @@ def test_error_text(status: int, message: str, request_id: str | None, text: str
 
 
 def test_redact_and_secret() -> None:
-    """PV-24: redact replaces every occurrence; Secret never shows its value."""
-    assert redact("key sk-1 and sk-1 again", "sk-1") == "key [redacted] and [redacted] again"
+    """PV-24: redact replaces every whole-token occurrence; Secret never shows its value."""
+    key = "sk-proj-1234567"
+    assert redact(f"key {key} and {key}. again", key) == "key [redacted] and [redacted]. again"
     assert redact("nothing", "") == "nothing"
     assert redact("nothing", None) == "nothing"
-    secret = Secret("sk-1")
-    assert redact("a sk-1", secret) == "a [redacted]"
-    assert "sk-1" not in repr(secret)
-    assert "sk-1" not in str(secret)
-    assert secret.reveal() == "sk-1"
+    secret = Secret(key)
+    assert redact(f"a {key}", secret) == "a [redacted]"
+    assert key not in repr(secret)
+    assert key not in str(secret)
+    assert secret.reveal() == key
     assert bool(secret)
     assert not Secret("")
-    error = error_for_status(401, "bad key sk-1", None, provider="p").redact(secret)
-    assert "sk-1" not in str(error) + repr(error) + error.provider_message
+    error = error_for_status(401, f"bad key {key}", None, provider="p").redact(secret)
+    assert key not in str(error) + repr(error) + error.provider_message
+
+
+@pytest.mark.parametrize("key", ["llama", "test", "ollama", "sk-none", "EMPTY"])
+def test_placeholder_keys_do_not_corrupt_text(key: str) -> None:
+    """PV-24: keys shorter than MIN_SECRET_LENGTH are not secrets: text keeps every character."""
+    text = f'model "llama3" at http://test-server:11434/ollama/v1 said {key}'
+    assert redact(text, key) == text
+    error = error_for_status(404, text, None, provider="p").redact(key)
+    assert error.provider_message == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("model sk-abcdefgh3 is not a key", "model sk-abcdefgh3 is not a key"),
+        ("Bearer sk-abcdefgh", "Bearer [redacted]"),
+        ("url ?key=sk-abcdefgh&x=1", "url ?key=[redacted]&x=1"),
+        ("prefix-sk-abcdefgh", "prefix-sk-abcdefgh"),
+        ('"sk-abcdefgh"', '"[redacted]"'),
+    ],
+)
+def test_only_whole_tokens_are_redacted(text: str, expected: str) -> None:
+    """PV-24: a key inside a longer token (letters, digits, '-', '_') is not an occurrence."""
+    assert redact(text, "sk-abcdefgh") == expected
+
+
+def test_url_encoded_key_and_header_values_are_redacted() -> None:
+    """PV-24, PV-35: the URL-encoded key, and header values that carry it, are redacted."""
+    from urllib.parse import quote, quote_plus
+
+    from minagent.providers import redact_headers
+
+    key = "sk-a+b/c=d e-12345"
+    text = f"GET /v1?k={quote(key, safe='')}&j={quote_plus(key)} {key}"
+    assert redact(text, key) == "GET /v1?k=[redacted]&j=[redacted] [redacted]"
+    short = "test"
+    headers = {"Authorization": f"Bearer {short}", "X-Echo": short, "x-model": "test-1", "Api-Key": "x"}
+    assert redact_headers(headers, short) == {
+        "authorization": "[redacted]",
+        "x-echo": "[redacted]",
+        "x-model": "test-1",
+        "api-key": "[redacted]",
+    }
 
 
 # =============================================================================================
@@ -452,7 +496,7 @@ async def test_timeout_before_an_answer_is_retried() -> None:
     async with FakeOpenAI() as server:
         server.add(silence(), silence())
         async with client_for(server, sleep=sleeps, timeout=0.2, max_retries=1) as client:
-            with pytest.raises(ProviderTimeoutError, match=r"no answer within 0\.2 s") as info:
+            with pytest.raises(ProviderTimeoutError, match=r"no data within timeout=0\.2 s") as info:
                 await _respond(client, False)
         assert len(server.requests()) == 2
     assert isinstance(info.value, TimeoutError)
@@ -472,7 +516,7 @@ async def test_timeout_after_the_first_byte_is_an_interruption() -> None:
             assert response.text == "a"
             assert len(sleeps.calls) == 1
             server.add(_quiet_after_first_event())
-            with pytest.raises(StreamInterruptedError, match="Timeout"):
+            with pytest.raises(StreamInterruptedError, match=r"no data within timeout=0\.2 s"):
                 await _respond(client, True)
         assert len(server.requests()) == 3
     assert len(sleeps.calls) == 1

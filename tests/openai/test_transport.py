@@ -199,7 +199,9 @@ async def test_request_line_headers_and_body() -> None:
     assert h_plain["Accept"] == "application/json"
     assert h_stream["Accept"] == "text/event-stream"
     assert h_plain["Content-Type"] == "application/json"
-    assert h_plain["User-Agent"] == "minagent-openai"
+    from importlib.metadata import version
+
+    assert h_plain["User-Agent"] == f"minagent-openai/{version('minagent-openai')}"  # OA-20
     assert h_plain["X-Trace"] == "t1"
     assert plain == {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}
     assert streamed["model"] == "gpt-4.1"  # options["model"] wins for one call

@@ -18,6 +18,8 @@ from ._codec import (
     OpenAIProtocolError,
     OpenAIStreamError,
     build_request,
+    decode_response,
+    encode_request,
     parse_error,
     parse_response,
 )
@@ -26,7 +28,7 @@ from ._responses_stream import ResponsesStreamDecoder
 from ._sse import SSEDecoder, SSEEvent
 
 if TYPE_CHECKING:
-    from ._client import OpenAIChatClient
+    from ._client import AzureOpenAIChatClient, OpenAIChatClient
     from ._responses_client import OpenAIResponsesClient
 
 
@@ -36,6 +38,10 @@ def __getattr__(name: str) -> Any:
         from ._client import OpenAIChatClient
 
         return OpenAIChatClient
+    if name == "AzureOpenAIChatClient":  # OA-32
+        from ._client import AzureOpenAIChatClient
+
+        return AzureOpenAIChatClient
     if name == "OpenAIResponsesClient":  # OR-21: the Responses transport, loaded on first use too
         from ._responses_client import OpenAIResponsesClient
 
@@ -44,6 +50,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AzureOpenAIChatClient",
     "ChatCompletionsStreamDecoder",
     "OpenAIChatClient",
     "OpenAIProtocolError",
@@ -54,6 +61,8 @@ __all__ = [
     "SSEEvent",
     "build_request",
     "build_responses_request",
+    "decode_response",
+    "encode_request",
     "parse_error",
     "parse_response",
     "parse_responses_response",

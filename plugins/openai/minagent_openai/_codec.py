@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import http
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -40,18 +41,24 @@ from minagent import (
     UsageDetails,
 )
 
-from ._sse import SSEDecoder, SSEEvent
+from ._sse import SSEDecoder, SSEEvent, SSELimitError
 
 __all__ = [
+    "DEFAULT_MAX_LINE_SIZE",
     "ChatCompletionsStreamDecoder",
     "OpenAIProtocolError",
     "OpenAIStreamError",
     "build_request",
+    "decode_response",
+    "encode_request",
+    "loads",
     "parse_error",
     "parse_response",
 ]
 
 _SNIPPET = 200  # characters of offending data quoted in an error (PV-10)
+DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # characters of one SSE line or event (PV-36)
+_MAX_CREATED = 253402300800  # 10000-01-01T00:00:00Z: a later ``created`` counts as absent (OA-13)
 _ERROR_TEXT = 500  # characters of a plain-text error body kept (PV-11)
 
 
@@ -96,8 +103,37 @@ class OpenAIProtocolError(ProviderError, ValueError):
 
 
 def _snippet(data: object, limit: int = _SNIPPET) -> str:
-    text = data if isinstance(data, str) else repr(data)
+    if isinstance(data, bytes | bytearray):
+        data = bytes(data[: limit * 4]).decode("utf-8", "replace")
+    try:
+        text = data if isinstance(data, str) else repr(data)
+    except (RecursionError, ValueError):  # nested too deep, or an int too long to print
+        text = f"<{type(data).__name__} that cannot be shown>"
     return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(data: bytes | bytearray | str, what: str) -> Any:
+    """Strict JSON of wire data (PV-10, OA-28): anything that is not JSON, NaN and Infinity
+    included, is an `OpenAIProtocolError` naming ``what``, never a bare ``ValueError``,
+    ``RecursionError`` or ``UnicodeDecodeError``. Integers longer than the interpreter's
+    digit limit and nesting deeper than its recursion limit are errors too.
+    """
+    problem: str | None = None
+    try:
+        return json.loads(data, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        problem = f"{exc.msg} at position {exc.pos}"
+    except RecursionError:
+        problem = "nested too deeply"
+    except UnicodeDecodeError as exc:
+        problem = f"invalid UTF-8 at byte {exc.start}"
+    except ValueError as exc:  # NaN/Infinity, or an integer with too many digits
+        problem = str(exc)[:200]
+    raise OpenAIProtocolError(f"{what} is not valid JSON ({problem}): {_snippet(data)}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,9 +155,45 @@ _PASS_THROUGH: tuple[str, ...] = (
     "reasoning_effort",
     "service_tier",
     "prompt_cache_key",
+    "prompt_cache_retention",
     "safety_identifier",
+    "logprobs",
+    "top_logprobs",
+    "modalities",
+    "prediction",
+    "verbosity",
+    "audio",
+    "web_search_options",
 )
 _TOOL_ONLY: tuple[str, ...] = ("parallel_tool_calls",)
+# Options read by the codec itself (OA-1, OA-6 .. OA-9, PV-3, PV-4, OA-26).
+_HANDLED = frozenset(
+    {
+        "model",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "response_format",
+        "max_tokens",
+        "conversation_id",
+        "additional_function_arguments",
+        "extra_body",
+        "n",
+        *_PASS_THROUGH,
+        *_TOOL_ONLY,
+    }
+)
+# Options that are not request fields of this codec, and what to write instead (OA-26).
+_REFUSED: dict[str, str] = {
+    "stream": "call get_response(..., stream=True) instead",
+    "stream_options": "the client sets it when streaming; use options['extra_body'] to change it",
+    "functions": "deprecated by the API; pass tools instead",
+    "function_call": "deprecated by the API; pass tool_choice instead",
+    "extra_headers": "pass default_headers= to the client",
+    "extra_query": "pass default_query= to the client",
+    "timeout": "pass timeout= / total_timeout= to the client",
+    "messages": "pass the messages to get_response()",
+}
 _NOT_SENT_TYPES = frozenset(
     {"text_reasoning", "usage", "error", "function_approval_request", "function_approval_response"}
 )
@@ -143,6 +215,7 @@ def build_request(
     ``max_tokens_key`` names the field ``options["max_tokens"]`` is sent as (OA-9).
     """
     opts = {k: v for k, v in (options or {}).items() if v is not None}
+    _check_keys(opts)
     chosen = opts.get("model") or model
     if not chosen or not isinstance(chosen, str):
         raise ValueError("build_request needs a model: pass model=... or options['model']")
@@ -154,7 +227,14 @@ def build_request(
         if key in opts:
             body[key] = _plain(opts[key], key)
     if "max_tokens" in opts and max_tokens_key not in body:
-        body[max_tokens_key] = opts["max_tokens"]
+        body[max_tokens_key] = _plain(opts["max_tokens"], "max_tokens")
+    if "n" in opts:
+        if opts["n"] != 1 or isinstance(opts["n"], bool):
+            raise ValueError(
+                f"option 'n' = {opts['n']!r} is not supported: the codec decodes only choice 0; "
+                "make n separate requests instead"
+            )
+        body["n"] = 1
     tools = _tools(opts.get("tools"))
     if tools:
         body["tools"] = tools
@@ -162,7 +242,7 @@ def build_request(
             body["tool_choice"] = _tool_choice(opts["tool_choice"])
         for key in _TOOL_ONLY:
             if key in opts:
-                body[key] = opts[key]
+                body[key] = _plain(opts[key], key)
     if "response_format" in opts:
         body["response_format"] = _response_format(opts["response_format"])
     if stream:
@@ -172,17 +252,53 @@ def build_request(
     if extra is not None:
         if not isinstance(extra, Mapping):
             raise TypeError(f"options['extra_body'] must be a dict, got {type(extra).__name__}")
-        body.update(_plain(dict(extra), "extra_body"))
+        for key, value in extra.items():
+            if value is None:  # None removes a computed field (PV-3)
+                body.pop(key, None)
+            else:
+                body[key] = _plain(value, f"extra_body[{key!r}]")
     return body
 
 
+def _check_keys(opts: Mapping[str, Any]) -> None:
+    """OA-26: every option key is read by the codec, internal (``_``), or an error naming it."""
+    for key in opts:
+        if not isinstance(key, str):
+            raise TypeError(f"option keys must be str, got {key!r}")
+        if key in _HANDLED or key.startswith("_"):
+            continue
+        hint = _REFUSED.get(key) or f"to send it as a request field, put it in options['extra_body'] = {{{key!r}: ...}}"
+        raise ValueError(f"option {key!r} is not a Chat Completions option of minagent-openai: {hint}")
+
+
 def _plain(value: Any, where: str) -> Any:
-    """``value`` deep-copied as plain JSON data: the body shares nothing with the options (PV-2)."""
+    """``value`` deep-copied as plain JSON data: the body shares nothing with the options (PV-2).
+
+    A value that JSON cannot carry is a ``TypeError``; NaN or an infinity a ``ValueError``
+    (not valid JSON, OA-27), both naming the option.
+    """
+    failure: Exception | None = None
     try:
-        result = json.loads(json.dumps(value))
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"option {where!r} is not JSON data: {exc}") from None
+        result = json.loads(json.dumps(value, allow_nan=False))
+    except ValueError as exc:
+        failure = ValueError(f"option {where!r} is not valid JSON (NaN and Infinity are not allowed): {exc}")
+    except (TypeError, RecursionError) as exc:
+        failure = TypeError(f"option {where!r} is not JSON data: {exc}")
+    if failure is not None:
+        raise failure
     return result
+
+
+def encode_request(body: Mapping[str, Any]) -> bytes:
+    """The request body as UTF 8 JSON bytes; NaN or Infinity anywhere is a ``ValueError`` (OA-27)."""
+    failure: Exception | None = None
+    try:
+        return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except ValueError as exc:
+        failure = ValueError(f"the request is not valid JSON (NaN and Infinity are not allowed): {exc}")
+    except (TypeError, RecursionError) as exc:
+        failure = TypeError(f"the request is not JSON data: {exc}")
+    raise failure
 
 
 # -- messages (OA-2 .. OA-5) ------------------------------------------------------------------
@@ -269,7 +385,7 @@ def _tool_call(content: Content, index: int) -> dict[str, Any]:
     elif isinstance(args, str):
         arguments = args
     else:
-        arguments = json.dumps(args)
+        arguments = _plain_text(args, f"messages[{index}]: the arguments of call {content.call_id!r}")
     return {
         "id": content.call_id,
         "type": "function",
@@ -290,7 +406,34 @@ def _result_text(content: Content) -> str:
         return result
     if result is None:
         return content.exception or ""
-    return json.dumps(result, default=_json_default)
+    try:
+        return json.dumps(result, default=_json_default, allow_nan=False)
+    except ValueError:  # NaN or Infinity in a tool's result: named as strings (OA-27)
+        return json.dumps(_finite(result), default=_json_default, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return _finite(to_dict())
+    return value
+
+
+def _plain_text(value: Any, where: str) -> str:
+    failure: Exception | None = None
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError as exc:
+        failure = ValueError(f"{where} are not valid JSON (NaN and Infinity are not allowed): {exc}")
+    except (TypeError, RecursionError) as exc:
+        failure = TypeError(f"{where} are not JSON data: {exc}")
+    raise failure
 
 
 def _json_default(value: Any) -> Any:
@@ -406,6 +549,14 @@ def _response_format(value: Any) -> dict[str, Any]:
 # Response (OA-11 .. OA-13)
 
 
+def decode_response(raw: bytes | bytearray | str) -> ChatResponse:
+    """The bytes of a non-streaming answer as a `ChatResponse`: ``loads`` then ``parse_response``.
+
+    Only `OpenAIProtocolError` and `OpenAIStreamError` come out of it, whatever the bytes (OA-28).
+    """
+    return parse_response(loads(raw, "response body"))
+
+
 def parse_response(body: Mapping[str, Any]) -> ChatResponse:
     """A non-streaming Chat Completions body as a `ChatResponse` (PV-8, OA-11 .. OA-13)."""
     if not isinstance(body, Mapping):
@@ -442,8 +593,8 @@ def parse_response(body: Mapping[str, Any]) -> ChatResponse:
 def _dump(value: Any) -> str:
     try:
         return json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
+    except (TypeError, ValueError, RecursionError):
+        return _snippet(value)
 
 
 def _choice_zero(choices: list[Any]) -> Mapping[str, Any] | None:
@@ -462,7 +613,7 @@ def _meta(chunk: Mapping[str, Any]) -> dict[str, Any]:
     """Response-level fields; an empty id or model and ``created == 0`` count as absent (OA-13)."""
     created = chunk.get("created")
     created_at = None
-    if isinstance(created, int | float) and not isinstance(created, bool) and created > 0:
+    if isinstance(created, int | float) and not isinstance(created, bool) and 0 < created < _MAX_CREATED:
         created_at = datetime.fromtimestamp(created, tz=UTC).isoformat().replace("+00:00", "Z")
     return {
         "response_id": _str_or_none(chunk.get("id")),
@@ -481,7 +632,14 @@ class _CallIds:
         self.response_id = response_id
         self.by_index: dict[int, str] = {}
         self.named: set[str] = set()
+        self.order: dict[str, None] = {}  # every call id, in order of appearance
         self.last: int | None = None
+
+    def seen(self, call_id: str) -> None:
+        self.order.setdefault(call_id)
+
+    def unnamed(self) -> list[str]:
+        return [call_id for call_id in self.order if call_id not in self.named]
 
     def synthetic(self, index: int) -> str:
         return f"call_{index}_{self.response_id}" if self.response_id else f"call_{index}"
@@ -528,6 +686,8 @@ def _contents(message: Mapping[str, Any], calls: _CallIds, *, whole: bool) -> li
     text = message.get("content")
     if isinstance(text, str) and text:
         out.append(Content.from_text(text))
+    elif text is not None and not isinstance(text, str | list):
+        raise OpenAIProtocolError(f"content must be a string, a list or null: {_snippet(_dump(text))}")
     elif isinstance(text, list):  # some compatible servers answer with content parts
         for part in text:
             if not isinstance(part, Mapping) or part.get("type") != "text":
@@ -541,7 +701,12 @@ def _contents(message: Mapping[str, Any], calls: _CallIds, *, whole: bool) -> li
             if not isinstance(call, Mapping):
                 raise OpenAIProtocolError(f"tool_calls[{position}] is not an object: {_snippet(_dump(call))}")
             index = call.get("index", position) if whole else call.get("index")
-            out.append(_call_content(call, index, calls))
+            content = _call_content(call, index, calls)
+            if whole and not content.name:
+                raise OpenAIProtocolError(f"tool_calls[{position}] has no function name: {_snippet(_dump(call))}")
+            out.append(content)
+    elif tool_calls is not None:
+        raise OpenAIProtocolError(f"tool_calls must be a list or null: {_snippet(_dump(tool_calls))}")
     return out
 
 
@@ -555,8 +720,18 @@ def _call_content(call: Mapping[str, Any], index: Any, calls: _CallIds) -> Conte
     elif isinstance(args, str):
         arguments = args
     else:
-        arguments = json.dumps(args)
+        arguments = _dump_arguments(args)
+    calls.seen(call_id)
     return Content.from_function_call(call_id, calls.name_once(call_id, function.get("name")), arguments)
+
+
+def _dump_arguments(args: Any) -> str:
+    problem = ""
+    try:
+        return json.dumps(args, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        problem = f"{type(exc).__name__}: {str(exc)[:100]}"
+    raise OpenAIProtocolError(f"tool call arguments cannot be sent on as JSON ({problem})")
 
 
 def _usage(value: Any) -> UsageDetails | None:
@@ -627,16 +802,42 @@ class ChatCompletionsStreamDecoder:
     ``feed()`` / ``close()`` carry the updates decoded before them in ``.updates`` (PV-14).
     """
 
-    def __init__(self) -> None:
-        self._sse = SSEDecoder()
+    def __init__(self, *, max_line_size: int | None = DEFAULT_MAX_LINE_SIZE) -> None:
+        self._sse = SSEDecoder(max_line_size=max_line_size)
         self._calls = _CallIds(None)
+        self._checked = False
         self.done = False
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[ChatResponseUpdate]:
-        return self._decode(self._sse.feed(chunk))
+        return self._step(chunk)
 
     def close(self) -> list[ChatResponseUpdate]:
-        return self._decode(self._sse.close())
+        updates = self._step(None)
+        if not self._checked:
+            self._check_names(updates)
+        return updates
+
+    def _step(self, chunk: bytes | bytearray | memoryview | None) -> list[ChatResponseUpdate]:
+        limit: SSELimitError | None = None
+        try:
+            events = self._sse.feed(chunk) if chunk is not None else self._sse.close()
+        except SSELimitError as exc:
+            events, limit = exc.events, exc
+        updates = self._decode(events)
+        if limit is not None:
+            error = OpenAIProtocolError(f"{limit} (PV-36)")
+            error.updates = updates
+            raise error
+        return updates
+
+    def _check_names(self, updates: list[ChatResponseUpdate]) -> None:
+        """OA-28: by the end of the stream, every tool call has received its function name."""
+        self._checked = True
+        unnamed = self._calls.unnamed()
+        if unnamed:
+            error = OpenAIProtocolError(f"the stream ended with tool calls that have no function name: {unnamed[:5]}")
+            error.updates = updates
+            raise error
 
     def _decode(self, events: list[SSEEvent]) -> list[ChatResponseUpdate]:
         updates: list[ChatResponseUpdate] = []
@@ -656,15 +857,16 @@ class ChatCompletionsStreamDecoder:
         data = event.data.strip()
         if data == "[DONE]":
             self.done = True
+            self._check_names([])
             return None
         try:
-            chunk = json.loads(data)
-        except json.JSONDecodeError as exc:
-            if event.event == "error":
-                raise OpenAIStreamError(data or "error event without data", body=data) from None
-            raise OpenAIProtocolError(
-                f"stream data is not valid JSON ({exc.msg} at position {exc.pos}): {_snippet(event.data)}"
-            ) from None
+            chunk = loads(data, "stream data")
+        except OpenAIProtocolError as exc:
+            if event.event != "error":
+                raise
+            chunk = exc  # an error event whose data is not JSON: its text is the message
+        if isinstance(chunk, OpenAIProtocolError):
+            raise OpenAIStreamError(data[:_ERROR_TEXT] if data else "error event without data", body=data)
         if not isinstance(chunk, Mapping):
             raise OpenAIProtocolError(f"stream chunk is not a JSON object: {_snippet(event.data)}")
         _raise_if_error(chunk, event)
@@ -724,8 +926,8 @@ def parse_error(
         text = _dump(body)
     if text and not isinstance(body, Mapping):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
+            data = json.loads(text, parse_constant=_no_constant)
+        except (ValueError, RecursionError):  # not JSON, too deep, too long an integer (OA-28)
             data = None
     message = _error_message(data) if isinstance(data, Mapping) else None
     if message is None:
