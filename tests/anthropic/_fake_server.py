@@ -32,6 +32,7 @@ from minagent.testing import ScriptedHarness, ScriptedStep
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 TRANSCRIPT_NAMES = sorted(p.name for p in TRANSCRIPTS.glob("*.sse"))
+COMPLETE = [n for n in TRANSCRIPT_NAMES if n != "error_midstream.sse"]  # ends with message_stop
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 MODEL = "claude-sonnet-4-5"
 
