@@ -64,6 +64,12 @@ async def ask(client: AnthropicChatClient, *, stream: bool, **kw: Any) -> ChatRe
     return response
 
 
+async def collect(client: AnthropicChatClient, texts: list[str]) -> None:
+    """Stream an answer, appending each update's text as it arrives."""
+    async for update in client.get_response([Message("user", ["Hi"])], stream=True):
+        texts.append(update.text)
+
+
 def error_step(status: int, message: str, headers: dict[str, str] | None = None) -> Any:
     async def handler(server: FakeAnthropic, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
         return error_response(status, message, headers=headers)
@@ -192,8 +198,7 @@ async def test_no_retry_after_the_first_byte() -> None:
         async with server.make_client(max_retries=3, sleep=Sleeps()) as client:
             texts: list[str] = []
             with pytest.raises(StreamInterruptedError):
-                async for update in client.get_response([Message("user", ["Hi"])], stream=True):
-                    texts.append(update.text)
+                await collect(client, texts)
         assert len(server.requests()) == 1
     assert "".join(texts) == "Hello! Grüße — ünïcödé 🌍 done."
 
@@ -218,8 +223,7 @@ async def test_error_event_mid_stream_is_typed_and_keeps_what_was_streamed() -> 
         async with server.make_client(max_retries=3, sleep=Sleeps()) as client:
             texts: list[str] = []
             with pytest.raises(AnthropicStreamError) as info:
-                async for update in client.get_response([Message("user", ["Hi"])], stream=True):
-                    texts.append(update.text)
+                await collect(client, texts)
         assert len(server.requests()) == 1
     assert "".join(texts) == "Partial answer"
     assert info.value.type == "overloaded_error"
