@@ -26,6 +26,7 @@ from minagent import (
     ChatContext,
     ChatMiddleware,
     ChatResponse,
+    ChatResponseUpdate,
     Content,
     Context,
     ContextProvider,
@@ -463,6 +464,57 @@ async def test_chat_middleware_can_modify_messages_options_result(where, stream)
     assert response.text == "HELLO!"
 
 
+class ShoutingChatMiddleware(ChatMiddleware):
+    async def process(self, context, call_next):
+        if context.stream:
+            context.stream_transform_hooks.append(
+                lambda update: ChatResponseUpdate(contents=[update.text.upper()], role=update.role)
+            )
+        await call_next(context)
+
+
+@pytest.mark.parametrize("where", ["client", "agent"])
+async def test_chat_middleware_registers_stream_hooks(where):
+    """Seed 000, "2. Chat Middleware Layer", "Key Operations" 3: "Stream hooks can be registered
+    for streaming responses" — a chat middleware adds a transform hook to its context; the
+    streamed updates pass through it. MW-10, ST-4."""
+    if where == "client":
+        client = ScriptedChatClient([text_chunks("hel", "lo")], middleware=[ShoutingChatMiddleware()])
+        agent = Agent(client=client)
+    else:
+        client = ScriptedChatClient([text_chunks("hel", "lo")])
+        agent = Agent(client=client, middleware=[ShoutingChatMiddleware()])
+    stream = agent.run("Hi", stream=True)
+    assert [update.text async for update in stream] == ["HEL", "LO"]
+
+
+@BOTH_MODES
+async def test_chat_layer_options_are_a_mutable_copy(stream):
+    """Seed 000, "Chat Layer -> Function Layer": `"options": {...}, # Mutable copy of chat_options`:
+    chat middleware may change the options of its model call; neither the caller's options nor the
+    agent's defaults nor the next model call of the loop see the change. LP-3, OP-7."""
+
+    class OneShotTemperature(ChatMiddleware):
+        def __init__(self):
+            self.calls = 0
+
+        async def process(self, context, call_next):
+            self.calls += 1
+            if self.calls == 1:
+                context.options["temperature"] = 0.0
+                context.options["metadata"]["first"] = True
+            await call_next(context)
+
+    client = ScriptedChatClient([[call("get_weather", {"location": "Paris"})], "Sunny."])
+    agent = Agent(client=client, tools=[get_weather], default_options={"temperature": 0.7})
+    options = {"metadata": {"user": "u1"}}
+    await run(agent, "Weather?", stream=stream, options=options, middleware=[OneShotTemperature()])
+    assert [r.options["temperature"] for r in client.requests] == [0.0, 0.7]
+    assert [r.options["metadata"] for r in client.requests] == [{"user": "u1", "first": True}, {"user": "u1"}]
+    assert options == {"metadata": {"user": "u1"}}
+    assert agent.default_options["temperature"] == 0.7
+
+
 # ---------------------------------------------------------------------------------------------
 # "3. Function Invocation Layer": configuration table and `tool_choice` behaviour.
 
@@ -826,6 +878,21 @@ async def test_agent_layer_to_chat_layer_arguments(stream):
     assert "conversation_id" not in sent.options
     assert "instructions" not in sent.options  # nobody set instructions: the key is absent
     assert response.messages[0].author_name == "WeatherAgent"
+
+
+@BOTH_MODES
+async def test_agent_name_attribution_does_not_change_provider_messages(stream):
+    """Seed 000, "Agent Layer -> Chat Layer": `"agent_name": "...", # Agent name for attribution`.
+    Two agents with different names get one response object from their provider (a cache, a
+    shared script step): each response carries its own agent's name, and the provider's message
+    objects are not changed. AG-7."""
+    shared = reply(Content.from_text("Hello!"))
+    client = ScriptedChatClient([shared, shared])
+    first = await run(Agent(client=client, name="First"), "Hi", stream=stream)
+    second = await run(Agent(client=client, name="Second"), "Hi", stream=stream)
+    assert first.messages[0].author_name == "First"
+    assert second.messages[0].author_name == "Second"
+    assert shared.messages[0].author_name is None
 
 
 @BOTH_MODES

@@ -427,6 +427,17 @@ def test_merge_options_same_name_different_tool():
         )
 
 
+def test_merge_options_refuses_non_mappings():
+    """Seed 003, "Options 合并策略": `_merge_options(base: dict[str, Any], override: dict[str, Any])`
+    merges two options dicts; anything else given as either argument is a `TypeError` that names
+    the argument, not an error from inside. OP-8."""
+    for bad in (5, "temperature=0.2", [("temperature", 0.2)]):
+        with pytest.raises(TypeError, match="override"):
+            merge_options({"temperature": 0.7}, bad)
+        with pytest.raises(TypeError, match="base"):
+            merge_options(bad, {"temperature": 0.7})
+
+
 class ToolProvider(ContextProvider):
     async def invoking(self, messages, **kwargs):
         def get_time(city):
