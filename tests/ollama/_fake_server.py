@@ -274,3 +274,19 @@ def disconnect_after(data: bytes, n_bytes: int) -> Handler:
         return response
 
     return handler
+
+
+def silence(after_headers: bool = False, first: bytes = b"") -> Handler:
+    """Say nothing (or send headers and ``first``, then nothing) until the server closes."""
+
+    async def handler(server: FakeOllama, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
+        response = web.StreamResponse(headers=NDJSON_HEADERS)
+        if after_headers or first:
+            await response.prepare(request)
+        if first:
+            await response.write(first)
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(server.closing.wait(), 10)
+        return response
+
+    return handler

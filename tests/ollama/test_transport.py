@@ -14,22 +14,26 @@ import subprocess
 import sys
 from typing import Any
 
+import aiohttp
 import pytest
 from minagent_ollama import OllamaChatClient, OllamaModelNotFoundError, OllamaProtocolError, OllamaStreamError
 
 from minagent import (
     Agent,
+    AuthenticationError,
     ChatResponse,
     ChatResponseUpdate,
     FunctionInvocationConfiguration,
     Message,
     NotFoundError,
+    ProviderConnectionError,
+    ProviderTimeoutError,
     StreamInterruptedError,
     get_client,
     tool,
 )
 
-from ._fake_server import FakeOllama, disconnect_after, merge_chunks, raw, replay, transcript
+from ._fake_server import FakeOllama, disconnect_after, merge_chunks, raw, replay, silence, transcript
 
 MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
 
@@ -310,3 +314,81 @@ async def test_cli_run_with_provider_ollama() -> None:
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Why is the sky blue?"},
     ]
+
+
+async def test_connection_refused_is_a_connection_error() -> None:
+    """OL-22, PV-23, PV-24: no server is a retryable ProviderConnectionError naming the URL."""
+    async with FakeOllama() as server:
+        url = server.base_url
+    client = OllamaChatClient("llama3.2", base_url=url, max_retries=0)
+    async with client:
+        with pytest.raises(ProviderConnectionError, match="connection failed") as caught:
+            await client.get_response([Message("user", ["Hi"])])
+    assert url in str(caught.value)
+    assert caught.value.retryable
+
+
+@pytest.mark.parametrize(("stream", "after_headers"), [(False, False), (True, False), (True, True)])
+async def test_timeouts_before_the_first_byte(stream: bool, after_headers: bool) -> None:
+    """OL-22, PV-23: silence before the first byte of the body is ProviderTimeoutError."""
+    async with FakeOllama() as server:
+        server.add(silence(after_headers=after_headers))
+        async with server.make_client(timeout=0.2, max_retries=0, function_invocation_configuration=NO_LOOP) as client:
+            with pytest.raises(ProviderTimeoutError, match=r"no answer within 0\.2 s"):
+                await respond(client, stream=stream)
+
+
+async def test_timeout_after_the_first_byte() -> None:
+    """OL-22, PV-29: silence in the middle of a stream is StreamInterruptedError after the updates."""
+    first_line = transcript("plain_text.ndjson").split(b"\n")[0] + b"\n"
+    async with FakeOllama() as server:
+        server.add(silence(first=first_line))
+        async with server.make_client(timeout=0.2, max_retries=0, function_invocation_configuration=NO_LOOP) as client:
+            texts: list[str] = []
+            with pytest.raises(StreamInterruptedError):
+                await collect(client.get_response([Message("user", ["Hi"])], stream=True), texts)
+    assert texts == ["The"]
+
+
+async def test_an_empty_stream_is_retried() -> None:
+    """PV-29, OL-22: a 2xx stream that ends before its first byte is retried like a connection error."""
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    async with FakeOllama() as server:
+        server.add(replay(b""), replay(transcript("plain_text.ndjson")))
+        async with server.make_client(sleep=sleep, function_invocation_configuration=NO_LOOP) as client:
+            response, _ = await respond(client, stream=True)
+        assert len(server.requests()) == 2
+    assert response.finish_reason == "stop"
+    assert len(sleeps) == 1
+
+
+async def test_401_without_a_key_says_so() -> None:
+    """OL-21: without a key a 401 says that OLLAMA_API_KEY was not set."""
+    async with FakeOllama() as server:
+        server.add(raw(401, json.dumps({"error": "unauthorized"})))
+        async with server.make_client(api_key="", max_retries=0) as client:
+            with pytest.raises(AuthenticationError, match="OLLAMA_API_KEY"):
+                await client.get_response([Message("user", ["Hi"])])
+
+
+async def test_session_life_cycle() -> None:
+    """PV-31: the session is created lazily and closed by aclose(); one passed in stays open."""
+    async with FakeOllama() as server:
+        server.add(replay(transcript("plain_text.ndjson")), replay(transcript("plain_text.ndjson")))
+        client = server.make_client()
+        assert client.session is None
+        await client.get_response([Message("user", ["Hi"])])
+        own = client.session
+        assert own is not None
+        await client.aclose()
+        assert own.closed
+        await client.aclose()
+        async with aiohttp.ClientSession() as shared:
+            other = server.make_client(session=shared)
+            await other.get_response([Message("user", ["Hi"])])
+            await other.aclose()
+            assert not shared.closed
