@@ -39,7 +39,8 @@ import logging
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+import re
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import aiohttp
 
@@ -86,6 +87,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MAX_BODY_SIZE = 32 * 1024 * 1024  # bytes of a 2xx non-streaming body (PV-36)
 PROVIDER = "openai"
 _MAX_ERROR_BODY = 64 * 1024  # bytes of a non-2xx body read for its message (PV-11)
+_USERINFO = re.compile(r"//.*@")  # greedy: a raw "/" in a password must not split it
 
 
 def _plugin_version() -> str:
@@ -203,17 +205,21 @@ class OpenAIChatClient(BaseChatClient):
 
     def _init_url(self, url: str, key: str) -> None:
         """Split the base URL: endpoint, query (kept, OA-30) and credentials (a secret, PV-24)."""
+        masked = redact(_USERINFO.sub("//***@", url), key)
         parts = urlsplit(url.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base_url must be an http(s) URL, got {redact(url, key)!r}")
-        password = parts.password or ""
-        self._url_user = parts.username or ""
+            raise ValueError(f"base_url must be an http(s) URL, got {masked!r}")
+        password = unquote(parts.password or "")
+        self._url_user = unquote(parts.username or "")
         self._url_password = Secret(password)
         netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+        port: int | None = None
         try:
             port = parts.port
         except ValueError:
-            raise ValueError(f"base_url has an invalid port: {redact(url, key, password)!r}") from None
+            pass
+        if port is None and parts.netloc.rsplit("@", 1)[-1].rstrip("]").count(":") > (parts.hostname.count(":")):
+            raise ValueError(f"base_url has an invalid port: {masked!r}")
         if port is not None:
             netloc = f"{netloc}:{port}"
         path = parts.path.rstrip("/")
@@ -371,6 +377,11 @@ class OpenAIChatClient(BaseChatClient):
             headers["OpenAI-Project"] = self.project
         headers.update(self.default_headers)
         headers.update(self._auth_headers())
+        if self._url_user and "Authorization" not in headers:  # user:password@ in base_url (OA-20)
+            import base64
+
+            pair = f"{self._url_user}:{self._url_password.reveal()}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         return headers
 
     def _query(self) -> list[tuple[str, str]]:
@@ -394,7 +405,6 @@ class OpenAIChatClient(BaseChatClient):
         first chunk (still open: the caller closes it). Every failure is a `ProviderError`."""
         url = f"{self._endpoint}/chat/completions"
         timeout = aiohttp.ClientTimeout(total=self.total_timeout, connect=self.timeout, sock_read=self.timeout)
-        auth = aiohttp.BasicAuth(self._url_user, self._url_password.reveal()) if self._url_user else None
         logger.debug("POST %s (stream=%s)", redact(f"{self.base_url}/chat/completions", *self._secrets), stream)
         response: aiohttp.ClientResponse | None = None
         handed_over = False
@@ -407,7 +417,6 @@ class OpenAIChatClient(BaseChatClient):
                 data=body,
                 headers=self._headers(stream=stream),
                 timeout=timeout,
-                auth=auth,
             )
             if response.status >= 300:
                 failure = await self._status_error(response)
