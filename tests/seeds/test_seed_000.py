@@ -23,6 +23,7 @@ from minagent import (
     AgentResponse,
     AgentResponseUpdate,
     AgentThread,
+    BaseChatClient,
     ChatContext,
     ChatMiddleware,
     ChatResponse,
@@ -354,6 +355,38 @@ async def test_agent_middleware_can_modify_messages_options_thread_result(stream
     assert response.text == "Bonjour"
 
 
+@BOTH_MODES
+async def test_metadata_shared_between_middleware(stream):
+    """Seed 000, the context tables: `metadata | dict | Shared data between middleware` — what one
+    agent middleware puts there the next one reads, and likewise for the chat middleware of one
+    model call. MW-11."""
+    seen = []
+
+    class Stamp(AgentMiddleware):
+        async def process(self, context, call_next):
+            context.metadata["request_id"] = "r-1"
+            await call_next(context)
+
+    class Read(AgentMiddleware):
+        async def process(self, context, call_next):
+            seen.append(("agent", context.metadata.get("request_id")))
+            await call_next(context)
+
+    class StampChat(ChatMiddleware):
+        async def process(self, context, call_next):
+            context.metadata["attempt"] = 1
+            await call_next(context)
+
+    class ReadChat(ChatMiddleware):
+        async def process(self, context, call_next):
+            seen.append(("chat", context.metadata.get("attempt")))
+            await call_next(context)
+
+    agent = Agent(client=ScriptedChatClient(["Hello!"]), middleware=[Stamp(), Read(), StampChat(), ReadChat()])
+    await run(agent, "Hi", stream=stream)
+    assert seen == [("agent", "r-1"), ("chat", 1)]
+
+
 def test_categorize_middleware_splits_by_type():
     """Seed 000, "1. Agent Middleware Layer", "Key Operations" 1: `categorize_middleware()`
     separates middleware by type (agent, chat, function), class-based middleware without
@@ -517,6 +550,37 @@ async def test_chat_layer_options_are_a_mutable_copy(stream):
 
 # ---------------------------------------------------------------------------------------------
 # "3. Function Invocation Layer": configuration table and `tool_choice` behaviour.
+
+
+class WeatherServiceClient(BaseChatClient):
+    """A provider as seed 000's diagram draws it (`BaseChatClient._inner_get_response()` ->
+    LLM service), written without annotations; it implements no streaming of its own."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    async def _inner_get_response(self, *, messages, options, **kwargs):
+        self.seen.append([m.role for m in messages])
+        if messages[-1].role == "tool":
+            return ChatResponse(
+                messages=[Message("assistant", ["The service says: " + messages[-1].contents[0].result])]
+            )
+        return ChatResponse(messages=[Message("assistant", [call("get_weather", {"location": "Lima"})])])
+
+
+@BOTH_MODES
+async def test_function_invocation_loop_over_inner_get_response(stream):
+    """Seed 000, "3. Function Invocation Layer": the loop 1. calls
+    `BaseChatClient._inner_get_response()` to get the LLM response, 2. extracts the function calls,
+    3. executes them through the function middleware pipeline, 4. appends the results to the
+    messages and loops back to step 1. A provider that implements only `_inner_get_response` also
+    streams (its response as updates). LP-2, LP-4."""
+    client = WeatherServiceClient()
+    agent = Agent(client=client, tools=[get_weather])
+    response = await run(agent, "Weather in Lima?", stream=stream)
+    assert client.seen == [["user"], ["user", "assistant", "tool"]]
+    assert response.text == "The service says: It's sunny in Lima."
 
 
 def test_function_invocation_configuration_defaults():
@@ -1090,6 +1154,18 @@ class MiddlewareBOption2(AgentMiddleware):
         # Choose one:
         # return # Option 1
         raise MiddlewareTermination()  # Option 2
+
+
+@pytest.mark.xfail(
+    strict=True, reason="issue 12 B16: a middleware class given instead of an instance gets 'cannot tell which layer'"
+)
+def test_middleware_registered_as_classes_names_the_fix():
+    """Seed 000, "`return` vs `raise MiddlewareTermination`": "With middleware registered as
+    `[MiddlewareA, MiddlewareB]`" — the seed's prose names the classes. Middleware is registered as
+    instances (`MiddlewareA()`); a class given instead is a `MiddlewareException` that says so,
+    not a question about which layer it belongs to (its base class says that). MW-2."""
+    with pytest.raises(MiddlewareException, match=r"MiddlewareA\(\)"):
+        Agent(client=ScriptedChatClient([]), middleware=[MiddlewareA, MiddlewareB])
 
 
 @BOTH_MODES
