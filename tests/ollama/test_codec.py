@@ -663,3 +663,70 @@ def test_codec_does_not_import_aiohttp() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+class _Point:
+    def to_dict(self) -> dict[str, int]:
+        return {"x": 1}
+
+
+@pytest.mark.parametrize(
+    ("messages", "options", "error", "match"),
+    [
+        ([Message("user", [Content("hosted_file", uri="file_1")])], {}, ValueError, r"messages\[0\].*hosted_file"),
+        ([Message("assistant", [Content.from_function_call("c", "", "{}")])], {}, ValueError, "needs a name"),
+        ([Message("tool", [Content.from_function_result("", "x")])], {}, ValueError, "needs a call_id"),
+        ([Message("user", [Content.from_function_call("c", "f", "{}")])], {}, ValueError, "assistant message"),
+        ([Message("user", ["x"])], {"tools": [{"description": "no name"}]}, TypeError, "has no name"),
+        ([Message("user", ["x"])], {"response_format": "yaml"}, ValueError, "unsupported response_format"),
+        ([Message("user", ["x"])], {"response_format": 42}, TypeError, "unsupported response_format"),
+        ([Message("user", ["x"])], {"response_format": {"schema": [1]}}, TypeError, "must be a dict"),
+        ([Message("user", ["x"])], {"temperature": object()}, TypeError, "'temperature' is not JSON"),
+    ],
+)
+def test_requests_that_cannot_be_built(
+    messages: list[Message], options: dict[str, Any], error: type, match: str
+) -> None:
+    """PV-6, OL-4, OL-5, OL-6, OL-9, PV-2: what cannot be sent is a typed error naming it."""
+    with pytest.raises(error, match=match):
+        body(messages, options)
+
+
+def test_single_tool_object_results_and_extra_options_object() -> None:
+    """OL-6, PV-7, OL-10: one tool (not a list), objects serialised through to_dict, extra options."""
+    messages = [
+        Message("assistant", [Content.from_function_call("c1", "f", {"a": 1})]),
+        Message("tool", [Content.from_function_result("c1", _Point())]),
+    ]
+    sent = body(messages, {"tools": {"name": "f"}, "extra_body": {"options": {"seed": 3}}})
+    assert [t["function"]["name"] for t in sent["tools"]] == ["f"]
+    assert sent["messages"][1] == {"role": "tool", "content": '{"x": 1}', "tool_name": "f"}
+    assert sent["options"] == {"seed": 3}
+    assert body([Message("user", ["x"])], {"response_format": {"type": "text"}}).get("format") is None
+
+
+def test_response_edge_cases() -> None:
+    """OL-11, OL-14, OL-17: a done body without message, string and null arguments, odd chunks."""
+    empty = parse_response({"model": "m", "done": True, "done_reason": "load"})
+    assert empty.messages[0].contents == []
+    assert empty.finish_reason == "load"
+    calls = (
+        parse_response(
+            {
+                "message": {
+                    "tool_calls": [{"function": {"name": "f", "arguments": '{"a": 1}'}}, {"function": {"name": "g"}}]
+                }
+            }
+        )
+        .messages[0]
+        .contents
+    )
+    assert [c.arguments for c in calls] == ['{"a": 1}', "{}"]
+    with pytest.raises(OllamaProtocolError, match="message is not an object"):
+        OllamaStreamDecoder().feed(b'{"message": "hi", "done": false}\n')
+    with pytest.raises(OllamaStreamError, match="quota"):
+        parse_response({"error": {"message": "quota"}})
+    assert parse_error(500, "plain text") == ("plain text", None)
+    assert parse_error(500, {"error": "from a dict"}) == ("from a dict", None)
+    assert parse_error(599, None) == ("HTTP 599", None)
+    assert parse_error(400, b'{"message": "top level"}') == ("top level", None)

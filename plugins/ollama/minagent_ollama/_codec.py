@@ -479,7 +479,7 @@ def _response_format(value: Any) -> Any:
             return "json"
         if kind == "json_schema" and isinstance(value.get("json_schema"), Mapping):
             schema = value["json_schema"].get("schema")
-        elif "schema" in value and isinstance(value.get("schema"), Mapping):
+        elif "schema" in value:  # a {"schema", "name"?, "strict"?} wrapper
             schema = value["schema"]
         else:
             schema = value
