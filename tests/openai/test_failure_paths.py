@@ -49,7 +49,7 @@ def find_secret(error: BaseException, secret: str = KEY) -> list[str]:
     def text(value: object) -> str:
         try:
             return f"{value!s}\n{value!r}"
-        except Exception as exc:  # noqa: BLE001 - an unprintable object is not a leak
+        except Exception as exc:
             return f"<{type(exc).__name__}>"
 
     def walk(value: object, path: str, depth: int) -> None:
@@ -213,7 +213,7 @@ async def _call(client: OpenAIChatClient, stream: bool) -> Any:
 async def _error_of(client: OpenAIChatClient, stream: bool) -> BaseException:
     try:
         await _call(client, stream)
-    except Exception as exc:  # noqa: BLE001 - what escaped is what the test inspects
+    except Exception as exc:
         return exc
     raise AssertionError("no error was raised")
 
@@ -236,8 +236,10 @@ async def test_malformed_http_is_a_typed_retried_error_without_the_key(
             error = await _error_of(client, stream)
     assert isinstance(error, ProviderConnectionError | StreamInterruptedError), repr(error)
     if isinstance(error, ProviderConnectionError):
-        assert error.retryable and len(sleeps) == 1  # retried once, then given up
-    assert error.__cause__ is None and error.__context__ is None
+        assert error.retryable
+        assert len(sleeps) == 1
+    assert error.__cause__ is None
+    assert error.__context__ is None
     assert find_secret(error) == []
     assert all(KEY not in record.getMessage() for record in caplog.records)
 
@@ -335,7 +337,8 @@ async def test_every_failure_is_typed_and_carries_no_secret(
             error = await _error_of(client, stream)
             assert KEY not in repr(client) + repr(vars(client))  # the key is held in a Secret
     assert isinstance(error, ProviderError), repr(error)
-    assert error.__cause__ is None and error.__context__ is None
+    assert error.__cause__ is None
+    assert error.__context__ is None
     assert find_secret(error) == [], find_secret(error)
     assert all(KEY not in logging.Formatter().format(r) and ENCODED not in r.getMessage() for r in caplog.records)
 
@@ -369,7 +372,8 @@ async def test_the_key_in_a_connection_refused_error_and_base_url_credentials() 
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     client = OpenAIChatClient("m", api_key="", base_url=f"http://user:{ENCODED}@127.0.0.1:{port}/v1", sleep=_no_sleep)
-    assert KEY not in repr(client) and ENCODED not in repr(client)
+    assert KEY not in repr(client)
+    assert ENCODED not in repr(client)
     assert "user:***@127.0.0.1" in repr(client)
     async with client:
         error = await _error_of(client, stream=False)
@@ -415,9 +419,8 @@ async def test_oversized_bodies_and_lines_are_protocol_errors() -> None:
 async def test_a_declared_length_over_the_limit_fails_before_reading() -> None:
     """PV-36: a Content-Length above max_body_size is refused without reading the body."""
     answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 999999999\r\n\r\n{"
-    async with RawServer(answer) as server:
-        async with OpenAIChatClient("m", base_url=server.base_url, max_body_size=100) as client:
-            error = await _error_of(client, stream=False)
+    async with RawServer(answer) as server, OpenAIChatClient("m", base_url=server.base_url, max_body_size=100) as c:
+        error = await _error_of(c, stream=False)
     assert isinstance(error, OpenAIProtocolError)
     assert "max_body_size=100" in str(error)
 

@@ -35,11 +35,12 @@ The session (PV-31, PV-37) belongs to the event loop that created it. A small as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
-import re
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import aiohttp
@@ -214,10 +215,8 @@ class OpenAIChatClient(BaseChatClient):
         self._url_password = Secret(password)
         netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
         port: int | None = None
-        try:
+        with contextlib.suppress(ValueError):
             port = parts.port
-        except ValueError:
-            pass
         if port is None and parts.netloc.rsplit("@", 1)[-1].rstrip("]").count(":") > (parts.hostname.count(":")):
             raise ValueError(f"base_url has an invalid port: {masked!r}")
         if port is not None:
