@@ -11,7 +11,9 @@ and `as_mcp_server()` (issue 15) — their tests are written below and skipped.
 """
 
 import gc
+import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -37,6 +39,7 @@ from minagent.testing import ScriptedChatClient, call, text_chunks
 from ._run import BOTH_MODES, run
 
 ISSUE_15 = "needs issue 15: MCP tools (MCPStdioTool) and Agent.as_mcp_server()"
+MCP_SERVER = Path(__file__).with_name("_mcp_weather_server.py")
 A6_COROUTINE = (
     "issue 12 A6: streaming refuses a non-ResponseStream get_response result but leaves its coroutine unawaited"
 )
@@ -496,25 +499,51 @@ async def test_plain_tools_go_to_default_options(stream):
     assert response.messages[1].contents[0].result == "It's sunny in Oslo."
 
 
-@pytest.mark.skip(reason=ISSUE_15)
+def mcp_weather_server(**kwargs):
+    """Seed 003's MCP tool: a local MCP server over stdio (issue 15's `MCPStdioTool`)."""
+    import minagent
+
+    if not hasattr(minagent, "MCPStdioTool"):
+        pytest.skip(ISSUE_15)
+    pytest.importorskip("mcp", reason="the official MCP SDK serves the test server")
+    return minagent.MCPStdioTool("weather", sys.executable, args=[str(MCP_SERVER)], **kwargs)
+
+
 @BOTH_MODES
 async def test_mcp_tools_connect_lazily_in_exit_stack(stream):
-    """Seed 003, "运行时 MCP 工具展开" and "4. MCP 工具惰性展开": MCP tools are stored separately,
-    connected on first use inside the agent's `AsyncExitStack`, expanded into their functions at
-    run time, and closed when the agent's context exits. (issue 15: `MCPStdioTool`.)"""
-    import sys
-
-    from minagent import MCPStdioTool  # type: ignore[attr-defined]  # issue 15
-
-    server = MCPStdioTool("weather", sys.executable, args=["-m", "tests.mcp_weather_server"])
-    client = ScriptedChatClient([[call("get_weather", {"city": "Paris"})], "Sunny."])
+    """Seed 003, "运行时 MCP 工具展开" and "4. MCP 工具惰性展开": MCP tools are kept apart from the
+    ordinary tools, "在 run()/run_stream() 时才连接并展开" (connected and expanded into their
+    functions only when a run needs them), inside the agent's `AsyncExitStack`, and closed when
+    the agent's context exits ("自动清理所有连接"). AG-9."""
+    server = mcp_weather_server()
+    client = ScriptedChatClient([[call("get_weather", {"city": "Suzhou"})], "Sunny in Suzhou."])
     agent = Agent(client=client, tools=[server])
     assert not server.is_connected
-    async with agent:
-        response = await run(agent, "Weather in Paris?", stream=stream)
-        assert server.is_connected
+    response = await run(agent, "Weather in Suzhou?", stream=stream)
+    assert server.is_connected  # connected by the run, kept for the next one
+    assert [t.name for t in client.requests[0].options["tools"]] == ["get_weather"]
+    assert "It's sunny in Suzhou." in str(response.messages[1].contents[0].result)
+    await agent.aclose()
     assert not server.is_connected
-    assert response.text == "Sunny."
+
+
+@BOTH_MODES
+async def test_mcp_async_with_agent_usage_pattern(stream):
+    """Seed 003, "生命周期管理(async context manager)", the usage pattern:
+
+        async with agent:
+            # MCP 连接已建立
+            response = await agent.run("Hello")
+        # 自动清理所有连接
+
+    AG-9."""
+    server = mcp_weather_server()
+    agent = Agent(client=ScriptedChatClient(["Hello!"]), tools=[server])
+    async with agent:
+        assert server.is_connected  # MCP 连接已建立 (the MCP connection is up)
+        response = await run(agent, "Hello", stream=stream)
+    assert not server.is_connected  # 自动清理所有连接 (every connection cleaned up)
+    assert response.text == "Hello!"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -570,15 +599,22 @@ async def test_async_with_agent_cleans_up_after_error(stream):
 # "as_mcp_server() 方法:MCP 服务器创建".
 
 
-@pytest.mark.skip(reason=ISSUE_15)
 async def test_as_mcp_server_exposes_agent_as_one_tool():
-    """Seed 003, "as_mcp_server() 方法": `Agent → as_mcp_server() → MCP Server` with
-    `list_tools` (the agent wrapped as one MCP tool), `call_tool` (forwarded to the agent tool's
-    `invoke`) and logging. (issue 15: `Agent.as_mcp_server()`.)"""
+    """Seed 003, "as_mcp_server() 方法": `Agent → as_mcp_server() → MCP Server` — "工具列表:将 Agent
+    包装为单个 MCP Tool" (`list_tools`: the agent as one MCP tool, its `as_tool()` schema) and
+    "工具调用:转发到 agent_tool.invoke()" (`call_tool` runs the agent). (issue 15.)"""
     client = ScriptedChatClient(["Bonjour!"])
     agent = Agent(client=client, name="Translator", description="Translates to French")
-    server = agent.as_mcp_server(server_name="Agent")  # type: ignore[attr-defined]  # issue 15
-    tools = await server.list_tools()
-    assert [t["name"] for t in tools] == ["Translator"]
-    result = await server.call_tool("Translator", {"task": "Hello"})
-    assert result["content"][0]["text"] == "Bonjour!"
+    if not hasattr(agent, "as_mcp_server"):
+        pytest.skip(ISSUE_15)
+    server = agent.as_mcp_server(server_name="Agent")
+    connection = server.connection()
+    init = await connection.handle("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    assert init["serverInfo"]["name"] == "Agent"
+    (declaration,) = (await connection.handle("tools/list", {}))["tools"]
+    assert declaration["name"] == "Translator"
+    assert declaration["description"] == "Translates to French"
+    assert declaration["inputSchema"]["required"] == ["task"]
+    result = await connection.handle("tools/call", {"name": "Translator", "arguments": {"task": "Hello"}})
+    assert result == {"content": [{"type": "text", "text": "Bonjour!"}], "isError": False}
+    assert [m.text for m in client.requests[0].messages] == ["Hello"]
