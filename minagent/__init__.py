@@ -38,10 +38,20 @@ from ._schema import ValidationIssue
 from ._stream import ResponseStream
 from ._threads import AgentThread, Context, ContextProvider
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
-from ._types import FORMAT_VERSION, Content, Message, UsageDetails, normalize_messages
+from ._types import FORMAT_VERSION, Content, Message, Role, UsageDetails, normalize_messages
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from ._mcp_client import MCPStdioTool, MCPTool
+    from ._mcp_server import MCPServer
+    from ._mcp_session import (
+        MCPConnectionError,
+        MCPError,
+        MCPProtocolError,
+        MCPRequestError,
+        MCPTimeoutError,
+        MCPToolError,
+    )
     from ._providers import (
         AuthenticationError,
         BadRequestError,
@@ -71,11 +81,29 @@ _PROVIDER_ERRORS = frozenset(
 )
 
 
+# MCP (spec/mcp.md) loads on first use too: most programs never touch it.
+_MCP = {
+    "MCPConnectionError": "_mcp_session",
+    "MCPError": "_mcp_session",
+    "MCPProtocolError": "_mcp_session",
+    "MCPRequestError": "_mcp_session",
+    "MCPTimeoutError": "_mcp_session",
+    "MCPToolError": "_mcp_session",
+    "MCPTool": "_mcp_client",
+    "MCPStdioTool": "_mcp_client",
+    "MCPServer": "_mcp_server",
+}
+
+
 def __getattr__(name: str) -> Any:
     if name in _PROVIDER_ERRORS:
         from . import _providers
 
         return getattr(_providers, name)
+    if name in _MCP:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_MCP[name]}", __name__), name)
     raise AttributeError(f"module 'minagent' has no attribute {name!r}")
 
 
@@ -105,6 +133,15 @@ __all__ = [
     "FunctionMiddleware",
     "FunctionTool",
     "Inbox",
+    "MCPConnectionError",
+    "MCPError",
+    "MCPProtocolError",
+    "MCPRequestError",
+    "MCPServer",
+    "MCPStdioTool",
+    "MCPTimeoutError",
+    "MCPTool",
+    "MCPToolError",
     "Message",
     "MiddlewareException",
     "MiddlewareTermination",
@@ -117,6 +154,7 @@ __all__ = [
     "RateLimitError",
     "RawAgent",
     "ResponseStream",
+    "Role",
     "SerializationError",
     "ServerError",
     "StreamError",

@@ -318,6 +318,7 @@ class ToolLoop:
             if c.type == "function_approval_response" and c.id is not None
         }
         answered = {c.call_id for m in self.transcript for c in m.contents if c.type == "function_result"}
+        present = {c.call_id for m in self.transcript for c in m.contents if c.type == "function_call"}
         cleaned: list[Message] = []
         waiting: list[tuple[Message, list[Content], list[Content]]] = []
         for m in self.transcript:
@@ -330,6 +331,11 @@ class ToolLoop:
                 for c in m.contents
                 if c.type == "function_approval_request" and c.function_call and c.function_call.call_id not in answered
             ]
+            for request in requests:  # LP-14: only the request came back (no thread): its call takes its place
+                call = request.function_call
+                if call is not None and call.call_id not in present:
+                    kept.append(call)
+                    present.add(call.call_id)
             if kept:
                 m = m.with_contents(kept)
                 cleaned.append(m)

@@ -94,6 +94,11 @@ def merge_options(base: Mapping[str, Any] | None, override: Mapping[str, Any] | 
     - ``metadata``, ``logit_bias``: dict-merged, override wins per key (OP-5);
     - every other key: the override wins (OP-6).
     """
+    for argument, value in (("base", base), ("override", override)):
+        if value is not None and not isinstance(value, Mapping):
+            raise TypeError(
+                f"merge_options: {argument} must be a mapping of options or None, got {type(value).__name__}"
+            )
     result: dict[str, Any] = {k: v for k, v in (base or {}).items() if v is not None}
     if "tools" in result:
         result["tools"] = merge_tools(result["tools"], None)

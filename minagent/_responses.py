@@ -24,6 +24,7 @@ from ._types import (
     _expect_type,
     _extra,
     _get,
+    _Json,
     add_usage,
     content_list,
 )
@@ -34,7 +35,7 @@ __all__ = ["AgentResponse", "AgentResponseUpdate", "ChatResponse", "ChatResponse
 _SCALARS = ("response_id", "conversation_id", "model", "agent_id", "created_at", "finish_reason")
 
 
-class _Wire:
+class _Wire(_Json):
     """to_dict / from_dict shared by the four response and update types (TY-8)."""
 
     TYPE: ClassVar[str]
@@ -122,6 +123,9 @@ class _Response(_Wire):
     def text(self) -> str:
         return _text_of_messages(self.messages)
 
+    def __str__(self) -> str:
+        return self.text
+
     @property
     def user_input_requests(self) -> list[Content]:
         return _requests(self.messages)
@@ -172,6 +176,11 @@ class AgentResponse(_Response):
     _: KW_ONLY
     agent_id: str | None = None
 
+    @property
+    def text(self) -> str:
+        """The messages' texts concatenated with no separator, as upstream's (TY-6)."""
+        return "".join(m.text for m in self.messages)
+
     @classmethod
     def from_chat_response(cls, response: ChatResponse, *, agent_id: str | None = None) -> AgentResponse:
         return cls(
@@ -208,6 +217,9 @@ class _Update(_Wire):
     @property
     def text(self) -> str:
         return _text_of_contents(self.contents)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 @dataclass(eq=True)

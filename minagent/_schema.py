@@ -119,6 +119,52 @@ def _object_schema(properties: dict[str, JsonSchema], required: list[str]) -> Js
     }
 
 
+# SC-44: constraint objects read by duck typing (pydantic's `Field`, annotated-types' `Ge`,
+# `MinLen`, ...), so the core imports none of them. Attribute -> JSON-schema keyword.
+_BOUNDS = {
+    "gt": "exclusiveMinimum",
+    "ge": "minimum",
+    "lt": "exclusiveMaximum",
+    "le": "maximum",
+    "multiple_of": "multipleOf",
+}
+_LENGTHS = {
+    "string": ("minLength", "maxLength"),
+    "array": ("minItems", "maxItems"),
+    "object": ("minProperties", "maxProperties"),
+}
+
+
+def _apply_metadata(schema: JsonSchema, item: object) -> None:
+    """SC-44: description, title, examples, default and constraints of one `Annotated` item."""
+    nested = getattr(item, "metadata", None)
+    holders = [item, *(nested if isinstance(nested, list | tuple) else ())]
+    for holder in holders:
+        for attr, keyword in _BOUNDS.items():
+            value = getattr(holder, attr, None)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                schema[keyword] = value
+        lengths = _LENGTHS.get(schema.get("type", ""))  # type: ignore[arg-type]
+        for index, attr in enumerate(("min_length", "max_length")):
+            value = getattr(holder, attr, None)
+            if lengths and isinstance(value, int) and not isinstance(value, bool):
+                schema[lengths[index]] = value
+        pattern = getattr(holder, "pattern", None)
+        if isinstance(pattern, str):
+            schema["pattern"] = pattern
+    for attr in ("description", "title"):
+        value = getattr(item, attr, None)
+        if isinstance(value, str):
+            schema[attr] = value
+    examples = getattr(item, "examples", None)
+    if isinstance(examples, list | tuple):
+        with contextlib.suppress(TypeError, ValueError, RecursionError):
+            schema["examples"] = json.loads(json.dumps(list(examples), allow_nan=False))
+    default = getattr(item, "default", None)
+    if default is not None and default is not ... and type(default).__name__ != "PydanticUndefinedType":
+        _set_default(schema, default)
+
+
 def _type_name(tp: object) -> str:
     return tp.__qualname__ if isinstance(tp, type) else repr(tp)
 
@@ -156,6 +202,9 @@ class _SchemaBuilder:
             description = next((item for item in args[1:] if isinstance(item, str)), None)
             if description is not None:
                 schema["description"] = description
+            for item in args[1:]:
+                if not isinstance(item, str):
+                    _apply_metadata(schema, item)
             return schema
         if origin is Required or origin is NotRequired:
             return self.schema(args[0])
@@ -346,14 +395,29 @@ _LIMITS: dict[str, tuple[str, Callable[[Any, Any], bool], str]] = {
     "maxLength": ("string", operator.gt, "at most {} characters"),
     "minItems": ("array", operator.lt, "at least {} items"),
     "maxItems": ("array", operator.gt, "at most {} items"),
+    "minProperties": ("object", operator.lt, "at least {} properties"),
+    "maxProperties": ("object", operator.gt, "at most {} properties"),
+    "multipleOf": ("number", lambda n, m: _not_multiple(n, m), "a multiple of {}"),
 }
+
+
+def _not_multiple(number: Any, divisor: Any) -> bool:
+    if divisor <= 0:
+        return False
+    if isinstance(number, int) and isinstance(divisor, int):
+        return number % divisor != 0
+    try:
+        quotient = number / divisor
+    except OverflowError:
+        return True
+    return bool(abs(quotient - round(quotient)) > 1e-9 * max(1.0, abs(quotient)))
 
 
 def _limits(value: Any, schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
     if _LIMITS.keys().isdisjoint(schema):  # the common case: no bound to check, nothing to describe
         return []
     kind = "number" if _is_number(value) else _json_type(value)
-    measure = len(value) if kind in ("string", "array") else value
+    measure = len(value) if kind in ("string", "array", "object") else value
     given = _describe(value) if kind == "number" else str(measure)
     return [
         ValidationIssue(path, f"expected {expected.format(_render(limit))}; got {given}")

@@ -14,6 +14,7 @@ import binascii
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
 from ._exceptions import ContentError, SerializationError
@@ -22,6 +23,7 @@ __all__ = [
     "FORMAT_VERSION",
     "Content",
     "Message",
+    "Role",
     "UsageDetails",
     "normalize_messages",
 ]
@@ -29,7 +31,34 @@ __all__ = [
 FORMAT_VERSION = 1
 """The JSON format version written by ``to_dict()`` on messages, responses and updates."""
 
-Role: TypeAlias = str
+
+class Role(StrEnum):
+    """The well-known roles as constants that are the strings themselves: ``Role.USER == "user"``
+    (older upstream samples' spelling). A message stores the plain str (TY-5)."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class _Json:
+    """``to_json`` / ``from_json`` over ``to_dict`` / ``from_dict`` for every wire type (TY-13)."""
+
+    __slots__ = ()
+
+    def to_json(self, **dumps_kwargs: Any) -> str:
+        """``json.dumps(self.to_dict(), **dumps_kwargs)``: ``indent=2`` and friends pass through."""
+        return json.dumps(self.to_dict(), **dumps_kwargs)  # type: ignore[attr-defined]
+
+    @classmethod
+    def from_json(cls, text: str | bytes, /) -> Any:
+        """The object `to_json` wrote; text that is not JSON is a `SerializationError`."""
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise SerializationError(cls.__name__, f"not JSON: {exc}") from None
+        return cls.from_dict(data)  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------------
@@ -76,8 +105,8 @@ def _compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
 
 
 @dataclass(slots=True)
-class UsageDetails:
-    """Token counts of one or more model calls. ``a + b`` sums field by field (TY-12)."""
+class UsageDetails(_Json):
+    """Token counts of one or more model calls. ``a + b`` sums field by field (TY-13)."""
 
     input_token_count: int | None = None
     output_token_count: int | None = None
@@ -146,7 +175,7 @@ def _add_counts(a: int | None, b: int | None) -> int | None:
 
 
 def add_usage(a: UsageDetails | None, b: UsageDetails | None) -> UsageDetails | None:
-    """Sum two optional usages; None only when both are None (TY-12)."""
+    """Sum two optional usages; None only when both are None (TY-13)."""
     if a is None:
         return None if b is None else b + None
     return a + b
@@ -156,7 +185,7 @@ def add_usage(a: UsageDetails | None, b: UsageDetails | None) -> UsageDetails | 
 
 
 @dataclass(slots=True)
-class Content:
+class Content(_Json):
     """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
 
     Build contents with the ``from_*`` factories; the constructor accepts any combination so
@@ -411,13 +440,13 @@ def content_list(contents: object) -> list[Content]:
 
 
 @dataclass(init=False, slots=True)
-class Message:
+class Message(_Json):
     """One turn of a conversation: a role and its contents (TY-5).
 
     ``Message("user", ["hi"])`` and ``Message("user", "hi")`` are the same message.
     """
 
-    role: Role
+    role: str
     contents: list[Content]
     author_name: str | None
     message_id: str | None
@@ -427,9 +456,10 @@ class Message:
 
     def __init__(
         self,
-        role: Role,
+        role: str,
         contents: Sequence[Content | str | Mapping[str, Any]] | Content | str | None = None,
         *,
+        text: str | None = None,
         author_name: str | None = None,
         message_id: str | None = None,
         additional_properties: Mapping[str, Any] | None = None,
@@ -438,7 +468,13 @@ class Message:
     ) -> None:
         if not isinstance(role, str) or not role:
             raise ContentError(f"Message role must be a non-empty str, got {role!r}")
-        self.role = role
+        if text is not None:
+            if contents is not None:
+                raise ContentError("Message takes contents or text=, not both")
+            if not isinstance(text, str):
+                raise ContentError(f"Message text must be a str, got {type(text).__name__}")
+            contents = [text]
+        self.role = role.value if isinstance(role, Role) else role
         self.contents = content_list(contents)
         self.author_name = author_name
         self.message_id = message_id
@@ -466,6 +502,9 @@ class Message:
     def text(self) -> str:
         """The text contents concatenated with no separator (TY-6)."""
         return "".join(c.text for c in self.contents if c.type == "text" and c.text)
+
+    def __str__(self) -> str:
+        return self.text
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "message", "version": FORMAT_VERSION, "role": self.role}

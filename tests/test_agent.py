@@ -413,7 +413,7 @@ async def test_streaming_and_non_streaming_final_responses_are_equal() -> None:
         counts.append(count)
     plain, streamed = responses
     assert streamed == plain
-    assert plain.text == "Let me add. \nThe sum is 3."
+    assert plain.text == "Let me add. The sum is 3."  # TY-6: an agent response's texts, no separator
     assert [m.role for m in plain.messages] == ["assistant", "tool", "assistant"]
     assert [c.result for c in plain.messages[1].contents] == [3, "hi"]
     assert plain.usage_details == UsageDetails(input_token_count=6, output_token_count=8, total_token_count=14)
