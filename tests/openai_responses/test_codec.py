@@ -389,19 +389,29 @@ def test_renamed_and_passed_options() -> None:
         "audio",
         "prediction",
         "web_search_options",
+        "functions",
+        "function_call",
+        "stream",
+        "input",
+        "messages",
+        "extra_headers",
+        "extra_query",
+        "timeout",
     ],
 )
 def test_unsupported_options_are_errors(key: str) -> None:
     """OR-11: a Chat Completions option without a Responses field is a ValueError naming it."""
     with pytest.raises(ValueError, match=rf"option '{key}' cannot be sent to the Responses API"):
-        build(**{key: 1})
+        build_responses_request([Message("user", ["Hi"])], {key: 1}, model="m", stream=False)
 
 
 def test_unknown_and_internal_options() -> None:
     """OR-11: unknown keys are errors pointing to extra_body; _keys and None values are absent."""
     with pytest.raises(ValueError, match=r"unknown option 'temprature'.*extra_body"):
         build(temprature=0.5)
-    assert build(_trace="x", temperature=None) == build()
+    assert build(_trace="x", temperature=None, additional_function_arguments={"a": 1}) == build()
+    with pytest.raises(TypeError, match="option keys must be str"):
+        build_responses_request([Message("user", ["Hi"])], {1: "x"}, model="m", stream=False)
     for bad in (math.nan, math.inf):
         with pytest.raises(ValueError, match="not JSON data"):
             build(temperature=bad)

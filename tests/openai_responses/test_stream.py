@@ -271,3 +271,19 @@ def test_event_type_from_sse_name() -> None:
     payload = json.dumps({"item_id": "m", "delta": "hi"})
     updates, _ = decode(f"event: response.output_text.delta\ndata: {payload}\n\n".encode())
     assert [u.text for u in updates] == ["hi"]
+
+
+def test_line_limit() -> None:
+    """OR-16, PV-36: an event longer than max_line_size is a protocol error after what came before."""
+    head = sse([event("response.output_text.delta", item_id="m", delta="ok")])
+    long = sse([event("response.output_text.delta", item_id="m", delta="x" * 500)])
+    decoder = ResponsesStreamDecoder(max_line_size=200)
+    with pytest.raises(OpenAIProtocolError, match="max_line_size=200") as info:
+        decoder.feed(head + long)
+    assert [u.text for u in info.value.updates] == ["ok"]
+
+
+def test_not_a_number_is_not_json() -> None:
+    """OR-16, PV-10: NaN in event data is not JSON."""
+    with pytest.raises(OpenAIProtocolError, match="not valid JSON"):
+        decode(b'data: {"type": "response.output_text.delta", "delta": NaN}\n\n')

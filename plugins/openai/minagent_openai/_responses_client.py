@@ -2,22 +2,24 @@
 
 Theory of operation
 -------------------
-`OpenAIResponsesClient` is `OpenAIChatClient` with another endpoint and another codec: it
-inherits the constructor (key, base URL, timeout, retry policy, headers, injectable ``sleep``
-and ``rng``), the session life cycle (PV-31), the headers and the error helpers, and
-overrides three things:
+`OpenAIResponsesClient` is `OpenAIChatClient` with another path and another codec. It inherits
+the constructor (key, base URL and query, organization and project, timeouts, retry policy,
+headers, body and line bounds, injectable ``sleep`` and ``rng``), the session life cycle
+(PV-31, PV-37), the headers and every error helper, and overrides:
 
-1. ``_attempt`` posts to ``{base_url}/responses`` (the inherited one names the Chat Completions
-   path); like the inherited one it reads the whole body, or the first chunk of a stream, so a
-   stream is retried only before its first byte (PV-29).
-2. ``_inner_get_response`` parses the body with ``parse_responses_response``.
-3. ``_inner_get_streaming_response`` feeds each chunk to a ``ResponsesStreamDecoder`` and
-   yields its updates as they are decoded. A stream that ends without ``response.completed`` /
-   ``response.incomplete`` (or ``[DONE]``) is a `StreamInterruptedError` (PV-15).
+1. ``_attempt``: one POST to ``{base_url}/responses``. It is the inherited attempt with another
+   path (that one names its path in the code): it reads the whole body, or the first chunk of
+   a stream, so a stream is retried only before its first byte (PV-29).
+2. ``_encode``: the body of ``build_responses_request`` (OR-1 .. OR-12).
+3. ``_inner_get_response``: the body through ``parse_responses_response``.
+4. ``_inner_get_streaming_response``: each chunk through a ``ResponsesStreamDecoder``, its
+   updates yielded as soon as they are decoded. A stream that ends without
+   ``response.completed`` / ``response.incomplete`` (or ``[DONE]``) is a
+   `StreamInterruptedError` (PV-15).
 
 The request's ``store`` option goes to the codec, which decides whether the response id is the
 thread's id (OR-15). Every exit that is not a clean end closes the HTTP response and with it its
-connection (PV-30); every error passes through ``redact`` (PV-24).
+connection (PV-30); every error leaves through the inherited scrubbing (PV-24).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from minagent import ChatResponse, ChatResponseUpdate, Message, ProviderConnecti
 from minagent.providers import describe, redact
 
 from ._client import PROVIDER, OpenAIChatClient, _decode, _tagged
-from ._codec import OpenAIProtocolError, _snippet
+from ._codec import OpenAIProtocolError, loads
 from ._responses_codec import build_responses_request, parse_responses_response
 from ._responses_stream import ResponsesStreamDecoder
 
@@ -84,7 +86,9 @@ class OpenAIResponsesClient(OpenAIChatClient):
                     yield _tagged(update, request_id)
                 clean = True
                 return
-            decoder = ResponsesStreamDecoder(store=store if isinstance(store, bool) else None)
+            decoder = ResponsesStreamDecoder(
+                store=store if isinstance(store, bool) else None, max_line_size=self.max_line_size
+            )
             chunk = first
             while True:
                 updates, error = _decode(decoder.feed, chunk)
@@ -180,12 +184,7 @@ class OpenAIResponsesClient(OpenAIChatClient):
     def _parse_responses_body(self, raw: bytes, request_id: str | None, store: Any) -> ChatResponse:
         """A whole JSON answer as a response; a body that is not valid JSON is a protocol error."""
         try:
-            try:
-                data = json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise OpenAIProtocolError(
-                    f"response body is not valid JSON ({exc}): {_snippet(raw.decode('utf-8', 'replace'))}"
-                ) from None
+            data = loads(raw, "the response body")  # strict JSON (PV-10)
             return parse_responses_response(data, store=store if isinstance(store, bool) else None)
         except ProviderError as error:
             raise self._finish_error(error, request_id) from None

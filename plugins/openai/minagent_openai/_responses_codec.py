@@ -82,6 +82,7 @@ _RENDERED = frozenset(
         "previous_response_id",
         "extra_body",
         "stream_options",
+        "additional_function_arguments",  # for the tools, never sent (LP-25)
     }
 )
 # Chat Completions options the Responses API has no field for (OR-11).
@@ -98,6 +99,14 @@ _UNSUPPORTED: dict[str, str] = {
     "audio": "the Responses API has no audio output field",
     "prediction": "the Responses API has no predicted outputs",
     "web_search_options": "declare a hosted tool {'type': 'web_search'} instead",
+    "functions": "deprecated; pass tools instead",
+    "function_call": "deprecated; pass tool_choice instead",
+    "stream": "call get_response(..., stream=True) instead",
+    "input": "pass the messages to get_response()",
+    "messages": "pass the messages to get_response()",
+    "extra_headers": "pass default_headers= to the client",
+    "extra_query": "pass default_query= to the client",
+    "timeout": "pass timeout= / total_timeout= to the client",
 }
 _NOT_SENT = frozenset({"usage", "error", "function_approval_request", "function_approval_response"})
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
@@ -111,7 +120,10 @@ def build_responses_request(
     stream: bool,
 ) -> dict[str, Any]:
     """The JSON body of ``POST /responses`` for these messages and options (OR-1 .. OR-12)."""
-    opts = {k: v for k, v in (options or {}).items() if v is not None and not str(k).startswith("_")}
+    for key in options or {}:
+        if not isinstance(key, str):
+            raise TypeError(f"option keys must be str, got {key!r}")
+    opts = {k: v for k, v in (options or {}).items() if v is not None and not k.startswith("_")}
     for key in opts:
         if key in _UNSUPPORTED:
             raise ValueError(f"option {key!r} cannot be sent to the Responses API: {_UNSUPPORTED[key]}")

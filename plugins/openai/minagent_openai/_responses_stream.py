@@ -13,13 +13,12 @@ same functions as a whole body, so the merged stream equals the parsed body (PV-
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from minagent import ChatResponseUpdate, Content
 
-from ._codec import OpenAIProtocolError, OpenAIStreamError, _snippet
+from ._codec import DEFAULT_MAX_LINE_SIZE, OpenAIProtocolError, OpenAIStreamError, _snippet, loads
 from ._responses_codec import (
     _arguments,
     _call,
@@ -33,7 +32,7 @@ from ._responses_codec import (
     _update,
     _usage,
 )
-from ._sse import SSEDecoder, SSEEvent
+from ._sse import SSEDecoder, SSEEvent, SSELimitError
 
 __all__ = ["IGNORED_EVENTS", "ResponsesStreamDecoder"]
 
@@ -102,8 +101,8 @@ class ResponsesStreamDecoder:
     ``store`` is the request's ``store`` option (OR-15).
     """
 
-    def __init__(self, *, store: bool | None = None) -> None:
-        self._sse = SSEDecoder()
+    def __init__(self, *, store: bool | None = None, max_line_size: int | None = DEFAULT_MAX_LINE_SIZE) -> None:
+        self._sse = SSEDecoder(max_line_size=max_line_size)
         self._store = store
         self._meta: dict[str, Any] = {}
         self._texts: dict[str, str] = {}  # message item id -> text its deltas delivered
@@ -113,10 +112,24 @@ class ResponsesStreamDecoder:
         self.done = False
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[ChatResponseUpdate]:
-        return self._decode(self._sse.feed(chunk))
+        return self._step(chunk)
 
     def close(self) -> list[ChatResponseUpdate]:
-        return self._decode(self._sse.close())
+        return self._step(None)
+
+    def _step(self, chunk: bytes | bytearray | memoryview | None) -> list[ChatResponseUpdate]:
+        """PV-36: an overlong line is a protocol error after the events completed before it."""
+        limit: SSELimitError | None = None
+        try:
+            events = self._sse.feed(chunk) if chunk is not None else self._sse.close()
+        except SSELimitError as exc:
+            events, limit = exc.events, exc
+        updates = self._decode(events)
+        if limit is not None:
+            error = OpenAIProtocolError(f"{limit} (PV-36)")
+            error.updates = updates
+            raise error
+        return updates
 
     def _decode(self, events: list[SSEEvent]) -> list[ChatResponseUpdate]:
         updates: list[ChatResponseUpdate] = []
@@ -138,13 +151,11 @@ class ResponsesStreamDecoder:
             self.done = True
             return None
         try:
-            payload = json.loads(data)
-        except json.JSONDecodeError as exc:
+            payload = loads(data, "stream event data")  # strict JSON: no NaN or Infinity (PV-10)
+        except OpenAIProtocolError:
             if event.event == "error":
                 raise OpenAIStreamError(data or "error event without data", body=data) from None
-            raise OpenAIProtocolError(
-                f"stream data is not valid JSON ({exc.msg} at position {exc.pos}): {_snippet(event.data)}"
-            ) from None
+            raise
         if not isinstance(payload, Mapping):
             raise OpenAIProtocolError(f"stream event is not a JSON object: {_snippet(event.data)}")
         kind = payload.get("type")
