@@ -1434,3 +1434,17 @@ async def test_streaming_shape_from_awaitable_map_with_result_hook():
     assert isinstance(final, AgentResponse)
     assert final.text == "Hello!"
     assert events == ["prepare", "finalize", "post hook"]
+
+
+async def test_streaming_result_hook_notifies_thread():
+    """Seed 000, "Streaming (`stream=True`)", key points: "`.with_result_hook()` runs after
+    finalization (e.g., notify thread of new messages)" — a streaming run that the caller only
+    iterates (never calling `get_final_response()`) still updates the thread when the stream
+    ends; the diagram's non-streaming twin is `_finalize_response_and_update_thread()`. ST-9,
+    TH-3."""
+    client = ScriptedChatClient([text_chunks("Hel", "lo!")])
+    agent = Agent(client=client)
+    thread = agent.get_new_thread()
+    async for _ in agent.run("Hi", stream=True, thread=thread):
+        pass
+    assert [(m.role, m.text) for m in thread.messages] == [("user", "Hi"), ("assistant", "Hello!")]

@@ -296,6 +296,28 @@ async def test_thread_notified_of_new_messages(stream):
 
 
 @BOTH_MODES
+async def test_service_managed_and_local_threads(stream):
+    """Seed 003, "7. 线程模型的双模支持" (threads in two modes): "服务托管:LLM 服务管理对话历史"
+    (service-managed: the service keeps the history) and "本地托管:应用层管理对话历史" (local: the
+    application keeps it). A local thread sends its history with every run; once a response
+    carries a conversation id, the thread keeps that id and later runs send only the new input
+    with `conversation_id`. TH-1."""
+    from minagent.testing import reply
+
+    client = ScriptedChatClient(["Local answer.", reply("Service answer.", conversation_id="conv_42"), "Next."])
+    agent = Agent(client=client)
+    thread = agent.get_new_thread()
+    await run(agent, "one", stream=stream, thread=thread)
+    await run(agent, "two", stream=stream, thread=thread)
+    assert [m.text for m in client.requests[1].messages] == ["one", "Local answer.", "two"]
+    assert thread.service_thread_id == "conv_42"
+
+    await run(agent, "three", stream=stream, thread=thread)
+    assert [m.text for m in client.requests[2].messages] == ["three"]
+    assert client.requests[2].options["conversation_id"] == "conv_42"
+
+
+@BOTH_MODES
 @pytest.mark.xfail(strict=True, reason=B16_DESERIALIZE)
 async def test_deserialize_thread_awaitable(stream):
     """Seed 003, "Thread 管理机制":
