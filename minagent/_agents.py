@@ -134,6 +134,16 @@ class BaseAgent:
             await self._exit_stack.enter_async_context(resource)
             self._entered.add(id(resource))
 
+    # -- agent as an MCP server (spec/mcp.md) ---------------------------------------------------
+
+    def as_mcp_server(
+        self, *, server_name: str | None = None, version: str | None = None, instructions: str | None = None
+    ) -> Any:
+        """This agent as an MCP server exposing its `as_tool()` (MCP-30); ``await s.run_stdio()`` serves it."""
+        from ._mcp_server import MCPServer  # loaded on first use; the server module imports upward only
+
+        return MCPServer(self, server_name=server_name, version=version, instructions=instructions)
+
     # -- agent as a tool ----------------------------------------------------------------------
 
     def as_tool(

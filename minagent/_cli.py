@@ -31,6 +31,7 @@ commands:
   python -m minagent demo                    run an agent offline and show the flow through the layers
   python -m minagent run PROMPT --provider NAME --model MODEL
                                              ask a real model once (needs a provider plugin)
+  python -m minagent mcp-serve MODULE:AGENT  serve an agent as an MCP server over stdio
   python -m minagent --version               print the version
 """
 
@@ -47,6 +48,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     run.add_argument("--provider", required=True, help="plugin name, e.g. openai")
     run.add_argument("--model", required=True)
     run.add_argument("--instructions", default=None)
+    serve = sub.add_parser("mcp-serve", help="serve an agent as an MCP server over stdio (spec/mcp.md)")
+    serve.add_argument("target", help="module:attribute naming an agent or a zero-argument factory")
+    serve.add_argument("--name", default=None, help="the MCP server's name (default: the agent's)")
     args = parser.parse_args(argv)
     if args.version:
         print(f"minagent {__version__}", file=out)
@@ -54,6 +58,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if args.command == "demo":
         asyncio.run(demo(out))
         return 0
+    if args.command == "mcp-serve":
+        from ._mcp_server import serve_command  # MCP-34; loaded only for this command
+
+        return serve_command(args.target, args.name)
     if args.command == "run":
         return asyncio.run(run_prompt(args.prompt, args.provider, args.model, args.instructions, out))
     print(ABOUT, file=out, end="")

@@ -1,0 +1,549 @@
+"""MCP servers as tools: `MCPTool` (transport-independent) and `MCPStdioTool` (spec/mcp.md).
+
+Theory of operation
+-------------------
+An `MCPTool` stands for one MCP server. It is an async context manager and a *tool set*: it is
+given to an agent like a tool, and once connected its ``functions`` — one `FunctionTool` per
+server tool — are what the model sees and the loop calls (MCP-20).
+
+    closed --connect()--> connected --close()--> closed        (connect again is allowed)
+
+``connect()`` opens the transport (the subclass's ``_open_transport``), starts a `Session`,
+sends ``initialize`` with our protocol version, checks the server's answer (MCP-3), sends
+``notifications/initialized`` and loads ``tools/list`` page by page (MCP-4). A failure on
+the way closes whatever was opened, so a failed connect leaves nothing running.
+``notifications/tools/list_changed`` starts one background reload; ``functions`` always
+returns the last complete list (MCP-5). A call sends ``tools/call`` and maps the result
+(MCP-11, MCP-12); cancelling the caller sends ``notifications/cancelled`` (MCP-7).
+
+`MCPStdioTool` runs the server as a subprocess and frames messages as lines on its
+stdin/stdout (MCP-2); the server's stderr is forwarded line by line to `logging` (MCP-9).
+Closing follows the specification's order: close stdin, wait, terminate, wait, kill, and
+always reap the process (MCP-10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import inspect
+import json
+import logging
+import os
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
+
+from ._mcp_session import (
+    LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    MCPConnectionError,
+    MCPError,
+    MCPProtocolError,
+    MCPToolError,
+    Session,
+    Transport,
+    decode_message,
+    encode_message,
+)
+from ._tools import FunctionTool
+from ._types import Content
+from ._version import __version__
+
+__all__ = ["MCPStdioTool", "MCPTool"]
+
+logger = logging.getLogger("minagent.mcp")
+
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+MAX_LINE_BYTES = 32 * 1024 * 1024
+
+
+class MCPTool:
+    """One MCP server as a set of tools; subclasses provide ``_open_transport`` (MCP-1)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        tool_name_prefix: str | None = None,
+        allowed_tools: Collection[str] | None = None,
+        request_timeout: float | None = 60.0,
+        load_prompts: bool = False,
+        approval_mode: Any = "never_require",
+        progress_callback: ProgressCallback | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"an MCP tool needs a non-empty name, got {name!r}")
+        if isinstance(allowed_tools, str):
+            raise TypeError("allowed_tools must be a collection of tool names, not one string")
+        if request_timeout is not None and request_timeout <= 0:
+            raise ValueError(f"request_timeout must be positive or None, got {request_timeout!r}")
+        self.name = name
+        self.description = description or ""
+        self.tool_name_prefix = tool_name_prefix or ""
+        self.allowed_tools = frozenset(allowed_tools) if allowed_tools is not None else None
+        self.request_timeout = request_timeout
+        self.load_prompts = load_prompts
+        self.approval_mode = approval_mode
+        self.progress_callback = progress_callback
+        self.server_info: dict[str, Any] = {}
+        self.server_capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.protocol_version: str | None = None
+        self._session: Session | None = None
+        self._transport: Transport | None = None
+        self._functions: list[FunctionTool] = []
+        self._reload: asyncio.Task[None] | None = None
+        self._progress = 0
+        self._callbacks: set[asyncio.Future[Any]] = set()
+
+    def __repr__(self) -> str:
+        state = "connected" if self.is_connected else "not connected"
+        return f"<{type(self).__name__} {self.name!r} ({state})>"
+
+    # -- what a transport provides --------------------------------------------------------------
+
+    async def _open_transport(self) -> Transport:
+        raise NotImplementedError(f"{type(self).__name__} must implement _open_transport")
+
+    # -- life cycle -----------------------------------------------------------------------------
+
+    @property
+    def is_connected(self) -> bool:
+        return self._session is not None and self._session.failure is None
+
+    async def __aenter__(self) -> MCPTool:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def connect(self) -> None:
+        """Start the transport, initialize, load the tools (MCP-3, MCP-4); no-op when connected."""
+        if self._session is not None:
+            return
+        try:
+            self._transport = await self._open_transport()
+            self._session = Session(self._transport, name=self.name, on_notification=self._notified)
+            self._session.start()
+            await self._initialize()
+            await self.load_tools()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def close(self) -> None:
+        """Stop the reload task, the session and the transport; idempotent (MCP-10)."""
+        reload, self._reload = self._reload, None
+        background = [t for t in (reload, *self._callbacks) if t is not None and not t.done()]
+        for task in background:
+            task.cancel()
+        for task in background:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        session, self._session = self._session, None
+        transport, self._transport = self._transport, None
+        try:
+            if session is not None:
+                await session.aclose()
+        finally:
+            if transport is not None:
+                await transport.aclose()
+
+    async def _initialize(self) -> None:
+        session = self._require_session()
+        params = {
+            "protocolVersion": LATEST_PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "minagent", "version": __version__},
+        }
+        result = await session.request("initialize", params, timeout=self.request_timeout, cancellable=False)
+        if not isinstance(result, dict):
+            raise MCPProtocolError(f"MCP server {self.name!r}: initialize result is not an object", server=self.name)
+        version = result.get("protocolVersion")
+        if version not in SUPPORTED_PROTOCOL_VERSIONS:
+            raise MCPProtocolError(
+                f"MCP server {self.name!r} speaks protocol version {version!r}; minagent supports "
+                f"{', '.join(SUPPORTED_PROTOCOL_VERSIONS)}",
+                server=self.name,
+            )
+        self.protocol_version = version
+        self.server_capabilities = result.get("capabilities") or {}
+        self.server_info = result.get("serverInfo") or {}
+        instructions = result.get("instructions")
+        self.instructions = instructions if isinstance(instructions, str) else None
+        self._initialized(version)
+        await session.notify("notifications/initialized")
+
+    def _initialized(self, protocol_version: str) -> None:
+        """Hook for transports that need the negotiated version (HTTP sends it as a header)."""
+
+    def _require_session(self) -> Session:
+        if self._session is None:
+            raise MCPConnectionError(
+                f"MCP server {self.name!r} is not connected: use `async with` or give it to an agent", server=self.name
+            )
+        return self._session
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    @property
+    def functions(self) -> list[FunctionTool]:
+        """The server's tools as `FunctionTool`s, as of the last complete ``tools/list`` (MCP-4, MCP-5)."""
+        self._require_session()
+        return list(self._functions)
+
+    async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
+        """Every page of a paginated list (MCP-4): follow ``nextCursor`` until it is absent."""
+        session = self._require_session()
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            result = await session.request(method, {"cursor": cursor} if cursor else {}, timeout=self.request_timeout)
+            page = result.get(key) if isinstance(result, dict) else None
+            if not isinstance(page, list):
+                raise MCPProtocolError(
+                    f"MCP server {self.name!r}: {method} result has no {key!r} list", server=self.name
+                )
+            items.extend(item for item in page if isinstance(item, dict))
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return items
+            if cursor in seen:
+                raise MCPProtocolError(
+                    f"MCP server {self.name!r}: {method} repeats cursor {cursor!r}", server=self.name
+                )
+            seen.add(cursor)
+
+    async def load_tools(self) -> list[FunctionTool]:
+        """Load (or reload) the server's tools; returns the new ``functions``."""
+        found: list[FunctionTool] = []
+        for spec in await self._list("tools/list", "tools"):
+            name = spec.get("name")
+            if not isinstance(name, str) or (self.allowed_tools is not None and name not in self.allowed_tools):
+                continue  # MCP-6
+            found.append(self._make_function(name, spec))
+        if self.load_prompts and "prompts" in self.server_capabilities:
+            for spec in await self._list("prompts/list", "prompts"):
+                name = spec.get("name")
+                if isinstance(name, str) and (self.allowed_tools is None or name in self.allowed_tools):
+                    found.append(self._make_prompt_function(name, spec))
+        self._functions = found
+        return list(found)
+
+    def _public_name(self, name: str) -> str:
+        public = f"{self.tool_name_prefix}{name}"
+        if not _NAME.fullmatch(public):
+            raise MCPProtocolError(
+                f"MCP server {self.name!r} has a tool named {name!r}, which is not a valid tool name "
+                "(1-128 of letters, digits, '_', '.', '-'); leave it out with allowed_tools",
+                server=self.name,
+            )
+        return public
+
+    def _make_function(self, name: str, spec: Mapping[str, Any]) -> FunctionTool:
+        schema = spec.get("inputSchema")
+        if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+            raise MCPProtocolError(
+                f"MCP server {self.name!r}: tool {name!r} has no inputSchema of type 'object'", server=self.name
+            )
+
+        async def call(**arguments: Any) -> Any:
+            return await self.call_tool(name, arguments)
+
+        description = spec.get("description")
+        return FunctionTool(
+            name=self._public_name(name),
+            description=description if isinstance(description, str) else "",
+            func=call,
+            parameters=schema,
+            approval_mode=self.approval_mode,
+        )
+
+    def _make_prompt_function(self, name: str, spec: Mapping[str, Any]) -> FunctionTool:
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for argument in spec.get("arguments") or []:
+            if isinstance(argument, Mapping) and isinstance(argument.get("name"), str):
+                properties[argument["name"]] = {"type": "string", "description": str(argument.get("description", ""))}
+                if argument.get("required"):
+                    required.append(argument["name"])
+
+        async def get(**arguments: Any) -> Any:
+            return await self.get_prompt(name, arguments)
+
+        description = spec.get("description")
+        return FunctionTool(
+            name=self._public_name(name),
+            description=description if isinstance(description, str) else "",
+            func=get,
+            parameters={"type": "object", "properties": properties, "required": required},
+            approval_mode=self.approval_mode,
+        )
+
+    def _notified(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/tools/list_changed":  # MCP-5
+            if self._reload is None or self._reload.done():
+                self._reload = asyncio.create_task(self._reload_tools(), name=f"mcp-reload:{self.name}")
+        elif method == "notifications/progress":
+            self._on_progress(params)
+        elif method == "notifications/message":
+            level = params.get("level")
+            number = logging.getLevelName(str(level).upper()) if isinstance(level, str) else logging.INFO
+            logger.log(number if isinstance(number, int) else logging.INFO, "MCP %s: %s", self.name, params.get("data"))
+
+    async def _reload_tools(self) -> None:
+        try:
+            await self.load_tools()
+        except MCPError as exc:
+            logger.warning("MCP %s: reloading the tool list failed: %s", self.name, exc)
+
+    def _on_progress(self, params: dict[str, Any]) -> None:
+        callback = self.progress_callback
+        if callback is None:
+            return
+        progress, total = params.get("progress"), params.get("total")
+        if not isinstance(progress, int | float):
+            return
+        outcome = callback(
+            float(progress), float(total) if isinstance(total, int | float) else None, params.get("message")
+        )
+        if inspect.isawaitable(outcome):
+            task = asyncio.ensure_future(outcome)
+            self._callbacks.add(task)  # awaited or cancelled by close(): nothing outlives the tool
+            task.add_done_callback(self._callbacks.discard)
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """Call a server tool by its server-side name; the result as the loop should see it (MCP-11)."""
+        session = self._require_session()
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
+        if self.progress_callback is not None:
+            self._progress += 1
+            params["_meta"] = {"progressToken": f"{self.name}-{self._progress}"}
+        result = await session.request("tools/call", params, timeout=self.request_timeout)
+        return self._tool_result(name, result)
+
+    def _tool_result(self, name: str, result: Any) -> Any:
+        if not isinstance(result, dict):
+            raise MCPProtocolError(f"MCP server {self.name!r}: tools/call result is not an object", server=self.name)
+        blocks = result.get("content") or []
+        if not isinstance(blocks, list):
+            raise MCPProtocolError(f"MCP server {self.name!r}: tools/call content is not a list", server=self.name)
+        contents = [self._content(block) for block in blocks]
+        if result.get("isError"):  # MCP-12
+            text = "\n".join(c.text for c in contents if c.type == "text" and c.text) or "the tool reported an error"
+            raise MCPToolError(text, server=self.name)
+        structured = result.get("structuredContent")
+        if isinstance(structured, dict) and all(c.type == "text" for c in contents):
+            return dict(structured)  # MCP-11: the text blocks only repeat it as JSON
+        if isinstance(structured, dict):
+            contents.append(Content.from_text(json.dumps(structured, ensure_ascii=False)))
+        if len(contents) == 1 and contents[0].type == "text":
+            return contents[0].text
+        return contents
+
+    def _content(self, block: Any) -> Content:
+        """One MCP content block as a `Content` (MCP-11)."""
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text" and isinstance(block.get("text"), str):
+            return Content.from_text(block["text"])
+        if kind in ("image", "audio") and isinstance(block.get("data"), str):
+            return self._data(block["data"], str(block.get("mimeType") or "application/octet-stream"))
+        if kind == "resource_link" and isinstance(block.get("uri"), str):
+            extra = {k: block[k] for k in ("name", "title", "description") if k in block}
+            return Content.from_uri(block["uri"], block.get("mimeType"), additional_properties=extra)
+        if kind == "resource" and isinstance(block.get("resource"), dict):
+            resource = block["resource"]
+            extra = {"uri": resource.get("uri")}
+            if isinstance(resource.get("text"), str):
+                return Content.from_text(resource["text"], additional_properties=extra)
+            if isinstance(resource.get("blob"), str):
+                content = self._data(resource["blob"], str(resource.get("mimeType") or "application/octet-stream"))
+                content.additional_properties.update(extra)
+                return content
+        raise MCPProtocolError(
+            f"MCP server {self.name!r} returned a content block minagent cannot read: {str(block)[:120]!r}",
+            server=self.name,
+        )
+
+    def _data(self, data: str, media_type: str) -> Content:
+        try:
+            base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise MCPProtocolError(
+                f"MCP server {self.name!r} sent {media_type} data that is not base64", server=self.name
+            ) from None
+        return Content.from_uri(f"data:{media_type};base64,{data}", media_type)
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
+        """``prompts/get``: the prompt's messages as ``role: text`` lines (``load_prompts=True``)."""
+        session = self._require_session()
+        result = await session.request(
+            "prompts/get", {"name": name, "arguments": dict(arguments or {})}, timeout=self.request_timeout
+        )
+        lines = []
+        for message in result.get("messages", []) if isinstance(result, dict) else []:
+            content = self._content(message.get("content"))
+            lines.append(f"{message.get('role')}: {content.text if content.type == 'text' else content.uri}")
+        return "\n".join(lines)
+
+    async def ping(self) -> None:
+        """Ask the server for a sign of life; raises `MCPTimeoutError` when it gives none."""
+        await self._require_session().request("ping", timeout=self.request_timeout)
+
+
+# ------------------------------------------------------------------------------------------------
+# stdio
+
+
+class _StdioTransport:
+    """Newline-delimited JSON-RPC over a subprocess's stdin/stdout (MCP-2, MCP-9, MCP-10)."""
+
+    def __init__(self, process: asyncio.subprocess.Process, name: str, shutdown_timeout: float) -> None:
+        self.process = process
+        self.name = name
+        self.shutdown_timeout = shutdown_timeout
+        self._write_lock = asyncio.Lock()
+        self._stderr = asyncio.create_task(self._forward_stderr(), name=f"mcp-stderr:{name}")
+
+    async def send(self, message: dict[str, Any]) -> None:
+        stdin = self.process.stdin
+        if stdin is None or stdin.is_closing():
+            raise MCPConnectionError(f"MCP server {self.name!r} is not running", server=self.name)
+        async with self._write_lock:
+            try:
+                stdin.write(encode_message(message))
+                await stdin.drain()
+            except (ConnectionError, BrokenPipeError) as exc:
+                raise MCPConnectionError(f"MCP server {self.name!r} stopped reading: {exc}", server=self.name) from None
+
+    async def receive(self) -> dict[str, Any] | None:
+        stdout = self.process.stdout
+        assert stdout is not None
+        while True:
+            try:
+                line = await stdout.readline()
+            except ValueError:  # LimitOverrunError surfaces as ValueError from readline
+                raise MCPProtocolError(
+                    f"MCP server {self.name!r} sent a message longer than {MAX_LINE_BYTES} bytes", server=self.name
+                ) from None
+            if not line:
+                code = await self._exit_code()
+                detail = f" (exit code {code})" if code is not None else ""
+                raise MCPConnectionError(f"MCP server {self.name!r} exited{detail}", server=self.name)
+            if line.strip():
+                return decode_message(line, server=self.name)
+
+    async def _exit_code(self) -> int | None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(1.0):
+                return await self.process.wait()
+        return self.process.returncode
+
+    async def _forward_stderr(self) -> None:
+        stderr = self.process.stderr
+        assert stderr is not None
+        with contextlib.suppress(ValueError, ConnectionError):
+            while line := await stderr.readline():
+                logger.info("MCP %s stderr: %s", self.name, line.decode("utf-8", "replace").rstrip())
+
+    async def aclose(self) -> None:
+        """Close stdin, wait; terminate, wait; kill; always reap (MCP-10). Survives cancellation."""
+        await asyncio.shield(self._shutdown())
+
+    async def _shutdown(self) -> None:
+        process = self.process
+        try:
+            if process.stdin is not None and not process.stdin.is_closing():
+                process.stdin.close()
+            if not await self._waited(self.shutdown_timeout):
+                with contextlib.suppress(ProcessLookupError):
+                    process.terminate()
+                if not await self._waited(self.shutdown_timeout):
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+                    await process.wait()
+        finally:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._stderr
+            if process.stdin is not None:
+                with contextlib.suppress(ConnectionError, BrokenPipeError):
+                    await process.stdin.wait_closed()
+
+    async def _waited(self, seconds: float) -> bool:
+        try:
+            async with asyncio.timeout(seconds):
+                await self.process.wait()
+            return True
+        except TimeoutError:
+            return False
+
+
+class MCPStdioTool(MCPTool):
+    """An MCP server run as a subprocess, spoken to over its stdin/stdout (MCP-2)."""
+
+    def __init__(
+        self,
+        name: str,
+        command: str,
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        tool_name_prefix: str | None = None,
+        allowed_tools: Collection[str] | None = None,
+        request_timeout: float | None = 60.0,
+        load_prompts: bool = False,
+        description: str | None = None,
+        approval_mode: Any = "never_require",
+        progress_callback: ProgressCallback | None = None,
+        shutdown_timeout: float = 2.0,
+    ) -> None:
+        super().__init__(
+            name,
+            description=description,
+            tool_name_prefix=tool_name_prefix,
+            allowed_tools=allowed_tools,
+            request_timeout=request_timeout,
+            load_prompts=load_prompts,
+            approval_mode=approval_mode,
+            progress_callback=progress_callback,
+        )
+        if isinstance(args, str):
+            raise TypeError("args must be a sequence of strings, not one string")
+        self.command = command
+        self.args = list(args)
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.shutdown_timeout = shutdown_timeout
+
+    @property
+    def pid(self) -> int | None:
+        """The server process's id while connected (for diagnostics)."""
+        transport = self._transport
+        return transport.process.pid if isinstance(transport, _StdioTransport) else None
+
+    async def _open_transport(self) -> Transport:
+        env = {**os.environ, **self.env} if self.env is not None else None
+        try:
+            process = await asyncio.create_subprocess_exec(
+                self.command,
+                *self.args,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=self.cwd,
+                limit=MAX_LINE_BYTES,
+            )
+        except OSError as exc:
+            raise MCPConnectionError(f"MCP server {self.name!r} could not be started: {exc}", server=self.name) from exc
+        return _StdioTransport(process, self.name, self.shutdown_timeout)

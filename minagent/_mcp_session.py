@@ -1,0 +1,333 @@
+"""MCP's JSON-RPC 2.0 layer: framing, one session per connection, typed errors (spec/mcp.md).
+
+Theory of operation
+-------------------
+A `Transport` moves whole JSON-RPC messages (dicts): ``send(message)`` and ``receive()``, which
+returns ``None`` once the peer is gone. stdio frames one message per line (MCP-2); the HTTP
+plugin is another transport. Nothing above this module knows how bytes move.
+
+A `Session` owns one transport and one reader task. The reader is the only consumer of
+``receive()`` and routes every incoming message:
+
+    response (has "id", "result"/"error")  -> the waiting request's future, by id
+    request  (has "id", "method")          -> a handler task, registered by id, answered when done
+    notification (has "method", no "id")   -> "notifications/cancelled" cancels that handler task;
+                                              anything else goes to the notification callback
+
+``request()`` registers a future under a fresh id, sends, and waits at most ``timeout`` seconds.
+When the wait ends without an answer — timeout or the caller's cancellation — the peer is told
+with ``notifications/cancelled`` and the id is forgotten, so a late answer is dropped (MCP-7).
+When the reader stops (end of stream, undecodable input, transport failure) every pending
+request fails with `MCPConnectionError` or `MCPProtocolError` naming the server, and later
+requests fail at once: nobody waits for a peer that is gone (MCP-8). ``aclose()`` cancels the
+reader and every handler task and awaits them: nothing of the session outlives it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
+
+from ._exceptions import MinagentError
+
+__all__ = [
+    "LATEST_PROTOCOL_VERSION",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+    "MCPConnectionError",
+    "MCPError",
+    "MCPProtocolError",
+    "MCPRequestError",
+    "MCPTimeoutError",
+    "MCPToolError",
+    "Session",
+    "Transport",
+    "decode_message",
+    "encode_message",
+]
+
+logger = logging.getLogger("minagent.mcp")
+
+LATEST_PROTOCOL_VERSION = "2025-06-18"
+SUPPORTED_PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+class MCPError(MinagentError):
+    """Something went wrong talking to an MCP peer; ``server`` names it (MCP-8)."""
+
+    def __init__(self, message: str, *, server: str | None = None) -> None:
+        super().__init__(message)
+        self.server = server
+
+
+class MCPProtocolError(MCPError):
+    """The peer sent something that is not a valid MCP message (MCP-2)."""
+
+
+class MCPConnectionError(MCPError, ConnectionError):
+    """The peer is gone: the process exited, the stream closed, or it could not be started (MCP-8)."""
+
+
+class MCPTimeoutError(MCPError, TimeoutError):
+    """A request got no answer within its timeout; the peer was sent a cancellation (MCP-7)."""
+
+
+class MCPRequestError(MCPError):
+    """The peer answered a request with a JSON-RPC error (code, message, data)."""
+
+    def __init__(self, code: int, message: str, data: Any = None, *, server: str | None = None) -> None:
+        where = f"MCP server {server!r}" if server else "MCP peer"
+        super().__init__(f"{where} answered with error {code}: {message}", server=server)
+        self.code = code
+        self.error_message = message
+        self.data = data
+
+
+class MCPToolError(MCPError):
+    """A tool call whose result has ``isError: true``; the message is the tool's own text (MCP-12).
+
+    ``model_visible`` asks the tool loop to show this text to the model as the error result.
+    """
+
+    model_visible = True
+
+
+class Transport(Protocol):
+    """Moves whole JSON-RPC messages; ``receive`` returns None at the end of the stream."""
+
+    async def send(self, message: dict[str, Any]) -> None: ...
+
+    async def receive(self) -> dict[str, Any] | None: ...
+
+    async def aclose(self) -> None: ...
+
+
+def encode_message(message: Mapping[str, Any]) -> bytes:
+    """One message as one line of UTF-8 JSON (MCP-2): JSON escapes every newline inside strings."""
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def decode_message(data: bytes | str, *, server: str | None = None) -> dict[str, Any]:
+    """Parse one JSON-RPC message; anything else is an `MCPProtocolError` quoting the input (MCP-2)."""
+    try:
+        message = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        excerpt = text.strip()[:120]
+        where = f"MCP server {server!r}" if server else "MCP peer"
+        raise MCPProtocolError(
+            f"{where} sent a line that is not JSON ({exc}): {excerpt!r}; an MCP server must write only "
+            "JSON-RPC messages to stdout (logs belong on stderr)",
+            server=server,
+        ) from None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        where = f"MCP server {server!r}" if server else "MCP peer"
+        raise MCPProtocolError(
+            f"{where} sent JSON that is not a JSON-RPC 2.0 message: {str(message)[:120]!r}", server=server
+        )
+    return message
+
+
+RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
+NotificationHandler = Callable[[str, dict[str, Any]], None]
+
+
+class Session:
+    """One JSON-RPC connection over a `Transport`, usable by a client and a server alike."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        name: str,
+        on_request: RequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
+    ) -> None:
+        self.transport = transport
+        self.name = name
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._ids = itertools.count(1)
+        self._pending: dict[int | str, asyncio.Future[Any]] = {}
+        self._handlers: dict[int | str, asyncio.Task[None]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._failure: MCPError | None = None
+        self.closed = asyncio.Event()
+
+    def start(self) -> None:
+        if self._reader is None:
+            self._reader = asyncio.create_task(self._read(), name=f"mcp-reader:{self.name}")
+
+    @property
+    def failure(self) -> MCPError | None:
+        """Why the session stopped, once it has."""
+        return self._failure
+
+    # -- outgoing ---------------------------------------------------------------------------
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = dict(params)
+        await self.transport.send(message)
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - a per-request timeout is part of the protocol (MCP-7)
+        cancellable: bool = True,
+    ) -> Any:
+        """Send a request and return its result; raises `MCPRequestError` for an error answer."""
+        if self._failure is not None:
+            raise self._failure
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = dict(params)
+        try:
+            await self.transport.send(message)
+            async with asyncio.timeout(timeout):
+                return await future
+        except TimeoutError:
+            if future.done() and not future.cancelled() and future.exception() is not None:
+                raise future.exception() from None  # type: ignore[misc]
+            if cancellable:
+                await self._cancel_remote(request_id, f"timed out after {timeout} s")
+            raise MCPTimeoutError(
+                f"MCP server {self.name!r} did not answer {method!r} within {timeout} s", server=self.name
+            ) from None
+        except asyncio.CancelledError:
+            if cancellable and (future.cancelled() or not future.done()):  # awaiting it cancelled it
+                await asyncio.shield(self._cancel_remote(request_id, "the caller was cancelled"))
+            raise
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def _cancel_remote(self, request_id: int | str, reason: str) -> None:
+        """Tell the peer to stop working on a request we no longer wait for (MCP-7)."""
+        if self._failure is not None:
+            return
+        try:
+            await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+        except (MCPError, OSError) as exc:  # the peer is gone already: the reader reports that
+            logger.debug("MCP %s: could not send the cancellation of %r: %s", self.name, request_id, exc)
+
+    # -- incoming ---------------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        failure: MCPError
+        try:
+            while True:
+                message = await self.transport.receive()
+                if message is None:
+                    failure = MCPConnectionError(f"MCP server {self.name!r} closed the connection", server=self.name)
+                    break
+                self._dispatch(message)
+        except MCPError as exc:
+            failure = exc
+        except (OSError, ValueError) as exc:
+            failure = MCPConnectionError(f"MCP server {self.name!r}: {exc}", server=self.name)
+        self._stop(failure)
+
+    def _stop(self, failure: MCPError) -> None:
+        if self._failure is None:
+            self._failure = failure
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(self._failure)
+                future.exception()  # retrieved: a request abandoned at the same moment logs nothing
+        self.closed.set()
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if method is None:
+            request_id = message.get("id")
+            future = self._pending.get(request_id) if isinstance(request_id, int | str) else None
+            if future is None or future.done():
+                return  # MCP-7: an answer to a request we stopped waiting for is dropped
+            if "error" in message:
+                error = message["error"] if isinstance(message["error"], dict) else {}
+                code = error.get("code")
+                future.set_exception(
+                    MCPRequestError(
+                        code if isinstance(code, int) else INTERNAL_ERROR,
+                        str(error.get("message", "")),
+                        error.get("data"),
+                        server=self.name,
+                    )
+                )
+            else:
+                future.set_result(message.get("result"))
+            return
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        if "id" not in message:
+            if method == "notifications/cancelled":
+                task = self._handlers.get(params.get("requestId"))  # type: ignore[arg-type]
+                if task is not None:
+                    logger.debug(
+                        "MCP %s: request %r cancelled: %s", self.name, params.get("requestId"), params.get("reason")
+                    )
+                    task.cancel()
+            elif self._on_notification is not None:
+                self._on_notification(method, params)
+            return
+        request_id = message["id"]
+        if not isinstance(request_id, int | str) or request_id in self._handlers:
+            return
+        task = asyncio.create_task(self._answer(request_id, str(method), params), name=f"mcp-request:{self.name}")
+        self._handlers[request_id] = task
+        task.add_done_callback(functools.partial(self._forget, request_id))
+
+    def _forget(self, request_id: int | str, _task: object) -> None:
+        self._handlers.pop(request_id, None)
+
+    async def _answer(self, request_id: int | str, method: str, params: dict[str, Any]) -> None:
+        response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        try:
+            if method == "ping":
+                result: Any = {}
+            elif self._on_request is None:
+                raise MCPRequestError(METHOD_NOT_FOUND, f"method not found: {method}")
+            else:
+                result = await self._on_request(method, params)
+            response["result"] = result
+        except asyncio.CancelledError:
+            return  # MCP-7: a cancelled request gets no answer
+        except MCPRequestError as exc:
+            response["error"] = {"code": exc.code, "message": exc.error_message}
+            if exc.data is not None:
+                response["error"]["data"] = exc.data
+        except Exception as exc:
+            logger.exception("MCP %s: handler for %r failed", self.name, method)
+            response["error"] = {"code": INTERNAL_ERROR, "message": f"{type(exc).__name__}: {exc}"}
+        with contextlib.suppress(Exception):  # the peer may have gone; the reader reports that
+            await self.transport.send(response)
+
+    async def wait_closed(self) -> None:
+        await self.closed.wait()
+
+    async def aclose(self) -> None:
+        """Stop reading, cancel every handler, fail every pending request; idempotent."""
+        tasks = [t for t in (self._reader, *self._handlers.values()) if t is not None and not t.done()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._stop(MCPConnectionError(f"MCP session with {self.name!r} is closed", server=self.name))

@@ -1,0 +1,141 @@
+"""The official SDK's stdio client against ``python -m minagent mcp-serve`` (MCP-30 .. MCP-34)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import McpError
+
+import minagent
+from minagent import MCPServer
+from minagent.testing import ScriptedChatClient
+
+from .conftest import PYTHON, eventually
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@asynccontextmanager
+async def sdk_client(target: str = "tests.mcp.served_agent:agent", **env: str) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(
+        command=PYTHON,
+        args=["-m", "minagent", "mcp-serve", target],
+        cwd=str(ROOT),
+        env={**os.environ, **env},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        yield session
+
+
+async def test_sdk_lists_and_calls_the_agent() -> None:
+    """MCP-30, MCP-31, MCP-34: initialize, the agent's tool in tools/list, a call answered by the agent."""
+    async with sdk_client() as session:
+        init = await session.initialize()
+        assert init.serverInfo.name == "Task Runner"
+        assert init.serverInfo.version == minagent.__version__
+        assert init.capabilities.tools is not None
+        listed = await session.list_tools()
+        [tool] = listed.tools
+        assert tool.name == "Task_Runner"
+        assert tool.description == "Runs a task and answers."
+        assert tool.inputSchema["required"] == ["task"]
+        result = await session.call_tool("Task_Runner", {"task": "say hi"})
+        assert not result.isError
+        assert [c.text for c in result.content if isinstance(c, types.TextContent)] == ["answer: say hi"]
+        await session.send_ping()
+
+
+async def test_sdk_bad_calls() -> None:
+    """MCP-31: unknown tool is error -32602; invalid arguments are an isError result naming the problem."""
+    async with sdk_client("tests.mcp.served_agent:make_agent") as session:
+        await session.initialize()
+        bad = await session.call_tool("Task_Runner", {"task": 7})
+        assert bad.isError
+        text = bad.content[0].text  # type: ignore[union-attr]
+        assert "Invalid arguments for Task_Runner" in text
+        assert "$.task" in text
+        with pytest.raises(McpError, match="unknown tool") as info:
+            await session.call_tool("nope", {})
+        assert info.value.error.code == -32602
+
+
+async def test_stray_print_goes_to_stderr() -> None:
+    """MCP-33: a print() in the served agent does not corrupt the protocol stream."""
+    async with sdk_client("tests.mcp.served_agent:make_agent_async") as session:
+        await session.initialize()
+        result = await session.call_tool("Task_Runner", {"task": "print"})
+        assert result.content[0].text == "answer: print"  # type: ignore[union-attr]
+
+
+async def test_sdk_cancels_a_call(tmp_path: Path) -> None:
+    """MCP-32: notifications/cancelled from the SDK cancels the agent run (its tool sees it)."""
+    marker = tmp_path / "marker"
+    async with sdk_client(MCP_TEST_MARKER=str(marker)) as session:
+        await session.initialize()
+        request_id = session._request_id  # the id the next request will get
+        call = asyncio.create_task(session.call_tool("Task_Runner", {"task": "slow please"}))
+        await asyncio.sleep(1.5)
+        await session.send_notification(
+            types.ClientNotification(
+                types.CancelledNotification(
+                    params=types.CancelledNotificationParams(requestId=request_id, reason="test")
+                )
+            )
+        )
+        await eventually(marker.exists)
+        assert marker.read_text() == "cancelled"
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        result = await session.call_tool("Task_Runner", {"task": "after"})  # still serving
+        assert result.content[0].text == "answer: after"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("tests.mcp.served_agent", "expected module:attribute"),
+        ("tests.mcp.nowhere:agent", "cannot import module 'tests.mcp.nowhere'"),
+        ("tests.mcp.served_agent:missing", "has no attribute 'missing'"),
+        ("tests.mcp.served_agent:not_an_agent", "is int, not an agent"),
+    ],
+)
+def test_mcp_serve_bad_target(target: str, message: str) -> None:
+    """MCP-34: a bad target is a message on stderr and exit status 2."""
+    done = subprocess.run(
+        [sys.executable, "-m", "minagent", "mcp-serve", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert message in done.stderr
+
+
+def test_as_mcp_server_defaults() -> None:
+    """MCP-30: the server exposes the agent's as_tool(); names and version default sensibly."""
+    from minagent import Agent
+
+    agent = Agent(ScriptedChatClient([]), name="Helper", description="Helps.")
+    server = agent.as_mcp_server()
+    assert isinstance(server, MCPServer)
+    assert server.name == "Helper"
+    assert server.version == minagent.__version__
+    assert server.tool_declaration() == {
+        "name": "Helper",
+        "description": "Helps.",
+        "inputSchema": agent.as_tool().parameters,
+    }
+    named = Agent(ScriptedChatClient([])).as_mcp_server(server_name="s", version="9", instructions="Use it.")
+    assert (named.name, named.version, named.instructions, named.tool.name) == ("s", "9", "Use it.", "agent")
