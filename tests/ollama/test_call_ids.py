@@ -1,8 +1,10 @@
-"""Tool-call ids across providers for Ollama, which sends none (issue 19 item 3; OL-4, OL-5, OL-15).
+"""Tool-call ids across providers for Ollama (issue 19 item 3; OL-4, OL-5, OL-15).
 
-A conversation whose calls Ollama answered gets generated ids that other providers accept, and
-a conversation started elsewhere (ids Ollama never sees) keeps its call/result pairs when sent
-to Ollama, because each result is matched back to its call's name.
+Older Ollama servers (and the documented examples) send no call ids; current ones send random
+ones. A conversation whose calls Ollama answered without ids gets generated ids that other
+providers accept, and a conversation started elsewhere keeps its call/result pairs when sent
+to Ollama: each result carries its call's name (what the documented API pairs by) and its id
+(what current servers pair by).
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
 
 
 def test_results_are_matched_back_to_calls_made_elsewhere() -> None:
-    """OL-5, OL-4: ids from another provider stay on our side; every result carries its call's
-    name, also when the results come in another order than the calls and across turns."""
+    """OL-5, OL-4: every result carries its call's name and id, also when the results come in
+    another order than the calls and across turns; each call carries its id."""
     messages = [
         Message("user", ["Paris and the time?"]),
         Message(
@@ -44,13 +46,16 @@ def test_results_are_matched_back_to_calls_made_elsewhere() -> None:
         Message("tool", [Content.from_function_result("call_Xy9", "Snow")]),
     ]
     sent = build_request(messages, {}, model="llama3.2", stream=False)["messages"]
-    assert [(m["role"], m.get("tool_name"), m.get("content")) for m in sent if m["role"] == "tool"] == [
-        ("tool", "get_time", "12:00"),
-        ("tool", "get_weather", "Sunny"),
-        ("tool", "get_weather", "Snow"),
+    assert [(m.get("tool_name"), m.get("tool_call_id"), m["content"]) for m in sent if m["role"] == "tool"] == [
+        ("get_time", "toolu_01B7Xq", "12:00"),
+        ("get_weather", "toolu_01A09q90qw90lq917835lq9", "Sunny"),
+        ("get_weather", "call_Xy9", "Snow"),
     ]
-    assert "toolu" not in str(sent)
-    assert "call_Xy9" not in str(sent)
+    assert [c["id"] for m in sent for c in m.get("tool_calls", [])] == [
+        "toolu_01A09q90qw90lq917835lq9",
+        "toolu_01B7Xq",
+        "call_Xy9",
+    ]
 
 
 async def test_an_ollama_conversation_continues_on_another_provider() -> None:

@@ -142,21 +142,22 @@ def conversation() -> list[Message]:
 
 
 def test_tool_calls_and_results() -> None:
-    """OL-4, OL-5, PV-6, PV-7: calls as objects without ids, results with tool_name by call id."""
+    """OL-4, OL-5, PV-6, PV-7: calls with object arguments and their ids; results with the
+    call's tool_name and id; reasoning not sent."""
     sent = body(conversation())["messages"]
     assert sent == [
         {"role": "user", "content": "Weather in Paris?"},
         {
             "role": "assistant",
             "tool_calls": [
-                {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
-                {"function": {"name": "get_time", "arguments": {}}},
-                {"function": {"name": "get_weather", "arguments": {"city": "Oslo"}}},
+                {"id": "call_1", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+                {"id": "call_2", "function": {"name": "get_time", "arguments": {}}},
+                {"id": "call_3", "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}},
             ],
         },
-        {"role": "tool", "content": "Sunny", "tool_name": "get_weather"},
-        {"role": "tool", "content": '{"h": 12}', "tool_name": "get_time"},
-        {"role": "tool", "content": "boom", "tool_name": "get_weather"},
+        {"role": "tool", "content": "Sunny", "tool_name": "get_weather", "tool_call_id": "call_1"},
+        {"role": "tool", "content": '{"h": 12}', "tool_name": "get_time", "tool_call_id": "call_2"},
+        {"role": "tool", "content": "boom", "tool_name": "get_weather", "tool_call_id": "call_3"},
     ]
 
 
@@ -174,7 +175,7 @@ def test_result_without_its_call_and_informational_calls() -> None:
     ]
     assert body(messages)["messages"] == [
         {"role": "user", "content": "x"},
-        {"role": "tool", "content": "late"},
+        {"role": "tool", "content": "late", "tool_call_id": "call_gone"},
     ]
 
 
@@ -700,7 +701,7 @@ def test_single_tool_object_results_and_extra_options_object() -> None:
     ]
     sent = body(messages, {"tools": {"name": "f"}, "extra_body": {"options": {"seed": 3}}})
     assert [t["function"]["name"] for t in sent["tools"]] == ["f"]
-    assert sent["messages"][1] == {"role": "tool", "content": '{"x": 1}', "tool_name": "f"}
+    assert sent["messages"][1] == {"role": "tool", "content": '{"x": 1}', "tool_name": "f", "tool_call_id": "c1"}
     assert sent["options"] == {"seed": 3}
     assert body([Message("user", ["x"])], {"response_format": {"type": "text"}}).get("format") is None
 

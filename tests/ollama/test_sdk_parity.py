@@ -14,6 +14,10 @@ Deliberate differences, documented in spec/ollama.md:
   ``type``, ``items``, ``description``, ``enum`` (it drops ``default``,
   ``additionalProperties``, ``title``, ...). The comparison checks that our schema is the
   SDK's plus only such keys.
+* call ids: we send each call's ``id`` and each result's ``tool_call_id`` (OL-4, OL-5; current
+  Ollama servers pair by them); the SDK's typed ``Message`` drops both fields even when given
+  (the test hands them to the SDK and checks they vanish). The comparison removes them from our
+  body after checking they are the conversation's call ids.
 * ``tool_choice``: the SDK has no such parameter and Ollama no such field. Our ``"auto"`` sends
   nothing (the bodies are equal with it set); ``"required"`` is a ValueError (OL-7).
 * key order: the SDK orders keys by its model's fields; JSON objects are compared as dicts.
@@ -82,9 +86,9 @@ def sdk_chat_kwargs(stream: bool) -> dict[str, Any]:
             {
                 "role": "assistant",
                 "content": "",
-                "tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
+                "tool_calls": [{"id": "call_1", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}],
             },
-            {"role": "tool", "content": "Sunny, 21 degrees", "tool_name": "get_weather"},
+            {"role": "tool", "content": "Sunny, 21 degrees", "tool_name": "get_weather", "tool_call_id": "call_1"},
             {"role": "user", "content": "Summarise."},
         ],
         "tools": [
@@ -120,9 +124,21 @@ def strip_sdk_dropped(schema: Any, dropped: set[str]) -> Any:
     return schema
 
 
+def strip_call_ids(body: dict[str, Any]) -> list[str]:
+    """Remove the call ids (calls' ``id``, results' ``tool_call_id``) in place; return them in order."""
+    ids = []
+    for message in body["messages"]:
+        ids += [call.pop("id") for call in message.get("tool_calls", []) if "id" in call]
+        if "tool_call_id" in message:
+            ids.append(message.pop("tool_call_id"))
+    return ids
+
+
 def compare_bodies(ours: dict[str, Any], theirs: dict[str, Any]) -> set[str]:
     """Field by field; returns the schema keys that differ only by the documented SDK drop."""
     ours = copy.deepcopy(ours)
+    assert strip_call_ids(ours) == ["call_1", "call_1"]
+    assert strip_call_ids(copy.deepcopy(theirs)) == []  # the SDK sent none, though it was given them
     dropped: set[str] = set()
     for tool_decl in ours.get("tools", []):
         params = tool_decl["function"]["parameters"]

@@ -115,19 +115,27 @@ async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
         first, second = server.requests()
     assert get_current_weather_calls == [{"location": "Paris, FR", "format": "celsius"}]
     assert [t["function"]["name"] for t in first["tools"]] == ["get_current_weather"]
+    calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
+    call_id = calls[0].call_id
     assert second["messages"][-2:] == [
         {
             "role": "assistant",
             "tool_calls": [
                 {
+                    "id": call_id,
                     "function": {
                         "name": "get_current_weather",
                         "arguments": {"format": "celsius", "location": "Paris, FR"},
-                    }
+                    },
                 }
             ],
         },
-        {"role": "tool", "content": "22 degrees celsius in Paris, FR", "tool_name": "get_current_weather"},
+        {
+            "role": "tool",
+            "content": "22 degrees celsius in Paris, FR",
+            "tool_name": "get_current_weather",
+            "tool_call_id": call_id,
+        },
     ]
     calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
     results = [c for m in response.messages for c in m.contents if c.type == "function_result"]

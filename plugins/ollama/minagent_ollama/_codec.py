@@ -370,7 +370,7 @@ def _image(content: Content, role: str, index: int) -> str:
 
 
 def _tool_call(content: Content, index: int) -> dict[str, Any]:
-    """OL-4: arguments as a JSON object."""
+    """OL-4: arguments as a JSON object; the call id as ``id``."""
     if not content.name:
         raise ValueError(f"messages[{index}]: a function_call needs a name, got {content!r}")
     args = content.arguments
@@ -388,7 +388,10 @@ def _tool_call(content: Content, index: int) -> dict[str, Any]:
             f"messages[{index}]: the arguments of call {content.call_id!r} ({content.name}) are not a JSON "
             f"object, which Ollama requires: {_snippet(args)}"
         )
-    return {"function": {"name": content.name, "arguments": arguments}}
+    call: dict[str, Any] = {"function": {"name": content.name, "arguments": arguments}}
+    if content.call_id:
+        call = {"id": content.call_id, **call}
+    return call
 
 
 def _tool_message(content: Content, index: int, names: Mapping[str, str]) -> dict[str, Any]:
@@ -399,6 +402,7 @@ def _tool_message(content: Content, index: int, names: Mapping[str, str]) -> dic
     name = names.get(content.call_id) or content.name
     if name:
         out["tool_name"] = name
+    out["tool_call_id"] = content.call_id
     return out
 
 
