@@ -412,16 +412,13 @@ def test_no_tools_means_no_tool_keys() -> None:
 def test_pass_through_and_renamed_options() -> None:
     """AN-12: known options pass through; stop becomes stop_sequences; user becomes metadata."""
     options = {
-        "temperature": 0.2,
-        "top_p": 0.9,
-        "top_k": 5,
         "thinking": {"type": "enabled", "budget_tokens": 2048},
         "service_tier": "auto",
         "stop": "END",
         "user": "u-1",
     }
     sent = body([Message("user", ["q"])], options)
-    for key in ("temperature", "top_p", "top_k", "thinking", "service_tier"):
+    for key in ("thinking", "service_tier"):
         assert sent[key] == options[key]
     assert sent["stop_sequences"] == ["END"]
     assert sent["metadata"] == {"user_id": "u-1"}
@@ -430,6 +427,19 @@ def test_pass_through_and_renamed_options() -> None:
     )
     assert both["stop_sequences"] == ["b"]
     assert both["metadata"] == {"user_id": "m"}
+
+
+def test_sampling_options_depend_on_the_api_version() -> None:
+    """AN-12: temperature, top_p and top_k pass through for API version 2023-06-01; from
+    2026-10-21 on (the default) they are a ValueError that says what to do, never dropped."""
+    sampling = {"temperature": 0.2, "top_p": 0.9, "top_k": 5}
+    old = body([Message("user", ["q"])], sampling, api_version="2023-06-01")
+    assert {k: old[k] for k in sampling} == sampling
+    with pytest.raises(ValueError, match=r"temperature, top_p, top_k.*2026-10-21.*anthropic_version='2023-06-01'"):
+        body([Message("user", ["q"])], sampling)
+    with pytest.raises(ValueError, match="top_k"):
+        body([Message("user", ["q"])], {"top_k": 1}, api_version="2027-01-01")
+    assert "temperature" not in body([Message("user", ["q"])], {"temperature": None})
 
 
 def test_internal_and_unknown_options_never_reach_the_wire() -> None:

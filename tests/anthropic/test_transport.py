@@ -91,7 +91,7 @@ async def test_request_url_headers_and_body(stream: bool) -> None:
         [body] = server.requests()
     assert response.text == "Hello!"
     assert headers["x-api-key"] == KEY
-    assert headers["anthropic-version"] == "2023-06-01"
+    assert headers["anthropic-version"] == "2026-10-21"
     assert headers["content-type"] == "application/json"
     assert headers["accept"] == ("text/event-stream" if stream else "application/json")
     assert headers["user-agent"] == "minagent-anthropic"
@@ -100,6 +100,21 @@ async def test_request_url_headers_and_body(stream: bool) -> None:
     assert body["model"] == "claude-opus-4-1"
     assert body["max_tokens"] == 4096
     assert body.get("stream", False) is stream
+
+
+async def test_older_api_version_allows_sampling_options() -> None:
+    """AN-19, AN-12: anthropic_version='2023-06-01' is sent as the header and lets temperature through;
+    with the default version the option is refused before anything is sent."""
+    async with FakeAnthropic() as server:
+        server.script_text("ok")
+        async with server.make_client(anthropic_version="2023-06-01") as client:
+            await client.get_response([Message("user", ["Hi"])], options={"temperature": 0.1})
+        async with server.make_client() as client:
+            with pytest.raises(ValueError, match="temperature"):
+                await client.get_response([Message("user", ["Hi"])], options={"temperature": 0.1})
+        assert len(server.requests()) == 1
+        assert server.requests()[0]["temperature"] == 0.1
+        assert server.headers[0]["anthropic-version"] == "2023-06-01"
 
 
 async def test_environment_defaults(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ The package has two halves (spec/providers.md):
 
 from typing import TYPE_CHECKING, Any
 
-from ._request import DEFAULT_MAX_TOKENS, build_request, wire_tool_id, wire_tool_ids
+from ._request import API_VERSION, DEFAULT_MAX_TOKENS, build_request, wire_tool_id, wire_tool_ids
 from ._response import (
     AnthropicProtocolError,
     AnthropicStreamError,
@@ -37,6 +37,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "API_VERSION",
     "DEFAULT_MAX_TOKENS",
     "AnthropicChatClient",
     "AnthropicProtocolError",

@@ -57,7 +57,7 @@ from minagent.providers import (
     retry_call,
 )
 
-from ._request import DEFAULT_MAX_TOKENS, build_request, wire_tool_ids
+from ._request import API_VERSION, DEFAULT_MAX_TOKENS, build_request, wire_tool_ids
 from ._response import (
     AnthropicProtocolError,
     AnthropicStreamError,
@@ -70,7 +70,6 @@ from ._response import (
 __all__ = ["DEFAULT_BASE_URL", "AnthropicChatClient"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-API_VERSION = "2023-06-01"
 PROVIDER = "anthropic"
 USER_AGENT = "minagent-anthropic"
 _MAX_ERROR_BODY = 64 * 1024  # bytes of a non-2xx body read for its message (AN-20)
@@ -86,7 +85,9 @@ class AnthropicChatClient(BaseChatClient):
     """A chat client for ``POST /v1/messages`` of the Anthropic Messages API.
 
     ``api_key`` and ``base_url`` default to ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``
-    (then ``https://api.anthropic.com``, without ``/v1`` as in the official SDK). ``max_tokens``
+    (then ``https://api.anthropic.com``, without ``/v1`` as in the official SDK).
+    ``anthropic_version`` is the API version sent (default the current ``2026-10-21``; pass
+    ``"2023-06-01"`` to use temperature / top_p / top_k on models that accept them). ``max_tokens``
     is sent when a call's options name none (the API requires it). ``timeout`` (seconds, None
     for none) bounds connecting and every wait for data, not a whole stream. ``max_retries``
     builds the `RetryPolicy` unless ``retry_policy`` is given. ``session``: an
@@ -231,7 +232,14 @@ class AnthropicChatClient(BaseChatClient):
     # -- sending ------------------------------------------------------------------------------
 
     def _encode(self, messages: list[Message], options: dict[str, Any], *, stream: bool) -> bytes:
-        request = build_request(messages, options, model=self.model, stream=stream, max_tokens=self.max_tokens)
+        request = build_request(
+            messages,
+            options,
+            model=self.model,
+            stream=stream,
+            max_tokens=self.max_tokens,
+            api_version=self.anthropic_version,
+        )
         return json.dumps(request, ensure_ascii=False).encode("utf-8")
 
     def _headers(self, *, stream: bool) -> dict[str, str]:

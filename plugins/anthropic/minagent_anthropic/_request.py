@@ -28,9 +28,12 @@ from typing import Any
 
 from minagent import Content, Message
 
-__all__ = ["DEFAULT_MAX_TOKENS", "build_request", "wire_tool_id", "wire_tool_ids"]
+__all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "build_request", "wire_tool_id", "wire_tool_ids"]
 
 DEFAULT_MAX_TOKENS = 4096  # AN-1: the API requires max_tokens; this is sent when none is given
+API_VERSION = "2026-10-21"  # AN-19: the current anthropic-version, the official SDK's default
+SAMPLING_REMOVED_IN = "2026-10-21"  # AN-12: from this API version on, sampling options are a 400
+_SAMPLING = ("temperature", "top_p", "top_k")
 
 # Options sent under the same name when set (AN-12).
 _PASS_THROUGH: tuple[str, ...] = (
@@ -86,13 +89,22 @@ def build_request(
     model: str,
     stream: bool,
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    api_version: str = API_VERSION,
 ) -> dict[str, Any]:
     """The JSON body of ``POST /v1/messages`` for these messages and options.
 
     ``model`` is the client's default, used when ``options`` has no ``model``; ``max_tokens``
-    is sent when the options name none (AN-1).
+    is sent when the options name none (AN-1). ``api_version`` is the ``anthropic-version`` the
+    body is for: from 2026-10-21 on, sampling options are refused (AN-12).
     """
     opts = {k: v for k, v in (options or {}).items() if v is not None}
+    sampling = [k for k in _SAMPLING if k in opts]
+    if sampling and api_version >= SAMPLING_REMOVED_IN:
+        raise ValueError(
+            f"option(s) {', '.join(sampling)} are not accepted by anthropic-version {api_version} (the API "
+            "answers 400): remove them, or create the client with anthropic_version='2023-06-01' for a model "
+            "that still accepts sampling parameters"
+        )
     chosen = opts.get("model") or model
     if not chosen or not isinstance(chosen, str):
         raise ValueError("build_request needs a model: pass model=... or options['model']")
