@@ -879,8 +879,10 @@ class ChatCompletionsStreamDecoder:
         if choice is None and usage is None:
             return None
         meta = _meta(chunk)
-        if meta["response_id"] is not None:
+        if self._calls.response_id is None:
             self._calls.response_id = meta["response_id"]
+        elif meta["response_id"] is not None:  # OA-14: the stream's first id holds for all of it
+            meta["response_id"] = self._calls.response_id
         contents: list[Content] = []
         finish_reason = None
         if choice is not None:
