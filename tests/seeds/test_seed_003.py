@@ -328,7 +328,7 @@ async def test_deserialize_thread_awaitable(stream):
             return thread
 
     "支持 Thread 状态的序列化/反序列化" (threads serialise and deserialise): a caller written
-    against it awaits the call; the restored thread continues the conversation. TH-2."""
+    against it awaits the call; the restored thread continues the conversation. TH-2, TH-6."""
     client = ScriptedChatClient(["First answer.", "Second answer."])
     agent = Agent(client=client)
     thread = agent.get_new_thread()
