@@ -621,7 +621,11 @@ def test_parse_error() -> None:
 
 @pytest.mark.parametrize(
     "message",
-    ['model "llama3:70b" not found, try pulling it first', "model 'llama3:70b' not found, try pulling it first"],
+    [
+        'model "llama3:70b" not found, try pulling it first',
+        "model 'llama3:70b' not found, try pulling it first",
+        "model 'llama3:70b' not found",
+    ],
 )
 def test_model_not_pulled(message: str) -> None:
     """OL-20: a 404 naming a missing model is OllamaModelNotFoundError with the pull hint."""
