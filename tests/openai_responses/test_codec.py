@@ -282,6 +282,14 @@ def test_tool_choice(choice: Any, wire: Any) -> None:
     assert body["parallel_tool_calls"] is False
 
 
+def test_allow_multiple_tool_calls() -> None:
+    """OR-8: the upstream name allow_multiple_tool_calls is sent as parallel_tool_calls."""
+    assert build(tools=[get_weather], allow_multiple_tool_calls=False)["parallel_tool_calls"] is False
+    both = build(tools=[get_weather], allow_multiple_tool_calls=False, parallel_tool_calls=True)
+    assert both["parallel_tool_calls"] is True
+    assert "parallel_tool_calls" not in build(allow_multiple_tool_calls=True)
+
+
 def test_no_tools_no_tool_choice() -> None:
     """OR-8, PV-5: without tools neither tool_choice nor parallel_tool_calls is sent."""
     body = build(tools=[], tool_choice="required", parallel_tool_calls=True)
@@ -348,6 +356,7 @@ def test_renamed_and_passed_options() -> None:
         "service_tier": "flex",
         "prompt_cache_key": "pk",
         "prompt_cache_retention": "24h",
+        "prompt_cache_options": {"mode": "explicit"},
         "safety_identifier": "s1",
         "include": ["reasoning.encrypted_content"],
         "truncation": "auto",
@@ -397,6 +406,7 @@ def test_renamed_and_passed_options() -> None:
         "extra_headers",
         "extra_query",
         "timeout",
+        "continuation_token",
     ],
 )
 def test_unsupported_options_are_errors(key: str) -> None:

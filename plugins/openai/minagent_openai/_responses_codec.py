@@ -54,6 +54,7 @@ _PASS_THROUGH: tuple[str, ...] = (
     "service_tier",
     "prompt_cache_key",
     "prompt_cache_retention",
+    "prompt_cache_options",
     "safety_identifier",
     "include",
     "truncation",
@@ -72,6 +73,7 @@ _RENDERED = frozenset(
         "tools",
         "tool_choice",
         "parallel_tool_calls",
+        "allow_multiple_tool_calls",
         "response_format",
         "text",
         "verbosity",
@@ -107,6 +109,7 @@ _UNSUPPORTED: dict[str, str] = {
     "extra_headers": "pass default_headers= to the client",
     "extra_query": "pass default_query= to the client",
     "timeout": "pass timeout= / total_timeout= to the client",
+    "continuation_token": "minagent does not poll background responses; use the SDK for that",
 }
 _NOT_SENT = frozenset({"usage", "error", "function_approval_request", "function_approval_response"})
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
@@ -164,8 +167,9 @@ def build_responses_request(
         body["tools"] = tools
         if "tool_choice" in opts:
             body["tool_choice"] = _tool_choice(opts["tool_choice"])
-        if "parallel_tool_calls" in opts:
-            body["parallel_tool_calls"] = bool(opts["parallel_tool_calls"])
+        parallel = opts.get("parallel_tool_calls", opts.get("allow_multiple_tool_calls"))
+        if parallel is not None:
+            body["parallel_tool_calls"] = bool(parallel)
     if stream:
         body["stream"] = True
         if "stream_options" in opts:
