@@ -1292,6 +1292,44 @@ async def test_with_calling_call_next_full_execution(middleware, stream):
     assert response.messages[1].contents[0].result == "It's sunny in Paris."
 
 
+class SkipModelCall(ChatMiddleware):
+    async def process(self, context, call_next):
+        context.result = "replacement result"
+        return  # Downstream middleware and actual execution are SKIPPED
+
+
+CHAT_RESULT_TYPE = (
+    "issue 12 B16: a non-streaming chat middleware result that is not a ChatResponse fails inside the loop "
+    "(TypeError: 'str' object is not an async iterable)"
+)
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [pytest.param(False, id="stream=False", marks=pytest.mark.xfail(strict=True, reason=CHAT_RESULT_TYPE)), True],
+)
+async def test_without_calling_call_next_in_chat_layer(stream):
+    """Seed 000, "Without calling `call_next()` - Skip downstream", the snippet as chat middleware
+    ("Actual operation (LLM call, function invocation): NOT executed"; "Result: Whatever you set
+    in `context.result`"). A chat layer's result is a `ChatResponse` (a `ResponseStream` when
+    streaming); a plain string left there either becomes the answer or is a
+    `MiddlewareException` naming the layer and the type expected — never an error from inside
+    the loop. The model is not called. MW-T2, MW-9."""
+    client = ScriptedChatClient([])
+    agent = Agent(client=client, middleware=[SkipModelCall()])
+    response, error = None, None
+    try:
+        response = await run(agent, "Hi", stream=stream)
+    except MiddlewareException as raised:
+        error = str(raised)
+    if error is None:
+        assert response.text == "replacement result"
+    else:
+        assert "chat" in error
+        assert ("ResponseStream" if stream else "ChatResponse") in error
+    assert client.requests == []
+
+
 def _row_middleware(exit, calls_next):
     @function_middleware
     async def under_test(context, call_next):
