@@ -1099,6 +1099,27 @@ async def test_blocked_function_middleware(stream):
     assert len(client.requests) == 1
 
 
+@BOTH_MODES
+async def test_blocked_function_in_a_batch(stream):
+    """Seed 000, `BlockedFunctionMiddleware` and "Special Behavior": when the model asks for an
+    allowed and a blocked function at once, the allowed one runs, the blocked one gets "Function
+    blocked by policy", both results are in the response and the thread, and no further model call
+    is made. LP-20, LP-23, MW-8."""
+
+    def delete_file(path):
+        return "deleted"
+
+    client = ScriptedChatClient([[call("get_weather", {"location": "Paris"}), call("delete_file", {"path": "/tmp/x"})]])
+    agent = Agent(
+        client=client, tools=[get_weather, delete_file], middleware=[BlockedFunctionMiddleware({"delete_file"})]
+    )
+    thread = agent.get_new_thread()
+    response = await run(agent, "Weather, then clean up", stream=stream, thread=thread)
+    assert [c.result for c in response.messages[-1].contents] == ["It's sunny in Paris.", "Function blocked by policy"]
+    assert len(client.requests) == 1
+    assert [m.role for m in thread.messages] == ["user", "assistant", "tool"]
+
+
 class ValidationMiddleware(FunctionMiddleware):
     def is_valid(self, arguments):
         return bool(arguments.get("location"))
@@ -1113,7 +1134,7 @@ class ValidationMiddleware(FunctionMiddleware):
 async def test_validation_middleware_exception_bubbles_up(stream):
     """Seed 000, "3. Raise Any Other Exception", the `ValidationMiddleware` example: "Bubbles up to
     the caller. The middleware chain is aborted and the exception propagates." (design decision
-    12). MW-T5, MW-6, LP-21."""
+    12). MW-T5, MW-6, LP-21, TH-3."""
     ran = []
 
     def get_weather(location):
@@ -1122,9 +1143,11 @@ async def test_validation_middleware_exception_bubbles_up(stream):
 
     client = ScriptedChatClient([[call("get_weather", {"location": ""})]])
     agent = Agent(client=client, tools=[get_weather], middleware=[ValidationMiddleware()])
+    thread = agent.get_new_thread()
     with pytest.raises(ValueError, match="Invalid arguments"):
-        await run(agent, "Weather?", stream=stream)
+        await run(agent, "Weather?", stream=stream, thread=thread)
     assert ran == []
+    assert thread.messages == []  # a failed run leaves the thread as it was (TH-3)
 
 
 # ---------------------------------------------------------------------------------------------
