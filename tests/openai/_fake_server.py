@@ -47,6 +47,9 @@ class FakeOpenAI(ScriptedHarness):
         self.model = model
         self.queue: list[ScriptedStep | Handler] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # the path of each request
+        self.queries: list[list[tuple[str, str]]] = []  # its query parameters, in order
+        self.targets: list[str] = []  # its request target as sent (absolute through a proxy)
         self.server: TestServer | None = None
         self.closing = asyncio.Event()
         self.handlers_running = 0
@@ -55,7 +58,7 @@ class FakeOpenAI(ScriptedHarness):
 
     async def __aenter__(self) -> FakeOpenAI:
         app = web.Application()
-        app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_post("/{path:.*}", self._handle)  # every path: Azure deployments, proxies
         self.server = TestServer(app, host="127.0.0.1")
         await self.server.start_server()
         return self
@@ -81,6 +84,9 @@ class FakeOpenAI(ScriptedHarness):
         super().reset()
         self.queue.clear()
         self.headers.clear()
+        self.paths.clear()
+        self.queries.clear()
+        self.targets.clear()
 
     def tool_results(self, body: Mapping[str, Any]) -> list[str]:
         return [m["content"] for m in body["messages"] if m["role"] == "tool"]
@@ -113,6 +119,9 @@ class FakeOpenAI(ScriptedHarness):
             body = await request.json()
             self.record(body)
             self.headers.append(dict(request.headers))
+            self.paths.append(request.path)
+            self.queries.append(list(request.query.items()))
+            self.targets.append(request._message.path)
             self._sync()
             if not self.queue:
                 return web.json_response(

@@ -408,8 +408,8 @@ class OpenAIChatClient(BaseChatClient):
         response: aiohttp.ClientResponse | None = None
         handed_over = False
         failure: ProviderError
+        session = await self._get_session()  # a RuntimeError of PV-37 is the caller's to fix
         try:
-            session = await self._get_session()
             response = await session.post(
                 url,
                 params=self._query() or None,
