@@ -1026,13 +1026,9 @@ def test_simple_context_provider_spelling_is_rejected() -> None:
     assert stderr.splitlines()[-1] == "TypeError: Agent() got context_provider=: pass a list: context_providers=[...]"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="new: thread.serialize() / agent.deserialize_thread() are not awaitable (upstream thread era: async)",
-)
 def test_suspend_resume_thread() -> None:
-    """TH-2, LP-19: a service-managed thread (conversation_id) and an in-memory thread survive serialize /
-    deserialize_thread."""
+    """TH-2, TH-6, LP-19, AG-11: a service-managed thread (conversation_id) and an in-memory thread survive
+    `await thread.serialize()` / `await agent.deserialize_thread(...)` (the thread era's spelling)."""
     expected: list[Line] = ["=== Suspend-Resume Thread Examples ==="]
     for title, kept in (("Service-Managed", "thread_abc123"), ("In-Memory", "Alice")):
         expected += [
