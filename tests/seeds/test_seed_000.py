@@ -12,9 +12,12 @@ not yet do what the seed says, the test states what the seed says and is marked
 ``xfail(strict=True)`` with the fault's number in issue 12.
 """
 
+import asyncio
 import inspect
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minagent import (
     Agent,
@@ -1509,3 +1512,95 @@ async def test_streaming_result_hook_notifies_thread():
     async for _ in agent.run("Hi", stream=True, thread=thread):
         pass
     assert [(m.role, m.text) for m in thread.messages] == [("user", "Hi"), ("assistant", "Hello!")]
+
+
+# ---------------------------------------------------------------------------------------------
+# The flow, over any stack of middleware written in any of the seeds' styles.
+
+
+def _seed_style_middleware(layer, style, label, log):
+    """One middleware of `layer` in one of the styles the seeds use; it logs `label` before and
+    after `call_next`."""
+    base = {"agent": AgentMiddleware, "chat": ChatMiddleware, "function": FunctionMiddleware}[layer]
+    if style == "class":
+
+        class Logged(base):
+            async def process(self, context, call_next):
+                log.append(f"{label} before")
+                await call_next(context)
+                log.append(f"{label} after")
+
+        return Logged()
+    if style == "class-next":
+
+        class LoggedNext(base):
+            async def process(self, context, next):
+                log.append(f"{label} before")
+                await next(context)
+                log.append(f"{label} after")
+
+        return LoggedNext()
+    decorator = {"agent": agent_middleware, "chat": chat_middleware, "function": function_middleware}[layer]
+
+    @decorator
+    async def logged(context, call_next):
+        log.append(f"{label} before")
+        await call_next()
+        log.append(f"{label} after")
+
+    return logged
+
+
+_entries = st.lists(
+    st.tuples(
+        st.sampled_from(["agent", "chat", "function"]),
+        st.sampled_from(["class", "class-next", "decorator"]),
+        st.sampled_from(["client", "agent", "run"]),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=60)
+@given(entries=_entries, stream=st.booleans())
+def test_flow_any_stack_of_seed_style_middleware(entries, stream):
+    """Seed 000, "Flow Diagram", over any stack of class-based (`call_next(context)` or
+    `next(context)`) and decorated (`call_next()`) middleware of the three layers, registered on
+    the client, the agent or the run: the agent layer wraps the run once, the chat layer every
+    model call, the function layer every tool call; within a layer the longer-lived registration
+    is outer (client, then agent, then run) and the first registered is outermost. MW-2, MW-3,
+    MW-4, LP-3, MW-9 (streaming: agent middleware finishes when the stream object is returned)."""
+    entries = [(layer, style, where) for layer, style, where in entries if not (layer == "agent" and where == "client")]
+    log = []
+    placed = {"client": [], "agent": [], "run": []}
+    for index, (layer, style, where) in enumerate(entries):
+        placed[where].append(_seed_style_middleware(layer, style, f"{layer}{index}", log))
+
+    def ordered(layer):
+        return [
+            f"{layer}{i}"
+            for where in ("client", "agent", "run")
+            for i, entry in enumerate(entries)
+            if entry[0] == layer and entry[2] == where
+        ]
+
+    def around(labels, inner):
+        return [f"{x} before" for x in labels] + inner + [f"{x} after" for x in reversed(labels)]
+
+    def probe(location):
+        log.append("tool")
+        return location
+
+    async def main():
+        client = ScriptedChatClient(
+            [[call("probe", {"location": "Paris"})], "done"], middleware=placed["client"] or None
+        )
+        agent = Agent(client=client, tools=[probe], middleware=placed["agent"] or None)
+        return await run(agent, "Go", stream=stream, middleware=placed["run"] or None)
+
+    response = asyncio.run(main())
+    chat, function, agent_labels = ordered("chat"), ordered("function"), ordered("agent")
+    rounds = around(chat, []) + around(function, ["tool"]) + around(chat, [])
+    expected = around(agent_labels, []) + rounds if stream else around(agent_labels, rounds)
+    assert log == expected
+    assert response.text == "done"
