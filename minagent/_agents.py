@@ -416,8 +416,10 @@ class RawAgent(BaseAgent):
 
         async def open_chat() -> AsyncIterable[ChatResponseUpdate]:
             messages, options, call_kwargs = await self._prepare(request, found, inbox)
-            chat_stream = self.client.get_response(messages, options=options, stream=True, **call_kwargs)
+            chat_stream: Any = self.client.get_response(messages, options=options, stream=True, **call_kwargs)
             if not isinstance(chat_stream, ResponseStream):
+                if inspect.iscoroutine(chat_stream):
+                    chat_stream.close()  # never awaited: close it, so no "never awaited" warning
                 raise TypeError(
                     f"{type(self.client).__name__}.get_response(stream=True) must return a ResponseStream, "
                     f"got {type(chat_stream).__name__}"

@@ -340,6 +340,8 @@ def middleware_layer(item: object) -> Layer:
 
 
 def _detect_layer(item: object) -> Layer:
+    if isinstance(item, type) and issubclass(item, tuple(_BY_CLASS)):
+        raise MiddlewareException(f"{item.__qualname__} is a middleware class; pass an instance: {item.__qualname__}()")
     owner = getattr(item, "__self__", None) if inspect.ismethod(item) else None
     for cls, layer in _BY_CLASS.items():
         if isinstance(item, cls) or (isinstance(owner, cls) and getattr(item, "__name__", "") == "process"):

@@ -218,6 +218,11 @@ class _Update(_Wire):
     def text(self) -> str:
         return _text_of_contents(self.contents)
 
+    @property
+    def user_input_requests(self) -> list[Content]:
+        """The contents of this update flagged as user-input requests (TY-9)."""
+        return [c for c in self.contents if c.user_input_request]
+
     def __str__(self) -> str:
         return self.text
 

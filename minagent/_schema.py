@@ -144,7 +144,7 @@ def _apply_metadata(schema: JsonSchema, item: object) -> None:
             value = getattr(holder, attr, None)
             if isinstance(value, int | float) and not isinstance(value, bool):
                 schema[keyword] = value
-        lengths = _LENGTHS.get(schema.get("type", ""))  # type: ignore[arg-type]
+        lengths = _LENGTHS.get(schema.get("type", ""))
         for index, attr in enumerate(("min_length", "max_length")):
             value = getattr(holder, attr, None)
             if lengths and isinstance(value, int) and not isinstance(value, bool):

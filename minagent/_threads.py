@@ -9,7 +9,7 @@ updated only when a run finishes, so a failed or abandoned run leaves it as it w
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,13 +51,20 @@ class AgentThread:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def serialize(self) -> dict[str, Any]:
+    def __await__(self) -> Generator[Any, None, AgentThread]:
+        """``await agent.deserialize_thread(data)`` (upstream's thread-era spelling) is the thread (TH-6)."""
+        yield from ()
+        return self
+
+    def serialize(self) -> SerializedThread:
         """Plain JSON data with a format version; `deserialize` restores it exactly (TH-2)."""
-        out: dict[str, Any] = {
-            "type": "agent_thread",
-            "version": FORMAT_VERSION,
-            "thread_id": self.thread_id,
-        }
+        out = SerializedThread(
+            {
+                "type": "agent_thread",
+                "version": FORMAT_VERSION,
+                "thread_id": self.thread_id,
+            }
+        )
         if self.service_thread_id is not None:
             out["service_thread_id"] = self.service_thread_id
         out["messages"] = [m.to_dict() for m in self.messages]
@@ -78,6 +85,15 @@ class AgentThread:
             thread_id=_get(data, "thread_id", str, path),
             state=_get(data, "state", dict, path),
         )
+
+
+class SerializedThread(dict[str, Any]):
+    """The dict `AgentThread.serialize()` returns: plain JSON data that can also be awaited, since
+    upstream's thread-era samples write ``await thread.serialize()`` (TH-6)."""
+
+    def __await__(self) -> Generator[Any, None, dict[str, Any]]:
+        yield from ()
+        return dict(self)
 
 
 @dataclass

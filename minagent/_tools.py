@@ -58,6 +58,10 @@ class FunctionTool:
         "approval_mode",
         "description",
         "func",
+        "invocation_count",
+        "invocation_exception_count",
+        "max_invocation_exceptions",
+        "max_invocations",
         "name",
         "parameters",
         "sequential",
@@ -72,6 +76,8 @@ class FunctionTool:
         parameters: Mapping[str, Any] | None = None,
         approval_mode: ApprovalMode = "never_require",
         sequential: bool = False,
+        max_invocations: int | None = None,
+        max_invocation_exceptions: int | None = None,
     ) -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolError(f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}")
@@ -79,9 +85,19 @@ class FunctionTool:
             raise ToolError(f"tool {name!r}: approval_mode must be one of {_APPROVAL_MODES}, got {approval_mode!r}")
         if func is not None and not callable(func):
             raise ToolError(f"tool {name!r}: func must be callable, got {type(func).__name__}")
+        for field_name, limit in (
+            ("max_invocations", max_invocations),
+            ("max_invocation_exceptions", max_invocation_exceptions),
+        ):
+            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+                raise ToolError(f"tool {name!r}: {field_name} must be None or an int >= 1, got {limit!r}")
         self.name = name
         self.description = description
         self.func = func
+        self.max_invocations = max_invocations
+        self.max_invocation_exceptions = max_invocation_exceptions
+        self.invocation_count = 0  # TL-8: over the tool's lifetime, never reset by minagent
+        self.invocation_exception_count = 0
         self.approval_mode: ApprovalMode = approval_mode
         self.sequential = sequential
         self._context_parameter: str | None = None
@@ -128,15 +144,25 @@ class FunctionTool:
         func = self.func
         if func is None:
             raise ToolError(f"tool {self.name!r} is declaration-only and cannot be invoked")
+        if self.max_invocations is not None and self.invocation_count >= self.max_invocations:
+            raise ToolError(f"tool {self.name!r} has reached its maximum of {self.max_invocations} invocations")
+        limit = self.max_invocation_exceptions
+        if limit is not None and self.invocation_exception_count >= limit:
+            raise ToolError(f"tool {self.name!r} has failed {limit} times and can no longer be used")
         kwargs = dict(arguments)
         if self._context_parameter is not None:
             kwargs[self._context_parameter] = context
-        if _is_async(func):
-            return await func(**kwargs)
-        result = await asyncio.to_thread(functools.partial(func, **kwargs))
-        if inspect.isawaitable(result):
-            result = await result
-        return result
+        self.invocation_count += 1
+        try:
+            if _is_async(func):
+                return await func(**kwargs)
+            result = await asyncio.to_thread(functools.partial(func, **kwargs))
+            if inspect.isawaitable(result):
+                result = await result
+            return result
+        except Exception:
+            self.invocation_exception_count += 1
+            raise
 
 
 def _find_context_parameter(func: Callable[..., Any]) -> str | None:
@@ -166,6 +192,8 @@ def tool(
     description: str | None = None,
     approval_mode: ApprovalMode = "never_require",
     sequential: bool = False,
+    max_invocations: int | None = None,
+    max_invocation_exceptions: int | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -177,6 +205,8 @@ def tool(
     description: str | None = None,
     approval_mode: ApprovalMode = "never_require",
     sequential: bool = False,
+    max_invocations: int | None = None,
+    max_invocation_exceptions: int | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Turn a function into a `FunctionTool`: ``@tool`` or ``@tool(name=..., ...)`` (TL-1)."""
 
@@ -187,6 +217,8 @@ def tool(
             func=f,
             approval_mode=approval_mode,
             sequential=sequential,
+            max_invocations=max_invocations,
+            max_invocation_exceptions=max_invocation_exceptions,
         )
 
     return make(func) if func is not None else make

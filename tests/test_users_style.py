@@ -6,7 +6,6 @@ upstream's spellings (`function_invocation_kwargs=`, `Role.USER`, `Message(role=
 rule has two.
 """
 
-
 import asyncio
 import copy
 import json
@@ -237,20 +236,13 @@ def test_a_run_mutates_none_of_its_inputs(turns, stream, with_thread):
     assert response.text
     assert [m.to_dict() for m in messages] == before[0]
     assert json.dumps(options["metadata"]) == before[1]
-    assert (
-        options["tools"] == before[2]
-    )
-    assert (
-        options["temperature"] == 0.1
-    )
-    assert (
-        set(options)
-        == {
-            "metadata",
-            "tools",
-            "temperature",
-        }
-    )
+    assert options["tools"] == before[2]
+    assert options["temperature"] == 0.1
+    assert set(options) == {
+        "metadata",
+        "tools",
+        "temperature",
+    }
     assert [s.to_dict() for s in steps] == provider_before
     assert returned == {"kind": "note", "tags": ["a", "b"]}
 
@@ -756,3 +748,108 @@ async def test_context_terminate_is_rejected(stream):
 
     with pytest.raises(AttributeError, match="MiddlewareTermination"):
         _ = ChatContext(client, []).terminate
+
+
+# ---------------------------------------------------------------------------------------------
+# Further frictions found while porting (closing note of issue 12)
+
+
+def test_a_middleware_class_instead_of_an_instance_names_the_fix():
+    """MW-2: passing the class is an error that says to pass an instance."""
+    with pytest.raises(MiddlewareException, match=r"pass an instance: ChatLogger\(\)"):
+        Agent(ScriptedChatClient([]), middleware=[ChatLogger])
+
+
+@MODES
+async def test_max_invocations_limits_a_tool_over_its_lifetime(stream):
+    """TL-8: after max_invocations the tool is not called; the model gets an error result and the
+    run goes on; the counters are the tool's own."""
+    calls = []
+
+    @tool(max_invocations=1)
+    def unlock(door):
+        """Unlock a door."""
+        calls.append(door)
+        return "unlocked"
+
+    client = ScriptedChatClient(
+        [reply(call("unlock", {"door": "a"}, call_id="u1")), reply(call("unlock", {"door": "b"}, call_id="u2")), "ok"]
+    )
+    response = await run(Agent(client, tools=[unlock]), "go", stream=stream)
+    results = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    assert calls == ["a"]
+    assert results[0].result == "unlocked"
+    assert results[1].exception == "tool 'unlock' has reached its maximum of 1 invocations"
+    assert unlock.invocation_count == 1
+    assert response.text == "ok"
+
+
+async def test_max_invocation_exceptions_counts_failures():
+    """TL-8: invocation_exception_count counts raising invocations; at the limit invoke refuses."""
+
+    @tool(max_invocation_exceptions=2)
+    def flaky():
+        """Always fails."""
+        raise RuntimeError("down")
+
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            await flaky.invoke({})
+    with pytest.raises(Exception, match="failed 2 times"):
+        await flaky.invoke({})
+    assert (flaky.invocation_count, flaky.invocation_exception_count) == (2, 2)
+    with pytest.raises(Exception, match="max_invocations"):
+        tool(max_invocations=0)(get_weather.func)
+
+
+@MODES
+async def test_threads_can_be_awaited_as_upstream_thread_era_samples_do(stream):
+    """TH-6: `await thread.serialize()` gives plain JSON data and `await agent.deserialize_thread(...)`
+    gives the thread; the synchronous forms still work."""
+    client = ScriptedChatClient(["one", "two"])
+    agent = Agent(client)
+    thread = agent.get_new_thread()
+    await run(agent, "first", stream=stream, thread=thread)
+    data = await thread.serialize()
+    assert type(data) is dict
+    assert data == thread.serialize()
+    assert json.loads(json.dumps(data)) == data
+    resumed = await agent.deserialize_thread(data)
+    assert resumed == thread
+    await run(agent, "second", stream=stream, thread=resumed)
+    assert client.requests[1].texts == ["user: first", "assistant: one", "user: second"]
+
+
+@MODES
+async def test_updates_list_their_user_input_requests(stream):
+    """TY-9: a streaming caller collects approval requests from the updates."""
+
+    @tool(approval_mode="always_require")
+    def pay(amount):
+        """Pay."""
+        return "paid"
+
+    client = ScriptedChatClient([reply(call("pay", {"amount": 3}, call_id="p1"))])
+    agent = Agent(client, tools=[pay])
+    stream_ = agent.run("pay 3", stream=True)
+    requests = [r for update in [u async for u in stream_] for r in update.user_input_requests]
+    assert [r.function_call.call_id for r in requests] == ["p1"]
+    assert (await stream_.get_final_response()).user_input_requests == requests
+
+
+async def test_a_coroutine_from_a_streaming_get_response_is_closed_not_leaked(recwarn):
+    """AG-13: a protocol client whose streaming get_response returns a coroutine gets a TypeError,
+    and the coroutine is closed (no "never awaited" warning)."""
+
+    class CoroutineClient:
+        def get_response(self, messages, *, stream=False, options=None, **kwargs):
+            async def answer():
+                return ChatResponse([Message("assistant", ["x"])])
+
+            return answer()
+
+    stream = Agent(CoroutineClient()).run("x", stream=True)
+    with pytest.raises(TypeError, match="got coroutine"):
+        async for _ in stream:
+            pass
+    assert not [w for w in recwarn if "never awaited" in str(w.message)]
