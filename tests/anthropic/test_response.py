@@ -199,7 +199,7 @@ def test_every_complete_transcript_ends_done(name: str) -> None:
 
 @given(data=st.data())
 def test_random_chunking_gives_the_same_updates(data: st.DataObject) -> None:
-    """PV-12: every transcript cut at random byte offsets (inside UTF-8 characters and CRLF
+    """PV-12: every transcript cut at random byte offsets (inside multi-byte UTF 8 characters and CRLF
     pairs included) decodes to exactly the updates of the whole body."""
     name = data.draw(st.sampled_from(COMPLETE))
     body = transcript(name)
