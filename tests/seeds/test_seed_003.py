@@ -16,6 +16,8 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from minagent import (
     Agent,
@@ -435,6 +437,68 @@ def test_merge_options_rules():
     assert result["max_tokens"] == 100
     assert (base, override) == before
     assert base["tools"] == [weather]
+
+
+# _agents.py:78-108 as seed 003 quotes it: the reference the property test below compares with.
+def _merge_options(base, override):
+    """Merge two options dicts, with override values taking precedence."""
+    result = dict(base)
+    for key, value in override.items():
+        if value is None:
+            continue
+        if key == "tools" and result.get("tools"):
+            # Combine tool lists, avoiding duplicates by name
+            existing_names = {getattr(t, "name", None) for t in result["tools"]}
+            unique_new = [t for t in value if getattr(t, "name", None) not in existing_names]
+            result["tools"] = list(result["tools"]) + unique_new
+        elif key == "logit_bias" and result.get("logit_bias"):
+            # Merge logit_bias dicts
+            result["logit_bias"] = {**result["logit_bias"], **value}
+        elif key == "metadata" and result.get("metadata"):
+            # Merge metadata dicts
+            result["metadata"] = {**result["metadata"], **value}
+        elif key == "instructions" and result.get("instructions"):
+            # Concatenate instructions
+            result["instructions"] = f"{result['instructions']}\n{value}"
+        else:
+            result[key] = value
+    return result
+
+
+_SEED_TOOLS = [FunctionTool(name=name, func=get_weather) for name in ("a", "b", "c")]
+_small_dicts = st.dictionaries(st.sampled_from(["x", "y", "z"]), st.integers(-3, 3), max_size=3)
+_options = st.fixed_dictionaries(
+    {},
+    optional={
+        "instructions": st.text(min_size=1, max_size=5) | st.none(),
+        "metadata": _small_dicts | st.none(),
+        "logit_bias": _small_dicts | st.none(),
+        "temperature": st.floats(0, 2) | st.none(),
+        "model_id": st.sampled_from(["m1", "m2"]) | st.none(),
+        "tools": st.lists(st.sampled_from(_SEED_TOOLS), unique=True, max_size=3) | st.none(),
+    },
+)
+
+
+def _snapshot(options):
+    return {k: list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v for k, v in options.items()}
+
+
+@given(base=_options, override=_options)
+def test_merge_options_matches_the_seed(base, override):
+    """Seed 003, "Options 合并策略": for any two options dicts (non-empty instructions), `merge_options`
+    gives what the seed's `_merge_options` gives (quoted above), except where spec/options.md
+    decides otherwise: a None value is never kept, also when it comes from the base (OP-2); tools
+    given as the same objects are kept once in first-seen order (OP-3; the seed skips only names
+    already in the base). Neither input is changed (OP-7). OP-1, OP-4, OP-5, OP-6."""
+    before = (_snapshot(base), _snapshot(override))
+    expected = {k: v for k, v in _merge_options(base, override).items() if v is not None}
+    result = merge_options(base, override)
+    if "tools" in expected:
+        expected["tools"] = list(dict.fromkeys([*(base.get("tools") or []), *(override.get("tools") or [])]))
+    assert [t.name for t in result.pop("tools", None) or []] == [t.name for t in expected.pop("tools", None) or []]
+    assert result == expected
+    assert (_snapshot(base), _snapshot(override)) == before
 
 
 def test_merge_options_same_name_different_tool():
