@@ -200,8 +200,8 @@ class Session:
         if params is not None:
             message["params"] = dict(params)
         try:
-            await self.transport.send(message)
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(timeout):  # sending counts: an HTTP answer may come with the response
+                await self.transport.send(message)
                 return await future
         except TimeoutError:
             if future.done() and not future.cancelled() and future.exception() is not None:

@@ -1,7 +1,9 @@
 """An MCP server written with the official SDK's FastMCP, run as a subprocess by the tests.
 
 ``python fastmcp_server.py MODE``: ``normal``; ``paged`` (tools/list answers two tools per page);
-``garbage`` (prints a banner on stdout before serving); ``crash-on-start`` (exits at once).
+``garbage`` (prints a banner on stdout before serving); ``crash-on-start`` (exits at once);
+``http PORT`` / ``http-json PORT`` (Streamable HTTP on 127.0.0.1:PORT at /mcp, answering with SSE
+streams or with JSON).
 The environment variable ``MCP_TEST_MARKER`` names a file the slow tool writes ``cancelled`` to
 when the server cancels it, so a test can see that the cancellation arrived.
 """
@@ -136,4 +138,10 @@ if __name__ == "__main__":
         print("Starting the server, please wait...", flush=True)
     if MODE == "crash-on-start":
         sys.exit(5)
-    server.run("stdio")
+    if MODE in ("http", "http-json"):
+        server.settings.port = int(sys.argv[2])
+        server.settings.json_response = MODE == "http-json"
+        server.settings.log_level = "WARNING"
+        server.run("streamable-http")
+    else:
+        server.run("stdio")

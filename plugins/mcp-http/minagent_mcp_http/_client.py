@@ -1,0 +1,242 @@
+"""`MCPStreamableHTTPTool`: an MCP server over Streamable HTTP as tools (spec/mcp.md, MCP-40, MCP-41).
+
+Theory of operation
+-------------------
+The transport turns HTTP exchanges into the message stream `minagent`'s MCP session reads:
+
+    send(request)       POST; an HTTP error raises at once (the caller's request fails, the
+                        session lives on); a JSON answer is queued; an SSE answer is read by a
+                        task that queues every message and, when the stream breaks before its
+                        answer, resumes it once with GET + Last-Event-ID
+    send(notification)  POST; 202 expected
+    after initialized   one GET stream for messages the server sends unprompted (405: none)
+    receive()           the next queued message; a queued exception ends the session
+    aclose()            cancel the readers, DELETE the session, close the HTTP client
+
+Every later request carries ``Mcp-Session-Id`` (from the initialize answer) and
+``MCP-Protocol-Version`` (the negotiated one). The caller's headers are sent with every
+request and appear nowhere else: not in a repr, an error or a log line (MCP-41).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import aiohttp
+
+from minagent._mcp_client import MCPTool, ProgressCallback
+from minagent._mcp_session import MCPConnectionError, MCPProtocolError, Transport, decode_message, encode_message
+
+from ._sse import SSEDecoder
+
+__all__ = ["MCPStreamableHTTPTool"]
+
+logger = logging.getLogger("minagent.mcp")
+
+_QUEUE_END: Any = object()
+
+
+class _HTTPTransport:
+    def __init__(self, url: str, headers: Mapping[str, str], name: str, http: aiohttp.ClientSession) -> None:
+        self.url = url
+        self.name = name
+        self._headers = dict(headers)
+        self._http = http
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._listening = False
+
+    def _request_headers(self, accept: str) -> dict[str, str]:
+        headers = {**self._headers, "Accept": accept}
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _spawn(self, coro: Any, what: str) -> None:
+        task = asyncio.create_task(coro, name=f"mcp-http-{what}:{self.name}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _error(self, response: aiohttp.ClientResponse, body: str) -> MCPConnectionError:
+        if response.status == 404 and self.session_id is not None:
+            return MCPConnectionError(
+                f"MCP server {self.name!r}: the session has expired (HTTP 404); connect again", server=self.name
+            )
+        return MCPConnectionError(
+            f"MCP server {self.name!r} answered HTTP {response.status} {response.reason}: {body[:200]}",
+            server=self.name,
+        )
+
+    async def send(self, message: dict[str, Any]) -> None:
+        headers = self._request_headers("application/json, text/event-stream")
+        headers["Content-Type"] = "application/json"
+        try:
+            response = await self._http.post(self.url, data=encode_message(message), headers=headers)
+        except aiohttp.ClientError as exc:
+            raise MCPConnectionError(f"MCP server {self.name!r} cannot be reached: {exc}", server=self.name) from None
+        try:
+            if response.status >= 400:
+                raise self._error(response, await response.text(errors="replace"))
+            session_id = response.headers.get("Mcp-Session-Id")
+            if session_id and message.get("method") == "initialize":
+                self.session_id = session_id
+            if "method" in message and "id" in message:
+                await self._answer(response)
+                return
+        except BaseException:
+            response.release()
+            raise
+        response.release()
+        if message.get("method") == "notifications/initialized" and not self._listening:
+            self._listening = True
+            self._spawn(self._listen(), "get")
+
+    async def _answer(self, response: aiohttp.ClientResponse) -> None:
+        kind = response.content_type
+        if kind == "application/json":
+            body = await response.read()
+            response.release()
+            self._queue.put_nowait(decode_message(body, server=self.name))
+        elif kind == "text/event-stream":
+            self._spawn(self._read_stream(response, resume=True), "sse")
+        else:
+            raise MCPProtocolError(
+                f"MCP server {self.name!r} answered a request with Content-Type {kind!r}", server=self.name
+            )
+
+    async def _read_stream(self, response: aiohttp.ClientResponse, *, resume: bool) -> None:
+        """Queue every message of an SSE stream; resume once with Last-Event-ID if it breaks."""
+        decoder = SSEDecoder()
+        try:
+            async for chunk in response.content.iter_any():
+                for event in decoder.feed(chunk):
+                    if event.event == "message" and event.data.strip():
+                        self._queue.put_nowait(decode_message(event.data, server=self.name))
+            return
+        except (aiohttp.ClientError, asyncio.IncompleteReadError) as exc:
+            if not (resume and decoder.last_event_id):
+                self._queue.put_nowait(
+                    MCPConnectionError(f"MCP server {self.name!r}: the event stream broke: {exc}", server=self.name)
+                )
+                return
+        except MCPProtocolError as exc:
+            self._queue.put_nowait(exc)
+            return
+        finally:
+            response.release()
+        await self._resume(decoder.last_event_id)
+
+    async def _resume(self, last_event_id: str | None) -> None:
+        headers = self._request_headers("text/event-stream")
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        try:
+            response = await self._http.get(self.url, headers=headers)
+        except aiohttp.ClientError as exc:
+            self._queue.put_nowait(
+                MCPConnectionError(f"MCP server {self.name!r}: cannot resume: {exc}", server=self.name)
+            )
+            return
+        if response.status != 200:
+            response.release()
+            self._queue.put_nowait(
+                MCPConnectionError(
+                    f"MCP server {self.name!r}: resuming answered HTTP {response.status}", server=self.name
+                )
+            )
+            return
+        await self._read_stream(response, resume=False)
+
+    async def _listen(self) -> None:
+        """The GET stream for messages the server sends on its own; 405 means it offers none."""
+        try:
+            response = await self._http.get(self.url, headers=self._request_headers("text/event-stream"))
+        except aiohttp.ClientError as exc:
+            logger.info("MCP %s: no GET stream: %s", self.name, exc)
+            return
+        if response.status != 200 or response.content_type != "text/event-stream":
+            response.release()
+            return
+        await self._read_stream(response, resume=True)
+
+    async def receive(self) -> dict[str, Any] | None:
+        item = await self._queue.get()
+        if item is _QUEUE_END:
+            return None
+        if isinstance(item, Exception):
+            raise item
+        return item  # type: ignore[no-any-return]
+
+    async def aclose(self) -> None:
+        await asyncio.shield(self._shutdown())
+
+    async def _shutdown(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        try:
+            if self.session_id is not None:
+                with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                    async with asyncio.timeout(5):
+                        response = await self._http.delete(self.url, headers=self._request_headers("application/json"))
+                        response.release()
+        finally:
+            await self._http.close()
+            self._queue.put_nowait(_QUEUE_END)
+
+
+class MCPStreamableHTTPTool(MCPTool):
+    """An MCP server reached over Streamable HTTP (MCP-40); ``headers`` are never logged (MCP-41)."""
+
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        tool_name_prefix: str | None = None,
+        allowed_tools: Collection[str] | None = None,
+        request_timeout: float | None = 60.0,
+        load_prompts: bool = False,
+        description: str | None = None,
+        approval_mode: Any = "never_require",
+        progress_callback: ProgressCallback | None = None,
+    ) -> None:
+        super().__init__(
+            name,
+            description=description,
+            tool_name_prefix=tool_name_prefix,
+            allowed_tools=allowed_tools,
+            request_timeout=request_timeout,
+            load_prompts=load_prompts,
+            approval_mode=approval_mode,
+            progress_callback=progress_callback,
+        )
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ValueError(f"url must be an http:// or https:// URL, got {url!r}")
+        self.url = url
+        self._headers = dict(headers or {})
+
+    @property
+    def session_id(self) -> str | None:
+        transport = self._transport
+        return transport.session_id if isinstance(transport, _HTTPTransport) else None
+
+    async def _open_transport(self) -> Transport:
+        http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=30))
+        return _HTTPTransport(self.url, self._headers, self.name, http)
+
+    def _initialized(self, protocol_version: str) -> None:
+        if isinstance(self._transport, _HTTPTransport):
+            self._transport.protocol_version = protocol_version
