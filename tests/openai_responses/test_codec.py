@@ -216,6 +216,8 @@ def test_instructions_field() -> None:
     assert body["instructions"] == "You are terse."
     assert [i["role"] for i in body["input"]] == ["user"]
     assert "instructions" not in build(instructions="")
+    with pytest.raises(TypeError, match="instructions"):
+        build(instructions=["a", "b"])
 
 
 def test_tools_declarations() -> None:
@@ -381,6 +383,8 @@ def test_renamed_and_passed_options() -> None:
     assert "previous_response_id" not in conv
     assert build(previous_response_id="resp_1")["previous_response_id"] == "resp_1"
     assert build(previous_response_id="resp_1", conversation_id="resp_2")["previous_response_id"] == "resp_2"
+    with pytest.raises(TypeError, match="conversation_id"):
+        build(conversation_id=7)
 
 
 @pytest.mark.parametrize(

@@ -4,11 +4,11 @@ Theory of operation
 -------------------
 Plain data in, plain data out; no socket, task or clock, and aiohttp is never imported (PV-1).
 
-* ``build_request(messages, options, *, model, stream)`` renders minagent messages as Responses
+* ``build_responses_request(messages, options, *, model, stream)`` renders minagent messages as Responses
   input items (OR-2 .. OR-6) and the options as request fields (OR-7 .. OR-12). Every option key
   is accounted for: sent (renamed when the API names it differently), consumed by minagent, or
   an error naming it (OR-11). Nothing is dropped silently.
-* ``parse_response(body, *, store=None)`` turns a whole ``response`` object into a
+* ``parse_responses_response(body, *, store=None)`` turns a whole ``response`` object into a
   `ChatResponse` (OR-13 .. OR-15). It builds one update from the output items and merges it with
   ``ChatResponse.from_updates``, so a streamed response, merged the same way, is equal (PV-9).
 * ``ResponsesStreamDecoder`` (in ``_responses_stream``) turns the bytes of a streamed answer
@@ -140,16 +140,20 @@ def build_responses_request(
         raise ValueError("build_responses_request needs a model: pass model=... or options['model']")
     body: dict[str, Any] = {"model": chosen}
     instructions = opts.get("instructions")
-    if isinstance(instructions, str) and instructions:
+    if instructions is not None and not isinstance(instructions, str):
+        raise TypeError(f"options['instructions'] must be a str, got {type(instructions).__name__}")
+    if instructions:
         body["instructions"] = instructions
     body["input"] = _input(messages, store=opts.get("store"))
     for key in _PASS_THROUGH:
         if key in opts:
             body[key] = _plain(opts[key], key)
     if "max_tokens" in opts and "max_output_tokens" not in body:
-        body["max_output_tokens"] = opts["max_tokens"]
+        body["max_output_tokens"] = _plain(opts["max_tokens"], "max_tokens")
     thread = opts.get("conversation_id")
-    if isinstance(thread, str) and thread:
+    if thread is not None and not isinstance(thread, str):
+        raise TypeError(f"options['conversation_id'] must be a str, got {type(thread).__name__}")
+    if thread:
         if thread.startswith("conv_"):
             body["conversation"] = thread
         else:
@@ -201,7 +205,7 @@ def _reasoning(opts: Mapping[str, Any]) -> dict[str, Any]:
         raise TypeError(f"options['reasoning'] must be a dict, got {type(given).__name__}")
     reasoning: dict[str, Any] = _plain(dict(given), "reasoning") if given else {}
     if "reasoning_effort" in opts:
-        reasoning.setdefault("effort", opts["reasoning_effort"])
+        reasoning.setdefault("effort", _plain(opts["reasoning_effort"], "reasoning_effort"))
     return reasoning
 
 
@@ -217,7 +221,7 @@ def _text(opts: Mapping[str, Any]) -> dict[str, Any]:
             raise ValueError("options['response_format'] and options['text']['format'] disagree; set only one of them")
         text["format"] = fmt
     if "verbosity" in opts:
-        text.setdefault("verbosity", opts["verbosity"])
+        text.setdefault("verbosity", _plain(opts["verbosity"], "verbosity"))
     return text
 
 
