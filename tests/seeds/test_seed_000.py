@@ -1182,14 +1182,12 @@ class MiddlewareBOption2(AgentMiddleware):
         raise MiddlewareTermination()  # Option 2
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 12 B16: a middleware class given instead of an instance gets 'cannot tell which layer'"
-)
 def test_middleware_registered_as_classes_names_the_fix():
     """Seed 000, "`return` vs `raise MiddlewareTermination`": "With middleware registered as
     `[MiddlewareA, MiddlewareB]`" — the seed's prose names the classes. Middleware is registered as
     instances (`MiddlewareA()`); a class given instead is a `MiddlewareException` that says so,
-    not a question about which layer it belongs to (its base class says that). MW-2."""
+    not a question about which layer it belongs to (its base class says that). MW-2. Regression
+    test of a friction found here (issue 12 B16; failed on 9d09946)."""
     with pytest.raises(MiddlewareException, match=r"MiddlewareA\(\)"):
         Agent(client=ScriptedChatClient([]), middleware=[MiddlewareA, MiddlewareB])
 

@@ -42,12 +42,6 @@ from ._run import BOTH_MODES, run
 
 ISSUE_15 = "needs issue 15: MCP tools (MCPStdioTool) and Agent.as_mcp_server()"
 MCP_SERVER = Path(__file__).with_name("_mcp_weather_server.py")
-A6_COROUTINE = (
-    "issue 12 A6: streaming refuses a non-ResponseStream get_response result but leaves its coroutine unawaited"
-)
-B16_DESERIALIZE = (
-    "issue 12 B16: deserialize_thread is synchronous; upstream callers write `await agent.deserialize_thread(...)`"
-)
 
 
 def get_weather(location):
@@ -320,7 +314,6 @@ async def test_service_managed_and_local_threads(stream):
 
 
 @BOTH_MODES
-@pytest.mark.xfail(strict=True, reason=B16_DESERIALIZE)
 async def test_deserialize_thread_awaitable(stream):
     """Seed 003, "Thread 管理机制":
 
@@ -330,7 +323,8 @@ async def test_deserialize_thread_awaitable(stream):
             return thread
 
     "支持 Thread 状态的序列化/反序列化" (threads serialise and deserialise): a caller written
-    against it awaits the call; the restored thread continues the conversation. TH-2, TH-6."""
+    against it awaits the call; the restored thread continues the conversation. TH-2, TH-6.
+    Regression test of a friction found here (issue 12 B16; failed on 9d09946)."""
     client = ScriptedChatClient(["First answer.", "Second answer."])
     agent = Agent(client=client)
     thread = agent.get_new_thread()
@@ -381,13 +375,13 @@ async def test_agent_with_seed_style_protocol_client():
     assert client.calls == [(["Hi"], {"instructions": "Be brief."})]
 
 
-@pytest.mark.xfail(strict=True, reason=A6_COROUTINE)
 async def test_streaming_through_seed_style_protocol_client_is_a_clear_error():
     """Seed 003, "与 ChatClientProtocol 的协作": the seed's protocol streams through a separate
     `get_streaming_response`; our protocol streams through `get_response(..., stream=True)`.
     Streaming an agent whose client has only the seed's `async def get_response` is a `TypeError`
     that says a `ResponseStream` is needed, and leaves nothing behind (the coroutine the client
-    returned is closed, not left "never awaited"). AG-13."""
+    returned is closed, not left "never awaited"). AG-13. Regression test of a fault found here
+    (issue 12 A6; failed on 9d09946 with "coroutine ... was never awaited")."""
     agent = Agent(client=SeedStyleClient())
     with pytest.raises(TypeError, match="ResponseStream"):
         await run(agent, "Hi", stream=True)
