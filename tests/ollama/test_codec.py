@@ -323,7 +323,8 @@ def test_format_option_and_text() -> None:
 
 
 def test_keep_alive_think_and_extra_body() -> None:
-    """OL-10, PV-3: keep_alive and think pass through; extra_body merges, options key by key."""
+    """OL-10, PV-3: keep_alive and think pass through; extra_body merges, options key by key;
+    a None in extra_body removes the computed key."""
     sent = body(
         [Message("user", ["x"])],
         {
@@ -339,6 +340,12 @@ def test_keep_alive_think_and_extra_body() -> None:
     assert sent["logprobs"] is True
     assert sent["options"] == {"temperature": 0.1, "seed": 2, "num_gpu": 1}
     assert body([Message("user", ["x"])], {"think": False})["think"] is False
+    removed = body(
+        [Message("user", ["x"])],
+        {"keep_alive": "1m", "seed": 1, "top_k": 2, "extra_body": {"keep_alive": None, "options": {"seed": None}}},
+    )
+    assert "keep_alive" not in removed
+    assert removed["options"] == {"top_k": 2}
     with pytest.raises(TypeError, match="extra_body"):
         body([Message("user", ["x"])], {"extra_body": [1]})
 

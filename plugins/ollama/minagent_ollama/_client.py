@@ -19,8 +19,16 @@ leaves every decision about the wire format to the codec:
 
 Every exit that is not a clean end — an error, cancellation of the consumer, an early
 ``aclose()`` of the stream — closes the HTTP response, which closes its connection: no
-connection stays acquired and no task is left (PV-30). An API key (Ollama's hosted API) is
-held in a `Secret` and every error passes through ``redact`` (PV-24).
+connection stays acquired and no task is left (PV-30).
+
+Secrets (PV-24, PV-35): an API key (Ollama's hosted API) is held in a `Secret`. Every error
+leaves through ``_scrub``, which redacts its texts, attributes and headers and cuts its
+``__cause__``/``__context__``; errors are raised outside the ``except`` block that caught the
+library's exception, so no library exception is ever chained to them.
+
+The session (PV-31, PV-37) belongs to the event loop that created it. A small async generator
+(the *keeper*), started on that loop, closes it when the loop shuts down its async generators
+(as ``asyncio.run`` does), so a client can be used under one ``asyncio.run`` after another.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -56,6 +64,7 @@ from minagent.providers import (
 )
 
 from ._codec import (
+    DEFAULT_MAX_LINE_SIZE,
     OllamaProtocolError,
     OllamaStreamDecoder,
     OllamaStreamError,
@@ -68,13 +77,12 @@ from ._codec import (
     parse_response,
 )
 
-__all__ = ["OllamaChatClient"]
+__all__ = ["DEFAULT_MAX_BODY_SIZE", "OllamaChatClient"]
 
 PROVIDER = "ollama"
 USER_AGENT = "minagent-ollama"
+DEFAULT_MAX_BODY_SIZE = 32 * 1024 * 1024  # bytes of a 2xx non-streaming body (PV-36)
 _MAX_ERROR_BODY = 64 * 1024  # bytes of a non-2xx body read for its message (PV-11)
-# What aiohttp raises when the network fails; anything else from aiohttp is a usage error.
-_NETWORK_ERRORS = (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError)
 
 logger = logging.getLogger("minagent_ollama")
 
@@ -91,8 +99,9 @@ class OllamaChatClient(BaseChatClient):
     whole stream; the default is long because a local model may take minutes to load (OL-22).
     ``max_retries`` builds the `RetryPolicy` unless ``retry_policy`` is given. ``session``: an
     ``aiohttp.ClientSession`` to use (and leave open); by default the client creates one on
-    first use and closes it in ``aclose()`` / ``async with`` (PV-31). ``sleep`` and ``rng``
-    replace ``asyncio.sleep`` and the random source of the backoff (tests, PV-32).
+    first use and closes it in ``aclose()`` / ``async with`` (PV-31, PV-37).
+    ``max_body_size`` and ``max_line_size`` bound what the server may send (PV-36). ``sleep``
+    and ``rng`` replace ``asyncio.sleep`` and the random source of the backoff (tests, PV-32).
     ``options["model"]`` overrides ``model`` per call.
     """
 
@@ -111,6 +120,8 @@ class OllamaChatClient(BaseChatClient):
         default_headers: Mapping[str, str] | None = None,
         sleep: Sleep | None = None,
         rng: SupportsRandom | None = None,
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+        max_line_size: int = DEFAULT_MAX_LINE_SIZE,
     ) -> None:
         super().__init__(
             middleware=middleware,
@@ -119,43 +130,70 @@ class OllamaChatClient(BaseChatClient):
         self.model = model
         key = api_key if api_key is not None else os.environ.get("OLLAMA_API_KEY", "")
         self._api_key = Secret(key)
-        url = base_url.rstrip("/") if base_url else parse_host(os.environ.get("OLLAMA_HOST"))
+        url = base_url.strip().rstrip("/") if base_url else parse_host(os.environ.get("OLLAMA_HOST"))
         parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
+        if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url must be an http(s) URL, got {redact(url, key)!r}")
         self.base_url = url
         if timeout is not None and not timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds or None, got {timeout!r}")
         self.timeout = timeout
         self.retry_policy = retry_policy or RetryPolicy(max_retries=max_retries)
-        self.default_headers = dict(default_headers or {})
+        self.default_headers = _check_headers(dict(default_headers or {}))
+        for name, size in (("max_body_size", max_body_size), ("max_line_size", max_line_size)):
+            if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+                raise ValueError(f"{name} must be a positive int (bytes), got {size!r}")
+        self.max_body_size = max_body_size
+        self.max_line_size = max_line_size
         self._sleep: Sleep = sleep or asyncio.sleep
         self._rng = rng
         self._session = session
         self._owns_session = session is None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+        self._keeper: AsyncGenerator[None, None] | None = None
 
     def __repr__(self) -> str:
         key = "***" if self._api_key else None
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, api_key={key!r})"
 
-    # -- life cycle (PV-31) -------------------------------------------------------------------
+    # -- life cycle (PV-31, PV-37) ------------------------------------------------------------
 
     @property
     def session(self) -> aiohttp.ClientSession | None:
         """The HTTP session, once there is one."""
         return self._session
 
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None or (self._owns_session and self._session.closed):
-            self._session = aiohttp.ClientSession()
-            self._owns_session = True
-        return self._session
+    async def _get_session(self) -> aiohttp.ClientSession:
+        """The session of the running loop: created on first use, recreated on a new loop."""
+        loop = asyncio.get_running_loop()
+        session = self._session
+        if not self._owns_session and session is not None:
+            return session  # the caller's session: used as is (PV-31)
+        if session is not None and not session.closed and self._session_loop is not loop:
+            old = self._session_loop
+            if old is not None and not old.is_closed():
+                raise RuntimeError(
+                    f"{type(self).__name__}: its HTTP session belongs to another event loop that is still "
+                    "open; `await client.aclose()` on that loop first, or use one client per event loop"
+                )
+            await session.close()  # its loop is closed: nothing of it can run any more
+            session = None
+        if session is None or session.closed:
+            session = aiohttp.ClientSession()
+            self._session, self._session_loop = session, loop
+            self._keeper = _keeper(session)
+            await self._keeper.asend(None)  # now closed by the loop's shutdown_asyncgens()
+        return session
 
     async def aclose(self) -> None:
         """Close the session the client created (a session passed in stays open). Idempotent."""
         if self._owns_session and self._session is not None:
             session, self._session = self._session, None
-            await session.close()
+            keeper, self._keeper = self._keeper, None
+            if keeper is not None and self._session_loop is asyncio.get_running_loop():
+                await keeper.aclose()
+            if not session.closed:
+                await session.close()
 
     async def __aenter__(self) -> OllamaChatClient:
         return self
@@ -186,7 +224,7 @@ class OllamaChatClient(BaseChatClient):
                     yield update
                 clean = True
                 return
-            decoder = OllamaStreamDecoder(seed)
+            decoder = OllamaStreamDecoder(seed, max_line_size=self.max_line_size)
             chunk = first
             while True:
                 updates, error = _decode(decoder.feed, chunk)
@@ -196,18 +234,17 @@ class OllamaChatClient(BaseChatClient):
                     raise self._finish_error(error, request_id)
                 if decoder.done:
                     break  # data after the done chunk is ignored (PV-15, OL-17)
-                try:
-                    chunk = await response.content.readany()
-                except _NETWORK_ERRORS as exc:
-                    raise self._interrupted(_what(exc), request_id) from None
+                chunk, failure = await self._read_chunk(response)
+                if failure is not None:
+                    raise self._interrupted(failure, request_id)
                 if not chunk:
                     break
             updates, error = _decode(decoder.close, None)
             for update in updates:
                 yield update
             if error is not None:
-                if isinstance(error, OllamaProtocolError):  # the body ended inside a line
-                    raise self._interrupted(f"truncated line: {error}", request_id)
+                if isinstance(error, OllamaProtocolError) and "max_line_size" not in str(error):
+                    raise self._interrupted(f"truncated line: {error}", request_id)  # ended inside a line
                 raise self._finish_error(error, request_id)
             if not decoder.done:
                 raise self._interrupted('the stream ended before its "done": true chunk', request_id)
@@ -226,7 +263,11 @@ class OllamaChatClient(BaseChatClient):
     def _encode(self, messages: list[Message], options: dict[str, Any], *, stream: bool) -> tuple[bytes, str]:
         """The request body as UTF-8 JSON, and the seed of its calls' ids (OL-15)."""
         request = build_request(messages, options, model=self.model, stream=stream)
-        return json.dumps(request, ensure_ascii=False).encode("utf-8"), call_id_seed(request)
+        try:
+            data = json.dumps(request, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except ValueError as exc:
+            raise ValueError(f"the request cannot be sent as JSON: {exc} (NaN and infinities are not JSON)") from None
+        return data, call_id_seed(request)
 
     def _headers(self, *, stream: bool) -> dict[str, str]:
         headers = {
@@ -255,64 +296,106 @@ class OllamaChatClient(BaseChatClient):
         url = f"{self.base_url}/api/chat"
         timeout = aiohttp.ClientTimeout(total=None, connect=self.timeout, sock_read=self.timeout)
         logger.debug("POST %s (stream=%s)", redact(url, self._api_key), stream)
-        try:
-            response = await self._get_session().post(
-                url, data=body, headers=self._headers(stream=stream), timeout=timeout
-            )
-        except _NETWORK_ERRORS as exc:
-            raise self._network_error(exc, None) from None
+        response: aiohttp.ClientResponse | None = None
         handed_over = False
+        failure: ProviderError
+        session = await self._get_session()  # a RuntimeError here is the caller's to fix (PV-37)
         try:
+            response = await session.post(url, data=body, headers=self._headers(stream=stream), timeout=timeout)
             if response.status >= 300:
-                raise await self._status_error(response)
-            if stream:
+                failure = await self._status_error(response)
+            elif stream:
                 first = await response.content.readany()
-                if not first:
-                    raise ProviderConnectionError(
-                        describe(None, "the stream ended before its first byte", provider=PROVIDER),
-                        provider_message="",
-                        request_id=response.headers.get("x-request-id"),
-                        provider=PROVIDER,
-                        headers=response.headers,
-                    )
-                handed_over = True
-                return response, first
-            return response, await response.read()
-        except _NETWORK_ERRORS as exc:
-            raise self._network_error(exc, response) from None
+                if first:
+                    handed_over = True
+                    return response, first
+                failure = ProviderConnectionError(
+                    describe(None, "the stream ended before its first byte", provider=PROVIDER),
+                    provider_message="",
+                    request_id=response.headers.get("x-request-id"),
+                    provider=PROVIDER,
+                    headers=response.headers,
+                )
+            else:
+                return response, await self._read_body(response)
+        except ProviderError as error:  # the body was larger than max_body_size
+            failure = error
+        except Exception as exc:
+            failure = self._transport_error(exc, response)
         finally:
-            if not handed_over:
+            if not handed_over and response is not None:
                 response.close()  # a fully read body already went back to the pool
+        raise self._scrub(failure)  # outside the except: nothing is chained (PV-35)
+
+    async def _read_body(self, response: aiohttp.ClientResponse, first: bytes = b"") -> bytes:
+        """The whole 2xx body (after ``first``, already read), at most ``max_body_size`` bytes (PV-36)."""
+        declared = response.content_length
+        if declared is not None and declared > self.max_body_size:
+            raise self._too_large(response)
+        data = bytearray(first)
+        if len(data) > self.max_body_size:
+            raise self._too_large(response)
+        while True:
+            chunk = await response.content.read(1 << 16)
+            if not chunk:
+                return bytes(data)
+            data += chunk
+            if len(data) > self.max_body_size:
+                raise self._too_large(response)
+
+    def _too_large(self, response: aiohttp.ClientResponse) -> OllamaProtocolError:
+        error = OllamaProtocolError(
+            f"ollama: the response body is larger than max_body_size={self.max_body_size} bytes"
+        )
+        error.request_id = response.headers.get("x-request-id")
+        return error
+
+    async def _read_chunk(self, response: aiohttp.ClientResponse) -> tuple[bytes, str | None]:
+        """The next chunk of a stream, or ``(b"", what failed)``: the caller raises (PV-29, PV-35)."""
+        try:
+            return await response.content.readany(), None
+        except Exception as exc:
+            return b"", f"no data within timeout={self.timeout} s" if isinstance(exc, TimeoutError) else _what(exc)
 
     async def _status_error(self, response: aiohttp.ClientResponse) -> ProviderError:
         headers = {k.lower(): v for k, v in response.headers.items()}
+        raw, unreadable = b"", ""
         try:
             raw = await _read_upto(response.content, _MAX_ERROR_BODY)
-        except _NETWORK_ERRORS:
-            raw = b""
+        except Exception as exc:  # the status is the error; the body only adds its text
+            unreadable = f" (the error body could not be read: {_what(exc)})"
         message, request_id = parse_error(response.status, raw, headers)
+        message += unreadable
         if response.status == 401 and not self._api_key:
             message += " (no API key was configured: pass api_key= or set OLLAMA_API_KEY)"
-        error = error_for_answer(response.status, message, request_id, headers=headers)
-        return error.redact(self._api_key)
+        return error_for_answer(response.status, message, request_id, headers=headers)
 
-    def _network_error(self, exc: BaseException, response: aiohttp.ClientResponse | None) -> ProviderError:
-        """A timeout or a connection failure before the answer was complete."""
+    def _transport_error(self, exc: Exception, response: aiohttp.ClientResponse | None) -> ProviderError:
+        """PV-35: a library exception before the answer was complete, as a typed error."""
         request_id = response.headers.get("x-request-id") if response is not None else None
         headers = response.headers if response is not None else None
-        cls: type[ProviderError]
+        cls: type[ProviderError] = ProviderConnectionError
+        retryable: bool | None = None
         if isinstance(exc, TimeoutError):
-            cls, text = ProviderTimeoutError, f"no answer within {self.timeout} s"
+            cls, text = ProviderTimeoutError, f"no answer within {self.timeout} s ({self.base_url}): {_what(exc)}"
+        elif isinstance(exc, aiohttp.ClientResponseError):  # raised only by the HTTP parser here
+            text = f"the answer of {self.base_url} is not valid HTTP: {exc.message}"
+        elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError | OSError):
+            text = f"connection failed ({self.base_url}): {_what(exc)}"
         else:
-            cls, text = ProviderConnectionError, "connection failed"
-        text = f"{text} ({self.base_url}): {_what(exc)}"
-        error = cls(
+            cls, retryable = ProviderError, False
+            text = f"the request to {self.base_url} failed: {_what(exc)}"
+        return cls(
             describe(None, text, request_id, provider=PROVIDER),
             provider_message="",
             request_id=request_id,
+            retryable=retryable,
             provider=PROVIDER,
             headers=headers,
         )
+
+    def _scrub(self, error: ProviderError) -> ProviderError:
+        """The error as it may leave the client: the key redacted, the chain cut (PV-24, PV-35)."""
         return error.redact(self._api_key)
 
     def _interrupted(self, what: str, request_id: str | None) -> StreamInterruptedError:
@@ -328,29 +411,56 @@ class OllamaChatClient(BaseChatClient):
         """A codec error leaving the client: with the request id and without the key (OL-22)."""
         if error.request_id is None and request_id:
             error.request_id = request_id
-        return error.redact(self._api_key)
+        return self._scrub(error)
 
     async def _json_as_updates(
         self, response: aiohttp.ClientResponse, first: bytes, request_id: str | None, seed: str
     ) -> list[ChatResponseUpdate]:
+        whole, failure = b"", None
         try:
-            raw = first + await response.read()
-        except _NETWORK_ERRORS as exc:
-            raise self._interrupted(_what(exc), request_id) from None
-        return self._parse_body(raw, request_id, seed).as_updates()
+            whole = await self._read_body(response, first)
+        except ProviderError as error:
+            raise self._finish_error(error, request_id)  # noqa: B904 - our own error, its chain is cut
+        except Exception as exc:
+            failure = _what(exc)
+        if failure is not None:
+            raise self._interrupted(failure, request_id)
+        return self._parse_body(whole, request_id, seed).as_updates()
 
     def _parse_body(self, raw: bytes, request_id: str | None, seed: str) -> ChatResponse:
         """A whole JSON answer as a response; a body that is not valid JSON is a protocol error."""
+        failure: ProviderError
         try:
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            text = _snippet(raw.decode("utf-8", "replace"))
+            failure = OllamaProtocolError(f"response body is not valid JSON ({exc}): {text}")
+        else:
             try:
-                data = json.loads(raw)
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                raise OllamaProtocolError(
-                    f"response body is not valid JSON ({exc}): {_snippet(raw.decode('utf-8', 'replace'))}"
-                ) from None
-            return parse_response(data, id_seed=seed)
-        except ProviderError as error:
-            raise self._finish_error(error, request_id) from None
+                return parse_response(data, id_seed=seed)
+            except ProviderError as error:
+                failure = error
+        raise self._finish_error(failure, request_id)
+
+
+def _check_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise TypeError(f"default_headers: header names and values must be str, got {name!r}")
+        if not name or any(c in name for c in "\r\n:") or "\r" in value or "\n" in value:
+            raise ValueError(f"default_headers: header {name!r} has an empty name, a colon or a line break")
+        out[name] = value
+    return out
+
+
+async def _keeper(session: aiohttp.ClientSession) -> AsyncGenerator[None, None]:
+    """Closes ``session`` when its loop shuts down its async generators (PV-37)."""
+    try:
+        yield
+    finally:
+        if not session.closed:
+            await session.close()
 
 
 def _decode(
@@ -364,7 +474,7 @@ def _decode(
 
 
 def _what(exc: BaseException) -> str:
-    text = str(exc)
+    text = exc.message if isinstance(exc, aiohttp.ClientResponseError) else str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 

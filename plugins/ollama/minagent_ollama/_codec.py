@@ -50,6 +50,7 @@ from minagent.providers import describe, error_for_status
 
 __all__ = [
     "DEFAULT_HOST",
+    "DEFAULT_MAX_LINE_SIZE",
     "OllamaModelNotFoundError",
     "OllamaProtocolError",
     "OllamaStreamDecoder",
@@ -65,6 +66,7 @@ __all__ = [
 PROVIDER = "ollama"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 _SNIPPET = 200  # characters of offending data quoted in an error (PV-10)
+DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # bytes of one NDJSON line (PV-36)
 _ERROR_TEXT = 500  # characters of a plain-text error body kept (PV-11)
 
 
@@ -236,12 +238,15 @@ def build_request(
         if not isinstance(extra, Mapping):
             raise TypeError(f"options['extra_body'] must be a dict, got {type(extra).__name__}")
         extra = _plain(dict(extra), "extra_body")
-        nested = extra.pop("options", None)
-        body.update(extra)
-        if isinstance(nested, Mapping):
-            body["options"] = {**body.get("options", {}), **nested}
-        elif nested is not None:
-            body["options"] = nested
+        nested = extra.pop("options", None) if isinstance(extra.get("options"), Mapping) else None
+        for key, value in extra.items():
+            if value is None:  # PV-3: None removes a computed key
+                body.pop(key, None)
+            else:
+                body[key] = value
+        if nested is not None:
+            merged = {**body.get("options", {}), **nested}
+            body["options"] = {k: v for k, v in merged.items() if v is not None}
     return body
 
 
@@ -658,12 +663,16 @@ class OllamaStreamDecoder:
     Feed every chunk the transport receives to ``feed()`` and yield what it returns; at end of
     input call ``close()`` and yield that too; then check ``done`` (PV-15). Errors raised by
     ``feed()`` / ``close()`` carry the updates decoded before them in ``.updates`` (PV-14).
-    ``id_seed`` seeds the generated tool-call ids (OL-15).
+    ``id_seed`` seeds the generated tool-call ids (OL-15). A line longer than ``max_line_size``
+    bytes is an `OllamaProtocolError` naming the bound (PV-36).
     """
 
-    def __init__(self, id_seed: str = "") -> None:
+    def __init__(self, id_seed: str = "", *, max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
+        if not isinstance(max_line_size, int) or isinstance(max_line_size, bool) or max_line_size < 1:
+            raise ValueError(f"max_line_size must be a positive int (bytes), got {max_line_size!r}")
         self._buffer = bytearray()
         self._calls = _CallIds(id_seed)
+        self.max_line_size = max_line_size
         self.done = False
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[ChatResponseUpdate]:
@@ -672,10 +681,19 @@ class OllamaStreamDecoder:
         self._buffer += chunk
         end = self._buffer.rfind(b"\n")
         if end < 0:
-            return []
-        lines = bytes(self._buffer[:end]).split(b"\n")
-        del self._buffer[: end + 1]
-        return self._decode(lines)
+            lines: list[bytes] = []
+        else:
+            lines = bytes(self._buffer[:end]).split(b"\n")
+            del self._buffer[: end + 1]
+        updates = self._decode(lines)
+        if len(self._buffer) > self.max_line_size and not self.done:
+            self._buffer.clear()
+            error = OllamaProtocolError(
+                f"ollama: a stream line is longer than max_line_size={self.max_line_size} bytes"
+            )
+            error.updates = updates
+            raise error
+        return updates
 
     def close(self) -> list[ChatResponseUpdate]:
         if self.done or not self._buffer:
@@ -701,6 +719,8 @@ class OllamaStreamDecoder:
         return updates
 
     def _line(self, raw: bytes) -> ChatResponseUpdate | None:
+        if len(raw) > self.max_line_size:
+            raise OllamaProtocolError(f"ollama: a stream line is longer than max_line_size={self.max_line_size} bytes")
         text = raw.decode("utf-8", errors="replace").strip()
         if not text:
             return None
