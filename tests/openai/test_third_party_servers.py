@@ -78,7 +78,7 @@ def _free_port() -> int:
 
 def _start(code: str, args: list[str], health: str, log: Path) -> subprocess.Popen[bytes]:
     out = log.open("wb")
-    process = subprocess.Popen(  # noqa: S603 - our own interpreter running an installed package
+    process = subprocess.Popen(
         [sys.executable, "-c", code, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
     )
     out.close()
@@ -88,7 +88,7 @@ def _start(code: str, args: list[str], health: str, log: Path) -> subprocess.Pop
         if process.poll() is not None:
             raise RuntimeError(f"server exited with {process.returncode}: {log.read_text()[-2000:]}")
         try:
-            with urllib.request.urlopen(health, timeout=1):  # noqa: S310 - loopback
+            with urllib.request.urlopen(health, timeout=1):
                 return process
         except OSError:
             time.sleep(0.1)
@@ -131,10 +131,10 @@ class LLMock:
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(  # noqa: S310 - loopback
+        request = urllib.request.Request(
             f"{self.root}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
         )
-        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 - loopback
+        with urllib.request.urlopen(request, timeout=10) as answer:
             return json.loads(answer.read() or b"null")
 
     def reset(self) -> None:
@@ -347,7 +347,7 @@ async def test_llmock_stream_stall_times_out(llmock: LLMock) -> None:
     llmock.scenario({"type": "stream_fault", "kind": "stall", "after_chunks": 2, "stall_seconds": 30})
     async with OpenAIChatClient("gpt-4o-mini", api_key="not-used", base_url=llmock.base_url, timeout=0.5) as client:
         started = time.monotonic()
-        with pytest.raises(StreamInterruptedError, match="no data within timeout=0.5 s"):
+        with pytest.raises(StreamInterruptedError, match=r"no data within timeout=0\.5 s"):
             await _respond(client, True)
         assert time.monotonic() - started < 10
     assert "no_read_timeout" not in llmock.findings()
