@@ -14,7 +14,7 @@ from minagent_openai._responses_stream import IGNORED_EVENTS
 
 from minagent import ChatResponse, ChatResponseUpdate, Content
 
-from ._fake_server import final_body, response_body, sse, transcript
+from ._fake_server import events, final_body, response_body, sse, transcript
 
 COMPLETE = [
     "plain_text.sse",
@@ -287,3 +287,62 @@ def test_not_a_number_is_not_json() -> None:
     """OR-16, PV-10: NaN in event data is not JSON."""
     with pytest.raises(OpenAIProtocolError, match="not valid JSON"):
         decode(b'data: {"type": "response.output_text.delta", "delta": NaN}\n\n')
+
+
+_texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+_args = st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=6), max_size=3).map(json.dumps)
+
+
+@st.composite
+def whole_responses(draw: st.DrawFn) -> dict[str, Any]:
+    calls = draw(
+        st.lists(
+            st.tuples(st.uuids().map(lambda u: f"call_{u.hex[:8]}"), st.sampled_from(["f", "g"]), _args),
+            max_size=3,
+            unique_by=lambda c: c[0],
+        )
+    )
+    summaries = draw(st.lists(_texts.filter(bool), max_size=2))
+    reasoning = (
+        [
+            {
+                "id": "rs_1",
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": t} for t in summaries],
+                "encrypted_content": draw(st.none() | st.just("ENC")),
+            }
+        ]
+        if draw(st.booleans())
+        else []
+    )
+    hosted = [{"id": "ws_1", "type": "web_search_call", "status": "completed"}] if draw(st.booleans()) else []
+    usage = draw(
+        st.none()
+        | st.builds(
+            lambda i, o, c, r: {
+                "input_tokens": i,
+                "input_tokens_details": {"cached_tokens": c},
+                "output_tokens": o,
+                "output_tokens_details": {"reasoning_tokens": r},
+                "total_tokens": i + o,
+            },
+            st.integers(0, 99),
+            st.integers(0, 99),
+            st.integers(0, 9),
+            st.integers(0, 9),
+        )
+    )
+    return response_body(
+        "resp_h", "m", text=draw(_texts), calls=calls, reasoning=reasoning, extra_items=hosted, usage=usage
+    )
+
+
+@given(body=whole_responses(), data=st.data())
+def test_any_stream_equals_its_body(body: dict[str, Any], data: st.DataObject) -> None:
+    """PV-9, PV-12, OR-13 .. OR-18: for any response, its event stream cut anywhere merges to the
+    parsed body."""
+    raw = sse(events(body))
+    cuts = data.draw(st.lists(st.integers(0, len(raw)), max_size=20))
+    updates, decoder = decode(raw, cuts)
+    assert decoder.done
+    assert ChatResponse.from_updates(updates) == parse_responses_response(body)
