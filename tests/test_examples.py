@@ -809,11 +809,12 @@ def test_function_tool_declaration_only() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="new (B15/B16): @tool(max_invocations=1), FunctionTool.invocation_count / invocation_exception_count "
-    "missing; also thread.message_store.list_messages() (thread era)",
+    reason="new (thread era): the sample replays the conversation from thread.message_store.list_messages(); "
+    "minagent threads have thread.messages (see test_chat_client_with_thread)",
 )
 def test_function_tool_with_max_invocations() -> None:
-    """TL-1, LP-6: a tool past its max_invocations gives an error result; the thread keeps the conversation."""
+    """TL-1, LP-6: @tool(max_invocations=1): a call past the limit gives an error result, invocation_count and
+    invocation_exception_count count; the thread keeps the conversation."""
     limit = "The unicorn function has reached its maximum invocation limit. I can't call it again right now."
     check(
         "function_tool_with_max_invocations",
