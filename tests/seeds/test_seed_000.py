@@ -1153,6 +1153,35 @@ async def test_validation_middleware_exception_bubbles_up(stream):
     assert thread.messages == []  # a failed run leaves the thread as it was (TH-3)
 
 
+@BOTH_MODES
+async def test_validation_middleware_exception_cancels_the_rest_of_the_batch(stream):
+    """Seed 000, "3. Raise Any Other Exception" with two calls in one batch: the invalid call's
+    `ValueError` reaches the caller, the other (slow) call still running is cancelled and awaited
+    first, so nothing is left running (the test harness fails on a leaked task). LP-21, LP-22."""
+    started, finished = [], []
+
+    async def slow_weather(location):
+        started.append(location)
+        await asyncio.sleep(10)
+        finished.append(location)
+        return "sunny"
+
+    class Validation(ValidationMiddleware):
+        async def process(self, context: FunctionInvocationContext, call_next):
+            if context.function.name == "slow_weather":
+                await call_next(context)
+                return
+            await asyncio.sleep(0.01)  # the slow call is running by now
+            await super().process(context, call_next)
+
+    client = ScriptedChatClient([[call("slow_weather", {"location": "Oslo"}), call("get_weather", {"location": ""})]])
+    agent = Agent(client=client, tools=[slow_weather, get_weather], middleware=[Validation()])
+    with pytest.raises(ValueError, match="Invalid arguments"):
+        await run(agent, "Weather?", stream=stream)
+    assert started == ["Oslo"]
+    assert finished == []
+
+
 # ---------------------------------------------------------------------------------------------
 # "`return` vs `raise MiddlewareTermination`": MiddlewareA and MiddlewareB, with print().
 

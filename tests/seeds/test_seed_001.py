@@ -92,7 +92,7 @@ async def test_chat_context_client_field(stream):
 async def test_raw_agent_runs_without_agent_middleware(stream):
     """Seed 001, "Flow Diagram": `RawAgent.run()` (was `RawChatAgent`) is what the agent
     middleware's final handler calls: it runs the client without the agent middleware layer, and
-    refuses agent middleware. AG-1."""
+    refuses agent middleware; chat (and function) middleware given to it go to its client. AG-1."""
     client = ScriptedChatClient(["Hello!"])
     response = await run(RawAgent(client=client), "Hi", stream=stream)
     assert isinstance(response, AgentResponse)
@@ -104,6 +104,15 @@ async def test_raw_agent_runs_without_agent_middleware(stream):
 
     with pytest.raises(MiddlewareException):
         RawAgent(client=client, middleware=[Logging()])
+
+    class Shout(ChatMiddleware):
+        async def process(self, context, call_next):
+            await call_next(context)
+            if not context.stream:
+                context.result = ChatResponse(messages=[Message("assistant", [context.result.text.upper()])])
+
+    loud = await run(RawAgent(client=ScriptedChatClient(["Hello!"]), middleware=[Shout()]), "Hi", stream=stream)
+    assert loud.text == ("Hello!" if stream else "HELLO!")
 
 
 class RecordingClient(ScriptedChatClient):
