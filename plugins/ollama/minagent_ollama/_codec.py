@@ -185,7 +185,35 @@ _MODEL_OPTIONS: dict[str, str] = {
         "num_predict",
     )
 }
-_TOP_LEVEL: tuple[str, ...] = ("keep_alive", "think")  # sent unchanged (OL-10)
+_TOP_LEVEL: tuple[str, ...] = ("keep_alive", "think", "logprobs", "top_logprobs")  # sent unchanged (OL-10)
+_HANDLED = frozenset(
+    {
+        "model",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "response_format",
+        "format",
+        "max_tokens",
+        "conversation_id",
+        "additional_function_arguments",
+        "extra_body",
+        *_TOP_LEVEL,
+        *_MODEL_OPTIONS,
+    }
+)
+# Options this codec does not send, and what to write instead (OL-24).
+_REFUSED: dict[str, str] = {
+    "stream": "call get_response(..., stream=True) instead",
+    "messages": "pass the messages to get_response()",
+    "options": "write model options as options (e.g. options['num_ctx'] = 8192), or use "
+    "options['extra_body'] = {'options': {...}}",
+    "timeout": "pass timeout= to the client",
+    "extra_headers": "pass default_headers= to the client",
+    "reasoning_effort": "Ollama's equivalent is options['think'] (True, False or a level such as 'low' or 'high')",
+    "max_completion_tokens": "use options['max_tokens'] (sent as options.num_predict)",
+}
 _NOT_SENT_TYPES = frozenset(
     {"text_reasoning", "usage", "error", "function_approval_request", "function_approval_response"}
 )
@@ -202,7 +230,8 @@ def build_request(
 
     ``model`` is the client's default, used when ``options`` has no ``model``.
     """
-    opts = {k: v for k, v in (options or {}).items() if v is not None}
+    opts = {k: v for k, v in (options or {}).items() if v is not None and not str(k).startswith("_")}
+    _check_options(opts)
     chosen = opts.get("model") or model
     if not chosen or not isinstance(chosen, str):
         raise ValueError("build_request needs a model: pass model=... or options['model']")
@@ -248,6 +277,17 @@ def build_request(
             merged = {**body.get("options", {}), **nested}
             body["options"] = {k: v for k, v in merged.items() if v is not None}
     return body
+
+
+def _check_options(opts: Mapping[str, Any]) -> None:
+    """OL-24: no option is dropped silently."""
+    for key in opts:
+        if key in _HANDLED:
+            continue
+        hint = _REFUSED.get(key) or (
+            f"Ollama's /api/chat has no such field; to send it anyway, use options['extra_body'] = {{{key!r}: ...}}"
+        )
+        raise ValueError(f"option {key!r} cannot be sent to Ollama: {hint}")
 
 
 def _plain(value: Any, where: str) -> Any:
