@@ -42,11 +42,16 @@ def rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-def run_example(name: str, stdin: str | None = None) -> list[str]:
-    """Run examples/<name>.py as `python examples/<name>.py` and return its output lines."""
+def _offline_env() -> dict[str, str]:
+    """This checkout first on the path, UTF-8 output, and no provider keys (nothing could reach a service)."""
     env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
     env["PYTHONPATH"] = str(ROOT)
     env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def run_example(name: str, stdin: str | None = None) -> list[str]:
+    """Run examples/<name>.py as `python examples/<name>.py` and return its output lines."""
     proc = subprocess.run(
         [sys.executable, str(Path("examples") / f"{name}.py")],
         cwd=ROOT,
@@ -54,7 +59,7 @@ def run_example(name: str, stdin: str | None = None) -> list[str]:
         capture_output=True,
         text=True,
         encoding="utf-8",
-        env=env,
+        env=_offline_env(),
         timeout=60,
         check=False,
     )
@@ -81,7 +86,7 @@ def run_failing_example(name: str) -> str:
         capture_output=True,
         text=True,
         encoding="utf-8",
-        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8"},
+        env=_offline_env(),
         timeout=60,
         check=False,
     )
