@@ -46,12 +46,14 @@ class FakeResponses(ScriptedHarness):
         self.queue: list[ScriptedStep | Handler] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
+        self.queries: list[dict[str, str]] = []
         self.server: TestServer | None = None
         self.closing = asyncio.Event()
 
     async def __aenter__(self) -> FakeResponses:
         app = web.Application()
-        app.router.add_post("/v1/responses", self._handle)
+        for path in ("/v1/responses", "/openai/responses", "/openai/v1/responses"):  # OpenAI, Azure
+            app.router.add_post(path, self._handle)
         self.server = TestServer(app, host="127.0.0.1")
         await self.server.start_server()
         return self
@@ -62,9 +64,13 @@ class FakeResponses(ScriptedHarness):
         await self.server.close()
 
     @property
-    def base_url(self) -> str:
+    def root(self) -> str:
         assert self.server is not None
-        return f"http://127.0.0.1:{self.server.port}/v1"
+        return f"http://127.0.0.1:{self.server.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root}/v1"
 
     # -- the harness ----------------------------------------------------------------------------
 
@@ -78,6 +84,7 @@ class FakeResponses(ScriptedHarness):
         self.queue.clear()
         self.headers.clear()
         self.paths.clear()
+        self.queries.clear()
 
     def tool_results(self, body: Mapping[str, Any]) -> list[str]:
         return [i["output"] for i in body["input"] if i.get("type") == "function_call_output"]
@@ -108,6 +115,7 @@ class FakeResponses(ScriptedHarness):
         self.record(body)
         self.headers.append(dict(request.headers))
         self.paths.append(request.path)
+        self.queries.append(dict(request.query))
         self._sync()
         if not self.queue:
             return web.json_response(

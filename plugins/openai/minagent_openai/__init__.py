@@ -29,7 +29,7 @@ from ._sse import SSEDecoder, SSEEvent
 
 if TYPE_CHECKING:
     from ._client import AzureOpenAIChatClient, OpenAIChatClient
-    from ._responses_client import OpenAIResponsesClient
+    from ._responses_client import AzureOpenAIResponsesClient, OpenAIResponsesClient
 
 
 def __getattr__(name: str) -> Any:
@@ -46,11 +46,16 @@ def __getattr__(name: str) -> Any:
         from ._responses_client import OpenAIResponsesClient
 
         return OpenAIResponsesClient
+    if name == "AzureOpenAIResponsesClient":  # OR-23
+        from ._responses_client import AzureOpenAIResponsesClient
+
+        return AzureOpenAIResponsesClient
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "AzureOpenAIChatClient",
+    "AzureOpenAIResponsesClient",
     "ChatCompletionsStreamDecoder",
     "OpenAIChatClient",
     "OpenAIProtocolError",

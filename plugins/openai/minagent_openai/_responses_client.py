@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,12 +35,12 @@ import aiohttp
 from minagent import ChatResponse, ChatResponseUpdate, Message, ProviderConnectionError, ProviderError
 from minagent.providers import describe, redact
 
-from ._client import PROVIDER, OpenAIChatClient, _decode, _tagged
+from ._client import PROVIDER, AzureOpenAIChatClient, OpenAIChatClient, _decode, _tagged
 from ._codec import OpenAIProtocolError, loads
 from ._responses_codec import build_responses_request, parse_responses_response
 from ._responses_stream import ResponsesStreamDecoder
 
-__all__ = ["OpenAIResponsesClient"]
+__all__ = ["AzureOpenAIResponsesClient", "OpenAIResponsesClient"]
 
 logger = logging.getLogger("minagent_openai")
 
@@ -188,3 +189,31 @@ class OpenAIResponsesClient(OpenAIChatClient):
             return parse_responses_response(data, store=store if isinstance(store, bool) else None)
         except ProviderError as error:
             raise self._finish_error(error, request_id) from None
+
+
+class AzureOpenAIResponsesClient(OpenAIResponsesClient, AzureOpenAIChatClient):
+    """The Responses API of Azure OpenAI (OR-23): `OpenAIResponsesClient` with the endpoint,
+    key and token handling of `AzureOpenAIChatClient`.
+
+    ``POST {endpoint}/openai/v1/responses`` (the v1 API), or with an ``api_version``
+    ``POST {endpoint}/openai/responses?api-version=...``; ``base_url`` replaces either. The
+    deployment name is the body's ``model``. ``endpoint``, ``api_key`` and ``api_version``
+    default to ``AZURE_OPENAI_ENDPOINT``, ``AZURE_OPENAI_API_KEY`` and ``OPENAI_API_VERSION``.
+    """
+
+    def __init__(
+        self,
+        deployment: str,
+        *,
+        endpoint: str | None = None,
+        api_version: str | None = None,
+        base_url: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        version = api_version or os.environ.get("OPENAI_API_VERSION") or None
+        if base_url is None:
+            endpoint = endpoint or os.environ.get("AZURE_OPENAI_ENDPOINT") or None
+            if not endpoint:
+                raise ValueError("AzureOpenAIResponsesClient needs endpoint= or AZURE_OPENAI_ENDPOINT")
+            base_url = f"{endpoint.rstrip('/')}/openai" + ("" if version else "/v1")
+        super().__init__(deployment, api_version=version, base_url=base_url, **kwargs)
