@@ -363,3 +363,14 @@ def test_kept_contents_survive_a_thread_round_trip() -> None:
 
     body = build_responses_request([Message("assistant", [again])], {}, model="m", stream=False)
     assert body["input"] == [item]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_request_id_is_kept(stream: bool) -> None:
+    """OR-20: the answer's x-request-id is in additional_properties["request_id"], in both modes."""
+    async with FakeResponses() as server:
+        server.add(replay(transcript("plain_text.sse"), x_request_id="req_77"))
+        async with server.make_client(function_invocation_configuration=NO_TOOLS) as client:
+            response = await respond(client, stream)
+        assert response.additional_properties["request_id"] == "req_77"
+        assert response.text.startswith("Bonjour")
