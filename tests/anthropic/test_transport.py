@@ -277,8 +277,8 @@ async def test_bodies_the_protocol_does_not_allow() -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_tool_ids_are_normalised_on_the_wire_and_mapped_back(stream: bool) -> None:
-    """AN-8: a rejected id goes out normalised; an answer that refers to the wire id comes back
-    with the caller's id; the caller's messages are untouched."""
+    """AN-8, LP-26: a rejected id goes out normalised; an answer that refers to the wire id comes
+    back with the caller's id; the caller's messages are untouched."""
     original = "call.7|abc"
     history = [
         Message("user", ["Weather?"]),
@@ -307,7 +307,9 @@ async def test_tool_ids_are_normalised_on_the_wire_and_mapped_back(stream: bool)
     assert wire != original
     assert sent[2]["content"][0]["tool_use_id"] == wire
     [call] = response.messages[0].contents
-    assert call.call_id == original
+    # mapped back to the caller's id, which the history already holds, so the loop makes it
+    # unique (LP-26); unmapped it would be the wire id
+    assert call.call_id == f"{original}~2"
     assert history[1].contents[0].call_id == original
 
 
@@ -437,3 +439,100 @@ def test_random_network_chunking_gives_identical_responses(data: st.DataObject) 
     updates, final = asyncio.run(go())
     assert [u.to_dict() for u in updates] == [u.to_dict() for u in expected]
     assert final.to_dict() == ChatResponse.from_updates(expected).to_dict()
+
+
+# -- PV-35, PV-36, PV-37 --------------------------------------------------------------------------
+
+
+async def test_an_answer_that_is_not_http_is_a_typed_scrubbed_error() -> None:
+    """PV-35: bytes that are not HTTP become a retryable ProviderConnectionError whose chain is
+    cut and whose texts hold no key; it was retried once and failed again."""
+
+    async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(100)
+        writer.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(garbage, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with AnthropicChatClient(
+            "m", api_key=KEY, base_url=f"http://127.0.0.1:{port}", max_retries=1, sleep=Sleeps()
+        ) as client:
+            with pytest.raises(ProviderConnectionError, match=r"not valid HTTP|connection failed") as info:
+                await client.get_response([Message("user", ["Hi"])])
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert info.value.retryable
+    assert info.value.__cause__ is None
+    assert info.value.__context__ is None
+    assert not [t for t in _texts_of(info.value) if KEY in t]
+
+
+async def test_sizes_are_bounded() -> None:
+    """PV-36: a 2xx body past max_body_size and a stream line past max_line_size are
+    AnthropicProtocolErrors naming the bound; neither is retried; updates before it are kept."""
+    big = whole_message("msg_big", "m", [{"type": "text", "text": "x" * 5000}], "end_turn", None)
+    data = transcript("text.sse")
+    long_line = data.replace(b'"text": "Hello"', b'"text": "' + b"y" * 5000 + b'"', 1)
+    async with FakeAnthropic() as server:
+        server.add(raw(200, json.dumps(big)))
+        server.add(replay(long_line))
+        async with server.make_client(max_body_size=1000, max_line_size=1000, max_retries=2) as client:
+            with pytest.raises(AnthropicProtocolError, match="max_body_size=1000"):
+                await client.get_response([Message("user", ["Hi"])])
+            texts: list[str] = []
+            with pytest.raises(AnthropicProtocolError, match="max_line_size=1000"):
+                await collect(client, texts)
+        assert len(server.requests()) == 2
+    assert texts == [""]  # message_start arrived before the long line
+
+
+def test_a_client_works_across_event_loops() -> None:
+    """PV-37: one client used under two asyncio.run() calls opens a fresh session on the second
+    loop; a client whose session belongs to another open loop says what to do."""
+    client = AnthropicChatClient("m", api_key="k", base_url="http://127.0.0.1:1")
+
+    async def once(port_holder: list[int]) -> str:
+        async with FakeAnthropic() as server:
+            assert server.server is not None
+            client._init_url(server.base_url, "k")
+            server.script_text(f"run {len(port_holder)}")
+            port_holder.append(server.server.port)
+            response = await client.get_response([Message("user", ["Hi"])])
+            return response.text
+
+    ports: list[int] = []
+    assert asyncio.run(once(ports)) == "run 0"
+    first_session = client.session
+    assert asyncio.run(once(ports)) == "run 1"
+    assert client.session is not first_session
+    assert first_session is not None
+    assert first_session.closed
+    asyncio.run(client.aclose())
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(once(ports)) == "run 2"
+        with pytest.raises(RuntimeError, match="aclose"):
+            asyncio.run(client.get_response([Message("user", ["Hi"])]))
+        loop.run_until_complete(client.aclose())
+    finally:
+        loop.close()
+
+
+async def test_base_url_password_is_a_secret() -> None:
+    """PV-24, AN-19: a password in the base URL is shown as *** and never appears in errors."""
+    password = "pa55-w0rd-SECRET"
+    async with FakeAnthropic() as server:
+        server.add(error_step(400, f"bad request from {password}"))
+        url = server.base_url.replace("http://", f"http://proxyuser:{password}@")
+        async with AnthropicChatClient("m", api_key=KEY, base_url=url, max_retries=0) as client:
+            assert password not in repr(client)
+            assert "proxyuser:***@" in client.base_url
+            with pytest.raises(ProviderError) as info:
+                await client.get_response([Message("user", ["Hi"])])
+        assert server.headers[0]["Authorization"].startswith("Basic ")
+    assert not [t for t in _texts_of(info.value) if password in t]

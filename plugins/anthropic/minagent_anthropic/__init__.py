@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._request import API_VERSION, DEFAULT_MAX_TOKENS, build_request, wire_tool_id, wire_tool_ids
 from ._response import (
+    DEFAULT_MAX_LINE_SIZE,
     AnthropicProtocolError,
     AnthropicStreamError,
     MessagesStreamDecoder,
@@ -21,7 +22,7 @@ from ._response import (
     parse_response,
     usage_details,
 )
-from ._sse import SSEDecoder, SSEEvent
+from ._sse import SSEDecoder, SSEEvent, SSELimitError
 
 if TYPE_CHECKING:
     from ._client import AnthropicChatClient
@@ -38,6 +39,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "API_VERSION",
+    "DEFAULT_MAX_LINE_SIZE",
     "DEFAULT_MAX_TOKENS",
     "AnthropicChatClient",
     "AnthropicProtocolError",
@@ -45,6 +47,7 @@ __all__ = [
     "MessagesStreamDecoder",
     "SSEDecoder",
     "SSEEvent",
+    "SSELimitError",
     "build_request",
     "finish_reason",
     "parse_error",

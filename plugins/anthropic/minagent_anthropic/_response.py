@@ -27,9 +27,10 @@ from typing import Any
 
 from minagent import ChatResponse, ChatResponseUpdate, Content, Message, ProviderError, UsageDetails
 
-from ._sse import SSEDecoder, SSEEvent
+from ._sse import SSEDecoder, SSEEvent, SSELimitError
 
 __all__ = [
+    "DEFAULT_MAX_LINE_SIZE",
     "AnthropicProtocolError",
     "AnthropicStreamError",
     "MessagesStreamDecoder",
@@ -42,6 +43,7 @@ __all__ = [
 _SNIPPET = 200  # characters of offending data quoted in an error (PV-10)
 _ERROR_TEXT = 500  # characters of a plain-text error body kept (PV-11)
 PROVIDER = "anthropic"
+DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # characters of one SSE line or event's data (PV-36)
 
 
 # --------------------------------------------------------------------------------------------
@@ -250,11 +252,14 @@ class MessagesStreamDecoder:
     Feed every chunk the transport receives to ``feed()`` and yield what it returns; at end of
     input call ``close()`` and yield that too; then check ``done`` (PV-15). Errors raised by
     ``feed()`` / ``close()`` carry the updates decoded before them in ``.updates`` (PV-14).
-    ``tool_ids`` maps wire ids back to the caller's ids (AN-8).
+    ``tool_ids`` maps wire ids back to the caller's ids (AN-8); ``max_line_size`` bounds one
+    line and one event's data (PV-36): more is an `AnthropicProtocolError` naming the bound.
     """
 
-    def __init__(self, *, tool_ids: Mapping[str, str] | None = None) -> None:
-        self._sse = SSEDecoder()
+    def __init__(
+        self, *, tool_ids: Mapping[str, str] | None = None, max_line_size: int | None = DEFAULT_MAX_LINE_SIZE
+    ) -> None:
+        self._sse = SSEDecoder(max_line_size=max_line_size)
         self._tool_ids = dict(tool_ids or {})
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, Any] = {}
@@ -263,10 +268,23 @@ class MessagesStreamDecoder:
         self.done = False
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[ChatResponseUpdate]:
-        return self._decode(self._sse.feed(chunk))
+        return self._step(chunk)
 
     def close(self) -> list[ChatResponseUpdate]:
-        return self._decode(self._sse.close())
+        return self._step(None)
+
+    def _step(self, chunk: bytes | bytearray | memoryview | None) -> list[ChatResponseUpdate]:
+        limit: SSELimitError | None = None
+        try:
+            events = self._sse.feed(chunk) if chunk is not None else self._sse.close()
+        except SSELimitError as exc:
+            events, limit = exc.events, exc
+        updates = self._decode(events)
+        if limit is not None:
+            error = AnthropicProtocolError(f"{limit} (PV-36)")
+            error.updates = updates
+            raise error
+        return updates
 
     def _decode(self, events: list[SSEEvent]) -> list[ChatResponseUpdate]:
         updates: list[ChatResponseUpdate] = []

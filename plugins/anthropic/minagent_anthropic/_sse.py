@@ -1,4 +1,4 @@
-"""An incremental, sans-I/O server-sent events decoder (spec/providers.md, PV-17 .. PV-21).
+"""An incremental, sans-I/O server-sent events decoder (spec/providers.md, PV-17 .. PV-21, PV-36).
 
 A copy of ``minagent_openai._sse`` (so that this plugin does not depend on the OpenAI one).
 
@@ -26,7 +26,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
-__all__ = ["SSEDecoder", "SSEEvent"]
+__all__ = ["SSEDecoder", "SSEEvent", "SSELimitError"]
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -40,14 +40,32 @@ class SSEEvent:
     id: str | None = None
 
 
+class SSELimitError(ValueError):
+    """A line or an event's data grew past ``max_line_size`` characters (PV-36).
+
+    ``events`` holds the events the same ``feed()`` / ``close()`` call completed before it.
+    """
+
+    def __init__(self, message: str, events: list[SSEEvent]) -> None:
+        super().__init__(message)
+        self.events = events
+
+
 class SSEDecoder:
     """``feed(bytes) -> list[SSEEvent]``; ``close() -> list[SSEEvent]``.
 
     ``last_event_id`` and ``retry`` (milliseconds, from a ``retry`` field) are kept for a
     transport that reconnects; the Messages transport never needs them.
+    ``max_line_size`` (characters, None for no limit) bounds one line and the data of one
+    event; more is an `SSELimitError` (PV-36), so a hostile stream cannot grow memory unbounded.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_line_size: int | None = None) -> None:
+        if max_line_size is not None and max_line_size < 1:
+            raise ValueError(f"max_line_size must be >= 1 or None, got {max_line_size!r}")
+        self.max_line_size = max_line_size
+        self._partial_size = 0
+        self._data_size = 0
         self._text = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
         self._partial: list[str] = []  # pieces of the current, unfinished line
         self._skip_lf = False  # the previous chunk ended with CR: a leading LF is its partner
@@ -92,17 +110,31 @@ class SSEDecoder:
             if text[0] == "\n":
                 text = text[1:]
         pos = 0
+        limit = self.max_line_size
         for match in _EOL.finditer(text):
-            self._partial.append(text[pos : match.start()])
+            piece = text[pos : match.start()]
+            if limit is not None and self._partial_size + len(piece) > limit:
+                self._too_long("a line", events)
+            self._partial.append(piece)
             line = "".join(self._partial)
             self._partial = []
+            self._partial_size = 0
             self._line(line, events)
             pos = match.end()
         if pos < len(text):
-            self._partial.append(text[pos:])
+            piece = text[pos:]
+            self._partial_size += len(piece)
+            if limit is not None and self._partial_size > limit:
+                self._too_long("a line", events)
+            self._partial.append(piece)
         elif text.endswith("\r"):
             self._skip_lf = True
         return events
+
+    def _too_long(self, what: str, events: list[SSEEvent]) -> None:
+        self._partial, self._partial_size, self._data, self._data_size = [], 0, [], 0
+        self._closed = True  # the stream cannot be decoded further
+        raise SSELimitError(f"{what} of the event stream is longer than max_line_size={self.max_line_size}", events)
 
     def _line(self, line: str, events: list[SSEEvent]) -> None:
         if not line:
@@ -114,6 +146,9 @@ class SSEDecoder:
         if colon and value[:1] == " ":
             value = value[1:]
         if name == "data":
+            self._data_size += len(value) + 1
+            if self.max_line_size is not None and self._data_size > self.max_line_size:
+                self._too_long("the data of an event", events)
             self._data.append(value)
         elif name == "event":
             self._event = value
@@ -124,6 +159,6 @@ class SSEDecoder:
 
     def _dispatch(self, events: list[SSEEvent]) -> None:
         data, event = self._data, self._event
-        self._data, self._event = [], ""
+        self._data, self._event, self._data_size = [], "", 0
         if data:
             events.append(SSEEvent("\n".join(data), event or "message", self.last_event_id))
