@@ -7,12 +7,14 @@ import dataclasses
 import functools
 import inspect
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
+from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
-from ._schema import ValidationIssue, _names_context, function_schema, validate
+from ._schema import ValidationIssue, _names_context, argument_limits, function_schema, validate
 
 if TYPE_CHECKING:
     from ._middleware import FunctionInvocationContext
@@ -55,6 +57,7 @@ class FunctionTool:
 
     __slots__ = (
         "_context_parameter",
+        "_converter",
         "approval_mode",
         "description",
         "func",
@@ -101,6 +104,7 @@ class FunctionTool:
         self.approval_mode: ApprovalMode = approval_mode
         self.sequential = sequential
         self._context_parameter: str | None = None
+        self._converter: ArgumentConverter | None = None  # TL-9: only with a generated schema
         if parameters is not None:
             if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
                 raise ToolError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
@@ -112,6 +116,7 @@ class FunctionTool:
             self.parameters = schema.parameters
             self._context_parameter = schema.context_parameter
             self.description = description or schema.description
+            self._converter = ArgumentConverter(func, schema.context_parameter)
         else:
             self.parameters = dict(_EMPTY_OBJECT)
 
@@ -149,20 +154,33 @@ class FunctionTool:
         limit = self.max_invocation_exceptions
         if limit is not None and self.invocation_exception_count >= limit:
             raise ToolError(f"tool {self.name!r} has failed {limit} times and can no longer be used")
-        kwargs = dict(arguments)
+        # TL-9: JSON in, annotated types out; a failure names the argument and calls nothing
+        kwargs = dict(arguments) if self._converter is None else self._converter.convert(arguments)
         if self._context_parameter is not None:
             kwargs[self._context_parameter] = context
         self.invocation_count += 1
         try:
             if _is_async(func):
                 return await func(**kwargs)
-            result = await asyncio.to_thread(functools.partial(func, **kwargs))
+            result = await asyncio.to_thread(_call_in_thread, func, kwargs)
             if inspect.isawaitable(result):
                 result = await result
             return result
         except Exception:
             self.invocation_exception_count += 1
             raise
+
+
+class ToolStoppedIteration(ToolError):
+    """A tool raised `StopIteration` or `StopAsyncIteration`, which cannot cross an executor
+    future (the await would never end); it is re-raised as this error (TL-9)."""
+
+
+def _call_in_thread(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    try:
+        return func(**kwargs)
+    except (StopIteration, StopAsyncIteration) as exc:
+        raise ToolStoppedIteration(f"the tool raised {type(exc).__name__}: {exc}") from None
 
 
 def _find_context_parameter(func: Callable[..., Any]) -> str | None:
@@ -274,9 +292,13 @@ def _is_tool_like(item: object) -> bool:
 
 
 def result_value(value: Any) -> Any:
-    """A tool's return value as JSON data for a function_result (TL-5)."""
-    if value is None or isinstance(value, str | bool | int | float):
+    """A tool's return value as JSON data for a function_result (TL-5), strict JSON (TL-10)."""
+    if value is None or isinstance(value, str | bool):
         return value
+    if isinstance(value, int):  # TL-10: an integer too long for the next request becomes its digits
+        return value if value.bit_length() <= _RESULT_INT_BITS or _short(value) else str(value)
+    if isinstance(value, float):  # TL-10: NaN and the infinities have no JSON form
+        return value if math.isfinite(value) else _NON_FINITE[str(value)]
     if isinstance(value, Mapping):
         return {str(k): result_value(v) for k, v in value.items()}
     if isinstance(value, Sequence | Set) and not isinstance(value, bytes | bytearray | memoryview):
@@ -289,9 +311,21 @@ def result_value(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return result_value(dataclasses.asdict(value))
     try:
-        return json.loads(json.dumps(value))
+        return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError):
         return str(value)
+
+
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+_RESULT_INT_BITS = 3000  # below ~903 digits: surely within the digit limit
+
+
+def _short(value: int) -> bool:
+    """TL-10: at most `ArgumentLimits.max_integer_digits` decimal digits."""
+    try:
+        return len(str(abs(value))) <= argument_limits().max_integer_digits
+    except ValueError:  # beyond sys.get_int_max_str_digits(): str(value) raises, an error result
+        return False
 
 
 @dataclasses.dataclass

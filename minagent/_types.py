@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
 from ._exceptions import ContentError, SerializationError
+from ._schema import check_limits, describe_issues, parse_json_arguments
 
 __all__ = [
     "FORMAT_VERSION",
@@ -330,11 +331,14 @@ class Content(_Json):
         if args is None or args == "":
             return None if args is None else {}
         if isinstance(args, dict):
+            issues = check_limits(args)  # SC-49: limits hold whatever form the arguments came in
+            if issues:
+                raise ContentError(describe_issues(issues))
             return args
         try:
-            parsed = json.loads(args)
-        except json.JSONDecodeError as exc:
-            raise ContentError(f"arguments are not valid JSON: {exc.msg} at position {exc.pos}") from None
+            parsed = parse_json_arguments(args)  # SC-49: within the argument limits (SC-48)
+        except ValueError as exc:
+            raise ContentError(str(exc)) from None
         if not isinstance(parsed, dict):
             raise ContentError(f"arguments must be a JSON object, got {type(parsed).__name__}")
         return parsed
