@@ -443,8 +443,9 @@ def test_sampling_options_depend_on_the_api_version() -> None:
 
 
 def test_internal_and_unknown_options_never_reach_the_wire() -> None:
-    """PV-3: conversation_id, instructions, _private, None values and unknown keys are not
-    sent; extra_body is merged last and wins."""
+    """PV-3, PV-2: conversation_id, instructions, _private, None values and unknown keys are not
+    sent; extra_body is merged last and wins, its None values remove a field; non-finite floats
+    are refused (the body must be plain JSON)."""
     options = {
         "conversation_id": "c1",
         "_secret": 1,
@@ -463,6 +464,11 @@ def test_internal_and_unknown_options_never_reach_the_wire() -> None:
     }
     with pytest.raises(TypeError, match="extra_body"):
         body([Message("user", ["q"])], {"extra_body": 3})
+    dropped = body([Message("user", ["q"])], {"stop": "x", "extra_body": {"stop_sequences": None, "absent": None}})
+    assert "stop_sequences" not in dropped
+    assert "absent" not in dropped
+    with pytest.raises(TypeError, match="metadata"):
+        body([Message("user", ["q"])], {"metadata": {"score": float("nan")}})
 
 
 # -- PV-2 ---------------------------------------------------------------------------------------

@@ -141,14 +141,21 @@ def build_request(
     if extra is not None:
         if not isinstance(extra, Mapping):
             raise TypeError(f"options['extra_body'] must be a dict, got {type(extra).__name__}")
-        body.update(_plain(dict(extra), "extra_body"))
+        for key, value in _plain(dict(extra), "extra_body").items():
+            if value is None:
+                body.pop(key, None)  # PV-3: None removes a computed field instead of sending null
+            else:
+                body[key] = value
     return body
 
 
 def _plain(value: Any, where: str) -> Any:
-    """``value`` deep-copied as plain JSON data: the body shares nothing with the options (PV-2)."""
+    """``value`` deep-copied as plain JSON data: the body shares nothing with the options (PV-2).
+
+    Non-finite floats are refused: they are not JSON, and the body must survive a round trip.
+    """
     try:
-        return json.loads(json.dumps(value))
+        return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"option {where!r} is not JSON data: {exc}") from None
 
