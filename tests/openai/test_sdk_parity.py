@@ -12,6 +12,7 @@ users do, give the same text, tool calls, finish reason and usage as minagent's 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -267,7 +268,12 @@ async def test_a_stream_the_sdk_cannot_parse() -> None:
             stream = await sdk.chat.completions.create(
                 model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}], stream=True
             )
-            with pytest.raises(json.JSONDecodeError):
-                _ = [chunk async for chunk in stream]
+            try:
+                with pytest.raises(json.JSONDecodeError):
+                    _ = [chunk async for chunk in stream]
+            finally:
+                await stream.close()
+                for _ in range(20):  # the SDK's abandoned async generators finish closing
+                    await asyncio.sleep(0.01)
         finally:
             await sdk.close()
