@@ -85,6 +85,18 @@ class MCPServer:
             await session.aclose()
             await transport.aclose()
 
+    async def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp") -> None:
+        """Serve over Streamable HTTP until cancelled, with the transport that a plugin registers in
+        the entry-point group ``minagent.mcp_servers`` as ``http`` (``minagent-mcp-http``) (MCP-35)."""
+        from ._plugins import PluginNotFoundError, entry_points
+
+        found = [ep for ep in entry_points(group="minagent.mcp_servers") if ep.name == "http"]
+        if not found:
+            raise PluginNotFoundError(
+                "serving MCP over HTTP needs a plugin: `pip install minagent-mcp-http` (stdio needs none: run_stdio())"
+            )
+        await found[0].load()(self, host, port, path=path)
+
     async def run_stdio(self) -> None:
         """Serve one client on this process's stdin/stdout (MCP-33)."""
         sys.stdout.flush()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +12,7 @@ from minagent import Agent, ToolError, tool
 from minagent._mcp_client import MCPStdioTool
 from minagent.testing import ScriptedChatClient, call
 
-from .conftest import PYTHON, gone, server_args
+from .conftest import PYTHON, eventually, gone, server_args
 
 
 def fastmcp(name: str = "weather", **kwargs: Any) -> MCPStdioTool:
@@ -126,3 +128,27 @@ async def test_standalone_functions_work_as_plain_tools() -> None:
     async with fastmcp(allowed_tools=["echo"]) as server:
         response = await Agent(client, tools=server.functions).run("go")
     assert results(response)[0].result == {"result": "echo: y"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_cancelled_run_cancels_the_server_call(stream: bool, tmp_path: Path) -> None:
+    """MCP-7: cancelling an agent run in a tool call sends notifications/cancelled to the server."""
+    marker = tmp_path / "marker"
+    server = MCPStdioTool(
+        "slowpoke", PYTHON, args=server_args(), env={"MCP_TEST_MARKER": str(marker)}, allowed_tools=["slow"]
+    )
+    client = ScriptedChatClient([call("slow", {"seconds": 60}), "never"])
+    async with Agent(client, tools=[server]) as agent:
+
+        async def run() -> Any:
+            if stream:
+                return [u async for u in agent.run("go", stream=True)]
+            return await agent.run("go")
+
+        task = asyncio.create_task(run())
+        await asyncio.sleep(1.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await eventually(marker.exists)
+        assert server.is_connected  # the connection survives a cancelled call

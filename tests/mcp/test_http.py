@@ -230,3 +230,28 @@ def test_sse_decoder_any_chunking() -> None:
             decoder = SSEDecoder()
             got = decoder.feed(stream[:cut]) + decoder.feed(stream[cut:second]) + decoder.feed(stream[second:])
             assert got == expected, (cut, second)
+
+
+async def test_run_http_uses_the_plugin() -> None:
+    """MCP-35: MCPServer.run_http serves through the plugin's entry point until cancelled."""
+    port = free_port()
+    serving = asyncio.create_task(make_agent().as_mcp_server().run_http("127.0.0.1", port))
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        await eventually(lambda: socket.socket().connect_ex(("127.0.0.1", port)) == 0)
+        async with MCPStreamableHTTPTool("agent", url) as server:
+            assert await server.functions[0].invoke({"task": "via run_http"}) == "answer: via run_http"
+    finally:
+        serving.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await serving
+
+
+async def test_run_http_without_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MCP-35: without an HTTP plugin, run_http says which distribution to install."""
+    import minagent._plugins
+    from minagent import PluginNotFoundError
+
+    monkeypatch.setattr(minagent._plugins, "entry_points", lambda group: [])
+    with pytest.raises(PluginNotFoundError, match="pip install minagent-mcp-http"):
+        await make_agent().as_mcp_server().run_http()

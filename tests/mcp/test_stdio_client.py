@@ -268,3 +268,15 @@ async def test_prompts_as_tools() -> None:
         assert await review.invoke({"code": "x = 1"}) == "user: Please review: x = 1"
     async with fastmcp() as plain:
         assert "review" not in [t.name for t in plain.functions]
+
+
+def test_exports_load_on_first_use() -> None:
+    """MCP-1: the MCP names are exported from minagent, and `import minagent` does not load them."""
+    import subprocess
+
+    code = (
+        "import sys, minagent; before = sorted(m for m in sys.modules if m.startswith('minagent') and 'mcp' in m); "
+        "tool = minagent.MCPStdioTool; print(before, tool.__mro__[1].__name__, 'MCPStdioTool' in minagent.__all__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[] MCPTool True"
