@@ -52,16 +52,6 @@ if TYPE_CHECKING:
         MCPTimeoutError,
         MCPToolError,
     )
-    from ._mcp_client import MCPStdioTool, MCPTool
-    from ._mcp_server import MCPServer
-    from ._mcp_session import (
-        MCPConnectionError,
-        MCPError,
-        MCPProtocolError,
-        MCPRequestError,
-        MCPTimeoutError,
-        MCPToolError,
-    )
     from ._providers import (
         AuthenticationError,
         BadRequestError,
@@ -105,29 +95,11 @@ _MCP = {
 }
 
 
-# MCP (spec/mcp.md) loads on first use too: most programs never touch it.
-_MCP = {
-    "MCPConnectionError": "_mcp_session",
-    "MCPError": "_mcp_session",
-    "MCPProtocolError": "_mcp_session",
-    "MCPRequestError": "_mcp_session",
-    "MCPTimeoutError": "_mcp_session",
-    "MCPToolError": "_mcp_session",
-    "MCPTool": "_mcp_client",
-    "MCPStdioTool": "_mcp_client",
-    "MCPServer": "_mcp_server",
-}
-
-
 def __getattr__(name: str) -> Any:
     if name in _PROVIDER_ERRORS:
         from . import _providers
 
         return getattr(_providers, name)
-    if name in _MCP:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_MCP[name]}", __name__), name)
     if name in _MCP:
         import importlib
 
@@ -161,15 +133,6 @@ __all__ = [
     "FunctionMiddleware",
     "FunctionTool",
     "Inbox",
-    "MCPConnectionError",
-    "MCPError",
-    "MCPProtocolError",
-    "MCPRequestError",
-    "MCPServer",
-    "MCPStdioTool",
-    "MCPTimeoutError",
-    "MCPTool",
-    "MCPToolError",
     "MCPConnectionError",
     "MCPError",
     "MCPProtocolError",
