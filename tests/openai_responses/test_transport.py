@@ -33,6 +33,7 @@ from ._fake_server import (
     replay,
     response_body,
     send_chunks,
+    sse,
     transcript,
 )
 
@@ -374,3 +375,25 @@ async def test_request_id_is_kept(stream: bool) -> None:
             response = await respond(client, stream)
         assert response.additional_properties["request_id"] == "req_77"
         assert response.text.startswith("Bonjour")
+
+
+async def test_credentials_in_the_base_url() -> None:
+    """OR-20: user:password@ in the base URL is sent as Basic auth, as by OpenAIChatClient."""
+    async with FakeResponses() as server:
+        server.script_text("ok")
+        url = server.base_url.replace("http://", "http://alice:s3cret-pass@")
+        async with OpenAIResponsesClient("m", base_url=url, api_key="") as client:
+            assert (await respond(client, False)).text == "ok"
+            assert "s3cret-pass" not in repr(client)
+        assert server.headers[0]["Authorization"] == "Basic YWxpY2U6czNjcmV0LXBhc3M="
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_size_limits(stream: bool) -> None:
+    """OR-16, OR-20, PV-36: an overlong event or body is an OpenAIProtocolError naming the bound."""
+    body = response_body("resp_big", "m", text="x" * 5000)
+    async with FakeResponses() as server:
+        server.add(replay(sse(events(body))))
+        async with server.make_client(max_line_size=1000, max_body_size=1000, max_retries=0) as client:
+            with pytest.raises(OpenAIProtocolError, match=r"max_line_size=1000|max_body_size=1000"):
+                await respond(client, stream)

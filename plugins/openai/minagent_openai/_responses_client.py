@@ -108,8 +108,8 @@ class OpenAIResponsesClient(OpenAIChatClient):
             for update in updates:
                 yield _tagged(update, request_id)
             if error is not None:
-                if isinstance(error, OpenAIProtocolError) and not decoder.done:  # ended inside an event
-                    raise self._interrupted(f"truncated event: {error}", request_id)
+                if isinstance(error, OpenAIProtocolError) and not decoder.done and "PV-36" not in str(error):
+                    raise self._interrupted(f"truncated event: {error}", request_id)  # ended inside an event
                 raise self._finish_error(error, request_id)
             if not decoder.done:
                 raise self._interrupted("the stream ended before response.completed", request_id)
@@ -133,20 +133,18 @@ class OpenAIResponsesClient(OpenAIChatClient):
         """
         url = f"{self._endpoint}{self.path}"
         timeout = aiohttp.ClientTimeout(total=self.total_timeout, connect=self.timeout, sock_read=self.timeout)
-        auth = aiohttp.BasicAuth(self._url_user, self._url_password.reveal()) if self._url_user else None
         logger.debug("POST %s (stream=%s)", redact(f"{self.base_url}{self.path}", *self._secrets), stream)
         response: aiohttp.ClientResponse | None = None
         handed_over = False
         failure: ProviderError
+        session = await self._get_session()  # a RuntimeError of PV-37 is the caller's to fix
         try:
-            session = await self._get_session()
             response = await session.post(
                 url,
                 params=self._query() or None,
                 data=body,
                 headers=self._headers(stream=stream),
                 timeout=timeout,
-                auth=auth,
             )
             if response.status >= 300:
                 failure = await self._status_error(response)
@@ -166,11 +164,11 @@ class OpenAIResponsesClient(OpenAIChatClient):
                 return response, await self._read_body(response)
         except ProviderError as error:  # the body was larger than max_body_size
             failure = error
-        except Exception as exc:
+        except Exception as exc:  # PV-35: every library failure becomes typed
             failure = self._transport_error(exc, response)
         finally:
             if not handed_over and response is not None:
-                response.close()
+                response.close()  # a fully read body already went back to the pool
         raise self._scrub(failure)  # outside the except: nothing is chained (PV-35)
 
     async def _rest_of_body(self, response: aiohttp.ClientResponse, request_id: str | None) -> bytes:
