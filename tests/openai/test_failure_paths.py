@@ -444,3 +444,19 @@ async def test_sse_response_headers_stay_usable_after_redaction() -> None:
     assert error.retry_after == 0.005
     assert error.headers["x-echo"] == "[redacted]"
     assert SSE_HEADERS  # the fake's stream headers are what the transport expects
+
+
+@pytest.mark.parametrize("key", ["llama", "test", "ollama"])
+async def test_placeholder_keys_leave_error_texts_and_urls_alone(key: str) -> None:
+    """PV-24 (issue 20 item 4): a short placeholder key does not turn llama3 into [redacted]3."""
+    body = {"error": {"message": 'model "llama3" not found at http://test-server/ollama/v1'}}
+    async with FakeOpenAI() as server:
+        server.add(raw(404, json.dumps(body), headers={"x-model": "llama3-test"}))
+        async with server.make_client(api_key=key, max_retries=0) as client:
+            error = await _error_of(client, stream=False)
+            assert repr(client).count("[redacted]") == 0
+            assert server.base_url in repr(client)
+    assert isinstance(error, ProviderError)
+    assert error.provider_message == 'model "llama3" not found at http://test-server/ollama/v1'
+    assert error.headers["x-model"] == "llama3-test"
+    assert "[redacted]" not in str(error)

@@ -406,3 +406,24 @@ def test_extra_body_none_removes_a_field(stream: bool) -> None:
     assert "temperature" not in body
     assert None not in body.values()
     assert body.get("stream") is (True if stream else None)
+
+
+def test_one_response_id_per_stream() -> None:
+    """OA-14: a server that sends a new id on a later chunk still gives one message, one id."""
+    chunks = [
+        {"id": "first", "choices": [{"index": 0, "delta": {"content": "a", "tool_calls": [
+            {"index": 0, "id": "k", "function": {"name": "f", "arguments": ""}}]}}]},
+        {"id": "second", "choices": [{"index": 0, "delta": {"content": "b", "tool_calls": [
+            {"index": 0, "function": {"arguments": "{}"}}]}}]},
+        {"id": "third", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]  # fmt: skip
+    data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
+    decoder = ChatCompletionsStreamDecoder()
+    updates = decoder.feed(data)
+    assert {u.response_id for u in updates} == {"first"}
+    assert {u.message_id for u in updates} == {"first"}
+    response = ChatResponse.from_updates(updates)
+    assert len(response.messages) == 1
+    assert response.text == "ab"
+    [call] = [c for c in response.messages[0].contents if c.type == "function_call"]
+    assert (call.call_id, call.name, call.arguments) == ("k", "f", "{}")
