@@ -30,15 +30,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Mapping, MutableSequence, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._middleware import ChatContext, FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._options import tool_name
 from ._responses import ChatResponse, ChatResponseUpdate
-from ._schema import describe_issues
+from ._schema import describe_issues, validate
 from ._stream import ResponseStream
 from ._tools import (
     FunctionInvocationConfiguration,
@@ -250,6 +250,7 @@ class ToolLoop:
             if self.last_call and not _visible(response):
                 fallback = Message("assistant", [LIMIT_FALLBACK_TEXT])
                 response = replace(response, messages=[*response.messages, fallback])
+        response = _unique_call_ids(response, self.transcript)  # LP-26
         self.responses.append(response)
         self.usage = add_usage(self.usage, response.usage_details)
         self._append(*response.messages)
@@ -378,8 +379,9 @@ class ToolLoop:
         else:
             over = []
         mark = len(self.transcript)
-        outcomes = await self._execute(runnable)
-        arrived = self.transcript[mark:]
+        views = [_CallView(self.transcript) for _ in runnable]  # LP-15: what each call appends, kept apart
+        outcomes = await self._execute(runnable, views)
+        arrived = [*self.transcript[mark:], *(m for view in views for m in view.added)]  # in call order
         del self.transcript[mark:]
         results: list[Content] = []
         pending: list[Content] = []
@@ -416,23 +418,24 @@ class ToolLoop:
         marked.extend(self.surfaced)  # requests of sub-agents run as tools (AG-8)
         self._replace(holder, holder.with_contents(marked))
 
-    async def _execute(self, calls: Sequence[Content]) -> list[tuple[Content | None, bool]]:
+    async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
         """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
         outcomes: list[tuple[Content | None, bool]] = []
+        view = {id(call): v for call, v in zip(calls, views, strict=True)}
         group: list[Content] = []
         for call in [*calls, None]:
             alone = call is not None and getattr(self.tools.get(call.name or ""), "sequential", False)
             if call is None or alone:
                 if group:
-                    outcomes.extend(await _gather([self._invoke(c) for c in group]))
+                    outcomes.extend(await _gather([self._invoke(c, view[id(c)]) for c in group]))
                     group = []
                 if call is not None:
-                    outcomes.append(await self._invoke(call))
+                    outcomes.append(await self._invoke(call, view[id(call)]))
             else:
                 group.append(call)
         return outcomes
 
-    async def _invoke(self, call: Content) -> tuple[Content | None, bool]:
+    async def _invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
         """One call: validate, run through function middleware, turn the outcome into a result."""
         name, call_id = call.name or "", call.call_id or ""
         tool = self.tools.get(name)
@@ -446,7 +449,7 @@ class ToolLoop:
             arguments = call.parse_arguments() or {}
         except ContentError as exc:
             return _error(call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"), False
-        issues = tool.validate_arguments(arguments) if hasattr(tool, "validate_arguments") else []
+        issues = _validate(tool, arguments)  # LP-6: every tool, FunctionTool or tool-like, the same way
         if issues:
             text = f"Error: Invalid arguments for {name}:\n{describe_issues(issues)}"
             return _error(call_id, text, "invalid arguments"), False
@@ -454,7 +457,7 @@ class ToolLoop:
             function=tool,
             arguments=arguments,
             call_id=call_id,
-            messages=self.transcript,
+            messages=view,
             kwargs=dict(self.function_kwargs),
         )
         raised: list[BaseException] = []
@@ -489,6 +492,64 @@ class ToolLoop:
             text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
             return _error(call_id, text, str(exc) or type(exc).__name__), context.terminated
         return Content.from_function_result(call_id, payload), context.terminated
+
+
+class _CallView(MutableSequence[Message]):
+    """`FunctionInvocationContext.messages` of one tool call: the live transcript followed by what
+    this call appended (LP-15). Reads see both; appends stay with the call until the batch ends, so
+    concurrent calls' messages join the transcript in call order, not in completion order."""
+
+    __slots__ = ("added", "base")
+
+    def __init__(self, base: list[Message]) -> None:
+        self.base = base
+        self.added: list[Message] = []
+
+    def __len__(self) -> int:
+        return len(self.base) + len(self.added)
+
+    def _locate(self, index: int) -> tuple[list[Message], int]:
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("transcript index out of range")
+        n = len(self.base)
+        return (self.base, index) if index < n else (self.added, index - n)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [*self.base, *self.added][index]
+        where, at = self._locate(index)
+        return where[at]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if isinstance(index, slice):
+            raise TypeError("the transcript does not support slice assignment")
+        where, at = self._locate(index)
+        where[at] = value
+
+    def __delitem__(self, index: Any) -> None:
+        if isinstance(index, slice):
+            raise TypeError("the transcript does not support slice deletion")
+        where, at = self._locate(index)
+        del where[at]
+
+    def insert(self, index: int, value: Message) -> None:
+        n = len(self.base)
+        if index < 0:
+            index = max(len(self) + index, 0)
+        if index < n:
+            self.base.insert(index, value)
+        else:
+            self.added.insert(index - n, value)
+
+    def __repr__(self) -> str:
+        return repr([*self.base, *self.added])
 
 
 def _tool_map(tools: Sequence[Any], additional: Sequence[Any]) -> dict[str, Any]:
@@ -531,6 +592,14 @@ async def _gather(coros: Sequence[Awaitable[Any]]) -> list[Any]:
         raise
 
 
+def _validate(tool: Any, arguments: Any) -> list[Any]:
+    check = getattr(tool, "validate_arguments", None)
+    if callable(check):
+        return list(check(arguments))
+    parameters = getattr(tool, "parameters", None)
+    return validate(arguments, parameters) if isinstance(parameters, Mapping) else []
+
+
 def _error(call_id: str, text: str, exception: str) -> Content:
     return Content.from_function_result(call_id, text, exception=exception)
 
@@ -560,6 +629,28 @@ def _without_calls(update: ChatResponseUpdate) -> ChatResponseUpdate | None:
         return update
     kept = [c for c in update.contents if not _is_call(c)]
     return replace(update, contents=kept) if kept else None
+
+
+def _unique_call_ids(response: ChatResponse, transcript: Sequence[Message]) -> ChatResponse:
+    """LP-26: a call whose id an earlier call of this response (or of the transcript) already has
+    gets the id ``<id>~<n>``, so every call gets its own result in both modes."""
+    seen = {c.call_id for m in transcript for c in m.contents if c.type == "function_call"}
+    changed = False
+    messages: list[Message] = []
+    for m in response.messages:
+        contents: list[Content] = []
+        for c in m.contents:
+            if _is_call(c) and c.call_id is not None:
+                if c.call_id in seen:
+                    n = 2
+                    while f"{c.call_id}~{n}" in seen:
+                        n += 1
+                    c = replace(c, call_id=f"{c.call_id}~{n}")
+                    changed = True
+                seen.add(c.call_id)
+            contents.append(c)
+        messages.append(m.with_contents(contents) if changed and contents != m.contents else m)
+    return replace(response, messages=messages) if changed else response
 
 
 def _drop_calls(response: ChatResponse) -> ChatResponse:

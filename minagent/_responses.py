@@ -310,7 +310,7 @@ def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpd
         for content in update.contents:
             if content.type == "usage":
                 usage = add_usage(usage, content.usage_details)
-            elif content.type == "function_call" and (index := _continued_call(contents, content.call_id)) is not None:
+            elif content.type == "function_call" and (index := _continued_call(contents, content)) is not None:
                 contents[index] = _merge_call(contents[index], content)
             else:
                 contents.append(content)
@@ -364,12 +364,15 @@ def _coalesce(contents: list[Content]) -> list[Content]:
     return out if len(out) != n else contents
 
 
-def _continued_call(contents: list[Content], call_id: str | None) -> int | None:
-    """The call a delta continues: the same call_id, or the latest call when it has none."""
+def _continued_call(contents: list[Content], delta: Content) -> int | None:
+    """The call a delta continues: the same call_id, or the latest call when it has none. A delta
+    with a call_id that names its function while the call of that id is already named starts a
+    new call (a model that sent two calls with one id, TY-10)."""
+    call_id = delta.call_id
     for index in range(len(contents) - 1, -1, -1):
         c = contents[index]
         if c.type == "function_call" and (not call_id or c.call_id == call_id):
-            return index
+            return None if (call_id and delta.name and c.name) else index
     return None
 
 

@@ -500,9 +500,10 @@ async def test_results_are_one_tool_message_in_call_order() -> None:
     assert [u.role for u in updates].count("tool") == 1
 
 
-async def test_only_actionable_calls_run_once_per_call_id() -> None:
-    """LP-4: informational calls and calls answered in the same response are not run; a
-    call_id that appears twice runs once."""
+async def test_only_actionable_calls_run_and_a_repeated_call_id_is_renamed() -> None:
+    """LP-4, LP-26: informational calls and calls answered in the same response are not run; a
+    call_id that appears twice is two calls: the second is renamed and both run, each with its
+    own result (issue 13: one result for two calls was sent before)."""
     ran: list[str] = []
 
     @tool
@@ -530,8 +531,8 @@ async def test_only_actionable_calls_run_once_per_call_id() -> None:
     script = Script(response, "ok")
     ns, streamed, _ = await run_both(script, "go", options={"tools": [act]})
     assert streamed == ns
-    assert ran == ["first", "first"]  # once per run, two runs
-    assert describe(ns.messages)[2] == "tool: result d1=first"
+    assert ran == ["first", "second", "first", "second"]  # both calls, in each of the two runs
+    assert describe(ns.messages)[2] == "tool: result d1=first, result d1~2=second"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,139 @@
+"""Issue 13 (hardening), the loop's half: model output and tools never hang or kill a run."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from minagent import Agent, ChatResponse, ChatResponseUpdate, Content, FunctionInvocationContext, Message, tool
+from minagent.testing import ScriptedChatClient, call, reply
+
+MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+
+
+async def run(agent: Agent, *args: Any, stream: bool = False, **kwargs: Any) -> Any:
+    if not stream:
+        return await agent.run(*args, **kwargs)
+    response = agent.run(*args, stream=True, **kwargs)
+    async for _ in response:
+        pass
+    return await response.get_final_response()
+
+
+def results(response: Any) -> list[Content]:
+    return [c for m in response.messages for c in m.contents if c.type == "function_result"]
+
+
+@MODES
+@pytest.mark.parametrize("raised", [StopIteration, StopAsyncIteration])
+async def test_a_sync_tool_raising_stop_iteration_gives_an_error_result(stream: bool, raised: type) -> None:
+    """TL-9, LP-6: a sync tool that raises StopIteration (or StopAsyncIteration) gives an error
+    result instead of hanging the run forever (the exception cannot cross the executor future)."""
+
+    @tool
+    def first_item(items: list[int]) -> int:
+        """The first item."""
+        raise raised("empty")
+
+    client = ScriptedChatClient([reply(call("first_item", {"items": []}, call_id="f1")), "No items."])
+    response = await asyncio.wait_for(run(Agent(client, tools=[first_item]), "go", stream=stream), 10)
+    assert response.text == "No items."
+    [result] = results(response)
+    assert result.exception == f"the tool raised {raised.__name__}: empty"
+
+
+@MODES
+async def test_two_calls_with_one_id_each_get_a_result(stream: bool) -> None:
+    """LP-26, TY-10: a model that sends two calls with one id (streamed with argument deltas, or
+    whole) gets both run, the second renamed, each with its own result, equally in both modes."""
+    ran: list[int] = []
+
+    @tool
+    def double(n: int) -> int:
+        """Double n."""
+        ran.append(n)
+        return 2 * n
+
+    streamed_calls = [
+        ChatResponseUpdate([Content.from_function_call("dup", "double", '{"n"')], "assistant"),
+        ChatResponseUpdate([Content.from_function_call("dup", "", ": 1}")], "assistant"),
+        ChatResponseUpdate([Content.from_function_call("dup", "double", '{"n": ')], "assistant"),
+        ChatResponseUpdate([Content.from_function_call("dup", "", "2}")], "assistant"),
+    ]
+    client = ScriptedChatClient([streamed_calls, "done"])
+    response = await run(Agent(client, tools=[double]), "go", stream=stream)
+    assert sorted(ran) == [1, 2]
+    assert [(r.call_id, r.result) for r in results(response)] == [("dup", 2), ("dup~2", 4)]
+    sent = client.requests[1].messages
+    assert [c.call_id for c in sent[1].contents] == ["dup", "dup~2"]
+
+
+@MODES
+async def test_messages_appended_during_a_parallel_batch_follow_call_order(stream: bool) -> None:
+    """LP-15: messages that concurrent tools append land in call order, whatever order the tools
+    finish in, in both modes (Python 3.13 scheduling exposed completion order before)."""
+
+    @tool
+    async def slow_note(ctx: FunctionInvocationContext) -> str:
+        """Slow."""
+        await asyncio.sleep(0.05)
+        ctx.messages.append(Message("user", ["from slow"]))
+        return "slow"
+
+    @tool
+    async def fast_note(ctx: FunctionInvocationContext) -> str:
+        """Fast."""
+        ctx.messages.append(Message("user", ["from fast"]))
+        assert ctx.messages[-1].text == "from fast"  # the call sees its own message
+        return "fast"
+
+    client = ScriptedChatClient([reply(call("slow_note", {}, call_id="s"), call("fast_note", {}, call_id="f")), "done"])
+    response = await run(Agent(client, tools=[slow_note, fast_note]), "go", stream=stream)
+    assert [m.text for m in response.messages if m.role == "user"] == ["from slow", "from fast"]
+    assert [m.role for m in response.messages] == ["assistant", "tool", "user", "user", "assistant"]
+
+
+class ToolLike:
+    """A tool without FunctionTool: name, description, parameters and invoke."""
+
+    name = "lookup"
+    description = "Look up a key."
+    parameters = {
+        "type": "object",
+        "properties": {"key": {"type": "string", "maxLength": 3}},
+        "required": ["key"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    async def invoke(self, arguments: Any, *, context: Any = None) -> str:
+        self.seen.append(dict(arguments))
+        return "found"
+
+
+@MODES
+async def test_tool_like_objects_are_validated_like_function_tools(stream: bool) -> None:
+    """LP-6: arguments that violate a tool-like object's schema never reach its invoke; the model
+    gets the validation error."""
+    lookup = ToolLike()
+    client = ScriptedChatClient(
+        [reply(call("lookup", {"key": "toolong"}, call_id="a"), call("lookup", {"key": "ok"}, call_id="b")), "done"]
+    )
+    response = await run(Agent(client, tools=[lookup]), "go", stream=stream)
+    assert lookup.seen == [{"key": "ok"}]
+    bad, good = results(response)
+    assert bad.exception == "invalid arguments"
+    assert "$.key" in bad.result
+    assert good.result == "found"
+
+
+def test_the_final_response_type_is_unchanged() -> None:
+    """LP-26: a response without duplicate ids is recorded unchanged (no copy, no rename)."""
+    from minagent._loop import _unique_call_ids
+
+    response = ChatResponse([Message("assistant", [call("a", {}, call_id="x"), call("b", {}, call_id="y")])])
+    assert _unique_call_ids(response, []) is response
