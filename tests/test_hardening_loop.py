@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -100,7 +100,7 @@ class ToolLike:
 
     name = "lookup"
     description = "Look up a key."
-    parameters = {
+    parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {"key": {"type": "string", "maxLength": 3}},
         "required": ["key"],
