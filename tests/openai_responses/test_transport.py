@@ -397,3 +397,34 @@ async def test_size_limits(stream: bool) -> None:
         async with server.make_client(max_line_size=1000, max_body_size=1000, max_retries=0) as client:
             with pytest.raises(OpenAIProtocolError, match=r"max_line_size=1000|max_body_size=1000"):
                 await respond(client, stream)
+
+
+def _code(function: Any) -> list[str]:
+    """The source lines of a method without its docstring and comments."""
+    import ast
+    import inspect
+    import re
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(function))
+    node = ast.parse(source).body[0]
+    assert isinstance(node, ast.AsyncFunctionDef)
+    first = node.body[0]
+    skip = range(first.lineno - 1, first.end_lineno or first.lineno) if isinstance(first, ast.Expr) else range(0)
+    lines = [re.sub(r"\s+# .*$", "", line) for i, line in enumerate(source.splitlines()) if i not in skip]
+    return [line for line in lines if line.strip()]
+
+
+def test_attempt_is_the_chat_clients_with_another_path() -> None:
+    """OR-20: the Responses transport sends as OpenAIChatClient does; only the path differs.
+
+    ``OpenAIChatClient._attempt`` names its path in the code, so the Responses client carries a
+    copy; this test fails as soon as the two drift apart.
+    """
+    from minagent_openai._client import OpenAIChatClient
+
+    if "_attempt" not in OpenAIResponsesClient.__dict__:  # the chat client takes a path attribute
+        assert "self.path" in "\n".join(_code(OpenAIChatClient._attempt))
+        return
+    theirs = [line.replace("/chat/completions", "{self.path}") for line in _code(OpenAIChatClient._attempt)]
+    assert _code(OpenAIResponsesClient._attempt) == theirs
