@@ -69,26 +69,12 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def llmock() -> Iterator[LLMock]:
+def llmock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMock]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LLMOCK_")}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llmock.cli",
-            "serve",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+    command = [sys.executable, "-m", "llmock.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    log = (tmp_path_factory.mktemp("llmock") / "stderr.log").open("w+b")  # a file never fills up
+    process = subprocess.Popen([*command, "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=log, env=env)
     server = LLMock(port, process)
     try:
         deadline = time.monotonic() + 30
@@ -98,8 +84,9 @@ def llmock() -> Iterator[LLMock]:
                 break
             except OSError:
                 if process.poll() is not None or time.monotonic() > deadline:
-                    err = process.stderr.read().decode() if process.stderr else ""
-                    raise RuntimeError(f"llmock did not start: {err[-2000:]}") from None
+                    log.seek(0)
+                    text = log.read()[-2000:].decode(errors="replace")
+                    raise RuntimeError(f"llmock did not start: {text}") from None
                 time.sleep(0.1)
         yield server
     finally:
@@ -109,8 +96,7 @@ def llmock() -> Iterator[LLMock]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=10)
-        if process.stderr:
-            process.stderr.close()
+        log.close()
     assert process.poll() is not None, "llmock is still running"
 
 
