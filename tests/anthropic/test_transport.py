@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from minagent_anthropic import AnthropicChatClient, AnthropicProtocolError, AnthropicStreamError
 
 from minagent import (
+    Agent,
     AuthenticationError,
     ChatResponse,
     Content,
@@ -27,6 +28,7 @@ from minagent import (
     ServerError,
     StreamInterruptedError,
     get_client,
+    tool,
 )
 
 from ._fake_server import (
@@ -34,6 +36,7 @@ from ._fake_server import (
     FakeAnthropic,
     disconnect_after,
     error_response,
+    event,
     raw,
     replay,
     stream_of,
@@ -536,3 +539,80 @@ async def test_base_url_password_is_a_secret() -> None:
                 await client.get_response([Message("user", ["Hi"])])
         assert server.headers[0]["Authorization"].startswith("Basic ")
     assert not [t for t in _texts_of(info.value) if password in t]
+
+
+# -- AN-9 end to end: thinking goes back with its signature in the tool loop ----------------------
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_thinking_is_replayed_unchanged_in_the_tool_loop(stream: bool) -> None:
+    """AN-9, AN-13, AN-16: with extended thinking, the thinking and redacted_thinking blocks that
+    preceded a tool call go back, unchanged and with their signature, in the next request of the
+    tool loop, before the tool_use, in both modes."""
+    blocks = [
+        {"type": "thinking", "thinking": "The user wants Paris weather.", "signature": "EqQBsignature=="},
+        {"type": "redacted_thinking", "data": "EmwKAhgBredacted"},
+        {"type": "tool_use", "id": "toolu_01Think", "name": "get_weather", "input": {"city": "Paris"}},
+    ]
+    first = whole_message("msg_think", "claude-sonnet-4-5", blocks, "tool_use", None)
+
+    async def thinking_answer(server: FakeAnthropic, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+        if not body.get("stream"):
+            return web.json_response(first)
+        start = {**first, "content": [], "stop_reason": None}
+        parts = [
+            event("message_start", {"message": start}),
+            event("content_block_start", {"index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+            event("content_block_delta", {"index": 0, "delta": {"type": "thinking_delta", "thinking": "The user "}}),
+            event(
+                "content_block_delta",
+                {"index": 0, "delta": {"type": "thinking_delta", "thinking": "wants Paris weather."}},
+            ),
+            event(
+                "content_block_delta",
+                {"index": 0, "delta": {"type": "signature_delta", "signature": "EqQBsignature=="}},
+            ),
+            event("content_block_stop", {"index": 0}),
+            event("content_block_start", {"index": 1, "content_block": blocks[1]}),
+            event("content_block_stop", {"index": 1}),
+            event("content_block_start", {"index": 2, "content_block": {**blocks[2], "input": {}}}),
+            event(
+                "content_block_delta",
+                {"index": 2, "delta": {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'}},
+            ),
+            event("content_block_stop", {"index": 2}),
+            event(
+                "message_delta",
+                {"delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}},
+            ),
+            event("message_stop", {}),
+        ]
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"".join(parts))
+        await response.write_eof()
+        return response
+
+    @tool
+    def get_weather(city: str) -> str:
+        """Weather for a city."""
+        return f"Sunny in {city}"
+
+    async with FakeAnthropic() as server:
+        server.add(thinking_answer)
+        server.script_text("It is sunny in Paris.")
+        async with server.make_client() as client:
+            agent = Agent(client, "Think first.", tools=[get_weather])
+            if stream:
+                run = agent.run("Weather in Paris?", stream=True)
+                async for _ in run:
+                    pass
+                response = await run.get_final_response()
+            else:
+                response = await agent.run("Weather in Paris?")
+        second = server.requests()[1]
+    assert response.text == "It is sunny in Paris."
+    assert second["messages"][1] == {"role": "assistant", "content": blocks}
+    assert second["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_01Think", "content": "Sunny in Paris"}
+    ]
