@@ -428,3 +428,48 @@ def test_attempt_is_the_chat_clients_with_another_path() -> None:
         return
     theirs = [line.replace("/chat/completions", "{self.path}") for line in _code(OpenAIChatClient._attempt)]
     assert _code(OpenAIResponsesClient._attempt) == theirs
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_serialized_threads_keep_what_replay_needs(stream: bool) -> None:
+    """OR-5, OR-14, OR-15: a local thread (store=False) and a service thread survive
+    serialize/deserialize with what the next request needs: reasoning with its encrypted
+    content and item ids, or the service's thread id."""
+    from minagent import AgentThread
+
+    async with FakeResponses() as server:
+        server.add(replay(transcript("reasoning_tool_call.sse")))
+        server.script_text("Done.")
+        server.script_text("Again.")
+        server.script_text("Stored.")
+        server.script_text("Continued.")
+        async with server.make_client() as client:
+
+            @tool
+            def get_weather(location: str) -> str:
+                """Weather."""
+                return "Sunny"
+
+            local = Agent(client, tools=[get_weather], default_options={"store": False})
+            thread = local.get_new_thread()
+            await _run(local, "Paris?", thread, stream)
+            restored = AgentThread.deserialize(json.loads(json.dumps(thread.serialize())))
+            await _run(local, "Again?", restored, stream)
+
+            remote = Agent(client)
+            service = remote.get_new_thread()
+            await _run(remote, "Store this.", service, stream)
+            again = AgentThread.deserialize(json.loads(json.dumps(service.serialize())))
+            await _run(remote, "Continue.", again, stream)
+        replayed = server.requests()[2]["input"]
+        assert [i["type"] for i in replayed] == [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output",
+            "message",
+            "message",
+        ]
+        assert replayed[1]["encrypted_content"] == "gAAAAABo-ENCRYPTED-REASONING=="
+        assert replayed[2]["id"] == "fc_T004_0"
+        assert server.requests()[4]["previous_response_id"] == "resp_fake4"
