@@ -349,7 +349,9 @@ def _image_part(content: Content, role: str, index: int) -> dict[str, Any]:
             "cannot be sent to the Responses API (only images are supported)"
         )
     if role not in ("user", "system", "developer"):
-        raise ValueError(f"messages[{index}]: images can only be sent in user messages, not {role!r}")
+        raise ValueError(
+            f"messages[{index}]: images can only be sent in user, system or developer messages, not {role!r}"
+        )
     detail = content.additional_properties.get("detail")
     return {"type": "input_image", "image_url": content.uri, "detail": detail if isinstance(detail, str) else "auto"}
 
