@@ -338,6 +338,14 @@ def test_parse_error_reads_the_message_and_request_id() -> None:
     assert parse_error(400, {"message": "top-level"}, {"x-request-id": "r"}) == ("top-level", "r")
 
 
+def test_adjacent_text_blocks_join_as_in_a_stream() -> None:
+    """AN-13, PV-9: adjacent text blocks (the API splits text around citations) give one text,
+    as the streamed updates merge them."""
+    blocks = [{"type": "text", "text": "Paris "}, {"type": "text", "text": "is sunny."}]
+    body = {"id": "m", "type": "message", "content": blocks, "stop_reason": "end_turn"}
+    assert [c.text for c in parse_response(body).messages[0].contents] == ["Paris is sunny."]
+
+
 def test_empty_text_blocks_give_no_content() -> None:
     """AN-13: text content is only made for non-empty texts."""
     body = {"id": "m", "type": "message", "content": [{"type": "text", "text": ""}], "stop_reason": "end_turn"}

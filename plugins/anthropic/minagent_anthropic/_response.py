@@ -220,7 +220,15 @@ def parse_response(body: Any, *, tool_ids: Mapping[str, str] | None = None) -> C
     if not isinstance(blocks, list):
         raise AnthropicProtocolError(f"response body has no content list: {_snippet(body)}")
     ids = tool_ids or {}
-    contents = [c for i, block in enumerate(blocks) if (c := _block(block, i, ids, whole=True)) is not None]
+    contents: list[Content] = []
+    for i, block in enumerate(blocks):
+        content = _block(block, i, ids, whole=True)
+        if content is None:
+            continue
+        if content.type == "text" and contents and contents[-1].type == "text":
+            contents[-1] = Content.from_text((contents[-1].text or "") + (content.text or ""))  # as a stream merges
+        else:
+            contents.append(content)
     response_id = _str_or_none(body.get("id"))
     role = _str_or_none(body.get("role")) or "assistant"
     return ChatResponse(
