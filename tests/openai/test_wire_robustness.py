@@ -427,3 +427,29 @@ def test_one_response_id_per_stream() -> None:
     assert response.text == "ab"
     [call] = [c for c in response.messages[0].contents if c.type == "function_call"]
     assert (call.call_id, call.name, call.arguments) == ("k", "f", "{}")
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_unpaired_surrogates_are_repaired_where_text_enters(stream: bool) -> None:
+    """OA-34 (issue 13 item 4): lone surrogates become U+FFFD; pairs stay; the next request encodes."""
+    escaped = '"a\\ud800b \\ud83d\\ude00 \\udfff"'
+    if stream:
+        head = '{"id": "c", "choices": [{"index": 0, "delta": {"content": ' + escaped + "}}]}"
+        tail = '{"id": "c", "choices": [{"index": 0, "delta": {"content": "\\udc00!"}, "finish_reason": "stop"}]}'
+        decoder = ChatCompletionsStreamDecoder()
+        response = ChatResponse.from_updates(decoder.feed(f"data: {head}\n\ndata: {tail}\n\n".encode()))
+        assert response.text == "a\ufffdb \U0001f600 \ufffd\ufffd!"
+    else:
+        body = '{"id": "c", "choices": [{"message": {"content": ' + escaped + "}}]}"
+        response = decode_response(body.encode())
+        assert response.text == "a\ufffdb \U0001f600 \ufffd"
+    replay = build_request([*response.messages, Message("user", ["next"])], {}, model="m", stream=False)
+    encode_request(replay)  # would raise UnicodeEncodeError with a lone surrogate
+    message, _ = parse_error(400, b'{"error": {"message": "bad \\ud800"}}')
+    assert message == "bad \ufffd"
+
+
+def test_invalid_utf8_in_a_body_is_replaced() -> None:
+    """OA-34, PV-17: like a stream, a whole body's invalid bytes become U+FFFD."""
+    body = b'{"id": "c", "choices": [{"message": {"content": "caf\xe9"}}]}'
+    assert decode_response(body).text == "caf\ufffd"

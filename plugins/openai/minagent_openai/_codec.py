@@ -112,6 +112,25 @@ def _snippet(data: object, limit: int = _SNIPPET) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
+# A JSON escape of a UTF-16 surrogate: the only way wire JSON can carry an unpaired one (OA-34).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _repair(text: str) -> str:
+    """Unpaired surrogates become U+FFFD; an escaped pair was already joined by ``json``."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _repaired(value: Any) -> Any:
+    if isinstance(value, str):
+        return _repair(value)
+    if isinstance(value, dict):
+        return {_repair(k): _repaired(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_repaired(v) for v in value]
+    return value
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -123,14 +142,15 @@ def loads(data: bytes | bytearray | str, what: str) -> Any:
     digit limit and nesting deeper than its recursion limit are errors too.
     """
     problem: str | None = None
+    if isinstance(data, bytes | bytearray):
+        data = bytes(data).decode("utf-8", "replace")  # invalid bytes become U+FFFD (OA-34)
     try:
-        return json.loads(data, parse_constant=_no_constant)
+        value = json.loads(data, parse_constant=_no_constant)
+        return _repaired(value) if _SURROGATE_ESCAPE.search(data) else value
     except json.JSONDecodeError as exc:
         problem = f"{exc.msg} at position {exc.pos}"
     except RecursionError:
         problem = "nested too deeply"
-    except UnicodeDecodeError as exc:
-        problem = f"invalid UTF-8 at byte {exc.start}"
     except ValueError as exc:  # NaN/Infinity, or an integer with too many digits
         problem = str(exc)[:200]
     raise OpenAIProtocolError(f"{what} is not valid JSON ({problem}): {_snippet(data)}")
@@ -932,6 +952,8 @@ def parse_error(
         except (ValueError, RecursionError):  # not JSON, too deep, too long an integer (OA-28)
             data = None
     message = _error_message(data) if isinstance(data, Mapping) else None
+    if message is not None:
+        message = _repair(message)
     if message is None:
         message = text.strip()[:_ERROR_TEXT] if text.strip() else None
     if message is None:
