@@ -18,6 +18,9 @@ Life cycle::
   wraps another), then the finalizer (or the inner result, or the list of updates), then the
   result hooks in order; a hook returning None keeps the previous value (ST-5, ST-9).
 * Updates are delivered once in total: iterating a finished stream yields nothing (ST-3).
+* Consumers in several tasks take turns (ST-13): only one awaits the source at a time (the others
+  wait for their turn), each update goes to one of them, and the final response is computed once
+  and shared, also when two tasks finalise at the same moment.
 
 Each ``async for`` gets its own small generator that pulls from the shared source. If the
 consumer leaves the loop early, the generator is closed (explicitly through ``aclose()`` /
@@ -64,14 +67,17 @@ class ResponseStream(Generic[TUpdate, TFinal]):
     """An async-iterable of updates that finalises into one response."""
 
     __slots__ = (
+        "_busy",
         "_cleaned",
         "_cleanup_hooks",
         "_consumer",
         "_error",
         "_final",
         "_finalizer",
+        "_finalizing",
         "_has_final",
         "_inner",
+        "_iterating",
         "_iterator",
         "_map",
         "_result_hooks",
@@ -79,6 +85,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         "_state",
         "_transform_hooks",
         "_updates",
+        "_waiters",
     )
 
     def __init__(
@@ -109,6 +116,10 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         self._final: Any = None
         self._has_final = False
         self._map: Callable[[Any], Any] | None = None
+        self._busy = False  # a consumer is awaiting the source's next update (ST-13)
+        self._waiters: list[asyncio.Future[None]] = []
+        self._finalizing: asyncio.Future[None] | None = None
+        self._iterating: asyncio.Task[Any] | None = None  # the task whose `async for` is active (ST-13)
 
     # -- construction helpers -------------------------------------------------------------------
 
@@ -172,7 +183,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         return list(self._updates)
 
     def __aiter__(self) -> AsyncGenerator[TUpdate, None]:
-        return self._consume()
+        return self._consume(iterating=True)
 
     def __await__(self) -> Generator[Any, None, ResponseStream[TUpdate, TFinal]]:
         return self._await_source().__await__()
@@ -195,13 +206,16 @@ class ResponseStream(Generic[TUpdate, TFinal]):
     async def get_final_response(self) -> TFinal:
         """Consume what is left, then finalise once and cache the result (ST-5)."""
         if not self._has_final:
+            other = self._iterating
+            if other is not None and other is not asyncio.current_task() and not other.done():
+                await self._wait_for_end()  # ST-13: another task is iterating: let it read every update
             if self._state in (_NEW, _OPEN):
                 async for _ in self._consume():  # finalises on exhaustion
                     pass
-            elif self._state == _CLOSED:
-                raise StreamError("the stream was closed before it finished; there is no final response")
             if self._error is not None:
                 raise self._error
+            if self._state == _CLOSED:
+                raise StreamError("the stream was closed before it finished; there is no final response")
             await self._finalize()
         return cast(TFinal, self._final)
 
@@ -211,6 +225,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             return
         started = self._state == _OPEN
         self._state = _CLOSED
+        self._wake_all()
         if started:
             await self._close_source()
         elif inspect.iscoroutine(self._source):
@@ -232,11 +247,14 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._iterator = aiter(source)
         return self._iterator
 
-    async def _consume(self) -> AsyncGenerator[TUpdate, None]:
+    async def _consume(self, iterating: bool = False) -> AsyncGenerator[TUpdate, None]:
         if self._state not in (_NEW, _OPEN):
             return
         token = object()
         self._consumer = token
+        task = asyncio.current_task() if iterating else None
+        if task is not None:
+            self._iterating = task
         try:
             step = (await self._open()).__anext__
             record = self._updates.append
@@ -244,11 +262,20 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             mapper = self._map
             awaited = mapper is not None and inspect.iscoroutinefunction(mapper)
             while True:
+                if self._busy:  # ST-13: another task is pulling; take turns, never pull twice at once
+                    await self._wait_turn()
+                    if self._state != _OPEN:
+                        return
                 self._consumer = token
+                self._busy = True
                 try:
                     update = await step()
                 except StopAsyncIteration:
                     break
+                finally:
+                    self._busy = False
+                    if self._waiters:
+                        self._wake_all()
                 if mapper is not None:
                     update = await mapper(update) if awaited else mapper(update)
                 record(update)
@@ -261,16 +288,53 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             # The consumer left early. Close unless another consumer has taken over since.
             if self._consumer is token and self._state == _OPEN:
                 self._state = _CLOSED
+                self._wake_all()
                 await self._close_source()
                 await self._cleanup(None)
             raise
         except BaseException as exc:
             await self._fail(exc)
             raise
+        finally:
+            if task is not None and self._iterating is task:
+                self._iterating = None  # ST-13: a task waiting in get_final_response() may go on
+                self._wake_all()
         if self._state == _OPEN:
             self._state = _DONE
-            await self._cleanup(None)
-            await self._finalize()
+            self._finalizing = asyncio.get_running_loop().create_future()  # claimed now: cleanup first (ST-9)
+            try:
+                await self._cleanup(None)
+                await self._compute_final()
+            finally:
+                self._finalizing.set_result(None)
+
+    async def _wait_for_end(self) -> None:
+        """Wait until the stream is no longer open (exhausted, failed or closed) or the other task's
+        iteration is over."""
+        while self._state == _OPEN and self._iterating is not None and not self._iterating.done():
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    async def _wait_turn(self) -> None:
+        while self._busy and self._state == _OPEN:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    def _wake_all(self) -> None:
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._waiters.clear()
 
     async def _fail(self, exc: BaseException) -> None:
         """The source, a transform hook or the consumer's task failed: close and clean up."""
@@ -281,6 +345,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         else:
             self._state = _FAILED
             self._error = exc
+        self._wake_all()
         await self._close_source()
         await self._cleanup(exc)
 
@@ -313,6 +378,23 @@ class ResponseStream(Generic[TUpdate, TFinal]):
     async def _finalize(self) -> None:
         if self._has_final:
             return
+        if self._finalizing is not None:  # ST-13: another task is finalising: share its result
+            await asyncio.shield(self._finalizing)
+            self._check_shared_final()
+            return
+        self._finalizing = asyncio.get_running_loop().create_future()
+        try:
+            await self._compute_final()
+        finally:
+            self._finalizing.set_result(None)
+
+    def _check_shared_final(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if not self._has_final:
+            raise StreamError("the stream ended without a final response (its cleanup failed)")
+
+    async def _compute_final(self) -> None:
         try:
             inner_final = await self._inner.get_final_response() if self._inner is not None else None
             if self._finalizer is not None:

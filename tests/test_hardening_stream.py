@@ -1,0 +1,125 @@
+"""Issue 13 (hardening): streams consumed from several tasks never lose the run (ST-13)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from minagent import Agent, ResponseStream
+from minagent.testing import ScriptedChatClient, text_chunks
+
+
+async def test_get_final_response_in_another_task_waits_and_shares_the_result() -> None:
+    """ST-13: one task iterates while another awaits get_final_response(): the iterating task sees
+    every update, both get the same final response, and the thread is updated once."""
+    client = ScriptedChatClient([text_chunks(*[f"w{i} " for i in range(30)])])
+    agent = Agent(client)
+    thread = agent.get_new_thread()
+    stream = agent.run("hi", stream=True, thread=thread)
+    seen: list[str] = []
+
+    async def iterate() -> None:
+        async for update in stream:
+            seen.append(update.text)
+            await asyncio.sleep(0)
+
+    async def final() -> object:
+        await asyncio.sleep(0)
+        return await stream.get_final_response()
+
+    _, result = await asyncio.gather(iterate(), final())
+    assert seen == [f"w{i} " for i in range(30)]
+    assert result is await stream.get_final_response()
+    assert [m.role for m in thread.messages] == ["user", "assistant"]
+
+
+async def test_two_iterating_tasks_take_turns_and_finalise_once() -> None:
+    """ST-13: two tasks iterating one stream never pull at once; each update goes to one of them;
+    the finalizer runs once."""
+    finalised: list[int] = []
+
+    async def source() -> AsyncIterator[int]:
+        for i in range(40):
+            await asyncio.sleep(0)
+            yield i
+
+    def finalizer(updates: object) -> str:
+        finalised.append(1)
+        return "final"
+
+    stream: ResponseStream[int, str] = ResponseStream(source(), finalizer=finalizer)
+    got: list[list[int]] = [[], []]
+
+    async def reader(index: int) -> str:
+        async for item in stream:
+            got[index].append(item)
+            await asyncio.sleep(0)
+        return await stream.get_final_response()
+
+    results = await asyncio.gather(reader(0), reader(1))
+    assert results == ["final", "final"]
+    assert sorted(got[0] + got[1]) == list(range(40))
+    assert finalised == [1]
+
+
+async def test_a_failure_reaches_every_waiting_consumer() -> None:
+    """ST-13: when the source fails while another task waits for the final response, both see the
+    same error and nothing hangs."""
+
+    async def source() -> AsyncIterator[str]:
+        yield "a"
+        await asyncio.sleep(0.01)
+        raise RuntimeError("provider broke")
+
+    stream: ResponseStream[str, object] = ResponseStream(source())
+
+    async def iterate() -> None:
+        async for _ in stream:
+            pass
+
+    async def final() -> object:
+        await asyncio.sleep(0)
+        return await stream.get_final_response()
+
+    outcomes = await asyncio.wait_for(asyncio.gather(iterate(), final(), return_exceptions=True), 5)
+    assert [str(o) for o in outcomes] == ["provider broke", "provider broke"]
+
+
+async def test_closing_while_another_task_waits_gives_a_stream_error() -> None:
+    """ST-13, ST-7: the iterating task closes the stream early; the waiting task gets StreamError."""
+    from minagent import StreamError
+
+    async def source() -> AsyncIterator[int]:
+        for i in range(100):
+            await asyncio.sleep(0)
+            yield i
+
+    stream: ResponseStream[int, object] = ResponseStream(source())
+
+    async def iterate() -> None:
+        async with stream:
+            async for item in stream:
+                if item == 3:
+                    break
+
+    async def final() -> object:
+        await asyncio.sleep(0)
+        return await stream.get_final_response()
+
+    outcomes = await asyncio.wait_for(asyncio.gather(iterate(), final(), return_exceptions=True), 5)
+    assert outcomes[0] is None
+    assert isinstance(outcomes[1], StreamError)
+
+
+async def test_the_same_task_may_still_take_over_after_break() -> None:
+    """ST-7 unchanged by ST-13: after `break`, get_final_response() in the same task reads the rest."""
+
+    async def source() -> AsyncIterator[int]:
+        for i in range(5):
+            yield i
+
+    stream: ResponseStream[int, list[int]] = ResponseStream(source(), finalizer=list)
+    async for item in stream:
+        if item == 1:
+            break
+    assert await stream.get_final_response() == [0, 1, 2, 3, 4]
