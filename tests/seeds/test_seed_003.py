@@ -183,7 +183,9 @@ async def test_as_tool_defaults(stream):
 async def test_as_tool_custom_names_and_stream_callback(callback_kind, stream):
     """Seed 003, "as_tool() 方法": custom `name`, `description`, `arg_name`, `arg_description`;
     `stream_callback` — "支持同步/异步回调" (sync and async callbacks) — receives every
-    `AgentResponseUpdate` ("流式与非流式双模式": the parent may run streaming or not). AG-8."""
+    `AgentResponseUpdate` ("流式与非流式双模式": the parent may run streaming or not), from which
+    `AgentResponse.from_updates` (the seed's `from_agent_run_response_updates`) rebuilds the text.
+    AG-8, TY-10."""
     received = []
     if callback_kind == "sync":
 
@@ -211,7 +213,8 @@ async def test_as_tool_custom_names_and_stream_callback(callback_kind, stream):
     outer_client = ScriptedChatClient([[call("translate", {"text": "Hello"})], "Bonjour!"])
     response = await run(Agent(client=outer_client, tools=[translate]), "Say hello in French", stream=stream)
     assert all(isinstance(u, AgentResponseUpdate) for u in received)
-    assert "".join(u.text for u in received) == "Bonjour"
+    # the seed's wrapper: `return AgentResponse.from_agent_run_response_updates(response_updates).text`
+    assert AgentResponse.from_updates(received).text == "Bonjour"
     assert response.messages[1].contents[0].result == "Bonjour"
 
 
