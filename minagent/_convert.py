@@ -32,7 +32,7 @@ Converter = Callable[[Any, str, bool], Any]  # (value, path, strict) -> converte
 
 
 class ArgumentConversionError(MinagentError, ValueError):
-    """A validated argument could not become a value of its parameter's type (SC-52, TL-9).
+    """A validated argument could not become a value of its parameter's type (SC-52, TL-10).
 
     ``model_visible``: the tool loop shows the text to the model (MCP-12), which can then retry.
     """
@@ -106,7 +106,7 @@ class ArgumentConverter:
         self._cache[key] = built = self._build(tp)
         return built
 
-    def _build(self, tp: Any) -> Converter:  # noqa: C901 - one branch per kind of hint, as in SC-6 .. SC-18
+    def _build(self, tp: Any) -> Converter:
         origin, args = typing.get_origin(tp), typing.get_args(tp)
         if origin is Annotated or origin is Required or origin is NotRequired:
             return self._compile(args[0])
@@ -265,7 +265,7 @@ def _same_json(a: Any, b: Any) -> bool:
     """JSON equality of scalars: ``True`` is not ``1``, ``1`` is ``1.0`` (SC-29)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
-    return type(a) is type(b) and a == b or (_number(a) and _number(b) and a == b)
+    return (type(a) is type(b) and a == b) or (_number(a) and _number(b) and a == b)
 
 
 def _number(value: Any) -> bool:

@@ -430,7 +430,9 @@ def parse_json_arguments(text: str, limits: ArgumentLimits | None = None) -> Any
     """JSON text as a value, within the limits (SC-49); ``ValueError`` says what is wrong."""
     limits = limits or _argument_limits
     if len(text) > limits.max_argument_chars:
-        raise ValueError(f"the arguments are {len(text)} characters long; at most {limits.max_argument_chars} are allowed")
+        raise ValueError(
+            f"the arguments are {len(text)} characters long; at most {limits.max_argument_chars} are allowed"
+        )
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:

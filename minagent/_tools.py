@@ -104,7 +104,7 @@ class FunctionTool:
         self.approval_mode: ApprovalMode = approval_mode
         self.sequential = sequential
         self._context_parameter: str | None = None
-        self._converter: ArgumentConverter | None = None  # TL-9: only with a generated schema
+        self._converter: ArgumentConverter | None = None  # TL-10: only with a generated schema
         if parameters is not None:
             if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
                 raise ToolError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
@@ -154,7 +154,7 @@ class FunctionTool:
         limit = self.max_invocation_exceptions
         if limit is not None and self.invocation_exception_count >= limit:
             raise ToolError(f"tool {self.name!r} has failed {limit} times and can no longer be used")
-        # TL-9: JSON in, annotated types out; a failure names the argument and calls nothing
+        # TL-10: JSON in, annotated types out; a failure names the argument and calls nothing
         kwargs = dict(arguments) if self._converter is None else self._converter.convert(arguments)
         if self._context_parameter is not None:
             kwargs[self._context_parameter] = context
@@ -292,12 +292,12 @@ def _is_tool_like(item: object) -> bool:
 
 
 def result_value(value: Any) -> Any:
-    """A tool's return value as JSON data for a function_result (TL-5), strict JSON (TL-10)."""
+    """A tool's return value as JSON data for a function_result (TL-5), strict JSON (TL-11)."""
     if value is None or isinstance(value, str | bool):
         return value
-    if isinstance(value, int):  # TL-10: an integer too long for the next request becomes its digits
+    if isinstance(value, int):  # TL-11: an integer too long for the next request becomes its digits
         return value if value.bit_length() <= _RESULT_INT_BITS or _short(value) else str(value)
-    if isinstance(value, float):  # TL-10: NaN and the infinities have no JSON form
+    if isinstance(value, float):  # TL-11: NaN and the infinities have no JSON form
         return value if math.isfinite(value) else _NON_FINITE[str(value)]
     if isinstance(value, Mapping):
         return {str(k): result_value(v) for k, v in value.items()}
@@ -321,7 +321,7 @@ _RESULT_INT_BITS = 3000  # below ~903 digits: surely within the digit limit
 
 
 def _short(value: int) -> bool:
-    """TL-10: at most `ArgumentLimits.max_integer_digits` decimal digits."""
+    """TL-11: at most `ArgumentLimits.max_integer_digits` decimal digits."""
     try:
         return len(str(abs(value))) <= argument_limits().max_integer_digits
     except ValueError:  # beyond sys.get_int_max_str_digits(): str(value) raises, an error result
