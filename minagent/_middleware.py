@@ -426,6 +426,11 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
             continue
         items = source if isinstance(source, list | tuple) else (source,)
         for item in items:
+            expand = None if isinstance(item, type) else getattr(item, "__minagent_middleware__", None)
+            if expand is not None:  # HK-1: an object that compiles to middleware takes its place in the list
+                for layer, fns in zip(("agent", "chat", "function"), categorize_middleware(expand()), strict=True):
+                    found[layer].extend(fns)
+                continue
             layer = middleware_layer(item)
             if inspect.isroutine(item):
                 fn = item

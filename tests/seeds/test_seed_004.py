@@ -197,13 +197,12 @@ async def test_lifecycle_order_with_three_pipelines():
 # The hook API itself (issue 16), in our names.
 
 
-@pytest.mark.skip(reason=ISSUE_16)
 @BOTH_MODES
 async def test_hooks_foo_bar_order(stream):
     """Seed 004, "2. 生命周期拦截器", `FooMiddleware` and `BarMiddleware` overriding
     `before_agent`, `before_model`, `after_model`, `after_agent`: before_* in list order, after_*
     in reverse list order; `before_model` runs again after the tools. (issue 16: `HookMiddleware`.)"""
-    from minagent.hooks import HookMiddleware  # type: ignore[import-not-found]  # issue 16
+    from minagent.hooks import HookMiddleware
 
     log = []
 
@@ -253,13 +252,12 @@ async def test_hooks_foo_bar_order(stream):
     assert FooMiddleware().name == "FooMiddleware"
 
 
-@pytest.mark.skip(reason=ISSUE_16)
 @BOTH_MODES
 async def test_hooks_wrap_tool_call_answers_dict_tool(stream):
     """Seed 004, "3.2 针对工具调用的包装", `WeatherMiddleware.wrap_tool_call(request, handler)`:
     `request.tool_call["name"] == "get_weather"` is answered with "It's sunny in {city}.",
     anything else goes to `handler(request)`. (issue 16: `wrap_tool_call`, `ToolCallRequest`.)"""
-    from minagent.hooks import HookMiddleware  # type: ignore[import-not-found]  # issue 16
+    from minagent.hooks import HookMiddleware
 
     class WeatherMiddleware(HookMiddleware):
         def wrap_tool_call(self, request, handler):
@@ -278,13 +276,12 @@ async def test_hooks_wrap_tool_call_answers_dict_tool(stream):
     assert_seed_history(thread)
 
 
-@pytest.mark.skip(reason=ISSUE_16)
 @BOTH_MODES
 async def test_hooks_middleware_contributes_tools(stream):
     """Seed 004, "1. AgentMiddleware": "工具也可以利用 tools 字段封装到中间件中。中间件被注册时,其封装的
     工具也会一并予以注册" (middleware may carry tools in its `tools` field; registering the
     middleware registers them too). (issue 16: `HookMiddleware.tools`.)"""
-    from minagent.hooks import HookMiddleware  # type: ignore[import-not-found]  # issue 16
+    from minagent.hooks import HookMiddleware
 
     class ToolingMiddleware(HookMiddleware):
         def __init__(self):
@@ -297,13 +294,12 @@ async def test_hooks_middleware_contributes_tools(stream):
     assert result.messages[1].contents[0].result == "tested"
 
 
-@pytest.mark.skip(reason=ISSUE_16)
 @BOTH_MODES
 async def test_hooks_model_request_override(stream):
     """Seed 004, "3.1 针对模型调用的包装": `ModelRequest.override(**overrides)` returns a changed
     request (tools, system message / instructions, tool_choice, model settings) for this call
     only; `wrap_model_call(request, handler)` passes it on. (issue 16: `ModelRequest.override`.)"""
-    from minagent.hooks import HookMiddleware  # type: ignore[import-not-found]  # issue 16
+    from minagent.hooks import HookMiddleware
 
     class OneCallOnly(HookMiddleware):
         def __init__(self):

@@ -1,0 +1,679 @@
+"""Lifecycle hooks (seed 004), compiled onto the three middleware pipelines (spec/hooks.md).
+
+Theory of operation
+-------------------
+A `HookMiddleware` is a declaration, not a fourth mechanism. ``__minagent_middleware__()``
+compiles it into at most three plain middleware functions, which `categorize_middleware`
+takes in the hook middleware's place in the list (HK-1, HK-2):
+
+* agent layer — the contributed ``tools`` (HK-9), ``before_agent`` / ``after_agent``;
+* chat layer  — ``before_model``, ``wrap_model_call``, ``after_model`` (one model call);
+* function layer — ``wrap_tool_call`` (one tool call).
+
+A hook the subclass does not override is not compiled in; a layer with no hook gets no
+middleware at all (HK-3). Hooks may be ``def`` or ``async def`` (HK-4): a result that is
+awaitable is awaited. A wrap hook's ``handler(request)`` returns an awaitable; ``async def`` hooks
+await it, ``def`` hooks may return it as it is.
+
+In streaming mode a ``wrap_model_call`` hook runs as a task beside the consumer: ``handler``
+relays the model's updates to the consumer one at a time (back-pressure through a queue) and
+returns the finished `ChatResponse`, so the hook sees the same value in both modes (HK-7).
+``after_*`` hooks see the finished response; messages they add are streamed after the
+model's updates (HK-6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from ._exceptions import MiddlewareException
+from ._middleware import (
+    AgentContext,
+    CallNext,
+    ChatContext,
+    FunctionInvocationContext,
+    MiddlewareFn,
+    agent_middleware,
+    chat_middleware,
+    function_middleware,
+)
+from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
+from ._stream import ResponseStream
+from ._tools import normalize_tools
+from ._types import Content, Message
+
+__all__ = [
+    "HookMiddleware",
+    "HookState",
+    "ModelRequest",
+    "ToolCallRequest",
+    "after_agent",
+    "after_model",
+    "before_agent",
+    "before_model",
+    "wrap_model_call",
+    "wrap_tool_call",
+]
+
+HookUpdate: TypeAlias = Mapping[str, Any] | None
+_UPDATE_KEYS = frozenset({"messages", "options", "jump_to", "response"})
+
+
+# --------------------------------------------------------------------------------------------
+# What hooks receive
+
+
+@dataclass(frozen=True)
+class HookState:
+    """What a ``before_*`` / ``after_*`` hook sees (HK-5). Read-only: return an update instead.
+
+    ``messages`` are the messages as they stand at this point (for ``before_model``: as this model
+    call will send them); ``options`` the run's (or this call's) options; ``thread`` the run's
+    thread (None in the model hooks and outside an agent); ``kwargs`` the run's keyword arguments;
+    ``response`` the finished response (``after_model``: the `ChatResponse` of the call;
+    ``after_agent``: the `AgentResponse`), else None.
+    """
+
+    messages: tuple[Message, ...]
+    options: Mapping[str, Any]
+    thread: Any = None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    response: Any = None
+
+
+_OPTION_FIELDS = ("instructions", "tools", "tool_choice", "response_format")
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One model call as ``wrap_model_call`` sees it (HK-8). Immutable: use `override`.
+
+    ``instructions``, ``tools``, ``tool_choice`` and ``response_format`` are the options of
+    those names taken out; ``options`` holds the rest (model settings). ``client`` is the client
+    the call goes to; overriding it sends this call to another client's provider call directly.
+    """
+
+    messages: tuple[Message, ...]
+    instructions: str | None
+    tools: tuple[Any, ...]
+    tool_choice: Any
+    response_format: Any
+    options: Mapping[str, Any]
+    client: Any
+    state: HookState
+
+    @property
+    def system_prompt(self) -> str | None:
+        """Seed 004's name for the instructions."""
+        return self.instructions
+
+    def override(self, **changes: Any) -> ModelRequest:
+        """A copy with ``changes`` (any field name; ``system_prompt`` means ``instructions``)."""
+        if "system_prompt" in changes:
+            changes["instructions"] = changes.pop("system_prompt")
+        unknown = set(changes) - {f for f in self.__dataclass_fields__}
+        if unknown:
+            raise TypeError(
+                f"ModelRequest.override() got unknown field(s) {sorted(unknown)}; fields are "
+                f"{sorted(self.__dataclass_fields__)}"
+            )
+        if "messages" in changes:
+            changes["messages"] = tuple(changes["messages"])
+        if "tools" in changes:
+            changes["tools"] = tuple(normalize_tools(changes["tools"]))
+        if "options" in changes:
+            bad = [k for k in changes["options"] if k in _OPTION_FIELDS]
+            if bad:
+                raise TypeError(f"ModelRequest.override(options=...) may not hold {bad}; override those fields")
+            changes["options"] = MappingProxyType(dict(changes["options"]))
+        return replace(self, **changes)
+
+    def to_options(self) -> dict[str, Any]:
+        """The chat options this request stands for (what the provider receives)."""
+        options = dict(self.options)
+        for name in _OPTION_FIELDS:
+            value = list(self.tools) if name == "tools" else getattr(self, name)
+            if value is not None and value != []:
+                options[name] = value
+        if not self.tools and options.get("tool_choice") in ("auto", "required"):
+            del options["tool_choice"]  # no tools left: a tool choice would be refused by providers
+        return options
+
+    @classmethod
+    def _of(cls, context: ChatContext, state: HookState) -> ModelRequest:
+        options = dict(context.options)
+        picked = {name: options.pop(name, None) for name in _OPTION_FIELDS}
+        return cls(
+            messages=tuple(context.messages),
+            instructions=picked["instructions"],
+            tools=tuple(normalize_tools(picked["tools"])),
+            tool_choice=picked["tool_choice"],
+            response_format=picked["response_format"],
+            options=MappingProxyType(options),
+            client=context.client,
+            state=state,
+        )
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """One tool call as ``wrap_tool_call`` sees it (HK-10). Immutable: use `override`.
+
+    ``tool_call`` is the model's ``function_call`` `Content`; ``tool`` the tool that runs it, or
+    None for a declaration-only tool (a dict or a tool without a function, LP-11); ``arguments``
+    the validated argument dict; ``state`` the run's messages and kwargs.
+    """
+
+    tool_call: Content
+    tool: Any
+    arguments: Mapping[str, Any]
+    state: HookState
+
+    def override(self, **changes: Any) -> ToolCallRequest:
+        """A copy with ``changes``; a new ``tool_call`` without ``arguments`` brings its own arguments."""
+        unknown = set(changes) - {f for f in self.__dataclass_fields__}
+        if unknown:
+            raise TypeError(
+                f"ToolCallRequest.override() got unknown field(s) {sorted(unknown)}; fields are "
+                f"{sorted(self.__dataclass_fields__)}"
+            )
+        if "tool_call" in changes and "arguments" not in changes:
+            changes["arguments"] = changes["tool_call"].parse_arguments() or {}
+        if "arguments" in changes:
+            changes["arguments"] = MappingProxyType(dict(changes["arguments"]))
+        return replace(self, **changes)
+
+
+# --------------------------------------------------------------------------------------------
+# The handler given to wrap hooks
+
+
+class _HandlerCall:
+    """The awaitable ``handler(request)`` returns; the work starts when it is awaited (HK-4)."""
+
+    __slots__ = ("_factory", "_name")
+
+    def __init__(self, factory: Callable[[], Awaitable[Any]], name: str) -> None:
+        self._factory = factory
+        self._name = name
+
+    def __await__(self) -> Any:
+        return self._factory().__await__()
+
+    def __getattr__(self, attribute: str) -> Any:
+        raise AttributeError(
+            f"handler(request) returns an awaitable, not the result (no attribute {attribute!r}): "
+            f"write {self._name} as `async def` and use `await handler(request)`"
+        )
+
+
+class Handler:
+    """``handler`` of a wrap hook: ``await handler(request)`` runs the rest of the pipeline.
+
+    ``streamed`` counts the model updates already relayed to a streaming consumer by this
+    handler (always 0 when not streaming): a retry after that would repeat them (ML-2).
+    """
+
+    __slots__ = ("_run", "_where", "calls", "streamed")
+
+    def __init__(self, run: Callable[[Any], Awaitable[Any]], where: str) -> None:
+        self._run = run
+        self._where = where
+        self.calls = 0
+        self.streamed = 0
+
+    def __call__(self, request: Any) -> _HandlerCall:
+        self.calls += 1
+        return _HandlerCall(lambda: self._run(request), self._where)
+
+
+T = TypeVar("T")
+
+
+async def _call(fn: Callable[..., Any], *args: Any) -> Any:
+    value = fn(*args)
+    while inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# HookMiddleware
+
+
+_HOOKS = ("before_agent", "after_agent", "before_model", "after_model", "wrap_model_call", "wrap_tool_call")
+
+
+class HookMiddleware:
+    """Seed 004's ``AgentMiddleware``: override the hooks you need (spec/hooks.md).
+
+    Each hook may be ``def`` or ``async def``. ``before_*`` / ``after_*`` receive a `HookState`
+    and return None or an update dict (HK-5); ``wrap_model_call(request, handler)`` returns the
+    `ChatResponse` (HK-7, HK-8); ``wrap_tool_call(request, handler)`` returns the tool's result
+    value (HK-10). ``tools`` are added to every run the middleware takes part in (HK-9).
+    """
+
+    tools: Sequence[Any] = ()
+
+    @property
+    def name(self) -> str:
+        """The class name, unless the instance was given another (decorators use the function's)."""
+        return getattr(self, "_hook_name", None) or type(self).__name__
+
+    def before_agent(self, state: HookState) -> Any:
+        return None
+
+    def after_agent(self, state: HookState) -> Any:
+        return None
+
+    def before_model(self, state: HookState) -> Any:
+        return None
+
+    def after_model(self, state: HookState) -> Any:
+        return None
+
+    def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
+        return handler(request)
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Handler) -> Any:
+        return handler(request)
+
+    def overridden(self) -> frozenset[str]:
+        """The hooks this middleware defines (the others are not compiled in, HK-3)."""
+        cls = type(self)
+        return frozenset(h for h in _HOOKS if getattr(cls, h) is not getattr(HookMiddleware, h) or h in vars(self))
+
+    def __minagent_middleware__(self) -> list[MiddlewareFn]:
+        """The plain middleware this hook middleware compiles to, in layer order (HK-1, HK-3)."""
+        hooks = self.overridden()
+        tools = normalize_tools(list(self.tools or ()))
+        compiled: list[MiddlewareFn] = []
+        if tools or hooks & {"before_agent", "after_agent"}:
+            compiled.append(_compile_agent(self, hooks, tools))
+        if hooks & {"before_model", "after_model", "wrap_model_call"}:
+            compiled.append(_compile_chat(self, hooks))
+        if "wrap_tool_call" in hooks:
+            compiled.append(_compile_function(self))
+        return compiled
+
+    def __repr__(self) -> str:
+        return f"<{self.name} hook middleware: {', '.join(sorted(self.overridden())) or 'no hooks'}>"
+
+
+def _label(fn: Any, owner: HookMiddleware, text: str) -> None:
+    fn.__qualname__ = fn.__name__ = f"{owner.name}.{text}"
+
+
+# --------------------------------------------------------------------------------------------
+# Updates returned by before_*/after_* hooks (HK-5)
+
+
+def _check_update(update: Any, where: str) -> Mapping[str, Any]:
+    if update is None:
+        return {}
+    if not isinstance(update, Mapping):
+        raise MiddlewareException(f"{where} must return None or a dict update, got {type(update).__name__}")
+    unknown = set(update) - _UPDATE_KEYS
+    if unknown:
+        raise MiddlewareException(f"{where} returned unknown update key(s) {sorted(unknown)}; allowed: {sorted(_UPDATE_KEYS)}")
+    jump = update.get("jump_to")
+    if jump not in (None, "end", "tools", "model"):
+        raise MiddlewareException(f"{where} returned jump_to={jump!r}; allowed: 'end', 'tools'")
+    if jump == "model":
+        raise MiddlewareException(
+            f"{where} returned jump_to='model': minagent's loop calls the model again by itself after tools; "
+            "return jump_to='end' or 'tools' instead"
+        )
+    if "response" in update and jump is None:
+        raise MiddlewareException(f"{where} returned a response without jump_to; say jump_to='end' or 'tools'")
+    options = update.get("options")
+    if options is not None and not isinstance(options, Mapping):
+        raise MiddlewareException(f"{where} returned options that are not a dict: {type(options).__name__}")
+    return update
+
+
+def _messages_of(value: Any, where: str) -> list[Message]:
+    if value is None:
+        return []
+    if isinstance(value, Message | str):
+        value = [value]
+    out: list[Message] = []
+    for item in value:
+        if isinstance(item, str):
+            out.append(Message("assistant", [item]))
+        elif isinstance(item, Message):
+            out.append(item)
+        else:
+            raise MiddlewareException(f"{where}: messages must be Message objects or str, got {type(item).__name__}")
+    return out
+
+
+def _has_calls(messages: Sequence[Message]) -> bool:
+    return any(c.type == "function_call" and not c.informational_only for m in messages for c in m.contents)
+
+
+def _prepared(update: Mapping[str, Any], where: str) -> list[Message]:
+    """The messages of a jump_to update: 'end' needs an answer without calls, 'tools' calls."""
+    response = update.get("response")
+    messages = response.messages if isinstance(response, ChatResponse | AgentResponse) else _messages_of(response, where)
+    if update["jump_to"] == "end" and _has_calls(messages):
+        raise MiddlewareException(f"{where}: jump_to='end' takes a final answer without function calls")
+    if update["jump_to"] == "tools" and not _has_calls(messages):
+        raise MiddlewareException(f"{where}: jump_to='tools' needs a response with function calls to run")
+    return messages
+
+
+# --------------------------------------------------------------------------------------------
+# Streams: relay the inner updates, then what an after_* hook adds (HK-6)
+
+
+def _stream_of(updates: Sequence[Any], final: Any) -> ResponseStream[Any, Any]:
+    async def source() -> AsyncIterator[Any]:
+        for update in updates:
+            yield update
+
+    return ResponseStream(source(), finalizer=lambda _u: final)
+
+
+def _then(
+    stream: ResponseStream[Any, Any],
+    after: Callable[[Any], Awaitable[tuple[Any, list[Any]]]],
+) -> ResponseStream[Any, Any]:
+    final: list[Any] = []
+
+    async def source() -> AsyncIterator[Any]:
+        iterator = aiter(stream)
+        try:
+            async for update in iterator:
+                yield update
+        finally:
+            if (close := getattr(iterator, "aclose", None)) is not None:
+                await close()
+        response, extra = await after(await stream.get_final_response())
+        for update in extra:
+            yield update
+        final.append(response)
+
+    return ResponseStream(source(), finalizer=lambda _u: final[0])
+
+
+def _chat_update(message: Message) -> ChatResponseUpdate:
+    return ChatResponseUpdate(list(message.contents), message.role, author_name=message.author_name)
+
+
+def _agent_update(message: Message) -> AgentResponseUpdate:
+    return AgentResponseUpdate(list(message.contents), message.role, author_name=message.author_name)
+
+
+# --------------------------------------------------------------------------------------------
+# The agent layer: tools, before_agent, after_agent
+
+
+def _compile_agent(owner: HookMiddleware, hooks: frozenset[str], tools: list[Any]) -> MiddlewareFn:
+    where_before, where_after = f"{owner.name}.before_agent", f"{owner.name}.after_agent"
+
+    async def hook_agent(context: AgentContext, call_next: CallNext) -> None:
+        if tools:  # HK-9: the middleware's tools join the run's tools (a copy: the caller's list is not touched)
+            current = context.tools
+            items = [] if current is None else list(current) if isinstance(current, list | tuple) else [current]
+            context.tools = [*items, *(t for t in tools if not any(t is i for i in items))]
+        ended = False
+        if "before_agent" in hooks:
+            state = HookState(tuple(context.messages), MappingProxyType(dict(context.options)), context.thread, MappingProxyType(dict(context.kwargs)))
+            update = _check_update(await _call(owner.before_agent, state), where_before)
+            if "options" in update:
+                context.options = {**context.options, **update["options"]}
+            if update.get("jump_to") == "end":
+                answer = [*_messages_of(update.get("messages"), where_before), *_prepared(update, where_before)]
+                response = AgentResponse(answer, agent_id=getattr(context.agent, "id", None))
+                context.result = _stream_of([_agent_update(m) for m in answer], response) if context.stream else response
+                ended = True
+            elif update.get("jump_to") == "tools":
+                raise MiddlewareException(f"{where_before}: jump_to='tools' is for before_model; use 'end'")
+            elif "messages" in update:
+                context.messages = [*context.messages, *_messages_of(update["messages"], where_before)]
+        if not ended:
+            await call_next()
+        if "after_agent" not in hooks:
+            return
+        request_messages = tuple(context.messages)
+
+        async def after(response: AgentResponse) -> tuple[AgentResponse, list[Any]]:
+            state = HookState(
+                (*request_messages, *response.messages),
+                MappingProxyType(dict(context.options)),
+                context.thread,
+                MappingProxyType(dict(context.kwargs)),
+                response,
+            )
+            update = _check_update(await _call(owner.after_agent, state), where_after)
+            if update.get("jump_to") is not None:
+                raise MiddlewareException(f"{where_after}: the run has ended; jump_to is not available here")
+            added = _messages_of(update.get("messages"), where_after)
+            if not added:
+                return response, []
+            return replace(response, messages=[*response.messages, *added]), [_agent_update(m) for m in added]
+
+        if context.stream:
+            context.result = _then(context.result, after)
+        else:
+            context.result = (await after(context.result))[0]
+
+    _label(hook_agent, owner, "agent hooks")
+    return agent_middleware(hook_agent)
+
+
+# --------------------------------------------------------------------------------------------
+# The chat layer: before_model, wrap_model_call, after_model
+
+
+def _compile_chat(owner: HookMiddleware, hooks: frozenset[str]) -> MiddlewareFn:
+    where_before, where_after = f"{owner.name}.before_model", f"{owner.name}.after_model"
+
+    async def hook_model(context: ChatContext, call_next: CallNext) -> None:
+        prepared: list[Message] | None = None
+        if "before_model" in hooks:
+            update = _check_update(await _call(owner.before_model, _chat_state(context)), where_before)
+            if "options" in update:
+                context.options = {**context.options, **update["options"]}
+            if update.get("jump_to") is not None:
+                prepared = _prepared(update, where_before)
+            elif "messages" in update:
+                context.messages = [*context.messages, *_messages_of(update["messages"], where_before)]
+        if prepared is not None:  # HK-5: the model call is skipped; this is its response
+            response = ChatResponse(prepared)
+            context.result = _stream_of(response.as_updates(), response) if context.stream else response
+        elif "wrap_model_call" in hooks:
+            await _wrap_model(owner, context, call_next)
+        else:
+            await call_next()
+        if "after_model" not in hooks:
+            return
+        sent = tuple(context.messages)
+
+        async def after(response: ChatResponse) -> tuple[ChatResponse, list[Any]]:
+            state = HookState((*sent, *response.messages), MappingProxyType(dict(context.options)), None, MappingProxyType(dict(context.kwargs)), response)
+            update = _check_update(await _call(owner.after_model, state), where_after)
+            messages = list(response.messages)
+            if update.get("jump_to") == "tools":
+                raise MiddlewareException(f"{where_after}: jump_to='tools' is for before_model; use 'end'")
+            if update.get("jump_to") == "end":  # HK-5: the calls of this response are not run; the run ends
+                messages = [
+                    m.with_contents([c for c in m.contents if c.type != "function_call"])
+                    for m in messages
+                    if any(c.type != "function_call" for c in m.contents)
+                ]
+                if "response" in update:
+                    messages = [*messages, *_prepared(update, where_after)]
+            added = _messages_of(update.get("messages"), where_after)
+            if not added and messages == response.messages:
+                return response, []
+            return replace(response, messages=[*messages, *added]), [_chat_update(m) for m in added]
+
+        if context.stream:
+            context.result = _then(context.result, after)
+        else:
+            context.result = (await after(context.result))[0]
+
+    _label(hook_model, owner, "model hooks")
+    return chat_middleware(hook_model)
+
+
+def _chat_state(context: ChatContext) -> HookState:
+    return HookState(tuple(context.messages), MappingProxyType(dict(context.options)), None, MappingProxyType(dict(context.kwargs)))
+
+
+def _apply(context: ChatContext, request: ModelRequest) -> None:
+    context.messages = list(request.messages)
+    context.options = request.to_options()
+
+
+async def _leaf(context: ChatContext, call_next: CallNext, request: ModelRequest) -> Any:
+    """The rest of the pipeline for ``request``; another client's provider call when overridden (HK-8)."""
+    _apply(context, request)
+    if request.client is context.client:
+        await call_next()
+        return context.result
+    inner = getattr(request.client, "_inner_get_streaming_response" if context.stream else "_inner_get_response", None)
+    if inner is None:
+        raise MiddlewareException(
+            f"ModelRequest.client must be a BaseChatClient (its provider call is used), got {type(request.client).__name__}"
+        )
+    kwargs = dict(context.kwargs)
+    if context.stream:
+        return ResponseStream(inner(messages=list(request.messages), options=context.options, **kwargs), finalizer=ChatResponse.from_updates)
+    return await inner(messages=list(request.messages), options=context.options, **kwargs)
+
+
+def _as_chat_response(value: Any, where: str) -> ChatResponse:
+    if isinstance(value, ChatResponse):
+        return value
+    if isinstance(value, Message | str) or (isinstance(value, list) and all(isinstance(m, Message | str) for m in value)):
+        return ChatResponse(_messages_of(value, where))
+    raise MiddlewareException(f"{where} must return a ChatResponse (what handler returned), got {type(value).__name__}")
+
+
+_DONE = object()
+
+
+async def _wrap_model(owner: HookMiddleware, context: ChatContext, call_next: CallNext) -> None:
+    where = f"{owner.name}.wrap_model_call"
+    request = ModelRequest._of(context, _chat_state(context))
+    if not context.stream:
+
+        async def run(req: ModelRequest) -> Any:
+            result = await _leaf(context, call_next, req)
+            return result
+
+        context.result = _as_chat_response(await _call(owner.wrap_model_call, request, Handler(run, where)), where)
+        return
+    final: list[ChatResponse] = []
+
+    async def source() -> AsyncIterator[ChatResponseUpdate]:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        handler: Handler
+
+        async def run(req: ModelRequest) -> ChatResponse:
+            stream = await _leaf(context, call_next, req)
+            if not isinstance(stream, ResponseStream):
+                raise MiddlewareException(f"{where}: the model call did not produce a ResponseStream while streaming")
+            iterator = aiter(stream)
+            try:
+                async for update in iterator:
+                    handler.streamed += 1
+                    queue.put_nowait(update)
+                    await queue.join()  # back-pressure: one update at a time (HK-7)
+            finally:
+                if (close := getattr(iterator, "aclose", None)) is not None:
+                    await close()
+            return await stream.get_final_response()
+
+        handler = Handler(run, where)
+
+        async def drive() -> Any:
+            try:
+                return await _call(owner.wrap_model_call, request, handler)
+            finally:
+                queue.put_nowait(_DONE)
+
+        task = asyncio.ensure_future(drive())
+        try:
+            while (item := await queue.get()) is not _DONE:
+                yield item
+                queue.task_done()
+            response = _as_chat_response(task.result(), where)
+            if handler.streamed == 0:  # the hook answered without the model: stream its answer
+                for update in response.as_updates():
+                    yield update
+            final.append(response)
+        finally:
+            if not task.done():
+                task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    context.result = ResponseStream(source(), finalizer=lambda _u: final[0])
+
+
+# --------------------------------------------------------------------------------------------
+# The function layer: wrap_tool_call
+
+
+def _compile_function(owner: HookMiddleware) -> MiddlewareFn:
+    where = f"{owner.name}.wrap_tool_call"
+
+    async def hook_tool(context: FunctionInvocationContext, call_next: CallNext) -> None:
+        function = context.function
+        declared = getattr(function, "declaration_only", False)
+        arguments = dict(context.arguments)
+        call = Content.from_function_call(context.call_id or "", getattr(function, "name", ""), arguments)
+        messages = tuple(context.messages) if context.messages is not None else ()
+        state = HookState(messages, MappingProxyType({}), None, MappingProxyType(dict(context.kwargs)))
+        request = ToolCallRequest(call, None if declared else function, MappingProxyType(arguments), state)
+
+        async def run(req: ToolCallRequest) -> Any:
+            context.arguments = dict(req.arguments)
+            if req.tool is not None:
+                context.function = req.tool
+            else:
+                context.function = function
+            await call_next()
+            return context.result
+
+        context.result = await _call(owner.wrap_tool_call, request, Handler(run, where))
+
+    _label(hook_tool, owner, "wrap_tool_call")
+    return function_middleware(hook_tool)
+
+
+# --------------------------------------------------------------------------------------------
+# Decorators: one function becomes a hook middleware (HK-11)
+
+Hook = Literal["before_agent", "after_agent", "before_model", "after_model", "wrap_model_call", "wrap_tool_call"]
+
+
+def _decorator(hook: Hook) -> Callable[[Callable[..., Any]], HookMiddleware]:
+    def decorate(func: Callable[..., Any]) -> HookMiddleware:
+        if not callable(func):
+            raise TypeError(f"@{hook} decorates a function, got {type(func).__name__}")
+        name = getattr(func, "__name__", hook)
+        cls = type(name, (HookMiddleware,), {hook: staticmethod(func), "__doc__": func.__doc__, "__module__": getattr(func, "__module__", __name__)})
+        instance: HookMiddleware = cls()
+        instance._hook_name = name  # type: ignore[attr-defined]
+        return instance
+
+    decorate.__name__ = hook
+    decorate.__doc__ = f"Turn one function into a `HookMiddleware` whose {hook} hook it is (HK-11)."
+    return decorate
+
+
+before_agent = _decorator("before_agent")
+after_agent = _decorator("after_agent")
+before_model = _decorator("before_model")
+after_model = _decorator("after_model")
+wrap_model_call = _decorator("wrap_model_call")
+wrap_tool_call = _decorator("wrap_tool_call")
