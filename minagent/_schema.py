@@ -25,6 +25,8 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NamedTuple, NoReturn, NotRequired, Required, Union
 
+from ._docstrings import parse_docstring
+
 __all__ = [
     "ArgumentLimits",
     "FunctionSchema",
@@ -81,7 +83,7 @@ def function_schema(
     context_type_names: frozenset[str] = frozenset({"FunctionInvocationContext"}),
 ) -> FunctionSchema:
     """Build the JSON schema of ``func``'s arguments from its signature, hints and docstring."""
-    description, param_docs = _parse_docstring(inspect.getdoc(func) or "")
+    description, param_docs = parse_docstring(inspect.getdoc(func) or "")
     builder = _SchemaBuilder(getattr(func, "__qualname__", None) or repr(func))
     target = inspect.unwrap(func)  # SC-2: where its string annotations are evaluated
     if not inspect.isfunction(target) and not inspect.ismethod(target):
@@ -331,48 +333,6 @@ def _required_key(key: str, hint: object, required_keys: frozenset[str]) -> bool
     if origin is Annotated:
         return _required_key(key, typing.get_args(hint)[0], required_keys)
     return origin is Required or (origin is not NotRequired and key in required_keys)
-
-
-# --------------------------------------------------------------------------- docstrings
-
-_ARGS_SECTIONS = "args|arguments|parameters|params|keyword args|keyword arguments|other parameters"
-# Patterns as strings: `re` compiles and caches them on first use, not at import (docstrings are
-# parsed only when a tool is defined).
-_SECTION = r"^[A-Z][A-Za-z ]*:$"  # a Google section header: Args:, Returns:, ...
-_SPHINX_FIELD = r"^:\w+[^:]*:"
-_SPHINX_PARAM = r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*?\s+)?(\*{0,2}\w+)\s*:\s*(.*)$"
-_GOOGLE_ARG = r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$"
-
-
-def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """SC-20 .. SC-22: the description, and the description of each parameter."""
-    lines = doc.splitlines()
-    starts = [bool(re.match(_SECTION, s) or re.match(_SPHINX_FIELD, s)) for s in map(str.strip, lines)]
-    end = starts.index(True) if True in starts else len(lines)
-    entries: dict[str, list[str]] = {}
-    entry: list[str] | None = None  # the entry that deeper-indented lines continue
-    entry_indent = 0
-    args_indent: int | None = None  # the indentation of the open Args: header
-    for line in lines[end:]:
-        text, indent = line.strip(), len(line) - len(line.lstrip())
-        if not text:
-            continue
-        if entry is not None and indent > entry_indent and not re.match(_SPHINX_FIELD, text):
-            entry.append(text)
-            continue
-        entry = None
-        if args_indent is not None and indent <= args_indent:
-            args_indent = None
-        match = re.match(_SPHINX_PARAM, text)
-        if match is None and args_indent is not None:
-            match = re.match(_GOOGLE_ARG, text)
-        if match is not None:
-            entry, entry_indent = [match.group(2)], indent
-            entries[match.group(1)] = entry
-        elif re.fullmatch(rf"({_ARGS_SECTIONS})\s*:", text, re.IGNORECASE):
-            args_indent = indent
-    described = {name: " ".join(" ".join(parts).split()) for name, parts in entries.items()}
-    return "\n".join(lines[:end]).strip(), described
 
 
 # --------------------------------------------------------------------------- validation

@@ -296,7 +296,7 @@ def result_value(value: Any) -> Any:
     if value is None or isinstance(value, str | bool):
         return value
     if isinstance(value, int):  # TL-11: an integer too long for the next request becomes its digits
-        return value if value.bit_length() <= _RESULT_INT_BITS or _short(value) else str(value)
+        return value if _short(value) else str(value)
     if isinstance(value, float):  # TL-11: NaN and the infinities have no JSON form
         return value if math.isfinite(value) else _NON_FINITE[str(value)]
     if isinstance(value, Mapping):
@@ -317,13 +317,16 @@ def result_value(value: Any) -> Any:
 
 
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
-_RESULT_INT_BITS = 3000  # below ~903 digits: surely within the digit limit
+_LOG2_10 = math.log2(10)
 
 
 def _short(value: int) -> bool:
     """TL-11: at most `ArgumentLimits.max_integer_digits` decimal digits."""
+    limit = argument_limits().max_integer_digits
+    if value.bit_length() <= (limit - 1) * _LOG2_10:  # |value| < 10 ** (limit - 1): no need to print it
+        return True
     try:
-        return len(str(abs(value))) <= argument_limits().max_integer_digits
+        return len(str(abs(value))) <= limit
     except ValueError:  # beyond sys.get_int_max_str_digits(): str(value) raises, an error result
         return False
 

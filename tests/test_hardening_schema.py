@@ -20,7 +20,7 @@ from enum import Enum
 from typing import Any, Literal, NotRequired, Optional, TypedDict, Union
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from minagent import Agent, Content, FunctionTool, tool
@@ -552,7 +552,11 @@ def test_conforming_json_converts_to_the_hint(tp: Any, data: st.DataObject) -> N
     schema = function_schema(f).parameters
     value = data.draw(conforming(tp), label="value")
     assert validate({"x": value}, schema) == []
-    converted = ArgumentConverter(f).convert({"x": value})["x"]
+    try:
+        converted = ArgumentConverter(f).convert({"x": value})["x"]
+    except ArgumentConversionError as exc:  # SC-54's one exception: set[Any] of unhashable items
+        assume(not (isinstance(exc.__cause__, TypeError) and "unhashable" in str(exc)))
+        raise
     assert _is_instance(converted, tp), (tp, value, converted)
 
 
@@ -650,3 +654,9 @@ def test_result_value_strict_json_forms() -> None:
     assert result_value(-(10**1000)) == "-1" + "0" * 1000
     with pytest.raises(ValueError, match="integer string conversion"):
         result_value(10**10_000)
+
+
+def test_result_value_follows_the_configured_digit_limit(limits: None) -> None:
+    """TL-11: the digit limit of SC-48 decides, whatever it is set to."""
+    set_argument_limits(max_integer_digits=3)
+    assert [result_value(v) for v in (999, -999, 1000, 10**30)] == [999, -999, "1000", str(10**30)]
