@@ -142,7 +142,7 @@ class OpenAIChatClient(BaseChatClient):
     ``options["model"]`` overrides ``model`` per call.
     """
 
-    _path = "/chat/completions"  # appended to the base URL's path; a subclass for another endpoint sets its own
+    path = "/chat/completions"  # appended to the base URL's path; a subclass for another endpoint sets its own
 
     def __init__(
         self,
@@ -404,9 +404,9 @@ class OpenAIChatClient(BaseChatClient):
     async def _attempt(self, body: bytes, *, stream: bool) -> tuple[aiohttp.ClientResponse, bytes]:
         """One POST: a 2xx response with its whole body (released), or, when streaming, with its
         first chunk (still open: the caller closes it). Every failure is a `ProviderError`."""
-        url = f"{self._endpoint}{self._path}"
+        url = f"{self._endpoint}{self.path}"
         timeout = aiohttp.ClientTimeout(total=self.total_timeout, connect=self.timeout, sock_read=self.timeout)
-        logger.debug("POST %s%s (stream=%s)", redact(self.base_url, *self._secrets), self._path, stream)
+        logger.debug("POST %s (stream=%s)", redact(f"{self.base_url}{self.path}", *self._secrets), stream)
         response: aiohttp.ClientResponse | None = None
         handed_over = False
         failure: ProviderError
