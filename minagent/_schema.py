@@ -414,6 +414,8 @@ def check_limits(value: Any, limits: ArgumentLimits | None = None) -> list[Valid
     At most ``limits.max_issues`` issues are returned.
     """
     limits = limits or _argument_limits
+    if _within_limits(value, limits):
+        return []
     issues: list[ValidationIssue] = []
     bits = math.ceil(limits.max_integer_digits * math.log2(10))
     stack: list[tuple[Any, Any, int]] = [(value, None, 0)]  # value, its path as (parent, key), depth
@@ -448,6 +450,46 @@ def check_limits(value: Any, limits: ArgumentLimits | None = None) -> list[Valid
         if problem is not None:
             issues.append(ValidationIssue(_render_path(where), problem))
     return issues
+
+
+def _within_limits(value: Any, limits: ArgumentLimits) -> bool:
+    """The fast path of `check_limits`: True when plain JSON data breaks no limit for sure."""
+    max_chars, max_items, max_depth = limits.max_string_chars, limits.max_array_items, limits.max_depth
+    safe_bits = (limits.max_integer_digits - 1) * _LOG2_10  # below 10 ** (digits - 1)
+    if type(value) is not dict and type(value) is not list:
+        return False  # a scalar or another type: the full walk decides
+    containers: list[tuple[Any, int]] = [(value, 1)]
+    while containers:
+        item, depth = containers.pop()
+        if depth > max_depth:
+            return False
+        if type(item) is dict:
+            if any(len(key) > max_chars for key in item if type(key) is str):
+                return False
+            children: Any = item.values()
+        else:
+            if len(item) > max_items:
+                return False
+            children = item
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                if len(child) > max_chars:
+                    return False
+            elif kind is int:
+                if child.bit_length() > safe_bits:
+                    return False
+            elif kind is float:
+                if child - child != 0:  # NaN or an infinity
+                    return False
+            elif kind is dict or kind is list:
+                containers.append((child, depth + 1))
+            elif kind is not bool and child is not None:
+                return False
+    return True
+
+
+_LOG2_10 = math.log2(10)
 
 
 def _digits(number: int) -> int:
