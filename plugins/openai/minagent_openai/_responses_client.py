@@ -7,9 +7,8 @@ the constructor (key, base URL and query, organization and project, timeouts, re
 headers, body and line bounds, injectable ``sleep`` and ``rng``), the session life cycle
 (PV-31, PV-37), the headers and every error helper, and overrides:
 
-1. ``_attempt``: one POST to ``{base_url}/responses``. It is the inherited attempt with another
-   path (that one names its path in the code): it reads the whole body, or the first chunk of
-   a stream, so a stream is retried only before its first byte (PV-29).
+1. ``path``: the inherited attempt posts to ``{base_url}/responses``; it reads the whole body,
+   or the first chunk of a stream, so a stream is retried only before its first byte (PV-29).
 2. ``_encode``: the body of ``build_responses_request`` (OR-1 .. OR-12).
 3. ``_inner_get_response``: the body through ``parse_responses_response``.
 4. ``_inner_get_streaming_response``: each chunk through a ``ResponsesStreamDecoder``, its
@@ -25,24 +24,20 @@ connection (PV-30); every error leaves through the inherited scrubbing (PV-24).
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 
-from minagent import ChatResponse, ChatResponseUpdate, Message, ProviderConnectionError, ProviderError
-from minagent.providers import describe, redact
+from minagent import ChatResponse, ChatResponseUpdate, Message, ProviderError
 
-from ._client import PROVIDER, AzureOpenAIChatClient, OpenAIChatClient, _decode, _tagged
+from ._client import AzureOpenAIChatClient, OpenAIChatClient, _decode, _tagged
 from ._codec import OpenAIProtocolError, loads
 from ._responses_codec import build_responses_request, parse_responses_response
 from ._responses_stream import ResponsesStreamDecoder
 
 __all__ = ["AzureOpenAIResponsesClient", "OpenAIResponsesClient"]
-
-logger = logging.getLogger("minagent_openai")
 
 
 class OpenAIResponsesClient(OpenAIChatClient):
@@ -125,51 +120,6 @@ class OpenAIResponsesClient(OpenAIChatClient):
     def _encode(self, messages: list[Message], options: dict[str, Any], *, stream: bool) -> bytes:
         request = build_responses_request(messages, options, model=self.model, stream=stream)
         return json.dumps(request, ensure_ascii=False, allow_nan=False).encode("utf-8")
-
-    async def _attempt(self, body: bytes, *, stream: bool) -> tuple[aiohttp.ClientResponse, bytes]:
-        """One POST to ``{base_url}/responses``, otherwise ``OpenAIChatClient._attempt`` (OR-20).
-
-        A copy with another path: ``OpenAIChatClient._attempt`` names its path in the code.
-        """
-        url = f"{self._endpoint}{self.path}"
-        timeout = aiohttp.ClientTimeout(total=self.total_timeout, connect=self.timeout, sock_read=self.timeout)
-        logger.debug("POST %s (stream=%s)", redact(f"{self.base_url}{self.path}", *self._secrets), stream)
-        response: aiohttp.ClientResponse | None = None
-        handed_over = False
-        failure: ProviderError
-        session = await self._get_session()  # a RuntimeError of PV-37 is the caller's to fix
-        try:
-            response = await session.post(
-                url,
-                params=self._query() or None,
-                data=body,
-                headers=self._headers(stream=stream),
-                timeout=timeout,
-            )
-            if response.status >= 300:
-                failure = await self._status_error(response)
-            elif stream:
-                first = await response.content.readany()
-                if first:
-                    handed_over = True
-                    return response, first
-                failure = ProviderConnectionError(
-                    describe(None, "the stream ended before its first byte", provider=PROVIDER),
-                    provider_message="",
-                    request_id=response.headers.get("x-request-id"),
-                    provider=PROVIDER,
-                    headers=response.headers,
-                )
-            else:
-                return response, await self._read_body(response)
-        except ProviderError as error:  # the body was larger than max_body_size
-            failure = error
-        except Exception as exc:  # PV-35: every library failure becomes typed
-            failure = self._transport_error(exc, response)
-        finally:
-            if not handed_over and response is not None:
-                response.close()  # a fully read body already went back to the pool
-        raise self._scrub(failure)  # outside the except: nothing is chained (PV-35)
 
     async def _rest_of_body(self, response: aiohttp.ClientResponse, request_id: str | None) -> bytes:
         try:
