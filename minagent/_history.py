@@ -147,7 +147,9 @@ def repair_history(messages: Sequence[Message]) -> list[Message]:
                     continue
                 if result is None:
                     logger.debug("history repair: call %r had no result; 'not executed' result added", call.call_id)
-                    result = Content.from_function_result(call.call_id or "", NOT_EXECUTED_TEXT, exception="not executed")
+                    result = Content.from_function_result(
+                        call.call_id or "", NOT_EXECUTED_TEXT, exception="not executed"
+                    )
                 pending.append(result)
                 continue
             kept.append(c)

@@ -428,8 +428,8 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
         for item in items:
             expand = None if isinstance(item, type) else getattr(item, "__minagent_middleware__", None)
             if expand is not None:  # HK-1: an object that compiles to middleware takes its place in the list
-                for layer, fns in zip(("agent", "chat", "function"), categorize_middleware(expand()), strict=True):
-                    found[layer].extend(fns)
+                for key, fns in zip(found, categorize_middleware(expand()), strict=True):
+                    found[key].extend(fns)
                 continue
             layer = middleware_layer(item)
             if inspect.isroutine(item):
@@ -480,9 +480,19 @@ async def run_pipeline(
             context.result = stop.result
     if context.result is None:
         context.result = context.empty_result()
-    if isinstance(context, AgentContext | ChatContext) and context.stream:
-        _attach_stream_hooks(context)
+    if isinstance(context, AgentContext | ChatContext):
+        if context.stream:
+            _attach_stream_hooks(context)
+        elif not isinstance(context.result, _RESULT_TYPES[context.LAYER]):
+            kind = _RESULT_TYPES[context.LAYER].__name__
+            raise MiddlewareException(
+                f"{context.LAYER} pipeline is not streaming, so context.result must be a {kind}, got "
+                f"{type(context.result).__name__}; wrap it, e.g. {kind}(messages=[Message('assistant', [text])])"
+            )
     return context.result
+
+
+_RESULT_TYPES: dict[str, type] = {"agent": AgentResponse, "chat": ChatResponse}
 
 
 def _attach_stream_hooks(context: AgentContext | ChatContext) -> None:

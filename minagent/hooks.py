@@ -116,7 +116,7 @@ class ModelRequest:
         """A copy with ``changes`` (any field name; ``system_prompt`` means ``instructions``)."""
         if "system_prompt" in changes:
             changes["instructions"] = changes.pop("system_prompt")
-        unknown = set(changes) - {f for f in self.__dataclass_fields__}
+        unknown = set(changes) - set(self.__dataclass_fields__)
         if unknown:
             raise TypeError(
                 f"ModelRequest.override() got unknown field(s) {sorted(unknown)}; fields are "
@@ -176,7 +176,7 @@ class ToolCallRequest:
 
     def override(self, **changes: Any) -> ToolCallRequest:
         """A copy with ``changes``; a new ``tool_call`` without ``arguments`` brings its own arguments."""
-        unknown = set(changes) - {f for f in self.__dataclass_fields__}
+        unknown = set(changes) - set(self.__dataclass_fields__)
         if unknown:
             raise TypeError(
                 f"ToolCallRequest.override() got unknown field(s) {sorted(unknown)}; fields are "
@@ -260,6 +260,20 @@ class HookMiddleware:
 
     tools: Sequence[Any] = ()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Seed 004's spellings that have no meaning here are refused, never ignored (HK-12)."""
+        super().__init_subclass__(**kwargs)
+        for hook in _HOOKS:
+            if f"a{hook}" in vars(cls):
+                raise MiddlewareException(
+                    f"{cls.__qualname__}.a{hook}: minagent has no async twins; write `async def {hook}(...)` instead"
+                )
+        if "state_schema" in vars(cls):
+            raise MiddlewareException(
+                f"{cls.__qualname__}.state_schema: minagent has no graph state; keep data on the middleware "
+                "or pass it in the run's kwargs"
+            )
+
     @property
     def name(self) -> str:
         """The class name, unless the instance was given another (decorators use the function's)."""
@@ -320,7 +334,9 @@ def _check_update(update: Any, where: str) -> Mapping[str, Any]:
         raise MiddlewareException(f"{where} must return None or a dict update, got {type(update).__name__}")
     unknown = set(update) - _UPDATE_KEYS
     if unknown:
-        raise MiddlewareException(f"{where} returned unknown update key(s) {sorted(unknown)}; allowed: {sorted(_UPDATE_KEYS)}")
+        raise MiddlewareException(
+            f"{where} returned unknown update key(s) {sorted(unknown)}; allowed: {sorted(_UPDATE_KEYS)}"
+        )
     jump = update.get("jump_to")
     if jump not in (None, "end", "tools", "model"):
         raise MiddlewareException(f"{where} returned jump_to={jump!r}; allowed: 'end', 'tools'")
@@ -360,7 +376,9 @@ def _has_calls(messages: Sequence[Message]) -> bool:
 def _prepared(update: Mapping[str, Any], where: str) -> list[Message]:
     """The messages of a jump_to update: 'end' needs an answer without calls, 'tools' calls."""
     response = update.get("response")
-    messages = response.messages if isinstance(response, ChatResponse | AgentResponse) else _messages_of(response, where)
+    messages = (
+        response.messages if isinstance(response, ChatResponse | AgentResponse) else _messages_of(response, where)
+    )
     if update["jump_to"] == "end" and _has_calls(messages):
         raise MiddlewareException(f"{where}: jump_to='end' takes a final answer without function calls")
     if update["jump_to"] == "tools" and not _has_calls(messages):
@@ -424,14 +442,21 @@ def _compile_agent(owner: HookMiddleware, hooks: frozenset[str], tools: list[Any
             context.tools = [*items, *(t for t in tools if not any(t is i for i in items))]
         ended = False
         if "before_agent" in hooks:
-            state = HookState(tuple(context.messages), MappingProxyType(dict(context.options)), context.thread, MappingProxyType(dict(context.kwargs)))
+            state = HookState(
+                tuple(context.messages),
+                MappingProxyType(dict(context.options)),
+                context.thread,
+                MappingProxyType(dict(context.kwargs)),
+            )
             update = _check_update(await _call(owner.before_agent, state), where_before)
             if "options" in update:
                 context.options = {**context.options, **update["options"]}
             if update.get("jump_to") == "end":
                 answer = [*_messages_of(update.get("messages"), where_before), *_prepared(update, where_before)]
                 response = AgentResponse(answer, agent_id=getattr(context.agent, "id", None))
-                context.result = _stream_of([_agent_update(m) for m in answer], response) if context.stream else response
+                context.result = (
+                    _stream_of([_agent_update(m) for m in answer], response) if context.stream else response
+                )
                 ended = True
             elif update.get("jump_to") == "tools":
                 raise MiddlewareException(f"{where_before}: jump_to='tools' is for before_model; use 'end'")
@@ -497,7 +522,13 @@ def _compile_chat(owner: HookMiddleware, hooks: frozenset[str]) -> MiddlewareFn:
         sent = tuple(context.messages)
 
         async def after(response: ChatResponse) -> tuple[ChatResponse, list[Any]]:
-            state = HookState((*sent, *response.messages), MappingProxyType(dict(context.options)), None, MappingProxyType(dict(context.kwargs)), response)
+            state = HookState(
+                (*sent, *response.messages),
+                MappingProxyType(dict(context.options)),
+                None,
+                MappingProxyType(dict(context.kwargs)),
+                response,
+            )
             update = _check_update(await _call(owner.after_model, state), where_after)
             messages = list(response.messages)
             if update.get("jump_to") == "tools":
@@ -525,7 +556,9 @@ def _compile_chat(owner: HookMiddleware, hooks: frozenset[str]) -> MiddlewareFn:
 
 
 def _chat_state(context: ChatContext) -> HookState:
-    return HookState(tuple(context.messages), MappingProxyType(dict(context.options)), None, MappingProxyType(dict(context.kwargs)))
+    return HookState(
+        tuple(context.messages), MappingProxyType(dict(context.options)), None, MappingProxyType(dict(context.kwargs))
+    )
 
 
 def _apply(context: ChatContext, request: ModelRequest) -> None:
@@ -542,18 +575,24 @@ async def _leaf(context: ChatContext, call_next: CallNext, request: ModelRequest
     inner = getattr(request.client, "_inner_get_streaming_response" if context.stream else "_inner_get_response", None)
     if inner is None:
         raise MiddlewareException(
-            f"ModelRequest.client must be a BaseChatClient (its provider call is used), got {type(request.client).__name__}"
+            "ModelRequest.client must be a BaseChatClient (its provider call is used), "
+            f"got {type(request.client).__name__}"
         )
     kwargs = dict(context.kwargs)
     if context.stream:
-        return ResponseStream(inner(messages=list(request.messages), options=context.options, **kwargs), finalizer=ChatResponse.from_updates)
+        return ResponseStream(
+            inner(messages=list(request.messages), options=context.options, **kwargs),
+            finalizer=ChatResponse.from_updates,
+        )
     return await inner(messages=list(request.messages), options=context.options, **kwargs)
 
 
 def _as_chat_response(value: Any, where: str) -> ChatResponse:
     if isinstance(value, ChatResponse):
         return value
-    if isinstance(value, Message | str) or (isinstance(value, list) and all(isinstance(m, Message | str) for m in value)):
+    if isinstance(value, Message | str) or (
+        isinstance(value, list) and all(isinstance(m, Message | str) for m in value)
+    ):
         return ChatResponse(_messages_of(value, where))
     raise MiddlewareException(f"{where} must return a ChatResponse (what handler returned), got {type(value).__name__}")
 
@@ -567,8 +606,7 @@ async def _wrap_model(owner: HookMiddleware, context: ChatContext, call_next: Ca
     if not context.stream:
 
         async def run(req: ModelRequest) -> Any:
-            result = await _leaf(context, call_next, req)
-            return result
+            return await _leaf(context, call_next, req)
 
         context.result = _as_chat_response(await _call(owner.wrap_model_call, request, Handler(run, where)), where)
         return
@@ -591,7 +629,8 @@ async def _wrap_model(owner: HookMiddleware, context: ChatContext, call_next: Ca
             finally:
                 if (close := getattr(iterator, "aclose", None)) is not None:
                     await close()
-            return await stream.get_final_response()
+            final_response: ChatResponse = await stream.get_final_response()
+            return final_response
 
         handler = Handler(run, where)
 
@@ -661,7 +700,11 @@ def _decorator(hook: Hook) -> Callable[[Callable[..., Any]], HookMiddleware]:
         if not callable(func):
             raise TypeError(f"@{hook} decorates a function, got {type(func).__name__}")
         name = getattr(func, "__name__", hook)
-        cls = type(name, (HookMiddleware,), {hook: staticmethod(func), "__doc__": func.__doc__, "__module__": getattr(func, "__module__", __name__)})
+        cls = type(
+            name,
+            (HookMiddleware,),
+            {hook: staticmethod(func), "__doc__": func.__doc__, "__module__": getattr(func, "__module__", __name__)},
+        )
         instance: HookMiddleware = cls()
         instance._hook_name = name  # type: ignore[attr-defined]
         return instance

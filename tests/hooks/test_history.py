@@ -63,21 +63,25 @@ def test_valid_history_is_untouched(calls):
     history = _valid_history(calls)
     assert is_valid_history(history)
     repaired = repair_history(history)
-    assert len(repaired) == len(history) and all(a is b for a, b in zip(repaired, history, strict=True))
+    assert len(repaired) == len(history)
+    assert all(a is b for a, b in zip(repaired, history, strict=True))
 
 
 @given(histories)
 def test_real_results_are_kept(history):
     """HI-3: a result that answers a call earlier in the history is never lost (it is moved, not dropped)."""
     repaired = repair_history(history)
-    kept = [c.result for m in repaired for c in m.contents if c.type == "function_result" and c.result != NOT_EXECUTED_TEXT]
+    kept = [
+        c.result for m in repaired for c in m.contents if c.type == "function_result" and c.result != NOT_EXECUTED_TEXT
+    ]
     calls_so_far: dict[str, int] = {}
     expected = 0
-    for m in history:
+    for m in history:  # a result may answer a call of its own message or of an earlier one
         for c in m.contents:
             if c.type == "function_call" and not c.informational_only:
                 calls_so_far[c.call_id] = calls_so_far.get(c.call_id, 0) + 1
-            elif c.type == "function_result" and calls_so_far.get(c.call_id, 0) > 0:
+        for c in m.contents:
+            if c.type == "function_result" and calls_so_far.get(c.call_id, 0) > 0:
                 calls_so_far[c.call_id] -= 1
                 expected += 1
     assert len(kept) == expected
@@ -111,7 +115,9 @@ def test_repairs_named_cases(caplog):
     assert repaired[2].contents[0].result == NOT_EXECUTED_TEXT
     assert repaired[2].contents[0].exception == "not executed"
     text = caplog.text
-    assert "orphan result 'zzz'" in text and "'a' had no result" in text and "renamed 'b~2'" in text
+    assert "orphan result 'zzz'" in text
+    assert "'a' had no result" in text
+    assert "renamed 'b~2'" in text
 
 
 def test_result_moved_next_to_its_call():
