@@ -325,7 +325,8 @@ async def test_cli_run_with_provider_ollama() -> None:
 
 
 async def test_connection_refused_is_a_connection_error() -> None:
-    """OL-22, PV-23, PV-24: no server is a retryable ProviderConnectionError naming the URL."""
+    """OL-22, PV-23, PV-24: no server is a retryable ProviderConnectionError naming the URL and
+    saying how to start Ollama."""
     async with FakeOllama() as server:
         url = server.base_url
     client = OllamaChatClient("llama3.2", base_url=url, max_retries=0)
@@ -333,6 +334,8 @@ async def test_connection_refused_is_a_connection_error() -> None:
         with pytest.raises(ProviderConnectionError, match="connection failed") as caught:
             await client.get_response([Message("user", ["Hi"])])
     assert url in str(caught.value)
+    assert "ollama serve" in str(caught.value)
+    assert "OLLAMA_HOST" in str(caught.value)
     assert caught.value.retryable
 
 

@@ -380,6 +380,11 @@ class OllamaChatClient(BaseChatClient):
             cls, text = ProviderTimeoutError, f"no answer within {self.timeout} s ({self.base_url}): {_what(exc)}"
         elif isinstance(exc, aiohttp.ClientResponseError):  # raised only by the HTTP parser here
             text = f"the answer of {self.base_url} is not valid HTTP: {exc.message}"
+        elif isinstance(exc, aiohttp.ClientConnectorError):  # nothing listens there (OL-22)
+            text = (
+                f"connection failed ({self.base_url}): {_what(exc)}; is Ollama running there? "
+                "Start it with `ollama serve`, or set OLLAMA_HOST / base_url to where it listens"
+            )
         elif isinstance(exc, aiohttp.ClientConnectionError | aiohttp.ClientPayloadError | OSError):
             text = f"connection failed ({self.base_url}): {_what(exc)}"
         else:
