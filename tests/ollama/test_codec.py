@@ -760,3 +760,20 @@ def test_unknown_options_are_refused_with_a_hint(key: str, hint: str) -> None:
     with pytest.raises(ValueError, match=rf"option '{key}' cannot be sent to Ollama: .*{hint}"):
         body([Message("user", ["x"])], {key: {"a": 1}})
     assert "logprobs" in body([Message("user", ["x"])], {"logprobs": True, "top_logprobs": 3})
+
+
+hosts = st.builds(
+    lambda scheme, name, port, path: f"{scheme}{name}{port}{path}",
+    st.sampled_from(["", "http://", "https://"]),
+    st.sampled_from(["", "localhost", "127.0.0.1", "0.0.0.0", "ollama.internal", "[::1]", "[fd00:1:2::3]"]),
+    st.one_of(st.just(""), st.integers(1, 65535).map(lambda p: f":{p}")),
+    st.sampled_from(["", "/", "/proxy", "/proxy/", "/a/b/"]),
+)
+
+
+@given(host=hosts)
+def test_parse_host_agrees_with_the_sdk_on_any_host(host: str) -> None:
+    """OL-21: for any OLLAMA_HOST of the documented forms, parse_host gives the SDK's base URL."""
+    from ollama._client import _parse_host
+
+    assert parse_host(host) == _parse_host(host)
