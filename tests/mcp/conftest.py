@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("fastmcp_server.py", "silent_server.py", "mcp-serve", "mcp_http_server.py")
+SCRIPTS = ("fastmcp_server.py", "silent_server.py", "stubborn_server.py", "mcp-serve")
 
 
 def our_processes() -> list[tuple[int, str, str]]:

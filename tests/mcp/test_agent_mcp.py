@@ -49,11 +49,12 @@ async def test_agent_connects_on_first_use_and_closes_with_its_context(stream: b
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_run_level_server_connects_lazily(stream: bool) -> None:
-    """MCP-20: a server given to run() connects during that run and stays until the agent closes."""
+    """MCP-20, AG-9: a server given to run() inside `async with agent` connects during that run and
+    stays until the agent's context exits; outside such a block it is closed when the run ends."""
     server = fastmcp(allowed_tools=["echo"])
-    client = ScriptedChatClient([call("echo", {"text": "hi"}), "done", "again"])
+    client = ScriptedChatClient([call("echo", {"text": "hi"}), "done", "again", call("echo", {"text": "x"}), "end"])
     agent = Agent(client)
-    try:
+    async with agent:
         assert not server.is_connected
         if stream:
             updates = [u async for u in agent.run("go", stream=True, tools=[server])]
@@ -65,9 +66,11 @@ async def test_run_level_server_connects_lazily(stream: bool) -> None:
         pid = server.pid
         await agent.run("more", tools=[server])  # the same connection is reused
         assert server.pid == pid
-    finally:
-        await agent.aclose()
     assert not server.is_connected
+    response = await agent.run("outside", tools=[server])  # no `async with`: this run's only
+    assert results(response)[0].result == {"result": "echo: x"}
+    assert not server.is_connected
+    assert gone(pid)
 
 
 async def test_tool_error_is_shown_to_the_model() -> None:

@@ -17,6 +17,7 @@ from mcp.shared.exceptions import McpError
 
 import minagent
 from minagent import MCPServer
+from minagent._mcp_session import decode_message, encode_message
 from minagent.testing import ScriptedChatClient
 
 from .conftest import PYTHON, eventually
@@ -139,3 +140,41 @@ def test_as_mcp_server_defaults() -> None:
     }
     named = Agent(ScriptedChatClient([])).as_mcp_server(server_name="s", version="9", instructions="Use it.")
     assert (named.name, named.version, named.instructions, named.tool.name) == ("s", "9", "Use it.", "agent")
+
+
+async def test_client_going_away_cancels_running_calls(tmp_path: Path) -> None:
+    """MCP-32: when stdin ends, mcp-serve cancels the running agent call and exits."""
+    marker = tmp_path / "marker"
+    process = await asyncio.create_subprocess_exec(
+        PYTHON,
+        "-m",
+        "minagent",
+        "mcp-serve",
+        "tests.mcp.served_agent:agent",
+        cwd=str(ROOT),
+        env={**os.environ, "MCP_TEST_MARKER": str(marker)},
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        process.stdin.write(encode_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
+        process.stdin.write(encode_message({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        call = {"name": "Task_Runner", "arguments": {"task": "slow"}}
+        process.stdin.write(encode_message({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}))
+        await process.stdin.drain()
+        first = decode_message(await process.stdout.readline())
+        assert first["id"] == 1
+        assert first["result"]["serverInfo"]["name"] == "Task Runner"
+        await asyncio.sleep(1.0)
+        process.stdin.close()
+        async with asyncio.timeout(20):
+            assert await process.wait() == 0
+        assert marker.read_text() == "cancelled"
+        assert await process.stdout.read() == b""  # no answer for the cancelled call
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()

@@ -280,3 +280,13 @@ def test_exports_load_on_first_use() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert done.stdout.strip() == "[] MCPTool True"
+
+
+async def test_stubborn_server_is_killed() -> None:
+    """MCP-10: a server that ignores stdin closing and SIGTERM is killed and reaped."""
+    tool = MCPStdioTool(
+        "stubborn", PYTHON, args=[str(HERE / "stubborn_server.py")], request_timeout=1.0, shutdown_timeout=0.3
+    )
+    with pytest.raises(MCPTimeoutError):
+        await tool.connect()
+    assert not [p for p in our_processes() if "stubborn_server.py" in p[2]]
