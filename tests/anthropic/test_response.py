@@ -350,3 +350,25 @@ def test_empty_text_blocks_give_no_content() -> None:
     """AN-13: text content is only made for non-empty texts."""
     body = {"id": "m", "type": "message", "content": [{"type": "text", "text": ""}], "stop_reason": "end_turn"}
     assert parse_response(body).messages[0].contents == []
+
+
+def test_server_tool_blocks_are_held_whole_and_replayed() -> None:
+    """AN-16, AN-13, AN-9: server tool blocks stream in fragments, come out whole (as in a whole
+    message) and go back unchanged in the next request."""
+    from minagent_anthropic import build_request
+
+    from minagent import Message
+
+    [message] = streamed("server_tool.sse").messages
+    assert [c.type for c in message.contents] == ["text", "server_tool_use", "web_search_tool_result", "text"]
+    use = message.contents[1].additional_properties["anthropic_block"]
+    assert use["input"] == {"query": "weather NYC today"}
+    body = build_request([Message("user", ["Weather NYC?"]), message], {}, model="m", stream=False)
+    assert body["messages"][1]["content"] == merge_events(transcript("server_tool.sse"))["content"]
+
+
+def test_server_tool_input_that_is_not_json_is_a_protocol_error() -> None:
+    """AN-16: held fragments that do not form JSON are an AnthropicProtocolError at the block's stop."""
+    data = transcript("server_tool.sse").replace(b'\\": \\"weather NYC today\\"}', b"oops", 1)
+    with pytest.raises(AnthropicProtocolError, match="server_tool_use"):
+        decode(data)

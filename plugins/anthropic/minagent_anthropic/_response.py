@@ -252,6 +252,8 @@ class _Block:
     call_id: str | None = None
     fragments: int = 0
     has_input: bool = False
+    held: dict[str, Any] | None = None  # an unmodelled block, sent whole at its stop (AN-16)
+    partial: str = ""  # its input_json_delta fragments
 
 
 class MessagesStreamDecoder:
@@ -353,6 +355,9 @@ class MessagesStreamDecoder:
             state.call_id = content.call_id
             state.has_input = bool(content.arguments)
         self._blocks[index] = state
+        if content is not None and "anthropic_block" in content.additional_properties:
+            state.held = dict(content.additional_properties["anthropic_block"])
+            return None  # complete only at content_block_stop (server tool input arrives in fragments)
         return content
 
     def _content_block_start(self, data: Mapping[str, Any]) -> ChatResponseUpdate | None:
@@ -375,7 +380,9 @@ class MessagesStreamDecoder:
             content = Content.from_text(text) if isinstance(text, str) and text else None
         elif kind == "input_json_delta":
             partial = delta.get("partial_json")
-            if isinstance(partial, str) and partial and block.call_id is not None:
+            if isinstance(partial, str) and partial and block.held is not None:
+                block.partial += partial
+            elif isinstance(partial, str) and partial and block.call_id is not None:
                 block.fragments += 1
                 content = Content.from_function_call(block.call_id, "", partial)
         elif kind == "thinking_delta":
@@ -390,6 +397,17 @@ class MessagesStreamDecoder:
 
     def _content_block_stop(self, data: Mapping[str, Any]) -> ChatResponseUpdate | None:
         block = self._blocks.get(self._index(data))
+        if block is not None and block.held is not None:
+            held, block.held = block.held, None
+            if block.partial:
+                try:
+                    held["input"] = json.loads(block.partial)
+                except json.JSONDecodeError:
+                    raise AnthropicProtocolError(
+                        f"the input of a {block.kind} block is not valid JSON: {_snippet(block.partial)}"
+                    ) from None
+            content = Content(block.kind, additional_properties={"anthropic_block": held}, raw_representation=held)
+            return self._update([content], raw_representation=data)
         if block is None or block.call_id is None or block.fragments or block.has_input:
             return None
         block.has_input = True  # a tool call without arguments: "{}" in both modes (PV-9)
