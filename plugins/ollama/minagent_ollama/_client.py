@@ -63,19 +63,9 @@ from minagent.providers import (
     retry_call,
 )
 
-from ._codec import (
-    DEFAULT_MAX_LINE_SIZE,
-    OllamaProtocolError,
-    OllamaStreamDecoder,
-    OllamaStreamError,
-    _snippet,
-    build_request,
-    call_id_seed,
-    error_for_answer,
-    parse_error,
-    parse_host,
-    parse_response,
-)
+from ._errors import OllamaProtocolError, OllamaStreamError, _snippet, error_for_answer, parse_error
+from ._request import build_request, call_id_seed, parse_host
+from ._response import DEFAULT_MAX_LINE_SIZE, OllamaStreamDecoder, parse_response
 
 __all__ = ["DEFAULT_MAX_BODY_SIZE", "OllamaChatClient"]
 
