@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, NotRequired, Required, Union
 
 from ._exceptions import MinagentError
-from ._schema import _FORMATS, _MAPPINGS, _SEQUENCES, _SETS, FORMAT_PARSERS, _names_context, _SchemaBuilder
+from ._schema import _MAPPINGS, _SEQUENCES, _SETS, _names_context, _SchemaBuilder, date_format, format_parser
 
 __all__ = ["ArgumentConversionError", "ArgumentConverter"]
 
@@ -122,8 +122,10 @@ class ArgumentConverter:
             return _to_int
         if tp is float:
             return _to_float
-        if isinstance(tp, type) and tp in _FORMATS:
-            return _to_format(tp, FORMAT_PARSERS[_FORMATS[tp]])
+        if (date_kind := date_format(tp)) is not None:
+            parser = format_parser(date_kind)
+            assert parser is not None
+            return _to_format(tp, parser)
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             return _to_enum(tp)
         if origin is Literal:

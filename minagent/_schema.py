@@ -12,14 +12,12 @@ from __future__ import annotations
 import collections.abc as abc
 import contextlib
 import dataclasses
-import datetime
 import enum
 import inspect
 import json
 import math
 import operator
 import re
-import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -27,18 +25,7 @@ from typing import Annotated, Any, Literal, NamedTuple, NoReturn, NotRequired, R
 
 from ._docstrings import parse_docstring
 
-__all__ = [
-    "ArgumentLimits",
-    "FunctionSchema",
-    "ValidationIssue",
-    "argument_limits",
-    "check_limits",
-    "describe_issues",
-    "function_schema",
-    "parse_json_arguments",
-    "set_argument_limits",
-    "validate",
-]
+__all__ = ["FunctionSchema", "ValidationIssue", "describe_issues", "function_schema", "validate"]
 
 JsonSchema = dict[str, Any]
 
@@ -69,12 +56,29 @@ _SEQUENCES = (list, abc.Sequence, abc.MutableSequence)
 _SETS = (set, frozenset, abc.Set, abc.MutableSet)
 _MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
 # SC-46: types sent as ISO 8601 strings; the same parser validates (SC-47) and converts them
-_FORMATS: dict[type, str] = {datetime.datetime: "date-time", datetime.date: "date", datetime.time: "time"}
-FORMAT_PARSERS: dict[str, Callable[[str], Any]] = {
-    "date-time": datetime.datetime.fromisoformat,
-    "date": datetime.date.fromisoformat,
-    "time": datetime.time.fromisoformat,
-}
+# (`datetime` is imported only when a hint or a schema needs it: importing minagent stays cheap)
+_FORMAT_NAMES = {"datetime": "date-time", "date": "date", "time": "time"}
+
+
+def date_format(tp: object) -> str | None:
+    """SC-46: the JSON-schema format of `datetime.datetime`, `date` or `time`, else None."""
+    if not isinstance(tp, type) or tp.__module__ != "datetime":
+        return None
+    import datetime
+
+    name = _FORMAT_NAMES.get(tp.__name__)
+    return name if name is not None and getattr(datetime, tp.__name__) is tp else None
+
+
+def format_parser(name: object) -> Callable[[str], Any] | None:
+    """SC-47: the ISO 8601 parser of a ``format`` name (``date-time``, ``date``, ``time``), else None."""
+    if name not in ("date-time", "date", "time"):
+        return None
+    import datetime
+
+    if name == "date-time":
+        return datetime.datetime.fromisoformat
+    return datetime.date.fromisoformat if name == "date" else datetime.time.fromisoformat
 
 
 def function_schema(
@@ -234,8 +238,8 @@ class _SchemaBuilder:
             return {}
         if tp is None or (isinstance(tp, type) and tp in _SCALARS):
             return {"type": _SCALARS[type(None) if tp is None else tp]}
-        if isinstance(tp, type) and tp in _FORMATS:  # SC-46
-            return {"type": "string", "format": _FORMATS[tp]}
+        if (date_kind := date_format(tp)) is not None:  # SC-46
+            return {"type": "string", "format": date_kind}
         if isinstance(tp, type) and issubclass(tp, enum.Enum):  # SC-9
             return self._enum([member.value for member in tp], (str, int, float), tp)
         if origin is Literal:  # SC-8
@@ -343,178 +347,13 @@ _MAX_VALUE_CHARS = 60
 _MAX_LISTED = 50
 
 
-@dataclasses.dataclass(frozen=True)
-class ArgumentLimits:
-    """How large tool arguments may be (SC-48): model output is data, not a way to stop the run."""
-
-    max_depth: int = 64
-    max_integer_digits: int = 1000
-    max_string_chars: int = 1_000_000
-    max_array_items: int = 100_000
-    max_argument_chars: int = 4_000_000
-    max_issues: int = 20
-
-    def __post_init__(self) -> None:
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"ArgumentLimits.{field.name} must be an int >= 1, got {value!r}")
-
-
-_argument_limits = ArgumentLimits()
-
-
-def argument_limits() -> ArgumentLimits:
-    """The limits in force (SC-48)."""
-    return _argument_limits
-
-
-def set_argument_limits(limits: ArgumentLimits | None = None, /, **changes: int) -> ArgumentLimits:
-    """Set the limits for every later parse and validation (SC-48); returns the previous ones.
-
-    ``set_argument_limits(max_depth=128)`` changes one field; ``set_argument_limits(old)`` restores.
-    """
-    global _argument_limits
-    previous = _argument_limits
-    base = previous if limits is None else limits
-    if not isinstance(base, ArgumentLimits):
-        raise TypeError(f"set_argument_limits expects an ArgumentLimits, got {type(base).__name__}")
-    unknown = sorted(set(changes) - {field.name for field in dataclasses.fields(ArgumentLimits)})
-    if unknown:
-        raise TypeError(f"ArgumentLimits has no field {unknown[0]!r}")
-    _argument_limits = dataclasses.replace(base, **changes)
-    return previous
-
-
-def parse_json_arguments(text: str, limits: ArgumentLimits | None = None) -> Any:
-    """JSON text as a value, within the limits (SC-49); ``ValueError`` says what is wrong."""
-    limits = limits or _argument_limits
-    if len(text) > limits.max_argument_chars:
-        raise ValueError(
-            f"the arguments are {len(text)} characters long; at most {limits.max_argument_chars} are allowed"
-        )
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"arguments are not valid JSON: {exc.msg} at position {exc.pos}") from None
-    except RecursionError:
-        raise ValueError(f"arguments are nested deeper than {limits.max_depth} levels") from None
-    except ValueError:  # CPython's int-from-string limit (sys.set_int_max_str_digits)
-        raise ValueError(f"an integer has more than {limits.max_integer_digits} digits") from None
-    issues = check_limits(value, limits)
-    if issues:
-        raise ValueError(describe_issues(issues))
-    return value
-
-
-def check_limits(value: Any, limits: ArgumentLimits | None = None) -> list[ValidationIssue]:
-    """SC-50: the places where a JSON value breaks a limit, or is a NaN or an infinity.
-
-    Iterative and linear in the size of the value; a container that breaks a limit is not entered.
-    At most ``limits.max_issues`` issues are returned.
-    """
-    limits = limits or _argument_limits
-    if _within_limits(value, limits):
-        return []
-    issues: list[ValidationIssue] = []
-    bits = math.ceil(limits.max_integer_digits * math.log2(10))
-    stack: list[tuple[Any, Any, int]] = [(value, None, 0)]  # value, its path as (parent, key), depth
-    while stack and len(issues) < limits.max_issues:
-        item, where, depth = stack.pop()
-        problem = None
-        if isinstance(item, str):
-            if len(item) > limits.max_string_chars:
-                problem = f"expected at most {limits.max_string_chars} characters; got {len(item)}"
-        elif isinstance(item, bool) or item is None:
-            continue
-        elif isinstance(item, int):
-            size = item.bit_length()
-            if size > bits - 4 and (size > bits + 4 or _digits(item) > limits.max_integer_digits):
-                problem = f"expected an integer of at most {limits.max_integer_digits} digits"
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                problem = f"expected a finite number; got {_describe(item)}"
-        elif isinstance(item, Mapping | list | tuple):
-            if depth >= limits.max_depth:
-                problem = f"expected at most {limits.max_depth} levels of nesting; got more"
-            elif isinstance(item, Mapping):
-                for key in reversed(list(item)):
-                    if isinstance(key, str) and len(key) > limits.max_string_chars:
-                        problem = f"a property name is longer than {limits.max_string_chars} characters"
-                        break
-                    stack.append((item[key], (where, key), depth + 1))
-            elif len(item) > limits.max_array_items:
-                problem = f"expected at most {limits.max_array_items} items; got {len(item)}"
-            else:
-                stack.extend((item[i], (where, i), depth + 1) for i in range(len(item) - 1, -1, -1))
-        if problem is not None:
-            issues.append(ValidationIssue(_render_path(where), problem))
-    return issues
-
-
-def _within_limits(value: Any, limits: ArgumentLimits) -> bool:
-    """The fast path of `check_limits`: True when plain JSON data breaks no limit for sure."""
-    max_chars, max_items, max_depth = limits.max_string_chars, limits.max_array_items, limits.max_depth
-    safe_bits = (limits.max_integer_digits - 1) * _LOG2_10  # below 10 ** (digits - 1)
-    if type(value) is not dict and type(value) is not list:
-        return False  # a scalar or another type: the full walk decides
-    containers: list[tuple[Any, int]] = [(value, 1)]
-    while containers:
-        item, depth = containers.pop()
-        if depth > max_depth:
-            return False
-        if type(item) is dict:
-            if any(len(key) > max_chars for key in item if type(key) is str):
-                return False
-            children: Any = item.values()
-        else:
-            if len(item) > max_items:
-                return False
-            children = item
-        for child in children:
-            kind = type(child)
-            if kind is str:
-                if len(child) > max_chars:
-                    return False
-            elif kind is int:
-                if child.bit_length() > safe_bits:
-                    return False
-            elif kind is float:
-                if child - child != 0:  # NaN or an infinity
-                    return False
-            elif kind is dict or kind is list:
-                containers.append((child, depth + 1))
-            elif kind is not bool and child is not None:
-                return False
-    return True
-
-
-_LOG2_10 = math.log2(10)
-
-
-def _digits(number: int) -> int:
-    try:
-        return len(str(abs(number)))
-    except ValueError:  # beyond sys.get_int_max_str_digits(): certainly too many
-        return sys.maxsize
-
-
-def _render_path(where: Any) -> str:
-    keys: list[object] = []
-    while where is not None:
-        where, key = where
-        keys.append(key)
-    path = "$"
-    for key in reversed(keys):
-        path = f"{path}[{key}]" if isinstance(key, int) else _property_path(path, key)
-    return path
-
-
 def validate(instance: Any, schema: Mapping[str, Any]) -> list[ValidationIssue]:
     """Every reason why ``instance`` does not match ``schema``; ``[]`` when it does (SC-25).
 
     A value that breaks the argument limits gets only those issues (SC-50).
     """
+    from ._limits import check_limits
+
     issues = check_limits(instance)
     if issues:
         return issues
@@ -735,7 +574,7 @@ def _canonical(value: Any) -> Any:
 def _format(value: str, schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
     """SC-47: ``date-time``, ``date`` and ``time`` strings must parse as ISO 8601."""
     name = schema.get("format")
-    parser = FORMAT_PARSERS.get(name) if isinstance(name, str) else None
+    parser = format_parser(name)
     if parser is None:
         return []
     try:

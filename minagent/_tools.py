@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
-from ._schema import ValidationIssue, _names_context, argument_limits, function_schema, validate
+from ._limits import argument_limits
+from ._schema import ValidationIssue, _names_context, function_schema, validate
 
 if TYPE_CHECKING:
     from ._middleware import FunctionInvocationContext

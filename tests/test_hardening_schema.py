@@ -25,15 +25,14 @@ from hypothesis import strategies as st
 
 from minagent import Agent, Content, FunctionTool, tool
 from minagent._convert import ArgumentConversionError, ArgumentConverter
-from minagent._schema import (
+from minagent._limits import (
     ArgumentLimits,
     argument_limits,
     check_limits,
-    function_schema,
     parse_json_arguments,
     set_argument_limits,
-    validate,
 )
+from minagent._schema import function_schema, validate
 from minagent._tools import result_value
 from minagent._types import ContentError
 from minagent.testing import ScriptedChatClient, call
