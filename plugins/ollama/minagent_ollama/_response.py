@@ -191,8 +191,9 @@ class OllamaStreamDecoder:
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[ChatResponseUpdate]:
         if self.done:
             return []
+        start = len(self._buffer)  # only the new bytes can hold a new line end: linear in the input
         self._buffer += chunk
-        end = self._buffer.rfind(b"\n")
+        end = self._buffer.rfind(b"\n", start)
         if end < 0:
             lines: list[bytes] = []
         else:
