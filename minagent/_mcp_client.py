@@ -99,6 +99,7 @@ class MCPTool:
         self._functions: list[FunctionTool] = []
         self._reload: asyncio.Task[None] | None = None
         self._progress = 0
+        self._users = 0
         self._callbacks: set[asyncio.Future[Any]] = set()
 
     def __repr__(self) -> str:
@@ -118,10 +119,14 @@ class MCPTool:
 
     async def __aenter__(self) -> MCPTool:
         await self.connect()
+        self._users += 1
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
+        """The last context to exit closes: a tool shared by two agents outlives the first (MCP-20)."""
+        self._users = max(self._users - 1, 0)
+        if self._users == 0:
+            await self.close()
 
     async def connect(self) -> None:
         """Start the transport, initialize, load the tools (MCP-3, MCP-4); no-op when connected."""
@@ -139,6 +144,7 @@ class MCPTool:
 
     async def close(self) -> None:
         """Stop the reload task, the session and the transport; idempotent (MCP-10)."""
+        self._users = 0
         reload, self._reload = self._reload, None
         background = [t for t in (reload, *self._callbacks) if t is not None and not t.done()]
         for task in background:

@@ -155,3 +155,16 @@ async def test_cancelled_run_cancels_the_server_call(stream: bool, tmp_path: Pat
             await task
         await eventually(marker.exists)
         assert server.is_connected  # the connection survives a cancelled call
+
+
+async def test_server_shared_by_two_agents_stays_until_the_last_exits() -> None:
+    """MCP-20: the last agent context to exit closes a shared server."""
+    server = fastmcp(allowed_tools=["echo"])
+    first = Agent(ScriptedChatClient([]), tools=[server])
+    second = Agent(ScriptedChatClient([]), tools=[server])
+    async with first:
+        async with second:
+            assert server.is_connected
+        assert server.is_connected
+        assert [t.name for t in server.functions] == ["echo"]
+    assert not server.is_connected
