@@ -242,6 +242,9 @@ class Session:
             failure = exc
         except (OSError, ValueError) as exc:
             failure = MCPConnectionError(f"MCP server {self.name!r}: {exc}", server=self.name)
+        except Exception as exc:  # a transport bug must not leave requests waiting forever (MCP-8)
+            logger.exception("MCP %s: reading failed", self.name)
+            failure = MCPConnectionError(f"MCP server {self.name!r}: {type(exc).__name__}: {exc}", server=self.name)
         self._stop(failure)
 
     def _stop(self, failure: MCPError) -> None:
@@ -285,7 +288,10 @@ class Session:
                     )
                     task.cancel()
             elif self._on_notification is not None:
-                self._on_notification(method, params)
+                try:
+                    self._on_notification(method, params)
+                except Exception:  # the application's callback failed: report it, keep the connection
+                    logger.exception("MCP %s: handling %r failed", self.name, method)
             return
         request_id = message["id"]
         if not isinstance(request_id, int | str) or request_id in self._handlers:

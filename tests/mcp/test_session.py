@@ -123,3 +123,21 @@ def test_framing_is_one_line_for_any_message(params: dict[str, Any], request_id:
     assert b"\n" not in line[:-1]
     assert b"\r" not in line
     assert decode_message(line) == json.loads(json.dumps(message))
+
+
+async def test_failing_progress_callback_keeps_the_connection(caplog: pytest.LogCaptureFixture) -> None:
+    """MCP-9: a progress callback that raises is logged; the call and the connection go on."""
+    client_end, server_end = pipes()
+    errors: list[str] = []
+    client = Session(client_end, name="cb", on_notification=lambda m, p: errors.append(m) or 1 / 0)  # type: ignore[func-returns-value]
+    client.start()
+    try:
+        waiting = asyncio.create_task(client.request("tools/call", timeout=5))
+        await asyncio.sleep(0)
+        await server_end.send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}})
+        await server_end.send({"jsonrpc": "2.0", "id": 1, "result": {"ok": True}})
+        assert await waiting == {"ok": True}
+        assert errors == ["notifications/progress"]
+        assert any("handling 'notifications/progress' failed" in r.getMessage() for r in caplog.records)
+    finally:
+        await client.aclose()
