@@ -142,7 +142,10 @@ def _within_limits(value: Any, limits: ArgumentLimits) -> bool:
         if depth > max_depth:
             return False
         if type(item) is dict:
-            if any(len(key) > max_chars for key in item if type(key) is str):
+            try:
+                if max(map(len, item), default=0) > max_chars:  # the property names
+                    return False
+            except TypeError:  # a key without a length is not JSON: the full walk decides
                 return False
             children: Any = item.values()
         else:
