@@ -86,6 +86,7 @@ class BaseAgent:
         self.name = name
         self.description = description
         self._exit_stack: AsyncExitStack | None = None
+        self._context_open = False  # inside `async with agent:` (AG-9)
         self._entered: set[int] = set()
         self._enter_lock = asyncio.Lock()
 
@@ -94,6 +95,16 @@ class BaseAgent:
 
     def get_new_thread(self, **kwargs: Any) -> AgentThread:
         return AgentThread(**kwargs)
+
+    def run_stream(self, *args: Any, **kwargs: Any) -> Any:
+        """Older upstream spelling (AG-12): an error that says to write ``run(..., stream=True)``."""
+        raise TypeError(f"{type(self).__name__}.run_stream() was replaced: call run(..., stream=True)")
+
+    def create_session(self, *args: Any, **kwargs: Any) -> Any:
+        """Upstream's session API (AG-12): not available yet; an error that says what to use."""
+        raise NotImplementedError(
+            "sessions are not available yet: use thread = agent.get_new_thread() and run(..., thread=thread)"
+        )
 
     def deserialize_thread(self, state: Any) -> AgentThread:
         """Restore a thread from `AgentThread.serialize()` data (TH-2)."""
@@ -111,6 +122,7 @@ class BaseAgent:
         except BaseException:
             await self.aclose()  # `async with` will not call __aexit__: close what was entered
             raise
+        self._context_open = True
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -119,6 +131,7 @@ class BaseAgent:
     async def aclose(self) -> None:
         """Close everything entered, in reverse order; idempotent (AG-9)."""
         stack, self._exit_stack = self._exit_stack, None
+        self._context_open = False
         self._entered.clear()
         if stack is not None:
             await stack.aclose()
@@ -252,7 +265,7 @@ def _normalize_tools(tools: Any, known: list[Any]) -> list[Any]:
 class _RunRequest:
     """One run's inputs, as the agent middleware left them."""
 
-    __slots__ = ("client_kwargs", "function_kwargs", "kwargs", "messages", "options", "thread", "tools")
+    __slots__ = ("client_kwargs", "function_kwargs", "kwargs", "messages", "options", "resources", "thread", "tools")
 
     def __init__(
         self,
@@ -271,6 +284,17 @@ class _RunRequest:
         self.kwargs = kwargs
         self.function_kwargs = function_kwargs
         self.client_kwargs = client_kwargs
+        self.resources: AsyncExitStack | None = None  # what this run entered; closed when it ends (AG-9)
+
+    async def enter(self, resource: Any) -> None:
+        if self.resources is None:
+            self.resources = AsyncExitStack()
+        await self.resources.enter_async_context(resource)
+
+    async def close(self) -> None:
+        stack, self.resources = self.resources, None
+        if stack is not None:
+            await stack.aclose()
 
 
 # Names that upstream code passes and minagent does not take there: each is an error that says
@@ -397,9 +421,12 @@ class RawAgent(BaseAgent):
         return self._run_once(request, found, inbox)
 
     async def _run_once(self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None) -> AgentResponse:
-        messages, options, call_kwargs = await self._prepare(request, found, inbox)
-        response = await self.client.get_response(messages, options=options, **call_kwargs)
-        return await self._finish(request, response)
+        try:
+            messages, options, call_kwargs = await self._prepare(request, found, inbox)
+            response = await self.client.get_response(messages, options=options, **call_kwargs)
+            return await self._finish(request, response)
+        finally:
+            await request.close()
 
     def _stream(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
@@ -434,7 +461,7 @@ class RawAgent(BaseAgent):
         async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
             return await self._finish(request, await final[0]())
 
-        return ResponseStream._mapping(_Later(open_chat), to_agent_update, finalize)
+        return ResponseStream._mapping(_Later(open_chat), to_agent_update, finalize).with_cleanup_hook(request.close)
 
     async def _prepare(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
@@ -464,8 +491,12 @@ class RawAgent(BaseAgent):
         options = merge_options(options, run_options)
         if options.get("tools"):
             options.setdefault("tool_choice", "auto")
-            for item in options["tools"]:
-                await self._enter(item)  # AG-9: tools that are context managers connect on first use
+            agent_tools = self.default_options.get("tools", ())
+            for item in options["tools"]:  # AG-9: tools that are context managers connect on first use
+                if self._context_open or id(item) in self._entered or any(item is t for t in agent_tools):
+                    await self._enter(item)  # the agent's: open until the agent's context exits
+                elif hasattr(item, "__aenter__") and hasattr(item, "__aexit__"):
+                    await request.enter(item)  # this run's: closed when the run ends
             options["tools"] = expand_tool_sets(options["tools"])  # MCP-20: a server's tools, once connected
         history: list[Message] = []
         if thread is not None:

@@ -250,7 +250,7 @@ class ToolLoop:
             if self.last_call and not _visible(response):
                 fallback = Message("assistant", [LIMIT_FALLBACK_TEXT])
                 response = replace(response, messages=[*response.messages, fallback])
-        response = _unique_call_ids(response, self.transcript)  # LP-26
+        response = _unique_call_ids(_sendable_response(response), self.transcript)  # LP-27, LP-26
         self.responses.append(response)
         self.usage = add_usage(self.usage, response.usage_details)
         self._append(*response.messages)
@@ -491,6 +491,8 @@ class ToolLoop:
         except Exception as exc:  # the tool's own value failed to convert: still the tool's failure
             text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
             return _error(call_id, text, str(exc) or type(exc).__name__), context.terminated
+        if isinstance(payload, str):
+            payload = sendable_text(payload)  # LP-27
         return Content.from_function_result(call_id, payload), context.terminated
 
 
@@ -629,6 +631,41 @@ def _without_calls(update: ChatResponseUpdate) -> ChatResponseUpdate | None:
         return update
     kept = [c for c in update.contents if not _is_call(c)]
     return replace(update, contents=kept) if kept else None
+
+
+def sendable_text(text: str) -> str:
+    """LP-27: ``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD, so it can
+    be encoded as UTF-8 (JSON escapes such as ``"\\ud83d"`` decode to lone surrogates)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def _sendable_content(c: Content) -> Content:
+    if c.text is not None and (text := sendable_text(c.text)) is not c.text:
+        c = replace(c, text=text)
+    if isinstance(c.arguments, str) and (arguments := sendable_text(c.arguments)) is not c.arguments:
+        c = replace(c, arguments=arguments)
+    if isinstance(c.result, str) and (result := sendable_text(c.result)) is not c.result:
+        c = replace(c, result=result)
+    return c
+
+
+def _sendable_response(response: ChatResponse) -> ChatResponse:
+    """LP-27: a copy of the response with every text repaired, or the response itself."""
+    messages = []
+    changed = False
+    for m in response.messages:
+        contents = [_sendable_content(c) for c in m.contents]
+        if any(new is not old for new, old in zip(contents, m.contents, strict=True)):
+            changed = True
+            m = m.with_contents(contents)
+        messages.append(m)
+    return replace(response, messages=messages) if changed else response
 
 
 def _unique_call_ids(response: ChatResponse, transcript: Sequence[Message]) -> ChatResponse:

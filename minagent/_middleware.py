@@ -483,16 +483,12 @@ async def run_pipeline(
     if isinstance(context, AgentContext | ChatContext):
         if context.stream:
             _attach_stream_hooks(context)
-        elif not isinstance(context.result, _RESULT_TYPES[context.LAYER]):
-            kind = _RESULT_TYPES[context.LAYER].__name__
-            raise MiddlewareException(
-                f"{context.LAYER} pipeline is not streaming, so context.result must be a {kind}, got "
-                f"{type(context.result).__name__}; wrap it, e.g. {kind}(messages=[Message('assistant', [text])])"
+        elif isinstance(context, ChatContext) and not isinstance(context.result, ChatResponse):
+            raise MiddlewareException(  # MW-13: the tool loop consumes it
+                f"chat pipeline is not streaming, so context.result must be a ChatResponse, got "
+                f"{type(context.result).__name__}; wrap it: ChatResponse(messages=[Message('assistant', [text])])"
             )
     return context.result
-
-
-_RESULT_TYPES: dict[str, type] = {"agent": AgentResponse, "chat": ChatResponse}
 
 
 def _attach_stream_hooks(context: AgentContext | ChatContext) -> None:

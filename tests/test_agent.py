@@ -792,15 +792,37 @@ class TestLifeCycle:
         assert log.count("exit client") == 1  # leaving after aclose() closes nothing twice
 
     async def test_without_async_with_the_first_run_enters_and_aclose_closes(self) -> None:
+        """AG-9: outside `async with`, an agent-level tool is entered by the first run and closed by
+        aclose(); a run-level tool is entered by each run and closed when that run ends."""
         log: list[str] = []
         agent = Agent(ManagedClient(log, ["a", "b"]), tools=[ManagedTool(log, "t")])
         lazy = ManagedTool(log, "lazy")
         await agent.run("one", tools=[lazy])
         await agent.run("two", tools=[lazy])
-        assert log == ["enter t", "enter lazy"]
+        assert log == ["enter t", "enter lazy", "exit lazy", "enter lazy", "exit lazy"]
         await agent.aclose()
         await agent.aclose()
-        assert log == ["enter t", "enter lazy", "exit lazy", "exit t"]
+        assert log == ["enter t", "enter lazy", "exit lazy", "enter lazy", "exit lazy", "exit t"]
+
+    @pytest.mark.parametrize("stream", [False, True])
+    async def test_run_level_tools_are_closed_when_the_run_ends_in_any_way(self, stream: bool) -> None:
+        """AG-9 (issue 13): 50 runs with 50 run-level context-manager tools leave none open, also
+        when a run fails; inside `async with agent` they stay open until the block ends."""
+        log: list[str] = []
+        steps: list[Any] = [f"answer {i}" for i in range(50)] + [RuntimeError("model down")]
+        agent = Agent(ScriptedChatClient(steps))
+        for i in range(50):
+            await run(agent, "go", stream=stream, tools=[ManagedTool(log, f"r{i}")])
+        with pytest.raises(RuntimeError, match="model down"):
+            await run(agent, "go", stream=stream, tools=[ManagedTool(log, "failing")])
+        entered = [e for e in log if e.startswith("enter")]
+        exited = [e for e in log if e.startswith("exit")]
+        assert len(entered) == len(exited) == 51
+        log.clear()
+        async with Agent(ScriptedChatClient(["x"])) as inside:
+            await run(inside, "go", stream=stream, tools=[ManagedTool(log, "kept")])
+            assert log == ["enter kept"]
+        assert log == ["enter kept", "exit kept"]
 
     async def test_failed_enter_closes_what_was_entered(self) -> None:
         log: list[str] = []

@@ -43,7 +43,7 @@ def rx(pattern: str) -> re.Pattern[str]:
 
 
 def _offline_env() -> dict[str, str]:
-    """This checkout first on the path, UTF-8 output, and no provider keys (nothing could reach a service)."""
+    """This checkout first on the path, utf-8 output, and no provider keys (nothing could reach a service)."""
     env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
     env["PYTHONPATH"] = str(ROOT)
     env["PYTHONIOENCODING"] = "utf-8"

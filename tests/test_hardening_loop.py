@@ -137,3 +137,34 @@ def test_the_final_response_type_is_unchanged() -> None:
 
     response = ChatResponse([Message("assistant", [call("a", {}, call_id="x"), call("b", {}, call_id="y")])])
     assert _unique_call_ids(response, []) is response
+
+
+@MODES
+async def test_lone_surrogates_never_poison_a_thread(stream: bool) -> None:
+    """LP-27: model text with a lone surrogate, a surrogate pair split across two streamed chunks,
+    and a tool result with a lone surrogate are repaired before they are stored: the next request
+    can be encoded (utf-8)."""
+    from minagent import ChatResponseUpdate
+
+    @tool
+    def broken() -> str:
+        """Returns a lone surrogate."""
+        return "bad \udc00 result"
+
+    split_pair = [
+        ChatResponseUpdate([Content.from_text("smile \ud83d")], "assistant"),
+        ChatResponseUpdate([Content.from_text("\ude00 and \ud800")], "assistant"),
+    ]
+    client = ScriptedChatClient([reply(call("broken", {}, call_id="b")), split_pair, "next"])
+    agent = Agent(client, tools=[broken])
+    thread = agent.get_new_thread()
+    first = await run(agent, "go", stream=stream, thread=thread)
+    assert first.messages[-1].text == "smile \U0001f600 and \ufffd"
+    assert results(first)[0].result == "bad \ufffd result"
+    await run(agent, "again", stream=stream, thread=thread)
+    for message in client.requests[-1].messages:
+        message.to_json().encode("utf-8")  # would raise on a lone surrogate
+        for content in message.contents:
+            for value in (content.text, content.result):
+                if isinstance(value, str):
+                    value.encode("utf-8")
