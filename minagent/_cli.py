@@ -74,11 +74,17 @@ async def run_prompt(prompt: str, provider: str, model: str, instructions: str |
     except LookupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    async with Agent(client, instructions) as agent:
-        stream = agent.run(prompt, stream=True)
-        async for update in stream:
-            print(update.text, end="", file=out, flush=True)
-        print(file=out)
+    from ._providers import ProviderError  # loaded on first use (import time)
+
+    try:
+        async with Agent(client, instructions) as agent:
+            stream = agent.run(prompt, stream=True)
+            async for update in stream:
+                print(update.text, end="", file=out, flush=True)
+            print(file=out)
+    except ProviderError as exc:  # AG-10: a provider's failure is one line, not a traceback
+        print(f"\nerror: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -186,3 +186,14 @@ def test_get_client_instantiates_the_registered_class(monkeypatch: pytest.Monkey
     assert client.model == "m-1"
     assert client.steps == ["hi"]
     assert (wanted.loads, other.loads) == (1, 0)
+
+
+def test_run_reports_a_provider_failure_in_one_line(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    """AG-10: a provider's failure is `error: <message>` on stderr and exit status 1, no traceback."""
+    from minagent import ProviderConnectionError
+
+    failing = ScriptedChatClient([ProviderConnectionError("fake: cannot connect to 127.0.0.1:9", provider="fake")])
+    monkeypatch.setattr("minagent._cli.get_client", lambda name, **kw: failing)
+    assert main(["run", "hello", "--provider", "fake", "--model", "m"], out=io.StringIO()) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == "error: fake: cannot connect to 127.0.0.1:9"
