@@ -536,8 +536,8 @@ class RawAgent(BaseAgent):
         if thread is not None:
             if response.conversation_id:
                 thread.service_thread_id = response.conversation_id
-            elif not thread.service_thread_id:
-                thread.messages.extend([*request.messages, *messages])
+            elif not thread.service_thread_id:  # TH-7: the thread keeps its own message objects
+                thread.messages.extend(m.with_contents(m.contents) for m in (*request.messages, *messages))
         return result
 
 

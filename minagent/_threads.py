@@ -8,11 +8,13 @@ updated only when a run finishes, so a failed or abandoned run leaves it as it w
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._exceptions import SerializationError
 from ._types import FORMAT_VERSION, Message, _expect_mapping, _expect_type, _get
 
 __all__ = ["AgentThread", "Context", "ContextProvider"]
@@ -67,13 +69,22 @@ class AgentThread:
         )
         if self.service_thread_id is not None:
             out["service_thread_id"] = self.service_thread_id
-        out["messages"] = [m.to_dict() for m in self.messages]
+        out["messages"] = copy.deepcopy([m.to_dict() for m in self.messages])  # TH-7
         if self.state:
-            out["state"] = self.state
+            out["state"] = copy.deepcopy(self.state)  # TH-7: the data shares nothing with the thread
         return out
 
     @classmethod
     def deserialize(cls, data: Mapping[str, Any]) -> AgentThread:
+        """The thread `serialize()` wrote; shares nothing with ``data`` (TH-7). Data of the wrong
+        shape, however deeply nested, is a `SerializationError` naming the path (TH-2)."""
+        try:
+            return cls._deserialize(copy.deepcopy(data))
+        except RecursionError:
+            raise SerializationError("agent_thread", "nested too deeply") from None
+
+    @classmethod
+    def _deserialize(cls, data: Mapping[str, Any]) -> AgentThread:
         path = "agent_thread"
         data = _expect_mapping(data, path)
         _expect_type(data, "agent_thread", path)

@@ -197,3 +197,19 @@ def test_run_reports_a_provider_failure_in_one_line(monkeypatch: pytest.MonkeyPa
     assert main(["run", "hello", "--provider", "fake", "--model", "m"], out=io.StringIO()) == 1
     err = capsys.readouterr().err
     assert err.strip() == "error: fake: cannot connect to 127.0.0.1:9"
+
+
+def test_other_pythons_are_found_not_hard_coded() -> None:
+    """PK-5: the gate finds further CPythons >= 3.11 itself, one per minor version, never this one."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import other_pythons
+    finally:
+        sys.path.pop(0)
+    found = other_pythons.interpreters()
+    assert sys.version_info[:2] not in found
+    assert all(version >= (3, 11) for version in found)
+    for python, full in found.values():
+        assert other_pythons.version_of(python) is not None
+        assert full.startswith("3.")
+    assert "other-pythons" in (ROOT / "tools" / "check.py").read_text(encoding="utf-8")

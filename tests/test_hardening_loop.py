@@ -168,3 +168,36 @@ async def test_lone_surrogates_never_poison_a_thread(stream: bool) -> None:
             for value in (content.text, content.result):
                 if isinstance(value, str):
                     value.encode("utf-8")
+
+
+@MODES
+async def test_a_thread_shares_nothing_with_the_outside(stream: bool) -> None:
+    """TH-7: changing the response, the caller's input or serialised data never changes the thread."""
+    client = ScriptedChatClient(["one"])
+    agent = Agent(client)
+    thread = agent.get_new_thread()
+    thread.state["notes"] = {"k": ["v"]}
+    question = Message("user", ["question"], additional_properties={"tag": {"a": 1}})
+    response = await run(agent, [question], stream=stream, thread=thread)
+    before = thread.serialize()
+    response.messages[0].contents.append(Content.from_text(" changed"))
+    question.contents.clear()
+    data = thread.serialize()
+    data["state"]["notes"]["k"].append("x")
+    data["messages"][0]["additional_properties"]["tag"]["a"] = 2
+    assert thread.serialize() == before
+    restored = agent.deserialize_thread(before)
+    before["messages"][0]["contents"].clear()
+    assert restored.messages[0].text == "question"
+
+
+def test_a_hostile_thread_dict_is_a_serialization_error() -> None:
+    """TH-7, TH-2: data nested 5000 deep is a SerializationError, not a RecursionError."""
+    from minagent import AgentThread, SerializationError
+
+    nested: dict[str, Any] = {}
+    for _ in range(5000):
+        nested = {"x": nested}
+    data = {"type": "agent_thread", "version": 1, "thread_id": "t", "state": nested, "messages": []}
+    with pytest.raises(SerializationError):
+        AgentThread.deserialize(data)

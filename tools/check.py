@@ -33,6 +33,7 @@ def gates(fast: bool) -> list[tuple[str, list[str]]]:
         ("format", [PY, "-m", "ruff", "format", "--check", *LINTED]),
         ("mypy", [PY, "-m", "mypy", *TYPED]),
         ("coverage", [PY, "-m", "coverage", "report"]),
+        ("other-pythons", [PY, "tools/other_pythons.py"]),  # PK-5
     ]
 
 
