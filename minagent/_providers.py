@@ -255,14 +255,14 @@ MIN_SECRET_LENGTH = 8
 """Shorter values (``test``, ``llama``, ``ollama``: placeholders of local servers) are not
 redacted in text: they are not secrets, and replacing them would corrupt text (PV-24)."""
 
-# A secret counts only as a whole token: not inside a longer run of these characters (PV-24).
-_TOKEN_CHAR = r"[A-Za-z0-9_\-]"
+# A secret counts only as a whole token: not preceded or followed by a letter or digit (PV-24).
+_TOKEN_CHAR = r"[^\W_]"
 # Headers whose values are credentials whatever they contain (PV-24).
 CREDENTIAL_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie", "set-cookie", "x-goog-api-key"}
 )
 # Attributes of an error that are not plain data and are left alone by ``ProviderError.redact``.
-_KEEP_ATTRIBUTES = frozenset({"updates", "__notes__"})
+_KEEP_ATTRIBUTES = frozenset({"updates"})
 
 
 def _reveal(secret: str | Secret | None) -> str:
@@ -282,8 +282,8 @@ def _secret_pattern(value: str) -> re.Pattern[str]:
 def redact(text: str, *secrets: str | Secret | None) -> str:
     """``text`` with every whole-token occurrence of each secret replaced by ``[redacted]`` (PV-24).
 
-    A secret is matched as given and URL-encoded, and only where it is not part of a longer
-    token (so the key ``llama`` leaves ``llama3`` alone); a secret shorter than
+    A secret is matched as given and URL-encoded, and only where no letter or digit touches it
+    (so the key ``llama`` would leave ``llama3`` alone); a secret shorter than
     ``MIN_SECRET_LENGTH`` characters is not redacted in text at all.
     """
     for secret in secrets:

@@ -460,3 +460,21 @@ async def test_placeholder_keys_leave_error_texts_and_urls_alone(key: str) -> No
     assert error.provider_message == 'model "llama3" not found at http://test-server/ollama/v1'
     assert error.headers["x-model"] == "llama3-test"
     assert "[redacted]" not in str(error)
+
+
+def test_provider_error_redact_scrubs_every_attribute_and_the_chain() -> None:
+    """PV-35: message, args, notes, nested plain data, headers; __cause__/__context__ cut."""
+    error = OpenAIProtocolError(f"bad {KEY}")
+    error.request_id = f"req-{ENCODED}"
+    error.headers = {"x-echo": KEY, "authorization": "Bearer anything", "x-request-id": "req_1"}
+    error.body = {"nested": [{"deep": (f"Bearer {KEY}",)}], KEY: 1}  # type: ignore[attr-defined]
+    error.add_note(f"note {KEY}")
+    error.__cause__ = RuntimeError(KEY)
+    error.__context__ = RuntimeError(KEY)
+    assert find_secret(error)
+    error.redact(KEY)
+    assert find_secret(error) == []
+    assert error.headers == {"x-echo": "[redacted]", "authorization": "[redacted]", "x-request-id": "req_1"}
+    assert error.body == {"nested": [{"deep": ("Bearer [redacted]",)}], "[redacted]": 1}  # type: ignore[attr-defined]
+    assert error.__notes__ == ["note [redacted]"]
+    assert error.__suppress_context__

@@ -164,12 +164,14 @@ def test_placeholder_keys_do_not_corrupt_text(key: str) -> None:
         ("model sk-abcdefgh3 is not a key", "model sk-abcdefgh3 is not a key"),
         ("Bearer sk-abcdefgh", "Bearer [redacted]"),
         ("url ?key=sk-abcdefgh&x=1", "url ?key=[redacted]&x=1"),
-        ("prefix-sk-abcdefgh", "prefix-sk-abcdefgh"),
+        ("prefix-sk-abcdefgh", "prefix-[redacted]"),
+        ("xsk-abcdefgh", "xsk-abcdefgh"),
+        ("sk-abcdefghé", "sk-abcdefghé"),
         ('"sk-abcdefgh"', '"[redacted]"'),
     ],
 )
 def test_only_whole_tokens_are_redacted(text: str, expected: str) -> None:
-    """PV-24: a key inside a longer token (letters, digits, '-', '_') is not an occurrence."""
+    """PV-24: a key touched by a letter or a digit is inside a longer token: not an occurrence."""
     assert redact(text, "sk-abcdefgh") == expected
 
 
