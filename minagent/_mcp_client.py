@@ -34,7 +34,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ._mcp_session import (
     LATEST_PROTOCOL_VERSION,
@@ -75,7 +75,11 @@ class MCPTool:
         load_prompts: bool = False,
         approval_mode: Any = "never_require",
         progress_callback: ProgressCallback | None = None,
+        load_tools: bool = True,
+        additional_properties: Mapping[str, Any] | None = None,
+        **unsupported: Any,
     ) -> None:
+        _reject_unsupported(unsupported)  # MCP-14
         if not isinstance(name, str) or not name:
             raise ValueError(f"an MCP tool needs a non-empty name, got {name!r}")
         if isinstance(allowed_tools, str):
@@ -88,7 +92,9 @@ class MCPTool:
         self.allowed_tools = frozenset(allowed_tools) if allowed_tools is not None else None
         self.request_timeout = request_timeout
         self.load_prompts = load_prompts
-        self.approval_mode = approval_mode
+        self.approval_mode: Any = _check_approval_mode(approval_mode)
+        self.load_tools_on_connect = load_tools
+        self.additional_properties = dict(additional_properties or {})
         self.progress_callback = progress_callback
         self.server_info: dict[str, Any] = {}
         self.server_capabilities: dict[str, Any] = {}
@@ -137,7 +143,8 @@ class MCPTool:
             self._session = Session(self._transport, name=self.name, on_notification=self._notified)
             self._session.start()
             await self._initialize()
-            await self.load_tools()
+            if self.load_tools_on_connect or self.load_prompts:
+                await self.load_tools()
         except BaseException:
             await self.close()
             raise
@@ -230,7 +237,8 @@ class MCPTool:
     async def load_tools(self) -> list[FunctionTool]:
         """Load (or reload) the server's tools; returns the new ``functions``."""
         found: list[FunctionTool] = []
-        for spec in await self._list("tools/list", "tools"):
+        specs = await self._list("tools/list", "tools") if self.load_tools_on_connect else []
+        for spec in specs:
             name = spec.get("name")
             if not isinstance(name, str) or (self.allowed_tools is not None and name not in self.allowed_tools):
                 continue  # MCP-6
@@ -269,7 +277,7 @@ class MCPTool:
             description=description if isinstance(description, str) else "",
             func=call,
             parameters=schema,
-            approval_mode=self.approval_mode,
+            approval_mode=self._approval(name),
         )
 
     def _make_prompt_function(self, name: str, spec: Mapping[str, Any]) -> FunctionTool:
@@ -290,8 +298,15 @@ class MCPTool:
             description=description if isinstance(description, str) else "",
             func=get,
             parameters={"type": "object", "properties": properties, "required": required},
-            approval_mode=self.approval_mode,
+            approval_mode=self._approval(name),
         )
+
+    def _approval(self, name: str) -> Literal["never_require", "always_require"]:
+        """The approval mode of one server tool (MCP-15)."""
+        mode = self.approval_mode
+        if isinstance(mode, Mapping):
+            return "always_require" if name in mode.get("always_require_approval", ()) else "never_require"
+        return "always_require" if mode == "always_require" else "never_require"
 
     def _notified(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/tools/list_changed":  # MCP-5
@@ -406,6 +421,42 @@ class MCPTool:
         await self._require_session().request("ping", timeout=self.request_timeout)
 
 
+# Upstream keywords minagent does not take, and what to do instead (MCP-14).
+_UNSUPPORTED = {
+    "session": "minagent's MCP tools own their connection; an MCP SDK ClientSession cannot be passed in",
+    "parse_tool_results": "results are mapped by MCP-11; post-process them in function middleware instead",
+    "parse_prompt_results": "prompt results are mapped by MCP-13; post-process them in function middleware instead",
+    "client": "sampling is not supported (spec/mcp.md, 'Not covered'); remove the argument",
+    "chat_client": "sampling is not supported (spec/mcp.md, 'Not covered'); remove the argument",
+    "sampling_approval_callback": "sampling is not supported (spec/mcp.md, 'Not covered'); remove the argument",
+    "sampling_max_tokens": "sampling is not supported (spec/mcp.md, 'Not covered'); remove the argument",
+    "sampling_max_requests": "sampling is not supported (spec/mcp.md, 'Not covered'); remove the argument",
+    "additional_tool_argument_names": "not supported; pass values to tools through function middleware",
+}
+
+
+def _check_approval_mode(mode: Any) -> Any:
+    """None, "never_require", "always_require", or upstream's per-tool mapping (MCP-15)."""
+    if mode is None:
+        return "never_require"
+    if mode in ("never_require", "always_require"):
+        return mode
+    if isinstance(mode, Mapping) and set(mode) <= {"always_require_approval", "never_require_approval"}:
+        lists = {key: value for key, value in mode.items() if value is not None}
+        if all(not isinstance(v, str) and isinstance(v, Collection) for v in lists.values()):
+            return {key: frozenset(value) for key, value in lists.items()}
+    raise ValueError(
+        "approval_mode must be 'never_require', 'always_require', None, or a mapping with "
+        f"'always_require_approval' and/or 'never_require_approval' lists of tool names, got {mode!r}"
+    )
+
+
+def _reject_unsupported(unsupported: Mapping[str, Any]) -> None:
+    for key in unsupported:
+        hint = _UNSUPPORTED.get(key, "it is not a parameter of minagent's MCP tools (spec/mcp.md, MCP-1)")
+        raise TypeError(f"MCP tool argument {key}=...: {hint}")
+
+
 # ------------------------------------------------------------------------------------------------
 # stdio
 
@@ -501,7 +552,7 @@ class MCPStdioTool(MCPTool):
         name: str,
         command: str,
         *,
-        args: Sequence[str] = (),
+        args: Sequence[str] | None = (),
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         tool_name_prefix: str | None = None,
@@ -512,7 +563,13 @@ class MCPStdioTool(MCPTool):
         approval_mode: Any = "never_require",
         progress_callback: ProgressCallback | None = None,
         shutdown_timeout: float = 2.0,
+        load_tools: bool = True,
+        encoding: str | None = None,
+        additional_properties: Mapping[str, Any] | None = None,
+        **unsupported: Any,
     ) -> None:
+        if encoding is not None and encoding.replace("-", "").replace("_", "").lower() != "utf8":
+            raise ValueError(f"encoding={encoding!r}: MCP messages are UTF-8 by the specification; leave encoding out")
         super().__init__(
             name,
             description=description,
@@ -522,11 +579,14 @@ class MCPStdioTool(MCPTool):
             load_prompts=load_prompts,
             approval_mode=approval_mode,
             progress_callback=progress_callback,
+            load_tools=load_tools,
+            additional_properties=additional_properties,
+            **unsupported,
         )
         if isinstance(args, str):
             raise TypeError("args must be a sequence of strings, not one string")
         self.command = command
-        self.args = list(args)
+        self.args = list(args or ())
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
         self.shutdown_timeout = shutdown_timeout

@@ -168,3 +168,19 @@ async def test_server_shared_by_two_agents_stays_until_the_last_exits() -> None:
         assert server.is_connected
         assert [t.name for t in server.functions] == ["echo"]
     assert not server.is_connected
+
+
+async def test_approval_modes_apply_per_tool() -> None:
+    """MCP-15: the per-tool approval mapping marks the listed tools; the loop asks before calling them."""
+    server = fastmcp(allowed_tools=["echo", "weather"], approval_mode={"always_require_approval": ["echo"]})
+    client = ScriptedChatClient([call("echo", {"text": "x"})])
+    async with Agent(client, tools=[server]) as agent:
+        modes = {t.name: t.approval_mode for t in server.functions}
+        assert modes == {"echo": "always_require", "weather": "never_require"}
+        response = await agent.run("go")
+    assert [c.type for m in response.messages for c in m.contents] == ["function_call", "function_approval_request"]
+    assert response.user_input_requests[0].function_call.name == "echo"
+    with pytest.raises(ValueError, match="approval_mode must be"):
+        fastmcp(approval_mode="sometimes")
+    with pytest.raises(ValueError, match="approval_mode must be"):
+        fastmcp(approval_mode={"always_require_approval": "echo"})

@@ -130,3 +130,21 @@ async def test_http_request_timeout() -> None:
     finally:
         blocked.set()
         await runner.cleanup()
+
+
+def test_http_upstream_keywords() -> None:
+    """MCP-14: http_client and header_provider say to use headers=; terminate_on_close=False skips DELETE."""
+    with pytest.raises(TypeError, match=r"http_client=\.\.\.: .*headers="):
+        MCPStreamableHTTPTool("x", "http://127.0.0.1:1/mcp", http_client=object())
+    with pytest.raises(TypeError, match=r"header_provider=\.\.\.: pass the headers"):
+        MCPStreamableHTTPTool("x", "http://127.0.0.1:1/mcp", header_provider=object())
+    with pytest.raises(ValueError, match="http:// or https://"):
+        MCPStreamableHTTPTool("x", "ftp://example.com/mcp")
+
+
+async def test_terminate_on_close_false_keeps_the_session() -> None:
+    """MCP-14: with terminate_on_close=False no DELETE is sent."""
+    async with fake_server() as (fake, url):
+        async with MCPStreamableHTTPTool("fake", url, terminate_on_close=False):
+            pass
+        assert not [m for m, _ in fake.seen if m == "DELETE"]

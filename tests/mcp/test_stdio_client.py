@@ -290,3 +290,31 @@ async def test_stubborn_server_is_killed() -> None:
     with pytest.raises(MCPTimeoutError):
         await tool.connect()
     assert not [p for p in our_processes() if "stubborn_server.py" in p[2]]
+
+
+@pytest.mark.parametrize(
+    ("keyword", "hint"),
+    [
+        ("session", "own their connection"),
+        ("parse_tool_results", "function middleware"),
+        ("chat_client", "sampling is not supported"),
+        ("sampling_max_tokens", "sampling is not supported"),
+        ("made_up", "not a parameter"),
+    ],
+)
+def test_upstream_keywords_not_taken_say_what_to_do(keyword: str, hint: str) -> None:
+    """MCP-14: an upstream keyword minagent does not take is a TypeError naming it, with a hint."""
+    with pytest.raises(TypeError, match=rf"{keyword}=\.\.\.: .*{hint}"):
+        MCPStdioTool("x", PYTHON, **{keyword: object()})
+    with pytest.raises(ValueError, match="UTF-8"):
+        MCPStdioTool("x", PYTHON, encoding="latin-1")
+
+
+async def test_upstream_keywords_taken() -> None:
+    """MCP-14: args=None, approval_mode=None, encoding='utf-8' work; load_tools=False offers no tools."""
+    tool = MCPStdioTool("x", PYTHON, args=None, approval_mode=None, encoding="utf-8", additional_properties={"a": 1})
+    assert tool.args == []
+    assert tool.approval_mode == "never_require"
+    assert tool.additional_properties == {"a": 1}
+    async with fastmcp(load_tools=False, load_prompts=True) as server:
+        assert [t.name for t in server.functions] == ["review"]

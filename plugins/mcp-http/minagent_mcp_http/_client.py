@@ -41,7 +41,10 @@ _QUEUE_END: Any = object()
 
 
 class _HTTPTransport:
-    def __init__(self, url: str, headers: Mapping[str, str], name: str, http: aiohttp.ClientSession) -> None:
+    def __init__(
+        self, url: str, headers: Mapping[str, str], name: str, http: aiohttp.ClientSession, *, delete_on_close: bool
+    ) -> None:
+        self.delete_on_close = delete_on_close
         self.url = url
         self.name = name
         self._headers = dict(headers)
@@ -186,7 +189,7 @@ class _HTTPTransport:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         try:
-            if self.session_id is not None:
+            if self.session_id is not None and self.delete_on_close:
                 with contextlib.suppress(aiohttp.ClientError, TimeoutError):
                     async with asyncio.timeout(5):
                         response = await self._http.delete(self.url, headers=self._request_headers("application/json"))
@@ -212,7 +215,17 @@ class MCPStreamableHTTPTool(MCPTool):
         description: str | None = None,
         approval_mode: Any = "never_require",
         progress_callback: ProgressCallback | None = None,
+        load_tools: bool = True,
+        terminate_on_close: bool = True,
+        additional_properties: Mapping[str, Any] | None = None,
+        **unsupported: Any,
     ) -> None:
+        for key, hint in (
+            ("http_client", "the plugin uses its own aiohttp session; pass headers=... for what the client added"),
+            ("header_provider", "pass the headers with headers=..."),
+        ):
+            if key in unsupported:
+                raise TypeError(f"MCP tool argument {key}=...: {hint}")
         super().__init__(
             name,
             description=description,
@@ -222,7 +235,11 @@ class MCPStreamableHTTPTool(MCPTool):
             load_prompts=load_prompts,
             approval_mode=approval_mode,
             progress_callback=progress_callback,
+            load_tools=load_tools,
+            additional_properties=additional_properties,
+            **unsupported,
         )
+        self.terminate_on_close = terminate_on_close
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             raise ValueError(f"url must be an http:// or https:// URL, got {url!r}")
         self.url = url
@@ -235,7 +252,7 @@ class MCPStreamableHTTPTool(MCPTool):
 
     async def _open_transport(self) -> Transport:
         http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=30))
-        return _HTTPTransport(self.url, self._headers, self.name, http)
+        return _HTTPTransport(self.url, self._headers, self.name, http, delete_on_close=self.terminate_on_close)
 
     def _initialized(self, protocol_version: str) -> None:
         if isinstance(self._transport, _HTTPTransport):
