@@ -61,6 +61,19 @@ _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 MAX_LINE_BYTES = 32 * 1024 * 1024
 
 
+# MCP's syslog levels (RFC 5424) as logging levels (MCP-9).
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
 class MCPTool:
     """One MCP server as a set of tools; subclasses provide ``_open_transport`` (MCP-1)."""
 
@@ -315,9 +328,8 @@ class MCPTool:
         elif method == "notifications/progress":
             self._on_progress(params)
         elif method == "notifications/message":
-            level = params.get("level")
-            number = logging.getLevelName(str(level).upper()) if isinstance(level, str) else logging.INFO
-            logger.log(number if isinstance(number, int) else logging.INFO, "MCP %s: %s", self.name, params.get("data"))
+            level = _LOG_LEVELS.get(str(params.get("level")), logging.INFO)
+            logger.log(level, "MCP %s: %s", self.name, params.get("data"))
 
     async def _reload_tools(self) -> None:
         try:

@@ -82,6 +82,13 @@ async def slow(seconds: float, ctx: Context[Any, Any, Any]) -> str:
 
 
 @server.tool()
+async def chatty(ctx: Context[Any, Any, Any]) -> str:
+    """Sends a log message to the client."""
+    await ctx.warning("careful now")
+    return "said"
+
+
+@server.tool()
 def crash() -> str:
     """The process dies mid-call."""
     sys.stderr.write("about to crash\n")

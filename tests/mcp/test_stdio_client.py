@@ -118,6 +118,16 @@ async def test_stderr_is_forwarded_to_logging(caplog: pytest.LogCaptureFixture) 
     assert any("stderr" in r.getMessage() for r in caplog.records if r.name == "minagent.mcp")
 
 
+async def test_log_messages_reach_logging(caplog: pytest.LogCaptureFixture) -> None:
+    """MCP-9: notifications/message is logged at its level."""
+    with caplog.at_level(logging.INFO, logger="minagent.mcp"):
+        async with fastmcp() as server:
+            await server.call_tool("chatty", {})
+    [record] = [r for r in caplog.records if "careful now" in r.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert record.getMessage() == "MCP test: careful now"
+
+
 async def test_cancelled_call_cancels_on_the_server(tmp_path: Path) -> None:
     """MCP-7: cancelling the caller sends notifications/cancelled; the server stops the tool."""
     marker = tmp_path / "marker"
