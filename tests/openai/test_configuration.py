@@ -246,3 +246,41 @@ def test_the_azure_entry_point() -> None:
     """OA-32, PV-22: get_client('azure_openai') builds the Azure client."""
     client = get_client("azure_openai", deployment="d", endpoint="https://x", api_version="v", api_key="k")
     assert isinstance(client, AzureOpenAIChatClient)
+
+
+def test_a_loop_closed_without_shutting_down_its_generators() -> None:
+    """PV-37: run_until_complete + close() (no shutdown_asyncgens): the next loop still works."""
+
+    async def main() -> None:
+        async with FakeOpenAI() as server:
+            server.script_text("one")
+            server.script_text("two")
+            client = server.make_client()
+
+            def bare_loop() -> str:
+                loop = asyncio.new_event_loop()
+                try:
+                    return loop.run_until_complete(client.get_response([Message("user", ["Hi"])])).text
+                finally:
+                    loop.close()
+
+            def run_once() -> str:
+                async def call() -> str:
+                    async with client:
+                        return (await client.get_response([Message("user", ["Hi"])])).text
+
+                return asyncio.run(call())
+
+            first = await asyncio.to_thread(bare_loop)
+            second = await asyncio.to_thread(run_once)
+            assert (first, second) == ("one", "two")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+        gc.collect()
+    messages = [str(w.message) for w in caught]
+    assert [m for m in messages if "Unclosed client session" in m or "Unclosed connector" in m] == []
+    assert [m for m in messages if "never awaited" in m] == []
+    # The dead loop's sockets cannot be closed any more (documented in PV-37); only they may warn.
+    assert all("unclosed transport" in m for m in messages if "nclosed" in m)
