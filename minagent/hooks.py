@@ -405,13 +405,12 @@ def _then(
     final: list[Any] = []
 
     async def source() -> AsyncIterator[Any]:
-        iterator = aiter(stream)
+        iterator = stream.__aiter__()
         try:
             async for update in iterator:
                 yield update
         finally:
-            if (close := getattr(iterator, "aclose", None)) is not None:
-                await close()
+            await iterator.aclose()
         response, extra = await after(await stream.get_final_response())
         for update in extra:
             yield update
@@ -620,15 +619,14 @@ async def _wrap_model(owner: HookMiddleware, context: ChatContext, call_next: Ca
             stream = await _leaf(context, call_next, req)
             if not isinstance(stream, ResponseStream):
                 raise MiddlewareException(f"{where}: the model call did not produce a ResponseStream while streaming")
-            iterator = aiter(stream)
+            iterator = stream.__aiter__()
             try:
                 async for update in iterator:
                     handler.streamed += 1
                     queue.put_nowait(update)
                     await queue.join()  # back-pressure: one update at a time (HK-7)
             finally:
-                if (close := getattr(iterator, "aclose", None)) is not None:
-                    await close()
+                await iterator.aclose()
             final_response: ChatResponse = await stream.get_final_response()
             return final_response
 

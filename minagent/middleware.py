@@ -221,7 +221,7 @@ class _PerRun(HookMiddleware):
 
     def _counts(self) -> _RunCounts:
         counts = _RUN.get({}).get(id(self))
-        if counts is None:
+        if counts is None:  # pragma: no cover - before_agent is compiled in with every hook of these classes
             raise MinagentError(f"{type(self).__name__} needs an Agent run: pass it to Agent(middleware=[...])")
         return counts
 
@@ -513,10 +513,10 @@ def clean_cut(messages: Sequence[Message], wanted: int) -> int:
     for cut in range(wanted, len(messages)):
         if _clean_cut(messages, cut):
             return cut
-    for cut in range(wanted, -1, -1):
+    for cut in range(wanted, 0, -1):
         if _clean_cut(messages, cut):
             return cut
-    return 0
+    return 0  # keeping everything is always clean
 
 
 def _split_system(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:
@@ -689,7 +689,7 @@ class Redact(ChatMiddleware):
     async def _redacted(self, stream: ResponseStream[Any, Any]) -> AsyncIterator[ChatResponseUpdate]:
         pending = ""
         hold = self.max_secret_length - 1
-        iterator = aiter(stream)
+        iterator = stream.__aiter__()
         try:
             async for update in iterator:
                 contents: list[Content] = []
@@ -706,8 +706,7 @@ class Redact(ChatMiddleware):
                     contents.append(c)
                 yield replace(update, contents=contents)
         finally:
-            if (close := getattr(iterator, "aclose", None)) is not None:
-                await close()
+            await iterator.aclose()
         if pending:
             yield ChatResponseUpdate([Content.from_text(self.redact(pending))], "assistant")
 

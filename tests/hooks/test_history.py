@@ -137,6 +137,8 @@ def test_call_awaiting_approval_is_exempt():
     ]
     assert is_valid_history(history)
     assert repair_history(history) == history
+    broken = [*history, Message("tool", [_result("zzz")])]  # invalid elsewhere: the pending call stays as it is
+    assert repair_history(broken) == history
 
 
 @pytest.mark.parametrize("role", ["assistant", "tool"])

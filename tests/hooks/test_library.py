@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 from collections.abc import AsyncIterator
 from typing import Any
@@ -141,9 +142,13 @@ async def test_retry_never_after_a_streamed_update():
     client = BreaksMidStream()
     stream = Agent(client, middleware=[ModelRetry(3, sleep=Sleeps())]).run("x", stream=True)
     seen = []
-    with pytest.raises(Transient, match="cut"):
+
+    async def consume():
         async for update in stream:
             seen.append(update.text)
+
+    with pytest.raises(Transient, match="cut"):
+        await consume()
     assert seen == ["par"]
     assert client.calls == 1
 
@@ -328,9 +333,7 @@ async def test_tool_retry_skips_declarations_and_other_tools(stream):
     """ML-7: declaration-only calls and tools not named are not retried."""
     declared = {"name": "ask", "parameters": {"type": "object", "properties": {}}}
     client = ScriptedChatClient([[call("ask")]])
-    result = await run(
-        Agent(client, tools=[declared], middleware=[ToolRetry(3, sleep=Sleeps())]), "x", stream=stream
-    )
+    result = await run(Agent(client, tools=[declared], middleware=[ToolRetry(3, sleep=Sleeps())]), "x", stream=stream)
     assert [c.name for c in result.user_input_requests] == ["ask"]
 
     @tool
@@ -340,7 +343,9 @@ async def test_tool_retry_skips_declarations_and_other_tools(stream):
 
     sleeps = Sleeps()
     client = ScriptedChatClient([[call("boom")], "ok"])
-    await run(Agent(client, tools=[boom], middleware=[ToolRetry(3, tool_names=["other"], sleep=sleeps)]), "x", stream=stream)
+    await run(
+        Agent(client, tools=[boom], middleware=[ToolRetry(3, tool_names=["other"], sleep=sleeps)]), "x", stream=stream
+    )
     assert sleeps.delays == []
 
 
@@ -436,11 +441,16 @@ def _history(shape: list[str]) -> list[Message]:
         elif kind == "a":
             out.append(Message("assistant", [f"a{n}"]))
         elif kind == "p":
-            out += [Message("assistant", [call("f", call_id=f"p{n}")]), Message("tool", [Content.from_function_result(f"p{n}", "r")])]
+            out += [
+                Message("assistant", [call("f", call_id=f"p{n}")]),
+                Message("tool", [Content.from_function_result(f"p{n}", "r")]),
+            ]
         else:
             out += [
                 Message("assistant", [call("f", call_id=f"b{n}"), call("g", call_id=f"c{n}")]),
-                Message("tool", [Content.from_function_result(f"b{n}", "r"), Content.from_function_result(f"c{n}", "r")]),
+                Message(
+                    "tool", [Content.from_function_result(f"b{n}", "r"), Content.from_function_result(f"c{n}", "r")]
+                ),
             ]
     return out
 
@@ -499,7 +509,11 @@ async def test_summarizer(stream):
     client = ScriptedChatClient(["answer"])
     summarizer = Summarizer(summarizer_client, trigger_messages=3, keep_last=1)
     agent = Agent(client, instructions="sys", middleware=[summarizer])
-    old = [Message("user", ["q1"]), Message("assistant", [call("f", call_id="k")]), Message("tool", [Content.from_function_result("k", "r")])]
+    old = [
+        Message("user", ["q1"]),
+        Message("assistant", [call("f", call_id="k")]),
+        Message("tool", [Content.from_function_result("k", "r")]),
+    ]
     thread = agent.get_new_thread(messages=[*old, Message("assistant", ["a1"])])
     result = await run(agent, "q2", stream=stream, thread=thread)
     assert result.text == "answer"
@@ -549,7 +563,7 @@ def test_streamed_secret_split_anywhere_is_redacted(cuts):
     """ML-12: wherever the chunk boundaries fall, the streamed text and the final text equal the redacted
     full text."""
     bounds = [0, *sorted(cuts), len(TEXT)]
-    chunks = [TEXT[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    chunks = [TEXT[a:b] for a, b in itertools.pairwise(bounds)]
     expected = TEXT.replace(SECRET, "[REDACTED]")
     client = ScriptedChatClient([text_chunks(*chunks)])
     result = asyncio.run(ask(client, "x", stream=True, middleware=[Redact(PATTERNS, max_secret_length=30)]))
