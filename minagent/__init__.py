@@ -18,6 +18,7 @@ from ._exceptions import (
     StreamError,
     UserInputRequiredError,
 )
+from ._history import is_valid_history, repair_history
 from ._loop import Inbox
 from ._middleware import (
     AgentContext,
@@ -172,7 +173,9 @@ __all__ = [
     "chat_middleware",
     "function_middleware",
     "get_client",
+    "is_valid_history",
     "merge_options",
     "normalize_messages",
+    "repair_history",
     "tool",
 ]
