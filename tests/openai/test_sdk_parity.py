@@ -277,3 +277,33 @@ async def test_a_stream_the_sdk_cannot_parse() -> None:
                     await asyncio.sleep(0.01)
         finally:
             await sdk.close()
+
+
+@pytest.mark.parametrize("auth", ["api_key", "ad_token"])
+async def test_azure_requests_equal_the_sdks(auth: str) -> None:
+    """OA-32, OA-33: AzureOpenAIChatClient sends what openai.AsyncAzureOpenAI sends."""
+    from minagent_openai import AzureOpenAIChatClient
+
+    async with FakeOpenAI() as server:
+        server.add(replay(transcript("plain_text.sse")), replay(transcript("plain_text.sse")))
+        endpoint = server.base_url.removesuffix("/v1")
+        credentials = {"api_key": "azure-key-0123456789"} if auth == "api_key" else {"ad_token": "entra-0123456789"}
+        async with AzureOpenAIChatClient("prod-4o", endpoint=endpoint, api_version="2024-10-21", **credentials) as ours:
+            await ours.get_response([Message("user", ["Hi"])])
+        sdk_credentials = (
+            {"api_key": "azure-key-0123456789"} if auth == "api_key" else {"azure_ad_token": "entra-0123456789"}
+        )
+        sdk = openai.AsyncAzureOpenAI(
+            azure_endpoint=endpoint, api_version="2024-10-21", max_retries=0, **sdk_credentials
+        )
+        try:
+            await sdk.chat.completions.create(model="prod-4o", messages=[{"role": "user", "content": "Hi"}])
+        finally:
+            await sdk.close()
+        mine, theirs = server.requests()
+        mine_headers, their_headers = ({k.lower(): v for k, v in h.items()} for h in server.headers)
+    assert mine == theirs
+    assert server.paths[0] == server.paths[1] == "/openai/deployments/prod-4o/chat/completions"
+    assert server.queries[0] == server.queries[1] == [("api-version", "2024-10-21")]
+    for name in ("api-key", "authorization"):
+        assert mine_headers.get(name) == their_headers.get(name), name
