@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ._exceptions import MiddlewareTermination, MinagentError, UserInputRequiredError
-from ._middleware import CallNext, ChatContext, ChatMiddleware
+from ._middleware import AgentContext, CallNext, ChatContext, ChatMiddleware, MiddlewareFn, agent_middleware
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
 from ._types import Content, Message
@@ -204,7 +204,6 @@ class ModelFallback(HookMiddleware):
 
 @dataclass
 class _RunCounts:
-    previous: dict[int, _RunCounts]
     thread: Any = None
     model: int = 0
     tools: int = 0
@@ -221,28 +220,30 @@ class _PerRun(HookMiddleware):
 
     def _counts(self) -> _RunCounts:
         counts = _RUN.get({}).get(id(self))
-        if counts is None:  # pragma: no cover - before_agent is compiled in with every hook of these classes
+        if counts is None:  # pragma: no cover - run_scope is compiled in with every hook of these classes
             raise MinagentError(f"{type(self).__name__} needs an Agent run: pass it to Agent(middleware=[...])")
         return counts
 
-    def before_agent(self, state: HookState) -> Any:
-        current = _RUN.get({})
-        counts = _RunCounts(current, state.thread)
-        _RUN.set({**current, id(self): counts})
-        return self._start(state, counts)
+    def __minagent_middleware__(self) -> list[MiddlewareFn]:
+        """The run scope first (outermost of this middleware's parts), then the hooks (HK-1)."""
+        owner = self
 
-    def after_agent(self, state: HookState) -> Any:
-        counts = _RUN.get({}).get(id(self))
-        if counts is None:  # pragma: no cover - before_agent always ran first
-            return None
-        _RUN.set(counts.previous)
-        return self._finish(counts)
+        async def run_scope(context: AgentContext, call_next: CallNext) -> None:
+            """Fresh counts for this run; the previous value is restored however the run ends, also
+            when it fails, so nothing outlives the run (a stream restores it in its cleanup, ST-6)."""
+            previous = _RUN.get({})
+            _RUN.set({**previous, id(owner): _RunCounts(context.thread)})
+            if context.stream:
+                context.stream_cleanup_hooks.append(lambda: _RUN.set(previous))
+                await call_next()
+                return
+            try:
+                await call_next()
+            finally:
+                _RUN.set(previous)
 
-    def _start(self, state: HookState, counts: _RunCounts) -> Any:
-        return None
-
-    def _finish(self, counts: _RunCounts) -> Any:
-        return None
+        run_scope.__qualname__ = run_scope.__name__ = f"{self.name}.run_scope"
+        return [agent_middleware(run_scope), *super().__minagent_middleware__()]
 
     def _thread_key(self) -> str:
         return f"minagent.middleware.{type(self).__name__}"
@@ -342,8 +343,8 @@ class ToolCallLimit(_PerRun):
             raise MiddlewareTermination(result=self.TEXT)
         return self.TEXT
 
-    def _finish(self, counts: _RunCounts) -> Any:
-        return {"messages": [Message("assistant", [self.END_TEXT])]} if counts.ended else None
+    def after_agent(self, state: HookState) -> Any:
+        return {"messages": [Message("assistant", [self.END_TEXT])]} if self._counts().ended else None
 
 
 class ToolRetry(HookMiddleware):
@@ -434,8 +435,8 @@ class HumanApproval(_PerRun):
         self.policy = dict(policy)
         self.default = default
 
-    def _start(self, state: HookState, counts: _RunCounts) -> Any:
-        answers = counts.approvals
+    def before_agent(self, state: HookState) -> Any:
+        answers = self._counts().approvals
         for message in state.messages:
             for c in message.contents:
                 if c.type == "function_approval_response" and c.function_call is not None:
