@@ -426,9 +426,9 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
             continue
         items = source if isinstance(source, list | tuple) else (source,)
         for item in items:
-            expand = None if isinstance(item, type) else getattr(item, "__minagent_middleware__", None)
+            expand = getattr(type(item), "__minagent_middleware__", None)  # looked up on the type, as dunders are
             if expand is not None:  # HK-1: an object that compiles to middleware takes its place in the list
-                for key, fns in zip(found, categorize_middleware(expand()), strict=True):
+                for key, fns in zip(found, categorize_middleware(expand(item)), strict=True):
                     found[key].extend(fns)
                 continue
             layer = middleware_layer(item)

@@ -287,6 +287,19 @@ async def test_tool_call_limit_end_and_error(stream):
         await run(agent, "x", stream=stream)
 
 
+@BOTH_MODES
+async def test_run_state_does_not_outlive_a_failed_run(stream):
+    """ML-5: the per-run counts are gone after the run, also when it failed."""
+    from minagent.middleware import _RUN
+
+    agent = Agent(ScriptedChatClient([Transient("x")]), middleware=[ModelCallLimit(run_limit=1)])
+    with pytest.raises(Transient):
+        await run(agent, "x", stream=stream)
+    assert _RUN.get({}) == {}
+    await run(Agent(ScriptedChatClient(["ok"]), middleware=[ModelCallLimit(run_limit=1)]), "x", stream=stream)
+    assert _RUN.get({}) == {}
+
+
 async def test_concurrent_runs_count_apart():
     """ML-5: two runs at once on one agent each have their own count."""
     client = ScriptedChatClient(["a", "b"])
