@@ -136,24 +136,20 @@ item = st.one_of(
 )
 
 
-@settings(max_examples=60)
-@given(st.lists(item, max_size=5), st.booleans(), st.booleans())
-def test_random_stacks_follow_the_ordering_contract(stack: list[Any], stream: bool, at_run: bool) -> None:
+@settings(max_examples=80)
+@given(st.lists(item, max_size=5), st.booleans(), st.integers(0, 5))
+def test_random_stacks_follow_the_ordering_contract(stack: list[Any], stream: bool, split: int) -> None:
     """HK-2, HK-1, HK-4, HK-6: any stack of hook middleware (def or async def hooks) and plain
-    middleware of any layer, given to the agent or to run(), logs in the order the contract
-    predicts, in both modes."""
+    middleware of any layer, the first `split` given to the agent and the rest to run() (agent-level
+    outside run-level, MW-4), logs in the order the contract predicts, in both modes."""
     log: list[str] = []
     built = [
         _plain(i, entry[1], log) if entry[0] == "plain" else _hook_class(i, entry[1], entry[2], log)
         for i, entry in enumerate(stack)
     ]
     client = ScriptedChatClient([[call("tool_t")], "done"])
-    if at_run:
-        agent = Agent(client, tools=[tool_t])
-        result = asyncio.run(run(agent, "go", stream=stream, middleware=built))
-    else:
-        agent = Agent(client, tools=[tool_t], middleware=built)
-        result = asyncio.run(run(agent, "go", stream=stream))
+    agent = Agent(client, tools=[tool_t], middleware=built[:split])
+    result = asyncio.run(run(agent, "go", stream=stream, middleware=built[split:]))
     assert result.text == "done"
     contract = [(e[0], e[1]) for e in stack]
     assert log == _expected(contract)
