@@ -126,6 +126,8 @@ class ModelRequest:
             changes["messages"] = tuple(changes["messages"])
         if "tools" in changes:
             changes["tools"] = tuple(normalize_tools(changes["tools"]))
+            if not changes["tools"] and "tool_choice" not in changes and self.tool_choice in ("auto", "required"):
+                changes["tool_choice"] = None  # no tools left: providers refuse a tool choice (HK-8)
         if "options" in changes:
             bad = [k for k in changes["options"] if k in _OPTION_FIELDS]
             if bad:
@@ -140,8 +142,6 @@ class ModelRequest:
             value = list(self.tools) if name == "tools" else getattr(self, name)
             if value is not None and value != []:
                 options[name] = value
-        if not self.tools and options.get("tool_choice") in ("auto", "required"):
-            del options["tool_choice"]  # no tools left: a tool choice would be refused by providers
         return options
 
     @classmethod

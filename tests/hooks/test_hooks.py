@@ -617,3 +617,27 @@ async def test_decorators_make_named_hook_middleware(stream):
     assert log == ["start", "model", "finish"]
     with pytest.raises(TypeError, match="decorates a function"):
         before_model(3)  # type: ignore[arg-type]
+
+
+@BOTH_MODES
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"tool_choice": "required", "temperature": 0.5},
+        {"response_format": {"type": "json_object"}, "metadata": {"a": "b"}, "tool_choice": "none"},
+    ],
+)
+async def test_unchanged_request_sends_what_the_call_would_send(stream, options):
+    """HK-8: a wrap hook that passes the request on unchanged changes nothing the provider receives."""
+
+    @wrap_model_call
+    async def passthrough(request, handler):
+        return await handler(request)
+
+    plain, wrapped = ScriptedChatClient(["x"]), ScriptedChatClient(["x"])
+    for client, middleware in ((plain, []), (wrapped, [passthrough])):
+        agent = Agent(client, instructions="hi", default_options=options, middleware=middleware)
+        await run(agent, "x", stream=stream)
+    assert wrapped.requests[0].options == plain.requests[0].options
+    assert wrapped.requests[0].texts == plain.requests[0].texts
