@@ -164,9 +164,21 @@ async def test_azure_v1_base_url_and_ad_token() -> None:
         assert "api-key" not in server.headers[0]
 
 
+async def test_azure_ad_token_from_the_environment_wins_over_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OA-32: AZURE_OPENAI_AD_TOKEN is the default ad_token, and a token wins over a key."""
+    monkeypatch.setenv("AZURE_OPENAI_AD_TOKEN", "entra-env-0123456789")
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-key-0123456789")
+    async with FakeOpenAI() as server:
+        server.script_text("ok")
+        async with AzureOpenAIChatClient("dep", base_url=server.base_url) as client:
+            await _ask(client, False)
+        assert server.headers[0]["Authorization"] == "Bearer entra-env-0123456789"
+        assert "api-key" not in server.headers[0]
+
+
 def test_azure_configuration_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     """OA-32: a missing endpoint or version names the argument and the variable."""
-    for name in ("AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION", "AZURE_OPENAI_API_KEY"):
+    for name in ("AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ValueError, match="AZURE_OPENAI_ENDPOINT"):
         AzureOpenAIChatClient("dep", api_version="2024-10-21")

@@ -562,8 +562,9 @@ class AzureOpenAIChatClient(OpenAIChatClient):
 
     ``POST {endpoint}/openai/deployments/{deployment}/chat/completions?api-version=...`` with
     the ``api-key`` header (or ``Authorization: Bearer <ad_token>`` for an Entra ID token).
-    ``endpoint``, ``api_key`` and ``api_version`` default to ``AZURE_OPENAI_ENDPOINT``,
-    ``AZURE_OPENAI_API_KEY`` and ``OPENAI_API_VERSION``; ``base_url`` replaces the
+    ``endpoint``, ``api_key``, ``ad_token`` and ``api_version`` default to
+    ``AZURE_OPENAI_ENDPOINT``, ``AZURE_OPENAI_API_KEY``, ``AZURE_OPENAI_AD_TOKEN`` and
+    ``OPENAI_API_VERSION``; ``base_url`` replaces the
     deployment URL (for example ``{endpoint}/openai/v1``, where ``api_version`` is optional).
     Every other argument is the one of `OpenAIChatClient`.
     """
@@ -593,7 +594,7 @@ class AzureOpenAIChatClient(OpenAIChatClient):
                 raise ValueError("AzureOpenAIChatClient needs api_version= or OPENAI_API_VERSION")
             base_url = f"{endpoint.rstrip('/')}/openai/deployments/{deployment}"
         key = api_key if api_key is not None else os.environ.get("AZURE_OPENAI_API_KEY", "")
-        self._ad_token = Secret(ad_token or "")
+        self._ad_token = Secret(ad_token if ad_token is not None else os.environ.get("AZURE_OPENAI_AD_TOKEN", ""))
         query = dict(default_query or {})
         if version is not None:
             query["api-version"] = version
