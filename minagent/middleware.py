@@ -638,6 +638,12 @@ class Redact(ChatMiddleware):
     shows whether they start a secret, so a secret split across chunk boundaries is still caught.
     """
 
+    # Ready-made patterns (ML-11); combine them with your own: Redact([Redact.EMAIL, r"acct-\d{8}"]).
+    EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+    IPV4 = r"\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b"
+    CREDIT_CARD = r"\b(?:\d[ -]?){12,18}\d\b"
+    API_KEY = r"\b(?:sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36})\b"
+
     def __init__(
         self,
         patterns: Sequence[str | re.Pattern[str]],

@@ -619,3 +619,17 @@ async def test_redact_flushes_before_other_contents():
     first = result.messages[0]
     assert [c.type for c in first.contents][-1] == "function_call"
     assert first.text == "a [REDACTED]"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        (Redact.EMAIL, "mail ann.lee+x@mail.example.org now", "mail [REDACTED] now"),
+        (Redact.IPV4, "host 192.168.10.255 and 999.1.1.1", "host [REDACTED] and 999.1.1.1"),
+        (Redact.CREDIT_CARD, "card 4111 1111 1111 1111 ok, order 12345", "card [REDACTED] ok, order 12345"),
+        (Redact.API_KEY, "key sk-proj_abcdefghijklmnop1234 and AKIAABCDEFGHIJKLMNOP", "key [REDACTED] and [REDACTED]"),
+    ],
+)
+def test_ready_made_patterns(pattern, text, expected):
+    """ML-11: the ready-made patterns find what they name and leave look-alikes alone."""
+    assert Redact([pattern]).redact(text) == expected
