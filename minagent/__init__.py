@@ -19,6 +19,8 @@ from ._exceptions import (
     UserInputRequiredError,
 )
 from ._history import is_valid_history, repair_history
+from ._convert import ArgumentConversionError
+from ._limits import ArgumentLimits, argument_limits, set_argument_limits
 from ._loop import Inbox
 from ._middleware import (
     AgentContext,
@@ -110,6 +112,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "FORMAT_VERSION",
+    "ArgumentConversionError",
+    "ArgumentLimits",
     "Agent",
     "AgentContext",
     "AgentMiddleware",
@@ -169,6 +173,7 @@ __all__ = [
     "ValidationIssue",
     "__version__",
     "agent_middleware",
+    "argument_limits",
     "categorize_middleware",
     "chat_middleware",
     "function_middleware",
@@ -176,6 +181,7 @@ __all__ = [
     "is_valid_history",
     "merge_options",
     "normalize_messages",
+    "set_argument_limits",
     "repair_history",
     "tool",
 ]

@@ -164,12 +164,12 @@ class BaseChatClient:
             client_kwargs={**kwargs, **(client_kwargs or {})},
         )
         if stream:
-            return ResponseStream(loop.updates(), finalizer=lambda _updates: loop.final_response())
+            return ResponseStream(loop.drive(), finalizer=lambda _updates: loop.final_response())
         return _run_to_end(loop)
 
 
 async def _run_to_end(loop: ToolLoop) -> ChatResponse:
-    async for _ in loop.updates():
+    async for _ in loop.drive():
         pass
     return loop.final_response()
 

@@ -1,63 +1,105 @@
-"""The function-invocation loop: one algorithm for streaming and non-streaming (spec/loop.md).
+"""The function-invocation loop: outcomes, one table, one driver for both modes (spec/loop.md).
 
 Theory of operation
 -------------------
 One `ToolLoop` object serves one ``get_response`` call. It owns the run's **transcript**: the
-list of messages the next model call receives, shared with every
-``FunctionInvocationContext.messages`` (design decision 2). Everything the run adds to the
-conversation — model responses, tool results, injected messages — is appended to the transcript
-and to ``new_messages``, which becomes the returned response (design decision 7).
+list of messages the next model call receives, which every ``FunctionInvocationContext.messages``
+reads (design decision 2). Everything the run adds to the conversation — model responses, tool
+results, injected messages — is appended to the transcript and to ``new_messages``, which becomes
+the returned response (design decision 7).
 
-``ToolLoop.updates()`` is an async generator. In streaming mode it yields every update as it is
-produced (the model's updates, then a tool update per batch, approval requests, injected
-messages); in non-streaming mode it yields nothing and is simply run to its end. Both modes run
-the same steps, so they build the same final response (LP-2):
+The control flow is data. Each step ends in an `Outcome`; `NEXT_STEP` maps the outcome, and
+whether the call budget of ``max_iterations`` has room for another tool round, to the next
+`Step` (the table "The loop as a table" in spec/loop.md, which a test reads):
 
-    resume answered approvals (LP-14)
-    repeat, at most max_iterations tool rounds, then one final call without tools (LP-7):
-        drain the inbox into the transcript (LP-16)
-        call the model through the chat middleware pipeline (LP-3)
-        no actionable calls -> done, unless the inbox received messages meanwhile (LP-17)
-        approval needed -> return the requests (LP-13)
-        run the batch concurrently through function middleware (LP-4, LP-5)
-        append ONE tool message in call order, then messages added during the batch (LP-15)
-        termination / pending declaration-only call / tool_choice "required" -> done (LP-10, LP-11)
-        error or call limit reached -> the next call is the last, with tool_choice "none" (LP-8)
+    step         what it does, in this order                                     outcomes
+    resume       run the calls the caller approved or rejected (LP-14)           ran, limited, terminated,
+                                                                                 pending
+    call model   drain the inbox (LP-16); call the model through chat            answered, steered, calls,
+                 middleware (LP-3); record the response (LP-9, LP-26, LP-27)     approval
+    last call    the same with tool_choice "none" (LP-7, LP-8)                   answered
+    run batch    run the calls (`_calls.CallRunner`); append ONE tool message    ran, limited, terminated,
+                 in call order, then what the calls appended (LP-4, LP-15)       pending, forced
+    pause        add the approval requests and end (LP-13)                       -
+    finish       end                                                             -
+
+`ToolLoop.drive()` is the only driver. It is an async generator: streaming yields every update as
+it is produced (the model's updates, one tool update per batch, approval requests, injected
+messages); non-streaming drains it. Both modes run the same steps, so they build the same final
+response (LP-2).
 """
 
 from __future__ import annotations
 
-import asyncio
+import enum
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Mapping, MutableSequence, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
-from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
-from ._middleware import ChatContext, FunctionInvocationContext, MiddlewareFn, run_pipeline
-from ._options import tool_name
+from ._calls import CallRunner, sendable_text, tool_map
+from ._exceptions import ContentError
+from ._middleware import ChatContext, MiddlewareFn, run_pipeline
 from ._responses import ChatResponse, ChatResponseUpdate
-from ._schema import describe_issues, validate
 from ._stream import ResponseStream
-from ._tools import (
-    FunctionInvocationConfiguration,
-    FunctionTool,
-    UnknownToolError,
-    normalize_tools,
-    result_value,
-)
+from ._tools import FunctionInvocationConfiguration, normalize_tools
 from ._types import Content, Message, UsageDetails, add_usage
 
 if TYPE_CHECKING:
     from ._clients import BaseChatClient
 
-__all__ = ["LIMIT_FALLBACK_TEXT", "Inbox", "ToolLoop"]
+__all__ = ["LIMIT_FALLBACK_TEXT", "NEXT_STEP", "Inbox", "Outcome", "Step", "ToolLoop"]
 
 LIMIT_FALLBACK_TEXT = "Function invocation limit reached before a final answer could be produced."
 REJECTED_TEXT = "Error: Tool call invocation was rejected by user."
 NOT_EXECUTED_TEXT = "Error: Function call limit reached; this call was not executed."
 _APPROVAL_KINDS = ("function_approval_request", "function_approval_response")
+
+
+class Outcome(enum.Enum):
+    """How a step ended (spec/loop.md, "The loop as a table")."""
+
+    ANSWERED = "answered"  # the model's response has no call to act on
+    STEERED = "steered"  # ... but the inbox received messages while the model answered (LP-17)
+    CALLS = "calls"  # the response has calls to run (LP-4)
+    APPROVAL = "approval"  # a call needs the caller's approval (LP-13)
+    RAN = "ran"  # the batch ran and nothing stops the loop
+    LIMITED = "limited"  # the error or call limit is reached (LP-8)
+    TERMINATED = "terminated"  # a call raised MiddlewareTermination (LP-20)
+    PENDING = "pending"  # a declaration-only call reached the missing function (LP-11)
+    FORCED = "forced"  # the batch was forced by tool_choice "required" (LP-10)
+
+
+class Step(enum.Enum):
+    CALL_MODEL = "call model"
+    LAST_CALL = "last call"
+    RUN_BATCH = "run batch"
+    PAUSE = "pause"
+    FINISH = "finish"
+
+
+# (outcome, room for another tool round) -> the next step. The only place where the loop decides.
+NEXT_STEP: dict[tuple[Outcome, bool], Step] = {
+    (Outcome.ANSWERED, True): Step.FINISH,
+    (Outcome.ANSWERED, False): Step.FINISH,
+    (Outcome.STEERED, True): Step.CALL_MODEL,
+    (Outcome.STEERED, False): Step.LAST_CALL,
+    (Outcome.CALLS, True): Step.RUN_BATCH,
+    (Outcome.CALLS, False): Step.RUN_BATCH,
+    (Outcome.APPROVAL, True): Step.PAUSE,
+    (Outcome.APPROVAL, False): Step.PAUSE,
+    (Outcome.RAN, True): Step.CALL_MODEL,
+    (Outcome.RAN, False): Step.LAST_CALL,
+    (Outcome.LIMITED, True): Step.LAST_CALL,
+    (Outcome.LIMITED, False): Step.LAST_CALL,
+    (Outcome.TERMINATED, True): Step.FINISH,
+    (Outcome.TERMINATED, False): Step.FINISH,
+    (Outcome.PENDING, True): Step.FINISH,
+    (Outcome.PENDING, False): Step.FINISH,
+    (Outcome.FORCED, True): Step.FINISH,
+    (Outcome.FORCED, False): Step.FINISH,
+}
 
 
 class Inbox:
@@ -91,10 +133,6 @@ class Inbox:
         return len(self._messages)
 
 
-class _Pending(Exception):
-    """A declaration-only call reached the missing function: return it unexecuted (LP-11)."""
-
-
 def tool_choice_mode(choice: Any) -> str | None:
     if isinstance(choice, dict):
         mode = choice.get("mode")
@@ -125,7 +163,6 @@ class ToolLoop:
         self.options = options
         self.stream = stream
         self.chat_middleware = chat_middleware
-        self.function_middleware = function_middleware
         self.config = config
         self.inbox = inbox
         self.function_kwargs = function_kwargs  # FunctionInvocationContext.kwargs (LP-25)
@@ -133,67 +170,54 @@ class ToolLoop:
         self.responses: list[ChatResponse] = []
         self.usage: UsageDetails | None = None
         self.sent = 0  # with a conversation_id, transcript[:sent] is already held by the service
+        self.model_calls = 0
         self.calls_made = 0
         self.errors_in_a_row = 0
-        self.last_call = False  # the next model call is the final one, with tool_choice "none"
-        self.done = False
-        self.surfaced: list[Content] = []
+        self.last_call = False  # this model call is the final one, with tool_choice "none"
+        self.calls: list[Content] = []  # the calls the last model step asks for
         tools = normalize_tools(options.get("tools"))
         if tools:
             options["tools"] = tools
-        self.tools = _tool_map(tools, config.additional_tools)
+        self.runner = CallRunner(tool_map(tools, config.additional_tools), config, function_middleware, function_kwargs)
 
-    # -- the loop ---------------------------------------------------------------------------
+    # -- the driver -------------------------------------------------------------------------
 
-    async def updates(self) -> AsyncGenerator[ChatResponseUpdate, None]:
+    async def drive(self) -> AsyncGenerator[ChatResponseUpdate, None]:
+        """Run the steps the table names until one finishes (LP-2): the whole control flow."""
         if any(c.type in _APPROVAL_KINDS for m in self.transcript for c in m.contents):
-            async for update in self._resume_approvals():
-                yield update
-            if self.done:
-                return
-        enabled = self.config.enabled
-        rounds = self.config.max_iterations
-        for number in range(1, rounds + 2):
-            if number == rounds + 1 and enabled:
-                self.last_call = True  # LP-7: after max_iterations tool rounds, one final call without tools
-            for message in self._drain_inbox():
-                yield _as_update(message)
-            no_tools = self.last_call or tool_choice_mode(self.options.get("tool_choice")) == "none"
-            result = await self._call_model(no_tools)
-            if not isinstance(result, ChatResponse):  # a stream: relay each update as it comes (LP-2)
-                stream = result if isinstance(result, ResponseStream) else None
-                raw: list[ChatResponseUpdate] = []
-                iterator = aiter(result)
-                try:
-                    async for update in iterator:
-                        if stream is None:
-                            raw.append(update)
-                        if no_tools and (update := _without_calls(update)) is None:  # type: ignore[assignment]
-                            continue
+            outcome: Outcome | None = None
+            resume = self._resume_approvals()
+            try:
+                async for update in resume:
+                    if isinstance(update, Outcome):
+                        outcome = update
+                    else:
                         yield update
-                finally:  # LP-22: the model's stream is closed on early exit too
-                    if (close := getattr(iterator, "aclose", None)) is not None:
-                        await close()
-                result = ChatResponse.from_updates(raw) if stream is None else await stream.get_final_response()
-            fallback = self._record(result, no_tools)
-            if fallback is not None and self.stream:
-                yield _as_update(fallback)
-            calls = self._actionable_calls() if enabled and not self.last_call else []
-            if not calls:  # LP-1: with enabled=False the calls are returned unexecuted
-                if enabled and not self.last_call and self.inbox is not None and len(self.inbox):
-                    continue  # LP-17: a message arrived while the model answered: one more call
+            finally:
+                await resume.aclose()
+            step = NEXT_STEP[outcome, self._room()] if outcome is not None else Step.CALL_MODEL
+        else:
+            step = Step.CALL_MODEL
+        while step is not Step.FINISH:
+            if step is Step.PAUSE:
+                yield self._request_approvals(self.calls)
                 return
-            if self._needs_approval(calls):
-                yield self._request_approvals(calls)
-                return
-            async for update in self._run_batch(calls):  # holds no resource at its yields
-                yield update
-            if self.done:
-                return
-            if tool_choice_mode(self.options.get("tool_choice")) == "required":
-                return  # LP-10: forced calls return right after they ran
-            if self._limit_reached():
-                self.last_call = True
+            outcome = None
+            steps = self._run_batch(self.calls) if step is Step.RUN_BATCH else self._call_model(step is Step.LAST_CALL)
+            try:
+                async for update in steps:
+                    if isinstance(update, Outcome):
+                        outcome = update
+                    else:
+                        yield update
+            finally:  # LP-22: closing the run closes the step, and with it the model's stream, now
+                await steps.aclose()
+            assert outcome is not None, f"internal error: step {step} ended without an outcome"
+            step = NEXT_STEP[outcome, self._room()]
+
+    def _room(self) -> bool:
+        """Room for another tool round: fewer than max_iterations model calls so far (LP-7)."""
+        return self.config.enabled and self.model_calls < self.config.max_iterations
 
     def final_response(self) -> ChatResponse:
         response = ChatResponse(self.new_messages, usage_details=self.usage)
@@ -205,12 +229,47 @@ class ToolLoop:
             response.additional_properties.update(r.additional_properties)
         return response
 
-    # -- model calls ------------------------------------------------------------------------
+    # -- step: call the model ----------------------------------------------------------------
 
-    async def _call_model(self, no_tools: bool) -> Any:
-        """One model call through the chat middleware pipeline: a ChatResponse, or a stream of one."""
+    async def _call_model(self, last: bool) -> AsyncGenerator[ChatResponseUpdate | Outcome, None]:
+        """Drain the inbox, call the model once through chat middleware, record and classify."""
+        for message in self._drain_inbox():
+            yield _as_update(message)
+        self.last_call = last
+        self.model_calls += 1
+        no_tools = last or tool_choice_mode(self.options.get("tool_choice")) == "none"
+        result = await self._model_result(last)
+        if isinstance(result, ResponseStream):  # streaming: relay each update as it comes (LP-2)
+            try:
+                async for update in result:
+                    if no_tools and (update := _without_calls(update)) is None:
+                        continue
+                    yield update
+            finally:  # LP-22: the model's stream is closed on early exit too
+                await result.aclose()
+            result = await result.get_final_response()
+        fallback = self._record(result, no_tools)
+        if fallback is not None and self.stream:
+            yield _as_update(fallback)
+        yield self._classify_response(last)
+
+    def _classify_response(self, last: bool) -> Outcome:
+        calls = self._actionable_calls() if self.config.enabled and not last else []
+        self.calls = calls
+        if not calls:  # LP-1: with enabled=False the calls are returned unexecuted
+            steered = not last and self.config.enabled and self.inbox is not None and len(self.inbox) > 0
+            return Outcome.STEERED if steered else Outcome.ANSWERED
+        if self._needs_approval(calls):
+            return Outcome.APPROVAL
+        return Outcome.CALLS
+
+    async def _model_result(self, last: bool) -> Any:
+        """One model call through the chat middleware pipeline: a ChatResponse, or a stream of one.
+
+        With no chat middleware the pipeline is the bare operation (MW-4): nothing is routed
+        around it, there is just nothing to run before it."""
         options = dict(self.options)
-        if self.last_call:
+        if last:
             options["tool_choice"] = "none"
         if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
             options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
@@ -223,22 +282,15 @@ class ToolLoop:
             function_invocation_kwargs=dict(self.function_kwargs),
         )
         context._copy_pending = bool(self.chat_middleware)  # LP-3: middleware edits affect this call only
-        if not self.chat_middleware:  # nothing can observe the pipeline: the provider's own updates
-            return self._leaf_updates(context) if self.stream else await self._leaf(context)
         return await run_pipeline(self.chat_middleware, context, self._leaf)
-
-    def _leaf_updates(self, context: ChatContext) -> AsyncIterable[ChatResponseUpdate]:
-        return self.client._inner_get_streaming_response(
-            messages=context.outgoing_messages(), options=context.options, **context.kwargs
-        )
 
     async def _leaf(self, context: ChatContext) -> Any:
         """The chat pipeline's operation: the provider call (a stream of it when streaming)."""
+        messages, options = context.outgoing_messages(), context.options
         if context.stream:
-            return ResponseStream(self._leaf_updates(context), finalizer=ChatResponse.from_updates)
-        return await self.client._inner_get_response(
-            messages=context.outgoing_messages(), options=context.options, **context.kwargs
-        )
+            updates = self.client._inner_get_streaming_response(messages=messages, options=options, **context.kwargs)
+            return ResponseStream(updates, finalizer=ChatResponse.from_updates)
+        return await self.client._inner_get_response(messages=messages, options=options, **context.kwargs)
 
     def _record(self, response: Any, no_tools: bool) -> Message | None:
         """Take a model response into the transcript; return the limit's fallback message, if added."""
@@ -296,22 +348,23 @@ class ToolLoop:
     # -- approvals --------------------------------------------------------------------------
 
     def _needs_approval(self, calls: Sequence[Content]) -> bool:
-        return any(getattr(self.tools.get(c.name or ""), "approval_mode", None) == "always_require" for c in calls)
+        return any(getattr(self.runner.tool(c), "approval_mode", None) == "always_require" for c in calls)
 
     def _request_approvals(self, calls: Sequence[Content]) -> ChatResponseUpdate:
         """Pause: nothing in the batch runs; each call needing approval gets a request (LP-13)."""
         requests = [
             Content.from_function_approval_request(c.call_id or "", c)
             for c in calls
-            if getattr(self.tools.get(c.name or ""), "approval_mode", None) == "always_require"
+            if getattr(self.runner.tool(c), "approval_mode", None) == "always_require"
         ]
         holder = _message_holding(self.new_messages, calls[0])
         self._replace(holder, holder.with_contents([*holder.contents, *requests]))
-        self.done = True
         return ChatResponseUpdate(requests, "assistant")
 
-    async def _resume_approvals(self) -> AsyncGenerator[ChatResponseUpdate, None]:
-        """Answer approval requests from the conversation, then clean the transcript (LP-14)."""
+    async def _resume_approvals(self) -> AsyncGenerator[ChatResponseUpdate | Outcome, None]:
+        """Answer approval requests from the conversation, then clean the transcript (LP-14).
+
+        The step's outcome is the last batch's (or RAN / LIMITED when nothing was waiting)."""
         decisions = {
             c.id: bool(c.approved)
             for m in self.transcript
@@ -353,15 +406,23 @@ class ToolLoop:
             self.sent = min(self.sent, at)
             tail = self.transcript[at:]
             del self.transcript[at:]
-            async for update in self._run_batch(calls, runnable=runnable, rejected=rejected):
-                yield update
+            outcome = Outcome.RAN
+            batch = self._run_batch(calls, runnable=runnable, rejected=rejected, forced=False)
+            try:
+                async for update in batch:
+                    if isinstance(update, Outcome):
+                        outcome = update
+                    else:
+                        yield update
+            finally:
+                await batch.aclose()
             self.transcript.extend(tail)
-            if self.done:
+            if outcome in (Outcome.TERMINATED, Outcome.PENDING):
+                yield outcome
                 return
-        if self._limit_reached():
-            self.last_call = True
+        yield Outcome.LIMITED if self._limit_reached() else Outcome.RAN
 
-    # -- running a batch --------------------------------------------------------------------
+    # -- step: run a batch -------------------------------------------------------------------
 
     async def _run_batch(
         self,
@@ -369,24 +430,20 @@ class ToolLoop:
         *,
         runnable: Sequence[Content] | None = None,
         rejected: set[str | None] | None = None,
-    ) -> AsyncGenerator[ChatResponseUpdate, None]:
-        """Run the calls, then append one tool message in call order and what came in meanwhile."""
+        forced: bool | None = None,
+    ) -> AsyncGenerator[ChatResponseUpdate | Outcome, None]:
+        """Run the calls, append one tool message in call order and what came in meanwhile, classify."""
         runnable = list(calls if runnable is None else runnable)
         budget = self.config.max_function_calls
+        over: list[Content] = []
         if budget is not None:
-            over = runnable[max(budget - self.calls_made, 0) :]
-            runnable = runnable[: max(budget - self.calls_made, 0)]
-        else:
-            over = []
-        mark = len(self.transcript)
-        views = [_CallView(self.transcript) for _ in runnable]  # LP-15: what each call appends, kept apart
-        outcomes = await self._execute(runnable, views)
-        arrived = [*self.transcript[mark:], *(m for view in views for m in view.added)]  # in call order
-        del self.transcript[mark:]
+            left = max(budget - self.calls_made, 0)
+            runnable, over = runnable[:left], runnable[left:]
+        batch = await self.runner.run(runnable, self.transcript)
         results: list[Content] = []
         pending: list[Content] = []
         terminated = False
-        by_id = {id(call): outcome for call, outcome in zip(runnable, outcomes, strict=True)}
+        by_id = {id(call): outcome for call, outcome in zip(runnable, batch.outcomes, strict=True)}
         for call in calls:
             if id(call) in by_id:
                 result, stop = by_id[id(call)]
@@ -405,205 +462,30 @@ class ToolLoop:
             self._append(tool_message)
             yield _as_update(tool_message)
             self.errors_in_a_row = self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
-        for message in arrived:  # LP-15: after the results, never between a call and its result
+        for message in batch.arrived:  # LP-15: after the results, never between a call and its result
             self._append(message)
             yield _as_update(message)
         if pending:
-            self._mark_pending(pending)
-        self.done = terminated or bool(pending)
+            self._mark_pending(pending, batch.surfaced)
+        if forced is None:
+            forced = tool_choice_mode(self.options.get("tool_choice")) == "required"
+        yield _classify_batch(terminated, bool(pending), forced, self._limit_reached())
 
-    def _mark_pending(self, pending: Sequence[Content]) -> None:
+    def _mark_pending(self, pending: Sequence[Content], surfaced: Sequence[Content]) -> None:
         holder = _message_holding(self.transcript, pending[0])
         marked = [replace(c, user_input_request=True) if any(c is p for p in pending) else c for c in holder.contents]
-        marked.extend(self.surfaced)  # requests of sub-agents run as tools (AG-8)
+        marked.extend(surfaced)  # requests of sub-agents run as tools (AG-8)
         self._replace(holder, holder.with_contents(marked))
 
-    async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
-        """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
-        outcomes: list[tuple[Content | None, bool]] = []
-        view = {id(call): v for call, v in zip(calls, views, strict=True)}
-        group: list[Content] = []
-        for call in [*calls, None]:
-            alone = call is not None and getattr(self.tools.get(call.name or ""), "sequential", False)
-            if call is None or alone:
-                if group:
-                    outcomes.extend(await _gather([self._invoke(c, view[id(c)]) for c in group]))
-                    group = []
-                if call is not None:
-                    outcomes.append(await self._invoke(call, view[id(call)]))
-            else:
-                group.append(call)
-        return outcomes
 
-    async def _invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
-        """One call: validate, run through function middleware, turn the outcome into a result."""
-        name, call_id = call.name or "", call.call_id or ""
-        tool = self.tools.get(name)
-        if tool is None:
-            if self.config.terminate_on_unknown_calls:
-                raise UnknownToolError(name)
-            available = ", ".join(sorted(self.tools)) or "none"
-            text = f'Error: Requested function "{name}" not found. Available functions: {available}.'
-            return _error(call_id, text, f"unknown function {name!r}"), False
-        try:
-            arguments = call.parse_arguments() or {}
-        except ContentError as exc:
-            return _error(call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"), False
-        issues = _validate(tool, arguments)  # LP-6: every tool, FunctionTool or tool-like, the same way
-        if issues:
-            text = f"Error: Invalid arguments for {name}:\n{describe_issues(issues)}"
-            return _error(call_id, text, "invalid arguments"), False
-        context = FunctionInvocationContext(
-            function=tool,
-            arguments=arguments,
-            call_id=call_id,
-            messages=view,
-            kwargs=dict(self.function_kwargs),
-        )
-        raised: list[BaseException] = []
-
-        async def handler(ctx: FunctionInvocationContext) -> Any:
-            if getattr(ctx.function, "declaration_only", False):
-                raise _Pending
-            try:
-                return await ctx.function.invoke(ctx.arguments, context=ctx)
-            except MiddlewareTermination:
-                raise  # a tool may end the loop too (MW-6, LP-20)
-            except Exception as exc:
-                raised.append(exc)
-                raise
-
-        try:
-            value = await run_pipeline(self.function_middleware, context, handler)
-        except _Pending:
-            return None, False
-        except UserInputRequiredError as exc:
-            self.surfaced.extend(exc.contents)
-            return None, False
-        except Exception as exc:
-            if not raised or exc is not raised[-1]:
-                raise  # design decision 12: middleware's own exceptions reach the caller
-            visible = self.config.include_detailed_errors or getattr(exc, "model_visible", False) is True  # MCP-12
-            detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
-            return _error(call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__), False
-        try:
-            payload = result_value(value)
-        except Exception as exc:  # the tool's own value failed to convert: still the tool's failure
-            text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
-            return _error(call_id, text, str(exc) or type(exc).__name__), context.terminated
-        if isinstance(payload, str):
-            payload = sendable_text(payload)  # LP-27
-        return Content.from_function_result(call_id, payload), context.terminated
-
-
-class _CallView(MutableSequence[Message]):
-    """`FunctionInvocationContext.messages` of one tool call: the live transcript followed by what
-    this call appended (LP-15). Reads see both; appends stay with the call until the batch ends, so
-    concurrent calls' messages join the transcript in call order, not in completion order."""
-
-    __slots__ = ("added", "base")
-
-    def __init__(self, base: list[Message]) -> None:
-        self.base = base
-        self.added: list[Message] = []
-
-    def __len__(self) -> int:
-        return len(self.base) + len(self.added)
-
-    def _locate(self, index: int) -> tuple[list[Message], int]:
-        size = len(self)
-        if index < 0:
-            index += size
-        if not 0 <= index < size:
-            raise IndexError("transcript index out of range")
-        n = len(self.base)
-        return (self.base, index) if index < n else (self.added, index - n)
-
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Message]: ...
-    def __getitem__(self, index: int | slice) -> Message | list[Message]:
-        if isinstance(index, slice):
-            return [*self.base, *self.added][index]
-        where, at = self._locate(index)
-        return where[at]
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        if isinstance(index, slice):
-            raise TypeError("the transcript does not support slice assignment")
-        where, at = self._locate(index)
-        where[at] = value
-
-    def __delitem__(self, index: Any) -> None:
-        if isinstance(index, slice):
-            raise TypeError("the transcript does not support slice deletion")
-        where, at = self._locate(index)
-        del where[at]
-
-    def insert(self, index: int, value: Message) -> None:
-        n = len(self.base)
-        if index < 0:
-            index = max(len(self) + index, 0)
-        if index < n:
-            self.base.insert(index, value)
-        else:
-            self.added.insert(index - n, value)
-
-    def __repr__(self) -> str:
-        return repr([*self.base, *self.added])
-
-
-def _tool_map(tools: Sequence[Any], additional: Sequence[Any]) -> dict[str, Any]:
-    """Tool name -> what answers a call to it: the tool, or a declaration-only stand-in for
-    declaration dicts, declaration-only tools and ``additional_tools`` (LP-11)."""
-    found: dict[str, Any] = {}
-    for item in (*tools, *additional):
-        name = tool_name(item)
-        if name is None:
-            continue
-        runnable = (
-            not isinstance(item, Mapping)
-            and hasattr(item, "invoke")
-            and not getattr(item, "declaration_only", False)
-            and not any(item is extra for extra in additional)
-        )
-        if runnable:
-            found[name] = item
-        else:
-            declared = item.get("function", item) if isinstance(item, Mapping) else item
-            params = declared.get("parameters") if isinstance(declared, Mapping) else getattr(item, "parameters", None)
-            found[name] = FunctionTool(name=name, parameters=params if isinstance(params, Mapping) else None)
-    return found
-
-
-async def _gather(coros: Sequence[Awaitable[Any]]) -> list[Any]:
-    """Run concurrently; on any failure or cancellation, cancel and await the rest (no leaks).
-
-    A single call is awaited in place: no task, no extra trips through the event loop.
-    """
-    if len(coros) == 1:
-        return [await coros[0]]
-    tasks = [asyncio.ensure_future(c) for c in coros]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
-def _validate(tool: Any, arguments: Any) -> list[Any]:
-    check = getattr(tool, "validate_arguments", None)
-    if callable(check):
-        return list(check(arguments))
-    parameters = getattr(tool, "parameters", None)
-    return validate(arguments, parameters) if isinstance(parameters, Mapping) else []
-
-
-def _error(call_id: str, text: str, exception: str) -> Content:
-    return Content.from_function_result(call_id, text, exception=exception)
+def _classify_batch(terminated: bool, pending: bool, forced: bool, limited: bool) -> Outcome:
+    if terminated:
+        return Outcome.TERMINATED
+    if pending:
+        return Outcome.PENDING
+    if forced:
+        return Outcome.FORCED
+    return Outcome.LIMITED if limited else Outcome.RAN
 
 
 def _as_update(message: Message) -> ChatResponseUpdate:
@@ -631,18 +513,6 @@ def _without_calls(update: ChatResponseUpdate) -> ChatResponseUpdate | None:
         return update
     kept = [c for c in update.contents if not _is_call(c)]
     return replace(update, contents=kept) if kept else None
-
-
-def sendable_text(text: str) -> str:
-    """LP-27: ``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD, so it can
-    be encoded as UTF-8 (JSON escapes such as ``"\\ud83d"`` decode to lone surrogates)."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
 
 
 def _sendable_content(c: Content) -> Content:

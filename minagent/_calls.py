@@ -1,0 +1,276 @@
+"""Running one batch of tool calls (spec/loop.md LP-4 .. LP-6, LP-11, LP-15, LP-20, LP-21, LP-27).
+
+Theory of operation
+-------------------
+A `CallRunner` serves one request. It knows the tools of the request (name -> what answers a
+call, `tool_map`), the loop's configuration, the function middleware and the function kwargs.
+``run(calls, transcript)`` runs one batch and reports it as a `Batch`; it never touches the
+loop's counters or decides what happens next (that is the loop's table):
+
+    each call: look the tool up (unknown -> error result, LP-6 / LP-12), parse and validate its
+    arguments (failure -> error result), run it through function middleware (LP-4, TL-4) with a
+    `FunctionInvocationContext` whose ``messages`` is a `_CallView` of the transcript (LP-15),
+    and turn what happened into a result: a value, an error result (the tool raised, LP-6), a
+    pending call (a declaration-only tool, LP-11), or an exception that ends the run (function
+    middleware raised, LP-21)
+    calls run concurrently, except ``sequential`` tools, which run alone, in call order (LP-5)
+    messages the calls appended are collected per call and handed back in call order (LP-15)
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping, MutableSequence, Sequence
+from typing import Any, NamedTuple, overload
+
+from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
+from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
+from ._options import tool_name
+from ._schema import describe_issues, validate
+from ._tools import FunctionInvocationConfiguration, FunctionTool, UnknownToolError, result_value
+from ._types import Content, Message
+
+__all__ = ["Batch", "CallRunner", "sendable_text", "tool_map"]
+
+
+class _Pending(Exception):
+    """A declaration-only call reached the missing function: return it unexecuted (LP-11)."""
+
+
+class Batch(NamedTuple):
+    """What one batch produced, in call order."""
+
+    outcomes: list[tuple[Content | None, bool]]  # per call: its result (None: pending) and whether it terminated
+    arrived: list[Message]  # messages the calls appended, in call order (LP-15)
+    surfaced: list[Content]  # user-input requests of sub-agents run as tools (AG-8)
+
+
+class CallRunner:
+    """Runs the tool calls of one request (see the module docstring)."""
+
+    __slots__ = ("config", "function_kwargs", "function_middleware", "surfaced", "tools")
+
+    def __init__(
+        self,
+        tools: Mapping[str, Any],
+        config: FunctionInvocationConfiguration,
+        function_middleware: Sequence[MiddlewareFn],
+        function_kwargs: dict[str, Any],
+    ) -> None:
+        self.tools = tools
+        self.config = config
+        self.function_middleware = function_middleware
+        self.function_kwargs = function_kwargs
+        self.surfaced: list[Content] = []
+
+    def tool(self, call: Content) -> Any:
+        return self.tools.get(call.name or "")
+
+    async def run(self, calls: Sequence[Content], transcript: list[Message]) -> Batch:
+        """Run ``calls``; ``transcript`` is what their contexts see (LP-15)."""
+        self.surfaced = []
+        views = [_CallView(transcript) for _ in calls]
+        mark = len(transcript)
+        outcomes = await self._execute(calls, views)
+        arrived = [*transcript[mark:], *(m for view in views for m in view.added)]  # in call order
+        del transcript[mark:]
+        return Batch(outcomes, arrived, self.surfaced)
+
+    async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
+        """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
+        outcomes: list[tuple[Content | None, bool]] = []
+        view = {id(call): v for call, v in zip(calls, views, strict=True)}
+        group: list[Content] = []
+        for call in [*calls, None]:
+            alone = call is not None and getattr(self.tools.get(call.name or ""), "sequential", False)
+            if call is None or alone:
+                if group:
+                    outcomes.extend(await _gather([self._invoke(c, view[id(c)]) for c in group]))
+                    group = []
+                if call is not None:
+                    outcomes.append(await self._invoke(call, view[id(call)]))
+            else:
+                group.append(call)
+        return outcomes
+
+    async def _invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
+        """One call: validate, run through function middleware, turn the outcome into a result."""
+        name, call_id = call.name or "", call.call_id or ""
+        tool = self.tools.get(name)
+        if tool is None:
+            if self.config.terminate_on_unknown_calls:
+                raise UnknownToolError(name)
+            available = ", ".join(sorted(self.tools)) or "none"
+            text = f'Error: Requested function "{name}" not found. Available functions: {available}.'
+            return _error(call_id, text, f"unknown function {name!r}"), False
+        try:
+            arguments = call.parse_arguments() or {}
+        except ContentError as exc:
+            return _error(call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"), False
+        issues = _validate(tool, arguments)  # LP-6: every tool, FunctionTool or tool-like, the same way
+        if issues:
+            text = f"Error: Invalid arguments for {name}:\n{describe_issues(issues)}"
+            return _error(call_id, text, "invalid arguments"), False
+        context = FunctionInvocationContext(
+            function=tool,
+            arguments=arguments,
+            call_id=call_id,
+            messages=view,
+            kwargs=dict(self.function_kwargs),
+        )
+        raised: list[BaseException] = []
+
+        async def handler(ctx: FunctionInvocationContext) -> Any:
+            if getattr(ctx.function, "declaration_only", False):
+                raise _Pending
+            try:
+                return await ctx.function.invoke(ctx.arguments, context=ctx)
+            except MiddlewareTermination:
+                raise  # a tool may end the loop too (MW-6, LP-20)
+            except Exception as exc:
+                raised.append(exc)
+                raise
+
+        try:
+            value = await run_pipeline(self.function_middleware, context, handler)
+        except _Pending:
+            return None, False
+        except UserInputRequiredError as exc:
+            self.surfaced.extend(exc.contents)
+            return None, False
+        except Exception as exc:
+            if not raised or exc is not raised[-1]:
+                raise  # design decision 12: middleware's own exceptions reach the caller
+            visible = self.config.include_detailed_errors or getattr(exc, "model_visible", False) is True  # MCP-12
+            detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
+            return _error(call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__), False
+        try:
+            payload = result_value(value)
+        except Exception as exc:  # the tool's own value failed to convert: still the tool's failure
+            text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
+            return _error(call_id, text, str(exc) or type(exc).__name__), context.terminated
+        if isinstance(payload, str):
+            payload = sendable_text(payload)  # LP-27
+        return Content.from_function_result(call_id, payload), context.terminated
+
+
+class _CallView(MutableSequence[Message]):
+    """`FunctionInvocationContext.messages` of one tool call: the live transcript followed by what
+    this call appended (LP-15). Reads see both; appends stay with the call until the batch ends, so
+    concurrent calls' messages join the transcript in call order, not in completion order."""
+
+    __slots__ = ("added", "base")
+
+    def __init__(self, base: list[Message]) -> None:
+        self.base = base
+        self.added: list[Message] = []
+
+    def __len__(self) -> int:
+        return len(self.base) + len(self.added)
+
+    def _locate(self, index: int) -> tuple[list[Message], int]:
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("transcript index out of range")
+        n = len(self.base)
+        return (self.base, index) if index < n else (self.added, index - n)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [*self.base, *self.added][index]
+        where, at = self._locate(index)
+        return where[at]
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        if isinstance(index, slice):
+            raise TypeError("the transcript does not support slice assignment")
+        where, at = self._locate(index)
+        where[at] = value
+
+    def __delitem__(self, index: Any) -> None:
+        if isinstance(index, slice):
+            raise TypeError("the transcript does not support slice deletion")
+        where, at = self._locate(index)
+        del where[at]
+
+    def insert(self, index: int, value: Message) -> None:
+        n = len(self.base)
+        if index < 0:
+            index = max(len(self) + index, 0)
+        if index < n:
+            self.base.insert(index, value)
+        else:
+            self.added.insert(index - n, value)
+
+    def __repr__(self) -> str:
+        return repr([*self.base, *self.added])
+
+
+def tool_map(tools: Sequence[Any], additional: Sequence[Any]) -> dict[str, Any]:
+    """Tool name -> what answers a call to it: the tool, or a declaration-only stand-in for
+    declaration dicts, declaration-only tools and ``additional_tools`` (LP-11)."""
+    found: dict[str, Any] = {}
+    for item in (*tools, *additional):
+        name = tool_name(item)
+        if name is None:
+            continue
+        runnable = (
+            not isinstance(item, Mapping)
+            and hasattr(item, "invoke")
+            and not getattr(item, "declaration_only", False)
+            and not any(item is extra for extra in additional)
+        )
+        if runnable:
+            found[name] = item
+        else:
+            declared = item.get("function", item) if isinstance(item, Mapping) else item
+            params = declared.get("parameters") if isinstance(declared, Mapping) else getattr(item, "parameters", None)
+            found[name] = FunctionTool(name=name, parameters=params if isinstance(params, Mapping) else None)
+    return found
+
+
+async def _gather(coros: Sequence[Awaitable[Any]]) -> list[Any]:
+    """Run concurrently; on any failure or cancellation, cancel and await the rest (no leaks).
+
+    A single call is awaited in place: no task, no extra trips through the event loop.
+    """
+    if len(coros) == 1:
+        return [await coros[0]]
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def _validate(tool: Any, arguments: Any) -> list[Any]:
+    check = getattr(tool, "validate_arguments", None)
+    if callable(check):
+        return list(check(arguments))
+    parameters = getattr(tool, "parameters", None)
+    return validate(arguments, parameters) if isinstance(parameters, Mapping) else []
+
+
+def _error(call_id: str, text: str, exception: str) -> Content:
+    return Content.from_function_result(call_id, text, exception=exception)
+
+
+def sendable_text(text: str) -> str:
+    """LP-27: ``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD, so it can
+    be encoded as UTF-8 (JSON escapes such as ``"\\ud83d"`` decode to lone surrogates)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
