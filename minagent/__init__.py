@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._agents import Agent, BaseAgent, RawAgent, SupportsAgentRun
 from ._clients import BaseChatClient, SupportsChatGetResponse
+from ._convert import ArgumentConversionError
 from ._exceptions import (
     ContentError,
     MiddlewareException,
@@ -19,7 +20,6 @@ from ._exceptions import (
     UserInputRequiredError,
 )
 from ._history import is_valid_history, repair_history
-from ._convert import ArgumentConversionError
 from ._limits import ArgumentLimits, argument_limits, set_argument_limits
 from ._loop import Inbox
 from ._middleware import (
@@ -112,14 +112,14 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "FORMAT_VERSION",
-    "ArgumentConversionError",
-    "ArgumentLimits",
     "Agent",
     "AgentContext",
     "AgentMiddleware",
     "AgentResponse",
     "AgentResponseUpdate",
     "AgentThread",
+    "ArgumentConversionError",
+    "ArgumentLimits",
     "AuthenticationError",
     "BadRequestError",
     "BaseAgent",
@@ -181,7 +181,7 @@ __all__ = [
     "is_valid_history",
     "merge_options",
     "normalize_messages",
-    "set_argument_limits",
     "repair_history",
+    "set_argument_limits",
     "tool",
 ]
