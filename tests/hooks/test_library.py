@@ -400,10 +400,11 @@ async def test_approval_decided_in_process(stream):
 
 
 @BOTH_MODES
-@pytest.mark.parametrize("answer", ["approve", "reject", "edit"])
+@pytest.mark.parametrize("answer", ["approve", "reject", "edit", "respond"])
 async def test_approval_pauses_for_the_caller(stream, answer):
     """ML-8: "always" pauses the call with a function_approval_request (other calls run); the caller's answer
-    resumes it: approved runs, edited runs with the new arguments, rejected gets the rejection result."""
+    resumes it: approved runs, edited runs with the new arguments, rejected gets the rejection result, and a
+    result sent instead (reject with a message) reaches the model as the call's result."""
     delete, ran = _recorder()
     client = ScriptedChatClient([[call("delete", {"path": "a"}, call_id="c1"), call("tool_t", call_id="c2")], "done"])
     agent = Agent(client, tools=[delete, tool_t], middleware=[HumanApproval({"delete": "always"})])
@@ -416,13 +417,24 @@ async def test_approval_pauses_for_the_caller(stream, answer):
     request = requests[0]
     if answer == "edit":
         edited = Content.from_function_call("c1", "delete", {"path": "z"})
-        reply = Content.from_function_approval_response(True, request.id, edited)
+        reply = Message("user", [Content.from_function_approval_response(True, request.id, edited)])
+    elif answer == "respond":
+        reply = Message("tool", [Content.from_function_result("c1", "Not now: the disk is being backed up.")])
     else:
-        reply = request.to_function_approval_response(answer == "approve")
-    result = await run(agent, Message("user", [reply]), stream=stream, thread=thread)
+        reply = Message("user", [request.to_function_approval_response(answer == "approve")])
+    result = await run(agent, reply, stream=stream, thread=thread)
     assert result.text == "done"
-    assert ran == {"approve": ["a"], "edit": ["z"], "reject": []}[answer]
-    assert is_valid_history(client.requests[-1].messages)
+    assert ran == {"approve": ["a"], "edit": ["z"], "reject": [], "respond": []}[answer]
+    sent = client.requests[-1].messages
+    assert is_valid_history(sent)
+    results = {c.call_id: c.result for m in sent for c in m.contents if c.type == "function_result"}
+    expected = {
+        "approve": "deleted a",
+        "edit": "deleted z",
+        "reject": "Error: Tool call invocation was rejected by user.",
+        "respond": "Not now: the disk is being backed up.",
+    }
+    assert results["c1"] == expected[answer]
 
 
 def test_approval_policy_is_checked():
