@@ -146,15 +146,31 @@ class ModelRetry(HookMiddleware):
         max_delay: float = 60.0,
         jitter: bool = True,
         on_failure: Literal["raise", "answer"] = "raise",
+        give_up_after: float | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         _positive("max_retries", max_retries, allow_none=False, minimum=0)
         _choice("on_failure", on_failure, ("raise", "answer"))
+        if give_up_after is not None and (
+            isinstance(give_up_after, bool) or not isinstance(give_up_after, int | float) or give_up_after < 0
+        ):
+            raise ValueError(f"give_up_after must be a number >= 0 or None, got {give_up_after!r}")
         self.max_retries = max_retries
         self.should_retry = _predicate(retry_on)
         self.backoff = _Backoff(initial_delay, backoff_factor, max_delay, jitter)
         self.on_failure = on_failure
+        self.give_up_after = give_up_after
         self.sleep = sleep
+
+    def _hint_too_long(self, exc: BaseException) -> bool:
+        """The server asks to wait longer than ``give_up_after``: fail fast, e.g. for a fallback (ML-1)."""
+        hint = getattr(exc, "retry_after", None)
+        return (
+            self.give_up_after is not None
+            and isinstance(hint, int | float)
+            and not isinstance(hint, bool)
+            and hint > self.give_up_after
+        )
 
     async def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
         retry = 0
@@ -162,7 +178,8 @@ class ModelRetry(HookMiddleware):
             try:
                 return await handler(request)
             except Exception as exc:
-                if handler.streamed or retry >= self.max_retries or not self.should_retry(exc):
+                stop = retry >= self.max_retries or not self.should_retry(exc) or self._hint_too_long(exc)
+                if handler.streamed or stop:
                     if self.on_failure == "answer" and not handler.streamed:
                         text = f"The model call failed after {retry + 1} attempt(s): {type(exc).__name__}: {exc}"
                         return ChatResponse([Message("assistant", [text])], finish_reason="error")

@@ -137,6 +137,22 @@ async def test_retry_exhausted_raises_or_answers(stream):
     assert (await run(Agent(client, middleware=[picky]), "x", stream=stream)).text == "ok"
 
 
+@BOTH_MODES
+async def test_retry_gives_up_on_a_long_hint_so_the_fallback_takes_over(stream):
+    """ML-1, ML-3: with give_up_after, a Retry-After longer than it is not waited for: the fallback answers."""
+    sleeps = Sleeps()
+    long_wait = RateLimitError("quota", status=429, headers={"retry-after": "120"})
+    short_wait = RateLimitError("burst", status=429, headers={"retry-after": "1"})
+    backup = ScriptedChatClient(["backup"])
+    primary = ScriptedChatClient([short_wait, long_wait])
+    retry = ModelRetry(3, give_up_after=30, sleep=sleeps)
+    result = await run(Agent(primary, middleware=[ModelFallback(backup), retry]), "x", stream=stream)
+    assert result.text == "backup"
+    assert sleeps.delays == [1.0]
+    with pytest.raises(ValueError, match="give_up_after"):
+        ModelRetry(give_up_after=-1)
+
+
 async def test_retry_never_after_a_streamed_update():
     """ML-2: a stream that fails after its first update reached the consumer is not retried."""
     client = BreaksMidStream()
