@@ -25,6 +25,8 @@ from ._loop import Inbox
 from ._middleware import (
     AgentContext,
     AgentMiddleware,
+    CallNext,
+    CategorizedMiddleware,
     ChatContext,
     ChatMiddleware,
     FunctionInvocationContext,
@@ -41,7 +43,7 @@ from ._schema import ValidationIssue
 from ._stream import ResponseStream
 from ._threads import AgentThread, Context, ContextProvider
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
-from ._types import FORMAT_VERSION, Content, Message, Role, UsageDetails, normalize_messages
+from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageDetails, normalize_messages
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -124,6 +126,8 @@ __all__ = [
     "BadRequestError",
     "BaseAgent",
     "BaseChatClient",
+    "CallNext",
+    "CategorizedMiddleware",
     "ChatContext",
     "ChatMiddleware",
     "ChatOptions",
@@ -148,6 +152,7 @@ __all__ = [
     "MCPTool",
     "MCPToolError",
     "Message",
+    "MessageInput",
     "MiddlewareException",
     "MiddlewareTermination",
     "MinagentError",

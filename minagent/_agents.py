@@ -24,7 +24,7 @@ import os
 import re
 from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Mapping, Sequence
 from contextlib import AsyncExitStack
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 
 from ._clients import SupportsChatGetResponse, _agent_factory
 from ._exceptions import MiddlewareException, UserInputRequiredError
@@ -41,7 +41,7 @@ from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatRe
 from ._stream import ResponseStream
 from ._threads import AgentThread, ContextProvider
 from ._tools import FunctionTool, expand_tool_sets, normalize_tools
-from ._types import Content, Message, normalize_messages
+from ._types import Content, Message, MessageInput, normalize_messages
 
 __all__ = ["Agent", "BaseAgent", "RawAgent", "SupportsAgentRun"]
 
@@ -69,13 +69,6 @@ class _Later:
 
     def __await__(self) -> Generator[Any, None, Any]:
         return self._factory().__await__()
-
-
-def _resolved(get: Callable[[], ChatResponse]) -> Callable[[], Awaitable[ChatResponse]]:
-    async def resolve() -> ChatResponse:
-        return get()
-
-    return resolve
 
 
 class BaseAgent:
@@ -115,7 +108,7 @@ class BaseAgent:
     def _resources(self) -> list[Any]:
         return []
 
-    async def __aenter__(self) -> BaseAgent:
+    async def __aenter__(self) -> Self:
         try:
             for resource in self._resources():
                 await self._enter(resource)
@@ -374,9 +367,57 @@ class RawAgent(BaseAgent):
     def _resources(self) -> list[Any]:
         return [self.client, *self.default_options.get("tools", [])]
 
+    @overload
     def run(
         self,
-        messages: Any = None,
+        messages: MessageInput = None,
+        *,
+        stream: Literal[False] = False,
+        thread: AgentThread | None = None,
+        options: Mapping[str, Any] | None = None,
+        tools: Any = None,
+        middleware: Any = None,
+        inbox: Inbox | None = None,
+        function_invocation_kwargs: Mapping[str, Any] | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Awaitable[AgentResponse]: ...
+
+    @overload
+    def run(
+        self,
+        messages: MessageInput = None,
+        *,
+        stream: Literal[True],
+        thread: AgentThread | None = None,
+        options: Mapping[str, Any] | None = None,
+        tools: Any = None,
+        middleware: Any = None,
+        inbox: Inbox | None = None,
+        function_invocation_kwargs: Mapping[str, Any] | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
+
+    @overload
+    def run(
+        self,
+        messages: MessageInput = None,
+        *,
+        stream: bool,
+        thread: AgentThread | None = None,
+        options: Mapping[str, Any] | None = None,
+        tools: Any = None,
+        middleware: Any = None,
+        inbox: Inbox | None = None,
+        function_invocation_kwargs: Mapping[str, Any] | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]: ...
+
+    def run(
+        self,
+        messages: MessageInput = None,
         *,
         stream: bool = False,
         thread: AgentThread | None = None,
@@ -387,7 +428,7 @@ class RawAgent(BaseAgent):
         function_invocation_kwargs: Mapping[str, Any] | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
-    ) -> Any:
+    ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
         """Run once: an awaitable of `AgentResponse`, or a `ResponseStream` when ``stream=True``.
 
         ``kwargs`` and ``function_invocation_kwargs`` reach agent middleware and the tools'
@@ -406,9 +447,12 @@ class RawAgent(BaseAgent):
             dict(function_invocation_kwargs or {}),
             dict(client_kwargs or {}),
         )
+        result: Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]
         if not found.agent:
-            return self._core(request, found, inbox, stream)
-        return self._with_agent_middleware(request, found, inbox, stream)
+            result = self._core(request, found, inbox, stream)
+        else:
+            result = self._with_agent_middleware(request, found, inbox, stream)
+        return result
 
     def _with_agent_middleware(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool

@@ -318,14 +318,14 @@ async def check_tool_round_trip(harness: ProviderHarness) -> None:
         harness.script_text("It is sunny in Paris.")
         async with _client(harness) as client:
             agent = Agent(client, "You report the weather.", tools=[_weather_tool(seen)])
-            run = agent.run("Weather in Paris?", stream=stream)
             async with asyncio.timeout(_WAIT):
                 if stream:
+                    run = agent.run("Weather in Paris?", stream=True)
                     async for _ in run:
                         pass
                     response = await run.get_final_response()
                 else:
-                    response = await run
+                    response = await agent.run("Weather in Paris?")
         mode = _mode(stream)
         _expect(seen == [("Paris", "celsius")], f"{mode}: the tool saw {seen}")
         _expect(response.text.endswith("It is sunny in Paris."), f"{mode}: {response.text!r}")

@@ -1,4 +1,10 @@
-"""The exception hierarchy. Every error minagent raises on purpose derives from `MinagentError`."""
+"""The exception hierarchy (spec/package.md PK-6).
+
+Every *error* minagent raises on purpose derives from `MinagentError`. Two exceptions are not
+errors but control flow, and so derive from `Exception` directly: `MiddlewareTermination` (end
+the pipeline, MW-6) and `UserInputRequiredError` (pause the call for the user, LP-11). An
+``except MinagentError`` therefore never swallows a termination or a pause.
+"""
 
 from __future__ import annotations
 
@@ -43,7 +49,7 @@ class MiddlewareException(MinagentError, TypeError):
     """A middleware object could not be typed or registered."""
 
 
-class MiddlewareTermination(MinagentError):
+class MiddlewareTermination(Exception):
     """Raised by middleware to end the whole pipeline at once (rule MW-6).
 
     The pipeline's result is ``context.result`` if it is set, else this exception's ``result``,
@@ -55,7 +61,7 @@ class MiddlewareTermination(MinagentError):
         self.result = result
 
 
-class UserInputRequiredError(MinagentError):
+class UserInputRequiredError(Exception):
     """Raised by a tool whose work needs the user first (an `as_tool` sub-agent's approval requests).
 
     The loop returns the call unexecuted and surfaces ``contents`` in the response (LP-11, AG-8).

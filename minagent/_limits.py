@@ -16,7 +16,9 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ._schema import ValidationIssue, _describe, _property_path, describe_issues
+from ._issues import ValidationIssue, describe_issues
+from ._issues import describe as _describe
+from ._issues import property_path as _property_path
 
 __all__ = ["ArgumentLimits", "argument_limits", "check_limits", "parse_json_arguments", "set_argument_limits"]
 

@@ -34,9 +34,9 @@ from __future__ import annotations
 import enum
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ._calls import CallRunner, sendable_text, tool_map
 from ._exceptions import ContentError
@@ -46,8 +46,18 @@ from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration, normalize_tools
 from ._types import Content, Message, UsageDetails, add_usage
 
-if TYPE_CHECKING:
-    from ._clients import BaseChatClient
+
+class Provider(Protocol):
+    """What the loop calls: a client's provider methods (`BaseChatClient` has them)."""
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse: ...
+
+    def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterable[ChatResponseUpdate]: ...
+
 
 __all__ = ["LIMIT_FALLBACK_TEXT", "NEXT_STEP", "Inbox", "Outcome", "Step", "ToolLoop"]
 
@@ -145,7 +155,7 @@ class ToolLoop:
 
     def __init__(
         self,
-        client: BaseChatClient,
+        client: Provider,
         messages: Sequence[Message],
         options: dict[str, Any],
         *,

@@ -28,19 +28,17 @@ import typing
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, MutableSequence, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from ._exceptions import MiddlewareException, MiddlewareTermination
 from ._responses import AgentResponse, ChatResponse
 from ._stream import ResponseStream
 from ._types import Message
 
-if TYPE_CHECKING:
-    from ._tools import FunctionTool
-
 __all__ = [
     "AgentContext",
     "AgentMiddleware",
+    "CallNext",
     "CategorizedMiddleware",
     "ChatContext",
     "ChatMiddleware",
@@ -232,7 +230,7 @@ class FunctionInvocationContext(_Context):
 
     def __init__(
         self,
-        function: FunctionTool,
+        function: Any,  # the tool: a FunctionTool, or any tool-like object (TL-2)
         arguments: dict[str, Any],
         call_id: str | None = None,
         messages: MutableSequence[Message] | None = None,

@@ -24,6 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NamedTuple, NoReturn, NotRequired, Required, Union
 
 from ._docstrings import parse_docstring
+from ._issues import ValidationIssue, describe_issues
+from ._issues import describe as _describe
+from ._issues import json_type as _json_type
+from ._issues import property_path as _property_path
+from ._issues import render as _render
 
 __all__ = ["FunctionSchema", "ValidationIssue", "describe_issues", "function_schema", "validate"]
 
@@ -36,16 +41,6 @@ class FunctionSchema(NamedTuple):
     description: str
     parameters: JsonSchema
     context_parameter: str | None
-
-
-class ValidationIssue(NamedTuple):
-    """One reason why a value does not match a schema: where (``$.items[2].qty``) and what."""
-
-    path: str
-    problem: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.problem}"
 
 
 # --------------------------------------------------------------------------- generation
@@ -343,7 +338,6 @@ def _required_key(key: str, hint: object, required_keys: frozenset[str]) -> bool
 
 _Schema = Mapping[str, Any] | bool
 _MAX_DEPTH = 16  # how far `_accepts` follows $ref and nested anyOf
-_MAX_VALUE_CHARS = 60
 _MAX_LISTED = 50
 
 
@@ -361,11 +355,6 @@ def validate(instance: Any, schema: Mapping[str, Any]) -> list[ValidationIssue]:
         return _Validator(schema).check(instance, schema, "$")
     except RecursionError:  # only with limits raised far above the defaults
         return [ValidationIssue("$", "the value is nested too deeply to be checked")]
-
-
-def describe_issues(issues: Sequence[ValidationIssue]) -> str:
-    """One line per issue, in order, for a model to read (SC-42)."""
-    return "\n".join(str(issue) for issue in issues)
 
 
 def _is_number(value: object) -> bool:
@@ -613,13 +602,6 @@ def _type_names(type_: object) -> list[str]:
     return list(type_) if isinstance(type_, list) else [str(type_)]
 
 
-def _json_type(value: object) -> str:
-    """The JSON type name of a value (SC-26), or its Python type name when it is not JSON."""
-    if isinstance(value, Mapping | list | tuple):
-        return "object" if isinstance(value, Mapping) else "array"
-    return next((name for t, name in _SCALARS.items() if isinstance(value, t)), type(value).__name__)
-
-
 def _json_equal(a: Any, b: Any) -> bool:
     """SC-29: equality as JSON sees it."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -629,19 +611,6 @@ def _json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         return a.keys() == b.keys() and all(_json_equal(a[key], b[key]) for key in a)
     return bool(a == b)
-
-
-def _render(value: object) -> str:
-    """A value as JSON text (Python repr otherwise), on one line, at most 60 characters."""
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        text = " ".join(repr(value).split())
-    return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 3] + "..."
-
-
-def _describe(value: object) -> str:
-    return "null" if value is None else f"{_json_type(value)} {_render(value)}"
 
 
 def _expectation(alternatives: list[str]) -> str:
@@ -654,10 +623,3 @@ def _expectation(alternatives: list[str]) -> str:
 
 def _mismatch(path: str, expected: list[str], value: object) -> ValidationIssue:
     return ValidationIssue(path, f"expected {_expectation(expected)}; got {_describe(value)}")
-
-
-def _property_path(path: str, name: object) -> str:
-    if isinstance(name, str) and name.isidentifier():
-        return f"{path}.{name}"
-    key = json.dumps(name, ensure_ascii=False) if isinstance(name, str) else repr(name)
-    return f"{path}[{key}]"

@@ -18,8 +18,8 @@ from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
 from ._exceptions import ContentError, SerializationError
+from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
-from ._schema import describe_issues
 
 __all__ = [
     "FORMAT_VERSION",
