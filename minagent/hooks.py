@@ -25,6 +25,7 @@ model's updates (HK-6).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -303,9 +304,22 @@ class HookMiddleware:
         return frozenset(h for h in _HOOKS if getattr(cls, h) is not getattr(HookMiddleware, h) or h in vars(self))
 
     def __minagent_middleware__(self) -> list[MiddlewareFn]:
-        """The plain middleware this hook middleware compiles to, in layer order (HK-1, HK-3)."""
-        hooks = self.overridden()
-        tools = normalize_tools(list(self.tools or ()))
+        """The plain middleware this hook middleware compiles to, in layer order (HK-1, HK-3).
+
+        Compiled once and kept on the instance (recompiled when its hooks, tools or name change),
+        so categorising it on every run finds the same functions, whose layer is cached (MW-3).
+        """
+        raw_tools = tuple(self.tools or ())
+        key = (self.overridden(), tuple(id(t) for t in raw_tools), self.name)
+        cached = getattr(self, "_minagent_compiled", None)
+        if cached is not None and cached[0] == key:
+            return list(cached[1])
+        compiled = self._compile(key[0], normalize_tools(list(raw_tools)))
+        with contextlib.suppress(AttributeError):  # an instance without __dict__ is compiled every time
+            self._minagent_compiled = (key, tuple(compiled))
+        return compiled
+
+    def _compile(self, hooks: frozenset[str], tools: list[Any]) -> list[MiddlewareFn]:
         compiled: list[MiddlewareFn] = []
         if tools or hooks & {"before_agent", "after_agent"}:
             compiled.append(_compile_agent(self, hooks, tools))

@@ -241,7 +241,7 @@ class _PerRun(HookMiddleware):
             raise MinagentError(f"{type(self).__name__} needs an Agent run: pass it to Agent(middleware=[...])")
         return counts
 
-    def __minagent_middleware__(self) -> list[MiddlewareFn]:
+    def _compile(self, hooks: frozenset[str], tools: list[Any]) -> list[MiddlewareFn]:
         """The run scope first (outermost of this middleware's parts), then the hooks (HK-1)."""
         owner = self
 
@@ -260,7 +260,7 @@ class _PerRun(HookMiddleware):
                 _RUN.set(previous)
 
         run_scope.__qualname__ = run_scope.__name__ = f"{self.name}.run_scope"
-        return [agent_middleware(run_scope), *super().__minagent_middleware__()]
+        return [agent_middleware(run_scope), *super()._compile(hooks, tools)]
 
     def _thread_key(self) -> str:
         return f"minagent.middleware.{type(self).__name__}"

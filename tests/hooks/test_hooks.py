@@ -641,3 +641,24 @@ async def test_unchanged_request_sends_what_the_call_would_send(stream, options)
         await run(agent, "x", stream=stream)
     assert wrapped.requests[0].options == plain.requests[0].options
     assert wrapped.requests[0].texts == plain.requests[0].texts
+
+
+def test_compiled_once_and_again_when_changed():
+    """HK-3, HK-9: a hook middleware compiles once (the same functions on every run, tools wrapped once)
+    and again when its tools change."""
+
+    def extra() -> str:
+        """Extra."""
+        return "x"
+
+    class Contrib(HookMiddleware):
+        def before_model(self, state):
+            return None
+
+    mw = Contrib()
+    mw.tools = [extra]
+    first, second = mw.__minagent_middleware__(), mw.__minagent_middleware__()
+    assert first == second
+    assert categorize_middleware([mw]) == categorize_middleware([mw])
+    mw.tools = []
+    assert len(mw.__minagent_middleware__()) == 1  # no agent part without tools
