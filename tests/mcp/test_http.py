@@ -15,6 +15,8 @@ from typing import Any
 
 import aiohttp
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
@@ -255,3 +257,33 @@ async def test_run_http_without_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(minagent._plugins, "entry_points", lambda group: [])
     with pytest.raises(PluginNotFoundError, match="pip install minagent-mcp-http"):
         await make_agent().as_mcp_server().run_http()
+
+
+_event_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\0"), max_size=20)
+
+
+@given(
+    events=st.lists(st.tuples(st.lists(_event_text, min_size=1, max_size=3), st.none() | _event_text), max_size=5),
+    newline=st.sampled_from(["\n", "\r\n", "\r"]),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6),
+)
+def test_sse_decoder_property(events: list[tuple[list[str], str | None]], newline: str, cuts: list[int]) -> None:
+    """MCP-40: any events, any line ending, any chunking: the decoder gives back each event's data and id."""
+    wire = ""
+    expected = []
+    last_id = None
+    for lines, event_id in events:
+        if event_id is not None:
+            wire += f"id: {event_id}{newline}"
+            last_id = event_id
+        wire += "".join(f"data: {line}{newline}" for line in lines) + newline
+        expected.append(("message", "\n".join(lines), last_id))
+    data = wire.encode()
+    decoder = SSEDecoder()
+    got = []
+    start = 0
+    for cut in sorted(c for c in cuts if c <= len(data)):
+        got += decoder.feed(data[start:cut])
+        start = cut
+    got += decoder.feed(data[start:])
+    assert [(e.event, e.data, e.id) for e in got] == expected

@@ -1,6 +1,7 @@
 """A sans-I/O Server-Sent Events decoder (the WHATWG event-stream rules that MCP uses).
 
-Feed it bytes as they arrive, in chunks of any size; it returns the complete events. Lines end
+Feed it bytes as they arrive, in chunks of any size; it returns the complete events (a CR at
+the end of a chunk ends its line at once; an LF opening the next chunk is then skipped). Lines end
 with CRLF, LF or CR; ``data`` lines are joined with newlines; a comment line (``:``) is ignored;
 ``id`` sets the last event id (kept across events, as resumption needs), ``retry`` the
 reconnection delay. An event with no data is not dispatched.
@@ -24,19 +25,31 @@ class SSEDecoder:
 
     def __init__(self) -> None:
         self._buffer = b""
+        self._skip_lf = False  # the last chunk ended with CR: an LF starting the next one belongs to it
         self._data: list[str] = []
         self._event = ""
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
+        if self._skip_lf and chunk:
+            self._skip_lf = False
+            if chunk.startswith(b"\n"):
+                chunk = chunk[1:]
         self._buffer += chunk
         events: list[SSEEvent] = []
         while True:
-            cut = _line_end(self._buffer)
-            if cut is None:
+            lf, cr = self._buffer.find(b"\n"), self._buffer.find(b"\r")
+            if lf == -1 and cr == -1:
                 return events
-            end, width = cut
+            if cr != -1 and (lf == -1 or cr < lf):
+                end, width = cr, 1
+                if cr + 1 < len(self._buffer):
+                    width = 2 if self._buffer[cr + 1] == 0x0A else 1
+                else:
+                    self._skip_lf = True  # CR ends the chunk: an LF that starts the next one is part of it
+            else:
+                end, width = lf, 1
             raw, self._buffer = self._buffer[:end], self._buffer[end + width :]
             event = self._line(raw.decode("utf-8", "replace"))
             if event is not None:
@@ -63,13 +76,3 @@ class SSEDecoder:
         elif name == "retry" and value.isdigit():
             self.retry_ms = int(value)
         return None
-
-
-def _line_end(buffer: bytes) -> tuple[int, int] | None:
-    """Where the first line ends and how wide its terminator is; a CR at the very end waits for more."""
-    lf, cr = buffer.find(b"\n"), buffer.find(b"\r")
-    if cr == -1 or (lf != -1 and lf < cr):
-        return (lf, 1) if lf != -1 else None
-    if cr + 1 == len(buffer):
-        return None  # CR LF may be split across chunks
-    return cr, 2 if buffer[cr + 1] == 0x0A else 1
