@@ -287,3 +287,24 @@ def test_sse_decoder_property(events: list[tuple[list[str], str | None]], newlin
         start = cut
     got += decoder.feed(data[start:])
     assert [(e.event, e.data, e.id) for e in got] == expected
+
+
+async def test_disconnect_is_not_cancellation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MCP-42: a client that drops the POST does not cancel its call; DELETE of the session does."""
+    marker = tmp_path / "marker"
+    monkeypatch.setenv("MCP_TEST_MARKER", str(marker))
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with our_http_server() as url, aiohttp.ClientSession() as http:
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}
+        async with http.post(url, json=init, headers=accept) as response:
+            session = {**accept, "Mcp-Session-Id": response.headers["Mcp-Session-Id"]}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+        call["params"] = {"name": "Task_Runner", "arguments": {"task": "slow"}}
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.0):
+                await http.post(url, json=call, headers=session)  # dropped after one second
+        await asyncio.sleep(1.0)
+        assert not marker.exists()  # still running
+        async with http.delete(url, headers=session) as response:
+            assert response.status == 200
+        assert marker.read_text() == "cancelled"
