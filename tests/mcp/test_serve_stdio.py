@@ -178,3 +178,37 @@ async def test_client_going_away_cancels_running_calls(tmp_path: Path) -> None:
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_garbage_line_gets_a_parse_error_and_serving_goes_on() -> None:
+    """MCP-33: a line that is not JSON-RPC is answered with error -32700; the next message is served."""
+    process = await asyncio.create_subprocess_exec(
+        PYTHON,
+        "-m",
+        "minagent",
+        "mcp-serve",
+        "tests.mcp.served_agent:agent",
+        cwd=str(ROOT),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        process.stdin.write(b"this is not json\n")
+        process.stdin.write(encode_message({"jsonrpc": "2.0", "id": 7, "method": "ping"}))
+        await process.stdin.drain()
+        async with asyncio.timeout(30):
+            error = decode_message(await process.stdout.readline())
+            pong = decode_message(await process.stdout.readline())
+        assert error["id"] is None
+        assert error["error"]["code"] == -32700
+        assert pong == {"jsonrpc": "2.0", "id": 7, "result": {}}
+        process.stdin.close()
+        async with asyncio.timeout(20):
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
