@@ -40,6 +40,7 @@ from typing import Any, Protocol
 
 from ._calls import CallRunner, sendable_text, tool_map
 from ._exceptions import ContentError
+from ._history import repair_history
 from ._middleware import ChatContext, MiddlewareFn, run_pipeline
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
@@ -193,36 +194,43 @@ class ToolLoop:
     # -- the driver -------------------------------------------------------------------------
 
     async def drive(self) -> AsyncGenerator[ChatResponseUpdate, None]:
-        """Run the steps the table names until one finishes (LP-2): the whole control flow."""
+        """Run the steps the table names until one finishes (LP-2): the whole control flow.
+
+        Steps that produce updates all at once return them; only the model's stream is relayed
+        update by update, here, so an update crosses one generator between provider and caller."""
+        step = Step.CALL_MODEL
         if any(c.type in _APPROVAL_KINDS for m in self.transcript for c in m.contents):
-            outcome: Outcome | None = None
-            resume = self._resume_approvals()
-            try:
-                async for update in resume:
-                    if isinstance(update, Outcome):
-                        outcome = update
-                    else:
-                        yield update
-            finally:
-                await resume.aclose()
-            step = NEXT_STEP[outcome, self._room()] if outcome is not None else Step.CALL_MODEL
-        else:
-            step = Step.CALL_MODEL
+            updates, outcome = await self._resume_approvals()
+            for update in updates:
+                yield update
+            step = NEXT_STEP[outcome, self._room()]
         while step is not Step.FINISH:
             if step is Step.PAUSE:
                 yield self._request_approvals(self.calls)
                 return
-            outcome = None
-            steps = self._run_batch(self.calls) if step is Step.RUN_BATCH else self._call_model(step is Step.LAST_CALL)
-            try:
-                async for update in steps:
-                    if isinstance(update, Outcome):
-                        outcome = update
-                    else:
-                        yield update
-            finally:  # LP-22: closing the run closes the step, and with it the model's stream, now
-                await steps.aclose()
-            assert outcome is not None, f"internal error: step {step} ended without an outcome"
+            if step is Step.RUN_BATCH:
+                updates, outcome = await self._run_batch(self.calls)
+                for update in updates:
+                    yield update
+            else:  # call the model: drain the inbox, call, relay, record, classify
+                last = step is Step.LAST_CALL
+                for message in self._drain_inbox():
+                    yield _as_update(message)
+                no_tools = last or tool_choice_mode(self.options.get("tool_choice")) == "none"
+                result = await self._model_result(last)
+                if isinstance(result, ResponseStream):  # streaming: relay each update as it comes (LP-2)
+                    try:
+                        async for update in result:
+                            if no_tools and (update := _without_calls(update)) is None:  # type: ignore[assignment]
+                                continue
+                            yield update
+                    finally:  # LP-22: the model's stream is closed on early exit too
+                        await result.aclose()
+                    result = await result.get_final_response()
+                fallback = self._record(result, no_tools)
+                if fallback is not None and self.stream:
+                    yield _as_update(fallback)
+                outcome = self._classify_response(last)
             step = NEXT_STEP[outcome, self._room()]
 
     def _room(self) -> bool:
@@ -241,28 +249,6 @@ class ToolLoop:
 
     # -- step: call the model ----------------------------------------------------------------
 
-    async def _call_model(self, last: bool) -> AsyncGenerator[ChatResponseUpdate | Outcome, None]:
-        """Drain the inbox, call the model once through chat middleware, record and classify."""
-        for message in self._drain_inbox():
-            yield _as_update(message)
-        self.last_call = last
-        self.model_calls += 1
-        no_tools = last or tool_choice_mode(self.options.get("tool_choice")) == "none"
-        result = await self._model_result(last)
-        if isinstance(result, ResponseStream):  # streaming: relay each update as it comes (LP-2)
-            try:
-                async for update in result:
-                    if no_tools and (update := _without_calls(update)) is None:
-                        continue
-                    yield update
-            finally:  # LP-22: the model's stream is closed on early exit too
-                await result.aclose()
-            result = await result.get_final_response()
-        fallback = self._record(result, no_tools)
-        if fallback is not None and self.stream:
-            yield _as_update(fallback)
-        yield self._classify_response(last)
-
     def _classify_response(self, last: bool) -> Outcome:
         calls = self._actionable_calls() if self.config.enabled and not last else []
         self.calls = calls
@@ -278,6 +264,8 @@ class ToolLoop:
 
         With no chat middleware the pipeline is the bare operation (MW-4): nothing is routed
         around it, there is just nothing to run before it."""
+        self.last_call = last
+        self.model_calls += 1
         options = dict(self.options)
         if last:
             options["tool_choice"] = "none"
@@ -297,6 +285,8 @@ class ToolLoop:
     async def _leaf(self, context: ChatContext) -> Any:
         """The chat pipeline's operation: the provider call (a stream of it when streaming)."""
         messages, options = context.outgoing_messages(), context.options
+        if "conversation_id" not in options:  # HI-1: never send a call without its result, or an orphan
+            messages = repair_history(messages)
         if context.stream:
             updates = self.client._inner_get_streaming_response(messages=messages, options=options, **context.kwargs)
             return ResponseStream(updates, finalizer=ChatResponse.from_updates)
@@ -371,10 +361,11 @@ class ToolLoop:
         self._replace(holder, holder.with_contents([*holder.contents, *requests]))
         return ChatResponseUpdate(requests, "assistant")
 
-    async def _resume_approvals(self) -> AsyncGenerator[ChatResponseUpdate | Outcome, None]:
+    async def _resume_approvals(self) -> tuple[list[ChatResponseUpdate], Outcome]:
         """Answer approval requests from the conversation, then clean the transcript (LP-14).
 
         The step's outcome is the last batch's (or RAN / LIMITED when nothing was waiting)."""
+        updates: list[ChatResponseUpdate] = []
         decisions = {
             c.id: bool(c.approved)
             for m in self.transcript
@@ -416,21 +407,12 @@ class ToolLoop:
             self.sent = min(self.sent, at)
             tail = self.transcript[at:]
             del self.transcript[at:]
-            outcome = Outcome.RAN
-            batch = self._run_batch(calls, runnable=runnable, rejected=rejected, forced=False)
-            try:
-                async for update in batch:
-                    if isinstance(update, Outcome):
-                        outcome = update
-                    else:
-                        yield update
-            finally:
-                await batch.aclose()
+            produced, outcome = await self._run_batch(calls, runnable=runnable, rejected=rejected, forced=False)
+            updates.extend(produced)
             self.transcript.extend(tail)
             if outcome in (Outcome.TERMINATED, Outcome.PENDING):
-                yield outcome
-                return
-        yield Outcome.LIMITED if self._limit_reached() else Outcome.RAN
+                return updates, outcome
+        return updates, Outcome.LIMITED if self._limit_reached() else Outcome.RAN
 
     # -- step: run a batch -------------------------------------------------------------------
 
@@ -441,7 +423,7 @@ class ToolLoop:
         runnable: Sequence[Content] | None = None,
         rejected: set[str | None] | None = None,
         forced: bool | None = None,
-    ) -> AsyncGenerator[ChatResponseUpdate | Outcome, None]:
+    ) -> tuple[list[ChatResponseUpdate], Outcome]:
         """Run the calls, append one tool message in call order and what came in meanwhile, classify."""
         runnable = list(calls if runnable is None else runnable)
         budget = self.config.max_function_calls
@@ -467,19 +449,20 @@ class ToolLoop:
             elif any(call is o for o in over):
                 results.append(Content.from_function_result(call.call_id or "", NOT_EXECUTED_TEXT, exception="limit"))
         self.calls_made += len(runnable)
+        updates: list[ChatResponseUpdate] = []
         if results:
             tool_message = Message("tool", results)
             self._append(tool_message)
-            yield _as_update(tool_message)
+            updates.append(_as_update(tool_message))
             self.errors_in_a_row = self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
         for message in batch.arrived:  # LP-15: after the results, never between a call and its result
             self._append(message)
-            yield _as_update(message)
+            updates.append(_as_update(message))
         if pending:
             self._mark_pending(pending, batch.surfaced)
         if forced is None:
             forced = tool_choice_mode(self.options.get("tool_choice")) == "required"
-        yield _classify_batch(terminated, bool(pending), forced, self._limit_reached())
+        return updates, _classify_batch(terminated, bool(pending), forced, self._limit_reached())
 
     def _mark_pending(self, pending: Sequence[Content], surfaced: Sequence[Content]) -> None:
         holder = _message_holding(self.transcript, pending[0])

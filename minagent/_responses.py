@@ -272,6 +272,8 @@ class AgentResponseUpdate(_Update):
 
 
 def _message_list(messages: object) -> list[Message]:
+    if type(messages) is list and all(type(m) is Message for m in messages):
+        return list(messages)
     if messages is None:
         return []
     if isinstance(messages, Message):

@@ -428,6 +428,18 @@ def content_list(contents: object) -> list[Content]:
     list that already holds only `Content` is copied without converting anything."""
     if contents is None:
         return []
+    kind = type(contents)
+    if kind is list or kind is tuple:  # the common case: no isinstance on ABCs, no index paths
+        out: list[Content] = []
+        for item in contents:  # type: ignore[attr-defined]
+            if type(item) is Content:
+                out.append(item)
+            elif type(item) is str:
+                out.append(Content("text", text=item))
+            else:
+                break
+        else:
+            return out
     if isinstance(contents, Content | str | Mapping):
         return [as_content(contents)]
     if isinstance(contents, list | tuple):
@@ -561,6 +573,10 @@ def normalize_messages(messages: MessageInput) -> list[Message]:
     """
     if messages is None:
         return []
+    if type(messages) is str:
+        return [Message("user", [Content("text", text=messages)])]
+    if type(messages) is list and all(type(m) is Message for m in messages):
+        return list(messages)  # the loop's and the agent's own lists: nothing to convert
     if isinstance(messages, str | Content | Message):
         messages = [messages]
     elif not isinstance(messages, Sequence) or isinstance(messages, bytes | bytearray):  # type: ignore[unreachable]

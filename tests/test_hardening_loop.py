@@ -201,3 +201,23 @@ def test_a_hostile_thread_dict_is_a_serialization_error() -> None:
     data = {"type": "agent_thread", "version": 1, "thread_id": "t", "state": nested, "messages": []}
     with pytest.raises(SerializationError):
         AgentThread.deserialize(data)
+
+
+@MODES
+async def test_a_broken_history_is_repaired_before_it_is_sent(stream: bool) -> None:
+    """LP-28, HI-1: a thread restored with a dangling call and an orphan result is sent valid."""
+    from minagent import AgentThread, is_valid_history
+
+    broken = [
+        Message("user", ["hi"]),
+        Message("assistant", [call("lookup", {}, call_id="dangling")]),
+        Message("tool", [Content.from_function_result("orphan", "stale")]),
+        Message("assistant", ["earlier answer"]),
+    ]
+    client = ScriptedChatClient(["fine"])
+    thread = AgentThread(messages=list(broken))
+    await run(Agent(client), "next", stream=stream, thread=thread)
+    sent = client.requests[0].messages
+    assert is_valid_history(sent)
+    assert [c.call_id for m in sent for c in m.contents if c.type == "function_result"] == ["dangling"]
+    assert thread.messages[: len(broken)] == broken  # the thread keeps what it had
