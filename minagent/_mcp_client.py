@@ -148,9 +148,13 @@ class MCPTool:
             await self.close()
 
     async def connect(self) -> None:
-        """Start the transport, initialize, load the tools (MCP-3, MCP-4); no-op when connected."""
+        """Start the transport, initialize, load the tools (MCP-3, MCP-4); no-op when connected.
+
+        A connection whose server has gone is closed and started again (MCP-8)."""
         if self._session is not None:
-            return
+            if self._session.failure is None:
+                return
+            await self._disconnect()
         try:
             self._transport = await self._open_transport()
             self._session = Session(self._transport, name=self.name, on_notification=self._notified)
@@ -159,12 +163,15 @@ class MCPTool:
             if self.load_tools_on_connect or self.load_prompts:
                 await self.load_tools()
         except BaseException:
-            await self.close()
+            await self._disconnect()
             raise
 
     async def close(self) -> None:
         """Stop the reload task, the session and the transport; idempotent (MCP-10)."""
         self._users = 0
+        await self._disconnect()
+
+    async def _disconnect(self) -> None:
         reload, self._reload = self._reload, None
         background = [t for t in (reload, *self._callbacks) if t is not None and not t.done()]
         for task in background:

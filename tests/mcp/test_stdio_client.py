@@ -166,6 +166,9 @@ async def test_server_crash_mid_call_is_a_typed_error() -> None:
         assert not server.is_connected
         with pytest.raises(MCPConnectionError):
             await server.call_tool("echo", {"text": "x"})
+        await server.connect()  # MCP-8: connect() starts a server that has gone again
+        assert server.is_connected
+        assert await server.call_tool("echo", {"text": "back"}) == {"result": "echo: back"}
 
 
 async def test_server_that_exits_at_start() -> None:
