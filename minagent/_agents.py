@@ -505,7 +505,7 @@ class RawAgent(BaseAgent):
         async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
             return await self._finish(request, await final[0]())
 
-        return ResponseStream._mapping(_Later(open_chat), to_agent_update, finalize).with_cleanup_hook(request.close)
+        return ResponseStream._mapping(_Later(open_chat), to_agent_update, finalize, keep=False).with_cleanup_hook(request.close)
 
     async def _prepare(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None

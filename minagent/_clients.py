@@ -164,7 +164,7 @@ class BaseChatClient:
             client_kwargs={**kwargs, **(client_kwargs or {})},
         )
         if stream:
-            return ResponseStream(loop.drive(), finalizer=lambda _updates: loop.final_response())
+            return ResponseStream._of_run(loop.drive(), loop.final_response)  # ST-14: keeps no updates
         return _run_to_end(loop)
 
 

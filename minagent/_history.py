@@ -47,8 +47,13 @@ def _awaiting_approval(messages: Sequence[Message]) -> set[str | None]:
     }
 
 
+_CALL_KINDS = frozenset({"function_call", "function_result", "function_approval_request"})
+
+
 def is_valid_history(messages: Sequence[Message]) -> bool:
     """Whether ``messages`` satisfy the history invariant (HI-1)."""
+    if not any(c.type in _CALL_KINDS for m in messages for c in m.contents):
+        return True  # the common case before the first tool call: nothing to pair
     exempt = _awaiting_approval(messages)
     seen: set[str | None] = set()
     i = 0

@@ -95,6 +95,9 @@ def _text_of_messages(messages: Sequence[Message]) -> str:
 
 
 def _text_of_contents(contents: Sequence[Content]) -> str:
+    if len(contents) == 1:  # a streamed chunk: one content
+        only = contents[0]
+        return (only.text or "") if only.type == "text" else ""
     return "".join(c.text for c in contents if c.type == "text" and c.text)
 
 

@@ -56,6 +56,10 @@ Source = AsyncIterable[Any] | Awaitable[AsyncIterable[Any]]
 _NEW, _OPEN, _DONE, _FAILED, _CLOSED = "new", "open", "done", "failed", "closed"
 
 
+def _ignore(_update: Any) -> None:
+    """The recorder of a stream that keeps no updates (ST-14)."""
+
+
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
     value = fn(*args)
     if inspect.isawaitable(value):
@@ -79,6 +83,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         "_inner",
         "_iterating",
         "_iterator",
+        "_keep",
         "_map",
         "_result_hooks",
         "_source",
@@ -109,6 +114,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         self._cleanup_hooks: list[CleanupHook] = list(cleanup_hooks or ())
         self._result_hooks: list[ResultHook] = list(result_hooks or ())
         self._updates: list[TUpdate] = []
+        self._keep = True  # record updates; False for streams whose finalizer does not read them (ST-14)
         self._state = _NEW
         self._cleaned = False
         self._consumer: object = None
@@ -149,12 +155,25 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         source: ResponseStream[Any, Any] | Awaitable[ResponseStream[Any, Any]],
         transform: Callable[[Any], Any],
         finalizer: Callable[[Sequence[Any]], Any],
+        *,
+        keep: bool = True,
     ) -> ResponseStream[Any, Any]:
         """A stream that maps the updates of ``source`` (a stream, or an awaitable of one) in its own
         consumer loop: no extra generator between the two streams, one frame less per update."""
         outer: ResponseStream[Any, Any] = ResponseStream(source, finalizer=finalizer)
         outer._map = transform
+        outer._keep = keep
         return outer
+
+    @classmethod
+    def _of_run(
+        cls, source: AsyncIterable[TUpdate], final: Callable[[], TFinal | Awaitable[TFinal]]
+    ) -> ResponseStream[TUpdate, TFinal]:
+        """A stream whose final response comes from the work itself, not from its updates: it keeps
+        no list of them (ST-14)."""
+        stream: ResponseStream[TUpdate, TFinal] = cls(source, finalizer=lambda _updates: final())
+        stream._keep = False
+        return stream
 
     def with_transform_hook(self, hook: TransformHook) -> ResponseStream[TUpdate, TFinal]:
         """Add a hook that rewrites each update the consumer sees (None keeps it). Returns self."""
@@ -179,7 +198,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
 
     @property
     def updates(self) -> list[TUpdate]:
-        """The raw (pre-transform) updates received so far."""
+        """The raw (pre-transform) updates received so far (none for a stream that keeps none, ST-14)."""
         return list(self._updates)
 
     def __aiter__(self) -> AsyncGenerator[TUpdate, None]:
@@ -257,7 +276,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._iterating = task
         try:
             step = (await self._open()).__anext__
-            record = self._updates.append
+            record = self._updates.append if self._keep else _ignore
             hooks = self._transform_hooks  # the list itself: hooks added later still apply
             mapper = self._map
             awaited = mapper is not None and inspect.iscoroutinefunction(mapper)

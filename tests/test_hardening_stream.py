@@ -123,3 +123,26 @@ async def test_the_same_task_may_still_take_over_after_break() -> None:
         if item == 1:
             break
     assert await stream.get_final_response() == [0, 1, 2, 3, 4]
+
+
+async def test_run_and_get_response_streams_keep_no_updates() -> None:
+    """ST-14: the streams of get_response(stream=True) and run(stream=True) finalise from the run
+    and keep no list of updates; the final response is still complete."""
+    chunks = [f"c{i} " for i in range(200)]
+    client = ScriptedChatClient([text_chunks(*chunks), text_chunks(*chunks)])
+    chat_stream = client.get_response("hi", stream=True)
+    assert len([u async for u in chat_stream]) == 200
+    assert chat_stream.updates == []
+    assert (await chat_stream.get_final_response()).text == "".join(chunks)
+    agent_stream = Agent(client).run("hi", stream=True)
+    assert len([u async for u in agent_stream]) == 200
+    assert agent_stream.updates == []
+    assert (await agent_stream.get_final_response()).text == "".join(chunks)
+    plain: ResponseStream[int, list[int]] = ResponseStream(_numbers(3), finalizer=list)
+    assert [u async for u in plain] == [0, 1, 2]
+    assert plain.updates == [0, 1, 2]  # ST-4 unchanged for streams users build
+
+
+async def _numbers(n: int) -> AsyncIterator[int]:
+    for i in range(n):
+        yield i
