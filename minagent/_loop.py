@@ -66,6 +66,7 @@ LIMIT_FALLBACK_TEXT = "Function invocation limit reached before a final answer c
 REJECTED_TEXT = "Error: Tool call invocation was rejected by user."
 NOT_EXECUTED_TEXT = "Error: Function call limit reached; this call was not executed."
 _APPROVAL_KINDS = ("function_approval_request", "function_approval_response")
+_PAIRED_KINDS = frozenset({"function_call", "function_result", *_APPROVAL_KINDS})
 
 
 class Outcome(enum.Enum):
@@ -186,6 +187,11 @@ class ToolLoop:
         self.errors_in_a_row = 0
         self.last_call = False  # this model call is the final one, with tool_choice "none"
         self.calls: list[Content] = []  # the calls the last model step asks for
+        # LP-28: the history is checked before a model call unless it is known valid: the loop's own
+        # appends (a response's calls, then their results) keep a valid history valid, so only a
+        # chat middleware's edits or a foreign message with calls or results make it unknown again.
+        self.history_ok = False
+        self.call_ids = {c.call_id for m in self.transcript for c in m.contents if c.type == "function_call"}
         tools = normalize_tools(options.get("tools"))
         if tools:
             options["tools"] = tools
@@ -285,8 +291,14 @@ class ToolLoop:
     async def _leaf(self, context: ChatContext) -> Any:
         """The chat pipeline's operation: the provider call (a stream of it when streaming)."""
         messages, options = context.outgoing_messages(), context.options
-        if "conversation_id" not in options:  # HI-1: never send a call without its result, or an orphan
-            messages = repair_history(messages)
+        if "conversation_id" not in options and not (self.history_ok and not self.chat_middleware):
+            checked = repair_history(messages)  # LP-28, HI-1: never a call without its result, or an orphan
+            self.history_ok = (
+                not self.chat_middleware
+                and len(checked) == len(messages)
+                and all(a is b for a, b in zip(checked, messages, strict=True))
+            )
+            messages = checked
         if context.stream:
             updates = self.client._inner_get_streaming_response(messages=messages, options=options, **context.kwargs)
             return ResponseStream(updates, finalizer=ChatResponse.from_updates)
@@ -302,7 +314,9 @@ class ToolLoop:
             if self.last_call and not _visible(response):
                 fallback = Message("assistant", [LIMIT_FALLBACK_TEXT])
                 response = replace(response, messages=[*response.messages, fallback])
-        response = _unique_call_ids(_sendable_response(response), self.transcript)  # LP-27, LP-26
+        response = _unique_call_ids(_sendable_response(response), self.call_ids)  # LP-27, LP-26
+        if self.history_ok and any(c.type == "function_result" for m in response.messages for c in m.contents):
+            self.history_ok = False  # results in a model's own response: check again (LP-28)
         self.responses.append(response)
         self.usage = add_usage(self.usage, response.usage_details)
         self._append(*response.messages)
@@ -325,8 +339,15 @@ class ToolLoop:
 
     def _drain_inbox(self) -> list[Message]:
         drained = self.inbox.drain() if self.inbox is not None else []
-        self._append(*drained)
+        self._append_foreign(drained)
         return drained
+
+    def _append_foreign(self, messages: Sequence[Message]) -> None:
+        """Messages the loop did not make (the inbox, a tool's or middleware's): a call or a result
+        among them makes the history unknown again (LP-28)."""
+        if any(c.type in _PAIRED_KINDS for m in messages for c in m.contents):
+            self.history_ok = False
+        self._append(*messages)
 
     def _actionable_calls(self) -> list[Content]:
         """Calls of the last response that are neither informational nor already answered (LP-4)."""
@@ -398,6 +419,7 @@ class ToolLoop:
                 calls = [c for c in kept if c.type == "function_call" and c.call_id not in answered]
                 waiting.append((m, calls, requests))
         self.transcript[:] = cleaned
+        self.call_ids |= {c.call_id for m in cleaned for c in m.contents if c.type == "function_call"}
         for holder, calls, requests in waiting:
             approved = {r.function_call.call_id for r in requests if r.function_call and decisions.get(r.id or "")}
             needs = {r.function_call.call_id for r in requests if r.function_call}
@@ -455,9 +477,8 @@ class ToolLoop:
             self._append(tool_message)
             updates.append(_as_update(tool_message))
             self.errors_in_a_row = self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
-        for message in batch.arrived:  # LP-15: after the results, never between a call and its result
-            self._append(message)
-            updates.append(_as_update(message))
+        self._append_foreign(batch.arrived)  # LP-15: after the results, never between a call and its result
+        updates.extend(_as_update(message) for message in batch.arrived)
         if pending:
             self._mark_pending(pending, batch.surfaced)
         if forced is None:
@@ -531,10 +552,9 @@ def _sendable_response(response: ChatResponse) -> ChatResponse:
     return replace(response, messages=messages) if changed else response
 
 
-def _unique_call_ids(response: ChatResponse, transcript: Sequence[Message]) -> ChatResponse:
-    """LP-26: a call whose id an earlier call of this response (or of the transcript) already has
-    gets the id ``<id>~<n>``, so every call gets its own result in both modes."""
-    seen = {c.call_id for m in transcript for c in m.contents if c.type == "function_call"}
+def _unique_call_ids(response: ChatResponse, seen: set[str | None]) -> ChatResponse:
+    """LP-26: a call whose id an earlier call of this response (or of the run, ``seen``, which is
+    updated) already has gets the id ``<id>~<n>``, so every call gets its own result in both modes."""
     changed = False
     messages: list[Message] = []
     for m in response.messages:

@@ -136,7 +136,7 @@ def test_the_final_response_type_is_unchanged() -> None:
     from minagent._loop import _unique_call_ids
 
     response = ChatResponse([Message("assistant", [call("a", {}, call_id="x"), call("b", {}, call_id="y")])])
-    assert _unique_call_ids(response, []) is response
+    assert _unique_call_ids(response, set()) is response
 
 
 @MODES
@@ -221,3 +221,21 @@ async def test_a_broken_history_is_repaired_before_it_is_sent(stream: bool) -> N
     assert is_valid_history(sent)
     assert [c.call_id for m in sent for c in m.contents if c.type == "function_result"] == ["dangling"]
     assert thread.messages[: len(broken)] == broken  # the thread keeps what it had
+
+
+@MODES
+async def test_a_foreign_orphan_result_added_mid_run_is_not_sent(stream: bool) -> None:
+    """LP-28: a tool that appends a message with an orphan result to the live transcript does not
+    make the next model call receive an invalid history (the loop checks again)."""
+    from minagent import is_valid_history
+
+    @tool
+    def meddle(ctx: FunctionInvocationContext) -> str:
+        """Appends an orphan result."""
+        ctx.messages.append(Message("tool", [Content.from_function_result("ghost", "boo")]))
+        return "done"
+
+    client = ScriptedChatClient([reply(call("meddle", {}, call_id="m1")), "fine"])
+    await run(Agent(client, tools=[meddle]), "go", stream=stream)
+    assert all(is_valid_history(r.messages) for r in client.requests)
+    assert "ghost" not in {c.call_id for m in client.requests[1].messages for c in m.contents}
