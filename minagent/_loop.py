@@ -191,6 +191,7 @@ class ToolLoop:
         # appends (a response's calls, then their results) keep a valid history valid, so only a
         # chat middleware's edits or a foreign message with calls or results make it unknown again.
         self.history_ok = False
+        self.steps: list[tuple[Outcome, Step]] = []  # every (outcome, next step) of the run, in order
         self.call_ids = {c.call_id for m in self.transcript for c in m.contents if c.type == "function_call"}
         tools = normalize_tools(options.get("tools"))
         if tools:
@@ -209,7 +210,7 @@ class ToolLoop:
             updates, outcome = await self._resume_approvals()
             for update in updates:
                 yield update
-            step = NEXT_STEP[outcome, self._room()]
+            step = self._next(outcome)
         while step is not Step.FINISH:
             if step is Step.PAUSE:
                 yield self._request_approvals(self.calls)
@@ -237,7 +238,13 @@ class ToolLoop:
                 if fallback is not None and self.stream:
                     yield _as_update(fallback)
                 outcome = self._classify_response(last)
-            step = NEXT_STEP[outcome, self._room()]
+            step = self._next(outcome)
+
+    def _next(self, outcome: Outcome) -> Step:
+        """The table's answer (LP-T): recorded in ``steps`` for tracing and tests."""
+        step = NEXT_STEP[outcome, self._room()]
+        self.steps.append((outcome, step))
+        return step
 
     def _room(self) -> bool:
         """Room for another tool round: fewer than max_iterations model calls so far (LP-7)."""
