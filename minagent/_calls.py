@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, overload
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._options import tool_name
-from ._schema import describe_issues, validate
+from ._schema import validate
 from ._tools import FunctionInvocationConfiguration, FunctionTool, UnknownToolError, result_value
 from ._types import Content, Message
 
@@ -101,15 +101,15 @@ class CallRunner:
             if self.config.terminate_on_unknown_calls:
                 raise UnknownToolError(name)
             available = ", ".join(sorted(self.tools)) or "none"
-            text = f'Error: Requested function "{name}" not found. Available functions: {available}.'
-            return _error(call_id, text, f"unknown function {name!r}"), False
+            text = f'Error: Requested function "{_shorten(name)}" not found. Available functions: {available}.'
+            return _error(call_id, text, f"unknown function {_shorten(name)!r}"), False
         try:
             arguments = call.parse_arguments() or {}
         except ContentError as exc:
             return _error(call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"), False
         issues = _validate(tool, arguments)  # LP-6: every tool, FunctionTool or tool-like, the same way
         if issues:
-            text = f"Error: Invalid arguments for {name}:\n{describe_issues(issues)}"
+            text = f"Error: Invalid arguments for {name}:\n{_issue_text(issues)}"
             return _error(call_id, text, "invalid arguments"), False
         context = FunctionInvocationContext(
             function=tool,
@@ -210,6 +210,23 @@ class _CallView(MutableSequence[Message]):
 
     def __repr__(self) -> str:
         return repr([*self.base, *self.added])
+
+
+MAX_NAME_CHARS = 64  # LP-29: a name the model made up is shown at most this long
+MAX_ISSUES_SHOWN = 20  # LP-29: validation problems listed per call
+MAX_ISSUE_CHARS = 300  # LP-29: one problem's line
+
+
+def _shorten(text: str, limit: int = MAX_NAME_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def _issue_text(issues: Sequence[Any]) -> str:
+    """LP-29: at most MAX_ISSUES_SHOWN lines of at most MAX_ISSUE_CHARS, then how many more."""
+    lines = [_shorten(str(issue), MAX_ISSUE_CHARS) for issue in issues[:MAX_ISSUES_SHOWN]]
+    if len(issues) > MAX_ISSUES_SHOWN:
+        lines.append(f"... and {len(issues) - MAX_ISSUES_SHOWN} more problems")
+    return "\n".join(lines)
 
 
 def tool_map(tools: Sequence[Any], additional: Sequence[Any]) -> dict[str, Any]:

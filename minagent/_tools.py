@@ -42,7 +42,8 @@ class UnknownToolError(MinagentError, KeyError):
     """The model called a tool that does not exist and `terminate_on_unknown_calls` is set (LP-12)."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(f'the model requested function "{name}", which is not among the tools of this run')
+        shown = name if len(name) <= 64 else f"{name[:61]}..."  # LP-29: bounded, the full name stays in .name
+        super().__init__(f'the model requested function "{shown}", which is not among the tools of this run')
         self.name = name
 
     def __str__(self) -> str:

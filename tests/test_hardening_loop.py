@@ -239,3 +239,23 @@ async def test_a_foreign_orphan_result_added_mid_run_is_not_sent(stream: bool) -
     await run(Agent(client, tools=[meddle]), "go", stream=stream)
     assert all(is_valid_history(r.messages) for r in client.requests)
     assert "ghost" not in {c.call_id for m in client.requests[1].messages for c in m.contents}
+
+
+@MODES
+async def test_error_results_are_bounded(stream: bool) -> None:
+    """LP-29: a 1 MB tool name and 10,000 unexpected properties give error results of a few KB."""
+
+    @tool
+    def f(a: int) -> int:
+        """f"""
+        return a
+
+    args = {"a": 1, **{f"x{i}": i for i in range(10_000)}, "y" * 100_000: 1}
+    client = ScriptedChatClient([reply(call("f", args, call_id="1"), call("g" * 1_000_000, {}, call_id="2")), "ok"])
+    response = await run(Agent(client, tools=[f]), "go", stream=stream)
+    invalid, unknown = results(response)
+    assert len(invalid.result) < 8_000
+    assert invalid.result.endswith("more problems")
+    assert len(unknown.result) < 300
+    assert ("g" * 61 + "...") in unknown.result
+    assert response.text == "ok"
