@@ -623,3 +623,63 @@ def _expectation(alternatives: list[str]) -> str:
 
 def _mismatch(path: str, expected: list[str], value: object) -> ValidationIssue:
     return ValidationIssue(path, f"expected {_expectation(expected)}; got {_describe(value)}")
+
+
+# ------------------------------------------------------------------------- the fast path (SC-55)
+
+_FLAT_KEYWORDS = frozenset({"type", "description", "title", "default", "examples"})
+_OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties", "description", "title"})
+
+
+def compile_fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | None:
+    """SC-55: for the common schema — an object of scalar properties without constraints — a check
+    that says True only when `validate` would find no issue; None for any other schema.
+
+    A False answer means "not sure": the caller runs `validate`, which finds and words the issues.
+    """
+    if schema.get("type") != "object" or not _OBJECT_KEYWORDS.issuperset(schema):
+        return None
+    properties = schema.get("properties", {})
+    required = schema.get("required", [])
+    if not isinstance(properties, Mapping) or not isinstance(required, list):
+        return None
+    kinds: dict[str, str] = {}
+    for name, sub in properties.items():
+        if not isinstance(sub, Mapping) or not _FLAT_KEYWORDS.issuperset(sub):
+            return None
+        kind = sub.get("type")
+        if kind not in ("integer", "number", "string", "boolean"):
+            return None
+        kinds[name] = kind
+    needed = frozenset(required)
+    if not needed <= kinds.keys() or schema.get("additionalProperties", True) is not False:
+        return None
+
+    def check(value: Any) -> bool:
+        if type(value) is not dict or not needed <= value.keys():
+            return False
+        from ._limits import argument_limits  # the limits in force now (SC-48)
+
+        limits = argument_limits()
+        for key, item in value.items():
+            kind = kinds.get(key)
+            form = type(item)
+            if kind == "string":
+                if form is not str or len(item) > limits.max_string_chars:
+                    return False
+            elif kind == "integer":
+                if form is not int or item.bit_length() > 3 * (limits.max_integer_digits - 1):
+                    return False
+            elif kind == "number":
+                if not (form is int and item.bit_length() <= 3 * (limits.max_integer_digits - 1)) and not (
+                    form is float and item - item == 0
+                ):
+                    return False
+            elif kind == "boolean":
+                if form is not bool:
+                    return False
+            else:  # a key the schema does not name
+                return False
+        return True
+
+    return check

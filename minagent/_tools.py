@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._limits import argument_limits
-from ._schema import ValidationIssue, _names_context, function_schema, validate
+from ._schema import ValidationIssue, _names_context, compile_fast_check, function_schema, validate
 
 if TYPE_CHECKING:
     from ._middleware import FunctionInvocationContext
@@ -60,6 +60,7 @@ class FunctionTool:
     __slots__ = (
         "_context_parameter",
         "_converter",
+        "_fast_check",
         "approval_mode",
         "description",
         "func",
@@ -106,6 +107,7 @@ class FunctionTool:
         self.approval_mode: ApprovalMode = approval_mode
         self.sequential = sequential
         self._context_parameter: str | None = None
+        self._fast_check: tuple[Any, Callable[[Any], bool] | None] | None = None
         self._converter: ArgumentConverter | None = None  # TL-10: only with a generated schema
         if parameters is not None:
             if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
@@ -142,8 +144,18 @@ class FunctionTool:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     def validate_arguments(self, arguments: Any) -> list[ValidationIssue]:
-        """Check arguments against the tool's schema; every problem is reported (TL-7)."""
-        return validate(arguments, self.parameters)
+        """Check arguments against the tool's schema; every problem is reported (TL-7).
+
+        The common schema (scalar properties, no constraints) has a compiled check that answers for
+        valid arguments without the full validator (SC-55); it is made again when ``parameters``
+        is replaced."""
+        parameters = self.parameters
+        fast = self._fast_check
+        if fast is None or fast[0] is not parameters:
+            fast = self._fast_check = (parameters, compile_fast_check(parameters))
+        if fast[1] is not None and fast[1](arguments):
+            return []
+        return validate(arguments, parameters)
 
     async def invoke(self, arguments: Mapping[str, Any], *, context: FunctionInvocationContext | None = None) -> Any:
         """Run the function with ``arguments`` (TL-4): async functions are awaited, sync ones run in

@@ -659,3 +659,42 @@ def test_result_value_follows_the_configured_digit_limit(limits: None) -> None:
     """TL-11: the digit limit of SC-48 decides, whatever it is set to."""
     set_argument_limits(max_integer_digits=3)
     assert [result_value(v) for v in (999, -999, 1000, 10**30)] == [999, -999, "1000", str(10**30)]
+
+
+_SCALAR_KINDS = ["integer", "number", "string", "boolean"]
+_scalar_values = st.one_of(
+    st.integers(-(10**30), 10**30),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5),
+    st.booleans(),
+    st.none(),
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kinds=st.dictionaries(st.sampled_from(["a", "b", "c"]), st.sampled_from(_SCALAR_KINDS), max_size=3),
+    required=st.sets(st.sampled_from(["a", "b", "c"])),
+    value=st.one_of(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), _scalar_values, max_size=4), _scalar_values),
+)
+def test_the_fast_check_never_accepts_what_the_validator_rejects(
+    kinds: dict[str, str], required: set[str], value: Any
+) -> None:
+    """SC-55: the compiled check says valid only where validate() finds no issue, and it says valid
+    for the plain valid arguments a model sends."""
+    from minagent._schema import compile_fast_check, validate
+
+    schema = {
+        "type": "object",
+        "properties": {name: {"type": kind} for name, kind in kinds.items()},
+        "required": sorted(required & kinds.keys()),
+        "additionalProperties": False,
+    }
+    check = compile_fast_check(schema)
+    assert check is not None
+    if check(value):
+        assert validate(value, schema) == []
+    plain = {name: {"integer": 1, "number": 1.5, "string": "x", "boolean": True}[kind] for name, kind in kinds.items()}
+    assert check(plain)
+    assert compile_fast_check({**schema, "properties": {"a": {"type": "integer", "minimum": 1}}}) is None
