@@ -41,6 +41,12 @@ from ._plugins import PluginNotFoundError, get_client
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from ._schema import ValidationIssue
 from ._stream import ResponseStream
+from ._structured import (
+    ResponseFormat,
+    StructuredOutputDecodeError,
+    StructuredOutputError,
+    StructuredOutputValidationError,
+)
 from ._threads import AgentThread, Context, ContextProvider
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
 from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageDetails, normalize_messages
@@ -163,12 +169,16 @@ __all__ = [
     "ProviderTimeoutError",
     "RateLimitError",
     "RawAgent",
+    "ResponseFormat",
     "ResponseStream",
     "Role",
     "SerializationError",
     "ServerError",
     "StreamError",
     "StreamInterruptedError",
+    "StructuredOutputDecodeError",
+    "StructuredOutputError",
+    "StructuredOutputValidationError",
     "SupportsAgentRun",
     "SupportsChatGetResponse",
     "ToolError",

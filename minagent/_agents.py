@@ -39,6 +39,7 @@ from ._middleware import (
 from ._options import ChatOptions, merge_options, merge_tools
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
+from ._structured import ResponseFormat
 from ._threads import AgentThread, ContextProvider
 from ._tools import FunctionTool, expand_tool_sets, normalize_tools
 from ._types import Content, Message, MessageInput, normalize_messages
@@ -574,6 +575,10 @@ class RawAgent(BaseAgent):
             ]
         result = AgentResponse.from_chat_response(response, agent_id=self.id)
         result.messages = messages
+        if result._format is None:  # SO-9: a client other than a BaseChatClient attached none
+            wanted = request.options.get("response_format")
+            wanted = self.default_options.get("response_format") if wanted is None else wanted
+            result._with_format(None if wanted is None else ResponseFormat.of(wanted))
         thread = request.thread
         for provider in reversed(self.context_providers):
             await provider.invoked(request.messages, result.messages, thread=thread, agent=self)

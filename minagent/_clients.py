@@ -15,6 +15,7 @@ from ._loop import Inbox, ToolLoop
 from ._middleware import categorize_middleware
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
+from ._structured import ResponseFormat
 from ._tools import FunctionInvocationConfiguration
 from ._types import Message, MessageInput, normalize_messages
 
@@ -150,6 +151,10 @@ class BaseChatClient:
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
         run_options = dict(options or {})
         extra = run_options.pop("additional_function_arguments", None)
+        fmt = None
+        if run_options.get("response_format") is not None:  # SO-7: normalised once, the wire form sent
+            fmt = ResponseFormat.of(run_options["response_format"])
+            run_options["response_format"] = fmt.wire
         chat_mw, function_mw = _client_middleware(self.middleware, middleware)
         loop = ToolLoop(
             self,
@@ -163,15 +168,15 @@ class BaseChatClient:
             function_kwargs={**kwargs, **(function_invocation_kwargs or {}), **(extra or {})},
             client_kwargs={**kwargs, **(client_kwargs or {})},
         )
-        if stream:
-            return ResponseStream._of_run(loop.drive(), loop.final_response)  # ST-14: keeps no updates
-        return _run_to_end(loop)
+        if stream:  # ST-14: keeps no updates
+            return ResponseStream._of_run(loop.drive(), lambda: loop.final_response()._with_format(fmt))
+        return _run_to_end(loop, fmt)
 
 
-async def _run_to_end(loop: ToolLoop) -> ChatResponse:
+async def _run_to_end(loop: ToolLoop, fmt: ResponseFormat | None) -> ChatResponse:
     async for _ in loop.drive():
         pass
-    return loop.final_response()
+    return loop.final_response()._with_format(fmt)  # SO-9
 
 
 def _client_middleware(*sources: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:

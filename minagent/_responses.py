@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, fields, replace
-from typing import Any, ClassVar, Self, TypeVar, cast
+from typing import Any, ClassVar, Protocol, Self, TypeVar, cast
 
 from ._exceptions import ContentError
 from ._types import (
@@ -105,6 +105,25 @@ def _requests(messages: Sequence[Message]) -> list[Content]:
     return [c for m in messages for c in m.contents if c.user_input_request]
 
 
+class _ValueFormat(Protocol):
+    """What `value` needs of a structured format (`minagent._structured.ResponseFormat`, SO-9)."""
+
+    @property
+    def errors(self) -> tuple[type[Exception], ...]: ...
+
+    def parse(self, text: str) -> Any: ...
+
+
+def _answer_text(messages: Sequence[Message]) -> str:
+    """SO-9: the text of the last assistant message that has any, its texts joined with no separator."""
+    for message in reversed(messages):
+        if message.role == "assistant":
+            text = "".join(c.text for c in message.contents if c.type == "text" and c.text)
+            if text.strip():
+                return text
+    return ""
+
+
 @dataclass(eq=True)
 class _Response(_Wire):
     """Fields and behaviour shared by `ChatResponse` and `AgentResponse`."""
@@ -119,8 +138,47 @@ class _Response(_Wire):
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
 
+    # SO-9: the run's structured format and the cached parse; attributes, not dataclass fields
+    # (never compared, serialised or shown)
+    _format = cast("_ValueFormat | None", None)
+    _parsed = cast("tuple[str, Any] | None", None)
+
     def __post_init__(self) -> None:
         self.messages = _message_list(self.messages)
+
+    @property
+    def value(self) -> Any:
+        """SO-9: the last answer parsed as the run's ``response_format``; None without one."""
+        fmt = self._format
+        if fmt is None:
+            return None
+        text = _answer_text(self.messages)
+        if not text:
+            return None
+        parsed = self._parsed
+        if parsed is not None and parsed[0] == text:
+            return parsed[1]
+        value = fmt.parse(text)
+        self._parsed = (text, value)
+        return value
+
+    @property
+    def try_value(self) -> Any:
+        """SO-9: `value`, or None where it would raise a `StructuredOutputError`."""
+        fmt = self._format
+        if fmt is None:
+            return None
+        try:
+            return self.value
+        except Exception as exc:
+            if isinstance(exc, fmt.errors):
+                return None
+            raise
+
+    def _with_format(self, fmt: _ValueFormat | None) -> Self:
+        """SO-9: this response, reading `value` with ``fmt``."""
+        self._format = fmt
+        return self
 
     @property
     def text(self) -> str:
@@ -195,7 +253,7 @@ class AgentResponse(_Response):
             usage_details=response.usage_details,
             additional_properties=dict(response.additional_properties),
             raw_representation=response,
-        )
+        )._with_format(response._format)
 
 
 @dataclass(eq=True)

@@ -26,6 +26,7 @@ FLOORS: dict[str, int] = {
     # 2 tools and middleware
     "_schema": 2,
     "_convert": 2,
+    "_structured": 2,
     "_tools": 2,
     "_middleware": 2,
     # 3 the client and its loop
