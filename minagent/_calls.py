@@ -78,6 +78,8 @@ class CallRunner:
 
     async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
         """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
+        if len(calls) == 1:  # the common batch: awaited in place, no task, no grouping
+            return [await self._invoke(calls[0], views[0])]
         outcomes: list[tuple[Content | None, bool]] = []
         view = {id(call): v for call, v in zip(calls, views, strict=True)}
         group: list[Content] = []

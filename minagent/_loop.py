@@ -205,6 +205,7 @@ class ToolLoop:
 
         Steps that produce updates all at once return them; only the model's stream is relayed
         update by update, here, so an update crosses one generator between provider and caller."""
+        stream = self.stream  # non-streaming runs the same steps and yields nothing (LP-2)
         step = Step.CALL_MODEL
         if any(c.type in _APPROVAL_KINDS for m in self.transcript for c in m.contents):
             updates, outcome = await self._resume_approvals()
@@ -213,7 +214,9 @@ class ToolLoop:
             step = self._next(outcome)
         while step is not Step.FINISH:
             if step is Step.PAUSE:
-                yield self._request_approvals(self.calls)
+                paused = self._request_approvals(self.calls)
+                if stream:
+                    yield paused
                 return
             if step is Step.RUN_BATCH:
                 updates, outcome = await self._run_batch(self.calls)
@@ -222,7 +225,8 @@ class ToolLoop:
             else:  # call the model: drain the inbox, call, relay, record, classify
                 last = step is Step.LAST_CALL
                 for message in self._drain_inbox():
-                    yield _as_update(message)
+                    if stream:
+                        yield _as_update(message)
                 no_tools = last or tool_choice_mode(self.options.get("tool_choice")) == "none"
                 result = await self._model_result(last)
                 if isinstance(result, ResponseStream):  # streaming: relay each update as it comes (LP-2)
@@ -478,14 +482,15 @@ class ToolLoop:
             elif any(call is o for o in over):
                 results.append(Content.from_function_result(call.call_id or "", NOT_EXECUTED_TEXT, exception="limit"))
         self.calls_made += len(runnable)
-        updates: list[ChatResponseUpdate] = []
+        added: list[Message] = []
         if results:
             tool_message = Message("tool", results)
             self._append(tool_message)
-            updates.append(_as_update(tool_message))
+            added.append(tool_message)
             self.errors_in_a_row = self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
         self._append_foreign(batch.arrived)  # LP-15: after the results, never between a call and its result
-        updates.extend(_as_update(message) for message in batch.arrived)
+        added.extend(batch.arrived)
+        updates = [_as_update(message) for message in added] if self.stream else []
         if pending:
             self._mark_pending(pending, batch.surfaced)
         if forced is None:

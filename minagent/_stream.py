@@ -32,6 +32,7 @@ consumer that starts before that close (``get_final_response()``) simply takes o
 from __future__ import annotations
 
 import asyncio
+import collections
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
@@ -56,8 +57,8 @@ Source = AsyncIterable[Any] | Awaitable[AsyncIterable[Any]]
 _NEW, _OPEN, _DONE, _FAILED, _CLOSED = "new", "open", "done", "failed", "closed"
 
 
-def _ignore(_update: Any) -> None:
-    """The recorder of a stream that keeps no updates (ST-14)."""
+# the recorder of a stream that keeps no updates (ST-14): a C-level no-op, no Python frame per update
+_ignore: Callable[[Any], None] = collections.deque(maxlen=0).append
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
@@ -263,8 +264,21 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                     self._inner = source
                 elif not hasattr(source, "__aiter__"):
                     raise StreamError(f"the stream's awaitable produced {type(source).__name__}, not an async iterable")
+            if isinstance(source, ResponseStream) and source._relays_only():
+                source = source._source  # ST-15: read its source directly; it still finalises this one
             self._iterator = aiter(source)
         return self._iterator
+
+    def _relays_only(self) -> bool:
+        """A stream that adds nothing between its source and its reader (ST-15): unstarted, keeps no
+        updates (ST-14), no transform hook, no mapping, and its source is iterable as it is."""
+        return (
+            self._state == _NEW
+            and not self._keep
+            and not self._transform_hooks
+            and self._map is None
+            and hasattr(self._source, "__aiter__")
+        )
 
     async def _consume(self, iterating: bool = False) -> AsyncGenerator[TUpdate, None]:
         if self._state not in (_NEW, _OPEN):

@@ -146,3 +146,24 @@ async def test_run_and_get_response_streams_keep_no_updates() -> None:
 async def _numbers(n: int) -> AsyncIterator[int]:
     for i in range(n):
         yield i
+
+
+async def test_an_agent_stream_reads_the_client_stream_source_directly() -> None:
+    """ST-15: the agent's stream reads the source of the stream get_response returned (one layer
+    less per update); the client's stream still finalises, and closing early closes the source."""
+    client = ScriptedChatClient([text_chunks("a", "b", "c"), text_chunks("x", "y")])
+    agent = Agent(client)
+    stream = agent.run("hi", stream=True)
+    assert [u.text async for u in stream] == ["a", "b", "c"]
+    inner = stream._inner
+    assert inner is not None
+    assert stream._iterator is inner._source  # the loop's generator itself, not the inner stream's reader
+    assert (await stream.get_final_response()).text == "abc"
+    assert (await inner.get_final_response()).text == "abc"
+    early = agent.run("again", stream=True)
+    async for update in early:
+        assert update.text == "x"
+        break
+    await early.aclose()
+    assert early._inner is not None
+    assert early._inner._state == "closed"
