@@ -312,8 +312,11 @@ class ResponseFormat:
             schema = strict_schema(derived, nullable=True)
             return cls("json_schema", target=value, name=_name(value.__name__), schema=schema, strict=True)
         if isinstance(value, type) and callable(getattr(value, "model_json_schema", None)):
-            if not callable(getattr(value, "model_validate_json", None)):
-                raise TypeError(f"response_format {value!r} has model_json_schema() but no model_validate_json()")
+            if not any(callable(getattr(value, m, None)) for m in ("model_validate_json", "model_validate")):
+                raise TypeError(
+                    f"response_format {value!r} has model_json_schema() but neither model_validate_json() "
+                    "nor model_validate(): give it one, or pass its JSON schema dict"
+                )
             raw = cast(Any, value).model_json_schema()
             if not isinstance(raw, Mapping):
                 raise TypeError(f"{value.__name__}.model_json_schema() returned {type(raw).__name__}, not a dict")
@@ -332,7 +335,7 @@ class ResponseFormat:
         if kind == "json_schema" and isinstance(value.get("json_schema"), Mapping):
             wire = _plain(dict(value))  # SO-2: the OpenAI wire form passes unchanged
             value = value["json_schema"]
-        if "schema" in value and isinstance(value.get("schema"), Mapping | bool):
+        if "schema" in value:
             schema, name, strict = value["schema"], value.get("name"), value.get("strict", False)
             description = value.get("description")
         else:
@@ -366,7 +369,7 @@ class ResponseFormat:
             return data
         target = self.target
         if isinstance(target, type) and self._convert is None:  # a pydantic-style class (SO-14)
-            return self._pydantic(target, text)
+            return self._pydantic(target, text, data)
         assert self.schema is not None
         issues = validate(data, self.schema)
         if issues:
@@ -382,9 +385,11 @@ class ResponseFormat:
             path, _, problem = message.partition(": ")
             raise StructuredOutputValidationError(self.name, text, [ValidationIssue(path, problem)]) from exc
 
-    def _pydantic(self, target: Any, text: str) -> Any:
+    def _pydantic(self, target: Any, text: str, data: Any) -> Any:
         try:
-            return target.model_validate_json(text)
+            if callable(getattr(target, "model_validate_json", None)):
+                return target.model_validate_json(text)
+            return target.model_validate(data)
         except Exception as exc:
             issues: list[ValidationIssue] = []
             errors = getattr(exc, "errors", None)

@@ -503,3 +503,51 @@ def test_body_is_plain_json_deterministic_and_inputs_are_untouched(
     first["metadata"]["mutated"] = True
     first["messages"][1]["content"][0]["input"]["k"] = "changed"
     assert ([m.to_dict() for m in messages], metadata, extra) == before
+
+
+# --------------------------------------------------------------------------------------------
+# Structured output (AN-23)
+
+
+def test_response_format_becomes_output_config_format() -> None:
+    """AN-23, SO-4: a dataclass gives output_config.format with its strict schema; nothing else changes."""
+    import dataclasses
+
+    from minagent import ResponseFormat
+
+    @dataclasses.dataclass
+    class City:
+        name: str
+        population: int = 0
+
+    sent = body([Message("user", ["x"])], {"response_format": City})
+    assert sent["output_config"] == {"format": {"type": "json_schema", "schema": ResponseFormat.of(City).schema}}
+    assert "response_format" not in sent
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    for value in (schema, {"type": "json_schema", "json_schema": {"name": "n", "schema": schema, "strict": True}}):
+        assert body([Message("user", ["x"])], {"response_format": value})["output_config"] == {
+            "format": {"type": "json_schema", "schema": schema}
+        }
+
+
+def test_response_format_merges_into_output_config() -> None:
+    """AN-23: output_config passes through; the format is merged into it; a different one is an error."""
+    schema = {"type": "object", "properties": {}, "additionalProperties": False}
+    sent = body([Message("user", ["x"])], {"output_config": {"effort": "high"}, "response_format": schema})
+    assert sent["output_config"] == {"effort": "high", "format": {"type": "json_schema", "schema": schema}}
+    assert body([Message("user", ["x"])], {"output_config": {"effort": "low"}})["output_config"] == {"effort": "low"}
+    same = {"format": {"type": "json_schema", "schema": schema}}
+    assert body([Message("user", ["x"])], {"output_config": same, "response_format": schema})["output_config"] == same
+    with pytest.raises(ValueError, match="disagree"):
+        body([Message("user", ["x"])], {"output_config": same, "response_format": {"type": "object"}})
+    with pytest.raises(TypeError, match="output_config"):
+        body([Message("user", ["x"])], {"output_config": "high"})
+
+
+def test_response_format_json_and_text() -> None:
+    """AN-23: "text" sends nothing; "json" is a ValueError saying to give a schema (no free-form JSON mode)."""
+    assert "output_config" not in body([Message("user", ["x"])], {"response_format": "text"})
+    with pytest.raises(ValueError, match=r"no free-form JSON mode.*give a schema"):
+        body([Message("user", ["x"])], {"response_format": "json"})
+    with pytest.raises(TypeError, match="unsupported response_format"):
+        body([Message("user", ["x"])], {"response_format": 42})

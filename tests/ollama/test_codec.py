@@ -7,6 +7,7 @@ completion"); the recorded streams are in ``transcripts/``.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 import subprocess
@@ -29,7 +30,7 @@ from minagent_ollama import (
 )
 from minagent_ollama._codec import error_for_answer
 
-from minagent import ChatResponse, Content, Message, NotFoundError, ServerError, tool
+from minagent import ChatResponse, Content, Message, NotFoundError, ResponseFormat, ServerError, tool
 
 from ._fake_server import merge_chunks, transcript
 
@@ -291,8 +292,18 @@ class Answer:
     def model_json_schema() -> dict[str, Any]:
         return {"title": "Answer", "type": "object", "properties": {"age": {"type": "integer"}}}
 
+    @staticmethod
+    def model_validate(data: Any) -> Any:
+        return data
+
 
 SCHEMA = {"type": "object", "properties": {"age": {"type": "integer"}}, "required": ["age"]}
+
+
+@dataclasses.dataclass
+class Person:
+    name: str
+    age: int = 0
 
 
 @pytest.mark.parametrize(
@@ -304,11 +315,12 @@ SCHEMA = {"type": "object", "properties": {"age": {"type": "integer"}}, "require
         (SCHEMA, SCHEMA),
         ({"schema": SCHEMA, "name": "person", "strict": True}, SCHEMA),
         ({"type": "json_schema", "json_schema": {"name": "p", "schema": SCHEMA}}, SCHEMA),
-        (Answer, Answer.model_json_schema()),
+        (Answer, {**Answer.model_json_schema(), "required": ["age"], "additionalProperties": False}),
+        (Person, ResponseFormat.of(Person).schema),
     ],
 )
 def test_response_format_becomes_format(response_format: Any, expected: Any) -> None:
-    """OL-9: JSON mode and JSON schemas become Ollama's ``format``."""
+    """OL-9, SO-4, SO-5: JSON mode and JSON schemas (strict ones derived from classes) become ``format``."""
     assert body([Message("user", ["x"])], {"response_format": response_format})["format"] == expected
 
 

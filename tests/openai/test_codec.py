@@ -505,16 +505,21 @@ def test_response_format_wire_values_pass_through(value: Any, wire: Any) -> None
 
 
 def test_response_format_from_a_model_class() -> None:
-    """OA-8: an object with model_json_schema() (a pydantic model class) gives schema and name."""
+    """OA-8, SO-5: a pydantic-style model class gives its name and its schema made strict."""
 
     class Answer:
         @staticmethod
         def model_json_schema() -> dict[str, Any]:
             return {"title": "ignored", "type": "object", "properties": {"x": {"type": "integer"}}}
 
+        @staticmethod
+        def model_validate_json(text: str) -> Any:
+            return text
+
+    strict = {**Answer.model_json_schema(), "required": ["x"], "additionalProperties": False}
     assert req([user("hi")], {"response_format": Answer})["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "Answer", "schema": Answer.model_json_schema(), "strict": False},
+        "json_schema": {"name": "Answer", "schema": strict, "strict": True},
     }
 
 

@@ -305,6 +305,13 @@ class _Model:
     def model_json_schema(cls) -> dict[str, Any]:
         return {"title": "Model", "type": "object", "properties": {"x": {"type": "integer"}}}
 
+    @classmethod
+    def model_validate_json(cls, text: str) -> Any:
+        return text
+
+
+_STRICT = {**_Model.model_json_schema(), "required": ["x"], "additionalProperties": False}
+
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "title": "City answer!"}
 
@@ -328,7 +335,7 @@ SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "title":
             {"type": "json_schema", "name": "c", "schema": SCHEMA},
             {"type": "json_schema", "name": "c", "schema": SCHEMA},
         ),
-        (_Model, {"type": "json_schema", "name": "_Model", "schema": _Model.model_json_schema(), "strict": False}),
+        (_Model, {"type": "json_schema", "name": "_Model", "schema": _STRICT, "strict": True}),
     ],
 )
 def test_response_format_becomes_text_format(value: Any, fmt: dict[str, Any]) -> None:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from minagent import Content, Message
+from minagent import Content, Message, ResponseFormat
 
 __all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "build_request", "wire_tool_id", "wire_tool_ids"]
 
@@ -125,6 +125,9 @@ def build_request(
         metadata = dict(body.get("metadata") or {})
         metadata.setdefault("user_id", opts["user"])
         body["metadata"] = metadata
+    output_config = _output_config(opts)
+    if output_config:
+        body["output_config"] = output_config
     tools = _tools(opts.get("tools"))
     if tools:
         body["tools"] = tools
@@ -158,6 +161,30 @@ def _plain(value: Any, where: str) -> Any:
         return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as exc:
         raise TypeError(f"option {where!r} is not JSON data: {exc}") from None
+
+
+def _output_config(opts: Mapping[str, Any]) -> dict[str, Any]:
+    """AN-23: ``output_config`` (a dict), with ``response_format`` as its ``format``."""
+    given = opts.get("output_config")
+    if given is not None and not isinstance(given, Mapping):
+        raise TypeError(f"options['output_config'] must be a dict, got {type(given).__name__}")
+    config: dict[str, Any] = _plain(dict(given), "output_config") if given else {}
+    if "response_format" not in opts:
+        return config
+    fmt = ResponseFormat.of(opts["response_format"])
+    if fmt.kind == "json":
+        raise ValueError(
+            "the Messages API has no free-form JSON mode, so response_format 'json' cannot be sent: "
+            "give a schema instead (a dataclass, a TypedDict, a pydantic model or a JSON schema dict)"
+        )
+    if fmt.kind == "json_schema":
+        wanted = {"type": "json_schema", "schema": fmt.wire["json_schema"]["schema"]}
+        if "format" in config and config["format"] != wanted:
+            raise ValueError(
+                "options['response_format'] and options['output_config']['format'] disagree; set only one of them"
+            )
+        config["format"] = wanted
+    return config
 
 
 # --------------------------------------------------------------------------------------------

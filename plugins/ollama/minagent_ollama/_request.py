@@ -15,7 +15,7 @@ import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from minagent import Content, Message
+from minagent import Content, Message, ResponseFormat
 
 from ._errors import _snippet
 
@@ -423,31 +423,13 @@ def _explicit_format(value: Any) -> Any:
 
 
 def _response_format(value: Any) -> Any:
-    if isinstance(value, str):
-        if value in ("json", "json_object"):
-            return "json"
-        if value == "text":
-            return None
-        raise ValueError(f"unsupported response_format {value!r}")
-    if isinstance(value, Mapping):
-        kind = value.get("type")
-        if kind == "text" and len(value) == 1:
-            return None
-        if kind == "json_object" and len(value) == 1:
-            return "json"
-        if kind == "json_schema" and isinstance(value.get("json_schema"), Mapping):
-            schema = value["json_schema"].get("schema")
-        elif "schema" in value:  # a {"schema", "name"?, "strict"?} wrapper
-            schema = value["schema"]
-        else:
-            schema = value
-    elif callable(getattr(value, "model_json_schema", None)):
-        schema = value.model_json_schema()
-    else:
-        raise TypeError(f"unsupported response_format {value!r}: expected a JSON schema dict or a str")
-    if not isinstance(schema, Mapping):
-        raise TypeError(f"response_format schema must be a dict, got {type(schema).__name__}")
-    return _plain(dict(schema), "response_format")
+    """OL-9: the normalised form of SO-2 as Ollama's ``format``: "json", the schema, or nothing."""
+    fmt = ResponseFormat.of(value)
+    if fmt.kind == "text":
+        return None
+    if fmt.kind == "json":
+        return "json"
+    return fmt.wire["json_schema"]["schema"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from minagent import Content, Message
+from minagent import Content, Message, ResponseFormat
 
 __all__ = ["build_request", "encode_request"]
 
@@ -78,8 +77,6 @@ _REFUSED: dict[str, str] = {
 _NOT_SENT_TYPES = frozenset(
     {"text_reasoning", "usage", "error", "function_approval_request", "function_approval_response"}
 )
-_WIRE_RESPONSE_FORMATS = frozenset({"text", "json_object", "json_schema"})
-_SCHEMA_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def build_request(
@@ -392,35 +389,5 @@ def _tool_choice(value: Any) -> Any:
 
 
 def _response_format(value: Any) -> dict[str, Any]:
-    if isinstance(value, str):
-        if value in ("text", "json_object"):
-            return {"type": value}
-        raise ValueError(f"unsupported response_format {value!r}")
-    if isinstance(value, Mapping):
-        if value.get("type") in _WIRE_RESPONSE_FORMATS:
-            return dict(_plain(dict(value), "response_format"))
-        if "schema" in value:
-            schema = value["schema"]
-            name = value.get("name")
-            strict = value.get("strict", False)
-            description = value.get("description")
-        else:
-            schema, name, strict, description = value, None, False, None
-    elif callable(getattr(value, "model_json_schema", None)):
-        schema = value.model_json_schema()
-        name, strict, description = getattr(value, "__name__", None), False, None
-    else:
-        raise TypeError(f"unsupported response_format {value!r}: expected a JSON schema dict or a str")
-    if not isinstance(schema, Mapping):
-        raise TypeError(f"response_format schema must be a dict, got {type(schema).__name__}")
-    if not name:
-        title = schema.get("title")
-        name = title if isinstance(title, str) and title else "response"
-    spec: dict[str, Any] = {
-        "name": _SCHEMA_NAME_CHARS.sub("_", str(name))[:64],
-        "schema": _plain(dict(schema), "response_format"),
-        "strict": bool(strict),
-    }
-    if description:
-        spec["description"] = description
-    return {"type": "json_schema", "json_schema": spec}
+    """OA-8: the normalised wire form of SO-2, which is this API's own ``response_format``."""
+    return ResponseFormat.of(value).wire

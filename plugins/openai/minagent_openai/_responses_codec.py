@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from minagent import ChatResponse, ChatResponseUpdate, Content, Message, UsageDetails
+from minagent import ChatResponse, ChatResponseUpdate, Content, Message, ResponseFormat, UsageDetails
 
 from ._codec import OpenAIProtocolError, OpenAIStreamError, _snippet, parse_error
 
@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 ITEM_KEY = "openai_item"  # additional_properties key of an output item kept whole (OR-13)
-_SCHEMA_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 # --------------------------------------------------------------------------------------------
 # Request (OR-1 .. OR-12)
@@ -226,48 +225,13 @@ def _text(opts: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _text_format(value: Any) -> dict[str, Any]:
-    """OR-9: the Chat Completions codec's ``response_format`` forms (OA-8), flattened."""
-    if isinstance(value, str):
-        if value in ("text", "json_object"):
-            return {"type": value}
-        raise ValueError(f"unsupported response_format {value!r}")
-    description = None
-    if isinstance(value, Mapping):
-        kind = value.get("type")
-        if kind in ("text", "json_object"):
-            return dict(_plain(dict(value), "response_format"))
-        if kind == "json_schema":
-            nested = value.get("json_schema")
-            if isinstance(nested, Mapping):  # the Chat Completions wire form
-                return _text_format(dict(nested))
-            return dict(_plain(dict(value), "response_format"))  # already the Responses form
-        if "schema" in value:
-            schema = value["schema"]
-            name = value.get("name")
-            strict = value.get("strict", False)
-            description = value.get("description")
-        else:
-            schema, name, strict = value, None, False
-    elif callable(getattr(value, "model_json_schema", None)):
-        schema = value.model_json_schema()
-        name, strict = getattr(value, "__name__", None), False
-    else:
-        raise TypeError(f"unsupported response_format {value!r}: expected a JSON schema dict or a str")
-    if not isinstance(schema, Mapping):
-        raise TypeError(f"response_format schema must be a dict, got {type(schema).__name__}")
-    if not name:
-        title = schema.get("title")
-        name = title if isinstance(title, str) and title else "response"
-    clean = "".join(ch if ch in _SCHEMA_CHARS else "_" for ch in str(name))[:64]
-    fmt: dict[str, Any] = {
-        "type": "json_schema",
-        "name": clean,
-        "schema": _plain(dict(schema), "response_format"),
-        "strict": bool(strict),
-    }
-    if description:
-        fmt["description"] = description
-    return fmt
+    """OR-9: the normalised wire form of SO-2, flattened into the Responses ``text.format``."""
+    if isinstance(value, Mapping) and value.get("type") == "json_schema" and "json_schema" not in value:
+        return dict(_plain(dict(value), "response_format"))  # already the Responses form
+    wire = ResponseFormat.of(value).wire
+    if wire["type"] != "json_schema":
+        return wire
+    return {"type": "json_schema", **wire["json_schema"]}
 
 
 # -- input items (OR-2 .. OR-6) -------------------------------------------------------------
