@@ -296,16 +296,17 @@ class ToolLoop:
             kwargs=dict(self.client_kwargs),
             function_invocation_kwargs=dict(self.function_kwargs),
         )
-        context._copy_pending = bool(self.chat_middleware)  # LP-3: middleware edits affect this call only
+        context._copy_pending = True  # LP-3: middleware edits affect this call only (copied on first access)
         return await run_pipeline(self.chat_middleware, context, self._leaf)
 
     async def _leaf(self, context: ChatContext) -> Any:
         """The chat pipeline's operation: the provider call (a stream of it when streaming)."""
         messages, options = context.outgoing_messages(), context.options
-        if "conversation_id" not in options and not (self.history_ok and not self.chat_middleware):
+        as_recorded = context._copy_pending  # no chat middleware looked at the messages: the transcript's
+        if "conversation_id" not in options and not (self.history_ok and as_recorded):
             checked = repair_history(messages)  # LP-28, HI-1: never a call without its result, or an orphan
             self.history_ok = (
-                not self.chat_middleware
+                as_recorded
                 and len(checked) == len(messages)
                 and all(a is b for a, b in zip(checked, messages, strict=True))
             )
