@@ -94,22 +94,40 @@ def _admits_null(schema: Any) -> bool:
     return any(_admits_null(s) for key in ("anyOf", "oneOf") for s in schema.get(key) or ())
 
 
-def strict_schema(node: Any, *, nullable: bool) -> Any:
-    """SO-4, SO-5: a copy of ``node`` in the strict subset providers accept."""
+def strict_schema(node: Any, *, nullable: bool, root: Any = None, expanding: frozenset[str] = frozenset()) -> Any:
+    """SO-4, SO-5, SO-15: a copy of ``node`` in the strict subset providers accept."""
     if not isinstance(node, Mapping):
         return node
+    root = node if root is None else root
+
+    def strict(value: Any) -> Any:
+        return strict_schema(value, nullable=nullable, root=root, expanding=expanding)
+
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key == "default":
+        if key == "default" and (nullable or value is None):  # SO-4 drops defaults, SO-5 only null ones
             continue
         if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            out[key] = {name: strict_schema(s, nullable=nullable) for name, s in value.items()}
+            out[key] = {name: strict(s) for name, s in value.items()}
         elif key in _SCHEMA_LISTS and isinstance(value, list):
-            out[key] = [strict_schema(s, nullable=nullable) for s in value]
+            out[key] = [strict(s) for s in value]
         elif key in _SCHEMA_KEYS:
-            out[key] = strict_schema(value, nullable=nullable)
+            out[key] = strict(value)
         else:
             out[key] = value
+    all_of = out.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):  # SO-5: one-item allOf
+        del out["allOf"]
+        out.update(all_of[0])
+    ref = out.get("$ref")
+    if isinstance(ref, str) and len(out) > 1 and ref not in expanding:  # SO-15: written out in place
+        target = _resolve(root, ref)
+        if target is not None:
+            del out["$ref"]
+            kept = out.pop("$defs", None)
+            out = {**strict_schema(target, nullable=nullable, root=root, expanding=expanding | {ref}), **out}
+            if kept is not None:
+                out["$defs"] = kept
     properties = out.get("properties")
     if isinstance(properties, dict):
         required = set(out.get("required") or ())
@@ -120,6 +138,19 @@ def strict_schema(node: Any, *, nullable: bool) -> Any:
         out["required"] = list(properties)
         out["additionalProperties"] = False
     return out
+
+
+def _resolve(root: Any, ref: str) -> Any:
+    """A local JSON pointer (``#/$defs/Name``) in ``root``, or None."""
+    if not ref.startswith("#/"):
+        return None
+    node = root
+    for part in ref[2:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node if isinstance(node, Mapping) else None
 
 
 def _unwrap(tp: Any) -> Any:

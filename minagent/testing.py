@@ -13,6 +13,8 @@ Each model call consumes one step of the script. A step is:
 * a callable ``(messages, options) -> step``: computed at call time.
 
 Every request is recorded in ``client.requests`` (messages and options as received, copied).
+A ``response_format`` is recorded in its normalised wire form (spec/structured.md SO-7):
+``client.requests[0].options["response_format"] == ResponseFormat.of(MyDataclass).wire``.
 A call beyond the end of the script raises `ScriptExhaustedError`; ``assert_consumed()`` fails
 when steps are left over.
 """

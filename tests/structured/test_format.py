@@ -187,11 +187,34 @@ def test_strict_schema_of_a_model_class() -> None:
     assert schema == {
         "title": "DuckForecast",
         "type": "object",
-        "properties": {"city": {"type": "string"}, "high": {"type": "integer"}},
+        "properties": {"city": {"type": "string"}, "high": {"type": "integer", "default": 0}},
         "required": ["city", "high"],
         "additionalProperties": False,
     }
     assert ResponseFormat.of(DuckForecast).strict is True
+
+
+@dataclasses.dataclass
+class Folder:
+    name: str
+    children: list[Annotated[Folder, "a child folder"]]
+
+
+def test_refs_with_siblings_are_written_out() -> None:
+    """SO-15: a $ref with a sibling description is replaced by the strict schema it points to; recursion ends."""
+    schema = ResponseFormat.of(Folder).schema
+    assert schema is not None
+    items = schema["properties"]["children"]["items"]
+    assert items["description"] == "a child folder"
+    assert items["additionalProperties"] is False
+    assert items["required"] == ["name", "children"]
+    assert items["properties"]["children"]["items"] == {"$ref": "#/$defs/Folder", "description": "a child folder"}
+    assert "$ref" not in schema
+    assert ResponseFormat.of(Folder).parse('{"name": "a", "children": [{"name": "b", "children": []}]}') == Folder(
+        "a", [Folder("b", [])]
+    )
+    pydantic_like = {"schema": {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}}]}}
+    assert ResponseFormat.of(pydantic_like).schema == pydantic_like["schema"]  # a schema dict is sent as given
 
 
 def test_schema_dicts_keep_their_strictness() -> None:
@@ -214,3 +237,28 @@ def test_derived_schemas_validate_their_own_examples() -> None:
     schema = ResponseFormat.of(Forecast).schema
     assert schema is not None
     assert validate(FORECAST_JSON, schema) == []
+
+
+def test_one_item_all_of_is_merged() -> None:
+    """SO-15: a one-item allOf in a model class's schema is merged into its schema."""
+
+    class Wrapped:
+        @classmethod
+        def model_json_schema(cls) -> dict[str, Any]:
+            inner = {"type": "object", "properties": {"a": {"type": "integer", "default": None}}}
+            return {"type": "object", "properties": {"w": {"allOf": [inner], "description": "d"}}}
+
+        @classmethod
+        def model_validate(cls, data: Any) -> Any:
+            return data
+
+    schema = ResponseFormat.of(Wrapped).schema
+    assert schema is not None
+    assert schema["properties"]["w"] == {
+        "type": "object",
+        "description": "d",
+        "properties": {"a": {"type": "integer"}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    assert ResponseFormat.of(Wrapped).parse('{"w": {"a": 1}}') == {"w": {"a": 1}}
