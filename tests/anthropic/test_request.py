@@ -520,13 +520,17 @@ def test_response_format_becomes_output_config_format() -> None:
         name: str
         population: int = 0
 
+    from minagent_anthropic._request import output_schema
+
     sent = body([Message("user", ["x"])], {"response_format": City})
-    assert sent["output_config"] == {"format": {"type": "json_schema", "schema": ResponseFormat.of(City).schema}}
+    derived = ResponseFormat.of(City).schema
+    assert derived is not None
+    assert sent["output_config"] == {"format": {"type": "json_schema", "schema": output_schema(derived)}}
     assert "response_format" not in sent
     schema = {"type": "object", "properties": {"a": {"type": "string"}}}
     for value in (schema, {"type": "json_schema", "json_schema": {"name": "n", "schema": schema, "strict": True}}):
         assert body([Message("user", ["x"])], {"response_format": value})["output_config"] == {
-            "format": {"type": "json_schema", "schema": schema}
+            "format": {"type": "json_schema", "schema": {**schema, "additionalProperties": False}}
         }
 
 
@@ -538,8 +542,9 @@ def test_response_format_merges_into_output_config() -> None:
     assert body([Message("user", ["x"])], {"output_config": {"effort": "low"}})["output_config"] == {"effort": "low"}
     same = {"format": {"type": "json_schema", "schema": schema}}
     assert body([Message("user", ["x"])], {"output_config": same, "response_format": schema})["output_config"] == same
+    other = {"type": "object", "properties": {"a": {"type": "integer"}}}
     with pytest.raises(ValueError, match="disagree"):
-        body([Message("user", ["x"])], {"output_config": same, "response_format": {"type": "object"}})
+        body([Message("user", ["x"])], {"output_config": same, "response_format": other})
     with pytest.raises(TypeError, match="output_config"):
         body([Message("user", ["x"])], {"output_config": "high"})
 

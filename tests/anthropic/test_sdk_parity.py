@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import anthropic
 import pytest
@@ -336,3 +337,103 @@ def test_merged_fixture_matches_the_sdk_accumulator() -> None:
         for key in ("id", "model", "stop_reason", "stop_sequence"):
             assert merged[key] == sdk_view[key], (name, key)
         assert [b["type"] for b in merged["content"]] == [b["type"] for b in sdk_view["content"]], name
+
+
+# --------------------------------------------------------------------------------------------
+# Structured output: the schema subset (AN-24)
+
+_LEAF_TYPES = ("string", "integer", "number", "boolean", "null")
+_EXTRAS: dict[str, Any] = {
+    "minimum": 1,
+    "maximum": 9.5,
+    "pattern": "^a+$",
+    "minLength": 2,
+    "format": "date",
+    "description": "a thing",
+    "title": "T",
+    "examples": ["x"],
+}
+
+
+def _schemas() -> Any:
+    from hypothesis import strategies as st
+
+    extras = st.dictionaries(st.sampled_from(sorted(_EXTRAS)), st.just(None), max_size=3).map(
+        lambda keys: {k: _EXTRAS[k] for k in keys}
+    )
+    formats = st.sampled_from(["date-time", "email", "regex", "uuid"])
+    leaves = st.one_of(
+        st.builds(lambda t, e: {"type": t, **e}, st.sampled_from(_LEAF_TYPES), extras),
+        st.builds(lambda f: {"type": "string", "format": f}, formats),
+        st.builds(lambda v: {"type": "string", "enum": v}, st.lists(st.text(max_size=3), min_size=1, max_size=3)),
+        st.builds(lambda v: {"const": v}, st.integers() | st.text(max_size=3)),
+    )
+
+    def containers(children: Any) -> Any:
+        props = st.dictionaries(st.from_regex(r"[a-z]{1,5}", fullmatch=True), children, max_size=3)
+        return st.one_of(
+            st.builds(
+                lambda p, extra: {"type": "object", "properties": p, "required": sorted(p), **extra},
+                props,
+                st.sampled_from([{}, {"additionalProperties": True}, {"description": "obj"}]),
+            ),
+            st.builds(
+                lambda i, n: {"type": "array", "items": i, **({} if n is None else {"minItems": n})},
+                children,
+                st.sampled_from([None, 0, 1, 2]),
+            ),
+            st.builds(lambda alts: {"anyOf": alts}, st.lists(children, min_size=1, max_size=3)),
+            st.builds(lambda alts: {"oneOf": alts}, st.lists(children, min_size=1, max_size=2)),
+        )
+
+    return st.recursive(leaves, containers, max_leaves=8)
+
+
+def test_output_schema_matches_the_sdk_transform() -> None:
+    """AN-24: output_schema rewrites every schema exactly as the SDK's transform_schema does."""
+    import copy
+
+    from anthropic.lib._parse._transform import transform_schema
+    from hypothesis import given, settings
+    from minagent_anthropic._request import output_schema
+
+    @settings(max_examples=300, deadline=None)
+    @given(_schemas())
+    def check(schema: dict[str, Any]) -> None:
+        original = copy.deepcopy(schema)
+        assert output_schema(schema) == transform_schema(copy.deepcopy(schema))
+        assert schema == original  # never changed
+        with_defs = {"$defs": {"X": schema}, "$ref": "#/$defs/X"}
+        assert output_schema(with_defs) == transform_schema(copy.deepcopy(with_defs))
+
+    check()
+
+
+class _Positive:
+    ge = 1
+    description = "at least one"
+
+
+@dataclasses.dataclass
+class _Order:
+    qty: Annotated[int, _Positive()]
+    note: str = ""
+
+
+def test_output_schema_of_derived_formats_and_the_body() -> None:
+    """AN-24, AN-23: strict schemas derived from classes are sent in the SDK's subset."""
+    from anthropic.lib._parse._transform import transform_schema
+    from minagent_anthropic import build_request
+
+    from minagent import ResponseFormat
+
+    schema = ResponseFormat.of(_Order).schema
+    assert schema is not None
+    sent = build_request([Message("user", ["x"])], {"response_format": _Order}, model="m", stream=False)
+    assert sent["output_config"]["format"] == {"type": "json_schema", "schema": transform_schema(schema)}
+    assert sent["output_config"]["format"]["schema"]["properties"]["qty"] == {
+        "type": "integer",
+        "description": "at least one\n\n{minimum: 1}",
+    }
+    with pytest.raises(ValueError, match="has no 'type'"):
+        build_request([Message("user", ["x"])], {"response_format": {"properties": {}}}, model="m", stream=False)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from minagent_anthropic._request import output_schema
 
 from minagent import Agent, ResponseFormat
 from tests.anthropic._fake_server import FakeAnthropic
@@ -28,6 +29,7 @@ def lookup(city: str) -> str:
 
 
 SCHEMA = ResponseFormat.of(Forecast).schema
+assert SCHEMA is not None
 WIRE = ResponseFormat.of(Forecast).wire
 
 # plugin -> (fake server class, the field of a request body that carries the format, its value)
@@ -41,7 +43,7 @@ PLUGINS: dict[str, tuple[type[Any], Callable[[dict[str, Any]], Any], Any]] = {
     "anthropic": (
         FakeAnthropic,
         lambda body: body.get("output_config"),
-        {"format": {"type": "json_schema", "schema": SCHEMA}},
+        {"format": {"type": "json_schema", "schema": output_schema(SCHEMA)}},
     ),
     "ollama": (FakeOllama, lambda body: body.get("format"), SCHEMA),
 }
@@ -53,7 +55,7 @@ OTHER_FIELDS = ("response_format", "text", "output_config", "format")
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("with_tools", [False, True])
 async def test_plugin_sends_its_native_field(plugin: str, stream: bool, with_tools: bool) -> None:
-    """SO-7, SO-8, SO-9, OA-8, OR-9, AN-23, OL-9: the format in the provider's field on every call."""
+    """SO-7, SO-8, SO-9, OA-8, OR-9, AN-23, AN-24, OL-9: the format in the provider's field on every call."""
     server_class, field_of, expected = PLUGINS[plugin]
     async with server_class() as server:
         if with_tools:

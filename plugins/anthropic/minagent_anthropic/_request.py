@@ -28,7 +28,7 @@ from typing import Any
 
 from minagent import Content, Message, ResponseFormat
 
-__all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "build_request", "wire_tool_id", "wire_tool_ids"]
+__all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "build_request", "output_schema", "wire_tool_id", "wire_tool_ids"]
 
 DEFAULT_MAX_TOKENS = 4096  # AN-1: the API requires max_tokens; this is sent when none is given
 API_VERSION = "2026-10-21"  # AN-19: the current anthropic-version, the official SDK's default
@@ -178,13 +178,85 @@ def _output_config(opts: Mapping[str, Any]) -> dict[str, Any]:
             "give a schema instead (a dataclass, a TypedDict, a pydantic model or a JSON schema dict)"
         )
     if fmt.kind == "json_schema":
-        wanted = {"type": "json_schema", "schema": fmt.wire["json_schema"]["schema"]}
+        wanted = {"type": "json_schema", "schema": output_schema(fmt.wire["json_schema"]["schema"])}
         if "format" in config and config["format"] != wanted:
             raise ValueError(
                 "options['response_format'] and options['output_config']['format'] disagree; set only one of them"
             )
         config["format"] = wanted
     return config
+
+
+# AN-24: what the structured-outputs schema subset keeps; everything else goes into the description
+_STRING_FORMATS = frozenset(
+    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+)
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """AN-24: ``schema`` in the subset the API's structured outputs accept, as the official SDK writes it.
+
+    ``$defs`` are rewritten; a ``$ref`` stands alone; ``oneOf`` becomes ``anyOf``; an ``enum`` of
+    scalars or a scalar ``const`` replaces ``type``; objects get ``additionalProperties: false``;
+    string ``format``s outside the supported list, ``minItems`` other than 0 or 1 and every other
+    keyword (``minimum``, ``pattern``, ...) are appended to the description as ``{key: value, ...}``
+    so the model still reads them. Raises `ValueError` for a schema without a type or alternatives.
+    """
+    rest = dict(schema)
+    out: dict[str, Any] = {}
+    defs = rest.pop("$defs", None)
+    if defs is not None:
+        out["$defs"] = {name: output_schema(d) for name, d in defs.items()}
+    ref = rest.pop("$ref", None)
+    if ref is not None:
+        out["$ref"] = ref
+        return out
+    kind = rest.pop("type", None)
+    any_of, one_of, all_of = rest.pop("anyOf", None), rest.pop("oneOf", None), rest.pop("allOf", None)
+    enum = rest.get("enum")
+    if isinstance(enum, list) and enum and all(isinstance(v, _SCALARS) for v in enum):
+        out["enum"] = list(rest.pop("enum"))
+    if "const" in rest and isinstance(rest["const"], _SCALARS):
+        out["const"] = rest.pop("const")
+    literal = "enum" in out or "const" in out
+    if literal:
+        kind = None
+    if isinstance(any_of, list):
+        out["anyOf"] = [output_schema(s) for s in any_of]
+    elif isinstance(one_of, list):
+        out["anyOf"] = [output_schema(s) for s in one_of]
+    elif isinstance(all_of, list):
+        out["allOf"] = [output_schema(s) for s in all_of]
+    elif not literal:
+        if kind is None:
+            raise ValueError(
+                f"response_format schema {dict(schema)!r:.200} has no 'type', 'anyOf', 'oneOf', 'allOf', "
+                "'const' or 'enum': the Messages API's structured outputs need one"
+            )
+        out["type"] = kind
+    for key in ("description", "title"):
+        if key in rest:
+            out[key] = rest.pop(key)
+    if kind == "object":
+        out["properties"] = {name: output_schema(s) for name, s in rest.pop("properties", {}).items()}
+        rest.pop("additionalProperties", None)
+        out["additionalProperties"] = False
+        if "required" in rest:
+            out["required"] = list(rest.pop("required"))
+    elif kind == "string":
+        if rest.get("format") in _STRING_FORMATS:
+            out["format"] = rest.pop("format")
+    elif kind == "array":
+        if "items" in rest:
+            out["items"] = output_schema(rest.pop("items"))
+        if rest.get("minItems") in (0, 1) and not isinstance(rest.get("minItems"), bool):
+            out["minItems"] = rest.pop("minItems")
+    if rest:
+        described = out.get("description")
+        note = "{" + ", ".join(f"{key}: {value}" for key, value in rest.items()) + "}"
+        out["description"] = note if described is None else f"{described}\n\n{note}"
+    return out
 
 
 # --------------------------------------------------------------------------------------------
