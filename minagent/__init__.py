@@ -40,6 +40,15 @@ from ._options import ChatOptions, merge_options
 from ._plugins import PluginNotFoundError, get_client
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from ._schema import ValidationIssue
+from ._sessions import (
+    AgentSession,
+    HistoryProvider,
+    InMemoryHistoryProvider,
+    SessionBusyError,
+    SessionContext,
+    SessionStore,
+)
+from ._sqlite import SQLiteHistoryProvider, SQLiteSessionStore
 from ._stream import ResponseStream
 from ._structured import (
     ResponseFormat,
@@ -125,6 +134,7 @@ __all__ = [
     "AgentMiddleware",
     "AgentResponse",
     "AgentResponseUpdate",
+    "AgentSession",
     "AgentThread",
     "ArgumentConversionError",
     "ArgumentLimits",
@@ -147,6 +157,8 @@ __all__ = [
     "FunctionInvocationContext",
     "FunctionMiddleware",
     "FunctionTool",
+    "HistoryProvider",
+    "InMemoryHistoryProvider",
     "Inbox",
     "MCPConnectionError",
     "MCPError",
@@ -172,8 +184,13 @@ __all__ = [
     "ResponseFormat",
     "ResponseStream",
     "Role",
+    "SQLiteHistoryProvider",
+    "SQLiteSessionStore",
     "SerializationError",
     "ServerError",
+    "SessionBusyError",
+    "SessionContext",
+    "SessionStore",
     "StreamError",
     "StreamInterruptedError",
     "StructuredOutputDecodeError",

@@ -38,9 +38,21 @@ from ._middleware import (
 )
 from ._options import ChatOptions, merge_options, merge_tools
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
+from ._sessions import (
+    AgentSession,
+    ContextProvider,
+    HistoryProvider,
+    InMemoryHistoryProvider,
+    SessionContext,
+    _source_id,
+    invoked_as_after_run,
+    invoking_as_before_run,
+    release,
+    try_claim,
+)
 from ._stream import ResponseStream
 from ._structured import ResponseFormat
-from ._threads import AgentThread, ContextProvider
+from ._threads import AgentThread
 from ._tools import FunctionTool, expand_tool_sets, normalize_tools
 from ._types import Content, Message, MessageInput, normalize_messages
 
@@ -94,11 +106,15 @@ class BaseAgent:
         """Older upstream spelling (AG-12): an error that says to write ``run(..., stream=True)``."""
         raise TypeError(f"{type(self).__name__}.run_stream() was replaced: call run(..., stream=True)")
 
-    def create_session(self, *args: Any, **kwargs: Any) -> Any:
-        """Upstream's session API (AG-12): not available yet; an error that says what to use."""
-        raise NotImplementedError(
-            "sessions are not available yet: use thread = agent.get_new_thread() and run(..., thread=thread)"
-        )
+    def create_session(self, *, session_id: str | None = None) -> AgentSession:
+        """A new session for ``run(..., session=...)`` (SE-1)."""
+        return AgentSession(session_id=session_id)
+
+    def get_session(self, service_session_id: str, *, session_id: str | None = None) -> AgentSession:
+        """A session that continues the conversation the service keeps as ``service_session_id`` (SE-1)."""
+        if not isinstance(service_session_id, str) or not service_session_id:
+            raise ValueError(f"service_session_id must be a non-empty string, got {service_session_id!r}")
+        return AgentSession(session_id=session_id, service_session_id=service_session_id)
 
     def deserialize_thread(self, state: Any) -> AgentThread:
         """Restore a thread from `AgentThread.serialize()` data (TH-2)."""
@@ -259,12 +275,24 @@ def _normalize_tools(tools: Any, known: list[Any]) -> list[Any]:
 class _RunRequest:
     """One run's inputs, as the agent middleware left them."""
 
-    __slots__ = ("client_kwargs", "function_kwargs", "kwargs", "messages", "options", "resources", "thread", "tools")
+    __slots__ = (
+        "claim",
+        "client_kwargs",
+        "context",
+        "function_kwargs",
+        "kwargs",
+        "messages",
+        "options",
+        "providers",
+        "resources",
+        "thread",
+        "tools",
+    )
 
     def __init__(
         self,
         messages: list[Message],
-        thread: AgentThread | None,
+        thread: AgentSession | None,
         options: dict[str, Any],
         tools: Any,
         kwargs: dict[str, Any],
@@ -279,6 +307,9 @@ class _RunRequest:
         self.function_kwargs = function_kwargs
         self.client_kwargs = client_kwargs
         self.resources: AsyncExitStack | None = None  # what this run entered; closed when it ends (AG-9)
+        self.context: SessionContext | None = None  # the providers' view of the run (SE-3)
+        self.providers: list[tuple[Any, AgentSession, str]] = []  # (provider, its session, its source_id)
+        self.claim: str | None = None  # the session this run holds (SE-12)
 
     async def enter(self, resource: Any) -> None:
         if self.resources is None:
@@ -286,6 +317,8 @@ class _RunRequest:
         await self.resources.enter_async_context(resource)
 
     async def close(self) -> None:
+        release(self.claim)
+        self.claim = None
         stack, self.resources = self.resources, None
         if stack is not None:
             await stack.aclose()
@@ -294,7 +327,6 @@ class _RunRequest:
 # Names that upstream code passes and minagent does not take there: each is an error that says
 # what to write instead (AG-12), never a keyword that silently joins **kwargs.
 _RUN_SPELLINGS = {
-    "session": "sessions are not available yet; pass thread=agent.get_new_thread() instead of session=",
     "context_provider": "context providers belong to the agent: Agent(client, context_providers=[...])",
     "context_providers": "context providers belong to the agent: Agent(client, context_providers=[...])",
     "chat_options": "pass chat options as options={...}",
@@ -307,7 +339,8 @@ _AGENT_SPELLINGS = {
     "context_provider": "pass a list: context_providers=[...]",
     "compaction_strategy": "minagent has no compaction strategies; trim the messages in chat middleware",
     "tokenizer": "minagent has no tokenizers",
-    "require_per_service_call_history_persistence": "minagent has no history providers yet",
+    "require_per_service_call_history_persistence": "minagent saves history once per run, after it succeeds "
+    "(spec/sessions.md SE-5); there is no per-service-call persistence",
     "additional_properties": "minagent agents have no additional_properties",
 }
 _OPTION_KEYS = frozenset(ChatOptions.__annotations__) | {"model_id"}
@@ -375,6 +408,7 @@ class RawAgent(BaseAgent):
         *,
         stream: Literal[False] = False,
         thread: AgentThread | None = None,
+        session: AgentSession | None = None,
         options: Mapping[str, Any] | None = None,
         tools: Any = None,
         middleware: Any = None,
@@ -391,6 +425,7 @@ class RawAgent(BaseAgent):
         *,
         stream: Literal[True],
         thread: AgentThread | None = None,
+        session: AgentSession | None = None,
         options: Mapping[str, Any] | None = None,
         tools: Any = None,
         middleware: Any = None,
@@ -407,6 +442,7 @@ class RawAgent(BaseAgent):
         *,
         stream: bool,
         thread: AgentThread | None = None,
+        session: AgentSession | None = None,
         options: Mapping[str, Any] | None = None,
         tools: Any = None,
         middleware: Any = None,
@@ -422,6 +458,7 @@ class RawAgent(BaseAgent):
         *,
         stream: bool = False,
         thread: AgentThread | None = None,
+        session: AgentSession | None = None,
         options: Mapping[str, Any] | None = None,
         tools: Any = None,
         middleware: Any = None,
@@ -436,12 +473,13 @@ class RawAgent(BaseAgent):
         `FunctionInvocationContext.kwargs`; ``client_kwargs`` reach the model call only (AG-2).
         """
         _reject_spellings(kwargs, _RUN_SPELLINGS, f"{type(self).__name__}.run()")
+        given = _session_of(thread, session)
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
         found = categorize_middleware(self.middleware, middleware)
         request = _RunRequest(
             normalize_messages(messages),
-            thread,
+            given,
             dict(options or {}),
             tools,
             kwargs,
@@ -513,16 +551,10 @@ class RawAgent(BaseAgent):
     ) -> tuple[list[Message], dict[str, Any], dict[str, Any]]:
         """Context providers, options assembly and the messages to send (AG-5, AG-6)."""
         thread = request.thread
-        instructions: list[str] = []
-        provided_messages: list[Message] = []
-        provided_tools: list[Any] = []
         known = list(self.default_options.get("tools", []))
-        for provider in self.context_providers:
-            context = await provider.invoking(request.messages, thread=thread, agent=self)
-            if context.instructions:
-                instructions.append(context.instructions)
-            provided_messages.extend(context.messages)
-            provided_tools.extend(_normalize_tools(context.tools, known))
+        context = await self._before_run(request)
+        instructions = context.instructions
+        provided_tools = _normalize_tools(context.tools, known) if context.tools else []
         options = merge_options(
             self.default_options,
             {"instructions": "\n".join(instructions) or None, "tools": provided_tools or None},
@@ -543,15 +575,12 @@ class RawAgent(BaseAgent):
                 elif hasattr(item, "__aenter__") and hasattr(item, "__aexit__"):
                     await request.enter(item)  # this run's: closed when the run ends
             options["tools"] = expand_tool_sets(options["tools"])  # MCP-20: a server's tools, once connected
-        history: list[Message] = []
-        if thread is not None:
-            if thread.service_thread_id:
-                options.setdefault("conversation_id", thread.service_thread_id)
-            else:
-                history = list(thread.messages)
+        if thread is not None and thread.service_session_id:
+            options.setdefault("conversation_id", thread.service_session_id)
         call_kwargs: dict[str, Any] = {}
-        if found.chat or found.function:
-            call_kwargs["middleware"] = [*found.function, *found.chat]  # each carries its layer (MW-3)
+        extra = categorize_middleware(context.get_middleware()) if context.middleware else CategorizedMiddleware()
+        if found.chat or found.function or extra.chat or extra.function:  # each carries its layer (MW-3)
+            call_kwargs["middleware"] = [*found.function, *extra.function, *found.chat, *extra.chat]
         if inbox is not None:
             call_kwargs["inbox"] = inbox
         function_kwargs = {**request.kwargs, **request.function_kwargs}
@@ -559,7 +588,67 @@ class RawAgent(BaseAgent):
             call_kwargs["function_invocation_kwargs"] = function_kwargs
         if request.client_kwargs:
             call_kwargs["client_kwargs"] = request.client_kwargs
-        return [*history, *provided_messages, *request.messages], options, call_kwargs
+        return [*context.get_messages(), *request.messages], options, call_kwargs
+
+    async def _before_run(self, request: _RunRequest) -> SessionContext:
+        """The run's providers, each ``before_run`` in registration order (SE-3).
+
+        The session is claimed first (SE-12). With a session and no history provider that loads
+        messages, the default in-memory history comes first (SE-8), so the history precedes
+        the providers' messages (AG-5). Without a session the providers get a fresh one.
+        """
+        given = request.thread
+        request.claim = try_claim(given)
+        session = given if given is not None else AgentSession()
+        providers: list[Any] = list(self.context_providers)
+        if (
+            given is not None
+            and not given.service_session_id
+            and not any(isinstance(p, HistoryProvider) and p.load_messages for p in providers)
+        ):
+            providers.insert(0, _DEFAULT_HISTORY)
+        context = SessionContext(
+            session_id=session.session_id,
+            service_session_id=session.service_session_id,
+            input_messages=list(request.messages),
+            options=request.options,
+        )
+        context._thread = given
+        request.context = context
+        for provider in providers:
+            source_id = _source_id(provider)
+            request.providers.append((provider, session, source_id))
+            if isinstance(provider, HistoryProvider) and not provider.load_messages:
+                continue
+            if hasattr(provider, "before_run"):
+                state = _provider_state(session, source_id)
+                await provider.before_run(agent=self, session=session, context=context, state=state)
+                _keep_state(session, source_id, state)
+            else:
+                await invoking_as_before_run(provider, agent=self, context=context)
+        return context
+
+    async def _after_run(self, request: _RunRequest, result: AgentResponse, conversation_id: str | None) -> None:
+        """Every provider's ``after_run`` in reverse order, then the service's id (SE-3, TH-1).
+
+        Runs only when the run succeeded, so nothing of a failed run is stored (SE-5). The default
+        history stops saving once the service keeps the conversation (TH-1).
+        """
+        context = request.context
+        if context is None:  # a run that prepared nothing
+            return
+        context._response = result
+        for provider, session, source_id in reversed(request.providers):
+            if provider is _DEFAULT_HISTORY and conversation_id:
+                continue
+            if hasattr(provider, "after_run"):
+                state = _provider_state(session, source_id)
+                await provider.after_run(agent=self, session=session, context=context, state=state)
+                _keep_state(session, source_id, state)
+            else:
+                await invoked_as_after_run(provider, agent=self, context=context)
+        if request.thread is not None and conversation_id:
+            request.thread.service_session_id = conversation_id
 
     async def _finish(self, request: _RunRequest, response: ChatResponse) -> AgentResponse:
         """Author names, providers' invoked (reverse order), then the thread (AG-7, TH-3).
@@ -579,15 +668,36 @@ class RawAgent(BaseAgent):
             wanted = request.options.get("response_format")
             wanted = self.default_options.get("response_format") if wanted is None else wanted
             result._with_format(None if wanted is None else ResponseFormat.of(wanted))
-        thread = request.thread
-        for provider in reversed(self.context_providers):
-            await provider.invoked(request.messages, result.messages, thread=thread, agent=self)
-        if thread is not None:
-            if response.conversation_id:
-                thread.service_thread_id = response.conversation_id
-            elif not thread.service_thread_id:  # TH-7: the thread keeps its own message objects
-                thread.messages.extend(m.with_contents(m.contents) for m in (*request.messages, *messages))
+        await self._after_run(request, result, response.conversation_id)
         return result
+
+
+_DEFAULT_HISTORY = InMemoryHistoryProvider()  # keeps nothing itself: the messages are in each session's state
+
+
+def _provider_state(session: AgentSession, source_id: str) -> dict[str, Any]:
+    """The provider's entry of the session's state (SE-4); a new dict when it has none yet."""
+    state = session.state.get(source_id)
+    return state if isinstance(state, dict) else {}
+
+
+def _keep_state(session: AgentSession, source_id: str, state: dict[str, Any]) -> None:
+    """A new entry joins the session's state once the provider put something in it (SE-4)."""
+    if state and session.state.get(source_id) is not state:
+        session.state[source_id] = state
+
+
+def _session_of(thread: Any, session: Any) -> AgentSession | None:
+    """The run's session, from either spelling (SE-9); both at once, or something else, is a TypeError."""
+    if thread is not None and session is not None:
+        raise TypeError("run() got both thread= and session=: they are two spellings of one thing; pass one")
+    given = session if session is not None else thread
+    if given is not None and not isinstance(given, AgentSession):
+        raise TypeError(
+            f"session= must be an AgentSession from agent.create_session() (or thread= an AgentThread from "
+            f"agent.get_new_thread()), got {type(given).__name__}"
+        )
+    return given
 
 
 def _with_author(message: Message, name: str) -> Message:

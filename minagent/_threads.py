@@ -1,29 +1,32 @@
-"""Threads and context providers (spec/threads.md, spec/agent.md).
+"""Threads: the thread-era spelling of a session (spec/threads.md, spec/sessions.md).
 
-An `AgentThread` is a conversation's memory between runs: the local message history, or,
-once a service has given the conversation an id (`service_thread_id`), that id; from then on
-the local history is kept as a record but no longer sent or extended (TH-1). It is
-updated only when a run finishes, so a failed or abandoned run leaves it as it was (TH-3).
+An `AgentThread` is an `AgentSession` (SE-9): ``thread_id`` is its ``session_id``,
+``service_thread_id`` its ``service_session_id``, ``state`` its state, and ``messages`` the
+list the default `InMemoryHistoryProvider` keeps in that state (``state["in_memory"]["messages"]``).
+So a thread holds the conversation's local history, or, once a service has given the
+conversation an id, that id; from then on the local history is kept as a record but no longer
+sent or extended (TH-1). It is updated only when a run finishes, so a failed or abandoned run
+leaves it as it was (TH-3). ``serialize()`` writes the thread-era format: the messages apart from
+the rest of the state.
 """
 
 from __future__ import annotations
 
 import copy
-import os
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from ._exceptions import SerializationError
+from ._sessions import AgentSession, Context, ContextProvider, InMemoryHistoryProvider, decode_state, encode_state
 from ._types import FORMAT_VERSION, Message, _expect_mapping, _expect_type, _get
 
 __all__ = ["AgentThread", "Context", "ContextProvider"]
 
+_HISTORY = InMemoryHistoryProvider.DEFAULT_SOURCE_ID
 
-class AgentThread:
+
+class AgentThread(AgentSession):
     """A conversation: its local history, or its service-side id, and providers' state."""
-
-    __slots__ = ("messages", "service_thread_id", "state", "thread_id")
 
     def __init__(
         self,
@@ -33,10 +36,34 @@ class AgentThread:
         thread_id: str | None = None,
         state: Mapping[str, Any] | None = None,
     ) -> None:
-        self.thread_id = thread_id or os.urandom(16).hex()
-        self.messages: list[Message] = list(messages or [])
-        self.service_thread_id = service_thread_id
-        self.state: dict[str, Any] = dict(state or {})
+        state = dict(state or {})
+        if isinstance(state.get(_HISTORY), Mapping):
+            state[_HISTORY] = dict(state[_HISTORY])  # its messages list is replaced, never the caller's dict
+        super().__init__(session_id=thread_id or None, service_session_id=service_thread_id, state=state)
+        if messages:
+            self.messages = list(messages)
+
+    @property
+    def thread_id(self) -> str:
+        return self.session_id
+
+    @property
+    def service_thread_id(self) -> str | None:
+        return self.service_session_id
+
+    @service_thread_id.setter
+    def service_thread_id(self, value: str | None) -> None:
+        self.service_session_id = value
+
+    @property
+    def messages(self) -> list[Message]:
+        """The default history provider's messages in this thread's state (SE-9)."""
+        entry = self.state.setdefault(_HISTORY, {})
+        return entry.setdefault("messages", [])  # type: ignore[no-any-return]
+
+    @messages.setter
+    def messages(self, value: Sequence[Message]) -> None:
+        self.state.setdefault(_HISTORY, {})["messages"] = list(value)
 
     def __repr__(self) -> str:
         where = (
@@ -51,12 +78,24 @@ class AgentThread:
             return NotImplemented
         return self.serialize() == other.serialize()
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __await__(self) -> Generator[Any, None, AgentThread]:
         """``await agent.deserialize_thread(data)`` (upstream's thread-era spelling) is the thread (TH-6)."""
         yield from ()
         return self
+
+    def _other_state(self) -> dict[str, Any]:
+        """The state without the messages ``serialize()`` writes apart (an emptied entry dropped)."""
+        state = dict(self.state)
+        entry = state.get(_HISTORY)
+        if isinstance(entry, dict) and "messages" in entry:
+            rest = {k: v for k, v in entry.items() if k != "messages"}
+            if rest:
+                state[_HISTORY] = rest
+            else:
+                del state[_HISTORY]
+        return state
 
     def serialize(self) -> SerializedThread:
         """Plain JSON data with a format version; `deserialize` restores it exactly (TH-2)."""
@@ -70,8 +109,9 @@ class AgentThread:
         if self.service_thread_id is not None:
             out["service_thread_id"] = self.service_thread_id
         out["messages"] = copy.deepcopy([m.to_dict() for m in self.messages])  # TH-7
-        if self.state:
-            out["state"] = copy.deepcopy(self.state)  # TH-7: the data shares nothing with the thread
+        state = self._other_state()
+        if state:
+            out["state"] = encode_state(state)  # TH-7: new data, sharing nothing with the thread
         return out
 
     @classmethod
@@ -94,7 +134,7 @@ class AgentThread:
             messages=[Message.from_dict(m, path=f"{path}.messages[{i}]") for i, m in enumerate(raw)],
             service_thread_id=_get(data, "service_thread_id", str, path),
             thread_id=_get(data, "thread_id", str, path),
-            state=_get(data, "state", dict, path),
+            state=decode_state(_get(data, "state", dict, path) or {}, f"{path}.state"),
         )
 
 
@@ -105,30 +145,3 @@ class SerializedThread(dict[str, Any]):
     def __await__(self) -> Generator[Any, None, dict[str, Any]]:
         yield from ()
         return dict(self)
-
-
-@dataclass
-class Context:
-    """What a context provider adds to one run: instructions, messages before the input, tools."""
-
-    instructions: str | None = None
-    messages: list[Message] = field(default_factory=list)
-    tools: list[Any] = field(default_factory=list)
-
-
-class ContextProvider:
-    """Adds context before a run and observes its result after (AG-6).
-
-    Subclass and override either method; both default to doing nothing.
-    """
-
-    async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Context:
-        return Context()
-
-    async def invoked(
-        self,
-        request_messages: Sequence[Message],
-        response_messages: Sequence[Message],
-        **kwargs: Any,
-    ) -> None:
-        return None

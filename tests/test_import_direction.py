@@ -38,6 +38,8 @@ FLOORS: dict[str, int] = {
     "_mcp_session": 3,
     "_mcp_client": 3,
     # 4 agent, threads
+    "_sessions": 4,
+    "_sqlite": 4,
     "_threads": 4,
     "_agents": 4,
     "_mcp_server": 4,

@@ -704,7 +704,6 @@ async def test_client_as_agent_builds_an_agent():
 @pytest.mark.parametrize(
     ("keyword", "hint"),
     [
-        ("session", "thread="),
         ("context_provider", "context_providers"),
         ("context_providers", "context_providers"),
         ("chat_options", "options="),

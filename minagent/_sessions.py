@@ -1,0 +1,493 @@
+"""Sessions, context providers and history providers (spec/sessions.md).
+
+Theory of operation
+-------------------
+An `AgentSession` is a conversation between runs: an id (``session_id``), optionally the id the
+service keeps the conversation under (``service_session_id``), and ``state``, a JSON-native dict
+that the agent's context providers share; each provider owns the entry under its ``source_id``.
+A session holds no provider and no message of its own: messages live wherever a history
+provider keeps them — in the session's state (`InMemoryHistoryProvider`, the default), in a
+SQLite file, in Redis.
+
+One run is one `SessionContext`: the agent creates it, every provider's ``before_run`` adds to
+it (messages per source, instructions, tools, chat/function middleware) in registration order,
+the client is called with what was collected, the response is set on it, and every provider's
+``after_run`` runs in reverse order (SE-3). So a history provider writes a run's messages only
+after the run succeeded, and a run that fails or is cancelled writes nothing (SE-5).
+
+The thread-era spelling (`AgentThread`, ``invoking``/``invoked``) is this same machinery: a
+thread is a session whose messages are the default in-memory provider's (spec/sessions.md,
+SE-9), and `ContextProvider`'s default ``before_run``/``after_run`` call ``invoking``/``invoked``
+(SE-10). A session runs one run at a time: `try_claim` marks it running for the run's
+duration and a second run on it meanwhile is a `SessionBusyError` (SE-12).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ._exceptions import MiddlewareException, MinagentError, SerializationError
+from ._middleware import categorize_middleware
+from ._types import FORMAT_VERSION, Message, _expect_mapping, _expect_type, _get
+
+__all__ = [
+    "AgentSession",
+    "Context",
+    "ContextProvider",
+    "HistoryProvider",
+    "InMemoryHistoryProvider",
+    "SessionBusyError",
+    "SessionContext",
+    "SessionStore",
+    "decode_state",
+    "encode_state",
+]
+
+
+class SessionBusyError(MinagentError, RuntimeError):
+    """A second run on a session that is running already (SE-12)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id!r} is already running a run: await that run (or finish its stream) "
+            "before starting another on the same session, or use a separate session"
+        )
+        self.session_id = session_id
+
+
+# -- state as JSON ------------------------------------------------------------------------------
+
+
+def encode_state(value: Any, path: str = "state") -> Any:
+    """State as plain JSON (SE-2): JSON-native values as they are (tuples become lists), `Message`
+    objects as their versioned dict; anything else is a `SerializationError` naming its path."""
+    try:
+        return _encode(value, path)
+    except RecursionError:
+        raise SerializationError(path, "nested too deeply") from None
+
+
+def _encode(value: Any, path: str) -> Any:
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise SerializationError(path, f"{value!r} is not a JSON number")
+        return value
+    if isinstance(value, Message):
+        return copy.deepcopy(value.to_dict())
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise SerializationError(path, f"key {key!r} is not a string")
+            out[key] = _encode(item, f"{path}.{key}")
+        return out
+    if isinstance(value, list | tuple):
+        return [_encode(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    raise SerializationError(
+        path, f"{type(value).__name__} is not JSON-native: keep JSON values (or Message objects) in session state"
+    )
+
+
+def decode_state(value: Any, path: str = "state") -> Any:
+    """The inverse of `encode_state`: a dict of type ``"message"`` becomes a `Message` (SE-2)."""
+    try:
+        return _decode(copy.deepcopy(value), path)
+    except RecursionError:
+        raise SerializationError(path, "nested too deeply") from None
+
+
+def _decode(value: Any, path: str) -> Any:
+    if isinstance(value, Mapping):
+        if value.get("type") == "message" and "version" in value:
+            return Message.from_dict(value, path=path)
+        return {key: _decode(item, f"{path}.{key}") for key, item in value.items()}
+    if isinstance(value, list):
+        return [_decode(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    return value
+
+
+# -- the session --------------------------------------------------------------------------------
+
+
+class AgentSession:
+    """A conversation: its id, the service's id for it, and the providers' shared state (SE-1)."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str | None = None,
+        service_session_id: str | None = None,
+        state: Mapping[str, Any] | None = None,
+    ) -> None:
+        if session_id is not None and (not isinstance(session_id, str) or not session_id):
+            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+        self._session_id = session_id or str(uuid.uuid4())
+        self.service_session_id = service_session_id
+        self.state: dict[str, Any] = dict(state or {})
+
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._session_id}>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Versioned plain JSON data; `from_dict` restores an equal session (SE-2)."""
+        out: dict[str, Any] = {"type": "session", "version": FORMAT_VERSION, "session_id": self._session_id}
+        if self.service_session_id is not None:
+            out["service_session_id"] = self.service_session_id
+        out["state"] = encode_state(self.state)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentSession:
+        """The session `to_dict()` wrote; shares nothing with ``data``; bad data is a
+        `SerializationError` naming the path (SE-2)."""
+        path = "session"
+        data = _expect_mapping(data, path)
+        _expect_type(data, "session", path)
+        _get(data, "version", int, path)
+        session_id = _get(data, "session_id", str, path)
+        if not session_id:
+            raise SerializationError(f"{path}.session_id", "expected a non-empty str")
+        state = decode_state(_get(data, "state", dict, path) or {}, f"{path}.state")
+        return cls(session_id=session_id, service_session_id=_get(data, "service_session_id", str, path), state=state)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, AgentSession):
+            return NotImplemented
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+_RUNNING: set[str] = set()
+
+
+def try_claim(session: AgentSession | None) -> str | None:
+    """Claim ``session`` for a run (SE-12): its key, to pass to `release`; `SessionBusyError` when taken."""
+    if session is None:
+        return None
+    key = session.session_id
+    if key in _RUNNING:
+        raise SessionBusyError(key)
+    _RUNNING.add(key)
+    return key
+
+
+def release(key: str | None) -> None:
+    if key is not None:
+        _RUNNING.discard(key)
+
+
+# -- one run's context ------------------------------------------------------------------------
+
+
+class SessionContext:
+    """What the providers of one run add and see (SE-3): the run's input, the messages each
+    provider added (by ``source_id``, in provider order), instructions, tools, chat/function
+    middleware, the run's options (read only), and after the run the response."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str | None = None,
+        service_session_id: str | None = None,
+        input_messages: list[Message],
+        context_messages: dict[str, list[Message]] | None = None,
+        instructions: list[str] | None = None,
+        tools: list[Any] | None = None,
+        middleware: dict[str, list[Any]] | None = None,
+        options: dict[str, Any] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.service_session_id = service_session_id
+        self.input_messages = input_messages
+        self.context_messages: dict[str, list[Message]] = context_messages or {}
+        self.instructions: list[str] = instructions or []
+        self.tools: list[Any] = tools or []
+        self.middleware: dict[str, list[Any]] = {}
+        for source_id, items in (middleware or {}).items():
+            self.extend_middleware(source_id, items)
+        self.options: dict[str, Any] = options or {}
+        self.metadata: dict[str, Any] = metadata or {}
+        self._response: Any = None
+        self._thread: Any = None  # what the caller passed as thread=/session= (None: no session), for invoking()
+
+    @property
+    def response(self) -> Any:
+        """The run's `AgentResponse`, set before ``after_run`` (None before)."""
+        return self._response
+
+    def extend_messages(self, source: str | object, messages: Sequence[Message]) -> None:
+        """Add messages from ``source`` (a ``source_id`` or a provider), as copies (SE-3)."""
+        source_id = source if isinstance(source, str) else _source_id(source)
+        self.context_messages.setdefault(source_id, []).extend(m.with_contents(m.contents) for m in messages)
+
+    def extend_instructions(self, source_id: str, instructions: str | Sequence[str]) -> None:
+        self.instructions.extend([instructions] if isinstance(instructions, str) else instructions)
+
+    def extend_tools(self, source_id: str, tools: Sequence[Any]) -> None:
+        self.tools.extend(tools)
+
+    def extend_middleware(self, source_id: str, middleware: Any) -> None:
+        """Chat or function middleware for this run; agent middleware is a `MiddlewareException` (SE-3)."""
+        items = list(middleware) if isinstance(middleware, list | tuple) else [middleware]
+        if categorize_middleware(items).agent:
+            raise MiddlewareException(
+                f"context provider {source_id!r} added agent middleware: providers may add only chat or "
+                "function middleware (agent middleware belongs to Agent(middleware=...))"
+            )
+        self.middleware.setdefault(source_id, []).extend(items)
+
+    def get_middleware(self) -> list[Any]:
+        return [item for items in self.middleware.values() for item in items]
+
+    def get_messages(
+        self,
+        *,
+        sources: set[str] | None = None,
+        exclude_sources: set[str] | None = None,
+        include_input: bool = False,
+        include_response: bool = False,
+    ) -> list[Message]:
+        """Context messages in provider order, filtered by source, then optionally input and response."""
+        out: list[Message] = []
+        for source_id, messages in self.context_messages.items():
+            if (sources is not None and source_id not in sources) or (
+                exclude_sources is not None and source_id in exclude_sources
+            ):
+                continue
+            out.extend(messages)
+        if include_input:
+            out.extend(self.input_messages)
+        if include_response and self._response is not None:
+            out.extend(self._response.messages)
+        return out
+
+
+# -- providers ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    """What a thread-era provider's ``invoking`` adds to one run: instructions, messages, tools."""
+
+    instructions: str | None = None
+    messages: list[Message] = field(default_factory=list)
+    tools: list[Any] = field(default_factory=list)
+
+
+def _source_id(provider: object) -> str:
+    """A provider's ``source_id``; a thread-era provider without one is known by its class name."""
+    source_id = getattr(provider, "source_id", None)
+    return source_id if isinstance(source_id, str) and source_id else type(provider).__name__
+
+
+class ContextProvider:
+    """Adds context before a run and observes its result after (SE-4, AG-6).
+
+    Override either pair: ``before_run``/``after_run`` (keyword-only, with this provider's
+    ``state``) or the thread-era ``invoking``/``invoked``; the default ``before_run`` and
+    ``after_run`` call ``invoking`` and ``invoked`` (SE-10). All four default to doing nothing.
+    """
+
+    source_id: str | None = None
+
+    def __init__(self, source_id: str | None = None) -> None:
+        if source_id is not None and (not isinstance(source_id, str) or not source_id):
+            raise ValueError(f"source_id must be a non-empty string, got {source_id!r}")
+        self.source_id = source_id or type(self).__name__
+
+    async def before_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        await invoking_as_before_run(self, agent=agent, context=context)
+
+    async def after_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        await invoked_as_after_run(self, agent=agent, context=context)
+
+    async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Context:
+        return Context()
+
+    async def invoked(
+        self, request_messages: Sequence[Message], response_messages: Sequence[Message], **kwargs: Any
+    ) -> None:
+        return None
+
+
+async def invoking_as_before_run(provider: Any, *, agent: Any, context: SessionContext) -> None:
+    """A thread-era ``invoking`` as a ``before_run`` (SE-10): its `Context` goes into the run's context."""
+    result = await provider.invoking(context.input_messages, thread=context._thread, agent=agent)
+    if result is None:
+        return
+    source_id = _source_id(provider)
+    if result.instructions:
+        context.extend_instructions(source_id, result.instructions)
+    if result.messages:
+        context.extend_messages(source_id, result.messages)
+    if result.tools:
+        context.extend_tools(source_id, list(result.tools))
+
+
+async def invoked_as_after_run(provider: Any, *, agent: Any, context: SessionContext) -> None:
+    """A thread-era ``invoked`` as an ``after_run`` (SE-10)."""
+    response = context.response
+    await provider.invoked(
+        context.input_messages,
+        response.messages if response is not None else [],
+        thread=context._thread,
+        agent=agent,
+    )
+
+
+class HistoryProvider(ContextProvider):
+    """A provider that keeps the conversation's messages (SE-6).
+
+    Subclasses implement ``get_messages`` and ``save_messages``; ``before_run`` loads the history
+    into the run (unless ``load_messages=False``: the agent then skips ``before_run``) and
+    ``after_run`` saves, in one ``save_messages`` call, the run's input (``store_inputs``), other
+    providers' messages (``store_context_messages``, or only those of ``store_context_from``) and
+    the response (``store_outputs``).
+    """
+
+    def __init__(
+        self,
+        source_id: str,
+        *,
+        load_messages: bool = True,
+        store_inputs: bool = True,
+        store_context_messages: bool = False,
+        store_context_from: set[str] | None = None,
+        store_outputs: bool = True,
+    ) -> None:
+        super().__init__(source_id)
+        self.load_messages = load_messages
+        self.store_inputs = store_inputs
+        self.store_context_messages = store_context_messages
+        self.store_context_from = store_context_from
+        self.store_outputs = store_outputs
+
+    async def get_messages(
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[Message]:
+        raise NotImplementedError(f"{type(self).__name__} must implement get_messages")
+
+    async def save_messages(
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must implement save_messages")
+
+    def messages_to_store(self, context: SessionContext) -> list[Message]:
+        """What ``after_run`` saves for this run, in conversation order (SE-6)."""
+        out: list[Message] = []
+        if self.store_context_messages:
+            if self.store_context_from is not None:
+                out.extend(context.get_messages(sources=self.store_context_from))
+            else:
+                out.extend(context.get_messages(exclude_sources={_source_id(self)}))
+        if self.store_inputs:
+            out.extend(context.input_messages)
+        if self.store_outputs and context.response is not None:
+            out.extend(context.response.messages)
+        return out
+
+    async def before_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        context.extend_messages(self, await self.get_messages(context.session_id, state=state))
+
+    async def after_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        messages = self.messages_to_store(context)
+        if messages:
+            await self.save_messages(context.session_id, messages, state=state)
+
+
+class InMemoryHistoryProvider(HistoryProvider):
+    """Keeps the messages in the session's state, ``state["messages"]`` of its entry (SE-7); the
+    default when an agent has no history provider that loads messages (SE-8)."""
+
+    DEFAULT_SOURCE_ID: ClassVar[str] = "in_memory"
+
+    def __init__(
+        self,
+        source_id: str | None = None,
+        *,
+        load_messages: bool = True,
+        store_inputs: bool = True,
+        store_context_messages: bool = False,
+        store_context_from: set[str] | None = None,
+        store_outputs: bool = True,
+    ) -> None:
+        super().__init__(
+            source_id or self.DEFAULT_SOURCE_ID,
+            load_messages=load_messages,
+            store_inputs=store_inputs,
+            store_context_messages=store_context_messages,
+            store_context_from=store_context_from,
+            store_outputs=store_outputs,
+        )
+
+    async def get_messages(
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[Message]:
+        return [] if state is None else list(state.get("messages", []))
+
+    async def save_messages(
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if state is None:
+            return
+        stored = state.setdefault("messages", [])
+        stored.extend(m.with_contents(m.contents) for m in messages)  # the session's own copies (TH-7)
+
+
+# -- session stores -------------------------------------------------------------------------------
+
+
+def check_session_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not session_id:
+        raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+    return session_id
+
+
+class SessionStore:
+    """Sessions by id, in memory (SE-11): ``get`` returns an independent copy (or None), ``set``
+    stores a copy, ``delete`` forgets. Durable stores (`SQLiteSessionStore`, Redis) keep the
+    same three methods and the same `to_dict` data."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, dict[str, Any]] = {}
+
+    async def get(self, session_id: str) -> AgentSession | None:
+        data = self._sessions.get(check_session_id(session_id))
+        return None if data is None else AgentSession.from_dict(data)
+
+    async def set(self, session_id: str, session: AgentSession) -> None:
+        self._sessions[check_session_id(session_id)] = session.to_dict()
+
+    async def delete(self, session_id: str) -> None:
+        self._sessions.pop(check_session_id(session_id), None)

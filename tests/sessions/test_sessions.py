@@ -1,0 +1,499 @@
+"""Sessions, context providers and history providers (spec/sessions.md SE-1 to SE-12)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from minagent import (
+    Agent,
+    AgentSession,
+    AgentThread,
+    Content,
+    Context,
+    ContextProvider,
+    HistoryProvider,
+    InMemoryHistoryProvider,
+    Message,
+    MiddlewareException,
+    SerializationError,
+    SessionBusyError,
+    SessionContext,
+    SessionStore,
+    agent_middleware,
+    chat_middleware,
+    tool,
+)
+from minagent.testing import ScriptedChatClient, call, reply
+
+from ._util import MODES, run, texts
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+# -- SE-1, SE-2 ---------------------------------------------------------------------------------
+
+
+def test_create_and_get_session() -> None:
+    """SE-1: create_session gives a new session (its own id, or the one given); get_session continues
+    a service conversation; ids must be non-empty strings."""
+    agent = Agent(ScriptedChatClient())
+    one, two = agent.create_session(), agent.create_session()
+    assert isinstance(one, AgentSession)
+    assert one.session_id != two.session_id
+    assert agent.create_session(session_id="abc").session_id == "abc"
+    kept = agent.get_session("conv_1", session_id="s")
+    assert (kept.service_session_id, kept.session_id) == ("conv_1", "s")
+    with pytest.raises(ValueError, match="session_id"):
+        agent.create_session(session_id="")
+    with pytest.raises(ValueError, match="service_session_id"):
+        agent.get_session("")
+    with pytest.raises(AttributeError):
+        one.session_id = "x"  # type: ignore[misc]
+
+
+@MODES
+async def test_session_keeps_the_conversation(stream: bool) -> None:
+    """SE-1, SE-8: run(session=...) sends the earlier turns in both modes (the default in-memory history)."""
+    client = ScriptedChatClient(["Hi Alice", "You are Alice"])
+    agent = Agent(client, "Be brief.")
+    session = agent.create_session()
+    await run(agent, "I am Alice", stream=stream, session=session)
+    await run(agent, "Who am I?", stream=stream, session=session)
+    assert texts(client.requests[1].messages) == [
+        ("user", "I am Alice"),
+        ("assistant", "Hi Alice"),
+        ("user", "Who am I?"),
+    ]
+    assert texts(session.state["in_memory"]["messages"]) == [
+        *texts(client.requests[1].messages),
+        ("assistant", "You are Alice"),
+    ]
+
+
+def test_thread_and_session_together_or_wrong_types_are_type_errors() -> None:
+    """SE-1: thread= and session= together, or a session= that is no AgentSession, is a TypeError."""
+    agent = Agent(ScriptedChatClient())
+    with pytest.raises(TypeError, match="both thread= and session="):
+        agent.run("hi", thread=agent.get_new_thread(), session=agent.create_session())
+    with pytest.raises(TypeError, match=r"AgentSession from agent\.create_session"):
+        agent.run("hi", session={"session_id": "x"})  # type: ignore[arg-type]
+
+
+async def test_to_dict_round_trips_state_and_messages() -> None:
+    """SE-2, SE-7: to_dict is versioned plain JSON (messages of the in-memory history included);
+    from_dict restores an equal session that shares nothing with the data."""
+    client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 2})), "3"])
+    agent = Agent(client, tools=[add])
+    session = agent.create_session()
+    session.state["notes"] = {"list": [1, 2.5, True, None, "x"], "tuple": (1, 2)}
+    await agent.run("add", session=session)
+    data = session.to_dict()
+    assert data["type"] == "session"
+    assert isinstance(data["version"], int)
+    assert json.loads(json.dumps(data)) == data
+    assert data["state"]["notes"]["tuple"] == [1, 2]
+    restored = AgentSession.from_dict(json.loads(json.dumps(data)))
+    assert restored.to_dict() == data
+    assert restored == AgentSession.from_dict(data)
+    kinds = [c.type for m in restored.state["in_memory"]["messages"] for c in m.contents]
+    assert kinds == ["text", "function_call", "function_result", "text"]
+    data["state"]["notes"]["list"].append("changed")
+    assert restored.state["notes"]["list"] == [1, 2.5, True, None, "x"]
+
+
+@pytest.mark.parametrize(
+    ("state", "path"),
+    [({"x": object()}, "state.x"), ({"p": {"n": float("nan")}}, "state.p.n"), ({"k": {1: "v"}}, "state.k")],
+)
+def test_state_that_is_not_json_is_a_serialization_error(state: dict[str, Any], path: str) -> None:
+    """SE-2: a value that is not JSON-native is a SerializationError naming its path."""
+    session = AgentSession(state=state)
+    with pytest.raises(SerializationError) as raised:
+        session.to_dict()
+    assert raised.value.path == path
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        {"type": "agent_thread", "version": 1, "session_id": "x"},
+        {"type": "session", "version": 1},
+        {"type": "session", "version": 1, "session_id": "x", "state": []},
+        {"type": "session", "version": 1, "session_id": "x", "state": {"m": {"type": "message", "version": 1}}},
+    ],
+)
+def test_bad_session_data_is_a_serialization_error(data: Any) -> None:
+    """SE-2: data of the wrong shape is a SerializationError, never a KeyError."""
+    with pytest.raises(SerializationError):
+        AgentSession.from_dict(data)
+
+
+# -- SE-3, SE-4: the provider pipeline ---------------------------------------------------------
+
+
+class Recorder(ContextProvider):
+    """A provider that adds one of everything and records what it saw."""
+
+    def __init__(self, source_id: str, log: list[str]) -> None:
+        super().__init__(source_id)
+        self.log = log
+
+    async def before_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        self.log.append(f"before {self.source_id}")
+        assert context.response is None
+        state["runs"] = state.get("runs", 0) + 1
+        context.extend_instructions(self.source_id, f"from {self.source_id}")
+        context.extend_messages(self, [Message("user", [f"context {self.source_id}"])])
+
+    async def after_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        self.log.append(f"after {self.source_id}: {context.response.text}")
+        assert session.state[self.source_id] is state
+
+
+@MODES
+async def test_providers_run_in_order_with_their_own_state(stream: bool) -> None:
+    """SE-3, SE-4: before_run in registration order, after_run in reverse with the response set;
+    the history comes first, then each provider's messages, then the input; instructions joined
+    after the agent's; each provider's state is its own entry of session.state."""
+    log: list[str] = []
+    client = ScriptedChatClient(["one", "two"])
+    agent = Agent(client, "agent", context_providers=[Recorder("a", log), Recorder("b", log)])
+    session = agent.create_session()
+    await run(agent, "q1", stream=stream, session=session)
+    await run(agent, "q2", stream=stream, session=session)
+    assert log == ["before a", "before b", "after b: one", "after a: one"] * 1 + [
+        "before a",
+        "before b",
+        "after b: two",
+        "after a: two",
+    ]
+    assert client.requests[1].options["instructions"] == "agent\nfrom a\nfrom b"
+    assert texts(client.requests[1].messages) == [
+        ("user", "q1"),
+        ("assistant", "one"),
+        ("user", "context a"),
+        ("user", "context b"),
+        ("user", "q2"),
+    ]
+    assert session.state["a"] == {"runs": 2}
+    assert session.state["b"] == {"runs": 2}
+
+
+async def test_provider_tools_and_middleware_join_the_run() -> None:
+    """SE-3: tools and chat/function middleware a provider adds are used for the run; agent
+    middleware from a provider is a MiddlewareException."""
+    seen: list[str] = []
+
+    @chat_middleware
+    async def spy(context: Any, call_next: Any) -> None:
+        seen.append(f"chat {len(context.messages)}")
+        await call_next()
+
+    class Tools(ContextProvider):
+        async def before_run(self, *, agent: Any, session: Any, context: SessionContext, state: Any) -> None:
+            context.extend_tools(self.source_id, [add])
+            context.extend_middleware(self.source_id, spy)
+
+    client = ScriptedChatClient([reply(call("add", {"a": 2, "b": 3})), "5"])
+    agent = Agent(client, context_providers=[Tools("tools")])
+    response = await agent.run("add")
+    assert response.messages[1].contents[0].result == 5
+    assert seen == ["chat 1", "chat 3"]
+
+    @agent_middleware
+    async def outer(context: Any, call_next: Any) -> None:
+        await call_next()
+
+    with pytest.raises(MiddlewareException, match="only chat or function middleware"):
+        SessionContext(input_messages=[]).extend_middleware("x", outer)
+
+
+async def test_without_a_session_providers_get_a_fresh_one() -> None:
+    """SE-4: a run without a session gives the providers a new session each run (no history)."""
+    sessions: list[AgentSession] = []
+
+    class Spy(ContextProvider):
+        async def before_run(self, *, agent: Any, session: AgentSession, context: Any, state: Any) -> None:
+            sessions.append(session)
+
+    client = ScriptedChatClient(["a", "b"])
+    agent = Agent(client, context_providers=[Spy()])
+    await agent.run("one")
+    await agent.run("two")
+    assert len(sessions) == 2
+    assert sessions[0] is not sessions[1]
+    assert texts(client.requests[1].messages) == [("user", "two")]
+
+
+async def test_an_untouched_state_entry_is_not_added() -> None:
+    """SE-4: a provider that puts nothing in its state leaves no entry in session.state."""
+    agent = Agent(ScriptedChatClient(["a"]), context_providers=[ContextProvider("quiet")])
+    session = agent.create_session()
+    await agent.run("x", session=session)
+    assert "quiet" not in session.state
+
+
+# -- SE-5: nothing of a failed run -------------------------------------------------------------
+
+
+class Boom(Exception):
+    pass
+
+
+@MODES
+async def test_a_failed_run_stores_nothing(stream: bool) -> None:
+    """SE-5: a run whose client fails runs no after_run: the history is as before."""
+
+    def fail(messages: Any, options: Any) -> Any:
+        raise Boom("down")
+
+    client = ScriptedChatClient(["first", fail])
+    agent = Agent(client)
+    session = agent.create_session()
+    await run(agent, "one", stream=stream, session=session)
+    before = session.to_dict()
+    with pytest.raises(Boom):
+        await run(agent, "two", stream=stream, session=session)
+    assert session.to_dict() == before
+
+
+async def test_a_cancelled_or_abandoned_run_stores_nothing() -> None:
+    """SE-5: a cancelled run and a stream closed early store nothing."""
+    started = asyncio.Event()
+    client = ScriptedChatClient(["never", "a b c"])
+    agent = Agent(client)
+    session = agent.create_session()
+    task = asyncio.create_task(agent.run("one", session=session, middleware=[slow_model(asyncio.Event(), started)]))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert session.to_dict()["state"] == {}
+    stream = agent.run("two", stream=True, session=session)
+    async for _ in stream:
+        break
+    await stream.aclose()
+    assert session.to_dict()["state"] == {}
+
+
+# -- SE-6, SE-7: history providers -------------------------------------------------------------
+
+
+class ListHistory(HistoryProvider):
+    def __init__(self, source_id: str = "list", **kwargs: Any) -> None:
+        super().__init__(source_id, **kwargs)
+        self.saved: dict[str, list[Message]] = {}
+        self.calls = 0
+
+    async def get_messages(self, session_id: str | None, *, state: Any = None, **kwargs: Any) -> list[Message]:
+        return list(self.saved.get(session_id or "", []))
+
+    async def save_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: Any = None, **kwargs: Any
+    ) -> None:
+        self.calls += 1
+        self.saved.setdefault(session_id or "", []).extend(messages)
+
+
+@MODES
+async def test_a_history_provider_replaces_the_default(stream: bool) -> None:
+    """SE-6, SE-8: with a HistoryProvider that loads, the default in-memory history is not used;
+    after_run saves input and response (tool calls and results included) in one call."""
+    history = ListHistory()
+    client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 1})), "2", "again"])
+    agent = Agent(client, tools=[add], context_providers=[history])
+    session = agent.create_session()
+    await run(agent, "add", stream=stream, session=session)
+    assert history.calls == 1
+    await run(agent, "more", stream=stream, session=session)
+    assert "in_memory" not in session.state
+    kinds = [c.type for m in client.requests[2].messages for c in m.contents]
+    assert kinds == ["text", "function_call", "function_result", "text", "text"]
+    assert history.calls == 2
+    assert len(history.saved[session.session_id]) == 6
+
+
+async def test_history_flags_choose_what_is_stored_and_loaded() -> None:
+    """SE-6: store_inputs / store_outputs / store_context_messages / store_context_from and
+    load_messages=False (the agent then skips before_run; an audit log)."""
+
+    class Facts(ContextProvider):
+        async def before_run(self, *, agent: Any, session: Any, context: SessionContext, state: Any) -> None:
+            context.extend_messages(self.source_id, [Message("system", ["fact"])])
+
+    outputs_only = ListHistory("out", store_inputs=False)
+    with_context = ListHistory("ctx", store_context_messages=True, load_messages=False)
+    only_facts = ListHistory(
+        "facts_only",
+        store_context_from={"facts"},
+        store_context_messages=True,
+        store_outputs=False,
+        store_inputs=False,
+        load_messages=False,
+    )
+    client = ScriptedChatClient(["answer", "answer 2"])
+    agent = Agent(client, context_providers=[Facts("facts"), outputs_only, with_context, only_facts])
+    session = agent.create_session()
+    await agent.run("q", session=session)
+    await agent.run("q2", session=session)
+    sid = session.session_id
+    assert texts(outputs_only.saved[sid]) == [("assistant", "answer"), ("assistant", "answer 2")]
+    assert texts(with_context.saved[sid])[:3] == [("system", "fact"), ("user", "q"), ("assistant", "answer")]
+    assert texts(only_facts.saved[sid]) == [("system", "fact"), ("system", "fact")]
+    # the audit providers never loaded: the second request holds the outputs-only history, not theirs
+    assert texts(client.requests[1].messages) == [("system", "fact"), ("assistant", "answer"), ("user", "q2")]
+
+
+async def test_in_memory_history_keeps_its_own_copies() -> None:
+    """SE-7: the in-memory history stores copies: changing the response later changes nothing."""
+    agent = Agent(ScriptedChatClient(["a"]), context_providers=[InMemoryHistoryProvider("mem")])
+    session = agent.create_session()
+    response = await agent.run("q", session=session)
+    response.messages[0].contents.append(Content.from_text("changed"))
+    assert [m.text for m in session.state["mem"]["messages"]] == ["q", "a"]
+
+
+async def test_service_conversation_id_switches_the_session() -> None:
+    """SE-8: a response with a conversation_id sets service_session_id and is not stored locally;
+    later runs send only their input with options["conversation_id"]."""
+    from minagent import ChatResponse
+
+    client = ScriptedChatClient([ChatResponse([Message("assistant", ["hi"])], conversation_id="conv_9"), "again"])
+    agent = Agent(client)
+    session = agent.create_session()
+    await agent.run("one", session=session)
+    assert session.service_session_id == "conv_9"
+    assert "in_memory" not in session.to_dict()["state"]
+    await agent.run("two", session=session)
+    assert texts(client.requests[1].messages) == [("user", "two")]
+    assert client.requests[1].options["conversation_id"] == "conv_9"
+
+
+# -- SE-10: thread-era providers ----------------------------------------------------------------
+
+
+@MODES
+async def test_thread_era_providers_work_with_sessions(stream: bool) -> None:
+    """SE-10: invoking/invoked providers (a subclass without __init__, and a duck-typed object) run
+    through before_run/after_run with thread= the caller's session."""
+    seen: list[Any] = []
+
+    class Old(ContextProvider):
+        async def invoking(self, messages: Any, **kwargs: Any) -> Context:
+            seen.append(("invoking", [m.text for m in messages], kwargs["thread"]))
+            return Context(instructions="old", messages=[Message("user", ["old context"])])
+
+        async def invoked(self, request_messages: Any, response_messages: Any, **kwargs: Any) -> None:
+            seen.append(("invoked", [m.text for m in response_messages], kwargs["thread"]))
+
+    class Duck:
+        async def invoking(self, messages: Any, **kwargs: Any) -> Context:
+            return Context(instructions="duck")
+
+        async def invoked(self, *args: Any, **kwargs: Any) -> None:
+            seen.append("duck invoked")
+
+    client = ScriptedChatClient(["answer"])
+    agent = Agent(client, context_providers=[Old(), Duck()])  # type: ignore[list-item]
+    session = agent.create_session()
+    await run(agent, "q", stream=stream, session=session)
+    assert seen == [("invoking", ["q"], session), "duck invoked", ("invoked", ["answer"], session)]
+    assert client.requests[0].options["instructions"] == "old\nduck"
+    assert texts(client.requests[0].messages) == [("user", "old context"), ("user", "q")]
+    assert "Old" not in session.state
+
+
+# -- SE-11 ----------------------------------------------------------------------------------------
+
+
+async def test_session_store_keeps_copies() -> None:
+    """SE-11: get returns an independent copy or None; set stores a copy; delete forgets; bad ids are ValueErrors."""
+    store = SessionStore()
+    session = AgentSession(session_id="s", state={"k": [1]})
+    await store.set("s", session)
+    session.state["k"].append(2)
+    got = await store.get("s")
+    assert got is not None
+    assert got.state == {"k": [1]}
+    got.state["k"].append(3)
+    assert (await store.get("s")).state == {"k": [1]}  # type: ignore[union-attr]
+    await store.delete("s")
+    assert await store.get("s") is None
+    with pytest.raises(ValueError, match="session_id"):
+        await store.get("")
+
+
+# -- SE-12: the concurrency rule --------------------------------------------------------------
+
+
+def slow_model(gate: asyncio.Event, started: asyncio.Event) -> Any:
+    """Chat middleware that holds the model call until ``gate`` is set."""
+
+    @chat_middleware
+    async def hold(context: Any, call_next: Any) -> None:
+        started.set()
+        await gate.wait()
+        await call_next()
+
+    return hold
+
+
+@MODES
+async def test_a_second_run_on_a_running_session_is_rejected(stream: bool) -> None:
+    """SE-12: a second run on a running session raises SessionBusyError before anything runs;
+    the first finishes unaffected; then the session is free again. Other sessions run meanwhile."""
+    gate, started = asyncio.Event(), asyncio.Event()
+    client = ScriptedChatClient(["other", "done", "next"])
+    agent = Agent(client)
+    session = agent.create_session()
+    first = asyncio.create_task(
+        run(agent, "one", stream=stream, session=session, middleware=[slow_model(gate, started)])
+    )
+    await started.wait()
+    with pytest.raises(SessionBusyError, match=session.session_id):
+        await run(agent, "two", stream=stream, session=session)
+    with pytest.raises(SessionBusyError):  # the same session through the other spelling, another agent
+        await run(
+            Agent(client),
+            "two",
+            stream=stream,
+            thread=AgentThread.deserialize({"type": "agent_thread", "version": 1, "thread_id": session.session_id}),
+        )
+    assert (await run(agent, "elsewhere", stream=stream, session=agent.create_session())).text == "other"
+    gate.set()
+    assert (await first).text == "done"
+    assert len(client.requests) == 2
+    assert (await run(agent, "three", stream=stream, session=session)).text == "next"
+    assert [m.text for m in session.state["in_memory"]["messages"]] == ["one", "done", "three", "next"]
+
+
+async def test_the_session_is_freed_however_the_run_ends() -> None:
+    """SE-12: after a failed run and a stream closed early the session takes a new run."""
+
+    def fail(messages: Any, options: Any) -> Any:
+        raise Boom("x")
+
+    client = ScriptedChatClient([fail, "a b", "ok"])
+    agent = Agent(client)
+    session = agent.create_session()
+    with pytest.raises(Boom):
+        await agent.run("one", session=session)
+    stream = agent.run("two", stream=True, session=session)
+    async for _ in stream:
+        break
+    await stream.aclose()
+    assert (await agent.run("three", session=session)).text == "ok"

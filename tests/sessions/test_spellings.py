@@ -1,0 +1,127 @@
+"""One mechanism, two spellings: threads and sessions (spec/sessions.md SE-9, SE-10)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from minagent import Agent, AgentSession, AgentThread, Context, ContextProvider, Message, SessionContext, tool
+from minagent.testing import ScriptedChatClient, call, reply
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+class ThreadEraNotes(ContextProvider):
+    """Thread spelling: adds a note per run and counts runs in the thread's state."""
+
+    async def invoking(self, messages: Any, **kwargs: Any) -> Context:
+        thread = kwargs["thread"]
+        runs = thread.state.get("notes", {}).get("runs", 0) if thread is not None else 0
+        return Context(instructions=f"run {runs}", messages=[Message("user", [f"note {runs}"])])
+
+    async def invoked(self, request_messages: Any, response_messages: Any, **kwargs: Any) -> None:
+        thread = kwargs["thread"]
+        if thread is not None:
+            entry = thread.state.setdefault("notes", {})
+            entry["runs"] = entry.get("runs", 0) + 1
+
+
+class SessionNotes(ContextProvider):
+    """Session spelling of the same provider: its state is session.state["notes"]."""
+
+    def __init__(self) -> None:
+        super().__init__("notes")
+
+    async def before_run(self, *, agent: Any, session: AgentSession, context: SessionContext, state: Any) -> None:
+        runs = state.get("runs", 0)
+        context.extend_instructions(self.source_id, f"run {runs}")
+        context.extend_messages(self, [Message("user", [f"note {runs}"])])
+
+    async def after_run(self, *, agent: Any, session: AgentSession, context: SessionContext, state: Any) -> None:
+        state["runs"] = state.get("runs", 0) + 1
+
+
+TURN = st.tuples(
+    st.text(min_size=1, max_size=12),  # the user's input
+    st.sampled_from(["text", "tool", "service"]),  # how the model answers
+    st.integers(0, 9),
+    st.booleans(),  # streaming
+)
+
+
+def script(turns: list[tuple[str, str, int, bool]]) -> list[Any]:
+    steps: list[Any] = []
+    for i, (_, kind, number, _) in enumerate(turns):
+        if kind == "tool":
+            steps += [reply(call("add", {"a": number, "b": i}, call_id=f"c{i}")), f"sum {number + i}"]
+        elif kind == "service" and i == len(turns) - 1:
+            from minagent import ChatResponse
+
+            steps.append(ChatResponse([Message("assistant", [f"kept {number}"])], conversation_id=f"conv{number}"))
+        else:
+            steps.append(f"answer {number}")
+    return steps
+
+
+async def converse(turns: list[tuple[str, str, int, bool]], spelling: str) -> tuple[list[Any], Any]:
+    client = ScriptedChatClient(script(turns))
+    provider: ContextProvider = ThreadEraNotes() if spelling == "thread" else SessionNotes()
+    agent = Agent(client, "base", name="bot", tools=[add], context_providers=[provider])
+    holder: AgentSession = agent.get_new_thread() if spelling == "thread" else agent.create_session()
+    for text, _, _, stream in turns:
+        keyword = {spelling: holder}
+        if stream:
+            response_stream = agent.run(text, stream=True, **keyword)
+            async for _ in response_stream:
+                pass
+        else:
+            await agent.run(text, **keyword)
+    sent = [([m.to_dict() for m in r.messages], r.options.get("instructions")) for r in client.requests]
+    if isinstance(holder, AgentThread):
+        history = [m.to_dict() for m in holder.messages]
+        kept = (holder.service_thread_id, history, holder.serialize().get("state"))
+    else:
+        history = [m.to_dict() for m in holder.state.get("in_memory", {}).get("messages", [])]
+        state = {k: v for k, v in holder.to_dict()["state"].items() if k != "in_memory"}
+        kept = (holder.service_session_id, history, state or None)
+    return sent, kept
+
+
+@settings(max_examples=40)
+@given(turns=st.lists(TURN, min_size=1, max_size=5))
+def test_thread_and_session_spellings_give_identical_transcripts(turns: list[tuple[str, str, int, bool]]) -> None:
+    """SE-9, SE-10: the same random conversation (text and tool turns, both modes, a switch to a
+    service conversation) through thread=/invoking-invoked and session=/before_run-after_run sends
+    the same messages and instructions to the model and leaves the same history and state."""
+    thread_side = asyncio.run(converse(turns, "thread"))
+    session_side = asyncio.run(converse(turns, "session"))
+    assert thread_side == session_side
+
+
+async def test_a_thread_is_a_session() -> None:
+    """SE-9: AgentThread is an AgentSession; thread_id, service_thread_id, messages and state map to
+    session_id, service_session_id, the default history's messages and state; a thread may be passed
+    as session= and a session's history read through a thread restored from to_dict()."""
+    client = ScriptedChatClient(["one", "two"])
+    agent = Agent(client)
+    thread = agent.get_new_thread()
+    assert isinstance(thread, AgentSession) and thread.thread_id == thread.session_id
+    await agent.run("a", session=thread)
+    assert [m.text for m in thread.messages] == ["a", "one"]
+    assert thread.messages is thread.state["in_memory"]["messages"]
+    thread.service_thread_id = "conv"
+    assert thread.service_session_id == "conv"
+    assert "in_memory" not in thread.serialize().get("state", {})
+    session = agent.create_session()
+    await agent.run("b", session=session)
+    restored = AgentThread.deserialize(
+        {"type": "agent_thread", "version": 1, "thread_id": session.session_id, "state": session.to_dict()["state"]}
+    )
+    assert [m.text for m in restored.messages] == ["b", "two"]
