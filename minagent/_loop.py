@@ -42,7 +42,7 @@ from ._calls import CallRunner, sendable_text, tool_map
 from ._exceptions import ContentError
 from ._history import repair_history
 from ._middleware import ChatContext, MiddlewareFn, run_pipeline
-from ._responses import ChatResponse, ChatResponseUpdate
+from ._responses import ChatResponse, ChatResponseUpdate, Fold
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration, normalize_tools
 from ._types import Content, Message, UsageDetails, add_usage
@@ -313,7 +313,7 @@ class ToolLoop:
             messages = checked
         if context.stream:
             updates = self.client._inner_get_streaming_response(messages=messages, options=options, **context.kwargs)
-            return ResponseStream(updates, finalizer=ChatResponse.from_updates)
+            return ResponseStream._folding(updates, Fold(ChatResponse()))  # ST-14: folded as it streams
         return await self.client._inner_get_response(messages=messages, options=options, **context.kwargs)
 
     def _record(self, response: Any, no_tools: bool) -> Message | None:

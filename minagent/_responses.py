@@ -351,18 +351,42 @@ _R = TypeVar("_R", bound=_Response)
 
 
 def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> _R:
-    """Fold updates into ``response``. Linear: texts are appended as they come and joined once at
-    the end (`_coalesce`), so a stream of n chunks costs O(n), not O(n^2)."""
-    messages: list[Message] = response.messages
-    usage: UsageDetails | None = response.usage_details
-    scalars = [name for name in _SCALARS if hasattr(response, name)]
+    """Fold updates into ``response`` (TY-10, TY-11): one `Fold`, fed every update."""
+    fold = Fold(response)
     for update in updates:
+        fold.add(update)
+    return cast(_R, fold.result())
+
+
+class Fold:
+    """`from_updates`, one update at a time (TY-14): the merge algorithm of TY-10 and TY-11.
+
+    Theory of operation: the response under construction holds the messages so far; the trailing
+    run of text contents of the last message is kept as its first content plus the texts that follow
+    it (strings only), and joined when a content of another kind, another message or the end comes.
+    A stream of n text chunks therefore keeps n short strings, not n updates, and costs O(n).
+    """
+
+    __slots__ = ("_first", "_props", "_texts", "messages", "response", "scalars", "usage")
+
+    def __init__(self, response: _R) -> None:
+        self.response: Any = response
+        self.messages: list[Message] = response.messages
+        self.usage: UsageDetails | None = response.usage_details
+        self.scalars = [name for name in _SCALARS if hasattr(response, name)]
+        self._first: Content | None = None  # the text run: its first content,
+        self._texts: list[str] = []  # the texts of the run,
+        self._props: list[dict[str, Any]] = []  # and their non-empty additional_properties
+
+    def add(self, update: ChatResponseUpdate | AgentResponseUpdate) -> None:
+        messages = self.messages
         last = messages[-1] if messages else None
         if (
             last is None
             or (update.role is not None and update.role != last.role)
             or (update.message_id and last.message_id and update.message_id != last.message_id)
         ):
+            self._flush()
             last = Message(update.role or "assistant")
             messages.append(last)
         if update.author_name:
@@ -371,22 +395,53 @@ def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpd
             last.message_id = update.message_id
         contents = last.contents
         for content in update.contents:
-            if content.type == "usage":
-                usage = add_usage(usage, content.usage_details)
-            elif content.type == "function_call" and (index := _continued_call(contents, content)) is not None:
+            kind = content.type
+            if kind == "text":
+                if self._first is None:
+                    self._first = content
+                    self._texts = [content.text or ""]
+                    self._props = [content.additional_properties] if content.additional_properties else []
+                else:
+                    self._texts.append(content.text or "")
+                    if content.additional_properties:
+                        self._props.append(content.additional_properties)
+                continue
+            if kind == "usage":  # not a content of the message: the run goes on
+                self.usage = add_usage(self.usage, content.usage_details)
+                continue
+            self._flush()
+            if kind == "function_call" and (index := _continued_call(contents, content)) is not None:
                 contents[index] = _merge_call(contents[index], content)
             else:
                 contents.append(content)
-        for name in scalars:
+        response = self.response
+        for name in self.scalars:
             value = getattr(update, name, None)
             if value is not None:
                 setattr(response, name, value)
         if update.additional_properties:
             response.additional_properties.update(update.additional_properties)
-    for message in messages:
-        message.contents = _coalesce(message.contents)
-    response.usage_details = usage
-    return response
+
+    def _flush(self) -> None:
+        first = self._first
+        if first is None:
+            return
+        if len(self._texts) > 1:
+            first = replace(
+                first,
+                text="".join(self._texts),
+                additional_properties={k: v for p in reversed(self._props) for k, v in p.items()},
+            )
+        self.messages[-1].contents.append(first)
+        self._first, self._texts, self._props = None, [], []
+
+    def result(self) -> Any:
+        """The response: the run joined, reasoning coalesced, usage summed (TY-10, TY-11)."""
+        self._flush()
+        for message in self.messages:
+            message.contents = _coalesce(message.contents)
+        self.response.usage_details = self.usage
+        return self.response
 
 
 def _coalesce(contents: list[Content]) -> list[Content]:

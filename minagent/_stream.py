@@ -86,6 +86,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         "_iterator",
         "_keep",
         "_map",
+        "_recorder",
         "_result_hooks",
         "_source",
         "_state",
@@ -116,6 +117,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         self._result_hooks: list[ResultHook] = list(result_hooks or ())
         self._updates: list[TUpdate] = []
         self._keep = True  # record updates; False for streams whose finalizer does not read them (ST-14)
+        self._recorder: Callable[[Any], Any] | None = None  # takes each raw update instead of the list (ST-14)
         self._state = _NEW
         self._cleaned = False
         self._consumer: object = None
@@ -165,6 +167,15 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         outer._map = transform
         outer._keep = keep
         return outer
+
+    @classmethod
+    def _folding(cls, source: AsyncIterable[TUpdate], fold: Any) -> ResponseStream[TUpdate, Any]:
+        """A stream that folds each raw update into ``fold`` as it passes (its ``add``) and finalises
+        to ``fold.result()``: what the final response needs, not the updates, is kept (ST-14)."""
+        stream: ResponseStream[TUpdate, Any] = cls(source, finalizer=lambda _updates: fold.result())
+        stream._keep = False
+        stream._recorder = fold.add
+        return stream
 
     @classmethod
     def _of_run(
@@ -290,7 +301,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._iterating = task
         try:
             step = (await self._open()).__anext__
-            record = self._updates.append if self._keep else _ignore
+            record = self._recorder or (self._updates.append if self._keep else _ignore)
             hooks = self._transform_hooks  # the list itself: hooks added later still apply
             mapper = self._map
             awaited = mapper is not None and inspect.iscoroutinefunction(mapper)

@@ -167,3 +167,23 @@ async def test_an_agent_stream_reads_the_client_stream_source_directly() -> None
     await early.aclose()
     assert early._inner is not None
     assert early._inner._state == "closed"
+
+
+def test_a_fold_keeps_strings_not_updates() -> None:
+    """TY-14, ST-14: folding 1000 text chunks keeps the first content and 999 strings, and gives
+    exactly from_updates of the same updates."""
+    from minagent import ChatResponse, ChatResponseUpdate, Content, UsageDetails
+    from minagent._responses import Fold
+
+    updates = [ChatResponseUpdate([Content.from_text(f"w{i} ")], "assistant") for i in range(1000)]
+    updates.insert(500, ChatResponseUpdate([Content.from_usage(UsageDetails(1, 2))]))
+    fold = Fold(ChatResponse())
+    for update in updates:
+        fold.add(update)
+    assert fold.messages[0].contents == []  # nothing materialised yet: one run of strings
+    assert len(fold._texts) == 1000
+    assert all(type(t) is str for t in fold._texts)
+    result = fold.result()
+    assert result == ChatResponse.from_updates(updates)
+    assert result.text == "".join(f"w{i} " for i in range(1000))
+    assert result.usage_details == UsageDetails(1, 2)

@@ -140,7 +140,7 @@ async def test_max_function_calls_with_a_batch_larger_than_the_budget() -> None:
     )
     ns, streamed, _ = await run_both(script, "go", options={"tools": [count]})
     assert streamed == ns
-    assert script.logs == [[1, 2, 3], [1, 2, 3]]
+    assert [sorted(log) for log in script.logs] == [[1, 2, 3], [1, 2, 3]]  # concurrent: any order
     assert results(ns) == {"c1": 1, "c2": 2, "c3": 3, "c4": NOT_EXECUTED_TEXT}
     assert _choices(script) == [None, None, "none"]
     assert ns.messages[-1].text == LIMIT_FALLBACK_TEXT

@@ -22,17 +22,29 @@ TYPED = [
 ]
 
 
+_TESTS = (  # start from no data: stale data files of an earlier run would be combined too
+    "import subprocess, sys; subprocess.run([sys.executable, '-m', 'coverage', 'erase'], check=True); "
+    "sys.exit(subprocess.run([sys.executable, '-m', 'coverage', 'run', '-m', 'pytest', '-p', 'no:cacheprovider'])"
+    ".returncode)"
+)
+_COVERAGE = (
+    "import subprocess, sys; subprocess.run([sys.executable, '-m', 'coverage', 'combine', '-q']); "
+    "sys.exit(subprocess.run([sys.executable, '-m', 'coverage', 'report']).returncode)"
+)
+
+
 def gates(fast: bool) -> list[tuple[str, list[str]]]:
     tests = [PY, "-m", "pytest", "-p", "no:cacheprovider"]
     if fast:
         return [("tests", tests), ("spec", [PY, "tools/spec_trace.py"])]
     return [
-        ("tests", [PY, "-m", "coverage", "run", "-m", "pytest", "-p", "no:cacheprovider"]),
+        ("tests", [PY, "-c", _TESTS]),
         ("spec", [PY, "tools/spec_trace.py"]),
         ("ruff", [PY, "-m", "ruff", "check", *LINTED]),
         ("format", [PY, "-m", "ruff", "format", "--check", *LINTED]),
         ("mypy", [PY, "-m", "mypy", *TYPED]),
-        ("coverage", [PY, "-m", "coverage", "report"]),
+        # the main run and every measured subprocess wrote a data file: combine them, then report
+        ("coverage", [PY, "-c", _COVERAGE]),
         ("other-pythons", [PY, "tools/other_pythons.py"]),  # PK-5
     ]
 
