@@ -18,6 +18,8 @@ from ._agents import Agent
 from ._middleware import AgentContext, ChatContext, FunctionInvocationContext
 from ._plugins import get_client
 from ._responses import ChatResponse, ChatResponseUpdate
+from ._sessions import AgentSession
+from ._sqlite import SQLiteHistoryProvider, SQLiteSessionStore
 from ._tools import tool
 from ._types import Content, Message
 from ._version import __version__
@@ -29,8 +31,9 @@ options merging, threads and context providers, in the Python standard library o
 
 commands:
   python -m minagent demo                    run an agent offline and show the flow through the layers
-  python -m minagent run PROMPT --provider NAME --model MODEL
-                                             ask a real model once (needs a provider plugin)
+  python -m minagent run PROMPT --provider NAME --model MODEL [--session-db FILE --session ID]
+                                             ask a real model (needs a provider plugin); with a
+                                             session, continue the conversation kept in FILE
   python -m minagent mcp-serve MODULE:AGENT  serve an agent as an MCP server over stdio
   python -m minagent --version               print the version
 """
@@ -48,6 +51,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     run.add_argument("--provider", required=True, help="plugin name, e.g. openai")
     run.add_argument("--model", required=True)
     run.add_argument("--instructions", default=None)
+    run.add_argument("--session-db", default=None, help="SQLite file that keeps conversations (SE-18)")
+    run.add_argument("--session", default=None, help="the conversation to continue (needs --session-db)")
     serve = sub.add_parser("mcp-serve", help="serve an agent as an MCP server over stdio (spec/mcp.md)")
     serve.add_argument("target", help="module:attribute naming an agent or a zero-argument factory")
     serve.add_argument("--name", default=None, help="the MCP server's name (default: the agent's)")
@@ -63,12 +68,25 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
         return serve_command(args.target, args.name)
     if args.command == "run":
-        return asyncio.run(run_prompt(args.prompt, args.provider, args.model, args.instructions, out))
+        if (args.session is None) != (args.session_db is None):
+            print("error: --session and --session-db go together (SE-18)", file=sys.stderr)
+            return 2
+        return asyncio.run(
+            run_prompt(args.prompt, args.provider, args.model, args.instructions, out, args.session_db, args.session)
+        )
     print(ABOUT, file=out, end="")
     return 0
 
 
-async def run_prompt(prompt: str, provider: str, model: str, instructions: str | None, out: TextIO) -> int:
+async def run_prompt(
+    prompt: str,
+    provider: str,
+    model: str,
+    instructions: str | None,
+    out: TextIO,
+    session_db: str | None = None,
+    session_id: str | None = None,
+) -> int:
     try:
         client = get_client(provider, model=model)
     except LookupError as exc:
@@ -76,12 +94,21 @@ async def run_prompt(prompt: str, provider: str, model: str, instructions: str |
         return 2
     from ._providers import ProviderError  # loaded on first use (import time)
 
+    providers: list[Any] = []
+    store: SQLiteSessionStore | None = None
+    session: AgentSession | None = None
+    if session_db is not None and session_id is not None:  # SE-18: the conversation lives in the file
+        providers.append(SQLiteHistoryProvider("history", path=session_db))
+        store = SQLiteSessionStore(session_db)
+        session = await store.get(session_id) or AgentSession(session_id=session_id)
     try:
-        async with Agent(client, instructions) as agent:
-            stream = agent.run(prompt, stream=True)
+        async with Agent(client, instructions, context_providers=providers) as agent:
+            stream = agent.run(prompt, stream=True, session=session)
             async for update in stream:
                 print(update.text, end="", file=out, flush=True)
             print(file=out)
+        if store is not None and session is not None and session_id is not None:
+            await store.set(session_id, session)
     except ProviderError as exc:  # AG-10: a provider's failure is one line, not a traceback
         print(f"\nerror: {exc}", file=sys.stderr)
         return 1

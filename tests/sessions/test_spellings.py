@@ -112,7 +112,8 @@ async def test_a_thread_is_a_session() -> None:
     client = ScriptedChatClient(["one", "two"])
     agent = Agent(client)
     thread = agent.get_new_thread()
-    assert isinstance(thread, AgentSession) and thread.thread_id == thread.session_id
+    assert isinstance(thread, AgentSession)
+    assert thread.thread_id == thread.session_id
     await agent.run("a", session=thread)
     assert [m.text for m in thread.messages] == ["a", "one"]
     assert thread.messages is thread.state["in_memory"]["messages"]
