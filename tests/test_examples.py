@@ -1150,3 +1150,79 @@ def test_every_example_is_tested_and_listed() -> None:
     missing = sorted(name for name in names if f"`{name}.py`" not in readme)
     assert not missing, f"examples missing from examples/README.md: {missing}"
     assert len(names) >= 15
+
+
+# --- sessions (upstream's current API, spec/sessions.md) ---------------------------------------
+
+
+def test_multi_turn_session() -> None:
+    """SE-1, SE-8: agent.create_session() and run(..., session=session) carry the first turn into the
+    second through the default in-memory history (03_multi_turn.py, current samples)."""
+    check(
+        "multi_turn_session",
+        [
+            "Agent: Nice to meet you, Alice! Hiking is a wonderful hobby.",
+            "",
+            "Agent: Your name is Alice and you love hiking.",
+        ],
+    )
+
+
+def test_memory_session() -> None:
+    """SE-3, SE-4: a context provider with before_run/after_run keeps the user's name in its own
+    state (session.state["user_memory"]) and adds instructions from it (04_memory.py)."""
+    check(
+        "memory_session",
+        [
+            "Agent: The square root of 9 is 3. By the way, may I ask your name?",
+            "",
+            "Agent: Nice to meet you! How can I help you today?",
+            "",
+            "Agent: Alice, 2 + 2 = 4.",
+            "",
+            "[Session State] Stored user name: Alice",
+        ],
+    )
+
+
+def test_suspend_resume_session() -> None:
+    """SE-2, SE-8: a service-managed session (conversation id) and an in-memory session survive
+    session.to_dict() / AgentSession.from_dict() (suspend_resume_session.py)."""
+    expected: list[Line] = ["=== Suspend-Resume Session Examples ==="]
+    for title, kept in (
+        ("Service-Managed", "'service_session_id': 'conv_abc123', 'state': {}"),
+        ("In-Memory", "Alice"),
+    ):
+        expected += [
+            f"=== Suspend-Resume {title} Session ===",
+            "User: Hello! My name is Alice and I love pizza.",
+            "Agent: Nice to meet you, Alice! Pizza is a great choice.",
+            "",
+            rx(rf"Serialized session: \{{'type': 'session', 'version': 1, .*{re.escape(kept)}.*\}}"),
+            "",
+            "User: What do you remember about me?",
+            "Agent: Your name is Alice and you love pizza.",
+            "",
+        ]
+    check("suspend_resume_session", expected)
+
+
+def test_custom_history_provider() -> None:
+    """SE-6, SE-8: a HistoryProvider subclass with get_messages/save_messages replaces the default
+    history; a session restored from to_dict() continues through it (custom_history_provider.py)."""
+    check(
+        "custom_history_provider",
+        [
+            "=== Session with 3rd party or custom history provider ===",
+            "User: Hello! My name is Alice and I love pizza.",
+            "Agent: Nice to meet you, Alice! Pizza is a great choice.",
+            "",
+            rx(
+                r"Serialized session: \{'type': 'session', 'version': 1, 'session_id': '[0-9a-f-]{36}', 'state': \{\}\}"
+            ),
+            "",
+            "User: What do you remember about me?",
+            "Agent: Your name is Alice and you love pizza.",
+            "",
+        ],
+    )
