@@ -34,6 +34,7 @@ FLOORS: dict[str, int] = {
     "_loop": 3,
     "_clients": 3,
     "_providers": 3,
+    "_sse": 3,
     "_plugins": 3,
     "_mcp_session": 3,
     "_mcp_client": 3,
