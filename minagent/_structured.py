@@ -258,10 +258,12 @@ def _decode(text: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        where = f"position {exc.pos} (line {exc.lineno}, column {exc.colno})"
-        raise StructuredOutputDecodeError(
-            f"the answer is not JSON: {exc.msg} at {where}", text, exc.pos, exc.lineno, exc.colno
-        ) from None
+        pos, line, col = exc.pos, exc.lineno, exc.colno
+        if exc.msg.startswith("Illegal trailing comma"):  # Python >= 3.13 names the comma, earlier
+            pos, col = pos + 1, col + 1  # versions the character after it: one answer on every version
+        where = f"position {pos} (line {line}, column {col})"
+        message = f"the answer is not JSON: {exc.msg} at {where}"
+        raise StructuredOutputDecodeError(message, text, pos, line, col) from None
     except (ValueError, RecursionError) as exc:  # an integer beyond the digit limit; absurd nesting
         raise StructuredOutputDecodeError(f"the answer is not usable JSON: {exc}", text, None, None, None) from None
 
