@@ -42,7 +42,9 @@ async def _run(turns: list[str], stream: bool, middleware: list[Any]) -> tuple[A
         response = await result.get_final_response()
     else:
         response = await agent.run("go", thread=thread, tenant="x")
-    calls = [(r.texts, {k: v for k, v in r.options.items() if k != "tools"}, r.kwargs, r.stream) for r in client.requests]
+    calls = [
+        (r.texts, {k: v for k, v in r.options.items() if k != "tools"}, r.kwargs, r.stream) for r in client.requests
+    ]
     return calls, response.to_dict(), thread.serialize()
 
 
