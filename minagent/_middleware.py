@@ -144,12 +144,13 @@ class AgentContext(_StreamingContext):
         stream_transform_hooks: list[Callable[[Any], Any]] | None = None,
         stream_result_hooks: list[Callable[[Any], Any]] | None = None,
         stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
+        session: Any = None,
     ) -> None:
         self.function_invocation_kwargs = function_invocation_kwargs if function_invocation_kwargs is not None else {}
         self.client_kwargs = client_kwargs if client_kwargs is not None else {}
         self.agent = agent
         self.messages = messages
-        self.thread = thread
+        self.thread = session if session is not None else thread  # one attribute, two spellings (SE-9)
         self.options = options if options is not None else {}
         self.tools = tools
         self.stream = stream
@@ -160,6 +161,15 @@ class AgentContext(_StreamingContext):
 
     def empty_result(self) -> Any:
         return _empty_stream(AgentResponse) if self.stream else AgentResponse()
+
+    @property
+    def session(self) -> Any:
+        """The run's session: upstream's name for `thread` (SE-9)."""
+        return self.thread
+
+    @session.setter
+    def session(self, value: Any) -> None:
+        self.thread = value
 
 
 class ChatContext(_StreamingContext):

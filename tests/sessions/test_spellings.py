@@ -126,3 +126,26 @@ async def test_a_thread_is_a_session() -> None:
         {"type": "agent_thread", "version": 1, "thread_id": session.session_id, "state": session.to_dict()["state"]}
     )
     assert [m.text for m in restored.messages] == ["b", "two"]
+
+
+async def test_agent_middleware_sees_the_session_under_both_names() -> None:
+    """SE-9: AgentContext.session is AgentContext.thread; middleware that replaces it runs the
+    rest of the run on the new session."""
+    from minagent import AgentContext, agent_middleware
+
+    seen: list[Any] = []
+    other = AgentSession(session_id="other")
+
+    @agent_middleware
+    async def swap(context: AgentContext, call_next: Any) -> None:
+        seen.append((context.session, context.thread))
+        context.session = other
+        await call_next()
+
+    agent = Agent(ScriptedChatClient(["a"]), middleware=[swap])
+    session = agent.create_session()
+    await agent.run("q", session=session)
+    assert seen == [(session, session)]
+    assert [m.text for m in other.state["in_memory"]["messages"]] == ["q", "a"]
+    assert session.state == {}
+    assert AgentContext(agent, [], session=other).thread is other
