@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import copy
 import math
-import uuid
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -116,6 +116,15 @@ def _decode(value: Any, path: str) -> Any:
 # -- the session --------------------------------------------------------------------------------
 
 
+def _new_id() -> str:
+    """A random (version 4) UUID as text, without importing `uuid` (import time)."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 class AgentSession:
     """A conversation: its id, the service's id for it, and the providers' shared state (SE-1)."""
 
@@ -128,7 +137,7 @@ class AgentSession:
     ) -> None:
         if session_id is not None and (not isinstance(session_id, str) or not session_id):
             raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
-        self._session_id = session_id or str(uuid.uuid4())
+        self._session_id = session_id or _new_id()
         self.service_session_id = service_session_id
         self.state: dict[str, Any] = dict(state or {})
 

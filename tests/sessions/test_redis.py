@@ -279,3 +279,20 @@ async def test_redis_restart_between_runs(server: RedisServer) -> None:
     ]
     await provider.aclose()
     await store.aclose()
+
+
+@MODES
+async def test_a_failed_run_stores_nothing_in_redis(server: RedisServer, stream: bool) -> None:
+    """SE-5, RD-3: a run whose client fails leaves the Redis history as it was."""
+
+    def fail(messages: Any, options: Any) -> Any:
+        raise RuntimeError("model down")
+
+    provider = RedisHistoryProvider("h", url=server.url)
+    agent = Agent(ScriptedChatClient(["first", fail]), context_providers=[provider])
+    session = agent.create_session()
+    await run(agent, "one", stream=stream, session=session)
+    with pytest.raises(RuntimeError, match="model down"):
+        await run(agent, "two", stream=stream, session=session)
+    assert texts(await provider.get_messages(session.session_id)) == [("user", "one"), ("assistant", "first")]
+    await provider.aclose()

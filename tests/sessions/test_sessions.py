@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minagent import (
     Agent,
@@ -30,6 +33,7 @@ from minagent import (
 )
 from minagent.testing import ScriptedChatClient, call, reply
 
+from ..test_threads import messages as message_strategy
 from ._util import MODES, run, texts
 
 
@@ -497,3 +501,30 @@ async def test_the_session_is_freed_however_the_run_ends() -> None:
         break
     await stream.aclose()
     assert (await agent.run("three", session=session)).text == "ok"
+
+
+@settings(max_examples=60)
+@given(batch=st.lists(message_strategy(), max_size=5), extra=st.dictionaries(st.text(max_size=5), st.integers()))
+def test_every_content_type_round_trips_through_session_state(batch: list[Message], extra: dict[str, int]) -> None:
+    """SE-2, SE-7: messages of every content type in the in-memory history, and JSON values beside
+    them, survive to_dict() -> json -> from_dict() unchanged; ids are version-4 UUIDs."""
+    session = AgentSession(state={"in_memory": {"messages": batch}, "other": extra})
+    data = json.loads(json.dumps(session.to_dict()))
+    restored = AgentSession.from_dict(data)
+    assert [m.to_dict() for m in restored.state["in_memory"]["messages"]] == [m.to_dict() for m in batch]
+    assert restored.state["other"] == extra
+    assert restored == session
+    assert uuid.UUID(session.session_id).version == 4
+
+
+async def test_fifty_concurrent_runs_on_separate_sessions() -> None:
+    """SE-12, TH-5: 50 runs on 50 sessions at once with the in-memory history: each keeps its own turn."""
+
+    def echo(messages: Any, options: Any) -> str:
+        return f"echo {messages[-1].text}"
+
+    agent = Agent(ScriptedChatClient([echo] * 50))
+    sessions = [agent.create_session() for _ in range(50)]
+    await asyncio.gather(*(agent.run(f"q{i}", session=s) for i, s in enumerate(sessions)))
+    for i, session in enumerate(sessions):
+        assert texts(session.state["in_memory"]["messages"]) == [("user", f"q{i}"), ("assistant", f"echo q{i}")]
