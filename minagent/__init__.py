@@ -58,6 +58,7 @@ from ._structured import (
 )
 from ._threads import AgentThread, Context, ContextProvider
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
+from ._tracing import Span, Tracer, current_span, get_tracer, set_tracer
 from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageDetails, normalize_messages
 from ._version import __version__
 
@@ -191,6 +192,7 @@ __all__ = [
     "SessionBusyError",
     "SessionContext",
     "SessionStore",
+    "Span",
     "StreamError",
     "StreamInterruptedError",
     "StructuredOutputDecodeError",
@@ -199,6 +201,7 @@ __all__ = [
     "SupportsAgentRun",
     "SupportsChatGetResponse",
     "ToolError",
+    "Tracer",
     "UnknownToolError",
     "UsageDetails",
     "UserInputRequiredError",
@@ -208,12 +211,15 @@ __all__ = [
     "argument_limits",
     "categorize_middleware",
     "chat_middleware",
+    "current_span",
     "function_middleware",
     "get_client",
+    "get_tracer",
     "is_valid_history",
     "merge_options",
     "normalize_messages",
     "repair_history",
     "set_argument_limits",
+    "set_tracer",
     "tool",
 ]

@@ -23,6 +23,7 @@ import asyncio
 from collections.abc import Awaitable, Mapping, MutableSequence, Sequence
 from typing import Any, NamedTuple, overload
 
+from . import _tracing
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._options import tool_name
@@ -78,8 +79,9 @@ class CallRunner:
 
     async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
         """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
+        invoke = self._invoke if _tracing.TRACER is None else self._traced_invoke  # OB-2: one check
         if len(calls) == 1:  # the common batch: awaited in place, no task, no grouping
-            return [await self._invoke(calls[0], views[0])]
+            return [await invoke(calls[0], views[0])]
         outcomes: list[tuple[Content | None, bool]] = []
         view = {id(call): v for call, v in zip(calls, views, strict=True)}
         group: list[Content] = []
@@ -87,13 +89,17 @@ class CallRunner:
             alone = call is not None and getattr(self.tools.get(call.name or ""), "sequential", False)
             if call is None or alone:
                 if group:
-                    outcomes.extend(await _gather([self._invoke(c, view[id(c)]) for c in group]))
+                    outcomes.extend(await _gather([invoke(c, view[id(c)]) for c in group]))
                     group = []
                 if call is not None:
-                    outcomes.append(await self._invoke(call, view[id(call)]))
+                    outcomes.append(await invoke(call, view[id(call)]))
             else:
                 group.append(call)
         return outcomes
+
+    async def _traced_invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
+        """`_invoke` inside an ``execute_tool`` span (OB-10)."""
+        return await _tracing.trace_tool(self._invoke, call, view, self.tools.get(call.name or ""))
 
     async def _invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
         """One call: validate, run through function middleware, turn the outcome into a result."""
@@ -143,6 +149,8 @@ class CallRunner:
         except Exception as exc:
             if not raised or exc is not raised[-1]:
                 raise  # design decision 12: middleware's own exceptions reach the caller
+            if _tracing.TRACER is not None:
+                _tracing.tool_raised(exc)  # OB-7
             visible = self.config.include_detailed_errors or getattr(exc, "model_visible", False) is True  # MCP-12
             detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
             return _error(call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__), False

@@ -38,6 +38,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
+from . import _tracing
 from ._calls import CallRunner, sendable_text, tool_map
 from ._exceptions import ContentError
 from ._history import repair_history
@@ -311,6 +312,8 @@ class ToolLoop:
                 and all(a is b for a, b in zip(checked, messages, strict=True))
             )
             messages = checked
+        if _tracing.TRACER is not None:  # OB-2: the one check when nothing traces
+            return await _tracing.trace_chat(self.client, messages, options, context.kwargs, context.stream)
         if context.stream:
             updates = self.client._inner_get_streaming_response(messages=messages, options=options, **context.kwargs)
             return ResponseStream._folding(updates, Fold(ChatResponse()))  # ST-14: folded as it streams

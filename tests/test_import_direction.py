@@ -23,6 +23,7 @@ FLOORS: dict[str, int] = {
     "_stream": 1,
     "_options": 1,
     "_history": 1,
+    "_tracing": 1,
     # 2 tools and middleware
     "_schema": 2,
     "_convert": 2,
