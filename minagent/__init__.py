@@ -47,6 +47,7 @@ from ._sessions import (
     SessionBusyError,
     SessionContext,
     SessionStore,
+    register_state_type,
 )
 from ._sqlite import SQLiteHistoryProvider, SQLiteSessionStore
 from ._stream import ResponseStream
@@ -218,6 +219,7 @@ __all__ = [
     "is_valid_history",
     "merge_options",
     "normalize_messages",
+    "register_state_type",
     "repair_history",
     "set_argument_limits",
     "set_tracer",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -46,6 +46,7 @@ __all__ = [
     "SessionStore",
     "decode_state",
     "encode_state",
+    "register_state_type",
 ]
 
 
@@ -61,6 +62,60 @@ class SessionBusyError(MinagentError, RuntimeError):
 
 
 # -- state as JSON ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _StateType:
+    cls: type[Any]
+    type_id: str
+    encoder: Callable[[Any], Mapping[str, Any]]
+    decoder: Callable[[Mapping[str, Any]], Any]
+
+
+_TYPES_BY_ID: dict[str, _StateType] = {}
+_TYPES_BY_CLASS: dict[type[Any], _StateType] = {}
+
+
+def register_state_type(
+    cls: type[Any],
+    *,
+    type_id: str | None = None,
+    encoder: Callable[[Any], Mapping[str, Any]] | None = None,
+    decoder: Callable[[Mapping[str, Any]], Any] | None = None,
+) -> None:
+    """Let instances of ``cls`` live in session state (SE-2, upstream's function).
+
+    They are written as their encoder's dict plus ``"type": type_id`` and restored by the decoder.
+    Without callbacks, a class with ``to_dict``/``from_dict`` or a pydantic-style model
+    (``model_dump``/``model_validate``) gets default ones; ``type_id`` defaults to the lowercased
+    class name. Registering again the same way is a no-op; a conflict is a `ValueError`.
+    """
+    resolved = type_id if type_id is not None else cls.__name__.lower()
+    if not isinstance(resolved, str) or not resolved or resolved == "message":
+        raise ValueError(f"state type id must be a non-empty string other than 'message', got {resolved!r}")
+    if (encoder is None) != (decoder is None):
+        raise ValueError("pass encoder and decoder together, or neither")
+    known = _TYPES_BY_CLASS.get(cls)
+    if known is not None:
+        if known.type_id != resolved or (encoder is not None and known.encoder is not encoder):
+            raise ValueError(f"{cls.__name__} is already registered as {known.type_id!r} with other callbacks")
+        return
+    if resolved in _TYPES_BY_ID:
+        raise ValueError(f"state type id {resolved!r} is already registered for {_TYPES_BY_ID[resolved].cls.__name__}")
+    if encoder is None or decoder is None:
+        if callable(getattr(cls, "to_dict", None)) and callable(getattr(cls, "from_dict", None)):
+            encoder, decoder = (lambda value: value.to_dict()), (lambda data: cls.from_dict(dict(data)))
+        elif callable(getattr(cls, "model_dump", None)) and callable(getattr(cls, "model_validate", None)):
+            encoder = lambda value: value.model_dump(mode="json")  # noqa: E731
+            decoder = lambda data: cls.model_validate({k: v for k, v in data.items() if k != "type"})  # noqa: E731
+        else:
+            raise ValueError(
+                f"{cls.__name__} needs to_dict()/from_dict(), a pydantic model's model_dump()/model_validate(), "
+                "or encoder= and decoder= to live in session state"
+            )
+    entry = _StateType(cls, resolved, encoder, decoder)
+    _TYPES_BY_ID[resolved] = entry
+    _TYPES_BY_CLASS[cls] = entry
 
 
 def encode_state(value: Any, path: str = "state") -> Any:
@@ -81,6 +136,14 @@ def _encode(value: Any, path: str) -> Any:
         return value
     if isinstance(value, Message):
         return copy.deepcopy(value.to_dict())
+    registered = _TYPES_BY_CLASS.get(type(value))
+    if registered is not None:
+        payload = registered.encoder(value)
+        if not isinstance(payload, Mapping):
+            raise SerializationError(path, f"the encoder of {registered.cls.__name__} returned no dict")
+        out_payload = {k: _encode(v, f"{path}.{k}") for k, v in payload.items() if k != "type"}
+        out_payload["type"] = registered.type_id
+        return out_payload
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -91,7 +154,9 @@ def _encode(value: Any, path: str) -> Any:
     if isinstance(value, list | tuple):
         return [_encode(item, f"{path}[{i}]") for i, item in enumerate(value)]
     raise SerializationError(
-        path, f"{type(value).__name__} is not JSON-native: keep JSON values (or Message objects) in session state"
+        path,
+        f"{type(value).__name__} is not JSON-native: keep JSON values or Message objects in session state, "
+        f"or register_state_type({type(value).__name__})",
     )
 
 
@@ -107,6 +172,15 @@ def _decode(value: Any, path: str) -> Any:
     if isinstance(value, Mapping):
         if value.get("type") == "message" and "version" in value:
             return Message.from_dict(value, path=path)
+        kind = value.get("type")
+        registered = _TYPES_BY_ID.get(kind) if isinstance(kind, str) else None
+        if registered is not None:
+            try:
+                return registered.decoder({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
+            except SerializationError:
+                raise
+            except Exception as exc:
+                raise SerializationError(path, f"{registered.cls.__name__} could not be restored: {exc}") from exc
         return {key: _decode(item, f"{path}.{key}") for key, item in value.items()}
     if isinstance(value, list):
         return [_decode(item, f"{path}[{i}]") for i, item in enumerate(value)]

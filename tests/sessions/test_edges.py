@@ -131,3 +131,67 @@ async def test_sqlite_edges(tmp_path: Path) -> None:
     assert await provider.get_messages("s") == []
     with pytest.raises(ValueError, match="session_id"):
         await provider.get_messages(None)
+
+
+class Point:
+    def __init__(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"x": self.x, "y": self.y}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Point:
+        return cls(data["x"], data["y"])
+
+
+class Plain:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def test_registered_state_types_round_trip() -> None:
+    """SE-2: register_state_type lets a class with to_dict/from_dict, a pydantic model, or a class
+    with explicit callbacks live in session state; conflicts and unusable classes are ValueErrors;
+    an unregistered class names register_state_type."""
+    from pydantic import BaseModel
+
+    from minagent import register_state_type
+
+    class UserInfo(BaseModel):
+        name: str | None = None
+        age: int | None = None
+
+    register_state_type(Point, type_id="test_point")
+    register_state_type(Point, type_id="test_point")  # the same again: a no-op
+    register_state_type(UserInfo, type_id="test_user_info")
+    register_state_type(
+        Plain, type_id="test_plain", encoder=lambda p: {"name": p.name}, decoder=lambda d: Plain(d["name"])
+    )
+    session = AgentSession(state={"p": {"where": Point(1, 2), "who": UserInfo(name="Ann"), "plain": [Plain("z")]}})
+    data = session.to_dict()
+    assert data["state"]["p"]["where"] == {"x": 1, "y": 2, "type": "test_point"}
+    assert data["state"]["p"]["who"]["type"] == "test_user_info"
+    restored = AgentSession.from_dict(data)
+    where, who, plain = (restored.state["p"][k] for k in ("where", "who", "plain"))
+    assert (type(where), where.x, where.y) == (Point, 1, 2)
+    assert who == UserInfo(name="Ann")
+    assert plain[0].name == "z"
+    with pytest.raises(ValueError, match="already registered"):
+        register_state_type(Point, type_id="other_point")
+    with pytest.raises(ValueError, match="already registered"):
+        register_state_type(UserInfo.__class__, type_id="test_point")
+    with pytest.raises(ValueError, match="encoder and decoder together"):
+        register_state_type(Plain, type_id="x2", encoder=lambda p: {})
+
+    class Opaque:
+        pass
+
+    with pytest.raises(ValueError, match="needs to_dict"):
+        register_state_type(Opaque)
+    with pytest.raises(SerializationError, match=r"register_state_type\(Opaque\)"):
+        AgentSession(state={"o": Opaque()}).to_dict()
+    with pytest.raises(SerializationError, match="could not be restored"):
+        AgentSession.from_dict(
+            {"type": "session", "version": 1, "session_id": "s", "state": {"p": {"type": "test_point"}}}
+        )
