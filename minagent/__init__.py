@@ -85,6 +85,7 @@ if TYPE_CHECKING:
         ServerError,
         StreamInterruptedError,
     )
+    from ._runtrace import RunTrace, render_mermaid
 
 # Provider errors are for plugins and their callers; their module (retry policy, secrets) loads on
 # first use, which keeps `import minagent` within its import-time budget (benchmarks/README.md).
@@ -116,16 +117,20 @@ _MCP = {
     "MCPServer": "_mcp_server",
 }
 
+# The run trace (spec/observability.md OB-12) loads on first use too.
+_RUN_TRACE = {"RunTrace": "_runtrace", "render_mermaid": "_runtrace"}
+
 
 def __getattr__(name: str) -> Any:
     if name in _PROVIDER_ERRORS:
         from . import _providers
 
         return getattr(_providers, name)
-    if name in _MCP:
+    if name in _MCP or name in _RUN_TRACE:
         import importlib
 
-        return getattr(importlib.import_module(f".{_MCP[name]}", __name__), name)
+        module = _MCP.get(name) or _RUN_TRACE[name]
+        return getattr(importlib.import_module(f".{module}", __name__), name)
     raise AttributeError(f"module 'minagent' has no attribute {name!r}")
 
 
@@ -186,6 +191,7 @@ __all__ = [
     "ResponseFormat",
     "ResponseStream",
     "Role",
+    "RunTrace",
     "SQLiteHistoryProvider",
     "SQLiteSessionStore",
     "SerializationError",
@@ -220,6 +226,7 @@ __all__ = [
     "merge_options",
     "normalize_messages",
     "register_state_type",
+    "render_mermaid",
     "repair_history",
     "set_argument_limits",
     "set_tracer",

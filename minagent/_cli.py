@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, TextIO
 
 from ._agents import Agent
@@ -45,7 +47,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("about", help="what minagent is")
-    sub.add_parser("demo", help="run the offline demo")
+    demo_command = sub.add_parser("demo", help="run the offline demo")
+    _trace_options(demo_command)
     run = sub.add_parser("run", help="run a prompt against a provider plugin")
     run.add_argument("prompt")
     run.add_argument("--provider", required=True, help="plugin name, e.g. openai")
@@ -53,6 +56,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     run.add_argument("--instructions", default=None)
     run.add_argument("--session-db", default=None, help="SQLite file that keeps conversations (SE-18)")
     run.add_argument("--session", default=None, help="the conversation to continue (needs --session-db)")
+    _trace_options(run)
     serve = sub.add_parser("mcp-serve", help="serve an agent as an MCP server over stdio (spec/mcp.md)")
     serve.add_argument("target", help="module:attribute naming an agent or a zero-argument factory")
     serve.add_argument("--name", default=None, help="the MCP server's name (default: the agent's)")
@@ -61,7 +65,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         print(f"minagent {__version__}", file=out)
         return 0
     if args.command == "demo":
-        asyncio.run(demo(out))
+        with _run_trace(args) as middleware:  # OB-14
+            asyncio.run(demo(out, middleware))
         return 0
     if args.command == "mcp-serve":
         from ._mcp_server import serve_command  # MCP-34; loaded only for this command
@@ -71,11 +76,38 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if (args.session is None) != (args.session_db is None):
             print("error: --session and --session-db go together (SE-18)", file=sys.stderr)
             return 2
-        return asyncio.run(
-            run_prompt(args.prompt, args.provider, args.model, args.instructions, out, args.session_db, args.session)
-        )
+        where = (args.session_db, args.session)
+        with _run_trace(args) as middleware:  # OB-14
+            return asyncio.run(
+                run_prompt(args.prompt, args.provider, args.model, args.instructions, out, *where, middleware)
+            )
     print(ABOUT, file=out, end="")
     return 0
+
+
+def _trace_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--trace", metavar="FILE", default=None, help="write a Mermaid diagram of the run (OB-14)")
+    command.add_argument("--trace-json", metavar="FILE", default=None, help="write the run trace's raw events")
+
+
+@contextlib.contextmanager
+def _run_trace(args: argparse.Namespace) -> Iterator[list[Any] | None]:
+    """OB-14: record the command's runs when --trace or --trace-json asks; the files are written
+    also when the run fails."""
+    if args.trace is None and args.trace_json is None:
+        yield None
+        return
+    from ._runtrace import RunTrace  # loaded only when asked for
+
+    trace = RunTrace()
+    try:
+        with trace.recording():
+            yield list(trace.middleware)
+    finally:
+        if args.trace is not None:
+            Path(args.trace).write_text(f"```mermaid\n{trace.to_mermaid()}```\n", encoding="utf-8")
+        if args.trace_json is not None:
+            Path(args.trace_json).write_text(trace.to_json() + "\n", encoding="utf-8")
 
 
 async def run_prompt(
@@ -86,6 +118,7 @@ async def run_prompt(
     out: TextIO,
     session_db: str | None = None,
     session_id: str | None = None,
+    middleware: Sequence[Any] | None = None,
 ) -> int:
     try:
         client = get_client(provider, model=model)
@@ -103,7 +136,7 @@ async def run_prompt(
         session = await store.get(session_id) or AgentSession(session_id=session_id)
     try:
         async with Agent(client, instructions, context_providers=providers) as agent:
-            stream = agent.run(prompt, stream=True, session=session)
+            stream = agent.run(prompt, stream=True, session=session, middleware=middleware)
             async for update in stream:
                 print(update.text, end="", file=out, flush=True)
             print(file=out)
@@ -169,7 +202,7 @@ def scripted_model(messages: list[Message], options: dict[str, Any]) -> Any:
     ]
 
 
-async def demo(out: TextIO) -> None:
+async def demo(out: TextIO, middleware: Sequence[Any] | None = None) -> None:
     from .testing import ScriptedChatClient
 
     def say(depth: int, text: str) -> None:
@@ -210,7 +243,7 @@ async def demo(out: TextIO) -> None:
     )
     question = "What is the weather in Paris, in Fahrenheit?"
     print(f"user: {question}\n", file=out)
-    stream = agent.run(question, stream=True)
+    stream = agent.run(question, stream=True, middleware=middleware)
     answering = False
     async for update in stream:
         for content in update.contents:

@@ -249,6 +249,8 @@ class ToolLoop:
         """The table's answer (LP-T): recorded in ``steps`` for tracing and tests."""
         step = NEXT_STEP[outcome, self._room()]
         self.steps.append((outcome, step))
+        if _tracing.TRACER is not None:  # OB-11
+            _tracing.event("minagent.step", {"outcome": outcome.value, "next": step.value})
         return step
 
     def _room(self) -> bool:
@@ -287,6 +289,8 @@ class ToolLoop:
         options = dict(self.options)
         if last:
             options["tool_choice"] = "none"
+        if _tracing.TRACER is not None:  # OB-11
+            _tracing.model_call(self.model_calls, options.get("tool_choice"), last)
         if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
             options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
         context = ChatContext(
@@ -354,6 +358,8 @@ class ToolLoop:
 
     def _drain_inbox(self) -> list[Message]:
         drained = self.inbox.drain() if self.inbox is not None else []
+        if drained and _tracing.TRACER is not None:  # OB-11
+            _tracing.event("minagent.injected", {"messages": len(drained)})
         self._append_foreign(drained)
         return drained
 

@@ -131,6 +131,20 @@ def current_span() -> Span | None:
     return _CURRENT.get()
 
 
+def event(name: str, attributes: Mapping[str, Any]) -> None:
+    """OB-11: a loop event on the current span, for spans that have ``add_event`` (OpenTelemetry's do)."""
+    span = _CURRENT.get()
+    add_event = getattr(span, "add_event", None)
+    if add_event is not None:
+        add_event(name, attributes)
+
+
+def model_call(number: int, tool_choice: Any, last: bool) -> None:
+    """OB-11: the loop is about to call the model (through chat middleware)."""
+    choice = tool_choice.get("mode") if isinstance(tool_choice, Mapping) else tool_choice
+    event("minagent.model_call", {"number": number, "tool_choice": str(choice or "auto"), "last": last})
+
+
 def error_type(error: BaseException) -> str:
     """OB-7: ``error.type`` is the exception's class, qualified by its module unless built in."""
     cls = type(error)

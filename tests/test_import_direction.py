@@ -24,6 +24,7 @@ FLOORS: dict[str, int] = {
     "_options": 1,
     "_history": 1,
     "_tracing": 1,
+    "_runtrace": 2,
     # 2 tools and middleware
     "_schema": 2,
     "_convert": 2,
