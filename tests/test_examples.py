@@ -1226,3 +1226,23 @@ def test_custom_history_provider() -> None:
             "",
         ],
     )
+
+
+def test_simple_context_provider_session() -> None:
+    """SE-2, SE-4, SE-10: a context provider keeps a registered pydantic model in its session state
+    (register_state_type), asks the client for structured output in after_run and adds instructions in
+    before_run (simple_context_provider.py, current samples)."""
+    check(
+        "simple_context_provider_session",
+        [
+            "User: Hello, what is the square root of 9?",
+            "Assistant: I'd be glad to help! Before I answer, could you tell me your name?",
+            "User: My name is Ruaidhrí",
+            "Assistant: Nice to meet you, Ruaidhrí! Could you also tell me your age?",
+            "User: I am 20 years old",
+            "Assistant: Thank you, Ruaidhrí! The square root of 9 is 3.",
+            "",
+            "MEMORY - User Name: Ruaidhrí",
+            "MEMORY - User Age: 20",
+        ],
+    )
