@@ -602,8 +602,8 @@ class RawAgent(BaseAgent):
         """
         given = request.thread
         request.claim = try_claim(given)
-        session = given if given is not None else AgentSession()
         providers: list[Any] = list(self.context_providers)
+        session = given if given is not None or not providers else AgentSession()
         if (
             given is not None
             and not given.service_session_id
@@ -611,14 +611,15 @@ class RawAgent(BaseAgent):
         ):
             providers.insert(0, _DEFAULT_HISTORY)
         context = SessionContext(
-            session_id=session.session_id,
-            service_session_id=session.service_session_id,
+            session_id=session.session_id if session is not None else None,
+            service_session_id=session.service_session_id if session is not None else None,
             input_messages=list(request.messages),
             options=request.options,
         )
         context._thread = given
         request.context = context
         for provider in providers:
+            assert session is not None  # there are providers: the run has a session (SE-4)
             source_id = _source_id(provider)
             request.providers.append((provider, session, source_id))
             if isinstance(provider, HistoryProvider) and not provider.load_messages:

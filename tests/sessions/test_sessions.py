@@ -528,3 +528,16 @@ async def test_fifty_concurrent_runs_on_separate_sessions() -> None:
     await asyncio.gather(*(agent.run(f"q{i}", session=s) for i, s in enumerate(sessions)))
     for i, session in enumerate(sessions):
         assert texts(session.state["in_memory"]["messages"]) == [("user", f"q{i}"), ("assistant", f"echo q{i}")]
+
+
+@MODES
+async def test_get_session_continues_a_service_conversation(stream: bool) -> None:
+    """SE-1, SE-8: a session from get_session(id) sends only the input, with options["conversation_id"]
+    set to that id, and keeps no local history."""
+    client = ScriptedChatClient(["later"])
+    agent = Agent(client)
+    session = agent.get_session("conv_7")
+    await run(agent, "continue", stream=stream, session=session)
+    assert texts(client.requests[0].messages) == [("user", "continue")]
+    assert client.requests[0].options["conversation_id"] == "conv_7"
+    assert session.to_dict()["state"] == {}
