@@ -143,6 +143,7 @@ def test_control_flow_exceptions_are_not_errors() -> None:
     assert not issubclass(minagent.UserInputRequiredError, MinagentError)
     for name in ("ContentError", "SerializationError", "StreamError", "MiddlewareException", "ToolError"):
         assert issubclass(getattr(minagent, name), MinagentError), name
+
     def guarded() -> None:
         try:
             raise minagent.MiddlewareTermination(result="x")

@@ -72,9 +72,9 @@ def test_random_scripts_keep_the_loop_invariants(
 ) -> None:
     """LP-2, LP-4, LP-6, LP-7, LP-8, LP-15: for every script (1) no function_call reaches the
     model without its function_result before the next assistant message, (2) the model is called
-    at most max_iterations + 1 times (LP-7: tool rounds plus the final call), (3) the run ends with an assistant message with text, (4) the
-    streaming final response equals the non-streaming one; and tools never run more often than
-    max_function_calls allows."""
+    at most max_iterations + 1 times (LP-7: tool rounds plus the final call), (3) the run ends with
+    an assistant message with text, (4) the streaming final response equals the non-streaming one;
+    and tools never run more often than max_function_calls allows."""
     executions: list[list[str]] = []
 
     @tool
