@@ -547,7 +547,8 @@ class RawAgent(BaseAgent):
         async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
             return await self._finish(request, await final[0]())
 
-        return ResponseStream._mapping(_Later(open_chat), to_agent_update, finalize, keep=False).with_cleanup_hook(request.close)
+        stream = ResponseStream._mapping(_Later(open_chat), to_agent_update, finalize, keep=False)  # ST-14
+        return stream.with_cleanup_hook(request.close)
 
     async def _prepare(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
