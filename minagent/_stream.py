@@ -257,8 +257,10 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         started = self._state == _OPEN
         self._state = _CLOSED
         self._wake_all()
-        if started:
+        if started and not self._busy:
             await self._close_source()
+        elif started:
+            pass  # ST-13: another task is inside the source's step; it closes the source when the step returns
         elif inspect.iscoroutine(self._source):
             self._source.close()
         if self._inner is not None:  # ST-10: also when this stream never pulled from the inner one
@@ -320,6 +322,9 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                     self._busy = False
                     if self._waiters:
                         self._wake_all()
+                if self._state != _OPEN:  # ST-13: closed by another task while this one pulled
+                    await self._close_source()
+                    return
                 if mapper is not None:
                     update = await mapper(update) if awaited else mapper(update)
                 record(update)
