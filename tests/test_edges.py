@@ -101,7 +101,8 @@ async def test_surrogates_in_call_arguments_and_results_of_a_response_are_repair
     first = ChatResponse([Message("assistant", [Content.from_function_call("h1", "hosted", "{}"), hosted, calling])])
     client = ScriptedChatClient([first, "done"])
     response = await run(Agent(client, tools=[echo]), "go", stream=stream)
-    texts = [c.arguments for m in response.messages for c in m.contents if c.type == "function_call" and c.name == "echo"]
+    calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
+    texts = [c.arguments for c in calls if c.name == "echo"]
     assert texts == ['{"text": "x \ufffd"}']
     results = [c.result for m in response.messages for c in m.contents if c.type == "function_result"]
     assert "bad \ufffd" in results
