@@ -1,0 +1,97 @@
+"""Edge paths of argument conversion (SC-52, SC-53) and of the argument limits (SC-48..SC-50)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import sys
+from typing import Any
+
+import pytest
+
+from minagent import ArgumentConversionError, ArgumentLimits, set_argument_limits
+from minagent._convert import ArgumentConverter
+from minagent._limits import argument_limits, check_limits
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+    def __post_init__(self) -> None:
+        if self.x < 0:
+            raise ValueError("x must not be negative")
+
+
+def target(
+    when: datetime.date,
+    pair: tuple[int, str],
+    point: Point,
+    either: int | str,
+    tags: frozenset[str],
+    ratio: float,
+    flag: bool,
+    *rest: Any,
+    **extra: Any,
+) -> None:
+    """A function whose parameters exercise the converters."""
+
+
+class Callable_:
+    def __call__(self, count: int) -> int:
+        return count
+
+
+def test_conversion_of_each_kind_and_its_failures() -> None:
+    """SC-52, SC-53: values of every kind convert; a mismatch is an ArgumentConversionError naming
+    the parameter and the path, never another exception."""
+    convert = ArgumentConverter(target).convert
+    ok = convert(
+        {
+            "when": "2026-11-24",
+            "pair": [1, "a"],
+            "point": {"x": 1, "y": 2},
+            "either": "s",
+            "tags": ["a", "b"],
+            "ratio": 2,
+            "flag": True,
+        }
+    )
+    assert ok["when"] == datetime.date(2026, 11, 24)
+    assert ok["pair"] == (1, "a")
+    assert ok["point"] == Point(1, 2)
+    assert ok["tags"] == frozenset({"a", "b"})
+    assert ok["ratio"] == 2.0
+    assert ok["flag"] is True
+    bad: list[tuple[str, Any, str]] = [
+        ("when", "not a date", "ISO 8601"),
+        ("pair", [1, "a", 3], "2 items"),
+        ("point", [1, 2], "object"),
+        ("point", {"x": -1, "y": 0}, "failed"),
+        ("either", 1.5, "union"),
+    ]
+    for name, value, says in bad:
+        with pytest.raises(ArgumentConversionError, match=says) as raised:
+            convert({name: value})
+        assert name in str(raised.value)
+    assert ArgumentConverter(Callable_()).convert({"count": 3.0}) == {"count": 3}
+
+
+def test_limits_reject_long_names_strange_keys_and_huge_ints() -> None:
+    """SC-48, SC-50: a property name over the string limit, non-JSON keys and values, an integer
+    beyond the digit limit; set_argument_limits takes only ArgumentLimits."""
+    small = ArgumentLimits(max_string_chars=4, max_integer_digits=5)
+    assert [i.problem for i in check_limits({"abcdefgh": 1}, small)] == ["a property name is longer than 4 characters"]
+    assert check_limits({1: "x"}, small) == []  # a non-str key: the full walk decides (nothing breaks a limit)
+    assert check_limits({"a": object()}, small) == []  # not JSON, but no limit broken
+    huge = 10 ** (sys.get_int_max_str_digits() + 10) if sys.get_int_max_str_digits() else 10**6000
+    assert check_limits({"n": huge}, small)[0].problem == "expected an integer of at most 5 digits"
+    with pytest.raises(TypeError, match="ArgumentLimits"):
+        set_argument_limits({"max_depth": 3})  # type: ignore[arg-type]
+    previous = set_argument_limits(max_depth=7)
+    try:
+        assert argument_limits().max_depth == 7
+    finally:
+        set_argument_limits(previous)
+    assert argument_limits() == previous
