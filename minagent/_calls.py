@@ -20,6 +20,7 @@ loop's counters or decides what happens next (that is the loop's table):
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Mapping, MutableSequence, Sequence
 from typing import Any, NamedTuple, overload
 
@@ -32,6 +33,8 @@ from ._tools import FunctionInvocationConfiguration, FunctionTool, UnknownToolEr
 from ._types import Content, Message
 
 __all__ = ["Batch", "CallRunner", "sendable_text", "tool_map"]
+
+logger = logging.getLogger("minagent.client")  # the logger of floor 3, the client and its loop (OB-15)
 
 
 class _Pending(Exception):
@@ -104,6 +107,7 @@ class CallRunner:
     async def _invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
         """One call: validate, run through function middleware, turn the outcome into a result."""
         name, call_id = call.name or "", call.call_id or ""
+        logger.debug("tool call %s [%s]", _shorten(name), call_id)  # OB-15: never the arguments
         tool = self.tools.get(name)
         if tool is None:
             if self.config.terminate_on_unknown_calls:
@@ -151,6 +155,7 @@ class CallRunner:
                 raise  # design decision 12: middleware's own exceptions reach the caller
             if _tracing.TRACER is not None:
                 _tracing.tool_raised(exc)  # OB-7
+            logger.debug("tool call %s [%s] raised %s", name, call_id, type(exc).__name__)  # OB-15: not its text
             visible = self.config.include_detailed_errors or getattr(exc, "model_visible", False) is True  # MCP-12
             detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
             return _error(call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__), False

@@ -164,8 +164,28 @@ def _fail(span: Span, error: BaseException) -> None:
         span.record_error(error)
 
 
-def _messages_json(messages: Sequence[Message]) -> str:
-    return json.dumps([m.to_dict() for m in messages], ensure_ascii=False, default=str)
+def _messages_json(messages: Sequence[Message], tools: Any = None) -> str:
+    """The messages as recorded (OB-6); arguments of secret parameters in calls replaced (OB-16)."""
+    data = [m.to_dict() for m in messages]
+    secrets = {getattr(t, "name", None): secret_parameters(t) for t in tools or ()}
+    if any(secrets.values()):
+        for message in data:
+            for content in message.get("contents", ()):
+                hidden = secrets.get(content.get("name")) if content.get("type") == "function_call" else None
+                if hidden:
+                    content["arguments"] = _hide(content.get("arguments"), hidden)
+    return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def _hide(arguments: Any, secret: frozenset[str]) -> Any:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return SECRET_TEXT
+    if not isinstance(arguments, Mapping):
+        return SECRET_TEXT
+    return {k: SECRET_TEXT if k in secret else v for k, v in arguments.items()}
 
 
 def _usage_attributes(usage: UsageDetails | None) -> dict[str, Any]:
@@ -178,7 +198,7 @@ def _usage_attributes(usage: UsageDetails | None) -> dict[str, Any]:
     return out
 
 
-def _response_attributes(response: Any) -> dict[str, Any]:
+def _response_attributes(response: Any, tools: Any = None) -> dict[str, Any]:
     """Attributes of a finished ChatResponse or AgentResponse (OB-5)."""
     out = _usage_attributes(getattr(response, "usage_details", None))
     if (response_id := getattr(response, "response_id", None)) is not None:
@@ -190,7 +210,7 @@ def _response_attributes(response: Any) -> dict[str, Any]:
     if (conversation := getattr(response, "conversation_id", None)) is not None:
         out[CONVERSATION_ID] = str(conversation)
     if RECORD_CONTENT:
-        out[OUTPUT_MESSAGES] = _messages_json(getattr(response, "messages", []))
+        out[OUTPUT_MESSAGES] = _messages_json(getattr(response, "messages", []), tools)
     return out
 
 
@@ -209,21 +229,23 @@ def trace_agent(agent: Any, messages: Sequence[Message], stream: bool, result: T
     model = getattr(agent, "default_options", {}).get("model")
     if model:
         attributes[REQUEST_MODEL] = str(model)
+    tools = getattr(agent, "default_options", {}).get("tools")
     if RECORD_CONTENT:
-        attributes[INPUT_MESSAGES] = _messages_json(messages)
+        attributes[INPUT_MESSAGES] = _messages_json(messages, tools)
     span_name = f"invoke_agent {name}" if name else "invoke_agent"
     if stream:
         run = cast(ResponseStream[Any, Any], result)
-        return cast(T, ResponseStream._of_run(_agent_pulls(span_name, attributes, run), run.get_final_response))
-    return cast(T, _agent_run(span_name, attributes, cast(Awaitable[Any], result)))
+        pulls = _agent_pulls(span_name, attributes, run, tools)
+        return cast(T, ResponseStream._of_run(pulls, run.get_final_response))
+    return cast(T, _agent_run(span_name, attributes, cast(Awaitable[Any], result), tools))
 
 
-async def _agent_run(name: str, attributes: dict[str, Any], run: Awaitable[Any]) -> Any:
+async def _agent_run(name: str, attributes: dict[str, Any], run: Awaitable[Any], tools: Any) -> Any:
     span = _start(name, attributes)
     token = _CURRENT.set(span)
     try:
         response = await run
-        span.set_attributes(_response_attributes(response))
+        span.set_attributes(_response_attributes(response, tools))
         return response
     except BaseException as exc:
         _fail(span, exc)
@@ -233,7 +255,9 @@ async def _agent_run(name: str, attributes: dict[str, Any], run: Awaitable[Any])
         span.end()
 
 
-async def _agent_pulls(name: str, attributes: dict[str, Any], stream: ResponseStream[Any, Any]) -> AsyncGenerator[Any]:
+async def _agent_pulls(
+    name: str, attributes: dict[str, Any], stream: ResponseStream[Any, Any], tools: Any
+) -> AsyncGenerator[Any]:
     """The run's stream, each pull (and the final response) with the run's span current."""
     span = _start(name, attributes)
     iterator = aiter(stream)
@@ -249,7 +273,7 @@ async def _agent_pulls(name: str, attributes: dict[str, Any], stream: ResponseSt
             yield update
         token = _CURRENT.set(span)
         try:
-            span.set_attributes(_response_attributes(await stream.get_final_response()))
+            span.set_attributes(_response_attributes(await stream.get_final_response(), tools))
         finally:
             _CURRENT.reset(token)
     except BaseException as exc:
@@ -281,7 +305,7 @@ def _chat_attributes(
     if conversation := options.get("conversation_id"):
         attributes[CONVERSATION_ID] = str(conversation)
     if RECORD_CONTENT:
-        attributes[INPUT_MESSAGES] = _messages_json(messages)
+        attributes[INPUT_MESSAGES] = _messages_json(messages, options.get("tools"))
     return (f"chat {model}" if model else "chat"), attributes
 
 
@@ -299,10 +323,10 @@ async def trace_chat(
             _fail(span, exc)
             span.end()
             raise
-        return ResponseStream._folding(_chat_updates(span, updates), Fold(ChatResponse()))
+        return ResponseStream._folding(_chat_updates(span, updates, options.get("tools")), Fold(ChatResponse()))
     try:
         response = await client._inner_get_response(messages=messages, options=options, **kwargs)
-        span.set_attributes(_response_attributes(response))
+        span.set_attributes(_response_attributes(response, options.get("tools")))
         return response
     except BaseException as exc:
         _fail(span, exc)
@@ -311,7 +335,9 @@ async def trace_chat(
         span.end()
 
 
-async def _chat_updates(span: Span, updates: AsyncIterable[ChatResponseUpdate]) -> AsyncGenerator[ChatResponseUpdate]:
+async def _chat_updates(
+    span: Span, updates: AsyncIterable[ChatResponseUpdate], tools: Any
+) -> AsyncGenerator[ChatResponseUpdate]:
     """The provider's updates, passed on; what the span records is gathered on the way (OB-9)."""
     fold = Fold(ChatResponse()) if RECORD_CONTENT else None
     seen = ChatResponse()
@@ -331,7 +357,7 @@ async def _chat_updates(span: Span, updates: AsyncIterable[ChatResponseUpdate]) 
         seen.usage_details = usage
         if fold is not None:
             seen.messages = fold.result().messages
-        span.set_attributes(_response_attributes(seen))
+        span.set_attributes(_response_attributes(seen, tools))
     except BaseException as exc:
         _fail(span, exc)
         raise
@@ -364,8 +390,7 @@ async def trace_tool(
     if description := getattr(tool, "description", None):
         attributes[TOOL_DESCRIPTION] = str(description)
     if RECORD_CONTENT and call.arguments is not None:
-        arguments = call.arguments
-        attributes[TOOL_ARGUMENTS] = arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
+        attributes[TOOL_ARGUMENTS] = _arguments_text(call, tool)
     span = tracer.start_span(f"execute_tool {name}", attributes, _CURRENT.get())
     token, raised = _CURRENT.set(span), _RAISED.set([])
     try:
@@ -387,6 +412,36 @@ async def trace_tool(
         _RAISED.reset(raised)
         _CURRENT.reset(token)
         span.end()
+
+
+SECRET_TEXT = "[secret]"
+
+
+def secret_parameters(tool: Any) -> frozenset[str]:
+    """OB-16: the parameters the tool's schema marks secret (``"writeOnly": true`` or
+    ``"format": "password"``, as pydantic's ``SecretStr`` writes them)."""
+    parameters = getattr(tool, "parameters", None)
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return frozenset()
+    return frozenset(
+        name
+        for name, schema in properties.items()
+        if isinstance(schema, Mapping) and (schema.get("writeOnly") is True or schema.get("format") == "password")
+    )
+
+
+def _arguments_text(call: Content, tool: Any) -> str:
+    """The call's arguments as recorded (OB-6), values of secret parameters replaced (OB-16)."""
+    secret = secret_parameters(tool)
+    arguments = call.arguments
+    if not secret:
+        return arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
+    try:
+        parsed = call.parse_arguments() or {}
+    except Exception:
+        return SECRET_TEXT  # unparsable arguments of a tool with secrets: nothing of them is shown
+    return json.dumps({k: SECRET_TEXT if k in secret else v for k, v in parsed.items()}, default=str)
 
 
 def tool_raised(error: BaseException) -> None:

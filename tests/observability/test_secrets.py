@@ -1,0 +1,191 @@
+"""Logging under the `minagent` hierarchy and no secret anywhere (spec/observability.md OB-15, OB-16)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+
+import minagent
+from minagent import Agent, BaseChatClient, ChatResponse, FunctionTool, Message, RunTrace, set_tracer
+from minagent.providers import Secret, redact
+from minagent.testing import call
+
+from ._recording import RecordingTracer
+
+KEY = "sk-test-FAKEKEY-0123456789abcdef"
+MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+
+plugin_logger = logging.getLogger("minagent_fakeprovider")
+HEADERS_SEEN: list[Any] = []  # kept outside the client, whose vars are searched for the key
+
+
+class KeyedClient(BaseChatClient):
+    """A provider the way plugins are written: the key in a Secret, a DEBUG record per request."""
+
+    def __init__(self, api_key: str) -> None:
+        super().__init__()
+        self._key = Secret(api_key)
+        self.model = "fake-model"
+        self.calls = 0
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        self.calls += 1
+        HEADERS_SEEN.append(kwargs.get("headers"))
+        plugin_logger.debug("POST %s", redact(f"https://api.example/v1?key={self._key.reveal()}", self._key))
+        if self.calls == 1:
+            login = call("login", {"user": "bob", "password": KEY}, call_id="c1")
+            return ChatResponse([Message("assistant", [login])], response_id="r1")
+        return ChatResponse([Message("assistant", ["logged in"])], response_id="r2")
+
+
+def login_tool(seen: list[str]) -> FunctionTool:
+    def login(user: str, password: str) -> str:
+        seen.append(password)
+        return f"welcome {user}"
+
+    return FunctionTool(
+        name="login",
+        description="Log in.",
+        func=login,
+        parameters={
+            "type": "object",
+            "properties": {
+                "user": {"type": "string"},
+                "password": {"type": "string", "format": "password", "writeOnly": True},
+            },
+            "required": ["user", "password"],
+        },
+    )
+
+
+class FanoutSpan:
+    def __init__(self, spans: list[Any]) -> None:
+        self.spans = spans
+
+    def set_attributes(self, attributes: Any) -> None:
+        for span in self.spans:
+            span.set_attributes(attributes)
+
+    def record_error(self, error: BaseException) -> None:
+        for span in self.spans:
+            span.record_error(error)
+
+    def add_event(self, name: str, attributes: Any) -> None:
+        for span in self.spans:
+            if hasattr(span, "add_event"):
+                span.add_event(name, attributes)
+
+    def end(self) -> None:
+        for span in self.spans:
+            span.end()
+
+
+class Fanout:
+    """Two tracers at once: the recording tracer and the run trace."""
+
+    def __init__(self, *tracers: Any) -> None:
+        self.tracers = tracers
+
+    def start_span(self, name: str, attributes: Any, parent: Any) -> FanoutSpan:
+        parents = parent.spans if isinstance(parent, FanoutSpan) else [None] * len(self.tracers)
+        return FanoutSpan([t.start_span(name, attributes, p) for t, p in zip(self.tracers, parents, strict=True)])
+
+    def activate(self, span: Any) -> Any:
+        return self.tracers[0].activate(span.spans[0])
+
+
+@MODES
+async def test_a_whole_run_at_debug_level_shows_no_secret(stream: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """OB-16, OB-15, OB-6: a run with an API key, an Authorization and an x-api-key header and a
+    secret tool argument, at DEBUG level, traced with contents and recorded as a run trace: the key
+    is in no log record, repr, span attribute, trace event or diagram (while the tool got it)."""
+    caplog.set_level(logging.DEBUG)
+    seen: list[str] = []
+    client = KeyedClient(KEY)
+    agent = Agent(client, "help", name="Bot", tools=[login_tool(seen)])
+    headers = {"Authorization": f"Bearer {KEY}", "x-api-key": KEY}
+    spans = RecordingTracer()
+    trace = RunTrace()
+    set_tracer(Fanout(spans, trace), record_content=True)
+    try:
+        kwargs: dict[str, Any] = {"client_kwargs": {"headers": headers}, "middleware": trace.middleware}
+        if stream:
+            response = await agent.run("log me in", stream=True, **kwargs).get_final_response()
+        else:
+            response = await agent.run("log me in", **kwargs)
+    finally:
+        set_tracer(None)
+    assert seen == [KEY]  # the tool received the secret
+    assert HEADERS_SEEN[-2:] == [headers, headers]  # and the provider its headers
+    assert response.text == "logged in"
+
+    records = [r for r in caplog.records if r.name.startswith("minagent")]
+    assert {r.name for r in records} >= {"minagent.client", "minagent_fakeprovider"}
+    texts = [r.getMessage() for r in caplog.records] + [logging.Formatter().format(r) for r in caplog.records]
+    assert all(KEY not in text for text in texts)
+    attributes = json.dumps([s.attributes for s in spans.spans], default=str)
+    assert KEY not in attributes
+    assert '"[secret]"' in attributes or "[secret]" in attributes
+    tool_span = spans.named("execute_tool")[0]
+    assert json.loads(tool_span.attributes["gen_ai.tool.call.arguments"]) == {"user": "bob", "password": "[secret]"}
+    assert [e["kind"] for e in trace.events if e["kind"].startswith("tool")] == [
+        "tool_start",
+        "tool_in",
+        "tool_out",
+        "tool_end",
+    ]
+    assert KEY not in trace.to_json()
+    assert KEY not in trace.to_mermaid()
+    assert KEY not in repr(client)
+    assert KEY not in repr(vars(client))
+
+
+def test_the_loop_logs_each_model_call_and_tool_call(caplog: pytest.LogCaptureFixture) -> None:
+    """OB-15: DEBUG records on `minagent.client` for each model call (before and after) and each tool
+    call, with counts, names and ids only."""
+    import asyncio
+
+    caplog.set_level(logging.DEBUG, logger="minagent")
+    seen: list[str] = []
+    agent = Agent(KeyedClient(KEY), tools=[login_tool(seen)])
+    asyncio.run(agent.run("hi"))
+    messages = [r.getMessage() for r in caplog.records if r.name == "minagent.client"]
+    assert messages == [
+        "model call 1: model=None, 1 message(s), tool_choice=auto, stream=False",
+        "model call 1 answered: finish_reason=None, 1 message(s)",
+        "tool call login [c1]",
+        "model call 2: model=None, 3 message(s), tool_choice=auto, stream=False",
+        "model call 2 answered: finish_reason=None, 1 message(s)",
+    ]
+    assert all(r.levelno == logging.DEBUG for r in caplog.records if r.name == "minagent.client")
+    assert logging.getLogger("minagent").handlers == []
+
+
+async def test_a_failing_tool_is_logged_by_type_only(caplog: pytest.LogCaptureFixture) -> None:
+    """OB-15, OB-16: a tool's exception is logged by its type, never its text."""
+    caplog.set_level(logging.DEBUG, logger="minagent")
+
+    def login(user: str, password: str) -> str:
+        raise PermissionError(f"bad password {password}")
+
+    tool = FunctionTool(name="login", func=login, parameters=login_tool([]).parameters)
+    response = await Agent(KeyedClient(KEY), tools=[tool]).run("hi")
+    assert response.text == "logged in"
+    messages = [r.getMessage() for r in caplog.records if r.name == "minagent.client"]
+    assert "tool call login [c1] raised PermissionError" in messages
+    assert all(KEY not in m for m in messages)
+
+
+def test_secret_parameters_are_read_from_the_schema() -> None:
+    """OB-16: writeOnly or format password marks a parameter secret."""
+    from minagent._tracing import secret_parameters
+
+    assert secret_parameters(login_tool([])) == frozenset({"password"})
+    assert secret_parameters(FunctionTool(name="x", parameters={"type": "object"})) == frozenset()
+    assert secret_parameters(object()) == frozenset()
+    assert minagent.get_tracer() is None
