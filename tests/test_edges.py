@@ -226,3 +226,79 @@ def test_coalescing_keeps_joined_texts_and_their_properties() -> None:
     ]
     merged = ChatResponse.from_updates(updates).messages[0].contents
     assert [(c.text, c.additional_properties) for c in merged] == [("ab", {"k": 1})]
+
+
+async def test_configuration_and_tool_edges() -> None:
+    """LP-24, TL-4, TL-2: unknown configuration fields by attribute and item, mapping access, a
+    non-list additional_tools; a sync tool that returns an awaitable is awaited; functools.partial
+    tools."""
+    import functools
+
+    from minagent import FunctionInvocationConfiguration, FunctionTool
+
+    config = FunctionInvocationConfiguration()
+    with pytest.raises(AttributeError, match="no field 'nope'"):
+        config.nope = 1  # type: ignore[attr-defined]
+    with pytest.raises(KeyError, match="no field 'nope'"):
+        _ = config["nope"]
+    assert config.keys()[0] == "enabled"
+    assert config.get("max_iterations") == 40
+    assert config.get("nope", "fallback") == "fallback"
+    with pytest.raises(ValueError, match="additional_tools must be a list"):
+        config.additional_tools = ()  # type: ignore[assignment]
+
+    async def later() -> str:
+        return "awaited"
+
+    def returns_awaitable() -> Any:
+        return later()
+
+    tool_ = FunctionTool(name="t", func=returns_awaitable, parameters={"type": "object", "properties": {}})
+    assert await tool_.invoke({}) == "awaited"
+
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    partial = FunctionTool(name="p", func=functools.partial(add, b=2), parameters={"type": "object"})
+    assert await partial.invoke({"a": 1}) == 3
+
+
+async def test_agent_edges() -> None:
+    """AG-1, AG-12, AG-8, AG-7: BaseAgent.run must be implemented; run_stream names run(stream=True);
+    options must be a mapping; an agent-as-tool whose run returns a ChatResponse or something else;
+    a client that returns no ChatResponse."""
+    from minagent import BaseAgent
+
+    with pytest.raises(NotImplementedError, match="must implement run"):
+        BaseAgent(name="b").run("x")
+    agent = Agent(ScriptedChatClient([]))
+    with pytest.raises(TypeError, match=r"run\(\.\.\., stream=True\)"):
+        agent.run_stream("x")
+    with pytest.raises(TypeError, match="options must be a dict"):
+        agent.run("x", options=["bad"])  # type: ignore[arg-type]
+
+    class ChatAnswering(BaseAgent):
+        def __init__(self, answer: Any) -> None:
+            super().__init__(name="inner")
+            self.answer = answer
+
+        def run(self, messages: Any = None, *, stream: bool = False, thread: Any = None, **kwargs: Any) -> Any:
+            async def whole() -> Any:
+                return self.answer
+
+            return whole()
+
+    as_chat = ChatAnswering(ChatResponse([Message("assistant", ["from chat"])])).as_tool()
+    assert await as_chat.invoke({"task": "t"}) == "from chat"
+    with pytest.raises(TypeError, match="async iterable of updates or a response"):
+        await ChatAnswering(42).as_tool().invoke({"task": "t"})
+
+    class NotAChatResponse(ScriptedChatClient):
+        def get_response(self, messages: Any, *, stream: bool = False, **kwargs: Any) -> Any:
+            async def answer() -> str:
+                return "text"
+
+            return answer()
+
+    with pytest.raises(TypeError, match="not a ChatResponse"):
+        await Agent(NotAChatResponse([])).run("x")
