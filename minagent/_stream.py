@@ -425,17 +425,13 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         raise ExceptionGroup("cleanup hooks failed", failures)
 
     async def _finalize(self) -> None:
+        """Wait for the final response: the task in which the source ended computes it, once, and
+        every other caller shares it (ST-5, ST-13)."""
         if self._has_final:
             return
-        if self._finalizing is not None:  # ST-13: another task is finalising: share its result
-            await asyncio.shield(self._finalizing)
-            self._check_shared_final()
-            return
-        self._finalizing = asyncio.get_running_loop().create_future()
-        try:
-            await self._compute_final()
-        finally:
-            self._finalizing.set_result(None)
+        assert self._finalizing is not None, "internal error: a finished stream always claims its finalisation"
+        await asyncio.shield(self._finalizing)
+        self._check_shared_final()
 
     def _check_shared_final(self) -> None:
         if self._error is not None:
