@@ -95,3 +95,34 @@ def test_limits_reject_long_names_strange_keys_and_huge_ints() -> None:
     finally:
         set_argument_limits(previous)
     assert argument_limits() == previous
+
+
+def test_structured_output_edges() -> None:
+    """SO-1, SO-11, SO-12: a format's repr; a pydantic-style class whose model_json_schema() is not
+    a dict is a TypeError naming it; an answer with a 5000-digit integer is a decode error, not a
+    crash; a trailing comma gives one position on every Python version."""
+    from minagent import ChatResponse, Message, ResponseFormat, StructuredOutputDecodeError
+
+    fmt = ResponseFormat.of({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})
+    assert repr(fmt).startswith("ResponseFormat(")
+
+    class Odd:
+        @classmethod
+        def model_json_schema(cls) -> Any:
+            return ["not", "a", "dict"]
+
+        @classmethod
+        def model_validate_json(cls, text: str) -> Any:
+            return text
+
+    with pytest.raises(TypeError, match="model_json_schema"):
+        ResponseFormat.of(Odd)
+    response = ChatResponse([Message("assistant", ['{"a": ' + "9" * 5000 + "}"])])
+    response._format = fmt  # what get_response attaches (SO-9)
+    with pytest.raises(StructuredOutputDecodeError, match="not usable JSON"):
+        _ = response.value
+    trailing = ChatResponse([Message("assistant", ['{"a": 1,}'])])
+    trailing._format = fmt
+    with pytest.raises(StructuredOutputDecodeError) as raised:
+        _ = trailing.value
+    assert raised.value.position == 8
