@@ -35,6 +35,7 @@ from ._types import Content, Message
 __all__ = ["Batch", "CallRunner", "sendable_text", "tool_map"]
 
 logger = logging.getLogger("minagent.client")  # the logger of floor 3, the client and its loop (OB-15)
+DEBUG = logging.DEBUG
 
 
 class _Pending(Exception):
@@ -107,7 +108,8 @@ class CallRunner:
     async def _invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
         """One call: validate, run through function middleware, turn the outcome into a result."""
         name, call_id = call.name or "", call.call_id or ""
-        logger.debug("tool call %s [%s]", _shorten(name), call_id)  # OB-15: never the arguments
+        if logger.isEnabledFor(DEBUG):
+            logger.debug("tool call %s [%s]", _shorten(name), call_id)  # OB-15: never the arguments
         tool = self.tools.get(name)
         if tool is None:
             if self.config.terminate_on_unknown_calls:

@@ -65,6 +65,7 @@ class Provider(Protocol):
 __all__ = ["LIMIT_FALLBACK_TEXT", "NEXT_STEP", "Inbox", "Outcome", "Step", "ToolLoop"]
 
 logger = logging.getLogger("minagent.client")  # the logger of floor 3, the client and its loop (OB-15)
+DEBUG = logging.DEBUG
 
 LIMIT_FALLBACK_TEXT = "Function invocation limit reached before a final answer could be produced."
 REJECTED_TEXT = "Error: Tool call invocation was rejected by user."
@@ -294,14 +295,15 @@ class ToolLoop:
             options["tool_choice"] = "none"
         if _tracing.TRACER is not None:  # OB-11
             _tracing.model_call(self.model_calls, options.get("tool_choice"), last)
-        logger.debug(  # OB-15: counts and names only, never contents or keyword arguments
-            "model call %d: model=%s, %d message(s), tool_choice=%s, stream=%s",
-            self.model_calls,
-            options.get("model"),
-            len(self.transcript) - self.sent,
-            tool_choice_mode(options.get("tool_choice")),
-            self.stream,
-        )
+        if logger.isEnabledFor(DEBUG):  # OB-15: counts and names only, never contents or keyword arguments
+            logger.debug(
+                "model call %d: model=%s, %d message(s), tool_choice=%s, stream=%s",
+                self.model_calls,
+                options.get("model"),
+                len(self.transcript) - self.sent,
+                tool_choice_mode(options.get("tool_choice")),
+                self.stream,
+            )
         if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
             options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
         context = ChatContext(
@@ -348,12 +350,13 @@ class ToolLoop:
         if self.history_ok and any(c.type == "function_result" for m in response.messages for c in m.contents):
             self.history_ok = False  # results in a model's own response: check again (LP-28)
         self.responses.append(response)
-        logger.debug(
-            "model call %d answered: finish_reason=%s, %d message(s)",
-            self.model_calls,
-            response.finish_reason,
-            len(response.messages),
-        )
+        if logger.isEnabledFor(DEBUG):  # OB-15
+            logger.debug(
+                "model call %d answered: finish_reason=%s, %d message(s)",
+                self.model_calls,
+                response.finish_reason,
+                len(response.messages),
+            )
         self.usage = add_usage(self.usage, response.usage_details)
         self._append(*response.messages)
         conversation_id = response.conversation_id or self.options.get("conversation_id")
