@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,27 @@ from minagent.testing import ScriptedChatClient
 from .conftest import HERE, PYTHON, eventually, gone
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def faulty_processes() -> list[int]:
+    """Live children of this process running faulty_server.py (zombies included)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            stat = (entry / "stat").read_text()
+        except (OSError, NotADirectoryError):
+            continue
+        if int(stat.rpartition(")")[2].split()[1]) == os.getpid() and b"faulty_server.py" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_faulty_server_survives() -> Iterator[None]:
+    """MCP-10: whatever the fault, no server process of a test outlives it."""
+    yield
+    assert faulty_processes() == []
 
 
 def faulty(mode: str, **kwargs: Any) -> MCPStdioTool:
