@@ -295,15 +295,6 @@ class ToolLoop:
             options["tool_choice"] = "none"
         if _tracing.TRACER is not None:  # OB-11
             _tracing.model_call(self.model_calls, options.get("tool_choice"), last)
-        if logger.isEnabledFor(DEBUG):  # OB-15: counts and names only, never contents or keyword arguments
-            logger.debug(
-                "model call %d: model=%s, %d message(s), tool_choice=%s, stream=%s",
-                self.model_calls,
-                options.get("model"),
-                len(self.transcript) - self.sent,
-                tool_choice_mode(options.get("tool_choice")),
-                self.stream,
-            )
         if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
             options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
         context = ChatContext(
@@ -350,10 +341,13 @@ class ToolLoop:
         if self.history_ok and any(c.type == "function_result" for m in response.messages for c in m.contents):
             self.history_ok = False  # results in a model's own response: check again (LP-28)
         self.responses.append(response)
-        if logger.isEnabledFor(DEBUG):  # OB-15
+        if logger.isEnabledFor(DEBUG):  # OB-15: counts and names only, never contents or keyword arguments
             logger.debug(
-                "model call %d answered: finish_reason=%s, %d message(s)",
+                "model call %d (model=%s, tool_choice=%s, stream=%s): finish_reason=%s, %d message(s)",
                 self.model_calls,
+                self.options.get("model"),
+                "none" if self.last_call else tool_choice_mode(self.options.get("tool_choice")),
+                self.stream,
                 response.finish_reason,
                 len(response.messages),
             )

@@ -146,8 +146,8 @@ async def test_a_whole_run_at_debug_level_shows_no_secret(stream: bool, caplog: 
 
 
 def test_the_loop_logs_each_model_call_and_tool_call(caplog: pytest.LogCaptureFixture) -> None:
-    """OB-15: DEBUG records on `minagent.client` for each model call (before and after) and each tool
-    call, with counts, names and ids only."""
+    """OB-15: DEBUG records on `minagent.client` for each model call and each tool call, with counts,
+    names and ids only."""
     import asyncio
 
     caplog.set_level(logging.DEBUG, logger="minagent")
@@ -156,11 +156,9 @@ def test_the_loop_logs_each_model_call_and_tool_call(caplog: pytest.LogCaptureFi
     asyncio.run(agent.run("hi"))
     messages = [r.getMessage() for r in caplog.records if r.name == "minagent.client"]
     assert messages == [
-        "model call 1: model=None, 1 message(s), tool_choice=auto, stream=False",
-        "model call 1 answered: finish_reason=None, 1 message(s)",
+        "model call 1 (model=None, tool_choice=auto, stream=False): finish_reason=None, 1 message(s)",
         "tool call login [c1]",
-        "model call 2: model=None, 3 message(s), tool_choice=auto, stream=False",
-        "model call 2 answered: finish_reason=None, 1 message(s)",
+        "model call 2 (model=None, tool_choice=auto, stream=False): finish_reason=None, 1 message(s)",
     ]
     assert all(r.levelno == logging.DEBUG for r in caplog.records if r.name == "minagent.client")
     assert logging.getLogger("minagent").handlers == []
