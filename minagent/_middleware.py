@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from ._exceptions import MiddlewareException, MiddlewareTermination
 from ._responses import AgentResponse, ChatResponse
 from ._stream import ResponseStream
+from ._tracing import secret_parameters
 from ._types import Message
 
 __all__ = [
@@ -73,7 +74,9 @@ class _Context:
     kwargs: dict[str, Any]
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r:.80}" for name in self._FIELDS)
+        """The fields, shortened; keyword-argument dicts show their keys only and secret tool
+        arguments show as ``[secret]``, so a repr never carries a key or a password (OB-16)."""
+        shown = ", ".join(f"{name}={_shown(self, name)!r:.80}" for name in self._FIELDS)
         return f"{type(self).__name__}({shown})"
 
     @property
@@ -84,6 +87,20 @@ class _Context:
     @terminate.setter
     def terminate(self, value: bool) -> None:
         raise MiddlewareException(_TERMINATE_HINT)
+
+
+_KWARG_FIELDS = frozenset({"kwargs", "function_invocation_kwargs", "client_kwargs"})
+
+
+def _shown(context: Any, name: str) -> Any:
+    value = getattr(context, name)
+    if name in _KWARG_FIELDS and isinstance(value, dict):
+        return sorted(value)  # the keys only: values may be headers or keys
+    if name == "arguments" and isinstance(value, dict):
+        secret = secret_parameters(getattr(context, "function", None))
+        if secret:
+            return {k: "[secret]" if k in secret else v for k, v in value.items()}
+    return value
 
 
 _TERMINATE_HINT = (

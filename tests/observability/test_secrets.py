@@ -187,3 +187,23 @@ def test_secret_parameters_are_read_from_the_schema() -> None:
     assert secret_parameters(FunctionTool(name="x", parameters={"type": "object"})) == frozenset()
     assert secret_parameters(object()) == frozenset()
     assert minagent.get_tracer() is None
+
+
+def test_context_reprs_carry_no_secret() -> None:
+    """OB-20: kwargs show their keys only; secret tool arguments show as [secret]."""
+    from minagent import ChatContext, FunctionInvocationContext, FunctionTool
+
+    chat = ChatContext(None, [], kwargs={"headers": {"Authorization": "Bearer sk-live-123456789"}})
+    assert "sk-live" not in repr(chat)
+    assert "headers" in repr(chat)
+    login = FunctionTool(
+        name="login",
+        parameters={
+            "type": "object",
+            "properties": {"user": {"type": "string"}, "password": {"type": "string", "format": "password"}},
+        },
+    )
+    context = FunctionInvocationContext(login, {"user": "ada", "password": "hunter2-secret"})
+    assert "hunter2" not in repr(context)
+    assert "[secret]" in repr(context)
+    assert "ada" in repr(context)
