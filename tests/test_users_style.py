@@ -187,9 +187,9 @@ _calls = st.lists(st.sampled_from(["weather", "noted", "text"]), min_size=0, max
 @settings(max_examples=30, deadline=None)
 @given(turns=st.lists(_calls, min_size=1, max_size=3), stream=st.booleans(), with_thread=st.booleans())
 def test_a_run_mutates_none_of_its_inputs(turns, stream, with_thread):
-    """AG-7, OP-7: a run with tools, middleware of every layer and a thread, in either mode, leaves
-    unchanged the caller's messages and options, the provider's responses and the tools' return
-    values (compared before and after, by value)."""
+    """AG-7, OP-7, SO-7: a run with tools, middleware of every layer, a thread and a structured
+    output format, in either mode, leaves unchanged the caller's messages and options (the schema
+    dict included), the provider's responses and the tools' return values (compared by value)."""
     returned = {"kind": "note", "tags": ["a", "b"]}
 
     @tool
@@ -223,8 +223,10 @@ def test_a_run_mutates_none_of_its_inputs(turns, stream, with_thread):
         await call_next()
 
     messages = [Message("user", ["question"]), Message(Role.USER, text="more")]
-    options = {"metadata": {"k": "v"}, "tools": [noted], "temperature": 0.1}
+    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+    options = {"metadata": {"k": "v"}, "tools": [noted], "temperature": 0.1, "response_format": schema}
     before = ([m.to_dict() for m in messages], json.dumps(options["metadata"]), list(options["tools"]))
+    schema_before = json.dumps(schema, sort_keys=True)
     client = ScriptedChatClient(steps, function_invocation_configuration={"max_iterations": 10})
     agent = Agent(client, name="bot", tools=[get_weather], middleware=[edit_chat, edit_function])
     thread = agent.get_new_thread() if with_thread else None
@@ -238,11 +240,8 @@ def test_a_run_mutates_none_of_its_inputs(turns, stream, with_thread):
     assert json.dumps(options["metadata"]) == before[1]
     assert options["tools"] == before[2]
     assert options["temperature"] == 0.1
-    assert set(options) == {
-        "metadata",
-        "tools",
-        "temperature",
-    }
+    assert set(options) == {"metadata", "tools", "temperature", "response_format"}
+    assert json.dumps(schema, sort_keys=True) == schema_before
     assert [s.to_dict() for s in steps] == provider_before
     assert returned == {"kind": "note", "tags": ["a", "b"]}
 
@@ -852,3 +851,126 @@ async def test_a_coroutine_from_a_streaming_get_response_is_closed_not_leaked(re
         async for _ in stream:
             pass
     assert not [w for w in recwarn if "never awaited" in str(w.message)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 13's behaviours, written the way the seeds and upstream samples write code: class
+# middleware without annotations, `next(context)` and `call_next()`, upstream names.
+
+
+class CountingMiddleware(FunctionMiddleware):
+    def __init__(self):
+        self.seen = []
+
+    async def process(self, context, next):
+        self.seen.append(context.function.name)
+        await next(context)
+
+
+@MODES
+async def test_seed_style_run_survives_a_tool_raising_stop_iteration(stream):
+    """TL-9, LP-6: a sync tool that raises StopIteration gives an error result; the run goes on."""
+
+    @tool
+    def first_item(items):
+        """The first of the items."""
+        return next(iter(items))
+
+    middleware = CountingMiddleware()
+    client = ScriptedChatClient([reply(call("first_item", {"items": []}, call_id="f1")), "There are no items."])
+    agent = client.as_agent(name="lister", tools=[first_item], middleware=[middleware])
+    response = await asyncio.wait_for(run(agent, Message(role="user", text="first?"), stream=stream), 10)
+    assert str(response) == "There are no items."
+    assert middleware.seen == ["first_item"]
+    result = next(c for m in response.messages for c in m.contents if c.type == "function_result")
+    assert result.exception.startswith("the tool raised StopIteration")
+
+
+@MODES
+async def test_seed_style_two_calls_with_one_id_both_run(stream):
+    """LP-26: the model reuses a call id; both calls run, each gets its own result."""
+    middleware = CountingMiddleware()
+    client = ScriptedChatClient(
+        [
+            reply(
+                call("get_weather", {"location": "Oslo"}, call_id="x"),
+                call("get_weather", {"location": "Rome"}, call_id="x"),
+            ),
+            "Done.",
+        ]
+    )
+    agent = Agent(client=client, tools=[get_weather], middleware=[middleware])
+    response = await run(agent, "weather?", stream=stream)
+    results = {c.call_id: c.result for m in response.messages for c in m.contents if c.type == "function_result"}
+    assert results == {"x": "sunny in Oslo", "x~2": "sunny in Rome"}
+    assert middleware.seen == ["get_weather", "get_weather"]
+
+
+class Recorder(ChatMiddleware):
+    def __init__(self):
+        self.calls = 0
+
+    async def process(self, context, call_next):
+        self.calls += 1
+        await call_next()
+
+
+async def test_seed_style_final_response_awaited_while_another_task_streams():
+    """ST-13: one task prints the stream, another awaits get_final_response(); both see the whole
+    answer and the thread is updated once."""
+    recorder = Recorder()
+    client = ScriptedChatClient([[ChatResponseUpdate([f"part{i} "], "assistant") for i in range(20)]])
+    agent = Agent(client=client, middleware=[recorder])
+    thread = agent.get_new_thread()
+    stream = agent.run("tell me", stream=True, thread=thread)
+    printed = []
+
+    async def show():
+        async for update in stream:
+            printed.append(str(update))
+            await asyncio.sleep(0)
+
+    async def final():
+        await asyncio.sleep(0)
+        return await stream.get_final_response()
+
+    _, response = await asyncio.gather(show(), final())
+    assert "".join(printed) == str(response) == "".join(f"part{i} " for i in range(20))
+    assert recorder.calls == 1
+    assert [m.role for m in thread.messages] == ["user", "assistant"]
+
+
+class Connection:
+    """A tool that holds a connection: an async context manager with a name, parameters and invoke."""
+
+    def __init__(self, log):
+        self.name = "lookup"
+        self.description = "Looks something up."
+        self.parameters = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
+        self.log = log
+
+    async def __aenter__(self):
+        self.log.append("open")
+        return self
+
+    async def __aexit__(self, *exc_info):
+        self.log.append("close")
+
+    async def invoke(self, arguments, *, context=None):
+        return f"value of {arguments['key']}"
+
+
+@MODES
+async def test_seed_style_run_level_connection_is_closed_after_the_run(stream):
+    """AG-9: a connection given to one run outside `async with agent` is opened for that run and
+    closed when it ends; inside `async with agent` it stays open until the block ends."""
+    log = []
+    client = ScriptedChatClient([reply(call("lookup", {"key": "k"})), "found", "again"])
+    agent = Agent(client=client)
+    await run(agent, "find k", stream=stream, tools=[Connection(log)])
+    assert log == ["open", "close"]
+    log.clear()
+    async with agent:
+        await run(agent, "again", stream=stream, tools=[Connection(log)])
+        assert log == ["open"]
+    assert log == ["open", "close"]
