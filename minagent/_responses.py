@@ -445,24 +445,14 @@ class Fold:
 
 
 def _coalesce(contents: list[Content]) -> list[Content]:
-    """Join adjacent texts, and adjacent reasoning texts with equal or missing ids (TY-10)."""
+    """Join adjacent reasoning texts with equal or missing ids (TY-10); adjacent texts are already
+    one content, `Fold` joins them as they come."""
     out: list[Content] = []
     i, n = 0, len(contents)
     while i < n:
         first = contents[i]
         j = i + 1
-        if first.type == "text":
-            while j < n and contents[j].type == "text":
-                j += 1
-            if j - i > 1:
-                group = contents[i:j]
-                props = [c.additional_properties for c in group if c.additional_properties]
-                first = replace(
-                    first,
-                    text="".join([c.text or "" for c in group]),
-                    additional_properties={k: v for p in reversed(props) for k, v in p.items()},
-                )
-        elif first.type == "text_reasoning":
+        if first.type == "text_reasoning":
             rid = first.id
             while j < n and contents[j].type == "text_reasoning" and (contents[j].id in (None, rid) or rid is None):
                 rid = rid or contents[j].id

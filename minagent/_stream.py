@@ -84,7 +84,6 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         "_inner",
         "_iterating",
         "_iterator",
-        "_keep",
         "_map",
         "_recorder",
         "_result_hooks",
@@ -116,8 +115,8 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         self._cleanup_hooks: list[CleanupHook] = list(cleanup_hooks or ())
         self._result_hooks: list[ResultHook] = list(result_hooks or ())
         self._updates: list[TUpdate] = []
-        self._keep = True  # record updates; False for streams whose finalizer does not read them (ST-14)
-        self._recorder: Callable[[Any], Any] | None = None  # takes each raw update instead of the list (ST-14)
+        # takes each raw update: the list (ST-4), a fold, or nothing for a stream that keeps none (ST-14)
+        self._recorder: Callable[[Any], Any] = self._updates.append
         self._state = _NEW
         self._cleaned = False
         self._consumer: object = None
@@ -165,7 +164,8 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         consumer loop: no extra generator between the two streams, one frame less per update."""
         outer: ResponseStream[Any, Any] = ResponseStream(source, finalizer=finalizer)
         outer._map = transform
-        outer._keep = keep
+        if not keep:
+            outer._recorder = _ignore
         return outer
 
     @classmethod
@@ -173,7 +173,6 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         """A stream that folds each raw update into ``fold`` as it passes (its ``add``) and finalises
         to ``fold.result()``: what the final response needs, not the updates, is kept (ST-14)."""
         stream: ResponseStream[TUpdate, Any] = cls(source, finalizer=lambda _updates: fold.result())
-        stream._keep = False
         stream._recorder = fold.add
         return stream
 
@@ -184,7 +183,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         """A stream whose final response comes from the work itself, not from its updates: it keeps
         no list of them (ST-14)."""
         stream: ResponseStream[TUpdate, TFinal] = cls(source, finalizer=lambda _updates: final())
-        stream._keep = False
+        stream._recorder = _ignore
         return stream
 
     def with_transform_hook(self, hook: TransformHook) -> ResponseStream[TUpdate, TFinal]:
@@ -239,7 +238,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         if not self._has_final:
             other = self._iterating
             if other is not None and other is not asyncio.current_task() and not other.done():
-                await self._wait_for_end()  # ST-13: another task is iterating: let it read every update
+                await self._wait_while(self._other_iterating)  # ST-13: let the iterating task read every update
             if self._state in (_NEW, _OPEN):
                 async for _ in self._consume():  # finalises on exhaustion
                     pass
@@ -287,7 +286,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         updates (ST-14), no transform hook, no mapping, and its source is iterable as it is."""
         return (
             self._state == _NEW
-            and not self._keep
+            and self._recorder is _ignore
             and not self._transform_hooks
             and self._map is None
             and hasattr(self._source, "__aiter__")
@@ -303,13 +302,13 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._iterating = task
         try:
             step = (await self._open()).__anext__
-            record = self._recorder or (self._updates.append if self._keep else _ignore)
+            record = self._recorder
             hooks = self._transform_hooks  # the list itself: hooks added later still apply
             mapper = self._map
             awaited = mapper is not None and inspect.iscoroutinefunction(mapper)
             while True:
                 if self._busy:  # ST-13: another task is pulling; take turns, never pull twice at once
-                    await self._wait_turn()
+                    await self._wait_while(lambda: self._busy)
                     if self._state != _OPEN:
                         return
                 self._consumer = token
@@ -357,10 +356,10 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             finally:
                 self._finalizing.set_result(None)
 
-    async def _wait_for_end(self) -> None:
-        """Wait until the stream is no longer open (exhausted, failed or closed) or the other task's
-        iteration is over."""
-        while self._state == _OPEN and self._iterating is not None and not self._iterating.done():
+    async def _wait_while(self, condition: Callable[[], bool]) -> None:
+        """Wait, woken by `_wake_all`, until ``condition`` no longer holds or the stream is no
+        longer open (ST-13); a cancelled waiter leaves no trace."""
+        while self._state == _OPEN and condition():
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
@@ -369,15 +368,8 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
 
-    async def _wait_turn(self) -> None:
-        while self._busy and self._state == _OPEN:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
+    def _other_iterating(self) -> bool:
+        return self._iterating is not None and not self._iterating.done()
 
     def _wake_all(self) -> None:
         for waiter in self._waiters:
