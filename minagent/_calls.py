@@ -26,6 +26,7 @@ from typing import Any, NamedTuple, overload
 
 from . import _tracing
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
+from ._issues import shorten
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._options import tool_name
 from ._schema import validate
@@ -109,14 +110,14 @@ class CallRunner:
         """One call: validate, run through function middleware, turn the outcome into a result."""
         name, call_id = call.name or "", call.call_id or ""
         if logger.isEnabledFor(DEBUG):
-            logger.debug("tool call %s [%s]", _shorten(name), call_id)  # OB-15: never the arguments
+            logger.debug("tool call %s [%s]", shorten(name, MAX_NAME_CHARS), call_id)  # OB-15: never the arguments
         tool = self.tools.get(name)
         if tool is None:
             if self.config.terminate_on_unknown_calls:
                 raise UnknownToolError(name)
             available = ", ".join(sorted(self.tools)) or "none"
-            text = f'Error: Requested function "{_shorten(name)}" not found. Available functions: {available}.'
-            return _error(call_id, text, f"unknown function {_shorten(name)!r}"), False
+            text = f'Error: Requested function "{shorten(name, MAX_NAME_CHARS)}" not found. Available functions: {available}.'
+            return _error(call_id, text, f"unknown function {shorten(name, MAX_NAME_CHARS)!r}"), False
         try:
             arguments = call.parse_arguments() or {}
         except ContentError as exc:
@@ -234,13 +235,11 @@ MAX_ISSUES_SHOWN = 20  # LP-29: validation problems listed per call
 MAX_ISSUE_CHARS = 300  # LP-29: one problem's line
 
 
-def _shorten(text: str, limit: int = MAX_NAME_CHARS) -> str:
-    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def _issue_text(issues: Sequence[Any]) -> str:
     """LP-29: at most MAX_ISSUES_SHOWN lines of at most MAX_ISSUE_CHARS, then how many more."""
-    lines = [_shorten(str(issue), MAX_ISSUE_CHARS) for issue in issues[:MAX_ISSUES_SHOWN]]
+    lines = [shorten(str(issue), MAX_ISSUE_CHARS) for issue in issues[:MAX_ISSUES_SHOWN]]
     if len(issues) > MAX_ISSUES_SHOWN:
         lines.append(f"... and {len(issues) - MAX_ISSUES_SHOWN} more problems")
     return "\n".join(lines)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
-__all__ = ["ValidationIssue", "describe", "describe_issues", "json_type", "property_path", "render"]
+__all__ = ["ValidationIssue", "describe", "describe_issues", "json_type", "property_path", "render", "shorten"]
 
 _MAX_VALUE_CHARS = 60
 _JSON_NAMES: tuple[tuple[type, str], ...] = (
@@ -51,7 +51,12 @@ def render(value: object) -> str:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         text = " ".join(repr(value).split())
-    return text if len(text) <= _MAX_VALUE_CHARS else text[: _MAX_VALUE_CHARS - 3] + "..."
+    return shorten(text, _MAX_VALUE_CHARS)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, ending in ``...`` when cut (LP-29)."""
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def describe(value: object) -> str:

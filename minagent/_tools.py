@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
+from ._issues import shorten
 from ._limits import argument_limits
 from ._schema import ValidationIssue, _names_context, compile_fast_check, function_schema, validate
 
@@ -42,7 +43,7 @@ class UnknownToolError(MinagentError, KeyError):
     """The model called a tool that does not exist and `terminate_on_unknown_calls` is set (LP-12)."""
 
     def __init__(self, name: str) -> None:
-        shown = name if len(name) <= 64 else f"{name[:61]}..."  # LP-29: bounded, the full name stays in .name
+        shown = shorten(name, 64)  # LP-29: bounded; the full name stays in .name
         super().__init__(f'the model requested function "{shown}", which is not among the tools of this run')
         self.name = name
 
