@@ -116,8 +116,9 @@ class CallRunner:
             if self.config.terminate_on_unknown_calls:
                 raise UnknownToolError(name)
             available = ", ".join(sorted(self.tools)) or "none"
-            text = f'Error: Requested function "{shorten(name, MAX_NAME_CHARS)}" not found. Available functions: {available}.'
-            return _error(call_id, text, f"unknown function {shorten(name, MAX_NAME_CHARS)!r}"), False
+            shown = shorten(name, MAX_NAME_CHARS)  # LP-29
+            text = f'Error: Requested function "{shown}" not found. Available functions: {available}.'
+            return _error(call_id, text, f"unknown function {shown!r}"), False
         try:
             arguments = call.parse_arguments() or {}
         except ContentError as exc:
