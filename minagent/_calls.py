@@ -236,8 +236,6 @@ MAX_ISSUES_SHOWN = 20  # LP-29: validation problems listed per call
 MAX_ISSUE_CHARS = 300  # LP-29: one problem's line
 
 
-
-
 def _issue_text(issues: Sequence[Any]) -> str:
     """LP-29: at most MAX_ISSUES_SHOWN lines of at most MAX_ISSUE_CHARS, then how many more."""
     lines = [shorten(str(issue), MAX_ISSUE_CHARS) for issue in issues[:MAX_ISSUES_SHOWN]]
