@@ -1,14 +1,15 @@
-"""Profile one minagent scenario with cProfile and list the hot spots in minagent's code.
+"""Profile one of the shared harness's minagent scenarios with cProfile: minagent's hot spots.
 
-    python benchmarks/prof.py S4               # the streaming scenario
-    python benchmarks/prof.py S2 --ops 50      # 50 tool-loop runs
-    python benchmarks/prof.py "M0 3 mw" --all  # every function, not only minagent's
+    python benchmarks/prof.py stream_1000            # the 1000-chunk stream
+    python benchmarks/prof.py tool_loop_10 --ops 50  # 50 tool-loop runs
+    python benchmarks/prof.py single_turn --all      # every function, not only minagent's
 
-Scenarios: M0 await, M0 empty, M0 1 mw, M0 3 mw, S1, S2, S2x1, S3, S4, S5 (as in run.py).
-After one checked warm-up operation, ``--ops`` operations run under the profiler; the table
-gives, per function, the cumulative time (itself and what it calls) and the self time as a
-percentage of the profiled total. Profiling inflates call-heavy code, so read it for where the
-time goes, not for absolute figures (those come from run.py).
+The scenario is ``bench_minagent.py``'s own setup from the shared harness (found as by
+``run.py``). After one checked operation, ``--ops`` operations run under the profiler; the
+header gives the function calls per operation (all, and those in minagent/), the table per
+function the cumulative time (itself and what it calls) and the self time as a share of the
+profiled total. Profiling inflates call-heavy code: read it for where the time goes, not for
+figures (those come from run.py).
 """
 
 from __future__ import annotations
@@ -16,45 +17,53 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import os
 import pstats
 import sys
 from pathlib import Path
+from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-sys.path[:0] = [str(ROOT), str(BENCH)]
+from run import ROOT, HarnessMissing, find_harness
 
-from _harness import Bench  # noqa: E402
-from scenarios import m0_benches, minagent_benches  # noqa: E402
+DEFAULT_OPS = {"single_turn": 2000, "stream_1000": 20, "concurrent_100": 2}
 
 
 def main(argv: list[str]) -> int:
-    benches: dict[str, Bench] = {b.scenario: b for b in [*m0_benches(), *minagent_benches()]}
+    try:
+        harness = find_harness()
+    except HarnessMissing as exc:
+        print(f"benchmarks/prof.py: {exc}", file=sys.stderr)
+        return 2
+    os.environ["MINAGENT_ROOT"] = str(ROOT)
+    sys.path.insert(0, str(harness))
+    import bench_minagent  # type: ignore[import-not-found]  # the harness's scenarios; puts MINAGENT_ROOT first on sys.path
+
+    setups: dict[str, Any] = bench_minagent.SETUPS
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("scenario", choices=sorted(benches))
+    parser.add_argument("scenario", choices=sorted(setups))
     parser.add_argument("--ops", type=int, help="operations to profile (default: by scenario)")
     parser.add_argument("--limit", type=int, default=25, help="rows to print")
     parser.add_argument("--all", action="store_true", help="not only functions in minagent/")
     args = parser.parse_args(argv)
-    bench = benches[args.scenario]
-    ops = args.ops or {"S5": 2, "S4": 10}.get(args.scenario, 20_000 if "M0" in args.scenario else 100)
+    ops = args.ops or DEFAULT_OPS.get(args.scenario, 200)
     profiler = cProfile.Profile()
 
     async def go() -> None:
-        bench.prepare(1)
-        await bench.run(1)
-        bench.check(1)
-        bench.prepare(ops)
+        operation = await setups[args.scenario]()
+        result = await operation.run()
+        if operation.check is not None:
+            operation.check(result)
         profiler.enable()
-        await bench.run(ops)
+        for _ in range(ops):
+            await operation.run()
         profiler.disable()
-        bench.check(ops)
 
     asyncio.run(go())
-    stats = pstats.Stats(profiler)
-    entries = stats.stats  # type: ignore[attr-defined]
+    entries = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     total = sum(tt for _cc, _nc, tt, _ct, _callers in entries.values()) or 1.0
     package = str(ROOT / "minagent")
+    calls_all = sum(nc for _cc, nc, _tt, _ct, _callers in entries.values())
+    calls_ours = sum(nc for (filename, _, _), (_cc, nc, *_rest) in entries.items() if filename.startswith(package))
     rows = []
     for (filename, line, name), (_cc, calls, tt, ct, _callers) in entries.items():
         if not args.all and not filename.startswith(package):
@@ -62,7 +71,10 @@ def main(argv: list[str]) -> int:
         where = Path(filename).relative_to(ROOT) if filename.startswith(str(ROOT)) else filename
         rows.append((ct / total, tt / total, calls, f"{where}:{line}:{name}"))
     rows.sort(reverse=True)
-    print(f"{args.scenario}: {ops} operations, {total:.3f} s profiled")
+    print(
+        f"{args.scenario}: {ops} operations, {total:.3f} s profiled; per operation "
+        f"{calls_all / ops:,.0f} function calls, {calls_ours / ops:,.0f} of them in minagent/"
+    )
     print(f"{'cum %':>6}  {'self %':>6}  {'calls':>8}  function")
     for cum, own, calls, where in rows[: args.limit]:
         print(f"{cum:6.1%}  {own:6.1%}  {calls:8d}  {where}")

@@ -1,22 +1,23 @@
-"""minagent overhead benchmarks: one command, one table (see benchmarks/README.md).
+"""minagent's overhead, measured with the shared harness (see benchmarks/README.md).
 
-    python benchmarks/run.py                 # full run
-    python benchmarks/run.py --quick         # fewer, shorter repetitions (for trying things)
-    python benchmarks/run.py --repeat 15     # more repetitions
-    python benchmarks/run.py --peers         # also Microsoft Agent Framework and LangChain v1,
-                                             # installed on demand into benchmarks/peers/.venv
-    python benchmarks/run.py --json out.json # also write every sample as JSON
+    python benchmarks/run.py                  # floor + minagent, 3 interleaved rounds, import time
+    python benchmarks/run.py --quick          # 1 short round (noisy; for trying things)
+    python benchmarks/run.py --peers          # also the upstream framework and LangChain v1
+    python benchmarks/run.py --json out.json  # also every record as JSON
 
-Every scenario is measured next to the plain-asyncio floor (``floor.py``) in the same process
-and printed as a ratio to it, with the target ratio and PASS/MISS. A MISS is reported, never
-turned into a failing exit status; a scenario that does the wrong work (wrong tool-call count,
-wrong final text) is an error.
+The scenarios, the plain-asyncio floor (``bench_raw.py``) and the measuring method are the
+shared harness's (``$MINAGENT_BENCH_HARNESS``, else ``../shared/bench`` beside this checkout);
+this script runs its ``bench_<framework>.py`` scripts as subprocesses the way its
+``compare.sh`` does, with ``MINAGENT_ROOT`` set to this checkout, and adds the targets of
+issue 14 with PASS/MISS, the harness's ``peak_kb`` and the import-time check.
+
+Exit status: 0; 1 when a scenario did the wrong work or crashed (never because of a MISS);
+2 when the shared harness is not found.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import platform
@@ -24,461 +25,292 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-sys.path[:0] = [str(ROOT), str(BENCH)]  # measure this checkout's minagent, not an installed one
+VENV = BENCH / ".venv-peers"
 
-try:
-    import resource
-except ImportError:  # not on Windows
-    resource = None  # type: ignore[assignment]
-
-from _harness import Bench, Result, derive_per_iteration, measure_all  # noqa: E402
-from floor import TURNS, floor_benches  # noqa: E402
-from scenarios import m0_benches, minagent_benches  # noqa: E402
-
-TARGETS = {"S1": 15.0, "S2": 10.0, "S3": 12.0, "S4": 10.0, "S5": 10.0}
-IMPORT_BUDGET_MS = 25.0
-PEERS_DIR = BENCH / "peers"
-VENV = PEERS_DIR / ".venv"
-PEERS: dict[str, dict[str, Any]] = {
-    "agent-framework": {
-        "script": "af.py",
-        "requirements": ["agent-framework-core"],
-        "import": "from agent_framework import Agent",  # the package loads lazily
-    },
-    "langchain-v1": {
-        "script": "langchain_v1.py",
-        "requirements": ["langchain>=1,<2"],
-        "import": "from langchain.agents import create_agent",
-    },
+SCENARIOS = ["single_turn", "tool_loop_10", "middleware_3x3", "stream_1000", "concurrent_100"]
+FLOOR = "raw-asyncio"
+# framework name in the harness's records -> its script
+SCRIPTS = {FLOOR: "bench_raw.py", "minagent": "bench_minagent.py"}
+PEER_SCRIPTS = {"agent-framework": "bench_af.py", "langchain": "bench_lc.py"}
+PEER_IMPORTS = {
+    "agent-framework": "from agent_framework import Agent",
+    "langchain": "from langchain.agents import create_agent",
 }
+# minagent's targets (issue 14): time as a ratio to the floor; peak memory in KiB; import in ms
+TARGET_RATIO = {
+    "single_turn": 12.0,
+    "tool_loop_10": 8.0,
+    "middleware_3x3": 8.0,
+    "stream_1000": 10.0,
+    "concurrent_100": 6.0,
+}
+TARGET_PEAK_KB = {"stream_1000": 200.0}
+TARGET_IMPORT_EXTRA_MS = 20.0
+STRETCH = 10.0  # minagent at least this many times faster than the upstream framework
 
 
-# -- settings ----------------------------------------------------------------------------------
+class HarnessMissing(Exception):
+    pass
+
+
+def find_harness() -> Path:
+    configured = os.environ.get("MINAGENT_BENCH_HARNESS")
+    where = Path(configured) if configured else ROOT.parent / "shared" / "bench"
+    if not (where / "common.py").is_file() or not (where / "bench_raw.py").is_file():
+        source = "$MINAGENT_BENCH_HARNESS" if configured else "the default location"
+        raise HarnessMissing(
+            f"shared benchmark harness not found at {where} ({source}): "
+            "set MINAGENT_BENCH_HARNESS to the folder holding common.py and bench_raw.py"
+        )
+    return where.resolve()
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="3 short repetitions (noisy)")
-    parser.add_argument("--repeat", type=int, help="timed repetitions per scenario (default 9)")
-    parser.add_argument("--peers", action="store_true", help="also run the peer frameworks")
-    parser.add_argument("--json", metavar="FILE", help="write all results and samples to FILE")
-    parser.add_argument("--gc-off", action="store_true", help="disable the garbage collector inside timed batches")
+    parser.add_argument("--quick", action="store_true", help="1 round at scale 0.2, 5 import runs")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3)")
+    parser.add_argument("--scale", type=float, help="the harness's BENCH_SCALE (default 0.5)")
+    parser.add_argument("--reps", type=int, default=3, help="the harness's BENCH_REPS (default 3)")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset")
+    parser.add_argument("--import-runs", type=int, help="fresh processes per import statement (default 11; 0 skips)")
+    parser.add_argument("--peers", action="store_true", help="also the peers, in benchmarks/.venv-peers")
+    parser.add_argument("--json", metavar="FILE", help="write every record and the summary to FILE")
     args = parser.parse_args(argv)
-    args.repeat = args.repeat or (3 if args.quick else 9)
-    args.target_ms = 20 if args.quick else 100  # duration of one timed repetition
-    args.import_runs = 5 if args.quick else 21
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
+    args.rounds = args.rounds or (1 if args.quick else 3)
+    args.scale = args.scale or (0.2 if args.quick else 0.5)
+    args.import_runs = (5 if args.quick else 11) if args.import_runs is None else args.import_runs
+    if args.rounds < 1 or args.reps < 1 or args.scale <= 0:
+        parser.error("--rounds and --reps must be at least 1, --scale above 0")
     return args
 
 
-# -- in-process scenarios ------------------------------------------------------------------------
+# -- running the harness ---------------------------------------------------------------------------
 
 
-def interleaved(*groups: list[Bench]) -> list[Bench]:
-    """Floor and framework of one scenario measured back to back, under the same load."""
-    out: list[Bench] = []
-    for items in zip(*groups, strict=True):
-        out.extend(items)
-    return out
+def run_script(python: str, harness: Path, script: str, args: argparse.Namespace) -> tuple[list[dict[str, Any]], str]:
+    """One ``bench_*.py`` run: its JSON records (printed one per line as each scenario ends) and an
+    error line, empty when it exited cleanly."""
+    env = {**os.environ, "MINAGENT_ROOT": str(ROOT), "BENCH_SCALE": str(args.scale), "BENCH_REPS": str(args.reps)}
+    command = [python, script, "--scenarios", args.scenarios]
+    done = subprocess.run(command, cwd=harness, env=env, capture_output=True, text=True)
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    error = ""
+    if done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        error = f"{script}: {lines[-1].strip() if lines else f'exit status {done.returncode}'}"
+    return records, error
 
 
-async def measure_in_process(args: argparse.Namespace, errors: list[str]) -> list[Result]:
-    def failed(bench: Bench, exc: BaseException) -> None:
-        errors.append(f"{bench.scenario} {bench.impl}: {type(exc).__name__}: {exc}")
-
-    benches = [*m0_benches(), *interleaved(floor_benches(), minagent_benches())]
-    return await measure_all(
-        benches,
-        repeat=args.repeat,
-        target_ns=args.target_ms * 1_000_000,
-        gc_enabled=not args.gc_off,
-        on_error=failed,
-    )
-
-
-# -- import time -------------------------------------------------------------------------------
-
-
-def _children_cpu_ms() -> float:
-    if resource is None:
-        return 0.0
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (usage.ru_utime + usage.ru_stime) * 1000
+def measure(
+    harness: Path, frameworks: dict[str, tuple[str, str]], args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Every framework once per round, in turn, so that all see the same machine load."""
+    records: list[dict[str, Any]] = []
+    errors: list[str] = []
+    for number in range(1, args.rounds + 1):
+        print(f"round {number}/{args.rounds}: {', '.join(frameworks)}", file=sys.stderr, flush=True)
+        for python, script in frameworks.values():
+            got, error = run_script(python, harness, script, args)
+            records += got
+            if error:
+                errors.append(error)
+    return records, errors
 
 
-def import_times(python: str, statements: list[str], runs: int, cwd: Path) -> list[tuple[float, float]]:
-    """Median wall and CPU time (ms) of ``python -c STATEMENT`` in fresh processes.
-
-    The statements alternate, so a burst of load hits all of them alike. The CPU time (user +
-    system of the child, from ``getrusage``) is 0 where ``resource`` does not exist.
-    """
-    wall: list[list[float]] = [[] for _ in statements]
-    cpu: list[list[float]] = [[] for _ in statements]
+def import_times(python: str, statements: list[str], runs: int) -> list[float]:
+    """Median wall time (ms) of ``python -c STATEMENT`` in fresh processes, the statements alternating."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONPATH"] = str(ROOT)  # this checkout's minagent, not an installed copy
+    times: list[list[float]] = [[] for _ in statements]
     for statement in statements:  # warm the bytecode caches
-        subprocess.run([python, "-c", statement], cwd=cwd, env=env, check=True)
+        subprocess.run([python, "-c", statement], cwd=ROOT, env=env, check=True, capture_output=True)
     for _ in range(runs):
         for i, statement in enumerate(statements):
-            used = _children_cpu_ms()
             start = time.perf_counter_ns()
-            subprocess.run([python, "-c", statement], cwd=cwd, env=env, check=True)
-            wall[i].append((time.perf_counter_ns() - start) / 1e6)
-            cpu[i].append(_children_cpu_ms() - used)
-    return [(statistics.median(w), statistics.median(c)) for w, c in zip(wall, cpu, strict=True)]
+            subprocess.run([python, "-c", statement], cwd=ROOT, env=env, check=True, capture_output=True)
+            times[i].append((time.perf_counter_ns() - start) / 1e6)
+    return [statistics.median(t) for t in times]
 
 
-# -- peers ---------------------------------------------------------------------------------------
+# -- peers -----------------------------------------------------------------------------------------
 
 
-def venv_python() -> Path:
-    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-
-
-def ensure_venv() -> str | None:
-    """Create benchmarks/peers/.venv if needed; the reason it cannot be used, or None."""
-    if venv_python().exists():
-        return None
-    print(f"peers: creating {VENV.relative_to(ROOT)} ...", flush=True)
-    done = subprocess.run([sys.executable, "-m", "venv", str(VENV)], capture_output=True, text=True)
-    if done.returncode != 0:
-        return f"python -m venv failed: {_last_line(done.stderr)}"
-    return None
-
-
-def ensure_peer(name: str, spec: dict[str, Any]) -> str | None:
-    """Install the peer's packages into the venv if it cannot import them; a reason, or None."""
-    python = str(venv_python())
-    probe = [python, "-c", spec["import"]]
-    if subprocess.run(probe, capture_output=True).returncode == 0:
-        return None
-    print(f"peers: installing {' '.join(spec['requirements'])} ...", flush=True)
-    log = VENV / f"pip-{name}.log"
-    try:
+def peers_python(harness: Path) -> str:
+    """benchmarks/.venv-peers with the harness's requirements-lock.txt (made on first use)."""
+    python = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    if not python.exists():
+        print(f"peers: creating {VENV.relative_to(ROOT)} ...", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        (VENV / ".gitignore").write_text("*\n")  # as Python 3.13's venv does
+    stamp = VENV / "requirements-lock.txt"
+    lock = (harness / "requirements-lock.txt").read_text()
+    if not stamp.exists() or stamp.read_text() != lock:
+        print("peers: installing the harness's requirements-lock.txt ...", file=sys.stderr, flush=True)
+        log = VENV / "pip.log"
         with log.open("w") as out:
-            done = subprocess.run(
-                [python, "-m", "pip", "install", "-q", *spec["requirements"]],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                timeout=1800,
-            )
-    except subprocess.TimeoutExpired:
-        return "pip install timed out"
-    if done.returncode != 0:
-        return f"pip install failed: {_last_line(log.read_text())} (log: {log.relative_to(ROOT)})"
-    imported = subprocess.run(probe, capture_output=True, text=True)
-    if imported.returncode != 0:
-        return f"installed but `{spec['import']}` fails: {_last_line(imported.stderr)}"
-    return None
+            command = [str(python), "-m", "pip", "install", "-r", str(harness / "requirements-lock.txt")]
+            if subprocess.run(command, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+                raise OSError(f"pip install failed, see {log.relative_to(ROOT)}")
+        stamp.write_text(lock)
+    return str(python)
 
 
-def run_peer(name: str, spec: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
-    """Run one peer script in the venv; its JSON report, or {"skipped": reason}."""
-    command = [str(venv_python()), str(PEERS_DIR / spec["script"])]
-    command += ["--repeat", str(args.repeat), "--target-ms", str(args.target_ms)]
-    command += ["--gc-off"] if args.gc_off else []
-    print(f"peers: running {name} ...", flush=True)
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=3600, cwd=BENCH)
-    except subprocess.TimeoutExpired:
-        return {"skipped": "timed out after 3600 s"}
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if not lines:
-        reason = _last_line(done.stderr) or f"exit status {done.returncode}, no report"
-        return {"skipped": f"crashed: {reason}"}
-    try:
-        report: dict[str, Any] = json.loads(lines[-1])
-    except json.JSONDecodeError as exc:
-        return {"skipped": f"unreadable report: {exc}"}
-    return report
+# -- the tables ------------------------------------------------------------------------------------
 
 
-def run_peers(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
-    reports: dict[str, dict[str, Any]] = {}
-    reason = ensure_venv()
-    for name, spec in PEERS.items():
-        why = reason or ensure_peer(name, spec)
-        if why:
-            reports[name] = {"skipped": why}
-            continue
-        report = run_peer(name, spec, args)
-        if "skipped" not in report:
-            python = str(venv_python())
-            base, framework = import_times(python, ["import asyncio", spec["import"]], args.import_runs, BENCH)
-            report["import_ms"] = {"asyncio": base, "framework": framework}
-        reports[name] = report
-    return reports
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
-    return lines[-1][:300] if lines else ""
-
-
-# -- the table -----------------------------------------------------------------------------------
-
-
-def fmt_time(ns: float) -> str:
-    if abs(ns) >= 1e6:
-        return f"{ns / 1e6:.2f} ms"
-    if abs(ns) >= 1e3:
-        return f"{ns / 1e3:.1f} us"
-    return f"{ns:.0f} ns"
-
-
-def fmt_bytes(size: int | None) -> str:
-    if size is None:
-        return ""
-    return f"{size / 1024:.1f} KiB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.2f} MiB"
-
-
-def build_rows(
-    results: list[Result],
-    peers: dict[str, dict[str, Any]],
-    imports: dict[str, tuple[float, float]],
-) -> list[dict[str, Any]]:
-    """One dict per table row, in display order, with ratio and verdict filled in."""
-    by: dict[tuple[str, str], Result] = {(r.scenario, r.impl): r for r in results}
-    floors: dict[str, str] = {"minagent": "floor", "floor": "floor"}  # impl -> its floor's impl
-    for name, report in peers.items():
-        for row in report.get("results", []):
-            result = Result(**row)
-            by[(result.scenario, result.impl)] = result
-        floors[name] = f"floor@{name}"
-    impls = ["floor", "minagent", *peers]
-    measured = list(by.values())
-    for impl in {r.impl for r in measured}:  # every implementation and every peer's floor
-        per_iter = derive_per_iteration(measured, TURNS, impl)
-        if per_iter is not None:
-            by[("S2/iter", impl)] = per_iter
-
-    rows: list[dict[str, Any]] = []
-
-    def add(result: Result, floor: Result | None, target: float | None) -> None:
-        ratio = result.ns_per_op / floor.ns_per_op if floor and floor.ns_per_op > 0 else None
-        cpu_ratio = result.cpu_ns_per_op / floor.cpu_ns_per_op if floor and floor.cpu_ns_per_op > 0 else None
-        verdict = ""
-        if target is not None and ratio is not None:
-            verdict = "PASS" if ratio <= target else "MISS"
-        rows.append(
-            {
-                "scenario": result.scenario,
-                "impl": result.impl,
-                "ns_per_op": result.ns_per_op,
-                "spread": result.spread,
-                "cpu_ns_per_op": result.cpu_ns_per_op,
-                "ratio": ratio,
-                "cpu_ratio": cpu_ratio,
-                "target": target,
-                "verdict": verdict,
-                "peak_bytes": result.peak_bytes,
-                "ops_per_rep": result.ops_per_rep,
-                "samples": result.samples,
-                "cpu_samples": result.cpu_samples,
-            }
-        )
-
-    m0_floor = by.get(("M0 await", "asyncio"))
-    for scenario in ("M0 await", "M0 empty", "M0 1 mw", "M0 3 mw"):
-        impl = "asyncio" if scenario == "M0 await" else "minagent"
-        if (scenario, impl) in by:
-            add(by[(scenario, impl)], m0_floor, None)
-    for scenario in ("S1", "S2", "S2/iter", "S3", "S4", "S5"):
-        for impl in impls:
-            result = by.get((scenario, impl))
-            if result is None:
-                continue
-            floor = by.get((scenario, floors[impl]))
-            target = TARGETS.get(scenario) if impl == "minagent" else None
-            add(result, floor, target)
-    if imports:
-        base = imports["asyncio"]
-        rows.append(_import_row("asyncio", base, base, None))
-        rows.append(_import_row("minagent", imports["minagent"], base, IMPORT_BUDGET_MS))
-    for name, report in peers.items():
-        if "import_ms" in report:
-            base, framework = report["import_ms"]["asyncio"], report["import_ms"]["framework"]
-            rows.append(_import_row(name, framework, base, None))
-    return rows
-
-
-def _import_row(impl: str, ms: Sequence[float], base: Sequence[float], budget: float | None) -> dict[str, Any]:
-    extra = ms[0] - base[0]
-    verdict = ("PASS" if extra <= budget else "MISS") if budget is not None else ""
+def summarise(records: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, float]]:
+    """Median seconds per op and median peak_kb per (framework, scenario) over the rounds."""
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for record in records:
+        runs[(record["framework"], record["scenario"])].append(record)
     return {
-        "scenario": "import",
-        "impl": impl,
-        "ms": ms[0],
-        "cpu_ms": ms[1],
-        "extra_ms": extra,
-        "cpu_extra_ms": ms[1] - base[1],
-        "target_extra_ms": budget,
-        "verdict": verdict,
+        key: {
+            "seconds_per_op": statistics.median(r["seconds_per_op"] for r in rows),
+            "peak_kb": statistics.median(r["peak_kb"] for r in rows),
+        }
+        for key, rows in runs.items()
     }
 
 
-def render(rows: list[dict[str, Any]], peers: dict[str, dict[str, Any]]) -> str:
-    header = ("scenario", "impl", "time/op", "noise", "cpu/op", "x floor", "target", "", "peak mem")
-    table: list[tuple[str, ...]] = [header]
-    previous = None
-    for row in rows:
-        scenario = row["scenario"] if row["scenario"] != previous else ""
-        previous = row["scenario"]
-        if row["scenario"] == "import":
-            extra = "" if row["impl"] == "asyncio" else f"+{row['extra_ms']:.1f} ms"
-            target = f"<= +{row['target_extra_ms']:.0f} ms" if row["target_extra_ms"] else ""
-            table.append(
-                (
-                    scenario,
-                    row["impl"],
-                    f"{row['ms']:.1f} ms",
-                    "",
-                    f"{row['cpu_ms']:.1f} ms" if row["cpu_ms"] else "",
-                    extra,
-                    target,
-                    row["verdict"],
-                    "",
-                )
-            )
-            continue
-        ratio = f"{row['ratio']:.1f}x" if row["ratio"] is not None else ""
-        target = f"<= {row['target']:.0f}x" if row["target"] else ""
-        noise = f"±{row['spread']:.0%}" if row["spread"] else ""
-        table.append(
-            (
-                scenario,
-                row["impl"],
-                fmt_time(row["ns_per_op"]),
-                noise,
-                fmt_time(row["cpu_ns_per_op"]),
-                ratio,
-                target,
-                row["verdict"],
-                fmt_bytes(row["peak_bytes"]),
-            )
-        )
-    for name, report in peers.items():
-        if "skipped" in report:
-            table.append(("(peer)", name, "skipped: " + report["skipped"], *[""] * 6))
-        for scenario, reason in report.get("skipped_scenarios", {}).items():
-            table.append((scenario, name, "skipped: " + reason, *[""] * 6))
-    widths = [max(len(line[i]) for line in table if len(line[2]) < 40) for i in range(len(header))]
-    right = {2, 3, 4, 5, 8}
-    out = []
-    for line in table:
-        if line[2].startswith("skipped:"):
-            out.append(f"{line[0]:<{widths[0]}}  {line[1]:<{widths[1]}}  {line[2]}")
-            continue
-        cells = [cell.rjust(widths[i]) if i in right else cell.ljust(widths[i]) for i, cell in enumerate(line)]
-        out.append("  ".join(cells).rstrip())
-        if line is header:
-            out.append("-" * len(out[-1]))
-    return "\n".join(out)
+def verdict(value: float | None, limit: float | None) -> str:
+    if value is None or limit is None:
+        return ""
+    return "PASS" if value <= limit else "MISS"
 
 
-def _miss(row: dict[str, Any]) -> str:
-    if row["scenario"] == "import":
-        return f"import {row['impl']} (+{row['extra_ms']:.1f} ms)"
-    return f"{row['scenario']} {row['impl']} ({row['ratio']:.1f}x)"
+def tables(
+    med: dict[tuple[str, str], dict[str, float]], frameworks: list[str], scenarios: list[str]
+) -> tuple[list[str], list[str]]:
+    """The markdown tables (time, peak memory) and the list of misses."""
+    peer = "agent-framework" if "agent-framework" in frameworks else None
+    misses: list[str] = []
+    head = ["scenario", *frameworks, "target", "verdict"] + (["af / minagent"] if peer else [])
+    time_rows = [head, ["---"] * len(head)]
+    for s in scenarios:
+        floor = med.get((FLOOR, s), {}).get("seconds_per_op")
+        cells = [s]
+        for f in frameworks:
+            t = med.get((f, s), {}).get("seconds_per_op")
+            if t is None:
+                cells.append("—")
+            elif floor and f != FLOOR:
+                cells.append(f"{t * 1e6:,.1f} µs ({t / floor:.1f}x)")
+            else:
+                cells.append(f"{t * 1e6:,.1f} µs")
+        ours = med.get(("minagent", s), {}).get("seconds_per_op")
+        ratio = ours / floor if ours and floor else None
+        target = TARGET_RATIO.get(s)
+        cells += [f"≤ {target:g}x" if target else "", verdict(ratio, target)]
+        if verdict(ratio, target) == "MISS":
+            misses.append(f"{s} {ratio:.1f}x (≤ {target:g}x)")
+        if peer:
+            theirs = med.get((peer, s), {}).get("seconds_per_op")
+            faster = theirs / ours if theirs and ours else None
+            cells.append(f"{faster:.1f}x {'PASS' if faster >= STRETCH else 'MISS'}" if faster else "—")
+        time_rows.append(cells)
+    head = ["peak_kb", *frameworks, "target", "verdict"]
+    memory_rows = [head, ["---"] * len(head)]
+    for s in scenarios:
+        cells = [s]
+        for f in frameworks:
+            kb = med.get((f, s), {}).get("peak_kb")
+            cells.append("—" if kb is None else f"{kb:,.1f}")
+        ours_kb = med.get(("minagent", s), {}).get("peak_kb")
+        limit = TARGET_PEAK_KB.get(s)
+        cells += [f"≤ {limit:g} KiB" if limit else "", verdict(ours_kb, limit)]
+        if verdict(ours_kb, limit) == "MISS":
+            misses.append(f"{s} peak {ours_kb:,.1f} KiB (≤ {limit:g} KiB)")
+        memory_rows.append(cells)
+    lines = [*map(markdown, time_rows), "", *map(markdown, memory_rows)]
+    return lines, misses
 
 
-def notes(rows: list[dict[str, Any]], peers: dict[str, dict[str, Any]], errors: list[str]) -> list[str]:
-    lines = []
-    m0 = {r["scenario"]: r for r in rows if r["scenario"].startswith("M0")}
-    if {"M0 empty", "M0 3 mw", "M0 await"} <= m0.keys():
-        parts = []
-        for key, label in (("ns_per_op", "wall"), ("cpu_ns_per_op", "cpu")):
-            per_mw = (m0["M0 3 mw"][key] - m0["M0 empty"][key]) / 3
-            fixed = m0["M0 empty"][key] - m0["M0 await"][key]
-            parts.append(f"{fmt_time(fixed)} + {fmt_time(per_mw)} per middleware ({label})")
-        lines.append("M0: run_pipeline over a plain await costs " + "; ".join(parts) + ".")
-    for name, report in peers.items():
-        status = f"skipped: {report['skipped']}" if "skipped" in report else "ran"
-        lines.append(f"peer {name}: {report.get('version', '?')}, {status}")
-    misses = [_miss(r) for r in rows if r["verdict"] == "MISS"]
-    lines.append("targets missed: " + (", ".join(misses) if misses else "none"))
-    lines.extend(f"ERROR (scenario did the wrong work or crashed): {e}" for e in errors)
-    return lines
+def markdown(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
 
 
 def checkout() -> str:
     """The commit measured, and whether minagent/ had uncommitted changes."""
+
+    def git(*command: str) -> str:
+        return subprocess.run(["git", *command], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--", "minagent"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
+        head, dirty = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", "--", "minagent")
     except OSError:
         return "(no git)"
     return f"{head or '?'}{' + uncommitted changes' if dirty else ''}"
 
 
-# -- main ----------------------------------------------------------------------------------------
+# -- main ------------------------------------------------------------------------------------------
 
 
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    try:
+        harness = find_harness()
+    except HarnessMissing as exc:
+        print(f"benchmarks/run.py: {exc}", file=sys.stderr)
+        return 2
+    scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    frameworks = {name: (sys.executable, script) for name, script in SCRIPTS.items()}
+    if args.peers:
+        try:
+            python = peers_python(harness)
+        except (subprocess.CalledProcessError, OSError) as exc:
+            print(f"benchmarks/run.py: cannot prepare {VENV.relative_to(ROOT)}: {exc}", file=sys.stderr)
+            return 1
+        # as compare.sh with PEERS=1: every framework under the venv's interpreter
+        frameworks = {name: (python, script) for name, script in {**SCRIPTS, **PEER_SCRIPTS}.items()}
     started = time.time()
-    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(
-        f"minagent benchmarks: Python {platform.python_version()} on {platform.machine()}, "
-        f"{os.cpu_count()} CPUs, load {load_before and ' '.join(f'{x:.2f}' for x in load_before)}; "
-        f"{args.repeat} repetitions of ~{args.target_ms} ms, median; gc "
-        f"{'off' if args.gc_off else 'on'} while timing; minagent {checkout()}",
+        f"minagent {checkout()} against the shared harness {harness}; Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, load {load and ' '.join(f'{x:.2f}' for x in load)}; "
+        f"{args.rounds} round(s), BENCH_SCALE={args.scale:g}, BENCH_REPS={args.reps}; medians over the rounds",
         flush=True,
     )
-    errors: list[str] = []
-    results = asyncio.run(measure_in_process(args, errors))
-    base, minagent_ms = import_times(sys.executable, ["import asyncio", "import minagent"], args.import_runs, ROOT)
-    imports = {"asyncio": base, "minagent": minagent_ms}
-    peers = run_peers(args) if args.peers else {}
-    rows = build_rows(results, peers, imports)
-    load_after = os.getloadavg() if hasattr(os, "getloadavg") else None
+    records, errors = measure(harness, frameworks, args)
+    med = summarise(records)
+    lines, misses = tables(med, list(frameworks), scenarios)
+    imports: dict[str, float] = {}
+    if args.import_runs > 0:
+        python = frameworks["minagent"][0]
+        statements = {"asyncio": "import asyncio", "minagent": "import minagent"}
+        if args.peers:
+            statements.update(PEER_IMPORTS)
+        imports = dict(zip(statements, import_times(python, list(statements.values()), args.import_runs), strict=True))
     print()
-    print(render(rows, peers))
-    print()
-    for line in notes(rows, peers, errors):
-        print(line)
-    print(
-        f"load average {load_after and ' '.join(f'{x:.2f}' for x in load_after)} at the end; "
-        f"{time.time() - started:.0f} s in all."
-    )
-    if peers:
-        print(
-            "Peer rows are divided by the floor measured inside the peer's own process; a peer's "
-            "import is compared with `import asyncio` in the peers' venv."
+    print("\n".join(lines))
+    if imports:
+        extra = imports["minagent"] - imports["asyncio"]
+        check = verdict(extra, TARGET_IMPORT_EXTRA_MS)
+        others = "".join(
+            f", {name} +{ms - imports['asyncio']:.1f} ms" for name, ms in imports.items() if name in PEER_IMPORTS
         )
+        print(
+            f"\nimport (median of {args.import_runs} fresh processes): asyncio {imports['asyncio']:.1f} ms, "
+            f"minagent {imports['minagent']:.1f} ms = asyncio +{extra:.1f} ms "
+            f"(target ≤ +{TARGET_IMPORT_EXTRA_MS:g} ms) {check}{others}"
+        )
+        if check == "MISS":
+            misses.append(f"import +{extra:.1f} ms (≤ +{TARGET_IMPORT_EXTRA_MS:g} ms)")
+    print("\ntargets missed: " + ("; ".join(misses) if misses else "none"))
+    for error in errors:
+        print(f"ERROR (a scenario did the wrong work or crashed): {error}")
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    print(f"load {load and ' '.join(f'{x:.2f}' for x in load)} at the end; {time.time() - started:.0f} s in all.")
     if args.json:
-        data = {
-            "meta": {
-                "python": platform.python_version(),
-                "platform": platform.platform(),
-                "cpus": os.cpu_count(),
-                "load_before": load_before,
-                "load_after": load_after,
-                "repeat": args.repeat,
-                "target_ms": args.target_ms,
-                "gc_enabled_while_timing": not args.gc_off,
-                "minagent": checkout(),
-                "started": started,
-            },
-            "rows": rows,
-            "peers": {name: {k: v for k, v in report.items() if k != "results"} for name, report in peers.items()},
-            "errors": errors,
-        }
+        summary = {f"{f} {s}": v for (f, s), v in med.items()}
+        data = {"minagent": checkout(), "harness": str(harness), "records": records, "medians": summary}
+        data |= {"import_ms": imports, "misses": misses, "errors": errors}
         Path(args.json).write_text(json.dumps(data, indent=2))
-        print(f"wrote {args.json}")
     return 1 if errors else 0
 
 
