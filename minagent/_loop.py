@@ -235,14 +235,27 @@ class ToolLoop:
                 no_tools = last or tool_choice_mode(self.options.get("tool_choice")) == "none"
                 result = await self._model_result(last)
                 if isinstance(result, ResponseStream):  # streaming: relay each update as it comes (LP-2)
+                    model_stream, lent = result, result._lend()  # ST-16: read here, into the stream's fold
                     try:
-                        async for update in result:
-                            if no_tools and (update := _without_calls(update)) is None:  # type: ignore[assignment]
-                                continue
-                            yield update
+                        if lent is None:
+                            async for update in model_stream:
+                                if no_tools and (update := _without_calls(update)) is None:  # type: ignore[assignment]
+                                    continue
+                                yield update
+                        else:
+                            updates, record = lent
+                            try:
+                                async for update in updates:
+                                    record(update)
+                                    if no_tools and (update := _without_calls(update)) is None:  # type: ignore[assignment]
+                                        continue
+                                    yield update
+                            except Exception as exc:  # the provider's stream failed: so does the model's stream
+                                await model_stream._fail(exc)
+                                raise
+                        result = await model_stream.get_final_response()
                     finally:  # LP-22: the model's stream is closed on early exit too
-                        await result.aclose()
-                    result = await result.get_final_response()
+                        await model_stream.aclose()
                 fallback = self._record(result, no_tools)
                 if fallback is not None and self.stream:
                     yield _as_update(fallback)

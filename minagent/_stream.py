@@ -281,6 +281,24 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._iterator = aiter(source)
         return self._iterator
 
+    def _lend(self) -> tuple[AsyncIterator[Any], Callable[[Any], Any]] | None:
+        """ST-16: the source's iterator and this stream's recorder, for the tool loop to read the
+        source itself, or None when the stream must be read as any consumer reads it (started,
+        mapped, transformed, or its source still to be awaited). The stream is then open with that
+        iterator: finalising it reads on from there (the exhausted source ends at once), `aclose`
+        closes it, and `_fail` fails it."""
+        if (
+            self._state != _NEW
+            or self._transform_hooks
+            or self._map is not None
+            or self._inner is not None
+            or not hasattr(self._source, "__aiter__")
+        ):
+            return None
+        self._state = _OPEN
+        self._iterator = aiter(self._source)
+        return self._iterator, self._recorder
+
     def _relays_only(self) -> bool:
         """A stream that adds nothing between its source and its reader (ST-15): unstarted, keeps no
         updates (ST-14), no transform hook, no mapping, and its source is iterable as it is."""

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import AsyncIterator
+from typing import Any
 
-from minagent import Agent, ResponseStream
+import pytest
+
+from minagent import Agent, BaseChatClient, ChatContext, ChatResponse, ChatResponseUpdate, Content, ResponseStream
 from minagent.testing import ScriptedChatClient, text_chunks
 
 
@@ -187,3 +191,95 @@ def test_a_fold_keeps_strings_not_updates() -> None:
     assert result == ChatResponse.from_updates(updates)
     assert result.text == "".join(f"w{i} " for i in range(1000))
     assert result.usage_details == UsageDetails(1, 2)
+
+
+class _ChunkClient(BaseChatClient):
+    """Streams ``chunks``, then raises ``fail`` when given (fault injection for ST-16)."""
+
+    def __init__(self, chunks: list[str], fail: Exception | None = None) -> None:
+        super().__init__()
+        self.chunks, self.fail, self.closed = chunks, fail, 0
+        self.readers: set[str] = set()  # the functions that pulled this generator
+
+    async def _inner_get_response(self, *, messages: Any, options: Any, **kwargs: Any) -> ChatResponse:
+        raise AssertionError("streaming only")
+
+    async def _inner_get_streaming_response(
+        self, *, messages: Any, options: Any, **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        try:
+            for chunk in self.chunks:
+                caller = sys._getframe(0).f_back
+                self.readers.add(caller.f_code.co_name if caller is not None else "?")
+                yield ChatResponseUpdate([Content.from_text(chunk)], "assistant")
+            if self.fail is not None:
+                raise self.fail
+        finally:
+            self.closed += 1
+
+
+def _watching_middleware(seen: dict[str, Any]) -> Any:
+    async def watch(context: ChatContext, call_next: Any) -> None:
+        await call_next()
+        seen["stream"] = context.result
+        context.result.with_result_hook(lambda r: seen.setdefault("results", []).append(r.text))
+        context.result.with_cleanup_hook(lambda: seen.setdefault("cleanups", []).append(1))
+
+    return watch
+
+
+@pytest.mark.parametrize("with_middleware", [False, True])
+async def test_the_loop_reads_the_provider_stream_itself(with_middleware: bool) -> None:
+    """ST-16: the loop pulls the provider's generator itself (the model stream's iterator is the
+    provider's generator), the model stream still folds and finalises once, its result and cleanup
+    hooks run once."""
+    seen: dict[str, Any] = {}
+    client = _ChunkClient(["a", "b", "c"])
+    agent = Agent(client, middleware=[_watching_middleware(seen)] if with_middleware else [])
+    stream = agent.run("hi", stream=True)
+    assert [u.text async for u in stream] == ["a", "b", "c"]
+    assert (await stream.get_final_response()).text == "abc"
+    assert client.closed == 1
+    assert client.readers == {"drive"}  # the loop's driver, not a stream's reader in between
+    if with_middleware:
+        model_stream = seen["stream"]
+        assert model_stream._iterator.ag_code is _ChunkClient._inner_get_streaming_response.__code__
+        assert model_stream._state == "done"
+        assert seen["results"] == ["abc"]
+        assert seen["cleanups"] == [1]
+        assert (await model_stream.get_final_response()).text == "abc"
+
+
+async def test_a_failing_provider_stream_fails_the_model_stream() -> None:
+    """ST-16: an error of the provider's stream reaches the caller and fails the model stream,
+    whose cleanup hooks run once; nothing is finalised."""
+    seen: dict[str, Any] = {}
+    client = _ChunkClient(["a", "b"], fail=RuntimeError("provider broke"))
+    agent = Agent(client, middleware=[_watching_middleware(seen)])
+    stream = agent.run("hi", stream=True)
+    got: list[str] = []
+    with pytest.raises(RuntimeError, match="provider broke"):
+        async for update in stream:
+            got.append(update.text)
+    assert got == ["a", "b"]
+    assert seen["stream"]._state == "failed"
+    assert isinstance(seen["stream"]._error, RuntimeError)
+    assert seen["cleanups"] == [1]
+    assert "results" not in seen
+    assert client.closed == 1
+
+
+async def test_closing_the_run_early_closes_the_lent_provider_stream() -> None:
+    """ST-16, LP-22: leaving the agent's stream after one update closes the model stream and the
+    provider's generator; the model stream's cleanup hook runs once."""
+    seen: dict[str, Any] = {}
+    client = _ChunkClient(["a", "b", "c"])
+    agent = Agent(client, middleware=[_watching_middleware(seen)])
+    stream = agent.run("hi", stream=True)
+    async for update in stream:
+        assert update.text == "a"
+        break
+    await stream.aclose()
+    assert seen["stream"]._state == "closed"
+    assert seen["cleanups"] == [1]
+    assert client.closed == 1
