@@ -582,9 +582,10 @@ class RawAgent(BaseAgent):
         if thread is not None and thread.service_session_id:
             options.setdefault("conversation_id", thread.service_session_id)
         call_kwargs: dict[str, Any] = {}
-        extra = categorize_middleware(context.get_middleware()) if context.middleware else CategorizedMiddleware()
-        if found.chat or found.function or extra.chat or extra.function:  # each carries its layer (MW-3)
-            call_kwargs["middleware"] = [*found.function, *extra.function, *found.chat, *extra.chat]
+        if context.middleware:
+            found = categorize_middleware(found, context.get_middleware())
+        if found.chat or found.function:  # categorised once: the client takes it as it is (MW-3)
+            call_kwargs["middleware"] = found._replace(agent=()) if found.agent else found
         if inbox is not None:
             call_kwargs["inbox"] = inbox
         function_kwargs = {**request.kwargs, **request.function_kwargs}

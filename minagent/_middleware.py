@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import operator
 import typing
 import weakref
 from abc import ABC, abstractmethod
@@ -433,6 +434,12 @@ class CategorizedMiddleware(typing.NamedTuple):
     function: tuple[MiddlewareFn, ...] = ()
 
 
+_EMPTY = CategorizedMiddleware()
+# id(list or tuple) -> (its items when categorised, the result): a run categorises the agent's list
+# again, and finds it here when the list still holds the same objects (identity, not equality).
+_RECENT: dict[int, tuple[tuple[object, ...], CategorizedMiddleware]] = {}
+
+
 def categorize_middleware(*sources: object) -> CategorizedMiddleware:
     """Split middleware into agent, chat and function lists, keeping order (MW-3).
 
@@ -441,29 +448,57 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
     order. Class instances are stored as their bound ``process`` method, and the layer is
     remembered with that callable, so forwarding it to a client categorises it the same (MW-2).
     """
-    found: dict[Layer, list[MiddlewareFn]] = {"agent": [], "chat": [], "function": []}
+    parts: list[CategorizedMiddleware] = []
     for source in sources:
         if source is None:
             continue
         if isinstance(source, CategorizedMiddleware):
-            for layer in ("agent", "chat", "function"):
-                found[layer].extend(getattr(source, layer))
-            continue
-        items = source if isinstance(source, list | tuple) else (source,)
-        for item in items:
-            expand = getattr(type(item), "__minagent_middleware__", None)  # looked up on the type, as dunders are
-            if expand is not None:  # HK-1: an object that compiles to middleware takes its place in the list
-                for key, fns in zip(found, categorize_middleware(expand(item)), strict=True):
-                    found[key].extend(fns)
+            found = source
+        elif type(source) is list or type(source) is tuple or isinstance(source, list | tuple):
+            if not source:
                 continue
-            layer = middleware_layer(item)
-            if inspect.isroutine(item):
-                fn = item
-            else:
-                fn = item.process
-                with contextlib.suppress(TypeError):
-                    _LAYERS[fn] = layer  # lives as long as the list that holds `fn`
-            found[layer].append(fn)
+            found = _categorize_sequence(source)  # type: ignore[arg-type]
+        else:
+            found = _categorize_items((source,))
+        if found.agent or found.chat or found.function:
+            parts.append(found)
+    if not parts:
+        return _EMPTY
+    if len(parts) == 1:
+        return parts[0]
+    return CategorizedMiddleware(*(tuple(fn for part in parts for fn in part[i]) for i in range(3)))
+
+
+def _categorize_sequence(items: list[Any] | tuple[Any, ...]) -> CategorizedMiddleware:
+    """`_categorize_items`, remembered for a list or tuple that still holds the same objects."""
+    snapshot = tuple(items)
+    known = _RECENT.get(id(items))
+    if known is not None and len(known[0]) == len(snapshot) and all(map(operator.is_, known[0], snapshot)):
+        return known[1]
+    found = _categorize_items(snapshot)
+    if not any(hasattr(type(item), "__minagent_middleware__") for item in snapshot):  # HK-1 compiles per call
+        if len(_RECENT) >= 256:
+            _RECENT.clear()
+        _RECENT[id(items)] = (snapshot, found)
+    return found
+
+
+def _categorize_items(items: tuple[Any, ...]) -> CategorizedMiddleware:
+    found: dict[Layer, list[MiddlewareFn]] = {"agent": [], "chat": [], "function": []}
+    for item in items:
+        expand = getattr(type(item), "__minagent_middleware__", None)  # looked up on the type, as dunders are
+        if expand is not None:  # HK-1: an object that compiles to middleware takes its place in the list
+            for key, fns in zip(found, categorize_middleware(expand(item)), strict=True):
+                found[key].extend(fns)
+            continue
+        layer = middleware_layer(item)
+        if inspect.isroutine(item):
+            fn = item
+        else:
+            fn = item.process
+            with contextlib.suppress(TypeError):
+                _LAYERS[fn] = layer  # lives as long as the list that holds `fn`
+        found[layer].append(fn)
     return CategorizedMiddleware(tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"]))
 
 

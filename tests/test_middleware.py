@@ -562,3 +562,83 @@ def test_categorize_accepts_none_one_or_many_and_keeps_order() -> None:
     assert found.chat == (c1.process,)
     assert found.function == (f1.process,)
     assert categorize_middleware() == categorize_middleware(None, [], ())
+
+
+async def test_the_agent_forwards_one_categorized_middleware_to_its_client() -> None:
+    """MW-3: the client's get_response receives the chat and function layers as one
+    CategorizedMiddleware with an empty agent tuple, taken as it is (not detected again)."""
+    from minagent import Agent, CategorizedMiddleware
+    from minagent.testing import ScriptedChatClient
+
+    seen: list[Any] = []
+
+    class Watching(ScriptedChatClient):
+        def get_response(self, messages: Any, **kwargs: Any) -> Any:
+            seen.append(kwargs.get("middleware"))
+            return super().get_response(messages, **kwargs)
+
+    @agent_middleware
+    async def outer(context: Any, call_next: Any) -> None:
+        await call_next()
+
+    @chat_middleware
+    async def chat(context: Any, call_next: Any) -> None:
+        await call_next()
+
+    @function_middleware
+    async def func(context: Any, call_next: Any) -> None:
+        await call_next()
+
+    agent = Agent(Watching(["one", "two"]), middleware=[outer, chat, func])
+    assert (await agent.run("hi")).text == "one"
+    assert (await agent.run("hi", stream=True).get_final_response()).text == "two"
+    assert len(seen) == 2
+    for forwarded in seen:
+        assert isinstance(forwarded, CategorizedMiddleware)
+        assert forwarded == CategorizedMiddleware((), (chat,), (func,))
+
+
+_LAYER_MAKERS = {"agent": agent_middleware, "chat": chat_middleware, "function": function_middleware}
+
+
+def _made(layer: str, tag: int) -> Any:
+    async def mw(context: Any, call_next: Any) -> None:
+        await call_next()
+
+    mw.__qualname__ = f"{layer}{tag}"
+    return _LAYER_MAKERS[layer](mw)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=st.lists(st.sampled_from(["agent", "chat", "function"]), max_size=5),
+    edits=st.lists(
+        st.tuples(
+            st.sampled_from(["append", "insert", "pop", "replace", "reverse"]),
+            st.sampled_from(["agent", "chat", "function"]),
+            st.integers(0, 6),
+        ),
+        max_size=6,
+    ),
+)
+def test_a_list_changed_in_place_is_categorised_anew(first: list[str], edits: list[tuple[str, str, int]]) -> None:
+    """MW-3: categorising the same list object again after any in-place change gives exactly what a
+    fresh list with the same items gives (the remembered result never goes stale)."""
+    tag = iter(range(10_000))
+    items = [_made(layer, next(tag)) for layer in first]
+    categorize_middleware(items)
+    for op, layer, index in edits:
+        if op == "append":
+            items.append(_made(layer, next(tag)))
+        elif op == "insert":
+            items.insert(index, _made(layer, next(tag)))
+        elif op == "pop" and items:
+            items.pop(index % len(items))
+        elif op == "replace" and items:
+            items[index % len(items)] = _made(layer, next(tag))
+        elif op == "reverse":
+            items.reverse()
+        assert categorize_middleware(items) == categorize_middleware(list(items))
+        expected = {name: tuple(m for m in items if middleware_layer(m) == name) for name in _LAYER_MAKERS}
+        found = categorize_middleware(items)
+        assert (found.agent, found.chat, found.function) == (expected["agent"], expected["chat"], expected["function"])
