@@ -77,6 +77,8 @@ _PAIRED_KINDS = frozenset({"function_call", "function_result", *_APPROVAL_KINDS}
 class Outcome(enum.Enum):
     """How a step ended (spec/loop.md, "The loop as a table")."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hashing, no Python frame per lookup
+
     ANSWERED = "answered"  # the model's response has no call to act on
     STEERED = "steered"  # ... but the inbox received messages while the model answered (LP-17)
     CALLS = "calls"  # the response has calls to run (LP-4)
@@ -89,6 +91,7 @@ class Outcome(enum.Enum):
 
 
 class Step(enum.Enum):
+    __hash__ = object.__hash__
     CALL_MODEL = "call model"
     LAST_CALL = "last call"
     RUN_BATCH = "run batch"
@@ -192,12 +195,20 @@ class ToolLoop:
         self.errors_in_a_row = 0
         self.last_call = False  # this model call is the final one, with tool_choice "none"
         self.calls: list[Content] = []  # the calls the last model step asks for
+        self.asked: list[Content] = []  # the calls of the last recorded response, to act on (LP-4)
         # LP-28: the history is checked before a model call unless it is known valid: the loop's own
         # appends (a response's calls, then their results) keep a valid history valid, so only a
         # chat middleware's edits or a foreign message with calls or results make it unknown again.
         self.history_ok = False
         self.steps: list[tuple[Outcome, Step]] = []  # every (outcome, next step) of the run, in order
-        self.call_ids = {c.call_id for m in self.transcript for c in m.contents if c.type == "function_call"}
+        self.call_ids: set[str | None] = set()  # LP-26: the call ids of the run so far
+        self.resuming = False  # the given messages hold approval requests or answers (LP-14)
+        for m in self.transcript:
+            for c in m.contents:
+                if c.type == "function_call":
+                    self.call_ids.add(c.call_id)
+                elif c.type in _APPROVAL_KINDS:
+                    self.resuming = True
         tools = normalize_tools(options.get("tools"))
         if tools:
             options["tools"] = tools
@@ -212,7 +223,7 @@ class ToolLoop:
         update by update, here, so an update crosses one generator between provider and caller."""
         stream = self.stream  # non-streaming runs the same steps and yields nothing (LP-2)
         step = Step.CALL_MODEL
-        if any(c.type in _APPROVAL_KINDS for m in self.transcript for c in m.contents):
+        if self.resuming:
             updates, outcome = await self._resume_approvals()
             for update in updates:
                 yield update
@@ -287,7 +298,7 @@ class ToolLoop:
     # -- step: call the model ----------------------------------------------------------------
 
     def _classify_response(self, last: bool) -> Outcome:
-        calls = self._actionable_calls() if self.config.enabled and not last else []
+        calls = self.asked if self.config.enabled and not last else []
         self.calls = calls
         if not calls:  # LP-1: with enabled=False the calls are returned unexecuted
             steered = not last and self.config.enabled and self.inbox is not None and len(self.inbox) > 0
@@ -308,15 +319,19 @@ class ToolLoop:
             options["tool_choice"] = "none"
         if _tracing.TRACER is not None:  # OB-11
             _tracing.model_call(self.model_calls, options.get("tool_choice"), last)
+        client_kwargs, function_kwargs = self.client_kwargs, self.function_kwargs
         if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
             options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
+            client_kwargs, function_kwargs = dict(client_kwargs), dict(function_kwargs)
         context = ChatContext(
             self.client,
             self.transcript[self.sent :],
             options,
-            stream=self.stream,
-            kwargs=dict(self.client_kwargs),
-            function_invocation_kwargs=dict(self.function_kwargs),
+            self.stream,
+            None,
+            None,
+            client_kwargs,
+            function_invocation_kwargs=function_kwargs,
         )
         context._copy_pending = True  # LP-3: middleware edits affect this call only (copied on first access)
         return await run_pipeline(self.chat_middleware, context, self._leaf)
@@ -350,9 +365,20 @@ class ToolLoop:
             if self.last_call and not _visible(response):
                 fallback = Message("assistant", [LIMIT_FALLBACK_TEXT])
                 response = replace(response, messages=[*response.messages, fallback])
-        response = _unique_call_ids(_sendable_response(response), self.call_ids)  # LP-27, LP-26
-        if self.history_ok and any(c.type == "function_result" for m in response.messages for c in m.contents):
+        response = _checked_response(response, self.call_ids)  # LP-27, LP-26
+        calls: dict[str | None, Content] = {}
+        answered: set[str | None] = set()
+        for m in response.messages:
+            for c in m.contents:
+                if c.type == "function_call":
+                    if not c.informational_only:
+                        calls.setdefault(c.call_id, c)
+                elif c.type == "function_result":
+                    answered.add(c.call_id)
+        if answered:
             self.history_ok = False  # results in a model's own response: check again (LP-28)
+        # LP-4: the calls to act on, neither informational nor already answered in the response
+        self.asked = [c for call_id, c in calls.items() if call_id not in answered] if calls else []
         self.responses.append(response)
         if logger.isEnabledFor(DEBUG):  # OB-15: counts and names only, never contents or keyword arguments
             logger.debug(
@@ -396,17 +422,6 @@ class ToolLoop:
         if any(c.type in _PAIRED_KINDS for m in messages for c in m.contents):
             self.history_ok = False
         self._append(*messages)
-
-    def _actionable_calls(self) -> list[Content]:
-        """Calls of the last response that are neither informational nor already answered (LP-4)."""
-        response = self.responses[-1]
-        answered = {c.call_id for m in response.messages for c in m.contents if c.type == "function_result"}
-        calls: dict[str | None, Content] = {}
-        for m in response.messages:
-            for c in m.contents:
-                if c.type == "function_call" and not c.informational_only and c.call_id not in answered:
-                    calls.setdefault(c.call_id, c)
-        return list(calls.values())
 
     def _limit_reached(self) -> bool:
         cfg = self.config
@@ -588,38 +603,40 @@ def _sendable_content(c: Content) -> Content:
     return c
 
 
-def _sendable_response(response: ChatResponse) -> ChatResponse:
-    """LP-27: a copy of the response with every text repaired, or the response itself."""
-    messages = []
-    changed = False
-    for m in response.messages:
-        contents = [_sendable_content(c) for c in m.contents]
-        if any(new is not old for new, old in zip(contents, m.contents, strict=True)):
-            changed = True
-            m = m.with_contents(contents)
-        messages.append(m)
-    return replace(response, messages=messages) if changed else response
+def _checked_response(response: ChatResponse, seen: set[str | None]) -> ChatResponse:
+    """The response as the transcript takes it, in one pass; the response itself when nothing changes.
 
-
-def _unique_call_ids(response: ChatResponse, seen: set[str | None]) -> ChatResponse:
-    """LP-26: a call whose id an earlier call of this response (or of the run, ``seen``, which is
-    updated) already has gets the id ``<id>~<n>``, so every call gets its own result in both modes."""
-    changed = False
-    messages: list[Message] = []
-    for m in response.messages:
-        contents: list[Content] = []
-        for c in m.contents:
-            if _is_call(c) and c.call_id is not None:
-                if c.call_id in seen:
+    LP-27: every text, arguments and result string repaired (`sendable_text`). LP-26: a call whose id
+    an earlier call of this response or of the run (``seen``, which is updated) already has gets the
+    id ``<id>~<n>``, so every call gets its own result in both modes."""
+    messages: list[Message] | None = None
+    for i, m in enumerate(response.messages):
+        contents: list[Content] | None = None
+        for k, c in enumerate(m.contents):
+            new = c
+            text, arguments, result = c.text, c.arguments, c.result
+            if not (
+                (text is None or text.isascii())
+                and (type(arguments) is not str or arguments.isascii())
+                and (type(result) is not str or result.isascii())
+            ):
+                new = _sendable_content(c)
+            if new.type == "function_call" and not new.informational_only and new.call_id is not None:
+                if new.call_id in seen:
                     n = 2
-                    while f"{c.call_id}~{n}" in seen:
+                    while f"{new.call_id}~{n}" in seen:
                         n += 1
-                    c = replace(c, call_id=f"{c.call_id}~{n}")
-                    changed = True
-                seen.add(c.call_id)
-            contents.append(c)
-        messages.append(m.with_contents(contents) if changed and contents != m.contents else m)
-    return replace(response, messages=messages) if changed else response
+                    new = replace(new, call_id=f"{new.call_id}~{n}")
+                seen.add(new.call_id)
+            if new is not c:
+                if contents is None:
+                    contents = list(m.contents)
+                contents[k] = new
+        if contents is not None:
+            if messages is None:
+                messages = list(response.messages)
+            messages[i] = m.with_contents(contents)
+    return response if messages is None else replace(response, messages=messages)
 
 
 def _drop_calls(response: ChatResponse) -> ChatResponse:

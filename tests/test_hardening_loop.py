@@ -133,10 +133,10 @@ async def test_tool_like_objects_are_validated_like_function_tools(stream: bool)
 
 def test_the_final_response_type_is_unchanged() -> None:
     """LP-26: a response without duplicate ids is recorded unchanged (no copy, no rename)."""
-    from minagent._loop import _unique_call_ids
+    from minagent._loop import _checked_response
 
     response = ChatResponse([Message("assistant", [call("a", {}, call_id="x"), call("b", {}, call_id="y")])])
-    assert _unique_call_ids(response, set()) is response
+    assert _checked_response(response, set()) is response
 
 
 @MODES
