@@ -58,7 +58,7 @@ from ._structured import (
     StructuredOutputValidationError,
 )
 from ._threads import AgentThread, Context, ContextProvider
-from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, UnknownToolError, tool
+from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, ToolProtocol, UnknownToolError, tool
 from ._tracing import Span, Tracer, current_span, get_tracer, set_tracer
 from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageDetails, normalize_messages
 from ._version import __version__
@@ -208,6 +208,7 @@ __all__ = [
     "SupportsAgentRun",
     "SupportsChatGetResponse",
     "ToolError",
+    "ToolProtocol",
     "Tracer",
     "UnknownToolError",
     "UsageDetails",

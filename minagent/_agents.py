@@ -259,20 +259,6 @@ async def _consume(result: Any, callback: Callable[[Any], Any] | None) -> AgentR
     return AgentResponse.from_updates(texts)
 
 
-def _normalize_tools(tools: Any, known: list[Any]) -> list[Any]:
-    """`normalize_tools`, except that a plain function an earlier level already wrapped is that
-    same tool: one function given at several levels is one object, kept once (OP-3, AG-5)."""
-    if tools is None:
-        return []
-    items = list(tools) if isinstance(tools, Sequence) and not isinstance(tools, str) else [tools]
-    out: list[Any] = []
-    for item in items:
-        made = next((t for t in known if isinstance(t, FunctionTool) and t.func is item), None)
-        out.append(made or normalize_tools([item])[0])
-        known.append(out[-1])
-    return out
-
-
 class _RunRequest:
     """One run's inputs, as the agent middleware left them."""
 
@@ -387,7 +373,7 @@ class RawAgent(BaseAgent):
         if tools is not None:
             options["tools"] = tools
         if options.get("tools") is not None:
-            options["tools"] = merge_tools(_normalize_tools(options["tools"], []), None)
+            options["tools"] = merge_tools(normalize_tools(options["tools"], []), None)
         self.default_options: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
         if isinstance(context_providers, ContextProvider):
             context_providers = [context_providers]
@@ -473,19 +459,20 @@ class RawAgent(BaseAgent):
         ``kwargs`` and ``function_invocation_kwargs`` reach agent middleware and the tools'
         `FunctionInvocationContext.kwargs`; ``client_kwargs`` reach the model call only (AG-2).
         """
-        _reject_spellings(kwargs, _RUN_SPELLINGS, f"{type(self).__name__}.run()")
-        given = _session_of(thread, session)
-        if options is not None and not isinstance(options, Mapping):
+        if kwargs:
+            _reject_spellings(kwargs, _RUN_SPELLINGS, f"{type(self).__name__}.run()")
+        given = _session_of(thread, session) if thread is not None or session is not None else None
+        if options is not None and type(options) is not dict and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
         found = categorize_middleware(self.middleware, middleware)
         request = _RunRequest(
             normalize_messages(messages),
             given,
-            dict(options or {}),
+            dict(options) if options else {},
             tools,
             kwargs,
-            dict(function_invocation_kwargs or {}),
-            dict(client_kwargs or {}),
+            dict(function_invocation_kwargs) if function_invocation_kwargs else {},
+            dict(client_kwargs) if client_kwargs else {},
         )
         result: Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]
         if not found.agent:
@@ -555,21 +542,23 @@ class RawAgent(BaseAgent):
     ) -> tuple[list[Message], dict[str, Any], dict[str, Any]]:
         """Context providers, options assembly and the messages to send (AG-5, AG-6)."""
         thread = request.thread
-        known = list(self.default_options.get("tools", []))
+        known = list(self.default_options.get("tools", ()))
         context = await self._before_run(request)
-        instructions = context.instructions
-        provided_tools = _normalize_tools(context.tools, known) if context.tools else []
-        options = merge_options(
-            self.default_options,
-            {"instructions": "\n".join(instructions) or None, "tools": provided_tools or None},
-        )
-        run_options = dict(request.options)
+        provided: dict[str, Any] = {}  # what the providers add (SE-3)
+        if context.instructions:
+            provided["instructions"] = "\n".join(context.instructions) or None
+        if context.tools:
+            provided["tools"] = normalize_tools(context.tools, known) or None
+        options = merge_options(self.default_options, provided)
+        run_options = request.options
         if request.tools is not None or run_options.get("tools") is not None:
+            run_options = dict(run_options)
             run_options["tools"] = merge_tools(
-                _normalize_tools(run_options.get("tools"), known),
-                _normalize_tools(request.tools, known),
+                normalize_tools(run_options.get("tools"), known),
+                normalize_tools(request.tools, known),
             )
-        options = merge_options(options, run_options)
+        if run_options:
+            options = merge_options(options, run_options)
         if options.get("tools"):
             options.setdefault("tool_choice", "auto")
             agent_tools = self.default_options.get("tools", ())
@@ -603,7 +592,8 @@ class RawAgent(BaseAgent):
         the providers' messages (AG-5). Without a session the providers get a fresh one.
         """
         given = request.thread
-        request.claim = try_claim(given)
+        if given is not None:
+            request.claim = try_claim(given)
         providers: list[Any] = list(self.context_providers)
         session = given if given is not None or not providers else AgentSession()
         if (

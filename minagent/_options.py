@@ -95,7 +95,7 @@ def merge_options(base: Mapping[str, Any] | None, override: Mapping[str, Any] | 
     - every other key: the override wins (OP-6).
     """
     for argument, value in (("base", base), ("override", override)):
-        if value is not None and not isinstance(value, Mapping):
+        if value is not None and type(value) is not dict and not isinstance(value, Mapping):
             raise TypeError(
                 f"merge_options: {argument} must be a mapping of options or None, got {type(value).__name__}"
             )

@@ -333,8 +333,12 @@ class AgentResponseUpdate(_Update):
 
 
 def _message_list(messages: object) -> list[Message]:
-    if type(messages) is list and all(type(m) is Message for m in messages):
-        return list(messages)
+    if type(messages) is list:
+        for m in messages:
+            if type(m) is not Message:
+                break
+        else:
+            return list(messages)  # the common case: a list of messages, copied
     if messages is None:
         return []
     if isinstance(messages, Message):

@@ -10,7 +10,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence, Set
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
@@ -257,20 +257,54 @@ def tool(
     return make(func) if func is not None else make
 
 
-def normalize_tools(tools: Any) -> list[Any]:
-    """A tool list from None, one tool, a function, or a sequence of those (TL-2)."""
+def normalize_tools(tools: Any, known: list[Any] | None = None) -> list[Any]:
+    """A tool list from None, one tool, a function, or a sequence of those (TL-2): the one normaliser.
+
+    A plain function becomes a `FunctionTool`; with ``known`` (the tools of the levels before, which
+    this call extends), a function an earlier level already wrapped is that same tool, so one
+    function given at several levels is one object, kept once (OP-3, AG-5).
+    """
     if tools is None:
         return []
-    items = list(tools) if isinstance(tools, Sequence) and not isinstance(tools, str) else [tools]
+    items = tools if type(tools) is list or type(tools) is tuple else _as_items(tools)
     out: list[Any] = []
     for item in items:
-        if isinstance(item, FunctionTool | Mapping) or _is_tool_like(item) or _is_tool_set(item):
+        if type(item) is FunctionTool or isinstance(item, FunctionTool | Mapping) or is_tool(item):
             out.append(item)
         elif callable(item):
-            out.append(tool(item))
+            made = None
+            if known:
+                made = next((t for t in known if isinstance(t, FunctionTool) and t.func is item), None)
+            out.append(made or tool(item))
         else:
             raise ToolError(f"{item!r} is not a tool: expected a FunctionTool, a function or a declaration dict")
+        if known is not None:
+            known.append(out[-1])
     return out
+
+
+def _as_items(tools: Any) -> list[Any]:
+    return list(tools) if isinstance(tools, Sequence) and not isinstance(tools, str) else [tools]
+
+
+@runtime_checkable
+class ToolProtocol(Protocol):
+    """A tool the loop can call (TL-2): a name, a JSON schema of its parameters, and ``invoke``.
+
+    `FunctionTool`, an agent's ``as_tool()`` and MCP tools have this shape; any object with it is a
+    tool. A declaration dict or a declaration-only tool is declared to the model but not run (LP-11).
+    """
+
+    name: str
+    parameters: Any
+
+    async def invoke(self, arguments: Mapping[str, Any], context: Any = None) -> Any: ...
+
+
+def is_tool(item: object) -> bool:
+    """Whether ``item`` is a tool as it is: tool-like (`ToolProtocol`), or a tool set that stands
+    for several tools once connected (an MCP server, MCP-20)."""
+    return _is_tool_like(item) or _is_tool_set(item)
 
 
 def _is_tool_set(item: object) -> bool:

@@ -483,7 +483,11 @@ class Message(_Json):
         extra: Mapping[str, Any] | None = None,
         raw_representation: Any = None,
     ) -> None:
-        if not isinstance(role, str) or not role:
+        if type(role) is not str:
+            if not isinstance(role, str):
+                raise ContentError(f"Message role must be a non-empty str, got {role!r}")
+            role = role.value if isinstance(role, Role) else str(role)
+        if not role:
             raise ContentError(f"Message role must be a non-empty str, got {role!r}")
         if text is not None:
             if contents is not None:
@@ -491,7 +495,7 @@ class Message(_Json):
             if not isinstance(text, str):
                 raise ContentError(f"Message text must be a str, got {type(text).__name__}")
             contents = [text]
-        self.role = role.value if isinstance(role, Role) else role
+        self.role = role
         self.contents = content_list(contents)
         self.author_name = author_name
         self.message_id = message_id
@@ -565,6 +569,19 @@ def _contents_from(data: Mapping[str, Any], path: str) -> list[Content]:
 MessageInput: TypeAlias = str | Content | Message | Sequence[str | Content | Message] | None
 
 
+def _message(role: str, contents: list[Content]) -> Message:
+    """A message from a valid role and a list of `Content` (taken, not copied): no checks."""
+    new = Message.__new__(Message)
+    new.role = role
+    new.contents = contents
+    new.author_name = None
+    new.message_id = None
+    new.additional_properties = {}
+    new.extra = {}
+    new.raw_representation = None
+    return new
+
+
 def normalize_messages(messages: MessageInput) -> list[Message]:
     """Turn the loose inputs a run accepts into a list of messages (TY-7).
 
@@ -574,9 +591,13 @@ def normalize_messages(messages: MessageInput) -> list[Message]:
     if messages is None:
         return []
     if type(messages) is str:
-        return [Message("user", [Content("text", text=messages)])]
-    if type(messages) is list and all(type(m) is Message for m in messages):
-        return list(messages)  # the loop's and the agent's own lists: nothing to convert
+        return [_message("user", [Content("text", text=messages)])]
+    if type(messages) is list:
+        for m in messages:
+            if type(m) is not Message:
+                break
+        else:
+            return list(messages)  # the loop's and the agent's own lists: nothing to convert
     if isinstance(messages, str | Content | Message):
         messages = [messages]
     elif not isinstance(messages, Sequence) or isinstance(messages, bytes | bytearray):  # type: ignore[unreachable]

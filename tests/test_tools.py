@@ -763,3 +763,73 @@ async def test_unconvertible_result_is_an_error_result_not_a_failed_run() -> Non
     assert result.exception == "cannot serialise"
     assert "could not be converted to JSON: RuntimeError: cannot serialise" in result.result
     assert response.text == "done"
+
+
+class _Shaped:
+    """A tool of ToolProtocol's shape, no minagent base class (TL-12)."""
+
+    name = "shaped"
+    description = "doubles n"
+    parameters: dict[str, Any] = {  # noqa: RUF012
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "required": ["n"],
+    }
+
+    def __init__(self) -> None:
+        self.seen: list[Any] = []
+
+    async def invoke(self, arguments: Any, context: Any = None) -> int:
+        self.seen.append(dict(arguments))
+        return int(arguments["n"]) * 2
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_any_object_of_the_tool_protocol_is_called_like_a_function_tool(stream: bool) -> None:
+    """TL-12: FunctionTool, as_tool() and an object of the shape satisfy ToolProtocol; the loop calls
+    the shaped object with the validated arguments, in both modes."""
+    from minagent import Agent, ToolProtocol
+    from minagent.testing import ScriptedChatClient, call, reply
+
+    shaped = _Shaped()
+    assert isinstance(shaped, ToolProtocol)
+    assert isinstance(tool(get_weather), ToolProtocol)
+    assert isinstance(Agent(ScriptedChatClient([]), name="helper").as_tool(), ToolProtocol)
+    assert not isinstance(_NotATool(), ToolProtocol)
+    client = ScriptedChatClient([reply(call("shaped", {"n": 21}, call_id="c1")), "done"])
+    agent = Agent(client, tools=[shaped])
+    if stream:
+        response = await agent.run("go", stream=True).get_final_response()
+    else:
+        response = await agent.run("go")
+    assert shaped.seen == [{"n": 21}]
+    results = [c.result for m in response.messages for c in m.contents if c.type == "function_result"]
+    assert results == [42]
+    assert response.text == "done"
+
+
+@given(levels=st.lists(st.lists(st.sampled_from(["f", "g", "declared"]), max_size=3), min_size=1, max_size=4))
+def test_one_normaliser_wraps_a_function_once_across_levels(levels: list[list[str]]) -> None:
+    """TL-12, OP-3: normalising the levels of one run in order with one ``known`` list wraps each
+    plain function once: every later level gets the same FunctionTool object."""
+
+    def f(x: int) -> int:
+        return x
+
+    def g(y: str) -> str:
+        return y
+
+    source = {"f": f, "g": g, "declared": {"name": "declared", "parameters": {"type": "object"}}}
+    known: list[Any] = []
+    made: dict[str, Any] = {}
+    for level in levels:
+        out = normalize_tools([source[name] for name in level], known)
+        for name, item in zip(level, out, strict=True):
+            if name == "declared":
+                assert item is source["declared"]
+                continue
+            assert isinstance(item, FunctionTool)
+            assert item.func is source[name]
+            assert made.setdefault(name, item) is item
+    if "f" in made:  # without the run's known tools, a function is wrapped anew
+        assert normalize_tools([f])[0] is not made["f"]
