@@ -47,7 +47,7 @@ from ._middleware import ChatContext, MiddlewareFn, run_pipeline
 from ._responses import ChatResponse, ChatResponseUpdate, Fold
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration, normalize_tools
-from ._types import Content, Message, UsageDetails, add_usage
+from ._types import Content, Message, UsageDetails, _message, add_usage
 
 
 class Provider(Protocol):
@@ -181,6 +181,7 @@ class ToolLoop:
         self.transcript: list[Message] = list(messages)
         self.new_messages: list[Message] = []
         self.options = options
+        self.choice = tool_choice_mode(options.get("tool_choice"))  # the run's tool_choice mode (LP-7, LP-10)
         self.stream = stream
         self.chat_middleware = chat_middleware
         self.config = config
@@ -240,10 +241,11 @@ class ToolLoop:
                     yield update
             else:  # call the model: drain the inbox, call, relay, record, classify
                 last = step is Step.LAST_CALL
-                for message in self._drain_inbox():
-                    if stream:
-                        yield _as_update(message)
-                no_tools = last or tool_choice_mode(self.options.get("tool_choice")) == "none"
+                if self.inbox is not None:
+                    for message in self._drain_inbox():
+                        if stream:
+                            yield _as_update(message)
+                no_tools = last or self.choice == "none"
                 result = await self._model_result(last)
                 if isinstance(result, ResponseStream):  # streaming: relay each update as it comes (LP-2)
                     model_stream, lent = result, result._lend()  # ST-16: read here, into the stream's fold
@@ -254,9 +256,9 @@ class ToolLoop:
                                     continue
                                 yield update
                         else:
-                            updates, record = lent
+                            provider_updates, record = lent
                             try:
-                                async for update in updates:
+                                async for update in provider_updates:
                                     record(update)
                                     if no_tools and (update := _without_calls(update)) is None:  # type: ignore[assignment]
                                         continue
@@ -385,7 +387,7 @@ class ToolLoop:
                 "model call %d (model=%s, tool_choice=%s, stream=%s): finish_reason=%s, %d message(s)",
                 self.model_calls,
                 self.options.get("model"),
-                "none" if self.last_call else tool_choice_mode(self.options.get("tool_choice")),
+                "none" if self.last_call else self.choice,
                 self.stream,
                 response.finish_reason,
                 len(response.messages),
@@ -536,17 +538,18 @@ class ToolLoop:
         self.calls_made += len(runnable)
         added: list[Message] = []
         if results:
-            tool_message = Message("tool", results)
+            tool_message = _message("tool", results)
             self._append(tool_message)
             added.append(tool_message)
             self.errors_in_a_row = self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
-        self._append_foreign(batch.arrived)  # LP-15: after the results, never between a call and its result
-        added.extend(batch.arrived)
+        if batch.arrived:
+            self._append_foreign(batch.arrived)  # LP-15: after the results, never between a call and its result
+            added.extend(batch.arrived)
         updates = [_as_update(message) for message in added] if self.stream else []
         if pending:
             self._mark_pending(pending, batch.surfaced)
         if forced is None:
-            forced = tool_choice_mode(self.options.get("tool_choice")) == "required"
+            forced = self.choice == "required"
         return updates, _classify_batch(terminated, bool(pending), forced, self._limit_reached())
 
     def _mark_pending(self, pending: Sequence[Content], surfaced: Sequence[Content]) -> None:

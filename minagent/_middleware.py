@@ -457,7 +457,7 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
         elif type(source) is list or type(source) is tuple or isinstance(source, list | tuple):
             if not source:
                 continue
-            found = _categorize_sequence(source)  # type: ignore[arg-type]
+            found = _categorize_sequence(source)
         else:
             found = _categorize_items((source,))
         if found.agent or found.chat or found.function:
@@ -540,10 +540,11 @@ async def run_pipeline(
             context.result = stop.result
     if context.result is None:
         context.result = context.empty_result()
-    if isinstance(context, AgentContext | ChatContext):
+    layer = context.LAYER
+    if layer != "function":  # an AgentContext or a ChatContext
         if context.stream:
             _attach_stream_hooks(context)
-        elif isinstance(context, ChatContext) and not isinstance(context.result, ChatResponse):
+        elif layer == "chat" and not isinstance(context.result, ChatResponse):
             raise MiddlewareException(  # MW-13: the tool loop consumes it
                 f"chat pipeline is not streaming, so context.result must be a ChatResponse, got "
                 f"{type(context.result).__name__}; wrap it: ChatResponse(messages=[Message('assistant', [text])])"

@@ -23,6 +23,7 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NamedTuple, NoReturn, NotRequired, Required, Union
 
+from . import _limits as _limit_state
 from ._docstrings import parse_docstring
 from ._issues import ValidationIssue, describe_issues
 from ._issues import describe as _describe
@@ -658,9 +659,7 @@ def compile_fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | Non
     def check(value: Any) -> bool:
         if type(value) is not dict or not needed <= value.keys():
             return False
-        from ._limits import argument_limits  # the limits in force now (SC-48)
-
-        limits = argument_limits()
+        limits = _limit_state._argument_limits  # the limits in force now (SC-48)
         for key, item in value.items():
             kind = kinds.get(key)
             form = type(item)

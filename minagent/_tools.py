@@ -59,6 +59,7 @@ class FunctionTool:
     """
 
     __slots__ = (
+        "_async_of",
         "_context_parameter",
         "_converter",
         "_fast_check",
@@ -109,6 +110,7 @@ class FunctionTool:
         self.sequential = sequential
         self._context_parameter: str | None = None
         self._fast_check: tuple[Any, Callable[[Any], bool] | None] | None = None
+        self._async_of: tuple[Any, bool] | None = None  # (func, whether it is async), for the func in use
         self._converter: ArgumentConverter | None = None  # TL-10: only with a generated schema
         if parameters is not None:
             if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
@@ -174,8 +176,11 @@ class FunctionTool:
         if self._context_parameter is not None:
             kwargs[self._context_parameter] = context
         self.invocation_count += 1
+        known = self._async_of
+        if known is None or known[0] is not func:  # `func` may be replaced: asked again then
+            known = self._async_of = (func, _is_async(func))
         try:
-            if _is_async(func):
+            if known[1]:
                 return await func(**kwargs)
             result = await asyncio.to_thread(_call_in_thread, func, kwargs)
             if inspect.isawaitable(result):
@@ -342,7 +347,10 @@ def _is_tool_like(item: object) -> bool:
 
 def result_value(value: Any) -> Any:
     """A tool's return value as JSON data for a function_result (TL-5), strict JSON (TL-11)."""
-    if value is None or isinstance(value, str | bool):
+    kind = type(value)
+    if value is None or kind is str or kind is bool:
+        return value
+    if isinstance(value, str | bool):
         return value
     if isinstance(value, int):  # TL-11: an integer too long for the next request becomes its digits
         return value if _short(value) else str(value)

@@ -258,9 +258,13 @@ async def test_a_failing_provider_stream_fails_the_model_stream() -> None:
     agent = Agent(client, middleware=[_watching_middleware(seen)])
     stream = agent.run("hi", stream=True)
     got: list[str] = []
-    with pytest.raises(RuntimeError, match="provider broke"):
+
+    async def consume() -> None:
         async for update in stream:
             got.append(update.text)
+
+    with pytest.raises(RuntimeError, match="provider broke"):
+        await consume()
     assert got == ["a", "b"]
     assert seen["stream"]._state == "failed"
     assert isinstance(seen["stream"]._error, RuntimeError)
