@@ -8,7 +8,8 @@ contents, so a stream's finalizer can run over updates the consumer has already 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from typing import Any, ClassVar, Protocol, Self, TypeVar, cast
 
@@ -288,7 +289,7 @@ class _Update(_Wire):
         return self.text
 
 
-@dataclass(eq=True)
+@dataclass(eq=True, init=False)
 class ChatResponseUpdate(_Update):
     """One streamed chunk of a chat-client call."""
 
@@ -298,8 +299,48 @@ class ChatResponseUpdate(_Update):
     conversation_id: str | None = None
     model: str | None = None
 
+    def __init__(
+        self,
+        contents: Sequence[Content | str | Mapping[str, Any]] | Content | str | None = None,
+        role: str | None = None,
+        *,
+        author_name: str | None = None,
+        response_id: str | None = None,
+        message_id: str | None = None,
+        created_at: str | None = None,
+        finish_reason: str | None = None,
+        additional_properties: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        conversation_id: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        # written out (a provider makes one per streamed chunk): the dataclass's fields, in order
+        self.contents = _update_contents(contents)
+        self.role = role
+        self.author_name = author_name
+        self.response_id = response_id
+        self.message_id = message_id
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.additional_properties = {} if additional_properties is None else additional_properties
+        self.extra = {} if extra is None else extra
+        self.raw_representation = raw_representation
+        self.conversation_id = conversation_id
+        self.model = model
 
-@dataclass(eq=True)
+
+def _update_contents(contents: object) -> list[Content]:
+    """`content_list`, with the chunk's common case — a list of `Content` — copied in place."""
+    if type(contents) is list:
+        for item in contents:
+            if type(item) is not Content:
+                return content_list(contents)
+        return contents.copy()
+    return content_list(contents)
+
+
+@dataclass(eq=True, init=False)
 class AgentResponseUpdate(_Update):
     """One streamed chunk of an agent run."""
 
@@ -307,6 +348,33 @@ class AgentResponseUpdate(_Update):
 
     _: KW_ONLY
     agent_id: str | None = None
+
+    def __init__(
+        self,
+        contents: Sequence[Content | str | Mapping[str, Any]] | Content | str | None = None,
+        role: str | None = None,
+        *,
+        author_name: str | None = None,
+        response_id: str | None = None,
+        message_id: str | None = None,
+        created_at: str | None = None,
+        finish_reason: str | None = None,
+        additional_properties: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        agent_id: str | None = None,
+    ) -> None:
+        self.contents = _update_contents(contents)
+        self.role = role
+        self.author_name = author_name
+        self.response_id = response_id
+        self.message_id = message_id
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.additional_properties = {} if additional_properties is None else additional_properties
+        self.extra = {} if extra is None else extra
+        self.raw_representation = raw_representation
+        self.agent_id = agent_id
 
     @classmethod
     def from_chat_update(
@@ -371,16 +439,19 @@ class Fold:
     A stream of n text chunks therefore keeps n short strings, not n updates, and costs O(n).
     """
 
-    __slots__ = ("_first", "_props", "_texts", "messages", "response", "scalars", "usage")
+    __slots__ = ("_first", "_kind", "_names", "_props", "_read", "_texts", "messages", "response", "scalars", "usage")
 
     def __init__(self, response: _R) -> None:
         self.response: Any = response
         self.messages: list[Message] = response.messages
         self.usage: UsageDetails | None = response.usage_details
-        self.scalars = [name for name in _SCALARS if hasattr(response, name)]
+        self.scalars = tuple(name for name in _SCALARS if hasattr(response, name))
         self._first: Content | None = None  # the text run: its first content,
         self._texts: list[str] = []  # the texts of the run,
         self._props: list[dict[str, Any]] = []  # and their non-empty additional_properties
+        self._kind: type | None = None  # the update type last seen, its scalar fields and their reader
+        self._names: tuple[str, ...] = ()
+        self._read: Callable[[Any], tuple[Any, ...]] = _no_values
 
     def add(self, update: ChatResponseUpdate | AgentResponseUpdate) -> None:
         messages = self.messages
@@ -418,13 +489,16 @@ class Fold:
                 contents[index] = _merge_call(contents[index], content)
             else:
                 contents.append(content)
-        response = self.response
-        for name in self.scalars:
-            value = getattr(update, name, None)
-            if value is not None:
-                setattr(response, name, value)
+        if type(update) is not self._kind:
+            self._kind = type(update)
+            self._names, self._read = _scalar_reader(self._kind, self.scalars)
+        values = self._read(update)  # a chunk rarely carries any: one C-level read and count
+        if values.count(None) != len(values):
+            for name, value in zip(self._names, values, strict=True):
+                if value is not None:
+                    setattr(self.response, name, value)
         if update.additional_properties:
-            response.additional_properties.update(update.additional_properties)
+            self.response.additional_properties.update(update.additional_properties)
 
     def _flush(self) -> None:
         first = self._first
@@ -446,6 +520,30 @@ class Fold:
             message.contents = _coalesce(message.contents)
         self.response.usage_details = self.usage
         return self.response
+
+
+def _no_values(update: Any) -> tuple[Any, ...]:
+    return ()
+
+
+_READERS: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {}
+
+
+def _scalar_reader(kind: type, scalars: tuple[str, ...]) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
+    """The response's scalar fields that updates of ``kind`` have, and a reader of their values."""
+    known = _READERS.get((kind, scalars))
+    if known is None:
+        names = tuple(name for name in scalars if hasattr(kind, name))  # fields with defaults: class attributes
+        getter = operator.attrgetter(*names) if len(names) > 1 else None
+        if getter is None:
+
+            def read(update: Any) -> tuple[Any, ...]:
+                return tuple(getattr(update, name, None) for name in names)
+
+        else:
+            read = getter
+        known = _READERS[kind, scalars] = (names, read)
+    return known
 
 
 def _coalesce(contents: list[Content]) -> list[Content]:
