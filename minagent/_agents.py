@@ -38,7 +38,7 @@ from ._middleware import (
     run_pipeline,
 )
 from ._options import ChatOptions, merge_options, merge_tools
-from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
+from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate, agent_update_view
 from ._sessions import (
     AgentSession,
     ContextProvider,
@@ -527,14 +527,10 @@ class RawAgent(BaseAgent):
             final.append(chat_stream.get_final_response)
             return chat_stream
 
-        def to_agent_update(update: ChatResponseUpdate) -> AgentResponseUpdate:
-            author = name if update.role in (None, "assistant") else None
-            return AgentResponseUpdate.from_chat_update(update, agent_id=agent_id, author_name=author)
-
         async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
             return await self._finish(request, await final[0]())
 
-        stream = ResponseStream._mapping(_Later(open_chat), to_agent_update, finalize, keep=False)  # ST-14
+        stream = ResponseStream._mapping(_Later(open_chat), agent_update_view(agent_id, name), finalize, keep=False)
         return stream.with_cleanup_hook(request.close)
 
     async def _prepare(

@@ -380,15 +380,26 @@ class AgentResponseUpdate(_Update):
     def from_chat_update(
         cls, update: ChatResponseUpdate, *, agent_id: str | None = None, author_name: str | None = None
     ) -> AgentResponseUpdate:
-        """The agent's view of a chat update (raw_representation = the chat update).
+        """The agent's view of a chat update (raw_representation = the chat update)."""
+        return agent_update_view(agent_id, author_name, assistant_only=False)(update)
 
-        Runs once per streamed chunk, so it fills the fields directly instead of going through
-        ``__init__``: the chat update's values are already valid.
-        """
-        new = cls.__new__(cls)  # attributes set in field order, as __init__ would (compact dicts)
-        new.contents = list(update.contents)
-        new.role = update.role
-        new.author_name = update.author_name or author_name
+
+def agent_update_view(
+    agent_id: str | None, author_name: str | None, *, assistant_only: bool = True
+) -> Callable[[ChatResponseUpdate], AgentResponseUpdate]:
+    """The agent's view of each chat update of a run: `AgentResponseUpdate.from_chat_update` with
+    the agent's name as author of the assistant's updates (or of every update, ``assistant_only``
+    False). Runs once per streamed chunk, so it fills the fields directly instead of going through
+    ``__init__`` (the chat update's values are already valid), in one frame."""
+    make = AgentResponseUpdate.__new__
+
+    def view(update: ChatResponseUpdate) -> AgentResponseUpdate:
+        new = make(AgentResponseUpdate)  # attributes set in field order, as __init__ would (compact dicts)
+        new.contents = update.contents.copy()
+        new.role = role = update.role
+        new.author_name = update.author_name or (
+            author_name if not assistant_only or role is None or role == "assistant" else None
+        )
         new.response_id = update.response_id
         new.message_id = update.message_id
         new.created_at = update.created_at
@@ -398,6 +409,8 @@ class AgentResponseUpdate(_Update):
         new.raw_representation = update
         new.agent_id = agent_id
         return new
+
+    return view
 
 
 def _message_list(messages: object) -> list[Message]:
@@ -534,14 +547,14 @@ def _scalar_reader(kind: type, scalars: tuple[str, ...]) -> tuple[tuple[str, ...
     known = _READERS.get((kind, scalars))
     if known is None:
         names = tuple(name for name in scalars if hasattr(kind, name))  # fields with defaults: class attributes
-        getter = operator.attrgetter(*names) if len(names) > 1 else None
-        if getter is None:
+        read: Callable[[Any], tuple[Any, ...]]
+        if len(names) > 1:
+            read = operator.attrgetter(*names)  # a tuple of the values, in C
+        else:
 
             def read(update: Any) -> tuple[Any, ...]:
                 return tuple(getattr(update, name, None) for name in names)
 
-        else:
-            read = getter
         known = _READERS[kind, scalars] = (names, read)
     return known
 
