@@ -23,6 +23,7 @@ The context is the only mutable object: middleware communicates through it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import operator
 import typing
@@ -506,6 +507,20 @@ def _categorize_items(items: tuple[Any, ...]) -> CategorizedMiddleware:
 # The pipeline executor (MW-4 .. MW-10).
 
 
+async def _call_next(
+    run: tuple[Sequence[MiddlewareFn], Any, Callable[[Any], Awaitable[Any]]], index: int, ctx: Any = None
+) -> None:
+    """The ``call_next`` a middleware at ``index - 1`` receives, bound with `functools.partial`
+    (made in C, one per step): runs the middleware at ``index``, or the operation after the last."""
+    middleware, context, handler = run
+    if ctx is not None and ctx is not context:
+        raise MiddlewareException("call_next() takes no argument or the same context it was given")
+    if index == len(middleware):
+        context.result = await handler(context)
+    else:
+        await middleware[index](context, functools.partial(_call_next, run, index + 1))
+
+
 async def run_pipeline(
     middleware: Sequence[MiddlewareFn],
     context: C,
@@ -515,22 +530,10 @@ async def run_pipeline(
 
     The result is also left in ``context.result``.
     """
-    count = len(middleware)
-
-    def call_next_at(index: int) -> CallNext:
-        async def call_next(ctx: Any = None) -> None:
-            if ctx is not None and ctx is not context:
-                raise MiddlewareException("call_next() takes no argument or the same context it was given")
-            if index == count:
-                context.result = await handler(context)
-            else:
-                await middleware[index](context, call_next_at(index + 1))
-
-        return call_next
-
     try:
-        if count:
-            await middleware[0](context, call_next_at(1))
+        if middleware:
+            run = (middleware, context, handler)  # what every step's call_next reads
+            await middleware[0](context, functools.partial(_call_next, run, 1))
         else:
             context.result = await handler(context)  # the common case: no closure, no extra await
     except MiddlewareTermination as stop:
