@@ -288,13 +288,22 @@ class ToolLoop:
         return self.config.enabled and self.model_calls < self.config.max_iterations
 
     def final_response(self) -> ChatResponse:
+        """The run's response: every new message, the summed usage, and of each response-level
+        field the last model response's value that is not None (LP-2)."""
         response = ChatResponse(self.new_messages, usage_details=self.usage)
         for r in self.responses:
-            for name in ("response_id", "conversation_id", "model", "created_at", "finish_reason"):
-                value = getattr(r, name)
-                if value is not None:
-                    setattr(response, name, value)
-            response.additional_properties.update(r.additional_properties)
+            if r.response_id is not None:
+                response.response_id = r.response_id
+            if r.conversation_id is not None:
+                response.conversation_id = r.conversation_id
+            if r.model is not None:
+                response.model = r.model
+            if r.created_at is not None:
+                response.created_at = r.created_at
+            if r.finish_reason is not None:
+                response.finish_reason = r.finish_reason
+            if r.additional_properties:
+                response.additional_properties.update(r.additional_properties)
         return response
 
     # -- step: call the model ----------------------------------------------------------------

@@ -197,7 +197,7 @@ class _Response(_Wire):
         return _merge(cls(), updates)
 
 
-@dataclass(eq=True)
+@dataclass(eq=True, init=False)
 class ChatResponse(_Response):
     """What one chat-client call returns: the new messages and response-level facts."""
 
@@ -206,6 +206,32 @@ class ChatResponse(_Response):
     _: KW_ONLY
     conversation_id: str | None = None
     model: str | None = None
+
+    def __init__(
+        self,
+        messages: Sequence[Message] | Message | None = None,
+        *,
+        response_id: str | None = None,
+        created_at: str | None = None,
+        finish_reason: str | None = None,
+        usage_details: UsageDetails | None = None,
+        additional_properties: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        conversation_id: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        # written out (one per model call): the dataclass's fields, in order
+        self.messages = _message_list(messages)
+        self.response_id = response_id
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.usage_details = usage_details
+        self.additional_properties = {} if additional_properties is None else additional_properties
+        self.extra = {} if extra is None else extra
+        self.raw_representation = raw_representation
+        self.conversation_id = conversation_id
+        self.model = model
 
     def as_updates(self) -> list[ChatResponseUpdate]:
         """This response as a stream would carry it: one update per message, then the usage (LP-2)."""
@@ -229,7 +255,7 @@ class ChatResponse(_Response):
         return updates
 
 
-@dataclass(eq=True)
+@dataclass(eq=True, init=False)
 class AgentResponse(_Response):
     """What one agent run returns."""
 
@@ -237,6 +263,29 @@ class AgentResponse(_Response):
 
     _: KW_ONLY
     agent_id: str | None = None
+
+    def __init__(
+        self,
+        messages: Sequence[Message] | Message | None = None,
+        *,
+        response_id: str | None = None,
+        created_at: str | None = None,
+        finish_reason: str | None = None,
+        usage_details: UsageDetails | None = None,
+        additional_properties: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        agent_id: str | None = None,
+    ) -> None:
+        self.messages = _message_list(messages)
+        self.response_id = response_id
+        self.created_at = created_at
+        self.finish_reason = finish_reason
+        self.usage_details = usage_details
+        self.additional_properties = {} if additional_properties is None else additional_properties
+        self.extra = {} if extra is None else extra
+        self.raw_representation = raw_representation
+        self.agent_id = agent_id
 
     @property
     def text(self) -> str:
