@@ -578,7 +578,9 @@ class RawAgent(BaseAgent):
             call_kwargs["function_invocation_kwargs"] = function_kwargs
         if request.client_kwargs:
             call_kwargs["client_kwargs"] = request.client_kwargs
-        return [*context.get_messages(), *request.messages], options, call_kwargs
+        if context.context_messages:
+            return [*context.get_messages(), *request.messages], options, call_kwargs
+        return request.messages, options, call_kwargs  # normalised for this run: the client copies it
 
     async def _before_run(self, request: _RunRequest) -> SessionContext:
         """The run's providers, each ``before_run`` in registration order (SE-3).
@@ -659,8 +661,10 @@ class RawAgent(BaseAgent):
         if result._format is None:  # SO-9: a client other than a BaseChatClient attached none
             wanted = request.options.get("response_format")
             wanted = self.default_options.get("response_format") if wanted is None else wanted
-            result._with_format(None if wanted is None else ResponseFormat.of(wanted))
-        await self._after_run(request, result, response.conversation_id)
+            if wanted is not None:
+                result._format = ResponseFormat.of(wanted)
+        if request.providers or (request.thread is not None and response.conversation_id):
+            await self._after_run(request, result, response.conversation_id)
         return result
 
 

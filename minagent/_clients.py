@@ -176,7 +176,10 @@ class BaseChatClient:
 async def _run_to_end(loop: ToolLoop, fmt: ResponseFormat | None) -> ChatResponse:
     async for _ in loop.drive():
         pass
-    return loop.final_response()._with_format(fmt)  # SO-9
+    response = loop.final_response()
+    if fmt is not None:
+        response._format = fmt  # SO-9
+    return response
 
 
 def _client_middleware(*sources: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:

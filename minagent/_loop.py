@@ -401,7 +401,8 @@ class ToolLoop:
                 response.finish_reason,
                 len(response.messages),
             )
-        self.usage = add_usage(self.usage, response.usage_details)
+        if response.usage_details is not None:
+            self.usage = add_usage(self.usage, response.usage_details)
         self._append(*response.messages)
         conversation_id = response.conversation_id or self.options.get("conversation_id")
         if response.conversation_id:

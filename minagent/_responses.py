@@ -303,7 +303,7 @@ class AgentResponse(_Response):
             usage_details=response.usage_details,
             additional_properties=dict(response.additional_properties),
             raw_representation=response,
-        )._with_format(response._format)
+        )._with_format(response._format)  # SO-9
 
 
 @dataclass(eq=True)
