@@ -54,7 +54,7 @@ class Batch(NamedTuple):
 class CallRunner:
     """Runs the tool calls of one request (see the module docstring)."""
 
-    __slots__ = ("config", "function_kwargs", "function_middleware", "surfaced", "tools")
+    __slots__ = ("config", "debug", "function_kwargs", "function_middleware", "surfaced", "tools")
 
     def __init__(
         self,
@@ -68,6 +68,7 @@ class CallRunner:
         self.function_middleware = function_middleware
         self.function_kwargs = function_kwargs
         self.surfaced: list[Content] = []
+        self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request, not per call
 
     def tool(self, call: Content) -> Any:
         return self.tools.get(call.name or "")
@@ -75,18 +76,22 @@ class CallRunner:
     async def run(self, calls: Sequence[Content], transcript: list[Message]) -> Batch:
         """Run ``calls``; ``transcript`` is what their contexts see (LP-15)."""
         self.surfaced = []
-        views = [_CallView(transcript) for _ in calls]
         mark = len(transcript)
-        outcomes = await self._execute(calls, views)
-        arrived = [*transcript[mark:], *(m for view in views for m in view.added)]  # in call order
+        if len(calls) == 1:  # the common batch: awaited in place, no task, no grouping
+            view = _CallView(transcript)
+            invoke = self._invoke if _tracing.TRACER is None else self._traced_invoke  # OB-2: one check
+            outcomes = [await invoke(calls[0], view)]
+            arrived = [*transcript[mark:], *view.added] if len(transcript) > mark or view.added else []
+        else:
+            views = [_CallView(transcript) for _ in calls]
+            outcomes = await self._execute(calls, views)
+            arrived = [*transcript[mark:], *(m for view in views for m in view.added)]  # in call order
         del transcript[mark:]
         return Batch(outcomes, arrived, self.surfaced)
 
     async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
         """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
         invoke = self._invoke if _tracing.TRACER is None else self._traced_invoke  # OB-2: one check
-        if len(calls) == 1:  # the common batch: awaited in place, no task, no grouping
-            return [await invoke(calls[0], views[0])]
         outcomes: list[tuple[Content | None, bool]] = []
         view = {id(call): v for call, v in zip(calls, views, strict=True)}
         group: list[Content] = []
@@ -109,7 +114,7 @@ class CallRunner:
     async def _invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
         """One call: validate, run through function middleware, turn the outcome into a result."""
         name, call_id = call.name or "", call.call_id or ""
-        if logger.isEnabledFor(DEBUG):
+        if self.debug:
             logger.debug("tool call %s [%s]", shorten(name, MAX_NAME_CHARS), call_id)  # OB-15: never the arguments
         tool = self.tools.get(name)
         if tool is None:

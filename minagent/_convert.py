@@ -51,7 +51,7 @@ def _identity(value: Any, path: str, strict: bool) -> Any:
 class ArgumentConverter:
     """Converts the JSON arguments of one function to its parameters' types (SC-52)."""
 
-    __slots__ = ("_builder", "_cache", "converters")
+    __slots__ = ("_builder", "_cache", "converters", "exact")
 
     def __init__(self, func: Callable[..., Any], context_parameter: str | None = None) -> None:
         self._cache: dict[Any, Converter] = {}
@@ -61,13 +61,17 @@ class ArgumentConverter:
             target = type(target).__call__
         globalns = getattr(target, "__globals__", {})
         self.converters: dict[str, Converter] = {}
+        self.exact: dict[str, type] = {}  # a parameter annotated int, float, bool or str: that type
         for param in inspect.signature(func).parameters.values():
             if param.name == context_parameter or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 continue
             if _names_context(param.annotation, frozenset({"FunctionInvocationContext"})):
                 continue
             self._builder.param = param.name
-            convert = self._compile(self._builder.resolve(param.annotation, globalns))
+            resolved = self._builder.resolve(param.annotation, globalns)
+            convert = self._compile(resolved)
+            if resolved in (int, float, bool, str):  # their converters return such a value unchanged
+                self.exact[param.name] = resolved
             if convert is not _identity:
                 self.converters[param.name] = convert
 
@@ -76,6 +80,8 @@ class ArgumentConverter:
         out = dict(arguments)
         for name, convert in self.converters.items():
             if name in out:
+                if type(out[name]) is self.exact.get(name):  # already the annotated scalar type
+                    continue
                 try:
                     out[name] = convert(out[name], name, False)
                 except _Mismatch as exc:

@@ -214,6 +214,10 @@ class ToolLoop:
         if tools:
             options["tools"] = tools
         self.runner = CallRunner(tool_map(tools, config.additional_tools), config, function_middleware, function_kwargs)
+        self.approval_names = {  # LP-13: the tools whose calls wait for the caller's approval
+            name for name, t in self.runner.tools.items() if getattr(t, "approval_mode", None) == "always_require"
+        }
+        self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
 
     # -- the driver -------------------------------------------------------------------------
 
@@ -391,7 +395,7 @@ class ToolLoop:
         # LP-4: the calls to act on, neither informational nor already answered in the response
         self.asked = [c for call_id, c in calls.items() if call_id not in answered] if calls else []
         self.responses.append(response)
-        if logger.isEnabledFor(DEBUG):  # OB-15: counts and names only, never contents or keyword arguments
+        if self.debug:  # OB-15: counts and names only, never contents or keyword arguments
             logger.debug(
                 "model call %d (model=%s, tool_choice=%s, stream=%s): finish_reason=%s, %d message(s)",
                 self.model_calls,
@@ -444,7 +448,7 @@ class ToolLoop:
     # -- approvals --------------------------------------------------------------------------
 
     def _needs_approval(self, calls: Sequence[Content]) -> bool:
-        return any(getattr(self.runner.tool(c), "approval_mode", None) == "always_require" for c in calls)
+        return bool(self.approval_names) and any(c.name in self.approval_names for c in calls)
 
     def _request_approvals(self, calls: Sequence[Content]) -> ChatResponseUpdate:
         """Pause: nothing in the batch runs; each call needing approval gets a request (LP-13)."""

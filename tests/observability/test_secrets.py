@@ -207,3 +207,26 @@ def test_context_reprs_carry_no_secret() -> None:
     assert "hunter2" not in repr(context)
     assert "[secret]" in repr(context)
     assert "ada" in repr(context)
+
+
+@MODES
+async def test_debug_is_asked_once_per_request(caplog: pytest.LogCaptureFixture, stream: bool) -> None:
+    """OB-15: whether DEBUG is enabled is asked when the request starts: a level raised by the tool
+    while the request runs applies from the next request, which logs every call."""
+    logger = logging.getLogger("minagent.client")
+    caplog.set_level(logging.INFO, logger="minagent.client")  # restored after the test
+    caplog.handler.setLevel(logging.DEBUG)  # the logger's level decides
+
+    def raise_level(user: str, password: str) -> str:
+        logger.setLevel(logging.DEBUG)
+        return "ok"
+
+    tool = FunctionTool(name="login", func=raise_level, parameters=login_tool([]).parameters)
+    for expected in (0, 3):
+        agent = Agent(KeyedClient(KEY), tools=[tool])  # a fresh client: a tool call, then the answer
+        caplog.clear()
+        if stream:
+            await agent.run("hi", stream=True).get_final_response()
+        else:
+            await agent.run("hi")
+        assert len([r for r in caplog.records if r.name == "minagent.client"]) == expected
