@@ -304,8 +304,9 @@ class _RunRequest:
         await self.resources.enter_async_context(resource)
 
     async def close(self) -> None:
-        release(self.claim)
-        self.claim = None
+        if self.claim is not None:
+            release(self.claim)
+            self.claim = None
         stack, self.resources = self.resources, None
         if stack is not None:
             await stack.aclose()

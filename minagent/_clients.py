@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, overload, runtime_checkable
 
 from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
-from ._middleware import categorize_middleware
+from ._middleware import CategorizedMiddleware, categorize_middleware
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
 from ._structured import ResponseFormat
@@ -62,7 +62,8 @@ class BaseChatClient:
     ) -> None:
         self.middleware = middleware
         self.function_invocation_configuration = function_invocation_configuration
-        _client_middleware(middleware)  # fail at construction, not at the first call
+        if categorize_middleware(middleware).agent:  # fail at construction, not at the first call
+            _reject_agent_layer(categorize_middleware(middleware))
 
     @property
     def function_invocation_configuration(self) -> FunctionInvocationConfiguration:
@@ -155,15 +156,17 @@ class BaseChatClient:
         if run_options.get("response_format") is not None:  # SO-7: normalised once, the wire form sent
             fmt = ResponseFormat.of(run_options["response_format"])
             run_options["response_format"] = fmt.wire
-        chat_mw, function_mw = _client_middleware(self.middleware, middleware)
+        found = categorize_middleware(self.middleware, middleware)  # a CategorizedMiddleware: as it is (MW-3)
+        if found.agent:
+            _reject_agent_layer(found)
         loop = ToolLoop(
             self,
             normalize_messages(messages),
             run_options,
             stream=stream,
-            chat_middleware=chat_mw,
-            function_middleware=function_mw,
-            config=self.function_invocation_configuration,
+            chat_middleware=found.chat,
+            function_middleware=found.function,
+            config=self._function_invocation_configuration,
             inbox=inbox,
             function_kwargs={**kwargs, **(function_invocation_kwargs or {}), **(extra or {})},
             client_kwargs={**kwargs, **(client_kwargs or {})},
@@ -182,10 +185,7 @@ async def _run_to_end(loop: ToolLoop, fmt: ResponseFormat | None) -> ChatRespons
     return response
 
 
-def _client_middleware(*sources: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    found = categorize_middleware(*sources)
-    if found.agent:
-        raise MiddlewareException(
-            f"agent middleware cannot run in a chat client: {found.agent[0]!r}; pass it to an Agent instead"
-        )
-    return found.chat, found.function
+def _reject_agent_layer(found: CategorizedMiddleware) -> None:
+    raise MiddlewareException(
+        f"agent middleware cannot run in a chat client: {found.agent[0]!r}; pass it to an Agent instead"
+    )

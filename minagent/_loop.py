@@ -200,20 +200,25 @@ class ToolLoop:
         # LP-28: the history is checked before a model call unless it is known valid: the loop's own
         # appends (a response's calls, then their results) keep a valid history valid, so only a
         # chat middleware's edits or a foreign message with calls or results make it unknown again.
-        self.history_ok = False
         self.steps: list[tuple[Outcome, Step]] = []  # every (outcome, next step) of the run, in order
         self.call_ids: set[str | None] = set()  # LP-26: the call ids of the run so far
         self.resuming = False  # the given messages hold approval requests or answers (LP-14)
+        paired = False  # the given messages hold calls, results or approvals: the history is checked
         for m in self.transcript:
             for c in m.contents:
-                if c.type == "function_call":
+                kind = c.type
+                if kind == "function_call":
                     self.call_ids.add(c.call_id)
-                elif c.type in _APPROVAL_KINDS:
-                    self.resuming = True
-        tools = normalize_tools(options.get("tools"))
+                    paired = True
+                elif kind in _PAIRED_KINDS:
+                    paired = True
+                    self.resuming = self.resuming or kind in _APPROVAL_KINDS
+        self.history_ok = not paired  # LP-28: a history without calls and results is valid (HI-1)
+        tools = normalize_tools(options["tools"]) if options.get("tools") else []
         if tools:
             options["tools"] = tools
-        self.runner = CallRunner(tool_map(tools, config.additional_tools), config, function_middleware, function_kwargs)
+        found = tool_map(tools, config.additional_tools) if tools or config.additional_tools else {}
+        self.runner = CallRunner(found, config, function_middleware, function_kwargs)
         self.approval_names = {  # LP-13: the tools whose calls wait for the caller's approval
             name for name, t in self.runner.tools.items() if getattr(t, "approval_mode", None) == "always_require"
         }
@@ -353,7 +358,7 @@ class ToolLoop:
 
     async def _leaf(self, context: ChatContext) -> Any:
         """The chat pipeline's operation: the provider call (a stream of it when streaming)."""
-        messages, options = context.outgoing_messages(), context.options
+        messages, options = context._messages, context.options  # the outgoing messages, copied or not
         as_recorded = context._copy_pending  # no chat middleware looked at the messages: the transcript's
         if "conversation_id" not in options and not (self.history_ok and as_recorded):
             checked = repair_history(messages)  # LP-28, HI-1: never a call without its result, or an orphan

@@ -221,7 +221,9 @@ class ChatContext(_StreamingContext):
         self.metadata = metadata if metadata is not None else {}
         self.result = result
         self.kwargs = kwargs if kwargs is not None else {}
-        self._init_hooks(stream_transform_hooks, stream_result_hooks, stream_cleanup_hooks)
+        self.stream_transform_hooks = stream_transform_hooks if stream_transform_hooks is not None else []
+        self.stream_result_hooks = stream_result_hooks if stream_result_hooks is not None else []
+        self.stream_cleanup_hooks = stream_cleanup_hooks if stream_cleanup_hooks is not None else []
 
     @property
     def messages(self) -> list[Message]:

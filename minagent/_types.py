@@ -227,9 +227,9 @@ class Content(_Json):
 
     @classmethod
     def from_text(cls, text: str, **kw: Any) -> Content:
-        if not isinstance(text, str):
+        if type(text) is not str and not isinstance(text, str):
             raise ContentError(f"text content needs a str, got {type(text).__name__}")
-        return cls("text", text=text, **kw)
+        return cls("text", text=text, **kw) if kw else cls("text", text=text)  # a streamed chunk: no **
 
     @classmethod
     def from_text_reasoning(

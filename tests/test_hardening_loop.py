@@ -259,3 +259,38 @@ async def test_error_results_are_bounded(stream: bool) -> None:
     assert len(unknown.result) < 300
     assert ("g" * 61 + "...") in unknown.result
     assert response.text == "ok"
+
+
+@MODES
+async def test_the_history_is_checked_only_when_it_may_be_invalid(
+    stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """LP-28: no check for a history without calls and results, nor after the loop's own appends;
+    one check for a restored history with calls (then valid, kept valid by the loop)."""
+    import minagent._loop as loop_module
+
+    checks: list[int] = []
+    real = loop_module.repair_history
+
+    def counting(messages: Any) -> Any:
+        checks.append(len(messages))
+        return real(messages)
+
+    monkeypatch.setattr(loop_module, "repair_history", counting)
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look up."""
+        return key
+
+    client = ScriptedChatClient([reply(call("lookup", {"key": "a"}, call_id="k1")), "found"])
+    await run(Agent(client, tools=[lookup]), "plain", stream=stream)
+    assert checks == []
+    restored = [
+        Message("user", ["earlier"]),
+        Message("assistant", [call("lookup", {"key": "z"}, call_id="old")]),
+        Message("tool", [Content.from_function_result("old", "z")]),
+    ]
+    client = ScriptedChatClient([reply(call("lookup", {"key": "b"}, call_id="k2")), "found"])
+    await run(Agent(client, tools=[lookup]), [*restored, Message("user", ["again"])], stream=stream)
+    assert checks == [4]  # before the first model call only
