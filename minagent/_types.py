@@ -279,7 +279,7 @@ class Content(_Json):
         informational_only: bool = False,
         **kw: Any,
     ) -> Content:
-        args = dict(arguments) if isinstance(arguments, Mapping) else arguments
+        args = dict(arguments) if type(arguments) is dict or isinstance(arguments, Mapping) else arguments
         return cls(
             "function_call",
             call_id=call_id,
