@@ -516,6 +516,26 @@ class Fold:
         self._read: Callable[[Any], tuple[Any, ...]] = _no_values
 
     def add(self, update: ChatResponseUpdate | AgentResponseUpdate) -> None:
+        contents = update.contents
+        if len(contents) == 1 and self._first is not None and type(update) is self._kind:
+            # the common chunk: one more text of the run, same message, nothing else to merge
+            content = contents[0]
+            role = update.role
+            if (
+                content.type == "text"
+                and not content.additional_properties
+                and not update.message_id
+                and not update.author_name
+                and not update.additional_properties
+                and (role is None or role == self.messages[-1].role)
+            ):
+                values = self._read(update)
+                if values.count(None) == len(values):
+                    self._texts.append(content.text or "")
+                    return
+        self._add(update)
+
+    def _add(self, update: ChatResponseUpdate | AgentResponseUpdate) -> None:
         messages = self.messages
         last = messages[-1] if messages else None
         if (
