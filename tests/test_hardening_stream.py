@@ -8,8 +8,19 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from minagent import Agent, BaseChatClient, ChatContext, ChatResponse, ChatResponseUpdate, Content, ResponseStream
+from minagent import (
+    Agent,
+    BaseChatClient,
+    ChatContext,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    ResponseStream,
+    UsageDetails,
+)
 from minagent.testing import ScriptedChatClient, text_chunks
 
 
@@ -287,3 +298,35 @@ async def test_closing_the_run_early_closes_the_lent_provider_stream() -> None:
     assert seen["stream"]._state == "closed"
     assert seen["cleanups"] == [1]
     assert client.closed == 1
+
+
+_chunk = st.builds(
+    lambda text, role, message_id, props, response_id, usage: ChatResponseUpdate(
+        [Content.from_text(text, additional_properties=props)]
+        if usage is None
+        else [Content.from_usage(UsageDetails(usage, 1))],
+        role,
+        message_id=message_id,
+        response_id=response_id,
+    ),
+    st.text(max_size=3),
+    st.sampled_from([None, "assistant", "assistant", "tool"]),
+    st.sampled_from([None, None, "m1", "m2"]),
+    st.sampled_from([{}, {}, {"k": 1}]),
+    st.sampled_from([None, None, "r1"]),
+    st.sampled_from([None, None, None, 3]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(updates=st.lists(_chunk, max_size=12))
+def test_the_folds_quick_step_merges_as_the_full_step(updates: list[ChatResponseUpdate]) -> None:
+    """TY-14: folding chunk by chunk (with the quick step for one more text of the run) gives the
+    same response as the full merge step alone, for any sequence of chunks."""
+    from minagent._responses import Fold
+
+    quick, full = Fold(ChatResponse()), Fold(ChatResponse())
+    for update in updates:
+        quick.add(update)
+        full._add(update)
+    assert quick.result() == full.result()
