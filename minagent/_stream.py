@@ -324,10 +324,11 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             hooks = self._transform_hooks  # the list itself: hooks added later still apply
             mapper = self._map
             awaited = mapper is not None and inspect.iscoroutinefunction(mapper)
+            waiters, is_open = self._waiters, _OPEN  # the list is never replaced; locals per update
             while True:
                 if self._busy:  # ST-13: another task is pulling; take turns, never pull twice at once
                     await self._wait_while(lambda: self._busy)
-                    if self._state != _OPEN:
+                    if self._state != is_open:
                         return
                 self._consumer = token
                 self._busy = True
@@ -337,13 +338,13 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                     break
                 finally:
                     self._busy = False
-                    if self._waiters:
+                    if waiters:
                         self._wake_all()
-                if self._state != _OPEN:  # ST-13: closed by another task while this one pulled
+                if self._state != is_open:  # ST-13: closed by another task while this one pulled
                     await self._close_source()
                     return
                 if mapper is not None:
-                    update = await mapper(update) if awaited else mapper(update)
+                    update = mapper(update) if not awaited else await mapper(update)
                 record(update)
                 for hook in hooks:
                     changed = await _call(hook, update)
