@@ -128,7 +128,8 @@ class CallRunner:
             arguments = call.parse_arguments() or {}
         except ContentError as exc:
             return _error(call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"), False
-        issues = _validate(tool, arguments)  # LP-6: every tool, FunctionTool or tool-like, the same way
+        # LP-6: every tool, FunctionTool or tool-like, the same way
+        issues = tool.validate_arguments(arguments) if type(tool) is FunctionTool else _validate(tool, arguments)
         if issues:
             text = f"Error: Invalid arguments for {name}:\n{_issue_text(issues)}"
             return _error(call_id, text, "invalid arguments"), False

@@ -286,15 +286,12 @@ class ToolLoop:
 
     def _next(self, outcome: Outcome) -> Step:
         """The table's answer (LP-T): recorded in ``steps`` for tracing and tests."""
-        step = NEXT_STEP[outcome, self._room()]
+        config = self.config  # room for another tool round: fewer than max_iterations model calls (LP-7)
+        step = NEXT_STEP[outcome, config.enabled and self.model_calls < config.max_iterations]
         self.steps.append((outcome, step))
         if _tracing.TRACER is not None:  # OB-11
             _tracing.event("minagent.step", {"outcome": outcome.value, "next": step.value})
         return step
-
-    def _room(self) -> bool:
-        """Room for another tool round: fewer than max_iterations model calls so far (LP-7)."""
-        return self.config.enabled and self.model_calls < self.config.max_iterations
 
     def final_response(self) -> ChatResponse:
         """The run's response: every new message, the summed usage, and of each response-level
@@ -560,7 +557,12 @@ class ToolLoop:
             tool_message = _message("tool", results)
             self._append(tool_message)
             added.append(tool_message)
-            self.errors_in_a_row = self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
+            failed = False
+            for r in results:
+                if r.exception:
+                    failed = True
+                    break
+            self.errors_in_a_row = self.errors_in_a_row + 1 if failed else 0
         if batch.arrived:
             self._append_foreign(batch.arrived)  # LP-15: after the results, never between a call and its result
             added.extend(batch.arrived)

@@ -12,10 +12,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence, Set
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
+from . import _limits as _limit_state
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._issues import shorten
-from ._limits import argument_limits
 from ._schema import ValidationIssue, _names_context, compile_fast_check, function_schema, validate
 
 if TYPE_CHECKING:
@@ -353,6 +353,9 @@ def result_value(value: Any) -> Any:
     if isinstance(value, str | bool):
         return value
     if isinstance(value, int):  # TL-11: an integer too long for the next request becomes its digits
+        short_enough = kind is int and value.bit_length() <= 60  # at most 19 digits
+        if short_enough and _limit_state._argument_limits.max_integer_digits >= 19:
+            return value
         return value if _short(value) else str(value)
     if isinstance(value, float):  # TL-11: NaN and the infinities have no JSON form
         return value if math.isfinite(value) else _NON_FINITE[str(value)]
@@ -379,7 +382,7 @@ _LOG2_10 = math.log2(10)
 
 def _short(value: int) -> bool:
     """TL-11: at most `ArgumentLimits.max_integer_digits` decimal digits."""
-    limit = argument_limits().max_integer_digits
+    limit = _limit_state._argument_limits.max_integer_digits
     if value.bit_length() <= (limit - 1) * _LOG2_10:  # |value| < 10 ** (limit - 1): no need to print it
         return True
     try:
