@@ -591,6 +591,8 @@ class RawAgent(BaseAgent):
         the providers' messages (AG-5). Without a session the providers get a fresh one.
         """
         given = request.thread
+        if given is None and not self.context_providers:
+            return _NOTHING_PROVIDED  # no session, no providers: nobody adds or sees anything
         if given is not None:
             request.claim = try_claim(given)
         providers: list[Any] = list(self.context_providers)
@@ -669,7 +671,9 @@ class RawAgent(BaseAgent):
         return result
 
 
-_DEFAULT_HISTORY = InMemoryHistoryProvider()  # keeps nothing itself: the messages are in each session's state
+_DEFAULT_HISTORY = InMemoryHistoryProvider()
+# the context of a run without session and providers: read only, never handed to anybody
+_NOTHING_PROVIDED = SessionContext(input_messages=[])  # keeps nothing itself: the messages are in each session's state
 
 
 def _provider_state(session: AgentSession, source_id: str) -> dict[str, Any]:
