@@ -270,7 +270,7 @@ def serve_command(target: str, name: str | None = None) -> int:
     """The ``mcp-serve`` command: exit status 0, or 2 with a message on stderr (MCP-34)."""
     try:
         asyncio.run(serve_target(target, name))
-    except ServeTargetError as exc:
+    except (ServeTargetError, MCPProtocolError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

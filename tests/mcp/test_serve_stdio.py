@@ -124,6 +124,25 @@ def test_mcp_serve_bad_target(target: str, message: str) -> None:
     assert message in done.stderr
 
 
+def test_mcp_serve_on_a_regular_file_is_exit_status_2(tmp_path: Path) -> None:
+    """MCP-34: stdin that is a regular file (not a pipe or socket) is a message on stderr and exit
+    status 2, not a traceback."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("{}\n", encoding="utf-8")
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "minagent", "mcp-serve", "tests.mcp.served_agent:agent"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=stdin,
+        )
+    assert done.returncode == 2
+    assert "pipes or sockets" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_as_mcp_server_defaults() -> None:
     """MCP-30: the server exposes the agent's as_tool(); names and version default sensibly."""
     from minagent import Agent
