@@ -161,6 +161,7 @@ class Session:
         self._ids = itertools.count(1)
         self._pending: dict[int | str, asyncio.Future[Any]] = {}
         self._handlers: dict[int | str, asyncio.Task[None]] = {}
+        self._refusals: set[asyncio.Task[None]] = set()  # error answers to requests that cannot run (MCP-36)
         self._reader: asyncio.Task[None] | None = None
         self._failure: MCPError | None = None
         self.closed = asyncio.Event()
@@ -294,11 +295,27 @@ class Session:
                     logger.exception("MCP %s: handling %r failed", self.name, method)
             return
         request_id = message["id"]
-        if not isinstance(request_id, int | str) or request_id in self._handlers:
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):  # MCP-36
+            shown = "null" if request_id is None else type(request_id).__name__
+            self._refuse(None, f"request id must be a string or an integer, got {shown}")
+            return
+        if request_id in self._handlers:  # MCP-36: the running request goes on
+            self._refuse(request_id, f"request id {request_id!r} is already in use by a running request")
             return
         task = asyncio.create_task(self._answer(request_id, str(method), params), name=f"mcp-request:{self.name}")
         self._handlers[request_id] = task
         task.add_done_callback(functools.partial(self._forget, request_id))
+
+    def _refuse(self, request_id: int | str | None, text: str) -> None:
+        """Answer a request that cannot run with error -32600 (MCP-36), in a task closed with the session."""
+        error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INVALID_REQUEST, "message": text}}
+        task = asyncio.create_task(self._send_quietly(error), name=f"mcp-refusal:{self.name}")
+        self._refusals.add(task)
+        task.add_done_callback(self._refusals.discard)
+
+    async def _send_quietly(self, message: dict[str, Any]) -> None:
+        with contextlib.suppress(Exception):  # the peer may have gone; the reader reports that
+            await self.transport.send(message)
 
     def _forget(self, request_id: int | str, _task: object) -> None:
         self._handlers.pop(request_id, None)
@@ -330,7 +347,8 @@ class Session:
 
     async def aclose(self) -> None:
         """Stop reading, cancel every handler, fail every pending request; idempotent."""
-        tasks = [t for t in (self._reader, *self._handlers.values()) if t is not None and not t.done()]
+        running = (self._reader, *self._handlers.values(), *self._refusals)
+        tasks = [t for t in running if t is not None and not t.done()]
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -124,25 +124,6 @@ def test_mcp_serve_bad_target(target: str, message: str) -> None:
     assert message in done.stderr
 
 
-def test_mcp_serve_on_a_regular_file_is_exit_status_2(tmp_path: Path) -> None:
-    """MCP-34: stdin that is a regular file (not a pipe or socket) is a message on stderr and exit
-    status 2, not a traceback."""
-    requests = tmp_path / "requests.jsonl"
-    requests.write_text("{}\n", encoding="utf-8")
-    with requests.open("rb") as stdin:
-        done = subprocess.run(
-            [sys.executable, "-m", "minagent", "mcp-serve", "tests.mcp.served_agent:agent"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=stdin,
-        )
-    assert done.returncode == 2
-    assert "pipes or sockets" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
 def test_as_mcp_server_defaults() -> None:
     """MCP-30: the server exposes the agent's as_tool(); names and version default sensibly."""
     from minagent import Agent
@@ -227,6 +208,59 @@ async def test_garbage_line_gets_a_parse_error_and_serving_goes_on() -> None:
         process.stdin.close()
         async with asyncio.timeout(20):
             assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def test_requests_that_cannot_run_get_invalid_request() -> None:
+    """MCP-36: a request with a null, float or bool id is answered -32600 with id null; a request
+    whose id a running call uses is answered -32600 with that id while the call goes on; serving
+    goes on after both."""
+    process = await asyncio.create_subprocess_exec(
+        PYTHON,
+        "-m",
+        "minagent",
+        "mcp-serve",
+        "tests.mcp.served_agent:agent",
+        cwd=str(ROOT),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        send = process.stdin.write
+        send(encode_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}))
+        send(encode_message({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        slow = {"name": "Task_Runner", "arguments": {"task": "slow"}}
+        send(encode_message({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": slow}))
+        await process.stdin.drain()
+        async with asyncio.timeout(30):
+            assert decode_message(await process.stdout.readline())["id"] == 1
+        send(encode_message({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        for bad in (None, 1.5, True):
+            send(encode_message({"jsonrpc": "2.0", "id": bad, "method": "ping"}))
+        send(encode_message({"jsonrpc": "2.0", "id": 9, "method": "ping"}))
+        await process.stdin.drain()
+        async with asyncio.timeout(30):
+            answers = [decode_message(await process.stdout.readline()) for _ in range(5)]
+        refused = [a for a in answers if "error" in a]
+        assert sorted((a["id"] is None, a["error"]["code"]) for a in refused) == [
+            (False, -32600),
+            (True, -32600),
+            (True, -32600),
+            (True, -32600),
+        ]
+        assert [a["id"] for a in refused if a["id"] is not None] == [2]
+        assert "already in use" in next(a for a in refused if a["id"] == 2)["error"]["message"]
+        assert {"jsonrpc": "2.0", "id": 9, "result": {}} in answers
+        process.stdin.close()
+        async with asyncio.timeout(20):
+            assert await process.wait() == 0
+        assert await process.stdout.read() == b""  # the slow call was cancelled, not answered
     finally:
         if process.returncode is None:
             process.kill()

@@ -211,3 +211,46 @@ async def test_handler_errors_become_error_answers(caplog: pytest.LogCaptureFixt
     finally:
         await client.aclose()
         await server.aclose()
+
+
+@pytest.mark.parametrize("serving", [False, True], ids=["client-side", "server-side"])
+async def test_requests_that_cannot_run_are_refused(serving: bool) -> None:
+    """MCP-36: either side answers a request with a null, float, bool or object id with -32600 and
+    id null; a request reusing the id of a running one gets -32600 with that id while the running
+    one is answered as usual; the session keeps serving."""
+    release = asyncio.Event()
+
+    async def handle(method: str, params: dict[str, Any]) -> Any:
+        if method == "slow":
+            await release.wait()
+        return {"method": method}
+
+    session_end, raw = pipes()
+    session = Session(session_end, name="s", on_request=handle if serving else None)
+    session.start()
+    try:
+        for bad in (None, 1.5, True, {"n": 1}):
+            await raw.send({"jsonrpc": "2.0", "id": bad, "method": "ping"})
+            async with asyncio.timeout(5):
+                answer = await raw.receive()
+            assert answer is not None
+            assert answer["id"] is None
+            assert answer["error"]["code"] == -32600
+        if serving:
+            await raw.send({"jsonrpc": "2.0", "id": 5, "method": "slow"})
+            await raw.send({"jsonrpc": "2.0", "id": 5, "method": "other"})
+            async with asyncio.timeout(5):
+                refused = await raw.receive()
+            assert refused == {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "error": {"code": -32600, "message": "request id 5 is already in use by a running request"},
+            }
+            release.set()
+            async with asyncio.timeout(5):
+                assert await raw.receive() == {"jsonrpc": "2.0", "id": 5, "result": {"method": "slow"}}
+        await raw.send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
+        async with asyncio.timeout(5):
+            assert await raw.receive() == {"jsonrpc": "2.0", "id": 6, "result": {}}
+    finally:
+        await session.aclose()

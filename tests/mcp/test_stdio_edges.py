@@ -187,17 +187,18 @@ async def test_blank_and_overlong_lines_to_the_server() -> None:
 
 
 async def test_stdin_that_is_not_a_pipe_is_refused(tmp_path: Path) -> None:
-    """MCP-33: serving needs stdin and stdout to be pipes or sockets; a regular file as stdin is
-    an MCPProtocolError saying so, and the process ends."""
+    """MCP-33, MCP-34: serving needs stdin and stdout to be pipes or sockets; a regular file as stdin
+    is a message saying so on stderr and exit status 2, never a traceback."""
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(encode_message({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
     with requests.open("rb") as stdin:
         async with mcp_serve(stdin=stdin) as process:
             async with asyncio.timeout(30):
                 out, err = await process.communicate()
-    assert process.returncode != 0
+    assert process.returncode == 2
     assert out == b""
-    assert b"MCPProtocolError: run_stdio needs stdin and stdout to be pipes or sockets" in err
+    assert b"error: run_stdio needs stdin and stdout to be pipes or sockets" in err
+    assert b"Traceback" not in err
 
 
 async def test_interrupt_stops_serving_with_status_130() -> None:
