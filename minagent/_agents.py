@@ -500,7 +500,8 @@ class RawAgent(BaseAgent):
             response = await self.client.get_response(messages, options=options, **call_kwargs)
             return await self._finish(request, response)
         finally:
-            await request.close()
+            if request.claim is not None or request.resources is not None:  # what the run holds (SE-12, AG-9)
+                await request.close()
 
     def _stream(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
@@ -540,7 +541,10 @@ class RawAgent(BaseAgent):
         """Context providers, options assembly and the messages to send (AG-5, AG-6)."""
         thread = request.thread
         known = list(self.default_options.get("tools", ()))
-        context = await self._before_run(request)
+        if request.thread is None and not self.context_providers:
+            context = _NOTHING_PROVIDED  # no session, no providers: nobody adds or sees anything
+        else:
+            context = await self._before_run(request)
         provided: dict[str, Any] = {}  # what the providers add (SE-3)
         if context.instructions:
             provided["instructions"] = "\n".join(context.instructions) or None
@@ -591,8 +595,6 @@ class RawAgent(BaseAgent):
         the providers' messages (AG-5). Without a session the providers get a fresh one.
         """
         given = request.thread
-        if given is None and not self.context_providers:
-            return _NOTHING_PROVIDED  # no session, no providers: nobody adds or sees anything
         if given is not None:
             request.claim = try_claim(given)
         providers: list[Any] = list(self.context_providers)

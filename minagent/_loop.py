@@ -35,7 +35,7 @@ import enum
 import logging
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -324,7 +324,7 @@ class ToolLoop:
             return Outcome.APPROVAL
         return Outcome.CALLS
 
-    async def _model_result(self, last: bool) -> Any:
+    def _model_result(self, last: bool) -> Awaitable[Any]:
         """One model call through the chat middleware pipeline: a ChatResponse, or a stream of one.
 
         With no chat middleware the pipeline is the bare operation (MW-4): nothing is routed
@@ -351,7 +351,7 @@ class ToolLoop:
             function_invocation_kwargs=function_kwargs,
         )
         context._copy_pending = True  # LP-3: middleware edits affect this call only (copied on first access)
-        return await run_pipeline(self.chat_middleware, context, self._leaf)
+        return run_pipeline(self.chat_middleware, context, self._leaf)  # awaited by the driver
 
     async def _leaf(self, context: ChatContext) -> Any:
         """The chat pipeline's operation: the provider call (a stream of it when streaming)."""
