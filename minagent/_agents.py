@@ -673,9 +673,8 @@ class RawAgent(BaseAgent):
         return result
 
 
-_DEFAULT_HISTORY = InMemoryHistoryProvider()
-# the context of a run without session and providers: read only, never handed to anybody
-_NOTHING_PROVIDED = SessionContext(input_messages=[])  # keeps nothing itself: the messages are in each session's state
+_DEFAULT_HISTORY = InMemoryHistoryProvider()  # keeps nothing itself: the messages are in each session's state
+_NOTHING_PROVIDED = SessionContext(input_messages=[])  # a run without session and providers: read, never handed out
 
 
 def _provider_state(session: AgentSession, source_id: str) -> dict[str, Any]:

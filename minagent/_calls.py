@@ -76,22 +76,18 @@ class CallRunner:
     async def run(self, calls: Sequence[Content], transcript: list[Message]) -> Batch:
         """Run ``calls``; ``transcript`` is what their contexts see (LP-15)."""
         self.surfaced = []
+        views = [_CallView(transcript) for _ in calls]
         mark = len(transcript)
-        if len(calls) == 1:  # the common batch: awaited in place, no task, no grouping
-            view = _CallView(transcript)
-            invoke = self._invoke if _tracing.TRACER is None else self._traced_invoke  # OB-2: one check
-            outcomes = [await invoke(calls[0], view)]
-            arrived = [*transcript[mark:], *view.added] if len(transcript) > mark or view.added else []
-        else:
-            views = [_CallView(transcript) for _ in calls]
-            outcomes = await self._execute(calls, views)
-            arrived = [*transcript[mark:], *(m for view in views for m in view.added)]  # in call order
+        outcomes = await self._execute(calls, views)
+        arrived = [*transcript[mark:], *(m for view in views for m in view.added)]  # in call order
         del transcript[mark:]
         return Batch(outcomes, arrived, self.surfaced)
 
     async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
         """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
         invoke = self._invoke if _tracing.TRACER is None else self._traced_invoke  # OB-2: one check
+        if len(calls) == 1:  # the common batch: awaited in place, no task, no grouping
+            return [await invoke(calls[0], views[0])]
         outcomes: list[tuple[Content | None, bool]] = []
         view = {id(call): v for call, v in zip(calls, views, strict=True)}
         group: list[Content] = []

@@ -62,8 +62,9 @@ class BaseChatClient:
     ) -> None:
         self.middleware = middleware
         self.function_invocation_configuration = function_invocation_configuration
-        if categorize_middleware(middleware).agent:  # fail at construction, not at the first call
-            _reject_agent_layer(categorize_middleware(middleware))
+        found = categorize_middleware(middleware)  # fail at construction, not at the first call
+        if found.agent:
+            _reject_agent_layer(found)
 
     @property
     def function_invocation_configuration(self) -> FunctionInvocationConfiguration:

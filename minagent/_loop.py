@@ -344,10 +344,8 @@ class ToolLoop:
             self.client,
             self.transcript[self.sent :],
             options,
-            self.stream,
-            None,
-            None,
-            client_kwargs,
+            stream=self.stream,
+            kwargs=client_kwargs,
             function_invocation_kwargs=function_kwargs,
         )
         context._copy_pending = True  # LP-3: middleware edits affect this call only (copied on first access)
@@ -557,12 +555,7 @@ class ToolLoop:
             tool_message = _message("tool", results)
             self._append(tool_message)
             added.append(tool_message)
-            failed = False
-            for r in results:
-                if r.exception:
-                    failed = True
-                    break
-            self.errors_in_a_row = self.errors_in_a_row + 1 if failed else 0
+            self.errors_in_a_row = self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
         if batch.arrived:
             self._append_foreign(batch.arrived)  # LP-15: after the results, never between a call and its result
             added.extend(batch.arrived)

@@ -197,7 +197,7 @@ class _Response(_Wire):
         return _merge(cls(), updates)
 
 
-@dataclass(eq=True, init=False)
+@dataclass(eq=True)
 class ChatResponse(_Response):
     """What one chat-client call returns: the new messages and response-level facts."""
 
@@ -206,32 +206,6 @@ class ChatResponse(_Response):
     _: KW_ONLY
     conversation_id: str | None = None
     model: str | None = None
-
-    def __init__(
-        self,
-        messages: Sequence[Message] | Message | None = None,
-        *,
-        response_id: str | None = None,
-        created_at: str | None = None,
-        finish_reason: str | None = None,
-        usage_details: UsageDetails | None = None,
-        additional_properties: dict[str, Any] | None = None,
-        extra: dict[str, Any] | None = None,
-        raw_representation: Any = None,
-        conversation_id: str | None = None,
-        model: str | None = None,
-    ) -> None:
-        # written out (one per model call): the dataclass's fields, in order
-        self.messages = _message_list(messages)
-        self.response_id = response_id
-        self.created_at = created_at
-        self.finish_reason = finish_reason
-        self.usage_details = usage_details
-        self.additional_properties = {} if additional_properties is None else additional_properties
-        self.extra = {} if extra is None else extra
-        self.raw_representation = raw_representation
-        self.conversation_id = conversation_id
-        self.model = model
 
     def as_updates(self) -> list[ChatResponseUpdate]:
         """This response as a stream would carry it: one update per message, then the usage (LP-2)."""
@@ -255,7 +229,7 @@ class ChatResponse(_Response):
         return updates
 
 
-@dataclass(eq=True, init=False)
+@dataclass(eq=True)
 class AgentResponse(_Response):
     """What one agent run returns."""
 
@@ -263,29 +237,6 @@ class AgentResponse(_Response):
 
     _: KW_ONLY
     agent_id: str | None = None
-
-    def __init__(
-        self,
-        messages: Sequence[Message] | Message | None = None,
-        *,
-        response_id: str | None = None,
-        created_at: str | None = None,
-        finish_reason: str | None = None,
-        usage_details: UsageDetails | None = None,
-        additional_properties: dict[str, Any] | None = None,
-        extra: dict[str, Any] | None = None,
-        raw_representation: Any = None,
-        agent_id: str | None = None,
-    ) -> None:
-        self.messages = _message_list(messages)
-        self.response_id = response_id
-        self.created_at = created_at
-        self.finish_reason = finish_reason
-        self.usage_details = usage_details
-        self.additional_properties = {} if additional_properties is None else additional_properties
-        self.extra = {} if extra is None else extra
-        self.raw_representation = raw_representation
-        self.agent_id = agent_id
 
     @property
     def text(self) -> str:
@@ -309,6 +260,11 @@ class AgentResponse(_Response):
 @dataclass(eq=True)
 class _Update(_Wire):
     """Fields and behaviour shared by `ChatResponseUpdate` and `AgentResponseUpdate`."""
+
+    # the response-level scalars an update carries (TY-11), read in one C-level call by `Fold`
+    _scalar_values: ClassVar[Callable[[Any], tuple[Any, ...]]] = operator.attrgetter(
+        "response_id", "created_at", "finish_reason"
+    )
 
     contents: list[Content] = field(default_factory=list)
     role: str | None = None
@@ -343,6 +299,9 @@ class ChatResponseUpdate(_Update):
     """One streamed chunk of a chat-client call."""
 
     TYPE: ClassVar[str] = "chat_response_update"
+    _scalar_values: ClassVar[Callable[[Any], tuple[Any, ...]]] = operator.attrgetter(
+        "response_id", "conversation_id", "model", "created_at", "finish_reason"
+    )
 
     _: KW_ONLY
     conversation_id: str | None = None
@@ -365,7 +324,7 @@ class ChatResponseUpdate(_Update):
         model: str | None = None,
     ) -> None:
         # written out (a provider makes one per streamed chunk): the dataclass's fields, in order
-        self.contents = _update_contents(contents)
+        self.contents = content_list(contents)
         self.role = role
         self.author_name = author_name
         self.response_id = response_id
@@ -379,21 +338,14 @@ class ChatResponseUpdate(_Update):
         self.model = model
 
 
-def _update_contents(contents: object) -> list[Content]:
-    """`content_list`, with the chunk's common case — a list of `Content` — copied in place."""
-    if type(contents) is list:
-        for item in contents:
-            if type(item) is not Content:
-                return content_list(contents)
-        return contents.copy()
-    return content_list(contents)
-
-
 @dataclass(eq=True, init=False)
 class AgentResponseUpdate(_Update):
     """One streamed chunk of an agent run."""
 
     TYPE: ClassVar[str] = "agent_response_update"
+    _scalar_values: ClassVar[Callable[[Any], tuple[Any, ...]]] = operator.attrgetter(
+        "response_id", "agent_id", "created_at", "finish_reason"
+    )
 
     _: KW_ONLY
     agent_id: str | None = None
@@ -413,7 +365,7 @@ class AgentResponseUpdate(_Update):
         raw_representation: Any = None,
         agent_id: str | None = None,
     ) -> None:
-        self.contents = _update_contents(contents)
+        self.contents = content_list(contents)
         self.role = role
         self.author_name = author_name
         self.response_id = response_id
@@ -501,7 +453,7 @@ class Fold:
     A stream of n text chunks therefore keeps n short strings, not n updates, and costs O(n).
     """
 
-    __slots__ = ("_first", "_kind", "_names", "_props", "_read", "_texts", "messages", "response", "scalars", "usage")
+    __slots__ = ("_first", "_props", "_texts", "messages", "response", "scalars", "usage")
 
     def __init__(self, response: _R) -> None:
         self.response: Any = response
@@ -511,13 +463,10 @@ class Fold:
         self._first: Content | None = None  # the text run: its first content,
         self._texts: list[str] = []  # the texts of the run,
         self._props: list[dict[str, Any]] = []  # and their non-empty additional_properties
-        self._kind: type | None = None  # the update type last seen, its scalar fields and their reader
-        self._names: tuple[str, ...] = ()
-        self._read: Callable[[Any], tuple[Any, ...]] = _no_values
 
     def add(self, update: ChatResponseUpdate | AgentResponseUpdate) -> None:
         contents = update.contents
-        if len(contents) == 1 and self._first is not None and type(update) is self._kind:
+        if len(contents) == 1 and self._first is not None and isinstance(update, _Update):
             # the common chunk: one more text of the run, same message, nothing else to merge
             content = contents[0]
             role = update.role
@@ -529,7 +478,7 @@ class Fold:
                 and not update.additional_properties
                 and (role is None or role == self.messages[-1].role)
             ):
-                values = self._read(update)
+                values = type(update)._scalar_values(update)  # none set: nothing response-level to take
                 if values.count(None) == len(values):
                     self._texts.append(content.text or "")
                     return
@@ -571,16 +520,13 @@ class Fold:
                 contents[index] = _merge_call(contents[index], content)
             else:
                 contents.append(content)
-        if type(update) is not self._kind:
-            self._kind = type(update)
-            self._names, self._read = _scalar_reader(self._kind, self.scalars)
-        values = self._read(update)  # a chunk rarely carries any: one C-level read and count
-        if values.count(None) != len(values):
-            for name, value in zip(self._names, values, strict=True):
-                if value is not None:
-                    setattr(self.response, name, value)
+        response = self.response
+        for name in self.scalars:
+            value = getattr(update, name, None)
+            if value is not None:
+                setattr(response, name, value)
         if update.additional_properties:
-            self.response.additional_properties.update(update.additional_properties)
+            response.additional_properties.update(update.additional_properties)
 
     def _flush(self) -> None:
         first = self._first
@@ -602,30 +548,6 @@ class Fold:
             message.contents = _coalesce(message.contents)
         self.response.usage_details = self.usage
         return self.response
-
-
-def _no_values(update: Any) -> tuple[Any, ...]:
-    return ()
-
-
-_READERS: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]] = {}
-
-
-def _scalar_reader(kind: type, scalars: tuple[str, ...]) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
-    """The response's scalar fields that updates of ``kind`` have, and a reader of their values."""
-    known = _READERS.get((kind, scalars))
-    if known is None:
-        names = tuple(name for name in scalars if hasattr(kind, name))  # fields with defaults: class attributes
-        read: Callable[[Any], tuple[Any, ...]]
-        if len(names) > 1:
-            read = operator.attrgetter(*names)  # a tuple of the values, in C
-        else:
-
-            def read(update: Any) -> tuple[Any, ...]:
-                return tuple(getattr(update, name, None) for name in names)
-
-        known = _READERS[kind, scalars] = (names, read)
-    return known
 
 
 def _coalesce(contents: list[Content]) -> list[Content]:

@@ -324,11 +324,10 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             hooks = self._transform_hooks  # the list itself: hooks added later still apply
             mapper = self._map
             awaited = mapper is not None and inspect.iscoroutinefunction(mapper)
-            waiters, is_open = self._waiters, _OPEN  # the list is never replaced; locals per update
             while True:
                 if self._busy:  # ST-13: another task is pulling; take turns, never pull twice at once
                     await self._wait_while(lambda: self._busy)
-                    if self._state != is_open:
+                    if self._state != _OPEN:
                         return
                 self._consumer = token
                 self._busy = True
@@ -338,9 +337,9 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                     break
                 finally:
                     self._busy = False
-                    if waiters:
+                    if self._waiters:
                         self._wake_all()
-                if self._state != is_open:  # ST-13: closed by another task while this one pulled
+                if self._state != _OPEN:  # ST-13: closed by another task while this one pulled
                     await self._close_source()
                     return
                 if mapper is not None:

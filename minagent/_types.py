@@ -17,10 +17,9 @@ from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
-from . import _limits as _limit_state
 from ._exceptions import ContentError, SerializationError
 from ._issues import describe_issues
-from ._limits import _within_limits, check_limits, parse_json_arguments
+from ._limits import check_limits, parse_json_arguments
 
 __all__ = [
     "FORMAT_VERSION",
@@ -333,8 +332,8 @@ class Content(_Json):
         if args is None or args == "":
             return None if args is None else {}
         if isinstance(args, dict):
-            # SC-49: limits hold whatever form the arguments came in (the quick check first)
-            if not _within_limits(args, _limit_state._argument_limits) and (issues := check_limits(args)):
+            issues = check_limits(args)  # SC-49: limits hold whatever form the arguments came in
+            if issues:
                 raise ContentError(describe_issues(issues))
             return args
         try:
