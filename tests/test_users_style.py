@@ -974,3 +974,99 @@ async def test_seed_style_run_level_connection_is_closed_after_the_run(stream):
         await run(agent, "again", stream=stream, tools=[Connection(log)])
         assert log == ["open"]
     assert log == ["open", "close"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 14, in users' style: the middleware list edited in place between runs (MW-3), a chat
+# middleware without annotations that hooks the model's stream (ST-16), upstream-spelled chunks
+# folded into the final response (TY-14).
+
+
+@MODES
+async def test_middleware_appended_to_the_agents_list_runs_on_the_next_run(stream):
+    """MW-3: `agent.middleware.append(...)`, `.remove(...)` between runs take effect on the next
+    run (the categorisation is not stale); the runs do not change the list."""
+    log = []
+    client = ScriptedChatClient([*_weather_script(), *_weather_script(), *_weather_script()])
+    chat, function = ChatLogger(log), FunctionLogger(log)
+    agent = Agent(client, tools=[get_weather], middleware=[chat])
+    await run(agent, "weather?", stream=stream)
+    assert log == ["chat", "chat"]
+    log.clear()
+    agent.middleware.append(function)
+    before = list(agent.middleware)
+    await run(agent, "weather?", stream=stream)
+    assert log == ["chat", "function get_weather", "chat"]
+    assert agent.middleware == before
+    assert all(a is b for a, b in zip(agent.middleware, before, strict=True))
+    log.clear()
+    agent.middleware.remove(chat)
+    await run(agent, "weather?", stream=stream)
+    assert log == ["function get_weather"]
+
+
+class StreamWatcher(ChatMiddleware):
+    def __init__(self, seen):
+        self.seen = seen
+
+    async def process(self, context, next):
+        await next(context)
+        if context.stream:
+            context.result.with_result_hook(lambda response: self.seen.append(response.text))
+            context.result.with_cleanup_hook(lambda: self.seen.append("cleanup"))
+        else:
+            self.seen.append(context.result.text)
+
+
+@MODES
+async def test_an_unannotated_chat_middleware_hooks_the_models_stream(stream):
+    """ST-16: a chat middleware written without annotations, `next(context)`, that adds a result
+    and a cleanup hook to the model's stream sees the whole answer once, in both modes."""
+    seen = []
+    client = ScriptedChatClient([ChatResponse(messages=[Message("assistant", ["Hello there"])])])
+    agent = Agent(client, middleware=[StreamWatcher(seen)])
+    response = await run(agent, "hi", stream=stream)
+    assert response.text == "Hello there"
+    assert seen == (["cleanup", "Hello there"] if stream else ["Hello there"])
+
+
+class ChunkClient(BaseChatClient):
+    """A provider written as upstream's samples write one: chunks spelled with keywords."""
+
+    def __init__(self, words):
+        super().__init__()
+        self.words = words
+
+    async def _inner_get_response(self, *, messages, options, **kwargs):
+        return ChatResponse(messages=[Message(role="assistant", text="".join(self.words))], model="m1")
+
+    async def _inner_get_streaming_response(self, *, messages, options, **kwargs):
+        for i, word in enumerate(self.words):
+            last = i == len(self.words) - 1
+            yield ChatResponseUpdate(
+                contents=[Content.from_text(text=word)],
+                role=Role.ASSISTANT if i == 0 else None,
+                model="m1" if last else None,
+                finish_reason="stop" if last else None,
+            )
+
+
+@MODES
+async def test_upstream_spelled_chunks_fold_into_the_final_response(stream):
+    """TY-14, TY-11: chunks spelled with keywords (`contents=`, `Role.ASSISTANT`, the model and
+    finish reason on the last chunk) give the same final response in both modes; the chunks are not
+    changed by the run."""
+    words = ["The ", "weather ", "is ", "sunny."]
+    client = ChunkClient(words)
+    response = await run(Agent(client, name="Helper"), "weather?", stream=stream)
+    assert response.text == "The weather is sunny."
+    assert [m.author_name for m in response.messages] == ["Helper"]
+    chat = response.raw_representation
+    assert chat.model == "m1"
+    if stream:
+        assert chat.finish_reason == "stop"
+        kept = ChatResponseUpdate(contents=[Content.from_text(text="x")], role="assistant")
+        agent_update = AgentResponseUpdate.from_chat_update(kept, agent_id="a", author_name="Helper")
+        assert agent_update.contents == kept.contents
+        assert agent_update.contents is not kept.contents
+        assert kept.author_name is None
