@@ -37,7 +37,6 @@ from ._middleware import (
     function_middleware,
 )
 from ._options import ChatOptions, merge_options
-from ._plugins import PluginNotFoundError, get_client
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from ._schema import ValidationIssue
 from ._sessions import (
@@ -49,14 +48,7 @@ from ._sessions import (
     SessionStore,
     register_state_type,
 )
-from ._sqlite import SQLiteHistoryProvider, SQLiteSessionStore
 from ._stream import ResponseStream
-from ._structured import (
-    ResponseFormat,
-    StructuredOutputDecodeError,
-    StructuredOutputError,
-    StructuredOutputValidationError,
-)
 from ._threads import AgentThread, Context, ContextProvider
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, ToolProtocol, UnknownToolError, tool
 from ._tracing import Span, Tracer, current_span, get_tracer, set_tracer
@@ -64,74 +56,105 @@ from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageD
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._mcp_client import MCPStdioTool, MCPTool
-    from ._mcp_server import MCPServer
-    from ._mcp_session import (
+    from .mcp import (
         MCPConnectionError,
         MCPError,
         MCPProtocolError,
         MCPRequestError,
+        MCPServer,
+        MCPStdioTool,
         MCPTimeoutError,
+        MCPTool,
         MCPToolError,
     )
-    from ._providers import (
+    from .providers import (
         AuthenticationError,
         BadRequestError,
         NotFoundError,
+        PluginNotFoundError,
         ProviderConnectionError,
         ProviderError,
         ProviderTimeoutError,
         RateLimitError,
         ServerError,
         StreamInterruptedError,
+        get_client,
     )
-    from ._runtrace import RunTrace, render_mermaid
+    from .stores import SQLiteHistoryProvider, SQLiteSessionStore
+    from .structured import (
+        ResponseFormat,
+        StructuredOutputDecodeError,
+        StructuredOutputError,
+        StructuredOutputValidationError,
+    )
+    from .tracing import RunTrace, render_mermaid
 
-# Provider errors are for plugins and their callers; their module (retry policy, secrets) loads on
-# first use, which keeps `import minagent` within its import-time budget (benchmarks/README.md).
-_PROVIDER_ERRORS = frozenset(
-    {
-        "AuthenticationError",
-        "BadRequestError",
-        "NotFoundError",
-        "ProviderConnectionError",
-        "ProviderError",
-        "ProviderTimeoutError",
-        "RateLimitError",
-        "ServerError",
-        "StreamInterruptedError",
-    }
-)
-
-
-# MCP (spec/mcp.md) loads on first use too: most programs never touch it.
-_MCP = {
-    "MCPConnectionError": "_mcp_session",
-    "MCPError": "_mcp_session",
-    "MCPProtocolError": "_mcp_session",
-    "MCPRequestError": "_mcp_session",
-    "MCPTimeoutError": "_mcp_session",
-    "MCPToolError": "_mcp_session",
-    "MCPTool": "_mcp_client",
-    "MCPStdioTool": "_mcp_client",
-    "MCPServer": "_mcp_server",
+# The optional features (spec/decisions.md, "The house"): each name loads its folder on first use
+# (PEP 562), so `import minagent` loads the core only. A copy of the core without a folder still
+# imports; the name then fails with an ImportError that names the missing folder.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "AuthenticationError",
+            "BadRequestError",
+            "NotFoundError",
+            "PluginNotFoundError",
+            "ProviderConnectionError",
+            "ProviderError",
+            "ProviderTimeoutError",
+            "RateLimitError",
+            "ServerError",
+            "StreamInterruptedError",
+            "get_client",
+        ),
+        "providers",
+    ),
+    **dict.fromkeys(
+        (
+            "MCPConnectionError",
+            "MCPError",
+            "MCPProtocolError",
+            "MCPRequestError",
+            "MCPServer",
+            "MCPStdioTool",
+            "MCPTimeoutError",
+            "MCPTool",
+            "MCPToolError",
+        ),
+        "mcp",
+    ),
+    **dict.fromkeys(("SQLiteHistoryProvider", "SQLiteSessionStore"), "stores"),
+    **dict.fromkeys(
+        (
+            "ResponseFormat",
+            "StructuredOutputDecodeError",
+            "StructuredOutputError",
+            "StructuredOutputValidationError",
+        ),
+        "structured",
+    ),
+    **dict.fromkeys(("RunTrace", "render_mermaid"), "tracing"),
 }
-
-# The run trace (spec/observability.md OB-12) loads on first use too.
-_RUN_TRACE = {"RunTrace": "_runtrace", "render_mermaid": "_runtrace"}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _PROVIDER_ERRORS:
-        from . import _providers
+    folder = _LAZY.get(name)
+    if folder is None:
+        raise AttributeError(f"module 'minagent' has no attribute {name!r}")
+    import importlib
 
-        return getattr(_providers, name)
-    if name in _MCP or name in _RUN_TRACE:
-        import importlib
-
-        module = _MCP.get(name) or _RUN_TRACE[name]
-        return getattr(importlib.import_module(f".{module}", __name__), name)
-    raise AttributeError(f"module 'minagent' has no attribute {name!r}")
+    try:
+        module = importlib.import_module(f".{folder}", __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{folder}":
+            raise
+        raise ImportError(
+            f"minagent.{name} lives in the optional folder minagent/{folder}/, which this copy of minagent "
+            f"does not have; copy that folder beside the core to use it"
+        ) from exc
+    value = getattr(module, name)
+    globals()[name] = value  # resolved once
+    return value
 
 
 __all__ = [

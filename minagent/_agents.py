@@ -27,7 +27,7 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 
 from . import _tracing
-from ._clients import SupportsChatGetResponse, _agent_factory
+from ._clients import SupportsChatGetResponse, _agent_factory, response_format
 from ._exceptions import MiddlewareException, UserInputRequiredError
 from ._loop import Inbox
 from ._middleware import (
@@ -52,7 +52,6 @@ from ._sessions import (
     try_claim,
 )
 from ._stream import ResponseStream
-from ._structured import ResponseFormat
 from ._threads import AgentThread
 from ._tools import FunctionTool, expand_tool_sets, normalize_tools
 from ._types import Content, Message, MessageInput, normalize_messages
@@ -164,7 +163,7 @@ class BaseAgent:
         self, *, server_name: str | None = None, version: str | None = None, instructions: str | None = None
     ) -> Any:
         """This agent as an MCP server exposing its `as_tool()` (MCP-30); ``await s.run_stdio()`` serves it."""
-        from ._mcp_server import MCPServer  # loaded on first use; the server module imports upward only
+        from .mcp.server import MCPServer  # loaded on first use; the server module imports upward only
 
         return MCPServer(self, server_name=server_name, version=version, instructions=instructions)
 
@@ -667,7 +666,7 @@ class RawAgent(BaseAgent):
             wanted = request.options.get("response_format")
             wanted = self.default_options.get("response_format") if wanted is None else wanted
             if wanted is not None:
-                result._format = ResponseFormat.of(wanted)
+                result._format = response_format(wanted)
         if request.providers or (request.thread is not None and response.conversation_id):
             await self._after_run(request, result, response.conversation_id)
         return result

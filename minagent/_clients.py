@@ -13,13 +13,21 @@ from typing import Any, Literal, Protocol, overload, runtime_checkable
 from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
 from ._middleware import CategorizedMiddleware, categorize_middleware
-from ._responses import ChatResponse, ChatResponseUpdate
+from ._responses import ChatResponse, ChatResponseUpdate, _ValueFormat
 from ._stream import ResponseStream
-from ._structured import ResponseFormat
 from ._tools import FunctionInvocationConfiguration
 from ._types import Message, MessageInput, normalize_messages
 
-__all__ = ["BaseChatClient", "SupportsChatGetResponse"]
+__all__ = ["BaseChatClient", "SupportsChatGetResponse", "response_format"]
+
+
+def response_format(value: Any) -> Any:
+    """The seam to structured output (spec/decisions.md): ``minagent.structured`` loads only when a
+    run asks for a ``response_format``; the format it returns has ``wire`` and what `value` needs."""
+    from .structured import ResponseFormat
+
+    return ResponseFormat.of(value)
+
 
 # The agent floor sits above this one: `minagent._agents` registers `Agent` here when it loads,
 # so `as_agent` needs no upward import.
@@ -155,7 +163,7 @@ class BaseChatClient:
         extra = run_options.pop("additional_function_arguments", None)
         fmt = None
         if run_options.get("response_format") is not None:  # SO-7: normalised once, the wire form sent
-            fmt = ResponseFormat.of(run_options["response_format"])
+            fmt = response_format(run_options["response_format"])
             run_options["response_format"] = fmt.wire
         found = categorize_middleware(self.middleware, middleware)  # a CategorizedMiddleware: as it is (MW-3)
         if found.agent:
@@ -177,7 +185,7 @@ class BaseChatClient:
         return _run_to_end(loop, fmt)
 
 
-async def _run_to_end(loop: ToolLoop, fmt: ResponseFormat | None) -> ChatResponse:
+async def _run_to_end(loop: ToolLoop, fmt: _ValueFormat | None) -> ChatResponse:
     async for _ in loop.drive():
         pass
     response = loop.final_response()

@@ -24,9 +24,13 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, NotRequired, Required, Union
 
 from ._exceptions import MinagentError
-from ._schema import _MAPPINGS, _SEQUENCES, _SETS, _names_context, _SchemaBuilder, date_format, format_parser
+from ._schema import MAPPING_TYPES, SEQUENCE_TYPES, SET_TYPES, SchemaBuilder, date_format, format_parser, names_context
 
-__all__ = ["ArgumentConversionError", "ArgumentConverter"]
+__all__ = [
+    "ArgumentConversionError",
+    "ArgumentConverter",
+    "ConversionMismatch",
+]
 
 Converter = Callable[[Any, str, bool], Any]  # (value, path, strict) -> converted value
 
@@ -40,7 +44,7 @@ class ArgumentConversionError(MinagentError, ValueError):
     model_visible = True
 
 
-class _Mismatch(Exception):
+class ConversionMismatch(Exception):
     """A value that is not of the type being tried (internal: unions try the next member)."""
 
 
@@ -55,7 +59,7 @@ class ArgumentConverter:
 
     def __init__(self, func: Callable[..., Any], context_parameter: str | None = None) -> None:
         self._cache: dict[Any, Converter] = {}
-        self._builder = _SchemaBuilder(getattr(func, "__qualname__", None) or repr(func))
+        self._builder = SchemaBuilder(getattr(func, "__qualname__", None) or repr(func))
         target = inspect.unwrap(func)
         if not inspect.isfunction(target) and not inspect.ismethod(target):
             target = type(target).__call__
@@ -65,7 +69,7 @@ class ArgumentConverter:
         for param in inspect.signature(func).parameters.values():
             if param.name == context_parameter or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 continue
-            if _names_context(param.annotation, frozenset({"FunctionInvocationContext"})):
+            if names_context(param.annotation, frozenset({"FunctionInvocationContext"})):
                 continue
             self._builder.param = param.name
             resolved = self._builder.resolve(param.annotation, globalns)
@@ -84,7 +88,7 @@ class ArgumentConverter:
                     continue
                 try:
                     out[name] = convert(out[name], name, False)
-                except _Mismatch as exc:
+                except ConversionMismatch as exc:
                     raise ArgumentConversionError(f"argument {exc}") from None
                 except ArgumentConversionError:
                     raise
@@ -152,12 +156,12 @@ class ArgumentConverter:
                 return _to_array(item, tuple)
             items = [self._compile(arg) for arg in args]
             return _to_fixed_tuple(items)
-        if kind in _SEQUENCES:
+        if kind in SEQUENCE_TYPES:
             return _to_array(self._compile(args[0]) if args else _identity, list)
-        if kind in _SETS:
+        if kind in SET_TYPES:
             make = frozenset if kind is frozenset else set
             return _to_array(self._compile(args[0]) if args else _identity, make)
-        if kind in _MAPPINGS:
+        if kind in MAPPING_TYPES:
             item = self._compile(args[1]) if args else _identity
             return _to_mapping(item)
         return _identity  # the schema builder rejected it already (SC-23)
@@ -171,7 +175,7 @@ class ArgumentConverter:
 
         def convert(value: Any, path: str, strict: bool) -> Any:
             if not isinstance(value, Mapping):
-                raise _Mismatch(f"{path}: expected an object")
+                raise ConversionMismatch(f"{path}: expected an object")
             return {k: fields[k](v, f"{path}.{k}", strict) if k in fields else v for k, v in value.items()}
 
         return convert
@@ -183,13 +187,13 @@ class ArgumentConverter:
             if isinstance(value, cls):
                 return value
             if not isinstance(value, Mapping):
-                raise _Mismatch(f"{path}: expected an object for {cls.__name__}")
+                raise ConversionMismatch(f"{path}: expected an object for {cls.__name__}")
             kwargs = {k: fields[k](v, f"{path}.{k}", strict) if k in fields else v for k, v in value.items()}
             try:
                 return cls(**kwargs)
             except Exception as exc:  # the dataclass's own __init__ / __post_init__ refused it
                 if strict:
-                    raise _Mismatch(f"{path}: {cls.__name__} refused it: {type(exc).__name__}: {exc}") from exc
+                    raise ConversionMismatch(f"{path}: {cls.__name__} refused it: {type(exc).__name__}: {exc}") from exc
                 raise ArgumentConversionError(
                     f"argument {path}: {cls.__name__}(...) failed: {type(exc).__name__}: {exc}"
                 ) from exc
@@ -204,7 +208,7 @@ def _init_fields(cls: type) -> set[str]:
 def _expect(test: Callable[[Any], bool], kind: str) -> Converter:
     def convert(value: Any, path: str, strict: bool) -> Any:
         if not test(value):
-            raise _Mismatch(f"{path}: expected {kind}")
+            raise ConversionMismatch(f"{path}: expected {kind}")
         return value
 
     return convert
@@ -217,19 +221,19 @@ def _to_int(value: Any, path: str, strict: bool) -> Any:
         return int(value)  # JSON has one number type: 3.0 is the integer 3
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    raise _Mismatch(f"{path}: expected an integer")
+    raise ConversionMismatch(f"{path}: expected an integer")
 
 
 def _to_float(value: Any, path: str, strict: bool) -> Any:
     if type(value) is float:
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Mismatch(f"{path}: expected a number")
+        raise ConversionMismatch(f"{path}: expected a number")
     if strict and not isinstance(value, float):
-        raise _Mismatch(f"{path}: expected a number")
+        raise ConversionMismatch(f"{path}: expected a number")
     result = float(value)  # an int beyond the float range raises OverflowError
     if not math.isfinite(result):
-        raise _Mismatch(f"{path}: expected a finite number")
+        raise ConversionMismatch(f"{path}: expected a finite number")
     return result
 
 
@@ -238,11 +242,11 @@ def _to_format(cls: type, parse: Callable[[str], Any]) -> Converter:
         if type(value) is cls:
             return value
         if not isinstance(value, str):
-            raise _Mismatch(f"{path}: expected an ISO 8601 string")
+            raise ConversionMismatch(f"{path}: expected an ISO 8601 string")
         try:
             return parse(value)
         except ValueError:
-            raise _Mismatch(f"{path}: expected an ISO 8601 string") from None
+            raise ConversionMismatch(f"{path}: expected an ISO 8601 string") from None
 
     return convert
 
@@ -254,7 +258,7 @@ def _to_enum(cls: type[enum.Enum]) -> Converter:
         for member in cls:
             if _same_json(member.value, value):
                 return member
-        raise _Mismatch(f"{path}: {value!r} is not a value of {cls.__name__}")
+        raise ConversionMismatch(f"{path}: {value!r} is not a value of {cls.__name__}")
 
     return convert
 
@@ -264,7 +268,7 @@ def _to_literal(values: tuple[Any, ...]) -> Converter:
         for allowed in values:
             if allowed is value or _same_json(allowed.value if isinstance(allowed, enum.Enum) else allowed, value):
                 return allowed
-        raise _Mismatch(f"{path}: {value!r} is not one of the allowed values")
+        raise ConversionMismatch(f"{path}: {value!r} is not one of the allowed values")
 
     return convert
 
@@ -286,9 +290,9 @@ def _to_union(members: list[Converter]) -> Converter:
             for member in members:
                 try:
                     return member(value, path, strict_pass)
-                except _Mismatch:
+                except ConversionMismatch:
                     continue
-        raise _Mismatch(f"{path}: matches no member of the union")
+        raise ConversionMismatch(f"{path}: matches no member of the union")
 
     return convert
 
@@ -296,7 +300,7 @@ def _to_union(members: list[Converter]) -> Converter:
 def _to_array(item: Converter, make: Callable[[Any], Any]) -> Converter:
     def convert(value: Any, path: str, strict: bool) -> Any:
         if not isinstance(value, list | tuple):
-            raise _Mismatch(f"{path}: expected an array")
+            raise ConversionMismatch(f"{path}: expected an array")
         if item is _identity:
             return make(value)
         return make([item(v, f"{path}[{i}]", strict) for i, v in enumerate(value)])
@@ -307,7 +311,7 @@ def _to_array(item: Converter, make: Callable[[Any], Any]) -> Converter:
 def _to_fixed_tuple(items: list[Converter]) -> Converter:
     def convert(value: Any, path: str, strict: bool) -> Any:
         if not isinstance(value, list | tuple) or len(value) != len(items):
-            raise _Mismatch(f"{path}: expected an array of {len(items)} items")
+            raise ConversionMismatch(f"{path}: expected an array of {len(items)} items")
         return tuple(c(v, f"{path}[{i}]", strict) for i, (c, v) in enumerate(zip(items, value, strict=True)))
 
     return convert
@@ -316,7 +320,7 @@ def _to_fixed_tuple(items: list[Converter]) -> Converter:
 def _to_mapping(item: Converter) -> Converter:
     def convert(value: Any, path: str, strict: bool) -> Any:
         if not isinstance(value, Mapping):
-            raise _Mismatch(f"{path}: expected an object")
+            raise ConversionMismatch(f"{path}: expected an object")
         return {k: item(v, f"{path}.{k}", strict) for k, v in value.items()}
 
     return convert

@@ -47,6 +47,7 @@ __all__ = [
     "ChatMiddleware",
     "FunctionInvocationContext",
     "FunctionMiddleware",
+    "MiddlewareFn",
     "agent_middleware",
     "categorize_middleware",
     "chat_middleware",

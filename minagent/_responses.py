@@ -107,7 +107,7 @@ def _requests(messages: Sequence[Message]) -> list[Content]:
 
 
 class _ValueFormat(Protocol):
-    """What `value` needs of a structured format (`minagent._structured.ResponseFormat`, SO-9)."""
+    """What `value` needs of a structured format (`minagent.structured.format.ResponseFormat`, SO-9)."""
 
     @property
     def errors(self) -> tuple[type[Exception], ...]: ...

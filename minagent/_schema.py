@@ -31,7 +31,20 @@ from ._issues import json_type as _json_type
 from ._issues import property_path as _property_path
 from ._issues import render as _render
 
-__all__ = ["FunctionSchema", "ValidationIssue", "describe_issues", "function_schema", "validate"]
+__all__ = [
+    "MAPPING_TYPES",
+    "SEQUENCE_TYPES",
+    "SET_TYPES",
+    "FunctionSchema",
+    "SchemaBuilder",
+    "ValidationIssue",
+    "date_format",
+    "describe_issues",
+    "format_parser",
+    "function_schema",
+    "names_context",
+    "validate",
+]
 
 JsonSchema = dict[str, Any]
 
@@ -48,9 +61,9 @@ class FunctionSchema(NamedTuple):
 
 _SCALARS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string"}
 _SCALARS[type(None)] = "null"
-_SEQUENCES = (list, abc.Sequence, abc.MutableSequence)
-_SETS = (set, frozenset, abc.Set, abc.MutableSet)
-_MAPPINGS = (dict, abc.Mapping, abc.MutableMapping)
+SEQUENCE_TYPES = (list, abc.Sequence, abc.MutableSequence)
+SET_TYPES = (set, frozenset, abc.Set, abc.MutableSet)
+MAPPING_TYPES = (dict, abc.Mapping, abc.MutableMapping)
 # SC-46: types sent as ISO 8601 strings; the same parser validates (SC-47) and converts them
 # (`datetime` is imported only when a hint or a schema needs it: importing minagent stays cheap)
 _FORMAT_NAMES = {"datetime": "date-time", "date": "date", "time": "time"}
@@ -84,7 +97,7 @@ def function_schema(
 ) -> FunctionSchema:
     """Build the JSON schema of ``func``'s arguments from its signature, hints and docstring."""
     description, param_docs = parse_docstring(inspect.getdoc(func) or "")
-    builder = _SchemaBuilder(getattr(func, "__qualname__", None) or repr(func))
+    builder = SchemaBuilder(getattr(func, "__qualname__", None) or repr(func))
     target = inspect.unwrap(func)  # SC-2: where its string annotations are evaluated
     if not inspect.isfunction(target) and not inspect.ismethod(target):
         target = type(target).__call__  # a callable object
@@ -98,7 +111,7 @@ def function_schema(
         builder.param = param.name
         if param.kind is param.POSITIONAL_ONLY:
             builder.fail("a positional-only parameter cannot receive a tool argument by name")
-        if _names_context(param.annotation, context_type_names):  # SC-5
+        if names_context(param.annotation, context_type_names):  # SC-5
             if context is not None:
                 builder.fail(f"a second context parameter (the first is {context!r})")
             context = param.name
@@ -117,7 +130,7 @@ def function_schema(
     return FunctionSchema(description, parameters, context)
 
 
-def _names_context(annotation: object, names: frozenset[str]) -> bool:
+def names_context(annotation: object, names: frozenset[str]) -> bool:
     """SC-5: a context class, or a string naming one (it need not be importable)."""
     if isinstance(annotation, str):
         return annotation.strip().strip("'\"").rsplit(".", 1)[-1] in names
@@ -191,7 +204,7 @@ def _type_name(tp: object) -> str:
     return tp.__qualname__ if isinstance(tp, type) else repr(tp)
 
 
-class _SchemaBuilder:
+class SchemaBuilder:
     """Turns the type hints of one function into schemas, collecting its ``$defs`` (SC-17)."""
 
     def __init__(self, func_name: str) -> None:
@@ -268,14 +281,14 @@ class _SchemaBuilder:
                 return {"type": "array", "maxItems": 0}
             n, prefix = len(args), [self.schema(arg) for arg in args]
             return {"type": "array", "prefixItems": prefix, "minItems": n, "maxItems": n}
-        if kind in _SEQUENCES or kind in _SETS:
+        if kind in SEQUENCE_TYPES or kind in SET_TYPES:
             schema: JsonSchema = {"type": "array"}
             if args:
                 schema["items"] = self.schema(args[0])
-            if kind in _SETS:
+            if kind in SET_TYPES:
                 schema["uniqueItems"] = True
             return schema
-        if kind in _MAPPINGS:
+        if kind in MAPPING_TYPES:
             if not args:
                 return {"type": "object"}
             if args[0] is not str:

@@ -44,6 +44,7 @@ __all__ = [
     "SessionBusyError",
     "SessionContext",
     "SessionStore",
+    "check_session_id",
     "decode_state",
     "encode_state",
     "register_state_type",

@@ -16,7 +16,7 @@ from . import _limits as _limit_state
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._issues import shorten
-from ._schema import ValidationIssue, _names_context, compile_fast_check, function_schema, validate
+from ._schema import ValidationIssue, compile_fast_check, function_schema, names_context, validate
 
 if TYPE_CHECKING:
     from ._middleware import FunctionInvocationContext
@@ -26,6 +26,7 @@ __all__ = [
     "FunctionTool",
     "ToolError",
     "UnknownToolError",
+    "normalize_tools",
     "tool",
 ]
 
@@ -210,7 +211,7 @@ def _find_context_parameter(func: Callable[..., Any]) -> str | None:
     except (TypeError, ValueError):
         return None
     names = frozenset({"FunctionInvocationContext"})
-    return next((p.name for p in params if _names_context(p.annotation, names)), None)
+    return next((p.name for p in params if names_context(p.annotation, names)), None)
 
 
 def _is_async(func: Callable[..., Any]) -> bool:

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 import minagent
-import minagent._plugins as plugins
+import minagent.providers.registry as plugins
 from minagent import MinagentError, PluginNotFoundError, get_client
-from minagent._cli import main
+from minagent.cli import main
 from minagent.testing import ScriptedChatClient, text_chunks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -193,7 +193,7 @@ def test_run_reports_a_provider_failure_in_one_line(monkeypatch: pytest.MonkeyPa
     from minagent import ProviderConnectionError
 
     failing = ScriptedChatClient([ProviderConnectionError("fake: cannot connect to 127.0.0.1:9", provider="fake")])
-    monkeypatch.setattr("minagent._cli.get_client", lambda name, **kw: failing)
+    monkeypatch.setattr("minagent.cli.get_client", lambda name, **kw: failing)
     assert main(["run", "hello", "--provider", "fake", "--model", "m"], out=io.StringIO()) == 1
     err = capsys.readouterr().err
     assert err.strip() == "error: fake: cannot connect to 127.0.0.1:9"

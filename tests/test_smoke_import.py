@@ -42,7 +42,7 @@ def test_provider_errors_load_on_first_use() -> None:
     """PK-1: the provider support module loads on first use of a provider error name, and the names
     resolve to the classes plugins raise."""
     code = (
-        "import sys, minagent; assert 'minagent._providers' not in sys.modules; "
+        "import sys, minagent; assert 'minagent.providers.errors' not in sys.modules; "
         "from minagent.providers import RateLimitError; "
         "assert minagent.RateLimitError is RateLimitError; print('ok')"
     )

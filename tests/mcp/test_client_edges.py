@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from minagent import Content
-from minagent._mcp_client import MCPTool
-from minagent._mcp_session import MCPConnectionError, MCPProtocolError, MCPToolError, Transport
+from minagent.mcp.client import MCPTool
+from minagent.mcp.jsonrpc import MCPConnectionError, MCPProtocolError, MCPToolError, Transport
 
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}}
 ECHO = {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}

@@ -251,10 +251,10 @@ async def test_run_http_uses_the_plugin() -> None:
 
 async def test_run_http_without_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
     """MCP-35: without an HTTP plugin, run_http says which distribution to install."""
-    import minagent._plugins
+    import minagent.providers.registry
     from minagent import PluginNotFoundError
 
-    monkeypatch.setattr(minagent._plugins, "entry_points", lambda group: [])
+    monkeypatch.setattr(minagent.providers.registry, "entry_points", lambda group: [])
     with pytest.raises(PluginNotFoundError, match="pip install minagent-mcp-http"):
         await make_agent().as_mcp_server().run_http()
 

@@ -17,7 +17,7 @@ from mcp.shared.exceptions import McpError
 
 import minagent
 from minagent import MCPServer
-from minagent._mcp_session import decode_message, encode_message
+from minagent.mcp.jsonrpc import decode_message, encode_message
 from minagent.testing import ScriptedChatClient
 
 from .conftest import PYTHON, eventually

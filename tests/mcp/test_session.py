@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from minagent import Agent, MCPRequestError
-from minagent._mcp_server import MCPServer
-from minagent._mcp_session import MCPConnectionError, Session, decode_message, encode_message
+from minagent.mcp.jsonrpc import MCPConnectionError, Session, decode_message, encode_message
+from minagent.mcp.server import MCPServer
 from minagent.testing import ScriptedChatClient
 
 

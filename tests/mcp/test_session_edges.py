@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from minagent._mcp_session import (
+from minagent.mcp.jsonrpc import (
     MCPConnectionError,
     MCPRequestError,
     MCPTimeoutError,

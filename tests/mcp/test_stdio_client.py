@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from minagent import Content
-from minagent._mcp_client import MCPStdioTool
-from minagent._mcp_session import (
+from minagent.mcp.client import MCPStdioTool
+from minagent.mcp.jsonrpc import (
     MCPConnectionError,
     MCPProtocolError,
     MCPTimeoutError,

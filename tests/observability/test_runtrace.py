@@ -25,7 +25,7 @@ from minagent import (
     render_mermaid,
     tool,
 )
-from minagent._cli import main
+from minagent.cli import main
 from minagent.testing import ScriptedChatClient, call
 
 from ._recording import RecordingTracer
@@ -97,7 +97,7 @@ def test_demo_trace_matches_the_golden_file(tmp_path: Path) -> None:
 def test_run_command_writes_the_trace_also_when_the_run_fails(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """OB-14: `run ... --trace FILE` writes the diagram; a failing run still writes it, closed."""
     client = ScriptedChatClient([call("lookup", {"key": "a"}, call_id="c1"), RuntimeError("boom")])
-    monkeypatch.setattr("minagent._cli.get_client", lambda name, **kw: client)
+    monkeypatch.setattr("minagent.cli.get_client", lambda name, **kw: client)
     diagram = tmp_path / "run.md"
     with pytest.raises(RuntimeError, match="boom"):
         main(["run", "hi", "--provider", "fake", "--model", "m", "--trace", str(diagram)], out=io.StringIO())

@@ -1,6 +1,6 @@
 """Typed errors and the retry policy (spec/providers.md, PV-23 .. PV-29, OA-23).
 
-The policy is checked as a pure function (``minagent._providers``), then through the OpenAI
+The policy is checked as a pure function (``minagent.providers.errors``), then through the OpenAI
 transport against the loopback server. Sleeping is injected: delays are asserted as the values
 the client asked to sleep, attempts as the requests the server saw; nothing waits for real.
 """

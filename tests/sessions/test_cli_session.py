@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from minagent._cli import main
+from minagent.cli import main
 from minagent.testing import ScriptedChatClient
 
 from ..test_cli import FakeEntryPoint, fake_entry_points

@@ -22,10 +22,10 @@ from minagent import (
     SessionBusyError,
     SQLiteHistoryProvider,
     SQLiteSessionStore,
-    _sqlite,
     chat_middleware,
     tool,
 )
+from minagent.stores import sqlite as _sqlite
 from minagent.testing import ScriptedChatClient, call, reply
 
 from ..test_threads import messages as message_strategy

@@ -28,8 +28,8 @@ from typing import Any
 
 import aiohttp
 
-from minagent._mcp_client import MCPTool, ProgressCallback
-from minagent._mcp_session import MCPConnectionError, MCPProtocolError, Transport, decode_message, encode_message
+from minagent.mcp.client import MCPTool, ProgressCallback
+from minagent.mcp.jsonrpc import MCPConnectionError, MCPProtocolError, Transport, decode_message, encode_message
 
 from ._sse import SSEDecoder
 

@@ -29,14 +29,14 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from minagent._mcp_server import Connection, MCPServer
-from minagent._mcp_session import (
+from minagent.mcp.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
     MCPRequestError,
 )
+from minagent.mcp.server import Connection, MCPServer
 
 __all__ = ["make_app", "serve_http"]
 

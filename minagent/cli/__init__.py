@@ -16,15 +16,15 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._agents import Agent
-from ._middleware import AgentContext, ChatContext, FunctionInvocationContext
-from ._plugins import get_client
-from ._responses import ChatResponse, ChatResponseUpdate
-from ._sessions import AgentSession
-from ._sqlite import SQLiteHistoryProvider, SQLiteSessionStore
-from ._tools import tool
-from ._types import Content, Message
-from ._version import __version__
+from .._agents import Agent
+from .._middleware import AgentContext, ChatContext, FunctionInvocationContext
+from .._responses import ChatResponse, ChatResponseUpdate
+from .._sessions import AgentSession
+from .._tools import tool
+from .._types import Content, Message
+from .._version import __version__
+from ..providers.registry import get_client
+from ..stores.sqlite import SQLiteHistoryProvider, SQLiteSessionStore
 
 ABOUT = f"""minagent {__version__}: a dependency-free agent core.
 
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             asyncio.run(demo(out, middleware))
         return 0
     if args.command == "mcp-serve":
-        from ._mcp_server import serve_command  # MCP-34; loaded only for this command
+        from ..mcp.server import serve_command  # MCP-34; loaded only for this command
 
         return serve_command(args.target, args.name)
     if args.command == "run":
@@ -97,7 +97,7 @@ def _run_trace(args: argparse.Namespace) -> Iterator[list[Any] | None]:
     if args.trace is None and args.trace_json is None:
         yield None
         return
-    from ._runtrace import RunTrace  # loaded only when asked for
+    from ..tracing.runtrace import RunTrace  # loaded only when asked for
 
     trace = RunTrace()
     try:
@@ -125,7 +125,7 @@ async def run_prompt(
     except LookupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from ._providers import ProviderError  # loaded on first use (import time)
+    from ..providers.errors import ProviderError  # loaded on first use (import time)
 
     providers: list[Any] = []
     store: SQLiteSessionStore | None = None
@@ -203,7 +203,7 @@ def scripted_model(messages: list[Message], options: dict[str, Any]) -> Any:
 
 
 async def demo(out: TextIO, middleware: Sequence[Any] | None = None) -> None:
-    from .testing import ScriptedChatClient
+    from ..testing import ScriptedChatClient
 
     def say(depth: int, text: str) -> None:
         print(f"{'  ' * depth}{text}", file=out, flush=True)

@@ -23,7 +23,9 @@ import os
 import sys
 from typing import Any
 
-from ._mcp_session import (
+from .._schema import describe_issues
+from .._version import __version__
+from .jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     LATEST_PROTOCOL_VERSION,
@@ -36,8 +38,6 @@ from ._mcp_session import (
     decode_message,
     encode_message,
 )
-from ._schema import describe_issues
-from ._version import __version__
 
 __all__ = ["Connection", "MCPServer"]
 
@@ -88,7 +88,7 @@ class MCPServer:
     async def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp") -> None:
         """Serve over Streamable HTTP until cancelled, with the transport that a plugin registers in
         the entry-point group ``minagent.mcp_servers`` as ``http`` (``minagent-mcp-http``) (MCP-35)."""
-        from ._plugins import PluginNotFoundError, entry_points
+        from ..providers.registry import PluginNotFoundError, entry_points
 
         found = [ep for ep in entry_points(group="minagent.mcp_servers") if ep.name == "http"]
         if not found:

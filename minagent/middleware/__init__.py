@@ -26,12 +26,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ._exceptions import MiddlewareTermination, MinagentError, UserInputRequiredError
-from ._middleware import AgentContext, CallNext, ChatContext, ChatMiddleware, MiddlewareFn, agent_middleware
-from ._responses import ChatResponse, ChatResponseUpdate
-from ._stream import ResponseStream
-from ._types import Content, Message
-from .hooks import Handler, HookMiddleware, HookState, ModelRequest, ToolCallRequest
+from .._exceptions import MiddlewareTermination, MinagentError, UserInputRequiredError
+from .._middleware import AgentContext, CallNext, ChatContext, ChatMiddleware, MiddlewareFn, agent_middleware
+from .._responses import ChatResponse, ChatResponseUpdate
+from .._stream import ResponseStream
+from .._types import Content, Message
+from ..hooks import Handler, HookMiddleware, HookState, ModelRequest, ToolCallRequest
 
 __all__ = [
     "Approve",

@@ -21,16 +21,17 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, NotRequired, Required, Union, cast
 
-from ._convert import ArgumentConversionError, ArgumentConverter, _Mismatch
-from ._exceptions import MinagentError
-from ._issues import ValidationIssue, describe_issues, property_path
-from ._schema import _MAPPINGS, _SEQUENCES, _SETS, _SchemaBuilder, validate
+from .._convert import ArgumentConversionError, ArgumentConverter, ConversionMismatch
+from .._exceptions import MinagentError
+from .._issues import ValidationIssue, describe_issues, property_path
+from .._schema import MAPPING_TYPES, SEQUENCE_TYPES, SET_TYPES, SchemaBuilder, validate
 
 __all__ = [
     "ResponseFormat",
     "StructuredOutputDecodeError",
     "StructuredOutputError",
     "StructuredOutputValidationError",
+    "strict_schema",
 ]
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
@@ -216,9 +217,9 @@ class _NullPruner:
         if isinstance(value, list) and args:
             if kind is tuple and not (len(args) == 2 and args[1] is Ellipsis):
                 return [self.prune(a, v) for a, v in zip(args, value, strict=False)] + value[len(args) :]
-            if kind is tuple or kind in _SEQUENCES or kind in _SETS:
+            if kind is tuple or kind in SEQUENCE_TYPES or kind in SET_TYPES:
                 return [self.prune(args[0], v) for v in value]
-        if isinstance(value, dict) and kind in _MAPPINGS and len(args) == 2:
+        if isinstance(value, dict) and kind in MAPPING_TYPES and len(args) == 2:
             return {k: self.prune(args[1], v) for k, v in value.items()}
         return value
 
@@ -227,9 +228,9 @@ class _NullPruner:
         origin = typing.get_origin(tp)
         kind = tp if origin is None else origin
         if isinstance(value, dict):
-            return _is_structure(tp) or kind in _MAPPINGS
+            return _is_structure(tp) or kind in MAPPING_TYPES
         if isinstance(value, list):
-            return kind is tuple or kind in _SEQUENCES or kind in _SETS
+            return kind is tuple or kind in SEQUENCE_TYPES or kind in SET_TYPES
         return False
 
 
@@ -335,7 +336,7 @@ class ResponseFormat:
         if isinstance(value, Mapping):
             return cls._of_mapping(value)
         if _is_structure(value):
-            builder = _SchemaBuilder(f"response_format {value.__qualname__}")
+            builder = SchemaBuilder(f"response_format {value.__qualname__}")
             builder.param = "response_format"
             derived = builder.schema(value)
             if "$ref" in derived:  # SO-4: a recursive root is written out at the root
@@ -413,7 +414,7 @@ class ResponseFormat:
         data = self._pruner.prune(target, data)
         try:
             return self._convert(data, "$", False)
-        except (_Mismatch, ArgumentConversionError) as exc:
+        except (ConversionMismatch, ArgumentConversionError) as exc:
             message = str(exc).removeprefix("argument ")
             path, _, problem = message.partition(": ")
             raise StructuredOutputValidationError(self.name, text, [ValidationIssue(path, problem)]) from exc

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from ._exceptions import MiddlewareException
-from ._middleware import (
+from .._exceptions import MiddlewareException
+from .._middleware import (
     AgentContext,
     CallNext,
     ChatContext,
@@ -43,10 +43,10 @@ from ._middleware import (
     chat_middleware,
     function_middleware,
 )
-from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
-from ._stream import ResponseStream
-from ._tools import normalize_tools
-from ._types import Content, Message
+from .._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
+from .._stream import ResponseStream
+from .._tools import normalize_tools
+from .._types import Content, Message
 
 __all__ = [
     "HookMiddleware",

@@ -36,7 +36,10 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from ._mcp_session import (
+from .._tools import FunctionTool
+from .._types import Content
+from .._version import __version__
+from .jsonrpc import (
     LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
     MCPConnectionError,
@@ -48,9 +51,6 @@ from ._mcp_session import (
     decode_message,
     encode_message,
 )
-from ._tools import FunctionTool
-from ._types import Content
-from ._version import __version__
 
 __all__ = ["MCPStdioTool", "MCPTool"]
 

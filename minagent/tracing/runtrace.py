@@ -33,8 +33,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from . import _tracing
-from ._middleware import AgentContext, FunctionInvocationContext
+from .. import _tracing
+from .._middleware import AgentContext, FunctionInvocationContext
 
 __all__ = ["RunTrace", "render_mermaid"]
 

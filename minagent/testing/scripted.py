@@ -27,39 +27,12 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any, TypeAlias
 
-from ._clients import BaseChatClient
-from ._conformance import (
-    CHECKS,
-    CheckResult,
-    ConformanceError,
-    ProviderHarness,
-    ScriptedCall,
-    ScriptedHarness,
-    ScriptedStep,
-    run_check,
-    run_conformance,
-)
-from ._responses import ChatResponse, ChatResponseUpdate
-from ._tools import FunctionInvocationConfiguration
-from ._types import Content, Message, UsageDetails
+from .._clients import BaseChatClient
+from .._responses import ChatResponse, ChatResponseUpdate
+from .._tools import FunctionInvocationConfiguration
+from .._types import Content, Message, UsageDetails
 
-__all__ = [
-    "CHECKS",
-    "CheckResult",
-    "ConformanceError",
-    "ProviderHarness",
-    "Request",
-    "ScriptExhaustedError",
-    "ScriptedCall",
-    "ScriptedChatClient",
-    "ScriptedHarness",
-    "ScriptedStep",
-    "call",
-    "reply",
-    "run_check",
-    "run_conformance",
-    "text_chunks",
-]
+__all__ = ["Request", "ScriptExhaustedError", "ScriptedChatClient", "call", "reply", "text_chunks"]
 
 Step: TypeAlias = Any
 

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol, Self, TypeVar
 
-from ._exceptions import MinagentError
+from .._exceptions import MinagentError
 
 __all__ = [
     "AuthenticationError",

@@ -28,9 +28,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._exceptions import MinagentError
-from ._sessions import AgentSession, HistoryProvider, check_session_id
-from ._types import Message
+from .._exceptions import MinagentError
+from .._sessions import AgentSession, HistoryProvider, check_session_id
+from .._types import Message
 
 if TYPE_CHECKING:
     import sqlite3

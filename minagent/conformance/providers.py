@@ -29,8 +29,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from ._agents import Agent
-from ._providers import (
+from .._agents import Agent
+from .._responses import ChatResponse
+from .._tools import tool
+from .._types import Message, UsageDetails
+from ..providers.errors import (
     AuthenticationError,
     BadRequestError,
     NotFoundError,
@@ -38,9 +41,6 @@ from ._providers import (
     RateLimitError,
     ServerError,
 )
-from ._responses import ChatResponse
-from ._tools import tool
-from ._types import Message, UsageDetails
 
 __all__ = [
     "CHECKS",

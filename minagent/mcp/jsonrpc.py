@@ -34,7 +34,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from ._exceptions import MinagentError
+from .._exceptions import MinagentError
 
 __all__ = [
     "LATEST_PROTOCOL_VERSION",
