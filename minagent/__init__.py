@@ -51,7 +51,6 @@ from ._sessions import (
 from ._stream import ResponseStream
 from ._threads import AgentThread, Context, ContextProvider
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, ToolProtocol, UnknownToolError, tool
-from ._tracing import Span, Tracer, current_span, get_tracer, set_tracer
 from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageDetails, normalize_messages
 from ._version import __version__
 
@@ -87,7 +86,7 @@ if TYPE_CHECKING:
         StructuredOutputError,
         StructuredOutputValidationError,
     )
-    from .tracing import RunTrace, render_mermaid
+    from .tracing import RunTrace, Span, Tracer, current_span, get_tracer, render_mermaid, set_tracer
 
 # The optional features (spec/decisions.md, "The house"): each name loads its folder on first use
 # (PEP 562), so `import minagent` loads the core only. A copy of the core without a folder still
@@ -133,7 +132,9 @@ _LAZY: dict[str, str] = {
         ),
         "structured",
     ),
-    **dict.fromkeys(("RunTrace", "render_mermaid"), "tracing"),
+    **dict.fromkeys(
+        ("RunTrace", "Span", "Tracer", "current_span", "get_tracer", "render_mermaid", "set_tracer"), "tracing"
+    ),
 }
 
 

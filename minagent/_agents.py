@@ -26,7 +26,7 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Mappi
 from contextlib import AsyncExitStack
 from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 
-from . import _tracing
+from . import _observe
 from ._clients import SupportsChatGetResponse, _agent_factory, response_format
 from ._exceptions import MiddlewareException, UserInputRequiredError
 from ._loop import Inbox
@@ -479,9 +479,7 @@ class RawAgent(BaseAgent):
             result = self._core(request, found, inbox, stream)
         else:
             result = self._with_agent_middleware(request, found, inbox, stream)
-        if _tracing.TRACER is not None:  # OB-2: the one check when nothing traces
-            return _tracing.trace_agent(self, request.messages, stream, result)
-        return result
+        return _observe.OBSERVER.run(self, request.messages, stream, result)  # OB-2: the run's wrap point
 
     def _with_agent_middleware(
         self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool

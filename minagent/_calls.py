@@ -24,7 +24,7 @@ import logging
 from collections.abc import Awaitable, Mapping, MutableSequence, Sequence
 from typing import Any, NamedTuple, overload
 
-from . import _tracing
+from . import _observe
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._issues import shorten
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
@@ -54,7 +54,7 @@ class Batch(NamedTuple):
 class CallRunner:
     """Runs the tool calls of one request (see the module docstring)."""
 
-    __slots__ = ("config", "debug", "function_kwargs", "function_middleware", "surfaced", "tools")
+    __slots__ = ("config", "debug", "function_kwargs", "function_middleware", "invoke", "observer", "surfaced", "tools")
 
     def __init__(
         self,
@@ -69,6 +69,8 @@ class CallRunner:
         self.function_kwargs = function_kwargs
         self.surfaced: list[Content] = []
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request, not per call
+        self.observer = _observe.OBSERVER  # OB-2: the wrap point of a tool call, read once per request
+        self.invoke = self.observer.tool_call(self._invoke, self.tool)
 
     def tool(self, call: Content) -> Any:
         return self.tools.get(call.name or "")
@@ -85,7 +87,7 @@ class CallRunner:
 
     async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
         """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
-        invoke = self._invoke if _tracing.TRACER is None else self._traced_invoke  # OB-2: one check
+        invoke = self.invoke
         if len(calls) == 1:  # the common batch: awaited in place, no task, no grouping
             return [await invoke(calls[0], views[0])]
         outcomes: list[tuple[Content | None, bool]] = []
@@ -102,10 +104,6 @@ class CallRunner:
             else:
                 group.append(call)
         return outcomes
-
-    async def _traced_invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
-        """`_invoke` inside an ``execute_tool`` span (OB-10)."""
-        return await _tracing.trace_tool(self._invoke, call, view, self.tools.get(call.name or ""))
 
     async def _invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
         """One call: validate, run through function middleware, turn the outcome into a result."""
@@ -159,8 +157,7 @@ class CallRunner:
         except Exception as exc:
             if not raised or exc is not raised[-1]:
                 raise  # design decision 12: middleware's own exceptions reach the caller
-            if _tracing.TRACER is not None:
-                _tracing.tool_raised(exc)  # OB-7
+            self.observer.tool_raised(exc)  # OB-7
             logger.debug("tool call %s [%s] raised %s", name, call_id, type(exc).__name__)  # OB-15: not its text
             visible = self.config.include_detailed_errors or getattr(exc, "model_visible", False) is True  # MCP-12
             detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""

@@ -181,7 +181,7 @@ class BaseChatClient:
             client_kwargs={**kwargs, **(client_kwargs or {})},
         )
         if stream:  # ST-14: keeps no updates
-            return ResponseStream._of_run(loop.drive(), lambda: loop.final_response()._with_format(fmt))
+            return ResponseStream.of_run(loop.drive(), lambda: loop.final_response()._with_format(fmt))
         return _run_to_end(loop, fmt)
 
 

@@ -39,7 +39,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from . import _tracing
+from . import _observe
 from ._calls import CallRunner, sendable_text, tool_map
 from ._exceptions import ContentError
 from ._history import repair_history
@@ -223,6 +223,8 @@ class ToolLoop:
             name for name, t in self.runner.tools.items() if getattr(t, "approval_mode", None) == "always_require"
         }
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
+        self.observer = observer = _observe.OBSERVER  # OB-2: the wrap points, read once per request
+        self.call_model = observer.model_call(call_model)
 
     # -- the driver -------------------------------------------------------------------------
 
@@ -289,8 +291,7 @@ class ToolLoop:
         config = self.config  # room for another tool round: fewer than max_iterations model calls (LP-7)
         step = NEXT_STEP[outcome, config.enabled and self.model_calls < config.max_iterations]
         self.steps.append((outcome, step))
-        if _tracing.TRACER is not None:  # OB-11
-            _tracing.event("minagent.step", {"outcome": outcome.value, "next": step.value})
+        self.observer.step(outcome.value, step.value)  # OB-11
         return step
 
     def final_response(self) -> ChatResponse:
@@ -334,8 +335,7 @@ class ToolLoop:
         options = dict(self.options)
         if last:
             options["tool_choice"] = "none"
-        if _tracing.TRACER is not None:  # OB-11
-            _tracing.model_call(self.model_calls, options.get("tool_choice"), last)
+        self.observer.model_turn(self.model_calls, options.get("tool_choice"), last)  # OB-11
         client_kwargs, function_kwargs = self.client_kwargs, self.function_kwargs
         if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
             options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
@@ -363,12 +363,8 @@ class ToolLoop:
                 and all(a is b for a, b in zip(checked, messages, strict=True))
             )
             messages = checked
-        if _tracing.TRACER is not None:  # OB-2: the one check when nothing traces
-            return await _tracing.trace_chat(self.client, messages, options, context.kwargs, context.stream)
-        if context.stream:
-            updates = self.client._inner_get_streaming_response(messages=messages, options=options, **context.kwargs)
-            return ResponseStream._folding(updates, Fold(ChatResponse()))  # ST-14: folded as it streams
-        return await self.client._inner_get_response(messages=messages, options=options, **context.kwargs)
+        result = self.call_model(self.client, messages, options, context.kwargs, context.stream)
+        return result if context.stream else await result
 
     def _record(self, response: Any, no_tools: bool) -> Message | None:
         """Take a model response into the transcript; return the limit's fallback message, if added."""
@@ -427,8 +423,8 @@ class ToolLoop:
 
     def _drain_inbox(self) -> list[Message]:
         drained = self.inbox.drain() if self.inbox is not None else []
-        if drained and _tracing.TRACER is not None:  # OB-11
-            _tracing.event("minagent.injected", {"messages": len(drained)})
+        if drained:
+            self.observer.injected(len(drained))  # OB-11
         self._append_foreign(drained)
         return drained
 
@@ -571,6 +567,17 @@ class ToolLoop:
         marked = [replace(c, user_input_request=True) if any(c is p for p in pending) else c for c in holder.contents]
         marked.extend(surfaced)  # requests of sub-agents run as tools (AG-8)
         self._replace(holder, holder.with_contents(marked))
+
+
+def call_model(
+    client: Provider, messages: list[Message], options: dict[str, Any], kwargs: dict[str, Any], stream: bool
+) -> Any:
+    """The model-call leaf, the one place the provider is called: an awaitable `ChatResponse`, or
+    when streaming a `ResponseStream` that folds the provider's updates as they pass (ST-14)."""
+    if stream:
+        updates = client._inner_get_streaming_response(messages=messages, options=options, **kwargs)
+        return ResponseStream.over(updates, Fold(ChatResponse()))
+    return client._inner_get_response(messages=messages, options=options, **kwargs)
 
 
 def _classify_batch(terminated: bool, pending: bool, forced: bool, limited: bool) -> Outcome:

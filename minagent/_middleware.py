@@ -34,8 +34,8 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 from ._exceptions import MiddlewareException, MiddlewareTermination
 from ._responses import AgentResponse, ChatResponse
+from ._schema import secret_parameters
 from ._stream import ResponseStream
-from ._tracing import secret_parameters
 from ._types import Message
 
 __all__ = [

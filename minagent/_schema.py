@@ -43,6 +43,7 @@ __all__ = [
     "format_parser",
     "function_schema",
     "names_context",
+    "secret_parameters",
     "validate",
 ]
 
@@ -695,3 +696,17 @@ def compile_fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | Non
         return True
 
     return check
+
+
+def secret_parameters(tool: Any) -> frozenset[str]:
+    """OB-16: the parameters the tool's schema marks secret (``"writeOnly": true`` or
+    ``"format": "password"``, as pydantic's ``SecretStr`` writes them)."""
+    parameters = getattr(tool, "parameters", None)
+    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return frozenset()
+    return frozenset(
+        name
+        for name, schema in properties.items()
+        if isinstance(schema, Mapping) and (schema.get("writeOnly") is True or schema.get("format") == "password")
+    )

@@ -169,19 +169,19 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         return outer
 
     @classmethod
-    def _folding(cls, source: AsyncIterable[TUpdate], fold: Any) -> ResponseStream[TUpdate, Any]:
-        """A stream that folds each raw update into ``fold`` as it passes (its ``add``) and finalises
-        to ``fold.result()``: what the final response needs, not the updates, is kept (ST-14)."""
+    def over(cls, source: AsyncIterable[TUpdate], fold: Any) -> ResponseStream[TUpdate, Any]:
+        """A stream that folds each raw update into ``fold`` as it passes (``fold.add(update)``) and
+        finalises to ``fold.result()``: what the final response needs is kept, not the updates (ST-14)."""
         stream: ResponseStream[TUpdate, Any] = cls(source, finalizer=lambda _updates: fold.result())
         stream._recorder = fold.add
         return stream
 
     @classmethod
-    def _of_run(
+    def of_run(
         cls, source: AsyncIterable[TUpdate], final: Callable[[], TFinal | Awaitable[TFinal]]
     ) -> ResponseStream[TUpdate, TFinal]:
-        """A stream whose final response comes from the work itself, not from its updates: it keeps
-        no list of them (ST-14)."""
+        """A stream whose final response comes from the work itself (``final()``), not from its
+        updates: it keeps no list of them (ST-14)."""
         stream: ResponseStream[TUpdate, TFinal] = cls(source, finalizer=lambda _updates: final())
         stream._recorder = _ignore
         return stream

@@ -1,137 +1,221 @@
-"""PK-8: the floors of spec/decisions.md hold, no two modules import each other, stdlib only."""
+"""The house (spec/package.md PK-8 .. PK-11, spec/decisions.md "The house"): the top-level modules of
+minagent/ are the core, each folder an optional feature; the core imports a folder only at the
+listed seams, folders import the core's public names only, nothing outside the standard library."""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "minagent"
+CORE = sorted(p.stem for p in PACKAGE.glob("*.py"))
+FOLDERS = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists())
 
-# The house (spec/decisions.md): lowest floor first. A module may import its own floor or lower.
-FLOORS: dict[str, int] = {
-    # 1 types
-    "_exceptions": 1,
-    "_version": 1,
-    "_issues": 1,
-    "_limits": 1,
-    "_docstrings": 1,
-    "_types": 1,
-    "_responses": 1,
-    "_stream": 1,
-    "_options": 1,
-    "_history": 1,
-    "_tracing": 1,
-    "_runtrace": 2,
-    # 2 tools and middleware
-    "_schema": 2,
-    "_convert": 2,
-    "_structured": 2,
-    "_tools": 2,
-    "_middleware": 2,
-    # 3 the client and its loop
-    "_calls": 3,
-    "_loop": 3,
-    "_clients": 3,
-    "_providers": 3,
-    "_sse": 3,
-    "_plugins": 3,
-    "_mcp_session": 3,
-    "_mcp_client": 3,
-    # 4 agent, threads
-    "_sessions": 4,
-    "_sqlite": 4,
-    "_threads": 4,
-    "_agents": 4,
-    "_mcp_server": 4,
-    # 5 faces
-    "_cli": 5,
-    "__main__": 5,
-    "testing": 5,
-    "_conformance": 5,
-    "hooks": 5,
-    "middleware": 5,
-    "providers": 5,
-    "__init__": 5,
+# The seams (spec/decisions.md): (core module, the function holding the import) -> the folder it may load.
+# (`minagent.__getattr__` loads the folder of an optional name with importlib, by the table `_LAZY`.)
+SEAMS: dict[tuple[str, str], str] = {
+    ("__init__", "TYPE_CHECKING"): "*",  # what type checkers see of those names
+    ("__main__", "main"): "cli",
+    ("_clients", "response_format"): "structured",
+    ("_agents", "BaseAgent.as_mcp_server"): "mcp",
+}
+
+# Folder -> folders it may import (PK-10); a folder always may import itself.
+FOLDER_EDGES: dict[str, set[str]] = {
+    "middleware": {"hooks"},
+    "testing": {"conformance", "providers"},
+    "conformance": {"providers"},
+    "mcp": {"providers"},
+    "cli": set(FOLDERS),
 }
 
 
-def imports_of(path: Path) -> tuple[set[str], set[str]]:
-    """(minagent modules, other top-level packages) imported anywhere in the file: at module top,
-    under TYPE_CHECKING, inside functions."""
-    ours: set[str] = set()
-    others: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom):
-            if node.level == 1:
-                ours.update([node.module.split(".")[0]] if node.module else [a.name for a in node.names])
-            elif node.module and node.module.split(".")[0] == "minagent":
-                parts = node.module.split(".")
-                ours.update([parts[1]] if len(parts) > 1 else [a.name for a in node.names])
-            elif node.module:
-                others.add(node.module.split(".")[0])
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                top = alias.name.split(".")[0]
-                (ours if top == "minagent" else others).add(top)
-    ours.discard("minagent")
-    return {m for m in ours if m in FLOORS or (PACKAGE / f"{m}.py").exists()}, others
+class Import:
+    def __init__(self, target: list[str], names: list[str], where: str) -> None:
+        self.target = target  # the imported module's path inside minagent, e.g. ["mcp", "server"]; [] = minagent
+        self.names = names  # the names taken from it (from-imports)
+        self.where = where  # "" at module level, "TYPE_CHECKING", or the enclosing function's qualified name
 
 
-def graph() -> dict[str, set[str]]:
-    return {path.stem: imports_of(path)[0] for path in sorted(PACKAGE.glob("*.py"))}
+def imports(path: Path) -> Iterator[Import | str]:
+    """Every import in the file: an `Import` of minagent, or the top-level name of anything else."""
+    here = list(path.relative_to(PACKAGE).parent.parts)
+
+    def visit(node: ast.AST, where: str) -> Iterator[Import | str]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                inner = f"{where}.{child.name}" if where and where != "TYPE_CHECKING" else child.name
+                yield from visit(child, inner)
+            elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                yield from visit(child, "TYPE_CHECKING")
+            elif isinstance(child, ast.ImportFrom):
+                names = [a.name for a in child.names]
+                if child.level:
+                    base = here[: len(here) - (child.level - 1)] if child.level > 1 else here
+                    target = base + (child.module.split(".") if child.module else [])
+                    if not child.module:  # from . import x: x may be a module
+                        for name in names:
+                            yield Import(
+                                [*target, name]
+                                if (PACKAGE.joinpath(*target, name)).exists()
+                                or PACKAGE.joinpath(*target, f"{name}.py").exists()
+                                else target,
+                                [name],
+                                where,
+                            )
+                        continue
+                    yield Import(target, names, where)
+                elif child.module and child.module.split(".")[0] == "minagent":
+                    yield Import(child.module.split(".")[1:], names, where)
+                elif child.module:
+                    yield child.module.split(".")[0]
+            elif isinstance(child, ast.Import):
+                for alias in child.names:
+                    parts = alias.name.split(".")
+                    yield Import(parts[1:], [], where) if parts[0] == "minagent" else parts[0]
+            else:
+                yield from visit(child, where)
+
+    yield from visit(ast.parse(path.read_text(encoding="utf-8")), "")
 
 
-def test_every_module_has_a_floor() -> None:
-    """PK-8: a new module must be placed on a floor before it may import anything."""
-    assert sorted(set(graph()) - set(FLOORS)) == []
+def _folder_of(target: list[str]) -> str | None:
+    return target[0] if target and target[0] in FOLDERS else None
 
 
-def test_no_module_imports_a_higher_floor() -> None:
-    """PK-8: types -> tools/middleware -> client/loop -> agent -> faces, never upward."""
-    upward = [
-        f"{module} (floor {FLOORS[module]}) imports {dep} (floor {FLOORS[dep]})"
-        for module, deps in graph().items()
-        for dep in sorted(deps)
-        if FLOORS[dep] > FLOORS[module]
-    ]
-    assert upward == []
+def test_the_core_imports_a_folder_only_at_the_seams() -> None:
+    """PK-8: no core module imports a folder at module level; inside a function only at a listed seam."""
+    found: list[str] = []
+    for stem in CORE:
+        for item in imports(PACKAGE / f"{stem}.py"):
+            if isinstance(item, Import) and (folder := _folder_of(item.target)) is not None:
+                allowed = SEAMS.get((stem, item.where))
+                if allowed not in ("*", folder):
+                    found.append(f"{stem} ({item.where or 'module level'}) imports {'.'.join(item.target)}")
+    assert found == []
 
 
-def test_no_two_modules_import_each_other() -> None:
-    """PK-8: the import graph has no cycle (TYPE_CHECKING and function-level imports included)."""
-    edges = graph()
+def test_the_seams_exist() -> None:
+    """PK-8: every listed seam is still where the list says (a stale entry would allow too much)."""
+    seen = {
+        (stem, item.where)
+        for stem in CORE
+        for item in imports(PACKAGE / f"{stem}.py")
+        if isinstance(item, Import) and _folder_of(item.target)
+    }
+    assert set(SEAMS) <= seen
+
+
+def test_the_core_has_no_import_cycle() -> None:
+    """PK-8: the core's modules import each other without a cycle (TYPE_CHECKING and function-level
+    imports included)."""
+    edges = {
+        stem: {
+            item.target[0]
+            for item in imports(PACKAGE / f"{stem}.py")
+            if isinstance(item, Import) and item.target and item.target[0] in CORE and item.target[0] != stem
+        }
+        for stem in CORE
+    }
     cycles: list[list[str]] = []
 
-    def visit(node: str, path: list[str], on_path: set[str], done: set[str]) -> None:
+    def visit(node: str, path: list[str], done: set[str]) -> None:
         for dep in sorted(edges.get(node, ())):
-            if dep in on_path:
+            if dep in path:
                 cycles.append([*path[path.index(dep) :], dep])
             elif dep not in done:
-                on_path.add(dep)
-                visit(dep, [*path, dep], on_path, done)
-                on_path.discard(dep)
+                visit(dep, [*path, dep], done)
                 done.add(dep)
 
     done: set[str] = set()
-    for start in sorted(edges):
-        if start not in done:
-            visit(start, [start], {start}, done)
-            done.add(start)
+    for start in CORE:
+        visit(start, [start], done)
+        done.add(start)
     assert cycles == []
 
 
-def test_the_core_imports_only_the_standard_library() -> None:
-    """PK-8, PK-1: nothing outside the standard library, anywhere in minagent/."""
+def test_minagent_imports_only_the_standard_library() -> None:
+    """PK-8, PK-1: nothing outside the standard library, anywhere in minagent/, folders included."""
     outside = {
-        f"{path.stem}: {name}"
-        for path in PACKAGE.glob("*.py")
-        for name in imports_of(path)[1]
-        if name not in sys.stdlib_module_names and name != "__future__"
+        f"{path.relative_to(PACKAGE)}: {item}"
+        for path in PACKAGE.rglob("*.py")
+        for item in imports(path)
+        if isinstance(item, str) and item not in sys.stdlib_module_names and item != "__future__"
     }
     assert outside == set()
+
+
+def test_folders_use_the_cores_public_names() -> None:
+    """PK-10: a folder imports from the core only names in `minagent.__all__` or in the core module's
+    `__all__`, and other folders only along the listed edges."""
+    found: list[str] = []
+    for path in sorted(PACKAGE.glob("*/**/*.py")):
+        folder = path.relative_to(PACKAGE).parts[0]
+        for item in imports(path):
+            if not isinstance(item, Import):
+                continue
+            where = f"{path.relative_to(PACKAGE)}"
+            if not item.target:
+                hidden = [n for n in item.names if n not in importlib.import_module("minagent").__all__]
+                found += [f"{where}: minagent.{n}" for n in hidden]
+            elif item.target[0] in CORE:
+                public = set(getattr(importlib.import_module(f"minagent.{item.target[0]}"), "__all__", ()))
+                found += [f"{where}: {item.target[0]}.{n}" for n in item.names if n not in public]
+                if not item.names:
+                    found.append(f"{where}: import of the module {item.target[0]}")
+            elif item.target[0] != folder and item.target[0] not in FOLDER_EDGES.get(folder, set()):
+                found.append(f"{where}: folder {folder} imports folder {item.target[0]}")
+    assert found == []
+
+
+def test_import_minagent_loads_the_core_only() -> None:
+    """PK-9: `import minagent` loads no module of a folder; an optional name loads its folder on first use."""
+    script = (
+        "import sys, minagent\n"
+        "print(sorted(m for m in sys.modules if m.startswith('minagent.') and m.count('.') > 0\n"
+        "             and m.split('.')[1] in " + repr(FOLDERS) + "))\n"
+        "minagent.ResponseFormat\n"
+        "print('minagent.structured' in sys.modules, 'minagent.mcp' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.splitlines() == ["[]", "True False"]
+
+
+@pytest.mark.parametrize("name", ["ResponseFormat", "MCPTool", "get_client", "RunTrace", "SQLiteSessionStore"])
+def test_an_optional_name_without_its_folder_says_which_folder(name: str, tmp_path: Path) -> None:
+    """PK-9: in a copy of the core without the folders, an optional name is an ImportError naming the
+    folder to copy."""
+    import shutil
+
+    copy = tmp_path / "minagent"
+    copy.mkdir()
+    for stem in CORE:
+        shutil.copy(PACKAGE / f"{stem}.py", copy / f"{stem}.py")
+    script = f"import minagent\ntry:\n    minagent.{name}\nexcept ImportError as exc:\n    print(exc)\n"
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", f"import sys; sys.path.insert(0, {str(tmp_path)!r}); exec({script!r})"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    folder = importlib.import_module("minagent").__dict__["_LAZY"][name]
+    assert f"minagent/{folder}/" in done.stdout, done.stdout + done.stderr
+
+
+def test_every_name_in_all_resolves() -> None:
+    """PK-7, PK-9: every name in `minagent.__all__` resolves (the optional ones through their folder)."""
+    import minagent
+
+    assert sorted(set(minagent.__all__)) == sorted(minagent.__all__)
+    for name in minagent.__all__:
+        assert getattr(minagent, name) is not None, name
 
 
 def test_control_flow_exceptions_are_not_errors() -> None:
@@ -164,6 +248,3 @@ def test_names_users_need_are_exported() -> None:
     assert minagent.CallNext is CallNext
     assert minagent.CategorizedMiddleware is CategorizedMiddleware
     assert minagent.MessageInput is MessageInput
-    assert sorted(set(minagent.__all__)) == sorted(minagent.__all__)
-    for name in minagent.__all__:
-        assert getattr(minagent, name) is not None, name

@@ -1,8 +1,20 @@
 """Tracing: OpenTelemetry GenAI spans and the run trace (spec/observability.md).
 
-Optional: loaded on first use (``minagent.RunTrace``, ``minagent.render_mermaid``).
+Optional: loaded on first use (``minagent.set_tracer``, ``minagent.RunTrace``, ...). It attaches to
+the core's wrap points (`minagent._observe`); the core never imports this folder.
 """
 
+from .genai import GenAIObserver, Span, Tracer, current_span, get_tracer, records_content, set_tracer
 from .runtrace import RunTrace, render_mermaid
 
-__all__ = ["RunTrace", "render_mermaid"]
+__all__ = [
+    "GenAIObserver",
+    "RunTrace",
+    "Span",
+    "Tracer",
+    "current_span",
+    "get_tracer",
+    "records_content",
+    "render_mermaid",
+    "set_tracer",
+]

@@ -33,8 +33,8 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .. import _tracing
 from .._middleware import AgentContext, FunctionInvocationContext
+from . import genai
 
 __all__ = ["RunTrace", "render_mermaid"]
 
@@ -65,7 +65,7 @@ class _TraceSpan:
         self.attributes.update(attributes)
 
     def record_error(self, error: BaseException) -> None:
-        self.error = _tracing.error_type(error)
+        self.error = genai.error_type(error)
 
     def add_event(self, name: str, attributes: Mapping[str, Any]) -> None:
         kind = name.removeprefix("minagent.")
@@ -75,16 +75,16 @@ class _TraceSpan:
         a = self.attributes
         fields: dict[str, Any] = {"error": self.error} if self.error else {}
         if self.kind == "invoke_agent":
-            fields["input_tokens"] = a.get(_tracing.INPUT_TOKENS)
-            fields["output_tokens"] = a.get(_tracing.OUTPUT_TOKENS)
+            fields["input_tokens"] = a.get(genai.INPUT_TOKENS)
+            fields["output_tokens"] = a.get(genai.OUTPUT_TOKENS)
             self.trace._add("run_end", self.depth, fields)
         elif self.kind == "chat":
-            reasons = a.get(_tracing.FINISH_REASONS) or []
+            reasons = a.get(genai.FINISH_REASONS) or []
             fields["finish_reason"] = reasons[0] if reasons else None
             self.trace._add("chat_end", self.depth, fields)
         elif self.kind == "execute_tool":
-            fields["call_id"] = a.get(_tracing.TOOL_CALL_ID)
-            fields["error"] = self.error or a.get(_tracing.ERROR_TYPE)
+            fields["call_id"] = a.get(genai.TOOL_CALL_ID)
+            fields["error"] = self.error or a.get(genai.ERROR_TYPE)
             self.trace._add("tool_end", self.depth, fields)
 
 
@@ -102,17 +102,17 @@ class RunTrace:
     # -- the Tracer protocol ---------------------------------------------------------------
 
     def start_span(self, name: str, attributes: Mapping[str, Any], parent: Any) -> _TraceSpan:
-        kind = str(attributes.get(_tracing.OPERATION, name.split(" ")[0]))
+        kind = str(attributes.get(genai.OPERATION, name.split(" ")[0]))
         depth = parent.depth if isinstance(parent, _TraceSpan) else 0
         if kind == "invoke_agent" and isinstance(parent, _TraceSpan):
             depth += 1
         span = _TraceSpan(self, kind, depth, attributes)
         if kind == "invoke_agent":
-            self._add("run_start", depth, {"agent": attributes.get(_tracing.AGENT_NAME)})
+            self._add("run_start", depth, {"agent": attributes.get(genai.AGENT_NAME)})
         elif kind == "chat":
-            self._add("chat_start", depth, {"model": attributes.get(_tracing.REQUEST_MODEL)})
+            self._add("chat_start", depth, {"model": attributes.get(genai.REQUEST_MODEL)})
         elif kind == "execute_tool":
-            tool, call_id = attributes.get(_tracing.TOOL_NAME), attributes.get(_tracing.TOOL_CALL_ID)
+            tool, call_id = attributes.get(genai.TOOL_NAME), attributes.get(genai.TOOL_CALL_ID)
             self._add("tool_start", depth, {"tool": tool, "call_id": call_id})
         return span
 
@@ -124,18 +124,18 @@ class RunTrace:
     @contextlib.contextmanager
     def recording(self) -> Iterator[RunTrace]:
         """Be the process's tracer inside the block; the previous tracer is restored after."""
-        previous, content = _tracing.TRACER, _tracing.RECORD_CONTENT
-        _tracing.set_tracer(self)
+        previous, content = genai.get_tracer(), genai.records_content()
+        genai.set_tracer(self)
         try:
             yield self
         finally:
-            _tracing.set_tracer(previous, record_content=content)
+            genai.set_tracer(previous, record_content=content)
 
     def _add(self, kind: str, depth: int, fields: dict[str, Any]) -> None:
         self.events.append({"kind": kind, "depth": depth, **{k: v for k, v in fields.items() if v is not None}})
 
     def _depth(self) -> int:
-        span = _tracing.current_span()
+        span = genai.current_span()
         return span.depth if isinstance(span, _TraceSpan) else 0
 
     async def _agent_layer(self, context: AgentContext, call_next: Any) -> None:

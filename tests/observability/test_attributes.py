@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from minagent import Agent, ChatResponse, Content, FunctionTool, Message, RunTrace, UsageDetails, set_tracer
-from minagent._tracing import _arguments_text, _messages_json
 from minagent.testing import ScriptedChatClient, call
+from minagent.tracing.genai import _arguments_text, _messages_json
 
 from ._recording import RecordingTracer
 

@@ -181,7 +181,7 @@ async def test_a_failing_tool_is_logged_by_type_only(caplog: pytest.LogCaptureFi
 
 def test_secret_parameters_are_read_from_the_schema() -> None:
     """OB-16: writeOnly or format password marks a parameter secret."""
-    from minagent._tracing import secret_parameters
+    from minagent._schema import secret_parameters
 
     assert secret_parameters(login_tool([])) == frozenset({"password"})
     assert secret_parameters(FunctionTool(name="x", parameters={"type": "object"})) == frozenset()

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 import minagent
-from minagent import Agent, ChatResponse, Content, Message, UsageDetails, _tracing, set_tracer, tool
+from minagent import Agent, ChatResponse, Content, Message, UsageDetails, set_tracer, tool
 from minagent.testing import ScriptedChatClient, call, text_chunks
+from minagent.tracing import genai
 
 from ._recording import RecordingTracer
 
@@ -74,12 +75,54 @@ async def test_no_tracer_no_tracing_code(stream: bool, monkeypatch: pytest.Monke
     def forbidden(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("tracing code ran without a tracer")
 
-    for name in ("trace_agent", "trace_chat", "trace_tool", "tool_raised", "_start"):
-        monkeypatch.setattr(_tracing, name, forbidden)
+    for name in ("_fail", "_event", "_messages_json", "_usage_attributes"):
+        monkeypatch.setattr(genai, name, forbidden)
+    for name in ("run", "model_call", "tool_call", "step", "model_turn", "tool_raised", "_start"):
+        monkeypatch.setattr(genai.GenAIObserver, name, forbidden)
     agent = weather_agent(call("get_weather", {"city": "Oslo"}, call_id="c1"), "done", tools=[get_weather, broken])
     response = await run(agent, "weather?", stream)
     assert response.text == "done"
     assert minagent.current_span() is None
+
+
+def test_no_tracer_loads_no_tracing(tmp_path: Any) -> None:
+    """OB-2: a run in both modes, a tool call and a failing tool included, with no tracer set imports
+    nothing of minagent.tracing; set_tracer(None) afterwards installs the pass-through observer."""
+    import subprocess
+    import sys
+
+    script = """
+import asyncio, sys
+from minagent import Agent, tool
+from minagent._observe import OBSERVER, Observer
+from minagent.testing import ScriptedChatClient, call
+
+@tool
+def broken(city: str) -> str:
+    raise ValueError("no")
+
+async def main():
+    for stream in (False, True):
+        client = ScriptedChatClient([call("broken", {"city": "Oslo"}, call_id="c1"), "done"])
+        agent = Agent(client, tools=[broken])
+        if stream:
+            text = (await agent.run("hi", stream=True).get_final_response()).text
+        else:
+            text = (await agent.run("hi")).text
+        assert text == "done", text
+    assert type(OBSERVER) is Observer
+    print(sorted(m for m in sys.modules if m.startswith("minagent.tracing")))
+
+asyncio.run(main())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    set_tracer(RecordingTracer())
+    set_tracer(None)
+    from minagent import _observe
+
+    assert type(_observe.OBSERVER) is _observe.Observer
 
 
 @MODES

@@ -92,9 +92,9 @@ def uninstrument() -> None:
 
 
 def _record_content() -> bool:
-    from minagent import _tracing
+    from minagent.tracing import records_content
 
-    return _tracing.RECORD_CONTENT
+    return records_content()
 
 
 _Value = str | bool | int | float

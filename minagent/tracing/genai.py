@@ -1,0 +1,461 @@
+"""OpenTelemetry GenAI spans through a tiny tracer protocol (spec/observability.md).
+
+Rules
+-----
+1. Tracing is an observer of the route (`minagent._observe`): it wraps the agent run, the
+   model-call leaf and a tool call's execution; the route itself never asks whether it is traced.
+2. Observers never change the observed: a span is started and ended around what runs, the same
+   values and exceptions pass through.
+3. Contents (messages, arguments, results) are recorded only with ``record_content=True``, and
+   never the values of secret parameters (OB-6, OB-16).
+
+Theory of operation
+-------------------
+``set_tracer(tracer)`` installs a `GenAIObserver` for that tracer (``None`` installs the core's
+default, which observes nothing). Its wrap points start these spans:
+
+    wrap point        span                       starts / ends
+    the agent run     ``invoke_agent {name}``    when the run starts / when it returns, fails,
+                                                 or its stream ends or is closed
+    the model call    ``chat {model}``           before the provider is called / when its
+                                                 response arrives or its stream ends or closes
+    a tool call       ``execute_tool {name}``    before the call is checked / when its result
+                                                 is made
+
+Nesting (OB-3) uses a context variable, ``_CURRENT``: the agent's span is current while the run
+works (around the whole coroutine, or around every pull of its stream, so nothing leaks into the
+caller's context between pulls), and a tool's span is current while the tool runs, so a chat or
+tool span's parent is the run's span and an agent run as a tool nests under ``execute_tool``.
+The parent is handed to ``start_span`` explicitly; ``Tracer.activate(span)`` is entered only
+around a tool's execution, so a tracing library's own notion of "current" (OpenTelemetry's context)
+follows into the tool and the tool's own spans nest under ``execute_tool`` (OB-4). The loop's
+notes (model turn, step, injected messages) become events on the current span (OB-11).
+
+Attributes use the OpenTelemetry GenAI semantic-convention names (OB-5).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
+
+from .._observe import ModelCall, Observer, ToolInvoke, current, install
+from .._responses import ChatResponse
+from .._schema import secret_parameters
+from .._stream import ResponseStream
+from .._types import Content, Message, UsageDetails
+
+__all__ = [
+    "SECRET_TEXT",
+    "GenAIObserver",
+    "Span",
+    "Tracer",
+    "current_span",
+    "error_type",
+    "get_tracer",
+    "records_content",
+    "set_tracer",
+]
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class Span(Protocol):
+    """One span of a `Tracer` (OB-1)."""
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None: ...
+
+    def record_error(self, error: BaseException) -> None: ...
+
+    def end(self) -> None: ...
+
+
+@runtime_checkable
+class Tracer(Protocol):
+    """What tracing calls to trace a run (OB-1).
+
+    ``start_span`` starts a span named ``name`` under ``parent`` (None: whatever the tracer itself
+    considers current) with the given attributes. ``activate(span)`` is a context manager that makes
+    the span current for the tracer's own library while a tool runs (OB-4)."""
+
+    def start_span(self, name: str, attributes: Mapping[str, Any], parent: Span | None) -> Span: ...
+
+    def activate(self, span: Span) -> AbstractContextManager[Any]: ...
+
+
+_CURRENT: contextvars.ContextVar[Span | None] = contextvars.ContextVar("minagent_span", default=None)
+_RAISED: contextvars.ContextVar[list[BaseException] | None] = contextvars.ContextVar("minagent_raised", default=None)
+
+# The OpenTelemetry GenAI semantic-convention names (OB-5).
+OPERATION = "gen_ai.operation.name"
+AGENT_NAME = "gen_ai.agent.name"
+AGENT_ID = "gen_ai.agent.id"
+AGENT_DESCRIPTION = "gen_ai.agent.description"
+REQUEST_MODEL = "gen_ai.request.model"
+RESPONSE_ID = "gen_ai.response.id"
+RESPONSE_MODEL = "gen_ai.response.model"
+FINISH_REASONS = "gen_ai.response.finish_reasons"
+INPUT_TOKENS = "gen_ai.usage.input_tokens"
+OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+TOOL_NAME = "gen_ai.tool.name"
+TOOL_CALL_ID = "gen_ai.tool.call.id"
+TOOL_DESCRIPTION = "gen_ai.tool.description"
+TOOL_TYPE = "gen_ai.tool.type"
+TOOL_ARGUMENTS = "gen_ai.tool.call.arguments"
+TOOL_RESULT = "gen_ai.tool.call.result"
+INPUT_MESSAGES = "gen_ai.input.messages"
+OUTPUT_MESSAGES = "gen_ai.output.messages"
+CONVERSATION_ID = "gen_ai.conversation.id"
+ERROR_TYPE = "error.type"
+# request parameters: option key -> attribute
+REQUEST_PARAMETERS = {
+    "temperature": "gen_ai.request.temperature",
+    "top_p": "gen_ai.request.top_p",
+    "max_tokens": "gen_ai.request.max_tokens",
+    "frequency_penalty": "gen_ai.request.frequency_penalty",
+    "presence_penalty": "gen_ai.request.presence_penalty",
+    "seed": "gen_ai.request.seed",
+    "stop": "gen_ai.request.stop_sequences",
+}
+SECRET_TEXT = "[secret]"
+
+
+def set_tracer(tracer: Tracer | None, *, record_content: bool = False) -> None:
+    """Trace every run from now on with ``tracer`` (None: stop tracing) (OB-1, OB-6).
+
+    ``record_content=True`` also records message contents and tool arguments and results."""
+    if tracer is not None and not isinstance(tracer, Tracer):
+        raise TypeError(
+            f"set_tracer() takes a Tracer (start_span(name, attributes, parent) and activate(span)), "
+            f"got {type(tracer).__name__}"
+        )
+    if not isinstance(record_content, bool):
+        raise TypeError(f"record_content must be a bool, got {type(record_content).__name__}")
+    install(GenAIObserver(tracer, record_content) if tracer is not None else None)
+
+
+def get_tracer() -> Tracer | None:
+    """The tracer in use, or None."""
+    observer = current()
+    return observer.tracer if isinstance(observer, GenAIObserver) else None
+
+
+def records_content() -> bool:
+    """Whether the tracer in use records contents (``set_tracer(..., record_content=True)``, OB-6)."""
+    observer = current()
+    return isinstance(observer, GenAIObserver) and observer.record_content
+
+
+def current_span() -> Span | None:
+    """The span of the agent run or tool call this code runs in, or None (OB-3)."""
+    return _CURRENT.get()
+
+
+def error_type(error: BaseException) -> str:
+    """OB-7: ``error.type`` is the exception's class, qualified by its module unless built in."""
+    cls = type(error)
+    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _fail(span: Span, error: BaseException) -> None:
+    """Record ``error`` on ``span``; closing a stream early (GeneratorExit) is not an error."""
+    if not isinstance(error, GeneratorExit):
+        span.set_attributes({ERROR_TYPE: error_type(error)})
+        span.record_error(error)
+
+
+def _event(name: str, attributes: Mapping[str, Any]) -> None:
+    """OB-11: a loop event on the current span, for spans that have ``add_event`` (OpenTelemetry's do)."""
+    add_event = getattr(_CURRENT.get(), "add_event", None)
+    if add_event is not None:
+        add_event(name, attributes)
+
+
+class GenAIObserver(Observer):
+    """The route's wrap points as OpenTelemetry GenAI spans of ``tracer`` (see the module docstring)."""
+
+    def __init__(self, tracer: Tracer, record_content: bool = False) -> None:
+        self.tracer = tracer
+        self.record_content = record_content
+
+    def _start(self, name: str, attributes: dict[str, Any]) -> Span:
+        return self.tracer.start_span(name, attributes, _CURRENT.get())
+
+    # -- notes (OB-11) --------------------------------------------------------------------------
+
+    def model_turn(self, number: int, tool_choice: Any, last: bool) -> None:
+        choice = tool_choice.get("mode") if isinstance(tool_choice, Mapping) else tool_choice
+        _event("minagent.model_call", {"number": number, "tool_choice": str(choice or "auto"), "last": last})
+
+    def step(self, outcome: str, next_step: str) -> None:
+        _event("minagent.step", {"outcome": outcome, "next": next_step})
+
+    def injected(self, count: int) -> None:
+        _event("minagent.injected", {"messages": count})
+
+    def tool_raised(self, error: BaseException) -> None:
+        errors = _RAISED.get()
+        if errors is not None:
+            errors.append(error)
+
+    # -- attributes -----------------------------------------------------------------------------
+
+    def _response_attributes(self, response: Any, tools: Any = None) -> dict[str, Any]:
+        """Attributes of a finished ChatResponse or AgentResponse (OB-5)."""
+        out = _usage_attributes(getattr(response, "usage_details", None))
+        if (response_id := getattr(response, "response_id", None)) is not None:
+            out[RESPONSE_ID] = str(response_id)
+        if (model := getattr(response, "model", None)) is not None:
+            out[RESPONSE_MODEL] = str(model)
+        if (reason := getattr(response, "finish_reason", None)) is not None:
+            out[FINISH_REASONS] = [str(reason)]
+        if (conversation := getattr(response, "conversation_id", None)) is not None:
+            out[CONVERSATION_ID] = str(conversation)
+        if self.record_content:
+            out[OUTPUT_MESSAGES] = _messages_json(getattr(response, "messages", []), tools)
+        return out
+
+    # -- invoke_agent ---------------------------------------------------------------------------
+
+    def run(self, agent: Any, messages: Sequence[Any], stream: bool, result: T) -> T:
+        """The run ``result`` (a coroutine, or a ResponseStream when streaming) inside an
+        ``invoke_agent`` span that starts when the run starts (OB-8)."""
+        name = getattr(agent, "name", None)
+        attributes: dict[str, Any] = {OPERATION: "invoke_agent", AGENT_ID: str(agent.id)}
+        if name:
+            attributes[AGENT_NAME] = str(name)
+        if description := getattr(agent, "description", None):
+            attributes[AGENT_DESCRIPTION] = str(description)
+        defaults = getattr(agent, "default_options", {})
+        if model := defaults.get("model"):
+            attributes[REQUEST_MODEL] = str(model)
+        tools = defaults.get("tools")
+        if self.record_content:
+            attributes[INPUT_MESSAGES] = _messages_json(messages, tools)
+        span_name = f"invoke_agent {name}" if name else "invoke_agent"
+        if stream:
+            run = cast(ResponseStream[Any, Any], result)
+            pulls = self._agent_pulls(span_name, attributes, run, tools)
+            return cast(T, ResponseStream.of_run(pulls, run.get_final_response))
+        return cast(T, self._agent_run(span_name, attributes, cast(Awaitable[Any], result), tools))
+
+    async def _agent_run(self, name: str, attributes: dict[str, Any], run: Awaitable[Any], tools: Any) -> Any:
+        span = self._start(name, attributes)
+        token = _CURRENT.set(span)
+        try:
+            response = await run
+            span.set_attributes(self._response_attributes(response, tools))
+            return response
+        except BaseException as exc:
+            _fail(span, exc)
+            raise
+        finally:
+            _CURRENT.reset(token)
+            span.end()
+
+    async def _agent_pulls(
+        self, name: str, attributes: dict[str, Any], stream: ResponseStream[Any, Any], tools: Any
+    ) -> AsyncGenerator[Any]:
+        """The run's stream, each pull (and the final response) with the run's span current."""
+        span = self._start(name, attributes)
+        iterator = aiter(stream)
+        try:
+            while True:
+                token = _CURRENT.set(span)
+                try:
+                    update = await anext(iterator)
+                except StopAsyncIteration:
+                    break
+                finally:
+                    _CURRENT.reset(token)
+                yield update
+            token = _CURRENT.set(span)
+            try:
+                span.set_attributes(self._response_attributes(await stream.get_final_response(), tools))
+            finally:
+                _CURRENT.reset(token)
+        except BaseException as exc:
+            _fail(span, exc)
+            raise
+        finally:
+            try:
+                await iterator.aclose()
+            finally:
+                span.end()
+
+    # -- chat -----------------------------------------------------------------------------------
+
+    def _chat_attributes(
+        self, client: Any, options: Mapping[str, Any], messages: Sequence[Message]
+    ) -> tuple[str, dict[str, Any]]:
+        model = options.get("model") or getattr(client, "model", None) or getattr(client, "model_id", None)
+        attributes: dict[str, Any] = {OPERATION: "chat"}
+        if model:
+            attributes[REQUEST_MODEL] = str(model)
+        if provider := getattr(client, "provider_name", None):
+            attributes["gen_ai.provider.name"] = str(provider)
+        for key, attribute in REQUEST_PARAMETERS.items():
+            value = options.get(key)
+            if value is not None:
+                attributes[attribute] = [value] if key == "stop" and isinstance(value, str) else value
+        if conversation := options.get("conversation_id"):
+            attributes[CONVERSATION_ID] = str(conversation)
+        if self.record_content:
+            attributes[INPUT_MESSAGES] = _messages_json(messages, options.get("tools"))
+        return (f"chat {model}" if model else "chat"), attributes
+
+    def model_call(self, call: ModelCall) -> ModelCall:
+        """The model-call leaf inside a ``chat {model}`` span (OB-9); streaming: a stream whose span
+        ends when the provider's stream ends or is closed."""
+
+        def traced(
+            client: Any, messages: list[Any], options: dict[str, Any], kwargs: dict[str, Any], stream: bool
+        ) -> Any:
+            name, attributes = self._chat_attributes(client, options, messages)
+            span = self._start(name, attributes)
+            tools = options.get("tools")
+            try:
+                result = call(client, messages, options, kwargs, stream)
+            except BaseException as exc:
+                _fail(span, exc)
+                span.end()
+                raise
+            if stream:
+                inner = cast(ResponseStream[Any, ChatResponse], result)
+                return ResponseStream.of_run(self._chat_updates(span, inner, tools), inner.get_final_response)
+            return self._chat_response(span, cast(Awaitable[ChatResponse], result), tools)
+
+        return traced
+
+    async def _chat_response(self, span: Span, response: Awaitable[ChatResponse], tools: Any) -> ChatResponse:
+        try:
+            result = await response
+            span.set_attributes(self._response_attributes(result, tools))
+            return result
+        except BaseException as exc:
+            _fail(span, exc)
+            raise
+        finally:
+            span.end()
+
+    async def _chat_updates(
+        self, span: Span, updates: ResponseStream[Any, ChatResponse], tools: Any
+    ) -> AsyncGenerator[Any]:
+        """The provider's updates, passed on; the span records the folded response at the end (OB-9)."""
+        try:
+            async for update in updates:
+                yield update
+            span.set_attributes(self._response_attributes(await updates.get_final_response(), tools))
+        except BaseException as exc:
+            _fail(span, exc)
+            raise
+        finally:
+            try:
+                await updates.aclose()
+            finally:
+                span.end()
+
+    # -- execute_tool ---------------------------------------------------------------------------
+
+    def tool_call(self, invoke: ToolInvoke, lookup: Callable[[Any], Any]) -> ToolInvoke:
+        """One tool call inside an ``execute_tool {name}`` span, current (and activated) while the
+        call runs (OB-10)."""
+
+        async def traced(call: Content, view: Any) -> tuple[Any, bool]:
+            return await self._trace_tool(invoke, call, view, lookup(call))
+
+        return traced
+
+    async def _trace_tool(self, invoke: ToolInvoke, call: Content, view: Any, tool: Any) -> tuple[Any, bool]:
+        name = call.name or ""
+        attributes: dict[str, Any] = {
+            OPERATION: "execute_tool",
+            TOOL_NAME: name,
+            TOOL_CALL_ID: call.call_id or "",
+            TOOL_TYPE: "function",
+        }
+        if description := getattr(tool, "description", None):
+            attributes[TOOL_DESCRIPTION] = str(description)
+        if self.record_content and call.arguments is not None:
+            attributes[TOOL_ARGUMENTS] = _arguments_text(call, tool)
+        span = self._start(f"execute_tool {name}", attributes)
+        token, raised = _CURRENT.set(span), _RAISED.set([])
+        try:
+            with self.tracer.activate(span):
+                outcome = await invoke(call, view)
+            result, errors = outcome[0], _RAISED.get()
+            if errors:  # the tool raised: its call got an error result (LP-6)
+                _fail(span, errors[-1])
+            elif isinstance(result, Content) and result.exception is not None:
+                span.set_attributes({ERROR_TYPE: _result_error_type(result.exception)})
+            if isinstance(result, Content) and self.record_content:
+                value = result.result
+                span.set_attributes({TOOL_RESULT: value if isinstance(value, str) else json.dumps(value, default=str)})
+            return outcome
+        except BaseException as exc:
+            _fail(span, exc)
+            raise
+        finally:
+            _RAISED.reset(raised)
+            _CURRENT.reset(token)
+            span.end()
+
+
+def _messages_json(messages: Sequence[Message], tools: Any = None) -> str:
+    """The messages as recorded (OB-6); arguments of secret parameters in calls replaced (OB-16)."""
+    data = [m.to_dict() for m in messages]
+    secrets = {getattr(t, "name", None): secret_parameters(t) for t in tools or ()}
+    if any(secrets.values()):
+        for message in data:
+            for content in message.get("contents", ()):
+                hidden = secrets.get(content.get("name")) if content.get("type") == "function_call" else None
+                if hidden:
+                    content["arguments"] = _hide(content.get("arguments"), hidden)
+    return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def _hide(arguments: Any, secret: frozenset[str]) -> Any:
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return SECRET_TEXT
+    if not isinstance(arguments, Mapping):
+        return SECRET_TEXT
+    return {k: SECRET_TEXT if k in secret else v for k, v in arguments.items()}
+
+
+def _usage_attributes(usage: UsageDetails | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if usage is not None:
+        if usage.input_token_count is not None:
+            out[INPUT_TOKENS] = usage.input_token_count
+        if usage.output_token_count is not None:
+            out[OUTPUT_TOKENS] = usage.output_token_count
+    return out
+
+
+def _arguments_text(call: Content, tool: Any) -> str:
+    """The call's arguments as recorded (OB-6), values of secret parameters replaced (OB-16)."""
+    secret = secret_parameters(tool)
+    arguments = call.arguments
+    if not secret:
+        return arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
+    try:
+        parsed = call.parse_arguments() or {}
+    except Exception:
+        return SECRET_TEXT  # unparsable arguments of a tool with secrets: nothing of them is shown
+    return json.dumps({k: SECRET_TEXT if k in secret else v for k, v in parsed.items()}, default=str)
+
+
+def _result_error_type(exception: str) -> str:
+    """OB-7: an error result the runner made without an exception: a low-cardinality kind."""
+    if exception.startswith("unknown function"):
+        return "unknown_tool"
+    if exception == "invalid arguments":
+        return "invalid_arguments"
+    return "tool_error"
