@@ -29,11 +29,12 @@ from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredE
 from ._issues import shorten
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._options import tool_name
-from ._schema import validate
 from ._tools import FunctionInvocationConfiguration, FunctionTool, UnknownToolError, result_value
+from ._transcript import sendable_text
 from ._types import Content, Message
+from ._validate import validate
 
-__all__ = ["Batch", "CallRunner", "sendable_text", "tool_map"]
+__all__ = ["Batch", "CallRunner", "tool_map"]
 
 logger = logging.getLogger("minagent.client")  # the logger of floor 3, the client and its loop (OB-15)
 DEBUG = logging.DEBUG
@@ -293,15 +294,3 @@ def _validate(tool: Any, arguments: Any) -> list[Any]:
 
 def _error(call_id: str, text: str, exception: str) -> Content:
     return Content.from_function_result(call_id, text, exception=exception)
-
-
-def sendable_text(text: str) -> str:
-    """LP-27: ``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD, so it can
-    be encoded as UTF-8 (JSON escapes such as ``"\\ud83d"`` decode to lone surrogates)."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text

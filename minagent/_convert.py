@@ -173,9 +173,14 @@ class ArgumentConverter:
     def _typed_dict(self, cls: type) -> Converter:
         fields = self._fields(cls)
 
+        required = getattr(cls, "__required_keys__", frozenset())
+
         def convert(value: Any, path: str, strict: bool) -> Any:
             if not isinstance(value, Mapping):
                 raise ConversionMismatch(f"{path}: expected an object")
+            if strict and (any(k not in fields for k in value) or any(k not in value for k in required)):
+                # a union member is tried strictly first: an object of other keys is not this TypedDict
+                raise ConversionMismatch(f"{path}: not an object of {cls.__name__}'s keys")
             return {k: fields[k](v, f"{path}.{k}", strict) if k in fields else v for k, v in value.items()}
 
         return convert

@@ -212,11 +212,12 @@ class ChatContext(_StreamingContext):
         stream_transform_hooks: list[Callable[[Any], Any]] | None = None,
         stream_result_hooks: list[Callable[[Any], Any]] | None = None,
         stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
+        copy_messages: bool = False,
     ) -> None:
         self.function_invocation_kwargs = function_invocation_kwargs if function_invocation_kwargs is not None else {}
         self.client = client
         self._messages = messages
-        self._copy_pending = False  # set by the tool loop: copy the messages on first access (LP-3)
+        self._copy_pending = copy_messages  # the tool loop's: copy the messages on first access (LP-3)
         self.options = options if options is not None else {}
         self.stream = stream
         self.metadata = metadata if metadata is not None else {}
@@ -243,6 +244,12 @@ class ChatContext(_StreamingContext):
     def outgoing_messages(self) -> list[Message]:
         """What the provider receives: the messages, copied or not (nobody else has seen them)."""
         return self._messages
+
+    @property
+    def messages_untouched(self) -> bool:
+        """No middleware has read or replaced the messages since the tool loop made this context:
+        they are still the transcript's own (LP-28)."""
+        return self._copy_pending
 
     def empty_result(self) -> Any:
         return _empty_stream(ChatResponse) if self.stream else ChatResponse()

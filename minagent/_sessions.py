@@ -33,7 +33,8 @@ from typing import Any, ClassVar
 
 from ._exceptions import MiddlewareException, MinagentError, SerializationError
 from ._middleware import categorize_middleware
-from ._types import FORMAT_VERSION, Message, _expect_mapping, _expect_type, _get
+from ._types import FORMAT_VERSION, Message
+from ._wire import _expect_mapping, _expect_type, _get
 
 __all__ = [
     "AgentSession",

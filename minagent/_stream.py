@@ -213,6 +213,15 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         return list(self._updates)
 
     def __aiter__(self) -> AsyncGenerator[TUpdate, None]:
+        if (
+            self._state == _NEW
+            and not self._transform_hooks
+            and self._map is None
+            and self._inner is None
+            and not self._cleanup_hooks
+            and hasattr(self._source, "__aiter__")
+        ):
+            return _Relay(self)  # nothing between the source and the reader but the recorder
         return self._consume(iterating=True)
 
     def __await__(self) -> Generator[Any, None, ResponseStream[TUpdate, TFinal]]:
@@ -281,24 +290,6 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._iterator = aiter(source)
         return self._iterator
 
-    def _lend(self) -> tuple[AsyncIterator[Any], Callable[[Any], Any]] | None:
-        """ST-16: the source's iterator and this stream's recorder, for the tool loop to read the
-        source itself, or None when the stream must be read as any consumer reads it (started,
-        mapped, transformed, or its source still to be awaited). The stream is then open with that
-        iterator: finalising it reads on from there (the exhausted source ends at once), `aclose`
-        closes it, and `_fail` fails it."""
-        if (
-            self._state != _NEW
-            or self._transform_hooks
-            or self._map is not None
-            or self._inner is not None
-            or not hasattr(self._source, "__aiter__")
-        ):
-            return None
-        self._state = _OPEN
-        self._iterator = aiter(self._source)
-        return self._iterator, self._recorder
-
     def _relays_only(self) -> bool:
         """A stream that adds nothing between its source and its reader (ST-15): unstarted, keeps no
         updates (ST-14), no transform hook, no mapping, and its source is iterable as it is."""
@@ -365,6 +356,10 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             if task is not None and self._iterating is task:
                 self._iterating = None  # ST-13: a task waiting in get_final_response() may go on
                 self._wake_all()
+        await self._source_ended()
+
+    async def _source_ended(self) -> None:
+        """The source is exhausted: clean up, then finalise once (ST-5, ST-9)."""
         if self._state == _OPEN:
             self._state = _DONE
             self._finalizing = asyncio.get_running_loop().create_future()  # claimed now: cleanup first (ST-9)
@@ -467,3 +462,81 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             raise
         self._final = result
         self._has_final = True
+
+
+class _Relay(AsyncGenerator[TUpdate, None]):
+    """The iteration of a stream that adds nothing between its source and its reader but its
+    recorder (unstarted, no transform hook, no mapping, no inner stream, no cleanup hook yet): the
+    source's updates are passed on as they come, each recorded, with no generator in between (an
+    implementation detail, benchmarks/README.md). The stream's state machine is the same as for
+    any reader: an exhausted source finalises it, a failing one fails it (ST-6), ``aclose``
+    closes it and its source (ST-7), another task's reader takes turns (ST-13)."""
+
+    __slots__ = ("_record", "_step", "_stream", "_task")
+
+    def __init__(self, stream: ResponseStream[TUpdate, Any]) -> None:
+        stream._state = _OPEN
+        stream._iterator = iterator = aiter(stream._source)
+        stream._consumer = self
+        self._stream = stream
+        self._step = iterator.__anext__
+        self._record = stream._recorder
+        self._task = stream._iterating = asyncio.current_task()
+
+    def __aiter__(self) -> _Relay[TUpdate]:
+        return self
+
+    async def asend(self, value: None) -> TUpdate:
+        return await self.__anext__()
+
+    async def athrow(self, *args: Any) -> TUpdate:
+        """An exception thrown in: the stream fails with it, as a reader's generator would."""
+        error = args[1] if len(args) > 1 and isinstance(args[1], BaseException) else args[0]
+        if isinstance(error, type):
+            error = error()
+        self._release()
+        await self._stream._fail(error)
+        raise error
+
+    async def __anext__(self) -> TUpdate:
+        stream = self._stream
+        if stream._busy:  # ST-13: another task is pulling; take turns
+            await stream._wait_while(lambda: stream._busy)
+        if stream._state != _OPEN:
+            self._release()
+            raise StopAsyncIteration
+        stream._consumer = self
+        stream._busy = True
+        try:
+            update = await self._step()
+        except StopAsyncIteration:
+            stream._busy = False
+            self._release()
+            await stream._source_ended()
+            raise
+        except BaseException as exc:
+            stream._busy = False
+            self._release()
+            await stream._fail(exc)
+            raise
+        stream._busy = False
+        if stream._waiters:
+            stream._wake_all()
+        if stream._state != _OPEN:  # ST-13: closed by another task while this one pulled
+            self._release()
+            await stream._close_source()
+            raise StopAsyncIteration
+        self._record(update)
+        return cast(TUpdate, update)
+
+    async def aclose(self) -> None:
+        """Leave early: the stream closes (and its source), as when a reader's generator is closed."""
+        self._release()
+        if self._stream._consumer is self:
+            await self._stream.aclose()
+
+    def _release(self) -> None:
+        stream = self._stream
+        if stream._iterating is self._task:
+            stream._iterating = None  # ST-13: a task waiting in get_final_response() may go on
+            stream._wake_all()

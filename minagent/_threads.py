@@ -18,7 +18,8 @@ from typing import Any
 
 from ._exceptions import SerializationError
 from ._sessions import AgentSession, Context, ContextProvider, InMemoryHistoryProvider, decode_state, encode_state
-from ._types import FORMAT_VERSION, Message, _expect_mapping, _expect_type, _get
+from ._types import FORMAT_VERSION, Message
+from ._wire import _expect_mapping, _expect_type, _get
 
 __all__ = ["AgentThread", "Context", "ContextProvider"]
 

@@ -16,7 +16,8 @@ from . import _limits as _limit_state
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._issues import shorten
-from ._schema import ValidationIssue, compile_fast_check, function_schema, names_context, validate
+from ._schema import ValidationIssue, function_schema, names_context
+from ._validate import compile_fast_check, validate
 
 if TYPE_CHECKING:
     from ._middleware import FunctionInvocationContext

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 import pytest
 
-from minagent import ArgumentConversionError, ArgumentLimits, set_argument_limits
+from minagent import ArgumentConversionError, ArgumentLimits, set_argument_limits, tool
 from minagent._convert import ArgumentConverter
 from minagent._limits import argument_limits, check_limits
 
@@ -126,3 +128,23 @@ def test_structured_output_edges() -> None:
     with pytest.raises(StructuredOutputDecodeError) as raised:
         _ = trailing.value
     assert raised.value.position == 8
+
+
+class _Point(TypedDict):
+    x: int
+
+
+def test_a_typeddict_union_member_takes_only_its_own_keys() -> None:
+    """SC-52: in a union, a TypedDict member takes an object of its own keys with its required keys;
+    an object of other keys goes on to the next member (found by hypothesis: `{"": []}` stayed a
+    list under `list[str | TD | Mapping[str, set[str]]]`)."""
+    seen: list[object] = []
+
+    @tool
+    def take(items: list[str | _Point | Mapping[str, set[str]]]) -> str:
+        """Take."""
+        seen.append(items)
+        return "ok"
+
+    asyncio.run(take.invoke({"items": [{"": ["a"]}, {"x": 1}, "s"]}))
+    assert seen == [[{"": {"a"}}, {"x": 1}, "s"]]

@@ -110,10 +110,12 @@ async def test_surrogates_in_call_arguments_and_results_of_a_response_are_repair
 
 def test_a_third_repeated_call_id_gets_the_next_suffix() -> None:
     """LP-26: `~2` taken, the next repeat is `~3`."""
-    from minagent._loop import _checked_response
+    from minagent._transcript import Transcript
 
     response = ChatResponse([Message("assistant", [call("f", {}, call_id="x"), call("f", {}, call_id="x")])])
-    renamed = _checked_response(response, {"x", "x~2"})
+    transcript = Transcript([])
+    transcript.call_ids = {"x", "x~2"}
+    renamed = transcript._checked(response)
     assert [c.call_id for c in renamed.messages[0].contents] == ["x~3", "x~4"]
 
 

@@ -133,10 +133,10 @@ async def test_tool_like_objects_are_validated_like_function_tools(stream: bool)
 
 def test_the_final_response_type_is_unchanged() -> None:
     """LP-26: a response without duplicate ids is recorded unchanged (no copy, no rename)."""
-    from minagent._loop import _checked_response
+    from minagent._transcript import Transcript
 
     response = ChatResponse([Message("assistant", [call("a", {}, call_id="x"), call("b", {}, call_id="y")])])
-    assert _checked_response(response, set()) is response
+    assert Transcript([])._checked(response) is response
 
 
 @MODES
@@ -267,7 +267,7 @@ async def test_the_history_is_checked_only_when_it_may_be_invalid(
 ) -> None:
     """LP-28: no check for a history without calls and results, nor after the loop's own appends;
     one check for a restored history with calls (then valid, kept valid by the loop)."""
-    import minagent._loop as loop_module
+    import minagent._transcript as loop_module
 
     checks: list[int] = []
     real = loop_module.repair_history

@@ -32,9 +32,10 @@ from minagent._limits import (
     parse_json_arguments,
     set_argument_limits,
 )
-from minagent._schema import function_schema, validate
+from minagent._schema import function_schema
 from minagent._tools import result_value
 from minagent._types import ContentError
+from minagent._validate import validate
 from minagent.testing import ScriptedChatClient, call
 from tests.test_schema import TYPES, _tool, values_for
 
@@ -246,7 +247,7 @@ def test_unique_items_json_equality() -> None:
 )
 def test_unique_items_agrees_with_pairwise_json_equality(value: list[Any]) -> None:
     """SC-51: the hashed check reports exactly the pairs (first equal earlier item) of SC-29."""
-    from minagent._schema import _json_equal
+    from minagent._validate import _json_equal
 
     expected = []
     for j in range(len(value)):
@@ -536,7 +537,7 @@ def _is_instance(value: Any, tp: Any) -> bool:
         return isinstance(value, dict) and all(_is_instance(v, args[1]) for v in value.values())
     hints = typing.get_type_hints(tp, include_extras=True)
     if typing.is_typeddict(tp):
-        return isinstance(value, dict) and all(_is_instance(v, hints[k]) for k, v in value.items())
+        return isinstance(value, dict) and all(k in hints and _is_instance(v, hints[k]) for k, v in value.items())
     return isinstance(value, tp) and all(
         _is_instance(getattr(value, f.name), hints[f.name]) for f in dataclasses.fields(tp)
     )
@@ -683,7 +684,7 @@ def test_the_fast_check_never_accepts_what_the_validator_rejects(
 ) -> None:
     """SC-55: the compiled check says valid only where validate() finds no issue, and it says valid
     for the plain valid arguments a model sends."""
-    from minagent._schema import compile_fast_check, validate
+    from minagent._validate import compile_fast_check, validate
 
     schema = {
         "type": "object",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -164,15 +163,14 @@ async def _numbers(n: int) -> AsyncIterator[int]:
 
 
 async def test_an_agent_stream_reads_the_client_stream_source_directly() -> None:
-    """ST-15: the agent's stream reads the source of the stream get_response returned (one layer
-    less per update); the client's stream still finalises, and closing early closes the source."""
+    """AG-4, ST-7: the agent's stream over the stream get_response returned: the client's stream
+    finalises with it, and closing the agent's stream early closes the client's."""
     client = ScriptedChatClient([text_chunks("a", "b", "c"), text_chunks("x", "y")])
     agent = Agent(client)
     stream = agent.run("hi", stream=True)
     assert [u.text async for u in stream] == ["a", "b", "c"]
     inner = stream._inner
     assert inner is not None
-    assert stream._iterator is inner._source  # the loop's generator itself, not the inner stream's reader
     assert (await stream.get_final_response()).text == "abc"
     assert (await inner.get_final_response()).text == "abc"
     early = agent.run("again", stream=True)
@@ -188,7 +186,7 @@ def test_a_fold_keeps_strings_not_updates() -> None:
     """TY-14, ST-14: folding 1000 text chunks keeps the first content and 999 strings, and gives
     exactly from_updates of the same updates."""
     from minagent import ChatResponse, ChatResponseUpdate, Content, UsageDetails
-    from minagent._responses import Fold
+    from minagent._fold import Fold
 
     updates = [ChatResponseUpdate([Content.from_text(f"w{i} ")], "assistant") for i in range(1000)]
     updates.insert(500, ChatResponseUpdate([Content.from_usage(UsageDetails(1, 2))]))
@@ -205,12 +203,11 @@ def test_a_fold_keeps_strings_not_updates() -> None:
 
 
 class _ChunkClient(BaseChatClient):
-    """Streams ``chunks``, then raises ``fail`` when given (fault injection for ST-16)."""
+    """Streams ``chunks``, then raises ``fail`` when given (fault injection for the model stream)."""
 
     def __init__(self, chunks: list[str], fail: Exception | None = None) -> None:
         super().__init__()
         self.chunks, self.fail, self.closed = chunks, fail, 0
-        self.readers: set[str] = set()  # the functions that pulled this generator
 
     async def _inner_get_response(self, *, messages: Any, options: Any, **kwargs: Any) -> ChatResponse:
         raise AssertionError("streaming only")
@@ -220,8 +217,6 @@ class _ChunkClient(BaseChatClient):
     ) -> AsyncIterator[ChatResponseUpdate]:
         try:
             for chunk in self.chunks:
-                caller = sys._getframe(0).f_back
-                self.readers.add(caller.f_code.co_name if caller is not None else "?")
                 yield ChatResponseUpdate([Content.from_text(chunk)], "assistant")
             if self.fail is not None:
                 raise self.fail
@@ -241,9 +236,9 @@ def _watching_middleware(seen: dict[str, Any]) -> Any:
 
 @pytest.mark.parametrize("with_middleware", [False, True])
 async def test_the_loop_reads_the_provider_stream_itself(with_middleware: bool) -> None:
-    """ST-16: the loop pulls the provider's generator itself (the model stream's iterator is the
-    provider's generator), the model stream still folds and finalises once, its result and cleanup
-    hooks run once."""
+    """ST-5, ST-6, ST-14: the model stream of a streamed run folds the provider's updates and
+    finalises once; the result and cleanup hooks chat middleware added run once; the provider's
+    generator is read once, to its end, and closed."""
     seen: dict[str, Any] = {}
     client = _ChunkClient(["a", "b", "c"])
     agent = Agent(client, middleware=[_watching_middleware(seen)] if with_middleware else [])
@@ -251,10 +246,8 @@ async def test_the_loop_reads_the_provider_stream_itself(with_middleware: bool) 
     assert [u.text async for u in stream] == ["a", "b", "c"]
     assert (await stream.get_final_response()).text == "abc"
     assert client.closed == 1
-    assert client.readers == {"drive"}  # the loop's driver, not a stream's reader in between
     if with_middleware:
         model_stream = seen["stream"]
-        assert model_stream._iterator.ag_code is _ChunkClient._inner_get_streaming_response.__code__
         assert model_stream._state == "done"
         assert seen["results"] == ["abc"]
         assert seen["cleanups"] == [1]
@@ -262,7 +255,7 @@ async def test_the_loop_reads_the_provider_stream_itself(with_middleware: bool) 
 
 
 async def test_a_failing_provider_stream_fails_the_model_stream() -> None:
-    """ST-16: an error of the provider's stream reaches the caller and fails the model stream,
+    """ST-6, LP-22: an error of the provider's stream reaches the caller and fails the model stream,
     whose cleanup hooks run once; nothing is finalised."""
     seen: dict[str, Any] = {}
     client = _ChunkClient(["a", "b"], fail=RuntimeError("provider broke"))
@@ -285,7 +278,7 @@ async def test_a_failing_provider_stream_fails_the_model_stream() -> None:
 
 
 async def test_closing_the_run_early_closes_the_lent_provider_stream() -> None:
-    """ST-16, LP-22: leaving the agent's stream after one update closes the model stream and the
+    """ST-7, LP-22: leaving the agent's stream after one update closes the model stream and the
     provider's generator; the model stream's cleanup hook runs once."""
     seen: dict[str, Any] = {}
     client = _ChunkClient(["a", "b", "c"])
@@ -323,7 +316,7 @@ _chunk = st.builds(
 def test_the_folds_quick_step_merges_as_the_full_step(updates: list[ChatResponseUpdate]) -> None:
     """TY-14: folding chunk by chunk (with the quick step for one more text of the run) gives the
     same response as the full merge step alone, for any sequence of chunks."""
-    from minagent._responses import Fold
+    from minagent._fold import Fold
 
     quick, full = Fold(ChatResponse()), Fold(ChatResponse())
     for update in updates:

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minagent import (
+    Content,
     FunctionInvocationConfiguration,
     FunctionTool,
     Inbox,
@@ -19,7 +20,8 @@ from minagent import (
     MiddlewareTermination,
     tool,
 )
-from minagent._loop import NEXT_STEP, Outcome, Step, ToolLoop
+from minagent._loop import ToolLoop
+from minagent._loop_table import NEXT_STEP, Outcome, Step, classify_batch, classify_response, limit_reached, start
 from minagent.testing import ScriptedChatClient, call, reply
 
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "loop.md"
@@ -184,3 +186,95 @@ def test_every_transition_of_any_run_is_a_row(turns: list[str], max_iterations: 
     assert all(step in allowed[outcome] for outcome, step in loop.steps)
     assert loop.steps[-1][1] in (Step.FINISH, Step.PAUSE)
     assert len(client.requests) <= max_iterations + 1
+
+
+# -- the table without I/O (h11's state tests drive the state machine with events only) ------------
+
+
+def test_start_is_resume_only_with_approvals() -> None:
+    """LP-30: a request starts with resume when the conversation holds approvals, else call model."""
+    assert start(resuming=True) is Step.RESUME
+    assert start(resuming=False) is Step.CALL_MODEL
+
+
+def _calls(*names: str) -> list[Any]:
+    return [call(name, {}, call_id=f"c{i}") for i, name in enumerate(names)]
+
+
+@given(
+    names=st.lists(st.sampled_from(["add", "guarded"]), max_size=3),
+    enabled=st.booleans(),
+    last=st.booleans(),
+    steered=st.booleans(),
+)
+def test_classify_response_is_the_spec_when_column(names: list[str], enabled: bool, last: bool, steered: bool) -> None:
+    """LP-T1, LP-T3, LP-T5, LP-T7, LP-1, LP-7, LP-13, LP-17: no call to act on (none asked, loop off,
+    last call) is answered, or steered when the inbox holds messages on a call that is not the last;
+    a call of an approval tool is approval; other calls are calls — a pure function of its inputs."""
+    asked = _calls(*names)
+    outcome, calls = classify_response(
+        asked, enabled=enabled, last=last, steered=steered, approval_names=frozenset({"guarded"})
+    )
+    if not asked or not enabled or last:
+        assert list(calls) == []
+        assert outcome is (Outcome.STEERED if steered and enabled and not last else Outcome.ANSWERED)
+    else:
+        assert list(calls) == asked
+        assert outcome is (Outcome.APPROVAL if "guarded" in names else Outcome.CALLS)
+
+
+@given(terminated=st.booleans(), pending=st.booleans(), forced=st.booleans(), limited=st.booleans())
+def test_classify_batch_takes_the_first_that_applies(
+    terminated: bool, pending: bool, forced: bool, limited: bool
+) -> None:
+    """LP-T9, LP-T11, LP-T13, LP-T15, LP-T17: a batch's outcome is the first of terminated, pending,
+    forced, limited that applies, else ran."""
+    outcome = classify_batch(terminated=terminated, pending=pending, forced=forced, limited=limited)
+    flags = [(terminated, Outcome.TERMINATED), (pending, Outcome.PENDING), (forced, Outcome.FORCED)]
+    flags.append((limited, Outcome.LIMITED))
+    assert outcome is next((o for flag, o in flags if flag), Outcome.RAN)
+
+
+@given(
+    budget=st.none() | st.integers(1, 5),
+    made=st.integers(0, 6),
+    errors=st.integers(0, 4),
+    allowed=st.integers(1, 3),
+)
+def test_limit_reached_is_the_budget_or_the_errors(budget: int | None, made: int, errors: int, allowed: int) -> None:
+    """LP-8: a limit is reached when max_function_calls executions are spent, or when
+    max_consecutive_errors_per_request batches failed in a row."""
+    config = FunctionInvocationConfiguration(max_function_calls=budget, max_consecutive_errors_per_request=allowed)
+    expected = (budget is not None and made >= budget) or errors >= allowed
+    assert limit_reached(config, made, errors) is expected
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+@pytest.mark.parametrize(("approved", "outcome"), [(True, Outcome.RAN), (False, Outcome.RAN)])
+async def test_a_resumed_request_starts_with_its_batch(stream: bool, approved: bool, outcome: Outcome) -> None:
+    """LP-30, LP-14: a conversation holding an answered approval request starts with the resumed
+    batch, whose outcome (ran) the table continues from: the model is called next."""
+    request = call("guarded", {}, call_id="g1")
+    asked = Message("assistant", [request, Content.from_function_approval_request("r1", request)])
+    answer = Message(
+        "user", [Content.from_function_approval_request("r1", request).to_function_approval_response(approved)]
+    )
+    client = ScriptedChatClient(["done"])
+    loop = ToolLoop(
+        client,
+        [Message("user", ["go"]), asked, answer],
+        {"tools": TOOLS},
+        stream=stream,
+        chat_middleware=(),
+        function_middleware=(),
+        config=FunctionInvocationConfiguration(),
+        inbox=None,
+        function_kwargs={},
+        client_kwargs={},
+    )
+    async for _ in loop.drive():
+        pass
+    assert loop.steps[0] == (outcome, Step.CALL_MODEL)
+    assert loop.steps[-1] == (Outcome.ANSWERED, Step.FINISH)
+    results = [c.result for m in loop.transcript.new for c in m.contents if c.type == "function_result"]
+    assert results == (["ran"] if approved else ["Error: Tool call invocation was rejected by user."])

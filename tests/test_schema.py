@@ -19,13 +19,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from minagent._schema import (
-    FunctionSchema,
-    ValidationIssue,
-    describe_issues,
-    function_schema,
-    validate,
-)
+from minagent._schema import FunctionSchema, ValidationIssue, describe_issues, function_schema
+from minagent._validate import validate
 from tests import _schema_fixtures as fx
 
 # --------------------------------------------------------------------------- helpers

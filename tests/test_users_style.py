@@ -602,7 +602,7 @@ def test_real_pydantic_field_metadata_reaches_the_schema():
 
 def test_multiple_of_and_property_counts_are_validated():
     """SC-45: multipleOf and min/maxProperties are enforced with a clear problem."""
-    from minagent._schema import validate
+    from minagent._validate import validate
 
     assert [i.problem for i in validate(7, {"type": "integer", "multipleOf": 5})] == [
         "expected a multiple of 5; got integer 7"
@@ -978,7 +978,7 @@ async def test_seed_style_run_level_connection_is_closed_after_the_run(stream):
 
 # ---------------------------------------------------------------------------------------------
 # Issue 14, in users' style: the middleware list edited in place between runs (MW-3), a chat
-# middleware without annotations that hooks the model's stream (ST-16), upstream-spelled chunks
+# middleware without annotations that hooks the model's stream (ST-6, ST-9), upstream-spelled chunks
 # folded into the final response (TY-14).
 
 
@@ -1020,7 +1020,7 @@ class StreamWatcher(ChatMiddleware):
 
 @MODES
 async def test_an_unannotated_chat_middleware_hooks_the_models_stream(stream):
-    """ST-16: a chat middleware written without annotations, `next(context)`, that adds a result
+    """ST-6, ST-9: a chat middleware written without annotations, `next(context)`, that adds a result
     and a cleanup hook to the model's stream sees the whole answer once, in both modes."""
     seen = []
     client = ScriptedChatClient([ChatResponse(messages=[Message("assistant", ["Hello there"])])])

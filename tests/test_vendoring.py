@@ -3,6 +3,7 @@ agent: the tool loop, middleware at all three layers, both modes, a session in m
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -100,8 +101,9 @@ def test_the_top_level_files_alone_are_a_working_agent(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     first, modules = done.stdout.splitlines()
     assert first == "sum=5 sum=5 sum=5 8 agent,chat,function,chat,agent,chat,function,chat"
-    loaded = eval(modules)  # a list of module names printed by the program
-    assert loaded and all(name.split(".")[1].startswith("_") for name in loaded)
+    loaded = ast.literal_eval(modules)  # the module names the program printed
+    assert loaded
+    assert all(name.split(".")[1].startswith("_") for name in loaded)
 
 
 def test_the_core_is_small_and_every_module_is_short() -> None:

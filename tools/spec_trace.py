@@ -26,7 +26,16 @@ CITATION = re.compile(rf"(?<![A-Za-z0-9-])({ID})(?![A-Za-z0-9])")
 
 def defined_rules(spec_dir: Path) -> dict[str, str]:
     """Rule ID -> 'file:line' of its definition. A rule defined twice is an error."""
-    rules: dict[str, str] = {}
+    return {rule: where for rule, (where, _retired) in _definitions(spec_dir).items()}
+
+
+def retired_rules(spec_dir: Path) -> set[str]:
+    """Rules whose definition says "(retired)": kept so the ID is never reused, cited by no test."""
+    return {rule for rule, (_where, retired) in _definitions(spec_dir).items() if retired}
+
+
+def _definitions(spec_dir: Path) -> dict[str, tuple[str, bool]]:
+    rules: dict[str, tuple[str, bool]] = {}
     for path in sorted(spec_dir.glob("*.md")):
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             match = DEFINITION.match(line)
@@ -34,8 +43,8 @@ def defined_rules(spec_dir: Path) -> dict[str, str]:
                 rule = match.group(1) or match.group(2)
                 where = f"{path.relative_to(ROOT)}:{lineno}"
                 if rule in rules:
-                    raise SystemExit(f"spec: {rule} is defined twice: {rules[rule]} and {where}")
-                rules[rule] = where
+                    raise SystemExit(f"spec: {rule} is defined twice: {rules[rule][0]} and {where}")
+                rules[rule] = (where, "(retired)" in line)
     return rules
 
 
@@ -73,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     rules = defined_rules(args.spec)
+    retired = retired_rules(args.spec)
     cited = citations(args.tests)
     if args.table:
         for rule in sorted(rules, key=_order):
@@ -80,16 +90,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{rule:8} {rules[rule]}")
             for test in tests or ["(no test)"]:
                 print(f"         {test}")
-    uncited = sorted((r for r in rules if r not in cited), key=_order)
-    unknown = sorted((r for r in cited if r not in rules), key=_order)
+    uncited = sorted((r for r in rules if r not in cited and r not in retired), key=_order)
+    unknown = sorted((r for r in cited if r not in rules or r in retired), key=_order)
     for rule in uncited:
         print(f"spec: {rule} ({rules[rule]}) is cited by no test")
     for rule in unknown:
-        print(f"spec: {rule} is cited by {', '.join(cited[rule][:3])} but defined nowhere in spec/")
+        what = "retired" if rule in retired else "defined nowhere in spec/"
+        print(f"spec: {rule} is cited by {', '.join(cited[rule][:3])} but {what}")
     if uncited or unknown:
         print(f"spec: {len(rules)} rules, {len(uncited)} uncited, {len(unknown)} unknown citations: FAILED")
         return 1
-    print(f"spec: {len(rules)} rules, all cited by tests")
+    print(f"spec: {len(rules) - len(retired)} rules, all cited by tests ({len(retired)} retired)")
     return 0
 
 

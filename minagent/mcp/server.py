@@ -23,7 +23,7 @@ import os
 import sys
 from typing import Any
 
-from .._schema import describe_issues
+from .._validate import describe_issues
 from .._version import __version__
 from .jsonrpc import (
     INVALID_PARAMS,

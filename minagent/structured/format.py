@@ -24,7 +24,8 @@ from typing import Annotated, Any, Literal, NotRequired, Required, Union, cast
 from .._convert import ArgumentConversionError, ArgumentConverter, ConversionMismatch
 from .._exceptions import MinagentError
 from .._issues import ValidationIssue, describe_issues, property_path
-from .._schema import MAPPING_TYPES, SEQUENCE_TYPES, SET_TYPES, SchemaBuilder, validate
+from .._schema import MAPPING_TYPES, SEQUENCE_TYPES, SET_TYPES, SchemaBuilder
+from .._validate import validate
 
 __all__ = [
     "ResponseFormat",

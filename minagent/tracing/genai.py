@@ -46,7 +46,8 @@ from .._observe import ModelCall, Observer, ToolInvoke, current, install
 from .._responses import ChatResponse
 from .._schema import secret_parameters
 from .._stream import ResponseStream
-from .._types import Content, Message, UsageDetails
+from .._types import Content, Message
+from .._wire import UsageDetails
 
 __all__ = [
     "SECRET_TEXT",
@@ -283,7 +284,8 @@ class GenAIObserver(Observer):
             raise
         finally:
             try:
-                await iterator.aclose()
+                if (close := getattr(iterator, "aclose", None)) is not None:
+                    await close()
             finally:
                 span.end()
 

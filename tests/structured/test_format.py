@@ -9,7 +9,7 @@ from typing import Annotated, Any, NotRequired, TypedDict
 import pytest
 
 from minagent import ResponseFormat
-from minagent._schema import validate
+from minagent._validate import validate
 
 from ._kinds import SCHEMA, DuckForecast, Forecast, ForecastDict, ForecastModel
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minagent import ResponseFormat
-from minagent._schema import validate
+from minagent._validate import validate
 
 
 class Mood(enum.Enum):

@@ -1,0 +1,191 @@
+"""The merge algorithm: updates folded into a response, one at a time (spec/types.md TY-9 .. TY-14).
+
+`Fold` is what ``from_updates`` runs and what a streaming model call keeps instead of its updates
+(ST-14): memory grows with the response, not with the number of chunks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from ._exceptions import ContentError
+from ._types import Content, Message
+from ._wire import UsageDetails, add_usage
+
+__all__ = ["SCALARS", "Fold"]
+
+SCALARS = ("response_id", "conversation_id", "model", "agent_id", "created_at", "finish_reason")
+"""The response-level fields an update may carry; the last value that is not None wins (TY-10)."""
+
+
+class Fold:
+    """`from_updates`, one update at a time (TY-14): the merge algorithm of TY-10 and TY-11.
+
+    Theory of operation: the response under construction holds the messages so far; the trailing
+    run of text contents of the last message is kept as its first content plus the texts that follow
+    it (strings only), and joined when a content of another kind, another message or the end comes.
+    A stream of n text chunks therefore keeps n short strings, not n updates, and costs O(n).
+    """
+
+    __slots__ = ("_first", "_props", "_texts", "messages", "response", "scalars", "usage")
+
+    def __init__(self, response: Any) -> None:
+        self.response: Any = response
+        self.messages: list[Message] = response.messages
+        self.usage: UsageDetails | None = response.usage_details
+        self.scalars = tuple(name for name in SCALARS if hasattr(response, name))
+        self._first: Content | None = None  # the text run: its first content,
+        self._texts: list[str] = []  # the texts of the run,
+        self._props: list[dict[str, Any]] = []  # and their non-empty additional_properties
+
+    def add(self, update: Any) -> None:
+        contents = update.contents
+        scalar_values = getattr(type(update), "_scalar_values", None)  # one of our update types
+        if len(contents) == 1 and self._first is not None and scalar_values is not None:
+            # the common chunk: one more text of the run, same message, nothing else to merge
+            content = contents[0]
+            role = update.role
+            if (
+                content.type == "text"
+                and not content.additional_properties
+                and not update.message_id
+                and not update.author_name
+                and not update.additional_properties
+                and (role is None or role == self.messages[-1].role)
+            ):
+                values = scalar_values(update)  # none set: nothing response-level to take
+                if values.count(None) == len(values):
+                    self._texts.append(content.text or "")
+                    return
+        self._add(update)
+
+    def _add(self, update: Any) -> None:
+        messages = self.messages
+        last = messages[-1] if messages else None
+        if (
+            last is None
+            or (update.role is not None and update.role != last.role)
+            or (update.message_id and last.message_id and update.message_id != last.message_id)
+        ):
+            self._flush()
+            last = Message(update.role or "assistant")
+            messages.append(last)
+        if update.author_name:
+            last.author_name = update.author_name
+        if update.message_id:
+            last.message_id = update.message_id
+        contents = last.contents
+        for content in update.contents:
+            kind = content.type
+            if kind == "text":
+                if self._first is None:
+                    self._first = content
+                    self._texts = [content.text or ""]
+                    self._props = [content.additional_properties] if content.additional_properties else []
+                else:
+                    self._texts.append(content.text or "")
+                    if content.additional_properties:
+                        self._props.append(content.additional_properties)
+                continue
+            if kind == "usage":  # not a content of the message: the run goes on
+                self.usage = add_usage(self.usage, content.usage_details)
+                continue
+            self._flush()
+            if kind == "function_call" and (index := _continued_call(contents, content)) is not None:
+                contents[index] = _merge_call(contents[index], content)
+            else:
+                contents.append(content)
+        response = self.response
+        for name in self.scalars:
+            value = getattr(update, name, None)
+            if value is not None:
+                setattr(response, name, value)
+        if update.additional_properties:
+            response.additional_properties.update(update.additional_properties)
+
+    def _flush(self) -> None:
+        first = self._first
+        if first is None:
+            return
+        if len(self._texts) > 1:
+            first = replace(
+                first,
+                text="".join(self._texts),
+                additional_properties={k: v for p in reversed(self._props) for k, v in p.items()},
+            )
+        self.messages[-1].contents.append(first)
+        self._first, self._texts, self._props = None, [], []
+
+    def result(self) -> Any:
+        """The response: the run joined, reasoning coalesced, usage summed (TY-10, TY-11)."""
+        self._flush()
+        for message in self.messages:
+            message.contents = _coalesce(message.contents)
+        self.response.usage_details = self.usage
+        return self.response
+
+
+def _coalesce(contents: list[Content]) -> list[Content]:
+    """Join adjacent reasoning texts with equal or missing ids (TY-10); adjacent texts are already
+    one content, `Fold` joins them as they come."""
+    out: list[Content] = []
+    i, n = 0, len(contents)
+    while i < n:
+        first = contents[i]
+        j = i + 1
+        if first.type == "text_reasoning":
+            rid = first.id
+            while j < n and contents[j].type == "text_reasoning" and (contents[j].id in (None, rid) or rid is None):
+                rid = rid or contents[j].id
+                j += 1
+            if j - i > 1:
+                group = contents[i:j]
+                texts = [c.text for c in group if c.text is not None]
+                protected = [c.protected_data for c in group if c.protected_data is not None]
+                first = replace(
+                    first,
+                    text="".join(texts) if texts else None,
+                    id=rid,
+                    protected_data=protected[-1] if protected else None,
+                )
+        out.append(first)
+        i = j
+    return out if len(out) != n else contents
+
+
+def _continued_call(contents: list[Content], delta: Content) -> int | None:
+    """The call a delta continues: the same call_id, or the latest call when it has none. A delta
+    with a call_id that names its function while the call of that id is already named starts a
+    new call (a model that sent two calls with one id, TY-10)."""
+    call_id = delta.call_id
+    for index in range(len(contents) - 1, -1, -1):
+        c = contents[index]
+        if c.type == "function_call" and (not call_id or c.call_id == call_id):
+            return None if (call_id and delta.name and c.name) else index
+    return None
+
+
+def _merge_call(call: Content, delta: Content) -> Content:
+    args: Any
+    a, b = call.arguments, delta.arguments
+    if a is None or a == "" or a == {}:
+        args = b if b is not None else a
+    elif b is None or b == "" or b == {}:
+        args = a
+    elif isinstance(a, str) and isinstance(b, str):
+        args = a + b
+    elif isinstance(a, dict) and isinstance(b, dict):
+        args = {**a, **b}
+    else:
+        raise ContentError(
+            f"cannot merge arguments of call {call.call_id!r}: {type(a).__name__} and {type(b).__name__}"
+        )
+    return replace(
+        call,
+        call_id=call.call_id or delta.call_id,
+        name=call.name or delta.name,
+        arguments=args,
+        exception=call.exception or delta.exception,
+        additional_properties={**delta.additional_properties, **call.additional_properties},
+    )

@@ -1,0 +1,248 @@
+"""The run's transcript: the messages the next model call receives (spec/loop.md LP-14, LP-19, LP-26 .. LP-28).
+
+Rules
+-----
+1. The transcript is the one writer of what the conversation holds during a request: the messages,
+   the messages this request added, the part a service already holds (``sent``), the call ids of
+   the run (LP-26), the repairs made on the way in (LP-27) and whether the history is known to be
+   valid (LP-28). Nothing else appends to these lists or sets these fields.
+2. Nothing enters that cannot be sent: a model response is taken in as a repaired copy (LP-27), with
+   repeated call ids renamed (LP-26); the provider's own objects are never changed.
+3. The history is checked before a model call unless it is known valid; only the loop's own appends
+   (a response's calls, then their results) keep a valid history valid.
+
+Theory of operation
+-------------------
+``messages`` is the live list: `FunctionInvocationContext.messages` reads it (through the call
+runner's views) and the next model call receives ``messages[sent:]``. ``new`` holds what this
+request added, in order: it becomes the response (design decision 7). ``valid`` starts true when
+the given messages hold no call, result or approval (HI-1); a foreign message with one of those, a
+result inside a model response, or a chat middleware that looked at the messages makes it unknown.
+A conversation that holds answered approval requests is ``resuming``: `resume` takes the approval
+contents out and names the batches to run, each placed right after its calls' message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import NamedTuple
+
+from ._history import repair_history
+from ._responses import ChatResponse
+from ._types import Content, Message
+
+__all__ = ["PAIRED_KINDS", "Transcript", "Waiting", "sendable_text"]
+
+APPROVAL_KINDS = ("function_approval_request", "function_approval_response")
+PAIRED_KINDS = frozenset({"function_call", "function_result", *APPROVAL_KINDS})
+
+
+class Waiting(NamedTuple):
+    """A batch that waited for the caller's approval (LP-14)."""
+
+    holder: Message  # the message holding the calls
+    calls: list[Content]  # the batch's calls still without a result, in order
+    runnable: list[Content]  # the approved calls and those that need no approval
+    rejected: set[str | None]  # the call ids the caller rejected (or left unanswered)
+
+
+class Transcript:
+    """The messages of one request and what is known about them (see the module docstring)."""
+
+    __slots__ = ("call_ids", "messages", "new", "resuming", "sent", "valid")
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.messages: list[Message] = list(messages)
+        self.new: list[Message] = []
+        self.sent = 0  # with a conversation_id, messages[:sent] is already held by the service (LP-19)
+        self.call_ids: set[str | None] = set()  # LP-26: the call ids of the run so far
+        self.resuming = False  # the given messages hold approval requests or answers (LP-14)
+        paired = False
+        for m in self.messages:
+            for c in m.contents:
+                kind = c.type
+                if kind == "function_call":
+                    self.call_ids.add(c.call_id)
+                    paired = True
+                elif kind in PAIRED_KINDS:
+                    paired = True
+                    self.resuming = self.resuming or kind in APPROVAL_KINDS
+        self.valid = not paired  # LP-28: a history without calls and results is valid (HI-1)
+
+    # -- appending -------------------------------------------------------------------------------
+
+    def take(self, response: ChatResponse) -> ChatResponse:
+        """A model response into the transcript: repaired (LP-27), its repeated call ids renamed
+        (LP-26), appended. Returns the response as the transcript holds it."""
+        response = self._checked(response)
+        self.append(*response.messages)
+        return response
+
+    def append(self, *messages: Message) -> None:
+        """The loop's own messages: a response's, or the tool message answering its calls."""
+        self.messages.extend(messages)
+        self.new.extend(messages)
+
+    def append_foreign(self, messages: Sequence[Message]) -> None:
+        """Messages the loop did not make (the inbox, a tool's or middleware's): a call or a result
+        among them makes the history unknown again (LP-28)."""
+        if any(c.type in PAIRED_KINDS for m in messages for c in m.contents):
+            self.valid = False
+        self.append(*messages)
+
+    def replace(self, old: Message, new: Message) -> None:
+        for messages in (self.messages, self.new):
+            for i, m in enumerate(messages):
+                if m is old:
+                    messages[i] = new
+
+    def holding(self, content: Content, *, new_only: bool = False) -> Message:
+        """The message that holds ``content`` (the latest one)."""
+        for m in reversed(self.new if new_only else self.messages):
+            if any(c is content for c in m.contents):
+                return m
+        raise LookupError("internal error: the call is not in the transcript")  # pragma: no cover
+
+    # -- sending ---------------------------------------------------------------------------------
+
+    def mark_sent(self) -> None:
+        """The service holds the conversation so far (LP-19): later calls send only what follows."""
+        self.sent = len(self.messages)
+
+    def outgoing(self) -> list[Message]:
+        """The messages the next model call receives."""
+        return self.messages[self.sent :]
+
+    def sendable(self, messages: list[Message], *, as_recorded: bool) -> list[Message]:
+        """LP-28, HI-1: ``messages`` as a valid history (a call without its result gets one, an orphan
+        result is dropped). ``as_recorded``: they are this transcript's, unseen by middleware."""
+        if self.valid and as_recorded:
+            return messages
+        checked = repair_history(messages)
+        self.valid = (
+            as_recorded
+            and len(checked) == len(messages)
+            and all(a is b for a, b in zip(checked, messages, strict=True))
+        )
+        return checked
+
+    # -- approvals -------------------------------------------------------------------------------
+
+    def resume(self) -> list[Waiting]:
+        """LP-14: take every approval request and answer out of the transcript (a request whose call
+        appears nowhere stands for its call) and name the batches that waited, in order."""
+        decisions = {
+            c.id: bool(c.approved)
+            for m in self.messages
+            for c in m.contents
+            if c.type == "function_approval_response" and c.id is not None
+        }
+        answered = {c.call_id for m in self.messages for c in m.contents if c.type == "function_result"}
+        present = {c.call_id for m in self.messages for c in m.contents if c.type == "function_call"}
+        cleaned: list[Message] = []
+        waiting: list[Waiting] = []
+        for m in self.messages:
+            if not any(c.type in APPROVAL_KINDS for c in m.contents):
+                cleaned.append(m)
+                continue
+            kept = [c for c in m.contents if c.type not in APPROVAL_KINDS]
+            requests = [
+                c
+                for c in m.contents
+                if c.type == "function_approval_request" and c.function_call and c.function_call.call_id not in answered
+            ]
+            for request in requests:  # only the request came back (no thread): its call takes its place
+                call = request.function_call
+                if call is not None and call.call_id not in present:
+                    kept.append(call)
+                    present.add(call.call_id)
+            if kept:
+                m = m.with_contents(kept)
+                cleaned.append(m)
+            if requests:
+                calls = [c for c in kept if c.type == "function_call" and c.call_id not in answered]
+                approved = {r.function_call.call_id for r in requests if r.function_call and decisions.get(r.id or "")}
+                needs = {r.function_call.call_id for r in requests if r.function_call}
+                runnable = [c for c in calls if c.call_id not in needs or c.call_id in approved]
+                rejected = {c.call_id for c in calls if c.call_id in needs and c.call_id not in approved}
+                waiting.append(Waiting(m, calls, runnable, rejected))
+        self.messages[:] = cleaned
+        self.call_ids |= {c.call_id for m in cleaned for c in m.contents if c.type == "function_call"}
+        return waiting
+
+    @contextmanager
+    def after(self, holder: Message) -> Iterator[None]:
+        """Appends inside the block land right after ``holder`` (a resumed batch's results follow
+        its calls, LP-14); the messages after it follow them again."""
+        at = self.messages.index(holder) + 1 if holder in self.messages else len(self.messages)
+        self.sent = min(self.sent, at)
+        tail = self.messages[at:]
+        del self.messages[at:]
+        try:
+            yield
+        finally:
+            self.messages.extend(tail)
+
+    # -- LP-26, LP-27 ----------------------------------------------------------------------------
+
+    def _checked(self, response: ChatResponse) -> ChatResponse:
+        """The response as the transcript takes it, in one pass; the response itself when nothing
+        changes. Every text, arguments and result string repaired (LP-27); a call whose id an
+        earlier call of the response or of the run already has gets ``<id>~<n>`` (LP-26); a result
+        in the response makes the history unknown (LP-28)."""
+        seen = self.call_ids
+        messages: list[Message] | None = None
+        for i, m in enumerate(response.messages):
+            contents: list[Content] | None = None
+            for k, c in enumerate(m.contents):
+                new = c
+                text, arguments, result = c.text, c.arguments, c.result
+                if not (
+                    (text is None or text.isascii())
+                    and (type(arguments) is not str or arguments.isascii())
+                    and (type(result) is not str or result.isascii())
+                ):
+                    new = _sendable_content(c)
+                kind = new.type
+                if kind == "function_call" and not new.informational_only and new.call_id is not None:
+                    if new.call_id in seen:
+                        n = 2
+                        while f"{new.call_id}~{n}" in seen:
+                            n += 1
+                        new = replace(new, call_id=f"{new.call_id}~{n}")
+                    seen.add(new.call_id)
+                elif kind == "function_result":
+                    self.valid = False
+                if new is not c:
+                    if contents is None:
+                        contents = list(m.contents)
+                    contents[k] = new
+            if contents is not None:
+                if messages is None:
+                    messages = list(response.messages)
+                messages[i] = m.with_contents(contents)
+        return response if messages is None else replace(response, messages=messages)
+
+
+def _sendable_content(c: Content) -> Content:
+    if c.text is not None and (text := sendable_text(c.text)) is not c.text:
+        c = replace(c, text=text)
+    if isinstance(c.arguments, str) and (arguments := sendable_text(c.arguments)) is not c.arguments:
+        c = replace(c, arguments=arguments)
+    if isinstance(c.result, str) and (result := sendable_text(c.result)) is not c.result:
+        c = replace(c, result=result)
+    return c
+
+
+def sendable_text(text: str) -> str:
+    """LP-27: ``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD, so it can
+    be encoded as UTF-8 (JSON escapes such as ``"\\ud83d"`` decode to lone surrogates)."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
