@@ -1,5 +1,4 @@
-"""The provider kit's harness: what a plugin implements, and `ScriptedHarness`, which does most of it
-(spec/providers.md, PV-33, PV-34).
+"""The provider kit's harness: what a plugin implements, and `ScriptedHarness` (spec/providers.md).
 
 Rules
 -----

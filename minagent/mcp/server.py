@@ -48,7 +48,7 @@ from .jsonrpc import (
     encode_message,
 )
 
-__all__ = ["Connection", "MCPServer"]
+__all__ = ["Connection", "MCPServer", "serve_command"]
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 

@@ -1,5 +1,4 @@
-"""`Redact`: secrets replaced in what the model says, and optionally in what it receives
-(spec/middleware-library.md, ML-11, ML-12).
+"""`Redact`: secrets replaced in the model's output, and input if asked (spec/middleware-library.md).
 
 Rules
 -----
