@@ -7,7 +7,8 @@ Rules
    middleware's place in the list (HK-1, HK-2).
 2. A hook the subclass does not override is not compiled in; a layer with no hook gets no
    middleware at all (HK-3).
-3. Every value a hook returns is checked here before it is used; a wrong one is a
+3. What a ``before_*``, ``after_*`` or ``wrap_model_call`` hook returns is checked here before it
+   is used, and so are seed 004's spellings when a subclass is defined: a wrong one is a
    `MiddlewareException` naming the hook, never ignored (HK-5, HK-7, HK-12).
 4. The streaming bridge of ``wrap_model_call`` is not here: it lives in `streaming.py`.
 

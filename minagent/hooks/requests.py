@@ -2,8 +2,8 @@
 
 Rules
 -----
-1. Everything a hook is handed lives here, and it is read-only: a hook changes a request only
-   through ``override()``, which returns a copy (HK-5, HK-8, HK-10).
+1. Everything a hook is handed is defined here. States and requests are frozen: a hook changes a
+   request only through ``override()``, which returns a copy (HK-5, HK-8, HK-10).
 2. Nothing here runs a pipeline. `Handler` only counts calls and hands the work to the function
    it was built with; the compilers (`compile.py`, `streaming.py`) decide what that work is.
 3. ``handler(request)`` never starts work on its own: the awaitable it returns does, when awaited
