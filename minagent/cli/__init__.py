@@ -3,6 +3,15 @@
 ``demo`` runs offline: a small agent with two tools and one middleware per layer answers a
 question with a built-in scripted model, and every step through the layers is printed as it
 happens, followed by the streamed answer.
+
+Rules
+-----
+1. The command line is a face: it builds agents from public names, runs them and prints; it
+   decides nothing about a run.
+2. Exit status 0 is success, 1 a provider's failure (one line on stderr, never a traceback,
+   AG-10), 2 a usage error.
+3. The MCP server, the run trace and the scripted model are imported only by the command that
+   needs them.
 """
 
 from __future__ import annotations

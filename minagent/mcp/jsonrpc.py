@@ -1,5 +1,14 @@
 """MCP's JSON-RPC 2.0 layer: framing, one session per connection, typed errors (spec/mcp.md).
 
+Rules
+-----
+1. Everything JSON-RPC lives here: message framing, request ids, routing, timeouts and
+   cancellation, the error codes and the MCP errors; both sides of a session (client and
+   server) use this one `Session`.
+2. The only MCP methods known here are the ones every session answers alike:
+   ``notifications/cancelled`` and ``ping``. Everything else is the client's or the server's.
+3. A `Session` owns its tasks: nothing it started outlives ``aclose()`` (MCP-7, MCP-8).
+
 Theory of operation
 -------------------
 A `Transport` moves whole JSON-RPC messages (dicts): ``send(message)`` and ``receive()``, which

@@ -1,5 +1,14 @@
 """An agent as an MCP server: `MCPServer`, built by ``agent.as_mcp_server()`` (spec/mcp.md).
 
+Rules
+-----
+1. The server holds nothing per client; what one client's session knows lives in its
+   `Connection` (MCP-31).
+2. Every ``tools/call`` is an agent run, and a task of its session: the session's end or the
+   client's ``notifications/cancelled`` cancels it (MCP-32).
+3. Serving over HTTP is a plugin's: this module only finds it (MCP-35); stdio is served here
+   (MCP-33, MCP-34).
+
 Theory of operation
 -------------------
 `MCPServer` holds what every client sees — the agent's tool (its ``as_tool()``), the server's
@@ -39,7 +48,7 @@ from .jsonrpc import (
     encode_message,
 )
 
-__all__ = ["Connection", "MCPServer"]
+__all__ = ["Connection", "MCPServer", "serve_command"]
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 

@@ -1,5 +1,13 @@
 """Durable history and sessions in one SQLite file (spec/sessions.md, SE-13 to SE-17).
 
+Rules
+-----
+1. Never on the event loop: every database call runs in a worker thread, on a connection opened
+   for that call and closed after it (SE-13).
+2. A run's messages are stored all or nothing, in one transaction (SE-15, SE-16).
+3. The schema changes only through `MIGRATIONS`; a file newer than this code is refused (SE-14).
+4. ``sqlite3`` is imported on first use, never when the module is.
+
 Theory of operation
 -------------------
 One database file holds many sessions: table ``messages`` (one row per message: provider

@@ -306,7 +306,7 @@ async def test_tool_call_limit_end_and_error(stream):
 @BOTH_MODES
 async def test_run_state_does_not_outlive_a_failed_run(stream):
     """ML-5: the per-run counts are gone after the run, also when it failed."""
-    from minagent.middleware import _RUN
+    from minagent.middleware.per_run import _RUN
 
     agent = Agent(ScriptedChatClient([Transient("x")]), middleware=[ModelCallLimit(run_limit=1)])
     with pytest.raises(Transient):

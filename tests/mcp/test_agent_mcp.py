@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from minagent import Agent, ToolError, tool
-from minagent.mcp.client import MCPStdioTool
+from minagent.mcp.stdio import MCPStdioTool
 from minagent.testing import ScriptedChatClient, call
 
 from .conftest import PYTHON, eventually, gone, server_args

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from minagent import Content
-from minagent.mcp.client import MCPStdioTool
 from minagent.mcp.jsonrpc import (
     MCPConnectionError,
     MCPProtocolError,
@@ -21,6 +20,7 @@ from minagent.mcp.jsonrpc import (
     decode_message,
     encode_message,
 )
+from minagent.mcp.stdio import MCPStdioTool
 
 from .conftest import HERE, PYTHON, eventually, gone, our_processes, server_args
 

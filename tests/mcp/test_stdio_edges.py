@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from minagent import Agent
-from minagent.mcp.client import MCPStdioTool
 from minagent.mcp.jsonrpc import MCPConnectionError, MCPProtocolError, decode_message, encode_message
 from minagent.mcp.server import MCPServer
+from minagent.mcp.stdio import MCPStdioTool
 from minagent.testing import ScriptedChatClient
 
 from .conftest import HERE, PYTHON, eventually, gone
