@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._agents import Agent, BaseAgent, RawAgent, SupportsAgentRun
 from ._clients import BaseChatClient, SupportsChatGetResponse
+from ._compat import AgentThread, Context, ContextProvider
 from ._convert import ArgumentConversionError
 from ._exceptions import (
     ContentError,
@@ -49,7 +50,6 @@ from ._sessions import (
     register_state_type,
 )
 from ._stream import ResponseStream
-from ._threads import AgentThread, Context, ContextProvider
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, ToolProtocol, UnknownToolError, tool
 from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageDetails, normalize_messages
 from ._version import __version__

@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 
 from . import _observe
 from ._clients import SupportsChatGetResponse, _agent_factory, response_format
+from ._compat import AGENT_SPELLINGS, RUN_SPELLINGS, RUN_STREAM_HINT, AgentThread, reject_spellings, session_of
 from ._exceptions import MiddlewareException, UserInputRequiredError
 from ._loop import Inbox
 from ._middleware import (
@@ -37,22 +38,14 @@ from ._middleware import (
     categorize_middleware,
     run_pipeline,
 )
-from ._options import ChatOptions, merge_options, merge_tools
+from ._options import merge_options, merge_tools
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate, agent_update_view
+from ._run import NOTHING_PROVIDED, RunRequest, after_run, before_run
 from ._sessions import (
     AgentSession,
     ContextProvider,
-    HistoryProvider,
-    InMemoryHistoryProvider,
-    SessionContext,
-    _source_id,
-    invoked_as_after_run,
-    invoking_as_before_run,
-    release,
-    try_claim,
 )
 from ._stream import ResponseStream
-from ._threads import AgentThread
 from ._tools import FunctionTool, expand_tool_sets, normalize_tools
 from ._types import Content, Message, MessageInput, normalize_messages
 
@@ -104,7 +97,7 @@ class BaseAgent:
 
     def run_stream(self, *args: Any, **kwargs: Any) -> Any:
         """Older upstream spelling (AG-12): an error that says to write ``run(..., stream=True)``."""
-        raise TypeError(f"{type(self).__name__}.run_stream() was replaced: call run(..., stream=True)")
+        raise TypeError(f"{type(self).__name__}.{RUN_STREAM_HINT}")
 
     def create_session(self, *, session_id: str | None = None) -> AgentSession:
         """A new session for ``run(..., session=...)`` (SE-1)."""
@@ -258,89 +251,6 @@ async def _consume(result: Any, callback: Callable[[Any], Any] | None) -> AgentR
     return AgentResponse.from_updates(texts)
 
 
-class _RunRequest:
-    """One run's inputs, as the agent middleware left them."""
-
-    __slots__ = (
-        "claim",
-        "client_kwargs",
-        "context",
-        "function_kwargs",
-        "kwargs",
-        "messages",
-        "options",
-        "providers",
-        "resources",
-        "thread",
-        "tools",
-    )
-
-    def __init__(
-        self,
-        messages: list[Message],
-        thread: AgentSession | None,
-        options: dict[str, Any],
-        tools: Any,
-        kwargs: dict[str, Any],
-        function_kwargs: dict[str, Any],
-        client_kwargs: dict[str, Any],
-    ) -> None:
-        self.messages = messages
-        self.thread = thread
-        self.options = options
-        self.tools = tools
-        self.kwargs = kwargs
-        self.function_kwargs = function_kwargs
-        self.client_kwargs = client_kwargs
-        self.resources: AsyncExitStack | None = None  # what this run entered; closed when it ends (AG-9)
-        self.context: SessionContext | None = None  # the providers' view of the run (SE-3)
-        self.providers: list[tuple[Any, AgentSession, str]] = []  # (provider, its session, its source_id)
-        self.claim: str | None = None  # the session this run holds (SE-12)
-
-    async def enter(self, resource: Any) -> None:
-        if self.resources is None:
-            self.resources = AsyncExitStack()
-        await self.resources.enter_async_context(resource)
-
-    async def close(self) -> None:
-        if self.claim is not None:
-            release(self.claim)
-            self.claim = None
-        stack, self.resources = self.resources, None
-        if stack is not None:
-            await stack.aclose()
-
-
-# Names that upstream code passes and minagent does not take there: each is an error that says
-# what to write instead (AG-12), never a keyword that silently joins **kwargs.
-_RUN_SPELLINGS = {
-    "context_provider": "context providers belong to the agent: Agent(client, context_providers=[...])",
-    "context_providers": "context providers belong to the agent: Agent(client, context_providers=[...])",
-    "chat_options": "pass chat options as options={...}",
-    "additional_function_arguments": "pass function_invocation_kwargs={...}",
-    "compaction_strategy": "minagent has no compaction strategies; trim the messages in chat middleware",
-    "tokenizer": "minagent has no tokenizers; count tokens in chat middleware",
-}
-_AGENT_SPELLINGS = {
-    "chat_client": "the client is the first argument: Agent(client, ...) (chat_client= was renamed client=)",
-    "context_provider": "pass a list: context_providers=[...]",
-    "compaction_strategy": "minagent has no compaction strategies; trim the messages in chat middleware",
-    "tokenizer": "minagent has no tokenizers",
-    "require_per_service_call_history_persistence": "minagent saves history once per run, after it succeeds "
-    "(spec/sessions.md SE-5); there is no per-service-call persistence",
-    "additional_properties": "minagent agents have no additional_properties",
-}
-_OPTION_KEYS = frozenset(ChatOptions.__annotations__) | {"model_id"}
-
-
-def _reject_spellings(kwargs: Mapping[str, Any], spellings: Mapping[str, str], where: str) -> None:
-    for key in kwargs:
-        if key in spellings:
-            raise TypeError(f"{where} got {key}=: {spellings[key]}")
-        if key in _OPTION_KEYS and where.endswith("run()"):
-            raise TypeError(f"{where} got {key}=: chat options go in options={{{key!r}: ...}}")
-
-
 class RawAgent(BaseAgent):
     """An agent over a chat client, without the agent middleware layer."""
 
@@ -360,7 +270,7 @@ class RawAgent(BaseAgent):
         middleware: Any = None,
         **unsupported: Any,
     ) -> None:
-        _reject_spellings(unsupported, _AGENT_SPELLINGS, f"{type(self).__name__}()")
+        reject_spellings(unsupported, AGENT_SPELLINGS, f"{type(self).__name__}()")
         if unsupported:
             raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(unsupported))!r}")
         super().__init__(id=id, name=name, description=description)
@@ -460,12 +370,12 @@ class RawAgent(BaseAgent):
         `FunctionInvocationContext.kwargs`; ``client_kwargs`` reach the model call only (AG-2).
         """
         if kwargs:
-            _reject_spellings(kwargs, _RUN_SPELLINGS, f"{type(self).__name__}.run()")
-        given = _session_of(thread, session) if thread is not None or session is not None else None
+            reject_spellings(kwargs, RUN_SPELLINGS, f"{type(self).__name__}.run()")
+        given = session_of(thread, session) if thread is not None or session is not None else None
         if options is not None and type(options) is not dict and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
         found = categorize_middleware(self.middleware, middleware)
-        request = _RunRequest(
+        request = RunRequest(
             normalize_messages(messages),
             given,
             dict(options) if options else {},
@@ -482,16 +392,16 @@ class RawAgent(BaseAgent):
         return _observe.OBSERVER.run(self, request.messages, stream, result)  # OB-2: the run's wrap point
 
     def _with_agent_middleware(
-        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
+        self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
     ) -> Any:
         raise MiddlewareException(f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}")
 
-    def _core(self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool) -> Any:
+    def _core(self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool) -> Any:
         if stream:
             return self._stream(request, found, inbox)
         return self._run_once(request, found, inbox)
 
-    async def _run_once(self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None) -> AgentResponse:
+    async def _run_once(self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None) -> AgentResponse:
         try:
             messages, options, call_kwargs = await self._prepare(request, found, inbox)
             response = await self.client.get_response(messages, options=options, **call_kwargs)
@@ -501,7 +411,7 @@ class RawAgent(BaseAgent):
                 await request.close()
 
     def _stream(
-        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
+        self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
         """The client's stream, opened on first use, each update mapped to the agent's view.
 
@@ -533,15 +443,15 @@ class RawAgent(BaseAgent):
         return stream.with_cleanup_hook(request.close)
 
     async def _prepare(
-        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
+        self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
     ) -> tuple[list[Message], dict[str, Any], dict[str, Any]]:
         """Context providers, options assembly and the messages to send (AG-5, AG-6)."""
         thread = request.thread
         known = list(self.default_options.get("tools", ()))
         if request.thread is None and not self.context_providers:
-            context = _NOTHING_PROVIDED  # no session, no providers: nobody adds or sees anything
+            context = NOTHING_PROVIDED  # no session, no providers: nobody adds or sees anything
         else:
-            context = await self._before_run(request)
+            context = await before_run(self, request)
         provided: dict[str, Any] = {}  # what the providers add (SE-3)
         if context.instructions:
             provided["instructions"] = "\n".join(context.instructions) or None
@@ -584,69 +494,7 @@ class RawAgent(BaseAgent):
             return [*context.get_messages(), *request.messages], options, call_kwargs
         return request.messages, options, call_kwargs  # normalised for this run: the client copies it
 
-    async def _before_run(self, request: _RunRequest) -> SessionContext:
-        """The run's providers, each ``before_run`` in registration order (SE-3).
-
-        The session is claimed first (SE-12). With a session and no history provider that loads
-        messages, the default in-memory history comes first (SE-8), so the history precedes
-        the providers' messages (AG-5). Without a session the providers get a fresh one.
-        """
-        given = request.thread
-        if given is not None:
-            request.claim = try_claim(given)
-        providers: list[Any] = list(self.context_providers)
-        session = given if given is not None or not providers else AgentSession()
-        if (
-            given is not None
-            and not given.service_session_id
-            and not any(isinstance(p, HistoryProvider) and p.load_messages for p in providers)
-        ):
-            providers.insert(0, _DEFAULT_HISTORY)
-        context = SessionContext(
-            session_id=session.session_id if session is not None else None,
-            service_session_id=session.service_session_id if session is not None else None,
-            input_messages=list(request.messages),
-            options=request.options,
-        )
-        context._thread = given
-        request.context = context
-        for provider in providers:
-            assert session is not None  # there are providers: the run has a session (SE-4)
-            source_id = _source_id(provider)
-            request.providers.append((provider, session, source_id))
-            if isinstance(provider, HistoryProvider) and not provider.load_messages:
-                continue
-            if hasattr(provider, "before_run"):
-                state = _provider_state(session, source_id)
-                await provider.before_run(agent=self, session=session, context=context, state=state)
-                _keep_state(session, source_id, state)
-            else:
-                await invoking_as_before_run(provider, agent=self, context=context)
-        return context
-
-    async def _after_run(self, request: _RunRequest, result: AgentResponse, conversation_id: str | None) -> None:
-        """Every provider's ``after_run`` in reverse order, then the service's id (SE-3, TH-1).
-
-        Runs only when the run succeeded, so nothing of a failed run is stored (SE-5). The default
-        history stops saving once the service keeps the conversation (TH-1).
-        """
-        context = request.context
-        if context is None:  # a run that prepared nothing
-            return
-        context._response = result
-        for provider, session, source_id in reversed(request.providers):
-            if provider is _DEFAULT_HISTORY and conversation_id:
-                continue
-            if hasattr(provider, "after_run"):
-                state = _provider_state(session, source_id)
-                await provider.after_run(agent=self, session=session, context=context, state=state)
-                _keep_state(session, source_id, state)
-            else:
-                await invoked_as_after_run(provider, agent=self, context=context)
-        if request.thread is not None and conversation_id:
-            request.thread.service_session_id = conversation_id
-
-    async def _finish(self, request: _RunRequest, response: ChatResponse) -> AgentResponse:
+    async def _finish(self, request: RunRequest, response: ChatResponse) -> AgentResponse:
         """Author names, providers' invoked (reverse order), then the thread (AG-7, TH-3).
 
         The client's messages are not ours: a message that gets the agent's name is a copy (AG-7).
@@ -666,37 +514,8 @@ class RawAgent(BaseAgent):
             if wanted is not None:
                 result._format = response_format(wanted)
         if request.providers or (request.thread is not None and response.conversation_id):
-            await self._after_run(request, result, response.conversation_id)
+            await after_run(self, request, result, response.conversation_id)
         return result
-
-
-_DEFAULT_HISTORY = InMemoryHistoryProvider()  # keeps nothing itself: the messages are in each session's state
-_NOTHING_PROVIDED = SessionContext(input_messages=[])  # a run without session and providers: read, never handed out
-
-
-def _provider_state(session: AgentSession, source_id: str) -> dict[str, Any]:
-    """The provider's entry of the session's state (SE-4); a new dict when it has none yet."""
-    state = session.state.get(source_id)
-    return state if isinstance(state, dict) else {}
-
-
-def _keep_state(session: AgentSession, source_id: str, state: dict[str, Any]) -> None:
-    """A new entry joins the session's state once the provider put something in it (SE-4)."""
-    if state and session.state.get(source_id) is not state:
-        session.state[source_id] = state
-
-
-def _session_of(thread: Any, session: Any) -> AgentSession | None:
-    """The run's session, from either spelling (SE-9); both at once, or something else, is a TypeError."""
-    if thread is not None and session is not None:
-        raise TypeError("run() got both thread= and session=: they are two spellings of one thing; pass one")
-    given = session if session is not None else thread
-    if given is not None and not isinstance(given, AgentSession):
-        raise TypeError(
-            f"session= must be an AgentSession from agent.create_session() (or thread= an AgentThread from "
-            f"agent.get_new_thread()), got {type(given).__name__}"
-        )
-    return given
 
 
 def _with_author(message: Message, name: str) -> Message:
@@ -711,7 +530,7 @@ class Agent(RawAgent):
     _runs_agent_middleware = True
 
     def _with_agent_middleware(
-        self, request: _RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
+        self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
     ) -> Any:
         """The agent middleware pipeline around the run (MW-4); lazy when streaming (AG-3)."""
         context = AgentContext(
@@ -727,7 +546,7 @@ class Agent(RawAgent):
         )
 
         async def handler(ctx: AgentContext) -> Any:
-            changed = _RunRequest(
+            changed = RunRequest(
                 list(ctx.messages),
                 ctx.thread,
                 dict(ctx.options),

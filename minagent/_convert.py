@@ -173,7 +173,7 @@ class ArgumentConverter:
     def _typed_dict(self, cls: type) -> Converter:
         fields = self._fields(cls)
 
-        required = getattr(cls, "__required_keys__", frozenset())
+        required: frozenset[str] = getattr(cls, "__required_keys__", frozenset())
 
         def convert(value: Any, path: str, strict: bool) -> Any:
             if not isinstance(value, Mapping):
