@@ -36,9 +36,10 @@ from ._middleware import (
     CategorizedMiddleware,
     FunctionInvocationContext,
     categorize_middleware,
+    categorized,
     run_pipeline,
 )
-from ._options import merge_options, merge_tools
+from ._options import merge_options
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate, agent_update_view
 from ._run import NOTHING_PROVIDED, RunRequest, after_run, before_run
 from ._sessions import (
@@ -46,7 +47,8 @@ from ._sessions import (
     ContextProvider,
 )
 from ._stream import ResponseStream
-from ._tools import FunctionTool, expand_tool_sets, normalize_tools
+from ._tools import FunctionTool
+from ._toolset import ToolSet, expand_tool_sets, is_tool_set
 from ._types import Content, Message, MessageInput, normalize_messages
 
 __all__ = ["Agent", "BaseAgent", "RawAgent", "SupportsAgentRun"]
@@ -283,13 +285,13 @@ class RawAgent(BaseAgent):
         if tools is not None:
             options["tools"] = tools
         if options.get("tools") is not None:
-            options["tools"] = merge_tools(normalize_tools(options["tools"], []), None)
+            options["tools"] = ToolSet.of(options["tools"])  # TL-12: normalised once per agent
         self.default_options: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
         if isinstance(context_providers, ContextProvider):
             context_providers = [context_providers]
         self.context_providers: list[ContextProvider] = list(context_providers or [])
         self.middleware = middleware
-        found = categorize_middleware(middleware)  # fail now on untypable middleware
+        found = categorized(self, middleware)  # fail now on untypable middleware; kept for the first run
         if found.agent and not self._runs_agent_middleware:
             raise MiddlewareException(
                 f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}"
@@ -374,7 +376,7 @@ class RawAgent(BaseAgent):
         given = session_of(thread, session) if thread is not None or session is not None else None
         if options is not None and type(options) is not dict and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
-        found = categorize_middleware(self.middleware, middleware)
+        found = categorize_middleware(categorized(self, self.middleware), middleware)  # MW-3: once per run
         request = RunRequest(
             normalize_messages(messages),
             given,
@@ -447,7 +449,6 @@ class RawAgent(BaseAgent):
     ) -> tuple[list[Message], dict[str, Any], dict[str, Any]]:
         """Context providers, options assembly and the messages to send (AG-5, AG-6)."""
         thread = request.thread
-        known = list(self.default_options.get("tools", ()))
         if request.thread is None and not self.context_providers:
             context = NOTHING_PROVIDED  # no session, no providers: nobody adds or sees anything
         else:
@@ -455,27 +456,27 @@ class RawAgent(BaseAgent):
         provided: dict[str, Any] = {}  # what the providers add (SE-3)
         if context.instructions:
             provided["instructions"] = "\n".join(context.instructions) or None
-        if context.tools:
-            provided["tools"] = normalize_tools(context.tools, known) or None
-        options = merge_options(self.default_options, provided)
+        options = merge_options(self.default_options, provided) if provided else dict(self.default_options)
         run_options = request.options
-        if request.tools is not None or run_options.get("tools") is not None:
-            run_options = dict(run_options)
-            run_options["tools"] = merge_tools(
-                normalize_tools(run_options.get("tools"), known),
-                normalize_tools(request.tools, known),
-            )
+        added = [*_items(context.tools), *_items(run_options.get("tools")), *_items(request.tools)]
+        if "tools" in run_options:
+            run_options = {k: v for k, v in run_options.items() if k != "tools"}
         if run_options:
             options = merge_options(options, run_options)
+        agent_tools: Any = self.default_options.get("tools") or ()
+        if added:  # TL-12, OP-3: the run's tools, normalised once: the agent's, the providers', the run's
+            options["tools"] = ToolSet.of([*agent_tools, *added], [])
+        elif agent_tools:
+            options["tools"] = ToolSet.of(agent_tools).copy()  # the run's own list, the agent's records
         if options.get("tools"):
             options.setdefault("tool_choice", "auto")
-            agent_tools = self.default_options.get("tools", ())
             for item in options["tools"]:  # AG-9: tools that are context managers connect on first use
                 if self._context_open or id(item) in self._entered or any(item is t for t in agent_tools):
                     await self._enter(item)  # the agent's: open until the agent's context exits
                 elif hasattr(item, "__aenter__") and hasattr(item, "__aexit__"):
                     await request.enter(item)  # this run's: closed when the run ends
-            options["tools"] = expand_tool_sets(options["tools"])  # MCP-20: a server's tools, once connected
+            if any(is_tool_set(item) for item in options["tools"]):  # MCP-20: a server's tools, once connected
+                options["tools"] = ToolSet.of(expand_tool_sets(options["tools"]))
         if thread is not None and thread.service_session_id:
             options.setdefault("conversation_id", thread.service_session_id)
         call_kwargs: dict[str, Any] = {}
@@ -516,6 +517,13 @@ class RawAgent(BaseAgent):
         if request.providers or (request.thread is not None and response.conversation_id):
             await after_run(self, request, result, response.conversation_id)
         return result
+
+
+def _items(tools: Any) -> list[Any]:
+    """A tool argument as a list: None, one tool, or a sequence of tools."""
+    if tools is None:
+        return []
+    return list(tools) if isinstance(tools, Sequence) and not isinstance(tools, str) else [tools]
 
 
 def _with_author(message: Message, name: str) -> Message:

@@ -28,13 +28,12 @@ from . import _observe
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._issues import shorten
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
-from ._options import tool_name
 from ._tools import FunctionInvocationConfiguration, FunctionTool, UnknownToolError, result_value
 from ._transcript import sendable_text
 from ._types import Content, Message
 from ._validate import validate
 
-__all__ = ["Batch", "CallRunner", "tool_map"]
+__all__ = ["Batch", "CallRunner"]
 
 logger = logging.getLogger("minagent.client")  # the logger of floor 3, the client and its loop (OB-15)
 DEBUG = logging.DEBUG
@@ -242,29 +241,6 @@ def _issue_text(issues: Sequence[Any]) -> str:
     if len(issues) > MAX_ISSUES_SHOWN:
         lines.append(f"... and {len(issues) - MAX_ISSUES_SHOWN} more problems")
     return "\n".join(lines)
-
-
-def tool_map(tools: Sequence[Any], additional: Sequence[Any]) -> dict[str, Any]:
-    """Tool name -> what answers a call to it: the tool, or a declaration-only stand-in for
-    declaration dicts, declaration-only tools and ``additional_tools`` (LP-11)."""
-    found: dict[str, Any] = {}
-    for item in (*tools, *additional):
-        name = tool_name(item)
-        if name is None:
-            continue
-        runnable = (
-            not isinstance(item, Mapping)
-            and hasattr(item, "invoke")
-            and not getattr(item, "declaration_only", False)
-            and not any(item is extra for extra in additional)
-        )
-        if runnable:
-            found[name] = item
-        else:
-            declared = item.get("function", item) if isinstance(item, Mapping) else item
-            params = declared.get("parameters") if isinstance(declared, Mapping) else getattr(item, "parameters", None)
-            found[name] = FunctionTool(name=name, parameters=params if isinstance(params, Mapping) else None)
-    return found
 
 
 async def _gather(coros: Sequence[Awaitable[Any]]) -> list[Any]:

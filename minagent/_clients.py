@@ -12,8 +12,8 @@ from typing import Any, Literal, Protocol, overload, runtime_checkable
 
 from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
-from ._middleware import CategorizedMiddleware, categorize_middleware
-from ._responses import ChatResponse, ChatResponseUpdate, _ValueFormat
+from ._middleware import CategorizedMiddleware, categorize_middleware, categorized
+from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration
 from ._types import Message, MessageInput, normalize_messages
@@ -70,7 +70,7 @@ class BaseChatClient:
     ) -> None:
         self.middleware = middleware
         self.function_invocation_configuration = function_invocation_configuration
-        found = categorize_middleware(middleware)  # fail at construction, not at the first call
+        found = categorized(self, middleware)  # fail at construction, not at the first call
         if found.agent:
             _reject_agent_layer(found)
 
@@ -165,7 +165,7 @@ class BaseChatClient:
         if run_options.get("response_format") is not None:  # SO-7: normalised once, the wire form sent
             fmt = response_format(run_options["response_format"])
             run_options["response_format"] = fmt.wire
-        found = categorize_middleware(self.middleware, middleware)  # a CategorizedMiddleware: as it is (MW-3)
+        found = categorize_middleware(categorized(self, self.middleware), middleware)  # MW-3: taken as it is
         if found.agent:
             _reject_agent_layer(found)
         loop = ToolLoop(
@@ -179,19 +179,17 @@ class BaseChatClient:
             inbox=inbox,
             function_kwargs={**kwargs, **(function_invocation_kwargs or {}), **(extra or {})},
             client_kwargs={**kwargs, **(client_kwargs or {})},
+            response_format=fmt,
         )
         if stream:  # ST-14: keeps no updates
-            return ResponseStream.of_run(loop.drive(), lambda: loop.final_response()._with_format(fmt))
-        return _run_to_end(loop, fmt)
+            return ResponseStream.of_run(loop.drive(), loop.final_response)
+        return _run_to_end(loop)
 
 
-async def _run_to_end(loop: ToolLoop, fmt: _ValueFormat | None) -> ChatResponse:
+async def _run_to_end(loop: ToolLoop) -> ChatResponse:
     async for _ in loop.drive():
         pass
-    response = loop.final_response()
-    if fmt is not None:
-        response._format = fmt  # SO-9
-    return response
+    return loop.final_response()
 
 
 def _reject_agent_layer(found: CategorizedMiddleware) -> None:

@@ -28,14 +28,15 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from . import _observe
-from ._calls import CallRunner, tool_map
+from ._calls import CallRunner
 from ._exceptions import ContentError
 from ._fold import Fold
 from ._loop_table import NEXT_STEP, Outcome, Step, classify_batch, classify_response, limit_reached, next_step, start
 from ._middleware import ChatContext, MiddlewareFn, run_pipeline
 from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
-from ._tools import FunctionInvocationConfiguration, normalize_tools
+from ._tools import FunctionInvocationConfiguration
+from ._toolset import ToolSet, tool_map
 from ._transcript import Transcript
 from ._types import Content, Message, _message
 from ._wire import UsageDetails, add_usage
@@ -60,6 +61,7 @@ DEBUG = logging.DEBUG
 
 LIMIT_FALLBACK_TEXT = "Function invocation limit reached before a final answer could be produced."
 REJECTED_TEXT = "Error: Tool call invocation was rejected by user."
+_NO_TOOLS = ToolSet.of(())
 NOT_EXECUTED_TEXT = "Error: Function call limit reached; this call was not executed."
 
 
@@ -117,8 +119,10 @@ class ToolLoop:
         inbox: Inbox | None,
         function_kwargs: dict[str, Any],
         client_kwargs: dict[str, Any],
+        response_format: Any = None,
     ) -> None:
         self.client = client
+        self.response_format = response_format  # SO-9: decided once, by the client; read in final_response
         self.transcript = Transcript(messages)
         self.options = options
         self.choice = tool_choice_mode(options.get("tool_choice"))  # the run's tool_choice mode (LP-7, LP-10)
@@ -137,14 +141,13 @@ class ToolLoop:
         self.calls: Sequence[Content] = ()  # the calls the next step acts on
         self.asked: list[Content] = []  # the calls of the last recorded response, to act on (LP-4)
         self.steps: list[tuple[Outcome, Step]] = []  # every (outcome, next step) of the run, in order
-        tools = normalize_tools(options["tools"]) if options.get("tools") else []
-        if tools:
-            options["tools"] = tools
-        found = tool_map(tools, config.additional_tools) if tools or config.additional_tools else {}
+        tools = options.get("tools")
+        toolset = ToolSet.of(tools) if tools else _NO_TOOLS  # TL-12: normalised at the run's entry, read here
+        if toolset:
+            options["tools"] = toolset
+        found = tool_map(toolset, config.additional_tools) if toolset or config.additional_tools else {}
         self.runner = CallRunner(found, config, function_middleware, function_kwargs)
-        self.approval_names = frozenset(  # LP-13: the tools whose calls wait for the caller's approval
-            name for name, t in self.runner.tools.items() if getattr(t, "approval_mode", None) == "always_require"
-        )
+        self.approval_names = toolset.approval_names  # LP-13: the tools whose calls wait for approval
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         self.observer = observer = _observe.OBSERVER  # OB-2: the wrap points, read once per request
         self.call_model = observer.model_call(call_model)
@@ -214,6 +217,8 @@ class ToolLoop:
         """The run's response: every new message, the summed usage, and of each response-level
         field the last model response's value that is not None (LP-2)."""
         response = ChatResponse(self.transcript.new, usage_details=self.usage)
+        if self.response_format is not None:
+            response._format = self.response_format  # SO-9: `value` reads the run's format
         for r in self.responses:
             if r.response_id is not None:
                 response.response_id = r.response_id

@@ -50,6 +50,7 @@ __all__ = [
     "MiddlewareFn",
     "agent_middleware",
     "categorize_middleware",
+    "categorized",
     "chat_middleware",
     "function_middleware",
     "run_pipeline",
@@ -446,9 +447,20 @@ class CategorizedMiddleware(typing.NamedTuple):
 
 
 _EMPTY = CategorizedMiddleware()
-# id(list or tuple) -> (its items when categorised, the result): a run categorises the agent's list
-# again, and finds it here when the list still holds the same objects (identity, not equality).
-_RECENT: dict[int, tuple[tuple[object, ...], CategorizedMiddleware]] = {}
+
+
+def categorized(owner: Any, items: Any) -> CategorizedMiddleware:
+    """``categorize_middleware(items)`` for an agent's or a client's own list, kept on ``owner`` while
+    the list holds the same objects (identity, in order): categorised once, re-read when the list
+    was changed in place (MW-3). Middleware that compiles per call (HK-1) is categorised every time."""
+    snapshot = tuple(items) if isinstance(items, list | tuple) else (() if items is None else (items,))
+    known = owner.__dict__.get("_categorized") if hasattr(owner, "__dict__") else None
+    if known is not None and len(known[0]) == len(snapshot) and all(map(operator.is_, known[0], snapshot)):
+        return known[1]  # type: ignore[no-any-return]
+    found = categorize_middleware(items)
+    if hasattr(owner, "__dict__") and not any(hasattr(type(item), "__minagent_middleware__") for item in snapshot):
+        owner.__dict__["_categorized"] = (snapshot, found)
+    return found
 
 
 def categorize_middleware(*sources: object) -> CategorizedMiddleware:
@@ -465,10 +477,10 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
             continue
         if isinstance(source, CategorizedMiddleware):
             found = source
-        elif type(source) is list or type(source) is tuple or isinstance(source, list | tuple):
+        elif isinstance(source, list | tuple):
             if not source:
                 continue
-            found = _categorize_sequence(source)
+            found = _categorize_items(tuple(source))
         else:
             found = _categorize_items((source,))
         if found.agent or found.chat or found.function:
@@ -478,20 +490,6 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
     if len(parts) == 1:
         return parts[0]
     return CategorizedMiddleware(*(tuple(fn for part in parts for fn in part[i]) for i in range(3)))
-
-
-def _categorize_sequence(items: list[Any] | tuple[Any, ...]) -> CategorizedMiddleware:
-    """`_categorize_items`, remembered for a list or tuple that still holds the same objects."""
-    snapshot = tuple(items)
-    known = _RECENT.get(id(items))
-    if known is not None and len(known[0]) == len(snapshot) and all(map(operator.is_, known[0], snapshot)):
-        return known[1]
-    found = _categorize_items(snapshot)
-    if not any(hasattr(type(item), "__minagent_middleware__") for item in snapshot):  # HK-1 compiles per call
-        if len(_RECENT) >= 256:
-            _RECENT.clear()
-        _RECENT[id(items)] = (snapshot, found)
-    return found
 
 
 def _categorize_items(items: tuple[Any, ...]) -> CategorizedMiddleware:

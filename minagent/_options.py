@@ -6,10 +6,12 @@ the one place where two layers of options meet: agent defaults, context provider
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
-__all__ = ["ChatOptions", "merge_options", "tool_name"]
+from ._toolset import merge_tools
+
+__all__ = ["ChatOptions", "merge_options"]
 
 
 class ChatOptions(TypedDict, total=False):
@@ -36,51 +38,6 @@ class ChatOptions(TypedDict, total=False):
 
 
 _DICT_MERGED = frozenset({"metadata", "logit_bias"})
-
-
-def tool_name(tool: Any) -> str | None:
-    """The name of a tool object or of a raw tool declaration dict (``{"name"}`` or ``{"function": {"name"}}``)."""
-    if isinstance(tool, Mapping):
-        name = tool.get("name")
-        if name is None and isinstance(tool.get("function"), Mapping):
-            name = tool["function"].get("name")
-        return name if isinstance(name, str) else None
-    name = getattr(tool, "name", None)
-    return name if isinstance(name, str) else None
-
-
-def _tool_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
-        return list(value)
-    return [value]
-
-
-def merge_tools(base: Any, override: Any) -> list[Any]:
-    """Concatenate two tool lists keeping the first occurrence of each name (OP-3).
-
-    The same object twice is kept once; two different objects with one name are an error.
-    """
-    out: list[Any] = []
-    seen: dict[str, Any] = {}
-    for tool in (*_tool_list(base), *_tool_list(override)):
-        name = tool_name(tool)
-        if name is None:
-            out.append(tool)
-            continue
-        known = seen.get(name)
-        if known is None:
-            seen[name] = tool
-            out.append(tool)
-        elif known is not tool and not _equal_declarations(known, tool):
-            raise ValueError(f"duplicate tool name {name!r}: two different tools are registered under it")
-    return out
-
-
-def _equal_declarations(a: Any, b: Any) -> bool:
-    """Equal declaration dicts are one tool; any other object is only the same as itself (OP-3)."""
-    return isinstance(a, Mapping) and isinstance(b, Mapping) and a == b
 
 
 def merge_options(base: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any]:

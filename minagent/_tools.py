@@ -27,7 +27,6 @@ __all__ = [
     "FunctionTool",
     "ToolError",
     "UnknownToolError",
-    "normalize_tools",
     "tool",
 ]
 
@@ -264,36 +263,6 @@ def tool(
     return make(func) if func is not None else make
 
 
-def normalize_tools(tools: Any, known: list[Any] | None = None) -> list[Any]:
-    """A tool list from None, one tool, a function, or a sequence of those (TL-2): the one normaliser.
-
-    A plain function becomes a `FunctionTool`; with ``known`` (the tools of the levels before, which
-    this call extends), a function an earlier level already wrapped is that same tool, so one
-    function given at several levels is one object, kept once (OP-3, AG-5).
-    """
-    if tools is None:
-        return []
-    items = tools if type(tools) is list or type(tools) is tuple else _as_items(tools)
-    out: list[Any] = []
-    for item in items:
-        if type(item) is FunctionTool or isinstance(item, FunctionTool | Mapping) or is_tool(item):
-            out.append(item)
-        elif callable(item):
-            made = None
-            if known:
-                made = next((t for t in known if isinstance(t, FunctionTool) and t.func is item), None)
-            out.append(made or tool(item))
-        else:
-            raise ToolError(f"{item!r} is not a tool: expected a FunctionTool, a function or a declaration dict")
-        if known is not None:
-            known.append(out[-1])
-    return out
-
-
-def _as_items(tools: Any) -> list[Any]:
-    return list(tools) if isinstance(tools, Sequence) and not isinstance(tools, str) else [tools]
-
-
 @runtime_checkable
 class ToolProtocol(Protocol):
     """A tool the loop can call (TL-2): a name, a JSON schema of its parameters, and ``invoke``.
@@ -306,45 +275,6 @@ class ToolProtocol(Protocol):
     parameters: Any
 
     async def invoke(self, arguments: Mapping[str, Any], context: Any = None) -> Any: ...
-
-
-def is_tool(item: object) -> bool:
-    """Whether ``item`` is a tool as it is: tool-like (`ToolProtocol`), or a tool set that stands
-    for several tools once connected (an MCP server, MCP-20)."""
-    return _is_tool_like(item) or _is_tool_set(item)
-
-
-def _is_tool_set(item: object) -> bool:
-    """An object that stands for several tools once connected: an async context manager with
-    ``functions`` (an MCP server, MCP-20); `expand_tool_sets` replaces it by those tools."""
-    return hasattr(type(item), "functions") and hasattr(item, "__aenter__") and not hasattr(item, "invoke")
-
-
-def expand_tool_sets(tools: Sequence[Any]) -> list[Any]:
-    """Each tool set replaced by its (connected) ``functions``; a name given twice is an error (MCP-21)."""
-    if not any(_is_tool_set(t) for t in tools):
-        return list(tools)
-    out: list[Any] = []
-    source: dict[str, Any] = {}
-    for item in tools:
-        group = list(item.functions) if _is_tool_set(item) else [item]
-        for member in group:
-            name = getattr(member, "name", None) if not isinstance(member, Mapping) else member.get("name")
-            if isinstance(name, str) and name in source and (source[name] is not item or _is_tool_set(item)):
-                first, other = getattr(source[name], "name", "?"), getattr(item, "name", "?")
-                raise ToolError(
-                    f"tool name {name!r} is provided by both {first!r} and {other!r}: give one of them "
-                    f"tool_name_prefix=..., e.g. tool_name_prefix='{other}_'"
-                )
-            if isinstance(name, str):
-                source[name] = item
-            out.append(member)
-    return out
-
-
-def _is_tool_like(item: object) -> bool:
-    """Objects that behave as tools without being FunctionTool (an agent's as_tool, MCP tools)."""
-    return isinstance(getattr(item, "name", None), str) and hasattr(item, "invoke") and hasattr(item, "parameters")
 
 
 def result_value(value: Any) -> Any:

@@ -27,7 +27,8 @@ from minagent import (
     ValidationIssue,
     tool,
 )
-from minagent._tools import normalize_tools, result_value
+from minagent._tools import result_value
+from minagent._toolset import normalize_tools
 
 from . import _tool_fixtures as fx
 

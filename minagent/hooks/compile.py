@@ -49,7 +49,7 @@ from .._middleware import (
 )
 from .._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
 from .._stream import ResponseStream
-from .._tools import normalize_tools
+from .._toolset import normalize_tools
 from .._types import Content, Message
 from .requests import Handler, HookState, ModelRequest, ToolCallRequest, _call
 from .streaming import stream_wrap_model_call

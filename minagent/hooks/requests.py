@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._middleware import ChatContext
-from .._tools import normalize_tools
+from .._toolset import normalize_tools
 from .._types import Content, Message
 
 __all__ = ["Handler", "HookState", "ModelRequest", "ToolCallRequest"]
