@@ -1,4 +1,4 @@
-"""``python -m minagent``: the command line of `minagent.cli` (an optional folder)."""
+"""``python -m minagent``: the command line of `minagent.cli`, an optional folder (spec/package.md PK-3)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,12 @@
 """Agents: `SupportsAgentRun`, `BaseAgent`, `RawAgent`, `Agent` (spec/agent.md).
 
+Rules
+-----
+1. One route in both modes (AG-13): the agent middleware pipeline, then prepare, then
+   ``client.get_response``, then finish; streaming is the same route, started on first use (AG-3).
+2. The agent keeps no per-run state: everything a run holds is its `RunRequest` (TH-5).
+3. The client's messages are not the agent's: a message that gets the agent's name is a copy (AG-7).
+
 Theory of operation
 -------------------
 ``Agent.run`` = agent middleware pipeline around ``RawAgent``'s core; the core is
@@ -458,7 +465,11 @@ class RawAgent(BaseAgent):
             provided["instructions"] = "\n".join(context.instructions) or None
         options = merge_options(self.default_options, provided) if provided else dict(self.default_options)
         run_options = request.options
-        added = [*_items(context.tools), *_items(run_options.get("tools")), *_items(request.tools)]
+        added = (
+            [*_items(context.tools), *_items(run_options.get("tools")), *_items(request.tools)]
+            if context.tools or run_options.get("tools") or request.tools
+            else None
+        )
         if "tools" in run_options:
             run_options = {k: v for k, v in run_options.items() if k != "tools"}
         if run_options:

@@ -1,5 +1,13 @@
 """Running one batch of tool calls (spec/loop.md LP-4 .. LP-6, LP-11, LP-15, LP-20, LP-21, LP-27).
 
+Rules
+-----
+1. A runner runs a batch and reports it; it never changes the loop's counters or decides the next
+   step.
+2. A call never fails the run by itself: what the tool raises becomes an error result (LP-6); only
+   what function middleware raises reaches the caller (design decision 12).
+3. Messages a call appends join the transcript after the batch, in call order (LP-15).
+
 Theory of operation
 -------------------
 A `CallRunner` serves one request. It knows the tools of the request (name -> what answers a

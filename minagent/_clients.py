@@ -1,5 +1,12 @@
 """Chat clients: the `SupportsChatGetResponse` protocol and `BaseChatClient` (spec/loop.md).
 
+Rules
+-----
+1. ``get_response`` is the one route of a request in both modes: it decides the request's options
+   once (the response format included, SO-7) and hands them to one `ToolLoop`.
+2. A client never runs agent middleware (MW-3).
+3. Structured output is reached through one seam, `response_format`, only when a run asks for it.
+
 A provider subclasses `BaseChatClient` and implements ``_inner_get_response`` (and, for real
 streaming, ``_inner_get_streaming_response``). ``get_response`` wraps both in the tool loop, with
 chat middleware around every model call and function middleware around every tool call.

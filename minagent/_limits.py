@@ -1,5 +1,10 @@
 """Limits on tool arguments: model output is data, never a way to end the run (spec/schema.md SC-48 .. SC-50).
 
+Rules
+-----
+1. The limits are one immutable value, replaced as a whole: a reader never sees half an update.
+2. Checking never recurses: a value of any depth is checked in time linear in its size (SC-50).
+
 Theory of operation: one module-wide `ArgumentLimits` value (`argument_limits()`), replaced as a
 whole by `set_argument_limits` (an assignment of one immutable object, so a reader never sees half
 an update). `parse_json_arguments` parses text within the limits; `check_limits` walks a value

@@ -13,7 +13,7 @@ Theory of operation
 -------------------
 One `ToolLoop` serves one ``get_response`` call: the transcript, the counters (model calls, calls
 made, failing batches in a row), the steps taken, and the call runner. ``drive()`` is an async
-generator: it looks the step up in ``steps_table`` and runs it, except the model call, whose stream
+generator: it looks the step up in ``STEPS`` and runs it, except the model call, whose stream
 it relays update by update in its one ``async for``. A step that produces its updates all at once
 (a resumed batch, a batch, a pause) returns them with its outcome.
 """
@@ -151,11 +151,6 @@ class ToolLoop:
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         self.observer = observer = _observe.OBSERVER  # OB-2: the wrap points, read once per request
         self.call_model = observer.model_call(call_model)
-        self.steps_table: dict[Step, Callable[[], Awaitable[tuple[list[ChatResponseUpdate], Outcome | None]]]] = {
-            Step.RESUME: self._resume,
-            Step.RUN_BATCH: self._batch,
-            Step.PAUSE: self._pause,
-        }
 
     @property
     def new_messages(self) -> list[Message]:
@@ -197,7 +192,7 @@ class ToolLoop:
                     approval_names=self.approval_names,
                 )
             else:
-                updates, done = await self.steps_table[step]()
+                updates, done = await STEPS[step](self)
                 if stream:
                     for update in updates:
                         yield update
@@ -398,6 +393,15 @@ class ToolLoop:
             forced = self.choice == "required"
         limited = limit_reached(self.config, self.calls_made, self.errors_in_a_row)
         return updates, classify_batch(terminated=terminated, pending=bool(pending), forced=forced, limited=limited)
+
+
+# The steps that produce their updates all at once: Step -> the method that runs it. (The model
+# call, whose stream the driver relays update by update, is the driver's own.)
+STEPS: dict[Step, Callable[[ToolLoop], Awaitable[tuple[list[ChatResponseUpdate], Outcome | None]]]] = {
+    Step.RESUME: ToolLoop._resume,
+    Step.RUN_BATCH: ToolLoop._batch,
+    Step.PAUSE: ToolLoop._pause,
+}
 
 
 def call_model(

@@ -1,5 +1,12 @@
 """Middleware: the three context types, type detection, and the one pipeline executor.
 
+Rules
+-----
+1. One executor, `run_pipeline`, serves the three layers (MW-4); nothing else runs middleware.
+2. The context is the only mutable object a pipeline shares; middleware changes the run only
+   through it (MW-5 .. MW-8).
+3. A pipeline always ends with a result of its layer's type, never None (design decision 6).
+
 Theory of operation (spec/middleware.md)
 ----------------------------------------
 A pipeline is a list of middleware callables ``mw(context, call_next)`` around one final
@@ -453,7 +460,9 @@ def categorized(owner: Any, items: Any) -> CategorizedMiddleware:
     """``categorize_middleware(items)`` for an agent's or a client's own list, kept on ``owner`` while
     the list holds the same objects (identity, in order): categorised once, re-read when the list
     was changed in place (MW-3). Middleware that compiles per call (HK-1) is categorised every time."""
-    snapshot = tuple(items) if isinstance(items, list | tuple) else (() if items is None else (items,))
+    if not items:
+        return _EMPTY
+    snapshot = tuple(items) if isinstance(items, list | tuple) else (items,)
     known = owner.__dict__.get("_categorized") if hasattr(owner, "__dict__") else None
     if known is not None and len(known[0]) == len(snapshot) and all(map(operator.is_, known[0], snapshot)):
         return known[1]  # type: ignore[no-any-return]

@@ -1,4 +1,4 @@
-"""Responses and streamed updates, and the one algorithm that merges updates into a response.
+"""Responses and streamed updates (spec/types.md TY-9 .. TY-14).
 
 `ChatResponse` / `AgentResponse` hold whole messages; `ChatResponseUpdate` /
 `AgentResponseUpdate` hold the contents of one streamed chunk. ``from_updates`` folds a

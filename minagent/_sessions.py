@@ -1,5 +1,11 @@
 """Sessions, context providers and history providers (spec/sessions.md).
 
+Rules
+-----
+1. A session holds ids and ``state``, never a provider; each provider owns its ``state`` entry.
+2. A session serves one run at a time (SE-12): `try_claim` and `release` are the only way in.
+3. Nothing of a failed run is stored (SE-5).
+
 Theory of operation
 -------------------
 An `AgentSession` is a conversation between runs: an id (``session_id``), optionally the id the

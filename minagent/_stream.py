@@ -1,5 +1,14 @@
 """`ResponseStream`: a single-consumption stream of updates with a cached final response.
 
+Rules
+-----
+1. Nothing touches the source before the stream is first used (ST-2); every update is delivered
+   once in total (ST-3), and the final response is computed once (ST-5).
+2. Whichever way the stream ends, its cleanup hooks run exactly once and the source is closed
+   (ST-6, ST-7).
+3. How the source is read is private to this module (the relay for a stream that adds nothing,
+   benchmarks/README.md): a caller only iterates, awaits, finalises or closes.
+
 Theory of operation (spec/stream.md, ST-1 .. ST-12)
 ----------------------------------------------------
 A stream wraps a *source*: an async iterable, or an awaitable that resolves to one. Nothing

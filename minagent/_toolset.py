@@ -85,9 +85,10 @@ class ToolSpec(NamedTuple):
 class ToolSet(list[Any]):
     """The tools of a run, normalised once: the tools in order, and their `ToolSpec` records."""
 
-    __slots__ = ("specs",)
+    __slots__ = ("approval_names", "specs")
 
     specs: tuple[ToolSpec, ...]
+    approval_names: frozenset[str]  # LP-13: the names of the tools whose calls wait for approval
 
     @classmethod
     def of(cls, tools: Any, known: list[Any] | None = None) -> ToolSet:
@@ -95,24 +96,20 @@ class ToolSet(list[Any]):
         if type(tools) is ToolSet and tools.current():
             return tools
         made = cls(merge_tools(normalize_tools(tools, [] if known is None else known), None))
-        made.specs = tuple(ToolSpec.of(item) for item in made)
+        made.specs = specs = tuple(ToolSpec.of(item) for item in made)
+        made.approval_names = frozenset(s.name for s in specs if s.approval and s.name is not None)
         return made
 
     def copy(self) -> ToolSet:
         """A new list of the same tools, sharing the records (a run's own copy, LP-3)."""
         made = ToolSet(self)
-        made.specs = self.specs
+        made.specs, made.approval_names = self.specs, self.approval_names
         return made
 
     def current(self) -> bool:
         """Whether the records still describe the list (it is a list: someone may have edited it)."""
         specs = self.specs
         return len(specs) == len(self) and all(s.tool is item for s, item in zip(specs, self, strict=True))
-
-    @property
-    def approval_names(self) -> frozenset[str]:
-        """LP-13: the names of the tools whose calls wait for the caller's approval."""
-        return frozenset(s.name for s in self.specs if s.approval and s.name is not None)
 
 
 def tool_specs(tools: Iterable[Any] | None) -> tuple[ToolSpec, ...]:
