@@ -4,6 +4,8 @@
 - ``secrets``: `Secret`, ``redact``, ``redact_headers``;
 - ``retry``: `RetryPolicy`, ``retry_call``;
 - ``sse``: the sans-I/O server-sent events decoder;
+- ``http``: the `Transport` protocol, the `WireCodec` protocol a plugin writes, and
+  `HTTPChatClient`, the one HTTP chat client every provider plugin subclasses;
 - ``registry``: ``get_client`` and the ``minagent.clients`` entry points.
 
 Optional: the core never imports this folder; ``minagent.get_client`` and the provider errors
@@ -25,6 +27,17 @@ from .errors import (
     parse_duration,
     server_delay,
 )
+from .http import (
+    HTTPChatClient,
+    LoopBound,
+    Request,
+    Response,
+    StreamDecoder,
+    Timeouts,
+    Transport,
+    TransportError,
+    WireCodec,
+)
 from .registry import ENTRY_POINT_GROUP, PluginNotFoundError, available_providers, get_client
 from .retry import RetryPolicy, SupportsRandom, retry_call
 from .secrets import Secret, redact, redact_headers
@@ -34,20 +47,29 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "AuthenticationError",
     "BadRequestError",
+    "HTTPChatClient",
+    "LoopBound",
     "NotFoundError",
     "PluginNotFoundError",
     "ProviderConnectionError",
     "ProviderError",
     "ProviderTimeoutError",
     "RateLimitError",
+    "Request",
+    "Response",
     "RetryPolicy",
     "SSEDecoder",
     "SSEEvent",
     "SSELimitError",
     "Secret",
     "ServerError",
+    "StreamDecoder",
     "StreamInterruptedError",
     "SupportsRandom",
+    "Timeouts",
+    "Transport",
+    "TransportError",
+    "WireCodec",
     "available_providers",
     "describe",
     "error_for_status",
