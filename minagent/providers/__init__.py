@@ -4,8 +4,9 @@
 - ``secrets``: `Secret`, ``redact``, ``redact_headers``;
 - ``retry``: `RetryPolicy`, ``retry_call``;
 - ``sse``: the sans-I/O server-sent events decoder;
-- ``http``: the `Transport` protocol, the `WireCodec` protocol a plugin writes, and
-  `HTTPChatClient`, the one HTTP chat client every provider plugin subclasses;
+- ``transport``: the `Transport` protocol (what moves bytes), `TransportError`, `LoopBound`;
+- ``http``: the `WireCodec` protocol a plugin writes, and `HTTPChatClient`, the one HTTP chat
+  client every provider plugin subclasses;
 - ``registry``: ``get_client`` and the ``minagent.clients`` entry points.
 
 Optional: the core never imports this folder; ``minagent.get_client`` and the provider errors
@@ -27,21 +28,12 @@ from .errors import (
     parse_duration,
     server_delay,
 )
-from .http import (
-    HTTPChatClient,
-    LoopBound,
-    Request,
-    Response,
-    StreamDecoder,
-    Timeouts,
-    Transport,
-    TransportError,
-    WireCodec,
-)
+from .http import HTTPChatClient, StreamDecoder, WireCodec
 from .registry import ENTRY_POINT_GROUP, PluginNotFoundError, available_providers, get_client
 from .retry import RetryPolicy, SupportsRandom, retry_call
 from .secrets import Secret, redact, redact_headers
 from .sse import SSEDecoder, SSEEvent, SSELimitError
+from .transport import LoopBound, Request, Response, Timeouts, Transport, TransportError
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -1,18 +1,17 @@
-"""One HTTP chat client for every provider: `Transport`, `WireCodec`, `HTTPChatClient` (spec/providers.md).
+"""One HTTP chat client for every provider: `WireCodec` and `HTTPChatClient` (spec/providers.md).
 
 Rules
 -----
 1. Everything a provider call does on the network is decided here, once, for every plugin: the
-   request's URL and headers, when to try again (PV-25 .. PV-29), which error a failure is
-   (PV-23, PV-35: one table, ``_FAILURES``), what is bounded (PV-36), what is redacted (PV-24),
-   when a connection is given back or closed (PV-30), and which event loop a connection pool
-   belongs to (PV-37, `LoopBound`).
+   request's URL and headers (PV-38), when to try again (PV-25 .. PV-29), which error a failure
+   is (PV-23, PV-35: one table, ``_FAILURES``), what is bounded (PV-36), what is redacted
+   (PV-24) and when a connection is given back or closed (PV-30). Which event loop a connection
+   pool belongs to (PV-37) is `LoopBound`'s, in ``transport``.
 2. A plugin never touches the network. It is its connection settings (environment, URL,
    credentials: a subclass of `HTTPChatClient`) plus a `WireCodec` (sans-I/O: bytes in, wire
    types out, and back).
-3. A `Transport` only moves bytes. It never retries, decodes or waits on its own, and raises
-   nothing but `TransportError` (and cancellation); an HTTP library's exceptions are mapped to
-   a `TransportError` kind by one table in the transport.
+3. A `Transport` (``transport``) only moves bytes; an HTTP library's exceptions reach this
+   module only as the kinds of `TransportError`.
 4. Every error leaves a client scrubbed (``ProviderError.redact``), raised outside the
    ``except`` block that caught its cause, so nothing the library held is chained to it.
 
@@ -38,13 +37,11 @@ import base64
 import contextlib
 import logging
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, Protocol, Self, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, ClassVar, Protocol, Self
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from .. import BaseChatClient, ChatResponse, ChatResponseUpdate, FunctionInvocationConfiguration, Message
-from .._exceptions import MinagentError
 from .errors import (
     ProviderConnectionError,
     ProviderError,
@@ -54,20 +51,14 @@ from .errors import (
 )
 from .retry import RetryPolicy, SupportsRandom, retry_call
 from .secrets import Secret, redact
+from .transport import Request, Response, Timeouts, Transport, TransportError
 
 __all__ = [
     "DEFAULT_MAX_BODY_SIZE",
     "DEFAULT_MAX_LINE_SIZE",
     "MAX_ERROR_BODY",
-    "FailureKind",
     "HTTPChatClient",
-    "LoopBound",
-    "Request",
-    "Response",
     "StreamDecoder",
-    "Timeouts",
-    "Transport",
-    "TransportError",
     "WireCodec",
 ]
 
@@ -76,146 +67,6 @@ DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # one line or event of a stream (PV-36
 MAX_ERROR_BODY = 64 * 1024  # bytes of a non-2xx body read for its message (PV-11)
 
 Sleep = Callable[[float], Awaitable[object]]
-
-# --------------------------------------------------------------------------------------------
-# The transport: bytes in, bytes out
-
-
-FailureKind = Literal["connect", "connect_timeout", "read_timeout", "total_timeout", "protocol", "network", "other"]
-
-
-class TransportError(MinagentError):
-    """A transport could not send a request or read its answer (PV-35).
-
-    ``kind`` says what failed: ``connect`` (no connection could be made), ``connect_timeout``,
-    ``read_timeout`` (a wait for data), ``total_timeout`` (the whole exchange), ``protocol``
-    (the answer is not valid HTTP), ``network`` (the connection broke), ``other`` (anything
-    else the library raised). ``detail`` is the library's exception as ``"Type: text"``.
-    """
-
-    def __init__(self, kind: FailureKind, detail: str) -> None:
-        super().__init__(f"{kind}: {detail}")
-        self.kind: FailureKind = kind
-        self.detail = detail
-
-
-@dataclass(frozen=True, slots=True)
-class Timeouts:
-    """Seconds, None for no bound: connecting (including the wait for a pooled connection),
-    each wait for data, and the whole exchange from sending to the end of the body."""
-
-    connect: float | None = None
-    read: float | None = None
-    total: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One HTTP request: a method, an absolute URL (its query included), headers and a body."""
-
-    method: str
-    url: str
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    timeouts: Timeouts = Timeouts()
-
-
-class Response(Protocol):
-    """An HTTP answer whose body is still to be read."""
-
-    @property
-    def status(self) -> int: ...
-
-    @property
-    def headers(self) -> Mapping[str, str]:
-        """The response headers, names in lower case."""
-        ...
-
-    async def read_chunk(self) -> bytes:
-        """The next bytes of the body as they arrive; ``b""`` at its end; `TransportError`."""
-        ...
-
-    def release(self) -> None:
-        """A clean end: the connection may serve another request once the body was read."""
-
-    def close(self) -> None:
-        """Any other end: the connection is closed (PV-30)."""
-
-
-class Transport(Protocol):
-    """What moves bytes (httpx's ``AsyncBaseTransport``): one method, and ``aclose()``.
-
-    ``send`` returns once the status line and headers have arrived, and raises nothing but
-    `TransportError` (a RuntimeError of PV-37 aside). ``aclose()`` closes what the transport
-    opened (idempotent); a later ``send`` opens anew.
-    """
-
-    async def send(self, request: Request) -> Response: ...
-
-    async def aclose(self) -> None: ...
-
-
-class _Pool(Protocol):
-    @property
-    def closed(self) -> bool: ...
-
-    async def close(self) -> None: ...
-
-
-P = TypeVar("P", bound=_Pool)
-
-
-class LoopBound(Generic[P]):
-    """A connection pool that belongs to the event loop it was opened on (PV-37).
-
-    ``get()`` opens the pool on first use, on the running loop, and starts there a *keeper*
-    (an async generator) that closes it when the loop shuts down its async generators (as
-    ``asyncio.run`` does). On another loop: when the pool's loop is closed, the pool is closed
-    and a new one opened; when it is still open, ``get()`` raises `RuntimeError` saying what
-    to do. ``aclose()`` closes the pool (idempotent); the next ``get()`` opens a new one.
-    """
-
-    def __init__(self, open_pool: Callable[[], P]) -> None:
-        self._open = open_pool
-        self.value: P | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._keeper: AsyncGenerator[None, None] | None = None
-
-    async def get(self) -> P:
-        loop = asyncio.get_running_loop()
-        pool = self.value
-        if pool is not None and not pool.closed and self._loop is not loop:
-            if self._loop is not None and not self._loop.is_closed():
-                raise RuntimeError(
-                    "this client's HTTP session belongs to another event loop that is still open; "
-                    "`await client.aclose()` on that loop first, or use one client per event loop"
-                )
-            await pool.close()  # its loop is closed: nothing of it can run any more
-            pool = None
-        if pool is None or pool.closed:
-            pool = self._open()
-            self.value, self._loop = pool, loop
-            self._keeper = _keeper(pool)
-            await self._keeper.asend(None)  # now closed by the loop's shutdown_asyncgens()
-        return pool
-
-    async def aclose(self) -> None:
-        pool, self.value = self.value, None
-        keeper, self._keeper = self._keeper, None
-        if keeper is not None and self._loop is asyncio.get_running_loop():
-            await keeper.aclose()
-        if pool is not None and not pool.closed:
-            await pool.close()
-
-
-async def _keeper(pool: _Pool) -> AsyncGenerator[None, None]:
-    """Closes ``pool`` when its loop shuts down its async generators (PV-37)."""
-    try:
-        yield
-    finally:
-        if not pool.closed:
-            await pool.close()
-
 
 # --------------------------------------------------------------------------------------------
 # The codec: what a plugin writes
@@ -495,34 +346,32 @@ class HTTPChatClient(BaseChatClient):
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         return headers
 
-    def _url(self) -> str:
-        """``{base path}{path}?{base query}&{default_query}`` (``default_query`` wins a shared name)."""
-        query = [(k, v) for k, v in self._base_query if k not in self.default_query]
-        query += self.default_query.items()
-        url = f"{self._endpoint}{self.path}"
-        return f"{url}?{urlencode(query)}" if query else url
+    def _query(self) -> list[tuple[str, str]]:
+        """The base URL's query, then ``default_query`` (which wins for a name in both, OA-30)."""
+        if not self.default_query:
+            return list(self._base_query)
+        return [(k, v) for k, v in self._base_query if k not in self.default_query] + list(self.default_query.items())
 
     async def _send(self, body: bytes, *, stream: bool) -> tuple[Response, bytes]:
         """Attempts under the retry policy (PV-25); the last error when every attempt failed."""
-        request = Request(
-            "POST",
-            self._url(),
-            self._headers(stream=stream),
-            body,
-            Timeouts(connect=self.timeout, read=self.timeout, total=self.total_timeout),
-        )
-        self._logger.debug("POST %s (stream=%s)", redact(f"{self.base_url}{self.path}", *self._secrets), stream)
         return await retry_call(
-            lambda: self._attempt(request, stream=stream),
+            lambda: self._attempt(body, stream=stream),
             policy=self.retry_policy,
             sleep=self._sleep,
             rng=self._rng,
             logger=self._logger,
         )
 
-    async def _attempt(self, request: Request, *, stream: bool) -> tuple[Response, bytes]:
+    async def _attempt(self, body: bytes, *, stream: bool) -> tuple[Response, bytes]:
         """One request: a 2xx response with its whole body (released), or, when streaming, with
         its first chunk (still open: the caller closes it). Every failure is a `ProviderError`."""
+        url = f"{self._endpoint}{self.path}"
+        query = self._query()
+        timeouts = Timeouts(connect=self.timeout, read=self.timeout, total=self.total_timeout)
+        request = Request(
+            "POST", f"{url}?{urlencode(query)}" if query else url, self._headers(stream=stream), body, timeouts
+        )
+        self._logger.debug("POST %s (stream=%s)", redact(f"{self.base_url}{self.path}", *self._secrets), stream)
         response: Response | None = None
         kept = False
         failure: ProviderError

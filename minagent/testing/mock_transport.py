@@ -25,7 +25,7 @@ import json
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from ..providers.http import Request, TransportError
+from ..providers.transport import Request, TransportError
 
 __all__ = ["MockResponse", "MockTransport"]
 

@@ -25,7 +25,7 @@ import aiohttp
 from aiohttp import ClientSession
 
 from minagent.providers import LoopBound, Request, Transport, TransportError
-from minagent.providers.http import FailureKind
+from minagent.providers.transport import FailureKind
 
 __all__ = ["EXCEPTIONS", "AiohttpTransport", "ClientSession", "transport_error", "transport_for"]
 
