@@ -258,12 +258,13 @@ def silence(
 
 
 class RawServer:
-    """A TCP server that reads a request and answers with exactly the given bytes, at once or
-    one byte every ``trickle`` seconds."""
+    """A TCP server that reads a request and answers with exactly the given bytes, at once or,
+    after the first ``at_once`` bytes, one byte every ``trickle`` seconds."""
 
-    def __init__(self, answer: bytes, *, trickle: float | None = None, base_path: str = "") -> None:
+    def __init__(self, answer: bytes, *, trickle: float | None = None, at_once: int = 0, base_path: str = "") -> None:
         self.answer = answer
         self.trickle = trickle
+        self.at_once = at_once
         self.base_path = base_path
         self.server: asyncio.Server | None = None
         self.handlers: set[asyncio.Task[None]] = set()
@@ -304,7 +305,8 @@ class RawServer:
                 writer.write(self.answer)
                 await writer.drain()
             else:
-                for i in range(len(self.answer)):
+                writer.write(self.answer[: self.at_once])
+                for i in range(self.at_once, len(self.answer)):
                     writer.write(self.answer[i : i + 1])
                     await writer.drain()
                     await asyncio.sleep(self.trickle)

@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping
 from typing import ClassVar, Self
 
-from .._exceptions import MinagentError
+from .. import MinagentError
 from .secrets import Secret, redact_data, redact_headers
 
 __all__ = [

@@ -25,7 +25,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
-from .._exceptions import MinagentError
+from .. import MinagentError
 
 __all__ = ["FailureKind", "LoopBound", "Request", "Response", "Timeouts", "Transport", "TransportError"]
 

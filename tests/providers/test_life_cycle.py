@@ -66,6 +66,22 @@ def test_a_pool_belongs_to_the_event_loop_it_was_opened_on() -> None:
     assert fourth.closed
     assert fifth is not fourth
 
+    async def closed_by_its_user() -> FakePool:
+        pool = await bound.get()
+        await pool.close()  # the keeper, at the loop's end, finds it closed already
+        return pool
+
+    assert asyncio.run(closed_by_its_user()).closed
+    still = asyncio.new_event_loop()
+    try:
+        sixth = still.run_until_complete(bound.get())
+        asyncio.run(bound.aclose())  # from another loop: the pool is closed, its keeper left to its loop
+        assert sixth.closed
+        assert bound.value is None
+    finally:
+        still.run_until_complete(still.shutdown_asyncgens())
+        still.close()
+
 
 def test_sessions_across_event_loops() -> None:
     """PV-37, PV-31: one client under two asyncio.run() calls opens a fresh aiohttp session on

@@ -242,6 +242,19 @@ async def test_status_errors(kind: str, stream: bool) -> None:
 
 
 @BOTH
+async def test_an_error_body_that_breaks(kind: str) -> None:
+    """PV-11, PV-23: a non-2xx answer whose body breaks is still the status's error; its message
+    says the body could not be read."""
+    async with Wire(kind) as wire:
+        wire.add(Answer(503, (b"partial",), {"content-type": "text/plain"}, then="drop"))
+        client = wire.client(max_retries=0)
+        error = await failure(client, False)
+        assert await wire.held(client) == 0
+    assert isinstance(error, ServerError)
+    assert "(the error body could not be read: " in str(error)
+
+
+@BOTH
 async def test_an_error_body_is_read_up_to_64_kib(kind: str) -> None:
     """PV-11, PV-36: at most the first 64 KiB of a non-2xx body is read for its message."""
     async with Wire(kind) as wire:
@@ -536,9 +549,10 @@ async def test_malformed_http_over_aiohttp(answer: bytes, stream: bool, caplog: 
 
 async def test_real_failures_over_aiohttp() -> None:
     """PV-35, PV-39, PV-23: through aiohttp, nothing listening is a ProviderConnectionError with
-    the connection's hint; a body trickled past total_timeout is a ProviderTimeoutError before the
-    first byte of a non-streaming answer and an interruption after it; a connection dropped inside
-    a whole body is a retried ProviderConnectionError."""
+    the connection's hint; a body trickled past total_timeout (each byte in time for ``timeout``)
+    is a ProviderTimeoutError for a non-streaming answer, whose attempt includes the whole body,
+    and an interruption after the first byte of a stream; a connection dropped inside a whole
+    body is a retried ProviderConnectionError."""
     from minagent_http import AiohttpTransport
 
     def client(url: str, **kwargs: Any) -> ToyClient:
@@ -553,7 +567,7 @@ async def test_real_failures_over_aiohttp() -> None:
     body = json.dumps({"text": "x" * 300, "finish": "stop"}).encode()
     slow = _http(b"HTTP/1.1 200 OK", b"Content-Type: application/json\r\n", body)
     async with (
-        RawServer(slow, trickle=0.003, base_path="/v1") as server,
+        RawServer(slow, trickle=0.003, at_once=len(slow) - len(body) + 1, base_path="/v1") as server,
         client(server.base_url, timeout=5, total_timeout=0.4, max_retries=0) as trickled,
     ):
         whole = await failure(trickled, False)
