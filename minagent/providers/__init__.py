@@ -1,22 +1,74 @@
-"""What provider plugins build on: typed errors, the retry policy, secret handling, the sans-I/O
-server-sent events decoder and plugin discovery (spec/providers.md). A plugin imports from here.
+"""What provider plugins build on (spec/providers.md). A plugin imports from here.
+
+- ``errors``: the `ProviderError` family, ``error_for_status``, ``describe``, the server's delay;
+- ``secrets``: `Secret`, ``redact``, ``redact_headers``;
+- ``retry``: `RetryPolicy`, ``retry_call``;
+- ``sse``: the sans-I/O server-sent events decoder;
+- ``transport``: the `Transport` protocol (what moves bytes), `TransportError`, `LoopBound`;
+- ``http``: the `WireCodec` protocol a plugin writes, and `HTTPChatClient`, the one HTTP chat
+  client every provider plugin subclasses;
+- ``registry``: ``get_client`` and the ``minagent.clients`` entry points.
 
 Optional: the core never imports this folder; ``minagent.get_client`` and the provider errors
-(``minagent.RateLimitError``, ...) load it on first use.
+(``minagent.RateLimitError``, ...) load it on first use. Standard library only.
 """
 
-from .errors import *  # noqa: F403 - the public names are errors.__all__
-from .errors import __all__ as _error_names
+from .errors import (
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    RateLimitError,
+    ServerError,
+    StreamInterruptedError,
+    describe,
+    error_for_status,
+    parse_duration,
+    server_delay,
+)
+from .http import HTTPChatClient, StreamDecoder, WireCodec
 from .registry import ENTRY_POINT_GROUP, PluginNotFoundError, available_providers, get_client
+from .retry import RetryPolicy, SupportsRandom, retry_call
+from .secrets import Secret, redact, redact_headers
 from .sse import SSEDecoder, SSEEvent, SSELimitError
+from .transport import LoopBound, Request, Response, Timeouts, Transport, TransportError
 
 __all__ = [
-    *_error_names,
     "ENTRY_POINT_GROUP",
+    "AuthenticationError",
+    "BadRequestError",
+    "HTTPChatClient",
+    "LoopBound",
+    "NotFoundError",
     "PluginNotFoundError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "Request",
+    "Response",
+    "RetryPolicy",
     "SSEDecoder",
     "SSEEvent",
     "SSELimitError",
+    "Secret",
+    "ServerError",
+    "StreamDecoder",
+    "StreamInterruptedError",
+    "SupportsRandom",
+    "Timeouts",
+    "Transport",
+    "TransportError",
+    "WireCodec",
     "available_providers",
+    "describe",
+    "error_for_status",
     "get_client",
+    "parse_duration",
+    "redact",
+    "redact_headers",
+    "retry_call",
+    "server_delay",
 ]

@@ -1,37 +1,37 @@
-"""What every provider transport shares: typed errors, retry policy, secrets (spec/providers.md).
+"""What a failed provider call means: typed errors and the delay a server asks for (spec/providers.md).
+
+Rules
+-----
+1. Every failure a provider client raises on purpose is a `ProviderError` subclass (PV-23); its
+   class comes from one table, ``_STATUS_ERRORS``, for an HTTP status.
+2. The text of an error says what failed and where; it never holds a secret once it has left a
+   client (``ProviderError.redact``, PV-24, PV-35).
+3. What a server's headers say about waiting (PV-27, PV-28) is read here, once: by
+   ``ProviderError.retry_after`` and by the retry policy.
 
 Theory of operation
 -------------------
-A transport turns each failed attempt into one `ProviderError` subclass (PV-23): an HTTP
-status through ``error_for_status`` (one table, ``_STATUS_ERRORS``), a timeout into
-`ProviderTimeoutError`, a refused or reset connection into `ProviderConnectionError`, a stream
-that breaks after its first byte into `StreamInterruptedError`. ``retry_call`` then asks the
-`RetryPolicy` whether to try again (PV-25) and how long to wait (PV-26, PV-27): a delay the
-server names in its headers is used as given, capped; otherwise exponential backoff with full
-jitter. The clock (``sleep``) and the randomness (``rng``) are parameters, so tests never wait.
-
-Secrets never reach text: an API key is held in a `Secret` (whose repr hides it) and every
-message built from server data goes through ``redact`` (PV-24).
-
-Standard library only; nothing here knows HTTP libraries or any provider's wire format.
+``error_for_status`` turns a non-2xx answer into the class of PV-23 with the text of PV-24
+(``describe``). A timeout without an answer is `ProviderTimeoutError`, a refused or reset
+connection `ProviderConnectionError`, a stream that breaks after its first byte
+`StreamInterruptedError`. ``server_delay`` reads ``retry-after-ms``, ``retry-after`` and, for a
+429, the ``x-ratelimit-reset-*`` durations (``parse_duration``). Standard library only; nothing
+here knows an HTTP library or a wire format.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import logging
 import math
-import random
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import ClassVar, Protocol, Self, TypeVar
+from collections.abc import Mapping
+from typing import ClassVar, Self
 
-from .._exceptions import MinagentError
+from .. import MinagentError
+from .secrets import Secret, redact_data, redact_headers
 
 __all__ = [
+    "RETRY_STATUSES",
     "AuthenticationError",
     "BadRequestError",
     "NotFoundError",
@@ -39,23 +39,17 @@ __all__ = [
     "ProviderError",
     "ProviderTimeoutError",
     "RateLimitError",
-    "RetryPolicy",
-    "Secret",
     "ServerError",
     "StreamInterruptedError",
-    "SupportsRandom",
     "describe",
     "error_for_status",
     "parse_duration",
-    "redact",
-    "redact_headers",
-    "retry_call",
     "server_delay",
 ]
 
-T = TypeVar("T")
+# Attributes of an error that are not plain data and are left alone by ``ProviderError.redact``.
+_KEEP_ATTRIBUTES = frozenset({"updates"})
 
-REDACTED = "[redacted]"
 
 # --------------------------------------------------------------------------------------------
 # Errors (PV-23, PV-24)
@@ -111,12 +105,12 @@ class ProviderError(MinagentError):
         self.__suppress_context__ = True
         if not any(secrets):
             return self
-        self.args = tuple(_redact_data(a, secrets) for a in self.args)
+        self.args = tuple(redact_data(a, secrets) for a in self.args)
         for name, value in list(vars(self).items()):
             if name == "headers":
                 self.headers = redact_headers(value, *secrets)
             elif name not in _KEEP_ATTRIBUTES:
-                setattr(self, name, _redact_data(value, secrets))
+                setattr(self, name, redact_data(value, secrets))
         return self
 
 
@@ -228,117 +222,7 @@ def describe(status: int | None, message: str, request_id: str | None = None, *,
 
 
 # --------------------------------------------------------------------------------------------
-# Secrets (PV-24)
-
-
-class Secret:
-    """A credential whose ``repr`` and ``str`` never show it; ``reveal()`` gives the value."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __bool__(self) -> bool:
-        return bool(self._value)
-
-    def __repr__(self) -> str:
-        return "Secret('***')" if self._value else "Secret('')"
-
-    __str__ = __repr__
-
-
-MIN_SECRET_LENGTH = 8
-"""Shorter values (``test``, ``llama``, ``ollama``: placeholders of local servers) are not
-redacted in text: they are not secrets, and replacing them would corrupt text (PV-24)."""
-
-# A secret counts only as a whole token: not preceded or followed by a letter or digit (PV-24).
-_TOKEN_CHAR = r"[^\W_]"
-# Headers whose values are credentials whatever they contain (PV-24).
-CREDENTIAL_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie", "set-cookie", "x-goog-api-key"}
-)
-# Attributes of an error that are not plain data and are left alone by ``ProviderError.redact``.
-_KEEP_ATTRIBUTES = frozenset({"updates"})
-
-
-def _reveal(secret: str | Secret | None) -> str:
-    value = secret.reveal() if isinstance(secret, Secret) else secret
-    return value if isinstance(value, str) else ""
-
-
-@functools.lru_cache(maxsize=16)
-def _secret_pattern(value: str) -> re.Pattern[str]:
-    from urllib.parse import quote, quote_plus  # lazily, like the other error-path imports
-
-    forms = sorted({value, quote(value, safe=""), quote_plus(value, safe=""), quote(value)}, key=len, reverse=True)
-    alternatives = "|".join(re.escape(form) for form in forms)
-    return re.compile(f"(?<!{_TOKEN_CHAR})(?:{alternatives})(?!{_TOKEN_CHAR})")
-
-
-def redact(text: str, *secrets: str | Secret | None) -> str:
-    """``text`` with every whole-token occurrence of each secret replaced by ``[redacted]`` (PV-24).
-
-    A secret is matched as given and URL-encoded, and only where no letter or digit touches it
-    (so the key ``llama`` would leave ``llama3`` alone); a secret shorter than
-    ``MIN_SECRET_LENGTH`` characters is not redacted in text at all.
-    """
-    for secret in secrets:
-        value = _reveal(secret)
-        if len(value) >= MIN_SECRET_LENGTH:
-            text = _secret_pattern(value).sub(REDACTED, text)
-    return text
-
-
-def redact_headers(headers: Mapping[str, str] | None, *secrets: str | Secret | None) -> dict[str, str]:
-    """A copy of ``headers`` (lower-case names) without secrets (PV-24).
-
-    The value of a credential header (``authorization``, ``api-key``, ``x-api-key``, cookies,
-    ...) and a value that is a secret, alone or after ``Bearer``, become ``[redacted]``,
-    whatever the secret's length; other values go through ``redact``.
-    """
-    values = {_reveal(s) for s in secrets} - {""}
-    out: dict[str, str] = {}
-    for name, raw in (headers or {}).items():
-        key, value = str(name).lower(), str(raw)
-        bare = value.strip()
-        if bare[:7].lower() == "bearer ":
-            bare = bare[7:].strip()
-        if key in CREDENTIAL_HEADERS or bare in values:
-            out[key] = REDACTED
-        else:
-            out[key] = redact(value, *secrets)
-    return out
-
-
-def _redact_data(value: object, secrets: tuple[str | Secret | None, ...], depth: int = 0) -> object:
-    """Strings inside plain data redacted (copies; other objects as they are)."""
-    if isinstance(value, str):
-        return redact(value, *secrets)
-    if depth > 100:
-        return "[nested too deep]"
-    if isinstance(value, dict):
-        return {_redact_data(k, secrets, depth + 1): _redact_data(v, secrets, depth + 1) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        items = [_redact_data(v, secrets, depth + 1) for v in value]
-        return items if isinstance(value, list) else tuple(items)
-    return value
-
-
-# --------------------------------------------------------------------------------------------
-# Retry policy (PV-25 .. PV-28)
-
-
-class SupportsRandom(Protocol):
-    """A source of floats in [0, 1): `random.Random`, or a test's fake."""
-
-    def random(self) -> float: ...
-
-
-_RNG = random.Random()
+# What the server asks for: its delay before a retry (PV-27, PV-28)
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|h|m|s)")
 _UNIT_SECONDS = {
@@ -432,96 +316,3 @@ def _http_date(text: str) -> float | None:
     if when.tzinfo is None:  # RFC 9110 dates are GMT
         when = when.replace(tzinfo=UTC)
     return when.timestamp()
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """When a failed call is tried again, and after how long (PV-25 .. PV-27).
-
-    ``max_retries`` attempts after the first; delays are ``rng.random() * min(max_delay,
-    base_delay * 2 ** (attempt - 1))`` (exponential backoff with full jitter), or the server's
-    delay from the headers, used as given but never longer than ``max_server_delay``.
-    """
-
-    max_retries: int = 2
-    base_delay: float = 0.5
-    max_delay: float = 8.0
-    max_server_delay: float = 60.0
-    retry_statuses: frozenset[int] = field(default=RETRY_STATUSES)
-    retry_server_errors: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("max_retries", "base_delay", "max_delay", "max_server_delay"):
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and value >= 0 and math.isfinite(value)):
-                raise ValueError(f"RetryPolicy.{name} must be a finite number >= 0, got {value!r}")
-
-    def retries_status(self, status: int) -> bool:
-        """Whether an answer with this HTTP status is retried (PV-25)."""
-        return status in self.retry_statuses or (self.retry_server_errors and 500 <= status <= 599)
-
-    def should_retry(self, error: BaseException, retries_done: int) -> bool:
-        """Whether to try again after ``error`` when ``retries_done`` retries were made (PV-25).
-
-        Only a `ProviderError` is retried, never a `StreamInterruptedError`; a response header
-        ``x-should-retry: true`` / ``false`` overrides the status rule.
-        """
-        if retries_done >= self.max_retries or not isinstance(error, ProviderError):
-            return False
-        if isinstance(error, StreamInterruptedError):
-            return False
-        hint = error.headers.get("x-should-retry", "").strip().lower()
-        if hint in ("true", "false"):
-            return hint == "true"
-        if error.status is not None:
-            return self.retries_status(error.status)
-        return error.retryable
-
-    def delay(
-        self,
-        attempt: int,
-        headers: Mapping[str, str] | None = None,
-        rng: SupportsRandom | None = None,
-        *,
-        status: int | None = None,
-        now: float | None = None,
-    ) -> float:
-        """Seconds to wait before retry number ``attempt`` (1 for the first retry).
-
-        The server's delay (``server_delay``) capped at ``max_server_delay`` when it names one
-        (PV-27), else full-jitter backoff (PV-26).
-        """
-        if attempt < 1:
-            raise ValueError(f"attempt counts retries from 1, got {attempt}")
-        asked = server_delay(headers, status=status, now=now)
-        if asked is not None:
-            return min(asked, self.max_server_delay)
-        ceiling = min(self.max_delay, self.base_delay * 2.0 ** min(attempt - 1, 64))
-        return (rng or _RNG).random() * ceiling
-
-
-async def retry_call(
-    attempt: Callable[[], Awaitable[T]],
-    *,
-    policy: RetryPolicy,
-    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-    rng: SupportsRandom | None = None,
-    logger: logging.Logger | None = None,
-) -> T:
-    """Run ``attempt()`` until it succeeds or the policy gives up; raise the last error (PV-25).
-
-    Each retry waits ``policy.delay(n, error.headers, rng, status=error.status)`` through
-    ``sleep``; cancellation during the wait or an attempt propagates at once.
-    """
-    retries = 0
-    while True:
-        try:
-            return await attempt()
-        except ProviderError as error:
-            if not policy.should_retry(error, retries):
-                raise
-            retries += 1
-            wait = policy.delay(retries, error.headers, rng, status=error.status)
-            if logger is not None:
-                logger.info("retry %d of %d in %.3f s after: %s", retries, policy.max_retries, wait, error)
-        await sleep(wait)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._exceptions import MinagentError
+from .. import MinagentError
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginNotFoundError", "get_client"]
 

@@ -1,4 +1,5 @@
-"""Test doubles and the provider conformance kit (see `minagent.testing.scripted`).
+"""Test doubles and the provider conformance kit: `ScriptedChatClient` (`minagent.testing.scripted`),
+the in-memory HTTP transport `MockTransport` (`minagent.testing.mock_transport`).
 
 Optional: nothing in the core imports this folder.
 """
@@ -14,12 +15,15 @@ from ..conformance.providers import (
     run_check,
     run_conformance,
 )
+from .mock_transport import MockResponse, MockTransport
 from .scripted import Request, ScriptedChatClient, ScriptExhaustedError, call, reply, text_chunks
 
 __all__ = [
     "CHECKS",
     "CheckResult",
     "ConformanceError",
+    "MockResponse",
+    "MockTransport",
     "ProviderHarness",
     "Request",
     "ScriptExhaustedError",

@@ -1,42 +1,56 @@
-"""A loopback Messages API server (aiohttp.web on 127.0.0.1) and the conformance harness.
+"""A loopback Messages API server and the conformance harness over it.
 
-`FakeAnthropic` answers ``POST /v1/messages`` from a queue. Each queued item answers one
-request and is either
-
-* a kit step (`ScriptedStep`, queued by the ``script_*`` methods of `ScriptedHarness`),
-  rendered as a JSON message or as an SSE event stream according to the request's ``stream``
-  flag, with the same ids and model either way; or
-* a handler ``async (server, request, body) -> StreamResponse`` for anything else: recorded
-  transcripts cut into chunks, raw bodies, disconnects, silence.
-
-Every request body is recorded (``requests()``), with its headers (``headers``).
+`FakeAnthropic` answers ``POST /v1/messages`` from a queue: a kit step (`ScriptedStep`) is
+rendered as a JSON message or as an SSE event stream according to the request's ``stream``
+flag, with the same ids and model either way; a handler answers anything else (recorded
+transcripts cut into chunks, raw bodies, disconnects). Every request body is recorded
+(``requests()``), with its headers (``headers``). The server, the queue and the handlers are the
+shared loopback helper's (``tests/_loopback.py``); this module adds the Messages API wire.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import itertools
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 from minagent_anthropic import AnthropicChatClient
 
 from minagent import UsageDetails
-from minagent.testing import ScriptedHarness, ScriptedStep
+from minagent.testing import ScriptedStep
+
+from .. import _loopback
+from .._loopback import SSE_HEADERS, Handler, LoopbackServer, disconnect_after, keep_alive, raw, send_chunks
+
+__all__ = [
+    "COMPLETE",
+    "MODEL",
+    "SSE_HEADERS",
+    "TRANSCRIPT_NAMES",
+    "FakeAnthropic",
+    "Handler",
+    "disconnect_after",
+    "error_response",
+    "event",
+    "merge_events",
+    "raw",
+    "replay",
+    "send_chunks",
+    "sse_payloads",
+    "stall",
+    "stream_of",
+    "transcript",
+    "usage_json",
+    "whole_message",
+]
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 TRANSCRIPT_NAMES = sorted(p.name for p in TRANSCRIPTS.glob("*.sse"))
 COMPLETE = [n for n in TRANSCRIPT_NAMES if n != "error_midstream.sse"]  # ends with message_stop
-SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 MODEL = "claude-sonnet-4-5"
-
-Handler = Callable[["FakeAnthropic", web.Request, dict[str, Any]], Awaitable[web.StreamResponse]]
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -50,47 +64,16 @@ _ERROR_TYPES = {
 }
 
 
-class FakeAnthropic(ScriptedHarness):
+class FakeAnthropic(LoopbackServer):
     """The fake server, and the `ProviderHarness` of the conformance kit over it."""
 
+    routes = ("/v1/messages",)
+    client_class = AnthropicChatClient
+    api_key = "sk-ant-test-harness"
     request_id_header = "request-id"
 
     def __init__(self, *, model: str = MODEL) -> None:
-        super().__init__()
-        self.model = model
-        self.queue: list[ScriptedStep | Handler] = []
-        self.headers: list[dict[str, str]] = []
-        self.server: TestServer | None = None
-        self.closing = asyncio.Event()
-
-    async def __aenter__(self) -> FakeAnthropic:
-        app = web.Application()
-        app.router.add_post("/v1/messages", self._handle)
-        self.server = TestServer(app, host="127.0.0.1")
-        await self.server.start_server()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.closing.set()
-        assert self.server is not None
-        await self.server.close()
-
-    @property
-    def base_url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.port}"
-
-    # -- the harness ----------------------------------------------------------------------------
-
-    def make_client(self, **kwargs: Any) -> AnthropicChatClient:
-        kwargs.setdefault("api_key", "sk-ant-test-harness")
-        kwargs.setdefault("base_url", self.base_url)
-        return AnthropicChatClient(kwargs.pop("model", self.model), **kwargs)
-
-    def reset(self) -> None:
-        super().reset()
-        self.queue.clear()
-        self.headers.clear()
+        super().__init__(model=model)
 
     def tool_results(self, body: Mapping[str, Any]) -> list[str]:
         return [
@@ -104,35 +87,8 @@ class FakeAnthropic(ScriptedHarness):
     def declared_tools(self, body: Mapping[str, Any]) -> list[str]:
         return [t["name"] for t in body.get("tools", [])]
 
-    async def open_connections(self) -> int:
-        assert self.server is not None
-        assert self.server.runner is not None
-        server = self.server.runner.server
-        return len(server.connections) if server is not None else 0
-
-    def add(self, *items: ScriptedStep | Handler) -> FakeAnthropic:
-        """Queue answers (steps or handlers), in order."""
-        self._sync()
-        self.queue.extend(items)
-        return self
-
-    def _sync(self) -> None:
-        self.queue.extend(self.steps)
-        self.steps.clear()
-
-    # -- serving ------------------------------------------------------------------------------
-
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        self.record(body)
-        self.headers.append(dict(request.headers))
-        self._sync()
-        if not self.queue:
-            return error_response(500, f"request {len(self.received)} was not scripted")
-        item = self.queue.pop(0)
-        if isinstance(item, ScriptedStep):
-            return await self._render(item, request, body)
-        return await item(self, request, body)
+    def unscripted(self, message: str) -> web.StreamResponse:
+        return error_response(500, message)
 
     async def _render(self, step: ScriptedStep, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
         if step.kind == "error":
@@ -216,49 +172,6 @@ def stream_of(message: Mapping[str, Any]) -> bytes:
     return b"".join(out)
 
 
-async def send_chunks(
-    request: web.Request,
-    data: bytes,
-    cuts: Sequence[int] = (),
-    pauses: Sequence[float] = (),
-    *,
-    headers: Mapping[str, str] | None = None,
-) -> web.StreamResponse:
-    """Stream ``data`` cut at the byte offsets ``cuts``, sleeping ``pauses[i]`` after piece i."""
-    response = web.StreamResponse(headers={**SSE_HEADERS, **(headers or {})})
-    await response.prepare(request)
-    bounds = [0, *sorted({c for c in cuts if 0 < c < len(data)}), len(data)]
-    for i, (start, end) in enumerate(itertools.pairwise(bounds)):
-        await response.write(data[start:end])
-        await asyncio.sleep(pauses[i] if i < len(pauses) else 0)
-    await response.write_eof()
-    return response
-
-
-async def stall(
-    request: web.Request, message_id: str, model: str, text: str, closing: asyncio.Event
-) -> web.StreamResponse:
-    """One text delta, then pings until the client leaves (bounded)."""
-    response = web.StreamResponse(headers=SSE_HEADERS)
-    await response.prepare(request)
-    start = whole_message(message_id, model, [], "end_turn", None)
-    start["stop_reason"] = None
-    await response.write(event("message_start", {"message": start}))
-    await response.write(event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}))
-    await response.write(event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}}))
-    with contextlib.suppress(ConnectionError):
-        for _ in range(2000):  # at most ~10 s
-            if closing.is_set():
-                break
-            await asyncio.sleep(0.005)
-            await response.write(event("ping", {}))
-    return response
-
-
-# --------------------------------------------------------------------------------------------
-# Recorded transcripts
-
-
 def transcript(name: str) -> bytes:
     return (TRANSCRIPTS / name).read_bytes()
 
@@ -302,45 +215,18 @@ def merge_events(data: bytes) -> dict[str, Any]:
     return message
 
 
+async def stall(request: web.Request, message_id: str, model: str, text: str, closing: Any) -> web.StreamResponse:
+    """One text delta, then pings until the client leaves (bounded)."""
+    response = web.StreamResponse(headers=SSE_HEADERS)
+    await response.prepare(request)
+    start = whole_message(message_id, model, [], "end_turn", None)
+    start["stop_reason"] = None
+    await response.write(event("message_start", {"message": start}))
+    await response.write(event("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}))
+    await response.write(event("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": text}}))
+    return await keep_alive(response, closing, event("ping", {}))
+
+
 def replay(data: bytes, cuts: Sequence[int] = (), pauses: Sequence[float] = (), **headers: str) -> Handler:
     """Answer with a recorded stream (cut as given) or, non-streaming, its merged message."""
-
-    async def handler(server: FakeAnthropic, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
-        hdrs = {k.replace("_", "-"): v for k, v in headers.items()}
-        if body.get("stream"):
-            return await send_chunks(request, data, cuts, pauses, headers=hdrs)
-        return web.json_response(merge_events(data), headers=hdrs)
-
-    return handler
-
-
-def raw(
-    status: int = 200,
-    body: bytes | str = b"",
-    *,
-    content_type: str = "application/json",
-    headers: Mapping[str, str] | None = None,
-) -> Handler:
-    """Answer with exactly this status, body and headers."""
-
-    async def handler(server: FakeAnthropic, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
-        data = body.encode() if isinstance(body, str) else body
-        return web.Response(status=status, body=data, content_type=content_type, headers=headers)
-
-    return handler
-
-
-def disconnect_after(data: bytes, n_bytes: int) -> Handler:
-    """Send the first ``n_bytes`` of a stream (0: headers only), then drop the connection."""
-
-    async def handler(server: FakeAnthropic, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
-        response = web.StreamResponse(headers=SSE_HEADERS)
-        await response.prepare(request)
-        if n_bytes:
-            await response.write(data[:n_bytes])
-        await asyncio.sleep(0.01)
-        assert request.transport is not None
-        request.transport.abort()
-        return response
-
-    return handler
+    return _loopback.replay(data, merge_events, cuts, pauses, **headers)

@@ -1,139 +1,71 @@
-"""A loopback Chat Completions server (aiohttp.web on 127.0.0.1) and the conformance harness.
+"""A loopback Chat Completions server and the conformance harness over it.
 
-`FakeOpenAI` answers ``POST /v1/chat/completions`` from a queue. Each queued item answers one
-request and is either
-
-* a kit step (`ScriptedStep`, queued by the ``script_*`` methods of `ScriptedHarness`),
-  rendered as a JSON body or as an SSE stream according to the request's ``stream`` flag,
-  with the same id, model and ``created`` either way; or
-* a handler ``async (server, request, body) -> StreamResponse`` for anything else: recorded
-  transcripts cut into chunks, raw bodies, disconnects, silence.
-
-Every request body is recorded (``requests()``), with its headers (``headers``).
+`FakeOpenAI` answers ``POST /v1/chat/completions`` (any path: Azure deployments, proxies) from a
+queue: a kit step (`ScriptedStep`) is rendered as a JSON body or as an SSE stream according to
+the request's ``stream`` flag, with the same id, model and ``created`` either way; a handler
+answers anything else (recorded transcripts cut into chunks, raw bodies, disconnects,
+silence). Every request body is recorded (``requests()``), with its headers (``headers``). The
+server, the queue and the handlers are the shared loopback helper's (``tests/_loopback.py``);
+this module adds the Chat Completions wire.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import itertools
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 from minagent_openai import OpenAIChatClient
 
 from minagent import UsageDetails
-from minagent.testing import ScriptedHarness, ScriptedStep
+from minagent.testing import ScriptedStep
+
+from .. import _loopback
+from .._loopback import SSE_HEADERS, Handler, LoopbackServer, disconnect_after, keep_alive, raw, send_chunks, silence
+
+__all__ = [
+    "CREATED",
+    "SSE_HEADERS",
+    "FakeOpenAI",
+    "Handler",
+    "collect_texts",
+    "completion",
+    "disconnect_after",
+    "merge_chunks",
+    "raw",
+    "replay",
+    "send_chunks",
+    "silence",
+    "sse",
+    "sse_payloads",
+    "stall",
+    "stream_chunks",
+    "transcript",
+    "usage_json",
+]
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 CREATED = 1715000000
-SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-
-Handler = Callable[["FakeOpenAI", web.Request, dict[str, Any]], Awaitable[web.StreamResponse]]
 
 
-class FakeOpenAI(ScriptedHarness):
+class FakeOpenAI(LoopbackServer):
     """The fake server, and the `ProviderHarness` of the conformance kit over it."""
 
-    request_id_header = "x-request-id"
+    client_class = OpenAIChatClient
+    base_path = "/v1"
+    api_key = "sk-test-harness"
 
     def __init__(self, *, model: str = "gpt-4o-mini") -> None:
-        super().__init__()
-        self.model = model
-        self.queue: list[ScriptedStep | Handler] = []
-        self.headers: list[dict[str, str]] = []
-        self.paths: list[str] = []  # the path of each request
-        self.queries: list[list[tuple[str, str]]] = []  # its query parameters, in order
-        self.targets: list[str] = []  # its request target as sent (absolute through a proxy)
-        self.server: TestServer | None = None
-        self.closing = asyncio.Event()
-        self.handlers_running = 0
-
-    # -- life cycle ---------------------------------------------------------------------------
-
-    async def __aenter__(self) -> FakeOpenAI:
-        app = web.Application()
-        app.router.add_post("/{path:.*}", self._handle)  # every path: Azure deployments, proxies
-        self.server = TestServer(app, host="127.0.0.1")
-        await self.server.start_server()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.closing.set()
-        assert self.server is not None
-        await self.server.close()
-
-    @property
-    def base_url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.port}/v1"
-
-    # -- the harness ----------------------------------------------------------------------------
-
-    def make_client(self, **kwargs: Any) -> OpenAIChatClient:
-        kwargs.setdefault("api_key", "sk-test-harness")
-        kwargs.setdefault("base_url", self.base_url)
-        return OpenAIChatClient(kwargs.pop("model", self.model), **kwargs)
-
-    def reset(self) -> None:
-        super().reset()
-        self.queue.clear()
-        self.headers.clear()
-        self.paths.clear()
-        self.queries.clear()
-        self.targets.clear()
+        super().__init__(model=model)
 
     def tool_results(self, body: Mapping[str, Any]) -> list[str]:
         return [m["content"] for m in body["messages"] if m["role"] == "tool"]
 
     def declared_tools(self, body: Mapping[str, Any]) -> list[str]:
         return [t["function"]["name"] for t in body.get("tools", [])]
-
-    async def open_connections(self) -> int:
-        assert self.server is not None
-        assert self.server.runner is not None
-        server = self.server.runner.server
-        return len(server.connections) if server is not None else 0
-
-    # The kit's script_* methods append to self.steps; _sync moves them to the one queue.
-    def add(self, *items: ScriptedStep | Handler) -> FakeOpenAI:
-        """Queue answers (steps or handlers), in order."""
-        self._sync()
-        self.queue.extend(items)
-        return self
-
-    def _sync(self) -> None:
-        self.queue.extend(self.steps)
-        self.steps.clear()
-
-    # -- serving ------------------------------------------------------------------------------
-
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        self.handlers_running += 1
-        try:
-            body = await request.json()
-            self.record(body)
-            self.headers.append(dict(request.headers))
-            self.paths.append(request.path)
-            self.queries.append(list(request.query.items()))
-            self.targets.append(request._message.path)
-            self._sync()
-            if not self.queue:
-                return web.json_response(
-                    {"error": {"message": f"request {len(self.received)} was not scripted"}},
-                    status=599,
-                )
-            item = self.queue.pop(0)
-            if isinstance(item, ScriptedStep):
-                return await self._render(item, request, body)
-            return await item(self, request, body)
-        finally:
-            self.handlers_running -= 1
 
     async def _render(self, step: ScriptedStep, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
         if step.kind == "error":
@@ -235,45 +167,6 @@ def sse(chunks: Sequence[Mapping[str, Any]], *, done: bool = True) -> bytes:
     return out + (b"data: [DONE]\n\n" if done else b"")
 
 
-async def send_chunks(
-    request: web.Request,
-    data: bytes,
-    cuts: Sequence[int] = (),
-    pauses: Sequence[float] = (),
-    *,
-    headers: Mapping[str, str] | None = None,
-) -> web.StreamResponse:
-    """Stream ``data`` cut at the byte offsets ``cuts``, sleeping ``pauses[i]`` after piece i."""
-    response = web.StreamResponse(headers={**SSE_HEADERS, **(headers or {})})
-    await response.prepare(request)
-    bounds = [0, *sorted({c for c in cuts if 0 < c < len(data)}), len(data)]
-    for i, (start, end) in enumerate(itertools.pairwise(bounds)):
-        await response.write(data[start:end])
-        await asyncio.sleep(pauses[i] if i < len(pauses) else 0)
-    await response.write_eof()
-    return response
-
-
-async def stall(request: web.Request, meta: Mapping[str, Any], text: str, closing: asyncio.Event) -> web.StreamResponse:
-    """One text delta, then keep-alive comments until the client leaves (bounded)."""
-    response = web.StreamResponse(headers=SSE_HEADERS)
-    await response.prepare(request)
-    first = {**meta, "object": "chat.completion.chunk"}
-    first["choices"] = [{"index": 0, "delta": {"role": "assistant", "content": text}}]
-    await response.write(sse([first], done=False))
-    with contextlib.suppress(ConnectionError):
-        for _ in range(2000):  # at most ~10 s
-            if closing.is_set():
-                break
-            await asyncio.sleep(0.005)
-            await response.write(b": still thinking\n\n")
-    return response
-
-
-# --------------------------------------------------------------------------------------------
-# Handlers for the transport's own tests
-
-
 def transcript(name: str) -> bytes:
     return (TRANSCRIPTS / name).read_bytes()
 
@@ -333,62 +226,19 @@ def merge_chunks(data: bytes) -> dict[str, Any]:
     return body
 
 
+async def stall(request: web.Request, meta: Mapping[str, Any], text: str, closing: Any) -> web.StreamResponse:
+    """One text delta, then keep-alive comments until the client leaves (bounded)."""
+    response = web.StreamResponse(headers=SSE_HEADERS)
+    await response.prepare(request)
+    first = {**meta, "object": "chat.completion.chunk"}
+    first["choices"] = [{"index": 0, "delta": {"role": "assistant", "content": text}}]
+    await response.write(sse([first], done=False))
+    return await keep_alive(response, closing, b": still thinking\n\n")
+
+
 def replay(data: bytes, cuts: Sequence[int] = (), pauses: Sequence[float] = (), **headers: str) -> Handler:
     """Answer with a recorded stream (cut as given) or, non-streaming, its merged body."""
-
-    async def handler(server: FakeOpenAI, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
-        hdrs = {k.replace("_", "-"): v for k, v in headers.items()}
-        if body.get("stream"):
-            return await send_chunks(request, data, cuts, pauses, headers=hdrs)
-        return web.json_response(merge_chunks(data), headers=hdrs)
-
-    return handler
-
-
-def raw(
-    status: int = 200,
-    body: bytes | str = b"",
-    *,
-    content_type: str = "application/json",
-    headers: Mapping[str, str] | None = None,
-) -> Handler:
-    """Answer with exactly this status, body and headers."""
-
-    async def handler(server: FakeOpenAI, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
-        data = body.encode() if isinstance(body, str) else body
-        return web.Response(status=status, body=data, content_type=content_type, headers=headers)
-
-    return handler
-
-
-def disconnect_after(data: bytes, n_bytes: int, **headers: str) -> Handler:
-    """Send the first ``n_bytes`` of a stream (0: headers only), then drop the connection."""
-
-    async def handler(server: FakeOpenAI, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
-        response = web.StreamResponse(headers={**SSE_HEADERS, **{k.replace("_", "-"): v for k, v in headers.items()}})
-        await response.prepare(request)
-        if n_bytes:
-            await response.write(data[:n_bytes])
-        await asyncio.sleep(0.01)
-        assert request.transport is not None
-        request.transport.abort()
-        return response
-
-    return handler
-
-
-def silence(after_headers: bool = False) -> Handler:
-    """Say nothing (or send headers, then nothing) until the server closes (for timeouts)."""
-
-    async def handler(server: FakeOpenAI, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
-        response = web.StreamResponse(headers=SSE_HEADERS)
-        if after_headers:
-            await response.prepare(request)
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(server.closing.wait(), 10)
-        return response
-
-    return handler
+    return _loopback.replay(data, merge_chunks, cuts, pauses, **headers)
 
 
 async def collect_texts(stream: Any, texts: list[str]) -> None:

@@ -9,7 +9,7 @@ and in response headers. Each error is searched, recursively, in its ``str``, ``
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 import logging
 import socket
@@ -30,6 +30,7 @@ from minagent import (
     StreamInterruptedError,
 )
 
+from .. import _loopback
 from ._fake_server import SSE_HEADERS, FakeOpenAI, disconnect_after, raw, send_chunks, silence, transcript
 
 KEY = "sk-proj-TOP+SECRET/0123456789=abcdef"
@@ -115,61 +116,7 @@ def test_the_search_finds_what_it_looks_for() -> None:
 # -- servers ------------------------------------------------------------------------------------
 
 
-class RawServer:
-    """A TCP server that reads a request and answers with exactly the given bytes."""
-
-    def __init__(self, answer: bytes, *, trickle: float | None = None) -> None:
-        self.answer = answer
-        self.trickle = trickle
-        self.server: asyncio.Server | None = None
-        self.handlers: set[asyncio.Task[None]] = set()
-
-    async def __aenter__(self) -> RawServer:
-        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        assert self.server is not None
-        self.server.close()
-        for task in list(self.handlers):
-            task.cancel()
-        await asyncio.gather(*self.handlers, return_exceptions=True)
-        await self.server.wait_closed()
-
-    @property
-    def base_url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}/v1"
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self.handlers.add(task)
-        try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next(
-                (
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length")
-                ),
-                0,
-            )
-            await reader.readexactly(length)
-            if self.trickle is None:
-                writer.write(self.answer)
-                await writer.drain()
-            else:
-                for i in range(len(self.answer)):
-                    writer.write(self.answer[i : i + 1])
-                    await writer.drain()
-                    await asyncio.sleep(self.trickle)
-            await asyncio.sleep(0.05)
-        except (ConnectionError, asyncio.IncompleteReadError):
-            pass
-        finally:
-            writer.close()
-            self.handlers.discard(task)
+RawServer = functools.partial(_loopback.RawServer, base_path="/v1")  # the shared raw TCP server
 
 
 def _body(text: str = "Hi") -> bytes:

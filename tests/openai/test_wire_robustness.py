@@ -28,9 +28,9 @@ from minagent_openai import (
     parse_error,
     parse_response,
 )
-from minagent_openai._sse import SSELimitError
 
 from minagent import ChatResponse, Content, Message
+from minagent.providers import SSELimitError
 
 TYPED = (OpenAIProtocolError, OpenAIStreamError)
 

@@ -1,10 +1,11 @@
-"""A loopback Responses API server (aiohttp.web on 127.0.0.1) and the conformance harness.
+"""A loopback Responses API server and the conformance harness over it.
 
-`FakeResponses` answers ``POST /v1/responses`` from a queue, like the Chat Completions fake of
-``tests/openai``: a queued kit step (`ScriptedStep`) is rendered as a whole ``response`` object
-or, when the request streams, as the event sequence the service sends for it (``events``); a
-queued handler answers anything else (recorded transcripts cut into chunks, raw bodies,
-disconnects). Every request body and its headers are recorded.
+`FakeResponses` answers ``POST /v1/responses`` (and Azure's paths) from a queue, like the Chat
+Completions fake of ``tests/openai``: a queued kit step (`ScriptedStep`) is rendered as a whole
+``response`` object or, when the request streams, as the event sequence the service sends for
+it (``events``); a queued handler answers anything else (recorded transcripts cut into chunks,
+raw bodies, disconnects). Every request body and its headers are recorded. The server, the
+queue and the handlers are the shared loopback helper's (``tests/_loopback.py``).
 
 ``response_body`` and ``events`` are also how the transcripts in ``transcripts/`` were made:
 ``events`` turns a whole response into the stream the service sends for it, event by event.
@@ -12,119 +13,62 @@ disconnects). Every request body and its headers are recorded.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import itertools
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from aiohttp.test_utils import TestServer
 from minagent_openai import OpenAIResponsesClient
 
 from minagent import UsageDetails
-from minagent.testing import ScriptedHarness, ScriptedStep
+from minagent.testing import ScriptedStep
+
+from .. import _loopback
+from .._loopback import SSE_HEADERS, Handler, LoopbackServer, disconnect_after, keep_alive, raw, send_chunks
+
+__all__ = [
+    "CREATED",
+    "SSE_HEADERS",
+    "FakeResponses",
+    "Handler",
+    "disconnect_after",
+    "events",
+    "final_body",
+    "raw",
+    "replay",
+    "response_body",
+    "send_chunks",
+    "sse",
+    "sse_payloads",
+    "stall",
+    "transcript",
+    "usage_json",
+]
 
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 CREATED = 1715000000
-SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-
-Handler = Callable[["FakeResponses", web.Request, dict[str, Any]], Awaitable[web.StreamResponse]]
 
 
-class FakeResponses(ScriptedHarness):
+class FakeResponses(LoopbackServer):
     """The fake server, and the `ProviderHarness` of the conformance kit over it."""
 
-    request_id_header = "x-request-id"
+    routes = ("/v1/responses", "/openai/responses", "/openai/v1/responses")  # OpenAI, Azure
+    client_class = OpenAIResponsesClient
+    base_path = "/v1"
+    api_key = "sk-test-harness"
+    query_as_dict = True
 
     def __init__(self, *, model: str = "gpt-5-mini") -> None:
-        super().__init__()
-        self.model = model
-        self.queue: list[ScriptedStep | Handler] = []
-        self.headers: list[dict[str, str]] = []
-        self.paths: list[str] = []
-        self.queries: list[dict[str, str]] = []
-        self.server: TestServer | None = None
-        self.closing = asyncio.Event()
-
-    async def __aenter__(self) -> FakeResponses:
-        app = web.Application()
-        for path in ("/v1/responses", "/openai/responses", "/openai/v1/responses"):  # OpenAI, Azure
-            app.router.add_post(path, self._handle)
-        self.server = TestServer(app, host="127.0.0.1")
-        await self.server.start_server()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.closing.set()
-        assert self.server is not None
-        await self.server.close()
-
-    @property
-    def root(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.port}"
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.root}/v1"
-
-    # -- the harness ----------------------------------------------------------------------------
-
-    def make_client(self, **kwargs: Any) -> OpenAIResponsesClient:
-        kwargs.setdefault("api_key", "sk-test-harness")
-        kwargs.setdefault("base_url", self.base_url)
-        return OpenAIResponsesClient(kwargs.pop("model", self.model), **kwargs)
-
-    def reset(self) -> None:
-        super().reset()
-        self.queue.clear()
-        self.headers.clear()
-        self.paths.clear()
-        self.queries.clear()
+        super().__init__(model=model)
 
     def tool_results(self, body: Mapping[str, Any]) -> list[str]:
         return [i["output"] for i in body["input"] if i.get("type") == "function_call_output"]
 
     def declared_tools(self, body: Mapping[str, Any]) -> list[str]:
         return [t["name"] for t in body.get("tools", []) if t.get("type") == "function"]
-
-    async def open_connections(self) -> int:
-        assert self.server is not None
-        assert self.server.runner is not None
-        server = self.server.runner.server
-        return len(server.connections) if server is not None else 0
-
-    def add(self, *items: ScriptedStep | Handler) -> FakeResponses:
-        """Queue answers (steps or handlers), in order."""
-        self._sync()
-        self.queue.extend(items)
-        return self
-
-    def _sync(self) -> None:
-        self.queue.extend(self.steps)
-        self.steps.clear()
-
-    # -- serving ------------------------------------------------------------------------------
-
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        self.record(body)
-        self.headers.append(dict(request.headers))
-        self.paths.append(request.path)
-        self.queries.append(dict(request.query))
-        self._sync()
-        if not self.queue:
-            return web.json_response(
-                {"error": {"message": f"request {len(self.received)} was not scripted"}}, status=599
-            )
-        item = self.queue.pop(0)
-        if isinstance(item, ScriptedStep):
-            return await self._render(item, request, body)
-        return await item(self, request, body)
 
     async def _render(self, step: ScriptedStep, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
         if step.kind == "error":
@@ -302,48 +246,6 @@ def sse(event_list: Sequence[Mapping[str, Any]]) -> bytes:
     return b"".join(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode() for e in event_list)
 
 
-async def send_chunks(
-    request: web.Request,
-    data: bytes,
-    cuts: Sequence[int] = (),
-    pauses: Sequence[float] = (),
-    *,
-    headers: Mapping[str, str] | None = None,
-) -> web.StreamResponse:
-    """Stream ``data`` cut at the byte offsets ``cuts``, sleeping ``pauses[i]`` after piece i."""
-    response = web.StreamResponse(headers={**SSE_HEADERS, **(headers or {})})
-    await response.prepare(request)
-    bounds = [0, *sorted({c for c in cuts if 0 < c < len(data)}), len(data)]
-    for i, (start, end) in enumerate(itertools.pairwise(bounds)):
-        await response.write(data[start:end])
-        await asyncio.sleep(pauses[i] if i < len(pauses) else 0)
-    await response.write_eof()
-    return response
-
-
-async def stall(
-    request: web.Request, response_id: str, model: str, text: str, closing: asyncio.Event
-) -> web.StreamResponse:
-    """One text delta, then keep-alive comments until the client leaves (bounded)."""
-    response = web.StreamResponse(headers=SSE_HEADERS)
-    await response.prepare(request)
-    whole = response_body(response_id, model, text=text)
-    head = [e for e in events(whole) if e["type"] != "response.completed"]
-    head = head[: next(i for i, e in enumerate(head) if e["type"] == "response.output_text.delta") + 1]
-    await response.write(sse(head))
-    with contextlib.suppress(ConnectionError):
-        for _ in range(2000):  # at most ~10 s
-            if closing.is_set():
-                break
-            await asyncio.sleep(0.005)
-            await response.write(b": keep-alive\n\n")
-    return response
-
-
-# --------------------------------------------------------------------------------------------
-# Handlers for the transport's own tests
-
-
 def transcript(name: str) -> bytes:
     return (TRANSCRIPTS / name).read_bytes()
 
@@ -369,38 +271,17 @@ def final_body(data: bytes) -> dict[str, Any]:
     raise AssertionError("transcript without a terminal event")
 
 
+async def stall(request: web.Request, response_id: str, model: str, text: str, closing: Any) -> web.StreamResponse:
+    """One text delta, then keep-alive comments until the client leaves (bounded)."""
+    response = web.StreamResponse(headers=SSE_HEADERS)
+    await response.prepare(request)
+    whole = response_body(response_id, model, text=text)
+    head = [e for e in events(whole) if e["type"] != "response.completed"]
+    head = head[: next(i for i, e in enumerate(head) if e["type"] == "response.output_text.delta") + 1]
+    await response.write(sse(head))
+    return await keep_alive(response, closing, b": keep-alive\n\n")
+
+
 def replay(data: bytes, cuts: Sequence[int] = (), pauses: Sequence[float] = (), **headers: str) -> Handler:
     """Answer with a recorded stream (cut as given) or, non-streaming, its final response."""
-
-    async def handler(server: FakeResponses, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
-        hdrs = {k.replace("_", "-"): v for k, v in headers.items()}
-        if body.get("stream"):
-            return await send_chunks(request, data, cuts, pauses, headers=hdrs)
-        return web.json_response(final_body(data), headers=hdrs)
-
-    return handler
-
-
-def raw(status: int = 200, body: bytes | str = b"", *, content_type: str = "application/json") -> Handler:
-    """Answer with exactly this status and body."""
-
-    async def handler(server: FakeResponses, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
-        data = body.encode() if isinstance(body, str) else body
-        return web.Response(status=status, body=data, content_type=content_type)
-
-    return handler
-
-
-def disconnect_after(data: bytes, n_bytes: int) -> Handler:
-    """Send the first ``n_bytes`` of a stream, then drop the connection."""
-
-    async def handler(server: FakeResponses, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
-        response = web.StreamResponse(headers=SSE_HEADERS)
-        await response.prepare(request)
-        await response.write(data[:n_bytes])
-        await asyncio.sleep(0.01)
-        assert request.transport is not None
-        request.transport.abort()
-        return response
-
-    return handler
+    return _loopback.replay(data, final_body, cuts, pauses, **headers)

@@ -1,28 +1,30 @@
 """minagent-anthropic: the Anthropic Messages API provider for minagent (spec/anthropic.md).
 
-The package has two halves (spec/providers.md):
+A plugin is its codec and its connection (spec/providers.md, PV-38):
 
-- the sans-I/O codec, importable without aiohttp: `build_request`, `wire_tool_ids`,
-  `parse_response`, `parse_error`, `MessagesStreamDecoder`, `SSEDecoder` and the errors;
-- the aiohttp transport, `AnthropicChatClient` (the ``minagent.clients`` entry point
-  ``anthropic``), in ``_client``, the only module that imports aiohttp, loaded on first use
-  (PV-1, AN-21).
+- the sans-I/O codec, importable without aiohttp: `build_request`, `wire_tool_ids`
+  (``_request``), `parse_response`, `parse_error` and the errors (``_response``),
+  `MessagesStreamDecoder` (``_stream``, over the shared `SSEDecoder`); ``_codec`` joins them as
+  the `WireCodec` of `minagent.providers.HTTPChatClient`;
+- the connection, `AnthropicChatClient` (the ``minagent.clients`` entry point ``anthropic``),
+  in ``_client``: the environment, the URL and the key over the shared HTTP client and the
+  aiohttp transport of ``minagent_http``, loaded on first use (PV-1, AN-21).
 """
 
 from typing import TYPE_CHECKING, Any
 
+from minagent.providers import SSEDecoder, SSEEvent, SSELimitError
+
 from ._request import API_VERSION, DEFAULT_MAX_TOKENS, build_request, wire_tool_id, wire_tool_ids
 from ._response import (
-    DEFAULT_MAX_LINE_SIZE,
     AnthropicProtocolError,
     AnthropicStreamError,
-    MessagesStreamDecoder,
     finish_reason,
     parse_error,
     parse_response,
     usage_details,
 )
-from ._sse import SSEDecoder, SSEEvent, SSELimitError
+from ._stream import DEFAULT_MAX_LINE_SIZE, MessagesStreamDecoder
 
 if TYPE_CHECKING:
     from ._client import AnthropicChatClient

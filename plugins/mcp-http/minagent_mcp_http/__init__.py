@@ -5,11 +5,13 @@
 - `make_app(server)` / `serve_http(server, host, port)`: an agent's ``as_mcp_server()`` served
   over HTTP with aiohttp (MCP-42).
 
-`SSEDecoder` is the sans-I/O event-stream decoder both use; it does not import aiohttp.
+`SSEDecoder` is the sans-I/O event-stream decoder both use (`minagent.providers`); the client
+sends through the chat providers' transport (`minagent_http`), the server is aiohttp.web.
 """
+
+from minagent.providers import SSEDecoder, SSEEvent
 
 from ._client import MCPStreamableHTTPTool
 from ._server import make_app, serve_http
-from ._sse import SSEDecoder, SSEEvent
 
 __all__ = ["MCPStreamableHTTPTool", "SSEDecoder", "SSEEvent", "make_app", "serve_http"]

@@ -16,33 +16,51 @@ The transport turns HTTP exchanges into the message stream `minagent`'s MCP sess
 Every later request carries ``Mcp-Session-Id`` (from the initialize answer) and
 ``MCP-Protocol-Version`` (the negotiated one). The caller's headers are sent with every
 request and appear nowhere else: not in a repr, an error or a log line (MCP-41).
+
+The bytes move through a `minagent.providers.Transport`: by default the aiohttp transport of
+``minagent_http``, the chat providers' own (one session per connection and event loop, every
+library exception mapped by its one table to a `TransportError`), so this module imports no
+HTTP library.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import http
 import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
-import aiohttp
+from minagent_http import AiohttpTransport
 
 from minagent.mcp.client import MCPTool, ProgressCallback
 from minagent.mcp.jsonrpc import MCPConnectionError, MCPProtocolError, Transport, decode_message, encode_message
-
-from ._sse import SSEDecoder
+from minagent.providers import Request, Response, SSEDecoder, Timeouts, TransportError
+from minagent.providers import Transport as HTTPTransport
 
 __all__ = ["MCPStreamableHTTPTool"]
 
 logger = logging.getLogger("minagent.mcp")
 
 _QUEUE_END: Any = object()
+_TIMEOUTS = Timeouts(connect=30.0)  # a stream may stay open as long as the server wants
+
+
+async def _body(response: Response) -> bytes:
+    data = bytearray()
+    while chunk := await response.read_chunk():
+        data += chunk
+    return bytes(data)
+
+
+def _content_type(response: Response) -> str:
+    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
 
 
 class _HTTPTransport:
     def __init__(
-        self, url: str, headers: Mapping[str, str], name: str, http: aiohttp.ClientSession, *, delete_on_close: bool
+        self, url: str, headers: Mapping[str, str], name: str, http: HTTPTransport, *, delete_on_close: bool
     ) -> None:
         self.delete_on_close = delete_on_close
         self.url = url
@@ -68,32 +86,46 @@ class _HTTPTransport:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _error(self, response: aiohttp.ClientResponse, body: str) -> MCPConnectionError:
+    def _error(self, response: Response, body: str) -> MCPConnectionError:
         if response.status == 404 and self.session_id is not None:
             return MCPConnectionError(
                 f"MCP server {self.name!r}: the session has expired (HTTP 404); connect again", server=self.name
             )
+        try:
+            reason = http.HTTPStatus(response.status).phrase
+        except ValueError:
+            reason = ""
         return MCPConnectionError(
-            f"MCP server {self.name!r} answered HTTP {response.status} {response.reason}: {body[:200]}",
+            f"MCP server {self.name!r} answered HTTP {response.status} {reason}: {body[:200]}",
             server=self.name,
         )
+
+    async def _request(self, method: str, headers: Mapping[str, str], body: bytes = b"") -> Response:
+        return await self._http.send(Request(method, self.url, headers, body, _TIMEOUTS))
 
     async def send(self, message: dict[str, Any]) -> None:
         headers = self._request_headers("application/json, text/event-stream")
         headers["Content-Type"] = "application/json"
         try:
-            response = await self._http.post(self.url, data=encode_message(message), headers=headers)
-        except aiohttp.ClientError as exc:
-            raise MCPConnectionError(f"MCP server {self.name!r} cannot be reached: {exc}", server=self.name) from None
+            response = await self._request("POST", headers, encode_message(message))
+        except TransportError as exc:
+            raise MCPConnectionError(
+                f"MCP server {self.name!r} cannot be reached: {exc.detail}", server=self.name
+            ) from None
         try:
             if response.status >= 400:
-                raise self._error(response, await response.text(errors="replace"))
-            session_id = response.headers.get("Mcp-Session-Id")
+                raise self._error(response, (await _body(response)).decode("utf-8", "replace"))
+            session_id = response.headers.get("mcp-session-id")
             if session_id and message.get("method") == "initialize":
                 self.session_id = session_id
             if "method" in message and "id" in message:
                 await self._answer(response)
                 return
+        except TransportError as exc:
+            response.close()
+            raise MCPConnectionError(
+                f"MCP server {self.name!r}: the answer broke: {exc.detail}", server=self.name
+            ) from None
         except BaseException:
             response.release()
             raise
@@ -102,10 +134,10 @@ class _HTTPTransport:
             self._listening = True
             self._spawn(self._listen(), "get")
 
-    async def _answer(self, response: aiohttp.ClientResponse) -> None:
-        kind = response.content_type
+    async def _answer(self, response: Response) -> None:
+        kind = _content_type(response)
         if kind == "application/json":
-            body = await response.read()
+            body = await _body(response)
             response.release()
             self._queue.put_nowait(decode_message(body, server=self.name))
         elif kind == "text/event-stream":
@@ -115,19 +147,21 @@ class _HTTPTransport:
                 f"MCP server {self.name!r} answered a request with Content-Type {kind!r}", server=self.name
             )
 
-    async def _read_stream(self, response: aiohttp.ClientResponse, *, resume: bool) -> None:
+    async def _read_stream(self, response: Response, *, resume: bool) -> None:
         """Queue every message of an SSE stream; resume once with Last-Event-ID if it breaks."""
         decoder = SSEDecoder()
         try:
-            async for chunk in response.content.iter_any():
+            while chunk := await response.read_chunk():
                 for event in decoder.feed(chunk):
                     if event.event == "message" and event.data.strip():
                         self._queue.put_nowait(decode_message(event.data, server=self.name))
             return
-        except (aiohttp.ClientError, asyncio.IncompleteReadError) as exc:
+        except TransportError as exc:
             if not (resume and decoder.last_event_id):
                 self._queue.put_nowait(
-                    MCPConnectionError(f"MCP server {self.name!r}: the event stream broke: {exc}", server=self.name)
+                    MCPConnectionError(
+                        f"MCP server {self.name!r}: the event stream broke: {exc.detail}", server=self.name
+                    )
                 )
                 return
         except MCPProtocolError as exc:
@@ -142,10 +176,10 @@ class _HTTPTransport:
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         try:
-            response = await self._http.get(self.url, headers=headers)
-        except aiohttp.ClientError as exc:
+            response = await self._request("GET", headers)
+        except TransportError as exc:
             self._queue.put_nowait(
-                MCPConnectionError(f"MCP server {self.name!r}: cannot resume: {exc}", server=self.name)
+                MCPConnectionError(f"MCP server {self.name!r}: cannot resume: {exc.detail}", server=self.name)
             )
             return
         if response.status != 200:
@@ -161,11 +195,11 @@ class _HTTPTransport:
     async def _listen(self) -> None:
         """The GET stream for messages the server sends on its own; 405 means it offers none."""
         try:
-            response = await self._http.get(self.url, headers=self._request_headers("text/event-stream"))
-        except aiohttp.ClientError as exc:
-            logger.info("MCP %s: no GET stream: %s", self.name, exc)
+            response = await self._request("GET", self._request_headers("text/event-stream"))
+        except TransportError as exc:
+            logger.info("MCP %s: no GET stream: %s", self.name, exc.detail)
             return
-        if response.status != 200 or response.content_type != "text/event-stream":
+        if response.status != 200 or _content_type(response) != "text/event-stream":
             response.release()
             return
         await self._read_stream(response, resume=True)
@@ -190,12 +224,12 @@ class _HTTPTransport:
                 await task
         try:
             if self.session_id is not None and self.delete_on_close:
-                with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+                with contextlib.suppress(TransportError, TimeoutError):
                     async with asyncio.timeout(5):
-                        response = await self._http.delete(self.url, headers=self._request_headers("application/json"))
+                        response = await self._request("DELETE", self._request_headers("application/json"))
                         response.release()
         finally:
-            await self._http.close()
+            await self._http.aclose()
             self._queue.put_nowait(_QUEUE_END)
 
 
@@ -221,7 +255,7 @@ class MCPStreamableHTTPTool(MCPTool):
         **unsupported: Any,
     ) -> None:
         for key, hint in (
-            ("http_client", "the plugin uses its own aiohttp session; pass headers=... for what the client added"),
+            ("http_client", "the plugin uses its own HTTP session; pass headers=... for what the client added"),
             ("header_provider", "pass the headers with headers=..."),
         ):
             if key in unsupported:
@@ -251,7 +285,7 @@ class MCPStreamableHTTPTool(MCPTool):
         return transport.session_id if isinstance(transport, _HTTPTransport) else None
 
     async def _open_transport(self) -> Transport:
-        http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=30))
+        http = AiohttpTransport(trust_env=False)  # its session opens with the first request
         return _HTTPTransport(self.url, self._headers, self.name, http, delete_on_close=self.terminate_on_close)
 
     def _initialized(self, protocol_version: str) -> None:

@@ -1,55 +1,71 @@
-"""The sans-I/O codec of Ollama's native chat API (spec/ollama.md, spec/providers.md).
+"""The Ollama wire format as one `minagent.providers.WireCodec` (spec/ollama.md, spec/providers.md PV-38).
 
 Theory of operation
 -------------------
-Requests and responses are plain data on both sides; nothing here touches a socket, a task
-or a clock, and aiohttp is never imported (PV-1).
-
-* ``build_request(messages, options, *, model, stream)`` renders minagent messages and options
-  as the JSON body of ``POST /api/chat`` (OL-1 .. OL-10). Sampling options go into Ollama's
-  nested ``options`` object through one table, ``_MODEL_OPTIONS``; an option the codec does
-  not know is refused with what to write instead (``options["extra_body"]``, OL-24).
-* ``parse_response(body, id_seed=...)`` turns a non-streaming body into a ``ChatResponse``
-  (OL-11 .. OL-15).
-* ``OllamaStreamDecoder`` turns the bytes of a streaming answer (NDJSON: one JSON object per
-  line) into ``ChatResponseUpdate``s. Its state is the unfinished last line and the number of
-  tool calls seen so far, which numbers the calls for their generated ids (OL-15, OL-17).
-* Ollama may send no tool-call ids. ``_CallIds`` makes deterministic ones from the request's
-  ``call_id_seed`` and the call itself, so the same request answered the same way gives the
-  same ids in both modes, and call/result pairs survive a move to another provider.
-* ``parse_error`` / ``error_for_answer`` turn a non-2xx answer into a typed error (OL-19,
-  OL-20).
-
-The codec lives in three modules — ``_request`` (the body and the host), ``_response`` (whole
-bodies and streams) and ``_errors`` — and this module is their public face.
-
-A streamed chunk and a whole body have the same shape, so one function (``_contents``) maps
-both; streaming and non-streaming therefore agree (PV-9).
+Sans-I/O (PV-1): `OllamaCodec` only joins the codec's parts for `HTTPChatClient`. ``encode``
+renders the body (``_request.build_request``, OL-1 .. OL-10, OL-24) as UTF-8 JSON, refusing
+what JSON cannot carry before anything is sent, and returns the request's ``call_id_seed`` as
+the context that goes with it, so generated tool-call ids are the same in both modes (OL-15).
+``decode`` reads a whole body (``_response``), ``stream_decoder`` an NDJSON stream
+(``_stream``); a non-2xx answer is read by ``parse_error`` and typed by ``error_for_answer``
+(OL-19, OL-20). A stream is complete only with its ``"done": true`` chunk (OL-22).
 """
 
 from __future__ import annotations
 
-from ._errors import (
-    OllamaModelNotFoundError,
-    OllamaProtocolError,
-    OllamaStreamError,
-    error_for_answer,
-    parse_error,
-)
-from ._request import DEFAULT_HOST, build_request, call_id_seed, parse_host
-from ._response import DEFAULT_MAX_LINE_SIZE, OllamaStreamDecoder, parse_response
+import json
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = [
-    "DEFAULT_HOST",
-    "DEFAULT_MAX_LINE_SIZE",
-    "OllamaModelNotFoundError",
-    "OllamaProtocolError",
-    "OllamaStreamDecoder",
-    "OllamaStreamError",
-    "build_request",
-    "call_id_seed",
-    "error_for_answer",
-    "parse_error",
-    "parse_host",
-    "parse_response",
-]
+from minagent import ChatResponse, Message, ProviderError
+
+from ._request import build_request, call_id_seed
+from ._response import OllamaProtocolError, _snippet, error_for_answer, parse_error, parse_response
+from ._stream import OllamaStreamDecoder
+
+__all__ = ["OllamaCodec", "error_for_answer"]
+
+
+class OllamaCodec:
+    """``POST /api/chat``: JSON bodies, NDJSON streams (spec/ollama.md)."""
+
+    provider = "ollama"
+    request_id_headers = ("x-request-id",)  # a proxy's; Ollama itself sends none (OL-19)
+    protocol_error = OllamaProtocolError
+
+    def headers(self, *, stream: bool) -> dict[str, str]:
+        return {"Content-Type": "application/json", "Accept": "application/x-ndjson" if stream else "application/json"}
+
+    def encode(
+        self, messages: list[Message], options: Mapping[str, Any], *, model: str, stream: bool
+    ) -> tuple[bytes, str]:
+        """The body as UTF-8 JSON, and the seed of its calls' ids (OL-15)."""
+        request = build_request(messages, options, model=model, stream=stream)
+        try:
+            data = json.dumps(request, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except ValueError as exc:
+            raise ValueError(f"the request cannot be sent as JSON: {exc} (NaN and infinities are not JSON)") from None
+        return data, call_id_seed(request)
+
+    def decode(self, body: bytes, context: str) -> ChatResponse:
+        """A whole body; one that is not valid JSON is an `OllamaProtocolError` (PV-10, OL-14)."""
+        try:
+            data = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            text = _snippet(body.decode("utf-8", "replace"))
+            raise OllamaProtocolError(f"response body is not valid JSON ({exc}): {text}") from None
+        return parse_response(data, id_seed=context)
+
+    def stream_decoder(self, context: str, *, max_line_size: int | None) -> OllamaStreamDecoder:
+        return OllamaStreamDecoder(context, max_line_size=max_line_size)
+
+    def parse_error(self, status: int, body: bytes, headers: Mapping[str, str]) -> tuple[str, str | None]:
+        return parse_error(status, body, headers)
+
+    def status_error(
+        self, status: int, message: str, request_id: str | None, headers: Mapping[str, str]
+    ) -> ProviderError:
+        return error_for_answer(status, message, request_id, headers=headers)
+
+    def unfinished(self, decoder: OllamaStreamDecoder, finished: bool) -> str | None:
+        return None if decoder.done else 'the stream ended before its "done": true chunk'

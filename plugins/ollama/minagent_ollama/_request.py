@@ -17,7 +17,7 @@ from typing import Any
 
 from minagent import Content, Message, ResponseFormat
 
-from ._errors import _snippet
+from ._response import _snippet
 
 __all__ = ["DEFAULT_HOST", "build_request", "call_id_seed", "parse_host"]
 

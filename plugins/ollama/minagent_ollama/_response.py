@@ -1,29 +1,166 @@
-"""Responses of Ollama's native chat API: whole bodies and NDJSON streams (spec/ollama.md OL-11 .. OL-18).
+"""Answers of Ollama's native chat API: whole bodies and errors (spec/ollama.md OL-11 .. OL-15, OL-19, OL-20).
 
 Theory of operation
 -------------------
-``parse_response`` maps a whole body; ``OllamaStreamDecoder`` keeps the unfinished last line
-and a ``_CallIds`` (the number of tool calls seen so far, which numbers the calls for their
-generated ids, OL-15) and maps each complete line like a whole body. Both use ``_contents``,
-so streaming and non-streaming agree (PV-9).
+Sans-I/O: nothing here touches a socket, a task or a clock, and aiohttp is never imported (PV-1).
+``parse_response`` maps a whole body (OL-11 .. OL-15); a streamed chunk has the same shape, so
+the stream decoder (``_stream``) maps each line with the same ``_contents``, and both modes
+agree (PV-9). Ollama may send no tool-call ids: ``_CallIds`` makes deterministic ones from the
+request's ``call_id_seed`` and the call itself (OL-15). ``parse_error`` reads a non-2xx answer
+(OL-19) and ``error_for_answer`` types it, a model that is not pulled as
+`OllamaModelNotFoundError` (OL-20). The errors of the plugin live here too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http
 import json
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from minagent import ChatResponse, ChatResponseUpdate, Content, Message, UsageDetails
+from minagent import ChatResponse, ChatResponseUpdate, Content, Message, NotFoundError, ProviderError, UsageDetails
+from minagent.providers import describe, error_for_status
 
-from ._errors import OllamaProtocolError, OllamaStreamError, _dump, _snippet
+__all__ = [
+    "OllamaModelNotFoundError",
+    "OllamaProtocolError",
+    "OllamaStreamError",
+    "error_for_answer",
+    "parse_error",
+    "parse_response",
+]
 
-__all__ = ["DEFAULT_MAX_LINE_SIZE", "OllamaStreamDecoder", "parse_response"]
+PROVIDER = "ollama"
+_SNIPPET = 200  # characters of offending data quoted in an error (PV-10)
+_ERROR_TEXT = 500  # characters of a plain-text error body kept (PV-11)
 
-DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # bytes of one NDJSON line (PV-36)
+
+class OllamaStreamError(ProviderError):
+    """Ollama reported an error object, inside a stream or as a 2xx body (PV-14, OL-18).
+
+    ``updates`` holds the updates decoded by the same ``feed()`` / ``close()`` call before the
+    error; a transport yields them before raising.
+    """
+
+    def __init__(self, message: str, *, body: Any = None) -> None:
+        super().__init__(message, provider=PROVIDER)
+        self.body = body
+        self.updates: list[ChatResponseUpdate] = []
+
+
+class OllamaProtocolError(ProviderError, ValueError):
+    """Ollama's answer is not what the protocol allows (PV-10): bad JSON, wrong shape."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, provider=PROVIDER)
+        self.updates: list[ChatResponseUpdate] = []
+
+
+class OllamaModelNotFoundError(NotFoundError):
+    """HTTP 404: the model is not pulled on this Ollama server (OL-20). ``model`` names it."""
+
+    def __init__(self, message: str, *, model: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.model = model
+
+
+def _snippet(data: object, limit: int = _SNIPPET) -> str:
+    text = data if isinstance(data, str) else repr(data)
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _dump(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+# --------------------------------------------------------------------------------------------
+# Errors of non-2xx answers (OL-19, OL-20)
+
+
+def parse_error(
+    status: int,
+    body: bytes | str | Mapping[str, Any] | None,
+    headers: Mapping[str, str] | None = None,
+) -> tuple[str, str | None]:
+    """``(provider message, request id)`` of a non-2xx answer (PV-11, OL-19)."""
+    request_id = None
+    if headers:
+        lowered = {str(k).lower(): v for k, v in headers.items()}
+        request_id = lowered.get("x-request-id") or lowered.get("request-id") or None
+    data: Any = body
+    text = ""
+    if isinstance(body, bytes | bytearray):
+        text = bytes(body).decode("utf-8", errors="replace")
+    elif isinstance(body, str):
+        text = body
+    elif isinstance(body, Mapping):
+        text = _dump(body)
+    if text and not isinstance(body, Mapping):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None
+    message = _error_message(data) if isinstance(data, Mapping) else None
+    if message is None:
+        message = text.strip()[:_ERROR_TEXT] if text.strip() else None
+    if message is None:
+        try:
+            reason = http.HTTPStatus(status).phrase
+        except ValueError:
+            reason = ""
+        message = f"HTTP {status} {reason}".rstrip()
+    return message, request_id
+
+
+def _error_message(data: Mapping[str, Any]) -> str | None:
+    error = data.get("error")
+    if isinstance(error, Mapping):
+        message = error.get("message")
+        if isinstance(message, str) and message:
+            return message
+    elif isinstance(error, str) and error:
+        return error
+    message = data.get("message")
+    if isinstance(message, str) and message:
+        return message
+    return None
+
+
+_NOT_PULLED = re.compile(r"model\s+[\"'`]?(?P<model>[^\"'`\s]+)[\"'`]?\s+not found", re.IGNORECASE)
+
+
+def error_for_answer(
+    status: int,
+    message: str,
+    request_id: str | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+) -> ProviderError:
+    """The typed error of a non-2xx answer: PV-23's class, or OL-20's for a model not pulled."""
+    match = _NOT_PULLED.search(message) if status == 404 else None
+    if match is None:
+        return error_for_status(status, message, request_id, provider=PROVIDER, headers=headers)
+    model = match.group("model")
+    return OllamaModelNotFoundError(
+        describe(status, f"{message} (run: ollama pull {model})", request_id, provider=PROVIDER),
+        model=model,
+        status=status,
+        provider_message=message,
+        request_id=request_id,
+        retryable=False,
+        provider=PROVIDER,
+        headers=headers,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Response (OL-11 .. OL-15)
 
 
 class _CallIds:
@@ -40,10 +177,6 @@ class _CallIds:
             return call_id
         digest = hashlib.sha256(f"{self.seed}\x1f{index}\x1f{name}\x1f{arguments}".encode()).hexdigest()
         return f"call_{digest[:24]}"
-
-
-# --------------------------------------------------------------------------------------------
-# Response (OL-11 .. OL-15)
 
 
 def parse_response(body: Mapping[str, Any], *, id_seed: str = "") -> ChatResponse:
@@ -164,109 +297,3 @@ def _raise_if_error(chunk: Mapping[str, Any]) -> None:
     else:
         text = str(error)
     raise OllamaStreamError(text or "error object without a message", body=dict(chunk))
-
-
-# --------------------------------------------------------------------------------------------
-# Stream (OL-16 .. OL-18, PV-12 .. PV-16)
-
-
-class OllamaStreamDecoder:
-    """Bytes of a streaming ``/api/chat`` answer (NDJSON) in, `ChatResponseUpdate`s out.
-
-    Feed every chunk the transport receives to ``feed()`` and yield what it returns; at end of
-    input call ``close()`` and yield that too; then check ``done`` (PV-15). Errors raised by
-    ``feed()`` / ``close()`` carry the updates decoded before them in ``.updates`` (PV-14).
-    ``id_seed`` seeds the generated tool-call ids (OL-15). A line longer than ``max_line_size``
-    bytes is an `OllamaProtocolError` naming the bound (PV-36).
-    """
-
-    def __init__(self, id_seed: str = "", *, max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
-        if not isinstance(max_line_size, int) or isinstance(max_line_size, bool) or max_line_size < 1:
-            raise ValueError(f"max_line_size must be a positive int (bytes), got {max_line_size!r}")
-        self._buffer = bytearray()
-        self._calls = _CallIds(id_seed)
-        self.max_line_size = max_line_size
-        self.done = False
-
-    def feed(self, chunk: bytes | bytearray | memoryview) -> list[ChatResponseUpdate]:
-        if self.done:
-            return []
-        start = len(self._buffer)  # only the new bytes can hold a new line end: linear in the input
-        self._buffer += chunk
-        end = self._buffer.rfind(b"\n", start)
-        if end < 0:
-            lines: list[bytes] = []
-        else:
-            lines = bytes(self._buffer[:end]).split(b"\n")
-            del self._buffer[: end + 1]
-        updates = self._decode(lines)
-        if len(self._buffer) > self.max_line_size and not self.done:
-            self._buffer.clear()
-            error = OllamaProtocolError(
-                f"ollama: a stream line is longer than max_line_size={self.max_line_size} bytes"
-            )
-            error.updates = updates
-            raise error
-        return updates
-
-    def close(self) -> list[ChatResponseUpdate]:
-        if self.done or not self._buffer:
-            self._buffer.clear()
-            return []
-        lines = [bytes(self._buffer)]
-        self._buffer.clear()
-        return self._decode(lines)
-
-    def _decode(self, lines: list[bytes]) -> list[ChatResponseUpdate]:
-        updates: list[ChatResponseUpdate] = []
-        for raw in lines:
-            if self.done:
-                self._buffer.clear()
-                break
-            try:
-                update = self._line(raw)
-            except (OllamaStreamError, OllamaProtocolError) as exc:
-                exc.updates = updates
-                raise
-            if update is not None:
-                updates.append(update)
-        return updates
-
-    def _line(self, raw: bytes) -> ChatResponseUpdate | None:
-        if len(raw) > self.max_line_size:
-            raise OllamaProtocolError(f"ollama: a stream line is longer than max_line_size={self.max_line_size} bytes")
-        text = raw.decode("utf-8", errors="replace").strip()
-        if not text:
-            return None
-        try:
-            chunk = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise OllamaProtocolError(
-                f"stream line is not valid JSON ({exc.msg} at position {exc.pos}): {_snippet(text)}"
-            ) from None
-        if not isinstance(chunk, Mapping):
-            raise OllamaProtocolError(f"stream line is not a JSON object: {_snippet(text)}")
-        _raise_if_error(chunk)
-        return self._chunk(chunk)
-
-    def _chunk(self, chunk: Mapping[str, Any]) -> ChatResponseUpdate | None:
-        message = chunk.get("message")
-        if message is not None and not isinstance(message, Mapping):
-            raise OllamaProtocolError(f"stream chunk's message is not an object: {_snippet(_dump(chunk))}")
-        contents = _contents(message or {}, self._calls)
-        done = chunk.get("done") is True
-        if done:
-            self.done = True
-            usage = _usage(chunk)
-            if usage is not None:
-                contents.append(Content.from_usage(usage))
-        elif not contents:
-            return None
-        return ChatResponseUpdate(
-            contents,
-            "assistant",
-            model=_str_or_none(chunk.get("model")),
-            created_at=_created_at(chunk.get("created_at")),
-            finish_reason=_str_or_none(chunk.get("done_reason")) if done else None,
-            raw_representation=chunk,
-        )

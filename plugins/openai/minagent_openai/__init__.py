@@ -1,31 +1,30 @@
 """minagent-openai: the OpenAI-compatible Chat Completions provider for minagent.
 
-The package has two halves (spec/providers.md):
+A plugin is its codecs and its connections (spec/providers.md, PV-38):
 
-- the sans-I/O codec, importable without aiohttp: `build_request`, `parse_response`,
-  `parse_error`, `ChatCompletionsStreamDecoder`, `SSEDecoder` and the errors;
-- the aiohttp transport, `OpenAIChatClient` (the ``minagent.clients`` entry point ``openai``),
-  in ``_client``, the only module that imports aiohttp, loaded on first use (PV-1);
-- the Responses API (spec/openai-responses.md): the codec `build_responses_request`,
-  `parse_responses_response`, `ResponsesStreamDecoder`, and the transport
-  `OpenAIResponsesClient` (entry point ``openai-responses``), also loaded on first use (OR-21).
+- the sans-I/O codecs, importable without aiohttp. Chat Completions: `build_request`
+  (``_request``), `parse_response`, `parse_error` and the errors (``_response``),
+  `ChatCompletionsStreamDecoder` (``_stream``, over the shared `SSEDecoder`). The Responses API
+  (spec/openai-responses.md): `build_responses_request` (``_responses_request``),
+  `parse_responses_response` (``_responses_response``), `ResponsesStreamDecoder`
+  (``_responses_stream``). ``_codec`` joins each as a `WireCodec`;
+- the connections, `OpenAIChatClient` and `AzureOpenAIChatClient` (``_client``, entry points
+  ``openai`` and ``azure_openai``), `OpenAIResponsesClient` and `AzureOpenAIResponsesClient`
+  (``_responses_client``, entry points ``openai-responses`` and ``azure_openai_responses``):
+  the environment, the URL and the credentials over the shared HTTP client and the aiohttp
+  transport of ``minagent_http``, loaded on first use (PV-1, OA-25, OR-21).
 """
 
 from typing import TYPE_CHECKING, Any
 
-from ._codec import (
-    ChatCompletionsStreamDecoder,
-    OpenAIProtocolError,
-    OpenAIStreamError,
-    build_request,
-    decode_response,
-    encode_request,
-    parse_error,
-    parse_response,
-)
-from ._responses_codec import build_responses_request, parse_responses_response
+from minagent.providers import SSEDecoder, SSEEvent
+
+from ._request import build_request, encode_request
+from ._response import OpenAIProtocolError, OpenAIStreamError, decode_response, parse_error, parse_response
+from ._responses_request import build_responses_request
+from ._responses_response import parse_responses_response
 from ._responses_stream import ResponsesStreamDecoder
-from ._sse import SSEDecoder, SSEEvent
+from ._stream import ChatCompletionsStreamDecoder
 
 if TYPE_CHECKING:
     from ._client import AzureOpenAIChatClient, OpenAIChatClient
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """``OpenAIChatClient`` is imported on first use: the codec never loads aiohttp (PV-1)."""
+    """The clients are imported on first use: the codec never loads aiohttp (PV-1)."""
     if name == "OpenAIChatClient":
         from ._client import OpenAIChatClient
 

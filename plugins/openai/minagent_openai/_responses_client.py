@@ -1,41 +1,31 @@
-"""The aiohttp transport of the OpenAI Responses API (spec/openai-responses.md, OR-20).
+"""The connection of the OpenAI Responses API (spec/openai-responses.md, OR-20, OR-21, OR-23).
+
+Rules
+-----
+1. `OpenAIResponsesClient` is `OpenAIChatClient` with another path and another codec: it
+   overrides nothing else. The constructor (key, base URL and query, organization and project,
+   timeouts, retry policy, headers, body and line bounds, ``sleep`` and ``rng``), the headers,
+   the request id (OA-29) and everything `HTTPChatClient` does (PV-23 .. PV-40) are the same.
+2. Azure's Responses client adds only its URL to `AzureOpenAIChatClient`'s key, token and
+   environment handling (OR-23).
 
 Theory of operation
 -------------------
-`OpenAIResponsesClient` is `OpenAIChatClient` with another path and another codec. It inherits
-the constructor (key, base URL and query, organization and project, timeouts, retry policy,
-headers, body and line bounds, injectable ``sleep`` and ``rng``), the session life cycle
-(PV-31, PV-37), the headers and every error helper, and overrides:
-
-1. ``path``: the inherited attempt posts to ``{base_url}/responses``; it reads the whole body,
-   or the first chunk of a stream, so a stream is retried only before its first byte (PV-29).
-2. ``_encode``: the body of ``build_responses_request`` (OR-1 .. OR-12).
-3. ``_inner_get_response``: the body through ``parse_responses_response``.
-4. ``_inner_get_streaming_response``: each chunk through a ``ResponsesStreamDecoder``, its
-   updates yielded as soon as they are decoded. A stream that ends without
-   ``response.completed`` / ``response.incomplete`` (or ``[DONE]``) is a
-   `StreamInterruptedError` (PV-15).
-
-The request's ``store`` option goes to the codec, which decides whether the response id is the
-thread's id (OR-15). Every exit that is not a clean end closes the HTTP response and with it its
-connection (PV-30); every error leaves through the inherited scrubbing (PV-24).
+``path`` is ``/responses``; ``_codec()`` gives a `ResponsesCodec`, which takes the request's
+``store`` option with the request, so the codec decides whether the response id is the
+thread's id (OR-15). A stream that ends without ``response.completed`` /
+``response.incomplete`` (or ``[DONE]``) is a `StreamInterruptedError` (PV-15).
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
+from minagent.providers import WireCodec
 
-from minagent import ChatResponse, ChatResponseUpdate, Message, ProviderError
-
-from ._client import AzureOpenAIChatClient, OpenAIChatClient, _decode, _tagged
-from ._codec import OpenAIProtocolError, loads
-from ._responses_codec import build_responses_request, parse_responses_response
-from ._responses_stream import ResponsesStreamDecoder
+from ._client import AzureOpenAIChatClient, OpenAIChatClient
+from ._codec import ResponsesCodec
 
 __all__ = ["AzureOpenAIResponsesClient", "OpenAIResponsesClient"]
 
@@ -54,89 +44,8 @@ class OpenAIResponsesClient(OpenAIChatClient):
 
     path = "/responses"
 
-    # -- the two calls ------------------------------------------------------------------------
-
-    async def _inner_get_response(
-        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
-    ) -> ChatResponse:
-        body = self._encode(messages, options, stream=False)
-        response, raw = await self._send(body, stream=False)
-        request_id = response.headers.get("x-request-id")
-        result = self._parse_responses_body(raw, request_id, options.get("store"))
-        if request_id:
-            result.additional_properties["request_id"] = request_id
-        return result
-
-    async def _inner_get_streaming_response(
-        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
-    ) -> AsyncIterator[ChatResponseUpdate]:
-        body = self._encode(messages, options, stream=True)
-        store = options.get("store")
-        response, first = await self._send(body, stream=True)
-        request_id = response.headers.get("x-request-id")
-        clean = False
-        try:
-            if response.content_type == "application/json":  # the server ignored stream (OR-20)
-                rest = await self._rest_of_body(response, request_id)
-                for update in self._parse_responses_body(first + rest, request_id, store).as_updates():
-                    yield _tagged(update, request_id)
-                clean = True
-                return
-            decoder = ResponsesStreamDecoder(
-                store=store if isinstance(store, bool) else None, max_line_size=self.max_line_size
-            )
-            chunk = first
-            while True:
-                updates, error = _decode(decoder.feed, chunk)
-                for update in updates:
-                    yield _tagged(update, request_id)
-                if error is not None:
-                    raise self._finish_error(error, request_id)
-                if decoder.done:
-                    break  # data after the terminal event is ignored (PV-15)
-                chunk, failure = await self._read_chunk(response)
-                if failure is not None:
-                    raise self._interrupted(failure, request_id)
-                if not chunk:
-                    break
-            updates, error = _decode(decoder.close, None)
-            for update in updates:
-                yield _tagged(update, request_id)
-            if error is not None:
-                if isinstance(error, OpenAIProtocolError) and not decoder.done and "PV-36" not in str(error):
-                    raise self._interrupted(f"truncated event: {error}", request_id)  # ended inside an event
-                raise self._finish_error(error, request_id)
-            if not decoder.done:
-                raise self._interrupted("the stream ended before response.completed", request_id)
-            clean = True
-        finally:
-            if clean:  # PV-30: a fully read body returns its connection to the pool
-                response.release()
-            else:
-                response.close()
-
-    # -- sending ------------------------------------------------------------------------------
-
-    def _encode(self, messages: list[Message], options: dict[str, Any], *, stream: bool) -> bytes:
-        request = build_responses_request(messages, options, model=self.model, stream=stream)
-        return json.dumps(request, ensure_ascii=False, allow_nan=False).encode("utf-8")
-
-    async def _rest_of_body(self, response: aiohttp.ClientResponse, request_id: str | None) -> bytes:
-        try:
-            return await self._read_body(response)
-        except ProviderError as error:
-            raise self._finish_error(error, request_id) from None
-        except Exception:
-            failure = "the connection failed while reading the body"
-        raise self._interrupted(failure, request_id)
-
-    def _parse_responses_body(self, raw: bytes, request_id: str | None, store: Any) -> ChatResponse:
-        """A whole JSON answer as a response; a body that is not valid JSON is a protocol error."""
-        try:
-            data = loads(raw, "the response body")  # strict JSON (PV-10)
-            return parse_responses_response(data, store=store if isinstance(store, bool) else None)
-        except ProviderError as error:
-            raise self._finish_error(error, request_id) from None
+    def _codec(self) -> WireCodec:
+        return ResponsesCodec()
 
 
 class AzureOpenAIResponsesClient(OpenAIResponsesClient, AzureOpenAIChatClient):

@@ -17,9 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from minagent import ChatResponseUpdate, Content
+from minagent.providers import SSEDecoder, SSEEvent, SSELimitError
 
-from ._codec import DEFAULT_MAX_LINE_SIZE, OpenAIProtocolError, OpenAIStreamError, _snippet, loads
-from ._responses_codec import (
+from ._response import OpenAIProtocolError, OpenAIStreamError, _snippet, loads
+from ._responses_response import (
     _arguments,
     _call,
     _dump,
@@ -32,7 +33,7 @@ from ._responses_codec import (
     _update,
     _usage,
 )
-from ._sse import SSEDecoder, SSEEvent, SSELimitError
+from ._stream import DEFAULT_MAX_LINE_SIZE
 
 __all__ = ["IGNORED_EVENTS", "ResponsesStreamDecoder"]
 
