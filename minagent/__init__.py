@@ -1,4 +1,4 @@
-"""minagent: a dependency-free agent core.
+"""minagent: a dependency-free agent core (spec/README.md).
 
 Three middleware pipelines (agent, chat, function), a tool-calling loop, `ResponseStream`,
 options merging, threads and context providers, in the standard library only. The rules
@@ -91,51 +91,16 @@ if TYPE_CHECKING:
 # The optional features (spec/decisions.md, "The house"): each name loads its folder on first use
 # (PEP 562), so `import minagent` loads the core only. A copy of the core without a folder still
 # imports; the name then fails with an ImportError that names the missing folder.
-_LAZY: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "AuthenticationError",
-            "BadRequestError",
-            "NotFoundError",
-            "PluginNotFoundError",
-            "ProviderConnectionError",
-            "ProviderError",
-            "ProviderTimeoutError",
-            "RateLimitError",
-            "ServerError",
-            "StreamInterruptedError",
-            "get_client",
-        ),
-        "providers",
-    ),
-    **dict.fromkeys(
-        (
-            "MCPConnectionError",
-            "MCPError",
-            "MCPProtocolError",
-            "MCPRequestError",
-            "MCPServer",
-            "MCPStdioTool",
-            "MCPTimeoutError",
-            "MCPTool",
-            "MCPToolError",
-        ),
-        "mcp",
-    ),
-    **dict.fromkeys(("SQLiteHistoryProvider", "SQLiteSessionStore"), "stores"),
-    **dict.fromkeys(
-        (
-            "ResponseFormat",
-            "StructuredOutputDecodeError",
-            "StructuredOutputError",
-            "StructuredOutputValidationError",
-        ),
-        "structured",
-    ),
-    **dict.fromkeys(
-        ("RunTrace", "Span", "Tracer", "current_span", "get_tracer", "render_mermaid", "set_tracer"), "tracing"
-    ),
+_FOLDERS = {
+    "providers": "AuthenticationError BadRequestError NotFoundError PluginNotFoundError ProviderConnectionError "
+    "ProviderError ProviderTimeoutError RateLimitError ServerError StreamInterruptedError get_client",
+    "mcp": "MCPConnectionError MCPError MCPProtocolError MCPRequestError MCPServer MCPStdioTool MCPTimeoutError "
+    "MCPTool MCPToolError",
+    "stores": "SQLiteHistoryProvider SQLiteSessionStore",
+    "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
+    "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
 }
+_LAZY: dict[str, str] = {name: folder for folder, names in _FOLDERS.items() for name in names.split()}
 
 
 def __getattr__(name: str) -> Any:

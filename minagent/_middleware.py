@@ -1,4 +1,4 @@
-"""Middleware: the three context types, type detection, and the one pipeline executor.
+"""Middleware: the three context types, type detection, and the one pipeline executor (spec/middleware.md).
 
 Rules
 -----

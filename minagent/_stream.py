@@ -1,4 +1,4 @@
-"""`ResponseStream`: a single-consumption stream of updates with a cached final response.
+"""`ResponseStream`: a single-consumption stream of updates with a cached final response (spec/stream.md).
 
 Rules
 -----

@@ -117,3 +117,22 @@ def test_the_core_is_small_and_every_module_is_short() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600
     }
     assert long == {}
+
+
+def test_every_module_opens_with_what_it_is_and_its_spec() -> None:
+    """PK-11: every module of minagent/ opens with a docstring whose first paragraph names its spec
+    file, and a module of the core that holds state states its rules and theory of operation."""
+    import ast
+
+    unnamed = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        if "spec/" not in doc.split("\n\n")[0]:
+            unnamed.append(str(path.relative_to(PACKAGE)))
+    assert unnamed == []
+    stateful = ["_agents", "_calls", "_clients", "_loop", "_loop_table", "_middleware", "_observe", "_run"]
+    stateful += ["_sessions", "_stream", "_toolset", "_transcript"]
+    for stem in stateful:
+        doc = ast.get_docstring(ast.parse((PACKAGE / f"{stem}.py").read_text(encoding="utf-8"))) or ""
+        assert "\nRules\n-----\n1. " in doc, stem
+        assert "Theory of operation" in doc or stem in ("_clients", "_compat"), stem

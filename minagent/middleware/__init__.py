@@ -1,4 +1,5 @@
-"""The middleware library: retries, fallback, limits, approval, history processing, redaction.
+"""The middleware library: retries, fallback, limits, approval, history processing, redaction
+(spec/middleware-library.md).
 
 Each class is written on the public hook API (`minagent.hooks`) or as plain chat middleware, and
 each rule is in spec/middleware-library.md (ML-*). Nothing here is imported by ``import minagent``;

@@ -1,4 +1,4 @@
-"""Provider plugin discovery through the entry-point group ``minagent.clients`` (PV-22)."""
+"""Provider plugin discovery through the entry-point group ``minagent.clients`` (spec/providers.md PV-22)."""
 
 from __future__ import annotations
 

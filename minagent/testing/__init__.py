@@ -1,5 +1,6 @@
 """Test doubles and the provider conformance kit: `ScriptedChatClient` (`minagent.testing.scripted`),
-the in-memory HTTP transport `MockTransport` (`minagent.testing.mock_transport`).
+the in-memory HTTP transport `MockTransport` (`minagent.testing.mock_transport`) (spec/providers.md PV-33,
+PV-40).
 
 Optional: nothing in the core imports this folder.
 """

@@ -1,4 +1,4 @@
-"""`MockTransport`: an in-memory `minagent.providers.Transport` for tests (httpx's MockTransport idea).
+"""`MockTransport`: an in-memory `minagent.providers.Transport` for tests (spec/providers.md PV-40).
 
 Rules
 -----

@@ -1,4 +1,4 @@
-"""Test doubles: `ScriptedChatClient`, a real `BaseChatClient` that plays back a script.
+"""Test doubles: `ScriptedChatClient`, a real `BaseChatClient` that plays back a script (spec/loop.md).
 
 Each model call consumes one step of the script. A step is:
 

@@ -1,4 +1,5 @@
-"""The run trace: what crossed which layer in a run, as events and as a Mermaid sequence diagram.
+"""The run trace: what crossed which layer in a run, as events and as a Mermaid sequence diagram
+(spec/observability.md OB-12, OB-13).
 
 Theory of operation
 -------------------
