@@ -51,6 +51,13 @@ class ToolSpec(NamedTuple):
     runnable: Any  # what answers a call: the tool, or None for a declaration (LP-11)
     approval: bool  # a call waits for the caller's approval (LP-13)
     sequential: bool  # a call runs alone (LP-5)
+    declaration: Mapping[str, Any] | None = None  # the dict, when the tool was given as one
+
+    @property
+    def wire(self) -> Mapping[str, Any] | None:
+        """A dict with a ``type`` is a provider's own declaration, sent as it is; else None."""
+        declaration = self.declaration
+        return declaration if declaration is not None and "type" in declaration else None
 
     @classmethod
     def of(cls, item: Any) -> ToolSpec:
@@ -68,6 +75,7 @@ class ToolSpec(NamedTuple):
                 None,
                 False,
                 False,
+                item,
             )
         parameters = getattr(item, "parameters", None)
         runnable = item if hasattr(item, "invoke") and not getattr(item, "declaration_only", False) else None

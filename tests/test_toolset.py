@@ -108,3 +108,20 @@ async def test_a_toolset_edited_in_place_is_read_anew(stream: bool) -> None:
     sent = client.requests[0].options["tools"]
     assert [t.name for t in sent] == ["add", "double"]
     assert sent is not agent.default_options["tools"]
+
+
+def test_a_codec_reads_records_of_any_tool_list() -> None:
+    """TL-13: `minagent.providers.tool_specs` gives the records of a ToolSet as they are, and of a
+    plain list read now; a dict with a ``type`` is a provider's own declaration (``wire``), a
+    {name, description, parameters} dict and a tool object are described by the record's fields."""
+    from minagent.providers import ToolSpec as PublicToolSpec
+    from minagent.providers import tool_specs as public_tool_specs
+
+    assert PublicToolSpec is ToolSpec
+    plain = {"name": "find", "description": "Find.", "parameters": {"type": "object"}}
+    specs = public_tool_specs([add, plain, DECLARED, HOSTED])
+    assert [s.wire for s in specs] == [None, None, DECLARED, HOSTED]
+    assert (specs[1].name, specs[1].description, specs[1].parameters) == ("find", "Find.", {"type": "object"})
+    assert specs[1].declaration is plain
+    assert specs[0].declaration is None
+    assert public_tool_specs(None) == ()

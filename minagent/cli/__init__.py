@@ -1,4 +1,5 @@
-"""The command line: ``python -m minagent [--version | about | demo | run PROMPT ...]`` (spec/package.md PK-3, spec/agent.md AG-10).
+"""The command line: ``python -m minagent [--version | about | demo | run PROMPT ...]``
+(spec/package.md PK-3, spec/agent.md AG-10).
 
 ``demo`` runs offline: a small agent with two tools and one middleware per layer answers a
 question with a built-in scripted model, and every step through the layers is printed as it

@@ -7,12 +7,14 @@
 - ``transport``: the `Transport` protocol (what moves bytes), `TransportError`, `LoopBound`;
 - ``http``: the `WireCodec` protocol a plugin writes, and `HTTPChatClient`, the one HTTP chat
   client every provider plugin subclasses;
-- ``registry``: ``get_client`` and the ``minagent.clients`` entry points.
+- ``registry``: ``get_client`` and the ``minagent.clients`` entry points;
+- the core's tool records a codec reads: `ToolSpec`, ``tool_specs(options["tools"])`` (TL-13).
 
 Optional: the core never imports this folder; ``minagent.get_client`` and the provider errors
 (``minagent.RateLimitError``, ...) load it on first use. Standard library only.
 """
 
+from .._toolset import ToolSpec, tool_specs
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -59,6 +61,7 @@ __all__ = [
     "StreamInterruptedError",
     "SupportsRandom",
     "Timeouts",
+    "ToolSpec",
     "Transport",
     "TransportError",
     "WireCodec",
@@ -71,4 +74,5 @@ __all__ = [
     "redact_headers",
     "retry_call",
     "server_delay",
+    "tool_specs",
 ]

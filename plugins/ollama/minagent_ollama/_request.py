@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from minagent import Content, Message, ResponseFormat
+from minagent.providers import ToolSpec, tool_specs
 
 from ._response import _snippet
 
@@ -385,29 +386,21 @@ def _tools(value: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
         value = [value]
-    return [_tool(tool) for tool in value]
+    return [_tool(spec) for spec in tool_specs(value)]  # TL-13: the run's records, read once
 
 
-def _tool(tool: Any) -> dict[str, Any]:
-    if isinstance(tool, Mapping):
-        if "type" in tool:
-            return dict(_plain(dict(tool), "tools"))
-        name, description, parameters = tool.get("name"), tool.get("description"), tool.get("parameters")
-    elif all(hasattr(tool, attr) for attr in ("name", "description", "parameters")):
-        name, description, parameters = tool.name, tool.description, tool.parameters
-    else:
-        raise TypeError(
-            f"cannot declare tool {tool!r}: expected an object with name, description and parameters, "
-            "a {'name', 'description', 'parameters'} dict or a wire declaration dict with 'type'"
-        )
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"cannot declare tool {tool!r}: it has no name")
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    if spec.wire is not None:  # a wire declaration, sent as it is
+        return dict(_plain(dict(spec.wire), "tools"))
+    name = spec.name
+    if not name:
+        raise TypeError(f"cannot declare tool {spec.tool!r}: it has no name")
     function: dict[str, Any] = {"name": name}
-    if description:
-        function["description"] = description
+    if spec.description:
+        function["description"] = spec.description
     function["parameters"] = (
-        _plain(parameters, f"tools[{name}].parameters")
-        if parameters is not None
+        _plain(spec.parameters, f"tools[{name}].parameters")
+        if spec.parameters is not None
         else {"type": "object", "properties": {}}
     )
     return {"type": "function", "function": function}

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from minagent import Content, Message, ResponseFormat
+from minagent.providers import ToolSpec, tool_specs
 
 from ._responses_response import ITEM_KEY
 
@@ -371,36 +372,26 @@ def _tools(value: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
         value = [value]
-    return [_tool(tool) for tool in value]
+    return [_tool(spec) for spec in tool_specs(value)]  # TL-13: the run's records, read once
 
 
-def _tool(tool: Any) -> dict[str, Any]:
-    strict: Any = False
-    if isinstance(tool, Mapping):
-        function = tool.get("function")
-        if tool.get("type") == "function" and isinstance(function, Mapping):  # Chat Completions form
-            return _tool(dict(function))
-        if "type" in tool:
-            return dict(_plain(dict(tool), "tools"))  # a Responses declaration or a hosted tool
-        name, description, parameters = tool.get("name"), tool.get("description"), tool.get("parameters")
-        strict = tool.get("strict", False)
-    elif all(hasattr(tool, attr) for attr in ("name", "description", "parameters")):
-        name, description, parameters = tool.name, tool.description, tool.parameters
-    else:
-        raise TypeError(
-            f"cannot declare tool {tool!r}: expected an object with name, description and parameters, "
-            "a {'name', 'description', 'parameters'} dict or a declaration dict with 'type'"
-        )
-    if not isinstance(name, str) or not name:
-        raise TypeError(f"cannot declare tool {tool!r}: it has no name")
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    wire = spec.wire
+    if wire is not None and not (wire.get("type") == "function" and isinstance(wire.get("function"), Mapping)):
+        return dict(_plain(dict(wire), "tools"))  # a Responses declaration or a hosted tool, as it is
+    name = spec.name  # a tool, a {name, description, parameters} dict, or the Chat Completions form
+    if not name:
+        raise TypeError(f"cannot declare tool {spec.tool!r}: it has no name")
     declaration: dict[str, Any] = {"type": "function", "name": name}
-    if description:
-        declaration["description"] = description
+    if spec.description:
+        declaration["description"] = spec.description
     declaration["parameters"] = (
-        _plain(parameters, f"tools[{name}].parameters")
-        if parameters is not None
+        _plain(spec.parameters, f"tools[{name}].parameters")
+        if spec.parameters is not None
         else {"type": "object", "properties": {}}
     )
+    source = wire["function"] if wire is not None else spec.declaration
+    strict = source.get("strict", False) if source is not None else False
     declaration["strict"] = strict if isinstance(strict, bool) else False
     return declaration
 
