@@ -99,6 +99,7 @@ _FOLDERS = {
     "stores": "SQLiteHistoryProvider SQLiteSessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
+    "upstream": "ChatMiddlewareLayer ChatTelemetryLayer FunctionInvocationLayer",
 }
 _LAZY: dict[str, str] = {name: folder for folder, names in _FOLDERS.items() for name in names.split()}
 

@@ -148,7 +148,12 @@ class CallRunner:
             if getattr(ctx.function, "declaration_only", False):
                 raise _Pending
             try:
-                return await ctx.function.invoke(ctx.arguments, context=ctx)
+                function = ctx.function
+                if isinstance(function, FunctionTool):  # TL-14: the value itself, unless the tool parses it
+                    return await function.invoke(
+                        ctx.arguments, context=ctx, skip_parsing=not callable(function.result_parser)
+                    )
+                return await function.invoke(ctx.arguments, context=ctx)
             except MiddlewareTermination:
                 raise  # a tool may end the loop too (MW-6, LP-20)
             except Exception as exc:
@@ -170,6 +175,8 @@ class CallRunner:
             visible = self.config.include_detailed_errors or getattr(exc, "model_visible", False) is True  # MCP-12
             detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
             return _error(call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__), False
+        if isinstance(value, list) and value and all(isinstance(c, Content) for c in value):
+            return Content.from_function_result(call_id, value), context.terminated  # TL-14: parsed contents
         try:
             payload = result_value(value)
         except Exception as exc:  # the tool's own value failed to convert: still the tool's failure

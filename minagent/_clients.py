@@ -20,20 +20,12 @@ from typing import Any, Literal, Protocol, overload, runtime_checkable
 from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
 from ._middleware import CategorizedMiddleware, categorize_middleware, categorized
-from ._responses import ChatResponse, ChatResponseUpdate
+from ._responses import ChatResponse, ChatResponseUpdate, response_format
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration
 from ._types import Message, MessageInput, normalize_messages
 
 __all__ = ["BaseChatClient", "SupportsChatGetResponse", "response_format"]
-
-
-def response_format(value: Any) -> Any:
-    """The seam to structured output (spec/decisions.md): ``minagent.structured`` loads only when a
-    run asks for a ``response_format``; the format it returns has ``wire`` and what `value` needs."""
-    from .structured import ResponseFormat
-
-    return ResponseFormat.of(value)
 
 
 # The agent floor sits above this one: `minagent._agents` registers `Agent` here when it loads,
@@ -68,6 +60,8 @@ class SupportsChatGetResponse(Protocol):
 
 class BaseChatClient:
     """Base class of chat clients: the tool loop and the chat/function middleware layers."""
+
+    __class_getitem__ = classmethod(lambda cls, _options: cls)  # UP-1: upstream's `BaseChatClient[OptionsT]`
 
     def __init__(
         self,

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +16,7 @@ from ._wire import UsageDetails, add_usage
 
 __all__ = ["SCALARS", "Fold"]
 
-SCALARS = ("response_id", "conversation_id", "model", "agent_id", "created_at", "finish_reason")
+SCALARS = ("response_id", "conversation_id", "model", "agent_id", "created_at", "finish_reason", "continuation_token")
 """The response-level fields an update may carry; the last value that is not None wins (TY-10)."""
 
 
@@ -25,10 +26,12 @@ class Fold:
     Theory of operation: the response under construction holds the messages so far; the trailing
     run of text contents of the last message is kept as its first content plus the texts that follow
     it (strings only), and joined when a content of another kind, another message or the end comes.
-    A stream of n text chunks therefore keeps n short strings, not n updates, and costs O(n).
+    A call's streamed argument text is kept the same way, as its pieces (`_Args`), joined once at the
+    end; whether it is complete JSON is read from the pieces once each, when a delta repeats its id
+    and name. A stream of n chunks therefore keeps n short strings, not n updates, and costs O(n).
     """
 
-    __slots__ = ("_first", "_props", "_texts", "messages", "response", "scalars", "usage")
+    __slots__ = ("_args", "_first", "_props", "_texts", "messages", "response", "scalars", "usage")
 
     def __init__(self, response: Any) -> None:
         self.response: Any = response
@@ -38,6 +41,7 @@ class Fold:
         self._first: Content | None = None  # the text run: its first content,
         self._texts: list[str] = []  # the texts of the run,
         self._props: list[dict[str, Any]] = []  # and their non-empty additional_properties
+        self._args: dict[tuple[int, int], _Args] = {}  # (id of a message's contents, index) -> its call's text
 
     def add(self, update: Any) -> None:
         contents = update.contents
@@ -92,8 +96,8 @@ class Fold:
                 self.usage = add_usage(self.usage, content.usage_details)
                 continue
             self._flush()
-            if kind == "function_call" and (index := _continued_call(contents, content)) is not None:
-                contents[index] = _merge_call(contents[index], content)
+            if kind == "function_call":
+                self._add_call(contents, content)
             else:
                 contents.append(content)
         response = self.response
@@ -117,9 +121,67 @@ class Fold:
         self.messages[-1].contents.append(first)
         self._first, self._texts, self._props = None, [], []
 
+    def _add_call(self, contents: list[Content], delta: Content) -> None:
+        """TY-10: a function_call delta continues the latest call of its id (or, without an id, the
+        latest call) unless it names its function and that call is complete (its arguments a dict, or
+        text holding a whole JSON value) or names another function: then it starts a new call."""
+        call_id = delta.call_id
+        for index in range(len(contents) - 1, -1, -1):
+            call = contents[index]
+            if call.type == "function_call" and (not call_id or call.call_id == call_id):
+                break
+        else:
+            return self._start_call(contents, delta, split=False)
+        args = self._args.get((id(contents), index))
+        if call_id and delta.name and call.name:
+            if delta.name != call.name or (args.complete() if args is not None else _complete(call.arguments)):
+                return self._start_call(contents, delta, split=True)
+        b = delta.arguments
+        if args is not None and (b is None or isinstance(b, str)):
+            if b:
+                args.pieces.append(b)
+        elif args is None and isinstance(call.arguments, str) and call.arguments and isinstance(b, str) and b:
+            self._args[id(contents), index] = _Args(contents, index, [call.arguments, b], split=False)
+        else:
+            if args is not None:  # text so far, then a dict: joined now, and the merge says what is wrong
+                call = args.joined()
+                del self._args[id(contents), index]
+            contents[index] = call = _merge_call(call, delta)
+            return None
+        if (
+            (delta.name and not call.name)
+            or (delta.exception and not call.exception)
+            or delta.additional_properties
+            or (delta.call_id and not call.call_id)
+        ):
+            contents[index] = _merge_call(call, replace(delta, arguments=None))
+        return None
+
+    def _start_call(self, contents: list[Content], delta: Content, *, split: bool) -> None:
+        contents.append(delta)
+        text = delta.arguments
+        if isinstance(text, str) or (split and text is None):
+            index = len(contents) - 1
+            self._args[id(contents), index] = _Args(contents, index, [text] if text else [], split=split)
+
+    def _join_calls(self) -> None:
+        """The calls' argument texts joined, once; a call split off a complete call that received
+        no argument text at all is dropped (a repeated id and name with nothing new, TY-10)."""
+        dropped: list[_Args] = []
+        for args in self._args.values():
+            if args.split and not "".join(args.pieces).strip():
+                dropped.append(args)
+            else:
+                args.contents[args.index] = args.joined()
+        for args in sorted(dropped, key=lambda a: -a.index):
+            del args.contents[args.index]
+        self._args = {}
+
     def result(self) -> Any:
         """The response: the run joined, reasoning coalesced, usage summed (TY-10, TY-11)."""
         self._flush()
+        if self._args:
+            self._join_calls()
         for message in self.messages:
             message.contents = _coalesce(message.contents)
         self.response.usage_details = self.usage
@@ -154,16 +216,61 @@ def _coalesce(contents: list[Content]) -> list[Content]:
     return out if len(out) != n else contents
 
 
-def _continued_call(contents: list[Content], delta: Content) -> int | None:
-    """The call a delta continues: the same call_id, or the latest call when it has none. A delta
-    with a call_id that names its function while the call of that id is already named starts a
-    new call (a model that sent two calls with one id, TY-10)."""
-    call_id = delta.call_id
-    for index in range(len(contents) - 1, -1, -1):
-        c = contents[index]
-        if c.type == "function_call" and (not call_id or c.call_id == call_id):
-            return None if (call_id and delta.name and c.name) else index
-    return None
+class _Args:
+    """The argument text of a streamed call: its pieces, joined once (TY-10), and how far they have
+    been read to tell whether the text is already a complete JSON value (`complete`)."""
+
+    __slots__ = ("contents", "depth", "done", "in_string", "index", "pieces", "read", "skip_first", "split")
+
+    def __init__(self, contents: list[Content], index: int, pieces: list[str], *, split: bool) -> None:
+        self.contents, self.index, self.pieces, self.split = contents, index, pieces, split
+        self.read = 0  # pieces read so far
+        self.depth = 0
+        self.in_string = self.skip_first = self.done = False
+
+    def joined(self) -> Content:
+        call = self.contents[self.index]
+        text = "".join(self.pieces)
+        return call if call.arguments == text or (not text and call.arguments is None) else replace(call, arguments=text)
+
+    def complete(self) -> bool:
+        """Whether the pieces so far hold a whole JSON object or array; each piece is read once."""
+        depth, in_string, done = self.depth, self.in_string, self.done
+        for text in self.pieces[self.read :]:
+            skip = 0 if self.skip_first else -1
+            for match in _STRUCTURAL.finditer(text):
+                at = match.start()
+                if at == skip:
+                    continue
+                char = text[at]
+                if in_string:
+                    if char == "\\":
+                        skip = at + 1
+                    elif char == '"':
+                        in_string = False
+                elif char == '"':
+                    in_string = True
+                elif char in "{[":
+                    depth += 1
+                elif depth:
+                    depth -= 1
+                    done = done or depth == 0
+            self.skip_first = skip == len(text)
+        self.read = len(self.pieces)
+        self.depth, self.in_string, self.done = depth, in_string, done
+        return done and not depth and not in_string
+
+
+_STRUCTURAL = re.compile(r'[{}\[\]"\\]')
+
+
+def _complete(arguments: Any) -> bool:
+    """Arguments that are a dict, or text that is a whole JSON object or array (TY-10)."""
+    if isinstance(arguments, dict):
+        return True
+    if not isinstance(arguments, str) or not arguments.strip():
+        return False
+    return _Args([], 0, [arguments], split=False).complete()
 
 
 def _merge_call(call: Content, delta: Content) -> Content:

@@ -225,6 +225,7 @@ class ToolLoop:
                 response.created_at = r.created_at
             if r.finish_reason is not None:
                 response.finish_reason = r.finish_reason
+            response.continuation_token = r.continuation_token  # UP-5: of the last model response
             if r.additional_properties:
                 response.additional_properties.update(r.additional_properties)
         return response

@@ -3,26 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import functools
 import inspect
 import json
 import math
 import re
+import types
 from collections.abc import Callable, Mapping, Sequence, Set
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
 from . import _limits as _limit_state
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._issues import shorten
+from ._middleware import FunctionInvocationContext
 from ._schema import ValidationIssue, function_schema, names_context
+from ._types import Content
 from ._validate import compile_fast_check, validate
 
 if TYPE_CHECKING:
-    from ._middleware import FunctionInvocationContext
+    from collections.abc import Awaitable
 
 __all__ = [
+    "SKIP_PARSING",
     "FunctionInvocationConfiguration",
     "FunctionTool",
     "ToolError",
@@ -52,6 +57,28 @@ class UnknownToolError(MinagentError, KeyError):
         return str(self.args[0])
 
 
+class _SkipParsing:
+    """`SKIP_PARSING`: ``result_parser=SKIP_PARSING`` makes `FunctionTool.invoke` return the raw value (TL-14)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "SKIP_PARSING"
+
+
+SKIP_PARSING: Final = _SkipParsing()
+
+
+class Parameters(dict[str, Any]):
+    """A tool's JSON schema: a dict that is also callable, ``tool.parameters()`` (upstream's
+    spelling) being the dict itself (TL-2)."""
+
+    __slots__ = ()
+
+    def __call__(self) -> Parameters:
+        return self
+
+
 class FunctionTool:
     """A tool the model can call: a name, a description, a JSON schema, and (usually) a function.
 
@@ -64,15 +91,17 @@ class FunctionTool:
         "_context_parameter",
         "_converter",
         "_fast_check",
+        "_parameters",
         "approval_mode",
         "description",
         "func",
+        "input_model",
         "invocation_count",
         "invocation_exception_count",
         "max_invocation_exceptions",
         "max_invocations",
         "name",
-        "parameters",
+        "result_parser",
         "sequential",
     )
 
@@ -87,7 +116,20 @@ class FunctionTool:
         sequential: bool = False,
         max_invocations: int | None = None,
         max_invocation_exceptions: int | None = None,
+        input_model: Any = None,
+        result_parser: Callable[[Any], Any] | _SkipParsing | None = None,
     ) -> None:
+        if input_model is not None:  # TL-14: upstream's explicit schema, a JSON schema or a pydantic-style class
+            if parameters is not None:
+                raise ToolError(f"tool {name!r}: give parameters= or input_model=, not both")
+            schema_of = getattr(input_model, "model_json_schema", None)
+            parameters = (
+                input_model if isinstance(input_model, Mapping) else schema_of() if callable(schema_of) else None
+            )
+            if parameters is None:
+                raise ToolError(
+                    f"tool {name!r}: input_model must be a JSON schema dict or a class with model_json_schema()"
+                )
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolError(f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}")
         if approval_mode not in _APPROVAL_MODES:
@@ -109,6 +151,8 @@ class FunctionTool:
         self.invocation_exception_count = 0
         self.approval_mode: ApprovalMode = approval_mode
         self.sequential = sequential
+        self.input_model = None if isinstance(input_model, Mapping) else input_model
+        self.result_parser = result_parser
         self._context_parameter: str | None = None
         self._fast_check: tuple[Any, Callable[[Any], bool] | None] | None = None
         self._async_of: tuple[Any, bool] | None = None  # (func, whether it is async), for the func in use
@@ -116,9 +160,9 @@ class FunctionTool:
         if parameters is not None:
             if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
                 raise ToolError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
-            self.parameters: dict[str, Any] = dict(parameters)
+            self.parameters = parameters
             if func is not None:  # no generation, but the context still reaches the function
-                self._context_parameter = _find_context_parameter(func)
+                self._context_parameter = _find_context_parameter(func, self.parameters)
         elif func is not None:
             schema = function_schema(func)
             self.parameters = schema.parameters
@@ -127,6 +171,36 @@ class FunctionTool:
             self._converter = ArgumentConverter(func, schema.context_parameter)
         else:
             self.parameters = dict(_EMPTY_OBJECT)
+
+    @property
+    def parameters(self) -> Parameters:
+        """The JSON schema of the arguments, a dict that ``parameters()`` also returns (TL-2)."""
+        return self._parameters
+
+    @parameters.setter
+    def parameters(self, value: Mapping[str, Any]) -> None:
+        self._parameters = value if type(value) is Parameters else Parameters(value)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> FunctionTool:
+        """TL-15: ``@tool`` on a method: read from an instance, the tool calls the method bound to it."""
+        if instance is None or self.func is None or not _takes_self(self.func):
+            return self
+        bound = copy.copy(self)
+        bound.func = types.MethodType(self.func, instance)
+        return bound
+
+    @staticmethod
+    def parse_result(result: Any) -> list[Content]:
+        """A tool's value as contents (TL-14): a str (None: "") is a text, a `Content` or a list
+        holding contents is kept (its other items as JSON text), anything else its JSON text."""
+        if result is None or isinstance(result, str):
+            return [Content.from_text(result or "")]
+        if isinstance(result, Content):
+            return [result]
+        if isinstance(result, list) and any(isinstance(item, Content) for item in result):
+            return [item if isinstance(item, Content) else FunctionTool.parse_result(item)[0] for item in result]
+        value = result_value(result)
+        return [Content.from_text(value if isinstance(value, str) else json.dumps(value))]
 
     @property
     def declaration_only(self) -> bool:
@@ -161,9 +235,44 @@ class FunctionTool:
             return []
         return validate(arguments, parameters)
 
-    async def invoke(self, arguments: Mapping[str, Any], *, context: FunctionInvocationContext | None = None) -> Any:
-        """Run the function with ``arguments`` (TL-4): async functions are awaited, sync ones run in
-        a worker thread so they never block the event loop."""
+    async def invoke(
+        self,
+        arguments: Mapping[str, Any] | Any = None,
+        *,
+        context: FunctionInvocationContext | None = None,
+        skip_parsing: bool = False,
+        tool_call_id: str | None = None,
+        **values: Any,
+    ) -> Any:
+        """Run the function (TL-4, TL-14) and return its value as contents (`parse_result`, or the
+        tool's ``result_parser``), or the value itself with ``skip_parsing=True`` or
+        ``result_parser=SKIP_PARSING``. The arguments: ``arguments`` (a mapping, or a model with
+        ``model_dump()``), else the parameters as keywords, else ``context.arguments``."""
+        if values:
+            unknown = sorted(set(values) - set(self.parameters.get("properties", ())))
+            if unknown or arguments is not None:
+                raise TypeError(
+                    f"Unexpected keyword argument(s) for tool {self.name!r}: {', '.join(unknown or sorted(values))}; "
+                    "pass the arguments as arguments={...} and runtime data through the FunctionInvocationContext"
+                )
+            arguments = values
+        if arguments is None:
+            arguments = context.arguments if context is not None else {}
+        dump = getattr(arguments, "model_dump", None)
+        if callable(dump) and not isinstance(arguments, Mapping):
+            arguments = dump(exclude_unset=True)
+        if context is None and self._context_parameter is not None:
+            context = FunctionInvocationContext(self, dict(arguments), tool_call_id)
+        value = await self._run(arguments, context)
+        parser = self.result_parser
+        if skip_parsing or parser is SKIP_PARSING:
+            return value
+        parsed = parser(value) if callable(parser) else self.parse_result(value)
+        return [Content.from_text(parsed)] if isinstance(parsed, str) else parsed
+
+    async def _run(self, arguments: Mapping[str, Any], context: FunctionInvocationContext | None) -> Any:
+        """The function's own value (TL-4): async functions are awaited, sync ones run in a worker
+        thread so they never block the event loop."""
         func = self.func
         if func is None:
             raise ToolError(f"tool {self.name!r} is declaration-only and cannot be invoked")
@@ -204,14 +313,28 @@ def _call_in_thread(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         raise ToolStoppedIteration(f"the tool raised {type(exc).__name__}: {exc}") from None
 
 
-def _find_context_parameter(func: Callable[..., Any]) -> str | None:
-    """The parameter annotated `FunctionInvocationContext` (SC-5), found without generation."""
+def _find_context_parameter(func: Callable[..., Any], parameters: Mapping[str, Any]) -> str | None:
+    """The parameter annotated `FunctionInvocationContext` (SC-5), found without generation, or with an
+    explicit schema an un-annotated ``ctx`` the schema does not name (TL-14)."""
     try:
         params = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):
         return None
     names = frozenset({"FunctionInvocationContext"})
-    return next((p.name for p in params if names_context(p.annotation, names)), None)
+    found = [p.name for p in params if names_context(p.annotation, names)]
+    if len(found) > 1:
+        raise ToolError(f"tool function {func.__name__!r} has more than one FunctionInvocationContext parameter")
+    if not found and any(p.name == "ctx" and p.annotation is p.empty for p in params):
+        found = [] if "ctx" in parameters.get("properties", ()) else ["ctx"]
+    return found[0] if found else None
+
+
+def _takes_self(func: Callable[..., Any]) -> bool:
+    try:
+        first = next(iter(inspect.signature(func).parameters), None)
+    except (TypeError, ValueError):
+        return False
+    return first in ("self", "cls") and not inspect.ismethod(func)
 
 
 def _is_async(func: Callable[..., Any]) -> bool:
@@ -233,6 +356,8 @@ def tool(
     sequential: bool = False,
     max_invocations: int | None = None,
     max_invocation_exceptions: int | None = None,
+    schema: Any = None,
+    result_parser: Callable[[Any], Any] | _SkipParsing | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -246,8 +371,11 @@ def tool(
     sequential: bool = False,
     max_invocations: int | None = None,
     max_invocation_exceptions: int | None = None,
+    schema: Any = None,
+    result_parser: Callable[[Any], Any] | _SkipParsing | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
-    """Turn a function into a `FunctionTool`: ``@tool`` or ``@tool(name=..., ...)`` (TL-1)."""
+    """Turn a function into a `FunctionTool`: ``@tool`` or ``@tool(name=..., ...)`` (TL-1); ``schema``
+    is an explicit argument schema (a JSON schema, or a pydantic-style model), TL-14."""
 
     def make(f: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
@@ -258,6 +386,8 @@ def tool(
             sequential=sequential,
             max_invocations=max_invocations,
             max_invocation_exceptions=max_invocation_exceptions,
+            input_model=schema,
+            result_parser=result_parser,
         )
 
     return make(func) if func is not None else make

@@ -22,7 +22,7 @@ FOLDERS = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__ini
 SEAMS: dict[tuple[str, str], str] = {
     ("__init__", "TYPE_CHECKING"): "*",  # what type checkers see of those names
     ("__main__", "main"): "cli",
-    ("_clients", "response_format"): "structured",
+    ("_responses", "response_format"): "structured",
     ("_agents", "BaseAgent.as_mcp_server"): "mcp",
 }
 
