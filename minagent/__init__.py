@@ -87,9 +87,11 @@ if TYPE_CHECKING:
         StructuredOutputValidationError,
     )
     from .tracing import RunTrace, Span, Tracer, current_span, get_tracer, render_mermaid, set_tracer
+    from .upstream import *  # noqa: F403  (the names of _FOLDERS["upstream"])
 
 # The optional features (spec/decisions.md, "The house"): each name loads its folder on first use
-# (PEP 562), so `import minagent` loads the core only. A copy of the core without a folder still
+# (PEP 562), so `import minagent` loads the core only. Upstream's spellings (UP-9) resolve the same
+# way but are not minagent's own API: they are not in __all__. A copy of the core without a folder still
 # imports; the name then fails with an ImportError that names the missing folder.
 _FOLDERS = {
     "providers": "AuthenticationError BadRequestError NotFoundError PluginNotFoundError ProviderConnectionError "
@@ -99,7 +101,12 @@ _FOLDERS = {
     "stores": "SQLiteHistoryProvider SQLiteSessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
-    "upstream": "ChatMiddlewareLayer ChatTelemetryLayer FunctionInvocationLayer",
+    "upstream": "AdditionItemMismatch AgentException AgentFrameworkException AgentInvalidRequestException "
+    "AgentInvalidResponseException Annotation ChatClientException ChatClientInvalidRequestException "
+    "ChatClientInvalidResponseException ChatMiddlewareLayer ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING "
+    "TextSpanRegion ToolException ToolExecutionException ToolMode UserInputRequiredException add_usage_details "
+    "detect_media_type_from_base64 map_chat_to_agent_update normalize_function_invocation_configuration OptionsCoT "
+    "normalize_tools prepend_instructions_to_messages validate_tool_mode",
 }
 _LAZY: dict[str, str] = {name: folder for folder, names in _FOLDERS.items() for name in names.split()}
 

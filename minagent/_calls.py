@@ -62,7 +62,17 @@ class Batch(NamedTuple):
 class CallRunner:
     """Runs the tool calls of one request (see the module docstring)."""
 
-    __slots__ = ("config", "debug", "function_kwargs", "function_middleware", "invoke", "observer", "surfaced", "tools")
+    __slots__ = (
+        "config",
+        "debug",
+        "function_kwargs",
+        "function_middleware",
+        "invoke",
+        "live",
+        "observer",
+        "surfaced",
+        "tools",
+    )
 
     def __init__(
         self,
@@ -70,8 +80,10 @@ class CallRunner:
         config: FunctionInvocationConfiguration,
         function_middleware: Sequence[MiddlewareFn],
         function_kwargs: dict[str, Any],
+        live: list[Any] | None = None,
     ) -> None:
         self.tools = tools
+        self.live = live  # LP-30: the run's tool list, which a tool may change through its context
         self.config = config
         self.function_middleware = function_middleware
         self.function_kwargs = function_kwargs
@@ -141,6 +153,7 @@ class CallRunner:
             call_id=call_id,
             messages=view,
             kwargs=dict(self.function_kwargs),
+            tools=self.live,
         )
         raised: list[BaseException] = []
 

@@ -22,7 +22,13 @@ __all__ = [
 
 
 class MinagentError(Exception):
-    """Base class of every error raised by minagent itself."""
+    """Base class of every error raised by minagent itself. ``inner_exception=`` (upstream's keyword)
+    is the error's cause, and its second argument (PK-6)."""
+
+    def __init__(self, *args: Any, inner_exception: BaseException | None = None) -> None:
+        super().__init__(*args, *(() if inner_exception is None else (inner_exception,)))
+        self.inner_exception = inner_exception
+        self.__cause__ = inner_exception
 
 
 class ContentError(MinagentError, ValueError):

@@ -133,9 +133,10 @@ class Fold:
         else:
             return self._start_call(contents, delta, split=False)
         args = self._args.get((id(contents), index))
-        if call_id and delta.name and call.name:
-            if delta.name != call.name or (args.complete() if args is not None else _complete(call.arguments)):
-                return self._start_call(contents, delta, split=True)
+        if (call_id and delta.name and call.name) and (
+            delta.name != call.name or (args.complete() if args is not None else _complete(call.arguments))
+        ):
+            return self._start_call(contents, delta, split=True)
         b = delta.arguments
         if args is not None and (b is None or isinstance(b, str)):
             if b:
@@ -231,7 +232,9 @@ class _Args:
     def joined(self) -> Content:
         call = self.contents[self.index]
         text = "".join(self.pieces)
-        return call if call.arguments == text or (not text and call.arguments is None) else replace(call, arguments=text)
+        return (
+            call if call.arguments == text or (not text and call.arguments is None) else replace(call, arguments=text)
+        )
 
     def complete(self) -> bool:
         """Whether the pieces so far hold a whole JSON object or array; each piece is read once."""

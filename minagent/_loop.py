@@ -146,7 +146,8 @@ class ToolLoop:
         if toolset:
             options["tools"] = toolset
         found = tool_map(toolset, config.additional_tools) if toolset or config.additional_tools else {}
-        self.runner = CallRunner(found, config, function_middleware, function_kwargs)
+        self.live_tools = list(toolset)  # LP-30: what a tool's add_tools / remove_tools change
+        self.runner = CallRunner(found, config, function_middleware, function_kwargs, self.live_tools)
         self.approval_names = toolset.approval_names  # LP-13: the tools whose calls wait for approval
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         self.observer = observer = _observe.OBSERVER  # OB-2: the wrap points, read once per request
@@ -373,6 +374,8 @@ class ToolLoop:
             elif any(call is o for o in over):
                 results.append(Content.from_function_result(call.call_id or "", NOT_EXECUTED_TEXT, exception="limit"))
         self.calls_made += len(runnable)
+        if self.live_tools != list(self.options.get("tools") or ()):
+            self._retool()
         added: list[Message] = []
         if results:
             tool_message = _message("tool", results)
@@ -394,6 +397,13 @@ class ToolLoop:
             forced = self.choice == "required"
         limited = limit_reached(self.config, self.calls_made, self.errors_in_a_row)
         return updates, classify_batch(terminated=terminated, pending=bool(pending), forced=forced, limited=limited)
+
+    def _retool(self) -> None:
+        """LP-30: a tool changed the run's tools; the next model call and batch use the new list."""
+        toolset = ToolSet.of(self.live_tools)
+        self.options["tools"] = toolset
+        self.runner.tools = tool_map(toolset, self.config.additional_tools)
+        self.approval_names = toolset.approval_names
 
 
 # The steps that produce their updates all at once: Step -> the method that runs it. (The model

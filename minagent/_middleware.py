@@ -43,6 +43,7 @@ from ._exceptions import MiddlewareException, MiddlewareTermination
 from ._responses import AgentResponse, ChatResponse
 from ._schema import secret_parameters
 from ._stream import ResponseStream
+from ._toolset import normalize_tools, tool_name
 from ._types import Message
 
 __all__ = [
@@ -273,7 +274,7 @@ class FunctionInvocationContext(_Context):
     """
 
     LAYER = "function"
-    _FIELDS = ("function", "arguments", "call_id", "messages", "metadata", "result", "kwargs", "terminated")
+    _FIELDS = ("function", "arguments", "call_id", "messages", "metadata", "result", "kwargs", "terminated", "tools")
 
     def __init__(
         self,
@@ -285,6 +286,9 @@ class FunctionInvocationContext(_Context):
         result: Any = None,
         kwargs: dict[str, Any] | None = None,
         terminated: bool = False,
+        *,
+        tools: list[Any] | None = None,
+        session: Any = None,
     ) -> None:
         self.function = function
         self.arguments = arguments
@@ -294,9 +298,43 @@ class FunctionInvocationContext(_Context):
         self.result = result
         self.kwargs = kwargs if kwargs is not None else {}
         self.terminated = terminated
+        self.tools = tools  # LP-30: the run's live tool list, which the next model call is given
+        self.session = session
 
     def empty_result(self) -> Any:
         return None
+
+    def add_tools(self, tools: Any) -> None:
+        """LP-30: tools (or functions) for the rest of the run, from the next model call on. The same
+        tool again is nothing new; another tool with a name already there is a `ValueError`, and
+        then none of ``tools`` is added."""
+        live = self._live("add")
+        names = {tool_name(t): t for t in live}
+        added = []
+        for item in normalize_tools(tools):
+            known = names.get(tool_name(item))
+            if known is not item and known is not None:
+                raise ValueError(f"a different tool named {tool_name(item)!r} is already among the run's tools")
+            if known is None:
+                names[tool_name(item)] = item
+                added.append(item)
+        live.extend(added)
+
+    def remove_tools(self, tools: Any) -> None:
+        """LP-30: take tools out of the run from the next model call on, by name, tool or function;
+        a name that is not there is ignored."""
+        items = [tools] if isinstance(tools, str) or not isinstance(tools, list | tuple) else tools
+        gone = {i if isinstance(i, str) else tool_name(i) or getattr(i, "__name__", None) for i in items}
+        live = self._live("remove")
+        live[:] = [t for t in live if tool_name(t) not in gone and getattr(t, "func", None) not in items]
+
+    def _live(self, verb: str) -> list[Any]:
+        if self.tools is None:
+            raise RuntimeError(
+                f"Cannot {verb} tools: this FunctionInvocationContext is not bound to a live agent run "
+                "(only a tool called by the function-invocation loop can change the run's tools)"
+            )
+        return self.tools
 
 
 Context: TypeAlias = AgentContext | ChatContext | FunctionInvocationContext
@@ -400,17 +438,17 @@ def _detect_layer(item: object) -> Layer:
     marked: Layer | None = getattr(item, _MARK, None) or getattr(func, _MARK, None)
     params = _positional_params(func)
     if params is None or len(params) < 2:
-        raise MiddlewareException(f"middleware {_name(item)} must accept two parameters (context, call_next)")
+        raise MiddlewareException(f"middleware {_name(item)} must have at least 2 parameters (context, call_next)")
     annotated = _annotated_layer(func, params[0])
     if marked and annotated and marked != annotated:
         raise MiddlewareException(
-            f"middleware {_name(item)} is decorated as {marked} middleware but its context "
-            f"parameter is annotated for {annotated} middleware"
+            f"MiddlewareTypes type mismatch: middleware {_name(item)} is decorated as {marked} middleware but "
+            f"its context parameter is annotated for {annotated} middleware"
         )
     found = marked or annotated
     if found is None:
         raise MiddlewareException(
-            f"cannot tell which layer middleware {_name(item)} belongs to: decorate it with "
+            f"Cannot determine middleware type of {_name(item)}: decorate it with "
             "@agent_middleware, @chat_middleware or @function_middleware, or annotate its first "
             "parameter as AgentContext, ChatContext or FunctionInvocationContext"
         )

@@ -146,7 +146,7 @@ class _Response(_Wire):
     _format = cast("_ValueFormat | None", None)
     _parsed = cast("tuple[str, Any] | None", None)
 
-    def __post_init__(self, response_format: Any = None) -> None:
+    def __post_init__(self, response_format: Any) -> None:
         self.messages = _message_list(self.messages)
         if self.usage_details is not None and type(self.usage_details) is not UsageDetails:
             self.usage_details = UsageDetails(**self.usage_details)  # UP-6: a dict of counts

@@ -107,7 +107,8 @@ def function_schema(
         if names_context(param.annotation, context_type_names):  # SC-5
             if context is not None:  # SC-5: a ValueError, as upstream's (and the TypeError it was)
                 raise _TwoContexts(
-                    f"function {builder.func_name!r} has a second context parameter {param.name!r} "
+                    f"function {builder.func_name!r} has multiple FunctionInvocationContext parameters: "
+                    f"a second context parameter {param.name!r} "
                     f"(the first is {context!r})"
                 )
             context = param.name

@@ -335,8 +335,8 @@ class SessionContext:
         items = list(middleware) if isinstance(middleware, list | tuple) else [middleware]
         if categorize_middleware(items).agent:
             raise MiddlewareException(
-                f"context provider {source_id!r} added agent middleware: providers may add only chat or "
-                "function middleware (agent middleware belongs to Agent(middleware=...))"
+                f"Context providers may only add chat or function middleware: {source_id!r} added agent "
+                "middleware (agent middleware belongs to Agent(middleware=...))"
             )
         self.middleware.setdefault(source_id, []).extend(items)
 

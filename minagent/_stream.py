@@ -44,7 +44,16 @@ import asyncio
 import collections
 import inspect
 import logging
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Sequence,
+)
 from typing import Any, Generic, TypeVar, cast
 
 from ._exceptions import StreamError
@@ -160,6 +169,28 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         then runs ``finalizer`` over the mapped updates.
         """
         return ResponseStream._mapping(self, transform, finalizer)
+
+    def flat_map(
+        self,
+        transform: Callable[[TUpdate], Iterable[TOuter] | Awaitable[Iterable[TOuter]]],
+        finalizer: Callable[[Sequence[TOuter]], TOuterFinal | Awaitable[TOuterFinal]],
+    ) -> ResponseStream[TOuter, TOuterFinal]:
+        """`map` where each update becomes zero or more updates (ST-17)."""
+
+        async def expanded() -> AsyncIterator[TOuter]:
+            async for update in self:
+                for item in await _call(transform, update):
+                    yield item
+
+        outer: ResponseStream[TOuter, TOuterFinal] = ResponseStream(expanded(), finalizer=finalizer)
+        outer._inner = self  # ST-10: finalising it finalises this one first
+        return outer
+
+    def with_finalizer(
+        self, finalizer: Callable[[Sequence[TUpdate]], TOuterFinal | Awaitable[TOuterFinal]]
+    ) -> ResponseStream[TUpdate, TOuterFinal]:
+        """A stream over this one's updates with another finalizer; this one still finalises first (ST-17)."""
+        return ResponseStream(self, finalizer=finalizer)
 
     @staticmethod
     def _mapping(

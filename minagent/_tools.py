@@ -18,13 +18,12 @@ from . import _limits as _limit_state
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._issues import shorten
-from ._middleware import FunctionInvocationContext
 from ._schema import ValidationIssue, function_schema, names_context
 from ._types import Content
 from ._validate import compile_fast_check, validate
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
+    from ._middleware import FunctionInvocationContext
 
 __all__ = [
     "SKIP_PARSING",
@@ -50,7 +49,7 @@ class UnknownToolError(MinagentError, KeyError):
 
     def __init__(self, name: str) -> None:
         shown = shorten(name, 64)  # LP-29: bounded; the full name stays in .name
-        super().__init__(f'the model requested function "{shown}", which is not among the tools of this run')
+        super().__init__(f'Error: Requested function "{shown}" not found: it is not among the tools of this run')
         self.name = name
 
     def __str__(self) -> str:
@@ -261,8 +260,6 @@ class FunctionTool:
         dump = getattr(arguments, "model_dump", None)
         if callable(dump) and not isinstance(arguments, Mapping):
             arguments = dump(exclude_unset=True)
-        if context is None and self._context_parameter is not None:
-            context = FunctionInvocationContext(self, dict(arguments), tool_call_id)
         value = await self._run(arguments, context)
         parser = self.result_parser
         if skip_parsing or parser is SKIP_PARSING:
@@ -323,7 +320,7 @@ def _find_context_parameter(func: Callable[..., Any], parameters: Mapping[str, A
     names = frozenset({"FunctionInvocationContext"})
     found = [p.name for p in params if names_context(p.annotation, names)]
     if len(found) > 1:
-        raise ToolError(f"tool function {func.__name__!r} has more than one FunctionInvocationContext parameter")
+        raise ToolError(f"tool function {func.__name__!r} has multiple FunctionInvocationContext parameters")
     if not found and any(p.name == "ctx" and p.annotation is p.empty for p in params):
         found = [] if "ctx" in parameters.get("properties", ()) else ["ctx"]
     return found[0] if found else None

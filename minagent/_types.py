@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
 from ._exceptions import ContentError, SerializationError
 from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
-from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
+from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json, add_usage
 
 __all__ = [
     "FORMAT_VERSION",
@@ -47,12 +48,14 @@ class Role(StrEnum):
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Content(_Json):
     """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
 
     Build contents with the ``from_*`` factories; the constructor accepts any combination so
-    that data from a newer version (an unknown ``type``) can still be represented.
+    that data from a newer version (an unknown ``type``) can still be represented. Fields of
+    upstream's other content kinds (``file_id``, ``outputs``, ``annotations``, ...) are kept in
+    ``extra`` and read as attributes (TY-15).
     """
 
     type: str
@@ -77,6 +80,75 @@ class Content(_Json):
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
+
+    def __init__(
+        self,
+        type: str,
+        text: str | None = None,
+        id: str | None = None,
+        call_id: str | None = None,
+        name: str | None = None,
+        arguments: str | dict[str, Any] | None = None,
+        result: Any = None,
+        exception: str | None = None,
+        uri: str | None = None,
+        media_type: str | None = None,
+        message: str | None = None,
+        error_code: str | None = None,
+        details: str | None = None,
+        usage_details: UsageDetails | None = None,
+        approved: bool | None = None,
+        function_call: Content | None = None,
+        protected_data: str | None = None,
+        informational_only: bool = False,
+        user_input_request: bool = False,
+        additional_properties: dict[str, Any] | None = None,
+        extra: dict[str, Any] | None = None,
+        raw_representation: Any = None,
+        **upstream: Any,
+    ) -> None:
+        self.type = type
+        self.text = text
+        self.id = id
+        self.call_id = call_id
+        self.name = name
+        self.arguments = arguments
+        self.result = result
+        self.exception = exception
+        self.uri = uri
+        self.media_type = media_type
+        self.message = message
+        self.error_code = error_code
+        self.details = details
+        self.usage_details = usage_details if usage_details.__class__ is not dict else UsageDetails(**usage_details)
+        self.approved = approved
+        self.function_call = function_call
+        self.protected_data = protected_data
+        self.informational_only = informational_only or type == "mcp_server_tool_call"
+        self.user_input_request = user_input_request
+        self.additional_properties = {} if additional_properties is None else additional_properties
+        self.extra = {} if extra is None else extra
+        self.raw_representation = raw_representation
+        if upstream:  # TY-15: another kind's fields, kept in extra
+            _take_upstream_fields(self, upstream)
+
+    def __getattr__(self, name: str) -> Any:
+        """TY-15: a field of upstream's other content kinds, from ``extra`` (None when absent)."""
+        if name not in UPSTREAM_FIELDS:
+            raise AttributeError(f"'Content' object has no attribute {name!r}")
+        value = self.extra.get(name)
+        if value is None and name == "items" and self.type == "function_result":  # upstream's view of the result
+            result = self.result
+            return [Content("text", text=result if isinstance(result, str) else json.dumps(result, default=str))]
+        return value
+
+    def __str__(self) -> str:
+        """An error as upstream writes it (``Error E1: Oops``), a text as its text, else the repr."""
+        if self.type == "error":
+            return (
+                f"Error {self.error_code}: {self.message or ''}" if self.error_code else self.message or "Unknown error"
+            )
+        return self.text or "" if self.type == "text" else repr(self)
 
     def __repr__(self) -> str:
         shown = [
@@ -153,6 +225,11 @@ class Content(_Json):
 
     @classmethod
     def from_function_result(cls, call_id: str, result: Any = None, exception: str | None = None, **kw: Any) -> Content:
+        """A call's result (TL-5). A list of contents (a tool's parsed result, TL-14) is upstream's
+        form: its texts joined by newlines are the result, the contents themselves its ``items``."""
+        if isinstance(result, list) and result and all(isinstance(c, Content) for c in result):
+            kw["items"] = result
+            result = "\n".join(c.text for c in result if c.type == "text" and c.text)
         return cls("function_result", call_id=call_id, result=result, exception=exception, **kw)
 
     @classmethod
@@ -205,6 +282,60 @@ class Content(_Json):
             raise ContentError(f"arguments must be a JSON object, got {type(parsed).__name__}")
         return parsed
 
+    def has_top_level_media_type(self, top_level: str) -> bool:
+        """Whether the media type is of ``top_level`` (``"image"`` for ``image/png``); no media type is an error."""
+        if self.media_type is None:
+            raise ContentError("no media_type found")
+        return self.media_type.partition("/")[0].strip().lower() == top_level.lower()
+
+    def __add__(self, other: Content) -> Content:
+        """Two chunks of one content merged as `from_updates` merges them (TY-16): texts and
+        reasoning texts concatenate, a call's arguments join, usages sum."""
+        if not isinstance(other, Content):
+            raise TypeError(f"Incompatible type: cannot add Content and {type(other).__name__}")
+        if self.type != other.type:
+            raise TypeError(f"Cannot add Content of type {self.type!r} and {other.type!r}")
+        raw = _combined(self.raw_representation, other.raw_representation)
+        props = {**other.additional_properties, **self.additional_properties}
+        notes = _combined(self.extra.get("annotations"), other.extra.get("annotations"), lists=True)
+        extra = {**other.extra, **self.extra, **({"annotations": notes} if notes else {})}
+        if self.type in ("text", "text_reasoning"):
+            if self.type == "text_reasoning" and self.id and other.id and self.id != other.id:
+                raise ContentError(
+                    f"cannot add text_reasoning contents with different ids: {self.id!r} != {other.id!r}"
+                )
+            texts = [t for t in (self.text, other.text) if t is not None]
+            return replace(
+                self,
+                text="".join(texts) if texts else None,
+                id=self.id or other.id,
+                protected_data=other.protected_data or self.protected_data,
+                additional_properties=props,
+                extra=extra,
+                raw_representation=raw,
+            )
+        if self.type == "usage":
+            usage = add_usage(self.usage_details, other.usage_details)
+            usage = UsageDetails(**{k: v for k, v in (usage or {}).items() if _counted(v)})
+            return replace(self, usage_details=usage, additional_properties=props, raw_representation=raw)
+        if self.type == "function_call":
+            if other.call_id and self.call_id != other.call_id:
+                raise ContentError("Cannot add function calls with different call_ids")
+            merged = _merge_arguments(self.arguments, other.arguments)
+            return replace(
+                self,
+                name=self.name or other.name,
+                arguments=merged,
+                id=self.id or other.id,
+                exception=self.exception or other.exception,
+                informational_only=self.informational_only or other.informational_only,
+                user_input_request=self.user_input_request or other.user_input_request,
+                additional_properties=props,
+                extra=extra,
+                raw_representation=raw,
+            )
+        raise ContentError(f"Addition not supported for content type: {self.type}")
+
     # -- JSON ---------------------------------------------------------------------------------
 
     _STR_FIELDS: ClassVar[tuple[str, ...]] = (
@@ -221,7 +352,17 @@ class Content(_Json):
         "protected_data",
     )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, exclude: Iterable[str] = (), exclude_none: bool = True) -> dict[str, Any]:
+        """The JSON form (TY-8); ``exclude`` drops keys, ``exclude_none=False`` writes every
+        string field, None included (upstream's spelling, TY-15)."""
+        out = self._to_dict()
+        if not exclude_none:
+            out.update((n, getattr(self, n)) for n in self._STR_FIELDS if n not in out)
+        for key in exclude:
+            out.pop(key, None)
+        return out
+
+    def _to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
         out.update(_compact((n, getattr(self, n)) for n in self._STR_FIELDS))
         if self.arguments is not None:
@@ -239,7 +380,7 @@ class Content(_Json):
         if self.additional_properties:
             out["additional_properties"] = dict(self.additional_properties)
         for key, value in self.extra.items():
-            out.setdefault(key, value)
+            out.setdefault(key, _plain(value))
         return out
 
     @classmethod
@@ -259,8 +400,18 @@ class Content(_Json):
         kw["informational_only"] = bool(_get(data, "informational_only", bool, path))
         kw["user_input_request"] = bool(_get(data, "user_input_request", bool, path))
         kw["additional_properties"] = dict(_get(data, "additional_properties", dict, path) or {})
-        known = {f.name for f in fields(cls)} - {"extra", "raw_representation"}
-        return cls(kind, **kw, extra=_extra(data, known))
+        kw["raw_representation"] = data.get("raw_representation")  # upstream keeps it; to_dict never writes it
+        if kind == "data" and isinstance(data.get("data"), bytes | bytearray) and kw["uri"] is None:
+            kw["uri"] = Content.from_data(data["data"], kw["media_type"] or "application/octet-stream").uri
+        known = {f.name for f in fields(cls)} | {"data"} if kind == "data" else {f.name for f in fields(cls)}
+        extra = _extra(data, known - {"extra"})
+        for key in CONTENT_LISTS.intersection(extra):  # TY-15: contents nested in another kind
+            if isinstance(extra[key], list):
+                extra[key] = [
+                    cls.from_dict(c, path=f"{path}.{key}[{i}]") if isinstance(c, Mapping) else c
+                    for i, c in enumerate(extra[key])
+                ]
+        return cls(kind, **kw, extra=extra)
 
 
 def _shown(value: object) -> bool:
@@ -270,6 +421,87 @@ def _shown(value: object) -> bool:
 def _require_call(function_call: object) -> None:
     if not isinstance(function_call, Content) or function_call.type != "function_call":
         raise ContentError(f"expected a function_call Content, got {function_call!r}")
+
+
+# TY-15: the fields of upstream's other content kinds, kept in `Content.extra`; contents nested in them
+_UPSTREAM_NAMES = (
+    "annotations items file_id vector_store_id inputs outputs image_id commands timeout_ms max_output_length status "
+    "stdout stderr exit_code timed_out tool_name server_name output consent_link error_details"
+)
+UPSTREAM_FIELDS = frozenset(_UPSTREAM_NAMES.split())
+CONTENT_LISTS = frozenset({"items", "inputs", "outputs"})
+# upstream's other kinds: factory name -> (kind, its positional parameters, defaults)
+UPSTREAM_KINDS: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
+    "from_hosted_file": ("hosted_file", ("file_id", "media_type", "name"), {}),
+    "from_hosted_vector_store": ("hosted_vector_store", ("vector_store_id",), {}),
+    "from_code_interpreter_tool_call": ("code_interpreter_tool_call", ("call_id", "inputs"), {}),
+    "from_code_interpreter_tool_result": ("code_interpreter_tool_result", ("call_id", "outputs"), {}),
+    "from_image_generation_tool_call": ("image_generation_tool_call", ("image_id",), {}),
+    "from_image_generation_tool_result": ("image_generation_tool_result", ("image_id", "outputs"), {}),
+    "from_shell_tool_call": (
+        "shell_tool_call",
+        ("call_id", "commands", "timeout_ms", "max_output_length", "status"),
+        {},
+    ),
+    "from_shell_tool_result": ("shell_tool_result", ("call_id", "outputs", "max_output_length", "status"), {}),
+    "from_shell_command_output": ("shell_command_output", ("stdout", "stderr", "exit_code", "timed_out"), {}),
+    "from_mcp_server_tool_call": ("mcp_server_tool_call", ("call_id", "tool_name", "server_name", "arguments"), {}),
+    "from_mcp_server_tool_result": ("mcp_server_tool_result", ("call_id", "output"), {}),
+    "from_search_tool_call": ("search_tool_call", ("call_id", "tool_name", "arguments", "status"), {}),
+    "from_search_tool_result": ("search_tool_result", ("call_id", "tool_name", "result", "items", "status"), {}),
+    "from_oauth_consent_request": ("oauth_consent_request", ("consent_link",), {"user_input_request": True}),
+}
+
+
+def _take_upstream_fields(content: Content, fields_: dict[str, Any]) -> None:
+    if "error_details" in fields_:
+        content.details = content.details or fields_.pop("error_details")
+    unknown = sorted(set(fields_) - UPSTREAM_FIELDS)
+    if unknown:
+        raise TypeError(f"Content() got an unexpected keyword argument {unknown[0]!r}")
+    content.extra.update((k, list(v) if k in CONTENT_LISTS else v) for k, v in fields_.items() if v is not None)
+
+
+def _upstream_factory(kind: str, names: tuple[str, ...], defaults: dict[str, Any]) -> Any:
+    def make(cls: type[Content], *args: Any, **kw: Any) -> Content:
+        kw.update(zip(names, args, strict=False))
+        return cls(kind, **{**defaults, **kw})
+
+    make.__name__ = f"from_{kind}"
+    make.__doc__ = f"Upstream's ``{kind}`` content (TY-15); its fields are read as attributes."
+    return classmethod(make)
+
+
+for _factory_name, (_kind, _names, _defaults) in UPSTREAM_KINDS.items():
+    setattr(Content, _factory_name, _upstream_factory(_kind, _names, _defaults))
+
+
+def _plain(value: Any) -> Any:
+    """A value of ``extra`` in its JSON form: contents as their dicts."""
+    if isinstance(value, Content):
+        return value.to_dict()
+    return [_plain(v) for v in value] if isinstance(value, list) else value
+
+
+def _combined(a: Any, b: Any, *, lists: bool = False) -> Any:
+    """Upstream's merge of two raw representations (or annotation lists): one, or both in a list."""
+    if a is None or b is None:
+        return b if a is None else a
+    return [*(a if isinstance(a, list) else [a]), *(b if isinstance(b, list) else [b])]
+
+
+def _counted(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _merge_arguments(a: Any, b: Any) -> Any:
+    if not a or not b:
+        return a or b
+    if isinstance(a, str) and isinstance(b, str):
+        return a + b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {**a, **b}
+    raise TypeError(f"Incompatible argument types: {type(a).__name__} and {type(b).__name__}")
 
 
 def as_content(item: Content | str | Mapping[str, Any], *, path: str = "content") -> Content:

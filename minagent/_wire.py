@@ -7,6 +7,8 @@ reject, so a bad document says where it is bad.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -20,6 +22,18 @@ class _Json:
     """``to_json`` / ``from_json`` over ``to_dict`` / ``from_dict`` for every wire type (TY-13)."""
 
     __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """TY-17: a deep copy that keeps ``raw_representation`` (the provider's object) by reference."""
+        new = copy.copy(self)
+        memo[id(self)] = new
+        if isinstance(new, dict) and isinstance(self, dict):
+            new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
+        names: list[str] = [f.name for f in dataclasses.fields(self)] if dataclasses.is_dataclass(self) else []
+        for name in names:
+            if name != "raw_representation":
+                setattr(new, name, copy.deepcopy(getattr(self, name), memo))
+        return new
 
     def to_json(self, **dumps_kwargs: Any) -> str:
         """``json.dumps(self.to_dict(), **dumps_kwargs)``: ``indent=2`` and friends pass through."""
@@ -46,7 +60,8 @@ def _expect_mapping(data: object, path: str) -> Mapping[str, Any]:
 
 
 def _expect_type(data: Mapping[str, Any], expected: str, path: str) -> None:
-    actual = data.get("type")
+    """A ``type`` other than ``expected`` is an error; none at all is upstream's form, accepted (TY-8)."""
+    actual = data.get("type", expected)
     if actual != expected:
         raise SerializationError(f"{path}.type", f"expected {expected!r}, got {actual!r}")
 
@@ -158,7 +173,7 @@ class UsageDetails(dict[str, Any], _Json):
     def __radd__(self, other: Mapping[str, Any] | None) -> UsageDetails:
         return self + None if other is None else UsageDetails(**other) + self
 
-    def __iadd__(self, other: Mapping[str, Any] | None) -> UsageDetails:  # type: ignore[override,misc]
+    def __iadd__(self, other: Mapping[str, Any] | None) -> UsageDetails:
         return self + other
 
     def __bool__(self) -> bool:

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+import minagent
 from minagent._schema import FunctionSchema, ValidationIssue, describe_issues, function_schema
 from minagent._validate import validate
 from tests import _schema_fixtures as fx
@@ -264,7 +265,7 @@ def test_context_parameter_is_excluded() -> None:
     def by_string(ctx: "FunctionInvocationContext", city: str) -> None:  # noqa: UP037
         ...
 
-    def unimportable(city: str, ctx: minagent.FunctionInvocationContext) -> None:  # type: ignore[name-defined]  # noqa: F821
+    def unimportable(city: str, ctx: minagent.FunctionInvocationContext) -> None:  # type: ignore[name-defined]
         ...
 
     for func in (by_class, by_string, unimportable, fx.get_weather):
@@ -299,9 +300,9 @@ def test_context_type_names_are_configurable_and_unique() -> None:
 
     def optional(q: str, a: FunctionInvocationContext | None = None) -> None: ...
 
-    def optional_text(q: str, a: "Optional[FunctionInvocationContext]" = None) -> None: ...  # noqa: UP045
+    def optional_text(q: str, a: typing.Optional[FunctionInvocationContext] = None) -> None: ...  # noqa: UP045
 
-    def union_text(q: str, a: "minagent.FunctionInvocationContext | None" = None) -> None: ...
+    def union_text(q: str, a: minagent.FunctionInvocationContext | None = None) -> None: ...
 
     for func in (optional, optional_text, union_text):
         schema = function_schema(func)

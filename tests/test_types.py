@@ -573,7 +573,7 @@ def _good_message(**override: Any) -> dict[str, Any]:
             {"type": "message"},
             "chat_response.type: expected 'chat_response', got 'message'",
         ),
-        (ChatResponse, {"messages": []}, "chat_response.type: expected 'chat_response', got None"),
+        (ChatResponse, {"type": None, "messages": []}, "chat_response.type: expected 'chat_response', got None"),
         (
             ChatResponse,
             {"type": "chat_response", "version": "1"},

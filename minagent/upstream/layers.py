@@ -84,14 +84,11 @@ class _Layer(BaseChatClient):
     """What the three layers share: they are minagent clients (UP-1)."""
 
     def __init__(self, *, middleware: Any = None, **kwargs: Any) -> None:
-        found = categorize_middleware(middleware)
-        self.__dict__["chat_middleware"] = list(found.chat)
-        self.__dict__["function_middleware"] = list(found.function)
         config = kwargs.pop("function_invocation_configuration", None)
         BaseChatClient.__init__(self, middleware=middleware, function_invocation_configuration=config)
-        nxt = super(BaseChatClient, self).__init__  # UP-2: a class after the client in the MRO
-        if nxt is not object.__init__:
-            nxt(**kwargs)
+        mro = type(self).__mro__
+        if any("__init__" in vars(c) for c in mro[mro.index(BaseChatClient) + 1 : -1]):
+            super(BaseChatClient, self).__init__(**kwargs)  # UP-2: a class after the client in the MRO
         elif kwargs:
             raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
 
@@ -99,32 +96,31 @@ class _Layer(BaseChatClient):
         super().__init_subclass__(**kwargs)
         adapt_single_hook(cls)
 
-    @property  # type: ignore[override]
+    @property
     def middleware(self) -> list[Any]:
         """UP-3: the client's chat middleware, then its function middleware."""
         return [*self.__dict__.get("chat_middleware", ()), *self.__dict__.get("function_middleware", ())]
 
     @middleware.setter
     def middleware(self, value: Any) -> None:
-        found = categorize_middleware(value)
-        self.__dict__["chat_middleware"] = list(found.chat)
-        self.__dict__["function_middleware"] = list(found.function)
+        items = value if isinstance(value, list | tuple) else [] if value is None else [value]
+        layers = [categorize_middleware(item) for item in items]
+        self.__dict__["chat_middleware"] = [item for item, found in zip(items, layers, strict=True) if found.chat]
+        self.__dict__["function_middleware"] = [i for i, found in zip(items, layers, strict=True) if found.function]
 
     # -- UP-2: a class with its own get_response behind the layer -------------------------------
 
     def _next_get_response(self) -> Any:
         return getattr(super(BaseChatClient, self), "get_response", None)
 
-    async def _inner_get_response(  # type: ignore[override]
-        self, *, messages: list[Any], options: dict[str, Any], **kwargs: Any
-    ) -> ChatResponse:
+    async def _inner_get_response(self, *, messages: list[Any], options: dict[str, Any], **kwargs: Any) -> ChatResponse:
         nxt = self._next_get_response()
         if nxt is None:
             return await BaseChatClient._inner_get_response(self, messages=messages, options=options, **kwargs)
         result = nxt(messages, stream=False, options=options, **kwargs)
         return await result if inspect.isawaitable(result) else result  # type: ignore[no-any-return]
 
-    async def _inner_get_streaming_response(  # type: ignore[override]
+    async def _inner_get_streaming_response(
         self, *, messages: list[Any], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
         nxt = self._next_get_response()
