@@ -180,8 +180,10 @@ class BaseAgent:
         arg_description: str | None = None,
         stream_callback: Callable[[AgentResponseUpdate], Any] | None = None,
         approval_mode: Any = "never_require",
+        propagate_session: bool = False,
     ) -> FunctionTool:
-        """This agent as a tool with one required string parameter (AG-8)."""
+        """This agent as a tool with one required string parameter (AG-8); with ``propagate_session``
+        its run shares the calling run's session state, under a session of its own (AG-14)."""
         tool_name = name or sanitize_tool_name(self.name)
         parameters = {
             "type": "object",
@@ -198,7 +200,11 @@ class BaseAgent:
 
         async def run_agent(ctx: FunctionInvocationContext, **arguments: Any) -> str:
             outer = dict(ctx.kwargs) if ctx is not None else {}
-            kwargs = {"function_invocation_kwargs": outer} if outer else {}  # AG-8: forwarded to the inner run
+            kwargs: dict[str, Any] = {"function_invocation_kwargs": outer} if outer else {}  # AG-8
+            if propagate_session and ctx is not None and ctx.session is not None:
+                kwargs["session"] = child = AgentSession(session_id=ctx.session.session_id)  # AG-14
+                child.state = ctx.session.state
+                child._claim_key = f"{child.session_id}#{tool_name}#{os.urandom(4).hex()}"
             final = await _consume(agent.run(arguments[arg_name], stream=True, **kwargs), stream_callback)
             if final.user_input_requests:
                 raise UserInputRequiredError(final.user_input_requests)
@@ -214,8 +220,8 @@ class BaseAgent:
 
 
 def sanitize_tool_name(name: str | None) -> str:
-    """Runs of characters outside [A-Za-z0-9_] become one "_", trimmed; a leading digit gets "_"."""
-    cleaned = re.sub(r"[^A-Za-z0-9_]+", "_", name or "").strip("_")
+    """Runs of characters other than letters and digits become one "_", trimmed; a leading digit gets "_"."""
+    cleaned = re.sub(r"[^A-Za-z0-9]+", "_", name or "").strip("_")
     if cleaned and cleaned[0].isdigit():
         cleaned = f"_{cleaned}"
     return cleaned[:128] or "agent"
@@ -497,6 +503,8 @@ class RawAgent(BaseAgent):
             call_kwargs["middleware"] = found._replace(agent=()) if found.agent else found
         if inbox is not None:
             call_kwargs["inbox"] = inbox
+        if thread is not None:
+            call_kwargs["session"] = thread  # LP-25: FunctionInvocationContext.session
         function_kwargs = {**request.kwargs, **request.function_kwargs}
         if function_kwargs:
             call_kwargs["function_invocation_kwargs"] = function_kwargs

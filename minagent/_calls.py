@@ -70,6 +70,7 @@ class CallRunner:
         "invoke",
         "live",
         "observer",
+        "session",
         "surfaced",
         "tools",
     )
@@ -81,9 +82,11 @@ class CallRunner:
         function_middleware: Sequence[MiddlewareFn],
         function_kwargs: dict[str, Any],
         live: list[Any] | None = None,
+        session: Any = None,
     ) -> None:
         self.tools = tools
         self.live = live  # LP-30: the run's tool list, which a tool may change through its context
+        self.session = session  # the agent run's session, FunctionInvocationContext.session (LP-25)
         self.config = config
         self.function_middleware = function_middleware
         self.function_kwargs = function_kwargs
@@ -154,6 +157,7 @@ class CallRunner:
             messages=view,
             kwargs=dict(self.function_kwargs),
             tools=self.live,
+            session=self.session,
         )
         raised: list[BaseException] = []
 
@@ -178,6 +182,9 @@ class CallRunner:
         except _Pending:
             return None, False
         except UserInputRequiredError as exc:
+            if not exc.contents:  # LP-11: nothing to ask the user: the call is answered, the loop goes on
+                text = "Error: the tool needed user input but asked for none."
+                return _error(call_id, text, "user input required"), context.terminated
             self.surfaced.extend(exc.contents)
             return None, False
         except Exception as exc:

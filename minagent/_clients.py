@@ -14,6 +14,7 @@ chat middleware around every model call and function middleware around every too
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Literal, Protocol, overload, runtime_checkable
 
@@ -62,6 +63,16 @@ class BaseChatClient:
     """Base class of chat clients: the tool loop and the chat/function middleware layers."""
 
     __class_getitem__ = classmethod(lambda cls, _options: cls)  # UP-1: upstream's `BaseChatClient[OptionsT]`
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """UP-2: a provider written for upstream implements one hook, ``_inner_get_response(*, messages,
+        stream, options)``; the seam to ``minagent.upstream`` gives it minagent's two."""
+        super().__init_subclass__(**kwargs)
+        hook = cls.__dict__.get("_inner_get_response")
+        if hook is not None and "stream" in inspect.signature(hook).parameters:
+            from .upstream import adapt_single_hook
+
+            adapt_single_hook(cls)
 
     def __init__(
         self,
@@ -118,6 +129,7 @@ class BaseChatClient:
         inbox: Inbox | None = None,
         function_invocation_kwargs: Mapping[str, Any] | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
+        session: Any = None,
         **kwargs: Any,
     ) -> Awaitable[ChatResponse]: ...
 
@@ -132,6 +144,7 @@ class BaseChatClient:
         inbox: Inbox | None = None,
         function_invocation_kwargs: Mapping[str, Any] | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
+        session: Any = None,
         **kwargs: Any,
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
@@ -145,6 +158,7 @@ class BaseChatClient:
         inbox: Inbox | None = None,
         function_invocation_kwargs: Mapping[str, Any] | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
+        session: Any = None,
         **kwargs: Any,
     ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
         """Get a response, running tools as the model asks (LP-1).
@@ -166,6 +180,9 @@ class BaseChatClient:
         if run_options.get("response_format") is not None:  # SO-7: normalised once, the wire form sent
             fmt = response_format(run_options["response_format"])
             run_options["response_format"] = fmt.wire
+        if client_kwargs and "middleware" in client_kwargs:  # MW-14: run-level middleware in upstream's place
+            middleware = categorize_middleware(middleware, client_kwargs["middleware"])
+            client_kwargs = {k: v for k, v in client_kwargs.items() if k != "middleware"}
         found = categorize_middleware(categorized(self, self.middleware), middleware)  # MW-3: taken as it is
         if found.agent:
             _reject_agent_layer(found)
@@ -181,6 +198,7 @@ class BaseChatClient:
             function_kwargs={**kwargs, **(function_invocation_kwargs or {}), **(extra or {})},
             client_kwargs={**kwargs, **(client_kwargs or {})},
             response_format=fmt,
+            session=session,
         )
         if stream:  # ST-14: keeps no updates
             return ResponseStream.of_run(loop.drive(), loop.final_response)

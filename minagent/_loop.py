@@ -37,7 +37,7 @@ from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration
 from ._toolset import ToolSet, tool_map
-from ._transcript import Transcript
+from ._transcript import Transcript, hosted
 from ._types import Content, Message, _message
 from ._wire import UsageDetails, add_usage
 
@@ -120,6 +120,7 @@ class ToolLoop:
         function_kwargs: dict[str, Any],
         client_kwargs: dict[str, Any],
         response_format: Any = None,
+        session: Any = None,
     ) -> None:
         self.client = client
         self.response_format = response_format  # SO-9: decided once, by the client; read in final_response
@@ -147,7 +148,7 @@ class ToolLoop:
             options["tools"] = toolset
         found = tool_map(toolset, config.additional_tools) if toolset or config.additional_tools else {}
         self.live_tools = list(toolset)  # LP-30: what a tool's add_tools / remove_tools change
-        self.runner = CallRunner(found, config, function_middleware, function_kwargs, self.live_tools)
+        self.runner = CallRunner(found, config, function_middleware, function_kwargs, self.live_tools, session)
         self.approval_names = toolset.approval_names  # LP-13: the tools whose calls wait for approval
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         self.observer = observer = _observe.OBSERVER  # OB-2: the wrap points, read once per request
@@ -213,6 +214,7 @@ class ToolLoop:
         """The run's response: every new message, the summed usage, and of each response-level
         field the last model response's value that is not None (LP-2)."""
         response = ChatResponse(self.transcript.new, usage_details=self.usage)
+        stopped = self.errors_in_a_row and self.errors_in_a_row >= self.config.max_consecutive_errors_per_request
         if self.response_format is not None:
             response._format = self.response_format  # SO-9: `value` reads the run's format
         for r in self.responses:
@@ -226,9 +228,11 @@ class ToolLoop:
                 response.created_at = r.created_at
             if r.finish_reason is not None:
                 response.finish_reason = r.finish_reason
-            response.continuation_token = r.continuation_token  # UP-5: of the last model response
             if r.additional_properties:
                 response.additional_properties.update(r.additional_properties)
+            response.continuation_token = r.continuation_token  # UP-5: of the last model response
+        if stopped:  # LP-8: a loop the error limit stopped gives no conversation to continue
+            response.conversation_id = None
         return response
 
     # -- step: call the model ----------------------------------------------------------------
@@ -450,14 +454,20 @@ def _as_update(message: Message) -> ChatResponseUpdate:
 
 
 def _is_call(c: Content) -> bool:
-    return c.type == "function_call" and not c.informational_only
+    """LP-9: what a call that must not run leaves behind: the call, or a request to approve it."""
+    if c.type == "function_call":
+        return not c.informational_only
+    return c.type == "function_approval_request" and not hosted(c)
 
 
 def _without_calls(update: ChatResponseUpdate) -> ChatResponseUpdate | None:
+    """LP-9: the update without calls; an update left with nothing, no metadata either, is dropped."""
     if not any(_is_call(c) for c in update.contents):
         return update
     kept = [c for c in update.contents if not _is_call(c)]
-    return replace(update, contents=kept) if kept else None
+    if kept or update.additional_properties or any(v is not None for v in type(update)._scalar_values(update)):
+        return replace(update, contents=kept)
+    return None
 
 
 def _drop_calls(response: ChatResponse) -> ChatResponse:
@@ -473,5 +483,7 @@ def _drop_calls(response: ChatResponse) -> ChatResponse:
 
 
 def _visible(response: ChatResponse) -> bool:
-    hidden = ("function_call", "text_reasoning", "usage")
+    """LP-8: an answer the caller can read or act on: a text, a hosted approval request, ... (not a
+    call, a result, reasoning or usage)."""
+    hidden = ("function_call", "function_result", "text_reasoning", "usage")
     return any(c.type not in hidden and (c.type != "text" or c.text) for m in response.messages for c in m.contents)

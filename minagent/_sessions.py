@@ -210,6 +210,8 @@ def _new_id() -> str:
 class AgentSession:
     """A conversation: its id, the service's id for it, and the providers' shared state (SE-1)."""
 
+    _claim_key: str | None = None  # SE-12: what a run claims, when not the session id (AG-14)
+
     def __init__(
         self,
         *,
@@ -267,7 +269,7 @@ def try_claim(session: AgentSession | None) -> str | None:
     """Claim ``session`` for a run (SE-12): its key, to pass to `release`; `SessionBusyError` when taken."""
     if session is None:
         return None
-    key = session.session_id
+    key = getattr(session, "_claim_key", None) or session.session_id  # AG-14: an as_tool run's own claim
     if key in _RUNNING:
         raise SessionBusyError(key)
     _RUNNING.add(key)

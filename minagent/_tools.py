@@ -12,7 +12,7 @@ import math
 import re
 import types
 from collections.abc import Callable, Mapping, Sequence, Set
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeAlias, overload, runtime_checkable
+from typing import Any, Final, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
 from . import _limits as _limit_state
 from ._convert import ArgumentConverter
@@ -21,9 +21,6 @@ from ._issues import shorten
 from ._schema import ValidationIssue, function_schema, names_context
 from ._types import Content
 from ._validate import compile_fast_check, validate
-
-if TYPE_CHECKING:
-    from ._middleware import FunctionInvocationContext
 
 __all__ = [
     "SKIP_PARSING",
@@ -238,7 +235,7 @@ class FunctionTool:
         self,
         arguments: Mapping[str, Any] | Any = None,
         *,
-        context: FunctionInvocationContext | None = None,
+        context: Any = None,  # a FunctionInvocationContext (below `_middleware`: not imported)
         skip_parsing: bool = False,
         tool_call_id: str | None = None,
         **values: Any,
@@ -267,7 +264,7 @@ class FunctionTool:
         parsed = parser(value) if callable(parser) else self.parse_result(value)
         return [Content.from_text(parsed)] if isinstance(parsed, str) else parsed
 
-    async def _run(self, arguments: Mapping[str, Any], context: FunctionInvocationContext | None) -> Any:
+    async def _run(self, arguments: Mapping[str, Any], context: Any) -> Any:
         """The function's own value (TL-4): async functions are awaited, sync ones run in a worker
         thread so they never block the event loop."""
         func = self.func

@@ -33,10 +33,15 @@ from ._history import repair_history
 from ._responses import ChatResponse
 from ._types import Content, Message
 
-__all__ = ["PAIRED_KINDS", "Transcript", "Waiting", "sendable_text"]
+__all__ = ["PAIRED_KINDS", "Transcript", "Waiting", "hosted", "sendable_text"]
 
 APPROVAL_KINDS = ("function_approval_request", "function_approval_response")
 PAIRED_KINDS = frozenset({"function_call", "function_result", *APPROVAL_KINDS})
+
+
+def hosted(c: Content) -> bool:
+    """LP-31: an approval of a tool the service runs (its call names a ``server_label``): passed through."""
+    return c.function_call is not None and bool(c.function_call.additional_properties.get("server_label"))
 
 
 class Waiting(NamedTuple):
@@ -68,7 +73,7 @@ class Transcript:
                     paired = True
                 elif kind in PAIRED_KINDS:
                     paired = True
-                    self.resuming = self.resuming or kind in APPROVAL_KINDS
+                    self.resuming = self.resuming or (kind in APPROVAL_KINDS and not hosted(c))
         self.valid = not paired  # LP-28: a history without calls and results is valid (HI-1)
 
     # -- appending -------------------------------------------------------------------------------
@@ -137,21 +142,24 @@ class Transcript:
             c.id: bool(c.approved)
             for m in self.messages
             for c in m.contents
-            if c.type == "function_approval_response" and c.id is not None
+            if c.type == "function_approval_response" and c.id is not None and not hosted(c)
         }
         answered = {c.call_id for m in self.messages for c in m.contents if c.type == "function_result"}
         present = {c.call_id for m in self.messages for c in m.contents if c.type == "function_call"}
         cleaned: list[Message] = []
         waiting: list[Waiting] = []
         for m in self.messages:
-            if not any(c.type in APPROVAL_KINDS for c in m.contents):
+            if not any(c.type in APPROVAL_KINDS and not hosted(c) for c in m.contents):
                 cleaned.append(m)
                 continue
-            kept = [c for c in m.contents if c.type not in APPROVAL_KINDS]
+            kept = [c for c in m.contents if c.type not in APPROVAL_KINDS or hosted(c)]
             requests = [
                 c
                 for c in m.contents
-                if c.type == "function_approval_request" and c.function_call and c.function_call.call_id not in answered
+                if c.type == "function_approval_request"
+                and c.function_call
+                and c.function_call.call_id not in answered
+                and not hosted(c)
             ]
             for request in requests:  # only the request came back (no thread): its call takes its place
                 call = request.function_call

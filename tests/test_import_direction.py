@@ -24,6 +24,7 @@ SEAMS: dict[tuple[str, str], str] = {
     ("__main__", "main"): "cli",
     ("_responses", "response_format"): "structured",
     ("_agents", "BaseAgent.as_mcp_server"): "mcp",
+    ("_clients", "BaseChatClient.__init_subclass__"): "upstream",
 }
 
 # Folder -> folders it may import (PK-10); a folder always may import itself.

@@ -92,10 +92,6 @@ class _Layer(BaseChatClient):
         elif kwargs:
             raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(kwargs))!r}")
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        adapt_single_hook(cls)
-
     @property
     def middleware(self) -> list[Any]:
         """UP-3: the client's chat middleware, then its function middleware."""
