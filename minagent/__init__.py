@@ -79,7 +79,7 @@ if TYPE_CHECKING:
         StreamInterruptedError,
         get_client,
     )
-    from .stores import SQLiteHistoryProvider, SQLiteSessionStore
+    from .stores import FileHistoryProvider, FileSessionStore, SQLiteHistoryProvider, SQLiteSessionStore
     from .structured import (
         ResponseFormat,
         StructuredOutputDecodeError,
@@ -98,7 +98,7 @@ _FOLDERS = {
     "ProviderError ProviderTimeoutError RateLimitError ServerError StreamInterruptedError get_client",
     "mcp": "MCPConnectionError MCPError MCPProtocolError MCPRequestError MCPServer MCPStdioTool MCPTimeoutError "
     "MCPTool MCPToolError",
-    "stores": "SQLiteHistoryProvider SQLiteSessionStore",
+    "stores": "FileHistoryProvider FileSessionStore SQLiteHistoryProvider SQLiteSessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
     "upstream": "AdditionItemMismatch AgentException AgentFrameworkException AgentInvalidRequestException "
@@ -157,6 +157,8 @@ __all__ = [
     "ContentError",
     "Context",
     "ContextProvider",
+    "FileHistoryProvider",
+    "FileSessionStore",
     "FunctionInvocationConfiguration",
     "FunctionInvocationContext",
     "FunctionMiddleware",

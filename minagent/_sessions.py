@@ -95,10 +95,12 @@ def register_state_type(
 
     They are written as their encoder's dict plus ``"type": type_id`` and restored by the decoder.
     Without callbacks, a class with ``to_dict``/``from_dict`` or a pydantic-style model
-    (``model_dump``/``model_validate``) gets default ones; ``type_id`` defaults to the lowercased
-    class name. Registering again the same way is a no-op; a conflict is a `ValueError`.
+    (``model_dump``/``model_validate``) gets default ones; ``type_id`` defaults to the class's
+    ``_get_type_identifier()``, else its ``TYPE``, else the lowercased class name. Registering again
+    the same way is a no-op; a conflict is a `ValueError`.
     """
-    resolved = type_id if type_id is not None else cls.__name__.lower()
+    named = getattr(cls, "_get_type_identifier", None)  # upstream's spellings of a type id, then the class name
+    resolved = type_id or (named() if callable(named) else None) or getattr(cls, "TYPE", None) or cls.__name__.lower()
     if not isinstance(resolved, str) or not resolved or resolved == "message":
         raise ValueError(f"state type id must be a non-empty string other than 'message', got {resolved!r}")
     if (encoder is None) != (decoder is None):
@@ -140,7 +142,7 @@ def _encode(value: Any, path: str) -> Any:
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise SerializationError(path, f"{value!r} is not a JSON number")
+            raise SerializationError(path, f"{value!r} is not a finite float: JSON has no NaN or Infinity")
         return value
     if isinstance(value, Message):
         return copy.deepcopy(value.to_dict())
@@ -178,7 +180,7 @@ def decode_state(value: Any, path: str = "state") -> Any:
 
 def _decode(value: Any, path: str) -> Any:
     if isinstance(value, Mapping):
-        if value.get("type") == "message" and "version" in value:
+        if value.get("type") == "message":
             return Message.from_dict(value, path=path)
         kind = value.get("type")
         registered = _TYPES_BY_ID.get(kind) if isinstance(kind, str) else None

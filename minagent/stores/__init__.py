@@ -1,6 +1,7 @@
-"""Durable stores in the standard library: history and sessions in SQLite (spec/sessions.md).
+"""Durable stores in the standard library: history and sessions in SQLite or in plain files
+(spec/sessions.md).
 
-Optional: loaded on first use (``minagent.SQLiteHistoryProvider``, ``minagent.SQLiteSessionStore``).
+Optional: loaded on first use (``minagent.SQLiteHistoryProvider``, ``minagent.FileSessionStore``, ...).
 
 Rules
 -----
@@ -9,6 +10,14 @@ Rules
 2. ``__init__`` only re-exports.
 """
 
+from .files import FileHistoryProvider, FileSessionStore
 from .sqlite import SCHEMA_VERSION, SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
 
-__all__ = ["SCHEMA_VERSION", "SQLiteHistoryProvider", "SQLiteSchemaError", "SQLiteSessionStore"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "FileHistoryProvider",
+    "FileSessionStore",
+    "SQLiteHistoryProvider",
+    "SQLiteSchemaError",
+    "SQLiteSessionStore",
+]
