@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         MCPTool,
         MCPToolError,
     )
+    from .middleware.injection import *  # noqa: F403  (upstream's names, _FOLDERS["middleware"])
     from .providers import (
         AuthenticationError,
         BadRequestError,
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
 _FOLDERS = {
     "providers": "AuthenticationError BadRequestError NotFoundError PluginNotFoundError ProviderConnectionError "
     "ProviderError ProviderTimeoutError RateLimitError ServerError StreamInterruptedError get_client",
+    "middleware": "MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY MessageInjectionMiddleware enqueue_messages",
     "mcp": "MCPConnectionError MCPError MCPProtocolError MCPRequestError MCPServer MCPStdioTool MCPTimeoutError "
     "MCPTool MCPToolError",
     "stores": "FileHistoryProvider FileSessionStore SQLiteHistoryProvider SQLiteSessionStore",

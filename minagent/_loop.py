@@ -41,7 +41,7 @@ from ._transcript import Transcript, hosted
 from ._types import Content, Message, _message
 from ._wire import UsageDetails, add_usage
 
-__all__ = ["LIMIT_FALLBACK_TEXT", "NEXT_STEP", "Inbox", "Outcome", "Step", "ToolLoop", "call_model"]
+__all__ = ["LIMIT_FALLBACK_TEXT", "NEXT_STEP", "PENDING_KEY", "Inbox", "Outcome", "Step", "ToolLoop", "call_model"]
 
 
 class Provider(Protocol):
@@ -65,18 +65,29 @@ _NO_TOOLS = ToolSet.of(())
 NOT_EXECUTED_TEXT = "Error: Function call limit reached; this call was not executed."
 
 
+PENDING_KEY = "message_injection.pending_messages"
+"""LP-32: where a session keeps the messages waiting for its next model call (upstream's key)."""
+_SESSION_INBOXES = threading.Lock()
+
+
 class Inbox:
     """A steering inbox: messages put here join the running conversation (design decision 3).
 
     ``put`` is safe from any task or OS thread. The loop drains the inbox before every model
-    call; messages still here when the run ends stay here (LP-16).
+    call; messages still here when the run ends stay here (LP-16). ``Inbox(session)`` keeps its
+    messages in the session's state, ``state[PENDING_KEY]``, so they last as the session does (LP-32).
     """
 
-    __slots__ = ("_lock", "_messages")
+    __slots__ = ("_lock", "_messages", "_session")
 
-    def __init__(self) -> None:
+    def __init__(self, session: Any = None) -> None:
         self._messages: deque[Message] = deque()
-        self._lock = threading.Lock()
+        self._session = session
+        self._lock = threading.Lock() if session is None else _SESSION_INBOXES
+
+    def _queue(self) -> deque[Message] | list[Message]:
+        state = self._session.state if self._session is not None else None
+        return self._messages if state is None else state.setdefault(PENDING_KEY, [])
 
     def put(self, message: Message | str) -> None:
         if isinstance(message, str):
@@ -84,15 +95,20 @@ class Inbox:
         elif not isinstance(message, Message):
             raise ContentError(f"Inbox.put takes a Message or a str, got {type(message).__name__}")
         with self._lock:
-            self._messages.append(message)
+            self._queue().append(message)
 
     def drain(self) -> list[Message]:
         with self._lock:
-            drained = list(self._messages)
-            self._messages.clear()
+            if self._session is not None and not self._session.state.get(PENDING_KEY):
+                return []
+            queue = self._queue()
+            drained = list(queue)
+            queue.clear()
         return drained
 
     def __len__(self) -> int:
+        if self._session is not None:
+            return len(self._session.state.get(PENDING_KEY) or ())
         return len(self._messages)
 
 
@@ -130,7 +146,8 @@ class ToolLoop:
         self.stream = stream
         self.chat_middleware = chat_middleware
         self.config = config
-        self.inbox = inbox
+        self.session = session
+        self.inbox = inbox if inbox is not None or session is None else Inbox(session)  # LP-32
         self.function_kwargs = function_kwargs  # FunctionInvocationContext.kwargs (LP-25)
         self.client_kwargs = client_kwargs  # ChatContext.kwargs and the provider call (LP-25)
         self.responses: list[ChatResponse] = []
@@ -260,6 +277,7 @@ class ToolLoop:
             kwargs=client_kwargs,
             function_invocation_kwargs=function_kwargs,
             copy_messages=True,  # LP-3: middleware edits affect this call only (copied on first access)
+            session=self.session,
         )
         return run_pipeline(self.chat_middleware, context, self._leaf)  # awaited by the driver
 

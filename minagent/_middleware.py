@@ -222,9 +222,11 @@ class ChatContext(_StreamingContext):
         stream_result_hooks: list[Callable[[Any], Any]] | None = None,
         stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
         copy_messages: bool = False,
+        session: Any = None,
     ) -> None:
         self.function_invocation_kwargs = function_invocation_kwargs if function_invocation_kwargs is not None else {}
         self.client = client
+        self.session = session  # the agent run's session (LP-32)
         self._messages = messages
         self._copy_pending = copy_messages  # the tool loop's: copy the messages on first access (LP-3)
         self.options = options if options is not None else {}

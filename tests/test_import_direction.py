@@ -29,7 +29,7 @@ SEAMS: dict[tuple[str, str], str] = {
 
 # Folder -> folders it may import (PK-10); a folder always may import itself.
 FOLDER_EDGES: dict[str, set[str]] = {
-    "middleware": {"hooks"},
+    "middleware": {"hooks", "upstream"},
     "testing": {"conformance", "providers"},
     "conformance": {"providers"},
     "mcp": {"providers"},
