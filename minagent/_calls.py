@@ -95,6 +95,11 @@ class CallRunner:
         self.observer = _observe.OBSERVER  # OB-2: the wrap point of a tool call, read once per request
         self.invoke = self.observer.tool_call(self._invoke, self.tool)
 
+    @property
+    def _detail(self) -> str:
+        """LP-6: upstream's marker of a detailed error; the problems are listed either way (decision 9)."""
+        return "Exception: " if self.config.include_detailed_errors else ""
+
     def tool(self, call: Content) -> Any:
         return self.tools.get(call.name or "")
 
@@ -144,11 +149,12 @@ class CallRunner:
         try:
             arguments = call.parse_arguments() or {}
         except ContentError as exc:
-            return _error(call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"), False
+            text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}: {exc}."
+            return _error(call_id, text, "invalid arguments"), False
         # LP-6: every tool, FunctionTool or tool-like, the same way
         issues = tool.validate_arguments(arguments) if type(tool) is FunctionTool else _validate(tool, arguments)
         if issues:
-            text = f"Error: Invalid arguments for {name}:\n{_issue_text(issues)}"
+            text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}:\n{_issue_text(issues)}"
             return _error(call_id, text, "invalid arguments"), False
         context = FunctionInvocationContext(
             function=tool,

@@ -180,9 +180,10 @@ class BaseChatClient:
         if run_options.get("response_format") is not None:  # SO-7: normalised once, the wire form sent
             fmt = response_format(run_options["response_format"])
             run_options["response_format"] = fmt.wire
-        if client_kwargs and "middleware" in client_kwargs:  # MW-14: run-level middleware in upstream's place
-            middleware = categorize_middleware(middleware, client_kwargs["middleware"])
-            client_kwargs = {k: v for k, v in client_kwargs.items() if k != "middleware"}
+        if client_kwargs and ("middleware" in client_kwargs or "session" in client_kwargs):  # MW-14: upstream's places
+            middleware = categorize_middleware(middleware, client_kwargs.get("middleware"))
+            session = session if session is not None else client_kwargs.get("session")
+            client_kwargs = {k: v for k, v in client_kwargs.items() if k not in ("middleware", "session")}
         found = categorize_middleware(categorized(self, self.middleware), middleware)  # MW-3: taken as it is
         if found.agent:
             _reject_agent_layer(found)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AdditionItemMismatch",
     "ContentError",
     "MiddlewareException",
     "MiddlewareTermination",
@@ -33,6 +34,10 @@ class MinagentError(Exception):
 
 class ContentError(MinagentError, ValueError):
     """A message, content or response was built from invalid values."""
+
+
+class AdditionItemMismatch(ContentError):
+    """Two contents that cannot be merged were added (`Content.__add__`, TY-16; upstream's name)."""
 
 
 class SerializationError(MinagentError, ValueError):

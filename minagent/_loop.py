@@ -147,7 +147,7 @@ class ToolLoop:
         self.chat_middleware = chat_middleware
         self.config = config
         self.session = session
-        self.inbox = inbox if inbox is not None or session is None else Inbox(session)  # LP-32
+        self.inbox = inbox if inbox is not None or not hasattr(session, "state") else Inbox(session)  # LP-32
         self.function_kwargs = function_kwargs  # FunctionInvocationContext.kwargs (LP-25)
         self.client_kwargs = client_kwargs  # ChatContext.kwargs and the provider call (LP-25)
         self.responses: list[ChatResponse] = []

@@ -29,6 +29,7 @@ __all__ = [
     "SET_TYPES",
     "FunctionSchema",
     "SchemaBuilder",
+    "TwoContextsError",
     "ValidationIssue",
     "date_format",
     "describe_issues",
@@ -106,7 +107,7 @@ def function_schema(
             builder.fail("a positional-only parameter cannot receive a tool argument by name")
         if names_context(param.annotation, context_type_names):  # SC-5
             if context is not None:  # SC-5: a ValueError, as upstream's (and the TypeError it was)
-                raise _TwoContexts(
+                raise TwoContextsError(
                     f"function {builder.func_name!r} has multiple FunctionInvocationContext parameters: "
                     f"a second context parameter {param.name!r} "
                     f"(the first is {context!r})"
@@ -127,7 +128,7 @@ def function_schema(
     return FunctionSchema(description, parameters, context)
 
 
-class _TwoContexts(ValueError, TypeError):
+class TwoContextsError(ValueError, TypeError):
     """SC-5: a function with two context parameters."""
 
 

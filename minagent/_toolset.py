@@ -186,8 +186,11 @@ def normalize_tools(tools: Any, known: list[Any] | None = None) -> list[Any]:
     items = tools if type(tools) is list or type(tools) is tuple else _as_items(tools)
     out: list[Any] = []
     for item in items:
-        if type(item) is FunctionTool or isinstance(item, FunctionTool | Mapping) or is_tool(item):
+        if type(item) is FunctionTool or is_tool(item) or (isinstance(item, Mapping) and not hasattr(item, "tools")):
             out.append(item)
+        elif hasattr(item, "tools") or (isinstance(item, Iterable) and not isinstance(item, str | bytes)):
+            out.extend(normalize_tools(getattr(item, "tools", item), known))  # TL-12: a bundle of tools
+            continue
         elif callable(item):
             made = None
             if known:

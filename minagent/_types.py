@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
-from ._exceptions import ContentError, SerializationError
+from ._exceptions import AdditionItemMismatch, ContentError, SerializationError
 from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
 from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json, add_usage
@@ -77,6 +77,7 @@ class Content(_Json):
     protected_data: str | None = None
     informational_only: bool = False
     user_input_request: bool = False
+    annotations: list[Any] | None = None  # citations and the like (upstream's Annotation dicts), TY-15
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
@@ -102,6 +103,7 @@ class Content(_Json):
         protected_data: str | None = None,
         informational_only: bool = False,
         user_input_request: bool = False,
+        annotations: list[Any] | None = None,
         additional_properties: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
         raw_representation: Any = None,
@@ -126,6 +128,7 @@ class Content(_Json):
         self.protected_data = protected_data
         self.informational_only = informational_only or type == "mcp_server_tool_call"
         self.user_input_request = user_input_request
+        self.annotations = annotations
         self.additional_properties = {} if additional_properties is None else additional_properties
         self.extra = {} if extra is None else extra
         self.raw_representation = raw_representation
@@ -193,7 +196,7 @@ class Content(_Json):
 
     @classmethod
     def from_error(
-        cls, message: str, *, error_code: str | None = None, details: str | None = None, **kw: Any
+        cls, message: str | None = None, *, error_code: str | None = None, details: str | None = None, **kw: Any
     ) -> Content:
         return cls("error", message=message, error_code=error_code, details=details, **kw)
 
@@ -297,11 +300,11 @@ class Content(_Json):
             raise TypeError(f"Cannot add Content of type {self.type!r} and {other.type!r}")
         raw = _combined(self.raw_representation, other.raw_representation)
         props = {**other.additional_properties, **self.additional_properties}
-        notes = _combined(self.extra.get("annotations"), other.extra.get("annotations"), lists=True)
-        extra = {**other.extra, **self.extra, **({"annotations": notes} if notes else {})}
+        notes = _combined(self.annotations, other.annotations)
+        extra = {**other.extra, **self.extra}
         if self.type in ("text", "text_reasoning"):
             if self.type == "text_reasoning" and self.id and other.id and self.id != other.id:
-                raise ContentError(
+                raise AdditionItemMismatch(
                     f"cannot add text_reasoning contents with different ids: {self.id!r} != {other.id!r}"
                 )
             texts = [t for t in (self.text, other.text) if t is not None]
@@ -310,6 +313,7 @@ class Content(_Json):
                 text="".join(texts) if texts else None,
                 id=self.id or other.id,
                 protected_data=other.protected_data or self.protected_data,
+                annotations=notes,
                 additional_properties=props,
                 extra=extra,
                 raw_representation=raw,
@@ -375,7 +379,10 @@ class Content(_Json):
             out["approved"] = self.approved
         if self.function_call is not None:
             out["function_call"] = self.function_call.to_dict()
-        out.update(_compact([("informational_only", self.informational_only)]))
+        if self.annotations:
+            out["annotations"] = [dict(a) if isinstance(a, Mapping) else a for a in self.annotations]
+        if self.type != "mcp_server_tool_call":  # such a call is always informational (TY-15)
+            out.update(_compact([("informational_only", self.informational_only)]))
         out.update(_compact([("user_input_request", self.user_input_request)]))
         if self.additional_properties:
             out["additional_properties"] = dict(self.additional_properties)
@@ -400,6 +407,7 @@ class Content(_Json):
         kw["informational_only"] = bool(_get(data, "informational_only", bool, path))
         kw["user_input_request"] = bool(_get(data, "user_input_request", bool, path))
         kw["additional_properties"] = dict(_get(data, "additional_properties", dict, path) or {})
+        kw["annotations"] = _get(data, "annotations", list, path)
         kw["raw_representation"] = data.get("raw_representation")  # upstream keeps it; to_dict never writes it
         if kind == "data" and isinstance(data.get("data"), bytes | bytearray) and kw["uri"] is None:
             kw["uri"] = Content.from_data(data["data"], kw["media_type"] or "application/octet-stream").uri
@@ -419,13 +427,13 @@ def _shown(value: object) -> bool:
 
 
 def _require_call(function_call: object) -> None:
-    if not isinstance(function_call, Content) or function_call.type != "function_call":
+    if not isinstance(function_call, Content) or function_call.type not in ("function_call", "mcp_server_tool_call"):
         raise ContentError(f"expected a function_call Content, got {function_call!r}")
 
 
 # TY-15: the fields of upstream's other content kinds, kept in `Content.extra`; contents nested in them
 _UPSTREAM_NAMES = (
-    "annotations items file_id vector_store_id inputs outputs image_id commands timeout_ms max_output_length status "
+    "items file_id vector_store_id inputs outputs image_id commands timeout_ms max_output_length status "
     "stdout stderr exit_code timed_out tool_name server_name output consent_link error_details"
 )
 UPSTREAM_FIELDS = frozenset(_UPSTREAM_NAMES.split())
@@ -483,7 +491,7 @@ def _plain(value: Any) -> Any:
     return [_plain(v) for v in value] if isinstance(value, list) else value
 
 
-def _combined(a: Any, b: Any, *, lists: bool = False) -> Any:
+def _combined(a: Any, b: Any) -> Any:
     """Upstream's merge of two raw representations (or annotation lists): one, or both in a list."""
     if a is None or b is None:
         return b if a is None else a

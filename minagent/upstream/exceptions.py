@@ -6,7 +6,8 @@ counterpart of derive from `MinagentError` (PK-6), so ``except MinagentError`` c
 
 from __future__ import annotations
 
-from minagent import ContentError, MinagentError, ToolError, UserInputRequiredError
+from minagent import MinagentError, ToolError, UserInputRequiredError
+from minagent._exceptions import AdditionItemMismatch
 
 __all__ = [
     "AdditionItemMismatch",
@@ -50,7 +51,3 @@ class ChatClientInvalidRequestException(ChatClientException, ValueError):
 
 class ChatClientInvalidResponseException(ChatClientException):
     """A chat client got a response it cannot use."""
-
-
-class AdditionItemMismatch(ContentError):
-    """Two contents that cannot be merged were added (`Content.__add__`)."""
