@@ -5,7 +5,7 @@ Rules
 1. Every spelling of upstream's API that minagent accepts, or rejects with what to write instead,
    lives here: `AgentThread` (the thread-era spelling of a session), ``thread=`` beside
    ``session=``, ``run_stream``, and the keywords upstream passes where minagent takes none. (Two
-   attributes of the middleware contexts are spellings too — ``context.terminate`` rejected,
+   attributes of the middleware contexts are spellings too — ``context.terminate``,
    ``AgentContext.session`` for ``thread`` — and stay members of those classes, MW-12, SE-9.)
 2. A spelling is never silently ignored: it works as upstream's does, or it is a `TypeError`
    that says what to write instead.

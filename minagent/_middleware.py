@@ -91,14 +91,9 @@ class _Context:
         shown = ", ".join(f"{name}={_shown(self, name)!r:.80}" for name in self._FIELDS)
         return f"{type(self).__name__}({shown})"
 
-    @property
-    def terminate(self) -> bool:
-        """Not a field: an older upstream spelling, rejected with what to write instead (MW-12)."""
-        raise AttributeError(_TERMINATE_HINT)
-
-    @terminate.setter
-    def terminate(self, value: bool) -> None:
-        raise MiddlewareException(_TERMINATE_HINT)
+    terminate = False
+    """MW-12: upstream's flag, the other way to stop: once set, ``call_next()`` runs nothing further,
+    and a function pipeline then ends the loop as `MiddlewareTermination` does (MW-8)."""
 
 
 _KWARG_FIELDS = frozenset({"kwargs", "function_invocation_kwargs", "client_kwargs"})
@@ -113,12 +108,6 @@ def _shown(context: Any, name: str) -> Any:
         if secret:
             return {k: "[secret]" if k in secret else v for k, v in value.items()}
     return value
-
-
-_TERMINATE_HINT = (
-    "context.terminate is not supported: to stop the pipeline, set context.result if you like and "
-    "raise MiddlewareTermination() (or MiddlewareTermination(result=...)) instead of setting context.terminate = True"
-)
 
 
 class _StreamingContext(_Context):
@@ -572,6 +561,8 @@ async def _call_next(
     middleware, context, handler = run
     if ctx is not None and ctx is not context:
         raise MiddlewareException("call_next() takes no argument or the same context it was given")
+    if context.terminate:  # MW-12: the rest of the chain and the operation are skipped
+        return
     if index == len(middleware):
         context.result = await handler(context)
     else:
@@ -598,6 +589,8 @@ async def run_pipeline(
             context.terminated = True
         if context.result is None:
             context.result = stop.result
+    if context.terminate and isinstance(context, FunctionInvocationContext):
+        context.terminated = True  # MW-12
     if context.result is None:
         context.result = context.empty_result()
     layer = context.LAYER

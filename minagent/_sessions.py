@@ -323,10 +323,23 @@ class SessionContext:
         """The run's `AgentResponse`, set before ``after_run`` (None before)."""
         return self._response
 
-    def extend_messages(self, source: str | object, messages: Sequence[Message]) -> None:
-        """Add messages from ``source`` (a ``source_id`` or a provider), as copies (SE-3)."""
+    def extend_messages(
+        self, source: str | object, messages: Sequence[Message], *, origin_session_ids: Sequence[str] | None = None
+    ) -> None:
+        """Add messages from ``source`` (a ``source_id`` or a provider), as copies; with
+        ``origin_session_ids`` (content from other sessions) each copy says so in
+        ``additional_properties["_attribution"]``, as upstream marks it (SE-3)."""
         source_id = source if isinstance(source, str) else _source_id(source)
-        self.context_messages.setdefault(source_id, []).extend(m.with_contents(m.contents) for m in messages)
+        copies = [m.with_contents(m.contents) for m in messages]
+        for copy_ in copies if origin_session_ids else ():
+            given = copy_.additional_properties.get("_attribution")
+            mark = dict(given) if isinstance(given, Mapping) else {"source_id": source_id}
+            if not isinstance(source, str) and not isinstance(given, Mapping):
+                mark["source_type"] = type(source).__name__
+            origins = [*mark.get("origin_session_ids", ()), *(origin_session_ids or ())]
+            mark["origin_session_ids"] = list(dict.fromkeys(origins))  # each once, in order
+            copy_.additional_properties["_attribution"] = mark
+        self.context_messages.setdefault(source_id, []).extend(copies)
 
     def extend_instructions(self, source_id: str, instructions: str | Sequence[str]) -> None:
         self.instructions.extend([instructions] if isinstance(instructions, str) else instructions)
