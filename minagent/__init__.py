@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from ._agents import Agent, BaseAgent, RawAgent, SupportsAgentRun
 from ._clients import BaseChatClient, SupportsChatGetResponse
-from ._compat import AgentThread, Context, ContextProvider
 from ._convert import ArgumentConversionError
 from ._exceptions import (
     ContentError,
@@ -42,6 +41,7 @@ from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatRe
 from ._schema import ValidationIssue
 from ._sessions import (
     AgentSession,
+    ContextProvider,
     HistoryProvider,
     InMemoryHistoryProvider,
     SessionBusyError,
@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     )
     from .tracing import RunTrace, Span, Tracer, current_span, get_tracer, render_mermaid, set_tracer
     from .upstream import *  # noqa: F403  (the names of _FOLDERS["upstream"])
+    from .upstream.threads import AgentThread, Context
 
 # The optional features (spec/decisions.md, "The house"): each name loads its folder on first use
 # (PEP 562), so `import minagent` loads the core only. Upstream's spellings (UP-9) resolve the same
@@ -103,12 +104,13 @@ _FOLDERS = {
     "stores": "FileHistoryProvider FileSessionStore SQLiteHistoryProvider SQLiteSessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
-    "upstream": "AdditionItemMismatch AgentException AgentFrameworkException AgentInvalidRequestException "
-    "AgentInvalidResponseException Annotation ChatClientException ChatClientInvalidRequestException "
-    "ChatClientInvalidResponseException ChatMiddlewareLayer ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING "
-    "TextSpanRegion ToolException ToolExecutionException ToolMode UserInputRequiredException add_usage_details "
-    "detect_media_type_from_base64 map_chat_to_agent_update normalize_function_invocation_configuration OptionsCoT "
-    "normalize_tools prepend_instructions_to_messages validate_tool_mode",
+    "upstream": "AgentThread Context AdditionItemMismatch AgentException AgentFrameworkException "
+    "AgentInvalidRequestException AgentInvalidResponseException Annotation ChatClientException "
+    "ChatClientInvalidRequestException ChatClientInvalidResponseException ChatMiddlewareLayer "
+    "ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING TextSpanRegion ToolException "
+    "ToolExecutionException ToolMode UserInputRequiredException add_usage_details "
+    "detect_media_type_from_base64 map_chat_to_agent_update normalize_function_invocation_configuration "
+    "OptionsCoT normalize_tools prepend_instructions_to_messages validate_tool_mode",
 }
 _LAZY: dict[str, str] = {name: folder for folder, names in _FOLDERS.items() for name in names.split()}
 

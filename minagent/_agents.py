@@ -35,7 +35,7 @@ from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 
 from . import _observe
 from ._clients import SupportsChatGetResponse, _agent_factory, response_format
-from ._compat import AGENT_SPELLINGS, RUN_SPELLINGS, RUN_STREAM_HINT, AgentThread, reject_spellings, session_of
+from ._compat import AGENT_SPELLINGS, RUN_SPELLINGS, RUN_STREAM_HINT, reject_spellings, session_of
 from ._exceptions import MiddlewareException, UserInputRequiredError
 from ._loop import Inbox
 from ._middleware import (
@@ -49,10 +49,7 @@ from ._middleware import (
 from ._options import merge_options
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate, agent_update_view
 from ._run import NOTHING_PROVIDED, RunRequest, after_run, before_run
-from ._sessions import (
-    AgentSession,
-    ContextProvider,
-)
+from ._sessions import AgentSession, ContextProvider, thread_era
 from ._stream import ResponseStream
 from ._tools import FunctionTool
 from ._toolset import ToolSet, expand_tool_sets, is_tool_set
@@ -101,8 +98,9 @@ class BaseAgent:
     def run(self, messages: Any = None, *, thread: Any = None, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement run")
 
-    def get_new_thread(self, **kwargs: Any) -> AgentThread:
-        return AgentThread(**kwargs)
+    def get_new_thread(self, **kwargs: Any) -> Any:
+        """A new `AgentThread` (the thread era's session, SE-9)."""
+        return thread_era().AgentThread(**kwargs)
 
     def run_stream(self, *args: Any, **kwargs: Any) -> Any:
         """Older upstream spelling (AG-12): an error that says to write ``run(..., stream=True)``."""
@@ -118,9 +116,9 @@ class BaseAgent:
             raise ValueError(f"service_session_id must be a non-empty string, got {service_session_id!r}")
         return AgentSession(session_id=session_id, service_session_id=service_session_id)
 
-    def deserialize_thread(self, state: Any) -> AgentThread:
+    def deserialize_thread(self, state: Any) -> Any:
         """Restore a thread from `AgentThread.serialize()` data (TH-2)."""
-        return AgentThread.deserialize(state)
+        return thread_era().AgentThread.deserialize(state)
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -319,7 +317,7 @@ class RawAgent(BaseAgent):
         messages: MessageInput = None,
         *,
         stream: Literal[False] = False,
-        thread: AgentThread | None = None,
+        thread: AgentSession | None = None,
         session: AgentSession | None = None,
         options: Mapping[str, Any] | None = None,
         tools: Any = None,
@@ -336,7 +334,7 @@ class RawAgent(BaseAgent):
         messages: MessageInput = None,
         *,
         stream: Literal[True],
-        thread: AgentThread | None = None,
+        thread: AgentSession | None = None,
         session: AgentSession | None = None,
         options: Mapping[str, Any] | None = None,
         tools: Any = None,
@@ -353,7 +351,7 @@ class RawAgent(BaseAgent):
         messages: MessageInput = None,
         *,
         stream: bool,
-        thread: AgentThread | None = None,
+        thread: AgentSession | None = None,
         session: AgentSession | None = None,
         options: Mapping[str, Any] | None = None,
         tools: Any = None,
@@ -369,7 +367,7 @@ class RawAgent(BaseAgent):
         messages: MessageInput = None,
         *,
         stream: bool = False,
-        thread: AgentThread | None = None,
+        thread: AgentSession | None = None,
         session: AgentSession | None = None,
         options: Mapping[str, Any] | None = None,
         tools: Any = None,

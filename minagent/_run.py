@@ -28,10 +28,9 @@ from ._sessions import (
     HistoryProvider,
     InMemoryHistoryProvider,
     SessionContext,
-    _source_id,
-    invoked_as_after_run,
-    invoking_as_before_run,
     release,
+    source_id_of,
+    thread_era,
     try_claim,
 )
 from ._types import Message
@@ -136,7 +135,7 @@ async def before_run(agent: Any, request: RunRequest) -> SessionContext:
     request.context = context
     for provider in providers:
         assert session is not None  # there are providers: the run has a session (SE-4)
-        source_id = _source_id(provider)
+        source_id = source_id_of(provider)
         request.providers.append((provider, session, source_id))
         if isinstance(provider, HistoryProvider) and not provider.load_messages:
             continue
@@ -145,7 +144,7 @@ async def before_run(agent: Any, request: RunRequest) -> SessionContext:
             await provider.before_run(agent=agent, session=session, context=context, state=state)
             _keep_state(session, source_id, state)
         else:
-            await invoking_as_before_run(provider, agent=agent, context=context)
+            await thread_era().invoking_as_before_run(provider, agent=agent, context=context)  # SE-10
     return context
 
 
@@ -167,6 +166,6 @@ async def after_run(agent: Any, request: RunRequest, result: Any, conversation_i
             await provider.after_run(agent=agent, session=session, context=context, state=state)
             _keep_state(session, source_id, state)
         else:
-            await invoked_as_after_run(provider, agent=agent, context=context)
+            await thread_era().invoked_as_after_run(provider, agent=agent, context=context)
     if request.thread is not None and conversation_id:
         request.thread.service_session_id = conversation_id

@@ -34,7 +34,7 @@ import copy
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ._exceptions import MiddlewareException, MinagentError, SerializationError
@@ -44,7 +44,6 @@ from ._wire import _expect_mapping, _expect_type, _get
 
 __all__ = [
     "AgentSession",
-    "Context",
     "ContextProvider",
     "HistoryProvider",
     "InMemoryHistoryProvider",
@@ -55,6 +54,8 @@ __all__ = [
     "decode_state",
     "encode_state",
     "register_state_type",
+    "source_id_of",
+    "thread_era",
 ]
 
 
@@ -329,7 +330,7 @@ class SessionContext:
         """Add messages from ``source`` (a ``source_id`` or a provider), as copies; with
         ``origin_session_ids`` (content from other sessions) each copy says so in
         ``additional_properties["_attribution"]``, as upstream marks it (SE-3)."""
-        source_id = source if isinstance(source, str) else _source_id(source)
+        source_id = source if isinstance(source, str) else source_id_of(source)
         copies = [m.with_contents(m.contents) for m in messages]
         for copy_ in copies if origin_session_ids else ():
             given = copy_.additional_properties.get("_attribution")
@@ -386,19 +387,18 @@ class SessionContext:
 # -- providers ----------------------------------------------------------------------------------
 
 
-@dataclass
-class Context:
-    """What a thread-era provider's ``invoking`` adds to one run: instructions, messages, tools."""
-
-    instructions: str | None = None
-    messages: list[Message] = field(default_factory=list)
-    tools: list[Any] = field(default_factory=list)
-
-
-def _source_id(provider: object) -> str:
+def source_id_of(provider: object) -> str:
     """A provider's ``source_id``; a thread-era provider without one is known by its class name."""
     source_id = getattr(provider, "source_id", None)
     return source_id if isinstance(source_id, str) and source_id else type(provider).__name__
+
+
+def thread_era() -> Any:
+    """The seam to the thread era (spec/decisions.md): ``minagent.upstream.threads``, loaded when a
+    thread is made or restored or a thread-era provider runs (SE-9, SE-10)."""
+    from .upstream import threads
+
+    return threads
 
 
 class ContextProvider:
@@ -419,45 +419,23 @@ class ContextProvider:
     async def before_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
-        await invoking_as_before_run(self, agent=agent, context=context)
+        if type(self).invoking is not ContextProvider.invoking:  # SE-10: a thread-era provider
+            await thread_era().invoking_as_before_run(self, agent=agent, context=context)
 
     async def after_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
-        await invoked_as_after_run(self, agent=agent, context=context)
+        if type(self).invoked is not ContextProvider.invoked:
+            await thread_era().invoked_as_after_run(self, agent=agent, context=context)
 
-    async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Context:
-        return Context()
+    async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Any:
+        """The thread era's hook (SE-10): a `Context` (``minagent.Context``) to add, or None."""
+        return None
 
     async def invoked(
         self, request_messages: Sequence[Message], response_messages: Sequence[Message], **kwargs: Any
     ) -> None:
         return None
-
-
-async def invoking_as_before_run(provider: Any, *, agent: Any, context: SessionContext) -> None:
-    """A thread-era ``invoking`` as a ``before_run`` (SE-10): its `Context` goes into the run's context."""
-    result = await provider.invoking(context.input_messages, thread=context._thread, agent=agent)
-    if result is None:
-        return
-    source_id = _source_id(provider)
-    if result.instructions:
-        context.extend_instructions(source_id, result.instructions)
-    if result.messages:
-        context.extend_messages(source_id, result.messages)
-    if result.tools:
-        context.extend_tools(source_id, list(result.tools))
-
-
-async def invoked_as_after_run(provider: Any, *, agent: Any, context: SessionContext) -> None:
-    """A thread-era ``invoked`` as an ``after_run`` (SE-10)."""
-    response = context.response
-    await provider.invoked(
-        context.input_messages,
-        response.messages if response is not None else [],
-        thread=context._thread,
-        agent=agent,
-    )
 
 
 class HistoryProvider(ContextProvider):
@@ -509,7 +487,7 @@ class HistoryProvider(ContextProvider):
             if self.store_context_from is not None:
                 out.extend(context.get_messages(sources=self.store_context_from))
             else:
-                out.extend(context.get_messages(exclude_sources={_source_id(self)}))
+                out.extend(context.get_messages(exclude_sources={source_id_of(self)}))
         if self.store_inputs:
             out.extend(context.input_messages)
         if self.store_outputs and context.response is not None:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from ._exceptions import SerializationError
 
-__all__ = ["UsageDetails", "add_usage"]
+__all__ = ["UsageDetails", "add_usage", "expect_mapping", "expect_type", "get_field"]
 
 
 class _Json:
@@ -74,6 +74,9 @@ def _get(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], path
         names = " or ".join(k.__name__ for k in _as_tuple(kinds))
         raise SerializationError(f"{path}.{key}", f"expected {names}, got {type(value).__name__}")
     return value
+
+
+expect_mapping, expect_type, get_field = _expect_mapping, _expect_type, _get  # for the folders' readers
 
 
 def _as_tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:

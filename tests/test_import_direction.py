@@ -25,6 +25,7 @@ SEAMS: dict[tuple[str, str], str] = {
     ("_responses", "response_format"): "structured",
     ("_agents", "BaseAgent.as_mcp_server"): "mcp",
     ("_clients", "BaseChatClient.__init_subclass__"): "upstream",
+    ("_sessions", "thread_era"): "upstream",
 }
 
 # Folder -> folders it may import (PK-10); a folder always may import itself.

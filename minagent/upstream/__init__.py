@@ -37,6 +37,7 @@ from .helpers import (
     validate_tool_mode,
 )
 from .layers import ChatMiddlewareLayer, ChatTelemetryLayer, FunctionInvocationLayer, OptionsCoT, adapt_single_hook
+from .threads import AgentThread, Context
 
 __all__ = [
     "SKIP_PARSING",
@@ -45,12 +46,14 @@ __all__ = [
     "AgentFrameworkException",
     "AgentInvalidRequestException",
     "AgentInvalidResponseException",
+    "AgentThread",
     "Annotation",
     "ChatClientException",
     "ChatClientInvalidRequestException",
     "ChatClientInvalidResponseException",
     "ChatMiddlewareLayer",
     "ChatTelemetryLayer",
+    "Context",
     "FunctionInvocationLayer",
     "OptionsCoT",
     "TextSpanRegion",
