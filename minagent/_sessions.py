@@ -429,8 +429,8 @@ class ContextProvider:
             await thread_era().invoked_as_after_run(self, agent=agent, context=context)
 
     async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Any:
-        """The thread era's hook (SE-10): a `Context` (``minagent.Context``) to add, or None."""
-        return None
+        """The thread era's hook (SE-10, AG-6): a `Context` to add; here an empty one."""
+        return thread_era().Context()
 
     async def invoked(
         self, request_messages: Sequence[Message], response_messages: Sequence[Message], **kwargs: Any
