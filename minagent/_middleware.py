@@ -43,7 +43,6 @@ from ._exceptions import MiddlewareException, MiddlewareTermination
 from ._responses import AgentResponse, ChatResponse
 from ._schema import secret_parameters
 from ._stream import ResponseStream
-from ._toolset import normalize_tools, tool_name
 from ._types import Message
 
 __all__ = [
@@ -296,36 +295,16 @@ class FunctionInvocationContext(_Context):
         return None
 
     def add_tools(self, tools: Any) -> None:
-        """LP-30: tools (or functions) for the rest of the run, from the next model call on. The same
-        tool again is nothing new; another tool with a name already there is a `ValueError`, and
-        then none of ``tools`` is added."""
-        live = self._live("add")
-        names = {tool_name(t): t for t in live}
-        added = []
-        for item in normalize_tools(tools):
-            known = names.get(tool_name(item))
-            if known is not item and known is not None:
-                raise ValueError(f"a different tool named {tool_name(item)!r} is already among the run's tools")
-            if known is None:
-                names[tool_name(item)] = item
-                added.append(item)
-        live.extend(added)
+        """LP-30: tools (or functions) for the rest of the run, from the next model call on."""
+        from .upstream.tools import add_tools  # the seam to progressive tools (spec/decisions.md)
+
+        add_tools(self, tools)
 
     def remove_tools(self, tools: Any) -> None:
-        """LP-30: take tools out of the run from the next model call on, by name, tool or function;
-        a name that is not there is ignored."""
-        items = [tools] if isinstance(tools, str) or not isinstance(tools, list | tuple) else tools
-        gone = {i if isinstance(i, str) else tool_name(i) or getattr(i, "__name__", None) for i in items}
-        live = self._live("remove")
-        live[:] = [t for t in live if tool_name(t) not in gone and getattr(t, "func", None) not in items]
+        """LP-30: take tools out of the run from the next model call on (by name, tool or function)."""
+        from .upstream.tools import remove_tools
 
-    def _live(self, verb: str) -> list[Any]:
-        if self.tools is None:
-            raise RuntimeError(
-                f"Cannot {verb} tools: this FunctionInvocationContext is not bound to a live agent run "
-                "(only a tool called by the function-invocation loop can change the run's tools)"
-            )
-        return self.tools
+        remove_tools(self, tools)
 
 
 Context: TypeAlias = AgentContext | ChatContext | FunctionInvocationContext

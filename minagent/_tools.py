@@ -18,7 +18,7 @@ from . import _limits as _limit_state
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._issues import shorten
-from ._schema import TwoContextsError, ValidationIssue, describe_issues, function_schema, names_context
+from ._schema import TwoContextsError, ValidationIssue, function_schema, names_context
 from ._types import Content
 from ._validate import compile_fast_check, validate
 
@@ -258,7 +258,9 @@ class FunctionTool:
         if callable(dump) and not isinstance(arguments, Mapping):
             arguments = dump(exclude_unset=True)
         if context is None or arguments is not context.arguments:  # TL-14: the loop validated its own
-            _check_arguments(self, arguments)
+            from .upstream.tools import check_arguments  # the seam (spec/decisions.md)
+
+            check_arguments(self, arguments)
         value = await self._run(arguments, context)
         parser = self.result_parser
         if skip_parsing or parser is SKIP_PARSING:
@@ -325,33 +327,6 @@ def _find_context_parameter(func: Callable[..., Any], parameters: Mapping[str, A
     if len(found) > 1:  # SC-5: a ValueError, as upstream's
         raise TwoContextsError(f"tool function {func.__name__!r} has multiple FunctionInvocationContext parameters")
     return found[0] if found else None
-
-
-def _check_arguments(tool: FunctionTool, arguments: Mapping[str, Any]) -> None:
-    """TL-14: arguments a caller passes to `invoke` are checked against the schema, with upstream's
-    words first; Python values that have no JSON form (a caller's own objects) are not checked."""
-    if not all(type(v) in _JSON_TYPES for v in arguments.values()):
-        return
-    issues = tool.validate_arguments(dict(arguments))
-    if not issues:
-        return
-    first = issues[0]
-    missing = [i.path[2:] for i in issues if i.problem.startswith("required property is missing")]
-    if missing:
-        head = f"Missing required argument(s) for {tool.name!r}: {', '.join(missing)}"
-    elif first.problem.startswith("unexpected property"):
-        head = f"Unexpected argument(s) for {tool.name!r}: {first.path[2:]}"
-    else:
-        kind = "value" if first.problem.startswith("expected one of") else "type"
-        head = f"Invalid {kind} for {first.path[2:]!r} in {tool.name!r}"
-    raise ToolArgumentError(f"{head}\n{describe_issues(issues)}")
-
-
-class ToolArgumentError(ToolError, TypeError):
-    """`FunctionTool.invoke` was given arguments its schema rejects (TL-14)."""
-
-
-_JSON_TYPES = frozenset({str, int, float, bool, type(None), list, dict})
 
 
 def _takes_self(func: Callable[..., Any]) -> bool:

@@ -13,17 +13,19 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
-from ._exceptions import AdditionItemMismatch, ContentError, SerializationError
+from ._exceptions import ContentError, SerializationError
 from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
-from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json, add_usage
+from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
 
 __all__ = [
+    "CONTENT_LISTS",
     "FORMAT_VERSION",
+    "UPSTREAM_FIELDS",
     "Content",
     "Message",
     "Role",
@@ -48,8 +50,20 @@ class Role(StrEnum):
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True, init=False)
-class Content(_Json):
+class _Kinds(type):
+    """Content's class: a ``from_<kind>`` factory of upstream's other content kinds (``from_hosted_file``,
+    ``from_shell_tool_call``, ...) is found through the seam to ``minagent.upstream`` (TY-15)."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if not name.startswith("from_"):
+            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+        from .upstream.content import factory  # the seam (spec/decisions.md)
+
+        return factory(cls, name)  # type: ignore[arg-type]
+
+
+@dataclass(slots=True)
+class Content(_Json, metaclass=_Kinds):
     """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
 
     Build contents with the ``from_*`` factories; the constructor accepts any combination so
@@ -81,59 +95,6 @@ class Content(_Json):
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
-
-    def __init__(
-        self,
-        type: str,
-        text: str | None = None,
-        id: str | None = None,
-        call_id: str | None = None,
-        name: str | None = None,
-        arguments: str | dict[str, Any] | None = None,
-        result: Any = None,
-        exception: str | None = None,
-        uri: str | None = None,
-        media_type: str | None = None,
-        message: str | None = None,
-        error_code: str | None = None,
-        details: str | None = None,
-        usage_details: UsageDetails | None = None,
-        approved: bool | None = None,
-        function_call: Content | None = None,
-        protected_data: str | None = None,
-        informational_only: bool = False,
-        user_input_request: bool = False,
-        annotations: list[Any] | None = None,
-        additional_properties: dict[str, Any] | None = None,
-        extra: dict[str, Any] | None = None,
-        raw_representation: Any = None,
-        **upstream: Any,
-    ) -> None:
-        self.type = type
-        self.text = text
-        self.id = id
-        self.call_id = call_id
-        self.name = name
-        self.arguments = arguments
-        self.result = result
-        self.exception = exception
-        self.uri = uri
-        self.media_type = media_type
-        self.message = message
-        self.error_code = error_code
-        self.details = details
-        self.usage_details = usage_details if usage_details.__class__ is not dict else UsageDetails(**usage_details)
-        self.approved = approved
-        self.function_call = function_call
-        self.protected_data = protected_data
-        self.informational_only = informational_only or type == "mcp_server_tool_call"
-        self.user_input_request = user_input_request
-        self.annotations = annotations
-        self.additional_properties = {} if additional_properties is None else additional_properties
-        self.extra = {} if extra is None else extra
-        self.raw_representation = raw_representation
-        if upstream:  # TY-15: another kind's fields, kept in extra
-            _take_upstream_fields(self, upstream)
 
     def __getattr__(self, name: str) -> Any:
         """TY-15: a field of upstream's other content kinds, from ``extra`` (None when absent)."""
@@ -201,8 +162,9 @@ class Content(_Json):
         return cls("error", message=message, error_code=error_code, details=details, **kw)
 
     @classmethod
-    def from_usage(cls, usage_details: UsageDetails, **kw: Any) -> Content:
-        return cls("usage", usage_details=usage_details, **kw)
+    def from_usage(cls, usage_details: UsageDetails | Mapping[str, Any], **kw: Any) -> Content:
+        usage = usage_details if isinstance(usage_details, UsageDetails) else UsageDetails(**usage_details)
+        return cls("usage", usage_details=usage, **kw)
 
     @classmethod
     def from_function_call(
@@ -231,7 +193,7 @@ class Content(_Json):
         """A call's result (TL-5). A list of contents (a tool's parsed result, TL-14) is upstream's
         form: its texts joined by newlines are the result, the contents themselves its ``items``."""
         if isinstance(result, list) and result and all(isinstance(c, Content) for c in result):
-            kw["items"] = result
+            kw["extra"] = {**kw.get("extra", {}), "items": result}
             result = "\n".join(c.text for c in result if c.type == "text" and c.text)
         return cls("function_result", call_id=call_id, result=result, exception=exception, **kw)
 
@@ -292,53 +254,11 @@ class Content(_Json):
         return self.media_type.partition("/")[0].strip().lower() == top_level.lower()
 
     def __add__(self, other: Content) -> Content:
-        """Two chunks of one content merged as `from_updates` merges them (TY-16): texts and
-        reasoning texts concatenate, a call's arguments join, usages sum."""
-        if not isinstance(other, Content):
-            raise TypeError(f"Incompatible type: cannot add Content and {type(other).__name__}")
-        if self.type != other.type:
-            raise TypeError(f"Cannot add Content of type {self.type!r} and {other.type!r}")
-        raw = _combined(self.raw_representation, other.raw_representation)
-        props = {**other.additional_properties, **self.additional_properties}
-        notes = _combined(self.annotations, other.annotations)
-        extra = {**other.extra, **self.extra}
-        if self.type in ("text", "text_reasoning"):
-            if self.type == "text_reasoning" and self.id and other.id and self.id != other.id:
-                raise AdditionItemMismatch(
-                    f"cannot add text_reasoning contents with different ids: {self.id!r} != {other.id!r}"
-                )
-            texts = [t for t in (self.text, other.text) if t is not None]
-            return replace(
-                self,
-                text="".join(texts) if texts else None,
-                id=self.id or other.id,
-                protected_data=other.protected_data or self.protected_data,
-                annotations=notes,
-                additional_properties=props,
-                extra=extra,
-                raw_representation=raw,
-            )
-        if self.type == "usage":
-            usage = add_usage(self.usage_details, other.usage_details)
-            usage = UsageDetails(**{k: v for k, v in (usage or {}).items() if _counted(v)})
-            return replace(self, usage_details=usage, additional_properties=props, raw_representation=raw)
-        if self.type == "function_call":
-            if other.call_id and self.call_id != other.call_id:
-                raise ContentError("Cannot add function calls with different call_ids")
-            merged = _merge_arguments(self.arguments, other.arguments)
-            return replace(
-                self,
-                name=self.name or other.name,
-                arguments=merged,
-                id=self.id or other.id,
-                exception=self.exception or other.exception,
-                informational_only=self.informational_only or other.informational_only,
-                user_input_request=self.user_input_request or other.user_input_request,
-                additional_properties=props,
-                extra=extra,
-                raw_representation=raw,
-            )
-        raise ContentError(f"Addition not supported for content type: {self.type}")
+        """Two chunks of one content merged as upstream merges them (TY-16): texts and reasoning
+        texts concatenate, a call's arguments join, usages sum."""
+        from .upstream.content import add  # the seam to upstream's content algebra (spec/decisions.md)
+
+        return add(self, other)
 
     # -- JSON ---------------------------------------------------------------------------------
 
@@ -374,7 +294,7 @@ class Content(_Json):
         if self.type == "function_result" or self.result is not None:
             out["result"] = self.result
         if self.usage_details is not None:
-            out["usage_details"] = self.usage_details.to_dict()
+            out["usage_details"] = UsageDetails.to_dict(UsageDetails(**self.usage_details))
         if self.approved is not None:
             out["approved"] = self.approved
         if self.function_call is not None:
@@ -404,7 +324,7 @@ class Content(_Json):
         kw["approved"] = _get(data, "approved", bool, path)
         if (call := _get(data, "function_call", dict, path)) is not None:
             kw["function_call"] = cls.from_dict(call, path=f"{path}.function_call")
-        kw["informational_only"] = bool(_get(data, "informational_only", bool, path))
+        kw["informational_only"] = bool(_get(data, "informational_only", bool, path)) or kind == "mcp_server_tool_call"
         kw["user_input_request"] = bool(_get(data, "user_input_request", bool, path))
         kw["additional_properties"] = dict(_get(data, "additional_properties", dict, path) or {})
         kw["annotations"] = _get(data, "annotations", list, path)
@@ -431,57 +351,13 @@ def _require_call(function_call: object) -> None:
         raise ContentError(f"expected a function_call Content, got {function_call!r}")
 
 
-# TY-15: the fields of upstream's other content kinds, kept in `Content.extra`; contents nested in them
+# TY-15: the fields of upstream's other content kinds (minagent.upstream.content), kept in `Content.extra`
 _UPSTREAM_NAMES = (
     "items file_id vector_store_id inputs outputs image_id commands timeout_ms max_output_length status "
     "stdout stderr exit_code timed_out tool_name server_name output consent_link error_details"
 )
 UPSTREAM_FIELDS = frozenset(_UPSTREAM_NAMES.split())
 CONTENT_LISTS = frozenset({"items", "inputs", "outputs"})
-# upstream's other kinds: factory name -> (kind, its positional parameters, defaults)
-UPSTREAM_KINDS: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
-    "from_hosted_file": ("hosted_file", ("file_id", "media_type", "name"), {}),
-    "from_hosted_vector_store": ("hosted_vector_store", ("vector_store_id",), {}),
-    "from_code_interpreter_tool_call": ("code_interpreter_tool_call", ("call_id", "inputs"), {}),
-    "from_code_interpreter_tool_result": ("code_interpreter_tool_result", ("call_id", "outputs"), {}),
-    "from_image_generation_tool_call": ("image_generation_tool_call", ("image_id",), {}),
-    "from_image_generation_tool_result": ("image_generation_tool_result", ("image_id", "outputs"), {}),
-    "from_shell_tool_call": (
-        "shell_tool_call",
-        ("call_id", "commands", "timeout_ms", "max_output_length", "status"),
-        {},
-    ),
-    "from_shell_tool_result": ("shell_tool_result", ("call_id", "outputs", "max_output_length", "status"), {}),
-    "from_shell_command_output": ("shell_command_output", ("stdout", "stderr", "exit_code", "timed_out"), {}),
-    "from_mcp_server_tool_call": ("mcp_server_tool_call", ("call_id", "tool_name", "server_name", "arguments"), {}),
-    "from_mcp_server_tool_result": ("mcp_server_tool_result", ("call_id", "output"), {}),
-    "from_search_tool_call": ("search_tool_call", ("call_id", "tool_name", "arguments", "status"), {}),
-    "from_search_tool_result": ("search_tool_result", ("call_id", "tool_name", "result", "items", "status"), {}),
-    "from_oauth_consent_request": ("oauth_consent_request", ("consent_link",), {"user_input_request": True}),
-}
-
-
-def _take_upstream_fields(content: Content, fields_: dict[str, Any]) -> None:
-    if "error_details" in fields_:
-        content.details = content.details or fields_.pop("error_details")
-    unknown = sorted(set(fields_) - UPSTREAM_FIELDS)
-    if unknown:
-        raise TypeError(f"Content() got an unexpected keyword argument {unknown[0]!r}")
-    content.extra.update((k, list(v) if k in CONTENT_LISTS else v) for k, v in fields_.items() if v is not None)
-
-
-def _upstream_factory(kind: str, names: tuple[str, ...], defaults: dict[str, Any]) -> Any:
-    def make(cls: type[Content], *args: Any, **kw: Any) -> Content:
-        kw.update(zip(names, args, strict=False))
-        return cls(kind, **{**defaults, **kw})
-
-    make.__name__ = f"from_{kind}"
-    make.__doc__ = f"Upstream's ``{kind}`` content (TY-15); its fields are read as attributes."
-    return classmethod(make)
-
-
-for _factory_name, (_kind, _names, _defaults) in UPSTREAM_KINDS.items():
-    setattr(Content, _factory_name, _upstream_factory(_kind, _names, _defaults))
 
 
 def _plain(value: Any) -> Any:
@@ -489,27 +365,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Content):
         return value.to_dict()
     return [_plain(v) for v in value] if isinstance(value, list) else value
-
-
-def _combined(a: Any, b: Any) -> Any:
-    """Upstream's merge of two raw representations (or annotation lists): one, or both in a list."""
-    if a is None or b is None:
-        return b if a is None else a
-    return [*(a if isinstance(a, list) else [a]), *(b if isinstance(b, list) else [b])]
-
-
-def _counted(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _merge_arguments(a: Any, b: Any) -> Any:
-    if not a or not b:
-        return a or b
-    if isinstance(a, str) and isinstance(b, str):
-        return a + b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return {**a, **b}
-    raise TypeError(f"Incompatible argument types: {type(a).__name__} and {type(b).__name__}")
 
 
 def as_content(item: Content | str | Mapping[str, Any], *, path: str = "content") -> Content:

@@ -124,31 +124,12 @@ class UsageDetails(dict[str, Any], _Json):
     cache_creation_input_token_count: int | None
     reasoning_output_token_count: int | None
 
-    def __init__(
-        self,
-        input_token_count: int | None = None,
-        output_token_count: int | None = None,
-        total_token_count: int | None = None,
-        cache_read_input_token_count: int | None = None,
-        cache_creation_input_token_count: int | None = None,
-        reasoning_output_token_count: int | None = None,
-        *,
-        additional_counts: Mapping[str, int] | None = None,
-        extra: Mapping[str, Any] | None = None,
-        **counts: Any,
-    ) -> None:
-        known = (
-            input_token_count,
-            output_token_count,
-            total_token_count,
-            cache_read_input_token_count,
-            cache_creation_input_token_count,
-            reasoning_output_token_count,
-        )
-        super().__init__((k, v) for k, v in zip(_COUNTS, known, strict=True) if v is not None)
-        self.update(additional_counts or {})
-        self.update(extra or {})
-        self.update((k, v) for k, v in counts.items() if v is not None)
+    def __init__(self, *counts: int | None, additional_counts: Mapping[str, int] | None = None, **entries: Any) -> None:
+        """``UsageDetails(input, output, total, ...)`` in `_COUNTS` order, or by name; other names are
+        additional counts (upstream's form) and ``additional_counts=`` / ``extra=`` add theirs."""
+        super().__init__((k, v) for k, v in zip(_COUNTS, counts, strict=False) if v is not None)
+        self.update(additional_counts or {}, **entries.pop("extra", None) or {})
+        self.update((k, v) for k, v in entries.items() if v is not None)
 
     @property
     def additional_counts(self) -> dict[str, int]:
@@ -175,9 +156,6 @@ class UsageDetails(dict[str, Any], _Json):
 
     def __radd__(self, other: Mapping[str, Any] | None) -> UsageDetails:
         return self + None if other is None else UsageDetails(**other) + self
-
-    def __iadd__(self, other: Mapping[str, Any] | None) -> UsageDetails:
-        return self + other
 
     def __bool__(self) -> bool:
         return any(_is_count(v) for v in self.values())
@@ -220,14 +198,6 @@ def _count_property(name: str) -> property:
 
 for _name in _COUNTS:
     setattr(UsageDetails, _name, _count_property(_name))
-
-
-def _add_counts(a: int | None, b: int | None) -> int | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
 
 
 def add_usage(a: UsageDetails | None, b: UsageDetails | None) -> UsageDetails | None:

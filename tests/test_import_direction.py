@@ -26,6 +26,11 @@ SEAMS: dict[tuple[str, str], str] = {
     ("_agents", "BaseAgent.as_mcp_server"): "mcp",
     ("_clients", "BaseChatClient.__init_subclass__"): "upstream",
     ("_sessions", "thread_era"): "upstream",
+    ("_types", "_Kinds.__getattr__"): "upstream",
+    ("_types", "Content.__add__"): "upstream",
+    ("_middleware", "FunctionInvocationContext.add_tools"): "upstream",
+    ("_middleware", "FunctionInvocationContext.remove_tools"): "upstream",
+    ("_tools", "FunctionTool.invoke"): "upstream",
 }
 
 # Folder -> folders it may import (PK-10); a folder always may import itself.
