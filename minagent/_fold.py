@@ -126,63 +126,28 @@ class Fold:
         latest call) unless it names its function and that call is complete (its arguments a dict, or
         text holding a whole JSON value) or names another function: then it starts a new call."""
         call_id = delta.call_id
-        for index in range(len(contents) - 1, -1, -1):
-            call = contents[index]
-            if call.type == "function_call" and (not call_id or call.call_id == call_id):
-                break
-        else:
-            return self._start_call(contents, delta, split=False)
-        args = self._args.get((id(contents), index))
-        if (call_id and delta.name and call.name) and (
-            delta.name != call.name or (args.complete() if args is not None else _complete(call.arguments))
+        at = len(contents) - 1
+        while at >= 0 and not (
+            contents[at].type == "function_call" and (not call_id or contents[at].call_id == call_id)
         ):
-            return self._start_call(contents, delta, split=True)
-        b = delta.arguments
-        if args is not None and (b is None or isinstance(b, str)):
-            if b:
-                args.pieces.append(b)
-        elif args is None and isinstance(call.arguments, str) and call.arguments and isinstance(b, str) and b:
-            self._args[id(contents), index] = _Args(contents, index, [call.arguments, b], split=False)
-        else:
-            if args is not None:  # text so far, then a dict: joined now, and the merge says what is wrong
-                call = args.joined()
-                del self._args[id(contents), index]
-            contents[index] = call = _merge_call(call, delta)
-            return None
-        if (
-            (delta.name and not call.name)
-            or (delta.exception and not call.exception)
-            or delta.additional_properties
-            or (delta.call_id and not call.call_id)
+            at -= 1
+        args = self._args.get((id(contents), at)) if at >= 0 else None
+        if at >= 0 and args is None:  # a call the fold did not start (the response held it already)
+            args = self._args[id(contents), at] = _Args(contents, at, split=False)
+        if args is None or (
+            call_id and delta.name and contents[at].name and (delta.name != contents[at].name or args.complete())
         ):
-            contents[index] = _merge_call(call, replace(delta, arguments=None))
-        return None
-
-    def _start_call(self, contents: list[Content], delta: Content, *, split: bool) -> None:
-        contents.append(delta)
-        text = delta.arguments
-        if isinstance(text, str) or (split and text is None):
-            index = len(contents) - 1
-            self._args[id(contents), index] = _Args(contents, index, [text] if text else [], split=split)
-
-    def _join_calls(self) -> None:
-        """The calls' argument texts joined, once; a call split off a complete call that received
-        no argument text at all is dropped (a repeated id and name with nothing new, TY-10)."""
-        dropped: list[_Args] = []
-        for args in self._args.values():
-            if args.split and not "".join(args.pieces).strip():
-                dropped.append(args)
-            else:
-                args.contents[args.index] = args.joined()
-        for args in sorted(dropped, key=lambda a: -a.index):
-            del args.contents[args.index]
-        self._args = {}
+            contents.append(delta)
+            self._args[id(contents), len(contents) - 1] = _Args(contents, len(contents) - 1, split=args is not None)
+        else:
+            args.add(delta)
 
     def result(self) -> Any:
         """The response: the run joined, reasoning coalesced, usage summed (TY-10, TY-11)."""
         self._flush()
-        if self._args:
-            self._join_calls()
+        for args in sorted(self._args.values(), key=lambda a: -a.index):  # TY-10: each text joined once
+            args.finish()
+        self._args = {}
         for message in self.messages:
             message.contents = _coalesce(message.contents)
         self.response.usage_details = self.usage
@@ -218,62 +183,65 @@ def _coalesce(contents: list[Content]) -> list[Content]:
 
 
 class _Args:
-    """The argument text of a streamed call: its pieces, joined once (TY-10), and how far they have
-    been read to tell whether the text is already a complete JSON value (`complete`)."""
+    """The arguments of one call of the fold: its text as pieces, joined once at the end (TY-10), and
+    how far the pieces have been read to tell whether they already hold a complete JSON value."""
 
-    __slots__ = ("contents", "depth", "done", "in_string", "index", "pieces", "read", "skip_first", "split")
+    __slots__ = ("contents", "depth", "in_string", "index", "opened", "pieces", "read", "skip", "split")
 
-    def __init__(self, contents: list[Content], index: int, pieces: list[str], *, split: bool) -> None:
-        self.contents, self.index, self.pieces, self.split = contents, index, pieces, split
-        self.read = 0  # pieces read so far
-        self.depth = 0
-        self.in_string = self.skip_first = self.done = False
+    def __init__(self, contents: list[Content], index: int, *, split: bool) -> None:
+        self.contents, self.index, self.split = contents, index, split  # split: started by a repeated id
+        text = contents[index].arguments
+        self.pieces: list[str] = [text] if isinstance(text, str) and text else []
+        self.read = self.depth = 0
+        self.in_string = self.opened = self.skip = False
 
-    def joined(self) -> Content:
-        call = self.contents[self.index]
-        text = "".join(self.pieces)
-        return (
-            call if call.arguments == text or (not text and call.arguments is None) else replace(call, arguments=text)
-        )
+    def add(self, delta: Content) -> None:
+        call, text = self.contents[self.index], delta.arguments
+        if isinstance(text, str) and not isinstance(call.arguments, dict):
+            self.pieces.append(text)
+        elif text:  # a dict, or text after a dict: merged now (a mix is an error)
+            call = replace(call, arguments="".join(self.pieces) or call.arguments)
+            self.pieces = []
+            call = _merge_call(call, delta)
+        if (delta.name and not call.name) or (delta.exception and not call.exception) or delta.additional_properties:
+            call = _merge_call(call, replace(delta, arguments=None))
+        if delta.call_id and not call.call_id:
+            call = replace(call, call_id=delta.call_id)
+        self.contents[self.index] = call
 
     def complete(self) -> bool:
-        """Whether the pieces so far hold a whole JSON object or array; each piece is read once."""
-        depth, in_string, done = self.depth, self.in_string, self.done
+        """Whether the arguments are a dict or text holding a whole JSON value; each piece is read once."""
+        if isinstance(self.contents[self.index].arguments, dict):
+            return True
         for text in self.pieces[self.read :]:
-            skip = 0 if self.skip_first else -1
+            skip = 0 if self.skip else -1
             for match in _STRUCTURAL.finditer(text):
                 at = match.start()
+                char = text[at]
                 if at == skip:
                     continue
-                char = text[at]
-                if in_string:
-                    if char == "\\":
-                        skip = at + 1
-                    elif char == '"':
-                        in_string = False
+                if self.in_string:
+                    skip = at + 1 if char == "\\" else skip
+                    self.in_string = char != '"'
                 elif char == '"':
-                    in_string = True
-                elif char in "{[":
-                    depth += 1
-                elif depth:
-                    depth -= 1
-                    done = done or depth == 0
-            self.skip_first = skip == len(text)
+                    self.in_string = True
+                else:
+                    self.depth += 1 if char in "{[" else -1
+                    self.opened = True
+            self.skip = skip == len(text)
         self.read = len(self.pieces)
-        self.depth, self.in_string, self.done = depth, in_string, done
-        return done and not depth and not in_string
+        return self.opened and self.depth <= 0 and not self.in_string
+
+    def finish(self) -> None:
+        """The text joined into the call; a call split off a complete one that got no text is dropped."""
+        call, text = self.contents[self.index], "".join(self.pieces)
+        if self.split and not text.strip() and not isinstance(call.arguments, dict):
+            del self.contents[self.index]
+        elif text and call.arguments != text:
+            self.contents[self.index] = replace(call, arguments=text)
 
 
 _STRUCTURAL = re.compile(r'[{}\[\]"\\]')
-
-
-def _complete(arguments: Any) -> bool:
-    """Arguments that are a dict, or text that is a whole JSON object or array (TY-10)."""
-    if isinstance(arguments, dict):
-        return True
-    if not isinstance(arguments, str) or not arguments.strip():
-        return False
-    return _Args([], 0, [arguments], split=False).complete()
 
 
 def _merge_call(call: Content, delta: Content) -> Content:
