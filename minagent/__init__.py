@@ -47,49 +47,20 @@ from ._sessions import (
     SessionBusyError,
     SessionContext,
     SessionStore,
-    register_state_type,
 )
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, ToolProtocol, UnknownToolError, tool
 from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageDetails, normalize_messages
 from ._version import __version__
 
-if TYPE_CHECKING:
-    from .mcp import (
-        MCPConnectionError,
-        MCPError,
-        MCPProtocolError,
-        MCPRequestError,
-        MCPServer,
-        MCPStdioTool,
-        MCPTimeoutError,
-        MCPTool,
-        MCPToolError,
-    )
-    from .middleware.injection import *  # noqa: F403  (upstream's names, _FOLDERS["middleware"])
-    from .providers import (
-        AuthenticationError,
-        BadRequestError,
-        NotFoundError,
-        PluginNotFoundError,
-        ProviderConnectionError,
-        ProviderError,
-        ProviderTimeoutError,
-        RateLimitError,
-        ServerError,
-        StreamInterruptedError,
-        get_client,
-    )
-    from .stores import FileHistoryProvider, FileSessionStore, SQLiteHistoryProvider, SQLiteSessionStore
-    from .structured import (
-        ResponseFormat,
-        StructuredOutputDecodeError,
-        StructuredOutputError,
-        StructuredOutputValidationError,
-    )
-    from .tracing import RunTrace, Span, Tracer, current_span, get_tracer, render_mermaid, set_tracer
-    from .upstream import *  # noqa: F403  (the names of _FOLDERS["upstream"])
-    from .upstream.threads import AgentThread, Context
+if TYPE_CHECKING:  # what type checkers see of the optional names (each folder's __all__)
+    from .mcp import *
+    from .middleware.injection import *
+    from .providers import *
+    from .stores import *
+    from .structured import *
+    from .tracing import *
+    from .upstream import *
 
 # The optional features (spec/decisions.md, "The house"): each name loads its folder on first use
 # (PEP 562), so `import minagent` loads the core only. Upstream's spellings (UP-9) resolve the same
@@ -104,7 +75,7 @@ _FOLDERS = {
     "stores": "FileHistoryProvider FileSessionStore SQLiteHistoryProvider SQLiteSessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
-    "upstream": "AgentThread Context AdditionItemMismatch AgentException AgentFrameworkException "
+    "upstream": "register_state_type AgentThread Context AdditionItemMismatch AgentException AgentFrameworkException "
     "AgentInvalidRequestException AgentInvalidResponseException Annotation ChatClientException "
     "ChatClientInvalidRequestException ChatClientInvalidResponseException ChatMiddlewareLayer "
     "ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING TextSpanRegion ToolException "

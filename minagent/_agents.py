@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-import re
 from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
@@ -36,12 +35,11 @@ from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 from . import _observe
 from ._clients import SupportsChatGetResponse, _agent_factory, response_format
 from ._compat import AGENT_SPELLINGS, RUN_SPELLINGS, RUN_STREAM_HINT, reject_spellings, session_of
-from ._exceptions import MiddlewareException, UserInputRequiredError
+from ._exceptions import MiddlewareException
 from ._loop import Inbox
 from ._middleware import (
     AgentContext,
     CategorizedMiddleware,
-    FunctionInvocationContext,
     categorize_middleware,
     categorized,
     run_pipeline,
@@ -53,7 +51,7 @@ from ._sessions import AgentSession, ContextProvider, thread_era
 from ._stream import ResponseStream
 from ._tools import FunctionTool
 from ._toolset import ToolSet, expand_tool_sets, is_tool_set
-from ._types import Content, Message, MessageInput, normalize_messages
+from ._types import Message, MessageInput, normalize_messages
 
 __all__ = ["Agent", "BaseAgent", "RawAgent", "SupportsAgentRun"]
 
@@ -182,86 +180,18 @@ class BaseAgent:
     ) -> FunctionTool:
         """This agent as a tool with one required string parameter (AG-8); with ``propagate_session``
         its run shares the calling run's session state, under a session of its own (AG-14)."""
-        tool_name = name or sanitize_tool_name(self.name)
-        parameters = {
-            "type": "object",
-            "properties": {
-                arg_name: {
-                    "type": "string",
-                    "description": arg_description or f"Task for {tool_name}",
-                }
-            },
-            "required": [arg_name],
-            "additionalProperties": False,
-        }
-        agent = self
+        from .delegation import agent_tool  # the seam (spec/decisions.md)
 
-        async def run_agent(ctx: FunctionInvocationContext, **arguments: Any) -> str:
-            outer = dict(ctx.kwargs) if ctx is not None else {}
-            kwargs: dict[str, Any] = {"function_invocation_kwargs": outer} if outer else {}  # AG-8
-            if propagate_session and ctx is not None and ctx.session is not None:
-                kwargs["session"] = child = AgentSession(session_id=ctx.session.session_id)  # AG-14
-                child.state = ctx.session.state
-                child._claim_key = f"{child.session_id}#{tool_name}#{os.urandom(4).hex()}"
-            final = await _consume(agent.run(arguments[arg_name], stream=True, **kwargs), stream_callback)
-            if final.user_input_requests:
-                raise UserInputRequiredError(final.user_input_requests)
-            return final.text
-
-        return FunctionTool(
-            name=tool_name,
-            description=description or self.description or "",
-            func=run_agent,
-            parameters=parameters,
+        return agent_tool(
+            self,
+            name=name,
+            description=description,
+            arg_name=arg_name,
+            arg_description=arg_description,
+            stream_callback=stream_callback,
             approval_mode=approval_mode,
+            propagate_session=propagate_session,
         )
-
-
-def sanitize_tool_name(name: str | None) -> str:
-    """Runs of characters other than letters and digits become one "_", trimmed; a leading digit gets "_"."""
-    cleaned = re.sub(r"[^A-Za-z0-9]+", "_", name or "").strip("_")
-    if cleaned and cleaned[0].isdigit():
-        cleaned = f"_{cleaned}"
-    return cleaned[:128] or "agent"
-
-
-async def _consume(result: Any, callback: Callable[[Any], Any] | None) -> AgentResponse:
-    """Any agent's streaming result as a final `AgentResponse` (AG-8): a `ResponseStream`, any
-    async iterable of updates, an awaitable of either, or an awaitable of a response."""
-    if inspect.isawaitable(result) and not hasattr(result, "__aiter__"):
-        result = await result
-    if not hasattr(result, "__aiter__"):
-        if isinstance(result, AgentResponse):
-            return result
-        if isinstance(result, ChatResponse):
-            return AgentResponse.from_chat_response(result)
-        raise TypeError(
-            f"run(stream=True) of an agent used as a tool must give an async iterable of updates or a "
-            f"response, got {type(result).__name__}"
-        )
-    updates: list[Any] = []
-    iterator = aiter(result)
-    try:
-        async for update in iterator:
-            updates.append(update)
-            if callback is not None:
-                outcome = callback(update)
-                if inspect.isawaitable(outcome):
-                    await outcome
-    finally:
-        if (close := getattr(iterator, "aclose", None)) is not None:
-            await close()
-    final = getattr(result, "get_final_response", None)
-    if final is not None:
-        response = await final()
-        return response if isinstance(response, AgentResponse) else AgentResponse.from_chat_response(response)
-    texts = [
-        u
-        if isinstance(u, AgentResponseUpdate | ChatResponseUpdate)
-        else AgentResponseUpdate([Content.from_text(str(u))])
-        for u in updates
-    ]
-    return AgentResponse.from_updates(texts)
 
 
 class RawAgent(BaseAgent):

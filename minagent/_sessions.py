@@ -43,6 +43,8 @@ from ._types import FORMAT_VERSION, Message
 from ._wire import _expect_mapping, _expect_type, _get
 
 __all__ = [
+    "STATE_TYPES_BY_CLASS",
+    "STATE_TYPES_BY_ID",
     "AgentSession",
     "ContextProvider",
     "HistoryProvider",
@@ -50,10 +52,10 @@ __all__ = [
     "SessionBusyError",
     "SessionContext",
     "SessionStore",
+    "StateType",
     "check_session_id",
     "decode_state",
     "encode_state",
-    "register_state_type",
     "source_id_of",
     "thread_era",
 ]
@@ -74,59 +76,18 @@ class SessionBusyError(MinagentError, RuntimeError):
 
 
 @dataclass(frozen=True)
-class _StateType:
+class StateType:
+    """A class registered to live in session state (SE-2): ``minagent.register_state_type`` fills
+    `STATE_TYPES_BY_ID` and `STATE_TYPES_BY_CLASS`, which `encode_state` and `decode_state` read."""
+
     cls: type[Any]
     type_id: str
     encoder: Callable[[Any], Mapping[str, Any]]
     decoder: Callable[[Mapping[str, Any]], Any]
 
 
-_TYPES_BY_ID: dict[str, _StateType] = {}
-_TYPES_BY_CLASS: dict[type[Any], _StateType] = {}
-
-
-def register_state_type(
-    cls: type[Any],
-    *,
-    type_id: str | None = None,
-    encoder: Callable[[Any], Mapping[str, Any]] | None = None,
-    decoder: Callable[[Mapping[str, Any]], Any] | None = None,
-) -> None:
-    """Let instances of ``cls`` live in session state (SE-2, upstream's function).
-
-    They are written as their encoder's dict plus ``"type": type_id`` and restored by the decoder.
-    Without callbacks, a class with ``to_dict``/``from_dict`` or a pydantic-style model
-    (``model_dump``/``model_validate``) gets default ones; ``type_id`` defaults to the class's
-    ``_get_type_identifier()``, else its ``TYPE``, else the lowercased class name. Registering again
-    the same way is a no-op; a conflict is a `ValueError`.
-    """
-    named = getattr(cls, "_get_type_identifier", None)  # upstream's spellings of a type id, then the class name
-    resolved = type_id or (named() if callable(named) else None) or getattr(cls, "TYPE", None) or cls.__name__.lower()
-    if not isinstance(resolved, str) or not resolved or resolved == "message":
-        raise ValueError(f"state type id must be a non-empty string other than 'message', got {resolved!r}")
-    if (encoder is None) != (decoder is None):
-        raise ValueError("pass encoder and decoder together, or neither")
-    known = _TYPES_BY_CLASS.get(cls)
-    if known is not None:
-        if known.type_id != resolved or (encoder is not None and known.encoder is not encoder):
-            raise ValueError(f"{cls.__name__} is already registered as {known.type_id!r} with other callbacks")
-        return
-    if resolved in _TYPES_BY_ID:
-        raise ValueError(f"state type id {resolved!r} is already registered for {_TYPES_BY_ID[resolved].cls.__name__}")
-    if encoder is None or decoder is None:
-        if callable(getattr(cls, "to_dict", None)) and callable(getattr(cls, "from_dict", None)):
-            encoder, decoder = (lambda value: value.to_dict()), (lambda data: cls.from_dict(dict(data)))
-        elif callable(getattr(cls, "model_dump", None)) and callable(getattr(cls, "model_validate", None)):
-            encoder = lambda value: value.model_dump(mode="json")  # noqa: E731
-            decoder = lambda data: cls.model_validate({k: v for k, v in data.items() if k != "type"})  # noqa: E731
-        else:
-            raise ValueError(
-                f"{cls.__name__} needs to_dict()/from_dict(), a pydantic model's model_dump()/model_validate(), "
-                "or encoder= and decoder= to live in session state"
-            )
-    entry = _StateType(cls, resolved, encoder, decoder)
-    _TYPES_BY_ID[resolved] = entry
-    _TYPES_BY_CLASS[cls] = entry
+STATE_TYPES_BY_ID: dict[str, StateType] = {}
+STATE_TYPES_BY_CLASS: dict[type[Any], StateType] = {}
 
 
 def encode_state(value: Any, path: str = "state") -> Any:
@@ -147,7 +108,7 @@ def _encode(value: Any, path: str) -> Any:
         return value
     if isinstance(value, Message):
         return copy.deepcopy(value.to_dict())
-    registered = _TYPES_BY_CLASS.get(type(value))
+    registered = STATE_TYPES_BY_CLASS.get(type(value))
     if registered is not None:
         payload = registered.encoder(value)
         if not isinstance(payload, Mapping):
@@ -184,7 +145,7 @@ def _decode(value: Any, path: str) -> Any:
         if value.get("type") == "message":
             return Message.from_dict(value, path=path)
         kind = value.get("type")
-        registered = _TYPES_BY_ID.get(kind) if isinstance(kind, str) else None
+        registered = STATE_TYPES_BY_ID.get(kind) if isinstance(kind, str) else None
         if registered is not None:
             try:
                 return registered.decoder({k: _decode(v, f"{path}.{k}") for k, v in value.items()})

@@ -28,6 +28,7 @@ __all__ = [
     "FunctionTool",
     "ToolError",
     "UnknownToolError",
+    "result_value",
     "tool",
 ]
 
@@ -116,16 +117,9 @@ class FunctionTool:
         result_parser: Callable[[Any], Any] | _SkipParsing | None = None,
     ) -> None:
         if input_model is not None:  # TL-14: upstream's explicit schema, a JSON schema or a pydantic-style class
-            if parameters is not None:
-                raise ToolError(f"tool {name!r}: give parameters= or input_model=, not both")
-            schema_of = getattr(input_model, "model_json_schema", None)
-            parameters = (
-                input_model if isinstance(input_model, Mapping) else schema_of() if callable(schema_of) else None
-            )
-            if parameters is None:
-                raise ToolError(
-                    f"tool {name!r}: input_model must be a JSON schema dict or a class with model_json_schema()"
-                )
+            from .upstream.tools import input_schema  # the seam (spec/decisions.md)
+
+            parameters = input_schema(name, input_model, parameters)
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolError(f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}")
         if approval_mode not in _APPROVAL_MODES:
@@ -187,16 +181,10 @@ class FunctionTool:
 
     @staticmethod
     def parse_result(result: Any) -> list[Content]:
-        """A tool's value as contents (TL-14): a str (None: "") is a text, a `Content` or a list
-        holding contents is kept (its other items as JSON text), anything else its JSON text."""
-        if result is None or isinstance(result, str):
-            return [Content.from_text(result or "")]
-        if isinstance(result, Content):
-            return [result]
-        if isinstance(result, list) and any(isinstance(item, Content) for item in result):
-            return [item if isinstance(item, Content) else FunctionTool.parse_result(item)[0] for item in result]
-        value = result_value(result)
-        return [Content.from_text(value if isinstance(value, str) else json.dumps(value))]
+        """A tool's value as contents, as upstream's `invoke` returns it (TL-14)."""
+        from .upstream.tools import parse_result  # the seam (spec/decisions.md)
+
+        return parse_result(result)
 
     @property
     def declaration_only(self) -> bool:
@@ -244,23 +232,10 @@ class FunctionTool:
         tool's ``result_parser``), or the value itself with ``skip_parsing=True`` or
         ``result_parser=SKIP_PARSING``. The arguments: ``arguments`` (a mapping, or a model with
         ``model_dump()``), else the parameters as keywords, else ``context.arguments``."""
-        if values:
-            unknown = sorted(set(values) - set(self.parameters.get("properties", ())))
-            if unknown or arguments is not None:
-                raise TypeError(
-                    f"Unexpected keyword argument(s) for tool {self.name!r}: {', '.join(unknown or sorted(values))}; "
-                    "pass the arguments as arguments={...} and runtime data through the FunctionInvocationContext"
-                )
-            arguments = values
-        if arguments is None:
-            arguments = context.arguments if context is not None else {}
-        dump = getattr(arguments, "model_dump", None)
-        if callable(dump) and not isinstance(arguments, Mapping):
-            arguments = dump(exclude_unset=True)
-        if context is None or arguments is not context.arguments:  # TL-14: the loop validated its own
-            from .upstream.tools import check_arguments  # the seam (spec/decisions.md)
+        if values or context is None or arguments is not context.arguments:  # the loop's are ready (TL-14)
+            from .upstream.tools import invoke_arguments  # the seam (spec/decisions.md)
 
-            check_arguments(self, arguments)
+            arguments = invoke_arguments(self, arguments, context, values)
         value = await self._run(arguments, context)
         parser = self.result_parser
         if skip_parsing or parser is SKIP_PARSING:

@@ -24,6 +24,7 @@ SEAMS: dict[tuple[str, str], str] = {
     ("__main__", "main"): "cli",
     ("_responses", "response_format"): "structured",
     ("_agents", "BaseAgent.as_mcp_server"): "mcp",
+    ("_agents", "BaseAgent.as_tool"): "delegation",
     ("_clients", "BaseChatClient.__init_subclass__"): "upstream",
     ("_sessions", "thread_era"): "upstream",
     ("_types", "_Kinds.__getattr__"): "upstream",
@@ -31,6 +32,8 @@ SEAMS: dict[tuple[str, str], str] = {
     ("_middleware", "FunctionInvocationContext.add_tools"): "upstream",
     ("_middleware", "FunctionInvocationContext.remove_tools"): "upstream",
     ("_tools", "FunctionTool.invoke"): "upstream",
+    ("_tools", "FunctionTool.__init__"): "upstream",
+    ("_tools", "FunctionTool.parse_result"): "upstream",
 }
 
 # Folder -> folders it may import (PK-10); a folder always may import itself.

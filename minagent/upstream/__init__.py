@@ -37,6 +37,7 @@ from .helpers import (
     validate_tool_mode,
 )
 from .layers import ChatMiddlewareLayer, ChatTelemetryLayer, FunctionInvocationLayer, OptionsCoT, adapt_single_hook
+from .state import register_state_type
 from .threads import AgentThread, Context
 
 __all__ = [
@@ -68,5 +69,6 @@ __all__ = [
     "normalize_function_invocation_configuration",
     "normalize_tools",
     "prepend_instructions_to_messages",
+    "register_state_type",
     "validate_tool_mode",
 ]

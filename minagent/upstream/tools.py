@@ -9,14 +9,24 @@ caller (not the loop, which validated already) passes arguments.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
-from minagent import FunctionInvocationContext, FunctionTool, ToolError
+from minagent import Content, FunctionInvocationContext, FunctionTool, ToolError
 from minagent._issues import describe_issues
+from minagent._tools import result_value
 from minagent._toolset import normalize_tools, tool_name
 
-__all__ = ["ToolArgumentError", "add_tools", "check_arguments", "remove_tools"]
+__all__ = [
+    "ToolArgumentError",
+    "add_tools",
+    "check_arguments",
+    "input_schema",
+    "invoke_arguments",
+    "parse_result",
+    "remove_tools",
+]
 
 
 def add_tools(context: FunctionInvocationContext, tools: Any) -> None:
@@ -77,3 +87,49 @@ def check_arguments(tool: FunctionTool, arguments: Mapping[str, Any]) -> None:
         kind = "value" if first.problem.startswith("expected one of") else "type"
         head = f"Invalid {kind} for {first.path[2:]!r} in {tool.name!r}"
     raise ToolArgumentError(f"{head}\n{describe_issues(issues)}")
+
+
+def input_schema(name: str, model: Any, parameters: Any) -> Mapping[str, Any]:
+    """TL-14: upstream's explicit schema, ``input_model=`` (``@tool(schema=...)``): a JSON schema dict,
+    or a class with ``model_json_schema()`` (a pydantic model)."""
+    if parameters is not None:
+        raise ToolError(f"tool {name!r}: give parameters= or input_model=, not both")
+    schema_of = getattr(model, "model_json_schema", None)
+    if isinstance(model, Mapping):
+        return model
+    if callable(schema_of):
+        return schema_of()  # type: ignore[no-any-return]
+    raise ToolError(f"tool {name!r}: input_model must be a JSON schema dict or a class with model_json_schema()")
+
+
+def invoke_arguments(tool: FunctionTool, arguments: Any, context: Any, values: dict[str, Any]) -> Mapping[str, Any]:
+    """TL-14: what `invoke` was given as the arguments: ``arguments`` (a mapping, or a model with
+    ``model_dump()``), else the parameters as keywords, else ``context.arguments``; checked."""
+    if values:
+        unknown = sorted(set(values) - set(tool.parameters.get("properties", ())))
+        if unknown or arguments is not None:
+            raise TypeError(
+                f"Unexpected keyword argument(s) for tool {tool.name!r}: {', '.join(unknown or sorted(values))}; "
+                "pass the arguments as arguments={...} and runtime data through the FunctionInvocationContext"
+            )
+        arguments = values
+    if arguments is None:
+        arguments = context.arguments if context is not None else {}
+    dump = getattr(arguments, "model_dump", None)
+    if callable(dump) and not isinstance(arguments, Mapping):
+        arguments = dump(exclude_unset=True)
+    check_arguments(tool, arguments)
+    return arguments  # type: ignore[no-any-return]
+
+
+def parse_result(result: Any) -> list[Content]:
+    """TL-14: a tool's value as contents: a str (None: "") is a text, a `Content` or a list holding
+    contents is kept (its other items as JSON text), anything else its JSON text."""
+    if result is None or isinstance(result, str):
+        return [Content.from_text(result or "")]
+    if isinstance(result, Content):
+        return [result]
+    if isinstance(result, list) and any(isinstance(item, Content) for item in result):
+        return [item if isinstance(item, Content) else parse_result(item)[0] for item in result]
+    value = result_value(result)
+    return [Content.from_text(value if isinstance(value, str) else json.dumps(value))]
