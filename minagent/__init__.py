@@ -46,7 +46,6 @@ from ._sessions import (
     InMemoryHistoryProvider,
     SessionBusyError,
     SessionContext,
-    SessionStore,
 )
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, ToolProtocol, UnknownToolError, tool
@@ -72,7 +71,7 @@ _FOLDERS = {
     "middleware": "MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY MessageInjectionMiddleware enqueue_messages",
     "mcp": "MCPConnectionError MCPError MCPProtocolError MCPRequestError MCPServer MCPStdioTool MCPTimeoutError "
     "MCPTool MCPToolError",
-    "stores": "FileHistoryProvider FileSessionStore SQLiteHistoryProvider SQLiteSessionStore",
+    "stores": "FileHistoryProvider FileSessionStore SQLiteHistoryProvider SQLiteSessionStore SessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
     "upstream": "register_state_type AgentThread Context AdditionItemMismatch AgentException AgentFrameworkException "

@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 
 from . import _observe
 from ._clients import SupportsChatGetResponse, _agent_factory, response_format
-from ._compat import AGENT_SPELLINGS, RUN_SPELLINGS, RUN_STREAM_HINT, reject_spellings, session_of
+from ._compat import RUN_STREAM_HINT, reject_spellings, session_of
 from ._exceptions import MiddlewareException
 from ._loop import Inbox
 from ._middleware import (
@@ -213,8 +213,8 @@ class RawAgent(BaseAgent):
         middleware: Any = None,
         **unsupported: Any,
     ) -> None:
-        reject_spellings(unsupported, AGENT_SPELLINGS, f"{type(self).__name__}()")
         if unsupported:
+            reject_spellings(unsupported, "agent", f"{type(self).__name__}()")
             raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(unsupported))!r}")
         super().__init__(id=id, name=name, description=description)
         if not isinstance(client, SupportsChatGetResponse):
@@ -313,7 +313,7 @@ class RawAgent(BaseAgent):
         `FunctionInvocationContext.kwargs`; ``client_kwargs`` reach the model call only (AG-2).
         """
         if kwargs:
-            reject_spellings(kwargs, RUN_SPELLINGS, f"{type(self).__name__}.run()")
+            reject_spellings(kwargs, "run", f"{type(self).__name__}.run()")
         given = session_of(thread, session) if thread is not None or session is not None else None
         if options is not None and type(options) is not dict and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")

@@ -3,8 +3,9 @@
 Rules
 -----
 1. Every spelling of upstream's API that the core accepts, or rejects with what to write instead,
-   lives here: ``thread=`` beside ``session=``, ``run_stream``, and the keywords upstream passes
-   where minagent takes none. (Two
+   goes through here: ``thread=`` beside ``session=``, ``run_stream``, and the keywords upstream
+   passes where minagent takes none (their table, loaded only then, is
+   ``minagent.upstream.spellings``). (Two
    attributes of the middleware contexts are spellings too — ``context.terminate``,
    ``AgentContext.session`` for ``thread`` — and stay members of those classes, MW-12, SE-9.)
 2. A spelling is never silently ignored: it works as upstream's does, or it is a `TypeError`
@@ -18,40 +19,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._options import ChatOptions
 from ._sessions import AgentSession
 
-__all__ = ["AGENT_SPELLINGS", "RUN_SPELLINGS", "RUN_STREAM_HINT", "reject_spellings", "session_of"]
+__all__ = ["RUN_STREAM_HINT", "reject_spellings", "session_of"]
 
 
-# Names that upstream code passes and minagent does not take there: each is an error that says
-# what to write instead (AG-12), never a keyword that silently joins **kwargs.
-RUN_SPELLINGS = {
-    "context_provider": "context providers belong to the agent: Agent(client, context_providers=[...])",
-    "context_providers": "context providers belong to the agent: Agent(client, context_providers=[...])",
-    "chat_options": "pass chat options as options={...}",
-    "additional_function_arguments": "pass function_invocation_kwargs={...}",
-    "compaction_strategy": "minagent has no compaction strategies; trim the messages in chat middleware",
-    "tokenizer": "minagent has no tokenizers; count tokens in chat middleware",
-}
-AGENT_SPELLINGS = {
-    "chat_client": "the client is the first argument: Agent(client, ...) (chat_client= was renamed client=)",
-    "context_provider": "pass a list: context_providers=[...]",
-    "compaction_strategy": "minagent has no compaction strategies; trim the messages in chat middleware",
-    "tokenizer": "minagent has no tokenizers",
-    "require_per_service_call_history_persistence": "minagent saves history once per run, after it succeeds "
-    "(spec/sessions.md SE-5); there is no per-service-call persistence",
-    "additional_properties": "minagent agents have no additional_properties",
-}
-_OPTION_KEYS = frozenset(ChatOptions.__annotations__) | {"model_id"}
+def reject_spellings(kwargs: Mapping[str, Any], kind: str, where: str) -> None:
+    """AG-12: a keyword upstream code passes where minagent takes none is a `TypeError` saying what to
+    write instead; the table of what to write (``kind``: ``"run"`` or ``"agent"``) is loaded only then."""
+    from .upstream.spellings import reject  # the seam (spec/decisions.md)
 
-
-def reject_spellings(kwargs: Mapping[str, Any], spellings: Mapping[str, str], where: str) -> None:
-    for key in kwargs:
-        if key in spellings:
-            raise TypeError(f"{where} got {key}=: {spellings[key]}")
-        if key in _OPTION_KEYS and where.endswith("run()"):
-            raise TypeError(f"{where} got {key}=: chat options go in options={{{key!r}: ...}}")
+    reject(kwargs, kind, where)
 
 
 RUN_STREAM_HINT = "run_stream() was replaced: call run(..., stream=True)"

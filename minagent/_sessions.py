@@ -51,7 +51,6 @@ __all__ = [
     "InMemoryHistoryProvider",
     "SessionBusyError",
     "SessionContext",
-    "SessionStore",
     "StateType",
     "check_session_id",
     "decode_state",
@@ -519,22 +518,3 @@ def check_session_id(session_id: object) -> str:
     if not isinstance(session_id, str) or not session_id:
         raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
     return session_id
-
-
-class SessionStore:
-    """Sessions by id, in memory (SE-11): ``get`` returns an independent copy (or None), ``set``
-    stores a copy, ``delete`` forgets. Durable stores (`SQLiteSessionStore`, Redis) keep the
-    same three methods and the same `to_dict` data."""
-
-    def __init__(self) -> None:
-        self._sessions: dict[str, dict[str, Any]] = {}
-
-    async def get(self, session_id: str) -> AgentSession | None:
-        data = self._sessions.get(check_session_id(session_id))
-        return None if data is None else AgentSession.from_dict(data)
-
-    async def set(self, session_id: str, session: AgentSession) -> None:
-        self._sessions[check_session_id(session_id)] = session.to_dict()
-
-    async def delete(self, session_id: str) -> None:
-        self._sessions.pop(check_session_id(session_id), None)

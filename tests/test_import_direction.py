@@ -27,6 +27,7 @@ SEAMS: dict[tuple[str, str], str] = {
     ("_agents", "BaseAgent.as_tool"): "delegation",
     ("_clients", "BaseChatClient.__init_subclass__"): "upstream",
     ("_sessions", "thread_era"): "upstream",
+    ("_compat", "reject_spellings"): "upstream",
     ("_types", "_Kinds.__getattr__"): "upstream",
     ("_types", "Content.__add__"): "upstream",
     ("_middleware", "FunctionInvocationContext.add_tools"): "upstream",

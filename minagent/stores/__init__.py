@@ -11,6 +11,7 @@ Rules
 """
 
 from .files import FileHistoryProvider, FileSessionStore
+from .memory import SessionStore
 from .sqlite import SCHEMA_VERSION, SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "SQLiteHistoryProvider",
     "SQLiteSchemaError",
     "SQLiteSessionStore",
+    "SessionStore",
 ]

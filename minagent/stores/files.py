@@ -39,8 +39,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, ClassVar, Literal
 
-from .._sessions import AgentSession, HistoryProvider, SessionStore, check_session_id, decode_state, encode_state
+from .._sessions import AgentSession, HistoryProvider, check_session_id, decode_state, encode_state
 from .._types import Message
+from .memory import SessionStore
 from .msgpack import packb, unpackb
 
 __all__ = ["FileHistoryProvider", "FileSessionStore"]
