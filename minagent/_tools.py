@@ -446,27 +446,20 @@ class FunctionInvocationConfiguration:
     max_function_calls: int | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
-        check = _CONFIG_CHECKS.get(name)
-        if check is None:
-            raise AttributeError(f"FunctionInvocationConfiguration has no field {name!r}; fields: {_config_fields()}")
-        check(value)
+        _check(_known(name, AttributeError), value)
         object.__setattr__(self, name, value)
 
     def __getitem__(self, key: str) -> Any:
-        if key not in _CONFIG_CHECKS:
-            raise KeyError(f"FunctionInvocationConfiguration has no field {key!r}; fields: {_config_fields()}")
-        return getattr(self, key)
+        return getattr(self, _known(key, KeyError))
 
     def __setitem__(self, key: str, value: Any) -> None:
-        if key not in _CONFIG_CHECKS:
-            raise KeyError(f"FunctionInvocationConfiguration has no field {key!r}; fields: {_config_fields()}")
-        setattr(self, key, value)
+        setattr(self, _known(key, KeyError), value)
 
     def keys(self) -> list[str]:
-        return list(_CONFIG_CHECKS)
+        return list(_CONFIG)
 
     def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key) if key in _CONFIG_CHECKS else default
+        return getattr(self, key) if key in _CONFIG else default
 
     @classmethod
     def coerce(
@@ -478,53 +471,37 @@ class FunctionInvocationConfiguration:
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):
-            unknown = sorted(str(k) for k in value if k not in _CONFIG_CHECKS)
-            if unknown:
-                raise KeyError(
-                    f"FunctionInvocationConfiguration has no field {unknown[0]!r}; fields: {_config_fields()}"
-                )
-            return cls(**value)
+            return cls(**{_known(str(k), KeyError): v for k, v in value.items()})
         raise TypeError(
             f"function_invocation_configuration must be a FunctionInvocationConfiguration or a dict, "
             f"got {type(value).__name__}"
         )
 
 
-def _check_bool(name: str) -> Callable[[Any], None]:
-    def check(value: Any) -> None:
-        if not isinstance(value, bool):
-            raise ValueError(f"{name} must be a bool, got {value!r}")
-
-    return check
-
-
-def _check_int(name: str, low: int, *, optional: bool = False) -> Callable[[Any], None]:
-    def check(value: Any) -> None:
-        if optional and value is None:
-            return
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            at_least = "0 or more" if low == 0 else f"at least {low}"  # upstream's words first (LP-24)
-            allowed = f"{at_least} or None (an int)" if optional else f"{at_least} (an int)"
-            raise ValueError(f"{name} must be {allowed}, got {value!r}")
-
-    return check
-
-
-def _check_tools(value: Any) -> None:
-    if not isinstance(value, list):
-        raise ValueError(f"additional_tools must be a list, got {type(value).__name__}")
-
-
-_CONFIG_CHECKS: dict[str, Callable[[Any], None]] = {
-    "enabled": _check_bool("enabled"),
-    "max_iterations": _check_int("max_iterations", 1),
-    "max_consecutive_errors_per_request": _check_int("max_consecutive_errors_per_request", 0),
-    "terminate_on_unknown_calls": _check_bool("terminate_on_unknown_calls"),
-    "additional_tools": _check_tools,
-    "include_detailed_errors": _check_bool("include_detailed_errors"),
-    "max_function_calls": _check_int("max_function_calls", 1, optional=True),
+# field -> (its type, its least value, whether None is allowed): what an assignment is checked against (LP-24)
+_CONFIG: dict[str, tuple[type, int, bool]] = {
+    "enabled": (bool, 0, False),
+    "max_iterations": (int, 1, False),
+    "max_consecutive_errors_per_request": (int, 0, False),
+    "terminate_on_unknown_calls": (bool, 0, False),
+    "additional_tools": (list, 0, False),
+    "include_detailed_errors": (bool, 0, False),
+    "max_function_calls": (int, 1, True),
 }
 
 
-def _config_fields() -> str:
-    return ", ".join(_CONFIG_CHECKS)
+def _known(name: str, error: type[Exception]) -> str:
+    if name not in _CONFIG:
+        raise error(f"FunctionInvocationConfiguration has no field {name!r}; fields: {', '.join(_CONFIG)}")
+    return name
+
+
+def _check(name: str, value: Any) -> None:
+    kind, low, optional = _CONFIG[name]
+    number = isinstance(value, int) and not isinstance(value, bool)
+    if (optional and value is None) or (isinstance(value, kind) and (kind is not int or (number and int(value) >= low))):
+        return
+    if kind is not int:
+        raise ValueError(f"{name} must be a {kind.__name__}, got {value!r}")
+    at_least = "0 or more" if low == 0 else f"at least {low}"  # upstream's words first (LP-24)
+    raise ValueError(f"{name} must be {at_least}{' or None' if optional else ''} (an int), got {value!r}")
