@@ -498,8 +498,8 @@ def _known(name: str, error: type[Exception]) -> str:
 
 def _check(name: str, value: Any) -> None:
     kind, low, optional = _CONFIG[name]
-    number = isinstance(value, int) and not isinstance(value, bool)
-    if (optional and value is None) or (isinstance(value, kind) and (kind is not int or (number and int(value) >= low))):
+    enough = isinstance(value, int) and not isinstance(value, bool) and value >= low
+    if (optional and value is None) or (isinstance(value, kind) and (kind is not int or enough)):
         return
     if kind is not int:
         raise ValueError(f"{name} must be a {kind.__name__}, got {value!r}")
