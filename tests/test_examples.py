@@ -22,8 +22,12 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from minagent import Agent, FunctionInvocationContext, function_middleware, tool
+from minagent.testing import ScriptedChatClient, call
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -735,8 +739,8 @@ def test_custom_history_provider() -> None:
 
 
 def test_every_example_is_tested_and_listed() -> None:
-    """Every program in examples/ has a test here and a row in examples/README.md, and none is a copy
-    of an upstream file (no copyright header, no port note)."""
+    """EX-1: every program in examples/ has a test here and a row in examples/README.md naming its upstream
+    sample, and none is a copy of an upstream file (no copyright header, no port note, no upstream import)."""
     names = {path.stem for path in EXAMPLES.glob("*.py")}
     source = Path(__file__).read_text(encoding="utf-8")
     tested = set(re.findall(r'(?:check|run_example)\(\s*"(\w+)"', source))
@@ -744,9 +748,45 @@ def test_every_example_is_tested_and_listed() -> None:
     readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
     missing = sorted(name for name in names if f"`{name}.py`" not in readme)
     assert not missing, f"examples missing from examples/README.md: {missing}"
+    rows = [line for line in readme.splitlines() if line.startswith("| `") and ".py` |" in line]
+    assert len(rows) == len(names)
+    for row in rows:
+        assert re.search(r"\| `\d\d-[\w/-]+\.py` \|$", row), f"no upstream sample path: {row}"
     for path in EXAMPLES.glob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "Copyright" not in text, path.name
         assert "Ported from" not in text, path.name
         assert "agent_framework" not in text, path.name
     assert len(names) >= 30
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_tool_context_is_the_middleware_context(stream: bool) -> None:
+    """EX-2, TL-4: the tool's injected context is the object the function middleware received, so what the
+    middleware put in kwargs and metadata before call_next is what the tool reads; both modes."""
+    seen: list[FunctionInvocationContext] = []
+
+    @function_middleware
+    async def authenticate(context, call_next):
+        seen.append(context)
+        context.kwargs["user"] = {"tok-1": "ada"}[context.kwargs["token"]]
+        context.metadata["checked_by"] = "authenticate"
+        await call_next()
+
+    @tool
+    def whoami(ctx: FunctionInvocationContext) -> str:
+        """Who is calling."""
+        return f"{ctx.kwargs['user']} {ctx.metadata['checked_by']} {ctx is seen[-1]}"
+
+    def model(messages: Any, options: Any) -> Any:
+        last = messages[-1]
+        return str(last.contents[0].result) if last.role == "tool" else [call("whoami", {})]
+
+    agent = Agent(ScriptedChatClient([model] * 2), tools=[whoami], middleware=[authenticate])
+    kwargs = {"function_invocation_kwargs": {"token": "tok-1"}}
+    if stream:
+        response = await agent.run("who am I?", stream=True, **kwargs).get_final_response()
+    else:
+        response = await agent.run("who am I?", **kwargs)
+    assert response.text == "ada authenticate True"
+    assert len(seen) == 1
