@@ -91,8 +91,11 @@ def load_adapter(spec: str) -> FlowAdapter:
         target: Any = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise AdapterError(f"cannot load {spec}: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(target, FlowAdapter) and callable(target):
-        target = target()
+    if isinstance(target, type) or (not isinstance(target, FlowAdapter) and callable(target)):
+        try:
+            target = target()
+        except Exception as exc:
+            raise AdapterError(f"{spec}() failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(target, FlowAdapter):
         raise AdapterError(f"{spec} is not an adapter (name, features, expected, async run(world))")
     return target
