@@ -68,7 +68,6 @@ __all__ = [
 
 Layer = Literal["agent", "chat", "function"]
 Json = Any
-EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 # What an adapter may lack; a scenario that needs a missing feature is not applicable (CF-2).
 FEATURES: Mapping[str, str] = MappingProxyType(
@@ -402,7 +401,9 @@ class World:
 
     async def tool(self, name: str, arguments: Mapping[str, Any], append: Callable[[str], None] | None = None) -> str:
         """Run the plan's tool ``name``: record ``tool:NAME``, do what it does, return its result."""
-        spec = self.tools[name]
+        spec = self.tools.get(name)
+        if spec is None:
+            raise KeyError(f"the plan has no tool {name!r}; it has {sorted(self.tools)}")
         self.events.append(f"tool:{name}")
         self.arguments.append((name, dict(arguments)))
         self._started.add(name)

@@ -331,5 +331,7 @@ def test_the_world_refuses_what_the_adapter_did_not_give_it() -> None:
         world.answer([], {})
     with pytest.raises(ScriptExhausted, match="model call 2 was not scripted"):
         world.answer([], {})
+    with pytest.raises(KeyError, match="the plan has no tool 'z'"):
+        asyncio.run(world.tool("z", {}))
     assert asyncio.run(world.tool("w", {})) == "never did not start while w ran"
     assert world.arguments == [("a", {}), ("w", {})]
