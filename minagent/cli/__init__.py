@@ -47,6 +47,8 @@ commands:
                                              ask a real model (needs a provider plugin); with a
                                              session, continue the conversation kept in FILE
   python -m minagent mcp-serve MODULE:AGENT  serve an agent as an MCP server over stdio
+  python -m minagent conformance --adapter MODULE:FACTORY [--rules MW-*,LP-*] [--json FILE]
+                                             run the flow's rules against an implementation
   python -m minagent --version               print the version
 """
 
@@ -70,7 +72,13 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     serve = sub.add_parser("mcp-serve", help="serve an agent as an MCP server over stdio (spec/mcp.md)")
     serve.add_argument("target", help="module:attribute naming an agent or a zero-argument factory")
     serve.add_argument("--name", default=None, help="the MCP server's name (default: the agent's)")
-    args = parser.parse_args(argv)
+    sub.add_parser("conformance", add_help=False, help="the flow conformance kit (spec/conformance.md)")
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["conformance"]:  # CF-4: the kit parses its own arguments; loaded only for this command
+        from ..conformance.flow_report import main as conformance
+
+        return conformance(given[1:], out)
+    args = parser.parse_args(given)
     if args.version:
         print(f"minagent {__version__}", file=out)
         return 0
