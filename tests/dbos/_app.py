@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from dbos import DBOS, DBOSClient
+from minagent_dbos import DurableAgent, approve, cancel, idempotency_key, result
 
 from minagent import (
     Agent,
@@ -41,7 +42,6 @@ from minagent import (
     chat_middleware,
     tool,
 )
-from minagent_dbos import DurableAgent, approve, cancel, idempotency_key, result
 
 APP = "minagent-tests"
 QUEUE = "minagent-runs"

@@ -8,7 +8,6 @@ tests with real crashes are in test_dbos_crash.py).
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,22 +20,6 @@ dbos = pytest.importorskip("dbos")
 minagent_dbos = pytest.importorskip("minagent_dbos")
 
 from dbos import DBOS  # noqa: E402
-
-from minagent import (  # noqa: E402
-    Agent,
-    AgentSession,
-    ChatResponse,
-    ChatResponseUpdate,
-    Content,
-    ContextProvider,
-    FunctionInvocationContext,
-    Message,
-    SessionStore,
-    chat_middleware,
-    function_middleware,
-    tool,
-)
-from minagent.testing import ScriptedChatClient, call, reply, text_chunks  # noqa: E402
 from minagent_dbos import (  # noqa: E402
     MODEL_STEP,
     TOOL_STEP,
@@ -48,6 +31,21 @@ from minagent_dbos import (  # noqa: E402
     recorded,
     result,
 )
+
+from minagent import (  # noqa: E402
+    Agent,
+    AgentSession,
+    ChatResponse,
+    Content,
+    ContextProvider,
+    FunctionInvocationContext,
+    Message,
+    SessionStore,
+    chat_middleware,
+    function_middleware,
+    tool,
+)
+from minagent.testing import ScriptedChatClient, call, reply, text_chunks  # noqa: E402
 
 MODES = [False, True]
 
@@ -218,7 +216,8 @@ class TestReplay:
         assert len(client.requests) == 3  # the forked run made only its last model call again
         assert forked["response"]["messages"] == original.to_dict()["messages"]
         failure = original.messages[1].contents[0]
-        assert failure.exception is not None and "Function failed" in str(failure.result)
+        assert failure.exception is not None
+        assert "Function failed" in str(failure.result)
         assert picks == [
             100.0,
             101.0,
@@ -235,7 +234,7 @@ def launched(app: Path) -> Iterator[Path]:
     global DURABLE
     DURABLE = DurableAgent(Agent(ScriptedChatClient([])), name="same")
     DBOS.launch()
-    yield app
+    return app
 
 
 class TestSameBehaviour:
@@ -363,7 +362,8 @@ class TestStreaming:
                 seen_call.set()  # the tool is still waiting: this update came live
             texts.append(update.text)
         final = await stream.get_final_response()
-        assert "".join(texts) == "abc" and final.text == "abc"
+        assert "".join(texts) == "abc"
+        assert final.text == "abc"
         assert isinstance(final.messages[-1].contents[0], Content)
 
 
@@ -438,7 +438,8 @@ class TestSessions:
         assert texts == ["one", "first answer", "two", "second answer"]
         assert [m.text for m in client.requests[1].messages] == ["one", "first answer", "two"]
         kept = await store.get("s1")
-        assert kept is not None and kept.to_dict() == session.to_dict()
+        assert kept is not None
+        assert kept.to_dict() == session.to_dict()
 
     @pytest.mark.parametrize("stream", MODES)
     async def test_failed_run_changes_nothing(self, app: Path, stream: bool) -> None:
@@ -466,4 +467,5 @@ class TestSessions:
         handle = await DBOS.fork_workflow_async("pv", 2)
         client.steps.append("b")
         await handle.get_result()
-        assert len(ids) == 2 and ids[0] == ids[1]
+        assert len(ids) == 2
+        assert ids[0] == ids[1]
