@@ -1,6 +1,6 @@
 """A durable agent run in a process of its own, for the crash, approval and worker tests (spec/dbos.md).
 
-    python -m tests.dbos._app run WID [--stream] [--session]     start a run, print its response
+    python -m tests.dbos._app run WID [--stream] [--session] [--approval]  start a run, print its response
     python -m tests.dbos._app recover WID [--stream] [--session] DBOS.launch(), print the recovered response
     python -m tests.dbos._app approve WID CALL_ID yes|no         answer from a process with a DBOSClient only
     python -m tests.dbos._app cancel WID                         cancel from a process with a DBOSClient only
@@ -24,6 +24,7 @@ import json
 import os
 import signal
 import sys
+import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -56,6 +57,8 @@ def log(line: str) -> None:
 
 def crash_if(point: str) -> None:
     if os.environ.get("CRASH") == point:
+        if point.startswith("tool:"):
+            time.sleep(0.5)  # the other call of the batch finishes its step: this one is the step running
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -161,13 +164,14 @@ async def start(durable: DurableAgent, wid: str, stream: bool, with_session: boo
     if with_session:
         session = await store.get("s1") if store is not None else None
         assert session is not None, "the test stores session s1 first"
+    text = "sum it needs-approval" if "--approval" in sys.argv else "sum it"
     if stream:
-        run = durable.run("sum it", stream=True, workflow_id=wid, session=session)
+        run = durable.run(text, stream=True, workflow_id=wid, session=session)
         async for update in run:
             emit("update", update.to_dict())
         response = await run.get_final_response()
     else:
-        response = await durable.run("sum it", workflow_id=wid, session=session)
+        response = await durable.run(text, workflow_id=wid, session=session)
     emit("response", response.to_dict())
 
 
