@@ -4,13 +4,16 @@
     python -m tests.dbos._app recover WID [--stream] [--session] DBOS.launch(), print the recovered response
     python -m tests.dbos._app approve WID CALL_ID yes|no         answer from a process with a DBOSClient only
     python -m tests.dbos._app cancel WID                         cancel from a process with a DBOSClient only
-    python -m tests.dbos._app worker                             take runs from the queue until killed
+    python -m tests.dbos._app worker                             take runs from the queue until killed; when a
+                                                                 file "takeover" beside COUNTS names executors,
+                                                                 recover their pending runs
 
 The environment says where: ``DBOS_URL`` (the system database), ``COUNTS`` (a file every model call
 and tool execution appends a line to), ``CRASH`` (where this process kills itself with SIGKILL:
 ``model:N`` inside the N-th model round, ``tool:NAME`` inside that tool, ``between:N`` after the
 steps before model round N completed and before it starts, ``session`` inside the session store's
-``set`` after it wrote), ``STORE`` (a SQLite session store), ``EXECUTOR`` (the DBOS executor id).
+``set`` after it wrote), ``STORE`` (a SQLite session store), ``EXECUTOR`` (the DBOS executor id, added
+to every line logged), ``SLOW`` (seconds ``add`` sleeps), ``CONCURRENCY`` (a worker's runs at once).
 
 The model is a function of the request: round N (the number of tool messages it received so
 far) asks for the tools of that round, then answers; each answer's message id is new (random) and
@@ -27,10 +30,11 @@ import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from dbos import DBOS, DBOSClient
-from minagent_dbos import DurableAgent, approve, cancel, idempotency_key, result
+from minagent_dbos import DurableAgent, approve, cancel, idempotency_key, recover, result
 
 from minagent import (
     Agent,
@@ -49,6 +53,8 @@ QUEUE = "minagent-runs"
 
 
 def log(line: str) -> None:
+    if os.environ.get("EXECUTOR"):
+        line = f"{line} {os.environ['EXECUTOR']}"
     with open(os.environ["COUNTS"], "a", encoding="utf-8") as f:
         f.write(line + "\n")
         f.flush()
@@ -110,6 +116,7 @@ async def add(a: int, b: int) -> int:
     """Add two numbers."""
     log(f"tool add {idempotency_key()}")
     crash_if("tool:add")
+    await asyncio.sleep(float(os.environ.get("SLOW", "0")))
     return a + b
 
 
@@ -175,7 +182,7 @@ async def start(durable: DurableAgent, wid: str, stream: bool, with_session: boo
     emit("response", response.to_dict())
 
 
-async def recover(durable: DurableAgent, wid: str, stream: bool) -> None:
+async def finish(durable: DurableAgent, wid: str, stream: bool) -> None:
     if stream:
         attached = durable.attach(wid)  # before launch: the recovered run is seen whole (DU-9)
         DBOS.launch()
@@ -186,6 +193,24 @@ async def recover(durable: DurableAgent, wid: str, stream: bool) -> None:
         DBOS.launch()
         response = await result(wid)
     emit("response", response.to_dict())
+
+
+def ordered(order: Path) -> list[str]:
+    """The executors the file ``order`` names (then gone), or none."""
+    if not order.exists():
+        return []
+    dead = order.read_text().split()
+    order.unlink()
+    return dead
+
+
+async def take_over(order: Path) -> None:
+    """A worker: when the file ``order`` names dead executors, run their pending runs here (DU-14)."""
+    while True:
+        dead = await asyncio.to_thread(ordered, order)
+        if dead:
+            emit("recovered", await recover(dead))
+        await asyncio.sleep(0.2)
 
 
 async def main(argv: list[str]) -> None:
@@ -206,12 +231,12 @@ async def main(argv: list[str]) -> None:
             DBOS.launch()
             await start(durable, argv[1], "--stream" in argv, "--session" in argv)
         elif command == "recover":
-            await recover(durable, argv[1], "--stream" in argv)
+            await finish(durable, argv[1], "--stream" in argv)
         elif command == "worker":
             DBOS.launch()
             await DBOS.register_queue_async(QUEUE, worker_concurrency=int(os.environ.get("CONCURRENCY", "4")))
             print("ready", flush=True)
-            await asyncio.Event().wait()
+            await take_over(Path(os.environ["COUNTS"]).with_name("takeover"))
     finally:
         DBOS.destroy()
 
