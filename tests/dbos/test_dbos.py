@@ -469,3 +469,54 @@ class TestSessions:
         await handle.get_result()
         assert len(ids) == 2
         assert ids[0] == ids[1]
+
+
+class TestQueue:
+    """DU-14: a run put on a DBOS queue by this process runs, and result() gives its response."""
+
+    async def test_enqueue_and_result(self, app: Path) -> None:
+        client = ScriptedChatClient([[call("add", {"a": 2, "b": 5}, call_id="q1")], "seven"])
+        durable = DurableAgent(Agent(client, tools=[add]), name="queued")
+        DBOS.launch()
+        queue = await DBOS.register_queue_async("runs", worker_concurrency=2)
+        session = AgentSession(session_id="q")
+        wid = await durable.enqueue(queue, "add them", workflow_id="queued-1", session=session)
+        assert wid == "queued-1"
+        response = await asyncio.wait_for(result(wid, session=session), 60)
+        assert response.text == "seven"
+        assert session.state["in_memory"]["messages"][0].text == "add them"
+        assert await steps_of(wid) == [MODEL_STEP, f"{TOOL_STEP}:add", MODEL_STEP]
+
+
+class TestPlacement:
+    """DU-3: the agent's chat middleware runs outside the model step (again on a replay); the
+    chat middleware a context provider adds comes after the run's, so inside the step (recorded)."""
+
+    async def test_provider_middleware_is_inside_the_step(self, app: Path) -> None:
+        outside: list[int] = []
+        inside: list[int] = []
+
+        @chat_middleware
+        async def agent_level(context: Any, call_next: Any) -> None:
+            outside.append(1)
+            await call_next()
+
+        @chat_middleware
+        async def from_provider(context: Any, call_next: Any) -> None:
+            inside.append(1)
+            await call_next()
+
+        class Adds(ContextProvider):
+            async def before_run(self, *, agent: Any, session: AgentSession, context: Any, state: Any) -> None:
+                context.extend_middleware(self.source_id, [from_provider])
+
+        client = ScriptedChatClient([[call("add", {"a": 1, "b": 1}, call_id="p1")], "two", "two"])
+        agent = Agent(client, tools=[add], middleware=[agent_level], context_providers=[Adds("adds")])
+        durable = DurableAgent(agent, name="placement")
+        DBOS.launch()
+        await durable.run("go", workflow_id="pl", session=AgentSession(session_id="pl"))
+        assert (len(outside), len(inside)) == (2, 2)
+        names = await steps_of("pl")
+        handle = await DBOS.fork_workflow_async("pl", len(names) - names[::-1].index(MODEL_STEP))
+        await handle.get_result()
+        assert (len(outside), len(inside)) == (4, 3)  # replayed first call: outside ran, inside did not

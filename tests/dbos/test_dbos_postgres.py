@@ -155,4 +155,8 @@ def test_two_workers_share_a_queue_and_one_finishes_the_runs_of_the_other(
         repeated = {call for call, n in calls.items() if n > 1}
         assert repeated <= {"add c-add", "charge c-charge"} or repeated <= {"add c-add2"}, (wid, calls)
     assert any(words[-1] == "w-2" for words in lines[killed_at:])
+    repeated_runs = {wid: dict(c) for wid, c in by_run.items() if any(n > 1 for n in c.values())}
+    executors = Counter(outcome["executors"].values())
+    taken = len(unfinished_at_kill)
+    print(f"\nruns per executor {dict(executors)}; taken over from w-1: {taken}; repeated: {repeated_runs}")
     assert {outcome["executors"][wid] for wid in ids} <= {"w-1", "w-2"}
