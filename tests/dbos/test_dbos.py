@@ -520,3 +520,23 @@ class TestPlacement:
         handle = await DBOS.fork_workflow_async("pl", len(names) - names[::-1].index(MODEL_STEP))
         await handle.get_result()
         assert (len(outside), len(inside)) == (4, 3)  # replayed first call: outside ran, inside did not
+
+
+def test_the_overhead_benchmark_runs() -> None:
+    """DU-16: benchmarks/durable.py runs the same conversation plain and durable (it fails on wrong
+    work) and prints the overhead per step; the figures themselves are never asserted."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "benchmarks/durable.py", "--runs", "1", "--no-postgres"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "overhead per step ms" in done.stdout
+    rows = [line.split() for line in done.stdout.splitlines() if line.strip()[:2] in ("1 ", "21")]
+    assert [row[0] for row in rows] == ["1", "21", "1", "21"]  # SQLite default and WAL
