@@ -8,6 +8,7 @@ tests with real crashes are in test_dbos_crash.py).
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -540,3 +541,26 @@ def test_the_overhead_benchmark_runs() -> None:
     assert "overhead per step ms" in done.stdout
     rows = [line.split() for line in done.stdout.splitlines() if line.strip()[:2] in ("1 ", "21")]
     assert [row[0] for row in rows] == ["1", "21", "1", "21"]  # SQLite default and WAL
+
+
+def test_unixepoch_for_old_sqlite() -> None:
+    """DU-17: the replacement unixepoch answers as SQLite's does, subsec included, and makes a
+    DBOS-style default work on any SQLite."""
+    import sqlite3
+    import time
+
+    from minagent_dbos import _sqlite
+
+    assert (sys.version_info >= (3, 12) and sqlite3.sqlite_version_info < (3, 42, 0)) == _sqlite.NEEDED
+    assert _sqlite.unixepoch("2020-01-01") == 1577836800
+    assert _sqlite.unixepoch("2020-01-01 00:00:01.5", "subsec") == pytest.approx(1577836801.5)
+    assert _sqlite.unixepoch("2020-01-01", "+1 day") == 1577923200
+    assert _sqlite.unixepoch("not a date") is None
+    before = time.time()
+    with sqlite3.connect(":memory:") as db:
+        _sqlite.install(db)
+        db.execute("CREATE TABLE t (a INTEGER, at INTEGER NOT NULL DEFAULT (unixepoch('subsec') * 1000))")
+        db.execute("INSERT INTO t (a) VALUES (1)")
+        (at,) = db.execute("SELECT at FROM t").fetchone()
+        assert isinstance(db.execute("SELECT unixepoch()").fetchone()[0], int)
+    assert before * 1000 - 1 <= at <= time.time() * 1000 + 1

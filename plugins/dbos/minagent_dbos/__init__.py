@@ -11,6 +11,7 @@ over worker processes by a DBOS queue on PostgreSQL.
     response = await durable.run("Hello", workflow_id="order-42")
 """
 
+from . import _sqlite  # noqa: F401  (DU-17: before DBOS opens a SQLite database)
 from ._durable import (
     APPROVAL_TOPIC,
     APPROVALS_EVENT,
