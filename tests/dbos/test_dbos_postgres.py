@@ -4,6 +4,7 @@ DU-14, DU-15). The server is real (tests/dbos/_postgres.py); the workers are tes
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -129,6 +130,8 @@ def test_two_workers_share_a_queue_and_one_finishes_the_runs_of_the_other(
         for process in (first, second):
             process.kill()
             process.wait(timeout=60)
+    assert second.stdout is not None
+    told = [json.loads(line)["recovered"] for line in second.stdout.read().splitlines() if '"recovered"' in line]
     assert first.returncode == -9
     responses = outcome["responses"]
     assert len(responses) == RUNS
@@ -136,15 +139,14 @@ def test_two_workers_share_a_queue_and_one_finishes_the_runs_of_the_other(
     assert outcome["statuses"] == {"SUCCESS"}
     lines = logged(tmp_path)
     by_run: dict[str, Counter[str]] = defaultdict(Counter)
-    touched_by_dead = set()
     for words in lines:
         if words[0] == "tool":
             run_id, call_id = words[2].rsplit(":", 1)
             by_run[run_id][f"{words[1]} {call_id}"] += 1
-            if words[-1] == "w-1":
-                touched_by_dead.add(run_id)
-    unfinished_at_kill = {wid for wid in touched_by_dead if outcome["executors"][wid] == "w-2"}
+    assert len(told) == 1  # w-2 took over once: the runs w-1 was running when it died
+    unfinished_at_kill = set(told[0])
     assert unfinished_at_kill, "the killed worker left runs for the other to finish"
+    assert {outcome["executors"][wid] for wid in unfinished_at_kill} == {"w-2"}
     for wid in ids:
         calls = by_run[wid]
         assert set(calls) == {"add c-add", "charge c-charge", "add c-add2"}
