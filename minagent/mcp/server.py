@@ -97,12 +97,13 @@ class MCPServer:
     async def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp") -> None:
         """Serve over Streamable HTTP until cancelled, with the transport that a plugin registers in
         the entry-point group ``minagent.mcp_servers`` as ``http`` (``minagent-mcp-http``) (MCP-35)."""
-        from ..providers.registry import PluginNotFoundError, entry_points
+        from ..providers.registry import PluginNotFoundError, entry_points, install_command
 
         found = [ep for ep in entry_points(group="minagent.mcp_servers") if ep.name == "http"]
         if not found:
             raise PluginNotFoundError(
-                "serving MCP over HTTP needs a plugin: `pip install minagent-mcp-http` (stdio needs none: run_stdio())"
+                "serving MCP over HTTP needs the plugin plugins/mcp-http, from a checkout of minagent: "
+                f"`{install_command('mcp-http')}` (stdio needs none: run_stdio())"
             )
         await found[0].load()(self, host, port, path=path)
 
