@@ -269,18 +269,21 @@ def test_invalid_configuration(kwargs: dict[str, Any], match: str) -> None:
 
 
 def test_the_entry_point_and_lazy_import() -> None:
-    """PV-22, OA-25: get_client("openai") builds the client; importing the package alone
-    does not import aiohttp, touching OpenAIChatClient does."""
+    """PV-22, OA-25, PV-41: get_client("openai") builds the client; importing the package and
+    touching OpenAIChatClient do not import aiohttp, building a client does (its default
+    transport, where aiohttp is installed)."""
     client = get_client("openai", model="gpt-4o-mini", api_key="k", base_url="http://h/v1")
     assert isinstance(client, OpenAIChatClient)
     code = (
         "import sys, minagent_openai as m\n"
         "before = 'aiohttp' in sys.modules\n"
         "m.OpenAIChatClient\n"
-        "print(before, 'aiohttp' in sys.modules)\n"
+        "touched = 'aiohttp' in sys.modules\n"
+        "m.OpenAIChatClient('m', base_url='http://h/v1')\n"
+        "print(before, touched, 'aiohttp' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True"]
+    assert out.stdout.split() == ["False", "False", "True"]
 
 
 def test_unknown_attribute_of_the_package() -> None:

@@ -23,9 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minagent import ChatResponseUpdate, Content
-from minagent.providers import SSEDecoder, SSEEvent, SSELimitError
-
+from ._minagent import ChatResponseUpdate, Content, SSEDecoder, SSEEvent, SSELimitError
 from ._response import (
     AnthropicProtocolError,
     AnthropicStreamError,

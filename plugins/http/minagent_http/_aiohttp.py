@@ -24,8 +24,7 @@ from __future__ import annotations
 import aiohttp
 from aiohttp import ClientSession
 
-from minagent.providers import LoopBound, Request, Transport, TransportError
-from minagent.providers.transport import FailureKind
+from ._minagent import FailureKind, LoopBound, Request, Transport, TransportError
 
 __all__ = ["EXCEPTIONS", "AiohttpTransport", "ClientSession", "transport_error", "transport_for"]
 
