@@ -280,7 +280,7 @@ class _Response:
     """An answer whose body is still to be read (a `minagent.providers.Response`)."""
 
     __slots__ = (
-        "_chunk_left",
+        "_chunks",
         "_connection",
         "_deadline",
         "_done",
@@ -313,7 +313,7 @@ class _Response:
         connection_header = headers.get("connection", "").lower()
         self._keep = "close" not in connection_header and (version == 1 or "keep-alive" in connection_header)
         self._left = 0  # bytes of a Content-Length body still to come
-        self._chunk_left = 0  # bytes of the current chunk still to come
+        self._chunks: _Dechunker | None = None
         self._done = False
         coding = headers.get("transfer-encoding", "").lower()
         if method == "HEAD" or status in (204, 304):
@@ -321,7 +321,7 @@ class _Response:
         elif coding:
             if coding.rsplit(",", 1)[-1].strip() != "chunked":
                 raise HTTPProtocolError(f"unsupported Transfer-Encoding {coding!r}")
-            self._mode = "chunked"
+            self._mode, self._chunks = "chunked", _Dechunker()
         elif "content-length" in headers:
             lengths = {value.strip() for value in headers["content-length"].split(",")}
             if len(lengths) != 1 or not next(iter(lengths)).isdigit():
@@ -372,24 +372,15 @@ class _Response:
             data = await reader.read(READ_SIZE)
             self._done = not data
             return data
-        if self._chunk_left == 0:  # chunked: a size line, or the last chunk and the trailers
-            size = await _line(reader, "chunk size")
-            digits = size.split(b";", 1)[0].strip()
-            if not digits or not all(c in b"0123456789abcdefABCDEF" for c in digits):
-                raise HTTPProtocolError(f"invalid chunk size line {size[:40]!r}")
-            self._chunk_left = int(digits, 16)
-            if self._chunk_left == 0:
-                while (await _line(reader, "trailer")).strip():
-                    pass
-                self._done = True
-                return b""
-        data = await reader.read(min(self._chunk_left, READ_SIZE))
+        assert self._chunks is not None
+        data = await reader.read(READ_SIZE)
         if not data:
-            raise BrokenConnection("the connection closed inside a chunk of the body")
-        self._chunk_left -= len(data)
-        if self._chunk_left == 0 and (await _line(reader, "chunk end")).strip():
-            raise HTTPProtocolError("a chunk is longer than its size")
-        return data
+            raise BrokenConnection("the connection closed inside the chunked body")
+        payload = self._chunks.feed(data)
+        if self._chunks.done:
+            self._done = True
+            self._keep = self._keep and not self._chunks.extra  # bytes after the body: not HTTP we sent for
+        return payload
 
     def release(self) -> None:
         """A clean end: a body read to its end on a keep-alive connection goes back to the pool."""
@@ -406,6 +397,66 @@ class _Response:
         connection, self._connection = self._connection, None
         if connection is not None:
             self._pool.discard(connection)
+
+
+class _Dechunker:
+    """A chunked body's framing, sans-I/O: bytes as they arrive in, the payload out (PV-42).
+
+    Whole reads are parsed at once, however many chunks they hold (one wait per read, not per
+    chunk); chunk extensions and trailers are consumed; ``extra`` says that bytes followed the
+    last chunk."""
+
+    __slots__ = ("buffer", "done", "extra", "left", "state")
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.state = "size"  # size -> data -> crlf -> size ... -> trailers -> done
+        self.left = 0
+        self.done = False
+        self.extra = False
+
+    def feed(self, data: bytes) -> bytes:
+        buffer = self.buffer
+        buffer += data
+        out = bytearray()
+        at = 0
+        while not self.done:
+            if self.state == "data":
+                take = min(self.left, len(buffer) - at)
+                out += buffer[at : at + take]
+                at += take
+                self.left -= take
+                if self.left:
+                    break
+                self.state = "crlf"
+            elif self.state == "crlf":
+                if len(buffer) - at < 2:
+                    break
+                if buffer[at : at + 2] != b"\r\n":
+                    raise HTTPProtocolError("a chunk is longer than its size")
+                at += 2
+                self.state = "size"
+            else:
+                end = buffer.find(b"\n", at)
+                if end < 0 or end - at > MAX_HEAD_LINE + 1:
+                    if len(buffer) - at > MAX_HEAD_LINE + 1:
+                        raise HTTPProtocolError(
+                            f"the answer's chunk {self.state} line is longer than {MAX_HEAD_LINE} bytes"
+                        )
+                    break
+                line = bytes(buffer[at : end + 1])
+                at = end + 1
+                if self.state == "trailers":
+                    self.done = not line.strip()
+                    continue
+                digits = line.split(b";", 1)[0].strip()
+                if not digits or not all(c in b"0123456789abcdefABCDEF" for c in digits):
+                    raise HTTPProtocolError(f"invalid chunk size line {line[:40]!r}")
+                self.left = int(digits, 16)
+                self.state = "data" if self.left else "trailers"
+        del buffer[:at]
+        self.extra = self.done and bool(buffer)
+        return bytes(out)
 
 
 async def _bounded(aw: Awaitable[T], read: float | None, deadline: float | None, kind: FailureKind) -> T:
