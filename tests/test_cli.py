@@ -195,6 +195,16 @@ def test_get_client_instantiates_the_registered_class(monkeypatch: pytest.Monkey
     assert (wanted.loads, other.loads) == (1, 0)
 
 
+def test_get_client_rejects_an_entry_point_that_makes_no_chat_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PV-22: get_client returns a BaseChatClient; an entry point that makes anything else is a
+    TypeError naming the provider and what it made."""
+    fake_entry_points(monkeypatch, FakeEntryPoint("odd", dict))
+    with pytest.raises(
+        TypeError, match=r"'odd' of 'minagent.clients' made a builtins.dict, not a minagent.BaseChatClient"
+    ):
+        get_client("odd")
+
+
 def test_run_reports_a_provider_failure_in_one_line(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
     """AG-10: a provider's failure is `error: <message>` on stderr and exit status 1, no traceback."""
     from minagent import ProviderConnectionError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import MinagentError
+from .. import BaseChatClient, MinagentError
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginNotFoundError", "get_client"]
 
@@ -43,11 +43,18 @@ def install_command(*folders: str) -> str:
     return "pip install -e . " + " ".join(f"-e plugins/{folder}" for folder in ("http", *folders))
 
 
-def get_client(provider: str, /, **kwargs: Any) -> Any:
-    """Create the chat client that the plugin registered as ``provider`` (e.g. "openai")."""
+def get_client(provider: str, /, **kwargs: Any) -> BaseChatClient:
+    """Create the chat client that the plugin registered as ``provider`` (e.g. "openai"): a
+    `BaseChatClient` (a plugin that registers anything else is a `TypeError` naming it, PV-22)."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == provider:
-            return ep.load()(**kwargs)
+            client = ep.load()(**kwargs)
+            if not isinstance(client, BaseChatClient):
+                raise TypeError(
+                    f"the plugin entry point {provider!r} of {ENTRY_POINT_GROUP!r} made a "
+                    f"{type(client).__module__}.{type(client).__qualname__}, not a minagent.BaseChatClient"
+                )
+            return client
     installed = ", ".join(available_providers()) or "none"
     folder = FOLDERS.get(provider)
     how = (

@@ -18,7 +18,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, Required, Union, cast
 
 from .._convert import ArgumentConversionError, ArgumentConverter, ConversionMismatch
@@ -47,11 +47,17 @@ _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperti
 
 
 class StructuredOutputError(MinagentError, ValueError):
-    """The answer could not be read as the requested structured output (SO-11 .. SO-14)."""
+    """The answer could not be read as the requested structured output (SO-11 .. SO-14).
 
-    def __init__(self, message: str, text: str) -> None:
+    ``text`` is what the model said; ``issues`` what is wrong with it, where (empty when the
+    answer is not JSON at all); ``path`` where the first issue is (``"$"``, the whole answer, when
+    there is none) (SO-28)."""
+
+    def __init__(self, message: str, text: str, issues: Sequence[ValidationIssue] = ()) -> None:
         super().__init__(message)
-        self.text = text
+        self.text: str = text
+        self.issues: list[ValidationIssue] = list(issues)
+        self.path: str = self.issues[0].path if self.issues else "$"
 
 
 class StructuredOutputDecodeError(StructuredOutputError):
@@ -68,9 +74,7 @@ class StructuredOutputValidationError(StructuredOutputError):
     """The answer is JSON of the wrong shape; ``issues`` say where and why, ``path`` the first (SO-12)."""
 
     def __init__(self, name: str, text: str, issues: list[ValidationIssue]) -> None:
-        super().__init__(f"the answer does not match {name}:\n{describe_issues(issues)}", text)
-        self.issues = list(issues)
-        self.path = issues[0].path if issues else "$"
+        super().__init__(f"the answer does not match {name}:\n{describe_issues(issues)}", text, issues)
 
 
 def _name(raw: object) -> str:
