@@ -60,11 +60,18 @@ class StructuredOutputError(MinagentError, ValueError):
         self.path: str = self.issues[0].path if self.issues else "$"
 
 
+SHOWN = 80  # characters of an answer that is not JSON shown in the error (SO-11)
+
+
 class StructuredOutputDecodeError(StructuredOutputError):
     """The answer is not JSON; ``position`` (0-based), ``line``, ``column`` locate it (SO-11)."""
 
     def __init__(self, message: str, text: str, position: int | None, line: int | None, column: int | None) -> None:
-        super().__init__(message, text)
+        start = text.strip()
+        shown = start[:SHOWN] + ("..." if len(start) > SHOWN else "")
+        super().__init__(
+            f"{message}; the answer begins {shown!r}" if start else f"{message}; the answer is empty", text
+        )
         self.position = position
         self.line = line
         self.column = column

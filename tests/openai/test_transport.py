@@ -351,7 +351,8 @@ async def test_agent_context_closes_the_client() -> None:
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_error_body_and_request_id(stream: bool) -> None:
-    """OA-22, PV-23, PV-24: the message comes from the body, the id from x-request-id."""
+    """OA-22, PV-23, PV-24, PV-45: the message comes from the body, the id from x-request-id; the
+    text names the method and URL, and for a 404 says that the base URL usually ends in /v1."""
     detail = {"message": "The model `gpt-9` does not exist", "type": "invalid_request_error"}
     body = {"error": {**detail, "param": None, "code": "model_not_found"}}
     async with FakeOpenAI() as server:
@@ -364,7 +365,11 @@ async def test_error_body_and_request_id(stream: bool) -> None:
     assert error.status == 404
     assert error.provider_message == "The model `gpt-9` does not exist"
     assert error.request_id == "req_404"
-    assert str(error) == ("openai: HTTP 404 Not Found: The model `gpt-9` does not exist (request id req_404)")
+    assert str(error) == (
+        "openai: HTTP 404 Not Found: The model `gpt-9` does not exist (POST "
+        f"{client.base_url}/chat/completions; is the base URL right? an OpenAI-compatible one usually ends "
+        "in /v1) (request id req_404)"
+    )
     assert error.headers["x-request-id"] == "req_404"
 
 

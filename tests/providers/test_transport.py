@@ -227,8 +227,9 @@ async def test_a_json_answer_to_a_stream(kind: str) -> None:
 @BOTH
 @MODES
 async def test_status_errors(kind: str, stream: bool) -> None:
-    """PV-23, PV-24, PV-11: the codec's message and request id, the class of the status, the text
-    of PV-24 and the lower-case headers; a 401 without a key says which variable to set."""
+    """PV-23, PV-24, PV-11, PV-45: the codec's message and request id, the class of the status, the
+    text of PV-24 with the method and URL the request went to (a 404 with the connection's hint),
+    and the lower-case headers; a 401 without a key says which variable to set."""
     async with Wire(kind) as wire:
         wire.add(refusal(404, "no such model", **{"x-request-id": "req_404"}), refusal(401, "who are you"))
         client = wire.client(max_retries=0)
@@ -236,7 +237,8 @@ async def test_status_errors(kind: str, stream: bool) -> None:
         anonymous = await failure(client, stream)
         assert await wire.held(client) == 0
     assert isinstance(missing, NotFoundError)
-    assert str(missing) == "toy: HTTP 404 Not Found: no such model (request id req_404)"
+    url = client.base_url + "/chat"
+    assert str(missing) == f"toy: HTTP 404 Not Found: no such model (POST {url}) (request id req_404)"
     assert (missing.status, missing.provider_message, missing.request_id) == (404, "no such model", "req_404")
     assert missing.headers["x-request-id"] == "req_404"
     assert isinstance(anonymous, AuthenticationError)

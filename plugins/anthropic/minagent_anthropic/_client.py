@@ -66,6 +66,8 @@ class AnthropicChatClient(HTTPChatClient):
 
     path = "/v1/messages"
     api_key_env = "ANTHROPIC_API_KEY"
+    not_found_hint = "is the base URL right? Anthropic's is the server's root, without /v1"  # PV-45
+    hosted = ("api.anthropic.com",)  # PV-46: no key, no request
     user_agent = USER_AGENT
 
     def __init__(

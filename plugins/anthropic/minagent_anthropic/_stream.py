@@ -90,7 +90,7 @@ class MessagesStreamDecoder:
             events, limit = exc.events, exc
         updates = self._decode(events)
         if limit is not None:
-            error = AnthropicProtocolError(f"{limit} (PV-36)")
+            error = AnthropicProtocolError(str(limit))
             error.updates = updates
             raise error
         return updates

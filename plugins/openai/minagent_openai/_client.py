@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._minagent import (
     DEFAULT_MAX_BODY_SIZE,
@@ -88,6 +88,8 @@ class OpenAIChatClient(HTTPChatClient):
     api_key_env = "OPENAI_API_KEY"
     user_agent = USER_AGENT
     keeps_request_id = True  # OA-29
+    not_found_hint = "is the base URL right? an OpenAI-compatible one usually ends in /v1"  # PV-45
+    hosted: ClassVar[tuple[str, ...]] = ("api.openai.com",)  # PV-46: no key, no request
 
     def __init__(
         self,
@@ -164,6 +166,8 @@ class AzureOpenAIChatClient(OpenAIChatClient):
     """
 
     api_key_env = "AZURE_OPENAI_API_KEY"
+    not_found_hint = "are the endpoint, the deployment name and api_version right?"  # PV-45
+    hosted = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")  # PV-46
 
     def __init__(
         self,

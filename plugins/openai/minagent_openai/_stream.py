@@ -68,7 +68,7 @@ class ChatCompletionsStreamDecoder:
             events, limit = exc.events, exc
         updates = self._decode(events)
         if limit is not None:
-            error = OpenAIProtocolError(f"{limit} (PV-36)")
+            error = OpenAIProtocolError(str(limit))
             error.updates = updates
             raise error
         return updates
