@@ -166,6 +166,7 @@ class AzureOpenAIChatClient(OpenAIChatClient):
     """
 
     api_key_env = "AZURE_OPENAI_API_KEY"
+    provider_name = "azure.ai.openai"  # OB-28: the GenAI conventions' name for Azure OpenAI
     not_found_hint = "are the endpoint, the deployment name and api_version right?"  # PV-45
     hosted = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")  # PV-46
 
