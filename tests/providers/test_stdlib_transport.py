@@ -341,3 +341,94 @@ def test_a_plugin_gets_aiohttp_where_it_is_installed_and_the_stdlib_elsewhere(mo
     assert isinstance(transport_for(None, trust_env=False), StdlibTransport)
     with pytest.raises(ValueError, match="aiohttp"):
         transport_for(None, session=object())
+
+
+ANSWERS = [
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "protocol", "unsupported Transfer-Encoding", id="te"
+    ),
+    pytest.param(b"HTTP/1.1 200 OK\r\nContent-Length: 3, 4\r\n\r\nabc", "protocol", "invalid Content-Length", id="cl"),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", "network", "7 bytes of the body still to come", id="short"
+    ),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcdef",
+        "protocol",
+        "longer than its size",
+        id="chunk",
+    ),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 9000,
+        "protocol",
+        "line is longer",
+        id="size-line",
+    ),
+    pytest.param(b"HTTP/1.1 200 OK\r\nContent-Le", "network", "inside the answer's header", id="cut-head"),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 129 + b"\r\n", "protocol", "more than 128 header", id="headers"
+    ),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnope", "protocol", "error", id="gzip"
+    ),
+]
+
+
+@pytest.mark.parametrize(("answer", "kind", "words"), ANSWERS)
+async def test_answers_that_are_not_valid_http(answer: bytes, kind: str, words: str) -> None:
+    """PV-42: a bad Transfer-Encoding or Content-Length, a body or head cut short, a chunk longer
+    than its size, an overlong size line, too many headers and data that does not inflate are
+    each the TransportError kind of one function, saying what was wrong; nothing stays in use."""
+    async with Server([[answer, 0.05]]) as server:
+        transport = StdlibTransport(trust_env=False)
+        with pytest.raises(TransportError) as info:
+            await _body(transport, f"http://127.0.0.1:{server.port}/", timeouts=Timeouts(read=2))
+        assert transport.in_use == 0
+        await transport.aclose()
+    assert info.value.kind == kind, info.value
+    assert words in info.value.detail
+
+
+async def test_no_body_statuses_and_interim_answers() -> None:
+    """PV-42: a 204 has no body (its connection serves again); a 100 Continue head before the
+    answer is skipped."""
+    answers: list[bytes | list[bytes | float]] = [b"HTTP/1.1 204 No Content\r\n\r\n"]
+    answers.append(b"HTTP/1.1 100 Continue\r\n\r\n" + _answer(b"after"))
+    async with Server(answers) as server:
+        transport = StdlibTransport(trust_env=False)
+        assert await _body(transport, f"http://127.0.0.1:{server.port}/") == (204, {}, [])
+        assert (await _body(transport, f"http://127.0.0.1:{server.port}/"))[2] == [b"after"]
+        await transport.aclose()
+    assert server.connections == 1
+
+
+async def test_proxy_failures_are_connect_errors_without_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PV-44: an https:// proxy, and a proxy that refuses the CONNECT, are ``connect`` failures
+    naming the proxy without its password; a header with a line break is never sent."""
+    refusing: list[bytes | list[bytes | float]] = [b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n"]
+    async with Server(refusing) as proxy_server:
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.setenv("HTTPS_PROXY", f"http://me:s3cret-pw@127.0.0.1:{proxy_server.port}")
+        transport = StdlibTransport()
+        with pytest.raises(TransportError) as info:
+            await _body(transport, "https://example.invalid/v1")
+        assert info.value.kind == "connect"
+        assert f"the proxy http://127.0.0.1:{proxy_server.port} answered CONNECT with 407" in info.value.detail
+        assert "s3cret-pw" not in info.value.detail
+        await transport.aclose()
+    monkeypatch.setenv("HTTPS_PROXY", "https://me:s3cret-pw@127.0.0.1:1")
+    transport = StdlibTransport()
+    with pytest.raises(TransportError) as info:
+        await _body(transport, "https://example.invalid/v1")
+    assert info.value.kind == "connect"
+    assert "only http:// proxies are supported" in info.value.detail
+    assert "s3cret-pw" not in info.value.detail
+    await transport.aclose()
+    async with Server([_answer(b"never")]) as server:
+        direct = StdlibTransport(trust_env=False)
+        with pytest.raises(TransportError) as info:
+            await direct.send(Request("POST", f"http://127.0.0.1:{server.port}/", {"X-Bad": "a\r\nInjected: 1"}, b""))
+        assert info.value.kind == "protocol"
+        assert direct.in_use == 0
+        await direct.aclose()
+    assert server.heads == []
