@@ -1,60 +1,57 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/01-get-started/02_add_tools.py
-# (commit 5eb3eb745e16); changed: imports, and FoundryChatClient -> ScriptedChatClient.
+"""An agent with one function tool: the model asks for the tool, the agent runs it, the model
+uses its result. Asked twice, once for a whole answer and once streamed.
+"""
 
 import asyncio
-from random import randint
+import json
 from typing import Annotated
 
 from pydantic import Field
 
 from minagent import Agent, tool
-from minagent.testing import ScriptedChatClient, call, reply
+from minagent.testing import ScriptedChatClient, call
 
-"""
-Add Tools — Give your agent a function tool
-
-This sample shows how to define a function tool with the @tool decorator
-and wire it into an agent so the model can call it.
-"""
+TIMETABLE = {("Utrecht", "Leiden"): ["07:48", "08:18", "08:48"], ("Leiden", "Delft"): ["09:05", "09:35"]}
 
 
-# <define_tool>
-# NOTE: approval_mode="never_require" is for sample brevity.
-# Use "always_require" in production for user confirmation before tool execution.
 @tool(approval_mode="never_require")
-def get_weather(
-    location: Annotated[str, Field(description="The location to get the weather for.")],
+def departures(
+    origin: Annotated[str, Field(description="Station the journey starts from.")],
+    destination: Annotated[str, Field(description="Station the journey ends at.")],
 ) -> str:
-    """Get the weather for a given location."""
-    conditions = ["sunny", "cloudy", "rainy", "stormy"]
-    return f"The weather in {location} is {conditions[randint(0, 3)]} with a high of {randint(10, 30)}°C."
+    """List the next direct trains between two stations."""
+    times = TIMETABLE.get((origin, destination))
+    if not times:
+        return f"No direct trains from {origin} to {destination}."
+    return f"Direct trains from {origin} to {destination}: {', '.join(times)}."
 
 
-# </define_tool>
-
-
-def answer_with_tool_result(messages, options):
-    """The scripted model's second turn: repeat what the tool returned."""
-    return str(messages[-1].contents[-1].result)
+def rail_model(messages, options):
+    """Asks for the tool with the stations named in the question, then reads its answer back."""
+    last = messages[-1]
+    if last.role == "tool":
+        return f"Here you go. {last.contents[0].result}"
+    offered = [t.name for t in options.get("tools", [])]
+    words = last.text.rstrip("?").split()
+    origin, destination = words[words.index("from") + 1], words[words.index("to") + 1]
+    return [call(offered[0], json.dumps({"origin": origin, "destination": destination}))]
 
 
 async def main() -> None:
-    client = ScriptedChatClient([reply(call("get_weather", {"location": "Seattle"})), answer_with_tool_result])
-
-    # <create_agent_with_tools>
     agent = Agent(
-        client=client,
-        name="WeatherAgent",
-        instructions="You are a helpful weather agent. Use the get_weather tool to answer questions.",
-        tools=[get_weather],
+        client=ScriptedChatClient([rail_model] * 4),
+        name="RailHelper",
+        instructions="Answer questions about train departures using your tools.",
+        tools=[departures],
     )
-    # </create_agent_with_tools>
 
-    # <run_agent>
-    result = await agent.run("What's the weather like in Seattle?")
-    print(f"Agent: {result}")
-    # </run_agent>
+    result = await agent.run("When can I travel from Utrecht to Leiden?")
+    print(f"RailHelper: {result}")
+
+    print("RailHelper (streamed): ", end="")
+    async for update in agent.run("And from Leiden to Delft?", stream=True):
+        print(update.text, end="", flush=True)
+    print()
 
 
 if __name__ == "__main__":

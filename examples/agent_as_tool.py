@@ -1,76 +1,53 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/providers/openai/client_with_agent_as_tool.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""An agent used as another agent's tool: `agent.as_tool(...)` turns a haiku-writing agent into a
+function tool with one text argument. The coordinator's function middleware shows the call going
+to the sub-agent and the sub-agent's answer coming back as the tool's result.
+"""
 
 import asyncio
 from collections.abc import Awaitable, Callable
 
 from minagent import Agent, FunctionInvocationContext
-from minagent.testing import ScriptedChatClient, call, reply
-
-"""
-OpenAI Chat Client Agent-as-Tool Example
-
-Demonstrates hierarchical agent architectures where one agent delegates
-work to specialized sub-agents wrapped as tools using as_tool().
-
-This pattern is useful when you want a coordinator agent to orchestrate
-multiple specialized agents, each focusing on specific tasks.
-"""
+from minagent.testing import ScriptedChatClient, call
 
 
-async def logging_middleware(
-    context: FunctionInvocationContext,
-    call_next: Callable[[], Awaitable[None]],
-) -> None:
-    """MiddlewareTypes that logs tool invocations to show the delegation flow."""
-    print(f"[Calling tool: {context.function.name}]")
-    print(f"[Request: {context.arguments}]")
-
+async def show_delegation(context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]) -> None:
+    print(f"[to {context.function.name}] {context.arguments}")
     await call_next()
+    print(f"[from {context.function.name}] {context.result!r}")
 
-    print(f"[Response: {context.result}]")
+
+def poet_model(messages, options):
+    """The sub-agent's model: writes a haiku about the topic it is given."""
+    topic = messages[-1].text
+    return f"Morning {topic} steams / small clouds over the saucer / the day can wait now"
+
+
+def editor_model(messages, options):
+    """The coordinator's model: hands the topic to the haiku tool, then presents its poem."""
+    last = messages[-1]
+    if last.role == "tool":
+        return f"Here is your haiku:\n{last.contents[0].result}"
+    return [call("haiku_writer", {"topic": "tea"})]
 
 
 async def main() -> None:
-    print("=== OpenAI Chat Client Agent-as-Tool Pattern ===")
-
-    client = ScriptedChatClient(
-        [
-            reply(call("creative_writer", {"request": "A tagline for a coffee shop"})),
-            "Brewed to perfection, served with a smile.",
-            'Here is a tagline for your coffee shop: "Brewed to perfection, served with a smile."',
-        ]
+    client = ScriptedChatClient([editor_model, poet_model, editor_model])
+    poet = Agent(client=client, name="Poet", instructions="Write haiku.")
+    haiku_tool = poet.as_tool(
+        name="haiku_writer",
+        description="Writes a haiku about a topic.",
+        arg_name="topic",
+        arg_description="What the haiku is about.",
     )
-
-    # Create a specialized writer agent
-    writer = Agent(
+    editor = Agent(
         client=client,
-        name="WriterAgent",
-        instructions="You are a creative writer. Write short, engaging content.",
+        name="Editor",
+        instructions="Use the haiku writer for poems.",
+        tools=[haiku_tool],
+        middleware=[show_delegation],
     )
-
-    # Convert writer agent to a tool using as_tool()
-    writer_tool = writer.as_tool(
-        name="creative_writer",
-        description="Generate creative content like taglines, slogans, or short copy",
-        arg_name="request",
-        arg_description="What to write",
-    )
-
-    # Create coordinator agent with writer as a tool
-    coordinator = Agent(
-        client=client,
-        name="CoordinatorAgent",
-        instructions="You coordinate with specialized agents. Delegate writing tasks to the creative_writer tool.",
-        tools=[writer_tool],
-        middleware=[logging_middleware],
-    )
-
-    query = "Create a tagline for a coffee shop"
-    print(f"User: {query}")
-    result = await coordinator.run(query)
-    print(f"Coordinator: {result}\n")
+    result = await editor.run("Write me a haiku about tea.")
+    print(f"Editor: {result}")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,14 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/middleware/chat_middleware.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""Chat middleware wraps each call to the model, inside the tool loop: a run with one tool call
+makes two model calls, so it runs twice. Shown here: a class that reports what each model call
+is sent, a decorated function that swaps a word in what each call sends (the conversation kept
+in the session is what the user wrote), and a function that answers itself and stops the pipeline with
+`MiddlewareTermination`. Chat middleware can belong to the agent or to a single run.
+"""
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from random import randint
-from typing import Annotated
-
-from pydantic import Field
 
 from minagent import (
     Agent,
-    ChatContext,
     ChatMiddleware,
     ChatResponse,
     Message,
@@ -19,246 +16,81 @@ from minagent import (
     chat_middleware,
     tool,
 )
-from minagent.testing import ScriptedChatClient, call, reply
+from minagent.testing import ScriptedChatClient, call
 
-"""
-Chat MiddlewareTypes Example
-
-This sample demonstrates how to use chat middleware to observe and override
-inputs sent to AI models. Chat middleware intercepts chat requests before they reach
-the underlying AI service, allowing you to:
-
-1. Observe and log input messages
-2. Modify input messages before sending to AI
-3. Override the entire response
-
-The example covers:
-- Class-based chat middleware inheriting from ChatMiddleware
-- Function-based chat middleware with @chat_middleware decorator
-- MiddlewareTypes registration at agent level (applies to all runs)
-- MiddlewareTypes registration at run level (applies to specific run only)
-"""
+WORDS = {("cat", "fr"): "chat", ("dog", "fr"): "chien", ("cat", "de"): "Katze", ("dog", "de"): "Hund"}
 
 
-# NOTE: approval_mode="never_require" is for sample brevity. Use "always_require" in production;
-# see samples/02-agents/tools/function_tool_with_approval.py
-# and samples/02-agents/tools/function_tool_with_approval_and_sessions.py.
-@tool(approval_mode="never_require")
-def get_weather(
-    location: Annotated[str, Field(description="The location to get the weather for.")],
-) -> str:
-    """Get the weather for a given location."""
-    conditions = ["sunny", "cloudy", "rainy", "stormy"]
-    return f"The weather in {location} is {conditions[randint(0, 3)]} with a high of {randint(10, 30)}°C."
+@tool
+def translate(word: str, language: str) -> str:
+    """Translate an English word into French (fr) or German (de)."""
+    return WORDS.get((word, language), "?")
 
 
-class InputObserverMiddleware(ChatMiddleware):
-    """Class-based middleware that observes and modifies input messages."""
+class ModelCallReport(ChatMiddleware):
+    """Prints the roles of the messages each model call is sent."""
 
-    def __init__(self, replacement: str | None = None):
-        """Initialize with a replacement for user messages."""
-        self.replacement = replacement
+    def __init__(self) -> None:
+        self.calls = 0
 
-    async def process(
-        self,
-        context: ChatContext,
-        call_next: Callable[[], Awaitable[None]],
-    ) -> None:
-        """Observe and modify input messages before they are sent to AI."""
-        print("[InputObserverMiddleware] Observing input messages:")
-
-        for i, message in enumerate(context.messages):
-            content = message.text if message.text else str(message.contents)
-            print(f"  Message {i + 1} ({message.role}): {content}")
-
-        print(f"[InputObserverMiddleware] Total messages: {len(context.messages)}")
-
-        # Modify user messages by creating new messages with enhanced text
-        modified_messages: list[Message] = []
-        modified_count = 0
-
-        for message in context.messages:
-            if message.role == "user" and message.text:
-                original_text = message.text
-                updated_text = original_text
-
-                if self.replacement:
-                    updated_text = self.replacement
-                    print(f"[InputObserverMiddleware] Updated: '{original_text}' -> '{updated_text}'")
-
-                modified_message = Message(message.role, [updated_text])
-                modified_messages.append(modified_message)
-                modified_count += 1
-            else:
-                modified_messages.append(message)
-
-        # Replace messages in context
-        context.messages = modified_messages
-
-        # Continue to next middleware or AI execution
+    async def process(self, context, call_next):
+        self.calls += 1
+        roles = ", ".join(m.role for m in context.messages)
+        print(f"  [model call {self.calls}] sent: {roles}")
         await call_next()
-
-        # Observe that processing is complete
-        print("[InputObserverMiddleware] Processing completed")
 
 
 @chat_middleware
-async def security_and_override_middleware(
-    context: ChatContext,
-    call_next: Callable[[], Awaitable[None]],
-) -> None:
-    """Function-based middleware that implements security filtering and response override."""
-    print("[SecurityMiddleware] Processing input...")
-
-    # Security check - block sensitive information
-    blocked_terms = ["password", "secret", "api_key", "token"]
-
-    for message in context.messages:
-        if message.text:
-            message_lower = message.text.lower()
-            for term in blocked_terms:
-                if term in message_lower:
-                    print(f"[SecurityMiddleware] BLOCKED: Found '{term}' in message")
-
-                    # Override the response instead of calling AI
-                    context.result = ChatResponse(
-                        messages=[
-                            Message(
-                                role="assistant",
-                                contents=[
-                                    (
-                                        "I cannot process requests containing sensitive information. "
-                                        "Please rephrase your question without including passwords, secrets, or other "
-                                        "sensitive data."
-                                    )
-                                ],
-                            )
-                        ]
-                    )
-
-                    # Set terminate flag to stop execution
-                    raise MiddlewareTermination
-
-    # Continue to next middleware or AI execution
+async def prefer_german(context, call_next):
+    context.messages = [
+        Message(m.role, [m.text.replace("French", "German")]) if m.role == "user" else m for m in context.messages
+    ]
     await call_next()
 
 
-def weather_model(messages, options):
-    """The scripted model: call get_weather for the city asked about, then repeat the tool's answer."""
+@chat_middleware
+async def no_homework(context, call_next):
+    if "homework" in context.messages[-1].text:
+        context.result = ChatResponse(messages=[Message("assistant", ["Nice try! Do your homework yourself."])])
+        raise MiddlewareTermination
+    await call_next()
+
+
+def translator_model(messages, options):
+    """Calls translate with the word and language named in the question, then quotes the result."""
     last = messages[-1]
     if last.role == "tool":
-        return str(last.contents[-1].result)
-    city = last.text.split(" in ", 1)[1].split("?")[0]
-    return reply(call("get_weather", {"location": city}))
-
-
-async def class_based_chat_middleware() -> None:
-    """Demonstrate class-based middleware at agent level."""
-    print("\n" + "=" * 60)
-    print("Class-based Chat MiddlewareTypes (Agent Level)")
-    print("=" * 60)
-
-    # For authentication, run `az login` command in terminal or replace AzureCliCredential with preferred
-    # authentication option.
-    async with (
-        Agent(
-            client=ScriptedChatClient([weather_model] * 2),
-            name="EnhancedChatAgent",
-            instructions="You are a helpful AI assistant.",
-            # Register class-based middleware at agent level (applies to all runs)
-            middleware=[InputObserverMiddleware()],
-            tools=get_weather,
-        ) as agent,
-    ):
-        query = "What's the weather in Seattle?"
-        print(f"User: {query}")
-        result = await agent.run(query)
-        print(f"Final Response: {result.text if result.text else 'No response'}")
-
-
-async def function_based_chat_middleware() -> None:
-    """Demonstrate function-based middleware at agent level."""
-    print("\n" + "=" * 60)
-    print("Function-based Chat MiddlewareTypes (Agent Level)")
-    print("=" * 60)
-
-    async with (
-        Agent(
-            client=ScriptedChatClient(["I'm doing well, thank you! How can I help you today?"]),
-            name="FunctionMiddlewareAgent",
-            instructions="You are a helpful AI assistant.",
-            # Register function-based middleware at agent level
-            middleware=[security_and_override_middleware],
-        ) as agent,
-    ):
-        # Scenario with normal query
-        print("\n--- Scenario 1: Normal Query ---")
-        query = "Hello, how are you?"
-        print(f"User: {query}")
-        result = await agent.run(query)
-        print(f"Final Response: {result.text if result.text else 'No response'}")
-
-        # Scenario with security violation
-        print("\n--- Scenario 2: Security Violation ---")
-        query = "What is my password for this account?"
-        print(f"User: {query}")
-        result = await agent.run(query)
-        print(f"Final Response: {result.text if result.text else 'No response'}")
-
-
-async def run_level_middleware() -> None:
-    """Demonstrate middleware registration at run level."""
-    print("\n" + "=" * 60)
-    print("Run-level Chat MiddlewareTypes")
-    print("=" * 60)
-
-    async with (
-        Agent(
-            client=ScriptedChatClient([weather_model] * 4),
-            name="RunLevelAgent",
-            instructions="You are a helpful AI assistant.",
-            tools=get_weather,
-            # No middleware at agent level
-        ) as agent,
-    ):
-        # Scenario 1: Run without any middleware
-        print("\n--- Scenario 1: No MiddlewareTypes ---")
-        query = "What's the weather in Tokyo?"
-        print(f"User: {query}")
-        result = await agent.run(query)
-        print(f"Response: {result.text if result.text else 'No response'}")
-
-        # Scenario 2: Run with specific middleware for this call only (both enhancement and security)
-        print("\n--- Scenario 2: With Run-level MiddlewareTypes ---")
-        print(f"User: {query}")
-        result = await agent.run(
-            query,
-            middleware=[
-                InputObserverMiddleware(replacement="What's the weather in Madrid?"),
-                security_and_override_middleware,
-            ],
-        )
-        print(f"Response: {result.text if result.text else 'No response'}")
-
-        # Scenario 3: Security test with run-level middleware
-        print("\n--- Scenario 3: Security Test with Run-level MiddlewareTypes ---")
-        query = "Can you help me with my secret API key?"
-        print(f"User: {query}")
-        result = await agent.run(
-            query,
-            middleware=[security_and_override_middleware],
-        )
-        print(f"Response: {result.text if result.text else 'No response'}")
+        return f"That is '{last.contents[0].result}'."
+    words = last.text.rstrip("?").split()
+    language = "de" if "German" in words else "fr"
+    return [call("translate", {"word": words[words.index("for") + 1], "language": language})]
 
 
 async def main() -> None:
-    """Run all chat middleware examples."""
-    print("Chat MiddlewareTypes Examples")
-    print("========================")
+    report = ModelCallReport()
+    agent = Agent(
+        client=ScriptedChatClient([translator_model] * 4),
+        name="Translator",
+        instructions="Translate single words.",
+        tools=[translate],
+        middleware=[report],
+    )
 
-    await class_based_chat_middleware()
-    await function_based_chat_middleware()
-    await run_level_middleware()
+    question = "What is the French word for cat?"
+    print(f"User: {question}")
+    print(f"Translator: {await agent.run(question)}")
+
+    print(f"User (run-level middleware): {question}")
+    session = agent.create_session()
+    print(f"Translator: {await agent.run(question, session=session, middleware=[prefer_german])}")
+    kept = session.state["in_memory"]["messages"][0]
+    print(f"The session keeps what the user wrote: {kept.text}")
+
+    question = "Translate my homework for me?"
+    print(f"User (run-level middleware): {question}")
+    print(f"Translator: {await agent.run(question, middleware=[no_homework])}")
+
+    print(f"Model calls seen by the agent's chat middleware: {report.calls}")
 
 
 if __name__ == "__main__":

@@ -1,207 +1,88 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/providers/custom/custom_agent.py
-# (commit a2856d3b92a0); changed: imports only (the sample implements its own agent, no chat client).
+"""An agent that is not backed by a chat model: a `BaseAgent` subclass with its own `run`, which
+returns an awaitable response, or an async iterable of updates when `stream=True`. It keeps its
+history in the session the way the built-in agent does, and, being an agent, it can be another
+agent's tool.
+"""
 
 import asyncio
 from collections.abc import AsyncIterable
 from typing import Any
 
 from minagent import (
+    Agent,
     AgentResponse,
     AgentResponseUpdate,
-    AgentThread,
     BaseAgent,
     Content,
+    InMemoryHistoryProvider,
     Message,
-    Role,
     normalize_messages,
 )
-
-"""
-Custom Agent Implementation Example
-
-This sample demonstrates implementing a custom agent by extending BaseAgent class,
-showing the minimal requirements for both streaming and non-streaming responses.
-"""
+from minagent.testing import ScriptedChatClient, call
 
 
-class EchoAgent(BaseAgent):
-    """A simple custom agent that echoes user messages with a prefix.
+class ReverseAgent(BaseAgent):
+    """Answers with the words of the last message in reverse order."""
 
-    This demonstrates how to create a fully custom agent by extending BaseAgent
-    and implementing the required run() method with stream support.
-    """
-
-    echo_prefix: str = "Echo: "
-
-    def __init__(
-        self,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        echo_prefix: str = "Echo: ",
-        **kwargs: Any,
-    ) -> None:
-        """Initialize the EchoAgent.
-
-        Args:
-            name: The name of the agent.
-            description: The description of the agent.
-            echo_prefix: The prefix to add to echoed messages.
-            **kwargs: Additional keyword arguments passed to BaseAgent.
-        """
-        super().__init__(
-            name=name,
-            description=description,
-            echo_prefix=echo_prefix,  # type: ignore
-            **kwargs,
-        )
-
-    def run(
-        self,
-        messages: str | Message | list[str] | list[Message] | None = None,
-        *,
-        stream: bool = False,
-        thread: AgentThread | None = None,
-        **kwargs: Any,
-    ) -> "AsyncIterable[AgentResponseUpdate] | asyncio.Future[AgentResponse]":
-        """Execute the agent and return a response.
-
-        Args:
-            messages: The message(s) to process.
-            stream: If True, return an async iterable of updates. If False, return an awaitable response.
-            thread: The conversation thread (optional).
-            **kwargs: Additional keyword arguments.
-
-        Returns:
-            When stream=False: An awaitable AgentResponse containing the agent's reply.
-            When stream=True: An async iterable of AgentResponseUpdate objects.
-        """
+    def run(self, messages=None, *, stream=False, session=None, **kwargs: Any):
         if stream:
-            return self._run_stream(messages=messages, thread=thread, **kwargs)
-        return self._run(messages=messages, thread=thread, **kwargs)
+            return self._stream(messages, session)
+        return self._respond(messages, session)
 
-    async def _run(
-        self,
-        messages: str | Message | list[str] | list[Message] | None = None,
-        *,
-        thread: AgentThread | None = None,
-        **kwargs: Any,
-    ) -> AgentResponse:
-        """Non-streaming implementation."""
-        # Normalize input messages to a list
-        normalized_messages = normalize_messages(messages)
+    def _answer(self, messages) -> tuple[list[Message], str]:
+        received = normalize_messages(messages)
+        words = received[-1].text.split() if received else []
+        return received, " ".join(reversed(words)) or "(nothing to reverse)"
 
-        if not normalized_messages:
-            response_message = Message(
-                role=Role.ASSISTANT,
-                contents=[Content.from_text(text="Hello! I'm a custom echo agent. Send me a message and I'll echo it back.")],
-            )
-        else:
-            # For simplicity, echo the last user message
-            last_message = normalized_messages[-1]
-            if last_message.text:
-                echo_text = f"{self.echo_prefix}{last_message.text}"
-            else:
-                echo_text = f"{self.echo_prefix}[Non-text message received]"
+    def _remember(self, session, received: list[Message], text: str) -> None:
+        if session is not None:
+            history = session.state.setdefault(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})
+            history.setdefault("messages", []).extend([*received, Message("assistant", [text])])
 
-            response_message = Message(role=Role.ASSISTANT, contents=[Content.from_text(text=echo_text)])
+    async def _respond(self, messages, session) -> AgentResponse:
+        received, text = self._answer(messages)
+        self._remember(session, received, text)
+        return AgentResponse(messages=[Message("assistant", [Content.from_text(text)])])
 
-        # Notify the thread of new messages if provided
-        if thread is not None:
-            await self._notify_thread_of_new_messages(thread, normalized_messages, response_message)
+    async def _stream(self, messages, session) -> AsyncIterable[AgentResponseUpdate]:
+        received, text = self._answer(messages)
+        for index, word in enumerate(text.split()):
+            piece = word if index == 0 else f" {word}"
+            yield AgentResponseUpdate(contents=[Content.from_text(piece)], role="assistant")
+        self._remember(session, received, text)
 
-        return AgentResponse(messages=[response_message])
 
-    async def _run_stream(
-        self,
-        messages: str | Message | list[str] | list[Message] | None = None,
-        *,
-        thread: AgentThread | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterable[AgentResponseUpdate]:
-        """Streaming implementation."""
-        # Normalize input messages to a list
-        normalized_messages = normalize_messages(messages)
-
-        if not normalized_messages:
-            response_text = "Hello! I'm a custom echo agent. Send me a message and I'll echo it back."
-        else:
-            # For simplicity, echo the last user message
-            last_message = normalized_messages[-1]
-            if last_message.text:
-                response_text = f"{self.echo_prefix}{last_message.text}"
-            else:
-                response_text = f"{self.echo_prefix}[Non-text message received]"
-
-        # Simulate streaming by yielding the response word by word
-        words = response_text.split()
-        for i, word in enumerate(words):
-            # Add space before word except for the first one
-            chunk_text = f" {word}" if i > 0 else word
-
-            yield AgentResponseUpdate(
-                contents=[Content.from_text(text=chunk_text)],
-                role=Role.ASSISTANT,
-            )
-
-            # Small delay to simulate streaming
-            await asyncio.sleep(0.1)
-
-        # Notify the thread of the complete response if provided
-        if thread is not None:
-            complete_response = Message(role=Role.ASSISTANT, contents=[Content.from_text(text=response_text)])
-            await self._notify_thread_of_new_messages(thread, normalized_messages, complete_response)
+def puzzle_model(messages, options):
+    last = messages[-1]
+    if last.role == "tool":
+        return f"Reversed: {last.contents[0].result}"
+    return [call("reverser", {"task": "stressed desserts are"})]
 
 
 async def main() -> None:
-    """Demonstrates how to use the custom EchoAgent."""
-    print("=== Custom Agent Example ===\n")
+    reverser = ReverseAgent(name="Reverser", description="Reverses the order of words.")
+    print(f"{reverser.name}: {reverser.description}")
 
-    # Create EchoAgent
-    print("--- EchoAgent Example ---")
-    echo_agent = EchoAgent(
-        name="EchoBot", description="A simple agent that echoes messages with a prefix", echo_prefix="🔊 Echo: "
-    )
+    print(f"Reverser: {await reverser.run('one two three')}")
 
-    # Test non-streaming
-    print(f"Agent Name: {echo_agent.name}")
-    print(f"Agent ID: {echo_agent.id}")
-
-    query = "Hello, custom agent!"
-    print(f"\nUser: {query}")
-    result = await echo_agent.run(query)
-    print(f"Agent: {result.messages[0].text}")
-
-    # Test streaming
-    query2 = "This is a streaming test"
-    print(f"\nUser: {query2}")
-    print("Agent: ", end="", flush=True)
-    async for chunk in echo_agent.run(query2, stream=True):
-        if chunk.text:
-            print(chunk.text, end="", flush=True)
+    print("Reverser (streamed): ", end="")
+    async for update in reverser.run("red green blue", stream=True):
+        print(update.text, end="|")
     print()
 
-    # Example with threads
-    print("\n--- Using Custom Agent with Thread ---")
-    thread = echo_agent.get_new_thread()
+    session = reverser.create_session()
+    await reverser.run("first run here", session=session)
+    await reverser.run("second run here", session=session)
+    stored = session.state[InMemoryHistoryProvider.DEFAULT_SOURCE_ID]["messages"]
+    print(f"Session history: {[m.text for m in stored]}")
 
-    # First message
-    result1 = await echo_agent.run("First message", thread=thread)
-    print("User: First message")
-    print(f"Agent: {result1.messages[0].text}")
-
-    # Second message in same thread
-    result2 = await echo_agent.run("Second message", thread=thread)
-    print("User: Second message")
-    print(f"Agent: {result2.messages[0].text}")
-
-    # Check conversation history
-    if thread.message_store:
-        messages = await thread.message_store.list_messages()
-        print(f"\nThread contains {len(messages)} messages in history")
-    else:
-        print("\nThread has no message store configured")
+    host = Agent(
+        client=ScriptedChatClient([puzzle_model] * 2),
+        name="Host",
+        instructions="Use the reverser for word games.",
+        tools=[reverser.as_tool(name="reverser")],
+    )
+    print(f"Host: {await host.run('Reverse: stressed desserts are')}")
 
 
 if __name__ == "__main__":

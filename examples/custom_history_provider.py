@@ -1,97 +1,68 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/conversations/custom_history_provider.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""Keeping the conversation history somewhere of your own: a `HistoryProvider` subclass with
+`get_messages` and `save_messages`, here a JSON file per session in a folder. The session itself
+then carries only its id, and a session restored from `to_dict()` finds its history again.
+"""
 
 import asyncio
-from collections.abc import Sequence
+import json
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from minagent import Agent, AgentSession, HistoryProvider, Message
 from minagent.testing import ScriptedChatClient
 
-"""
-Custom History Provider Example
 
-This sample demonstrates how to implement and use a custom history provider
-for session management, allowing you to persist conversation history in your
-preferred storage solution (database, file system, etc.).
-"""
+class JsonFolderHistory(HistoryProvider):
+    """One JSON file per session, holding the messages as their dicts."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__("json-folder")
+        self.folder = folder
+
+    def _file(self, session_id) -> Path:
+        return self.folder / f"{session_id}.json"
+
+    async def get_messages(self, session_id, *, state=None, **kwargs: Any) -> list[Message]:
+        path = self._file(session_id)
+        if not path.exists():
+            return []
+        return [Message.from_dict(item) for item in json.loads(path.read_text(encoding="utf-8"))]
+
+    async def save_messages(self, session_id, messages, *, state=None, **kwargs: Any) -> None:
+        path = self._file(session_id)
+        stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+        stored += [message.to_dict() for message in messages]
+        path.write_text(json.dumps(stored), encoding="utf-8")
 
 
-def remembering_model(messages, options):
-    """The scripted model: remembers Alice only if the session sent the history along."""
-    history = " ".join(message.text for message in messages)
-    if "What do you remember" not in history:
-        return "Nice to meet you, Alice! Pizza is a great choice."
-    if "Alice" in history:
-        return "Your name is Alice and you love pizza."
-    return "I don't know anything about you yet."
-
-
-class CustomHistoryProvider(HistoryProvider):
-    """Implementation of custom history provider.
-    In real applications, this can be an implementation of relational database or vector store."""
-
-    def __init__(self) -> None:
-        super().__init__("custom-history")
-        self._storage: dict[str, list[Message]] = {}
-
-    async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
-    ) -> list[Message]:
-        key = session_id or "default"
-        return list(self._storage.get(key, []))
-
-    async def save_messages(
-        self,
-        session_id: str | None,
-        messages: Sequence[Message],
-        *,
-        state: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        key = session_id or "default"
-        if key not in self._storage:
-            self._storage[key] = []
-        self._storage[key].extend(messages)
+def concierge_model(messages, options):
+    """Needs the earlier turn, which the provider must have loaded."""
+    if "room" in messages[-1].text and messages[-1].text.endswith("?"):
+        told = [m.text for m in messages[:-1] if m.role == "user"]
+        return f"Earlier you said: {told[0]}" if told else "I don't know your room."
+    return "Welcome! Noted."
 
 
 async def main() -> None:
-    """Demonstrates how to use 3rd party or custom history provider for sessions."""
-    print("=== Session with 3rd party or custom history provider ===")
+    with tempfile.TemporaryDirectory() as folder:
+        history = JsonFolderHistory(Path(folder))
+        agent = Agent(
+            client=ScriptedChatClient([concierge_model] * 2),
+            name="Concierge",
+            instructions="Help hotel guests.",
+            context_providers=[history],
+        )
+        session = agent.create_session()
+        print(f"Concierge: {await agent.run('I am in room 512.', session=session)}")
 
-    # OpenAI Chat Client is used as an example here,
-    # other chat clients can be used as well.
-    agent = Agent(
-        client=ScriptedChatClient([remembering_model] * 2),
-        name="CustomBot",
-        instructions="You are a helpful assistant that remembers our conversation.",
-        # Use custom history provider.
-        # If not provided, the default in-memory provider will be used.
-        context_providers=[CustomHistoryProvider()],
-    )
+        saved = session.to_dict()
+        print(f"The saved session holds state: {saved['state']}")
+        stored = json.loads(history._file(session.session_id).read_text(encoding="utf-8"))
+        print(f"The history file holds {len(stored)} messages")
 
-    # Start a new session for the agent conversation.
-    session = agent.create_session()
-
-    # Respond to user input.
-    query = "Hello! My name is Alice and I love pizza."
-    print(f"User: {query}")
-    print(f"Agent: {await agent.run(query, session=session)}\n")
-
-    # Serialize the session state, so it can be stored for later use.
-    serialized_session = session.to_dict()
-
-    # The session can now be saved to a database, file, or any other storage mechanism and loaded again later.
-    print(f"Serialized session: {serialized_session}\n")
-
-    # Deserialize the session state after loading from storage.
-    resumed_session = AgentSession.from_dict(serialized_session)
-
-    # Respond to user input.
-    query = "What do you remember about me?"
-    print(f"User: {query}")
-    print(f"Agent: {await agent.run(query, session=resumed_session)}\n")
+        resumed = AgentSession.from_dict(saved)
+        print(f"Concierge: {await agent.run('Which room am I in?', session=resumed)}")
 
 
 if __name__ == "__main__":

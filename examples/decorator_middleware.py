@@ -1,98 +1,50 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/middleware/decorator_middleware.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""Middleware without type annotations: `@agent_middleware` and `@function_middleware` say which
+layer a function belongs to. The printed trace shows the agent layer wrapping the tool call.
+"""
 
 import asyncio
-import datetime
 
-from minagent import (
-    Agent,
-    agent_middleware,
-    function_middleware,
-    tool,
-)
-from minagent.testing import ScriptedChatClient, call, reply
-
-"""
-Decorator MiddlewareTypes Example
-
-This sample demonstrates how to use @agent_middleware and @function_middleware decorators
-to explicitly mark middleware functions without requiring type annotations.
-
-The framework supports the following middleware detection scenarios:
-
-1. Both decorator and parameter type specified:
-   - Validates that they match (e.g., @agent_middleware with AgentContext)
-   - Throws exception if they don't match for safety
-
-2. Only decorator specified:
-   - Relies on decorator to determine middleware type
-   - No type annotations needed - framework handles context types automatically
-
-3. Only parameter type specified:
-   - Uses type annotations (AgentContext, FunctionInvocationContext) for detection
-
-4. Neither decorator nor parameter type specified:
-   - Throws exception requiring either decorator or type annotation
-   - Prevents ambiguous middleware that can't be properly classified
-
-Key benefits of decorator approach:
-- No type annotations needed (simpler syntax)
-- Explicit middleware type declaration
-- Clear intent in code
-- Prevents type mismatches
-"""
+from minagent import Agent, agent_middleware, function_middleware, tool
+from minagent.testing import ScriptedChatClient, call
 
 
-# NOTE: approval_mode="never_require" is for sample brevity. Use "always_require" in production;
-# see samples/02-agents/tools/function_tool_with_approval.py
-# and samples/02-agents/tools/function_tool_with_approval_and_sessions.py.
-@tool(approval_mode="never_require")
-def get_current_time() -> str:
-    """Get the current time."""
-    return f"Current time is {datetime.datetime.now().strftime('%H:%M:%S')}"
+@tool
+def count_vowels(word: str) -> int:
+    """Count the vowels in a word."""
+    return sum(letter in "aeiou" for letter in word.lower())
 
 
-@agent_middleware  # Decorator marks this as agent middleware - no type annotations needed
-async def simple_agent_middleware(context, call_next):  # type: ignore - parameters intentionally untyped to demonstrate decorator functionality
-    """Agent middleware that runs before and after agent execution."""
-    print("[Agent MiddlewareTypes] Before agent execution")
+@agent_middleware
+async def announce_run(context, call_next):
+    print(f"> run starts ({len(context.messages)} message)")
     await call_next()
-    print("[Agent MiddlewareTypes] After agent execution")
+    print(f"< run ends: {context.result.text!r}")
 
 
-@function_middleware  # Decorator marks this as function middleware - no type annotations needed
-async def simple_function_middleware(context, call_next):  # type: ignore - parameters intentionally untyped to demonstrate decorator functionality
-    """Function middleware that runs before and after function calls."""
-    print(f"[Function MiddlewareTypes] Before calling: {context.function.name}")  # type: ignore
+@function_middleware
+async def announce_tool(context, call_next):
+    print(f"  > {context.function.name} {context.arguments}")
     await call_next()
-    print(f"[Function MiddlewareTypes] After calling: {context.function.name}")  # type: ignore
+    print(f"  < {context.function.name} returned {context.result!r}")
 
 
-def answer_with_tool_result(messages, options):
-    """The scripted model's second turn: repeat what the tool returned."""
-    return str(messages[-1].contents[-1].result)
+def wordsmith_model(messages, options):
+    last = messages[-1]
+    if last.role == "tool":
+        return f"'Onomatopoeia' has {last.contents[0].result} vowels."
+    return [call("count_vowels", {"word": "onomatopoeia"})]
 
 
 async def main() -> None:
-    """Example demonstrating decorator-based middleware."""
-    print("=== Decorator MiddlewareTypes Example ===")
-
-    # For authentication, run `az login` command in terminal or replace AzureCliCredential with preferred
-    # authentication option.
-    async with (
-        Agent(
-            client=ScriptedChatClient([reply(call("get_current_time")), answer_with_tool_result]),
-            name="TimeAgent",
-            instructions="You are a helpful time assistant. Call get_current_time when asked about time.",
-            tools=get_current_time,
-            middleware=[simple_agent_middleware, simple_function_middleware],
-        ) as agent,
-    ):
-        query = "What time is it?"
-        print(f"User: {query}")
-        result = await agent.run(query)
-        print(f"Agent: {result.text if result.text else 'No response'}")
+    agent = Agent(
+        client=ScriptedChatClient([wordsmith_model] * 2),
+        name="Wordsmith",
+        instructions="Answer questions about words.",
+        tools=[count_vowels],
+        middleware=[announce_run, announce_tool],
+    )
+    result = await agent.run("How many vowels are in 'onomatopoeia'?")
+    print(f"Wordsmith: {result}")
 
 
 if __name__ == "__main__":

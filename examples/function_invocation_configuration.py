@@ -1,67 +1,52 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/tools/function_invocation_configuration.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""The tool loop's settings live on the client, in `client.function_invocation_configuration`,
+and can be changed item by item. Here `include_detailed_errors` lets the model see why a tool
+failed, and `max_iterations` caps how many rounds of tool calls one request may take.
+"""
 
 import asyncio
-from typing import Annotated
 
 from minagent import Agent, tool
-from minagent.testing import ScriptedChatClient, call, reply
-
-"""
-This sample demonstrates how to configure function invocation settings
-for an client and use a simple tool as a tool in an agent.
-
-This behavior is the same for all chat client types.
-"""
+from minagent.testing import ScriptedChatClient, call
 
 
-# NOTE: approval_mode="never_require" is for sample brevity. Use "always_require" in production; see samples/02-agents/tools/function_tool_with_approval.py and samples/02-agents/tools/function_tool_with_approval_and_sessions.py.
-@tool(approval_mode="never_require")
-def add(
-    x: Annotated[int, "First number"],
-    y: Annotated[int, "Second number"],
-) -> str:
-    return f"{x} + {y} = {x + y}"
+@tool
+def square_root(x: float) -> float:
+    """The square root of a non-negative number."""
+    if x < 0:
+        raise ValueError(f"cannot take the square root of {x}")
+    return x**0.5
 
 
-def answer_with_tool_result(messages, options):
-    """The scripted model's second turn: repeat what the tool returned."""
-    return str(messages[-1].contents[-1].result)
+def calculator_model(messages, options):
+    """Asks for -4 once and reports the result; asked to keep going, it never stops by itself."""
+    last = messages[-1]
+    if options.get("tool_choice") == "none":
+        results = [c.result for m in messages for c in m.contents if c.type == "function_result"]
+        return f"Stopped after {len(results)} results: {results}"
+    if "-4" in messages[0].text:
+        if last.role == "tool":
+            return f"The tool said: {last.contents[0].result}"
+        return [call("square_root", {"x": -4})]
+    return [call("square_root", {"x": 16})]
 
 
-async def main():
-    client = ScriptedChatClient([reply(call("add", {"x": 239847293, "y": 29834})), answer_with_tool_result])
+async def main() -> None:
+    client = ScriptedChatClient([calculator_model] * 8)
     client.function_invocation_configuration["include_detailed_errors"] = True
-    client.function_invocation_configuration["max_iterations"] = 40
-    print(f"Function invocation configured as: \n{client.function_invocation_configuration}")
+    client.function_invocation_configuration["max_iterations"] = 3
+    print(f"include_detailed_errors = {client.function_invocation_configuration['include_detailed_errors']}")
+    print(f"max_iterations = {client.function_invocation_configuration['max_iterations']}")
 
-    agent = Agent(client=client, name="ToolAgent", instructions="Use the provided tools.", tools=add)
+    agent = Agent(client=client, name="Calculator", instructions="Use your tools.", tools=[square_root])
 
-    print("=" * 60)
-    print("Call add(239847293, 29834)")
-    query = "Add 239847293 and 29834"
-    response = await agent.run(query)
-    print(f"Response: {response.text}")
+    result = await agent.run("What is the square root of -4?")
+    print(f"Calculator: {result}")
 
+    before = len(client.requests)
+    result = await agent.run("Keep taking the square root of 16.")
+    print(f"Calculator: {result}")
+    print(f"Model calls for that request: {len(client.requests) - before}")
 
-"""
-Expected Output:
-============================================================
-Function invocation configured as:
-{
-  "type": "function_invocation_configuration",
-  "enabled": true,
-  "max_iterations": 40,
-  "max_consecutive_errors_per_request": 3,
-  "terminate_on_unknown_calls": false,
-  "additional_tools": [],
-  "include_detailed_errors": true
-}
-============================================================
-Call add(239847293, 29834)
-Response: 239,877,127
-"""
 
 if __name__ == "__main__":
     asyncio.run(main())

@@ -1,77 +1,45 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/tools/function_tool_declaration_only.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""A declaration-only tool: a `FunctionTool` with a name, a description and a schema but no
+function. The model may call it, the agent cannot run it, so the call comes back to the caller
+(in `result.user_input_requests`); the caller runs it itself and sends the result back.
+"""
 
 import asyncio
+import json
 
-from minagent import Agent, FunctionTool
-from minagent.testing import ScriptedChatClient, call, reply
+from minagent import Agent, Content, FunctionTool, Message
+from minagent.testing import ScriptedChatClient, call
 
-"""
-Example of how to create a function that only consists of a declaration without an implementation.
-This is useful when you want the agent to use tools that are defined elsewhere or when you want
-to test the agent's ability to reason about tool usage without executing them.
-
-The only difference is that you provide a FunctionTool without a function.
-If you need a input_model, you can still provide that as well.
-"""
+read_sensor = FunctionTool(
+    name="read_sensor",
+    description="Read a sensor of the greenhouse controller (runs on the device, not in the agent).",
+    parameters={"type": "object", "properties": {"sensor": {"type": "string"}}, "required": ["sensor"]},
+)
 
 
-async def main():
-    function_declaration = FunctionTool(
-        name="get_current_time",
-        description="Get the current time in ISO 8601 format.",
-    )
+def greenhouse_model(messages, options):
+    last = messages[-1]
+    if last.role == "tool":
+        return f"The soil moisture is {last.contents[0].result}."
+    return [call("read_sensor", {"sensor": "soil_moisture"}, call_id="call_sensor_1")]
 
+
+async def main() -> None:
     agent = Agent(
-        client=ScriptedChatClient([reply(call("get_current_time", {}, call_id="call_0flN9rfGLK8LhORy4uMDiRSC"))]),
-        name="DeclarationOnlyToolAgent",
-        instructions="You are a helpful agent that uses tools.",
-        tools=function_declaration,
+        client=ScriptedChatClient([greenhouse_model] * 2),
+        name="Greenhouse",
+        instructions="Answer questions about the greenhouse.",
+        tools=[read_sensor],
     )
-    query = "What is the current time?"
-    print(f"User: {query}")
-    result = await agent.run(query)
-    print(f"Result: {result.to_json(indent=2)}\n")
+    question = "How wet is the soil?"
+    result = await agent.run(question)
 
+    (pending,) = result.user_input_requests
+    print(f"Pending call: {pending.name}({pending.arguments}) id={pending.call_id}")
+    reading = {"soil_moisture": "38%"}[json.loads(pending.arguments)["sensor"]]
 
-"""
-Expected result:
-User: What is the current time?
-Result: {
-  "type": "agent_response",
-  "messages": [
-    {
-      "type": "chat_message",
-      "role": {
-        "type": "role",
-        "value": "assistant"
-      },
-      "contents": [
-        {
-          "type": "function_call",
-          "call_id": "call_0flN9rfGLK8LhORy4uMDiRSC",
-          "name": "get_current_time",
-          "arguments": "{}",
-          "fc_id": "fc_0fd5f269955c589f016904c46584348195b84a8736e61248de"
-        }
-      ],
-      "author_name": "DeclarationOnlyToolAgent",
-      "additional_properties": {}
-    }
-  ],
-  "response_id": "resp_0fd5f269955c589f016904c462d5cc819599d28384ba067edc",
-  "created_at": "2025-10-31T15:14:58.000000Z",
-  "usage_details": {
-    "type": "usage_details",
-    "input_token_count": 63,
-    "output_token_count": 145,
-    "total_token_count": 208,
-    "openai.reasoning_tokens": 128
-  },
-  "additional_properties": {}
-}
-"""
+    answer = Message("tool", [Content.from_function_result(pending.call_id, result=reading)])
+    result = await agent.run([Message("user", [question]), *result.messages, answer])
+    print(f"Greenhouse: {result}")
 
 
 if __name__ == "__main__":

@@ -1,78 +1,47 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/tools/
-# function_tool_from_dict_with_dependency_injection.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
-# type: ignore
-"""
-Local Tool with Dependency Injection Example
-
-This example demonstrates how to create a FunctionTool using the agent framework's
-dependency injection system. Instead of providing the function at initialization time,
-the actual callable function is injected during deserialization from a dictionary definition.
-
-Note:
-    The serialization and deserialization feature used in this example is currently
-    in active development. The API may change in future versions as we continue
-    to improve and extend its functionality. Please refer to the latest documentation
-    for any updates to the dependency injection patterns.
-
-Usage:
-    Run this script to see how a FunctionTool can be created from a dictionary
-    definition with the function injected at runtime. The agent will use this tool
-    to perform arithmetic operations.
+"""A tool restored from its serialised form, with the Python function supplied at load time
+(`FunctionTool.from_dict(data, dependencies=...)`): the definition can live in a config file
+while the implementation stays in code.
 """
 
 import asyncio
 
 from minagent import Agent, FunctionTool
-from minagent.testing import ScriptedChatClient, call, reply
+from minagent.testing import ScriptedChatClient, call
 
-definition = {
+SAVED_DEFINITION = {
     "type": "function_tool",
-    "name": "add_numbers",
-    "description": "Add two numbers together.",
+    "name": "multiply",
+    "description": "Multiply two whole numbers.",
     "input_model": {
-        "properties": {
-            "a": {"description": "The first number", "type": "integer"},
-            "b": {"description": "The second number", "type": "integer"},
-        },
-        "required": ["a", "b"],
-        "title": "func_input",
         "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+        "required": ["a", "b"],
     },
 }
 
 
-def sum_answer(messages, options):
-    """The scripted model's second turn: state the sum the tool computed."""
-    return f"5 + 3 = {messages[-1].contents[-1].result}"
+def multiply(a: int, b: int) -> int:
+    return a * b
+
+
+def arithmetic_model(messages, options):
+    last = messages[-1]
+    if last.role == "tool":
+        return f"6 times 7 is {last.contents[0].result}."
+    return [call("multiply", {"a": 6, "b": 7})]
 
 
 async def main() -> None:
-    """Main function demonstrating creating a tool with an injected function."""
-
-    def func(a, b) -> int:
-        """Add two numbers together."""
-        return a + b
-
-    # Create the FunctionTool using dependency injection
-    # The 'definition' dictionary contains the serialized tool configuration,
-    # while the actual function implementation is provided via dependencies.
-    #
-    # Dependency structure: {"function_tool": {"name:add_numbers": {"func": func}}}
-    # - "function_tool": matches the tool type identifier
-    # - "name:add_numbers": instance-specific injection targeting tools with name="add_numbers"
-    # - "func": the parameter name that will receive the injected function
-    tool = FunctionTool.from_dict(definition, dependencies={"function_tool": {"name:add_numbers": {"func": func}}})
-
-    agent = Agent(
-        client=ScriptedChatClient([reply(call("add_numbers", {"a": 5, "b": 3})), sum_answer]),
-        name="FunctionToolAgent",
-        instructions="You are a helpful assistant.",
-        tools=tool,
+    restored = FunctionTool.from_dict(
+        SAVED_DEFINITION, dependencies={"function_tool": {"name:multiply": {"func": multiply}}}
     )
-    response = await agent.run("What is 5 + 3?")
-    print(f"Response: {response.text}")
+    agent = Agent(
+        client=ScriptedChatClient([arithmetic_model] * 2),
+        name="Arithmetic",
+        instructions="Use your tools for arithmetic.",
+        tools=[restored],
+    )
+    print(f"Arithmetic: {await agent.run('What is 6 times 7?')}")
 
 
 if __name__ == "__main__":

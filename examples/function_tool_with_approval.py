@@ -1,177 +1,73 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/tools/function_tool_with_approval.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""Tools that need the user's approval (`approval_mode="always_require"`), without a session.
+
+The run stops before such a call and returns an approval request (`result.user_input_requests`).
+With no session the caller sends the whole exchange back: the question, the request and the
+user's answer (`request.to_function_approval_response(approved)`); the agent then runs or skips
+the call and the model continues. Done once without streaming and once streaming; the answers
+are read from standard input.
+"""
 
 import asyncio
-from random import randrange
-from typing import TYPE_CHECKING, Annotated, Any
 
 from minagent import Agent, AgentResponse, Message, tool
-from minagent.testing import ScriptedChatClient, call, reply
+from minagent.testing import ScriptedChatClient, call
 
-if TYPE_CHECKING:
-    from minagent import SupportsAgentRun
-
-"""
-Demonstration of a tool with approvals.
-
-This sample demonstrates using AI functions with user approval workflows.
-It shows how to handle function call approvals without using threads.
-"""
-
-conditions = ["sunny", "cloudy", "raining", "snowing", "clear"]
+FILES = {"notes.txt": 120, "draft.docx": 5400, "old_backup.zip": 880000}
 
 
-# NOTE: approval_mode="never_require" is for sample brevity. Use "always_require" in production;
-# see samples/02-agents/tools/function_tool_with_approval.py
-# and samples/02-agents/tools/function_tool_with_approval_and_sessions.py.
-@tool(approval_mode="never_require")
-def get_weather(location: Annotated[str, "The city and state, e.g. San Francisco, CA"]) -> str:
-    """Get the current weather for a given location."""
-    # Simulate weather data
-    return f"The weather in {location} is {conditions[randrange(0, len(conditions))]} and {randrange(-10, 30)}°C."
+@tool
+def list_files() -> str:
+    """List the files in the user's folder."""
+    return ", ".join(FILES)
 
 
-# Define a simple weather tool that requires approval
 @tool(approval_mode="always_require")
-def get_weather_detail(location: Annotated[str, "The city and state, e.g. San Francisco, CA"]) -> str:
-    """Get the current weather for a given location."""
-    # Simulate weather data
-    return (
-        f"The weather in {location} is {conditions[randrange(0, len(conditions))]} and {randrange(-10, 30)}°C, "
-        "with a humidity of 88%. "
-        f"Tomorrow will be {conditions[randrange(0, len(conditions))]} with a high of {randrange(-10, 30)}°C."
-    )
+def delete_file(name: str) -> str:
+    """Delete a file (asks the user first)."""
+    FILES.pop(name)
+    return f"{name} deleted"
 
 
-def weather_model(messages, options):
-    """The scripted model: ask for the three reports, then repeat what the tools returned."""
-    results = [
-        content.result for message in messages for content in message.contents if content.type == "function_result"
-    ]
+def cleaner_model(messages, options):
+    """Lists the files and deletes the backup in one go, then reports every result."""
+    results = [c.result for m in messages for c in m.contents if c.type == "function_result"]
     if results:
-        return " ".join(str(result) for result in results)
-    return reply(
-        call("get_weather", {"location": "Los Angeles, CA"}),
-        call("get_weather", {"location": "Portland, OR"}),
-        call("get_weather_detail", {"location": "Seattle, WA"}),
-    )
+        return "Results: " + "; ".join(str(r) for r in results)
+    return [call("list_files"), call("delete_file", {"name": "old_backup.zip"})]
 
 
-async def handle_approvals(query: str, agent: "SupportsAgentRun") -> AgentResponse:
-    """Handle function call approvals.
-
-    When we don't have a thread, we need to ensure we include the original query,
-    the approval request, and the approval response in each iteration.
-    """
-    result = await agent.run(query)
-    while len(result.user_input_requests) > 0:
-        # Start with the original query
-        new_inputs: list[Any] = [query]
-
-        for user_input_needed in result.user_input_requests:
-            if user_input_needed.function_call is None:
-                continue
-            print(
-                f"\nUser Input Request for function from {agent.name}:"
-                f"\n  Function: {user_input_needed.function_call.name}"
-                f"\n  Arguments: {user_input_needed.function_call.arguments}"
-            )
-
-            # Add the assistant message with the approval request
-            new_inputs.append(Message("assistant", [user_input_needed]))
-
-            # Get user approval
-            user_approval = await asyncio.to_thread(input, "\nApprove function call? (y/n): ")
-
-            # Add the user's approval response
-            new_inputs.append(
-                Message("user", [user_input_needed.to_function_approval_response(user_approval.lower() == "y")])
-            )
-
-        # Run again with all the context
-        result = await agent.run(new_inputs)
-
-    return result
+def ask(request) -> bool:
+    call = request.function_call
+    answer = input(f"Allow {call.name}({call.arguments})? [y/n] ")
+    print(answer)
+    return answer.strip().lower() == "y"
 
 
-async def handle_approvals_streaming(query: str, agent: "SupportsAgentRun") -> None:
-    """Handle function call approvals with streaming responses.
-
-    When we don't have a thread, we need to ensure we include the original query,
-    the approval request, and the approval response in each iteration.
-    """
-    current_input: str | list[Any] = query
-    has_user_input_requests = True
-    while has_user_input_requests:
-        has_user_input_requests = False
-        user_input_requests: list[Any] = []
-
-        # Stream the response
-        async for chunk in agent.run(current_input, stream=True):
-            if chunk.text:
-                print(chunk.text, end="", flush=True)
-
-            # Collect user input requests from the stream
-            if chunk.user_input_requests:
-                user_input_requests.extend(chunk.user_input_requests)
-
-        if user_input_requests:
-            has_user_input_requests = True
-            # Start with the original query
-            new_inputs: list[Any] = [query]
-
-            for user_input_needed in user_input_requests:
-                if user_input_needed.function_call is None:
-                    continue
-                print(
-                    f"\n\nUser Input Request for function from {agent.name}:"
-                    f"\n  Function: {user_input_needed.function_call.name}"
-                    f"\n  Arguments: {user_input_needed.function_call.arguments}"
-                )
-
-                # Add the assistant message with the approval request
-                new_inputs.append(Message("assistant", [user_input_needed]))
-
-                # Get user approval
-                user_approval = await asyncio.to_thread(input, "\nApprove function call? (y/n): ")
-
-                # Add the user's approval response
-                new_inputs.append(
-                    Message("user", [user_input_needed.to_function_approval_response(user_approval.lower() == "y")])
-                )
-
-            # Update input with all the context for next iteration
-            current_input = new_inputs
-
-
-async def run_weather_agent_with_approval(stream: bool) -> None:
-    """Example showing AI function with approval requirement."""
-    print(f"\n=== Weather Agent with Approval Required ({'Streaming' if stream else 'Non-Streaming'}) ===\n")
-
-    async with Agent(
-        client=ScriptedChatClient([weather_model] * 4),
-        name="WeatherAgent",
-        instructions=("You are a helpful weather assistant. Use the get_weather tool to provide weather information."),
-        tools=[get_weather, get_weather_detail],
-    ) as agent:
-        query = "Can you give me an update of the weather in LA and Portland and detailed weather for Seattle?"
-        print(f"User: {query}")
-
+async def run_with_approvals(agent, question: str, stream: bool) -> str:
+    sent: list = [Message("user", [question])]
+    while True:
         if stream:
-            print(f"\n{agent.name}: ", end="", flush=True)
-            await handle_approvals_streaming(query, agent)
-            print()
+            updates = [update async for update in agent.run(sent, stream=True)]
+            result = AgentResponse.from_updates(updates)
         else:
-            result = await handle_approvals(query, agent)
-            print(f"\n{agent.name}: {result}\n")
+            result = await agent.run(sent)
+        if not result.user_input_requests:
+            return result.text
+        sent += result.messages
+        sent.append(Message("user", [r.to_function_approval_response(ask(r)) for r in result.user_input_requests]))
 
 
 async def main() -> None:
-    print("=== Demonstration of a tool with approvals ===\n")
-
-    await run_weather_agent_with_approval(stream=False)
-    await run_weather_agent_with_approval(stream=True)
+    agent = Agent(
+        client=ScriptedChatClient([cleaner_model] * 4),
+        name="Cleaner",
+        instructions="Tidy up the user's folder.",
+        tools=[list_files, delete_file],
+    )
+    for stream in (False, True):
+        print(f"--- {'streaming' if stream else 'not streaming'}")
+        print(f"Cleaner: {await run_with_approvals(agent, 'Free up some space.', stream)}")
+        print(f"Files left: {sorted(FILES)}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/tools/function_tool_with_kwargs.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""A tool that takes a `FunctionInvocationContext` parameter gets the run's context injected: the
+parameter is left out of the schema the model sees, and `ctx.kwargs` holds the values the caller
+passed with `function_invocation_kwargs=`, here the id of the customer the app has logged in.
+"""
 
 import asyncio
 from typing import Annotated
@@ -8,59 +9,39 @@ from typing import Annotated
 from pydantic import Field
 
 from minagent import Agent, FunctionInvocationContext, tool
-from minagent.testing import ScriptedChatClient, call, reply
+from minagent.testing import ScriptedChatClient, call
 
-"""
-AI Function with kwargs Example
-
-This example demonstrates how to inject runtime context into an AI function
-from the agent's run method, without exposing it to the AI model.
-
-This is useful for passing runtime information like access tokens, user IDs, or
-request-specific context that the tool needs but the model shouldn't know about
-or provide. The injected context parameter can be typed as
-``FunctionInvocationContext`` as shown here, or left untyped as ``ctx`` when you
-prefer a lighter-weight sample setup.
-"""
+ORDERS = {"cust-17": ["2 x espresso beans", "1 x milk frother"], "cust-42": ["1 x teapot"]}
 
 
-# Define the function tool with explicit invocation context.
-# The context parameter can also be declared as an untyped ``ctx`` parameter.
-@tool(approval_mode="never_require")
-def get_weather(
-    location: Annotated[str, Field(description="The location to get the weather for.")],
+@tool
+def recent_orders(
+    limit: Annotated[int, Field(description="How many orders to list.")],
     ctx: FunctionInvocationContext,
 ) -> str:
-    """Get the weather for a given location."""
-    # Extract the injected argument from the explicit context
-    user_id = ctx.kwargs.get("user_id", "unknown")
-
-    # Simulate using the user_id for logging or personalization
-    print(f"Getting weather for user: {user_id}")
-
-    return f"The weather in {location} is cloudy with a high of 15°C."
+    """List the logged-in customer's most recent orders."""
+    customer = ctx.kwargs["customer_id"]
+    return f"{customer}: " + "; ".join(ORDERS[customer][:limit])
 
 
-def answer_with_tool_result(messages, options):
-    """The scripted model's second turn: repeat what the tool returned."""
-    return str(messages[-1].contents[-1].result)
+def shop_model(messages, options):
+    """Calls the tool with the one argument it knows about, then quotes the result."""
+    last = messages[-1]
+    if last.role == "tool":
+        return f"Your recent orders: {last.contents[0].result}"
+    return [call("recent_orders", {"limit": 2})]
 
 
 async def main() -> None:
     agent = Agent(
-        client=ScriptedChatClient([reply(call("get_weather", {"location": "Amsterdam"})), answer_with_tool_result]),
-        name="WeatherAgent",
-        instructions="You are a helpful weather assistant.",
-        tools=[get_weather],
+        client=ScriptedChatClient([shop_model] * 4),
+        name="ShopAssistant",
+        instructions="Help customers with their orders.",
+        tools=[recent_orders],
     )
-
-    # Pass the runtime context explicitly when running the agent.
-    response = await agent.run(
-        "What is the weather like in Amsterdam?",
-        function_invocation_kwargs={"user_id": "user_123"},
-    )
-
-    print(f"Agent: {response.text}")
+    for customer in ("cust-17", "cust-42"):
+        result = await agent.run("What did I order lately?", function_invocation_kwargs={"customer_id": customer})
+        print(f"ShopAssistant: {result}")
 
 
 if __name__ == "__main__":

@@ -1,52 +1,42 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/01-get-started/01_hello_agent.py
-# (commit 5eb3eb745e16); changed: imports, and FoundryChatClient -> ScriptedChatClient.
+"""The smallest useful agent: one question answered whole, one answered as a stream of text.
+
+The model is a `ScriptedChatClient`, so this runs offline; its first step is a function that
+answers only when the agent's instructions reached it, its second a list of streamed chunks.
+"""
 
 import asyncio
 
 from minagent import Agent
 from minagent.testing import ScriptedChatClient, text_chunks
 
-"""
-Hello Agent — Simplest possible agent
 
-This sample creates a minimal agent using FoundryChatClient via an
-Microsoft Foundry project endpoint, and runs it in both non-streaming and streaming modes.
-
-There are XML tags in all of the get started samples, those are used to display the same code in the docs repo.
-"""
+def planetarium(messages, options):
+    """A model that keeps to the instructions it was given, and says so when it got none."""
+    if "one sentence" not in options.get("instructions", ""):
+        return "I was given no instructions."
+    return "Jupiter spins fastest: a day there lasts under ten hours."
 
 
 async def main() -> None:
-    # <create_agent>
     client = ScriptedChatClient(
         [
-            "The capital of France is Paris.",
-            text_chunks("Honey ", "never ", "spoils."),
+            planetarium,
+            text_chunks("Saturn ", "is ", "light ", "enough ", "to ", "float."),
         ]
     )
-
     agent = Agent(
         client=client,
-        name="HelloAgent",
-        instructions="You are a friendly assistant. Keep your answers brief.",
+        name="Stargazer",
+        instructions="You answer questions about the planets in one sentence.",
     )
-    # </create_agent>
 
-    # <run_agent>
-    # Non-streaming: get the complete response at once
-    result = await agent.run("What is the capital of France?")
-    print(f"Agent: {result}")
-    # </run_agent>
+    answer = await agent.run("Which planet has the shortest day?")
+    print(f"Stargazer: {answer}")
 
-    # <run_agent_streaming>
-    # Streaming: receive tokens as they are generated
-    print("Agent (streaming): ", end="", flush=True)
-    async for chunk in agent.run("Tell me a one-sentence fun fact.", stream=True):
-        if chunk.text:
-            print(chunk.text, end="", flush=True)
+    print("Stargazer (streamed): ", end="")
+    async for update in agent.run("Tell me something odd about Saturn.", stream=True):
+        print(update.text, end="|", flush=True)
     print()
-    # </run_agent_streaming>
 
 
 if __name__ == "__main__":

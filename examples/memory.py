@@ -1,100 +1,60 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/01-get-started/04_memory.py
-# (commit a2856d3b92a0); changed: imports, and the chat client -> ScriptedChatClient.
+"""Memory through a thread-era context provider (`invoking` before each run, `invoked` after it).
+
+Code written for upstream's thread era passes one provider as `context_provider=`; minagent
+refuses that keyword and says what to write, so the program first shows the refusal and then
+builds the agent with `context_providers=[...]`.
+"""
 
 import asyncio
-from collections.abc import MutableSequence
 from typing import Any
 
-from minagent import Context, ContextProvider, Message
+from minagent import Agent, Context, ContextProvider
 from minagent.testing import ScriptedChatClient
 
-"""
-Agent Memory with Context Providers
 
-Context providers let you inject dynamic instructions and context into each
-agent invocation. This sample defines a simple provider that tracks the user's
-name and enriches every request with personalization instructions.
-
-Environment variables:
-  AZURE_AI_PROJECT_ENDPOINT        — Your Azure AI Foundry project endpoint
-  AZURE_OPENAI_RESPONSES_DEPLOYMENT_NAME — Model deployment name (e.g. gpt-4o)
-"""
-
-
-# <context_provider>
-class UserNameProvider(ContextProvider):
-    """A simple context provider that remembers the user's name."""
+class NicknameMemory(ContextProvider):
+    """Remembers what the user wants to be called and tells the model before every run."""
 
     def __init__(self) -> None:
-        self.user_name: str | None = None
+        self.nickname = None
 
-    async def invoking(self, messages: Message | MutableSequence[Message], **kwargs: Any) -> Context:
-        """Called before each agent invocation — add extra instructions."""
-        if self.user_name:
-            return Context(instructions=f"The user's name is {self.user_name}. Always address them by name.")
-        return Context(instructions="You don't know the user's name yet. Ask for it politely.")
+    async def invoking(self, messages, **kwargs: Any) -> Context:
+        if self.nickname is None:
+            return Context(instructions="Find out what the user wants to be called.")
+        return Context(instructions=f"Call the user {self.nickname}.")
 
-    async def invoked(
-        self,
-        request_messages: Message | list[Message] | None = None,
-        response_messages: "Message | list[Message] | None" = None,
-        invoke_exception: Exception | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """Called after each agent invocation — extract information."""
-        msgs = [request_messages] if isinstance(request_messages, Message) else list(request_messages or [])
-        for msg in msgs:
-            text = msg.text if hasattr(msg, "text") else ""
-            if isinstance(text, str) and "my name is" in text.lower():
-                # Simple extraction — production code should use structured extraction
-                self.user_name = text.lower().split("my name is")[-1].strip().split()[0].capitalize()
+    async def invoked(self, request_messages, response_messages=None, **kwargs: Any) -> None:
+        for message in request_messages:
+            if message.text.startswith("Call me "):
+                self.nickname = message.text.removeprefix("Call me ").rstrip(".!")
 
 
-# </context_provider>
-
-
-def instructed_model(messages, options):
-    """The scripted model: follows the instructions the context provider added."""
-    instructions = str(options.get("instructions") or "")
-    question = messages[-1].text
-    if "The user's name is Alice" in instructions:
-        return "Alice, 2 + 2 is 4."
-    if question.startswith("My name is"):
-        return "Nice to meet you, Alice!"
-    if "Ask for it politely" in instructions:
-        return "The square root of 9 is 3. May I ask your name?"
-    return "The square root of 9 is 3."
+def obliging_model(messages, options):
+    """Does what the provider's instructions ask."""
+    instructions = options.get("instructions", "")
+    if messages[-1].text.startswith("Call me"):
+        return "Noted!"
+    if "Find out" in instructions:
+        return "Happy to help! What should I call you?"
+    nickname = instructions.split("Call the user ")[1].rstrip(".")
+    return f"Sure thing, {nickname}: 12 times 12 is 144."
 
 
 async def main() -> None:
-    # <create_agent>
-    client = ScriptedChatClient([instructed_model] * 3)
+    client = ScriptedChatClient([obliging_model] * 3)
+    memory = NicknameMemory()
 
-    memory = UserNameProvider()
+    try:
+        Agent(client=client, instructions="Be helpful.", context_provider=memory)
+    except TypeError as error:
+        print(f"Refused: {error}")
 
-    agent = client.as_agent(
-        name="MemoryAgent",
-        instructions="You are a friendly assistant.",
-        context_provider=memory,
-    )
-    # </create_agent>
-
+    agent = Agent(client=client, instructions="Be helpful.", context_providers=[memory])
     thread = agent.get_new_thread()
-
-    # The provider doesn't know the user yet — it will ask for a name
-    result = await agent.run("Hello! What's the square root of 9?", thread=thread)
-    print(f"Agent: {result}\n")
-
-    # Now provide the name — the provider extracts and stores it
-    result = await agent.run("My name is Alice", thread=thread)
-    print(f"Agent: {result}\n")
-
-    # Subsequent calls are personalized
-    result = await agent.run("What is 2 + 2?", thread=thread)
-    print(f"Agent: {result}\n")
-
-    print(f"[Memory] Stored user name: {memory.user_name}")
+    for text in ("Hi there!", "Call me Sam.", "What is 12 times 12?"):
+        print(f"User: {text}")
+        print(f"Agent: {await agent.run(text, thread=thread)}")
+    print(f"Remembered nickname: {memory.nickname}")
 
 
 if __name__ == "__main__":

@@ -1,113 +1,56 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/01-get-started/04_memory.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""Memory kept in the session: a context provider with `before_run` / `after_run` stores what it
+learns in its own slice of `session.state`, so the memory belongs to the conversation, not to
+the provider object, and two sessions remember different things.
+"""
 
 import asyncio
 from typing import Any
 
-from minagent import Agent, AgentSession, ContextProvider, SessionContext
+from minagent import Agent, ContextProvider
 from minagent.testing import ScriptedChatClient
 
-"""
-Agent Memory with Context Providers and Session State
 
-Context providers inject dynamic context into each agent call. This sample
-shows a provider that stores the user's name in session state and personalizes
-responses — the name persists across turns via the session.
-"""
+class DietMemory(ContextProvider):
+    """Notes the user's diet and asks the model to respect it."""
 
+    def __init__(self) -> None:
+        super().__init__("diet")
 
-def personal_model(messages, options):
-    """The scripted model: follows the instructions the context provider adds."""
-    instructions = options.get("instructions", "")
-    question = messages[-1].text
-    if "The user's name is" in instructions:
-        name = instructions.split("The user's name is ")[1].split(".")[0]
-        return f"{name}, 2 + 2 = 4."
-    if "my name is" in question.lower():
-        return "Nice to meet you! How can I help you today?"
-    return "The square root of 9 is 3. By the way, may I ask your name?"
+    async def before_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
+        if "diet" in state:
+            context.extend_instructions(self.source_id, f"The user is {state['diet']}; only suggest dishes that fit.")
+
+    async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
+        for message in context.input_messages:
+            if message.text.startswith("I am "):
+                state["diet"] = message.text.removeprefix("I am ").rstrip(".")
 
 
-# <context_provider>
-class UserMemoryProvider(ContextProvider):
-    """A context provider that remembers user info in session state."""
-
-    DEFAULT_SOURCE_ID = "user_memory"
-
-    def __init__(self):
-        super().__init__(self.DEFAULT_SOURCE_ID)
-
-    async def before_run(
-        self,
-        *,
-        agent: Any,
-        session: AgentSession | None,
-        context: SessionContext,
-        state: dict[str, Any],
-    ) -> None:
-        """Inject personalization instructions based on stored user info."""
-        user_name = state.get("user_name")
-        if user_name:
-            context.extend_instructions(
-                self.source_id,
-                f"The user's name is {user_name}. Always address them by name.",
-            )
-        else:
-            context.extend_instructions(
-                self.source_id,
-                "You don't know the user's name yet. Ask for it politely.",
-            )
-
-    async def after_run(
-        self,
-        *,
-        agent: Any,
-        session: AgentSession | None,
-        context: SessionContext,
-        state: dict[str, Any],
-    ) -> None:
-        """Extract and store user info in session state after each call."""
-        for msg in context.input_messages:
-            text = msg.text if hasattr(msg, "text") else ""
-            if isinstance(text, str) and "my name is" in text.lower():
-                state["user_name"] = text.lower().split("my name is")[-1].strip().split()[0].capitalize()
-
-
-# </context_provider>
+def chef_model(messages, options):
+    """Suggests a dish that fits the diet named in its instructions."""
+    if not messages[-1].text.endswith("?"):
+        return "Thanks, I'll keep that in mind."
+    if "vegan" in options.get("instructions", ""):
+        return "Try a chickpea and spinach curry."
+    return "Try a lamb tagine."
 
 
 async def main() -> None:
-    # <create_agent>
-    client = ScriptedChatClient([personal_model] * 3)
-
     agent = Agent(
-        client=client,
-        name="MemoryAgent",
-        instructions="You are a friendly assistant.",
-        context_providers=[UserMemoryProvider()],
+        client=ScriptedChatClient([chef_model] * 4),
+        name="Chef",
+        instructions="You suggest one dish for dinner.",
+        context_providers=[DietMemory()],
     )
-    # </create_agent>
+    mine, friend = agent.create_session(), agent.create_session()
 
-    # <run_with_memory>
-    session = agent.create_session()
+    turns = [(mine, "I am vegan."), (mine, "What should I cook tonight?"), (friend, "What should I cook tonight?")]
+    for session, text in turns:
+        print(f"User: {text}")
+        print(f"Chef: {await agent.run(text, session=session)}")
 
-    # The provider doesn't know the user yet — it will ask for a name
-    result = await agent.run("Hello! What's the square root of 9?", session=session)
-    print(f"Agent: {result}\n")
-
-    # Now provide the name — the provider stores it in session state
-    result = await agent.run("My name is Alice", session=session)
-    print(f"Agent: {result}\n")
-
-    # Subsequent calls are personalized — name persists via session state
-    result = await agent.run("What is 2 + 2?", session=session)
-    print(f"Agent: {result}\n")
-
-    # Inspect session state to see what the provider stored
-    provider_state = session.state.get("user_memory", {})
-    print(f"[Session State] Stored user name: {provider_state.get('user_name')}")
-    # </run_with_memory>
+    print(f"Diet in my session: {mine.state['diet']['diet']}")
+    print(f"Diet in my friend's session: {friend.state.get('diet', {}).get('diet', 'unknown')}")
 
 
 if __name__ == "__main__":

@@ -1,55 +1,38 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/01-get-started/03_multi_turn.py
-# (commit a2856d3b92a0); changed: imports, and the chat client -> ScriptedChatClient.
+"""A conversation over several turns with the thread-era spelling: `agent.get_new_thread()` and
+`run(..., thread=thread)`. The scripted model can only answer the second question from the
+history the thread sends along; a run without the thread starts from nothing.
+"""
 
 import asyncio
 
 from minagent.testing import ScriptedChatClient
 
-"""
-Multi-Turn Conversations — Use AgentThread to maintain context
 
-This sample shows how to keep conversation history across multiple calls
-by reusing the same thread object.
-
-Environment variables:
-  AZURE_AI_PROJECT_ENDPOINT        — Your Azure AI Foundry project endpoint
-  AZURE_OPENAI_RESPONSES_DEPLOYMENT_NAME — Model deployment name (e.g. gpt-4o)
-"""
-
-
-def remembering_model(messages, options):
-    """The scripted model: the second answer depends on what the thread sent along."""
-    history = " ".join(message.text for message in messages)
-    if "What do you remember" not in history:
-        return "Nice to meet you, Alice! Hiking is a wonderful hobby."
-    if "Alice" in history and "hiking" in history:
-        return "Your name is Alice and you love hiking."
-    return "I don't know anything about you yet."
+def attentive_model(messages, options):
+    """Answers from what the user said earlier in the messages it receives."""
+    told = [m.text for m in messages if m.role == "user" and "is called " in m.text]
+    question = messages[-1].text
+    if not question.endswith("?"):
+        return "What a lovely name for a dog!"
+    if not told:
+        return "You haven't told me about your dog."
+    name = told[-1].split("called ")[1].split()[0]
+    return f"Your dog is called {name}. (I was sent {len(messages)} messages.)"
 
 
 async def main() -> None:
-    # <create_agent>
-    client = ScriptedChatClient([remembering_model] * 2)
-
-    agent = client.as_agent(
-        name="ConversationAgent",
-        instructions="You are a friendly assistant. Keep your answers brief.",
+    agent = ScriptedChatClient([attentive_model] * 3).as_agent(
+        name="PetPal",
+        instructions="You are a friendly assistant who remembers details about pets.",
     )
-    # </create_agent>
-
-    # <multi_turn>
-    # Create a thread to maintain conversation history
     thread = agent.get_new_thread()
 
-    # First turn
-    result = await agent.run("My name is Alice and I love hiking.", thread=thread)
-    print(f"Agent: {result}\n")
+    for text in ("My dog is called Biscuit and she loves the beach.", "What is my dog called?"):
+        print(f"User: {text}")
+        print(f"PetPal: {await agent.run(text, thread=thread)}")
 
-    # Second turn — the agent should remember the user's name and hobby
-    result = await agent.run("What do you remember about me?", thread=thread)
-    print(f"Agent: {result}")
-    # </multi_turn>
+    print("User (no thread): What is my dog called?")
+    print(f"PetPal: {await agent.run('What is my dog called?')}")
 
 
 if __name__ == "__main__":

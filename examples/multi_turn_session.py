@@ -1,53 +1,43 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/01-get-started/03_multi_turn.py
-# (commit 5eb3eb745e16); changed: imports, and the chat client -> ScriptedChatClient.
+"""A conversation over several turns with sessions (`agent.create_session()`, `session=`): each
+session keeps its own history, so two readers talking to one agent never mix their books.
+"""
 
 import asyncio
 
 from minagent import Agent
 from minagent.testing import ScriptedChatClient
 
-"""
-Multi-Turn Conversations — Use AgentSession to maintain context
 
-This sample shows how to keep conversation history across multiple calls
-by reusing the same session object.
-"""
-
-
-def remembering_model(messages, options):
-    """The scripted model: the second answer depends on the history the session sends along."""
-    history = " ".join(message.text for message in messages)
-    if "What do you remember" not in history:
-        return "Nice to meet you, Alice! Hiking is a wonderful hobby."
-    if "Alice" in history and "hiking" in history:
-        return "Your name is Alice and you love hiking."
-    return "I don't know anything about you yet."
+def librarian_model(messages, options):
+    """Recalls the book mentioned earlier in the history it is sent, if any."""
+    question = messages[-1].text
+    if not question.endswith("?"):
+        return "Noted, enjoy your reading."
+    earlier = [m.text for m in messages[:-1] if m.role == "user" and m.text.startswith("I'm reading")]
+    if not earlier:
+        return "You haven't told me what you're reading."
+    book = earlier[-1].removeprefix("I'm reading ").rstrip(".")
+    return f"You're reading {book}."
 
 
 async def main() -> None:
-    # <create_agent>
-    client = ScriptedChatClient([remembering_model] * 2)
-
     agent = Agent(
-        client=client,
-        name="ConversationAgent",
-        instructions="You are a friendly assistant. Keep your answers brief.",
+        client=ScriptedChatClient([librarian_model] * 4),
+        name="Librarian",
+        instructions="Keep track of what each reader is reading.",
     )
-    # </create_agent>
+    ada, ben = agent.create_session(), agent.create_session()
 
-    # <multi_turn>
-    # Create a session to maintain conversation history
-    session = agent.create_session()
-
-    # First turn
-    result = await agent.run("My name is Alice and I love hiking.", session=session)
-    print(f"Agent: {result}\n")
-
-    # Second turn — the agent should remember the user's name and hobby
-    result = await agent.run("What do you remember about me?", session=session)
-    print(f"Agent: {result}")
-    # </multi_turn>
+    turns = [
+        (ada, "Ada", "I'm reading Middlemarch."),
+        (ben, "Ben", "I'm reading Dune."),
+        (ada, "Ada", "Which book am I reading?"),
+        (ben, "Ben", "Which book am I reading?"),
+    ]
+    for session, reader, text in turns:
+        result = await agent.run(text, session=session)
+        print(f"{reader}: {text}")
+        print(f"Librarian: {result.text}")
 
 
 if __name__ == "__main__":

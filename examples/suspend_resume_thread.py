@@ -1,107 +1,47 @@
-# Copyright (c) Microsoft. All rights reserved.
-# Ported from microsoft/agent-framework python/samples/02-agents/conversations/suspend_resume_thread.py
-# (commit a2856d3b92a0); changed: imports, and the chat client -> ScriptedChatClient.
+"""Suspending a conversation and resuming it later, thread-era spelling: `await thread.serialize()`
+gives plain JSON data that can be stored anywhere; `await agent.deserialize_thread(data)` gives
+the thread back. Done for a thread whose history is kept locally and for one whose history a
+service keeps (the thread then holds only the service's conversation id).
+"""
 
 import asyncio
+import json
 
 from minagent.testing import ScriptedChatClient, reply
 
-"""
-Thread Suspend and Resume Example
 
-This sample demonstrates how to suspend and resume conversation threads, comparing
-service-managed threads (Azure AI) with in-memory threads (OpenAI) for persistent
-conversation state across sessions.
-"""
-
-
-def remembering_model(messages, options):
-    """The scripted model: remembers Alice only if the thread sent the history along."""
-    history = " ".join(message.text for message in messages)
-    if "What do you remember" not in history:
-        return "Nice to meet you, Alice! Pizza is a great choice."
-    if "Alice" in history:
-        return "Your name is Alice and you love pizza."
-    return "I don't know anything about you yet."
+def local_model(messages, options):
+    """Sees the whole history: the resumed thread must have sent it."""
+    items = [m.text.removeprefix("Add ").rstrip(".") for m in messages if m.role == "user" and m.text.startswith("Add")]
+    if messages[-1].text.startswith("Add"):
+        return "Added."
+    return f"Your list: {', '.join(items)}."
 
 
 def service_model(messages, options):
-    """The scripted service: keeps the conversation itself and answers with its id."""
-    if options.get("conversation_id") == "thread_abc123":
-        return reply("Your name is Alice and you love pizza.", conversation_id="thread_abc123")
-    return reply("Nice to meet you, Alice! Pizza is a great choice.", conversation_id="thread_abc123")
+    """Keeps the conversation on its side and answers with its id."""
+    if options.get("conversation_id") == "conv-pack-7":
+        return reply(f"(sent {len(messages)} new message) Your list: passport, charger.", conversation_id="conv-pack-7")
+    return reply("Added.", conversation_id="conv-pack-7")
 
 
-async def suspend_resume_service_managed_thread() -> None:
-    """Demonstrates how to suspend and resume a service-managed thread."""
-    print("=== Suspend-Resume Service-Managed Thread ===")
-
-    # AzureAIAgentClient supports service-managed threads.
-    async with (
-        ScriptedChatClient([service_model] * 2).as_agent(
-            name="MemoryBot", instructions="You are a helpful assistant that remembers our conversation."
-        ) as agent,
-    ):
-        # Start a new thread for the agent conversation.
-        thread = agent.get_new_thread()
-
-        # Respond to user input.
-        query = "Hello! My name is Alice and I love pizza."
-        print(f"User: {query}")
-        print(f"Agent: {await agent.run(query, thread=thread)}\n")
-
-        # Serialize the thread state, so it can be stored for later use.
-        serialized_thread = await thread.serialize()
-
-        # The thread can now be saved to a database, file, or any other storage mechanism and loaded again later.
-        print(f"Serialized thread: {serialized_thread}\n")
-
-        # Deserialize the thread state after loading from storage.
-        resumed_thread = await agent.deserialize_thread(serialized_thread)
-
-        # Respond to user input.
-        query = "What do you remember about me?"
-        print(f"User: {query}")
-        print(f"Agent: {await agent.run(query, thread=resumed_thread)}\n")
-
-
-async def suspend_resume_in_memory_thread() -> None:
-    """Demonstrates how to suspend and resume an in-memory thread."""
-    print("=== Suspend-Resume In-Memory Thread ===")
-
-    # OpenAI Chat Client is used as an example here,
-    # other chat clients can be used as well.
-    agent = ScriptedChatClient([remembering_model] * 2).as_agent(
-        name="MemoryBot", instructions="You are a helpful assistant that remembers our conversation."
-    )
-
-    # Start a new thread for the agent conversation.
+async def suspend_and_resume(title: str, client: ScriptedChatClient) -> None:
+    print(f"--- {title}")
+    agent = client.as_agent(name="Packer", instructions="Keep the user's packing list.")
     thread = agent.get_new_thread()
+    print(f"Packer: {await agent.run('Add passport, charger.', thread=thread)}")
 
-    # Respond to user input.
-    query = "Hello! My name is Alice and I love pizza."
-    print(f"User: {query}")
-    print(f"Agent: {await agent.run(query, thread=thread)}\n")
+    stored = json.dumps(await thread.serialize())
+    data = json.loads(stored)
+    print(f"Stored: {len(data.get('messages', []))} messages, service id {data.get('service_thread_id')}")
 
-    # Serialize the thread state, so it can be stored for later use.
-    serialized_thread = await thread.serialize()
-
-    # The thread can now be saved to a database, file, or any other storage mechanism and loaded again later.
-    print(f"Serialized thread: {serialized_thread}\n")
-
-    # Deserialize the thread state after loading from storage.
-    resumed_thread = await agent.deserialize_thread(serialized_thread)
-
-    # Respond to user input.
-    query = "What do you remember about me?"
-    print(f"User: {query}")
-    print(f"Agent: {await agent.run(query, thread=resumed_thread)}\n")
+    resumed = await agent.deserialize_thread(json.loads(stored))
+    print(f"Packer: {await agent.run('What is on my list?', thread=resumed)}")
 
 
 async def main() -> None:
-    print("=== Suspend-Resume Thread Examples ===")
-    await suspend_resume_service_managed_thread()
-    await suspend_resume_in_memory_thread()
+    await suspend_and_resume("history kept in the thread", ScriptedChatClient([local_model] * 2))
+    await suspend_and_resume("history kept by the service", ScriptedChatClient([service_model] * 2))
 
 
 if __name__ == "__main__":

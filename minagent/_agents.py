@@ -44,7 +44,7 @@ from ._middleware import (
     categorized,
     run_pipeline,
 )
-from ._options import merge_options
+from ._options import FormatOptions, Options, T, merge_options
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate, agent_update_view
 from ._run import NOTHING_PROVIDED, RunRequest, after_run, before_run
 from ._sessions import AgentSession, ContextProvider, thread_era
@@ -241,55 +241,27 @@ class RawAgent(BaseAgent):
     def _resources(self) -> list[Any]:
         return [self.client, *self.default_options.get("tools", [])]
 
+    # SO-28: a class as ``options["response_format"]`` types the answer's ``.value``. The
+    # overloads name the stream mode and the options; every other keyword is the implementation's.
     @overload
     def run(
-        self,
-        messages: MessageInput = None,
-        *,
-        stream: Literal[False] = False,
-        thread: AgentSession | None = None,
-        session: AgentSession | None = None,
-        options: Mapping[str, Any] | None = None,
-        tools: Any = None,
-        middleware: Any = None,
-        inbox: Inbox | None = None,
-        function_invocation_kwargs: Mapping[str, Any] | None = None,
-        client_kwargs: Mapping[str, Any] | None = None,
-        **kwargs: Any,
+        self, messages: MessageInput = None, *, stream: Literal[False] = False, options: FormatOptions[T], **kwargs: Any
+    ) -> Awaitable[AgentResponse[T]]: ...
+    @overload
+    def run(
+        self, messages: MessageInput = None, *, stream: Literal[False] = False, options: Options = None, **kwargs: Any
     ) -> Awaitable[AgentResponse]: ...
-
     @overload
     def run(
-        self,
-        messages: MessageInput = None,
-        *,
-        stream: Literal[True],
-        thread: AgentSession | None = None,
-        session: AgentSession | None = None,
-        options: Mapping[str, Any] | None = None,
-        tools: Any = None,
-        middleware: Any = None,
-        inbox: Inbox | None = None,
-        function_invocation_kwargs: Mapping[str, Any] | None = None,
-        client_kwargs: Mapping[str, Any] | None = None,
-        **kwargs: Any,
+        self, messages: MessageInput = None, *, stream: Literal[True], options: FormatOptions[T], **kwargs: Any
+    ) -> ResponseStream[AgentResponseUpdate, AgentResponse[T]]: ...
+    @overload
+    def run(
+        self, messages: MessageInput = None, *, stream: Literal[True], options: Options = None, **kwargs: Any
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
-
     @overload
     def run(
-        self,
-        messages: MessageInput = None,
-        *,
-        stream: bool,
-        thread: AgentSession | None = None,
-        session: AgentSession | None = None,
-        options: Mapping[str, Any] | None = None,
-        tools: Any = None,
-        middleware: Any = None,
-        inbox: Inbox | None = None,
-        function_invocation_kwargs: Mapping[str, Any] | None = None,
-        client_kwargs: Mapping[str, Any] | None = None,
-        **kwargs: Any,
+        self, messages: MessageInput = None, *, stream: bool, options: Options = None, **kwargs: Any
     ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]: ...
 
     def run(

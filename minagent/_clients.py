@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, overload, runtime_checkable
 from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
 from ._middleware import CategorizedMiddleware, categorize_middleware, categorized
+from ._options import FormatOptions, Options, T
 from ._responses import ChatResponse, ChatResponseUpdate, response_format
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration
@@ -40,22 +41,19 @@ class SupportsChatGetResponse(Protocol):
 
     @overload
     def get_response(
-        self,
-        messages: MessageInput,
-        *,
-        stream: Literal[False] = False,
-        options: Mapping[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> Awaitable[ChatResponse]: ...
-
+        self, messages: MessageInput, *, stream: Literal[False] = False, options: FormatOptions[T], **kwargs: Any
+    ) -> Awaitable[ChatResponse[T]]: ...
     @overload
     def get_response(
-        self,
-        messages: MessageInput,
-        *,
-        stream: Literal[True],
-        options: Mapping[str, Any] | None = None,
-        **kwargs: Any,
+        self, messages: MessageInput, *, stream: Literal[False] = False, options: Options = None, **kwargs: Any
+    ) -> Awaitable[ChatResponse]: ...
+    @overload
+    def get_response(
+        self, messages: MessageInput, *, stream: Literal[True], options: FormatOptions[T], **kwargs: Any
+    ) -> ResponseStream[ChatResponseUpdate, ChatResponse[T]]: ...
+    @overload
+    def get_response(
+        self, messages: MessageInput, *, stream: Literal[True], options: Options = None, **kwargs: Any
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
 
@@ -118,34 +116,23 @@ class BaseChatClient:
 
     # -- the public call --------------------------------------------------------------------
 
+    # SO-28: a class as ``options["response_format"]`` types the answer's ``.value``. The
+    # overloads name the stream mode and the options; every other keyword is the implementation's.
     @overload
     def get_response(
-        self,
-        messages: MessageInput,
-        *,
-        stream: Literal[False] = False,
-        options: Mapping[str, Any] | None = None,
-        middleware: Any = None,
-        inbox: Inbox | None = None,
-        function_invocation_kwargs: Mapping[str, Any] | None = None,
-        client_kwargs: Mapping[str, Any] | None = None,
-        session: Any = None,
-        **kwargs: Any,
+        self, messages: MessageInput, *, stream: Literal[False] = False, options: FormatOptions[T], **kwargs: Any
+    ) -> Awaitable[ChatResponse[T]]: ...
+    @overload
+    def get_response(
+        self, messages: MessageInput, *, stream: Literal[False] = False, options: Options = None, **kwargs: Any
     ) -> Awaitable[ChatResponse]: ...
-
     @overload
     def get_response(
-        self,
-        messages: MessageInput,
-        *,
-        stream: Literal[True],
-        options: Mapping[str, Any] | None = None,
-        middleware: Any = None,
-        inbox: Inbox | None = None,
-        function_invocation_kwargs: Mapping[str, Any] | None = None,
-        client_kwargs: Mapping[str, Any] | None = None,
-        session: Any = None,
-        **kwargs: Any,
+        self, messages: MessageInput, *, stream: Literal[True], options: FormatOptions[T], **kwargs: Any
+    ) -> ResponseStream[ChatResponseUpdate, ChatResponse[T]]: ...
+    @overload
+    def get_response(
+        self, messages: MessageInput, *, stream: Literal[True], options: Options = None, **kwargs: Any
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
     def get_response(

@@ -81,3 +81,15 @@ class UserInputRequiredError(Exception):
     def __init__(self, contents: list[Any]) -> None:
         super().__init__(f"the tool needs user input: {len(contents)} request(s)")
         self.contents = list(contents)
+
+
+def type_name(value: object) -> str:
+    """The name of ``value``'s type for an error; when the type is another copy of minagent's (a
+    vendored one beside an installed one), it says so and where each copy is (PK-14)."""
+    cls, ours = type(value), __name__.rpartition(".")[0]
+    package = cls.__module__.rpartition(".")[0]
+    if package != ours and package.rpartition(".")[2] == "minagent":
+        return (
+            f"{cls.__name__} of another copy of minagent ({package}, not {ours}: import every minagent name from one)"
+        )
+    return cls.__name__

@@ -39,7 +39,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, MutableSequence, Sequence
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from ._exceptions import MiddlewareException, MiddlewareTermination
+from ._exceptions import MiddlewareException, MiddlewareTermination, type_name
 from ._responses import AgentResponse, ChatResponse
 from ._schema import secret_parameters
 from ._stream import ResponseStream
@@ -401,9 +401,11 @@ def _detect_layer(item: object) -> Layer:
             return layer  # an instance, or the bound `process` of one (MW-2)
     func = getattr(item, "process", None) if not inspect.isroutine(item) else item
     if func is None or not callable(func):
+        nested = "; it is a list inside the middleware list: pass its items, middleware=[*a, *b]"
         raise MiddlewareException(
-            f"{item!r} is not middleware: expected an AgentMiddleware, ChatMiddleware or "
-            "FunctionMiddleware instance, or an async function (context, call_next)"
+            f"{item!r} is not middleware: expected an AgentMiddleware, ChatMiddleware or FunctionMiddleware "
+            f"instance, or an async function (context, call_next), got {type_name(item)}"
+            + (nested if isinstance(item, list | tuple) else "")
         )
     marked: Layer | None = getattr(item, _MARK, None) or getattr(func, _MARK, None)
     params = _positional_params(func)

@@ -7,16 +7,16 @@ the one place where two layers of options meet: agent defaults, context provider
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, Generic, TypedDict, TypeVar
 
 from ._toolset import merge_tools
 
-__all__ = ["ChatOptions", "merge_options"]
+__all__ = ["ChatOptions", "FormatOptions", "Options", "merge_options"]
+T = TypeVar("T")
+Options = Mapping[str, Any] | None  # what ``options=`` of a run accepts
 
 
-class ChatOptions(TypedDict, total=False):
-    """The option keys minagent itself understands; providers may accept more."""
-
+class _Options(TypedDict, total=False):
     model: str
     instructions: str
     tools: list[Any]
@@ -29,12 +29,24 @@ class ChatOptions(TypedDict, total=False):
     logit_bias: dict[str, float]
     frequency_penalty: float
     presence_penalty: float
-    response_format: Any
     metadata: dict[str, Any]
     user: str
     store: bool
     conversation_id: str
     parallel_tool_calls: bool
+    extra_body: dict[str, Any]
+
+
+class ChatOptions(_Options, total=False):
+    """The option keys minagent itself understands; providers may accept more."""
+
+    response_format: Any
+
+
+class FormatOptions(_Options, Generic[T]):
+    """Options whose ``response_format`` is a class: a run's ``.value`` is typed as it (SO-28)."""
+
+    response_format: type[T]
 
 
 _DICT_MERGED = frozenset({"metadata", "logit_bias"})

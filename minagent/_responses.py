@@ -11,7 +11,7 @@ from __future__ import annotations
 import operator
 from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass, field, fields
-from typing import Any, ClassVar, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from ._exceptions import ContentError
 from ._fold import Fold
@@ -30,6 +30,10 @@ def response_format(value: Any) -> Any:
 
 
 _format_of = response_format  # for the methods whose parameter has the name
+if TYPE_CHECKING:  # SO-28: what `value` is; a bare `AgentResponse` reads it as Any (PEP 696)
+    T = TypeVar("T", default=Any)
+else:
+    T = TypeVar("T")
 
 # Response-level scalar fields: on merge the last update with a non-None value wins (TY-11).
 
@@ -126,7 +130,7 @@ def _answer_text(messages: Sequence[Message]) -> str:
 
 
 @dataclass(eq=True)
-class _Response(_Wire):
+class _Response(_Wire, Generic[T]):
     """Fields and behaviour shared by `ChatResponse` and `AgentResponse`."""
 
     messages: list[Message] = field(default_factory=list)
@@ -154,7 +158,7 @@ class _Response(_Wire):
             self._format = _format_of(response_format)
 
     @property
-    def value(self) -> Any:
+    def value(self) -> T | None:
         """SO-9: the last answer parsed as the run's ``response_format``; None without one."""
         fmt = self._format
         if fmt is None:
@@ -164,13 +168,13 @@ class _Response(_Wire):
             return None
         parsed = self._parsed
         if parsed is not None and parsed[0] == text:
-            return parsed[1]
-        value = fmt.parse(text)
+            return cast("T", parsed[1])
+        value: T = fmt.parse(text)
         self._parsed = (text, value)
         return value
 
     @property
-    def try_value(self) -> Any:
+    def try_value(self) -> T | None:
         """SO-9: `value`, or None where it would raise a `StructuredOutputError`."""
         fmt = self._format
         if fmt is None:
@@ -217,7 +221,7 @@ class _Response(_Wire):
 
 
 @dataclass(eq=True)
-class ChatResponse(_Response):
+class ChatResponse(_Response[T]):
     """What one chat-client call returns: the new messages and response-level facts."""
 
     TYPE: ClassVar[str] = "chat_response"
@@ -250,7 +254,7 @@ class ChatResponse(_Response):
 
 
 @dataclass(eq=True)
-class AgentResponse(_Response):
+class AgentResponse(_Response[T]):
     """What one agent run returns."""
 
     TYPE: ClassVar[str] = "agent_response"
@@ -264,7 +268,7 @@ class AgentResponse(_Response):
         return "".join(m.text for m in self.messages)
 
     @classmethod
-    def from_chat_response(cls, response: ChatResponse, *, agent_id: str | None = None) -> AgentResponse:
+    def from_chat_response(cls, response: ChatResponse[T], *, agent_id: str | None = None) -> AgentResponse[T]:
         return cls(
             list(response.messages),
             response_id=response.response_id,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias
 
-from ._exceptions import ContentError, SerializationError
+from ._exceptions import ContentError, SerializationError, type_name
 from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
 from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
@@ -557,9 +557,7 @@ def normalize_messages(messages: MessageInput) -> list[Message]:
     if isinstance(messages, str | Content | Message):
         messages = [messages]
     elif not isinstance(messages, Sequence) or isinstance(messages, bytes | bytearray):  # type: ignore[unreachable]
-        raise ContentError(
-            f"messages must be str, Content, Message or a sequence of them, got {type(messages).__name__}"
-        )
+        raise ContentError(f"messages must be str, Content, Message or a sequence of them, got {type_name(messages)}")
     out: list[Message] = []
     for i, item in enumerate(messages):
         if isinstance(item, Message):
@@ -567,5 +565,5 @@ def normalize_messages(messages: MessageInput) -> list[Message]:
         elif isinstance(item, str | Content):
             out.append(Message("user", [item]))
         else:
-            raise ContentError(f"messages[{i}]: expected str, Content or Message, got {type(item).__name__}")
+            raise ContentError(f"messages[{i}]: expected str, Content or Message, got {type_name(item)}")
     return out

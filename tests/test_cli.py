@@ -97,12 +97,13 @@ def test_demo_in_process_matches() -> None:
     assert out.getvalue() == python_m_minagent("demo").stdout
 
 
-def test_run_with_an_unknown_provider_exits_2_naming_the_distribution() -> None:
-    """AG-10: `run` with a provider no plugin provides exits with status 2 and names
-    `minagent-<name>`."""
+def test_run_with_an_unknown_provider_exits_2_naming_the_install_command() -> None:
+    """AG-10, PV-22: `run` with a provider no plugin provides exits with status 2 and says how
+    to install a plugin from a checkout, never a registry name (PK-12)."""
     done = python_m_minagent("run", "hello", "--provider", "nosuchprovider", "--model", "m")
     assert done.returncode == 2
-    assert "minagent-nosuchprovider" in done.stderr
+    assert "pip install -e . -e plugins/http -e plugins/<folder>" in done.stderr
+    assert "minagent-nosuchprovider" not in done.stderr
     assert done.stdout == ""
 
 
@@ -155,7 +156,7 @@ def test_run_streams_one_answer_from_a_plugin(monkeypatch: pytest.MonkeyPatch) -
 
 def test_get_client_unknown_provider(monkeypatch: pytest.MonkeyPatch) -> None:
     """PV-22: an unknown provider is a PluginNotFoundError (a LookupError) naming the installed
-    providers and the distribution to install."""
+    providers and the command that installs a plugin from a checkout (PK-12)."""
     groups = fake_entry_points(monkeypatch, FakeEntryPoint("alpha", object), FakeEntryPoint("beta", object))
     with pytest.raises(PluginNotFoundError) as info:
         get_client("gamma", model="m")
@@ -164,15 +165,21 @@ def test_get_client_unknown_provider(monkeypatch: pytest.MonkeyPatch) -> None:
     message = str(info.value)
     assert "'gamma'" in message
     assert "alpha, beta" in message
-    assert "minagent-gamma" in message
+    assert "`pip install -e . -e plugins/http -e plugins/<folder>`" in message
+    assert "minagent-gamma" not in message
     assert set(groups) == {"minagent.clients"}
 
 
 def test_get_client_with_nothing_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PV-22: with no plugin at all the message says none is installed."""
+    """PV-22, PK-12: with no plugin at all the message says none is installed, and gives the
+    command that installs the folder providing the name from a checkout."""
     fake_entry_points(monkeypatch)
-    with pytest.raises(LookupError, match=r"installed: none.*minagent-openai"):
-        minagent.get_client("openai")
+    for name, folder in (("openai", "openai"), ("openai-responses", "openai"), ("anthropic", "anthropic")):
+        with pytest.raises(LookupError) as info:
+            minagent.get_client(name)
+        assert "installed: none" in str(info.value)
+        assert f"from a checkout of minagent: `pip install -e . -e plugins/http -e plugins/{folder}`" in str(info.value)
+        assert "pip install minagent" not in str(info.value)
 
 
 def test_get_client_instantiates_the_registered_class(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,6 +193,16 @@ def test_get_client_instantiates_the_registered_class(monkeypatch: pytest.Monkey
     assert client.model == "m-1"
     assert client.steps == ["hi"]
     assert (wanted.loads, other.loads) == (1, 0)
+
+
+def test_get_client_rejects_an_entry_point_that_makes_no_chat_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PV-22: get_client returns a BaseChatClient; an entry point that makes anything else is a
+    TypeError naming the provider and what it made."""
+    fake_entry_points(monkeypatch, FakeEntryPoint("odd", dict))
+    with pytest.raises(
+        TypeError, match=r"'odd' of 'minagent.clients' made a builtins.dict, not a minagent.BaseChatClient"
+    ):
+        get_client("odd")
 
 
 def test_run_reports_a_provider_failure_in_one_line(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:

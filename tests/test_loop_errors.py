@@ -31,7 +31,10 @@ from tests.test_loop import Script, add, exceptions, get_weather, results, run_b
         ),
         pytest.param(
             call("get_weather", "[1, 2]", call_id="c1"),
-            ["Error: Argument parsing failed. Invalid arguments for get_weather: arguments must be a JSON object, got list"],
+            [
+                "Error: Argument parsing failed. Invalid arguments for get_weather: "
+                "arguments must be a JSON object, got list"
+            ],
             "invalid arguments",
             id="not-an-object",
         ),
@@ -54,7 +57,11 @@ from tests.test_loop import Script, add, exceptions, get_weather, results, run_b
         ),
         pytest.param(
             call("add", {"a": "one", "b": 2.5}, call_id="c1"),
-            ["Error: Argument parsing failed. Invalid arguments for add:", "$.a: expected integer", "$.b: expected integer"],
+            [
+                "Error: Argument parsing failed. Invalid arguments for add:",
+                "$.a: expected integer",
+                "$.b: expected integer",
+            ],
             "invalid arguments",
             id="every-failing-parameter",
         ),

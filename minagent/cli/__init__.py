@@ -9,8 +9,10 @@ Rules
 -----
 1. The command line is a face: it builds agents from public names, runs them and prints; it
    decides nothing about a run.
-2. Exit status 0 is success, 1 a provider's failure (one line on stderr, never a traceback,
-   AG-10), 2 a usage error.
+2. Exit status 0 is success, 1 a provider's failure, 2 a usage error (a bad option, a base URL,
+   a session file or a serve target that cannot be used), 3 a run that stopped at a limit of the
+   tool loop before the model answered. Every failure is one ``error:`` line on stderr, never a
+   traceback (AG-10, AG-15), and no message or help text cites a rule ID.
 3. The MCP server, the run trace and the scripted model are imported only by the command that
    needs them.
 """
@@ -21,12 +23,14 @@ import argparse
 import asyncio
 import contextlib
 import json
+import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from .._agents import Agent
+from .._loop import LIMIT_FALLBACK_TEXT
 from .._middleware import AgentContext, ChatContext, FunctionInvocationContext
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._sessions import AgentSession
@@ -43,10 +47,14 @@ options merging, threads and context providers, in the Python standard library o
 
 commands:
   python -m minagent demo                    run an agent offline and show the flow through the layers
-  python -m minagent run PROMPT --provider NAME --model MODEL [--session-db FILE --session ID]
+  python -m minagent run PROMPT --provider NAME --model MODEL [--base-url URL] [--api-key KEY]
+                         [--system TEXT] [--session-db FILE --session ID]
                                              ask a real model (needs a provider plugin); with a
                                              session, continue the conversation kept in FILE
-  python -m minagent mcp-serve MODULE:AGENT  serve an agent as an MCP server over stdio
+  python -m minagent mcp-serve MODULE:AGENT [--http HOST:PORT]
+                                             serve an agent as an MCP server (stdio, or HTTP)
+  python -m minagent conformance --adapter MODULE:FACTORY [--rules MW-*,LP-*] [--json FILE]
+                                             run the flow's rules against an implementation
   python -m minagent --version               print the version
 """
 
@@ -60,17 +68,26 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     demo_command = sub.add_parser("demo", help="run the offline demo")
     _trace_options(demo_command)
     run = sub.add_parser("run", help="run a prompt against a provider plugin")
-    run.add_argument("prompt")
-    run.add_argument("--provider", required=True, help="plugin name, e.g. openai")
-    run.add_argument("--model", required=True)
-    run.add_argument("--instructions", default=None)
-    run.add_argument("--session-db", default=None, help="SQLite file that keeps conversations (SE-18)")
+    run.add_argument("prompt", help="what to ask the model")
+    run.add_argument("--provider", required=True, help="plugin name, e.g. openai, anthropic, ollama")
+    run.add_argument("--model", required=True, help="the provider's model name, e.g. gpt-4o-mini")
+    run.add_argument("--base-url", default=None, help="the server's URL (default: the provider's, or its variable)")
+    run.add_argument("--api-key", default=None, help="the API key (default: the provider's variable)")
+    run.add_argument("--system", "--instructions", dest="instructions", default=None, help="system instructions")
+    run.add_argument("--session-db", default=None, help="SQLite file that keeps conversations (needs --session)")
     run.add_argument("--session", default=None, help="the conversation to continue (needs --session-db)")
     _trace_options(run)
-    serve = sub.add_parser("mcp-serve", help="serve an agent as an MCP server over stdio (spec/mcp.md)")
+    serve = sub.add_parser("mcp-serve", help="serve an agent as an MCP server, over stdio or HTTP")
     serve.add_argument("target", help="module:attribute naming an agent or a zero-argument factory")
     serve.add_argument("--name", default=None, help="the MCP server's name (default: the agent's)")
-    args = parser.parse_args(argv)
+    serve.add_argument("--http", metavar="HOST:PORT", default=None, help="serve Streamable HTTP at HOST:PORT/mcp")
+    sub.add_parser("conformance", add_help=False, help="the flow conformance kit (spec/conformance.md)")
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["conformance"]:  # CF-4: the kit parses its own arguments; loaded only for this command
+        from ..conformance.flow_report import main as conformance
+
+        return conformance(given[1:], out)
+    args = parser.parse_args(given)
     if args.version:
         print(f"minagent {__version__}", file=out)
         return 0
@@ -81,22 +98,25 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if args.command == "mcp-serve":
         from ..mcp.server import serve_command  # MCP-34; loaded only for this command
 
-        return serve_command(args.target, args.name)
+        return serve_command(args.target, args.name, http=args.http)
     if args.command == "run":
         if (args.session is None) != (args.session_db is None):
-            print("error: --session and --session-db go together (SE-18)", file=sys.stderr)
+            print("error: --session and --session-db go together", file=sys.stderr)
             return 2
         where = (args.session_db, args.session)
+        connection = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v is not None}
         with _run_trace(args) as middleware:  # OB-14
             return asyncio.run(
-                run_prompt(args.prompt, args.provider, args.model, args.instructions, out, *where, middleware)
+                run_prompt(
+                    args.prompt, args.provider, args.model, args.instructions, out, *where, middleware, **connection
+                )
             )
     print(ABOUT, file=out, end="")
     return 0
 
 
 def _trace_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--trace", metavar="FILE", default=None, help="write a Mermaid diagram of the run (OB-14)")
+    command.add_argument("--trace", metavar="FILE", default=None, help="write a Mermaid diagram of the run")
     command.add_argument("--trace-json", metavar="FILE", default=None, help="write the run trace's raw events")
 
 
@@ -129,10 +149,11 @@ async def run_prompt(
     session_db: str | None = None,
     session_id: str | None = None,
     middleware: Sequence[Any] | None = None,
+    **connection: str,
 ) -> int:
     try:
-        client = get_client(provider, model=model)
-    except LookupError as exc:
+        client = get_client(provider, model=model, **connection)
+    except (LookupError, ValueError, TypeError) as exc:  # no plugin; a bad base URL or key (AG-15)
         print(f"error: {exc}", file=sys.stderr)
         return 2
     from ..providers.errors import ProviderError  # loaded on first use (import time)
@@ -141,21 +162,39 @@ async def run_prompt(
     store: SQLiteSessionStore | None = None
     session: AgentSession | None = None
     if session_db is not None and session_id is not None:  # SE-18: the conversation lives in the file
-        providers.append(SQLiteHistoryProvider("history", path=session_db))
-        store = SQLiteSessionStore(session_db)
-        session = await store.get(session_id) or AgentSession(session_id=session_id)
+        try:
+            providers.append(SQLiteHistoryProvider("history", path=session_db))
+            store = SQLiteSessionStore(session_db)
+            session = await store.get(session_id) or AgentSession(session_id=session_id)
+        except (sqlite3.Error, OSError) as exc:  # AG-15: a file that is not minagent's SQLite database
+            print(f"error: --session-db {session_db}: {_sqlite_problem(session_db, exc)}", file=sys.stderr)
+            return 2
     try:
         async with Agent(client, instructions, context_providers=providers) as agent:
             stream = agent.run(prompt, stream=True, session=session, middleware=middleware)
             async for update in stream:
                 print(update.text, end="", file=out, flush=True)
             print(file=out)
+            final = await stream.get_final_response()
         if store is not None and session is not None and session_id is not None:
             await store.set(session_id, session)
     except ProviderError as exc:  # AG-10: a provider's failure is one line, not a traceback
         print(f"\nerror: {exc}", file=sys.stderr)
         return 1
+    if final.messages and final.messages[-1].text == LIMIT_FALLBACK_TEXT:  # AG-15: no answer, a limit
+        print("error: the run stopped at a limit of the tool loop before the model answered", file=sys.stderr)
+        return 3
     return 0
+
+
+def _sqlite_problem(path: str, exc: BaseException) -> str:
+    """What is wrong with a --session-db file, in a user's words (AG-15)."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        return f"its folder {str(folder)!r} does not exist"
+    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
+        return "the file is not a SQLite database"
+    return f"cannot be used as minagent's session database ({type(exc).__name__}: {exc})"
 
 
 # --------------------------------------------------------------------------------------------

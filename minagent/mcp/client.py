@@ -447,8 +447,8 @@ class MCPTool:
 # Upstream keywords minagent does not take, and what to do instead (MCP-14).
 _UNSUPPORTED = {
     "session": "minagent's MCP tools own their connection; an MCP SDK ClientSession cannot be passed in",
-    "parse_tool_results": "results are mapped by MCP-11; post-process them in function middleware instead",
-    "parse_prompt_results": "prompt results are mapped by MCP-13; post-process them in function middleware instead",
+    "parse_tool_results": "minagent maps tool results itself; post-process them in function middleware instead",
+    "parse_prompt_results": "minagent maps prompt results itself; post-process them in function middleware instead",
     "client": "sampling is not supported (spec/mcp.md, 'Not covered'); remove the argument",
     "chat_client": "sampling is not supported (spec/mcp.md, 'Not covered'); remove the argument",
     "sampling_approval_callback": "sampling is not supported (spec/mcp.md, 'Not covered'); remove the argument",
@@ -476,5 +476,5 @@ def _check_approval_mode(mode: Any) -> Any:
 
 def _reject_unsupported(unsupported: Mapping[str, Any]) -> None:
     for key in unsupported:
-        hint = _UNSUPPORTED.get(key, "it is not a parameter of minagent's MCP tools (spec/mcp.md, MCP-1)")
+        hint = _UNSUPPORTED.get(key, "it is not a parameter of minagent's MCP tools")
         raise TypeError(f"MCP tool argument {key}=...: {hint}")

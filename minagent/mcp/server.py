@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from .._validate import describe_issues
@@ -94,17 +95,27 @@ class MCPServer:
             await session.aclose()
             await transport.aclose()
 
-    async def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp") -> None:
+    async def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        path: str = "/mcp",
+        ready: Callable[[str], Any] | None = None,
+    ) -> None:
         """Serve over Streamable HTTP until cancelled, with the transport that a plugin registers in
-        the entry-point group ``minagent.mcp_servers`` as ``http`` (``minagent-mcp-http``) (MCP-35)."""
-        from ..providers.registry import PluginNotFoundError, entry_points
+        the entry-point group ``minagent.mcp_servers`` as ``http`` (``minagent-mcp-http``) (MCP-35).
+        ``ready(url)`` is called once the server listens, with the URL it serves."""
+        from ..providers.registry import PluginNotFoundError, entry_points, install_command
 
         found = [ep for ep in entry_points(group="minagent.mcp_servers") if ep.name == "http"]
         if not found:
             raise PluginNotFoundError(
-                "serving MCP over HTTP needs a plugin: `pip install minagent-mcp-http` (stdio needs none: run_stdio())"
+                "serving MCP over HTTP needs the plugin plugins/mcp-http, from a checkout of minagent: "
+                f"`{install_command('mcp-http')}` (stdio needs none: run_stdio())"
             )
-        await found[0].load()(self, host, port, path=path)
+        serve = found[0].load()
+        await (serve(self, host, port, path=path, ready=ready) if ready else serve(self, host, port, path=path))
 
     async def run_stdio(self) -> None:
         """Serve one client on this process's stdin/stdout (MCP-33)."""
@@ -256,31 +267,58 @@ async def load_agent(target: str) -> Any:
             raise ServeTargetError(f"module {module_name!r} has no attribute {attribute!r}")
         obj = getattr(obj, part)
     if not callable(getattr(obj, "as_tool", None)) and callable(obj):
-        obj = obj()
-        if inspect.isawaitable(obj):
-            obj = await obj
+        try:
+            inspect.signature(obj).bind()
+        except TypeError as exc:  # a callable that needs arguments is no factory (MCP-34)
+            raise ServeTargetError(f"{target} is not an agent, and calling it with no arguments fails: {exc}") from None
+        except ValueError:  # no signature to read (some builtins): call it and see
+            pass
+        try:
+            obj = obj()
+            if inspect.isawaitable(obj):
+                obj = await obj
+        except Exception as exc:
+            raise ServeTargetError(f"{target}() raised {type(exc).__name__}: {exc}") from exc
     if not callable(getattr(obj, "as_tool", None)):
         raise ServeTargetError(f"{target} is {type(obj).__name__}, not an agent (or a factory returning one)")
     return obj
 
 
-async def serve_target(target: str, name: str | None = None) -> None:
-    """Load the agent, enter its context, serve it over stdio (MCP-34)."""
+async def serve_target(target: str, name: str | None = None, *, http: str | None = None) -> None:
+    """Load the agent, enter its context, serve it over stdio, or over HTTP at ``HOST:PORT`` (MCP-34)."""
+    address = _address(http) if http is not None else None
     agent = await load_agent(target)
     server = MCPServer(agent, server_name=name)
+
+    def listening(url: str) -> None:
+        print(f"serving {server.name!r} over MCP Streamable HTTP at {url}", file=sys.stderr, flush=True)
+
+    serving = server.run_stdio() if address is None else server.run_http(*address, ready=listening)
     if hasattr(agent, "__aenter__") and hasattr(agent, "__aexit__"):
         async with agent:
-            await server.run_stdio()
+            await serving
     else:
-        await server.run_stdio()
+        await serving
 
 
-def serve_command(target: str, name: str | None = None) -> int:
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ServeTargetError(f"--http expects HOST:PORT (e.g. 127.0.0.1:8000), got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def serve_command(target: str, name: str | None = None, *, http: str | None = None) -> int:
     """The ``mcp-serve`` command: exit status 0, or 2 with a message on stderr (MCP-34)."""
+    from ..providers.registry import PluginNotFoundError
+
     try:
-        asyncio.run(serve_target(target, name))
-    except (ServeTargetError, MCPProtocolError) as exc:
+        asyncio.run(serve_target(target, name, http=http))
+    except (ServeTargetError, MCPProtocolError, PluginNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the address cannot be bound
+        print(f"error: cannot serve at {http}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -34,6 +35,7 @@ __all__ = ["MCPStdioTool"]
 logger = logging.getLogger("minagent.mcp")
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
+STDERR_TAIL = 10  # lines of a server's stderr kept for the error that says it exited
 
 
 class _StdioTransport:
@@ -44,6 +46,7 @@ class _StdioTransport:
         self.name = name
         self.shutdown_timeout = shutdown_timeout
         self._write_lock = asyncio.Lock()
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)  # its last lines, for MCP-9's error
         self._stderr = asyncio.create_task(self._forward_stderr(), name=f"mcp-stderr:{name}")
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -70,6 +73,10 @@ class _StdioTransport:
             if not line:
                 code = await self._exit_code()
                 detail = f" (exit code {code})" if code is not None else ""
+                with contextlib.suppress(TimeoutError):  # what it said last, before it went (MCP-9)
+                    await asyncio.wait_for(asyncio.shield(self._stderr), 1.0)
+                if self.stderr_tail:
+                    detail += "; its last lines on stderr:\n" + "\n".join(f"  {line}" for line in self.stderr_tail)
                 raise MCPConnectionError(f"MCP server {self.name!r} exited{detail}", server=self.name)
             if line.strip():
                 return decode_message(line, server=self.name)
@@ -85,7 +92,9 @@ class _StdioTransport:
         assert stderr is not None
         with contextlib.suppress(ValueError, ConnectionError):
             while line := await stderr.readline():
-                logger.info("MCP %s stderr: %s", self.name, line.decode("utf-8", "replace").rstrip())
+                text = line.decode("utf-8", "replace").rstrip()
+                self.stderr_tail.append(text[:500])
+                logger.info("MCP %s stderr: %s", self.name, text)
 
     async def aclose(self) -> None:
         """Close stdin, wait; terminate, wait; kill; always reap (MCP-10). Survives cancellation."""

@@ -4,7 +4,9 @@
 - ``secrets``: `Secret`, ``redact``, ``redact_headers``;
 - ``retry``: `RetryPolicy`, ``retry_call``;
 - ``sse``: the sans-I/O server-sent events decoder;
-- ``transport``: the `Transport` protocol (what moves bytes), `TransportError`, `LoopBound`;
+- ``transport``: the `Transport` protocol (what moves bytes), `TransportError`, `LoopBound`, and
+  ``transport_for`` (a plugin's default transport: aiohttp's when it can be imported, else
+  ``stdlib``'s `StdlibTransport`, HTTP/1.1 over asyncio streams, loaded on first use);
 - ``http``: the `WireCodec` protocol a plugin writes, and `HTTPChatClient`, the one HTTP chat
   client every provider plugin subclasses;
 - ``registry``: ``get_client`` and the ``minagent.clients`` entry points;
@@ -35,7 +37,21 @@ from .registry import ENTRY_POINT_GROUP, PluginNotFoundError, available_provider
 from .retry import RetryPolicy, SupportsRandom, retry_call
 from .secrets import Secret, redact, redact_headers
 from .sse import SSEDecoder, SSEEvent, SSELimitError
-from .transport import LoopBound, Request, Response, Timeouts, Transport, TransportError
+from .transport import LoopBound, Request, Response, Timeouts, Transport, TransportError, transport_for
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .stdlib import StdlibTransport
+
+
+def __getattr__(name: str) -> object:
+    """`StdlibTransport` loads on first use (it imports ``zlib`` and, for HTTPS, ``ssl``)."""
+    if name == "StdlibTransport":
+        from .stdlib import StdlibTransport
+
+        return StdlibTransport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -57,6 +73,7 @@ __all__ = [
     "SSELimitError",
     "Secret",
     "ServerError",
+    "StdlibTransport",
     "StreamDecoder",
     "StreamInterruptedError",
     "SupportsRandom",
@@ -75,4 +92,5 @@ __all__ = [
     "retry_call",
     "server_delay",
     "tool_specs",
+    "transport_for",
 ]

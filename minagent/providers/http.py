@@ -43,6 +43,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from .. import BaseChatClient, ChatResponse, ChatResponseUpdate, FunctionInvocationConfiguration, Message
 from .errors import (
+    AuthenticationError,
     ProviderConnectionError,
     ProviderError,
     ProviderTimeoutError,
@@ -156,6 +157,8 @@ class HTTPChatClient(BaseChatClient):
     connect_hint: ClassVar[str] = ""
     user_agent: ClassVar[str] = "minagent"
     keeps_request_id: ClassVar[bool] = False
+    not_found_hint: ClassVar[str] = ""  # added to a 404's text: what a wrong base URL usually is (PV-45)
+    hosted: ClassVar[tuple[str, ...]] = ()  # hosts (or ".suffix"es) that need credentials (PV-46)
 
     def __init__(
         self,
@@ -354,6 +357,19 @@ class HTTPChatClient(BaseChatClient):
 
     async def _send(self, body: bytes, *, stream: bool) -> tuple[Response, bytes]:
         """Attempts under the retry policy (PV-25); the last error when every attempt failed."""
+        host = urlsplit(self._endpoint).hostname or ""
+        if any(host == h or (h.startswith(".") and host.endswith(h)) for h in self.hosted) and not (
+            self._auth_headers() or self._url_user
+        ):
+            raise AuthenticationError(  # PV-46: nothing is sent
+                describe(
+                    None,
+                    f"{host} needs an API key: pass api_key= or set {self.api_key_env}",
+                    provider=self.codec.provider,
+                ),
+                provider_message="",
+                provider=self.codec.provider,
+            )
         return await retry_call(
             lambda: self._attempt(body, stream=stream),
             policy=self.retry_policy,
@@ -378,7 +394,7 @@ class HTTPChatClient(BaseChatClient):
         try:
             response = await self.transport.send(request)
             if response.status >= 300:
-                failure = await self._status_error(response)
+                failure = await self._status_error(response, url)
             elif stream:
                 first = await response.read_chunk()
                 if first:
@@ -443,7 +459,7 @@ class HTTPChatClient(BaseChatClient):
         except TransportError as error:
             return b"", self._what(error)
 
-    async def _status_error(self, response: Response) -> ProviderError:
+    async def _status_error(self, response: Response, url: str) -> ProviderError:
         headers = response.headers
         raw, unreadable = b"", ""
         try:
@@ -458,7 +474,13 @@ class HTTPChatClient(BaseChatClient):
         message += unreadable
         if response.status == 401 and not self._api_key:
             message += f" (no API key was configured: pass api_key= or set {self.api_key_env})"
-        return self.codec.status_error(response.status, message, request_id, headers)
+        failure = self.codec.status_error(response.status, message, request_id, headers)
+        hint = f"; {self.not_found_hint}" if response.status == 404 and self.not_found_hint else ""
+        text, tail = failure.message, f" (request id {request_id})" if request_id else ""
+        text = text.removesuffix(tail) if tail and text.endswith(tail) else text  # PV-45: where, before the id
+        failure.message = f"{text} (POST {url}{hint}){tail if text != failure.message else ''}"
+        failure.args = (failure.message, *failure.args[1:])
+        return failure
 
     def _request_id(self, headers: Mapping[str, str]) -> str | None:
         for name in self.codec.request_id_headers:

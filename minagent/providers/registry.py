@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import MinagentError
+from .. import BaseChatClient, MinagentError
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginNotFoundError", "get_client"]
 
@@ -26,13 +26,41 @@ def available_providers() -> list[str]:
     return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
 
 
-def get_client(provider: str, /, **kwargs: Any) -> Any:
-    """Create the chat client that the plugin registered as ``provider`` (e.g. "openai")."""
+# The plugin folder of this checkout that provides each provider name (PV-22): what to install.
+FOLDERS = {
+    "openai": "openai",
+    "openai-responses": "openai",
+    "azure_openai": "openai",
+    "azure_openai_responses": "openai",
+    "anthropic": "anthropic",
+    "ollama": "ollama",
+}
+
+
+def install_command(*folders: str) -> str:
+    """The command that installs plugin folders from a checkout of minagent, the core and the
+    shared transport with them: no distribution of this project is on a package registry (PK-12)."""
+    return "pip install -e . " + " ".join(f"-e plugins/{folder}" for folder in ("http", *folders))
+
+
+def get_client(provider: str, /, **kwargs: Any) -> BaseChatClient:
+    """Create the chat client that the plugin registered as ``provider`` (e.g. "openai"): a
+    `BaseChatClient` (a plugin that registers anything else is a `TypeError` naming it, PV-22)."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == provider:
-            return ep.load()(**kwargs)
+            client = ep.load()(**kwargs)
+            if not isinstance(client, BaseChatClient):
+                raise TypeError(
+                    f"the plugin entry point {provider!r} of {ENTRY_POINT_GROUP!r} made a "
+                    f"{type(client).__module__}.{type(client).__qualname__}, not a minagent.BaseChatClient"
+                )
+            return client
     installed = ", ".join(available_providers()) or "none"
-    raise PluginNotFoundError(
-        f"no minagent plugin provides the client {provider!r} (installed: {installed}); "
-        f"install the distribution that does, e.g. `pip install minagent-{provider}`"
+    folder = FOLDERS.get(provider)
+    how = (
+        f"from a checkout of minagent: `{install_command(folder)}`"
+        if folder
+        else "install the plugin that registers it in the entry-point group "
+        f"{ENTRY_POINT_GROUP!r} (from a checkout of minagent: `{install_command('<folder>')}`)"
     )
+    raise PluginNotFoundError(f"no minagent plugin provides the client {provider!r} (installed: {installed}); {how}")

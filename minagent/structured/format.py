@@ -18,7 +18,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, Required, Union, cast
 
 from .._convert import ArgumentConversionError, ArgumentConverter, ConversionMismatch
@@ -47,18 +47,31 @@ _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperti
 
 
 class StructuredOutputError(MinagentError, ValueError):
-    """The answer could not be read as the requested structured output (SO-11 .. SO-14)."""
+    """The answer could not be read as the requested structured output (SO-11 .. SO-14).
 
-    def __init__(self, message: str, text: str) -> None:
+    ``text`` is what the model said; ``issues`` what is wrong with it, where (empty when the
+    answer is not JSON at all); ``path`` where the first issue is (``"$"``, the whole answer, when
+    there is none) (SO-28)."""
+
+    def __init__(self, message: str, text: str, issues: Sequence[ValidationIssue] = ()) -> None:
         super().__init__(message)
-        self.text = text
+        self.text: str = text
+        self.issues: list[ValidationIssue] = list(issues)
+        self.path: str = self.issues[0].path if self.issues else "$"
+
+
+SHOWN = 80  # characters of an answer that is not JSON shown in the error (SO-11)
 
 
 class StructuredOutputDecodeError(StructuredOutputError):
     """The answer is not JSON; ``position`` (0-based), ``line``, ``column`` locate it (SO-11)."""
 
     def __init__(self, message: str, text: str, position: int | None, line: int | None, column: int | None) -> None:
-        super().__init__(message, text)
+        start = text.strip()
+        shown = start[:SHOWN] + ("..." if len(start) > SHOWN else "")
+        super().__init__(
+            f"{message}; the answer begins {shown!r}" if start else f"{message}; the answer is empty", text
+        )
         self.position = position
         self.line = line
         self.column = column
@@ -68,9 +81,7 @@ class StructuredOutputValidationError(StructuredOutputError):
     """The answer is JSON of the wrong shape; ``issues`` say where and why, ``path`` the first (SO-12)."""
 
     def __init__(self, name: str, text: str, issues: list[ValidationIssue]) -> None:
-        super().__init__(f"the answer does not match {name}:\n{describe_issues(issues)}", text)
-        self.issues = list(issues)
-        self.path = issues[0].path if issues else "$"
+        super().__init__(f"the answer does not match {name}:\n{describe_issues(issues)}", text, issues)
 
 
 def _name(raw: object) -> str:
@@ -175,8 +186,18 @@ def _is_structure(tp: Any) -> bool:
     return isinstance(tp, type) and (typing.is_typeddict(tp) or dataclasses.is_dataclass(tp))
 
 
+def _open(schema: Any) -> Any:
+    """SO-29: a copy of a class's strict schema that admits properties it does not declare."""
+    if isinstance(schema, dict):
+        return {k: _open(v) for k, v in schema.items() if not (k == "additionalProperties" and v is False)}
+    if isinstance(schema, list):
+        return [_open(v) for v in schema]
+    return schema
+
+
 class _NullPruner:
-    """SO-10: drops the nulls SO-4 allowed for fields whose type has no ``None`` (defaults apply)."""
+    """SO-10: drops the nulls SO-4 allowed for fields whose type has no ``None`` (defaults apply),
+    and the keys the class does not declare (SO-29)."""
 
     def __init__(self) -> None:
         self._memo: dict[type, tuple[dict[str, Any], frozenset[str]]] = {}
@@ -204,10 +225,10 @@ class _NullPruner:
             if not isinstance(value, dict):
                 return value
             hints, optional = self._info(tp)
-            return {
-                key: self.prune(hints[key], item) if key in hints else item
+            return {  # SO-29: a key the class does not declare is dropped
+                key: self.prune(hints[key], item)
                 for key, item in value.items()
-                if not (item is None and key in optional and not _accepts_none(hints[key]))
+                if key in hints and not (item is None and key in optional and not _accepts_none(hints[key]))
             }
         if origin is Union or origin is types.UnionType:
             for arg in args:  # the first member of the value's kind
@@ -275,7 +296,18 @@ def _decode(text: str) -> Any:
 class ResponseFormat:
     """A normalised ``response_format`` (SO-1, SO-2): the wire form and how to read the answer."""
 
-    __slots__ = ("_convert", "_pruner", "_wire", "description", "kind", "name", "schema", "strict", "target")
+    __slots__ = (
+        "_checked",
+        "_convert",
+        "_pruner",
+        "_wire",
+        "description",
+        "kind",
+        "name",
+        "schema",
+        "strict",
+        "target",
+    )
 
     kind: Literal["json_schema", "json", "text"]
     name: str
@@ -304,9 +336,11 @@ class ResponseFormat:
         self._wire = wire
         self._pruner: _NullPruner | None = None
         self._convert: Callable[[Any, str, bool], Any] | None = None
+        self._checked = schema  # what an answer is checked against
         if _is_structure(target):
             self._pruner = _NullPruner()
             self._convert = _compile(target)
+            self._checked = _open(schema)  # SO-29: unknown keys are ignored, as pydantic does
 
     def __repr__(self) -> str:
         return f"ResponseFormat({self.kind!r}, name={self.name!r}, strict={self.strict!r})"
@@ -407,8 +441,8 @@ class ResponseFormat:
         target = self.target
         if isinstance(target, type) and self._convert is None:  # a pydantic-style class (SO-14)
             return self._pydantic(target, text, data)
-        assert self.schema is not None
-        issues = validate(data, self.schema)
+        assert self._checked is not None
+        issues = validate(data, self._checked)
         if issues:
             raise StructuredOutputValidationError(self.name, text, issues)
         if self._convert is None:

@@ -46,6 +46,7 @@ from .._observe import ModelCall, Observer, ToolInvoke, current, install
 from .._responses import ChatResponse
 from .._schema import secret_parameters
 from .._stream import ResponseStream
+from .._toolset import tool_specs
 from .._types import Content, Message
 from .._wire import UsageDetails
 
@@ -111,6 +112,10 @@ TOOL_RESULT = "gen_ai.tool.call.result"
 INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 CONVERSATION_ID = "gen_ai.conversation.id"
+PROVIDER_NAME = "gen_ai.provider.name"
+SERVER_ADDRESS = "server.address"
+SERVER_PORT = "server.port"
+TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 ERROR_TYPE = "error.type"
 # request parameters: option key -> attribute
 REQUEST_PARAMETERS = {
@@ -235,6 +240,9 @@ class GenAIObserver(Observer):
         if model := defaults.get("model"):
             attributes[REQUEST_MODEL] = str(model)
         tools = defaults.get("tools")
+        attributes.update(_connection_attributes(getattr(agent, "client", None)))
+        if definitions := _tool_definitions(tools):
+            attributes[TOOL_DEFINITIONS] = definitions
         if self.record_content:
             attributes[INPUT_MESSAGES] = _messages_json(messages, tools)
         span_name = f"invoke_agent {name}" if name else "invoke_agent"
@@ -298,8 +306,9 @@ class GenAIObserver(Observer):
         attributes: dict[str, Any] = {OPERATION: "chat"}
         if model:
             attributes[REQUEST_MODEL] = str(model)
-        if provider := getattr(client, "provider_name", None):
-            attributes["gen_ai.provider.name"] = str(provider)
+        attributes.update(_connection_attributes(client))
+        if definitions := _tool_definitions(options.get("tools")):
+            attributes[TOOL_DEFINITIONS] = definitions
         for key, attribute in REQUEST_PARAMETERS.items():
             value = options.get(key)
             if value is not None:
@@ -405,6 +414,47 @@ class GenAIObserver(Observer):
             _RAISED.reset(raised)
             _CURRENT.reset(token)
             span.end()
+
+
+def _connection_attributes(client: Any) -> dict[str, Any]:
+    """OB-28: the provider's name (``provider_name``, else its codec's ``provider``) and the server's
+    address and port (from ``base_url``; the scheme's port when the URL has none)."""
+    out: dict[str, Any] = {}
+    provider = getattr(client, "provider_name", None) or getattr(getattr(client, "codec", None), "provider", None)
+    if provider:
+        out[PROVIDER_NAME] = str(provider)
+    base_url = getattr(client, "base_url", None)
+    if isinstance(base_url, str) and "://" in base_url:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url)
+        if parts.hostname:
+            out[SERVER_ADDRESS] = parts.hostname
+            try:
+                port = parts.port
+            except ValueError:
+                port = None
+            out[SERVER_PORT] = port or (443 if parts.scheme == "https" else 80)
+    return out
+
+
+def _tool_definitions(tools: Any) -> str | None:
+    """OB-28: the function tools offered, as the conventions' JSON list of ``{"type": "function",
+    "name", "description", "parameters"}``; a provider's own declarations as they are."""
+    if not tools:
+        return None
+    definitions: list[Any] = []
+    for spec in tool_specs(tools if isinstance(tools, list | tuple) else [tools]):
+        if spec.name is None or spec.wire is not None:
+            definitions.append(dict(spec.wire or spec.declaration or {}))
+            continue
+        definition: dict[str, Any] = {"type": "function", "name": spec.name}
+        if spec.description:
+            definition["description"] = spec.description
+        if spec.parameters is not None:
+            definition["parameters"] = spec.parameters
+        definitions.append(definition)
+    return json.dumps(definitions, ensure_ascii=False, default=str) if definitions else None
 
 
 def _messages_json(messages: Sequence[Message], tools: Any = None) -> str:

@@ -30,11 +30,13 @@ whose arrows pair up (OB-13).
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .._middleware import AgentContext, FunctionInvocationContext
+from .._middleware import AgentContext, FunctionInvocationContext, categorize_middleware
 from . import genai
 
 __all__ = ["RunTrace", "render_mermaid"]
@@ -99,6 +101,7 @@ class RunTrace:
     def __init__(self) -> None:
         self.events: list[dict[str, Any]] = []
         self.middleware: list[Any] = [self._agent_layer, self._function_layer]
+        self._t0: float | None = None
 
     # -- the Tracer protocol ---------------------------------------------------------------
 
@@ -133,7 +136,12 @@ class RunTrace:
             genai.set_tracer(previous, record_content=content)
 
     def _add(self, kind: str, depth: int, fields: dict[str, Any]) -> None:
-        self.events.append({"kind": kind, "depth": depth, **{k: v for k, v in fields.items() if v is not None}})
+        now = time.perf_counter()
+        if self._t0 is None:
+            self._t0 = now
+        event = {"kind": kind, "depth": depth, **{k: v for k, v in fields.items() if v is not None}}
+        event["t"] = round(now - self._t0, 6)  # OB-29: seconds since the trace's first event
+        self.events.append(event)
 
     def _depth(self) -> int:
         span = genai.current_span()
@@ -141,7 +149,9 @@ class RunTrace:
 
     async def _agent_layer(self, context: AgentContext, call_next: Any) -> None:
         depth = self._depth()
-        self._add("agent_in", depth, {"stream": context.stream, "messages": len(context.messages)})
+        fields: dict[str, Any] = {"stream": context.stream, "messages": len(context.messages)}
+        fields["middleware"] = _middleware_names(context.agent, self.middleware) or None  # OB-29
+        self._add("agent_in", depth, fields)
         try:
             await call_next()
         finally:
@@ -178,26 +188,61 @@ _STEP_NOTES = {
 }
 
 
+def _middleware_names(agent: Any, own: Sequence[Any]) -> dict[str, list[str]]:
+    """OB-29: the names of the agent's and its client's middleware, by layer (not the trace's own)."""
+    client = getattr(agent, "client", None)
+    found = categorize_middleware(getattr(agent, "middleware", None), getattr(client, "middleware", None))
+    names: dict[str, list[str]] = {}
+    for layer in ("agent", "chat", "function"):
+        listed = [_name_of(m) for m in getattr(found, layer) if m not in own]
+        if listed:
+            names[layer] = listed
+    return names
+
+
+def _name_of(middleware: Any) -> str:
+    owner = getattr(middleware, "__self__", None) if inspect.ismethod(middleware) else None
+    if owner is not None and getattr(middleware, "__name__", "") == "process":
+        return type(owner).__name__  # an instance of a middleware class
+    name = str(getattr(middleware, "__qualname__", None) or type(middleware).__name__)
+    return name.rpartition("<locals>.")[2]
+
+
+def _took(seconds: float) -> str:
+    return (
+        f"{seconds * 1000:.1f} ms"
+        if seconds < 0.01
+        else f"{seconds * 1000:.0f} ms"
+        if seconds < 1
+        else f"{seconds:.2f} s"
+    )
+
+
 def render_mermaid(events: Sequence[Mapping[str, Any]]) -> str:
-    """The events as a Mermaid sequence diagram; every call arrow gets its return (OB-13)."""
+    """The events as a Mermaid sequence diagram; every call arrow gets its return (OB-13), with the
+    time it took when the events carry times; the middleware are named and a limit's end says so (OB-29)."""
     lines = ["sequenceDiagram"]
     lines += [f"    participant {key} as {label}" for key, label in PARTICIPANTS]
-    open_calls: dict[str, tuple[str, str, str | None]] = {}  # key -> (from, to, parent key), in call order
+    open_calls: dict[str, tuple[str, str, str | None, Any]] = {}  # key -> (from, to, parent key, start)
+    now: Any = None
+    limited = False  # the run's last model call was made (a limit was reached)
 
     def call(key: str, source: str, target: str, text: str, parent: str | None = "run") -> None:
         if key in open_calls:
             ret(key, "ended")
         lines.append(f"    {source}->>{target}: {_label(text)}")
-        open_calls[key] = (source, target, parent)
+        open_calls[key] = (source, target, parent, now)
 
     def ret(key: str, text: str) -> None:
         """Return the call ``key``, closing first the calls it made that are still open."""
         if key not in open_calls:
             return
         for inner in [k for k in reversed(open_calls) if k != key and _within(k, key)]:
-            source, target, _ = open_calls.pop(inner)
+            source, target, _, _ = open_calls.pop(inner)
             lines.append(f"    {target}-->>{source}: ended")
-        source, target, _ = open_calls.pop(key)
+        source, target, _, start = open_calls.pop(key)
+        if isinstance(start, int | float) and isinstance(now, int | float) and now >= start:
+            text = f"{text} ({_took(now - start)})"
         lines.append(f"    {target}-->>{source}: {_label(text)}")
 
     def _within(key: str, ancestor: str) -> bool:
@@ -214,6 +259,7 @@ def render_mermaid(events: Sequence[Mapping[str, Any]]) -> str:
     nested: dict[int, int] = {}
     for event in events:
         kind, depth = event.get("kind"), int(event.get("depth", 0) or 0)
+        now = event.get("t")
         if depth > 0:  # a run nested in a tool: counted, drawn as one note when it ends
             if kind == "model_call":
                 nested[depth] = nested.get(depth, 0) + 1
@@ -224,11 +270,16 @@ def render_mermaid(events: Sequence[Mapping[str, Any]]) -> str:
             agent = event.get("agent")
             call("run", "Caller", "AM", f"run() of {agent}" if agent else "run()", None)
         elif kind == "agent_in":
+            named = event.get("middleware")
+            for layer, over in (("agent", "AM"), ("chat", "CM"), ("function", "FM")):
+                if isinstance(named, Mapping) and named.get(layer):
+                    note(over, f"{layer} middleware: {', '.join(str(n) for n in named[layer])}")
             call("agent", "AM", "A", f"call_next() stream={event.get('stream')}")
         elif kind == "agent_out":
             ret("agent", str(event.get("result", "")))
         elif kind == "model_call":
             ret("model", "ended")
+            limited = limited or bool(event.get("last"))
             extra = ", last call" if event.get("last") else ""
             choice = event.get("tool_choice")
             call("model", "A", "CM", f"model call {event.get('number')} (tool_choice={choice}{extra})")
@@ -241,6 +292,9 @@ def render_mermaid(events: Sequence[Mapping[str, Any]]) -> str:
         elif kind == "step":
             ret("model", "ChatResponse")
             outcome, after = str(event.get("outcome")), str(event.get("next"))
+            if limited and after == "finish":  # OB-29: the run ends because a limit was reached
+                note("A", f"limit reached → finish (the last call, after {outcome!s})")
+                continue
             note("A", f"{outcome} → {after}" + (f" ({_STEP_NOTES[outcome]})" if outcome in _STEP_NOTES else ""))
         elif kind == "injected":
             note("Caller,A", f"{event.get('messages')} message(s) from the inbox join the conversation")
@@ -260,7 +314,9 @@ def render_mermaid(events: Sequence[Mapping[str, Any]]) -> str:
             usage = ""
             if event.get("input_tokens") is not None or event.get("output_tokens") is not None:
                 usage = f" ({event.get('input_tokens')} in / {event.get('output_tokens')} out tokens)"
-            ret("run", f"raised {error}" if error else f"AgentResponse{usage}")
+            ended = " after a limit" if limited else ""
+            ret("run", f"raised {error}" if error else f"AgentResponse{ended}{usage}")
+            limited = False
     while open_calls:  # the events ended mid-run: close what is open, innermost first
         ret(next(reversed(open_calls)), "ended")
     return "\n".join(lines) + "\n"

@@ -250,12 +250,12 @@ async def test_run_http_uses_the_plugin() -> None:
 
 
 async def test_run_http_without_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    """MCP-35: without an HTTP plugin, run_http says which distribution to install."""
+    """MCP-35: without an HTTP plugin, run_http gives the command that installs it from a checkout."""
     import minagent.providers.registry
     from minagent import PluginNotFoundError
 
     monkeypatch.setattr(minagent.providers.registry, "entry_points", lambda group: [])
-    with pytest.raises(PluginNotFoundError, match="pip install minagent-mcp-http"):
+    with pytest.raises(PluginNotFoundError, match=r"`pip install -e \. -e plugins/http -e plugins/mcp-http`"):
         await make_agent().as_mcp_server().run_http()
 
 

@@ -309,7 +309,10 @@ async def test_408_keeps_status_message_and_request_id_and_is_retried() -> None:
     assert error.status == 408
     assert error.provider_message == "the request took too long to arrive"
     assert error.request_id == "req_408"
-    assert str(error) == "openai: HTTP 408 Request Timeout: the request took too long to arrive (request id req_408)"
+    assert str(error) == (
+        "openai: HTTP 408 Request Timeout: the request took too long to arrive "
+        f"(POST {client.base_url}/chat/completions) (request id req_408)"
+    )
     assert len(sleeps) == 1
 
 

@@ -269,18 +269,21 @@ def test_invalid_configuration(kwargs: dict[str, Any], match: str) -> None:
 
 
 def test_the_entry_point_and_lazy_import() -> None:
-    """PV-22, OA-25: get_client("openai") builds the client; importing the package alone
-    does not import aiohttp, touching OpenAIChatClient does."""
+    """PV-22, OA-25, PV-41: get_client("openai") builds the client; importing the package and
+    touching OpenAIChatClient do not import aiohttp, building a client does (its default
+    transport, where aiohttp is installed)."""
     client = get_client("openai", model="gpt-4o-mini", api_key="k", base_url="http://h/v1")
     assert isinstance(client, OpenAIChatClient)
     code = (
         "import sys, minagent_openai as m\n"
         "before = 'aiohttp' in sys.modules\n"
         "m.OpenAIChatClient\n"
-        "print(before, 'aiohttp' in sys.modules)\n"
+        "touched = 'aiohttp' in sys.modules\n"
+        "m.OpenAIChatClient('m', base_url='http://h/v1')\n"
+        "print(before, touched, 'aiohttp' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True"]
+    assert out.stdout.split() == ["False", "False", "True"]
 
 
 def test_unknown_attribute_of_the_package() -> None:
@@ -348,7 +351,8 @@ async def test_agent_context_closes_the_client() -> None:
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_error_body_and_request_id(stream: bool) -> None:
-    """OA-22, PV-23, PV-24: the message comes from the body, the id from x-request-id."""
+    """OA-22, PV-23, PV-24, PV-45: the message comes from the body, the id from x-request-id; the
+    text names the method and URL, and for a 404 says that the base URL usually ends in /v1."""
     detail = {"message": "The model `gpt-9` does not exist", "type": "invalid_request_error"}
     body = {"error": {**detail, "param": None, "code": "model_not_found"}}
     async with FakeOpenAI() as server:
@@ -361,7 +365,11 @@ async def test_error_body_and_request_id(stream: bool) -> None:
     assert error.status == 404
     assert error.provider_message == "The model `gpt-9` does not exist"
     assert error.request_id == "req_404"
-    assert str(error) == ("openai: HTTP 404 Not Found: The model `gpt-9` does not exist (request id req_404)")
+    assert str(error) == (
+        "openai: HTTP 404 Not Found: The model `gpt-9` does not exist (POST "
+        f"{client.base_url}/chat/completions; is the base URL right? an OpenAI-compatible one usually ends "
+        "in /v1) (request id req_404)"
+    )
     assert error.headers["x-request-id"] == "req_404"
 
 

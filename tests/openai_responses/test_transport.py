@@ -340,8 +340,9 @@ def test_random_network_chunking(data: st.DataObject) -> None:
 
 
 def test_entry_point_and_lazy_import() -> None:
-    """OR-21, PV-22: get_client("openai-responses") builds the client; importing the package
-    loads no aiohttp."""
+    """OR-21, PV-22, PV-41: get_client("openai-responses") builds the client; importing the
+    package and touching the class load no aiohttp; building a client does (its default
+    transport, where aiohttp is installed)."""
     client = get_client("openai-responses", model="gpt-5", api_key="k", base_url="http://h/v1")
     assert isinstance(client, OpenAIResponsesClient)
     assert repr(client) == "OpenAIResponsesClient(model='gpt-5', base_url='http://h/v1', api_key='***')"
@@ -350,6 +351,8 @@ def test_entry_point_and_lazy_import() -> None:
         "from minagent_openai import build_responses_request, ResponsesStreamDecoder\n"
         "assert 'aiohttp' not in sys.modules, 'aiohttp imported'\n"
         "minagent_openai.OpenAIResponsesClient\n"
+        "assert 'aiohttp' not in sys.modules\n"
+        "minagent_openai.OpenAIResponsesClient('gpt-5', base_url='http://h/v1')\n"
         "assert 'aiohttp' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)

@@ -4,8 +4,9 @@ The toy wire: a request is JSON ``{"model", "messages", "stream"}``; a whole ans
 ``{"text", "finish"}``; a stream is NDJSON, one ``{"text"}`` per line, then ``{"finish"}`` and
 ``{"done": true}``; ``{"error": message}`` is an error, as a body, a line, or a non-2xx body.
 
-`Wire` plays scripted `Answer`s to a `ToyClient` through either transport: the in-memory
-`MockTransport`, or the aiohttp transport against a loopback server (`tests._loopback`).
+`Wire` plays scripted `Answer`s to a `ToyClient` through one of three transports: the in-memory
+`MockTransport`, or the aiohttp transport or the standard library's against a loopback server
+(`tests._loopback`).
 Failures are rendered as each transport meets them: a ``drop`` after the chunks is a
 `TransportError("network")` in memory and an aborted connection on the loopback; a ``stall``
 after them is a `TransportError("read_timeout")` in memory and silence past ``timeout`` on the
@@ -27,7 +28,7 @@ from aiohttp import web
 from minagent_http import AiohttpTransport
 
 from minagent import ChatResponse, ChatResponseUpdate, Content, Message, ProviderError
-from minagent.providers import HTTPChatClient, Request, TransportError, error_for_status
+from minagent.providers import HTTPChatClient, Request, StdlibTransport, TransportError, error_for_status
 from minagent.testing import MockResponse, MockTransport
 
 from .._loopback import NDJSON_HEADERS, LoopbackServer
@@ -202,7 +203,7 @@ class Wire:
         self.clients: list[ToyClient] = []
 
     async def __aenter__(self) -> Self:
-        if self.kind == "aiohttp":
+        if self.kind in ("aiohttp", "stdlib"):
             self.server = await _ToyServer(self).__aenter__()
         return self
 
@@ -223,7 +224,9 @@ class Wire:
         else:
             assert self.server is not None
             kwargs.setdefault("base_url", f"{self.server.root}/v1")
-            transport = AiohttpTransport(trust_env=False)
+            transport = (
+                AiohttpTransport(trust_env=False) if self.kind == "aiohttp" else StdlibTransport(trust_env=False)
+            )
         client = cls(transport=transport, **kwargs)
         self.clients.append(client)
         return client
@@ -255,6 +258,8 @@ class Wire:
             return len(self.mock.open_responses())
         for _ in range(3):
             await asyncio.sleep(0)
+        if isinstance(client.transport, StdlibTransport):
+            return client.transport.in_use
         session = client.session
         return len(session.connector._acquired) if session is not None and session.connector else 0
 

@@ -1,8 +1,9 @@
 """The shared transport's rules, tested once (spec/providers.md, "Transport contract").
 
 Every test drives `HTTPChatClient` through the toy provider of ``_toy``, and most run through
-both transports: the in-memory `MockTransport` and the aiohttp transport against one real
-loopback server. A plugin's own tests keep its codec and its end-to-end checks; what is proven
+three transports: the in-memory `MockTransport`, and the aiohttp transport and the standard
+library's `StdlibTransport` against one real loopback server (PV-41: the same rules hold for
+both). A plugin's own tests keep its codec and its end-to-end checks; what is proven
 here holds for every plugin, since every plugin sends through this client.
 """
 
@@ -28,12 +29,13 @@ from minagent import (
     ServerError,
     StreamInterruptedError,
 )
-from minagent.providers import RetryPolicy, Timeouts, TransportError
+from minagent.providers import RetryPolicy, StdlibTransport, Timeouts, TransportError
 
 from .._loopback import RawServer
 from ._toy import TEXT_LINES, Answer, ToyClient, ToyProtocolError, ToyStreamError, Wire, refusal, text
 
-BOTH = pytest.mark.parametrize("kind", ["memory", "aiohttp"])
+BOTH = pytest.mark.parametrize("kind", ["memory", "aiohttp", "stdlib"])
+NETWORK = pytest.mark.parametrize("network", ["aiohttp", "stdlib"])
 MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 KEY = "sk-toy-TOP+SECRET/0123456789=abcdef"
 ENCODED = quote(KEY, safe="")
@@ -225,8 +227,9 @@ async def test_a_json_answer_to_a_stream(kind: str) -> None:
 @BOTH
 @MODES
 async def test_status_errors(kind: str, stream: bool) -> None:
-    """PV-23, PV-24, PV-11: the codec's message and request id, the class of the status, the text
-    of PV-24 and the lower-case headers; a 401 without a key says which variable to set."""
+    """PV-23, PV-24, PV-11, PV-45: the codec's message and request id, the class of the status, the
+    text of PV-24 with the method and URL the request went to (a 404 with the connection's hint),
+    and the lower-case headers; a 401 without a key says which variable to set."""
     async with Wire(kind) as wire:
         wire.add(refusal(404, "no such model", **{"x-request-id": "req_404"}), refusal(401, "who are you"))
         client = wire.client(max_retries=0)
@@ -234,7 +237,8 @@ async def test_status_errors(kind: str, stream: bool) -> None:
         anonymous = await failure(client, stream)
         assert await wire.held(client) == 0
     assert isinstance(missing, NotFoundError)
-    assert str(missing) == "toy: HTTP 404 Not Found: no such model (request id req_404)"
+    url = client.base_url + "/chat"
+    assert str(missing) == f"toy: HTTP 404 Not Found: no such model (POST {url}) (request id req_404)"
     assert (missing.status, missing.provider_message, missing.request_id) == (404, "no such model", "req_404")
     assert missing.headers["x-request-id"] == "req_404"
     assert isinstance(anonymous, AuthenticationError)
@@ -524,17 +528,23 @@ MALFORMED = [
 ]
 
 
-@pytest.mark.parametrize("answer", MALFORMED)
-@MODES
-async def test_malformed_http_over_aiohttp(answer: bytes, stream: bool, caplog: pytest.LogCaptureFixture) -> None:
-    """PV-35, PV-39: what aiohttp's parser rejects is a retried ProviderConnectionError (or, after
-    the first byte, a StreamInterruptedError): typed, scrubbed, unchained, and in no log record."""
-    caplog.set_level(logging.DEBUG)
-    sleeps = Sleeps()
+def _network(network: str) -> Any:
     from minagent_http import AiohttpTransport
 
+    return AiohttpTransport(trust_env=False) if network == "aiohttp" else StdlibTransport(trust_env=False)
+
+
+@pytest.mark.parametrize("answer", MALFORMED)
+@MODES
+@NETWORK
+async def test_malformed_http(network: str, answer: bytes, stream: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """PV-35, PV-39, PV-42: what either transport's parser rejects is a retried
+    ProviderConnectionError (or, after the first byte, a StreamInterruptedError): typed, scrubbed,
+    unchained, and in no log record."""
+    caplog.set_level(logging.DEBUG)
+    sleeps = Sleeps()
     async with RawServer(answer, base_path="/v1") as server:
-        transport = AiohttpTransport(trust_env=False)
+        transport = _network(network)
         client = ToyClient(transport=transport, base_url=server.base_url, api_key=KEY, max_retries=1, sleep=sleeps)
         async with client:
             error = await failure(client, stream)
@@ -547,22 +557,23 @@ async def test_malformed_http_over_aiohttp(answer: bytes, stream: bool, caplog: 
     assert all(KEY not in r.getMessage() for r in caplog.records)
 
 
-async def test_real_failures_over_aiohttp() -> None:
-    """PV-35, PV-39, PV-23: through aiohttp, nothing listening is a ProviderConnectionError with
-    the connection's hint; a body trickled past total_timeout (each byte in time for ``timeout``)
-    is a ProviderTimeoutError for a non-streaming answer, whose attempt includes the whole body,
-    and an interruption after the first byte of a stream; a connection dropped inside a whole
-    body is a retried ProviderConnectionError."""
-    from minagent_http import AiohttpTransport
+@NETWORK
+async def test_real_failures(network: str) -> None:
+    """PV-35, PV-39, PV-23, PV-42: through either transport, nothing listening is a
+    ProviderConnectionError with the connection's hint; a body trickled past total_timeout (each
+    byte in time for ``timeout``) is a ProviderTimeoutError for a non-streaming answer, whose
+    attempt includes the whole body, and an interruption after the first byte of a stream; a
+    connection dropped inside a whole body is a retried ProviderConnectionError."""
 
     def client(url: str, **kwargs: Any) -> ToyClient:
-        return ToyClient(transport=AiohttpTransport(trust_env=False), base_url=url, sleep=Sleeps(), **kwargs)
+        return ToyClient(transport=_network(network), base_url=url, sleep=Sleeps(), **kwargs)
 
     refused_url = f"http://127.0.0.1:{_dead_port()}/v1"
     async with client(refused_url, api_key=KEY) as refused:
         error = await failure(refused, False)
     assert isinstance(error, ProviderConnectionError)
-    assert str(error).startswith(f"toy: connection failed ({refused_url}): ClientConnectorError")
+    library = "ClientConnectorError" if network == "aiohttp" else "ConnectionRefusedError"
+    assert str(error).startswith(f"toy: connection failed ({refused_url}): {library}")
     assert str(error).endswith("; is the toy server running?")
     body = json.dumps({"text": "x" * 300, "finish": "stop"}).encode()
     slow = _http(b"HTTP/1.1 200 OK", b"Content-Type: application/json\r\n", body)
@@ -576,7 +587,7 @@ async def test_real_failures_over_aiohttp() -> None:
     assert "the request took longer than total_timeout=0.4 s" in str(whole)
     assert isinstance(streamed, StreamInterruptedError)
     assert "total_timeout=0.4" in str(streamed)
-    async with Wire("aiohttp") as wire:
+    async with Wire(network) as wire:
         wire.add(Answer(chunks=(b'{"text": ',), headers={"content-type": "application/json"}, then="drop"))
         wire.add(text(False))
         sleeps = Sleeps()

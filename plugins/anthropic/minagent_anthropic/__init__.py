@@ -13,8 +13,7 @@ A plugin is its codec and its connection (spec/providers.md, PV-38):
 
 from typing import TYPE_CHECKING, Any
 
-from minagent.providers import SSEDecoder, SSEEvent, SSELimitError
-
+from ._minagent import SSEDecoder, SSEEvent, SSELimitError
 from ._request import API_VERSION, DEFAULT_MAX_TOKENS, build_request, wire_tool_id, wire_tool_ids
 from ._response import (
     AnthropicProtocolError,

@@ -8,7 +8,8 @@ Rules
    ``max_tokens`` the codec is built with. Sending, retrying (429 and 529 among the retried
    statuses, AN-20), timing out, bounding, redacting and closing are `HTTPChatClient`'s
    (PV-23 .. PV-40); the wire format is `MessagesCodec`'s.
-2. It imports no network library: the default transport is ``minagent_http``'s.
+2. It imports no network library: the default transport is ``transport_for``'s (aiohttp's
+   ``minagent_http`` when it can be imported, else the standard library's, PV-41).
 
 Theory of operation
 -------------------
@@ -21,13 +22,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from minagent_http import ClientSession, transport_for
+from ._minagent import (
+    DEFAULT_MAX_BODY_SIZE,
+    FunctionInvocationConfiguration,
+    HTTPChatClient,
+    RetryPolicy,
+    SupportsRandom,
+    Transport,
+    transport_for,
+)
 
-from minagent import FunctionInvocationConfiguration
-from minagent.providers import HTTPChatClient, RetryPolicy, SupportsRandom, Transport
-from minagent.providers.http import DEFAULT_MAX_BODY_SIZE
+if TYPE_CHECKING:
+    from aiohttp import ClientSession
 
 from ._codec import MessagesCodec
 from ._request import API_VERSION, DEFAULT_MAX_TOKENS
@@ -58,6 +66,8 @@ class AnthropicChatClient(HTTPChatClient):
 
     path = "/v1/messages"
     api_key_env = "ANTHROPIC_API_KEY"
+    not_found_hint = "is the base URL right? Anthropic's is the server's root, without /v1"  # PV-45
+    hosted = ("api.anthropic.com",)  # PV-46: no key, no request
     user_agent = USER_AGENT
 
     def __init__(

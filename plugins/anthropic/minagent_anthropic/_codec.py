@@ -18,9 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from minagent import ChatResponse, Message, ProviderError
-from minagent.providers import error_for_status
-
+from ._minagent import ChatResponse, Message, ProviderError, error_for_status
 from ._request import API_VERSION, DEFAULT_MAX_TOKENS, build_request, wire_tool_ids
 from ._response import AnthropicProtocolError, _snippet, parse_error, parse_response
 from ._stream import MessagesStreamDecoder

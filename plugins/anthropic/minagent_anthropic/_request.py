@@ -26,8 +26,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from minagent import Content, Message, ResponseFormat
-from minagent.providers import ToolSpec, tool_specs
+from ._minagent import Content, Message, ResponseFormat, ToolSpec, tool_specs
 
 __all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "build_request", "output_schema", "wire_tool_id", "wire_tool_ids"]
 

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from minagent import ChatResponse, ChatResponseUpdate, Content, Message, ProviderError, UsageDetails
+from ._minagent import ChatResponse, ChatResponseUpdate, Content, Message, ProviderError, UsageDetails
 
 __all__ = [
     "AnthropicProtocolError",

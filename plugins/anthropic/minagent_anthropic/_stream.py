@@ -23,9 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minagent import ChatResponseUpdate, Content
-from minagent.providers import SSEDecoder, SSEEvent, SSELimitError
-
+from ._minagent import ChatResponseUpdate, Content, SSEDecoder, SSEEvent, SSELimitError
 from ._response import (
     AnthropicProtocolError,
     AnthropicStreamError,
@@ -92,7 +90,7 @@ class MessagesStreamDecoder:
             events, limit = exc.events, exc
         updates = self._decode(events)
         if limit is not None:
-            error = AnthropicProtocolError(f"{limit} (PV-36)")
+            error = AnthropicProtocolError(str(limit))
             error.updates = updates
             raise error
         return updates

@@ -21,11 +21,12 @@ retries, decodes or redacts: `HTTPChatClient` does that, once, for every transpo
 
 from __future__ import annotations
 
+import re
+
 import aiohttp
 from aiohttp import ClientSession
 
-from minagent.providers import LoopBound, Request, Transport, TransportError
-from minagent.providers.transport import FailureKind
+from ._minagent import FailureKind, LoopBound, Request, Transport, TransportError
 
 __all__ = ["EXCEPTIONS", "AiohttpTransport", "ClientSession", "transport_error", "transport_for"]
 
@@ -42,9 +43,17 @@ EXCEPTIONS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], F
 )
 
 
+# aiohttp's parser errors carry an internal code that reads like an HTTP status
+# ("<TransferEncodingError: 400, message='...'>"): the text keeps the name and the message (PV-47).
+_INTERNAL_CODE = re.compile(r"<(\w+): \d{3}, message=(['\"])(.*?)\2>")
+
+
 def transport_error(exc: Exception) -> TransportError:
     """The `TransportError` of an exception of aiohttp or of the OS (``EXCEPTIONS``)."""
     text = exc.message if isinstance(exc, aiohttp.ClientResponseError) else str(exc)
+    text = _INTERNAL_CODE.sub(lambda m: f"{m.group(1)}: {m.group(3)}", text)
+    if text.startswith("('") and "', " in text:  # a tuple of arguments: "(message, <cause>)"
+        text = text[2:].replace("', ", ": ", 1).removesuffix(")")
     detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     for types, kind in EXCEPTIONS:
         if isinstance(exc, types):

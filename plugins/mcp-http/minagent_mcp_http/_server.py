@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import json
 import secrets
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -167,12 +167,25 @@ def make_app(server: MCPServer, *, path: str = "/mcp", allowed_origins: Collecti
     return app
 
 
-async def serve_http(server: MCPServer, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp") -> None:
-    """Serve until cancelled (MCP-42); binds to localhost unless told otherwise, as the specification advises."""
+async def serve_http(
+    server: MCPServer,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    path: str = "/mcp",
+    ready: Callable[[str], Any] | None = None,
+) -> None:
+    """Serve until cancelled (MCP-42); binds to localhost unless told otherwise, as the specification
+    advises. ``ready(url)`` is called once it listens, with the URL (the port the system chose for 0)."""
     runner = web.AppRunner(make_app(server, path=path))
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, port).start()
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        if ready is not None:
+            sockets = getattr(site._server, "sockets", None) or ()  # an asyncio.Server: the bound addresses
+            bound = sockets[0].getsockname()[1] if sockets else port
+            ready(f"http://{host if ':' not in host else f'[{host}]'}:{bound}{path}")
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()

@@ -7,7 +7,8 @@ Rules
    (``OLLAMA_API_KEY``, sent as ``Authorization: Bearer``), the path, the user agent and what to
    say when nothing listens. Sending, retrying, timing out, bounding, redacting and closing are
    `HTTPChatClient`'s (PV-23 .. PV-40); the wire format is `OllamaCodec`'s.
-2. It imports no network library: the default transport is ``minagent_http``'s.
+2. It imports no network library: the default transport is ``transport_for``'s (aiohttp's
+   ``minagent_http`` when it can be imported, else the standard library's, PV-41).
 
 Theory of operation
 -------------------
@@ -21,13 +22,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from minagent_http import ClientSession, transport_for
+from ._minagent import (
+    DEFAULT_MAX_BODY_SIZE,
+    FunctionInvocationConfiguration,
+    HTTPChatClient,
+    RetryPolicy,
+    SupportsRandom,
+    Transport,
+    transport_for,
+)
 
-from minagent import FunctionInvocationConfiguration
-from minagent.providers import HTTPChatClient, RetryPolicy, SupportsRandom, Transport
-from minagent.providers.http import DEFAULT_MAX_BODY_SIZE
+if TYPE_CHECKING:
+    from aiohttp import ClientSession
 
 from ._codec import OllamaCodec
 from ._request import parse_host

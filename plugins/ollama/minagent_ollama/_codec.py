@@ -17,8 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from minagent import ChatResponse, Message, ProviderError
-
+from ._minagent import ChatResponse, Message, ProviderError
 from ._request import build_request, call_id_seed
 from ._response import OllamaProtocolError, _snippet, error_for_answer, parse_error, parse_response
 from ._stream import OllamaStreamDecoder

@@ -15,9 +15,7 @@ import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from minagent import Content, Message, ResponseFormat
-from minagent.providers import ToolSpec, tool_specs
-
+from ._minagent import Content, Message, ResponseFormat, ToolSpec, tool_specs
 from ._response import _snippet
 
 __all__ = ["DEFAULT_HOST", "build_request", "call_id_seed", "parse_host"]

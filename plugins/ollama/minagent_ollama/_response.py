@@ -21,8 +21,17 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from minagent import ChatResponse, ChatResponseUpdate, Content, Message, NotFoundError, ProviderError, UsageDetails
-from minagent.providers import describe, error_for_status
+from ._minagent import (
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    Message,
+    NotFoundError,
+    ProviderError,
+    UsageDetails,
+    describe,
+    error_for_status,
+)
 
 __all__ = [
     "OllamaModelNotFoundError",

@@ -14,8 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from minagent import ChatResponseUpdate, Content
-
+from ._minagent import ChatResponseUpdate, Content
 from ._response import (
     OllamaProtocolError,
     OllamaStreamError,

@@ -17,8 +17,7 @@ A plugin is its codecs and its connections (spec/providers.md, PV-38):
 
 from typing import TYPE_CHECKING, Any
 
-from minagent.providers import SSEDecoder, SSEEvent
-
+from ._minagent import SSEDecoder, SSEEvent
 from ._request import build_request, encode_request
 from ._response import OpenAIProtocolError, OpenAIStreamError, decode_response, parse_error, parse_response
 from ._responses_request import build_responses_request

@@ -9,7 +9,8 @@ Rules
    endpoint, deployment, ``api-key`` and Entra ID token (OA-32). Sending, retrying, timing out,
    bounding, redacting and closing are `HTTPChatClient`'s (PV-23 .. PV-40); the wire format is
    the codec's (``_codec``).
-2. It imports no network library: the default transport is ``minagent_http``'s.
+2. It imports no network library: the default transport is ``transport_for``'s (aiohttp's
+   ``minagent_http`` when it can be imported, else the standard library's, PV-41).
 
 Theory of operation
 -------------------
@@ -23,13 +24,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from minagent_http import ClientSession, transport_for
+from ._minagent import (
+    DEFAULT_MAX_BODY_SIZE,
+    FunctionInvocationConfiguration,
+    HTTPChatClient,
+    RetryPolicy,
+    Secret,
+    SupportsRandom,
+    Transport,
+    WireCodec,
+    transport_for,
+)
 
-from minagent import FunctionInvocationConfiguration
-from minagent.providers import HTTPChatClient, RetryPolicy, Secret, SupportsRandom, Transport, WireCodec
-from minagent.providers.http import DEFAULT_MAX_BODY_SIZE
+if TYPE_CHECKING:
+    from aiohttp import ClientSession
 
 from ._codec import ChatCompletionsCodec
 from ._stream import DEFAULT_MAX_LINE_SIZE
@@ -78,6 +88,8 @@ class OpenAIChatClient(HTTPChatClient):
     api_key_env = "OPENAI_API_KEY"
     user_agent = USER_AGENT
     keeps_request_id = True  # OA-29
+    not_found_hint = "is the base URL right? an OpenAI-compatible one usually ends in /v1"  # PV-45
+    hosted: ClassVar[tuple[str, ...]] = ("api.openai.com",)  # PV-46: no key, no request
 
     def __init__(
         self,
@@ -154,6 +166,9 @@ class AzureOpenAIChatClient(OpenAIChatClient):
     """
 
     api_key_env = "AZURE_OPENAI_API_KEY"
+    provider_name = "azure.ai.openai"  # OB-28: the GenAI conventions' name for Azure OpenAI
+    not_found_hint = "are the endpoint, the deployment name and api_version right?"  # PV-45
+    hosted = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com")  # PV-46
 
     def __init__(
         self,

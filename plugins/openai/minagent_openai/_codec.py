@@ -22,9 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from minagent import ChatResponse, Message, ProviderError
-from minagent.providers import error_for_status
-
+from ._minagent import ChatResponse, Message, ProviderError, error_for_status
 from ._request import build_request, encode_request
 from ._response import OpenAIProtocolError, decode_response, loads, parse_error
 from ._responses_request import build_responses_request

@@ -15,8 +15,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from minagent import Content, Message, ResponseFormat
-from minagent.providers import ToolSpec, tool_specs
+from ._minagent import Content, Message, ResponseFormat, ToolSpec, tool_specs
 
 __all__ = ["build_request", "encode_request"]
 

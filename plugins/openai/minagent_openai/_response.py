@@ -25,15 +25,15 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from minagent import (
+from ._minagent import (
     ChatResponse,
     ChatResponseUpdate,
     Content,
     Message,
     ProviderError,
+    SSEEvent,
     UsageDetails,
 )
-from minagent.providers import SSEEvent
 
 __all__ = [
     "OpenAIProtocolError",

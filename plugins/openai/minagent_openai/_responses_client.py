@@ -22,10 +22,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from minagent.providers import WireCodec
-
 from ._client import AzureOpenAIChatClient, OpenAIChatClient
 from ._codec import ResponsesCodec
+from ._minagent import WireCodec
 
 __all__ = ["AzureOpenAIResponsesClient", "OpenAIResponsesClient"]
 

@@ -18,9 +18,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from minagent import Content, Message, ResponseFormat
-from minagent.providers import ToolSpec, tool_specs
-
+from ._minagent import Content, Message, ResponseFormat, ToolSpec, tool_specs
 from ._responses_response import ITEM_KEY
 
 __all__ = ["build_responses_request"]

@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from minagent import ChatResponse, ChatResponseUpdate, Content, UsageDetails
-
+from ._minagent import ChatResponse, ChatResponseUpdate, Content, UsageDetails
 from ._response import OpenAIProtocolError, OpenAIStreamError, _snippet
 
 __all__ = ["ITEM_KEY", "parse_responses_response"]

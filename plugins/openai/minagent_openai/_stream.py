@@ -16,9 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from minagent import ChatResponseUpdate, Content
-from minagent.providers import SSEDecoder, SSEEvent, SSELimitError
-
+from ._minagent import ChatResponseUpdate, Content, SSEDecoder, SSEEvent, SSELimitError
 from ._response import (
     _ERROR_TEXT,
     OpenAIProtocolError,
@@ -70,7 +68,7 @@ class ChatCompletionsStreamDecoder:
             events, limit = exc.events, exc
         updates = self._decode(events)
         if limit is not None:
-            error = OpenAIProtocolError(f"{limit} (PV-36)")
+            error = OpenAIProtocolError(str(limit))
             error.updates = updates
             raise error
         return updates

@@ -1,0 +1,315 @@
+"""The flow kit's report and command (spec/conformance.md CF-3 .. CF-6).
+
+    python -m minagent conformance --adapter module:factory [--rules MW-*,LP-*] [--json FILE]
+                                   [--seed N] [--examples N]
+
+Loads the adapter (``module:factory``: an adapter, or a callable that returns one), runs every
+scenario — the fixed ones and ``--examples`` drawn from each generated family with ``--seed`` —
+and prints one Markdown table row per rule: holds, differs or not applicable, with the first
+differing observation and the adapter's explanation. ``--json`` writes the same report as JSON
+(its schema is in spec/conformance.md). Progress goes to stderr when stderr is a terminal.
+
+Rules
+-----
+1. Exit status: 0 when every difference is one the adapter expects, 1 when any is not, 2 for a
+   usage error (an adapter that cannot be loaded, an unknown rule pattern) (CF-4).
+2. The report holds only JSON data: the same run gives the same report but for ``seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from .. import __version__
+from . import flow_agent, flow_loop, flow_middleware
+from .flow import FEATURES, FlowAdapter
+from .flow_run import Family, RandomDraw, RuleVerdict, Scenario, run_kit, select
+
+__all__ = [
+    "ALIASES",
+    "EXAMPLES",
+    "FAMILIES",
+    "SEED",
+    "Report",
+    "command",
+    "generated",
+    "load_adapter",
+    "main",
+    "render",
+    "run_report",
+    "scenarios",
+]
+
+SEED = 29
+EXAMPLES = 25
+FAMILIES: Mapping[str, Family] = {
+    "chains": flow_middleware.chains,
+    "rounds": flow_loop.rounds,
+    "chunkings": flow_agent.chunkings,
+}
+ALIASES = {
+    "minagent": "minagent.conformance.flow_minagent:adapter",
+    "broken": "minagent.conformance.flow_broken:adapter",
+}
+
+
+def generated(seed: int = SEED, examples: int = EXAMPLES) -> list[Scenario]:
+    """``examples`` scenarios of each family, each drawn from its own seeded generator (CF-3)."""
+    import random
+
+    return [
+        family(RandomDraw(random.Random(f"{seed}:{name}:{i}")), f"{name}#{i}")
+        for name, family in FAMILIES.items()
+        for i in range(examples)
+    ]
+
+
+def scenarios(seed: int = SEED, examples: int = EXAMPLES) -> list[Scenario]:
+    """Every scenario of the kit: the fixed ones, then the generated ones."""
+    fixed = [*flow_middleware.scenarios(), *flow_loop.scenarios(), *flow_agent.scenarios()]
+    return [*fixed, *generated(seed, examples)]
+
+
+class AdapterError(Exception):
+    """``--adapter`` names nothing that can be loaded as an adapter."""
+
+
+def load_adapter(spec: str) -> FlowAdapter:
+    """``module:attribute`` (or an alias): an adapter, or a callable returning one."""
+    spec = ALIASES.get(spec, spec)
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise AdapterError(f"--adapter must be module:factory (or one of {', '.join(ALIASES)}), got {spec!r}")
+    try:
+        target: Any = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise AdapterError(f"cannot load {spec}: {type(exc).__name__}: {exc}") from exc
+    if isinstance(target, type) or (not isinstance(target, FlowAdapter) and callable(target)):
+        try:
+            target = target()
+        except Exception as exc:
+            raise AdapterError(f"{spec}() failed: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(target, FlowAdapter):
+        raise AdapterError(f"{spec} is not an adapter (name, features, expected, async run(world))")
+    return target
+
+
+@dataclass
+class Report:
+    """One run of the kit against one adapter (CF-6)."""
+
+    adapter: FlowAdapter
+    factory: str
+    seed: int
+    examples: int
+    runs: int
+    seconds: float
+    rules: dict[str, RuleVerdict]
+
+    @property
+    def unexpected(self) -> list[str]:
+        return [r for r, v in self.rules.items() if v.verdict == "differs" and r not in self.adapter.expected]
+
+    @property
+    def stale(self) -> list[str]:
+        """Differences the adapter expects that did not occur (among the rules run)."""
+        return [r for r in self.adapter.expected if r in self.rules and self.rules[r].verdict != "differs"]
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for v in self.rules.values() if v.verdict == verdict)
+
+    def to_json(self) -> dict[str, Any]:
+        notes: Mapping[str, str] = getattr(self.adapter, "notes", {}) or {}
+        return {
+            "kit": "minagent flow conformance",
+            "minagent": __version__,
+            "adapter": {
+                "name": self.adapter.name,
+                "factory": self.factory,
+                "features": sorted(self.adapter.features),
+                "missing": {f: notes.get(f, FEATURES[f]) for f in sorted(set(FEATURES) - self.adapter.features)},
+            },
+            "seed": self.seed,
+            "examples": self.examples,
+            "runs": self.runs,
+            "seconds": round(self.seconds, 3),
+            "summary": {
+                "holds": self.count("holds"),
+                "differs": self.count("differs"),
+                "not applicable": self.count("not applicable"),
+                "unexpected": len(self.unexpected),
+            },
+            "rules": [
+                {
+                    "rule": v.rule,
+                    "verdict": v.verdict,
+                    "checks": v.checks,
+                    "modes": sorted(v.modes),
+                    "observation": v.observation,
+                    "expected": v.expected,
+                    "reason": v.reason,
+                }
+                for v in self.rules.values()
+            ],
+            "unexpected": self.unexpected,
+            "stale": self.stale,
+        }
+
+    def to_markdown(self) -> str:
+        lines = [
+            f"# Flow conformance: {self.adapter.name}",
+            "",
+            f"minagent {__version__} kit; seed {self.seed}, {self.examples} examples per generated family; "
+            f"{self.runs} runs in {self.seconds:.2f} s.",
+            "",
+            f"**{self.count('holds')} hold, {self.count('differs')} differ ({len(self.unexpected)} unexpected), "
+            f"{self.count('not applicable')} not applicable.**",
+            "",
+            "| rule | verdict | checks | first differing observation, and why |",
+            "|---|---|---:|---|",
+        ]
+        for v in self.rules.values():
+            shown = "**differs (unexpected)**" if v.verdict == "differs" and not v.expected else v.verdict
+            lines.append(f"| {v.rule} | {shown} | {v.checks} | {_why(v)} |")
+        if self.stale:
+            lines += ["", f"Expected to differ but held: {', '.join(self.stale)}."]
+        return "\n".join(lines) + "\n"
+
+
+def _why(v: RuleVerdict) -> str:
+    if v.verdict == "not applicable":
+        return _cell(v.reason or "")
+    if v.observation is None:
+        return ""
+    o = v.observation
+    seen = f"expected {_short(o['expected'])}, observed {_short(o['observed'])}"
+    text = f"{o['scenario']} ({o['mode']}): {o['check']}: {seen}"
+    if o.get("note"):
+        text = f"{o['note']}: {text}"
+    if v.expected:
+        text += f". {v.expected}"
+    return _cell(text)
+
+
+def _short(value: Any, limit: int = 240) -> str:
+    text = render(value)
+    return f"`{text if len(text) <= limit else text[: limit - 3] + '...'}`"
+
+
+def render(value: Any) -> str:
+    """A neutral value, compactly: messages as ``role: item, item · role: ...``, the rest as JSON."""
+    if _is_messages(value):
+        return " · ".join(f"{m['role']}: {', '.join(_content(c) for c in m['contents'])}" for m in value) or "(none)"
+    if isinstance(value, list) and value and all(_is_messages(v) for v in value):
+        return " ; ".join(f"[{render(v)}]" for v in value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _is_messages(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(m, dict) and "role" in m and "contents" in m for m in value)
+
+
+def _content(c: Mapping[str, Any]) -> str:
+    kind = c.get("type")
+    if kind == "text":
+        return json.dumps(c.get("text"), ensure_ascii=False)
+    if kind == "function_call":
+        args = c.get("arguments") or ""
+        pending = " (user input)" if c.get("user_input_request") else ""
+        return f"call {c.get('call_id')} {c.get('name')}({json.dumps(args) if args else ''}){pending}"
+    if kind == "function_result":
+        flag = " (error)" if c.get("error") else ""
+        return f"{c.get('call_id')}→{json.dumps(c.get('result'), ensure_ascii=False)}{flag}"
+    if kind == "function_approval_request":
+        return f"approve? {c.get('call_id')} {c.get('name')}" + (f" [id {c['id']}]" if "id" in c else "")
+    if kind == "function_approval_response":
+        return f"{'approved' if c.get('approved') else 'rejected'} {c.get('id')}"
+    return str(kind)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+async def run_report(
+    adapter: FlowAdapter,
+    *,
+    factory: str = "",
+    patterns: Sequence[str] | None = None,
+    seed: int = SEED,
+    examples: int = EXAMPLES,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Report:
+    chosen = scenarios(seed, examples)
+    runs = sum(len(s.modes) for s in chosen if select(s.rules, patterns))
+    rules, seconds = await run_kit(adapter, chosen, patterns=patterns, progress=progress)
+    return Report(adapter, factory, seed, examples, runs, seconds, rules)
+
+
+def command(
+    adapter_spec: str,
+    *,
+    rules: str | None = None,
+    json_path: str | None = None,
+    seed: int = SEED,
+    examples: int = EXAMPLES,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """``python -m minagent conformance`` (rule 1)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        adapter = load_adapter(adapter_spec)
+    except AdapterError as exc:
+        print(f"error: {exc}", file=err)
+        return 2
+    patterns = [p.strip() for p in rules.split(",") if p.strip()] if rules else None
+    if patterns and not any(select(s.rules, patterns) for s in scenarios(seed, 1)):
+        print(f"error: no scenario checks a rule matching {rules!r}", file=err)
+        return 2
+    if examples < 0:
+        print("error: --examples must be >= 0", file=err)
+        return 2
+    progress = _progress(err) if err.isatty() else None
+    report = asyncio.run(
+        run_report(adapter, factory=adapter_spec, patterns=patterns, seed=seed, examples=examples, progress=progress)
+    )
+    if progress is not None:
+        print("\r\033[K", end="", file=err, flush=True)
+    out.write(report.to_markdown())
+    if json_path is not None:
+        Path(json_path).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+    return 1 if report.unexpected else 0
+
+
+def _progress(err: TextIO) -> Callable[[int, int, str], None]:
+    def show(done: int, total: int, label: str) -> None:
+        print(f"\r\033[K[{done}/{total}] {label[:70]}", end="", file=err, flush=True)
+
+    return show
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """``python -m minagent conformance ARGS`` (the command line hands the arguments over)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m minagent conformance", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--adapter", required=True, help="module:factory of the adapter (or: minagent, broken)")
+    parser.add_argument("--rules", default=None, help="comma-separated rule patterns, e.g. MW-*,LP-T*")
+    parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
+    parser.add_argument("--seed", type=int, default=SEED, help=f"seed of the generated scenarios (default {SEED})")
+    parser.add_argument("--examples", type=int, default=EXAMPLES, help=f"examples per family (default {EXAMPLES})")
+    args = parser.parse_args(argv)
+    return command(args.adapter, rules=args.rules, json_path=args.json, seed=args.seed, examples=args.examples, out=out)
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised through python -m minagent conformance
+    raise SystemExit(main())

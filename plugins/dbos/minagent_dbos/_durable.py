@@ -1,0 +1,422 @@
+"""`DurableAgent`: an agent's run as a DBOS workflow (spec/dbos.md DU-1, DU-2, DU-5, DU-6, DU-8,
+DU-9, DU-11 .. DU-14).
+
+Rules
+-----
+1. The workflow's inputs and result are data: messages, session and response as our own
+   ``to_dict`` data, options and keyword arguments as given (DBOS pickles them).
+2. The caller's session changes once, when the recorded result arrives (all or nothing, DU-13).
+3. Everything the workflow waits for from outside (approvals) is a DBOS message, so a replay
+   receives the same answers (DU-8, DU-11).
+
+Theory of operation
+-------------------
+``DurableAgent(agent, name=...)`` registers ``minagent.run:{name}`` (`_workflow`). The workflow
+restores the messages and the session, runs the agent with two innermost run-level middleware
+(`DurableChat`, `DurableTool`: every model call and tool call a step), and, while the run pauses
+for approvals, publishes the requests as an event, waits for the answer message and runs the
+agent again with the answers (LP-14). Streaming, it iterates the agent's stream and hands each
+update to the consumer registered for its workflow id in this process (`_CONSUMERS`, a
+thread-safe hand-off: a recovered workflow may run on DBOS's own event loop). The caller's side
+starts (or attaches to) the workflow and restores the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+from dbos import DBOS, DBOSClient, Queue, SetWorkflowID
+
+from minagent import (
+    AgentResponse,
+    AgentResponseUpdate,
+    AgentSession,
+    Content,
+    Message,
+    ResponseStream,
+    UsageDetails,
+    normalize_messages,
+)
+
+from ._steps import DurableChat, DurableTool, RunSteps, recorded
+
+__all__ = [
+    "APPROVALS_EVENT",
+    "APPROVAL_TOPIC",
+    "DurableAgent",
+    "approve",
+    "cancel",
+    "enqueue",
+    "pending_approvals",
+    "recover",
+    "result",
+    "workflow_name",
+]
+
+APPROVALS_EVENT = "minagent.approvals"
+APPROVAL_TOPIC = "minagent.approval"
+SESSION_STEP = "minagent.session"
+_WAIT_SLICE = 3600.0  # one recorded wait per hour of waiting for an approval
+_REFUSED = ("tools", "middleware", "inbox", "thread")
+_DONE = object()
+
+
+def workflow_name(name: str) -> str:
+    """The DBOS workflow of the `DurableAgent` called ``name`` (DU-1)."""
+    return f"minagent.run:{name}"
+
+
+class _Consumer:
+    """Where a workflow's updates go in this process: a queue on the consumer's event loop."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def push(self, item: Any) -> None:
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:  # pragma: no cover - workflows run on an event loop
+            here = None
+        if here is self.loop:
+            self.queue.put_nowait(item)
+        else:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+
+
+_CONSUMERS: dict[str, _Consumer] = {}
+
+
+def _restore(data: Mapping[str, Any], session: AgentSession | None) -> AgentResponse:
+    """The recorded result as a response; the caller's session takes the run's state (DU-13)."""
+    if session is not None and data.get("session") is not None:
+        state = AgentSession.from_dict(data["session"])
+        session.state.clear()
+        session.state.update(state.state)
+        session.service_session_id = state.service_session_id
+    return AgentResponse.from_dict(data["response"])
+
+
+def _combine(parts: list[AgentResponse]) -> AgentResponse:
+    """DU-11: the parts of a run around its approval pauses as one response."""
+    if len(parts) == 1:
+        return parts[0]
+    last = parts[-1]
+    usage: UsageDetails | None = None
+    for part in parts:
+        if part.usage_details is not None:
+            usage = part.usage_details if usage is None else usage + part.usage_details
+    return AgentResponse(
+        [m for part in parts for m in part.messages],
+        response_id=last.response_id,
+        agent_id=last.agent_id,
+        created_at=last.created_at,
+        finish_reason=last.finish_reason,
+        usage_details=usage,
+        additional_properties=dict(last.additional_properties),
+    )
+
+
+class DurableAgent:
+    """An agent whose runs are DBOS workflows (DU-1)."""
+
+    def __init__(
+        self,
+        agent: Any,
+        *,
+        name: str,
+        sessions: Any = None,
+        wait_for_approvals: bool = True,
+        approval_timeout: float | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"DurableAgent needs a non-empty name, got {name!r}")
+        if not callable(getattr(agent, "run", None)):
+            raise TypeError(f"DurableAgent wraps an agent with a run method, got {type(agent).__name__}")
+        if approval_timeout is not None and not approval_timeout > 0:
+            raise ValueError(f"approval_timeout must be a positive number of seconds, got {approval_timeout!r}")
+        self.agent = agent
+        self.name = name
+        self.sessions = sessions
+        self.wait_for_approvals = wait_for_approvals
+        self.approval_timeout = approval_timeout
+
+        async def workflow(request: dict[str, Any]) -> dict[str, Any]:
+            return await self._workflow(request)
+
+        workflow.__qualname__ = f"DurableAgent.{name}"
+        self._registered = DBOS.workflow(name=workflow_name(name))(workflow)
+
+    # -- the caller's side ------------------------------------------------------------------------
+
+    def run(
+        self,
+        messages: Any = None,
+        *,
+        stream: bool = False,
+        workflow_id: str | None = None,
+        session: AgentSession | None = None,
+        options: Mapping[str, Any] | None = None,
+        function_invocation_kwargs: Mapping[str, Any] | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """DU-2: an awaitable of the response, or with ``stream=True`` a `ResponseStream`."""
+        request = self._request(messages, stream, session, options, function_invocation_kwargs, client_kwargs, kwargs)
+        wid = workflow_id or str(uuid.uuid4())
+        if not stream:
+            return self._result(lambda: self._start(wid, request), session)
+        return self._relay(wid, session, lambda: self._start(wid, request))
+
+    def attach(
+        self, workflow_id: str, *, session: AgentSession | None = None
+    ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
+        """DU-9: the stream of a run that runs (or will be recovered) in this process. Its updates are
+        kept from this call on, so attaching before ``DBOS.launch()`` sees a recovered run whole."""
+        consumer = _CONSUMERS[workflow_id] = _Consumer()
+        return self._relay(workflow_id, session, lambda: DBOS.retrieve_workflow_async(workflow_id), consumer)
+
+    async def enqueue(
+        self,
+        queue: Queue,
+        messages: Any = None,
+        *,
+        workflow_id: str | None = None,
+        session: AgentSession | None = None,
+        options: Mapping[str, Any] | None = None,
+        function_invocation_kwargs: Mapping[str, Any] | None = None,
+        client_kwargs: Mapping[str, Any] | None = None,
+    ) -> str:
+        """DU-14: put a (non-streaming) run on ``queue``; its workflow id."""
+        request = self._request(messages, False, session, options, function_invocation_kwargs, client_kwargs, {})
+        wid = workflow_id or str(uuid.uuid4())
+        with SetWorkflowID(wid):
+            await queue.enqueue_async(self._registered, request)
+        return wid
+
+    def _request(
+        self,
+        messages: Any,
+        stream: bool,
+        session: AgentSession | None,
+        options: Mapping[str, Any] | None,
+        function_invocation_kwargs: Mapping[str, Any] | None,
+        client_kwargs: Mapping[str, Any] | None,
+        kwargs: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        refused = [k for k in kwargs if k in _REFUSED]
+        if refused:
+            raise TypeError(
+                f"DurableAgent.run() takes no {refused[0]}=: a durable run's inputs are recorded, so tools and "
+                "middleware belong to the agent, and the session is given as session="
+            )
+        if kwargs:
+            raise TypeError(f"DurableAgent.run() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+        if session is not None and not isinstance(session, AgentSession):
+            raise TypeError(f"session must be an AgentSession, got {type(session).__name__}")
+        if options is not None and "tools" in options:
+            raise TypeError("a durable run takes no options['tools']: give the tools to the agent")
+        return {
+            "messages": [m.to_dict() for m in normalize_messages(messages)],
+            "stream": bool(stream),
+            "session": session.to_dict() if session is not None else None,
+            "options": dict(options) if options else {},
+            "function_invocation_kwargs": dict(function_invocation_kwargs or {}),
+            "client_kwargs": dict(client_kwargs or {}),
+            "agent_id": getattr(self.agent, "id", None),
+        }
+
+    async def _start(self, workflow_id: str, request: dict[str, Any]) -> Any:
+        with SetWorkflowID(workflow_id):
+            return await DBOS.start_workflow_async(self._registered, request)
+
+    async def _result(self, start: Callable[[], Awaitable[Any]], session: AgentSession | None) -> AgentResponse:
+        handle = await start()
+        return _restore(await handle.get_result(), session)
+
+    def _relay(
+        self,
+        workflow_id: str,
+        session: AgentSession | None,
+        start: Callable[[], Awaitable[Any]],
+        attached: _Consumer | None = None,
+    ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
+        final: list[AgentResponse] = []
+
+        async def source() -> AsyncIterator[AgentResponseUpdate]:
+            consumer = attached if attached is not None else _Consumer()
+            _CONSUMERS[workflow_id] = consumer
+            waiting: asyncio.Future[Any] | None = None
+            try:
+                handle = await start()
+                waiting = asyncio.ensure_future(handle.get_result())
+                waiting.add_done_callback(lambda _f: consumer.queue.put_nowait(_DONE))
+                while (item := await consumer.queue.get()) is not _DONE:
+                    yield item
+                data = waiting.result()
+            finally:
+                if _CONSUMERS.get(workflow_id) is consumer:
+                    del _CONSUMERS[workflow_id]
+                if waiting is not None and not waiting.done():
+                    waiting.cancel()
+                    await asyncio.gather(waiting, return_exceptions=True)
+            final.append(_restore(data, session))
+
+        return ResponseStream(source(), finalizer=lambda _updates: final[0])
+
+    # -- the workflow -----------------------------------------------------------------------------
+
+    async def _workflow(self, request: dict[str, Any]) -> dict[str, Any]:
+        workflow_id = DBOS.workflow_id or ""
+        steps = RunSteps(workflow_id)
+        messages = [Message.from_dict(m) for m in request["messages"]]
+        given = request["session"]
+        session = AgentSession.from_dict(given) if given is not None else None
+        run_session = session
+        if run_session is None and getattr(self.agent, "context_providers", None):
+            run_session = AgentSession(session_id=await recorded(lambda: str(uuid.uuid4())))  # DU-8
+        parts: list[AgentResponse] = []
+        while True:
+            response = await self._once(messages, run_session, steps, request)
+            parts.append(response)
+            pending = [c for c in response.user_input_requests if c.type == "function_approval_request"]
+            if not pending or not self.wait_for_approvals:
+                break
+            answers = await self._answers(pending)
+            reply = Message("user", [c.to_function_approval_response(answers.get(c.id or "") is True) for c in pending])
+            messages = [reply] if run_session is not None else [*messages, *response.messages, reply]
+        final = _combine(parts)
+        if session is not None and self.sessions is not None:  # DU-13: replaced whole, so once
+            stored = session
+
+            async def store() -> None:
+                await self.sessions.set(stored.session_id, stored)
+
+            await DBOS.run_step_async({"name": SESSION_STEP}, store)
+        return {"response": final.to_dict(), "session": session.to_dict() if session is not None else None}
+
+    async def _once(
+        self, messages: list[Message], session: AgentSession | None, steps: RunSteps, request: dict[str, Any]
+    ) -> AgentResponse:
+        agent_id = request["agent_id"]
+        if agent_id is None:  # enqueued by a client: the first executor's agent id, recorded (DU-8)
+            request["agent_id"] = agent_id = await recorded(lambda: getattr(self.agent, "id", None))
+        run = self.agent.run(
+            messages,
+            stream=request["stream"],
+            session=session,
+            options=request["options"] or None,
+            middleware=[DurableChat(steps), DurableTool(steps)],
+            function_invocation_kwargs=request["function_invocation_kwargs"] or None,
+            client_kwargs=request["client_kwargs"] or None,
+        )
+        if not request["stream"]:
+            response: AgentResponse = await run
+        else:
+            async for update in run:
+                if agent_id is not None:
+                    update.agent_id = agent_id
+                consumer = _CONSUMERS.get(steps.workflow_id)
+                if consumer is not None:
+                    consumer.push(update)
+            response = await run.get_final_response()
+        if agent_id is not None:
+            response.agent_id = agent_id  # DU-8: the id of the agent that started the run
+        return response
+
+    async def _answers(self, pending: list[Content]) -> dict[str, bool]:
+        """DU-11: publish the requests, wait for the answer message (a recorded receive)."""
+        await DBOS.set_event_async(APPROVALS_EVENT, [c.to_dict() for c in pending])
+        left = self.approval_timeout
+        answers: dict[str, bool] = {}
+        while left is None or left > 0:
+            wait = _WAIT_SLICE if left is None else min(left, _WAIT_SLICE)
+            message = await DBOS.recv_async(APPROVAL_TOPIC, timeout_seconds=wait)
+            if isinstance(message, dict) and isinstance(message.get("approvals"), dict):
+                answers = {str(k): v is True for k, v in message["approvals"].items()}
+                break
+            if message is None and left is not None:
+                left -= wait
+        await DBOS.set_event_async(APPROVALS_EVENT, [])
+        return answers
+
+
+# -- from any process -----------------------------------------------------------------------------
+
+
+async def approve(workflow_id: str, approvals: Mapping[str, bool], *, client: DBOSClient | None = None) -> None:
+    """DU-11: answer a run's approval requests, by call id (a call not named is rejected)."""
+    message = {"approvals": {str(k): v is True for k, v in approvals.items()}}
+    if client is None:
+        await DBOS.send_async(workflow_id, message, APPROVAL_TOPIC)
+    else:
+        await client.send_async(workflow_id, message, APPROVAL_TOPIC)
+
+
+async def pending_approvals(
+    workflow_id: str, *, client: DBOSClient | None = None, wait_seconds: float = 60.0
+) -> list[Content]:
+    """DU-11: the approval requests a run waits for (empty when none, or none within ``wait_seconds``)."""
+    if client is None:
+        data = await DBOS.get_event_async(workflow_id, APPROVALS_EVENT, wait_seconds)
+    else:
+        data = await client.get_event_async(workflow_id, APPROVALS_EVENT, wait_seconds)
+    return [Content.from_dict(item) for item in data or []]
+
+
+async def cancel(workflow_id: str, *, client: DBOSClient | None = None) -> None:
+    """DU-12: cancel a run, and wake it if it waits for an approval."""
+    wake = {"cancelled": True}
+    if client is None:
+        await DBOS.cancel_workflow_async(workflow_id)
+        await DBOS.send_async(workflow_id, wake, APPROVAL_TOPIC)
+    else:
+        await client.cancel_workflow_async(workflow_id)
+        await client.send_async(workflow_id, wake, APPROVAL_TOPIC)
+
+
+async def result(
+    workflow_id: str, *, session: AgentSession | None = None, client: DBOSClient | None = None
+) -> AgentResponse:
+    """DU-14: wait for a run's response (and give ``session`` its state, DU-13)."""
+    if client is None:
+        handle: Any = await DBOS.retrieve_workflow_async(workflow_id)
+    else:
+        handle = await client.retrieve_workflow_async(workflow_id)
+    return _restore(await handle.get_result(), session)
+
+
+async def enqueue(
+    client: DBOSClient,
+    name: str,
+    queue_name: str,
+    messages: Any = None,
+    *,
+    workflow_id: str | None = None,
+    session: AgentSession | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> str:
+    """DU-14: put a run of the `DurableAgent` called ``name`` on a queue from a process with a client."""
+    wid = workflow_id or str(uuid.uuid4())
+    request = {
+        "messages": [m.to_dict() for m in normalize_messages(messages)],
+        "stream": False,
+        "session": session.to_dict() if session is not None else None,
+        "options": dict(options) if options else {},
+        "function_invocation_kwargs": {},
+        "client_kwargs": {},
+        "agent_id": None,
+    }
+    await client.enqueue_async(
+        {"queue_name": queue_name, "workflow_name": workflow_name(name), "workflow_id": wid}, request
+    )
+    return wid
+
+
+async def recover(executor_ids: list[str]) -> list[str]:
+    """DU-14: run the pending runs of these (dead) executors in this process; their workflow ids."""
+    handles = await asyncio.to_thread(DBOS._recover_pending_workflows, executor_ids)
+    return [h.get_workflow_id() for h in handles]
