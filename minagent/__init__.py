@@ -105,104 +105,23 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = [
-    "FORMAT_VERSION",
-    "Agent",
-    "AgentContext",
-    "AgentMiddleware",
-    "AgentResponse",
-    "AgentResponseUpdate",
-    "AgentSession",
-    "AgentThread",
-    "ArgumentConversionError",
-    "ArgumentLimits",
-    "AuthenticationError",
-    "BadRequestError",
-    "BaseAgent",
-    "BaseChatClient",
-    "CallNext",
-    "CategorizedMiddleware",
-    "ChatContext",
-    "ChatMiddleware",
-    "ChatOptions",
-    "ChatResponse",
-    "ChatResponseUpdate",
-    "Content",
-    "ContentError",
-    "Context",
-    "ContextProvider",
-    "FileHistoryProvider",
-    "FileSessionStore",
-    "FunctionInvocationConfiguration",
-    "FunctionInvocationContext",
-    "FunctionMiddleware",
-    "FunctionTool",
-    "HistoryProvider",
-    "InMemoryHistoryProvider",
-    "Inbox",
-    "MCPConnectionError",
-    "MCPError",
-    "MCPProtocolError",
-    "MCPRequestError",
-    "MCPServer",
-    "MCPStdioTool",
-    "MCPTimeoutError",
-    "MCPTool",
-    "MCPToolError",
-    "Message",
-    "MessageInput",
-    "MiddlewareException",
-    "MiddlewareTermination",
-    "MinagentError",
-    "NotFoundError",
-    "PluginNotFoundError",
-    "ProviderConnectionError",
-    "ProviderError",
-    "ProviderTimeoutError",
-    "RateLimitError",
-    "RawAgent",
-    "ResponseFormat",
-    "ResponseStream",
-    "Role",
-    "RunTrace",
-    "SQLiteHistoryProvider",
-    "SQLiteSessionStore",
-    "SerializationError",
-    "ServerError",
-    "SessionBusyError",
-    "SessionContext",
-    "SessionStore",
-    "Span",
-    "StreamError",
-    "StreamInterruptedError",
-    "StructuredOutputDecodeError",
-    "StructuredOutputError",
-    "StructuredOutputValidationError",
-    "SupportsAgentRun",
-    "SupportsChatGetResponse",
-    "ToolError",
-    "ToolProtocol",
-    "Tracer",
-    "UnknownToolError",
-    "UsageDetails",
-    "UserInputRequiredError",
-    "ValidationIssue",
-    "__version__",
-    "agent_middleware",
-    "argument_limits",
-    "categorize_middleware",
-    "chat_middleware",
-    "current_span",
-    "function_middleware",
-    "get_client",
-    "get_tracer",
-    "is_valid_history",
-    "merge_options",
-    "normalize_messages",
-    "register_state_type",
-    "render_mermaid",
-    "repair_history",
-    "set_argument_limits",
-    "set_tracer",
-    "tool",
-]
+# the public names, sorted (PK-7)
+__all__ = ["FORMAT_VERSION", "Agent", "AgentContext", "AgentMiddleware", "AgentResponse", "AgentResponseUpdate"]
+__all__ += ["AgentSession", "AgentThread", "ArgumentConversionError", "ArgumentLimits", "AuthenticationError"]
+__all__ += ["BadRequestError", "BaseAgent", "BaseChatClient", "CallNext", "CategorizedMiddleware", "ChatContext"]
+__all__ += ["ChatMiddleware", "ChatOptions", "ChatResponse", "ChatResponseUpdate", "Content", "ContentError", "Context"]
+__all__ += ["ContextProvider", "FileHistoryProvider", "FileSessionStore", "FunctionInvocationConfiguration"]
+__all__ += ["FunctionInvocationContext", "FunctionMiddleware", "FunctionTool", "HistoryProvider"]
+__all__ += ["InMemoryHistoryProvider", "Inbox", "MCPConnectionError", "MCPError", "MCPProtocolError", "MCPRequestError"]
+__all__ += ["MCPServer", "MCPStdioTool", "MCPTimeoutError", "MCPTool", "MCPToolError", "Message", "MessageInput"]
+__all__ += ["MiddlewareException", "MiddlewareTermination", "MinagentError", "NotFoundError", "PluginNotFoundError"]
+__all__ += ["ProviderConnectionError", "ProviderError", "ProviderTimeoutError", "RateLimitError", "RawAgent"]
+__all__ += ["ResponseFormat", "ResponseStream", "Role", "RunTrace", "SQLiteHistoryProvider", "SQLiteSessionStore"]
+__all__ += ["SerializationError", "ServerError", "SessionBusyError", "SessionContext", "SessionStore", "Span"]
+__all__ += ["StreamError", "StreamInterruptedError", "StructuredOutputDecodeError", "StructuredOutputError"]
+__all__ += ["StructuredOutputValidationError", "SupportsAgentRun", "SupportsChatGetResponse", "ToolError"]
+__all__ += ["ToolProtocol", "Tracer", "UnknownToolError", "UsageDetails", "UserInputRequiredError", "ValidationIssue"]
+__all__ += ["__version__", "agent_middleware", "argument_limits", "categorize_middleware", "chat_middleware"]
+__all__ += ["current_span", "function_middleware", "get_client", "get_tracer", "is_valid_history", "merge_options"]
+__all__ += ["normalize_messages", "register_state_type", "render_mermaid", "repair_history", "set_argument_limits"]
+__all__ += ["set_tracer", "tool"]

@@ -62,19 +62,6 @@ class Batch(NamedTuple):
 class CallRunner:
     """Runs the tool calls of one request (see the module docstring)."""
 
-    __slots__ = (
-        "config",
-        "debug",
-        "function_kwargs",
-        "function_middleware",
-        "invoke",
-        "live",
-        "observer",
-        "session",
-        "surfaced",
-        "tools",
-    )
-
     def __init__(
         self,
         tools: Mapping[str, Any],

@@ -24,16 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, NotRequired, Required, Union
 
 from ._exceptions import MinagentError
-from ._schema import (
-    MAPPING_TYPES,
-    SEQUENCE_TYPES,
-    SET_TYPES,
-    SchemaBuilder,
-    date_format,
-    format_parser,
-    names_context,
-    parameters_of,
-)
+from ._schema import MAPPING_TYPES, SEQUENCE_TYPES, SET_TYPES, SchemaBuilder, date_format, format_parser, names_context
 
 __all__ = [
     "ArgumentConversionError",
@@ -75,7 +66,7 @@ class ArgumentConverter:
         globalns = getattr(target, "__globals__", {})
         self.converters: dict[str, Converter] = {}
         self.exact: dict[str, type] = {}  # a parameter annotated int, float, bool or str: that type
-        for param in parameters_of(func):
+        for param in SchemaBuilder.parameters_of(func):
             if param.name == context_parameter or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 continue
             if names_context(param.annotation, frozenset({"FunctionInvocationContext"})):

@@ -23,9 +23,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from . import _observe
 from ._calls import CallRunner
@@ -42,18 +42,6 @@ from ._types import Content, Message, _message
 from ._wire import UsageDetails, add_usage
 
 __all__ = ["LIMIT_FALLBACK_TEXT", "NEXT_STEP", "PENDING_KEY", "Inbox", "Outcome", "Step", "ToolLoop", "call_model"]
-
-
-class Provider(Protocol):
-    """What the loop calls: a client's provider methods (`BaseChatClient` has them)."""
-
-    async def _inner_get_response(
-        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
-    ) -> ChatResponse: ...
-
-    def _inner_get_streaming_response(
-        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
-    ) -> AsyncIterable[ChatResponseUpdate]: ...
 
 
 logger = logging.getLogger("minagent.client")  # the logger of the client and its loop (OB-15)
@@ -124,7 +112,7 @@ class ToolLoop:
 
     def __init__(
         self,
-        client: Provider,
+        client: Any,  # a client's provider hooks: _inner_get_response, _inner_get_streaming_response
         messages: Sequence[Message],
         options: dict[str, Any],
         *,
@@ -438,7 +426,7 @@ STEPS: dict[Step, Callable[[ToolLoop], Awaitable[tuple[list[ChatResponseUpdate],
 
 
 def call_model(
-    client: Provider, messages: list[Message], options: dict[str, Any], kwargs: dict[str, Any], stream: bool
+    client: Any, messages: list[Message], options: dict[str, Any], kwargs: dict[str, Any], stream: bool
 ) -> Any:
     """The model-call leaf, the one place the provider is called: an awaitable `ChatResponse`, or
     when streaming a `ResponseStream` that folds the provider's updates as they pass (ST-14)."""

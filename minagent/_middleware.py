@@ -90,9 +90,7 @@ class _Context:
         shown = ", ".join(f"{name}={_shown(self, name)!r:.80}" for name in self._FIELDS)
         return f"{type(self).__name__}({shown})"
 
-    terminate = False
-    """MW-12: upstream's flag, the other way to stop: once set, ``call_next()`` runs nothing further,
-    and a function pipeline then ends the loop as `MiddlewareTermination` does (MW-8)."""
+    terminate = False  # MW-12: upstream's flag; once set, call_next() runs nothing more
 
 
 _KWARG_FIELDS = frozenset({"kwargs", "function_invocation_kwargs", "client_kwargs"})

@@ -36,7 +36,6 @@ __all__ = [
     "format_parser",
     "function_schema",
     "names_context",
-    "parameters_of",
     "secret_parameters",
 ]
 
@@ -99,7 +98,7 @@ def function_schema(
     properties: dict[str, JsonSchema] = {}
     required: list[str] = []
     context: str | None = None
-    for param in parameters_of(func):
+    for param in SchemaBuilder.parameters_of(func):
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):  # SC-4
             continue
         builder.param = param.name
@@ -107,10 +106,9 @@ def function_schema(
             builder.fail("a positional-only parameter cannot receive a tool argument by name")
         if names_context(param.annotation, context_type_names):  # SC-5
             if context is not None:  # SC-5: a ValueError, as upstream's (and the TypeError it was)
+                first = f"a second context parameter {param.name!r} (the first is {context!r})"
                 raise TwoContextsError(
-                    f"function {builder.func_name!r} has multiple FunctionInvocationContext parameters: "
-                    f"a second context parameter {param.name!r} "
-                    f"(the first is {context!r})"
+                    f"function {builder.func_name!r} has multiple FunctionInvocationContext parameters: {first}"
                 )
             context = param.name
             continue
@@ -130,14 +128,6 @@ def function_schema(
 
 class TwoContextsError(ValueError, TypeError):
     """SC-5: a function with two context parameters."""
-
-
-def parameters_of(func: Callable[..., Any]) -> list[inspect.Parameter]:
-    """The parameters of ``func`` that arguments fill: a method's leading ``self``/``cls`` is not one (TL-15)."""
-    params = list(inspect.signature(func).parameters.values())
-    if params and params[0].name in ("self", "cls") and not inspect.ismethod(func):
-        return params[1:]
-    return params
 
 
 def names_context(annotation: object, names: frozenset[str]) -> bool:
@@ -221,6 +211,14 @@ def _type_name(tp: object) -> str:
 
 class SchemaBuilder:
     """Turns the type hints of one function into schemas, collecting its ``$defs`` (SC-17)."""
+
+    @staticmethod
+    def parameters_of(func: Callable[..., Any]) -> list[inspect.Parameter]:
+        """The parameters of ``func`` that arguments fill: a method's leading ``self``/``cls`` is not one (TL-15)."""
+        params = list(inspect.signature(func).parameters.values())
+        if params and params[0].name in ("self", "cls") and not inspect.ismethod(func):
+            return params[1:]
+        return params
 
     def __init__(self, func_name: str) -> None:
         self.func_name = func_name

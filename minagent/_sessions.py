@@ -33,8 +33,7 @@ from __future__ import annotations
 import copy
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ._exceptions import MiddlewareException, MinagentError, SerializationError
@@ -51,7 +50,6 @@ __all__ = [
     "InMemoryHistoryProvider",
     "SessionBusyError",
     "SessionContext",
-    "StateType",
     "check_session_id",
     "decode_state",
     "encode_state",
@@ -74,19 +72,10 @@ class SessionBusyError(MinagentError, RuntimeError):
 # -- state as JSON ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class StateType:
-    """A class registered to live in session state (SE-2): ``minagent.register_state_type`` fills
-    `STATE_TYPES_BY_ID` and `STATE_TYPES_BY_CLASS`, which `encode_state` and `decode_state` read."""
-
-    cls: type[Any]
-    type_id: str
-    encoder: Callable[[Any], Mapping[str, Any]]
-    decoder: Callable[[Mapping[str, Any]], Any]
-
-
-STATE_TYPES_BY_ID: dict[str, StateType] = {}
-STATE_TYPES_BY_CLASS: dict[type[Any], StateType] = {}
+# SE-2: the classes registered to live in session state, by type id and by class: each entry's
+# ``encode(value, path, encode_state)`` / ``decode(data, path, decode_state)`` (minagent.upstream.state)
+STATE_TYPES_BY_ID: dict[str, Any] = {}
+STATE_TYPES_BY_CLASS: dict[type[Any], Any] = {}
 
 
 def encode_state(value: Any, path: str = "state") -> Any:
@@ -109,12 +98,7 @@ def _encode(value: Any, path: str) -> Any:
         return copy.deepcopy(value.to_dict())
     registered = STATE_TYPES_BY_CLASS.get(type(value))
     if registered is not None:
-        payload = registered.encoder(value)
-        if not isinstance(payload, Mapping):
-            raise SerializationError(path, f"the encoder of {registered.cls.__name__} returned no dict")
-        out_payload = {k: _encode(v, f"{path}.{k}") for k, v in payload.items() if k != "type"}
-        out_payload["type"] = registered.type_id
-        return out_payload
+        return registered.encode(value, path, _encode)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -146,12 +130,7 @@ def _decode(value: Any, path: str) -> Any:
         kind = value.get("type")
         registered = STATE_TYPES_BY_ID.get(kind) if isinstance(kind, str) else None
         if registered is not None:
-            try:
-                return registered.decoder({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
-            except SerializationError:
-                raise
-            except Exception as exc:
-                raise SerializationError(path, f"{registered.cls.__name__} could not be restored: {exc}") from exc
+            return registered.decode(value, path, _decode)
         return {key: _decode(item, f"{path}.{key}") for key, item in value.items()}
     if isinstance(value, list):
         return [_decode(item, f"{path}[{i}]") for i, item in enumerate(value)]

@@ -44,16 +44,7 @@ import asyncio
 import collections
 import inspect
 import logging
-from collections.abc import (
-    AsyncGenerator,
-    AsyncIterable,
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Generator,
-    Iterable,
-    Sequence,
-)
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
 from typing import Any, Generic, TypeVar, cast
 
 from ._exceptions import StreamError
@@ -172,10 +163,10 @@ class ResponseStream(Generic[TUpdate, TFinal]):
 
     def flat_map(
         self,
-        transform: Callable[[TUpdate], Iterable[TOuter] | Awaitable[Iterable[TOuter]]],
+        transform: Callable[[TUpdate], Any],
         finalizer: Callable[[Sequence[TOuter]], TOuterFinal | Awaitable[TOuterFinal]],
     ) -> ResponseStream[TOuter, TOuterFinal]:
-        """`map` where each update becomes zero or more updates (ST-17)."""
+        """`map` where each update becomes zero or more updates (an iterable, or an awaitable of one, ST-17)."""
 
         async def expanded() -> AsyncIterator[TOuter]:
             async for update in self:

@@ -8,7 +8,6 @@ reject, so a bad document says where it is bad.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -25,12 +24,11 @@ class _Json:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         """TY-17: a deep copy that keeps ``raw_representation`` (the provider's object) by reference."""
-        new = copy.copy(self)
+        new: Any = copy.copy(self)
         memo[id(self)] = new
-        if isinstance(new, dict) and isinstance(self, dict):
+        if isinstance(self, dict):
             new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
-        names: list[str] = [f.name for f in dataclasses.fields(self)] if dataclasses.is_dataclass(self) else []
-        for name in names:
+        for name in getattr(self, "__dataclass_fields__", ()):
             if name != "raw_representation":
                 setattr(new, name, copy.deepcopy(getattr(self, name), memo))
         return new

@@ -7,11 +7,42 @@ decoder; the core's `encode_state` / `decode_state` read the registry this funct
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from minagent._sessions import STATE_TYPES_BY_CLASS, STATE_TYPES_BY_ID, StateType
+from minagent import SerializationError
+from minagent._sessions import STATE_TYPES_BY_CLASS, STATE_TYPES_BY_ID
 
-__all__ = ["register_state_type"]
+__all__ = ["StateType", "register_state_type"]
+
+Recurse = Callable[[Any, str], Any]  # the core's encoder (or decoder) of the values inside
+
+
+@dataclass(frozen=True)
+class StateType:
+    """A class registered to live in session state (SE-2): an entry of the core's registries, which
+    `encode_state` and `decode_state` call for its instances and its dicts."""
+
+    cls: type[Any]
+    type_id: str
+    encoder: Callable[[Any], Mapping[str, Any]]
+    decoder: Callable[[Mapping[str, Any]], Any]
+
+    def encode(self, value: Any, path: str, encode: Recurse) -> dict[str, Any]:
+        payload = self.encoder(value)
+        if not isinstance(payload, Mapping):
+            raise SerializationError(path, f"the encoder of {self.cls.__name__} returned no dict")
+        out = {k: encode(v, f"{path}.{k}") for k, v in payload.items() if k != "type"}
+        out["type"] = self.type_id
+        return out
+
+    def decode(self, data: Mapping[str, Any], path: str, decode: Recurse) -> Any:
+        try:
+            return self.decoder({k: decode(v, f"{path}.{k}") for k, v in data.items()})
+        except SerializationError:
+            raise
+        except Exception as exc:
+            raise SerializationError(path, f"{self.cls.__name__} could not be restored: {exc}") from exc
 
 
 def register_state_type(
