@@ -179,7 +179,7 @@ class BaseAgent:
         propagate_session: bool = False,
     ) -> FunctionTool:
         """This agent as a tool with one required string parameter (AG-8); with ``propagate_session``
-        its run shares the calling run's session state, under a session of its own (AG-14)."""
+        its run shares the calling run's session state, under a session of its own (AG-16)."""
         from .delegation import agent_tool  # the seam (spec/decisions.md)
 
         return agent_tool(

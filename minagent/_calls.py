@@ -72,7 +72,7 @@ class CallRunner:
         session: Any = None,
     ) -> None:
         self.tools = tools
-        self.live = live  # LP-30: the run's tool list, which a tool may change through its context
+        self.live = live  # LP-33: the run's tool list, which a tool may change through its context
         self.session = session  # the agent run's session, FunctionInvocationContext.session (LP-25)
         self.config = config
         self.function_middleware = function_middleware

@@ -152,7 +152,7 @@ class ToolLoop:
         if toolset:
             options["tools"] = toolset
         found = tool_map(toolset, config.additional_tools) if toolset or config.additional_tools else {}
-        self.live_tools = list(toolset)  # LP-30: what a tool's add_tools / remove_tools change
+        self.live_tools = list(toolset)  # LP-33: what a tool's add_tools / remove_tools change
         self.runner = CallRunner(found, config, function_middleware, function_kwargs, self.live_tools, session)
         self.approval_names = toolset.approval_names  # LP-13: the tools whose calls wait for approval
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
@@ -409,7 +409,7 @@ class ToolLoop:
         return updates, classify_batch(terminated=terminated, pending=bool(pending), forced=forced, limited=limited)
 
     def _retool(self) -> None:
-        """LP-30: a tool changed the run's tools; the next model call and batch use the new list."""
+        """LP-33: a tool changed the run's tools; the next model call and batch use the new list."""
         toolset = ToolSet.of(self.live_tools)
         self.options["tools"] = toolset
         self.runner.tools = tool_map(toolset, self.config.additional_tools)

@@ -286,20 +286,20 @@ class FunctionInvocationContext(_Context):
         self.result = result
         self.kwargs = kwargs if kwargs is not None else {}
         self.terminated = terminated
-        self.tools = tools  # LP-30: the run's live tool list, which the next model call is given
+        self.tools = tools  # LP-33: the run's live tool list, which the next model call is given
         self.session = session
 
     def empty_result(self) -> Any:
         return None
 
     def add_tools(self, tools: Any) -> None:
-        """LP-30: tools (or functions) for the rest of the run, from the next model call on."""
+        """LP-33: tools (or functions) for the rest of the run, from the next model call on."""
         from .upstream.tools import add_tools  # the seam to progressive tools (spec/decisions.md)
 
         add_tools(self, tools)
 
     def remove_tools(self, tools: Any) -> None:
-        """LP-30: take tools out of the run from the next model call on (by name, tool or function)."""
+        """LP-33: take tools out of the run from the next model call on (by name, tool or function)."""
         from .upstream.tools import remove_tools
 
         remove_tools(self, tools)

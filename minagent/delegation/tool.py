@@ -1,4 +1,4 @@
-"""An agent as a tool (spec/agent.md AG-8, AG-14).
+"""An agent as a tool (spec/agent.md AG-8, AG-16).
 
 `agent_tool` is `BaseAgent.as_tool`: a `FunctionTool` with one required string parameter that runs
 the agent once, streaming, passes every update to the caller's callback, and answers with the final
@@ -40,7 +40,7 @@ def agent_tool(
     propagate_session: bool,
 ) -> FunctionTool:
     """AG-8: ``agent`` as a tool; with ``propagate_session`` its run shares the calling run's session
-    state, under a session of its own (AG-14)."""
+    state, under a session of its own (AG-16)."""
     tool_name = name or sanitize_tool_name(agent.name)
     parameters = {
         "type": "object",
@@ -58,7 +58,7 @@ def agent_tool(
         outer = dict(ctx.kwargs) if ctx is not None else {}
         kwargs: dict[str, Any] = {"function_invocation_kwargs": outer} if outer else {}  # AG-8
         if propagate_session and ctx is not None and ctx.session is not None:
-            kwargs["session"] = child = AgentSession(session_id=ctx.session.session_id)  # AG-14
+            kwargs["session"] = child = AgentSession(session_id=ctx.session.session_id)  # AG-16
             child.state = ctx.session.state
             child._claim_key = f"{child.session_id}#{tool_name}#{os.urandom(4).hex()}"
         final = await _consume(agent.run(arguments[arg_name], stream=True, **kwargs), stream_callback)

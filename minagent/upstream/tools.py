@@ -1,5 +1,5 @@
 """Progressive tool exposure and direct-invocation checks, upstream's tool API on minagent's
-(spec/loop.md LP-30, spec/tools.md TL-14).
+(spec/loop.md LP-33, spec/tools.md TL-14).
 
 `add_tools` / `remove_tools` are `FunctionInvocationContext.add_tools` / ``remove_tools``: they
 change the run's live tool list (``context.tools``), which the loop reads after the batch, so the
@@ -30,7 +30,7 @@ __all__ = [
 
 
 def add_tools(context: FunctionInvocationContext, tools: Any) -> None:
-    """LP-30: the same tool again is nothing new; another tool with a name already there is a
+    """LP-33: the same tool again is nothing new; another tool with a name already there is a
     `ValueError`, and then none of ``tools`` is added."""
     live = _live(context, "add")
     names = {tool_name(t): t for t in live}
@@ -46,7 +46,7 @@ def add_tools(context: FunctionInvocationContext, tools: Any) -> None:
 
 
 def remove_tools(context: FunctionInvocationContext, tools: Any) -> None:
-    """LP-30: by name, tool or function; a name that is not there is ignored."""
+    """LP-33: by name, tool or function; a name that is not there is ignored."""
     items = [tools] if isinstance(tools, str) or not isinstance(tools, list | tuple) else tools
     gone = {i if isinstance(i, str) else tool_name(i) or getattr(i, "__name__", None) for i in items}
     live = _live(context, "remove")
