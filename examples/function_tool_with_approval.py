@@ -16,13 +16,13 @@ FILES = {"notes.txt": 120, "draft.docx": 5400, "old_backup.zip": 880000}
 
 
 @tool
-def list_files() -> str:
+async def list_files() -> str:
     """List the files in the user's folder."""
     return ", ".join(FILES)
 
 
 @tool(approval_mode="always_require")
-def delete_file(name: str) -> str:
+async def delete_file(name: str) -> str:
     """Delete a file (asks the user first)."""
     FILES.pop(name)
     return f"{name} deleted"

@@ -139,7 +139,7 @@ def test_readme_install_in_a_fresh_venv_from_a_clone(tmp_path: Path) -> None:
     assert "minagent" not in installed
     assert set(_own()) <= set(installed)
     plugins = ["minagent_http", "minagent_openai", "minagent_anthropic", "minagent_ollama"]
-    plugins += ["minagent_mcp_http", "minagent_redis", "minagent_otel"]
+    plugins += ["minagent_mcp_http", "minagent_redis", "minagent_otel", "minagent_dbos"]
     script = f"import minagent, {', '.join(plugins)}; print(minagent.__file__); print(minagent.get_client)"
     for where in (tmp_path, tmp_path / "elsewhere"):
         where.mkdir(exist_ok=True)

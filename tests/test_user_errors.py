@@ -184,7 +184,7 @@ def test_a_nested_middleware_list_says_so() -> None:
         Agent(ScriptedChatClient(["hi"])).run([3])  # type: ignore[list-item]
 
 
-RULE_ID = re.compile(r"\b(?:AG|AN|HI|HK|LP|MCP|ML|MW|OA|OB|OL|OR|PK|PV|RD|SC|SE|SO|ST|TH|TL|TY)-\d+\b")
+RULE_ID = re.compile(r"\b(?:AG|AN|CF|DU|EX|HI|HK|LP|MCP|ML|MW|OA|OB|OL|OR|PK|PV|RD|SC|SE|SO|ST|TH|TL|TY)-\d+\b")
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:
