@@ -45,12 +45,15 @@ import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard
 
 from .._exceptions import MinagentError
 
 __all__ = [
     "LATEST_PROTOCOL_VERSION",
+    "MAX_MESSAGE_BYTES",
+    "MAX_PEER_REQUESTS",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "MCPConnectionError",
     "MCPError",
@@ -58,6 +61,7 @@ __all__ = [
     "MCPRequestError",
     "MCPTimeoutError",
     "MCPToolError",
+    "RequestFailed",
     "Session",
     "Transport",
     "decode_message",
@@ -75,6 +79,7 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 MAX_PEER_REQUESTS = 64  # the peer's requests running, or being answered, at once (MCP-44)
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024  # one message, whatever the transport (MCP-2, MCP-45)
 
 
 class MCPError(MinagentError):
@@ -117,12 +122,23 @@ class MCPToolError(MCPError):
     model_visible = True
 
 
+@dataclass(frozen=True)
+class RequestFailed:
+    """What a transport's ``receive`` gives for one of our requests whose answer cannot come (an
+    HTTP event stream that ended without it): that request fails with ``error``; the session goes
+    on (MCP-46)."""
+
+    request_id: int | str
+    error: MCPError
+
+
 class Transport(Protocol):
-    """Moves whole JSON-RPC messages; ``receive`` returns None at the end of the stream."""
+    """Moves whole JSON-RPC messages; ``receive`` returns None at the end of the stream, and may
+    return a `RequestFailed` for a request whose answer cannot arrive."""
 
     async def send(self, message: dict[str, Any]) -> None: ...
 
-    async def receive(self) -> dict[str, Any] | None: ...
+    async def receive(self) -> dict[str, Any] | RequestFailed | None: ...
 
     async def aclose(self) -> None: ...
 
@@ -257,6 +273,11 @@ class Session:
                 if message is None:
                     failure = MCPConnectionError(f"MCP server {self.name!r} closed the connection", server=self.name)
                     break
+                if isinstance(message, RequestFailed):  # MCP-46: that request fails, the session goes on
+                    future = self._pending.get(message.request_id)
+                    if future is not None and not future.done():
+                        future.set_exception(message.error)
+                    continue
                 if "method" in message and "id" in message:
                     await self._room_for_a_request()
                 self._dispatch(message)

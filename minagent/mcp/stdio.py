@@ -36,13 +36,20 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from .client import MCPTool, ProgressCallback
-from .jsonrpc import MCPConnectionError, MCPProtocolError, Transport, decode_message, encode_message
+from .jsonrpc import (
+    MAX_MESSAGE_BYTES,
+    MCPConnectionError,
+    MCPProtocolError,
+    Transport,
+    decode_message,
+    encode_message,
+)
 
 __all__ = ["MCPStdioTool"]
 
 logger = logging.getLogger("minagent.mcp")
 
-MAX_LINE_BYTES = 32 * 1024 * 1024
+MAX_LINE_BYTES = MAX_MESSAGE_BYTES
 _DRAIN = 0.2  # seconds for the rest of stderr once nothing of the server's group holds the pipe
 _POLL = 0.01
 
