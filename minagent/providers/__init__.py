@@ -8,6 +8,7 @@
 - ``http``: the `WireCodec` protocol a plugin writes, and `HTTPChatClient`, the one HTTP chat
   client every provider plugin subclasses;
 - ``registry``: ``get_client`` and the ``minagent.clients`` entry points;
+- ``wire``: strict JSON of wire data and what an unreadable answer is (``wire.loads``, PV-42);
 - the core's tool records a codec reads: `ToolSpec`, ``tool_specs(options["tools"])`` (TL-13).
 
 Optional: the core never imports this folder; ``minagent.get_client`` and the provider errors
@@ -36,9 +37,12 @@ from .retry import RetryPolicy, SupportsRandom, retry_call
 from .secrets import Secret, redact, redact_headers
 from .sse import SSEDecoder, SSEEvent, SSELimitError
 from .transport import LoopBound, Request, Response, Timeouts, Transport, TransportError
+from .wire import WIRE_ERRORS, unreadable
+from .wire import loads as wire_json
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "WIRE_ERRORS",
     "AuthenticationError",
     "BadRequestError",
     "HTTPChatClient",
@@ -75,4 +79,6 @@ __all__ = [
     "retry_call",
     "server_delay",
     "tool_specs",
+    "unreadable",
+    "wire_json",
 ]

@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from minagent import ChatResponse, ChatResponseUpdate, Content, Message, NotFoundError, ProviderError, UsageDetails
-from minagent.providers import describe, error_for_status
+from minagent.providers import describe, error_for_status, wire_json
 
 __all__ = [
     "OllamaModelNotFoundError",
@@ -103,8 +103,8 @@ def parse_error(
         text = _dump(body)
     if text and not isinstance(body, Mapping):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
+            data = wire_json(text, "error body", OllamaProtocolError)  # PV-42: never raises past here
+        except OllamaProtocolError:
             data = None
     message = _error_message(data) if isinstance(data, Mapping) else None
     if message is None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from minagent import ChatResponseUpdate, Content
-from minagent.providers import SSEDecoder, SSEEvent, SSELimitError
+from minagent.providers import WIRE_ERRORS, SSEDecoder, SSEEvent, SSELimitError, unreadable
 
 from ._response import OpenAIProtocolError, OpenAIStreamError, _snippet, loads
 from ._responses_response import (
@@ -142,6 +142,10 @@ class ResponsesStreamDecoder:
             except (OpenAIStreamError, OpenAIProtocolError) as exc:
                 exc.updates = updates
                 raise
+            except WIRE_ERRORS as exc:  # PV-42: hostile values where the protocol has others
+                error = OpenAIProtocolError(unreadable("a stream event", exc))
+                error.updates = updates
+                raise error from None
             if update is not None:
                 updates.append(update)
         return updates
