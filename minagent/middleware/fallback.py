@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from .._exceptions import MinagentError
 from ..hooks import Handler, HookMiddleware, ModelRequest
@@ -32,11 +32,11 @@ class FallbackExhaustedError(MinagentError):
         super().__init__(f"all {len(errors)} model clients failed; last: {type(errors[-1]).__name__}: {errors[-1]}")
         self.errors = list(errors)
         self.retryable = any(_default_retryable(e) for e in self.errors)
-        hints = [h for e in self.errors if _is_delay(h := getattr(e, "retry_after", None))]
+        hints = [float(h) for e in self.errors if _is_delay(h := getattr(e, "retry_after", None))]
         self.retry_after: float | None = min(hints) if hints else None
 
 
-def _is_delay(value: object) -> bool:
+def _is_delay(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
 
 
