@@ -32,9 +32,10 @@ per update.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["OBSERVER", "ModelCall", "Observer", "ToolInvoke", "current", "install"]
+__all__ = ["OBSERVER", "REDACTIONS", "ModelCall", "Observer", "ToolInvoke", "current", "install"]
 
 T = TypeVar("T")
 
@@ -42,6 +43,9 @@ T = TypeVar("T")
 ModelCall = Callable[[Any, list[Any], dict[str, Any], dict[str, Any], bool], Any]
 # (call, the call's transcript view) -> (its result or None when pending, whether it terminated the loop)
 ToolInvoke = Callable[[Any, Any], Awaitable[tuple[Any, bool]]]
+# the text filters of the chat middleware around a model call (Redact): an observer applies them to
+# what it records of that call's output, so a trace keeps nothing the run's consumer never saw (OB-21)
+REDACTIONS: ContextVar[tuple[Callable[[str], str], ...]] = ContextVar("minagent_redactions", default=())
 
 
 class Observer:

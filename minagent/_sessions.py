@@ -436,10 +436,7 @@ async def invoked_as_after_run(provider: Any, *, agent: Any, context: SessionCon
     """A thread-era ``invoked`` as an ``after_run`` (SE-10)."""
     response = context.response
     await provider.invoked(
-        context.input_messages,
-        response.messages if response is not None else [],
-        thread=context._thread,
-        agent=agent,
+        context.input_messages, response.messages if response is not None else [], thread=context._thread, agent=agent
     )
 
 
@@ -476,12 +473,7 @@ class HistoryProvider(ContextProvider):
         raise NotImplementedError(f"{type(self).__name__} must implement get_messages")
 
     async def save_messages(
-        self,
-        session_id: str | None,
-        messages: Sequence[Message],
-        *,
-        state: dict[str, Any] | None = None,
-        **kwargs: Any,
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement save_messages")
 
@@ -543,12 +535,7 @@ class InMemoryHistoryProvider(HistoryProvider):
         return [] if state is None else list(state.get("messages", []))
 
     async def save_messages(
-        self,
-        session_id: str | None,
-        messages: Sequence[Message],
-        *,
-        state: dict[str, Any] | None = None,
-        **kwargs: Any,
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         if state is None:
             return
