@@ -10,7 +10,9 @@
 ``flood``        after ``initialize`` sends ARG ``ping`` requests as fast as it can and never reads
                  an answer (it stops reading its stdin);
 ``endless``      ``tools/list`` always answers one tool and a fresh ``nextCursor``;
-``deep``         answers ``initialize`` with a line nested 100,000 levels deep.
+``deep``         answers ``initialize`` with a line nested 100,000 levels deep;
+``js-schema``    offers a tool whose schema uses ECMAScript regular expressions and ``type: any``
+                 (which Python's ``re`` and minagent's validator cannot apply) and echoes its calls.
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ INIT = {
     "serverInfo": {"name": "hostile", "version": "1"},
 }
 TOOL = {"name": "echo", "inputSchema": {"type": "object"}}
+JS_TOOL = {
+    "name": "greet",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "pattern": "^\\p{L}+$"}, "extra": {"type": "any"}},
+        "required": ["name"],
+    },
+}
 
 
 def write(message: dict[str, object]) -> None:
@@ -65,8 +75,13 @@ for line in sys.stdin:
     if "id" not in message:
         continue
     method = message["method"]
+    if method == "tools/call" and MODE == "js-schema":
+        arguments = message["params"].get("arguments", {})
+        text = f"hello {arguments.get('name')}"
+        write({"jsonrpc": "2.0", "id": message["id"], "result": {"content": [{"type": "text", "text": text}]}})
+        continue
     if method == "tools/list":
-        result: dict[str, object] = {"tools": [TOOL]}
+        result: dict[str, object] = {"tools": [JS_TOOL if MODE == "js-schema" else TOOL]}
         if MODE == "endless":
             page += 1
             result = {"tools": [{**TOOL, "name": f"echo{page}"}], "nextCursor": f"page-{page}"}

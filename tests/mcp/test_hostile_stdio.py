@@ -18,7 +18,7 @@ import pytest
 from minagent import Agent
 from minagent.mcp.jsonrpc import MAX_PEER_REQUESTS, MCPProtocolError
 from minagent.mcp.stdio import MCPStdioTool
-from minagent.testing import ScriptedChatClient
+from minagent.testing import ScriptedChatClient, call
 
 from .conftest import HERE, PYTHON, eventually, gone
 
@@ -185,3 +185,28 @@ async def test_one_malformed_line_does_not_stop_mcp_serve(line: str) -> None:
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_server_tool_with_a_schema_minagent_cannot_apply_still_runs(stream: bool) -> None:
+    """SC-57, MCP-4: a server tool whose schema uses an ECMAScript ``\\p{L}`` pattern and ``type: any``
+    is called: those parts are left to the server, the rest (``name`` required) is still checked."""
+    tool = hostile("js-schema", shutdown_timeout=0.3)
+    steps = [
+        call("greet", {"extra": 1}, call_id="c1"),
+        call("greet", {"name": "Zoë", "extra": [1]}, call_id="c2"),
+        "ok",
+    ]
+    agent = Agent(ScriptedChatClient(steps), tools=[tool])
+    async with asyncio.timeout(60), agent:
+        if stream:
+            result = agent.run("go", stream=True)
+            async for _ in result:
+                pass
+            answer = await result.get_final_response()
+        else:
+            answer = await agent.run("go")
+    results = {c.call_id: c.result for m in answer.messages for c in m.contents if c.type == "function_result"}
+    assert "$.name: required property is missing" in results["c1"]
+    assert results["c2"] == "hello Zoë"
+    assert answer.text == "ok"
