@@ -57,12 +57,7 @@ class SupportsChatGetResponse(Protocol):
 
     @overload
     def get_response(
-        self,
-        messages: MessageInput,
-        *,
-        stream: Literal[True],
-        options: Mapping[str, Any] | None = None,
-        **kwargs: Any,
+        self, messages: MessageInput, *, stream: Literal[True], options: Mapping[str, Any] | None = None, **kwargs: Any
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
 

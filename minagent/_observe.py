@@ -15,8 +15,7 @@ Theory of operation
 nothing. The route uses three wrap points and three notes:
 
     point                                      called by          once per     wraps or notes
-    run(agent, messages, stream, result)       RawAgent.run       run          the run (a coroutine,
-                                                                               or its ResponseStream)
+    run(agent, messages, stream, result)       RawAgent.run       run          the run (or its stream)
     model_call(call) -> call                   ToolLoop           request      the one model-call leaf
     tool_call(invoke, lookup) -> invoke        CallRunner         request      one tool call
     model_turn(number, tool_choice, last)      ToolLoop           model call   the loop calls the model
@@ -43,8 +42,7 @@ T = TypeVar("T")
 ModelCall = Callable[[Any, list[Any], dict[str, Any], dict[str, Any], bool], Any]
 # (call, the call's transcript view) -> (its result or None when pending, whether it terminated the loop)
 ToolInvoke = Callable[[Any, Any], Awaitable[tuple[Any, bool]]]
-# the text filters of the chat middleware around a model call (Redact): an observer applies them to
-# what it records of that call's output, so a trace keeps nothing the run's consumer never saw (OB-21)
+# the filters of the chat middleware around a model call (Redact), for what an observer records of its output (OB-21)
 REDACTIONS: ContextVar[tuple[Callable[[str], str], ...]] = ContextVar("minagent_redactions", default=())
 
 
