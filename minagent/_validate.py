@@ -14,7 +14,7 @@ import logging
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from . import _limits as _limit_state
 from ._issues import ValidationIssue, describe_issues
@@ -129,24 +129,25 @@ class _Validator:
         self._kinds: dict[int, list[tuple[str, str | None]]] = {}  # `_accepts` per schema node
 
     def check(self, value: Any, schema: _Schema, path: str) -> list[ValidationIssue]:
-        """SC-56: each (schema node, path) is checked once; the value at a path is always the same."""
+        try:
+            issues = self._node(value, schema, path)
+        except _UNUSABLE as exc:
+            if not self.lenient:  # SC-41: every schema that cannot be applied is a ValueError
+                raise exc if isinstance(exc, ValueError) else ValueError(f"invalid schema at {path}: {exc}") from exc
+            self.unusable.append(f"at {path}: {exc}")  # SC-57: left to the tool
+            return []
+        return list(dict.fromkeys(issues)) if len(issues) > 1 else issues  # one issue once (SC-56)
+
+    def _shared(self, value: Any, schema: _Schema, path: str) -> list[ValidationIssue]:
+        """SC-56: a node ``$ref`` or an alternative reaches (only those reach one twice) is checked once per path."""
         key = (id(schema), path)
         known = self._memo.get(key)
         if known is _ACTIVE:  # SC-37: back at a node being checked, with nothing of the value consumed
             raise ValueError(f"a $ref cycle: the schema refers to itself at {path} without descending into the value")
-        if known is not None:
-            return known  # type: ignore[no-any-return]
-        self._memo[key] = _ACTIVE
-        try:
-            issues = list(dict.fromkeys(self._node(value, schema, path)))  # one issue once (SC-56)
-        except _UNUSABLE as exc:
-            if not self.lenient:  # SC-41: every schema that cannot be applied is a ValueError
-                del self._memo[key]
-                raise exc if isinstance(exc, ValueError) else ValueError(f"invalid schema at {path}: {exc}") from exc
-            self.unusable.append(f"at {path}: {exc}")  # SC-57: left to the tool
-            issues = []
-        self._memo[key] = issues
-        return issues
+        if known is None:
+            self._memo[key] = _ACTIVE
+            self._memo[key] = known = self.check(value, schema, path)
+        return cast(list[ValidationIssue], known)
 
     def _node(self, value: Any, schema: _Schema, path: str) -> list[ValidationIssue]:
         if isinstance(schema, bool):  # SC-27
@@ -156,7 +157,7 @@ class _Validator:
             raise ValueError(f"invalid schema at {path}: {schema!r} is not an object or a boolean")
         issues: list[ValidationIssue] = []
         if "$ref" in schema:  # SC-37
-            issues += self.check(value, self._resolve(schema["$ref"]), path)
+            issues += self._shared(value, self._resolve(schema["$ref"]), path)
         if "type" in schema and not _has_type(value, schema["type"]):  # SC-28
             expected = [phrase for phrase, _ in self._accepts(schema)]  # enum values if any
             return [*issues, _mismatch(path, expected, value)]
@@ -165,7 +166,7 @@ class _Validator:
         if "const" in schema and not _json_equal(value, schema["const"]):
             issues.append(_mismatch(path, [_render(schema["const"])], value))
         for alternative in schema.get("allOf", []):  # SC-36
-            issues += self.check(value, alternative, path)
+            issues += self._shared(value, alternative, path)
         if "anyOf" in schema:
             issues += self._one_or_any(value, schema["anyOf"], path, one=False)
         if "oneOf" in schema:
@@ -191,7 +192,7 @@ class _Validator:
 
     def _one_or_any(self, value: Any, alternatives: list[_Schema], path: str, *, one: bool) -> list[ValidationIssue]:
         """SC-34, SC-35: one useful report when no alternative passes."""
-        results = [self.check(value, alternative, path) for alternative in alternatives]
+        results = [self._shared(value, alternative, path) for alternative in alternatives]
         passing = [str(i) for i, issues in enumerate(results) if not issues]
         if passing and not (one and len(passing) > 1):
             return []
