@@ -46,7 +46,6 @@ from ._sessions import (
     InMemoryHistoryProvider,
     SessionBusyError,
     SessionContext,
-    SessionStore,
     register_state_type,
 )
 from ._stream import ResponseStream
@@ -79,7 +78,7 @@ if TYPE_CHECKING:
         StreamInterruptedError,
         get_client,
     )
-    from .stores import SQLiteHistoryProvider, SQLiteSessionStore
+    from .stores import SessionStore, SQLiteHistoryProvider, SQLiteSessionStore
     from .structured import (
         ResponseFormat,
         StructuredOutputDecodeError,
@@ -96,7 +95,7 @@ _FOLDERS = {
     "ProviderError ProviderTimeoutError RateLimitError ServerError StreamInterruptedError get_client",
     "mcp": "MCPConnectionError MCPError MCPProtocolError MCPRequestError MCPServer MCPStdioTool MCPTimeoutError "
     "MCPTool MCPToolError",
-    "stores": "SQLiteHistoryProvider SQLiteSessionStore",
+    "stores": "SessionStore SQLiteHistoryProvider SQLiteSessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
 }

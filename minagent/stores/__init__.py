@@ -1,14 +1,22 @@
-"""Durable stores in the standard library: history and sessions in SQLite (spec/sessions.md).
+"""Stores in the standard library: sessions in memory, history and sessions in SQLite (spec/sessions.md).
 
-Optional: loaded on first use (``minagent.SQLiteHistoryProvider``, ``minagent.SQLiteSessionStore``).
+Optional: loaded on first use (``minagent.SessionStore``, ``minagent.SQLiteHistoryProvider``, ...).
 
 Rules
 -----
-1. A store is a `HistoryProvider` or a `SessionStore` of the core, built on their public names
+1. A store is a `HistoryProvider` of the core or a `SessionStore`, built on the core's public names
    only; the core never imports a store.
 2. ``__init__`` only re-exports.
 """
 
-from .sqlite import SCHEMA_VERSION, SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
+from .memory import SessionStore
+from .sqlite import APPLICATION_ID, SCHEMA_VERSION, SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
 
-__all__ = ["SCHEMA_VERSION", "SQLiteHistoryProvider", "SQLiteSchemaError", "SQLiteSessionStore"]
+__all__ = [
+    "APPLICATION_ID",
+    "SCHEMA_VERSION",
+    "SQLiteHistoryProvider",
+    "SQLiteSchemaError",
+    "SQLiteSessionStore",
+    "SessionStore",
+]
