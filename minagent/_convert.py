@@ -26,11 +26,7 @@ from typing import Annotated, Any, Literal, NotRequired, Required, Union
 from ._exceptions import MinagentError
 from ._schema import MAPPING_TYPES, SEQUENCE_TYPES, SET_TYPES, SchemaBuilder, date_format, format_parser, names_context
 
-__all__ = [
-    "ArgumentConversionError",
-    "ArgumentConverter",
-    "ConversionMismatch",
-]
+__all__ = ["ArgumentConversionError", "ArgumentConverter", "ConversionMismatch"]
 
 Converter = Callable[[Any, str, bool], Any]  # (value, path, strict) -> converted value
 

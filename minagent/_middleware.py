@@ -344,11 +344,7 @@ class FunctionMiddleware(ABC):
 
 
 _MARK = "_middleware_type"
-_BY_CLASS: dict[type, Layer] = {
-    AgentMiddleware: "agent",
-    ChatMiddleware: "chat",
-    FunctionMiddleware: "function",
-}
+_BY_CLASS: dict[type, Layer] = {AgentMiddleware: "agent", ChatMiddleware: "chat", FunctionMiddleware: "function"}
 _BY_CONTEXT: dict[str, Layer] = {
     "AgentContext": "agent",
     "ChatContext": "chat",
@@ -548,11 +544,7 @@ async def _call_next(
         await middleware[index](context, functools.partial(_call_next, run, index + 1))
 
 
-async def run_pipeline(
-    middleware: Sequence[MiddlewareFn],
-    context: C,
-    handler: Callable[[C], Awaitable[Any]],
-) -> Any:
+async def run_pipeline(middleware: Sequence[MiddlewareFn], context: C, handler: Callable[[C], Awaitable[Any]]) -> Any:
     """Run ``middleware`` around ``handler`` with ``context`` and return the pipeline's result.
 
     The result is also left in ``context.result``.

@@ -15,8 +15,7 @@ Theory of operation
 nothing. The route uses three wrap points and three notes:
 
     point                                      called by          once per     wraps or notes
-    run(agent, messages, stream, result)       RawAgent.run       run          the run (a coroutine,
-                                                                               or its ResponseStream)
+    run(agent, messages, stream, result)       RawAgent.run       run          the run (or its stream)
     model_call(call) -> call                   ToolLoop           request      the one model-call leaf
     tool_call(invoke, lookup) -> invoke        CallRunner         request      one tool call
     model_turn(number, tool_choice, last)      ToolLoop           model call   the loop calls the model
@@ -32,9 +31,10 @@ per update.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["OBSERVER", "ModelCall", "Observer", "ToolInvoke", "current", "install"]
+__all__ = ["OBSERVER", "REDACTIONS", "ModelCall", "Observer", "ToolInvoke", "current", "install"]
 
 T = TypeVar("T")
 
@@ -42,6 +42,8 @@ T = TypeVar("T")
 ModelCall = Callable[[Any, list[Any], dict[str, Any], dict[str, Any], bool], Any]
 # (call, the call's transcript view) -> (its result or None when pending, whether it terminated the loop)
 ToolInvoke = Callable[[Any, Any], Awaitable[tuple[Any, bool]]]
+# the filters of the chat middleware around a model call (Redact), for what an observer records of its output (OB-21)
+REDACTIONS: ContextVar[tuple[Callable[[str], str], ...]] = ContextVar("minagent_redactions", default=())
 
 
 class Observer:

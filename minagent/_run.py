@@ -4,8 +4,8 @@ spec/sessions.md SE-3 .. SE-5, SE-8, SE-12).
 Rules
 -----
 1. A run's providers see the run in order: every ``before_run`` in registration order before the
-   model is called, every ``after_run`` in reverse order after it succeeded, and nothing of a
-   failed run is stored (SE-5).
+   model is called, every ``after_run`` in reverse order after it succeeded, then the history
+   providers' saves; nothing of a failed run is stored (SE-5, SE-20).
 2. A run holds its session (SE-12) and what it entered (AG-9) until it ends, in either mode;
    `RunRequest.close` releases both, once.
 
@@ -20,6 +20,7 @@ the providers' messages (SE-8, AG-5).
 
 from __future__ import annotations
 
+import logging
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -28,10 +29,10 @@ from ._sessions import (
     HistoryProvider,
     InMemoryHistoryProvider,
     SessionContext,
+    claim,
     release,
     source_id_of,
     thread_era,
-    try_claim,
 )
 from ._types import Message
 
@@ -116,7 +117,7 @@ async def before_run(agent: Any, request: RunRequest) -> SessionContext:
     """
     given = request.thread
     if given is not None:
-        request.claim = try_claim(given)
+        request.claim = await claim(given)
     providers: list[Any] = list(agent.context_providers)
     session = given if given is not None or not providers else AgentSession()
     if (
@@ -132,6 +133,7 @@ async def before_run(agent: Any, request: RunRequest) -> SessionContext:
         options=request.options,
     )
     context._thread = given
+    context._saves = []  # the history providers' saves, made once every after_run succeeded (SE-20)
     request.context = context
     for provider in providers:
         assert session is not None  # there are providers: the run has a session (SE-4)
@@ -158,14 +160,31 @@ async def after_run(agent: Any, request: RunRequest, result: Any, conversation_i
     if context is None:  # a run that prepared nothing
         return
     context._response = result
+    states: list[tuple[AgentSession, str, dict[str, Any]]] = []
     for provider, session, source_id in reversed(request.providers):
         if provider is DEFAULT_HISTORY and conversation_id:
             continue
         if hasattr(provider, "after_run"):
-            state = _provider_state(session, source_id)
-            await provider.after_run(agent=agent, session=session, context=context, state=state)
-            _keep_state(session, source_id, state)
+            states.append((session, source_id, _provider_state(session, source_id)))
+            await provider.after_run(agent=agent, session=session, context=context, state=states[-1][2])
         else:
             await thread_era().invoked_as_after_run(provider, agent=agent, context=context)
+    await _save(context._saves or [])
+    for session, source_id, state in states:  # an entry a save filled joins the session now (SE-4)
+        _keep_state(session, source_id, state)
     if request.thread is not None and conversation_id:
         request.thread.service_session_id = conversation_id
+
+
+async def _save(saves: list[tuple[Any, str | None, list[Message], Any]]) -> None:
+    """SE-20: the run's saves in order; when one fails, those made before it are taken back."""
+    for done, (provider, session_id, messages, state) in enumerate(saves):
+        try:
+            await provider.save_messages(session_id, messages, state=state)
+        except BaseException:
+            for earlier, earlier_id, earlier_messages, earlier_state in reversed(saves[:done]):
+                try:
+                    await earlier.discard_messages(earlier_id, earlier_messages, state=earlier_state)
+                except Exception as exc:  # the run fails with the first error; this one is logged
+                    logging.getLogger("minagent").error("%s kept the failed run's messages: %r", earlier, exc)
+            raise

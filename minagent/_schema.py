@@ -84,9 +84,7 @@ def format_parser(name: object) -> Callable[[str], Any] | None:
 
 
 def function_schema(
-    func: Callable[..., Any],
-    *,
-    context_type_names: frozenset[str] = frozenset({"FunctionInvocationContext"}),
+    func: Callable[..., Any], *, context_type_names: frozenset[str] = frozenset({"FunctionInvocationContext"})
 ) -> FunctionSchema:
     """Build the JSON schema of ``func``'s arguments from its signature, hints and docstring."""
     description, param_docs = parse_docstring(inspect.getdoc(func) or "")
@@ -151,12 +149,7 @@ def _set_default(schema: JsonSchema, default: object) -> None:
 
 
 def _object_schema(properties: dict[str, JsonSchema], required: list[str]) -> JsonSchema:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
 # SC-44: constraint objects read by duck typing (pydantic's `Field`, annotated-types' `Ge`,

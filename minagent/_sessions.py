@@ -3,8 +3,10 @@
 Rules
 -----
 1. A session holds ids and ``state``, never a provider; each provider owns its ``state`` entry.
-2. A session serves one run at a time (SE-12): `try_claim` and `release` are the only way in.
-3. Nothing of a failed run is stored (SE-5).
+2. A session serves one run at a time (SE-12): `claim` and `release` are the only way in; a claim
+   waits briefly for a run that is letting go (SE-19).
+3. Nothing of a failed run is stored (SE-5): a history provider's save waits until every provider's
+   ``after_run`` succeeded, and saves made before one that failed are discarded (SE-20).
 
 Theory of operation
 -------------------
@@ -22,14 +24,13 @@ the client is called with what was collected, the response is set on it, and eve
 after the run succeeded, and a run that fails or is cancelled writes nothing (SE-5).
 
 The thread-era spelling (`AgentThread`, ``invoking``/``invoked``) is this same machinery: a
-thread is a session whose messages are the default in-memory provider's (spec/sessions.md,
-SE-9), and `ContextProvider`'s default ``before_run``/``after_run`` call ``invoking``/``invoked``
-(SE-10). A session runs one run at a time: `try_claim` marks it running for the run's
-duration and a second run on it meanwhile is a `SessionBusyError` (SE-12).
+thread is a session whose messages are the default in-memory provider's (SE-9), and
+`ContextProvider`'s default ``before_run``/``after_run`` call ``invoking``/``invoked`` (SE-10).
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import math
 import os
@@ -205,14 +206,20 @@ class AgentSession:
 
 
 _RUNNING: set[str] = set()
+CLAIM_WAIT = 1.0  # seconds a run waits for its session's previous run to let go (SE-19)
 
 
-def try_claim(session: AgentSession | None) -> str | None:
-    """Claim ``session`` for a run (SE-12): its key, to pass to `release`; `SessionBusyError` when taken."""
+async def claim(session: AgentSession | None) -> str | None:
+    """Claim ``session`` for a run (SE-12): its key, to pass to `release`. A session another run
+    holds is waited for, up to `CLAIM_WAIT` seconds (SE-19), then `SessionBusyError`."""
     if session is None:
         return None
-    key = getattr(session, "_claim_key", None) or session.session_id  # AG-14: an as_tool run's own claim
-    if key in _RUNNING:
+    key = getattr(session, "_claim_key", None) or session.session_id  # AG-16: an as_tool run's own claim
+    for attempt in range(8 + int(CLAIM_WAIT * 100)):  # a few loop turns, then every 10 ms
+        if key not in _RUNNING:
+            break
+        await asyncio.sleep(0 if attempt < 8 else 0.01)
+    else:
         raise SessionBusyError(key)
     _RUNNING.add(key)
     return key
@@ -257,6 +264,7 @@ class SessionContext:
         self.metadata: dict[str, Any] = metadata or {}
         self._response: Any = None
         self._thread: Any = None  # what the caller passed as thread=/session= (None: no session), for invoking()
+        self._saves: list[tuple[Any, str | None, list[Message], Any]] | None = None  # the run's, made last (SE-20)
 
     @property
     def response(self) -> Any:
@@ -387,9 +395,11 @@ class HistoryProvider(ContextProvider):
     the response (``store_outputs``).
     """
 
+    DEFAULT_SOURCE_ID: ClassVar[str | None] = None  # a subclass's source_id when none is given
+
     def __init__(
         self,
-        source_id: str,
+        source_id: str | None = None,
         *,
         load_messages: bool = True,
         store_inputs: bool = True,
@@ -397,7 +407,7 @@ class HistoryProvider(ContextProvider):
         store_context_from: set[str] | None = None,
         store_outputs: bool = True,
     ) -> None:
-        super().__init__(source_id)
+        super().__init__(source_id or self.DEFAULT_SOURCE_ID)
         self.load_messages = load_messages
         self.store_inputs = store_inputs
         self.store_context_messages = store_context_messages
@@ -410,12 +420,7 @@ class HistoryProvider(ContextProvider):
         raise NotImplementedError(f"{type(self).__name__} must implement get_messages")
 
     async def save_messages(
-        self,
-        session_id: str | None,
-        messages: Sequence[Message],
-        *,
-        state: dict[str, Any] | None = None,
-        **kwargs: Any,
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement save_messages")
 
@@ -442,8 +447,14 @@ class HistoryProvider(ContextProvider):
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
         messages = self.messages_to_store(context)
-        if messages:
+        if messages and context._saves is not None:  # in a run: saved once every after_run succeeded (SE-20)
+            context._saves.append((self, context.session_id, messages, state))
+        elif messages:
             await self.save_messages(context.session_id, messages, state=state)
+
+    async def discard_messages(self, session_id: str | None, messages: Sequence[Message], **kwargs: Any) -> None:
+        """Take back ``messages``, the last this provider saved, when a later save of the run failed (SE-20)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot take back what it saved")
 
 
 class InMemoryHistoryProvider(HistoryProvider):
@@ -452,45 +463,24 @@ class InMemoryHistoryProvider(HistoryProvider):
 
     DEFAULT_SOURCE_ID: ClassVar[str] = "in_memory"
 
-    def __init__(
-        self,
-        source_id: str | None = None,
-        *,
-        load_messages: bool = True,
-        store_inputs: bool = True,
-        store_context_messages: bool = False,
-        store_context_from: set[str] | None = None,
-        store_outputs: bool = True,
-    ) -> None:
-        super().__init__(
-            source_id or self.DEFAULT_SOURCE_ID,
-            load_messages=load_messages,
-            store_inputs=store_inputs,
-            store_context_messages=store_context_messages,
-            store_context_from=store_context_from,
-            store_outputs=store_outputs,
-        )
-
     async def get_messages(
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> list[Message]:
         return [] if state is None else list(state.get("messages", []))
 
     async def save_messages(
-        self,
-        session_id: str | None,
-        messages: Sequence[Message],
-        *,
-        state: dict[str, Any] | None = None,
-        **kwargs: Any,
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         if state is None:
             return
         stored = state.setdefault("messages", [])
         stored.extend(m.with_contents(m.contents) for m in messages)  # the session's own copies (TH-7)
 
-
-# -- session stores -------------------------------------------------------------------------------
+    async def discard_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        if state is not None and messages:  # the session is this run's (SE-12): its last entries are these
+            del state.get("messages", [])[-len(messages) :]
 
 
 def check_session_id(session_id: object) -> str:

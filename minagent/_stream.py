@@ -22,11 +22,9 @@ Life cycle::
 
 * Every raw update is recorded *before* the transform hooks run; transform hooks change only
   what the consumer sees, the finalizer always receives the raw updates (ST-4).
-* Cleanup hooks run exactly once, whichever way the stream ends (ST-6).
 * The final response is computed once: inner stream's final response first (if this stream
   wraps another), then the finalizer (or the inner result, or the list of updates), then the
   result hooks in order; a hook returning None keeps the previous value (ST-5, ST-9).
-* Updates are delivered once in total: iterating a finished stream yields nothing (ST-3).
 * Consumers in several tasks take turns (ST-13): only one awaits the source at a time (the others
   wait for their turn), each update goes to one of them, and the final response is computed once
   and shared, also when two tasks finalise at the same moment.
@@ -42,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
@@ -501,14 +500,15 @@ class _Relay(AsyncGenerator[TUpdate, None]):
     source's updates are passed on as they come, each recorded, with no generator in between (an
     implementation detail, benchmarks/README.md). The stream's state machine is the same as for
     any reader: an exhausted source finalises it, a failing one fails it (ST-6), ``aclose``
-    closes it and its source (ST-7), another task's reader takes turns (ST-13)."""
+    closes it and its source (ST-7), another task's reader takes turns (ST-13), and a relay
+    abandoned by ``break`` has the event loop close the stream, as a reader's generator does (ST-7)."""
 
-    __slots__ = ("_record", "_step", "_stream", "_task")
+    __slots__ = ("_record", "_step", "_stream", "_task", "_token")
 
     def __init__(self, stream: ResponseStream[TUpdate, Any]) -> None:
         stream._state = _OPEN
         stream._iterator = iterator = aiter(stream._source)
-        stream._consumer = self
+        self._token = stream._consumer = object()  # not the relay itself: no cycle keeps it alive
         self._stream = stream
         self._step = iterator.__anext__
         self._record = stream._recorder
@@ -536,7 +536,7 @@ class _Relay(AsyncGenerator[TUpdate, None]):
         if stream._state != _OPEN:
             self._release()
             raise StopAsyncIteration
-        stream._consumer = self
+        stream._consumer = self._token
         stream._busy = True
         try:
             update = await self._step()
@@ -563,8 +563,13 @@ class _Relay(AsyncGenerator[TUpdate, None]):
     async def aclose(self) -> None:
         """Leave early: the stream closes (and its source), as when a reader's generator is closed."""
         self._release()
-        if self._stream._consumer is self:
+        if self._stream._consumer is self._token:
             await self._stream.aclose()
+
+    def __del__(self) -> None:
+        if self._stream._consumer is self._token and self._stream._state == _OPEN:  # abandoned (ST-7)
+            with contextlib.suppress(RuntimeError):  # no running loop: nothing is left to close it
+                asyncio.get_running_loop().call_soon(asyncio.ensure_future, self.aclose())
 
     def _release(self) -> None:
         stream = self._stream

@@ -217,7 +217,7 @@ class FunctionTool:
             fast = self._fast_check = (parameters, compile_fast_check(parameters))
         if fast[1] is not None and fast[1](arguments):
             return []
-        return validate(arguments, parameters)
+        return validate(arguments, parameters, lenient_for=self.name)  # SC-57: a schema never fails the run
 
     async def invoke(
         self,

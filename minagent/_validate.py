@@ -4,15 +4,17 @@
 hand-written schemas commonly use) and returns every issue with its path, what was expected and
 what was given: a failed tool call tells the model where and why. `compile_fast_check(schema)`
 gives a quick yes for the flat schemas most tools have, so the common call skips the full walk
-(SC-55).
+(SC-55). Each (schema node, path) is checked once per validation, so the work is polynomial
+whatever the ``anyOf``/``$ref`` nesting (SC-56); a tool's validation skips what it cannot apply (SC-57).
 """
 
 from __future__ import annotations
 
+import logging
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from . import _limits as _limit_state
 from ._issues import ValidationIssue, describe_issues
@@ -26,24 +28,39 @@ __all__ = ["ValidationIssue", "compile_fast_check", "describe_issues", "validate
 
 
 _Schema = Mapping[str, Any] | bool
-_MAX_DEPTH = 16  # how far `_accepts` follows $ref and nested anyOf
 _MAX_LISTED = 50
+_JS_GROUP = re.compile(r"\(\?<([A-Za-z_]\w*)>")
+_ACTIVE: Any = object()  # the memo's mark of a (schema node, path) being checked (SC-37, SC-56)
+_UNUSABLE = (ValueError, TypeError, AttributeError, LookupError)  # a schema that cannot be applied (SC-57)
+_reported: set[tuple[str, str]] = set()  # (tool, problem) already logged (SC-57)
 
 
-def validate(instance: Any, schema: Mapping[str, Any]) -> list[ValidationIssue]:
+def validate(instance: Any, schema: Mapping[str, Any], *, lenient_for: str | None = None) -> list[ValidationIssue]:
     """Every reason why ``instance`` does not match ``schema``; ``[]`` when it does (SC-25).
 
-    A value that breaks the argument limits gets only those issues (SC-50).
-    """
+    A value that breaks the argument limits gets only those issues (SC-50). With ``lenient_for`` (a
+    tool's name) what of the schema cannot be applied is skipped and logged once (SC-57)."""
     from ._limits import check_limits
 
     issues = check_limits(instance)
     if issues:
         return issues
+    validator = _Validator(schema, lenient=lenient_for is not None)
     try:
-        return _Validator(schema).check(instance, schema, "$")
-    except RecursionError:  # only with limits raised far above the defaults
-        return [ValidationIssue("$", "the value is nested too deeply to be checked")]
+        issues = validator.check(instance, schema, "$")
+    except RecursionError:  # limits raised far above the defaults, or a schema nested as deep
+        if lenient_for is None:
+            return [ValidationIssue("$", "the value is nested too deeply to be checked")]
+        validator.unusable.append("it is nested too deeply to be checked")
+        issues = []
+    if validator.unusable and (key := (str(lenient_for), validator.unusable[0])) not in _reported:
+        if len(_reported) >= 1000:
+            _reported.clear()
+        _reported.add(key)
+        logging.getLogger("minagent").warning(
+            "tool %r: minagent cannot apply all of its schema (%s); those parts are left to the tool", *key
+        )
+    return issues
 
 
 def _is_number(value: object) -> bool:
@@ -104,19 +121,43 @@ def _limits(value: Any, schema: Mapping[str, Any], path: str) -> list[Validation
 class _Validator:
     """Checks values against one root schema, which `$ref` pointers resolve into."""
 
-    def __init__(self, root: Mapping[str, Any]) -> None:
+    def __init__(self, root: Mapping[str, Any], *, lenient: bool = False) -> None:
         self.root = root
-        self._refs_in_progress: set[tuple[str, str]] = set()
+        self.lenient = lenient
+        self.unusable: list[str] = []  # what a lenient validation skipped (SC-57)
+        self._memo: dict[tuple[int, str], Any] = {}  # (schema node, path) -> its issues, or _ACTIVE
+        self._kinds: dict[int, list[tuple[str, str | None]]] = {}  # `_accepts` per schema node
 
     def check(self, value: Any, schema: _Schema, path: str) -> list[ValidationIssue]:
+        try:
+            issues = self._node(value, schema, path)
+        except _UNUSABLE as exc:
+            if not self.lenient:  # SC-41: every schema that cannot be applied is a ValueError
+                raise exc if isinstance(exc, ValueError) else ValueError(f"invalid schema at {path}: {exc}") from exc
+            self.unusable.append(f"at {path}: {exc}")  # SC-57: left to the tool
+            return []
+        return list(dict.fromkeys(issues)) if len(issues) > 1 else issues  # one issue once (SC-56)
+
+    def _shared(self, value: Any, schema: _Schema, path: str) -> list[ValidationIssue]:
+        """SC-56: a node ``$ref`` or an alternative reaches (only those reach one twice) is checked once per path."""
+        key = (id(schema), path)
+        known = self._memo.get(key)
+        if known is _ACTIVE:  # SC-37: back at a node being checked, with nothing of the value consumed
+            raise ValueError(f"a $ref cycle: the schema refers to itself at {path} without descending into the value")
+        if known is None:
+            self._memo[key] = _ACTIVE
+            self._memo[key] = known = self.check(value, schema, path)
+        return cast(list[ValidationIssue], known)
+
+    def _node(self, value: Any, schema: _Schema, path: str) -> list[ValidationIssue]:
         if isinstance(schema, bool):  # SC-27
             problem = f"no value is allowed here; got {_describe(value)}"
             return [] if schema else [ValidationIssue(path, problem)]
         if not isinstance(schema, Mapping):
             raise ValueError(f"invalid schema at {path}: {schema!r} is not an object or a boolean")
         issues: list[ValidationIssue] = []
-        if "$ref" in schema:
-            issues += self._ref(value, schema["$ref"], path)
+        if "$ref" in schema:  # SC-37
+            issues += self._shared(value, self._resolve(schema["$ref"]), path)
         if "type" in schema and not _has_type(value, schema["type"]):  # SC-28
             expected = [phrase for phrase, _ in self._accepts(schema)]  # enum values if any
             return [*issues, _mismatch(path, expected, value)]
@@ -125,7 +166,7 @@ class _Validator:
         if "const" in schema and not _json_equal(value, schema["const"]):
             issues.append(_mismatch(path, [_render(schema["const"])], value))
         for alternative in schema.get("allOf", []):  # SC-36
-            issues += self.check(value, alternative, path)
+            issues += self._shared(value, alternative, path)
         if "anyOf" in schema:
             issues += self._one_or_any(value, schema["anyOf"], path, one=False)
         if "oneOf" in schema:
@@ -137,17 +178,6 @@ class _Validator:
         elif isinstance(value, str):
             issues += _pattern(value, schema, path)
         return issues + _limits(value, schema, path)
-
-    def _ref(self, value: Any, ref: str, path: str) -> list[ValidationIssue]:
-        """SC-37: a reference at a location it is already being checked at is a cycle."""
-        key = (ref, path)
-        if key in self._refs_in_progress:
-            raise ValueError(f"$ref {ref!r} refers to itself without descending into the value")
-        self._refs_in_progress.add(key)
-        try:
-            return self.check(value, self._resolve(ref), path)
-        finally:
-            self._refs_in_progress.discard(key)
 
     def _resolve(self, ref: object) -> _Schema:
         if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
@@ -162,7 +192,7 @@ class _Validator:
 
     def _one_or_any(self, value: Any, alternatives: list[_Schema], path: str, *, one: bool) -> list[ValidationIssue]:
         """SC-34, SC-35: one useful report when no alternative passes."""
-        results = [self.check(value, alternative, path) for alternative in alternatives]
+        results = [self._shared(value, alternative, path) for alternative in alternatives]
         passing = [str(i) for i, issues in enumerate(results) if not issues]
         if passing and not (one and len(passing) > 1):
             return []
@@ -177,21 +207,27 @@ class _Validator:
         expected = [phrase for kinds, _ in accepts for phrase, _ in kinds]
         return [_mismatch(path, list(dict.fromkeys(expected)), value)]
 
-    def _accepts(self, schema: _Schema, depth: int = 0) -> list[tuple[str, str | None]]:
-        """(Phrase, JSON type or None for any) for what ``schema`` accepts (SC-28, SC-30, SC-34)."""
+    def _accepts(self, schema: _Schema) -> list[tuple[str, str | None]]:
+        """(Phrase, JSON type or None for any) for what ``schema`` accepts (SC-28, SC-30, SC-34);
+        once per schema node, a node met again on its own path accepting anything (SC-56)."""
         if isinstance(schema, bool):
             return [("any value", None)] if schema else []
+        known = self._kinds.get(id(schema))
+        if known is not None:
+            return known
+        self._kinds[id(schema)] = [("any value", None)]  # a cycle through $ref or anyOf
+        kinds: list[tuple[str, str | None]] = [("any value", None)]
         if "const" in schema or "enum" in schema:
             values = [schema["const"]] if "const" in schema else schema["enum"]
-            return [(_render(v), "number" if _is_number(v) else _json_type(v)) for v in values]
-        if "type" in schema:
-            return [(name, name) for name in _type_names(schema["type"])]
-        if depth < _MAX_DEPTH and "$ref" in schema:
-            return self._accepts(self._resolve(schema["$ref"]), depth + 1)
-        branches = [*schema.get("anyOf", []), *schema.get("oneOf", [])]
-        if depth < _MAX_DEPTH and branches:
-            return [pair for branch in branches for pair in self._accepts(branch, depth + 1)]
-        return [("any value", None)]
+            kinds = [(_render(v), "number" if _is_number(v) else _json_type(v)) for v in values]
+        elif "type" in schema:
+            kinds = [(name, name) for name in _type_names(schema["type"])]
+        elif "$ref" in schema:
+            kinds = self._accepts(self._resolve(schema["$ref"]))
+        elif branches := [*schema.get("anyOf", []), *schema.get("oneOf", [])]:
+            kinds = list(dict.fromkeys(pair for branch in branches for pair in self._accepts(branch)))
+        self._kinds[id(schema)] = kinds
+        return kinds
 
     def _object(self, value: Mapping[Any, Any], schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
         """SC-30, SC-31."""
@@ -272,7 +308,7 @@ def _pattern(value: str, schema: Mapping[str, Any], path: str) -> list[Validatio
     if not isinstance(pattern, str):
         return []
     try:
-        found = re.search(pattern, value)
+        found = re.search(_JS_GROUP.sub(r"(?P<\1>", pattern), value)  # ECMAScript named groups as Python's
     except re.error as exc:
         raise ValueError(f"invalid pattern {pattern!r} in schema: {exc}") from exc
     problem = f"expected a string matching {_render(pattern)}; got {_describe(value)}"

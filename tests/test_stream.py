@@ -428,6 +428,39 @@ async def test_break_closes_the_stream() -> None:
     assert "finalizer" not in log
 
 
+@pytest.mark.parametrize("keep", [True, False], ids=["stream-kept", "stream-dropped"])
+async def test_break_closes_a_stream_that_adds_nothing(keep: bool) -> None:
+    """ST-7: a stream with no hook, mapping or inner stream (read without a generator in between)
+    abandoned by `break` is closed by the event loop too, whether the caller keeps the stream or
+    not: the source's finally runs within the next loop turns; a later get_final_response() then
+    raises StreamError."""
+    log: list[str] = []
+    stream: ResponseStream[int, Any] | None = ResponseStream(source([1, 2, 3], log))
+    assert stream is not None
+    async for update in stream:
+        assert update == 1
+        break
+    if not keep:
+        stream = None
+    await settle()
+    assert log == ["source started", "source yields 1", "source finally"]
+    if stream is not None:
+        with pytest.raises(StreamError):
+            await stream.get_final_response()
+
+
+async def test_get_final_response_right_after_break_takes_over_a_relay() -> None:
+    """ST-7: before the loop closes an abandoned stream that adds nothing, a get_final_response()
+    takes it over and reads the rest."""
+    log: list[str] = []
+    stream: ResponseStream[int, list[int]] = ResponseStream(source([1, 2, 3], log))
+    async for _ in stream:
+        break
+    assert await stream.get_final_response() == [1, 2, 3]
+    await settle()
+    assert log[-2:] == ["source exhausted", "source finally"]
+
+
 async def test_an_exception_in_the_loop_body_closes_the_stream() -> None:
     """ST-7: an exception in the consumer's loop body closes the stream too."""
     log: list[str] = []

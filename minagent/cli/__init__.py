@@ -38,7 +38,7 @@ from .._tools import tool
 from .._types import Content, Message
 from .._version import __version__
 from ..providers.registry import get_client
-from ..stores.sqlite import SQLiteHistoryProvider, SQLiteSessionStore
+from ..stores.sqlite import SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
 
 ABOUT = f"""minagent {__version__}: a dependency-free agent core.
 
@@ -166,7 +166,7 @@ async def run_prompt(
             providers.append(SQLiteHistoryProvider("history", path=session_db))
             store = SQLiteSessionStore(session_db)
             session = await store.get(session_id) or AgentSession(session_id=session_id)
-        except (sqlite3.Error, OSError) as exc:  # AG-15: a file that is not minagent's SQLite database
+        except (sqlite3.Error, OSError, SQLiteSchemaError) as exc:  # AG-15: not minagent's SQLite database
             print(f"error: --session-db {session_db}: {_sqlite_problem(session_db, exc)}", file=sys.stderr)
             return 2
     try:
@@ -192,8 +192,10 @@ def _sqlite_problem(path: str, exc: BaseException) -> str:
     folder = Path(path).parent
     if not folder.is_dir():
         return f"its folder {str(folder)!r} does not exist"
-    if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
+    if isinstance(exc, sqlite3.DatabaseError | SQLiteSchemaError) and "not a database" in str(exc):
         return "the file is not a SQLite database"
+    if isinstance(exc, SQLiteSchemaError):
+        return str(exc).removeprefix(f"{path}: ")
     return f"cannot be used as minagent's session database ({type(exc).__name__}: {exc})"
 
 

@@ -61,6 +61,7 @@ logger = logging.getLogger("minagent.mcp")
 
 ProgressCallback = Callable[[float, float | None, str | None], Any]
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+MAX_LIST_PAGES = 100  # pages of one tools/list or prompts/list (MCP-4)
 
 
 # MCP's syslog levels (RFC 5424) as logging levels (MCP-9).
@@ -234,7 +235,8 @@ class MCPTool:
         return list(self._functions)
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
-        """Every page of a paginated list (MCP-4): follow ``nextCursor`` until it is absent."""
+        """Every page of a paginated list (MCP-4): follow ``nextCursor`` until it is absent, at most
+        `MAX_LIST_PAGES` pages."""
         session = self._require_session()
         items: list[dict[str, Any]] = []
         cursor: str | None = None
@@ -250,9 +252,19 @@ class MCPTool:
             cursor = result.get("nextCursor")
             if not cursor:
                 return items
+            if not isinstance(cursor, str):
+                raise MCPProtocolError(
+                    f"MCP server {self.name!r}: {method} nextCursor is not a string", server=self.name
+                )
             if cursor in seen:
                 raise MCPProtocolError(
-                    f"MCP server {self.name!r}: {method} repeats cursor {cursor!r}", server=self.name
+                    f"MCP server {self.name!r}: {method} repeats cursor {str(cursor)[:100]!r}", server=self.name
+                )
+            if len(seen) + 1 >= MAX_LIST_PAGES:
+                raise MCPProtocolError(
+                    f"MCP server {self.name!r}: {method} has more than {MAX_LIST_PAGES} pages (each with a new "
+                    "nextCursor); minagent stops there",
+                    server=self.name,
                 )
             seen.add(cursor)
 

@@ -8,6 +8,9 @@ Rules
 2. The only MCP methods known here are the ones every session answers alike:
    ``notifications/cancelled`` and ``ping``. Everything else is the client's or the server's.
 3. A `Session` owns its tasks: nothing it started outlives ``aclose()`` (MCP-7, MCP-8).
+4. What a peer can make a session hold is bounded: at most `MAX_PEER_REQUESTS` of its requests run
+   or wait for their answer to be sent at once; beyond that the reader stops reading until one
+   ends, so a peer that floods requests and never reads the answers stalls itself (MCP-44).
 
 Theory of operation
 -------------------
@@ -25,7 +28,8 @@ A `Session` owns one transport and one reader task. The reader is the only consu
 
 ``request()`` registers a future under a fresh id, sends, and waits at most ``timeout`` seconds.
 When the wait ends without an answer — timeout or the caller's cancellation — the peer is told
-with ``notifications/cancelled`` and the id is forgotten, so a late answer is dropped (MCP-7).
+with ``notifications/cancelled`` (sent by a task of the session: the caller never waits for a
+peer that does not read) and the id is forgotten, so a late answer is dropped (MCP-7).
 When the reader stops (end of stream, undecodable input, transport failure) every pending
 request fails with `MCPConnectionError` or `MCPProtocolError` naming the server, and later
 requests fail at once: nobody waits for a peer that is gone (MCP-8). ``aclose()`` cancels the
@@ -41,12 +45,15 @@ import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeGuard
 
 from .._exceptions import MinagentError
 
 __all__ = [
     "LATEST_PROTOCOL_VERSION",
+    "MAX_MESSAGE_BYTES",
+    "MAX_PEER_REQUESTS",
     "SUPPORTED_PROTOCOL_VERSIONS",
     "MCPConnectionError",
     "MCPError",
@@ -54,6 +61,7 @@ __all__ = [
     "MCPRequestError",
     "MCPTimeoutError",
     "MCPToolError",
+    "RequestFailed",
     "Session",
     "Transport",
     "decode_message",
@@ -70,6 +78,8 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+MAX_PEER_REQUESTS = 64  # the peer's requests running, or being answered, at once (MCP-44)
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024  # one message, whatever the transport (MCP-2, MCP-45)
 
 
 class MCPError(MinagentError):
@@ -112,12 +122,23 @@ class MCPToolError(MCPError):
     model_visible = True
 
 
+@dataclass(frozen=True)
+class RequestFailed:
+    """What a transport's ``receive`` gives for one of our requests whose answer cannot come (an
+    HTTP event stream that ended without it): that request fails with ``error``; the session goes
+    on (MCP-46)."""
+
+    request_id: int | str
+    error: MCPError
+
+
 class Transport(Protocol):
-    """Moves whole JSON-RPC messages; ``receive`` returns None at the end of the stream."""
+    """Moves whole JSON-RPC messages; ``receive`` returns None at the end of the stream, and may
+    return a `RequestFailed` for a request whose answer cannot arrive."""
 
     async def send(self, message: dict[str, Any]) -> None: ...
 
-    async def receive(self) -> dict[str, Any] | None: ...
+    async def receive(self) -> dict[str, Any] | RequestFailed | None: ...
 
     async def aclose(self) -> None: ...
 
@@ -131,7 +152,7 @@ def decode_message(data: bytes | str, *, server: str | None = None) -> dict[str,
     """Parse one JSON-RPC message; anything else is an `MCPProtocolError` quoting the input (MCP-2)."""
     try:
         message = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deeply (MCP-47)
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
         excerpt = text.strip()[:120]
         where = f"MCP server {server!r}" if server else "MCP peer"
@@ -146,6 +167,11 @@ def decode_message(data: bytes | str, *, server: str | None = None) -> dict[str,
             f"{where} sent JSON that is not a JSON-RPC 2.0 message: {str(message)[:120]!r}", server=server
         )
     return message
+
+
+def _is_id(value: object) -> TypeGuard[int | str]:
+    """A JSON-RPC request id minagent accepts: a string or an integer (MCP-36)."""
+    return isinstance(value, int | str) and not isinstance(value, bool)
 
 
 RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
@@ -170,7 +196,8 @@ class Session:
         self._ids = itertools.count(1)
         self._pending: dict[int | str, asyncio.Future[Any]] = {}
         self._handlers: dict[int | str, asyncio.Task[None]] = {}
-        self._refusals: set[asyncio.Task[None]] = set()  # error answers to requests that cannot run (MCP-36)
+        self._sending: set[asyncio.Task[None]] = set()  # refusals (MCP-36) and cancellations (MCP-7) on their way
+        self._room = asyncio.Event()  # set when one of the peer's requests ended (MCP-44)
         self._reader: asyncio.Task[None] | None = None
         self._failure: MCPError | None = None
         self.closed = asyncio.Event()
@@ -217,25 +244,24 @@ class Session:
             if future.done() and not future.cancelled() and future.exception() is not None:
                 raise future.exception() from None  # type: ignore[misc]
             if cancellable:
-                await self._cancel_remote(request_id, f"timed out after {timeout} s")
+                self._cancel_remote(request_id, f"timed out after {timeout} s")
             raise MCPTimeoutError(
                 f"MCP server {self.name!r} did not answer {method!r} within {timeout} s", server=self.name
             ) from None
         except asyncio.CancelledError:
             if cancellable and (future.cancelled() or not future.done()):  # awaiting it cancelled it
-                await asyncio.shield(self._cancel_remote(request_id, "the caller was cancelled"))
+                self._cancel_remote(request_id, "the caller was cancelled")
             raise
         finally:
             self._pending.pop(request_id, None)
 
-    async def _cancel_remote(self, request_id: int | str, reason: str) -> None:
-        """Tell the peer to stop working on a request we no longer wait for (MCP-7)."""
-        if self._failure is not None:
-            return
-        try:
-            await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
-        except (MCPError, OSError) as exc:  # the peer is gone already: the reader reports that
-            logger.debug("MCP %s: could not send the cancellation of %r: %s", self.name, request_id, exc)
+    def _cancel_remote(self, request_id: int | str, reason: str) -> None:
+        """Tell the peer to stop working on a request we no longer wait for (MCP-7), from a task
+        of the session: a peer that does not read never holds up the caller."""
+        if self._failure is None:
+            params = {"requestId": request_id, "reason": reason}
+            message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+            self._send_later(message, f"the cancellation of {request_id!r}")
 
     # -- incoming ---------------------------------------------------------------------------
 
@@ -247,6 +273,13 @@ class Session:
                 if message is None:
                     failure = MCPConnectionError(f"MCP server {self.name!r} closed the connection", server=self.name)
                     break
+                if isinstance(message, RequestFailed):  # MCP-46: that request fails, the session goes on
+                    future = self._pending.get(message.request_id)
+                    if future is not None and not future.done():
+                        future.set_exception(message.error)
+                    continue
+                if "method" in message and "id" in message:
+                    await self._room_for_a_request()
                 self._dispatch(message)
         except MCPError as exc:
             failure = exc
@@ -256,6 +289,12 @@ class Session:
             logger.exception("MCP %s: reading failed", self.name)
             failure = MCPConnectionError(f"MCP server {self.name!r}: {type(exc).__name__}: {exc}", server=self.name)
         self._stop(failure)
+
+    async def _room_for_a_request(self) -> None:
+        """MCP-44: the reader waits while `MAX_PEER_REQUESTS` of the peer's requests are in hand."""
+        while len(self._handlers) + len(self._sending) >= MAX_PEER_REQUESTS:
+            self._room.clear()
+            await self._room.wait()
 
     def _stop(self, failure: MCPError) -> None:
         if self._failure is None:
@@ -291,7 +330,10 @@ class Session:
         params = params if isinstance(params, dict) else {}
         if "id" not in message:
             if method == "notifications/cancelled":
-                task = self._handlers.get(params.get("requestId"))  # type: ignore[arg-type]
+                cancelled = params.get("requestId")
+                task = (
+                    self._handlers.get(cancelled) if _is_id(cancelled) else None
+                )  # MCP-47: any other id names nothing
                 if task is not None:
                     logger.debug(
                         "MCP %s: request %r cancelled: %s", self.name, params.get("requestId"), params.get("reason")
@@ -304,7 +346,7 @@ class Session:
                     logger.exception("MCP %s: handling %r failed", self.name, method)
             return
         request_id = message["id"]
-        if isinstance(request_id, bool) or not isinstance(request_id, int | str):  # MCP-36
+        if not _is_id(request_id):  # MCP-36
             shown = "null" if request_id is None else type(request_id).__name__
             self._refuse(None, f"request id must be a string or an integer, got {shown}")
             return
@@ -318,16 +360,26 @@ class Session:
     def _refuse(self, request_id: int | str | None, text: str) -> None:
         """Answer a request that cannot run with error -32600 (MCP-36), in a task closed with the session."""
         error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": INVALID_REQUEST, "message": text}}
-        task = asyncio.create_task(self._send_quietly(error), name=f"mcp-refusal:{self.name}")
-        self._refusals.add(task)
-        task.add_done_callback(self._refusals.discard)
+        self._send_later(error, f"the refusal of {request_id!r}")
 
-    async def _send_quietly(self, message: dict[str, Any]) -> None:
-        with contextlib.suppress(Exception):  # the peer may have gone; the reader reports that
+    def _send_later(self, message: dict[str, Any], what: str) -> None:
+        task = asyncio.create_task(self._send_quietly(message, what), name=f"mcp-send:{self.name}")
+        self._sending.add(task)
+        task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        self._sending.discard(task)
+        self._room.set()
+
+    async def _send_quietly(self, message: dict[str, Any], what: str) -> None:
+        try:
             await self.transport.send(message)
+        except Exception as exc:  # the peer may have gone; the reader reports that
+            logger.debug("MCP %s: could not send %s: %s", self.name, what, exc)
 
     def _forget(self, request_id: int | str, _task: object) -> None:
         self._handlers.pop(request_id, None)
+        self._room.set()
 
     async def _answer(self, request_id: int | str, method: str, params: dict[str, Any]) -> None:
         response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
@@ -356,7 +408,7 @@ class Session:
 
     async def aclose(self) -> None:
         """Stop reading, cancel every handler, fail every pending request; idempotent."""
-        running = (self._reader, *self._handlers.values(), *self._refusals)
+        running = (self._reader, *self._handlers.values(), *self._sending)
         tasks = [t for t in running if t is not None and not t.done()]
         for task in tasks:
             task.cancel()

@@ -39,6 +39,7 @@ from .jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     LATEST_PROTOCOL_VERSION,
+    MAX_MESSAGE_BYTES,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -51,7 +52,7 @@ from .jsonrpc import (
 
 __all__ = ["Connection", "MCPServer", "serve_command"]
 
-MAX_LINE_BYTES = 32 * 1024 * 1024
+MAX_LINE_BYTES = MAX_MESSAGE_BYTES
 
 
 class MCPServer:

@@ -6,15 +6,23 @@ Rules
    stdin/stdout (MCP-2), forwarding its stderr to `logging` (MCP-9), and stopping it (MCP-10).
 2. Nothing here speaks MCP: the protocol is `MCPTool`'s (`client.py`) and the session's
    (`jsonrpc.py`).
-3. The process is always reaped, whatever stops it, cancellation included.
+3. The process is always reaped, whatever stops it, cancellation included; it runs in a process
+   group of its own, and closing ends the group too (MCP-43).
+4. Closing never waits for a pipe without a bound: a process outside the group (a daemon) that
+   holds the server's stdout or stderr does not keep the client waiting (MCP-43).
 
 Theory of operation
 -------------------
 ``MCPStdioTool._open_transport`` starts the process and wraps it in a `_StdioTransport`, which
 the `Session` reads and writes. One task forwards the server's stderr, line by line, for as
 long as the process runs. Closing follows the specification's order: close stdin, wait;
-terminate, wait; kill; and always reap the process. It is shielded, so a cancelled close
-still finishes.
+terminate, wait; kill — the signals go to the server's process group, which it leads
+(``start_new_session``). Once the server has exited, whatever it left in its group is ended the
+same way (SIGTERM, then SIGKILL), and its stderr gets a bounded wait for its end; a pipe still
+held by a process outside the group (a daemon) is then closed on our side, so the process is
+reaped and nothing of ours waits on it. Exit is read from the child watcher's return code, not
+from ``process.wait()``, which (Python 3.11) also waits for every pipe to close. Closing is
+shielded, so a cancelled close still finishes.
 """
 
 from __future__ import annotations
@@ -23,19 +31,29 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from .client import MCPTool, ProgressCallback
-from .jsonrpc import MCPConnectionError, MCPProtocolError, Transport, decode_message, encode_message
+from .jsonrpc import (
+    MAX_MESSAGE_BYTES,
+    MCPConnectionError,
+    MCPProtocolError,
+    Transport,
+    decode_message,
+    encode_message,
+)
 
 __all__ = ["MCPStdioTool"]
 
 logger = logging.getLogger("minagent.mcp")
 
-MAX_LINE_BYTES = 32 * 1024 * 1024
+MAX_LINE_BYTES = MAX_MESSAGE_BYTES
 STDERR_TAIL = 10  # lines of a server's stderr kept for the error that says it exited
+_DRAIN = 0.2  # seconds for the rest of stderr once nothing of the server's group holds the pipe
+_POLL = 0.01
 
 
 class _StdioTransport:
@@ -82,10 +100,18 @@ class _StdioTransport:
                 return decode_message(line, server=self.name)
 
     async def _exit_code(self) -> int | None:
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(1.0):
-                return await self.process.wait()
+        await self._exited(1.0)
         return self.process.returncode
+
+    async def _exited(self, seconds: float) -> bool:
+        """Whether the server has exited within ``seconds``: its return code, never its pipes."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while self.process.returncode is None:
+            if loop.time() >= deadline:
+                return False
+            await asyncio.sleep(_POLL)
+        return True
 
     async def _forward_stderr(self) -> None:
         stderr = self.process.stderr
@@ -105,27 +131,45 @@ class _StdioTransport:
         try:
             if process.stdin is not None and not process.stdin.is_closing():
                 process.stdin.close()
-            if not await self._waited(self.shutdown_timeout):
-                with contextlib.suppress(ProcessLookupError):
-                    process.terminate()
-                if not await self._waited(self.shutdown_timeout):
-                    with contextlib.suppress(ProcessLookupError):
-                        process.kill()
-                    await process.wait()
+            if not await self._exited(self.shutdown_timeout):
+                self._signal(signal.SIGTERM)
+                if not await self._exited(self.shutdown_timeout):
+                    self._signal(signal.SIGKILL)
+                    await self._exited(self.shutdown_timeout)
+            await self._end_group()
         finally:
+            if not self._stderr.done():
+                self._stderr.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._stderr
-            if process.stdin is not None:
-                with contextlib.suppress(ConnectionError, BrokenPipeError):
-                    await process.stdin.wait_closed()
+            pipes = getattr(process, "_transport", None)  # asyncio offers no public way to close them
+            if pipes is not None:
+                pipes.close()  # after the exit: closes our ends only (it kills a process still running)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.shutdown_timeout):
+                    await process.wait()  # the pipes are closed: this reaps
 
-    async def _waited(self, seconds: float) -> bool:
+    def _signal(self, sig: signal.Signals) -> bool:
+        """Send ``sig`` to the server's process group (MCP-43); False when nobody is left in it."""
         try:
-            async with asyncio.timeout(seconds):
-                await self.process.wait()
-            return True
-        except TimeoutError:
+            if hasattr(os, "killpg"):
+                os.killpg(self.process.pid, sig)
+            else:  # pragma: no cover - no process groups (Windows): the process alone
+                self.process.send_signal(sig)
+        except (ProcessLookupError, PermissionError):
             return False
+        return True
+
+    async def _end_group(self) -> None:
+        """MCP-43: after the server exited, what it left in its group is ended; stderr then gets a
+        bounded wait for its end (a daemon outside the group may hold it for ever)."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if not self._signal(sig):
+                break
+            await asyncio.wait({self._stderr}, timeout=self.shutdown_timeout)
+            if self._stderr.done():
+                return
+        await asyncio.wait({self._stderr}, timeout=_DRAIN)
 
 
 class MCPStdioTool(MCPTool):
@@ -193,6 +237,7 @@ class MCPStdioTool(MCPTool):
                 env=env,
                 cwd=self.cwd,
                 limit=MAX_LINE_BYTES,
+                start_new_session=True,  # its own process group, ended when it closes (MCP-43)
             )
         except OSError as exc:
             raise MCPConnectionError(f"MCP server {self.name!r} could not be started: {exc}", server=self.name) from exc

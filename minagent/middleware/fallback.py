@@ -3,18 +3,19 @@
 Rules
 -----
 1. A call is sent on only while nothing of it was streamed (ML-2); when every client failed, the
-   failures come out together as `FallbackExhaustedError`.
+   failures come out together as `FallbackExhaustedError`, which is retryable when one of them is
+   (ML-14), so a `ModelRetry` outside walks the chain again.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from .._exceptions import MinagentError
 from ..hooks import Handler, HookMiddleware, ModelRequest
-from .retry import _predicate
+from .retry import _default_retryable, _predicate
 
 __all__ = ["FallbackExhaustedError", "ModelFallback"]
 
@@ -22,11 +23,21 @@ logger = logging.getLogger("minagent.middleware")
 
 
 class FallbackExhaustedError(MinagentError):
-    """Every client of a `ModelFallback` failed; ``errors`` holds each failure in order (ML-4)."""
+    """Every client of a `ModelFallback` failed; ``errors`` holds each failure in order (ML-4).
+
+    ``retryable`` is true when one of the failures is (ML-14); ``retry_after`` is the shortest
+    wait any of them asks for, or None."""
 
     def __init__(self, errors: Sequence[BaseException]) -> None:
         super().__init__(f"all {len(errors)} model clients failed; last: {type(errors[-1]).__name__}: {errors[-1]}")
         self.errors = list(errors)
+        self.retryable = any(_default_retryable(e) for e in self.errors)
+        hints = [float(h) for e in self.errors if _is_delay(h := getattr(e, "retry_after", None))]
+        self.retry_after: float | None = min(hints) if hints else None
+
+
+def _is_delay(value: object) -> TypeGuard[float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
 
 
 class ModelFallback(HookMiddleware):

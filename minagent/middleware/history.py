@@ -91,6 +91,12 @@ class HistoryTrimmer(HookMiddleware):
         self.max_tokens = max_tokens
         self.counter = counter
 
+    @property
+    def history_window(self) -> int | None:
+        """SE-23: at most this many stored messages reach a model call, so a history provider that
+        reads it (`SQLiteHistoryProvider`) loads no more; None when only ``max_tokens`` bounds it."""
+        return self.max_messages
+
     def trim(self, messages: Sequence[Message]) -> list[Message]:
         system, rest = _split_system(messages)
         wanted = 0

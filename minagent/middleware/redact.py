@@ -5,7 +5,8 @@ Rules
 1. Output is redacted in both modes, and with ``inputs=True`` what the model receives too (ML-11);
    streamed text is held back until it can no longer start a secret of up to
    ``max_secret_length`` characters (ML-12).
-2. `Redact` is plain chat middleware: it needs no hook.
+2. `Redact` is plain chat middleware: it needs no hook. Around the model call it adds its filter to
+   the core's ``REDACTIONS``, so a trace of that call records the output redacted too (OB-21).
 
 Theory of operation
 -------------------
@@ -22,6 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from .._middleware import CallNext, ChatContext, ChatMiddleware
+from .._observe import REDACTIONS
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._stream import ResponseStream
 from .._types import Content, Message
@@ -84,7 +86,11 @@ class Redact(ChatMiddleware):
     async def process(self, context: ChatContext, call_next: CallNext) -> None:
         if self.inputs:
             context.messages = [self._message(m) for m in context.messages]
-        await call_next()
+        token = REDACTIONS.set((*REDACTIONS.get(), self.redact))  # OB-21: the chat span records it redacted
+        try:
+            await call_next()
+        finally:
+            REDACTIONS.reset(token)
         if not context.stream:
             response: ChatResponse = context.result
             messages = [self._message(m) for m in response.messages]

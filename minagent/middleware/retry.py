@@ -3,7 +3,8 @@
 Rules
 -----
 1. What is retried, and how long to wait before the next attempt, is decided here: ``retry_on``
-   (`_predicate`) and `_Backoff`; `fallback.py` takes its ``retry_on`` from here too.
+   (`_predicate`) and `_Backoff`; `fallback.py` takes its ``retry_on`` from here too. A fallback's
+   exhaustion is judged by the failures it holds (ML-14).
 2. A model call whose updates already reached a streaming consumer is never retried (ML-2).
 3. Control flow is not failure: `MiddlewareTermination` and `UserInputRequiredError` pass through
    `ToolRetry` untouched.
@@ -49,6 +50,19 @@ def _predicate(retry_on: Any) -> Callable[[BaseException], bool]:
     if callable(retry_on):
         return retry_on  # type: ignore[no-any-return]
     raise TypeError(f"retry_on must be an exception class, a tuple of them or a predicate, got {retry_on!r}")
+
+
+def _exhausted_aware(should_retry: Callable[[BaseException], bool]) -> Callable[[BaseException], bool]:
+    """ML-14: a fallback chain that failed is retried when one of its failures would be."""
+
+    def check(exc: BaseException) -> bool:
+        from .fallback import FallbackExhaustedError  # fallback.py imports this module
+
+        if isinstance(exc, FallbackExhaustedError):
+            return any(should_retry(error) for error in exc.errors)
+        return should_retry(exc)
+
+    return check
 
 
 @dataclass
@@ -97,7 +111,7 @@ class ModelRetry(HookMiddleware):
         ):
             raise ValueError(f"give_up_after must be a number >= 0 or None, got {give_up_after!r}")
         self.max_retries = max_retries
-        self.should_retry = _predicate(retry_on)
+        self.should_retry = _exhausted_aware(_predicate(retry_on))
         self.backoff = _Backoff(initial_delay, backoff_factor, max_delay, jitter)
         self.on_failure = on_failure
         self.give_up_after = give_up_after

@@ -10,6 +10,7 @@
 - ``http``: the `WireCodec` protocol a plugin writes, and `HTTPChatClient`, the one HTTP chat
   client every provider plugin subclasses;
 - ``registry``: ``get_client`` and the ``minagent.clients`` entry points;
+- ``wire``: strict JSON of wire data and what an unreadable answer is (``wire.loads``, PV-49);
 - the core's tool records a codec reads: `ToolSpec`, ``tool_specs(options["tools"])`` (TL-13).
 
 Optional: the core never imports this folder; ``minagent.get_client`` and the provider errors
@@ -38,6 +39,8 @@ from .retry import RetryPolicy, SupportsRandom, retry_call
 from .secrets import Secret, redact, redact_headers
 from .sse import SSEDecoder, SSEEvent, SSELimitError
 from .transport import LoopBound, Request, Response, Timeouts, Transport, TransportError, transport_for
+from .wire import WIRE_ERRORS, unreadable
+from .wire import loads as wire_json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,6 +58,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "WIRE_ERRORS",
     "AuthenticationError",
     "BadRequestError",
     "HTTPChatClient",
@@ -93,4 +97,6 @@ __all__ = [
     "server_delay",
     "tool_specs",
     "transport_for",
+    "unreadable",
+    "wire_json",
 ]

@@ -66,6 +66,7 @@ __all__ = [
 DEFAULT_MAX_BODY_SIZE = 32 * 1024 * 1024  # bytes of a 2xx non-streaming body (PV-36)
 DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # one line or event of a stream (PV-36)
 MAX_ERROR_BODY = 64 * 1024  # bytes of a non-2xx body read for its message (PV-11)
+_SECRET_MARGIN = 4096  # read past the cut, so that no cut can split a secret before it is redacted (PV-24)
 
 Sleep = Callable[[float], Awaitable[object]]
 
@@ -463,13 +464,16 @@ class HTTPChatClient(BaseChatClient):
         headers = response.headers
         raw, unreadable = b"", ""
         try:
-            while len(raw) < MAX_ERROR_BODY:
+            while len(raw) < MAX_ERROR_BODY + _SECRET_MARGIN:
                 chunk = await response.read_chunk()
                 if not chunk:
                     break
                 raw += chunk
         except TransportError as error:  # the status is the error; the body only adds its text
             unreadable = f" (the error body could not be read: {error.detail})"
+        text = raw.decode("utf-8", "replace")
+        if (scrubbed := redact(text, *self._secrets)) != text:  # PV-24: redact first, then cut
+            raw = scrubbed.encode("utf-8")
         message, request_id = self.codec.parse_error(response.status, raw[:MAX_ERROR_BODY], headers)
         message += unreadable
         if response.status == 401 and not self._api_key:

@@ -1,20 +1,22 @@
-"""Durable stores in the standard library: history and sessions in SQLite or in plain files
-(spec/sessions.md).
+"""Stores in the standard library: sessions in memory, history and sessions in SQLite or in plain
+files (spec/sessions.md).
 
-Optional: loaded on first use (``minagent.SQLiteHistoryProvider``, ``minagent.FileSessionStore``, ...).
+Optional: loaded on first use (``minagent.SessionStore``, ``minagent.SQLiteHistoryProvider``,
+``minagent.FileSessionStore``, ...).
 
 Rules
 -----
-1. A store is a `HistoryProvider` or a `SessionStore` of the core, built on their public names
+1. A store is a `HistoryProvider` of the core or a `SessionStore`, built on the core's public names
    only; the core never imports a store.
 2. ``__init__`` only re-exports.
 """
 
 from .files import FileHistoryProvider, FileSessionStore
 from .memory import SessionStore
-from .sqlite import SCHEMA_VERSION, SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
+from .sqlite import APPLICATION_ID, SCHEMA_VERSION, SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
 
 __all__ = [
+    "APPLICATION_ID",
     "SCHEMA_VERSION",
     "FileHistoryProvider",
     "FileSessionStore",

@@ -1,7 +1,10 @@
-"""Sessions by id in memory: `SessionStore` (spec/sessions.md SE-11).
+"""Sessions by id in memory: `SessionStore` (spec/sessions.md, SE-11).
 
-The durable stores (`SQLiteSessionStore`, `FileSessionStore`, the Redis plugin's) keep the same three
-methods and the same `AgentSession.to_dict` data.
+Rules
+-----
+1. A stored session is its `to_dict` data: ``get`` gives an independent copy, ``set`` keeps a copy;
+   the durable stores (`SQLiteSessionStore`, `FileSessionStore`, the Redis plugin's) keep the same
+   three methods and the same `AgentSession.to_dict` data.
 """
 
 from __future__ import annotations

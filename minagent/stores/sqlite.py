@@ -4,9 +4,12 @@ Rules
 -----
 1. Never on the event loop: every database call runs in a worker thread, on a connection opened
    for that call and closed after it (SE-13).
-2. A run's messages are stored all or nothing, in one transaction (SE-15, SE-16).
-3. The schema changes only through `MIGRATIONS`; a file newer than this code is refused (SE-14).
+2. A run's messages are stored all or nothing, in one transaction (SE-15, SE-16), and taken back
+   when a later save of the same run failed (SE-20).
+3. The schema changes only through `MIGRATIONS`; a file newer than this code is refused (SE-14),
+   and so is a database that is not ours, before anything in it changes (SE-21).
 4. ``sqlite3`` is imported on first use, never when the module is.
+5. What is stored and cannot be read is a `SerializationError` naming the file and the row (SE-22).
 
 Theory of operation
 -------------------
@@ -14,7 +17,12 @@ One database file holds many sessions: table ``messages`` (one row per message: 
 ``source_id``, ``session_id``, a sequence number, the message as our versioned JSON) and table
 ``sessions`` (one row per stored `AgentSession`, its `to_dict` JSON). The file's schema version
 is ``PRAGMA user_version``; opening a file of an older version runs the steps of `MIGRATIONS`
-in order, one transaction each, and a file newer than this code knows is an error (SE-14).
+in order, one transaction each, and a file newer than this code knows is an error (SE-14). A
+file is ours when its ``PRAGMA application_id`` is `APPLICATION_ID` (set when we create it),
+when it is empty, or when it holds exactly our two tables (a file written before the id was
+set); anything else is refused by reading alone, before WAL mode or a table touches it (SE-21).
+With a window (``max_messages``, or the agent's `HistoryTrimmer`) a run loads only the last
+messages, newest first through the primary key, never the whole session (SE-23).
 
 Every call runs in a worker thread (``asyncio.to_thread``), never on the event loop, on a
 connection opened for that call and closed after it, so no connection is shared between
@@ -36,16 +44,25 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._exceptions import MinagentError
-from .._sessions import AgentSession, HistoryProvider, check_session_id
+from .._exceptions import MinagentError, SerializationError
+from .._sessions import AgentSession, HistoryProvider, SessionContext, check_session_id
 from .._types import Message
 
 if TYPE_CHECKING:
     import sqlite3
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLiteHistoryProvider", "SQLiteSchemaError", "SQLiteSessionStore"]
+__all__ = [
+    "APPLICATION_ID",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "SQLiteHistoryProvider",
+    "SQLiteSchemaError",
+    "SQLiteSessionStore",
+]
 
 SCHEMA_VERSION = 1
+APPLICATION_ID = 0x6D696E61  # "mina": PRAGMA application_id of a file minagent created (SE-21)
+_OUR_TABLES = {"messages": {"source_id", "session_id", "seq", "data"}, "sessions": {"session_id", "data", "updated"}}
 
 
 def _create_v1(conn: sqlite3.Connection) -> None:
@@ -65,7 +82,8 @@ MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1}
 
 
 class SQLiteSchemaError(MinagentError, RuntimeError):
-    """The database file's schema is newer than this minagent knows (SE-14)."""
+    """The database file's schema is newer than this minagent knows (SE-14), or the file is not a
+    minagent database (SE-21); the message names the file."""
 
 
 class _Database:
@@ -95,6 +113,7 @@ class _Database:
         return conn
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
+        self._check_ours(conn)
         conn.execute("PRAGMA journal_mode = WAL")
         while True:
             conn.execute("BEGIN IMMEDIATE")
@@ -108,12 +127,34 @@ class _Database:
                 if version == SCHEMA_VERSION:
                     conn.execute("COMMIT")
                     return
+                if version == 0:
+                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # SE-21: the file is ours
                 MIGRATIONS[version](conn)
                 conn.execute(f"PRAGMA user_version = {version + 1}")
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+    def _check_ours(self, conn: sqlite3.Connection) -> None:
+        """SE-21: refuse, by reading alone, a file that is not a minagent database."""
+        import sqlite3
+
+        try:
+            app = int(conn.execute("PRAGMA application_id").fetchone()[0])
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = {t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")} for t in tables & _OUR_TABLES.keys()}
+        except sqlite3.DatabaseError as exc:
+            raise SQLiteSchemaError(f"{self.path}: not an SQLite database ({exc}); nothing was changed") from None
+        ours = columns == _OUR_TABLES and tables == _OUR_TABLES.keys() and app == 0  # written before the id
+        if app == APPLICATION_ID or (app == 0 and version == 0 and not tables) or ours:
+            return
+        shown = ", ".join(sorted(tables)) or "none"
+        raise SQLiteSchemaError(
+            f"{self.path}: not a minagent database (application_id {app}, user_version {version}, tables: "
+            f"{shown}); nothing was changed: give the store a new file or one minagent created"
+        )
 
     async def call(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
         """``work(connection)`` in a worker thread, on a connection of its own (SE-13)."""
@@ -126,6 +167,35 @@ class _Database:
                 conn.close()
 
         return await asyncio.to_thread(run)
+
+
+def _loaded(text: str, where: str) -> Any:
+    """SE-22: a stored row's JSON, or a `SerializationError` naming the row."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise SerializationError(where, f"the stored data is not valid JSON ({problem})") from None
+
+
+def _message(text: str, where: str) -> Message:
+    try:
+        return Message.from_dict(_loaded(text, where), path=where)
+    except RecursionError:
+        raise SerializationError(where, "the stored message is nested too deeply") from None
+
+
+def _is_result(message: Message) -> bool:
+    """A message that starts with a tool result or approval answer: its call is further back (SE-23)."""
+    return any(c.type in ("function_result", "function_approval_response") for c in message.contents)
+
+
+def _window(agent: Any) -> int | None:
+    """SE-23: what the agent's `HistoryTrimmer` sends at most (its ``history_window``), or None."""
+    middleware = getattr(agent, "middleware", None)
+    items = middleware if isinstance(middleware, list | tuple) else [middleware]
+    windows = [w for m in items if isinstance(w := getattr(m, "history_window", None), int)]
+    return min(windows) if windows else None
 
 
 def _write(conn: sqlite3.Connection, statements: Callable[[sqlite3.Connection], object]) -> None:
@@ -141,7 +211,9 @@ def _write(conn: sqlite3.Connection, statements: Callable[[sqlite3.Connection], 
 class SQLiteHistoryProvider(HistoryProvider):
     """A session's messages in a SQLite file (SE-13): ``SQLiteHistoryProvider("history", path="chat.db")``.
 
-    The ``source_id`` keys the rows, so several providers (or agents) may share one file.
+    The ``source_id`` keys the rows, so several providers (or agents) may share one file. With
+    ``max_messages`` (or a `HistoryTrimmer` with ``max_messages`` in the agent's middleware) a run
+    loads only the last messages (SE-23).
     """
 
     def __init__(
@@ -155,6 +227,7 @@ class SQLiteHistoryProvider(HistoryProvider):
         store_context_messages: bool = False,
         store_context_from: set[str] | None = None,
         store_outputs: bool = True,
+        max_messages: int | None = None,
     ) -> None:
         super().__init__(
             source_id,
@@ -164,25 +237,43 @@ class SQLiteHistoryProvider(HistoryProvider):
             store_context_from=store_context_from,
             store_outputs=store_outputs,
         )
+        if max_messages is not None and (
+            isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1
+        ):
+            raise ValueError(f"max_messages must be an int >= 1 or None, got {max_messages!r}")
+        self.max_messages = max_messages
         self._db = _Database(path, timeout)
 
     @property
     def path(self) -> str:
         return self._db.path
 
+    async def before_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        """The stored messages as this provider's context, at most the window's (SE-23)."""
+        window = self.max_messages or _window(agent)
+        context.extend_messages(self, await self.get_messages(context.session_id, state=state, last=window))
+
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, last: int | None = None, **kwargs: Any
     ) -> list[Message]:
+        """The session's messages in order; with ``last``, only the last ``last`` of them, starting
+        after any leading tool result whose call is further back (SE-23)."""
         key, source = check_session_id(session_id), self._source()
 
-        def read(conn: sqlite3.Connection) -> list[str]:
-            rows = conn.execute(
-                "SELECT data FROM messages WHERE source_id = ? AND session_id = ? ORDER BY seq", (source, key)
-            )
-            return [row[0] for row in rows]
+        def read(conn: sqlite3.Connection) -> list[tuple[int, str]]:
+            where = "FROM messages WHERE source_id = ? AND session_id = ?"
+            if last is None:
+                return conn.execute(f"SELECT seq, data {where} ORDER BY seq", (source, key)).fetchall()
+            newest = conn.execute(f"SELECT seq, data {where} ORDER BY seq DESC LIMIT ?", (source, key, last))
+            return list(reversed(newest.fetchall()))
 
-        rows: list[str] = await self._db.call(read)
-        return [Message.from_dict(json.loads(row), path=f"{self.path}[{key}][{i}]") for i, row in enumerate(rows)]
+        rows: list[tuple[int, str]] = await self._db.call(read)
+        messages = [_message(data, f"{self.path}: session {key!r}, row {seq}") for seq, data in rows]
+        while last is not None and messages and _is_result(messages[0]):
+            messages.pop(0)  # SE-23: never a result without its call
+        return messages
 
     async def save_messages(
         self,
@@ -209,6 +300,28 @@ class SQLiteHistoryProvider(HistoryProvider):
             )
 
         await self._db.call(lambda conn: _write(conn, append))
+
+    async def discard_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        """SE-20: take back the newest rows equal to ``messages`` (what this run's save wrote)."""
+        key, source = check_session_id(session_id), self._source()
+        data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
+
+        def remove(conn: sqlite3.Connection) -> None:
+            rows = conn.execute(
+                "SELECT seq, data FROM messages WHERE source_id = ? AND session_id = ? ORDER BY seq DESC LIMIT ?",
+                (source, key, len(data) + 1000),  # other processes' runs may have come after this one (SE-16)
+            ).fetchall()[::-1]
+            for start in range(len(rows) - len(data), -1, -1):
+                if [d for _seq, d in rows[start : start + len(data)]] == data:
+                    first, end = rows[start][0], rows[start + len(data) - 1][0]
+                    where = "source_id = ? AND session_id = ? AND seq BETWEEN ? AND ?"
+                    conn.execute(f"DELETE FROM messages WHERE {where}", (source, key, first, end))
+                    return
+
+        if data:
+            await self._db.call(lambda conn: _write(conn, remove))
 
     async def clear(self, session_id: str) -> None:
         """Forget the session's messages."""
@@ -239,7 +352,13 @@ class SQLiteSessionStore:
         row = await self._db.call(
             lambda conn: conn.execute("SELECT data FROM sessions WHERE session_id = ?", (key,)).fetchone()
         )
-        return None if row is None else AgentSession.from_dict(json.loads(row[0]))
+        if row is None:
+            return None
+        where = f"{self.path}: session {key!r}"
+        try:
+            return AgentSession.from_dict(_loaded(row[0], where))
+        except RecursionError:
+            raise SerializationError(where, "the stored session is nested too deeply") from None
 
     async def set(self, session_id: str, session: AgentSession) -> None:
         key = check_session_id(session_id)

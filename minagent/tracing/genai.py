@@ -7,7 +7,10 @@ Rules
 2. Observers never change the observed: a span is started and ended around what runs, the same
    values and exceptions pass through.
 3. Contents (messages, arguments, results) are recorded only with ``record_content=True``, and
-   never the values of secret parameters (OB-6, OB-16).
+   never the values of secret parameters, at any depth (OB-6, OB-16), nor what `Redact` took out
+   of the model's output, nor a tool's exception text without ``record_content=True`` (OB-21).
+4. A tracer that raises never fails the run: every call into it is guarded (``safety.Guard``),
+   the first failure logged, the rest of the run traced as well as the tracer allows (OB-22).
 
 Theory of operation
 -------------------
@@ -42,17 +45,18 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
-from .._observe import ModelCall, Observer, ToolInvoke, current, install
+from .._observe import REDACTIONS, ModelCall, Observer, ToolInvoke, current, install
 from .._responses import ChatResponse
-from .._schema import secret_parameters
 from .._stream import ResponseStream
 from .._toolset import tool_specs
 from .._types import Content, Message
 from .._wire import UsageDetails
+from .safety import SECRET_TEXT, Guard, hide, real_span, scrub, secret_names, secret_values
 
 __all__ = [
     "SECRET_TEXT",
     "GenAIObserver",
+    "RecordedToolError",
     "Span",
     "Tracer",
     "current_span",
@@ -127,7 +131,17 @@ REQUEST_PARAMETERS = {
     "seed": "gen_ai.request.seed",
     "stop": "gen_ai.request.stop_sequences",
 }
-SECRET_TEXT = "[secret]"
+Redactions = tuple[Callable[[str], str], ...]
+
+
+class RecordedToolError(Exception):
+    """What a span records of a tool's exception when its text may hold a secret (OB-21): the text
+    without the call's secret values, or with ``record_content=False`` only the exception's type.
+    ``error_type`` names the tool's own exception class, as `error_type()` reports it."""
+
+    def __init__(self, message: str, error_type: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
 
 
 def set_tracer(tracer: Tracer | None, *, record_content: bool = False) -> None:
@@ -158,27 +172,16 @@ def records_content() -> bool:
 
 def current_span() -> Span | None:
     """The span of the agent run or tool call this code runs in, or None (OB-3)."""
-    return _CURRENT.get()
+    return cast(Span | None, real_span(_CURRENT.get()))
 
 
 def error_type(error: BaseException) -> str:
-    """OB-7: ``error.type`` is the exception's class, qualified by its module unless built in."""
+    """OB-7: ``error.type`` is the exception's class, qualified by its module unless built in (for a
+    `RecordedToolError`, the class of the exception it stands for)."""
+    if isinstance(error, RecordedToolError):
+        return error.error_type
     cls = type(error)
     return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-
-
-def _fail(span: Span, error: BaseException) -> None:
-    """Record ``error`` on ``span``; closing a stream early (GeneratorExit) is not an error."""
-    if not isinstance(error, GeneratorExit):
-        span.set_attributes({ERROR_TYPE: error_type(error)})
-        span.record_error(error)
-
-
-def _event(name: str, attributes: Mapping[str, Any]) -> None:
-    """OB-11: a loop event on the current span, for spans that have ``add_event`` (OpenTelemetry's do)."""
-    add_event = getattr(_CURRENT.get(), "add_event", None)
-    if add_event is not None:
-        add_event(name, attributes)
 
 
 class GenAIObserver(Observer):
@@ -187,21 +190,33 @@ class GenAIObserver(Observer):
     def __init__(self, tracer: Tracer, record_content: bool = False) -> None:
         self.tracer = tracer
         self.record_content = record_content
+        self._guard = Guard(tracer)  # OB-22: every call into the tracer
 
     def _start(self, name: str, attributes: dict[str, Any]) -> Span:
-        return self.tracer.start_span(name, attributes, _CURRENT.get())
+        return cast(Span, self._guard.start(name, attributes, _CURRENT.get()))
+
+    def _fail(self, span: Span, error: BaseException, recorded: BaseException | None = None) -> None:
+        """Record ``error`` on ``span`` (``recorded`` in its place when given, OB-21); closing a
+        stream early (GeneratorExit) is not an error."""
+        if not isinstance(error, GeneratorExit):
+            self._guard.set(span, {ERROR_TYPE: error_type(error)})
+            self._guard.record(span, recorded if recorded is not None else error)
+
+    def _event(self, name: str, attributes: Mapping[str, Any]) -> None:
+        """OB-11: a loop event on the current span, for spans that have ``add_event`` (OpenTelemetry's do)."""
+        self._guard.event(_CURRENT.get(), name, attributes)
 
     # -- notes (OB-11) --------------------------------------------------------------------------
 
     def model_turn(self, number: int, tool_choice: Any, last: bool) -> None:
         choice = tool_choice.get("mode") if isinstance(tool_choice, Mapping) else tool_choice
-        _event("minagent.model_call", {"number": number, "tool_choice": str(choice or "auto"), "last": last})
+        self._event("minagent.model_call", {"number": number, "tool_choice": str(choice or "auto"), "last": last})
 
     def step(self, outcome: str, next_step: str) -> None:
-        _event("minagent.step", {"outcome": outcome, "next": next_step})
+        self._event("minagent.step", {"outcome": outcome, "next": next_step})
 
     def injected(self, count: int) -> None:
-        _event("minagent.injected", {"messages": count})
+        self._event("minagent.injected", {"messages": count})
 
     def tool_raised(self, error: BaseException) -> None:
         errors = _RAISED.get()
@@ -210,7 +225,7 @@ class GenAIObserver(Observer):
 
     # -- attributes -----------------------------------------------------------------------------
 
-    def _response_attributes(self, response: Any, tools: Any = None) -> dict[str, Any]:
+    def _response_attributes(self, response: Any, tools: Any = None, redactions: Redactions = ()) -> dict[str, Any]:
         """Attributes of a finished ChatResponse or AgentResponse (OB-5)."""
         out = _usage_attributes(getattr(response, "usage_details", None))
         if (response_id := getattr(response, "response_id", None)) is not None:
@@ -222,7 +237,7 @@ class GenAIObserver(Observer):
         if (conversation := getattr(response, "conversation_id", None)) is not None:
             out[CONVERSATION_ID] = str(conversation)
         if self.record_content:
-            out[OUTPUT_MESSAGES] = _messages_json(getattr(response, "messages", []), tools)
+            out[OUTPUT_MESSAGES] = _messages_json(getattr(response, "messages", []), tools, redactions)
         return out
 
     # -- invoke_agent ---------------------------------------------------------------------------
@@ -257,14 +272,14 @@ class GenAIObserver(Observer):
         token = _CURRENT.set(span)
         try:
             response = await run
-            span.set_attributes(self._response_attributes(response, tools))
+            self._guard.set(span, self._response_attributes(response, tools))
             return response
         except BaseException as exc:
-            _fail(span, exc)
+            self._fail(span, exc)
             raise
         finally:
             _CURRENT.reset(token)
-            span.end()
+            self._guard.end(span)
 
     async def _agent_pulls(
         self, name: str, attributes: dict[str, Any], stream: ResponseStream[Any, Any], tools: Any
@@ -284,18 +299,18 @@ class GenAIObserver(Observer):
                 yield update
             token = _CURRENT.set(span)
             try:
-                span.set_attributes(self._response_attributes(await stream.get_final_response(), tools))
+                self._guard.set(span, self._response_attributes(await stream.get_final_response(), tools))
             finally:
                 _CURRENT.reset(token)
         except BaseException as exc:
-            _fail(span, exc)
+            self._fail(span, exc)
             raise
         finally:
             try:
                 if (close := getattr(iterator, "aclose", None)) is not None:
                     await close()
             finally:
-                span.end()
+                self._guard.end(span)
 
     # -- chat -----------------------------------------------------------------------------------
 
@@ -329,46 +344,51 @@ class GenAIObserver(Observer):
             name, attributes = self._chat_attributes(client, options, messages)
             span = self._start(name, attributes)
             tools = options.get("tools")
+            redactions = REDACTIONS.get()  # OB-21: what the chat middleware around this call takes out
             try:
                 result = call(client, messages, options, kwargs, stream)
             except BaseException as exc:
-                _fail(span, exc)
-                span.end()
+                self._fail(span, exc)
+                self._guard.end(span)
                 raise
             if stream:
                 inner = cast(ResponseStream[Any, ChatResponse], result)
-                return ResponseStream.of_run(self._chat_updates(span, inner, tools), inner.get_final_response)
-            return self._chat_response(span, cast(Awaitable[ChatResponse], result), tools)
+                updates = self._chat_updates(span, inner, tools, redactions)
+                return ResponseStream.of_run(updates, inner.get_final_response)
+            return self._chat_response(span, cast(Awaitable[ChatResponse], result), tools, redactions)
 
         return traced
 
-    async def _chat_response(self, span: Span, response: Awaitable[ChatResponse], tools: Any) -> ChatResponse:
+    async def _chat_response(
+        self, span: Span, response: Awaitable[ChatResponse], tools: Any, redactions: Redactions
+    ) -> ChatResponse:
         try:
             result = await response
-            span.set_attributes(self._response_attributes(result, tools))
+            self._guard.set(span, self._response_attributes(result, tools, redactions))
             return result
         except BaseException as exc:
-            _fail(span, exc)
+            self._fail(span, exc)
             raise
         finally:
-            span.end()
+            self._guard.end(span)
 
     async def _chat_updates(
-        self, span: Span, updates: ResponseStream[Any, ChatResponse], tools: Any
+        self, span: Span, updates: ResponseStream[Any, ChatResponse], tools: Any, redactions: Redactions
     ) -> AsyncGenerator[Any]:
         """The provider's updates, passed on; the span records the folded response at the end (OB-9)."""
         try:
             async for update in updates:
                 yield update
-            span.set_attributes(self._response_attributes(await updates.get_final_response(), tools))
+            final = await updates.get_final_response()
+            self._guard.set(span, self._response_attributes(final, tools, redactions))
         except BaseException as exc:
-            _fail(span, exc)
+            self._fail(span, exc)
             raise
         finally:
             try:
                 await updates.aclose()
             finally:
-                span.end()
+                self._guard.end(span)
 
     # -- execute_tool ---------------------------------------------------------------------------
 
@@ -396,24 +416,35 @@ class GenAIObserver(Observer):
         span = self._start(f"execute_tool {name}", attributes)
         token, raised = _CURRENT.set(span), _RAISED.set([])
         try:
-            with self.tracer.activate(span):
+            with self._guard.activate(span):
                 outcome = await invoke(call, view)
             result, errors = outcome[0], _RAISED.get()
             if errors:  # the tool raised: its call got an error result (LP-6)
-                _fail(span, errors[-1])
+                self._fail(span, errors[-1], self._recordable(errors[-1], call, tool))
             elif isinstance(result, Content) and result.exception is not None:
-                span.set_attributes({ERROR_TYPE: _result_error_type(result.exception)})
+                self._guard.set(span, {ERROR_TYPE: _result_error_type(result.exception)})
             if isinstance(result, Content) and self.record_content:
                 value = result.result
-                span.set_attributes({TOOL_RESULT: value if isinstance(value, str) else json.dumps(value, default=str)})
+                text = value if isinstance(value, str) else json.dumps(value, default=str)
+                self._guard.set(span, {TOOL_RESULT: scrub(text, _secret_values_of(call, tool))})  # OB-21
             return outcome
         except BaseException as exc:
-            _fail(span, exc)
+            self._fail(span, exc)
             raise
         finally:
             _RAISED.reset(raised)
             _CURRENT.reset(token)
-            span.end()
+            self._guard.end(span)
+
+    def _recordable(self, error: BaseException, call: Content, tool: Any) -> BaseException:
+        """OB-21: a tool's exception as its span may record it: without ``record_content`` its type
+        only (its text can quote the arguments); with it, its text without the call's secret values."""
+        kind = error_type(error)
+        if not self.record_content:
+            return RecordedToolError(f"{kind} (its message is recorded only with record_content=True)", kind)
+        text = str(error)
+        clean = scrub(text, _secret_values_of(call, tool))
+        return error if clean == text else RecordedToolError(clean, kind)
 
 
 def _connection_attributes(client: Any) -> dict[str, Any]:
@@ -457,28 +488,68 @@ def _tool_definitions(tools: Any) -> str | None:
     return json.dumps(definitions, ensure_ascii=False, default=str) if definitions else None
 
 
-def _messages_json(messages: Sequence[Message], tools: Any = None) -> str:
-    """The messages as recorded (OB-6); arguments of secret parameters in calls replaced (OB-16)."""
+def _messages_json(messages: Sequence[Message], tools: Any = None, redactions: Redactions = ()) -> str:
+    """The messages as recorded (OB-6): arguments of secret parameters in calls replaced, at any
+    depth (OB-16); text and results through the chat middleware's redactions (OB-21)."""
     data = [m.to_dict() for m in messages]
-    secrets = {getattr(t, "name", None): secret_parameters(t) for t in tools or ()}
+    secrets = {getattr(t, "name", None): secret_names(t) for t in tools or ()}
     if any(secrets.values()):
+        values: dict[Any, list[str]] = {}  # call id -> its secret values, taken out of its result (OB-21)
         for message in data:
             for content in message.get("contents", ()):
                 hidden = secrets.get(content.get("name")) if content.get("type") == "function_call" else None
                 if hidden:
+                    values[content.get("call_id")] = secret_values(_parsed(content.get("arguments")), hidden)
                     content["arguments"] = _hide(content.get("arguments"), hidden)
+                elif content.get("type") == "function_result" and values.get(content.get("call_id")):
+                    for key in ("result", "exception"):
+                        if isinstance(content.get(key), str):
+                            content[key] = scrub(content[key], values[content.get("call_id")])
+    if redactions:
+        for message in data:
+            for content in message.get("contents", ()):
+                for key in ("text", "result"):
+                    if isinstance(content.get(key), str):
+                        content[key] = _redacted(content[key], redactions)
     return json.dumps(data, ensure_ascii=False, default=str)
+
+
+def _redacted(text: str, redactions: Redactions) -> str:
+    for redact in redactions:
+        text = redact(text)
+    return text
+
+
+def _parsed(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except (ValueError, RecursionError):
+            return None
+    return arguments
 
 
 def _hide(arguments: Any, secret: frozenset[str]) -> Any:
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):
             return SECRET_TEXT
     if not isinstance(arguments, Mapping):
         return SECRET_TEXT
-    return {k: SECRET_TEXT if k in secret else v for k, v in arguments.items()}
+    return hide(arguments, secret)
+
+
+def _secret_values_of(call: Content, tool: Any) -> list[str]:
+    """The call's values of the tool's secret parameters, at any depth (OB-21)."""
+    names = secret_names(tool)
+    if not names:
+        return []
+    try:
+        arguments = call.parse_arguments() or {}
+    except Exception:
+        return []
+    return secret_values(arguments, names)
 
 
 def _usage_attributes(usage: UsageDetails | None) -> dict[str, Any]:
@@ -492,8 +563,8 @@ def _usage_attributes(usage: UsageDetails | None) -> dict[str, Any]:
 
 
 def _arguments_text(call: Content, tool: Any) -> str:
-    """The call's arguments as recorded (OB-6), values of secret parameters replaced (OB-16)."""
-    secret = secret_parameters(tool)
+    """The call's arguments as recorded (OB-6), values of secret parameters replaced at any depth (OB-16)."""
+    secret = secret_names(tool)
     arguments = call.arguments
     if not secret:
         return arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
@@ -501,7 +572,7 @@ def _arguments_text(call: Content, tool: Any) -> str:
         parsed = call.parse_arguments() or {}
     except Exception:
         return SECRET_TEXT  # unparsable arguments of a tool with secrets: nothing of them is shown
-    return json.dumps({k: SECRET_TEXT if k in secret else v for k, v in parsed.items()}, default=str)
+    return json.dumps(hide(parsed, secret), default=str)
 
 
 def _result_error_type(exception: str) -> str:

@@ -218,11 +218,12 @@ def test_tool_use_input_is_an_object(args: Any, expected: dict[str, Any]) -> Non
     ]
 
 
-@pytest.mark.parametrize("args", ["[1, 2]", "{not json", '"text"'])
-def test_arguments_that_are_not_an_object_are_an_error(args: str) -> None:
-    """AN-6: arguments that are not a JSON object are a ValueError naming message and call."""
-    with pytest.raises(ValueError, match=r"messages\[1\].*toolu_1"):
-        body([Message("user", ["q"]), Message("assistant", [call(args=args)])])
+@pytest.mark.parametrize("args", ["[1, 2]", "{not json", '"text"', '{"city": "Par', "[" * 5000])
+def test_arguments_that_are_not_an_object_are_sent_as_an_empty_input(args: str) -> None:
+    """AN-6, AN-25: arguments that are not a JSON object (partial JSON cut off by max_tokens, a list,
+    a string, nesting too deep to parse) are sent as tool_use input {}: encoding never fails."""
+    sent = body([Message("user", ["q"]), Message("assistant", [call(args=args)])])
+    assert sent["messages"][1]["content"] == [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}}]
 
 
 def test_function_call_outside_assistant_is_an_error() -> None:

@@ -212,6 +212,29 @@ async def test_fallback_after_retries_and_filter(stream):
         await run(agent, "x", stream=stream)
 
 
+@BOTH_MODES
+async def test_retry_walks_the_whole_fallback_chain_again(stream):
+    """ML-14, ML-3: with [ModelRetry, ModelFallback], when every client failed with a retryable
+    error the chain is tried again from the primary; the exhaustion is retryable, its retry_after
+    the shortest hint; a retry_on class matches the failures inside it."""
+    sleeps = Sleeps()
+    primary = ScriptedChatClient([Transient("p1"), "primary answer"])
+    backup = ScriptedChatClient([Transient("b1"), "backup answer"])
+    agent = Agent(primary, middleware=[ModelRetry(2, sleep=sleeps, jitter=False), ModelFallback(backup)])
+    assert (await run(agent, "x", stream=stream)).text == "primary answer"
+    assert (len(primary.requests), len(backup.requests)) == (2, 1)
+    assert sleeps.delays == [1.0]
+    hinted = RateLimitError("slow down", status=429, headers={"retry-after": "3"})
+    exhausted = FallbackExhaustedError([Transient("a"), hinted, ValueError("b")])
+    assert exhausted.retryable is True
+    assert exhausted.retry_after == 3.0
+    assert FallbackExhaustedError([ValueError("no")]).retryable is False
+    primary = ScriptedChatClient([Transient("p1"), "primary again"])
+    backup = ScriptedChatClient([Transient("b1")])
+    agent = Agent(primary, middleware=[ModelRetry(1, retry_on=Transient, sleep=sleeps), ModelFallback(backup)])
+    assert (await run(agent, "x", stream=stream)).text == "primary again"
+
+
 async def test_fallback_never_after_a_streamed_update():
     """ML-2: no fallback after an update was streamed."""
     backup = ScriptedChatClient(["backup"])

@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("fastmcp_server.py", "silent_server.py", "stubborn_server.py", "mcp-serve")
+SCRIPTS = (
+    "fastmcp_server.py",
+    "silent_server.py",
+    "stubborn_server.py",
+    "mcp-serve",
+    "hostile_server.py",
+    "hostile_http_server.py",
+    "tests.mcp.http_served",
+)
 
 
 def our_processes() -> list[tuple[int, str, str]]:

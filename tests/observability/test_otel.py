@@ -97,8 +97,8 @@ async def test_span_tree_of_a_tool_loop_run(provider: Any, stream: bool) -> None
 
 @MODES
 async def test_errors_set_status_and_error_type(provider: Any, stream: bool) -> None:
-    """OB-18: a failing tool and a failing model mark their spans ERROR, with error.type and the
-    exception event."""
+    """OB-18, OB-21: a failing tool and a failing model mark their spans ERROR, with error.type and
+    the exception event; the tool's exception is recorded by its class, without its text."""
     _, exporter = provider
 
     @tool
@@ -116,6 +116,10 @@ async def test_errors_set_status_and_error_type(provider: Any, stream: bool) -> 
     assert tool_span.attributes is not None
     assert tool_span.attributes["error.type"] == "ValueError"
     assert [e.name for e in tool_span.events] == ["exception"]
+    assert tool_span.status.description == "ValueError"
+    event = dict(tool_span.events[0].attributes or {})
+    assert event["exception.type"] == "ValueError"  # OB-21: the tool's class, its text not recorded
+    assert "nope" not in str(event)
     assert agent_span.status.status_code is StatusCode.ERROR
     assert agent_span.attributes is not None
     assert agent_span.attributes["error.type"] == "RuntimeError"

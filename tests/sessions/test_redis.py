@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import socket
 import subprocess
@@ -296,3 +297,77 @@ async def test_a_failed_run_stores_nothing_in_redis(server: RedisServer, stream:
         await run(agent, "two", stream=stream, session=session)
     assert texts(await provider.get_messages(session.session_id)) == [("user", "one"), ("assistant", "first")]
     await provider.aclose()
+
+
+async def test_clear_and_delete_with_redis_down_are_typed(server: RedisServer) -> None:
+    """RD-7, RD-4: with Redis gone, clear() and delete() raise RedisUnavailableError naming the server."""
+    provider = RedisHistoryProvider("h", url=server.url)
+    store = RedisSessionStore(url=server.url)
+    server.stop()
+    try:
+        with pytest.raises(RedisUnavailableError, match=f"redis at 127.0.0.1:{server.port} is unavailable"):
+            await provider.clear("s")
+        with pytest.raises(RedisUnavailableError, match=f"redis at 127.0.0.1:{server.port} is unavailable"):
+            await store.delete("s")
+    finally:
+        await provider.aclose()
+        await store.aclose()
+
+
+@pytest.mark.parametrize(
+    ("stored", "problem"),
+    [("{not json", "not valid JSON"), ("[" * 100_000, "nested too deeply"), (None, "WRONGTYPE")],
+    ids=["not-json", "deep", "wrong-type"],
+)
+async def test_corrupt_stored_data_is_a_serialization_error_naming_it(
+    server: RedisServer, stored: str | None, problem: str
+) -> None:
+    """RD-7, SE-22: an element that is not JSON or nested too deeply, or a key of another type, is a
+    SerializationError naming the key (and element), for the provider and the session store."""
+    from minagent import SerializationError
+
+    provider = RedisHistoryProvider("h", url=server.url)
+    store = RedisSessionStore(url=server.url)
+    try:
+        if stored is None:
+            await provider.redis.set("minagent:h:s", "a string, not a list")
+            await provider.redis.rpush("minagent:session:s", "a list, not a string")
+            element, session_key = "minagent:h:s", "minagent:session:s"
+        else:
+            fine = json.dumps(Message("user", ["fine"]).to_dict())
+            await provider.redis.rpush("minagent:h:s", fine, stored)
+            await provider.redis.set("minagent:session:s", stored)
+            element, session_key = r"minagent:h:s\[1\]", "minagent:session:s"
+        with pytest.raises(SerializationError, match=rf"^{element}: .*{problem}"):
+            await provider.get_messages("s")
+        with pytest.raises(SerializationError, match=rf"^{session_key}: .*{problem}"):
+            await store.get("s")
+    finally:
+        await provider.aclose()
+        await store.aclose()
+
+
+@MODES
+async def test_a_failed_later_save_takes_the_redis_append_back(server: RedisServer, stream: bool) -> None:
+    """SE-20, RD-8: when a save after the Redis provider's fails, the run's elements are removed from
+    the list (also when another writer appended meanwhile); a failed after_run stores nothing."""
+    from minagent import InMemoryHistoryProvider
+
+    class Broken(InMemoryHistoryProvider):
+        async def save_messages(self, session_id: Any, messages: Any, *, state: Any = None, **kw: Any) -> None:
+            await other.save_messages("s", [Message("user", ["another writer"])])
+            raise ConnectionError("store down")
+
+    provider = RedisHistoryProvider("h", url=server.url)
+    other = RedisHistoryProvider("h", url=server.url)
+    try:
+        await other.save_messages("s", [Message("user", ["before"])])
+        agent = Agent(
+            ScriptedChatClient(["answer"]), context_providers=[Broken("broken", load_messages=False), provider]
+        )
+        with pytest.raises(ConnectionError, match="store down"):
+            await run(agent, "hello", stream=stream, session=AgentSession(session_id="s"))
+        assert texts(await provider.get_messages("s")) == [("user", "before"), ("user", "another writer")]
+    finally:
+        await provider.aclose()
+        await other.aclose()

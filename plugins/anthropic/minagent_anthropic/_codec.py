@@ -18,9 +18,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._minagent import ChatResponse, Message, ProviderError, error_for_status
+from ._minagent import WIRE_ERRORS, ChatResponse, Message, ProviderError, error_for_status, unreadable, wire_json
 from ._request import API_VERSION, DEFAULT_MAX_TOKENS, build_request, wire_tool_ids
-from ._response import AnthropicProtocolError, _snippet, parse_error, parse_response
+from ._response import AnthropicProtocolError, parse_error, parse_response
 from ._stream import MessagesStreamDecoder
 
 __all__ = ["MessagesCodec"]
@@ -54,13 +54,15 @@ class MessagesCodec:
         return json.dumps(request, ensure_ascii=False).encode("utf-8"), wire_tool_ids(messages)
 
     def decode(self, body: bytes, context: Mapping[str, str]) -> ChatResponse:
-        """A whole message; a body that is not valid JSON is an `AnthropicProtocolError` (PV-10)."""
+        """A whole message; a body that is not valid JSON, or not a message, is an
+        `AnthropicProtocolError` (PV-10, PV-49)."""
+        data = wire_json(body, "response body", AnthropicProtocolError)
         try:
-            data = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            text = _snippet(body.decode("utf-8", "replace"))
-            raise AnthropicProtocolError(f"response body is not valid JSON ({exc}): {text}") from None
-        return parse_response(data, tool_ids=context)
+            return parse_response(data, tool_ids=context)
+        except ProviderError:
+            raise
+        except WIRE_ERRORS as exc:  # PV-49: hostile values where the protocol has others
+            raise AnthropicProtocolError(unreadable("the response body", exc)) from None
 
     def stream_decoder(self, context: Mapping[str, str], *, max_line_size: int | None) -> MessagesStreamDecoder:
         return MessagesStreamDecoder(tool_ids=context, max_line_size=max_line_size)

@@ -422,13 +422,12 @@ def _tool_use(content: Content, index: int) -> dict[str, Any]:
     else:
         try:
             arguments = json.loads(args)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, too deep, too long an integer
             arguments = None
     if not isinstance(arguments, dict):
-        raise ValueError(
-            f"messages[{index}]: the arguments of call {content.call_id!r} are not a JSON object, "
-            f"which the Messages API requires as tool_use input: {args!r:.200}"
-        )
+        # AN-25: a call the model could not finish (cut off by max_tokens); the loop answered it
+        # with an error result, and the Messages API needs an object here
+        arguments = {}
     block = {"type": "tool_use", "id": wire_tool_id(content.call_id), "name": content.name, "input": arguments}
     return _with_cache_control(block, content)
 

@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._minagent import ChatResponse, ChatResponseUpdate, Content, Message, ProviderError, UsageDetails
+from ._minagent import ChatResponse, ChatResponseUpdate, Content, Message, ProviderError, UsageDetails, wire_json
 
 __all__ = [
     "AnthropicProtocolError",
@@ -251,8 +251,8 @@ def parse_error(
         text = _dump(body)
     if text and not isinstance(body, Mapping):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
+            data = wire_json(text, "error body", AnthropicProtocolError)  # PV-49: never raises past here
+        except AnthropicProtocolError:
             data = None
     message = None
     if isinstance(data, Mapping):

@@ -18,12 +18,20 @@ Blocks are mapped by ``_response._block``, as in a whole message, so both modes 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._minagent import ChatResponseUpdate, Content, SSEDecoder, SSEEvent, SSELimitError
+from ._minagent import (
+    WIRE_ERRORS,
+    ChatResponseUpdate,
+    Content,
+    SSEDecoder,
+    SSEEvent,
+    SSELimitError,
+    unreadable,
+    wire_json,
+)
 from ._response import (
     AnthropicProtocolError,
     AnthropicStreamError,
@@ -105,19 +113,21 @@ class MessagesStreamDecoder:
             except (AnthropicStreamError, AnthropicProtocolError) as exc:
                 exc.updates = updates
                 raise
+            except WIRE_ERRORS as exc:  # PV-49: hostile values where the protocol has others
+                error = AnthropicProtocolError(unreadable(f"a {event.event} event", exc))
+                error.updates = updates
+                raise error from None
             if update is not None:
                 updates.append(update)
         return updates
 
     def _event(self, event: SSEEvent) -> ChatResponseUpdate | None:
         try:
-            data = json.loads(event.data)
-        except json.JSONDecodeError as exc:
+            data = wire_json(event.data, "stream data", AnthropicProtocolError)  # PV-49
+        except AnthropicProtocolError:
             if event.event == "error":
                 raise AnthropicStreamError(event.data.strip() or "error event without data", body=event.data) from None
-            raise AnthropicProtocolError(
-                f"stream data is not valid JSON ({exc.msg} at position {exc.pos}): {_snippet(event.data)}"
-            ) from None
+            raise
         if not isinstance(data, Mapping):
             raise AnthropicProtocolError(f"stream event is not a JSON object: {_snippet(event.data)}")
         kind = data.get("type") or event.event
@@ -199,12 +209,7 @@ class MessagesStreamDecoder:
         if block is not None and block.held is not None:
             held, block.held = block.held, None
             if block.partial:
-                try:
-                    held["input"] = json.loads(block.partial)
-                except json.JSONDecodeError:
-                    raise AnthropicProtocolError(
-                        f"the input of a {block.kind} block is not valid JSON: {_snippet(block.partial)}"
-                    ) from None
+                held["input"] = wire_json(block.partial, f"the input of a {block.kind} block", AnthropicProtocolError)
             content = Content(block.kind, additional_properties={"anthropic_block": held}, raw_representation=held)
             return self._update([content], raw_representation=data)
         if block is None or block.call_id is None or block.fragments or block.has_input:

@@ -13,6 +13,11 @@ The transport turns HTTP exchanges into the message stream `minagent`'s MCP sess
     receive()           the next queued message; a queued exception ends the session
     aclose()            cancel the readers, DELETE the session, close the HTTP client
 
+What the server can make the client hold is bounded (MCP-44, MCP-45): a JSON answer and an SSE
+event at most ``MAX_MESSAGE_BYTES`` (the stdio line limit), an error body read to 64 KiB, and
+at most 64 queued messages (a reader waits for room). An SSE answer that ends without the
+answer to its request fails that request at once with a `RequestFailed` (MCP-46).
+
 Every later request carries ``Mcp-Session-Id`` (from the initialize answer) and
 ``MCP-Protocol-Version`` (the negotiated one). The caller's headers are sent with every
 request and appear nowhere else: not in a repr, an error or a log line (MCP-41).
@@ -35,8 +40,17 @@ from typing import Any
 from minagent_http import AiohttpTransport
 
 from minagent.mcp.client import MCPTool, ProgressCallback
-from minagent.mcp.jsonrpc import MCPConnectionError, MCPProtocolError, Transport, decode_message, encode_message
-from minagent.providers import Request, Response, SSEDecoder, Timeouts, TransportError
+from minagent.mcp.jsonrpc import (
+    MAX_MESSAGE_BYTES,
+    MAX_PEER_REQUESTS,
+    MCPConnectionError,
+    MCPProtocolError,
+    RequestFailed,
+    Transport,
+    decode_message,
+    encode_message,
+)
+from minagent.providers import Request, Response, SSEDecoder, SSELimitError, Timeouts, TransportError
 from minagent.providers import Transport as HTTPTransport
 
 __all__ = ["MCPStreamableHTTPTool"]
@@ -45,13 +59,17 @@ logger = logging.getLogger("minagent.mcp")
 
 _QUEUE_END: Any = object()
 _TIMEOUTS = Timeouts(connect=30.0)  # a stream may stay open as long as the server wants
+MAX_ERROR_BODY = 64 * 1024  # bytes of an HTTP error's body read for its message (MCP-45)
 
 
-async def _body(response: Response) -> bytes:
+async def _body(response: Response, limit: int) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of the body, and whether that was all of it (MCP-45)."""
     data = bytearray()
     while chunk := await response.read_chunk():
         data += chunk
-    return bytes(data)
+        if len(data) > limit:
+            return bytes(data[:limit]), False
+    return bytes(data), True
 
 
 def _content_type(response: Response) -> str:
@@ -67,7 +85,7 @@ class _HTTPTransport:
         self.name = name
         self._headers = dict(headers)
         self._http = http
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._queue: asyncio.Queue[Any] = asyncio.Queue(MAX_PEER_REQUESTS)  # readers wait for room (MCP-44)
         self._tasks: set[asyncio.Task[None]] = set()
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -114,12 +132,13 @@ class _HTTPTransport:
             ) from None
         try:
             if response.status >= 400:
-                raise self._error(response, (await _body(response)).decode("utf-8", "replace"))
+                body, _whole = await _body(response, MAX_ERROR_BODY)
+                raise self._error(response, body.decode("utf-8", "replace"))
             session_id = response.headers.get("mcp-session-id")
             if session_id and message.get("method") == "initialize":
                 self.session_id = session_id
             if "method" in message and "id" in message:
-                await self._answer(response)
+                await self._answer(response, message["id"])
                 return
         except TransportError as exc:
             response.close()
@@ -127,70 +146,82 @@ class _HTTPTransport:
                 f"MCP server {self.name!r}: the answer broke: {exc.detail}", server=self.name
             ) from None
         except BaseException:
-            response.release()
+            response.close()  # the body may be unread: the connection goes (PV-30)
             raise
         response.release()
         if message.get("method") == "notifications/initialized" and not self._listening:
             self._listening = True
             self._spawn(self._listen(), "get")
 
-    async def _answer(self, response: Response) -> None:
+    async def _answer(self, response: Response, request_id: int | str) -> None:
         kind = _content_type(response)
         if kind == "application/json":
-            body = await _body(response)
+            body, whole = await _body(response, MAX_MESSAGE_BYTES)
+            if not whole:
+                raise self._too_long()
             response.release()
-            self._queue.put_nowait(decode_message(body, server=self.name))
+            await self._queue.put(decode_message(body, server=self.name))
         elif kind == "text/event-stream":
-            self._spawn(self._read_stream(response, resume=True), "sse")
+            self._spawn(self._read_stream(response, request_id, resume=True), "sse")
         else:
             raise MCPProtocolError(
                 f"MCP server {self.name!r} answered a request with Content-Type {kind!r}", server=self.name
             )
 
-    async def _read_stream(self, response: Response, *, resume: bool) -> None:
-        """Queue every message of an SSE stream; resume once with Last-Event-ID if it breaks."""
-        decoder = SSEDecoder()
+    def _too_long(self) -> MCPProtocolError:
+        return MCPProtocolError(
+            f"MCP server {self.name!r} sent a message longer than {MAX_MESSAGE_BYTES} bytes", server=self.name
+        )
+
+    async def _read_stream(self, response: Response, request_id: int | str | None, *, resume: bool) -> None:
+        """Queue every message of an SSE stream; resume once with Last-Event-ID if it breaks. A
+        stream that answers ``request_id`` and ends without the answer fails it (MCP-46)."""
+        decoder = SSEDecoder(max_line_size=MAX_MESSAGE_BYTES)
+        answered = request_id is None
         try:
             while chunk := await response.read_chunk():
                 for event in decoder.feed(chunk):
                     if event.event == "message" and event.data.strip():
-                        self._queue.put_nowait(decode_message(event.data, server=self.name))
-            return
+                        message = decode_message(event.data, server=self.name)
+                        answered = answered or ("method" not in message and message.get("id") == request_id)
+                        await self._queue.put(message)
         except TransportError as exc:
             if not (resume and decoder.last_event_id):
-                self._queue.put_nowait(
-                    MCPConnectionError(
-                        f"MCP server {self.name!r}: the event stream broke: {exc.detail}", server=self.name
-                    )
-                )
+                broken = f"MCP server {self.name!r}: the event stream broke: {exc.detail}"
+                await self._queue.put(MCPConnectionError(broken, server=self.name))
                 return
+        except SSELimitError:
+            await self._queue.put(self._too_long())
+            return
         except MCPProtocolError as exc:
-            self._queue.put_nowait(exc)
+            await self._queue.put(exc)
+            return
+        else:
+            if not answered:
+                assert request_id is not None
+                ended = f"MCP server {self.name!r}: the event stream ended without the answer to request {request_id!r}"
+                await self._queue.put(RequestFailed(request_id, MCPConnectionError(ended, server=self.name)))
             return
         finally:
             response.release()
-        await self._resume(decoder.last_event_id)
+        await self._resume(decoder.last_event_id, request_id)
 
-    async def _resume(self, last_event_id: str | None) -> None:
+    async def _resume(self, last_event_id: str | None, request_id: int | str | None) -> None:
         headers = self._request_headers("text/event-stream")
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         try:
             response = await self._request("GET", headers)
         except TransportError as exc:
-            self._queue.put_nowait(
-                MCPConnectionError(f"MCP server {self.name!r}: cannot resume: {exc.detail}", server=self.name)
-            )
+            failed = f"MCP server {self.name!r}: cannot resume: {exc.detail}"
+            await self._queue.put(MCPConnectionError(failed, server=self.name))
             return
         if response.status != 200:
             response.release()
-            self._queue.put_nowait(
-                MCPConnectionError(
-                    f"MCP server {self.name!r}: resuming answered HTTP {response.status}", server=self.name
-                )
-            )
+            failed = f"MCP server {self.name!r}: resuming answered HTTP {response.status}"
+            await self._queue.put(MCPConnectionError(failed, server=self.name))
             return
-        await self._read_stream(response, resume=False)
+        await self._read_stream(response, request_id, resume=False)
 
     async def _listen(self) -> None:
         """The GET stream for messages the server sends on its own; 405 means it offers none."""
@@ -202,15 +233,15 @@ class _HTTPTransport:
         if response.status != 200 or _content_type(response) != "text/event-stream":
             response.release()
             return
-        await self._read_stream(response, resume=True)
+        await self._read_stream(response, None, resume=True)
 
-    async def receive(self) -> dict[str, Any] | None:
+    async def receive(self) -> dict[str, Any] | RequestFailed | None:
         item = await self._queue.get()
         if item is _QUEUE_END:
             return None
         if isinstance(item, Exception):
             raise item
-        return item  # type: ignore[no-any-return]
+        return item  # type: ignore[no-any-return]  # a message or a RequestFailed
 
     async def aclose(self) -> None:
         await asyncio.shield(self._shutdown())
@@ -230,6 +261,8 @@ class _HTTPTransport:
                         response.release()
         finally:
             await self._http.aclose()
+            while self._queue.full():  # the readers are gone: what they queued is not read any more
+                self._queue.get_nowait()
             self._queue.put_nowait(_QUEUE_END)
 
 

@@ -17,9 +17,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._minagent import ChatResponse, Message, ProviderError
+from ._minagent import WIRE_ERRORS, ChatResponse, Message, ProviderError, unreadable, wire_json
 from ._request import build_request, call_id_seed
-from ._response import OllamaProtocolError, _snippet, error_for_answer, parse_error, parse_response
+from ._response import OllamaProtocolError, error_for_answer, parse_error, parse_response
 from ._stream import OllamaStreamDecoder
 
 __all__ = ["OllamaCodec", "error_for_answer"]
@@ -47,13 +47,15 @@ class OllamaCodec:
         return data, call_id_seed(request)
 
     def decode(self, body: bytes, context: str) -> ChatResponse:
-        """A whole body; one that is not valid JSON is an `OllamaProtocolError` (PV-10, OL-14)."""
+        """A whole body; one that is not valid JSON, or not an answer, is an `OllamaProtocolError`
+        (PV-10, PV-49, OL-14)."""
+        data = wire_json(body, "response body", OllamaProtocolError)
         try:
-            data = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            text = _snippet(body.decode("utf-8", "replace"))
-            raise OllamaProtocolError(f"response body is not valid JSON ({exc}): {text}") from None
-        return parse_response(data, id_seed=context)
+            return parse_response(data, id_seed=context)
+        except ProviderError:
+            raise
+        except WIRE_ERRORS as exc:  # PV-49: hostile values where the protocol has others
+            raise OllamaProtocolError(unreadable("the response body", exc)) from None
 
     def stream_decoder(self, context: str, *, max_line_size: int | None) -> OllamaStreamDecoder:
         return OllamaStreamDecoder(context, max_line_size=max_line_size)

@@ -31,6 +31,7 @@ from ._minagent import (
     UsageDetails,
     describe,
     error_for_status,
+    wire_json,
 )
 
 __all__ = [
@@ -112,8 +113,8 @@ def parse_error(
         text = _dump(body)
     if text and not isinstance(body, Mapping):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
+            data = wire_json(text, "error body", OllamaProtocolError)  # PV-49: never raises past here
+        except OllamaProtocolError:
             data = None
     message = _error_message(data) if isinstance(data, Mapping) else None
     if message is None:

@@ -10,11 +10,10 @@ non-streaming agree (PV-9). The chunk with ``"done": true`` is the terminator (P
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._minagent import ChatResponseUpdate, Content
+from ._minagent import WIRE_ERRORS, ChatResponseUpdate, Content, unreadable, wire_json
 from ._response import (
     OllamaProtocolError,
     OllamaStreamError,
@@ -93,6 +92,10 @@ class OllamaStreamDecoder:
             except (OllamaStreamError, OllamaProtocolError) as exc:
                 exc.updates = updates
                 raise
+            except WIRE_ERRORS as exc:  # PV-49: hostile values where the protocol has others
+                error = OllamaProtocolError(unreadable("a stream line", exc))
+                error.updates = updates
+                raise error from None
             if update is not None:
                 updates.append(update)
         return updates
@@ -103,12 +106,7 @@ class OllamaStreamDecoder:
         text = raw.decode("utf-8", errors="replace").strip()
         if not text:
             return None
-        try:
-            chunk = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise OllamaProtocolError(
-                f"stream line is not valid JSON ({exc.msg} at position {exc.pos}): {_snippet(text)}"
-            ) from None
+        chunk = wire_json(text, "stream line", OllamaProtocolError)  # PV-49
         if not isinstance(chunk, Mapping):
             raise OllamaProtocolError(f"stream line is not a JSON object: {_snippet(text)}")
         _raise_if_error(chunk)

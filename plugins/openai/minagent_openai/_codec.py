@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._minagent import ChatResponse, Message, ProviderError, error_for_status
+from ._minagent import WIRE_ERRORS, ChatResponse, Message, ProviderError, error_for_status, unreadable
 from ._request import build_request, encode_request
 from ._response import OpenAIProtocolError, decode_response, loads, parse_error
 from ._responses_request import build_responses_request
@@ -90,8 +90,15 @@ class ResponsesCodec(_OpenAIWire):
         )
 
     def decode(self, body: bytes, context: bool | None) -> ChatResponse:
-        """A whole ``response`` object; a body that is not strict JSON is a protocol error (PV-10)."""
-        return parse_responses_response(loads(body, "the response body"), store=context)
+        """A whole ``response`` object; a body that is not strict JSON, or not a response, is a
+        protocol error (PV-10, PV-49)."""
+        data = loads(body, "the response body")
+        try:
+            return parse_responses_response(data, store=context)
+        except ProviderError:
+            raise
+        except WIRE_ERRORS as exc:  # PV-49: hostile values where the protocol has others
+            raise OpenAIProtocolError(unreadable("the response body", exc)) from None
 
     def stream_decoder(self, context: bool | None, *, max_line_size: int | None) -> ResponsesStreamDecoder:
         return ResponsesStreamDecoder(store=context, max_line_size=max_line_size)

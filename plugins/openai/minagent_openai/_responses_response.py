@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._minagent import ChatResponse, ChatResponseUpdate, Content, UsageDetails
-from ._response import OpenAIProtocolError, OpenAIStreamError, _snippet
+from ._response import _MAX_CREATED, OpenAIProtocolError, OpenAIStreamError, _snippet
 
 __all__ = ["ITEM_KEY", "parse_responses_response"]
 
@@ -66,7 +66,7 @@ def _str_or_none(value: Any) -> str | None:
 def _meta(response: Mapping[str, Any], store: bool | None) -> dict[str, Any]:
     created = response.get("created_at")
     created_at = None
-    if isinstance(created, int | float) and not isinstance(created, bool) and created > 0:
+    if isinstance(created, int | float) and not isinstance(created, bool) and 0 < created < _MAX_CREATED:
         created_at = datetime.fromtimestamp(created, tz=UTC).isoformat().replace("+00:00", "Z")
     response_id = _str_or_none(response.get("id"))
     conversation = response.get("conversation")

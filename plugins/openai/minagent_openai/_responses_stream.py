@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._minagent import ChatResponseUpdate, Content, SSEDecoder, SSEEvent, SSELimitError
+from ._minagent import WIRE_ERRORS, ChatResponseUpdate, Content, SSEDecoder, SSEEvent, SSELimitError, unreadable
 from ._response import OpenAIProtocolError, OpenAIStreamError, _snippet, loads
 from ._responses_response import (
     _arguments,
@@ -140,6 +140,10 @@ class ResponsesStreamDecoder:
             except (OpenAIStreamError, OpenAIProtocolError) as exc:
                 exc.updates = updates
                 raise
+            except WIRE_ERRORS as exc:  # PV-49: hostile values where the protocol has others
+                error = OpenAIProtocolError(unreadable("a stream event", exc))
+                error.updates = updates
+                raise error from None
             if update is not None:
                 updates.append(update)
         return updates

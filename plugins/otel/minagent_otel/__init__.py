@@ -22,6 +22,7 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 import minagent
+from minagent.tracing import error_type
 
 __all__ = ["OtelTracer", "instrument", "uninstrument"]
 
@@ -42,8 +43,9 @@ class OtelSpan:
         self.span.set_attributes(_attributes(attributes))
 
     def record_error(self, error: BaseException) -> None:
-        self.span.record_exception(error)
-        self.span.set_status(Status(StatusCode.ERROR, type(error).__name__))
+        kind = error_type(error).rpartition(".")[2]  # a RecordedToolError's: the tool's exception (OB-21)
+        self.span.record_exception(error, attributes={"exception.type": kind})
+        self.span.set_status(Status(StatusCode.ERROR, kind))
 
     def add_event(self, name: str, attributes: Mapping[str, Any]) -> None:
         self.span.add_event(name, _attributes(attributes))

@@ -12,22 +12,27 @@ then MULTI / RPUSH / LTRIM / EXPIRE / EXEC, retried when another writer changed 
 meanwhile. `RedisSessionStore` keeps `AgentSession.to_dict()` JSON under
 ``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set).
 
-A Redis that cannot be reached is a `RedisUnavailableError` naming the URL; a failed append
-writes nothing, so once Redis is back the stored history is exactly the runs that succeeded.
+A Redis that cannot be reached is a `RedisUnavailableError` naming the URL, for every call
+(``clear`` and ``delete`` included); a failed append writes nothing, so once Redis is back the
+stored history is exactly the runs that succeeded. What is stored and cannot be read — not
+JSON, nested too deeply, a key of another type — is a `SerializationError` naming the key and
+element (RD-7). ``discard_messages`` takes a run's append back when a later save of the same run
+failed (SE-20, RD-8).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from redis.exceptions import WatchError
 
-from minagent import AgentSession, HistoryProvider, Message, MinagentError
+from minagent import AgentSession, HistoryProvider, Message, MinagentError, SerializationError
 
 __all__ = ["RedisHistoryProvider", "RedisSessionStore", "RedisUnavailableError"]
 
@@ -45,6 +50,33 @@ def _client(url: str | None, client: aioredis.Redis | None) -> aioredis.Redis:
 def _describe(client: aioredis.Redis) -> str:
     kwargs = client.connection_pool.connection_kwargs
     return f"redis at {kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+
+
+@asynccontextmanager
+async def _typed(client: aioredis.Redis, key: str) -> AsyncIterator[None]:
+    """RD-4, RD-7: redis' own errors as ours: unreachable, or a key holding another type."""
+    try:
+        yield
+    except (RedisConnectionError, RedisTimeoutError) as exc:
+        raise RedisUnavailableError(f"{_describe(client)} is unavailable: {exc}") from exc
+    except ResponseError as exc:
+        raise SerializationError(key, f"Redis refused it: {exc}") from None
+
+
+def _loaded(item: bytes | str, where: str) -> Any:
+    """RD-7: a stored element's JSON, or a `SerializationError` naming it."""
+    try:
+        return json.loads(item)
+    except (ValueError, RecursionError) as exc:
+        problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        raise SerializationError(where, f"the stored data is not valid JSON ({problem})") from None
+
+
+def _message(item: bytes | str, where: str) -> Message:
+    try:
+        return Message.from_dict(_loaded(item, where), path=where)
+    except RecursionError:
+        raise SerializationError(where, "the stored message is nested too deeply") from None
 
 
 def _check_id(session_id: object) -> str:
@@ -115,11 +147,9 @@ class RedisHistoryProvider(HistoryProvider):
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> list[Message]:
         key = self.key(_check_id(session_id))
-        try:
+        async with _typed(self.redis, key):
             raw: list[bytes | str] = await self.redis.lrange(key, 0, -1)
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            raise RedisUnavailableError(f"{_describe(self.redis)} is unavailable: {exc}") from exc
-        return [Message.from_dict(json.loads(item), path=f"{key}[{i}]") for i, item in enumerate(raw)]
+        return [_message(item, f"{key}[{i}]") for i, item in enumerate(raw)]
 
     async def save_messages(
         self,
@@ -134,7 +164,7 @@ class RedisHistoryProvider(HistoryProvider):
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]  # fails before anything is sent
         if not data:
             return
-        try:
+        async with _typed(self.redis, key):
             if self.max_messages is None:
                 async with self.redis.pipeline(transaction=True) as pipe:
                     pipe.rpush(key, *data)
@@ -143,8 +173,6 @@ class RedisHistoryProvider(HistoryProvider):
                     await pipe.execute()
                 return
             await self._append_trimmed(key, data, self.max_messages)
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            raise RedisUnavailableError(f"{_describe(self.redis)} is unavailable: {exc}") from exc
 
     async def _append_trimmed(self, key: str, data: list[str], keep: int) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -152,7 +180,7 @@ class RedisHistoryProvider(HistoryProvider):
                 try:
                     await pipe.watch(key)
                     stored: list[bytes | str] = await pipe.lrange(key, 0, -1)
-                    every = [json.loads(item) for item in stored] + [json.loads(item) for item in data]
+                    every = [_loaded(item, f"{key}[{i}]") for i, item in enumerate([*stored, *data])]
                     start = safe_cut(every, keep)
                     pipe.multi()  # type: ignore[no-untyped-call]
                     pipe.rpush(key, *data)
@@ -165,8 +193,38 @@ class RedisHistoryProvider(HistoryProvider):
                 except WatchError:
                     continue  # another writer appended meanwhile: read again
 
+    async def discard_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        """SE-20, RD-8: take back the newest elements equal to ``messages`` (what this run appended)."""
+        key = self.key(_check_id(session_id))
+        data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
+        if not data:
+            return
+        async with _typed(self.redis, key), self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(key)
+                    tail = [
+                        i.decode() if isinstance(i, bytes) else i for i in await pipe.lrange(key, -len(data) - 1000, -1)
+                    ]
+                    starts = [s for s in range(len(tail) - len(data), -1, -1) if tail[s : s + len(data)] == data]
+                    if not starts:
+                        return
+                    pipe.multi()  # type: ignore[no-untyped-call]
+                    marker = f"minagent-discarded:{id(pipe)}"
+                    for offset in range(len(data)):  # mark the run's elements, then remove the marks
+                        pipe.lset(key, starts[0] + offset - len(tail), marker)
+                    pipe.lrem(key, 0, marker)
+                    await pipe.execute()
+                    return
+                except WatchError:
+                    continue  # another writer changed the list meanwhile: read again
+
     async def clear(self, session_id: str) -> None:
-        await self.redis.delete(self.key(session_id))
+        key = self.key(session_id)
+        async with _typed(self.redis, key):
+            await self.redis.delete(key)
 
     async def aclose(self) -> None:
         await self.redis.aclose()
@@ -191,22 +249,26 @@ class RedisSessionStore:
         return f"{self.key_prefix}session:{_check_id(session_id)}"
 
     async def get(self, session_id: str) -> AgentSession | None:
+        key = self.key(session_id)
+        async with _typed(self.redis, key):
+            raw = await self.redis.get(key)
+        if raw is None:
+            return None
         try:
-            raw = await self.redis.get(self.key(session_id))
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            raise RedisUnavailableError(f"{_describe(self.redis)} is unavailable: {exc}") from exc
-        return None if raw is None else AgentSession.from_dict(json.loads(raw))
+            return AgentSession.from_dict(_loaded(raw, key))
+        except RecursionError:
+            raise SerializationError(key, "the stored session is nested too deeply") from None
 
     async def set(self, session_id: str, session: AgentSession) -> None:
         key = self.key(session_id)
         data = json.dumps(session.to_dict(), ensure_ascii=False)
-        try:
+        async with _typed(self.redis, key):
             await self.redis.set(key, data, ex=self.ttl)
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            raise RedisUnavailableError(f"{_describe(self.redis)} is unavailable: {exc}") from exc
 
     async def delete(self, session_id: str) -> None:
-        await self.redis.delete(self.key(session_id))
+        key = self.key(session_id)
+        async with _typed(self.redis, key):
+            await self.redis.delete(key)
 
     async def aclose(self) -> None:
         await self.redis.aclose()
