@@ -213,9 +213,10 @@ class RawAgent(BaseAgent):
         middleware: Any = None,
         **unsupported: Any,
     ) -> None:
-        if unsupported:
-            reject_spellings(unsupported, "agent", f"{type(self).__name__}()")
-            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(unsupported))!r}")
+        if unsupported:  # upstream's keywords: adopted (SE-60), or a TypeError that says what to write (AG-12)
+            context_providers, middleware = reject_spellings(
+                unsupported, "agent", f"{type(self).__name__}()", (context_providers, middleware)
+            )
         super().__init__(id=id, name=name, description=description)
         if not isinstance(client, SupportsChatGetResponse):
             raise TypeError(f"client must have get_response (SupportsChatGetResponse), got {type(client).__name__}")

@@ -24,12 +24,13 @@ from ._sessions import AgentSession
 __all__ = ["RUN_STREAM_HINT", "reject_spellings", "session_of"]
 
 
-def reject_spellings(kwargs: Mapping[str, Any], kind: str, where: str) -> None:
+def reject_spellings(kwargs: Mapping[str, Any], kind: str, where: str, parts: Any = None) -> Any:
     """AG-12: a keyword upstream code passes where minagent takes none is a `TypeError` saying what to
-    write instead; the table of what to write (``kind``: ``"run"`` or ``"agent"``) is loaded only then."""
+    write instead; the table of what to write (``kind``: ``"run"`` or ``"agent"``) is loaded only then.
+    An agent keyword minagent adopts (SE-60) gives the agent's (context providers, middleware)."""
     from .upstream.spellings import reject  # the seam (spec/decisions.md)
 
-    reject(kwargs, kind, where)
+    return reject(kwargs, kind, where, parts)
 
 
 RUN_STREAM_HINT = "run_stream() was replaced: call run(..., stream=True)"

@@ -8,6 +8,7 @@ reject, so a bad document says where it is bad.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -28,7 +29,7 @@ class _Json:
         memo[id(self)] = new
         if isinstance(self, dict):
             new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
-        for name in getattr(self, "__dataclass_fields__", ()):
+        for name in (f.name for f in dataclasses.fields(self)) if dataclasses.is_dataclass(self) else ():
             if name != "raw_representation":
                 setattr(new, name, copy.deepcopy(getattr(self, name), memo))
         return new

@@ -27,18 +27,26 @@ AGENT_SPELLINGS = {
     "context_provider": "pass a list: context_providers=[...]",
     "compaction_strategy": "minagent has no compaction strategies; trim the messages in chat middleware",
     "tokenizer": "minagent has no tokenizers",
-    "require_per_service_call_history_persistence": "minagent saves history once per run, after it succeeds "
-    "(spec/sessions.md SE-5); there is no per-service-call persistence",
     "additional_properties": "minagent agents have no additional_properties",
 }
 _OPTION_KEYS = frozenset(ChatOptions.__annotations__) | {"model_id"}
 
 
-def reject(kwargs: Mapping[str, Any], kind: str, where: str) -> None:
-    """A `TypeError` for the first keyword of ``kwargs`` that is one of upstream's (AG-12)."""
+def reject(kwargs: Mapping[str, Any], kind: str, where: str, parts: Any = None) -> Any:
+    """A `TypeError` for the first keyword of ``kwargs`` that is one of upstream's (AG-12); an agent's
+    ``require_per_service_call_history_persistence`` is adopted (SE-60) and its parts returned."""
     spellings = RUN_SPELLINGS if kind == "run" else AGENT_SPELLINGS
+    if kind == "agent":
+        kwargs = dict(kwargs)
+        if kwargs.pop("require_per_service_call_history_persistence", False):
+            from .persistence import per_service_call
+
+            parts = per_service_call(*parts)
     for key in kwargs:
         if key in spellings:
             raise TypeError(f"{where} got {key}=: {spellings[key]}")
         if key in _OPTION_KEYS and where.endswith("run()"):
             raise TypeError(f"{where} got {key}=: chat options go in options={{{key!r}: ...}}")
+    if kind == "agent" and kwargs:
+        raise TypeError(f"{where} got an unexpected keyword argument {next(iter(kwargs))!r}")
+    return parts

@@ -1,0 +1,196 @@
+"""Per-service-call history persistence, upstream's ``require_per_service_call_history_persistence``
+(spec/sessions.md SE-60 .. SE-63).
+
+Rules
+-----
+1. ``Agent(..., require_per_service_call_history_persistence=True)`` replaces each of the agent's
+   history providers by a `PerCallHistory` that stands in for it, and adds one `PerCallSaver` as
+   chat middleware; ``False`` changes nothing (SE-60).
+2. After every model call the saver hands each history provider what that call added: the run's
+   input on the first call, the tool results and injected messages since the previous call on
+   the others (``store_inputs``), and the call's response (``store_outputs``). Nothing is saved
+   again at the end of the run (SE-61).
+3. Where the service keeps the conversation (the effective ``store`` is true, or unset and the
+   client's ``STORES_BY_DEFAULT`` is true) history is not loaded, a provider that would load is
+   warned about, and the service's id reaches the session after every call (SE-62).
+4. Where it does not, a ``conversation_id`` is refused: one given to the run
+   (`AgentInvalidRequestException`) or one the service returns (`ChatClientInvalidResponseException`);
+   the responses carry no ``response_id``, since the history, not the service, holds the
+   conversation (SE-63).
+
+Theory of operation
+-------------------
+A `PerCallHistory`'s ``before_run`` decides the run's mode, loads (or not) and records the run in
+a context variable, which the run's model calls inherit; the saver reads that record, so
+concurrent runs of one agent never share it. The saver marks how much of the call's message list
+it has saved; on the next call what lies past the mark (the tool results, injected messages) is
+new.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from minagent import AgentResponse, AgentSession, ChatMiddleware, HistoryProvider, Message, SessionContext
+
+from .exceptions import AgentInvalidRequestException, ChatClientInvalidResponseException
+
+__all__ = ["PerCallHistory", "PerCallSaver", "per_service_call"]
+
+_LOG = logging.getLogger("agent_framework")
+_NAME = "require_per_service_call_history_persistence"
+
+
+class _Run:
+    __slots__ = ("agent", "context", "entries", "mark", "storing")
+
+    def __init__(self, agent: Any, context: SessionContext, storing: bool) -> None:
+        self.agent = agent
+        self.context = context
+        self.storing = storing
+        self.entries: list[tuple[HistoryProvider, AgentSession, dict[str, Any]]] = []
+        self.mark: int | None = None  # how much of the call's messages is saved; None before the first call
+
+
+_RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("minagent_per_call_run", default=None)
+
+
+def _stores(client: Any, options: dict[str, Any]) -> bool:
+    store = options.get("store")
+    return bool(getattr(client, "STORES_BY_DEFAULT", False)) if store is None else bool(store)
+
+
+class PerCallHistory(HistoryProvider):
+    """Stands in for a history provider when history is saved after every model call (SE-60)."""
+
+    def __init__(self, inner: HistoryProvider) -> None:
+        super().__init__(inner.source_id, load_messages=True)  # loads or not by ``inner``: no default history
+        self.inner = inner
+
+    async def get_messages(
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> list[Message]:
+        return await self.inner.get_messages(session_id, state=state, **kwargs)
+
+    async def save_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        await self.inner.save_messages(session_id, messages, state=state, **kwargs)
+
+    async def before_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        run = _RUN.get()
+        if run is None or run.context is not context:
+            options = {**getattr(agent, "default_options", {}), **context.options}
+            run = _Run(agent, context, _stores(getattr(agent, "client", None), options))
+            _RUN.set(run)
+            if not run.storing and (context.options.get("conversation_id") or context.service_session_id):
+                raise AgentInvalidRequestException(
+                    f"{_NAME} cannot be used with a service-managed conversation_id when the service does not "
+                    "store history (store=False): drop the conversation_id, or let the service store it"
+                )
+        if session.state.get(self.source_id) is not state:
+            session.state[self.source_id] = state
+        run.entries.append((self.inner, session, state))
+        if run.storing:
+            if self.inner.load_messages:
+                _LOG.warning(
+                    "%s: the service stores the conversation, so %s's load_messages=True is not used",
+                    _NAME,
+                    self.source_id,
+                )
+        elif self.inner.load_messages:
+            context.extend_messages(self, await self.inner.get_messages(context.session_id, state=state))
+
+    async def after_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+    ) -> None:
+        return None  # saved after every model call (SE-61)
+
+
+class PerCallSaver(ChatMiddleware):
+    """Saves what each model call added to the run's history providers (SE-61)."""
+
+    async def process(self, context: Any, call_next: Any) -> None:
+        run = _RUN.get()
+        if run is None:
+            await call_next()
+            return
+        sent = len(context.messages)  # the loop's transcript, which the mark counts in
+        new = list(run.context.input_messages) if run.mark is None else list(context.messages[run.mark :])
+        if run.mark is not None and not run.storing:  # the history, as saved so far, precedes what is new
+            history: list[Message] = []
+            for provider, session, state in run.entries:
+                if provider.load_messages:
+                    history = await provider.get_messages(session.session_id, state=state)
+                    break
+            others = run.context.get_messages(exclude_sources={p.source_id for p, _, _ in run.entries})
+            context.messages = [*others, *history, *new]
+        await call_next()
+        if context.stream and context.result is not None:
+
+            async def save(response: Any) -> Any:
+                await self._save(run, new, sent, response)
+                return response
+
+            context.result = context.result.with_result_hook(save)
+        elif context.result is not None:
+            await self._save(run, new, sent, context.result)
+
+    async def _save(self, run: _Run, new: list[Message], sent: int, response: Any) -> None:
+        run.mark = sent + len(response.messages)
+        conversation_id = getattr(response, "conversation_id", None)
+        if run.storing:
+            if conversation_id:
+                for _, session, _ in run.entries:
+                    session.service_session_id = conversation_id
+            else:
+                _LOG.warning("%s: the service returned no conversation_id; the next run cannot resume it", _NAME)
+        elif conversation_id:
+            raise ChatClientInvalidResponseException(
+                f"{_NAME} cannot be used when the service manages the conversation (it returned conversation_id "
+                f"{conversation_id!r} with store=False): drop {_NAME}, or let the service store it"
+            )
+        else:
+            response.response_id = None
+        this_call = AgentResponse(
+            list(response.messages),
+            response_id=response.response_id,
+            created_at=response.created_at,
+            finish_reason=response.finish_reason,
+            usage_details=response.usage_details,
+            continuation_token=response.continuation_token,
+            additional_properties=dict(response.additional_properties),
+            raw_representation=response,
+        )
+        for provider, session, state in run.entries:
+            view = SessionContext(
+                session_id=session.session_id,
+                service_session_id=session.service_session_id,
+                input_messages=new,
+                context_messages=run.context.context_messages,
+                options=run.context.options,
+            )
+            view._response = this_call
+            await provider.after_run(agent=run.agent, session=session, context=view, state=state)
+
+
+def per_service_call(context_providers: Any, middleware: Any) -> tuple[list[Any], list[Any]]:
+    """The agent's providers and middleware when history is saved after every model call (SE-60)."""
+    if context_providers is None:
+        providers: list[Any] = []
+    elif isinstance(context_providers, Sequence):
+        providers = list(context_providers)
+    else:
+        providers = [context_providers]
+    if not any(isinstance(p, HistoryProvider) for p in providers):
+        from minagent import InMemoryHistoryProvider
+
+        providers.insert(0, InMemoryHistoryProvider())
+    providers = [PerCallHistory(p) if isinstance(p, HistoryProvider) else p for p in providers]
+    given = [] if middleware is None else list(middleware) if isinstance(middleware, Sequence) else [middleware]
+    return providers, [*given, PerCallSaver()]
