@@ -68,12 +68,16 @@ SKIP_PARSING: Final = _SkipParsing()
 
 class Parameters(dict[str, Any]):
     """A tool's JSON schema: a dict that is also callable, ``tool.parameters()`` (upstream's
-    spelling) being the dict itself (TL-2)."""
+    spelling) being the dict itself, or upstream's form of a generated one (TL-2, TL-60)."""
 
-    __slots__ = ()
+    __slots__ = ("tool_name",)  # set on a generated schema only
 
-    def __call__(self) -> Parameters:
-        return self
+    def __call__(self) -> dict[str, Any]:
+        if getattr(self, "tool_name", None) is None:
+            return self
+        from .upstream.tools import generated_form  # the seam (spec/decisions.md)
+
+        return generated_form(self, self.tool_name)
 
 
 class FunctionTool:
@@ -156,6 +160,7 @@ class FunctionTool:
         elif func is not None:
             schema = function_schema(func)
             self.parameters = schema.parameters
+            self._parameters.tool_name = name
             self._context_parameter = schema.context_parameter
             self.description = description or schema.description
             self._converter = ArgumentConverter(func, schema.context_parameter)

@@ -22,8 +22,8 @@ Theory of operation
 -------------------
 A `PerCallHistory`'s ``before_run`` decides the run's mode, loads (or not) and records the run in
 a context variable, which the run's model calls inherit; the saver reads that record, so
-concurrent runs of one agent never share it. The saver marks how much of the call's message list
-it has saved; on the next call what lies past the mark (the tool results, injected messages) is
+concurrent runs of one agent never share it. The saver keeps the identity of every message sent
+or received; on the next call a message it has not seen (a tool result, an injected message) is
 new.
 """
 
@@ -45,14 +45,14 @@ _NAME = "require_per_service_call_history_persistence"
 
 
 class _Run:
-    __slots__ = ("agent", "context", "entries", "mark", "storing")
+    __slots__ = ("agent", "context", "entries", "seen", "storing")
 
     def __init__(self, agent: Any, context: SessionContext, storing: bool) -> None:
         self.agent = agent
         self.context = context
         self.storing = storing
         self.entries: list[tuple[HistoryProvider, AgentSession, dict[str, Any]]] = []
-        self.mark: int | None = None  # how much of the call's messages is saved; None before the first call
+        self.seen: set[int] | None = None  # the messages sent or received so far; None before the first call
 
 
 _RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("minagent_per_call_run", default=None)
@@ -120,9 +120,11 @@ class PerCallSaver(ChatMiddleware):
         if run is None:
             await call_next()
             return
-        sent = len(context.messages)  # the loop's transcript, which the mark counts in
-        new = list(run.context.input_messages) if run.mark is None else list(context.messages[run.mark :])
-        if run.mark is not None and not run.storing:  # the history, as saved so far, precedes what is new
+        first, seen = run.seen is None, run.seen or set()
+        new = list(run.context.input_messages) if first else [m for m in context.messages if id(m) not in seen]
+        seen.update(id(m) for m in context.messages)
+        run.seen = seen
+        if not first and not run.storing:  # the history, as saved so far, precedes what is new
             history: list[Message] = []
             for provider, session, state in run.entries:
                 if provider.load_messages:
@@ -134,15 +136,16 @@ class PerCallSaver(ChatMiddleware):
         if context.stream and context.result is not None:
 
             async def save(response: Any) -> Any:
-                await self._save(run, new, sent, response)
+                await self._save(run, new, response)
                 return response
 
             context.result = context.result.with_result_hook(save)
         elif context.result is not None:
-            await self._save(run, new, sent, context.result)
+            await self._save(run, new, context.result)
 
-    async def _save(self, run: _Run, new: list[Message], sent: int, response: Any) -> None:
-        run.mark = sent + len(response.messages)
+    async def _save(self, run: _Run, new: list[Message], response: Any) -> None:
+        assert run.seen is not None
+        run.seen.update(id(m) for m in response.messages)
         conversation_id = getattr(response, "conversation_id", None)
         if run.storing:
             if conversation_id:

@@ -22,6 +22,7 @@ __all__ = [
     "ToolArgumentError",
     "add_tools",
     "check_arguments",
+    "generated_form",
     "input_schema",
     "invoke_arguments",
     "parse_result",
@@ -133,3 +134,20 @@ def parse_result(result: Any) -> list[Content]:
         return [item if isinstance(item, Content) else parse_result(item)[0] for item in result]
     value = result_value(result)
     return [Content.from_text(value if isinstance(value, str) else json.dumps(value))]
+
+
+def generated_form(parameters: Mapping[str, Any], tool_name: str) -> dict[str, Any]:
+    """TL-60: upstream's ``parameters()`` of a generated schema, as its model generator writes it: the
+    schema titled ``<tool>_input``, each property titled, no ``additionalProperties``, no empty
+    ``required``. The ``parameters`` dict, which the model receives, is unchanged."""
+    out = {k: v for k, v in parameters.items() if k != "additionalProperties"}
+    if not out.get("required", True):
+        del out["required"]
+    props = out.get("properties")
+    if isinstance(props, Mapping):
+        out["properties"] = {
+            k: {**v, "title": v.get("title", k.replace("_", " ").title())} if isinstance(v, Mapping) else v
+            for k, v in props.items()
+        }
+    out["title"] = f"{tool_name}_input"
+    return dict(sorted(out.items()))
