@@ -70,7 +70,8 @@ class Parameters(dict[str, Any]):
     """A tool's JSON schema: a dict that is also callable, ``tool.parameters()`` (upstream's
     spelling) being the dict itself, or upstream's form of a generated one (TL-2, TL-60)."""
 
-    __slots__ = ("tool_name",)  # set on a generated schema only
+    __slots__ = ("tool_name",)
+    tool_name: str  # set on a generated schema only
 
     def __call__(self) -> dict[str, Any]:
         if getattr(self, "tool_name", None) is None:

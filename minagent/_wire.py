@@ -29,7 +29,7 @@ class _Json:
         memo[id(self)] = new
         if isinstance(self, dict):
             new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
-        for name in (f.name for f in dataclasses.fields(self)) if dataclasses.is_dataclass(self) else ():
+        for name in [f.name for f in dataclasses.fields(self)] if dataclasses.is_dataclass(self) else []:  # no ClassVar
             if name != "raw_representation":
                 setattr(new, name, copy.deepcopy(getattr(self, name), memo))
         return new

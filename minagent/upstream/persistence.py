@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from minagent import AgentResponse, AgentSession, ChatMiddleware, HistoryProvider, Message, SessionContext
+from minagent._sessions import source_id_of
 
 from .exceptions import AgentInvalidRequestException, ChatClientInvalidResponseException
 
@@ -93,8 +94,6 @@ class PerCallHistory(HistoryProvider):
                     f"{_NAME} cannot be used with a service-managed conversation_id when the service does not "
                     "store history (store=False): drop the conversation_id, or let the service store it"
                 )
-        if session.state.get(self.source_id) is not state:
-            session.state[self.source_id] = state
         run.entries.append((self.inner, session, state))
         if run.storing:
             if self.inner.load_messages:
@@ -130,7 +129,7 @@ class PerCallSaver(ChatMiddleware):
                 if provider.load_messages:
                     history = await provider.get_messages(session.session_id, state=state)
                     break
-            others = run.context.get_messages(exclude_sources={p.source_id for p, _, _ in run.entries})
+            others = run.context.get_messages(exclude_sources={source_id_of(p) for p, _, _ in run.entries})
             context.messages = [*others, *history, *new]
         await call_next()
         if context.stream and context.result is not None:
@@ -180,6 +179,9 @@ class PerCallSaver(ChatMiddleware):
             )
             view._response = this_call
             await provider.after_run(agent=run.agent, session=session, context=view, state=state)
+            key = source_id_of(provider)
+            if state and session.state.get(key) is not state:  # a new entry joins once it holds something (SE-4)
+                session.state[key] = state
 
 
 def per_service_call(context_providers: Any, middleware: Any) -> tuple[list[Any], list[Any]]:
