@@ -29,7 +29,8 @@ class _Json:
         memo[id(self)] = new
         if isinstance(self, dict):
             new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
-        for name in [f.name for f in dataclasses.fields(self)] if dataclasses.is_dataclass(self) else []:  # no ClassVar
+        names: list[str] = [f.name for f in dataclasses.fields(self)] if dataclasses.is_dataclass(self) else []
+        for name in names:  # the fields, not the class variables
             if name != "raw_representation":
                 setattr(new, name, copy.deepcopy(getattr(self, name), memo))
         return new
