@@ -394,6 +394,7 @@ def _detect_layer(item: object) -> Layer:
         if isinstance(item, cls) or (isinstance(owner, cls) and getattr(item, "__name__", "") == "process"):
             return layer  # an instance, or the bound `process` of one (MW-2)
     func = getattr(item, "process", None) if not inspect.isroutine(item) else item
+    func = item if func is None and callable(item) and not isinstance(item, type) else func  # MW-60: a callable object
     if func is None or not callable(func):
         nested = "; it is a list inside the middleware list: pass its items, middleware=[*a, *b]"
         raise MiddlewareException(

@@ -22,9 +22,9 @@ Theory of operation
 -------------------
 A `PerCallHistory`'s ``before_run`` decides the run's mode, loads (or not) and records the run in
 a context variable, which the run's model calls inherit; the saver reads that record, so
-concurrent runs of one agent never share it. The saver keeps the identity of every message sent
-or received; on the next call a message it has not seen (a tool result, an injected message) is
-new.
+concurrent runs of one agent never share it. What a later call adds is what follows the last
+assistant message of its messages (the previous call's response): the tool results and injected
+messages; a call that continues a service's conversation is sent only those.
 """
 
 from __future__ import annotations
@@ -46,14 +46,14 @@ _NAME = "require_per_service_call_history_persistence"
 
 
 class _Run:
-    __slots__ = ("agent", "context", "entries", "seen", "storing")
+    __slots__ = ("agent", "called", "context", "entries", "storing")
 
     def __init__(self, agent: Any, context: SessionContext, storing: bool) -> None:
         self.agent = agent
         self.context = context
         self.storing = storing
         self.entries: list[tuple[HistoryProvider, AgentSession, dict[str, Any]]] = []
-        self.seen: set[int] | None = None  # the messages sent or received so far; None before the first call
+        self.called = False  # whether a model call of the run returned
 
 
 _RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("minagent_per_call_run", default=None)
@@ -119,11 +119,8 @@ class PerCallSaver(ChatMiddleware):
         if run is None:
             await call_next()
             return
-        first, seen = run.seen is None, run.seen or set()
-        new = list(run.context.input_messages) if first else [m for m in context.messages if id(m) not in seen]
-        seen.update(id(m) for m in context.messages)
-        run.seen = seen
-        if not first and not run.storing:  # the history, as saved so far, precedes what is new
+        new = _added_since_last_call(context.messages) if run.called else list(run.context.input_messages)
+        if run.called and not run.storing:  # the history, as saved so far, precedes what is new
             history: list[Message] = []
             for provider, session, state in run.entries:
                 if provider.load_messages:
@@ -143,8 +140,7 @@ class PerCallSaver(ChatMiddleware):
             await self._save(run, new, context.result)
 
     async def _save(self, run: _Run, new: list[Message], response: Any) -> None:
-        assert run.seen is not None
-        run.seen.update(id(m) for m in response.messages)
+        run.called = True
         conversation_id = getattr(response, "conversation_id", None)
         if run.storing:
             if conversation_id:
@@ -182,6 +178,11 @@ class PerCallSaver(ChatMiddleware):
             key = source_id_of(provider)
             if state and session.state.get(key) is not state:  # a new entry joins once it holds something (SE-4)
                 session.state[key] = state
+
+
+def _added_since_last_call(messages: Sequence[Message]) -> list[Message]:
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    return list(messages[last + 1 :])
 
 
 def per_service_call(context_providers: Any, middleware: Any) -> tuple[list[Any], list[Any]]:

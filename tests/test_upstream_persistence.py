@@ -1,0 +1,259 @@
+"""Per-service-call history persistence, written the way upstream users write it (spec/sessions.md
+SE-60 .. SE-63): a provider with upstream's single hook, ``Agent(...,
+require_per_service_call_history_persistence=True)``, both modes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterable, Sequence
+from typing import Any
+
+import pytest
+
+from minagent import (
+    Agent,
+    AgentSession,
+    BaseChatClient,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    HistoryProvider,
+    Message,
+    ResponseStream,
+    tool,
+)
+from minagent.upstream import AgentInvalidRequestException, ChatClientInvalidResponseException
+
+both_modes = pytest.mark.parametrize("stream", [False, True], ids=["sync", "stream"])
+
+
+@tool(approval_mode="never_require")
+def lookup_weather(location: str) -> str:
+    return f"Weather in {location}: sunny"
+
+
+class SpyHistory(HistoryProvider):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("spy", **kwargs)
+        self.stored: list[Message] = []
+        self.loads = 0
+        self.saves: list[list[Message]] = []
+        self.responses: list[Any] = []
+
+    async def get_messages(self, session_id: str | None, *, state: Any = None, **kwargs: Any) -> list[Message]:
+        self.loads += 1
+        return list(self.stored)
+
+    async def save_messages(
+        self, session_id: str | None, messages: Sequence[Message], *, state: Any = None, **kwargs: Any
+    ) -> None:
+        self.saves.append(list(messages))
+        self.stored.extend(messages)
+
+    async def after_run(self, *, agent: Any, session: Any, context: Any, state: Any) -> None:
+        self.responses.append(context.response)
+        await super().after_run(agent=agent, session=session, context=context, state=state)
+
+
+class SpyClient(BaseChatClient):
+    """A provider written for upstream: one ``_inner_get_response(*, messages, stream, options)``."""
+
+    def __init__(self, history: SpyHistory, *, stores: bool = False, conversation_id: str | None = "svc") -> None:
+        super().__init__()
+        self.STORES_BY_DEFAULT = stores
+        self.history = history
+        self.conversation_id = conversation_id
+        self.script = [
+            [Content.from_function_call("call_1", "lookup_weather", '{"location": "Seattle"}')],
+            [Content.from_text("It is sunny in Seattle.")],
+        ]
+        self.saves_before_call: list[int] = []
+        self.sent: list[list[str]] = []
+        self.options: list[dict[str, Any]] = []
+
+    def _inner_get_response(self, *, messages: Sequence[Message], stream: bool, options: dict[str, Any], **kw: Any):  # type: ignore[no-untyped-def]
+        self.saves_before_call.append(len(self.history.saves))
+        self.sent.append([m.role for m in messages])
+        self.options.append(dict(options))
+        store = options.get("store")
+        stores = self.STORES_BY_DEFAULT if store is None else bool(store)
+        conv = self.conversation_id if stores else None
+        contents = self.script.pop(0)
+        if stream:
+
+            async def updates() -> AsyncIterable[ChatResponseUpdate]:
+                yield ChatResponseUpdate(contents=contents, role="assistant", conversation_id=conv, response_id="r")
+
+            return ResponseStream(updates(), finalizer=ChatResponse.from_updates)
+
+        async def get() -> ChatResponse:
+            return ChatResponse(
+                messages=[Message("assistant", contents)], conversation_id=conv, response_id="r", finish_reason="stop"
+            )
+
+        return get()
+
+
+async def run(agent: Agent, session: AgentSession, stream: bool, **kw: Any) -> str:
+    if stream:
+        return "".join([u.text async for u in agent.run("Weather in Seattle?", session=session, stream=True, **kw)])
+    return (await agent.run("Weather in Seattle?", session=session, **kw)).text
+
+
+def make(history: SpyHistory, client: SpyClient, flag: bool = True, **kw: Any) -> Agent:
+    return Agent(
+        client=client,
+        tools=[lookup_weather],
+        context_providers=[history],
+        require_per_service_call_history_persistence=flag,
+        **kw,
+    )
+
+
+@both_modes
+async def test_saved_after_every_model_call(stream: bool) -> None:
+    """SE-60, SE-61: the function-call turn is saved before the second model call; one save per call."""
+    history = SpyHistory()
+    client = SpyClient(history)
+    session = AgentSession()
+    text = await run(make(history, client), session, stream)
+    assert text == "It is sunny in Seattle."
+    assert client.saves_before_call == [0, 1]
+    assert [[m.role for m in batch] for batch in history.saves] == [["user", "assistant"], ["tool", "assistant"]]
+    assert history.stored[-1].text == "It is sunny in Seattle."
+
+
+@both_modes
+async def test_flag_false_saves_once_at_the_end(stream: bool) -> None:
+    """SE-60: ``False`` changes nothing: one save, after the run (SE-5)."""
+    history = SpyHistory()
+    client = SpyClient(history)
+    await run(make(history, client, flag=False), AgentSession(), stream)
+    assert client.saves_before_call == [0, 0]
+    assert len(history.saves) == 1
+
+
+@both_modes
+async def test_each_call_reaches_after_run_as_an_agent_response(stream: bool) -> None:
+    """SE-61: ``after_run`` sees each call's response, with its metadata; ``store_outputs=False``
+    keeps the assistant's messages out."""
+    history = SpyHistory(store_outputs=False)
+    client = SpyClient(history)
+    await run(make(history, client), AgentSession(), stream)
+    assert len(history.responses) == 2
+    first = history.responses[0]
+    assert [c.type for c in first.messages[0].contents] == ["function_call"]
+    assert isinstance(first.raw_representation, ChatResponse)
+    assert all(m.role != "assistant" for m in history.stored)
+    assert [m.role for m in history.stored] == ["user", "tool"]
+
+
+@both_modes
+async def test_storing_service_skips_loading_and_sets_the_session_id(
+    stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SE-62: the service keeps the conversation: no load, a warning about load_messages, the id
+    reaches the session; ``store=None`` counts as unset and is not sent."""
+    history = SpyHistory()
+    client = SpyClient(history, stores=True)
+    session = AgentSession()
+    with caplog.at_level(logging.WARNING, logger="agent_framework"):
+        await run(make(history, client, default_options={"store": None}), session, stream)
+    assert history.loads == 0
+    assert client.saves_before_call == [0, 1]
+    assert session.service_session_id == "svc"
+    assert any("load_messages" in r.getMessage() for r in caplog.records)
+    assert all("store" not in options for options in client.options)
+
+
+@both_modes
+async def test_storing_service_without_id_is_warned_about(stream: bool, caplog: pytest.LogCaptureFixture) -> None:
+    """SE-62: a storing service that returns no conversation_id is warned about on every call."""
+    history = SpyHistory(load_messages=False)
+    client = SpyClient(history, stores=True, conversation_id=None)
+    with caplog.at_level(logging.WARNING, logger="agent_framework"):
+        await run(make(history, client), AgentSession(), stream)
+    warnings = [r for r in caplog.records if "conversation_id" in r.getMessage()]
+    assert len(warnings) == 2
+    assert not any("load_messages" in r.getMessage() for r in caplog.records)
+
+
+@both_modes
+async def test_local_history_is_reloaded_before_every_call(stream: bool) -> None:
+    """SE-63: without service storage the history is loaded before the run and before the second
+    call, whose messages are the saved history and the new tool result; no response_id."""
+    history = SpyHistory()
+    history.stored = [Message("user", ["Earlier"]), Message("assistant", ["Answer"])]
+    client = SpyClient(history, stores=False)
+    session = AgentSession()
+    agent = make(history, client, default_options={"store": False})
+    if stream:
+        stream_ = agent.run("Weather in Seattle?", session=session, stream=True)
+        result = await stream_.get_final_response()
+    else:
+        result = await agent.run("Weather in Seattle?", session=session)
+    assert history.loads == 2
+    assert client.sent[1] == ["user", "assistant", "user", "assistant", "tool"]
+    assert result.response_id is None
+    assert session.service_session_id is None
+
+
+@both_modes
+async def test_a_conversation_id_without_service_storage_is_refused(stream: bool) -> None:
+    """SE-63: a conversation id given to the run, or returned by a call, cannot be used without
+    service storage; the errors say so."""
+    history = SpyHistory()
+    agent = make(history, SpyClient(history))
+    with pytest.raises(
+        AgentInvalidRequestException, match="require_per_service_call_history_persistence cannot be used"
+    ):
+        await run(agent, AgentSession(), stream, options={"store": False, "conversation_id": "c1"})
+
+    class Stubborn(SpyClient):
+        def _inner_get_response(self, **kw: Any):  # type: ignore[no-untyped-def]
+            kw["options"] = {**kw["options"], "store": True}  # the service keeps it anyway
+            return super()._inner_get_response(**kw)
+
+    history = SpyHistory()
+    agent = make(history, Stubborn(history))
+    with pytest.raises(
+        ChatClientInvalidResponseException, match="require_per_service_call_history_persistence cannot be used"
+    ):
+        await run(agent, AgentSession(), stream, options={"store": False})
+
+
+async def test_concurrent_runs_keep_their_own_records() -> None:
+    """SE-61: two runs of one agent at once, on two sessions, each save their own messages."""
+    import asyncio
+
+    from minagent import InMemoryHistoryProvider
+
+    class Client(BaseChatClient):
+        def _inner_get_response(self, *, messages: Sequence[Message], stream: bool, options: dict[str, Any], **kw: Any):  # type: ignore[no-untyped-def]
+            async def get() -> ChatResponse:
+                await asyncio.sleep(0)
+                if messages[-1].role == "user":
+                    args = json.dumps({"location": messages[-1].text})
+                    return ChatResponse(
+                        messages=[Message("assistant", [Content.from_function_call("c", "lookup_weather", args)])]
+                    )
+                return ChatResponse(messages=[Message("assistant", [messages[-1].contents[0].result])])
+
+            return get()
+
+    history = InMemoryHistoryProvider()
+    agent = Agent(
+        client=Client(),
+        tools=[lookup_weather],
+        context_providers=[history],
+        require_per_service_call_history_persistence=True,
+    )
+    a, b = AgentSession(), AgentSession()
+    texts = await asyncio.gather(agent.run("Oslo", session=a), agent.run("Rome", session=b))
+    assert [t.text for t in texts] == ["Weather in Oslo: sunny", "Weather in Rome: sunny"]
+    for session, city in ((a, "Oslo"), (b, "Rome")):
+        stored = session.state["in_memory"]["messages"]
+        assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+        assert stored[0].text == city
+        assert stored[-1].text == f"Weather in {city}: sunny"
