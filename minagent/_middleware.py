@@ -515,7 +515,7 @@ def _categorize_items(items: tuple[Any, ...]) -> CategorizedMiddleware:
                 found[key].extend(fns)
             continue
         layer = middleware_layer(item)
-        if inspect.isroutine(item):
+        if inspect.isroutine(item) or not hasattr(item, "process"):  # a function, or a callable object (MW-60)
             fn = item
         else:
             fn = item.process
