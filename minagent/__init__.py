@@ -87,8 +87,12 @@ _LAZY: dict[str, str] = {name: folder for folder, names in _FOLDERS.items() for 
 
 def __getattr__(name: str) -> Any:
     folder = _LAZY.get(name)
-    if folder is None:
+    if folder is None and name.startswith("__"):
         raise AttributeError(f"module 'minagent' has no attribute {name!r}")
+    if folder is None:  # one of upstream's names says what to use instead (SE-64)
+        from .upstream.spellings import hint  # the seam (spec/decisions.md)
+
+        raise AttributeError(f"module 'minagent' has no attribute {name!r}{hint(name)}")
     import importlib
 
     try:

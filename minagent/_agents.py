@@ -84,6 +84,8 @@ class _Later:
 class BaseAgent:
     """Identity, threads, `as_tool` and the async context-manager life cycle (AG-9)."""
 
+    __class_getitem__ = classmethod(lambda cls, _options: cls)  # AG-60: upstream's `Agent[OptionsT]`
+
     def __init__(self, *, id: str | None = None, name: str | None = None, description: str | None = None) -> None:
         self.id = id or os.urandom(16).hex()
         self.name = name

@@ -18,10 +18,11 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Literal, Protocol, overload, runtime_checkable
 
+from ._compat import reject_spellings
 from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
 from ._middleware import CategorizedMiddleware, categorize_middleware, categorized
-from ._options import FormatOptions, Options, T
+from ._options import ChatOptions, FormatOptions, Options, T
 from ._responses import ChatResponse, ChatResponseUpdate, response_format
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration
@@ -161,6 +162,8 @@ class BaseChatClient:
         """
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
+        if kwargs.keys() & ChatOptions.__annotations__.keys():  # OP-60: never sent along unread
+            reject_spellings(kwargs, "run", f"{type(self).__name__}.get_response()")
         run_options = dict(options or {})
         extra = run_options.pop("additional_function_arguments", None)
         fmt = None

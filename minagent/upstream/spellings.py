@@ -12,7 +12,7 @@ from typing import Any
 
 from minagent import ChatOptions
 
-__all__ = ["AGENT_SPELLINGS", "RUN_SPELLINGS", "reject"]
+__all__ = ["AGENT_SPELLINGS", "REMOVED_NAMES", "RUN_SPELLINGS", "hint", "reject"]
 
 RUN_SPELLINGS = {
     "context_provider": "context providers belong to the agent: Agent(client, context_providers=[...])",
@@ -30,6 +30,30 @@ AGENT_SPELLINGS = {
     "additional_properties": "minagent agents have no additional_properties",
 }
 _OPTION_KEYS = frozenset(ChatOptions.__annotations__) | {"model_id"}
+_HISTORY = "a history provider, InMemoryHistoryProvider (the default) or a HistoryProvider subclass"
+REMOVED_NAMES = {  # SE-64: upstream names (mostly of the thread era) minagent has not, and what to use
+    "ChatMessageStore": _HISTORY,
+    "ChatMessageStoreProtocol": _HISTORY,
+    "ChatMessageStoreState": _HISTORY,
+    "AgentThreadState": "AgentThread.serialize() / agent.deserialize_thread(data), or AgentSession.to_dict()",
+    "AggregateContextProvider": "Agent(client, context_providers=[a, b]) with every provider",
+    "ChatAgent": "Agent (ChatAgent was renamed Agent)",
+    "ChatMessage": "Message (ChatMessage was renamed Message)",
+    "AgentRunResponse": "AgentResponse (AgentRunResponse was renamed AgentResponse)",
+    "AgentRunResponseUpdate": "AgentResponseUpdate (AgentRunResponseUpdate was renamed AgentResponseUpdate)",
+    "AIFunction": "FunctionTool (AIFunction was renamed FunctionTool)",
+    "ai_function": "tool (@ai_function was renamed @tool)",
+    "TextContent": "Content.from_text(...) (one Content class with a type)",
+    "FunctionCallContent": "Content.from_function_call(...) (one Content class with a type)",
+    "FunctionResultContent": "Content.from_function_result(...) (one Content class with a type)",
+    "ChatClientProtocol": "SupportsChatGetResponse",
+}
+
+
+def hint(name: str) -> str:
+    """SE-64: what to use instead of ``minagent.<name>`` when it is one of upstream's names; else nothing."""
+    found = REMOVED_NAMES.get(name)
+    return f": use {found}" if found else ""
 
 
 def reject(kwargs: Mapping[str, Any], kind: str, where: str, parts: Any = None) -> Any:
@@ -45,7 +69,7 @@ def reject(kwargs: Mapping[str, Any], kind: str, where: str, parts: Any = None) 
     for key in kwargs:
         if key in spellings:
             raise TypeError(f"{where} got {key}=: {spellings[key]}")
-        if key in _OPTION_KEYS and where.endswith("run()"):
+        if key in _OPTION_KEYS and where.endswith(("run()", "get_response()")):  # AG-12, OP-60
             raise TypeError(f"{where} got {key}=: chat options go in options={{{key!r}: ...}}")
     if kind == "agent" and kwargs:
         raise TypeError(f"{where} got an unexpected keyword argument {next(iter(kwargs))!r}")

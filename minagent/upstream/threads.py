@@ -27,9 +27,26 @@ from minagent._sessions import decode_state, encode_state, source_id_of
 from minagent._types import FORMAT_VERSION
 from minagent._wire import expect_mapping, expect_type, get_field
 
-__all__ = ["AgentThread", "Context", "SerializedThread", "invoked_as_after_run", "invoking_as_before_run"]
+__all__ = [
+    "THREAD_ATTRIBUTES",
+    "AgentThread",
+    "Context",
+    "SerializedThread",
+    "invoked_as_after_run",
+    "invoking_as_before_run",
+]
 
 _HISTORY = InMemoryHistoryProvider.DEFAULT_SOURCE_ID
+_STORE = "the history is kept by the agent's history provider (InMemoryHistoryProvider by default)"
+THREAD_ATTRIBUTES = {  # SE-64: what a thread-era attribute became
+    "message_store": f"{_STORE}; read thread.messages, or pass a HistoryProvider in Agent(context_providers=[...])",
+    "chat_message_store": f"{_STORE}; read thread.messages",
+    "context_provider": "context providers belong to the agent: Agent(client, context_providers=[...])",
+    "context_providers": "context providers belong to the agent: Agent(client, context_providers=[...])",
+    "is_initialized": "a thread is always ready: there is nothing to initialise",
+    "on_new_messages": "history providers save a run's messages after it succeeds; write a HistoryProvider",
+    "update_from_thread_state": "restore with agent.deserialize_thread(data) or AgentSession.from_dict(data)",
+}
 
 
 @dataclass
@@ -83,6 +100,13 @@ class AgentThread(AgentSession):
         super().__init__(session_id=thread_id or None, service_session_id=service_thread_id, state=state)
         if messages:
             self.messages = list(messages)
+
+    def __getattr__(self, name: str) -> Any:
+        """F16, SE-64: an attribute of upstream's thread era minagent has no more says what to use instead."""
+        hint = THREAD_ATTRIBUTES.get(name)
+        if hint is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        raise AttributeError(f"{type(self).__name__}.{name} is upstream's thread-era API: {hint}")
 
     @property
     def thread_id(self) -> str:
