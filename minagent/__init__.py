@@ -80,19 +80,19 @@ _FOLDERS = {
     "ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING TextSpanRegion ToolException "
     "ToolExecutionException ToolMode UserInputRequiredException add_usage_details "
     "detect_media_type_from_base64 map_chat_to_agent_update normalize_function_invocation_configuration "
-    "OptionsCoT normalize_tools prepend_instructions_to_messages validate_tool_mode",
+    "OptionsCoT normalize_tools prepend_instructions_to_messages validate_tool_mode "
+    # upstream's names minagent has not: the folder says what to use instead (SE-64)
+    "ChatMessageStore ChatMessageStoreProtocol ChatMessageStoreState AgentThreadState AggregateContextProvider "
+    "ChatAgent ChatMessage AgentRunResponse AgentRunResponseUpdate AIFunction ai_function TextContent "
+    "FunctionCallContent FunctionResultContent ChatClientProtocol",
 }
 _LAZY: dict[str, str] = {name: folder for folder, names in _FOLDERS.items() for name in names.split()}
 
 
 def __getattr__(name: str) -> Any:
     folder = _LAZY.get(name)
-    if folder is None and name.startswith("__"):
+    if folder is None:
         raise AttributeError(f"module 'minagent' has no attribute {name!r}")
-    if folder is None:  # one of upstream's names says what to use instead (SE-64)
-        from .upstream.spellings import hint  # the seam (spec/decisions.md)
-
-        raise AttributeError(f"module 'minagent' has no attribute {name!r}{hint(name)}")
     import importlib
 
     try:

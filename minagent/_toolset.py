@@ -189,7 +189,7 @@ def normalize_tools(tools: Any, known: list[Any] | None = None) -> list[Any]:
         if type(item) is FunctionTool or is_tool(item) or (isinstance(item, Mapping) and not hasattr(item, "tools")):
             out.append(item)
         elif hasattr(item, "tools") or (isinstance(item, Iterable) and not isinstance(item, str | bytes)):
-            out.extend(normalize_tools(list(getattr(item, "tools", None) or item), known))  # TL-12: a bundle of tools
+            out.extend(normalize_tools(list(item.tools if hasattr(item, "tools") else item), known))  # TL-12, TL-61
             continue
         elif callable(item):
             made = None

@@ -8,7 +8,6 @@ reject, so a bad document says where it is bad.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
@@ -29,9 +28,8 @@ class _Json:
         memo[id(self)] = new
         if isinstance(self, dict):
             new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
-        names: list[str] = [f.name for f in dataclasses.fields(self)] if dataclasses.is_dataclass(self) else []
-        for name in names:  # the fields, not the class variables
-            if name != "raw_representation":
+        for name in getattr(self, "__dataclass_fields__", ()):
+            if name != "raw_representation" and not name.isupper():  # TY-60: not a class variable (upper case)
                 setattr(new, name, copy.deepcopy(getattr(self, name), memo))
         return new
 

@@ -37,7 +37,6 @@ SEAMS: dict[tuple[str, str], str] = {
     ("_tools", "FunctionTool.__init__"): "upstream",
     ("_tools", "FunctionTool.parse_result"): "upstream",
     ("_tools", "Parameters.__call__"): "upstream",
-    ("__init__", "__getattr__"): "upstream",
 }
 
 # Folder -> folders it may import (PK-10); a folder always may import itself.

@@ -72,3 +72,10 @@ __all__ = [
     "register_state_type",
     "validate_tool_mode",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """SE-64: one of upstream's names minagent has not is an AttributeError saying what to use."""
+    from .spellings import hint
+
+    raise AttributeError(f"module 'minagent' has no attribute {name!r}{hint(name)}")
