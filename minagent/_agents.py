@@ -110,10 +110,10 @@ class BaseAgent:
         """A new session for ``run(..., session=...)`` (SE-1)."""
         return AgentSession(session_id=session_id)
 
-    def get_session(self, service_session_id: str, *, session_id: str | None = None) -> AgentSession:
-        """A session that continues the conversation the service keeps as ``service_session_id`` (SE-1)."""
-        if not isinstance(service_session_id, str) or not service_session_id:
-            raise ValueError(f"service_session_id must be a non-empty string, got {service_session_id!r}")
+    def get_session(self, service_session_id: str | dict[str, Any], *, session_id: str | None = None) -> AgentSession:
+        """A session that continues the conversation the service keeps as ``service_session_id`` (SE-1, SE-65)."""
+        if not isinstance(service_session_id, str | dict) or not service_session_id:
+            raise ValueError(f"service_session_id must be a non-empty string or dict, got {service_session_id!r}")
         return AgentSession(session_id=session_id, service_session_id=service_session_id)
 
     def deserialize_thread(self, state: Any) -> Any:
@@ -398,6 +398,8 @@ class RawAgent(BaseAgent):
             if any(is_tool_set(item) for item in options["tools"]):  # MCP-20: a server's tools, once connected
                 options["tools"] = ToolSet.of(expand_tool_sets(options["tools"]))
         if thread is not None and thread.service_session_id:
+            if not isinstance(thread.service_session_id, str):  # SE-65: a chat client's conversation id is a str
+                reject_spellings({"service_session_id": thread.service_session_id}, "session", type(self).__name__)
             options.setdefault("conversation_id", thread.service_session_id)
         call_kwargs: dict[str, Any] = {}
         if context.middleware:

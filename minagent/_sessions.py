@@ -159,7 +159,7 @@ class AgentSession:
         self,
         *,
         session_id: str | None = None,
-        service_session_id: str | None = None,
+        service_session_id: str | dict[str, Any] | None = None,  # a dict: a structured id, SE-65
         state: Mapping[str, Any] | None = None,
     ) -> None:
         if session_id is not None and (not isinstance(session_id, str) or not session_id):
@@ -179,7 +179,7 @@ class AgentSession:
         """Versioned plain JSON data; `from_dict` restores an equal session (SE-2)."""
         out: dict[str, Any] = {"type": "session", "version": FORMAT_VERSION, "session_id": self._session_id}
         if self.service_session_id is not None:
-            out["service_session_id"] = self.service_session_id
+            out["service_session_id"] = copy.deepcopy(self.service_session_id)
         out["state"] = encode_state(self.state)
         return out
 
@@ -195,7 +195,8 @@ class AgentSession:
         if not session_id:
             raise SerializationError(f"{path}.session_id", "expected a non-empty str")
         state = decode_state(_get(data, "state", dict, path) or {}, f"{path}.state")
-        return cls(session_id=session_id, service_session_id=_get(data, "service_session_id", str, path), state=state)
+        service = copy.deepcopy(_get(data, "service_session_id", (str, dict), path))  # SE-65
+        return cls(session_id=session_id, service_session_id=service, state=state)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, AgentSession):
@@ -242,7 +243,7 @@ class SessionContext:
         self,
         *,
         session_id: str | None = None,
-        service_session_id: str | None = None,
+        service_session_id: str | dict[str, Any] | None = None,
         input_messages: list[Message],
         context_messages: dict[str, list[Message]] | None = None,
         instructions: list[str] | None = None,

@@ -16,7 +16,7 @@ import inspect
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, TypeVar
 
-from minagent import BaseChatClient, ChatResponse, ChatResponseUpdate, categorize_middleware
+from minagent import BaseChatClient, ChatResponse, ChatResponseUpdate, ResponseStream, categorize_middleware
 
 __all__ = [
     "ChatMiddlewareLayer",
@@ -71,13 +71,21 @@ async def _relay(result: Any) -> AsyncIterator[ChatResponseUpdate]:
     if isinstance(result, Mapping) or not hasattr(result, "__aiter__"):
         raise TypeError(f"a streaming model call must give an async iterable of updates, got {type(result).__name__}")
     iterator = aiter(result)
+    ids: set[Any] = set()
     try:
         async for update in iterator:
+            ids.update((update.conversation_id, update.response_id))
             yield update
     finally:
         close = getattr(iterator, "aclose", None) or getattr(result, "aclose", None)
         if close is not None:
             await close()
+    if isinstance(result, ResponseStream):  # PV-60: what the provider's finalizer adds reaches the response
+        final = await result.get_final_response()
+        if {final.conversation_id, final.response_id} - ids - {None}:
+            yield ChatResponseUpdate(
+                [], "assistant", conversation_id=final.conversation_id, response_id=final.response_id
+            )
 
 
 class _Layer(BaseChatClient):

@@ -59,6 +59,14 @@ def hint(name: str) -> str:
 def reject(kwargs: Mapping[str, Any], kind: str, where: str, parts: Any = None) -> Any:
     """A `TypeError` for the first keyword of ``kwargs`` that is one of upstream's (AG-12); an agent's
     ``require_per_service_call_history_persistence`` is adopted (SE-60) and its parts returned."""
+    if kind == "session":  # SE-65
+        from .exceptions import AgentInvalidRequestException
+
+        raise AgentInvalidRequestException(
+            f"{where} expects a string service_session_id (a chat client's conversation id), got a "
+            f"{type(kwargs['service_session_id']).__name__}: a structured id belongs to an agent that "
+            "understands it; run this agent with a session whose service_session_id is a str, or none"
+        )
     spellings = RUN_SPELLINGS if kind == "run" else AGENT_SPELLINGS
     if kind == "agent":
         kwargs = dict(kwargs)

@@ -113,7 +113,7 @@ class AgentThread(AgentSession):
         return self.session_id
 
     @property
-    def service_thread_id(self) -> str | None:
+    def service_thread_id(self) -> str | dict[str, Any] | None:
         return self.service_session_id
 
     @service_thread_id.setter
