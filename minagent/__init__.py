@@ -80,11 +80,10 @@ _FOLDERS = {
     "ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING TextSpanRegion ToolException "
     "ToolExecutionException ToolMode UserInputRequiredException add_usage_details "
     "detect_media_type_from_base64 map_chat_to_agent_update normalize_function_invocation_configuration "
-    "OptionsCoT normalize_tools prepend_instructions_to_messages validate_tool_mode "
-    # upstream's names minagent has not: the folder says what to use instead (SE-64)
+    "OptionsCoT normalize_tools prepend_instructions_to_messages validate_tool_mode "  # then names it says to replace:
     "ChatMessageStore ChatMessageStoreProtocol ChatMessageStoreState AgentThreadState AggregateContextProvider "
     "ChatAgent ChatMessage AgentRunResponse AgentRunResponseUpdate AIFunction ai_function TextContent "
-    "FunctionCallContent FunctionResultContent ChatClientProtocol",
+    "FunctionCallContent FunctionResultContent ChatClientProtocol",  # SE-64
 }
 _LAZY: dict[str, str] = {name: folder for folder, names in _FOLDERS.items() for name in names.split()}
 

@@ -25,9 +25,8 @@ __all__ = ["RUN_STREAM_HINT", "reject_spellings", "session_of"]
 
 
 def reject_spellings(kwargs: Mapping[str, Any], kind: str, where: str, parts: Any = None) -> Any:
-    """AG-12: a keyword upstream code passes where minagent takes none is a `TypeError` saying what to
-    write instead; the table of what to write (``kind``: ``"run"`` or ``"agent"``) is loaded only then.
-    An agent keyword minagent adopts (SE-60) gives the agent's (context providers, middleware)."""
+    """AG-12: upstream's keyword where minagent takes none is a `TypeError` saying what to write instead, by
+    a table loaded only then; one minagent adopts (SE-60) gives the agent's (context providers, middleware)."""
     from .upstream.spellings import reject  # the seam (spec/decisions.md)
 
     return reject(kwargs, kind, where, parts)
