@@ -496,9 +496,17 @@ _CONFIG: dict[str, tuple[type, int, bool]] = {
 }
 
 
+_UPSTREAM_KEYS = {  # LP-60: upstream's keys minagent has not, and what to write instead
+    "max_duration_seconds": "wrap the run in asyncio.timeout(seconds); cancelling a run closes what it opened",
+    "allow_concurrent_invocation": "a batch's calls run concurrently; a tool made with sequential=True runs alone",
+    "disable_approval_response_binding": "an approval response binds to its call by call_id; nothing to turn off",
+}
+
+
 def _known(name: str, error: type[Exception]) -> str:
     if name not in _CONFIG:
-        raise error(f"FunctionInvocationConfiguration has no field {name!r}; fields: {', '.join(_CONFIG)}")
+        hint = f"; {name} is upstream's: {_UPSTREAM_KEYS[name]}" if name in _UPSTREAM_KEYS else ""
+        raise error(f"FunctionInvocationConfiguration has no field {name!r}; fields: {', '.join(_CONFIG)}{hint}")
     return name
 
 

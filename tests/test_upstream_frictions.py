@@ -101,3 +101,34 @@ def test_thread_era_attributes_say_what_to_use(attribute: str, words: str) -> No
     assert words in str(info.value)
     with pytest.raises(AttributeError, match=r"'AgentThread' object has no attribute 'nothing_like_it'$"):
         thread.nothing_like_it  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [
+        ("max_duration_seconds", "asyncio.timeout(seconds)"),
+        ("allow_concurrent_invocation", "sequential=True"),
+        ("disable_approval_response_binding", "by call_id"),
+    ],
+)
+def test_upstreams_configuration_keys_say_what_to_write(key: str, words: str) -> None:
+    """LP-60: in a dict, by item or by attribute: the LP-24 error with the field list and the hint;
+    the configuration keeps its values."""
+    client = ScriptedChatClient([])
+    with pytest.raises(KeyError) as by_dict:
+        ScriptedChatClient([], function_invocation_configuration={key: 1})
+    config = client.function_invocation_configuration
+    with pytest.raises(KeyError) as by_item:
+        config[key] = 1
+    with pytest.raises(AttributeError) as by_attribute:
+        setattr(config, key, 1)
+    for info in (by_dict, by_item, by_attribute):
+        message = str(info.value)
+        assert f"has no field '{key}'" in message
+        assert "max_iterations" in message
+        assert f"{key} is upstream's: " in message
+        assert words in message
+    assert config.max_iterations == 40
+    with pytest.raises(KeyError) as other:
+        config["no_such_key"] = 1
+    assert "upstream's" not in str(other.value)
