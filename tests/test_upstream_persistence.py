@@ -257,3 +257,39 @@ async def test_concurrent_runs_keep_their_own_records() -> None:
         assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
         assert stored[0].text == city
         assert stored[-1].text == f"Weather in {city}: sunny"
+
+
+@both_modes
+async def test_an_agent_run_inside_a_tool_keeps_its_own_record(stream: bool) -> None:
+    """SE-61: an agent with per-call persistence run inside another's tool saves to its own
+    session; the outer run's next call still saves to the outer session."""
+    from minagent import InMemoryHistoryProvider, tool
+    from minagent.testing import ScriptedChatClient, call, reply
+
+    inner = Agent(
+        ScriptedChatClient(["inner answer"]),
+        context_providers=[InMemoryHistoryProvider()],
+        require_per_service_call_history_persistence=True,
+    )
+    inner_session = AgentSession()
+
+    @tool
+    async def ask_inner(q: str) -> str:
+        return (await inner.run(q, session=inner_session)).text
+
+    outer = Agent(
+        ScriptedChatClient([reply(call("ask_inner", {"q": "x"})), "outer answer"]),
+        tools=[ask_inner],
+        context_providers=[InMemoryHistoryProvider()],
+        require_per_service_call_history_persistence=True,
+    )
+    session = AgentSession()
+    if stream:
+        text = (await outer.run("go", session=session, stream=True).get_final_response()).text
+    else:
+        text = (await outer.run("go", session=session)).text
+    assert text == "outer answer"
+    outer_roles = [m.role for m in session.state["in_memory"]["messages"]]
+    inner_roles = [m.role for m in inner_session.state["in_memory"]["messages"]]
+    assert outer_roles == ["user", "assistant", "tool", "assistant"]
+    assert inner_roles == ["user", "assistant"]

@@ -21,8 +21,9 @@ Rules
 Theory of operation
 -------------------
 A `PerCallHistory`'s ``before_run`` decides the run's mode, loads (or not) and records the run in
-a context variable, which the run's model calls inherit; the saver reads that record, so
-concurrent runs of one agent never share it. What a later call adds is what follows the last
+a context variable, which the run's model calls inherit, under its saver and the run's session;
+the saver reads that record, so concurrent runs of one agent, and the runs of agents nested in a
+tool of another, never share one. What a later call adds is what follows the last
 assistant message of its messages (the previous call's response): the tool results and injected
 messages; a call that continues a service's conversation is sent only those.
 """
@@ -56,7 +57,14 @@ class _Run:
         self.called = False  # whether a model call of the run returned
 
 
-_RUN: contextvars.ContextVar[_Run | None] = contextvars.ContextVar("minagent_per_call_run", default=None)
+# the runs under way in this context, by (saver, the run's session): nested runs of other agents keep theirs
+_RUNS: contextvars.ContextVar[dict[tuple[int, int], _Run] | None] = contextvars.ContextVar(
+    "minagent_per_call", default=None
+)
+
+
+def _key(saver: Any, session: Any) -> tuple[int, int]:
+    return id(saver), id(session)
 
 
 def _stores(client: Any, options: dict[str, Any]) -> bool:
@@ -67,9 +75,10 @@ def _stores(client: Any, options: dict[str, Any]) -> bool:
 class PerCallHistory(HistoryProvider):
     """Stands in for a history provider when history is saved after every model call (SE-60)."""
 
-    def __init__(self, inner: HistoryProvider) -> None:
+    def __init__(self, inner: HistoryProvider, saver: PerCallSaver) -> None:
         super().__init__(inner.source_id, load_messages=True)  # loads or not by ``inner``: no default history
         self.inner = inner
+        self.saver = saver
 
     async def get_messages(
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
@@ -84,11 +93,16 @@ class PerCallHistory(HistoryProvider):
     async def before_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
-        run = _RUN.get()
+        runs = _RUNS.get()
+        if runs is None:
+            runs = {}
+            _RUNS.set(runs)
+        key = _key(self.saver, context._thread)  # the session the run was given (None: none)
+        run = runs.get(key)
         if run is None or run.context is not context:
             options = {**getattr(agent, "default_options", {}), **context.options}
             run = _Run(agent, context, _stores(getattr(agent, "client", None), options))
-            _RUN.set(run)
+            runs[key] = run
             if not run.storing and (context.options.get("conversation_id") or context.service_session_id):
                 raise AgentInvalidRequestException(
                     f"{_NAME} cannot be used with a service-managed conversation_id when the service does not "
@@ -115,7 +129,7 @@ class PerCallSaver(ChatMiddleware):
     """Saves what each model call added to the run's history providers (SE-61)."""
 
     async def process(self, context: Any, call_next: Any) -> None:
-        run = _RUN.get()
+        run = (_RUNS.get() or {}).get(_key(self, context.session))
         if run is None:
             await call_next()
             return
@@ -197,6 +211,7 @@ def per_service_call(context_providers: Any, middleware: Any) -> tuple[list[Any]
         from minagent import InMemoryHistoryProvider
 
         providers.insert(0, InMemoryHistoryProvider())
-    providers = [PerCallHistory(p) if isinstance(p, HistoryProvider) else p for p in providers]
+    saver = PerCallSaver()
+    providers = [PerCallHistory(p, saver) if isinstance(p, HistoryProvider) else p for p in providers]
     given = [] if middleware is None else list(middleware) if isinstance(middleware, Sequence) else [middleware]
-    return providers, [*given, PerCallSaver()]
+    return providers, [*given, saver]
