@@ -12,6 +12,13 @@ then MULTI / RPUSH / LTRIM / EXPIRE / EXEC, retried when another writer changed 
 meanwhile. `RedisSessionStore` keeps `AgentSession.to_dict()` JSON under
 ``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set).
 
+A save that names its run (``run_key=``, or ``state["run_key"]``, SE-24) is stored once: the
+session's run keys are the set ``{key_prefix}runs:{source_id}:{session_id}``, and the keyed append
+is an optimistic transaction that WATCHes the set (and the list, with ``max_messages``), reads
+SISMEMBER, and appends nothing when the key is there; otherwise MULTI / RPUSH (/ LTRIM) / SADD /
+EXPIRE / EXEC, retried when another writer changed them, so of concurrent saves of one run exactly
+one appends (RD-9).
+
 A Redis that cannot be reached is a `RedisUnavailableError` naming the URL, for every call
 (``clear`` and ``delete`` included); a failed append writes nothing, so once Redis is back the
 stored history is exactly the runs that succeeded. What is stored and cannot be read — not
@@ -91,6 +98,14 @@ def _check_ttl(ttl: int | None) -> int | None:
     return ttl
 
 
+def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
+    """SE-24, RD-9: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
+    key = run_key if run_key is not None else (state or {}).get("run_key")
+    if key is not None and (not isinstance(key, str) or not key):
+        raise ValueError(f"run_key must be a non-empty string, got {key!r}")
+    return key
+
+
 def _is_result(message: dict[str, Any]) -> bool:
     return any(
         isinstance(c, dict) and c.get("type") in ("function_result", "function_approval_response")
@@ -143,6 +158,10 @@ class RedisHistoryProvider(HistoryProvider):
     def key(self, session_id: str) -> str:
         return f"{self.key_prefix}{self.source_id}:{_check_id(session_id)}"
 
+    def runs_key(self, session_id: str) -> str:
+        """RD-9: the set of the keys of the runs the session's list holds."""
+        return f"{self.key_prefix}runs:{self.source_id}:{_check_id(session_id)}"
+
     async def get_messages(
         self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
     ) -> list[Message]:
@@ -157,14 +176,19 @@ class RedisHistoryProvider(HistoryProvider):
         messages: Sequence[Message],
         *,
         state: dict[str, Any] | None = None,
+        run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """All of a run's messages in one transaction, or none (RD-3)."""
-        key = self.key(_check_id(session_id))
+        """All of a run's messages in one transaction, or none (RD-3); nothing when the run
+        ``run_key`` (or ``state["run_key"]``) names is stored already (RD-9)."""
+        key, run = self.key(_check_id(session_id)), _run_key(run_key, state)
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]  # fails before anything is sent
         if not data:
             return
         async with _typed(self.redis, key):
+            if run is not None:
+                await self._append_once(key, self.runs_key(_check_id(session_id)), run, data)
+                return
             if self.max_messages is None:
                 async with self.redis.pipeline(transaction=True) as pipe:
                     pipe.rpush(key, *data)
@@ -173,6 +197,32 @@ class RedisHistoryProvider(HistoryProvider):
                     await pipe.execute()
                 return
             await self._append_trimmed(key, data, self.max_messages)
+
+    async def _append_once(self, key: str, runs: str, run: str, data: list[str]) -> None:
+        """RD-9: append ``data`` and record ``run`` in one optimistic transaction, unless ``run`` is there."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    await pipe.watch(runs, *([key] if self.max_messages is not None else []))
+                    if await pipe.sismember(runs, run):
+                        return  # this run's messages are here already (leaving the pipeline unwatches)
+                    start = 0
+                    if self.max_messages is not None:
+                        stored: list[bytes | str] = await pipe.lrange(key, 0, -1)
+                        every = [_loaded(item, f"{key}[{i}]") for i, item in enumerate([*stored, *data])]
+                        start = safe_cut(every, self.max_messages)
+                    pipe.multi()  # type: ignore[no-untyped-call]
+                    pipe.rpush(key, *data)
+                    if start:
+                        pipe.ltrim(key, start, -1)
+                    pipe.sadd(runs, run)
+                    if self.ttl is not None:
+                        pipe.expire(key, self.ttl)
+                        pipe.expire(runs, self.ttl)
+                    await pipe.execute()
+                    return
+                except WatchError:
+                    continue  # another writer changed the set or the list meanwhile: read again
 
     async def _append_trimmed(self, key: str, data: list[str], keep: int) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -194,10 +244,17 @@ class RedisHistoryProvider(HistoryProvider):
                     continue  # another writer appended meanwhile: read again
 
     async def discard_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        run_key: str | None = None,
+        **kwargs: Any,
     ) -> None:
-        """SE-20, RD-8: take back the newest elements equal to ``messages`` (what this run appended)."""
-        key = self.key(_check_id(session_id))
+        """SE-20, RD-8: take back the newest elements equal to ``messages`` (what this run appended),
+        and the run's key (RD-9)."""
+        key, run = self.key(_check_id(session_id)), _run_key(run_key, state)
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
         if not data:
             return
@@ -209,22 +266,25 @@ class RedisHistoryProvider(HistoryProvider):
                         i.decode() if isinstance(i, bytes) else i for i in await pipe.lrange(key, -len(data) - 1000, -1)
                     ]
                     starts = [s for s in range(len(tail) - len(data), -1, -1) if tail[s : s + len(data)] == data]
-                    if not starts:
+                    if not starts and run is None:
                         return
                     pipe.multi()  # type: ignore[no-untyped-call]
                     marker = f"minagent-discarded:{id(pipe)}"
-                    for offset in range(len(data)):  # mark the run's elements, then remove the marks
+                    for offset in range(len(data) if starts else 0):  # mark the run's elements, then remove the marks
                         pipe.lset(key, starts[0] + offset - len(tail), marker)
                     pipe.lrem(key, 0, marker)
+                    if run is not None:
+                        pipe.srem(self.runs_key(_check_id(session_id)), run)
                     await pipe.execute()
                     return
                 except WatchError:
                     continue  # another writer changed the list meanwhile: read again
 
     async def clear(self, session_id: str) -> None:
+        """Forget the session's messages and run keys (RD-9)."""
         key = self.key(session_id)
         async with _typed(self.redis, key):
-            await self.redis.delete(key)
+            await self.redis.delete(key, self.runs_key(session_id))
 
     async def aclose(self) -> None:
         await self.redis.aclose()
