@@ -35,8 +35,10 @@ sequence number and inserts every row: a run's messages are stored all or nothin
 from several processes appending to one session interleave as whole runs (SE-15, SE-16). A
 cancellation that arrives while a write is under way does not cut it: the thread finishes the
 transaction, which commits whole or not at all. A keyed save first inserts its key into ``runs``
-in that same transaction (``INSERT OR IGNORE``); when the key was there already the transaction
-appends nothing, so a save repeated after a crash, or raced by another process, appends once.
+in that same transaction (``INSERT OR IGNORE``, with the sequence number of its first message);
+when the key was there already the transaction appends nothing, so a save repeated after a crash,
+or raced by another process, appends once. A keyed load reads only the rows before that first
+sequence number: a recovered run sees the history without its own messages.
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ def _create_v1(conn: sqlite3.Connection) -> None:
 def _create_v2(conn: sqlite3.Connection) -> None:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS runs (source_id TEXT NOT NULL, session_id TEXT NOT NULL, run_key TEXT NOT NULL,"
-        " PRIMARY KEY (source_id, session_id, run_key))"
+        " first_seq INTEGER NOT NULL, PRIMARY KEY (source_id, session_id, run_key))"
     )
 
 
@@ -274,17 +276,28 @@ class SQLiteHistoryProvider(HistoryProvider):
         context.extend_messages(self, await self.get_messages(context.session_id, state=state, last=window))
 
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, last: int | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        *,
+        state: dict[str, Any] | None = None,
+        last: int | None = None,
+        run_key: str | None = None,
+        **kwargs: Any,
     ) -> list[Message]:
         """The session's messages in order; with ``last``, only the last ``last`` of them, starting
-        after any leading tool result whose call is further back (SE-23)."""
-        key, source = check_session_id(session_id), self._source()
+        after any leading tool result whose call is further back (SE-23); for a run that names
+        itself, only those stored before its own (SE-24)."""
+        key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
 
         def read(conn: sqlite3.Connection) -> list[tuple[int, str]]:
-            where = "FROM messages WHERE source_id = ? AND session_id = ?"
+            where, args = "FROM messages WHERE source_id = ? AND session_id = ?", [source, key]
+            if run is not None:  # SE-24: the history as it was before this run's messages
+                where += " AND seq < COALESCE((SELECT first_seq FROM runs WHERE source_id = ? AND session_id = ?"
+                where += " AND run_key = ?), seq + 1)"
+                args += [source, key, run]
             if last is None:
-                return conn.execute(f"SELECT seq, data {where} ORDER BY seq", (source, key)).fetchall()
-            newest = conn.execute(f"SELECT seq, data {where} ORDER BY seq DESC LIMIT ?", (source, key, last))
+                return conn.execute(f"SELECT seq, data {where} ORDER BY seq", args).fetchall()
+            newest = conn.execute(f"SELECT seq, data {where} ORDER BY seq DESC LIMIT ?", [*args, last])
             return list(reversed(newest.fetchall()))
 
         rows: list[tuple[int, str]] = await self._db.call(read)
@@ -310,17 +323,18 @@ class SQLiteHistoryProvider(HistoryProvider):
             return
 
         def append(conn: sqlite3.Connection) -> None:
-            if (
-                run is not None
-                and not conn.execute(
-                    "INSERT OR IGNORE INTO runs (source_id, session_id, run_key) VALUES (?, ?, ?)", (source, key, run)
-                ).rowcount
-            ):
-                return  # SE-24: this run's messages are here already
             row = conn.execute(
                 "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE source_id = ? AND session_id = ?", (source, key)
             ).fetchone()
             start = int(row[0]) + 1
+            if (
+                run is not None
+                and not conn.execute(
+                    "INSERT OR IGNORE INTO runs (source_id, session_id, run_key, first_seq) VALUES (?, ?, ?, ?)",
+                    (source, key, run, start),
+                ).rowcount
+            ):
+                return  # SE-24: this run's messages are here already
             conn.executemany(
                 "INSERT INTO messages (source_id, session_id, seq, data) VALUES (?, ?, ?, ?)",
                 [(source, key, start + i, item) for i, item in enumerate(data)],

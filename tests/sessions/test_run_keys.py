@@ -8,6 +8,7 @@ import asyncio
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,13 +48,14 @@ class Stores:
         self.kind, self.directory, self.server = kind, directory, server
         self.made: list[Any] = []
         self.count = 0
+        self.prefix = f"t{uuid.uuid4().hex[:12]}:"  # this test's keys on the shared server
 
     def target(self) -> str:
         """Where the stores of this test keep their data: a file, or a Redis URL and prefix."""
         if self.kind == "sqlite":
             return str(self.directory / "runs.db")
         assert self.server is not None
-        return f"{self.server.url} t{id(self)}:"
+        return f"{self.server.url} {self.prefix}"
 
     def new(self, source_id: str = "h", **kwargs: Any) -> HistoryProvider:
         if self.kind == "sqlite":
@@ -143,9 +145,42 @@ async def test_discard_and_clear_forget_the_key(stores: Stores) -> None:
         await stores.close()
 
 
+async def test_a_keyed_load_is_the_history_before_the_run(stores: Stores) -> None:
+    """SE-24, RD-9: a load naming a run returns what was stored before that run's messages (not
+    them, not what came after); a key the store does not hold, or no key, loads everything; the
+    window (SQLite's last=, Redis' max_messages) and a take-back keep the places exact."""
+    try:
+        provider = stores.new()
+        await provider.save_messages("s", batch("a"))
+        await provider.save_messages("s", batch("b"), run_key="w:0")
+        await provider.save_messages("s", batch("c"), state={"run_key": "w:1"})
+        await provider.save_messages("s", batch("d"))
+        every = batch("a") + batch("b") + batch("c") + batch("d")
+        assert texts(await provider.get_messages("s", run_key="w:0")) == texts(batch("a"))
+        assert texts(await provider.get_messages("s", state={"run_key": "w:1"})) == texts(batch("a") + batch("b"))
+        assert texts(await provider.get_messages("s", run_key="unknown")) == texts(every)
+        assert texts(await provider.get_messages("s")) == texts(every)
+        if stores.kind == "sqlite":
+            assert texts(await provider.get_messages("s", run_key="w:1", last=3)) == texts(batch("a")[1:] + batch("b"))
+        await provider.save_messages("s", batch("e"), run_key="w:2")
+        await provider.discard_messages("s", batch("e"), run_key="w:2")
+        assert texts(await provider.get_messages("s", run_key="w:1")) == texts(batch("a") + batch("b"))
+        await provider.save_messages("s", batch("e", 3), run_key="w:3")
+        assert texts(await provider.get_messages("s", run_key="w:3")) == texts(every)
+        if stores.kind == "redis":
+            trimmed = stores.new("t", max_messages=4)
+            for n in range(4):
+                await trimmed.save_messages("s", batch(f"r{n}"), run_key=f"k{n}")
+            assert [m.text for m in await trimmed.get_messages("s")] == ["r2.0", "r2.1", "r3.0", "r3.1"]
+            assert [m.text for m in await trimmed.get_messages("s", run_key="k3")] == ["r2.0", "r2.1"]
+            assert [m.text for m in await trimmed.get_messages("s", run_key="k1")] == []
+    finally:
+        await stores.close()
+
+
 async def test_keys_with_ttl_and_max_messages(stores: Stores) -> None:
     """RD-9, RD-2, SE-23: a keyed save keeps the window's rules (Redis: max_messages trims, and the
-    key set expires with the list under ttl); a repeated key still appends nothing."""
+    runs hash expires with the list under ttl); a repeated key still appends nothing."""
     try:
         window: dict[str, Any] = {"max_messages": 3, **({"ttl": 100} if stores.kind == "redis" else {})}
         provider = stores.new(**window)
@@ -158,7 +193,7 @@ async def test_keys_with_ttl_and_max_messages(stores: Stores) -> None:
             assert stored == ["r1.1", "r2.0", "r2.1"]
             redis: Any = provider
             assert 0 < await redis.redis.ttl(redis.runs_key("s")) <= 100
-            assert await redis.redis.smembers(redis.runs_key("s")) == {b"k0", b"k1", b"k2"}
+            assert await redis.redis.hgetall(redis.runs_key("s")) == {b"": b"6", b"k0": b"0", b"k1": b"2", b"k2": b"4"}
     finally:
         await stores.close()
 

@@ -12,12 +12,17 @@ then MULTI / RPUSH / LTRIM / EXPIRE / EXEC, retried when another writer changed 
 meanwhile. `RedisSessionStore` keeps `AgentSession.to_dict()` JSON under
 ``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set).
 
-A save that names its run (``run_key=``, or ``state["run_key"]``, SE-24) is stored once: the
-session's run keys are the set ``{key_prefix}runs:{source_id}:{session_id}``, and the keyed append
-is an optimistic transaction that WATCHes the set (and the list, with ``max_messages``), reads
-SISMEMBER, and appends nothing when the key is there; otherwise MULTI / RPUSH (/ LTRIM) / SADD /
-EXPIRE / EXEC, retried when another writer changed them, so of concurrent saves of one run exactly
-one appends (RD-9).
+A save that names its run (``run_key=``, or ``state["run_key"]``, SE-24) is stored once. The hash
+``{key_prefix}runs:{source_id}:{session_id}`` counts the messages ever pushed to the session's
+list (field ``""``, raised by every append in its transaction, lowered by a take-back) and holds
+each keyed run's count before it. The keyed append is an optimistic transaction that WATCHes the
+hash (and the list, with ``max_messages``), reads the run's field, and appends nothing when it is
+there; otherwise MULTI / RPUSH (/ LTRIM) / HSET / HINCRBY / EXPIRE / EXEC, retried when another
+writer changed them, so of concurrent saves of one run exactly one appends. A keyed load drops the
+last ``pushed - before`` elements: the run's own and those pushed after it, so a recovered run
+sees the history without its own messages; trimming drops from the front and keeps this exact
+(RD-9). (A take-back of messages pushed before a keyed run, from another process, would shift
+that run's place by their number; SE-20 takes back a run's own, newest messages.)
 
 A Redis that cannot be reached is a `RedisUnavailableError` naming the URL, for every call
 (``clear`` and ``delete`` included); a failed append writes nothing, so once Redis is back the
@@ -98,6 +103,9 @@ def _check_ttl(ttl: int | None) -> int | None:
     return ttl
 
 
+_PUSHED = ""  # RD-9: the field of the runs hash that counts the messages pushed (a run key is never empty)
+
+
 def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
     """SE-24, RD-9: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
     key = run_key if run_key is not None else (state or {}).get("run_key")
@@ -159,15 +167,26 @@ class RedisHistoryProvider(HistoryProvider):
         return f"{self.key_prefix}{self.source_id}:{_check_id(session_id)}"
 
     def runs_key(self, session_id: str) -> str:
-        """RD-9: the set of the keys of the runs the session's list holds."""
+        """RD-9: the hash of the session's run keys (each the count of messages pushed before that run;
+        the field "" the count pushed in all)."""
         return f"{self.key_prefix}runs:{self.source_id}:{_check_id(session_id)}"
 
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, run_key: str | None = None, **kwargs: Any
     ) -> list[Message]:
-        key = self.key(_check_id(session_id))
+        """The session's messages in order; for a run that names itself, only those pushed before its
+        own (RD-9)."""
+        key, run = self.key(_check_id(session_id)), _run_key(run_key, state)
         async with _typed(self.redis, key):
-            raw: list[bytes | str] = await self.redis.lrange(key, 0, -1)
+            if run is None:
+                raw: list[bytes | str] = await self.redis.lrange(key, 0, -1)
+            else:
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.lrange(key, 0, -1)
+                    pipe.hmget(self.runs_key(_check_id(session_id)), [run, _PUSHED])
+                    raw, (before, pushed) = await pipe.execute()
+                if before is not None:  # the run's messages and those pushed after them are the last ones
+                    raw = raw[: max(0, len(raw) - (int(pushed or 0) - int(before)))]
         return [_message(item, f"{key}[{i}]") for i, item in enumerate(raw)]
 
     async def save_messages(
@@ -186,26 +205,23 @@ class RedisHistoryProvider(HistoryProvider):
         if not data:
             return
         async with _typed(self.redis, key):
-            if run is not None:
-                await self._append_once(key, self.runs_key(_check_id(session_id)), run, data)
-                return
-            if self.max_messages is None:
-                async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.rpush(key, *data)
-                    if self.ttl is not None:
-                        pipe.expire(key, self.ttl)
-                    await pipe.execute()
-                return
-            await self._append_trimmed(key, data, self.max_messages)
+            await self._append(key, self.runs_key(_check_id(session_id)), run, data)
 
-    async def _append_once(self, key: str, runs: str, run: str, data: list[str]) -> None:
-        """RD-9: append ``data`` and record ``run`` in one optimistic transaction, unless ``run`` is there."""
+    async def _append(self, key: str, runs: str, run: str | None, data: list[str]) -> None:
+        """RD-3, RD-9: RPUSH ``data`` (trimmed with ``max_messages``) and count it in ``runs``; a keyed
+        append records its run and appends nothing when the run is there (optimistic, retried)."""
         async with self.redis.pipeline(transaction=True) as pipe:
             while True:
                 try:
-                    await pipe.watch(runs, *([key] if self.max_messages is not None else []))
-                    if await pipe.sismember(runs, run):
-                        return  # this run's messages are here already (leaving the pipeline unwatches)
+                    watched = [*([runs] if run is not None else []), *([key] if self.max_messages else [])]
+                    pushed = 0
+                    if watched:
+                        await pipe.watch(*watched)
+                    if run is not None:
+                        before, total = await pipe.hmget(runs, [run, _PUSHED])
+                        if before is not None:
+                            return  # this run's messages are here already (leaving the pipeline unwatches)
+                        pushed = int(total or 0)
                     start = 0
                     if self.max_messages is not None:
                         stored: list[bytes | str] = await pipe.lrange(key, 0, -1)
@@ -215,33 +231,16 @@ class RedisHistoryProvider(HistoryProvider):
                     pipe.rpush(key, *data)
                     if start:
                         pipe.ltrim(key, start, -1)
-                    pipe.sadd(runs, run)
+                    if run is not None:
+                        pipe.hset(runs, run, pushed)
+                    pipe.hincrby(runs, _PUSHED, len(data))
                     if self.ttl is not None:
                         pipe.expire(key, self.ttl)
                         pipe.expire(runs, self.ttl)
                     await pipe.execute()
                     return
                 except WatchError:
-                    continue  # another writer changed the set or the list meanwhile: read again
-
-    async def _append_trimmed(self, key: str, data: list[str], keep: int) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            while True:
-                try:
-                    await pipe.watch(key)
-                    stored: list[bytes | str] = await pipe.lrange(key, 0, -1)
-                    every = [_loaded(item, f"{key}[{i}]") for i, item in enumerate([*stored, *data])]
-                    start = safe_cut(every, keep)
-                    pipe.multi()  # type: ignore[no-untyped-call]
-                    pipe.rpush(key, *data)
-                    if start:
-                        pipe.ltrim(key, start, -1)
-                    if self.ttl is not None:
-                        pipe.expire(key, self.ttl)
-                    await pipe.execute()
-                    return
-                except WatchError:
-                    continue  # another writer appended meanwhile: read again
+                    continue  # another writer changed the list or the runs meanwhile: read again
 
     async def discard_messages(
         self,
@@ -273,8 +272,11 @@ class RedisHistoryProvider(HistoryProvider):
                     for offset in range(len(data) if starts else 0):  # mark the run's elements, then remove the marks
                         pipe.lset(key, starts[0] + offset - len(tail), marker)
                     pipe.lrem(key, 0, marker)
+                    runs = self.runs_key(_check_id(session_id))
+                    if starts:  # as if never pushed, so the runs before keep their places (RD-9)
+                        pipe.hincrby(runs, _PUSHED, -len(data))
                     if run is not None:
-                        pipe.srem(self.runs_key(_check_id(session_id)), run)
+                        pipe.hdel(runs, run)
                     await pipe.execute()
                     return
                 except WatchError:
