@@ -6,7 +6,7 @@ Rules
    for that call and closed after it (SE-13).
 2. A run's messages are stored all or nothing, in one transaction (SE-15, SE-16), and taken back
    when a later save of the same run failed (SE-20); a run that names itself (``run_key``) is
-   stored once, however often it is saved (SE-24).
+   stored once, however often it is saved (SE-40).
 3. The schema changes only through `MIGRATIONS`; a file newer than this code is refused (SE-14),
    and so is a database that is not ours, before anything in it changes (SE-21).
 4. ``sqlite3`` is imported on first use, never when the module is.
@@ -17,7 +17,7 @@ Theory of operation
 One database file holds many sessions: table ``messages`` (one row per message: provider
 ``source_id``, ``session_id``, a sequence number, the message as our versioned JSON) and table
 ``sessions`` (one row per stored `AgentSession`, its `to_dict` JSON), and, from schema version 2,
-table ``runs`` (the keys of the runs whose messages a session holds, SE-24). The file's schema version
+table ``runs`` (the keys of the runs whose messages a session holds, SE-40). The file's schema version
 is ``PRAGMA user_version``; opening a file of an older version runs the steps of `MIGRATIONS`
 in order, one transaction each, and a file newer than this code knows is an error (SE-14). A
 file is ours when its ``PRAGMA application_id`` is `APPLICATION_ID` (set when we create it),
@@ -211,7 +211,7 @@ def _window(agent: Any) -> int | None:
 
 
 def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
-    """SE-24: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
+    """SE-40: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
     key = run_key if run_key is not None else (state or {}).get("run_key")
     if key is not None and (not isinstance(key, str) or not key):
         raise ValueError(f"run_key must be a non-empty string, got {key!r}")
@@ -286,12 +286,12 @@ class SQLiteHistoryProvider(HistoryProvider):
     ) -> list[Message]:
         """The session's messages in order; with ``last``, only the last ``last`` of them, starting
         after any leading tool result whose call is further back (SE-23); for a run that names
-        itself, only those stored before its own (SE-24)."""
+        itself, only those stored before its own (SE-40)."""
         key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
 
         def read(conn: sqlite3.Connection) -> list[tuple[int, str]]:
             where, args = "FROM messages WHERE source_id = ? AND session_id = ?", [source, key]
-            if run is not None:  # SE-24: the history as it was before this run's messages
+            if run is not None:  # SE-40: the history as it was before this run's messages
                 where += " AND seq < COALESCE((SELECT first_seq FROM runs WHERE source_id = ? AND session_id = ?"
                 where += " AND run_key = ?), seq + 1)"
                 args += [source, key, run]
@@ -316,7 +316,7 @@ class SQLiteHistoryProvider(HistoryProvider):
         **kwargs: Any,
     ) -> None:
         """All of ``messages`` in one transaction, after the stored ones (SE-15); nothing when the
-        run ``run_key`` (or ``state["run_key"]``) names is stored already (SE-24)."""
+        run ``run_key`` (or ``state["run_key"]``) names is stored already (SE-40)."""
         key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]  # fails before anything is written
         if not data:
@@ -334,7 +334,7 @@ class SQLiteHistoryProvider(HistoryProvider):
                     (source, key, run, start),
                 ).rowcount
             ):
-                return  # SE-24: this run's messages are here already
+                return  # SE-40: this run's messages are here already
             conn.executemany(
                 "INSERT INTO messages (source_id, session_id, seq, data) VALUES (?, ?, ?, ?)",
                 [(source, key, start + i, item) for i, item in enumerate(data)],
@@ -352,7 +352,7 @@ class SQLiteHistoryProvider(HistoryProvider):
         **kwargs: Any,
     ) -> None:
         """SE-20: take back the newest rows equal to ``messages`` (what this run's save wrote), and
-        the run's key (SE-24)."""
+        the run's key (SE-40)."""
         key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
 
@@ -375,7 +375,7 @@ class SQLiteHistoryProvider(HistoryProvider):
             await self._db.call(lambda conn: _write(conn, remove))
 
     async def clear(self, session_id: str) -> None:
-        """Forget the session's messages and run keys (SE-24)."""
+        """Forget the session's messages and run keys (SE-40)."""
         key, source = check_session_id(session_id), self._source()
 
         def forget(conn: sqlite3.Connection) -> None:

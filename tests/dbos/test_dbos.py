@@ -480,7 +480,7 @@ class TestRunKeys:
 
     @pytest.mark.parametrize("stream", MODES)
     async def test_each_agent_run_names_itself(self, app: Path, stream: bool) -> None:
-        """DU-18, DU-11, SE-24: a run paused for an approval makes two agent runs, keyed "{wid}:0" and
+        """DU-18, DU-11, SE-40: a run paused for an approval makes two agent runs, keyed "{wid}:0" and
         "{wid}:1", which each history provider sees in its load and its save; the key is taken out
         after each (an entry made for it removed, a provider's own entry kept without it), so the
         caller's session and sessions= never hold it; the store holds both parts once."""

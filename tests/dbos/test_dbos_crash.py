@@ -1,5 +1,5 @@
 """Crash and recovery with real processes killed with SIGKILL (spec/dbos.md DU-6, DU-7, DU-8, DU-10,
-DU-13, DU-18, DU-19; spec/sessions.md SE-24; spec/redis.md RD-9).
+DU-13, DU-18, DU-19; spec/sessions.md SE-40; spec/redis.md RD-9).
 
 A process (tests/dbos/_app.py) runs a durable run of three model rounds (round 0 calls ``add`` and
 ``charge`` concurrently, round 1 calls ``add``, round 2 answers) and kills itself with SIGKILL at
@@ -270,7 +270,7 @@ RUN_MESSAGES = 6  # the input and the run's five messages: three assistant, two 
 def test_history_provider_writes_once_across_a_crash(
     tmp_path: Path, reference: dict[bool, dict[str, Any]], kind: str, stream: bool
 ) -> None:
-    """DU-13, DU-18, SE-24, RD-9: a history provider with a store of its own (SQLite, Redis) that
+    """DU-13, DU-18, SE-40, RD-9: a history provider with a store of its own (SQLite, Redis) that
     wrote the run's messages when the process was killed (after its save, before the workflow
     finished) holds them exactly once after the recovery: the recovered workflow saves again with
     the same run key ("w1:0") and appends nothing. No model call or tool runs twice, the response

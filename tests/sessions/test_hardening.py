@@ -218,7 +218,7 @@ async def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
 
 
 async def test_our_files_old_and_new_open(tmp_path: Path) -> None:
-    """SE-21, SE-14, SE-24: a new file gets minagent's application id; a version-1 file written
+    """SE-21, SE-14, SE-40: a new file gets minagent's application id; a version-1 file written
     before the id (our two tables, application id 0) still opens, keeps its messages, and is
     migrated to version 2 (the runs table) with the id."""
     new = tmp_path / "new.db"

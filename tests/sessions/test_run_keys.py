@@ -1,4 +1,4 @@
-"""A save that names its run is stored once (spec/sessions.md SE-24, spec/redis.md RD-9): the
+"""A save that names its run is stored once (spec/sessions.md SE-40, spec/redis.md RD-9): the
 SQLite history and the Redis plugin's, repeated saves, concurrent saves from two processes, the
 take-back of SE-20, and a plain run that names no run."""
 
@@ -87,7 +87,7 @@ def batch(label: str, n: int = 2) -> list[Message]:
 
 
 async def test_a_repeated_save_with_the_same_key_appends_nothing(stores: Stores) -> None:
-    """SE-24, RD-9: a save repeated with the same key (as run_key= or as state["run_key"]) appends
+    """SE-40, RD-9: a save repeated with the same key (as run_key= or as state["run_key"]) appends
     nothing; a different key appends; a save without a key appends every time; the key is per
     session and per source id."""
     try:
@@ -113,7 +113,7 @@ async def test_a_repeated_save_with_the_same_key_appends_nothing(stores: Stores)
 
 
 async def test_a_run_key_that_is_not_a_string_is_a_value_error(stores: Stores) -> None:
-    """SE-24: a run key is a non-empty string; anything else is a ValueError and nothing is written."""
+    """SE-40: a run key is a non-empty string; anything else is a ValueError and nothing is written."""
     try:
         provider = stores.new()
         for bad in ("", 7):
@@ -127,7 +127,7 @@ async def test_a_run_key_that_is_not_a_string_is_a_value_error(stores: Stores) -
 
 
 async def test_discard_and_clear_forget_the_key(stores: Stores) -> None:
-    """SE-24, SE-20, RD-9: discard_messages with the key takes the messages and the key back, so
+    """SE-40, SE-20, RD-9: discard_messages with the key takes the messages and the key back, so
     the run saved again is stored once; clear forgets the session's keys."""
     try:
         provider = stores.new()
@@ -146,7 +146,7 @@ async def test_discard_and_clear_forget_the_key(stores: Stores) -> None:
 
 
 async def test_a_keyed_load_is_the_history_before_the_run(stores: Stores) -> None:
-    """SE-24, RD-9: a load naming a run returns what was stored before that run's messages (not
+    """SE-40, RD-9: a load naming a run returns what was stored before that run's messages (not
     them, not what came after); a key the store does not hold, or no key, loads everything; the
     window (SQLite's last=, Redis' max_messages) and a take-back keep the places exact."""
     try:
@@ -201,7 +201,7 @@ async def test_keys_with_ttl_and_max_messages(stores: Stores) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(keys=st.lists(st.one_of(st.none(), st.sampled_from(["w:0", "w:1", "v:0"])), min_size=1, max_size=8))
 def test_what_is_stored_is_the_first_save_of_each_key(stores: Stores, keys: list[str | None]) -> None:
-    """SE-24, RD-9: for any sequence of saves, keyed or not, the store holds, in order, every save
+    """SE-40, RD-9: for any sequence of saves, keyed or not, the store holds, in order, every save
     without a key and the first save of each key."""
     session = f"s{stores.count}"
     stores.count += 1
@@ -250,7 +250,7 @@ asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3])))
 
 
 def test_concurrent_saves_of_one_run_from_two_processes_append_once(stores: Stores) -> None:
-    """SE-24, RD-9, SE-16: two processes that each save the same 20 runs three times, concurrently,
+    """SE-40, RD-9, SE-16: two processes that each save the same 20 runs three times, concurrently,
     at the same moment, leave each run's messages in the store once, whole and together."""
     import time
 
@@ -283,7 +283,7 @@ def test_concurrent_saves_of_one_run_from_two_processes_append_once(stores: Stor
 
 @MODES
 async def test_a_plain_run_names_no_run(stores: Stores, stream: bool) -> None:
-    """SE-24: outside a durable run nothing names the run: the same turn run twice on one session
+    """SE-40: outside a durable run nothing names the run: the same turn run twice on one session
     is stored twice, as before."""
     try:
         provider = stores.new()

@@ -88,7 +88,7 @@ async def test_database_calls_run_off_the_event_loop(tmp_path: Path, monkeypatch
 
 
 async def test_schema_version_and_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SE-14: a new file gets the current schema version (user_version, 2: SE-24's run keys); a later
+    """SE-14: a new file gets the current schema version (user_version, 2: SE-40's run keys); a later
     schema's migration step runs once when an older file is opened; a file newer than the code is a
     SQLiteSchemaError."""
     path = tmp_path / "v.db"

@@ -21,7 +21,7 @@ restores the messages and the session, runs the agent with two innermost run-lev
 for approvals, publishes the requests as an event, waits for the answer message and runs the
 agent again with the answers (LP-14). Around each agent run (`_keyed`) the run's key is the
 ``"run_key"`` item of every history provider's state entry on the workflow's copy of the session,
-the ``state`` their saves receive (SE-24). Streaming, it iterates the agent's stream and hands each
+the ``state`` their saves receive (SE-40). Streaming, it iterates the agent's stream and hands each
 update to the consumer registered for its workflow id in this process (`_CONSUMERS`, a
 thread-safe hand-off: a recovered workflow may run on DBOS's own event loop). The caller's side
 starts (or attaches to) the workflow and restores the result.
@@ -69,7 +69,7 @@ APPROVAL_TOPIC = "minagent.approval"
 SESSION_STEP = "minagent.session"
 _WAIT_SLICE = 3600.0  # one recorded wait per hour of waiting for an approval
 _REFUSED = ("tools", "middleware", "inbox", "thread")
-RUN_KEY = "run_key"  # the item of a history provider's state entry that names the run (DU-18, SE-24)
+RUN_KEY = "run_key"  # the item of a history provider's state entry that names the run (DU-18, SE-40)
 _DONE = object()
 
 

@@ -12,7 +12,7 @@ then MULTI / RPUSH / LTRIM / EXPIRE / EXEC, retried when another writer changed 
 meanwhile. `RedisSessionStore` keeps `AgentSession.to_dict()` JSON under
 ``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set).
 
-A save that names its run (``run_key=``, or ``state["run_key"]``, SE-24) is stored once. The hash
+A save that names its run (``run_key=``, or ``state["run_key"]``, SE-40) is stored once. The hash
 ``{key_prefix}runs:{source_id}:{session_id}`` counts the messages ever pushed to the session's
 list (field ``""``, raised by every append in its transaction, lowered by a take-back) and holds
 each keyed run's count before it. The keyed append is an optimistic transaction that WATCHes the
@@ -107,7 +107,7 @@ _PUSHED = ""  # RD-9: the field of the runs hash that counts the messages pushed
 
 
 def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
-    """SE-24, RD-9: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
+    """SE-40, RD-9: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
     key = run_key if run_key is not None else (state or {}).get("run_key")
     if key is not None and (not isinstance(key, str) or not key):
         raise ValueError(f"run_key must be a non-empty string, got {key!r}")
