@@ -45,23 +45,9 @@ from ._schema import secret_parameters
 from ._stream import ResponseStream
 from ._types import Message
 
-__all__ = [
-    "AgentContext",
-    "AgentMiddleware",
-    "CallNext",
-    "CategorizedMiddleware",
-    "ChatContext",
-    "ChatMiddleware",
-    "FunctionInvocationContext",
-    "FunctionMiddleware",
-    "MiddlewareFn",
-    "agent_middleware",
-    "categorize_middleware",
-    "categorized",
-    "chat_middleware",
-    "function_middleware",
-    "run_pipeline",
-]
+__all__ = ["AgentContext", "AgentMiddleware", "CallNext", "CategorizedMiddleware", "ChatContext", "ChatMiddleware"]
+__all__ += ["FunctionInvocationContext", "FunctionMiddleware", "MiddlewareFn", "agent_middleware"]
+__all__ += ["categorize_middleware", "categorized", "chat_middleware", "function_middleware", "run_pipeline"]
 
 Layer: TypeAlias = Literal["agent", "chat", "function"]
 CallNext: TypeAlias = Callable[..., Awaitable[None]]

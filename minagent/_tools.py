@@ -22,15 +22,8 @@ from ._schema import TwoContextsError, ValidationIssue, function_schema, names_c
 from ._types import Content
 from ._validate import compile_fast_check, validate
 
-__all__ = [
-    "SKIP_PARSING",
-    "FunctionInvocationConfiguration",
-    "FunctionTool",
-    "ToolError",
-    "UnknownToolError",
-    "result_value",
-    "tool",
-]
+__all__ = ["SKIP_PARSING", "FunctionInvocationConfiguration", "FunctionTool", "ToolError", "UnknownToolError"]
+__all__ += ["result_value", "tool"]
 
 ApprovalMode: TypeAlias = Literal["never_require", "always_require"]
 _APPROVAL_MODES = ("never_require", "always_require")

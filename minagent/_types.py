@@ -22,16 +22,8 @@ from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
 from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
 
-__all__ = [
-    "CONTENT_LISTS",
-    "FORMAT_VERSION",
-    "UPSTREAM_FIELDS",
-    "Content",
-    "Message",
-    "Role",
-    "UsageDetails",
-    "normalize_messages",
-]
+__all__ = ["CONTENT_LISTS", "FORMAT_VERSION", "UPSTREAM_FIELDS", "Content", "Message", "Role", "UsageDetails"]
+__all__ += ["normalize_messages"]
 
 FORMAT_VERSION = 1
 """The JSON format version written by ``to_dict()`` on messages, responses and updates."""
