@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import fields, is_dataclass
 from typing import Any, ClassVar
 
 from ._exceptions import SerializationError
@@ -28,7 +29,8 @@ class _Json:
         memo[id(self)] = new
         if isinstance(self, dict):
             new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
-        for name in getattr(self, "__dataclass_fields__", ()):
+        names: list[str] = [f.name for f in fields(self)] if is_dataclass(self) else []  # no ClassVar (TY-17)
+        for name in names:
             if name != "raw_representation":
                 setattr(new, name, copy.deepcopy(getattr(self, name), memo))
         return new
