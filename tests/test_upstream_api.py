@@ -351,3 +351,84 @@ async def test_file_history_and_sessions(tmp_path, serialization_format):
     assert restored.state["n"] == 3
     await store.delete("../escape")
     assert await store.get("../escape") is None
+
+
+def test_state_types_and_messages_as_upstream_stores_them():
+    """SE-2: a registered class's type id is upstream's (`_get_type_identifier()`, else `TYPE`);
+    a message stored without `version` (upstream's form) is restored as a message."""
+    from minagent import AgentSession, register_state_type
+
+    class Note:
+        TYPE = "upstream_note"
+
+        def __init__(self, text):
+            self.text = text
+
+        def to_dict(self):
+            return {"text": self.text}
+
+        @classmethod
+        def from_dict(cls, data):
+            return cls(data["text"])
+
+    register_state_type(Note)
+    session = AgentSession(session_id="s")
+    session.state["note"] = Note("hi")
+    data = session.to_dict()
+    assert data["state"]["note"]["type"] == "upstream_note"
+    assert AgentSession.from_dict(data).state["note"].text == "hi"
+    stored = Message("user", ["x"]).to_dict()
+    stored.pop("version", None)
+    data["state"]["history"] = [stored]
+    assert AgentSession.from_dict(data).state["history"][0] == Message("user", ["x"])
+
+
+def test_messages_from_other_sessions_are_attributed():
+    """SE-3: `extend_messages(source, messages, origin_session_ids=[...])` marks each copy with
+    upstream's `_attribution` (source id, source type, origins each once); without origins no mark,
+    and the given messages are never changed."""
+    from minagent import InMemoryHistoryProvider, SessionContext
+
+    context = SessionContext(session_id="s", input_messages=[])
+    provider = InMemoryHistoryProvider()
+    given = [Message("user", ["from elsewhere"])]
+    context.extend_messages(provider, given, origin_session_ids=["a", "b", "a"])
+    context.extend_messages("plain", given)
+    marked = context.context_messages[provider.source_id][0]
+    assert marked.additional_properties["_attribution"] == {
+        "source_id": provider.source_id,
+        "source_type": "InMemoryHistoryProvider",
+        "origin_session_ids": ["a", "b"],
+    }
+    assert "_attribution" not in context.context_messages["plain"][0].additional_properties
+    assert given[0].additional_properties == {}
+
+
+async def test_a_model_result_is_its_json():
+    """TL-5: a tool returning a pydantic-style model (`model_dump()`) gives its JSON as the result."""
+    from minagent.testing import ScriptedChatClient, call, reply
+
+    class Model:
+        def model_dump(self):
+            return {"city": "Paris", "temp": 21}
+
+    @tool
+    def forecast() -> object:
+        return Model()
+
+    client = ScriptedChatClient([reply(call("forecast")), reply("ok")])
+    response = await client.get_response("go", options={"tools": [forecast]})
+    result = next(c for m in response.messages for c in m.contents if c.type == "function_result")
+    assert result.result == {"city": "Paris", "temp": 21}
+
+
+def test_an_mcp_server_call_can_be_approved():
+    """TY-15: an approval request may hold an `mcp_server_tool_call`, which is informational."""
+    mcp_call = Content.from_mcp_server_tool_call(call_id="m1", tool_name="search", server_name="docs")
+    assert mcp_call.informational_only is True
+    assert Content.from_dict(mcp_call.to_dict()).informational_only is True
+    request = Content.from_function_approval_request("m1", mcp_call)
+    assert request.function_call.tool_name == "search"
+    assert Content.from_dict(request.to_dict()) == request
+    with pytest.raises(ValueError, match="expected a function_call Content"):
+        Content.from_function_approval_request("t", Content.from_text("x"))
