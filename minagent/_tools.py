@@ -179,6 +179,13 @@ class FunctionTool:
 
         return parse_result(result)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], /, *, dependencies: Mapping[str, Any] | None = None) -> FunctionTool:
+        """A tool from its dict form, its function injected by ``dependencies`` (upstream's, TL-16)."""
+        from .upstream.tools import tool_from_dict  # the seam (spec/decisions.md)
+
+        return tool_from_dict(data, dependencies)
+
     @property
     def declaration_only(self) -> bool:
         """True when there is no function to run (TL-6)."""

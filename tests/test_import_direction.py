@@ -36,6 +36,7 @@ SEAMS: dict[tuple[str, str], str] = {
     ("_tools", "FunctionTool.invoke"): "upstream",
     ("_tools", "FunctionTool.__init__"): "upstream",
     ("_tools", "FunctionTool.parse_result"): "upstream",
+    ("_tools", "FunctionTool.from_dict"): "upstream",
 }
 
 # Folder -> folders it may import (PK-10); a folder always may import itself.

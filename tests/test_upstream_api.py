@@ -432,3 +432,29 @@ def test_an_mcp_server_call_can_be_approved():
     assert Content.from_dict(request.to_dict()) == request
     with pytest.raises(ValueError, match="expected a function_call Content"):
         Content.from_function_approval_request("t", Content.from_text("x"))
+
+
+async def test_function_tool_from_dict():
+    """TL-16: `FunctionTool.from_dict` reads upstream's form and minagent's declaration; dependencies
+    inject the function for every tool or for the tool a `field:value` key names."""
+
+    def multiply(a: int, b: int) -> int:
+        return a * b
+
+    upstream_form = {
+        "type": "function_tool",
+        "name": "multiply",
+        "input_model": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
+    }
+    named = FunctionTool.from_dict(upstream_form, dependencies={"function_tool": {"name:multiply": {"func": multiply}}})
+    assert await named.invoke(a=6, b=7, skip_parsing=True) == 42
+    assert named.parameters == upstream_form["input_model"]
+    other = FunctionTool.from_dict(upstream_form, dependencies={"function_tool": {"name:divide": {"func": multiply}}})
+    assert other.declaration_only
+    declared = FunctionTool.from_dict(named.to_dict(), dependencies={"function_tool": {"func": multiply}})
+    assert (declared.name, declared.parameters) == ("multiply", named.parameters)
+    assert await declared.invoke(a=2, b=3, skip_parsing=True) == 6
+    with pytest.raises(ValueError, match="Type mismatch"):
+        FunctionTool.from_dict({"type": "mcp_tool", "name": "x"})
+    with pytest.raises(TypeError, match="bogus"):
+        FunctionTool.from_dict({"name": "x", "bogus": 1})
