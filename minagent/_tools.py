@@ -232,13 +232,14 @@ class FunctionTool:
         tool's ``result_parser``), or the value itself with ``skip_parsing=True`` or
         ``result_parser=SKIP_PARSING``. The arguments: ``arguments`` (a mapping, or a model with
         ``model_dump()``), else the parameters as keywords, else ``context.arguments``."""
-        if values or context is None or arguments is not context.arguments:  # the loop's are ready (TL-14)
+        loops = not values and context is not None and arguments is context.arguments  # the loop's call (TL-14)
+        if not loops:  # a caller's arguments: read and checked
             from .upstream.tools import invoke_arguments  # the seam (spec/decisions.md)
 
             arguments = invoke_arguments(self, arguments, context, values)
         value = await self._run(arguments, context)
         parser = self.result_parser
-        if skip_parsing or parser is SKIP_PARSING:
+        if skip_parsing or parser is SKIP_PARSING or (loops and not callable(parser)):  # the loop's: the value
             return value
         parsed = parser(value) if callable(parser) else self.parse_result(value)
         return [Content.from_text(parsed)] if isinstance(parsed, str) else parsed
@@ -444,6 +445,7 @@ class FunctionInvocationConfiguration:
     additional_tools: list[Any] = dataclasses.field(default_factory=list)
     include_detailed_errors: bool = False
     max_function_calls: int | None = None
+    disable_approval_response_binding: bool = False  # LP-34: upstream's switch; True trusts any approval
 
     def __setattr__(self, name: str, value: Any) -> None:
         _check(_known(name, AttributeError), value)
@@ -487,6 +489,7 @@ _CONFIG: dict[str, tuple[type, int, bool]] = {
     "additional_tools": (list, 0, False),
     "include_detailed_errors": (bool, 0, False),
     "max_function_calls": (int, 1, True),
+    "disable_approval_response_binding": (bool, 0, False),
 }
 
 

@@ -126,9 +126,10 @@ class UsageDetails(dict[str, Any], _Json):
 
     def __init__(self, *counts: int | None, additional_counts: Mapping[str, int] | None = None, **entries: Any) -> None:
         """``UsageDetails(input, output, total, ...)`` in `_COUNTS` order, or by name; other names are
-        additional counts (upstream's form) and ``additional_counts=`` / ``extra=`` add theirs."""
+        additional counts (upstream's form) and ``additional_counts=`` / ``extra=`` add theirs; None is
+        an absent entry."""
         super().__init__((k, v) for k, v in zip(_COUNTS, counts, strict=False) if v is not None)
-        self.update(additional_counts or {}, **entries.pop("extra", None) or {})
+        entries = {**(additional_counts or {}), **(entries.pop("extra", None) or {}), **entries}
         self.update((k, v) for k, v in entries.items() if v is not None)
 
     @property
@@ -193,7 +194,7 @@ def _count_property(name: str) -> property:
         else:
             self[name] = value
 
-    return property(get, set_, doc=f"``usage[{name!r}]``, None when absent (TY-12).")
+    return property(get, set_, doc=f"``usage[{name!r}]``, None when absent.")
 
 
 for _name in _COUNTS:

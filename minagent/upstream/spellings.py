@@ -27,8 +27,8 @@ AGENT_SPELLINGS = {
     "context_provider": "pass a list: context_providers=[...]",
     "compaction_strategy": "minagent has no compaction strategies; trim the messages in chat middleware",
     "tokenizer": "minagent has no tokenizers",
-    "require_per_service_call_history_persistence": "minagent saves history once per run, after it succeeds "
-    "(spec/sessions.md SE-5); there is no per-service-call persistence",
+    "require_per_service_call_history_persistence": "minagent saves history once per run, after it succeeds; "
+    "there is no per-service-call persistence",
     "additional_properties": "minagent agents have no additional_properties",
 }
 _OPTION_KEYS = frozenset(ChatOptions.__annotations__) | {"model_id"}
