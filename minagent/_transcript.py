@@ -1,4 +1,4 @@
-"""The run's transcript: the messages the next model call receives (spec/loop.md LP-14, LP-19, LP-26 .. LP-28).
+"""The run's transcript: the messages the next model call receives (spec/loop.md LP-14, LP-19, LP-26 .. LP-28, LP-34).
 
 Rules
 -----
@@ -10,6 +10,7 @@ Rules
    repeated call ids renamed (LP-26); the provider's own objects are never changed.
 3. The history is checked before a model call unless it is known valid; only the loop's own appends
    (a response's calls, then their results) keep a valid history valid.
+4. An approval is trusted only through the record of what a run asked (LP-34), never for itself.
 
 Theory of operation
 -------------------
@@ -73,7 +74,7 @@ def record_requests(record: dict[str, list[Any]], requests: Sequence[Content]) -
     asked = [r for r in requests if r.type == "function_approval_request" and r.function_call and not hosted(r)]
     record.update((r.id or "", _shape(r.function_call)) for r in asked if r.function_call is not None)
     while len(_ISSUED) > _KEPT:
-        del _ISSUED[next(iter(_ISSUED))]
+        _ISSUED.pop(next(iter(_ISSUED)), None)
 
 
 class Waiting(NamedTuple):
