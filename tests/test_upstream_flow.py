@@ -364,3 +364,21 @@ async def test_as_tool_propagates_the_session(stream):
         response = await run(outer, "start", stream=stream, session=session)
         assert response.text == "outer done"
         assert seen == (["ada"] if propagate else [None])
+
+
+@MODES
+async def test_an_optional_context_parameter_is_injected(stream):
+    """TL-4, TL-14: `ctx: FunctionInvocationContext | None = None` (upstream's optional context) is
+    not in the schema and receives the context in a run."""
+    seen = []
+
+    @tool
+    def lookup(city: str, ctx: FunctionInvocationContext | None = None) -> str:
+        seen.append(ctx.arguments if ctx is not None else None)
+        return city.upper()
+
+    assert list(lookup.parameters["properties"]) == ["city"]
+    client = ScriptedChatClient([reply(call("lookup", {"city": "oslo"})), reply("OSLO it is.")])
+    response = await run(Agent(client, tools=[lookup]), "city?", stream=stream)
+    assert seen == [{"city": "oslo"}]
+    assert [r.result for r in results(response)] == ["OSLO"]
