@@ -139,6 +139,7 @@ def test_upstream_content_kinds_and_helpers():
     assert Content.from_dict(hosted.to_dict()) == hosted
     assert str(Content.from_error("Oops", error_code="E1")) == "Error E1: Oops"
     assert str(Content.from_error()) == "Unknown error"
+    assert str(Content.from_text("hi")) == "hi"
     assert Content.from_uri("https://x/a.png", media_type="image/png").has_top_level_media_type("IMAGE")
     with pytest.raises(ValueError, match="no media_type found"):
         Content.from_text("x").has_top_level_media_type("image")
