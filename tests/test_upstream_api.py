@@ -328,8 +328,9 @@ def test_from_dict_without_type():
     assert ChatResponse.from_dict({"messages": [message.to_dict()]}).text == "x"
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 @pytest.mark.parametrize("serialization_format", ["json", "msgpack"])
-async def test_file_history_and_sessions(tmp_path, serialization_format):
+async def test_file_history_and_sessions(tmp_path, serialization_format, stream):
     """SE-24: `FileHistoryProvider` appends a session's messages to one file and reads them back;
     `FileSessionStore` keeps a session's state in one snapshot; an unsafe id stays in the directory."""
     from minagent import Agent, AgentSession, FileHistoryProvider, FileSessionStore
@@ -338,8 +339,12 @@ async def test_file_history_and_sessions(tmp_path, serialization_format):
     history = FileHistoryProvider(tmp_path / "h", serialization_format=serialization_format)
     agent = Agent(ScriptedChatClient([reply("one"), reply("two")]), context_providers=[history])
     session = AgentSession(session_id="../escape")
-    await agent.run("first", session=session)
-    await agent.run("second", session=session)
+    for text in ("first", "second"):
+        if stream:
+            async for _ in agent.run(text, session=session, stream=True):
+                pass
+        else:
+            await agent.run(text, session=session)
     stored = await history.get_messages("../escape")
     assert [m.text for m in stored] == ["first", "one", "second", "two"]
     assert all(p.resolve().is_relative_to((tmp_path / "h").resolve()) for p in (tmp_path / "h").rglob("*"))
@@ -405,7 +410,8 @@ def test_messages_from_other_sessions_are_attributed():
     assert given[0].additional_properties == {}
 
 
-async def test_a_model_result_is_its_json():
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+async def test_a_model_result_is_its_json(stream):
     """TL-5: a tool returning a pydantic-style model (`model_dump()`) gives its JSON as the result."""
     from minagent.testing import ScriptedChatClient, call, reply
 
@@ -418,7 +424,13 @@ async def test_a_model_result_is_its_json():
         return Model()
 
     client = ScriptedChatClient([reply(call("forecast")), reply("ok")])
-    response = await client.get_response("go", options={"tools": [forecast]})
+    if stream:
+        updates = client.get_response("go", options={"tools": [forecast]}, stream=True)
+        async for _ in updates:
+            pass
+        response = await updates.get_final_response()
+    else:
+        response = await client.get_response("go", options={"tools": [forecast]})
     result = next(c for m in response.messages for c in m.contents if c.type == "function_result")
     assert result.result == {"city": "Paris", "temp": 21}
 
