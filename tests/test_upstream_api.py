@@ -471,3 +471,38 @@ async def test_function_tool_from_dict():
         FunctionTool.from_dict({"type": "mcp_tool", "name": "x"})
     with pytest.raises(TypeError, match="bogus"):
         FunctionTool.from_dict({"name": "x", "bogus": 1})
+
+
+_WRITER = """
+import asyncio, sys
+from minagent import FileHistoryProvider, Message
+
+async def main(root, fmt, worker):
+    history = FileHistoryProvider(root, serialization_format=fmt)
+    for run in range(15):
+        texts = [f"{worker}-{run}-{part}" + "x" * 3000 for part in range(3)]
+        await history.save_messages("shared", [Message("user", [t]) for t in texts])
+
+asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
+"""
+
+
+@pytest.mark.parametrize("serialization_format", ["json", "msgpack"])
+def test_file_history_across_processes(tmp_path, serialization_format):
+    """SE-24: processes appending to one session's file at once interleave whole runs: every run's
+    messages are read back together, in order, none lost or torn."""
+    import subprocess
+    import sys
+
+    from minagent import FileHistoryProvider
+
+    workers = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path), serialization_format, str(w)]) for w in range(4)
+    ]
+    assert [w.wait(timeout=120) for w in workers] == [0, 0, 0, 0]
+    history = FileHistoryProvider(tmp_path, serialization_format=serialization_format)
+    texts = [m.text.rstrip("x") for m in asyncio.run(history.get_messages("shared"))]
+    assert len(texts) == 4 * 15 * 3
+    runs = [texts[i : i + 3] for i in range(0, len(texts), 3)]
+    assert all(len({t.rsplit("-", 1)[0] for t in run}) == 1 for run in runs)
+    assert all([t.rsplit("-", 1)[1] for t in run] == ["0", "1", "2"] for run in runs)
