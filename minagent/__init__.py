@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from ._agents import Agent, BaseAgent, RawAgent, SupportsAgentRun
 from ._clients import BaseChatClient, SupportsChatGetResponse
-from ._compat import AgentThread, Context, ContextProvider
 from ._convert import ArgumentConversionError
 from ._exceptions import (
     ContentError,
@@ -42,62 +41,46 @@ from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatRe
 from ._schema import ValidationIssue
 from ._sessions import (
     AgentSession,
+    ContextProvider,
     HistoryProvider,
     InMemoryHistoryProvider,
     SessionBusyError,
     SessionContext,
-    register_state_type,
 )
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, ToolProtocol, UnknownToolError, tool
 from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageDetails, normalize_messages
 from ._version import __version__
 
-if TYPE_CHECKING:
-    from .mcp import (
-        MCPConnectionError,
-        MCPError,
-        MCPProtocolError,
-        MCPRequestError,
-        MCPServer,
-        MCPStdioTool,
-        MCPTimeoutError,
-        MCPTool,
-        MCPToolError,
-    )
-    from .providers import (
-        AuthenticationError,
-        BadRequestError,
-        NotFoundError,
-        PluginNotFoundError,
-        ProviderConnectionError,
-        ProviderError,
-        ProviderTimeoutError,
-        RateLimitError,
-        ServerError,
-        StreamInterruptedError,
-        get_client,
-    )
-    from .stores import SessionStore, SQLiteHistoryProvider, SQLiteSessionStore
-    from .structured import (
-        ResponseFormat,
-        StructuredOutputDecodeError,
-        StructuredOutputError,
-        StructuredOutputValidationError,
-    )
-    from .tracing import RunTrace, Span, Tracer, current_span, get_tracer, render_mermaid, set_tracer
+if TYPE_CHECKING:  # what type checkers see of the optional names (each folder's __all__)
+    from .mcp import *
+    from .middleware.injection import *
+    from .providers import *
+    from .stores import *
+    from .structured import *
+    from .tracing import *
+    from .upstream import *
 
 # The optional features (spec/decisions.md, "The house"): each name loads its folder on first use
-# (PEP 562), so `import minagent` loads the core only. A copy of the core without a folder still
+# (PEP 562), so `import minagent` loads the core only. Upstream's spellings (UP-9) resolve the same
+# way but are not minagent's own API: they are not in __all__. A copy of the core without a folder still
 # imports; the name then fails with an ImportError that names the missing folder.
 _FOLDERS = {
     "providers": "AuthenticationError BadRequestError NotFoundError PluginNotFoundError ProviderConnectionError "
     "ProviderError ProviderTimeoutError RateLimitError ServerError StreamInterruptedError get_client",
+    "middleware": "MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY MessageInjectionMiddleware enqueue_messages",
     "mcp": "MCPConnectionError MCPError MCPProtocolError MCPRequestError MCPServer MCPStdioTool MCPTimeoutError "
     "MCPTool MCPToolError",
-    "stores": "SessionStore SQLiteHistoryProvider SQLiteSessionStore",
+    "stores": "FileHistoryProvider FileSessionStore SQLiteHistoryProvider SQLiteSessionStore SessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
+    "upstream": "register_state_type AgentThread Context AdditionItemMismatch AgentException AgentFrameworkException "
+    "AgentInvalidRequestException AgentInvalidResponseException Annotation ChatClientException "
+    "ChatClientInvalidRequestException ChatClientInvalidResponseException ChatMiddlewareLayer "
+    "ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING TextSpanRegion ToolException "
+    "ToolExecutionException ToolMode UserInputRequiredException add_usage_details "
+    "detect_media_type_from_base64 map_chat_to_agent_update normalize_function_invocation_configuration "
+    "OptionsCoT normalize_tools prepend_instructions_to_messages validate_tool_mode",
 }
 _LAZY: dict[str, str] = {name: folder for folder, names in _FOLDERS.items() for name in names.split()}
 
@@ -122,102 +105,23 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = [
-    "FORMAT_VERSION",
-    "Agent",
-    "AgentContext",
-    "AgentMiddleware",
-    "AgentResponse",
-    "AgentResponseUpdate",
-    "AgentSession",
-    "AgentThread",
-    "ArgumentConversionError",
-    "ArgumentLimits",
-    "AuthenticationError",
-    "BadRequestError",
-    "BaseAgent",
-    "BaseChatClient",
-    "CallNext",
-    "CategorizedMiddleware",
-    "ChatContext",
-    "ChatMiddleware",
-    "ChatOptions",
-    "ChatResponse",
-    "ChatResponseUpdate",
-    "Content",
-    "ContentError",
-    "Context",
-    "ContextProvider",
-    "FunctionInvocationConfiguration",
-    "FunctionInvocationContext",
-    "FunctionMiddleware",
-    "FunctionTool",
-    "HistoryProvider",
-    "InMemoryHistoryProvider",
-    "Inbox",
-    "MCPConnectionError",
-    "MCPError",
-    "MCPProtocolError",
-    "MCPRequestError",
-    "MCPServer",
-    "MCPStdioTool",
-    "MCPTimeoutError",
-    "MCPTool",
-    "MCPToolError",
-    "Message",
-    "MessageInput",
-    "MiddlewareException",
-    "MiddlewareTermination",
-    "MinagentError",
-    "NotFoundError",
-    "PluginNotFoundError",
-    "ProviderConnectionError",
-    "ProviderError",
-    "ProviderTimeoutError",
-    "RateLimitError",
-    "RawAgent",
-    "ResponseFormat",
-    "ResponseStream",
-    "Role",
-    "RunTrace",
-    "SQLiteHistoryProvider",
-    "SQLiteSessionStore",
-    "SerializationError",
-    "ServerError",
-    "SessionBusyError",
-    "SessionContext",
-    "SessionStore",
-    "Span",
-    "StreamError",
-    "StreamInterruptedError",
-    "StructuredOutputDecodeError",
-    "StructuredOutputError",
-    "StructuredOutputValidationError",
-    "SupportsAgentRun",
-    "SupportsChatGetResponse",
-    "ToolError",
-    "ToolProtocol",
-    "Tracer",
-    "UnknownToolError",
-    "UsageDetails",
-    "UserInputRequiredError",
-    "ValidationIssue",
-    "__version__",
-    "agent_middleware",
-    "argument_limits",
-    "categorize_middleware",
-    "chat_middleware",
-    "current_span",
-    "function_middleware",
-    "get_client",
-    "get_tracer",
-    "is_valid_history",
-    "merge_options",
-    "normalize_messages",
-    "register_state_type",
-    "render_mermaid",
-    "repair_history",
-    "set_argument_limits",
-    "set_tracer",
-    "tool",
-]
+# the public names, sorted (PK-7)
+__all__ = ["FORMAT_VERSION", "Agent", "AgentContext", "AgentMiddleware", "AgentResponse", "AgentResponseUpdate"]
+__all__ += ["AgentSession", "AgentThread", "ArgumentConversionError", "ArgumentLimits", "AuthenticationError"]
+__all__ += ["BadRequestError", "BaseAgent", "BaseChatClient", "CallNext", "CategorizedMiddleware", "ChatContext"]
+__all__ += ["ChatMiddleware", "ChatOptions", "ChatResponse", "ChatResponseUpdate", "Content", "ContentError", "Context"]
+__all__ += ["ContextProvider", "FileHistoryProvider", "FileSessionStore", "FunctionInvocationConfiguration"]
+__all__ += ["FunctionInvocationContext", "FunctionMiddleware", "FunctionTool", "HistoryProvider"]
+__all__ += ["InMemoryHistoryProvider", "Inbox", "MCPConnectionError", "MCPError", "MCPProtocolError", "MCPRequestError"]
+__all__ += ["MCPServer", "MCPStdioTool", "MCPTimeoutError", "MCPTool", "MCPToolError", "Message", "MessageInput"]
+__all__ += ["MiddlewareException", "MiddlewareTermination", "MinagentError", "NotFoundError", "PluginNotFoundError"]
+__all__ += ["ProviderConnectionError", "ProviderError", "ProviderTimeoutError", "RateLimitError", "RawAgent"]
+__all__ += ["ResponseFormat", "ResponseStream", "Role", "RunTrace", "SQLiteHistoryProvider", "SQLiteSessionStore"]
+__all__ += ["SerializationError", "ServerError", "SessionBusyError", "SessionContext", "SessionStore", "Span"]
+__all__ += ["StreamError", "StreamInterruptedError", "StructuredOutputDecodeError", "StructuredOutputError"]
+__all__ += ["StructuredOutputValidationError", "SupportsAgentRun", "SupportsChatGetResponse", "ToolError"]
+__all__ += ["ToolProtocol", "Tracer", "UnknownToolError", "UsageDetails", "UserInputRequiredError", "ValidationIssue"]
+__all__ += ["__version__", "agent_middleware", "argument_limits", "categorize_middleware", "chat_middleware"]
+__all__ += ["current_span", "function_middleware", "get_client", "get_tracer", "is_valid_history", "merge_options"]
+__all__ += ["normalize_messages", "register_state_type", "render_mermaid", "repair_history", "set_argument_limits"]
+__all__ += ["set_tracer", "tool"]

@@ -28,20 +28,18 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-import re
 from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 
 from . import _observe
 from ._clients import SupportsChatGetResponse, _agent_factory, response_format
-from ._compat import AGENT_SPELLINGS, RUN_SPELLINGS, RUN_STREAM_HINT, AgentThread, reject_spellings, session_of
-from ._exceptions import MiddlewareException, UserInputRequiredError
+from ._compat import RUN_STREAM_HINT, reject_spellings, session_of
+from ._exceptions import MiddlewareException
 from ._loop import Inbox
 from ._middleware import (
     AgentContext,
     CategorizedMiddleware,
-    FunctionInvocationContext,
     categorize_middleware,
     categorized,
     run_pipeline,
@@ -49,14 +47,11 @@ from ._middleware import (
 from ._options import FormatOptions, Options, T, merge_options
 from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate, agent_update_view
 from ._run import NOTHING_PROVIDED, RunRequest, after_run, before_run
-from ._sessions import (
-    AgentSession,
-    ContextProvider,
-)
+from ._sessions import AgentSession, ContextProvider, thread_era
 from ._stream import ResponseStream
 from ._tools import FunctionTool
 from ._toolset import ToolSet, expand_tool_sets, is_tool_set
-from ._types import Content, Message, MessageInput, normalize_messages
+from ._types import Message, MessageInput, normalize_messages
 
 __all__ = ["Agent", "BaseAgent", "RawAgent", "SupportsAgentRun"]
 
@@ -101,8 +96,9 @@ class BaseAgent:
     def run(self, messages: Any = None, *, thread: Any = None, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must implement run")
 
-    def get_new_thread(self, **kwargs: Any) -> AgentThread:
-        return AgentThread(**kwargs)
+    def get_new_thread(self, **kwargs: Any) -> Any:
+        """A new `AgentThread` (the thread era's session, SE-9)."""
+        return thread_era().AgentThread(**kwargs)
 
     def run_stream(self, *args: Any, **kwargs: Any) -> Any:
         """Older upstream spelling (AG-12): an error that says to write ``run(..., stream=True)``."""
@@ -118,9 +114,9 @@ class BaseAgent:
             raise ValueError(f"service_session_id must be a non-empty string, got {service_session_id!r}")
         return AgentSession(session_id=session_id, service_session_id=service_session_id)
 
-    def deserialize_thread(self, state: Any) -> AgentThread:
+    def deserialize_thread(self, state: Any) -> Any:
         """Restore a thread from `AgentThread.serialize()` data (TH-2)."""
-        return AgentThread.deserialize(state)
+        return thread_era().AgentThread.deserialize(state)
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -180,84 +176,22 @@ class BaseAgent:
         arg_description: str | None = None,
         stream_callback: Callable[[AgentResponseUpdate], Any] | None = None,
         approval_mode: Any = "never_require",
+        propagate_session: bool = False,
     ) -> FunctionTool:
-        """This agent as a tool with one required string parameter (AG-8)."""
-        tool_name = name or sanitize_tool_name(self.name)
-        parameters = {
-            "type": "object",
-            "properties": {
-                arg_name: {
-                    "type": "string",
-                    "description": arg_description or f"Task for {tool_name}",
-                }
-            },
-            "required": [arg_name],
-            "additionalProperties": False,
-        }
-        agent = self
+        """This agent as a tool with one required string parameter (AG-8); with ``propagate_session``
+        its run shares the calling run's session state, under a session of its own (AG-16)."""
+        from .delegation import agent_tool  # the seam (spec/decisions.md)
 
-        async def run_agent(ctx: FunctionInvocationContext, **arguments: Any) -> str:
-            outer = dict(ctx.kwargs) if ctx is not None else {}
-            kwargs = {"function_invocation_kwargs": outer} if outer else {}  # AG-8: forwarded to the inner run
-            final = await _consume(agent.run(arguments[arg_name], stream=True, **kwargs), stream_callback)
-            if final.user_input_requests:
-                raise UserInputRequiredError(final.user_input_requests)
-            return final.text
-
-        return FunctionTool(
-            name=tool_name,
-            description=description or self.description or "",
-            func=run_agent,
-            parameters=parameters,
+        return agent_tool(
+            self,
+            name=name,
+            description=description,
+            arg_name=arg_name,
+            arg_description=arg_description,
+            stream_callback=stream_callback,
             approval_mode=approval_mode,
+            propagate_session=propagate_session,
         )
-
-
-def sanitize_tool_name(name: str | None) -> str:
-    """Runs of characters outside [A-Za-z0-9_] become one "_", trimmed; a leading digit gets "_"."""
-    cleaned = re.sub(r"[^A-Za-z0-9_]+", "_", name or "").strip("_")
-    if cleaned and cleaned[0].isdigit():
-        cleaned = f"_{cleaned}"
-    return cleaned[:128] or "agent"
-
-
-async def _consume(result: Any, callback: Callable[[Any], Any] | None) -> AgentResponse:
-    """Any agent's streaming result as a final `AgentResponse` (AG-8): a `ResponseStream`, any
-    async iterable of updates, an awaitable of either, or an awaitable of a response."""
-    if inspect.isawaitable(result) and not hasattr(result, "__aiter__"):
-        result = await result
-    if not hasattr(result, "__aiter__"):
-        if isinstance(result, AgentResponse):
-            return result
-        if isinstance(result, ChatResponse):
-            return AgentResponse.from_chat_response(result)
-        raise TypeError(
-            f"run(stream=True) of an agent used as a tool must give an async iterable of updates or a "
-            f"response, got {type(result).__name__}"
-        )
-    updates: list[Any] = []
-    iterator = aiter(result)
-    try:
-        async for update in iterator:
-            updates.append(update)
-            if callback is not None:
-                outcome = callback(update)
-                if inspect.isawaitable(outcome):
-                    await outcome
-    finally:
-        if (close := getattr(iterator, "aclose", None)) is not None:
-            await close()
-    final = getattr(result, "get_final_response", None)
-    if final is not None:
-        response = await final()
-        return response if isinstance(response, AgentResponse) else AgentResponse.from_chat_response(response)
-    texts = [
-        u
-        if isinstance(u, AgentResponseUpdate | ChatResponseUpdate)
-        else AgentResponseUpdate([Content.from_text(str(u))])
-        for u in updates
-    ]
-    return AgentResponse.from_updates(texts)
 
 
 class RawAgent(BaseAgent):
@@ -279,8 +213,8 @@ class RawAgent(BaseAgent):
         middleware: Any = None,
         **unsupported: Any,
     ) -> None:
-        reject_spellings(unsupported, AGENT_SPELLINGS, f"{type(self).__name__}()")
         if unsupported:
+            reject_spellings(unsupported, "agent", f"{type(self).__name__}()")
             raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {next(iter(unsupported))!r}")
         super().__init__(id=id, name=name, description=description)
         if not isinstance(client, SupportsChatGetResponse):
@@ -335,7 +269,7 @@ class RawAgent(BaseAgent):
         messages: MessageInput = None,
         *,
         stream: bool = False,
-        thread: AgentThread | None = None,
+        thread: AgentSession | None = None,
         session: AgentSession | None = None,
         options: Mapping[str, Any] | None = None,
         tools: Any = None,
@@ -351,7 +285,7 @@ class RawAgent(BaseAgent):
         `FunctionInvocationContext.kwargs`; ``client_kwargs`` reach the model call only (AG-2).
         """
         if kwargs:
-            reject_spellings(kwargs, RUN_SPELLINGS, f"{type(self).__name__}.run()")
+            reject_spellings(kwargs, "run", f"{type(self).__name__}.run()")
         given = session_of(thread, session) if thread is not None or session is not None else None
         if options is not None and type(options) is not dict and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
@@ -469,6 +403,8 @@ class RawAgent(BaseAgent):
             call_kwargs["middleware"] = found._replace(agent=()) if found.agent else found
         if inbox is not None:
             call_kwargs["inbox"] = inbox
+        if thread is not None:
+            call_kwargs["session"] = thread  # LP-25: FunctionInvocationContext.session
         function_kwargs = {**request.kwargs, **request.function_kwargs}
         if function_kwargs:
             call_kwargs["function_invocation_kwargs"] = function_kwargs

@@ -62,16 +62,18 @@ class Batch(NamedTuple):
 class CallRunner:
     """Runs the tool calls of one request (see the module docstring)."""
 
-    __slots__ = ("config", "debug", "function_kwargs", "function_middleware", "invoke", "observer", "surfaced", "tools")
-
     def __init__(
         self,
         tools: Mapping[str, Any],
         config: FunctionInvocationConfiguration,
         function_middleware: Sequence[MiddlewareFn],
         function_kwargs: dict[str, Any],
+        live: list[Any] | None = None,
+        session: Any = None,
     ) -> None:
         self.tools = tools
+        self.live = live  # LP-33: the run's tool list, which a tool may change through its context
+        self.session = session  # the agent run's session, FunctionInvocationContext.session (LP-25)
         self.config = config
         self.function_middleware = function_middleware
         self.function_kwargs = function_kwargs
@@ -79,6 +81,11 @@ class CallRunner:
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request, not per call
         self.observer = _observe.OBSERVER  # OB-2: the wrap point of a tool call, read once per request
         self.invoke = self.observer.tool_call(self._invoke, self.tool)
+
+    @property
+    def _detail(self) -> str:
+        """LP-6: upstream's marker of a detailed error; the problems are listed either way (decision 9)."""
+        return "Exception: " if self.config.include_detailed_errors else ""
 
     def tool(self, call: Content) -> Any:
         return self.tools.get(call.name or "")
@@ -129,14 +136,21 @@ class CallRunner:
         try:
             arguments = call.parse_arguments() or {}
         except ContentError as exc:
-            return _error(call_id, f"Error: Invalid arguments for {name}: {exc}.", "invalid arguments"), False
+            text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}: {exc}."
+            return _error(call_id, text, "invalid arguments"), False
         # LP-6: every tool, FunctionTool or tool-like, the same way
         issues = tool.validate_arguments(arguments) if type(tool) is FunctionTool else _validate(tool, arguments)
         if issues:
-            text = f"Error: Invalid arguments for {name}:\n{_issue_text(issues)}"
+            text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}:\n{_issue_text(issues)}"
             return _error(call_id, text, "invalid arguments"), False
         context = FunctionInvocationContext(
-            function=tool, arguments=arguments, call_id=call_id, messages=view, kwargs=dict(self.function_kwargs)
+            function=tool,
+            arguments=arguments,
+            call_id=call_id,
+            messages=view,
+            kwargs=dict(self.function_kwargs),
+            tools=self.live,
+            session=self.session,
         )
         raised: list[BaseException] = []
 
@@ -144,7 +158,7 @@ class CallRunner:
             if getattr(ctx.function, "declaration_only", False):
                 raise _Pending
             try:
-                return await ctx.function.invoke(ctx.arguments, context=ctx)
+                return await ctx.function.invoke(ctx.arguments, context=ctx)  # TL-14: the value, unless parsed
             except MiddlewareTermination:
                 raise  # a tool may end the loop too (MW-6, LP-20)
             except Exception as exc:
@@ -156,6 +170,9 @@ class CallRunner:
         except _Pending:
             return None, False
         except UserInputRequiredError as exc:
+            if not exc.contents:  # LP-11: nothing to ask the user: the call is answered, the loop goes on
+                text = "Error: the tool needed user input but asked for none."
+                return _error(call_id, text, "user input required"), context.terminated
             self.surfaced.extend(exc.contents)
             return None, False
         except Exception as exc:
@@ -166,6 +183,8 @@ class CallRunner:
             visible = self.config.include_detailed_errors or getattr(exc, "model_visible", False) is True  # MCP-12
             detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
             return _error(call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__), False
+        if isinstance(value, list) and value and all(isinstance(c, Content) for c in value):
+            return Content.from_function_result(call_id, value), context.terminated  # TL-14: parsed contents
         try:
             payload = result_value(value)
         except Exception as exc:  # the tool's own value failed to convert: still the tool's failure

@@ -14,6 +14,7 @@ chat middleware around every model call and function middleware around every too
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Literal, Protocol, overload, runtime_checkable
 
@@ -21,20 +22,12 @@ from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
 from ._middleware import CategorizedMiddleware, categorize_middleware, categorized
 from ._options import FormatOptions, Options, T
-from ._responses import ChatResponse, ChatResponseUpdate
+from ._responses import ChatResponse, ChatResponseUpdate, response_format
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration
 from ._types import Message, MessageInput, normalize_messages
 
 __all__ = ["BaseChatClient", "SupportsChatGetResponse", "response_format"]
-
-
-def response_format(value: Any) -> Any:
-    """The seam to structured output (spec/decisions.md): ``minagent.structured`` loads only when a
-    run asks for a ``response_format``; the format it returns has ``wire`` and what `value` needs."""
-    from .structured import ResponseFormat
-
-    return ResponseFormat.of(value)
 
 
 # The agent floor sits above this one: `minagent._agents` registers `Agent` here when it loads,
@@ -66,6 +59,18 @@ class SupportsChatGetResponse(Protocol):
 
 class BaseChatClient:
     """Base class of chat clients: the tool loop and the chat/function middleware layers."""
+
+    __class_getitem__ = classmethod(lambda cls, _options: cls)  # UP-1: upstream's `BaseChatClient[OptionsT]`
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """UP-2: a provider written for upstream implements one hook, ``_inner_get_response(*, messages,
+        stream, options)``; the seam to ``minagent.upstream`` gives it minagent's two."""
+        super().__init_subclass__(**kwargs)
+        hook = cls.__dict__.get("_inner_get_response")
+        if hook is not None and "stream" in inspect.signature(hook).parameters:
+            from .upstream import adapt_single_hook
+
+            adapt_single_hook(cls)
 
     def __init__(
         self,
@@ -140,6 +145,7 @@ class BaseChatClient:
         inbox: Inbox | None = None,
         function_invocation_kwargs: Mapping[str, Any] | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
+        session: Any = None,
         **kwargs: Any,
     ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
         """Get a response, running tools as the model asks (LP-1).
@@ -161,6 +167,10 @@ class BaseChatClient:
         if run_options.get("response_format") is not None:  # SO-7: normalised once, the wire form sent
             fmt = response_format(run_options["response_format"])
             run_options["response_format"] = fmt.wire
+        if client_kwargs and ("middleware" in client_kwargs or "session" in client_kwargs):  # MW-14: upstream's places
+            middleware = categorize_middleware(middleware, client_kwargs.get("middleware"))
+            session = session if session is not None else client_kwargs.get("session")
+            client_kwargs = {k: v for k, v in client_kwargs.items() if k not in ("middleware", "session")}
         found = categorize_middleware(categorized(self, self.middleware), middleware)  # MW-3: taken as it is
         if found.agent:
             _reject_agent_layer(found)
@@ -176,6 +186,7 @@ class BaseChatClient:
             function_kwargs={**kwargs, **(function_invocation_kwargs or {}), **(extra or {})},
             client_kwargs={**kwargs, **(client_kwargs or {})},
             response_format=fmt,
+            session=session,
         )
         if stream:  # ST-14: keeps no updates
             return ResponseStream.of_run(loop.drive(), loop.final_response)

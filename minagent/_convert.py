@@ -62,7 +62,7 @@ class ArgumentConverter:
         globalns = getattr(target, "__globals__", {})
         self.converters: dict[str, Converter] = {}
         self.exact: dict[str, type] = {}  # a parameter annotated int, float, bool or str: that type
-        for param in inspect.signature(func).parameters.values():
+        for param in SchemaBuilder.parameters_of(func):
             if param.name == context_parameter or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 continue
             if names_context(param.annotation, frozenset({"FunctionInvocationContext"})):

@@ -10,23 +10,26 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "ContentError",
-    "MiddlewareException",
-    "MiddlewareTermination",
-    "MinagentError",
-    "SerializationError",
-    "StreamError",
-    "UserInputRequiredError",
-]
+__all__ = ["AdditionItemMismatch", "ContentError", "MiddlewareException", "MiddlewareTermination", "MinagentError"]
+__all__ += ["SerializationError", "StreamError", "UserInputRequiredError"]
 
 
 class MinagentError(Exception):
-    """Base class of every error raised by minagent itself."""
+    """Base class of every error raised by minagent itself. ``inner_exception=`` (upstream's keyword)
+    is the error's cause, and its second argument (PK-6)."""
+
+    def __init__(self, *args: Any, inner_exception: BaseException | None = None) -> None:
+        super().__init__(*args, *(() if inner_exception is None else (inner_exception,)))
+        self.inner_exception = inner_exception
+        self.__cause__ = inner_exception
 
 
 class ContentError(MinagentError, ValueError):
     """A message, content or response was built from invalid values."""
+
+
+class AdditionItemMismatch(ContentError):
+    """Two contents that cannot be merged were added (`Content.__add__`, TY-16; upstream's name)."""
 
 
 class SerializationError(MinagentError, ValueError):

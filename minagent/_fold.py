@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +16,7 @@ from ._wire import UsageDetails, add_usage
 
 __all__ = ["SCALARS", "Fold"]
 
-SCALARS = ("response_id", "conversation_id", "model", "agent_id", "created_at", "finish_reason")
+SCALARS = ("response_id", "conversation_id", "model", "agent_id", "created_at", "finish_reason", "continuation_token")
 """The response-level fields an update may carry; the last value that is not None wins (TY-10)."""
 
 
@@ -25,10 +26,12 @@ class Fold:
     Theory of operation: the response under construction holds the messages so far; the trailing
     run of text contents of the last message is kept as its first content plus the texts that follow
     it (strings only), and joined when a content of another kind, another message or the end comes.
-    A stream of n text chunks therefore keeps n short strings, not n updates, and costs O(n).
+    A call's streamed argument text is kept the same way, as its pieces (`_Args`), joined once at the
+    end; whether it is complete JSON is read from the pieces once each, when a delta repeats its id
+    and name. A stream of n chunks therefore keeps n short strings, not n updates, and costs O(n).
     """
 
-    __slots__ = ("_first", "_props", "_texts", "messages", "response", "scalars", "usage")
+    __slots__ = ("_args", "_first", "_props", "_texts", "messages", "response", "scalars", "usage")
 
     def __init__(self, response: Any) -> None:
         self.response: Any = response
@@ -38,6 +41,7 @@ class Fold:
         self._first: Content | None = None  # the text run: its first content,
         self._texts: list[str] = []  # the texts of the run,
         self._props: list[dict[str, Any]] = []  # and their non-empty additional_properties
+        self._args: dict[tuple[int, int], _Args] = {}  # (id of a message's contents, index) -> its call's text
 
     def add(self, update: Any) -> None:
         contents = update.contents
@@ -92,8 +96,8 @@ class Fold:
                 self.usage = add_usage(self.usage, content.usage_details)
                 continue
             self._flush()
-            if kind == "function_call" and (index := _continued_call(contents, content)) is not None:
-                contents[index] = _merge_call(contents[index], content)
+            if kind == "function_call":
+                self._add_call(contents, content)
             else:
                 contents.append(content)
         response = self.response
@@ -117,9 +121,33 @@ class Fold:
         self.messages[-1].contents.append(first)
         self._first, self._texts, self._props = None, [], []
 
+    def _add_call(self, contents: list[Content], delta: Content) -> None:
+        """TY-10: a function_call delta continues the latest call of its id (or, without an id, the
+        latest call) unless it names its function and that call is complete (its arguments a dict, or
+        text holding a whole JSON value) or names another function: then it starts a new call."""
+        call_id = delta.call_id
+        at = len(contents) - 1
+        while at >= 0 and not (
+            contents[at].type == "function_call" and (not call_id or contents[at].call_id == call_id)
+        ):
+            at -= 1
+        args = self._args.get((id(contents), at)) if at >= 0 else None
+        if at >= 0 and args is None:  # a call the fold did not start (the response held it already)
+            args = self._args[id(contents), at] = _Args(contents, at, split=False)
+        if args is None or (
+            call_id and delta.name and contents[at].name and (delta.name != contents[at].name or args.complete())
+        ):
+            contents.append(delta)
+            self._args[id(contents), len(contents) - 1] = _Args(contents, len(contents) - 1, split=args is not None)
+        else:
+            args.add(delta)
+
     def result(self) -> Any:
         """The response: the run joined, reasoning coalesced, usage summed (TY-10, TY-11)."""
         self._flush()
+        for args in sorted(self._args.values(), key=lambda a: -a.index):  # TY-10: each text joined once
+            args.finish()
+        self._args = {}
         for message in self.messages:
             message.contents = _coalesce(message.contents)
         self.response.usage_details = self.usage
@@ -154,16 +182,66 @@ def _coalesce(contents: list[Content]) -> list[Content]:
     return out if len(out) != n else contents
 
 
-def _continued_call(contents: list[Content], delta: Content) -> int | None:
-    """The call a delta continues: the same call_id, or the latest call when it has none. A delta
-    with a call_id that names its function while the call of that id is already named starts a
-    new call (a model that sent two calls with one id, TY-10)."""
-    call_id = delta.call_id
-    for index in range(len(contents) - 1, -1, -1):
-        c = contents[index]
-        if c.type == "function_call" and (not call_id or c.call_id == call_id):
-            return None if (call_id and delta.name and c.name) else index
-    return None
+class _Args:
+    """The arguments of one call of the fold: its text as pieces, joined once at the end (TY-10), and
+    how far the pieces have been read to tell whether they already hold a complete JSON value."""
+
+    __slots__ = ("contents", "depth", "in_string", "index", "opened", "pieces", "read", "skip", "split")
+
+    def __init__(self, contents: list[Content], index: int, *, split: bool) -> None:
+        self.contents, self.index, self.split = contents, index, split  # split: started by a repeated id
+        text = contents[index].arguments
+        self.pieces: list[str] = [text] if isinstance(text, str) and text else []
+        self.read = self.depth = 0
+        self.in_string = self.opened = self.skip = False
+
+    def add(self, delta: Content) -> None:
+        call, text = self.contents[self.index], delta.arguments
+        if isinstance(text, str) and not isinstance(call.arguments, dict):
+            self.pieces.append(text)
+        elif text:  # a dict, or text after a dict: merged now (a mix is an error)
+            call = replace(call, arguments="".join(self.pieces) or call.arguments)
+            self.pieces = []
+            call = _merge_call(call, delta)
+        if (delta.name and not call.name) or (delta.exception and not call.exception) or delta.additional_properties:
+            call = _merge_call(call, replace(delta, arguments=None))
+        if delta.call_id and not call.call_id:
+            call = replace(call, call_id=delta.call_id)
+        self.contents[self.index] = call
+
+    def complete(self) -> bool:
+        """Whether the arguments are a dict or text holding a whole JSON value; each piece is read once."""
+        if isinstance(self.contents[self.index].arguments, dict):
+            return True
+        for text in self.pieces[self.read :]:
+            skip = 0 if self.skip else -1
+            for match in _STRUCTURAL.finditer(text):
+                at = match.start()
+                char = text[at]
+                if at == skip:
+                    continue
+                if self.in_string:
+                    skip = at + 1 if char == "\\" else skip
+                    self.in_string = char != '"'
+                elif char == '"':
+                    self.in_string = True
+                else:
+                    self.depth += 1 if char in "{[" else -1
+                    self.opened = True
+            self.skip = skip == len(text)
+        self.read = len(self.pieces)
+        return self.opened and self.depth <= 0 and not self.in_string
+
+    def finish(self) -> None:
+        """The text joined into the call; a call split off a complete one that got no text is dropped."""
+        call, text = self.contents[self.index], "".join(self.pieces)
+        if self.split and not text.strip() and not isinstance(call.arguments, dict):
+            del self.contents[self.index]
+        elif text and call.arguments != text:
+            self.contents[self.index] = replace(call, arguments=text)
+
+
+_STRUCTURAL = re.compile(r'[{}\[\]"\\]')
 
 
 def _merge_call(call: Content, delta: Content) -> Content:

@@ -23,9 +23,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterable, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from . import _observe
 from ._calls import CallRunner
@@ -37,23 +37,11 @@ from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration
 from ._toolset import ToolSet, tool_map
-from ._transcript import Transcript
+from ._transcript import Transcript, approval_record, hosted, record_requests
 from ._types import Content, Message, _message
 from ._wire import UsageDetails, add_usage
 
-__all__ = ["LIMIT_FALLBACK_TEXT", "NEXT_STEP", "Inbox", "Outcome", "Step", "ToolLoop", "call_model"]
-
-
-class Provider(Protocol):
-    """What the loop calls: a client's provider methods (`BaseChatClient` has them)."""
-
-    async def _inner_get_response(
-        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
-    ) -> ChatResponse: ...
-
-    def _inner_get_streaming_response(
-        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
-    ) -> AsyncIterable[ChatResponseUpdate]: ...
+__all__ = ["LIMIT_FALLBACK_TEXT", "NEXT_STEP", "PENDING_KEY", "Inbox", "Outcome", "Step", "ToolLoop", "call_model"]
 
 
 logger = logging.getLogger("minagent.client")  # the logger of the client and its loop (OB-15)
@@ -65,18 +53,29 @@ _NO_TOOLS = ToolSet.of(())
 NOT_EXECUTED_TEXT = "Error: Function call limit reached; this call was not executed."
 
 
+PENDING_KEY = "message_injection.pending_messages"
+"""LP-32: where a session keeps the messages waiting for its next model call (upstream's key)."""
+_SESSION_INBOXES = threading.Lock()
+
+
 class Inbox:
     """A steering inbox: messages put here join the running conversation (design decision 3).
 
     ``put`` is safe from any task or OS thread. The loop drains the inbox before every model
-    call; messages still here when the run ends stay here (LP-16).
+    call; messages still here when the run ends stay here (LP-16). ``Inbox(session)`` keeps its
+    messages in the session's state, ``state[PENDING_KEY]``, so they last as the session does (LP-32).
     """
 
-    __slots__ = ("_lock", "_messages")
+    __slots__ = ("_lock", "_messages", "_session")
 
-    def __init__(self) -> None:
+    def __init__(self, session: Any = None) -> None:
         self._messages: deque[Message] = deque()
-        self._lock = threading.Lock()
+        self._session = session
+        self._lock = threading.Lock() if session is None else _SESSION_INBOXES
+
+    def _queue(self) -> deque[Message] | list[Message]:
+        state = self._session.state if self._session is not None else None
+        return self._messages if state is None else state.setdefault(PENDING_KEY, [])
 
     def put(self, message: Message | str) -> None:
         if isinstance(message, str):
@@ -84,15 +83,20 @@ class Inbox:
         elif not isinstance(message, Message):
             raise ContentError(f"Inbox.put takes a Message or a str, got {type(message).__name__}")
         with self._lock:
-            self._messages.append(message)
+            self._queue().append(message)
 
     def drain(self) -> list[Message]:
         with self._lock:
-            drained = list(self._messages)
-            self._messages.clear()
+            if self._session is not None and not self._session.state.get(PENDING_KEY):
+                return []
+            queue = self._queue()
+            drained = list(queue)
+            queue.clear()
         return drained
 
     def __len__(self) -> int:
+        if self._session is not None:
+            return len(self._session.state.get(PENDING_KEY) or ())
         return len(self._messages)
 
 
@@ -108,7 +112,7 @@ class ToolLoop:
 
     def __init__(
         self,
-        client: Provider,
+        client: Any,  # a client's provider hooks: _inner_get_response, _inner_get_streaming_response
         messages: Sequence[Message],
         options: dict[str, Any],
         *,
@@ -120,6 +124,7 @@ class ToolLoop:
         function_kwargs: dict[str, Any],
         client_kwargs: dict[str, Any],
         response_format: Any = None,
+        session: Any = None,
     ) -> None:
         self.client = client
         self.response_format = response_format  # SO-9: decided once, by the client; read in final_response
@@ -129,7 +134,8 @@ class ToolLoop:
         self.stream = stream
         self.chat_middleware = chat_middleware
         self.config = config
-        self.inbox = inbox
+        self.session = session
+        self.inbox = inbox if inbox is not None or not hasattr(session, "state") else Inbox(session)  # LP-32
         self.function_kwargs = function_kwargs  # FunctionInvocationContext.kwargs (LP-25)
         self.client_kwargs = client_kwargs  # ChatContext.kwargs and the provider call (LP-25)
         self.responses: list[ChatResponse] = []
@@ -146,7 +152,8 @@ class ToolLoop:
         if toolset:
             options["tools"] = toolset
         found = tool_map(toolset, config.additional_tools) if toolset or config.additional_tools else {}
-        self.runner = CallRunner(found, config, function_middleware, function_kwargs)
+        self.live_tools = list(toolset)  # LP-33: what a tool's add_tools / remove_tools change
+        self.runner = CallRunner(found, config, function_middleware, function_kwargs, self.live_tools, session)
         self.approval_names = toolset.approval_names  # LP-13: the tools whose calls wait for approval
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         self.observer = observer = _observe.OBSERVER  # OB-2: the wrap points, read once per request
@@ -212,6 +219,7 @@ class ToolLoop:
         """The run's response: every new message, the summed usage, and of each response-level
         field the last model response's value that is not None (LP-2)."""
         response = ChatResponse(self.transcript.new, usage_details=self.usage)
+        stopped = self.errors_in_a_row and self.errors_in_a_row >= self.config.max_consecutive_errors_per_request
         if self.response_format is not None:
             response._format = self.response_format  # SO-9: `value` reads the run's format
         for r in self.responses:
@@ -227,6 +235,9 @@ class ToolLoop:
                 response.finish_reason = r.finish_reason
             if r.additional_properties:
                 response.additional_properties.update(r.additional_properties)
+            response.continuation_token = r.continuation_token  # UP-5: of the last model response
+        if stopped:  # LP-8: a loop the error limit stopped gives no conversation to continue
+            response.conversation_id = None
         return response
 
     # -- step: call the model ----------------------------------------------------------------
@@ -254,6 +265,7 @@ class ToolLoop:
             kwargs=client_kwargs,
             function_invocation_kwargs=function_kwargs,
             copy_messages=True,  # LP-3: middleware edits affect this call only (copied on first access)
+            session=self.session,
         )
         return run_pipeline(self.chat_middleware, context, self._leaf)  # awaited by the driver
 
@@ -310,7 +322,8 @@ class ToolLoop:
         """Run the batches that waited for approval, each right after its calls (LP-14). The step's
         outcome is the last batch's (or ran / limited when nothing was waiting)."""
         updates: list[ChatResponseUpdate] = []
-        for waiting in self.transcript.resume():
+        record = None if self.config.disable_approval_response_binding else approval_record(self.session)
+        for waiting in self.transcript.resume(record):
             with self.transcript.after(waiting.holder):
                 produced, outcome = await self._run_batch(
                     waiting.calls, runnable=waiting.runnable, rejected=waiting.rejected, forced=False
@@ -329,6 +342,7 @@ class ToolLoop:
             for c in calls
             if getattr(self.runner.tool(c), "approval_mode", None) == "always_require"
         ]
+        record_requests(approval_record(self.session), requests)  # LP-34: what an approval may answer
         holder = self.transcript.holding(calls[0], new_only=True)
         self.transcript.replace(holder, holder.with_contents([*holder.contents, *requests]))
         return [ChatResponseUpdate(requests, "assistant")], None
@@ -372,6 +386,8 @@ class ToolLoop:
             elif any(call is o for o in over):
                 results.append(Content.from_function_result(call.call_id or "", NOT_EXECUTED_TEXT, exception="limit"))
         self.calls_made += len(runnable)
+        if self.live_tools != list(self.options.get("tools") or ()):
+            self._retool()
         added: list[Message] = []
         if results:
             tool_message = _message("tool", results)
@@ -388,11 +404,19 @@ class ToolLoop:
                 replace(c, user_input_request=True) if any(c is p for p in pending) else c for c in holder.contents
             ]
             marked.extend(batch.surfaced)  # requests of sub-agents run as tools (AG-8)
+            record_requests(approval_record(self.session), batch.surfaced)  # LP-34: asked by the run
             transcript.replace(holder, holder.with_contents(marked))
         if forced is None:
             forced = self.choice == "required"
         limited = limit_reached(self.config, self.calls_made, self.errors_in_a_row)
         return updates, classify_batch(terminated=terminated, pending=bool(pending), forced=forced, limited=limited)
+
+    def _retool(self) -> None:
+        """LP-33: a tool changed the run's tools; the next model call and batch use the new list."""
+        toolset = ToolSet.of(self.live_tools)
+        self.options["tools"] = toolset
+        self.runner.tools = tool_map(toolset, self.config.additional_tools)
+        self.approval_names = toolset.approval_names
 
 
 # The steps that produce their updates all at once: Step -> the method that runs it. (The model
@@ -405,7 +429,7 @@ STEPS: dict[Step, Callable[[ToolLoop], Awaitable[tuple[list[ChatResponseUpdate],
 
 
 def call_model(
-    client: Provider, messages: list[Message], options: dict[str, Any], kwargs: dict[str, Any], stream: bool
+    client: Any, messages: list[Message], options: dict[str, Any], kwargs: dict[str, Any], stream: bool
 ) -> Any:
     """The model-call leaf, the one place the provider is called: an awaitable `ChatResponse`, or
     when streaming a `ResponseStream` that folds the provider's updates as they pass (ST-14)."""
@@ -439,14 +463,20 @@ def _as_update(message: Message) -> ChatResponseUpdate:
 
 
 def _is_call(c: Content) -> bool:
-    return c.type == "function_call" and not c.informational_only
+    """LP-9: what a call that must not run leaves behind: the call, or a request to approve it."""
+    if c.type == "function_call":
+        return not c.informational_only
+    return c.type == "function_approval_request" and not hosted(c)
 
 
 def _without_calls(update: ChatResponseUpdate) -> ChatResponseUpdate | None:
+    """LP-9: the update without calls; an update left with nothing, no metadata either, is dropped."""
     if not any(_is_call(c) for c in update.contents):
         return update
     kept = [c for c in update.contents if not _is_call(c)]
-    return replace(update, contents=kept) if kept else None
+    if kept or update.additional_properties or any(v is not None for v in type(update)._scalar_values(update)):
+        return replace(update, contents=kept)
+    return None
 
 
 def _drop_calls(response: ChatResponse) -> ChatResponse:
@@ -462,5 +492,7 @@ def _drop_calls(response: ChatResponse) -> ChatResponse:
 
 
 def _visible(response: ChatResponse) -> bool:
-    hidden = ("function_call", "text_reasoning", "usage")
+    """LP-8: an answer the caller can read or act on: a text, a hosted approval request, ... (not a
+    call, a result, reasoning or usage)."""
+    hidden = ("function_call", "function_result", "text_reasoning", "usage")
     return any(c.type not in hidden and (c.type != "text" or c.text) for m in response.messages for c in m.contents)

@@ -45,23 +45,9 @@ from ._schema import secret_parameters
 from ._stream import ResponseStream
 from ._types import Message
 
-__all__ = [
-    "AgentContext",
-    "AgentMiddleware",
-    "CallNext",
-    "CategorizedMiddleware",
-    "ChatContext",
-    "ChatMiddleware",
-    "FunctionInvocationContext",
-    "FunctionMiddleware",
-    "MiddlewareFn",
-    "agent_middleware",
-    "categorize_middleware",
-    "categorized",
-    "chat_middleware",
-    "function_middleware",
-    "run_pipeline",
-]
+__all__ = ["AgentContext", "AgentMiddleware", "CallNext", "CategorizedMiddleware", "ChatContext", "ChatMiddleware"]
+__all__ += ["FunctionInvocationContext", "FunctionMiddleware", "MiddlewareFn", "agent_middleware"]
+__all__ += ["categorize_middleware", "categorized", "chat_middleware", "function_middleware", "run_pipeline"]
 
 Layer: TypeAlias = Literal["agent", "chat", "function"]
 CallNext: TypeAlias = Callable[..., Awaitable[None]]
@@ -90,14 +76,7 @@ class _Context:
         shown = ", ".join(f"{name}={_shown(self, name)!r:.80}" for name in self._FIELDS)
         return f"{type(self).__name__}({shown})"
 
-    @property
-    def terminate(self) -> bool:
-        """Not a field: an older upstream spelling, rejected with what to write instead (MW-12)."""
-        raise AttributeError(_TERMINATE_HINT)
-
-    @terminate.setter
-    def terminate(self, value: bool) -> None:
-        raise MiddlewareException(_TERMINATE_HINT)
+    terminate = False  # MW-12: upstream's flag; once set, call_next() runs nothing more
 
 
 _KWARG_FIELDS = frozenset({"kwargs", "function_invocation_kwargs", "client_kwargs"})
@@ -112,12 +91,6 @@ def _shown(context: Any, name: str) -> Any:
         if secret:
             return {k: "[secret]" if k in secret else v for k, v in value.items()}
     return value
-
-
-_TERMINATE_HINT = (
-    "context.terminate is not supported: to stop the pipeline, set context.result if you like and "
-    "raise MiddlewareTermination() (or MiddlewareTermination(result=...)) instead of setting context.terminate = True"
-)
 
 
 class _StreamingContext(_Context):
@@ -221,9 +194,11 @@ class ChatContext(_StreamingContext):
         stream_result_hooks: list[Callable[[Any], Any]] | None = None,
         stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
         copy_messages: bool = False,
+        session: Any = None,
     ) -> None:
         self.function_invocation_kwargs = function_invocation_kwargs if function_invocation_kwargs is not None else {}
         self.client = client
+        self.session = session  # the agent run's session (LP-32)
         self._messages = messages
         self._copy_pending = copy_messages  # the tool loop's: copy the messages on first access (LP-3)
         self.options = options if options is not None else {}
@@ -273,7 +248,7 @@ class FunctionInvocationContext(_Context):
     """
 
     LAYER = "function"
-    _FIELDS = ("function", "arguments", "call_id", "messages", "metadata", "result", "kwargs", "terminated")
+    _FIELDS = ("function", "arguments", "call_id", "messages", "metadata", "result", "kwargs", "terminated", "tools")
 
     def __init__(
         self,
@@ -285,6 +260,9 @@ class FunctionInvocationContext(_Context):
         result: Any = None,
         kwargs: dict[str, Any] | None = None,
         terminated: bool = False,
+        *,
+        tools: list[Any] | None = None,
+        session: Any = None,
     ) -> None:
         self.function = function
         self.arguments = arguments
@@ -294,9 +272,23 @@ class FunctionInvocationContext(_Context):
         self.result = result
         self.kwargs = kwargs if kwargs is not None else {}
         self.terminated = terminated
+        self.tools = tools  # LP-33: the run's live tool list, which the next model call is given
+        self.session = session
 
     def empty_result(self) -> Any:
         return None
+
+    def add_tools(self, tools: Any) -> None:
+        """LP-33: tools (or functions) for the rest of the run, from the next model call on."""
+        from .upstream.tools import add_tools  # the seam to progressive tools (spec/decisions.md)
+
+        add_tools(self, tools)
+
+    def remove_tools(self, tools: Any) -> None:
+        """LP-33: take tools out of the run from the next model call on (by name, tool or function)."""
+        from .upstream.tools import remove_tools
+
+        remove_tools(self, tools)
 
 
 Context: TypeAlias = AgentContext | ChatContext | FunctionInvocationContext
@@ -398,17 +390,17 @@ def _detect_layer(item: object) -> Layer:
     marked: Layer | None = getattr(item, _MARK, None) or getattr(func, _MARK, None)
     params = _positional_params(func)
     if params is None or len(params) < 2:
-        raise MiddlewareException(f"middleware {_name(item)} must accept two parameters (context, call_next)")
+        raise MiddlewareException(f"middleware {_name(item)} must have at least 2 parameters (context, call_next)")
     annotated = _annotated_layer(func, params[0])
     if marked and annotated and marked != annotated:
         raise MiddlewareException(
-            f"middleware {_name(item)} is decorated as {marked} middleware but its context "
-            f"parameter is annotated for {annotated} middleware"
+            f"MiddlewareTypes type mismatch: middleware {_name(item)} is decorated as {marked} middleware but "
+            f"its context parameter is annotated for {annotated} middleware"
         )
     found = marked or annotated
     if found is None:
         raise MiddlewareException(
-            f"cannot tell which layer middleware {_name(item)} belongs to: decorate it with "
+            f"Cannot determine middleware type of {_name(item)}: decorate it with "
             "@agent_middleware, @chat_middleware or @function_middleware, or annotate its first "
             "parameter as AgentContext, ChatContext or FunctionInvocationContext"
         )
@@ -530,6 +522,8 @@ async def _call_next(
     middleware, context, handler = run
     if ctx is not None and ctx is not context:
         raise MiddlewareException("call_next() takes no argument or the same context it was given")
+    if context.terminate:  # MW-12: the rest of the chain and the operation are skipped
+        return
     if index == len(middleware):
         context.result = await handler(context)
     else:
@@ -552,6 +546,8 @@ async def run_pipeline(middleware: Sequence[MiddlewareFn], context: C, handler: 
             context.terminated = True
         if context.result is None:
             context.result = stop.result
+    if context.terminate and isinstance(context, FunctionInvocationContext):
+        context.terminated = True  # MW-12
     if context.result is None:
         context.result = context.empty_result()
     layer = context.LAYER

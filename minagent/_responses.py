@@ -9,8 +9,8 @@ contents, so a stream's finalizer can run over updates the consumer has already 
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field, fields
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
+from dataclasses import KW_ONLY, InitVar, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from ._exceptions import ContentError
@@ -18,7 +18,18 @@ from ._fold import Fold
 from ._types import FORMAT_VERSION, Content, Message, _contents_from, content_list
 from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
 
-__all__ = ["AgentResponse", "AgentResponseUpdate", "ChatResponse", "ChatResponseUpdate"]
+__all__ = ["AgentResponse", "AgentResponseUpdate", "ChatResponse", "ChatResponseUpdate", "response_format"]
+
+
+def response_format(value: Any) -> Any:
+    """The seam to structured output (spec/decisions.md): ``minagent.structured`` loads only when a
+    run or a response asks for a ``response_format``; the format has ``wire`` and what `value` needs."""
+    from .structured import ResponseFormat
+
+    return ResponseFormat.of(value)
+
+
+_format_of = response_format  # for the methods whose parameter has the name
 if TYPE_CHECKING:  # SO-28: what `value` is; a bare `AgentResponse` reads it as Any (PEP 696)
     T = TypeVar("T", default=Any)
 else:
@@ -74,6 +85,8 @@ class _Wire(_Json):
                 kw[f.name] = dict(_get(data, f.name, dict, path) or {})
             elif f.name in ("extra", "raw_representation"):
                 continue
+            elif f.name == "continuation_token":
+                kw[f.name] = _get(data, f.name, dict, path)
             else:
                 kw[f.name] = _get(data, f.name, str, path)
         known = {f.name for f in fields(cls)} | {"type", "version"}  # type: ignore[arg-type]
@@ -126,17 +139,23 @@ class _Response(_Wire, Generic[T]):
     created_at: str | None = None
     finish_reason: str | None = None
     usage_details: UsageDetails | None = None
+    continuation_token: dict[str, Any] | None = None
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
+    response_format: InitVar[Any] = None  # SO-9, UP-5: what `value` parses the answer as
 
     # SO-9: the run's structured format and the cached parse; attributes, not dataclass fields
     # (never compared, serialised or shown)
     _format = cast("_ValueFormat | None", None)
     _parsed = cast("tuple[str, Any] | None", None)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, response_format: Any) -> None:
         self.messages = _message_list(self.messages)
+        if self.usage_details is not None and type(self.usage_details) is not UsageDetails:
+            self.usage_details = UsageDetails(**self.usage_details)  # UP-6: a dict of counts
+        if response_format is not None:
+            self._format = _format_of(response_format)
 
     @property
     def value(self) -> T | None:
@@ -184,8 +203,21 @@ class _Response(_Wire, Generic[T]):
         return _requests(self.messages)
 
     @classmethod
-    def from_updates(cls, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> Self:
-        return _merge(cls(), updates)
+    def from_updates(
+        cls, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate], *, output_format_type: Any = None
+    ) -> Self:
+        """The updates folded into one response (TY-10); `value` parses it as ``output_format_type`` (UP-5)."""
+        return _merge(cls(response_format=output_format_type), updates)
+
+    @classmethod
+    async def from_update_generator(
+        cls, updates: AsyncIterable[ChatResponseUpdate | AgentResponseUpdate], *, output_format_type: Any = None
+    ) -> Self:
+        """`from_updates` of an async iterable, folded as the updates arrive (UP-5)."""
+        fold = Fold(cls(response_format=output_format_type))
+        async for update in updates:
+            fold.add(update)
+        return cast(Self, fold.result())
 
 
 @dataclass(eq=True)
@@ -211,6 +243,7 @@ class ChatResponse(_Response[T]):
                 model=self.model,
                 created_at=self.created_at,
                 finish_reason=self.finish_reason if i == len(self.messages) - 1 else None,
+                continuation_token=self.continuation_token if i == len(self.messages) - 1 else None,
                 additional_properties=dict(self.additional_properties),
             )
             for i, m in enumerate(self.messages)
@@ -243,6 +276,7 @@ class AgentResponse(_Response[T]):
             created_at=response.created_at,
             finish_reason=response.finish_reason,
             usage_details=response.usage_details,
+            continuation_token=response.continuation_token,
             additional_properties=dict(response.additional_properties),
             raw_representation=response,
         )._with_format(response._format)  # SO-9
@@ -254,7 +288,7 @@ class _Update(_Wire):
 
     # the response-level scalars an update carries (TY-11), read in one C-level call by `Fold`
     _scalar_values: ClassVar[Callable[[Any], tuple[Any, ...]]] = operator.attrgetter(
-        "response_id", "created_at", "finish_reason"
+        "response_id", "created_at", "finish_reason", "continuation_token"
     )
 
     contents: list[Content] = field(default_factory=list)
@@ -265,6 +299,7 @@ class _Update(_Wire):
     message_id: str | None = None
     created_at: str | None = None
     finish_reason: str | None = None
+    continuation_token: dict[str, Any] | None = None
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
@@ -291,7 +326,7 @@ class ChatResponseUpdate(_Update):
 
     TYPE: ClassVar[str] = "chat_response_update"
     _scalar_values: ClassVar[Callable[[Any], tuple[Any, ...]]] = operator.attrgetter(
-        "response_id", "conversation_id", "model", "created_at", "finish_reason"
+        "response_id", "conversation_id", "model", "created_at", "finish_reason", "continuation_token"
     )
 
     _: KW_ONLY
@@ -308,6 +343,7 @@ class ChatResponseUpdate(_Update):
         message_id: str | None = None,
         created_at: str | None = None,
         finish_reason: str | None = None,
+        continuation_token: dict[str, Any] | None = None,
         additional_properties: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
         raw_representation: Any = None,
@@ -322,6 +358,7 @@ class ChatResponseUpdate(_Update):
         self.message_id = message_id
         self.created_at = created_at
         self.finish_reason = finish_reason
+        self.continuation_token = continuation_token
         self.additional_properties = {} if additional_properties is None else additional_properties
         self.extra = {} if extra is None else extra
         self.raw_representation = raw_representation
@@ -335,7 +372,7 @@ class AgentResponseUpdate(_Update):
 
     TYPE: ClassVar[str] = "agent_response_update"
     _scalar_values: ClassVar[Callable[[Any], tuple[Any, ...]]] = operator.attrgetter(
-        "response_id", "agent_id", "created_at", "finish_reason"
+        "response_id", "agent_id", "created_at", "finish_reason", "continuation_token"
     )
 
     _: KW_ONLY
@@ -351,6 +388,7 @@ class AgentResponseUpdate(_Update):
         message_id: str | None = None,
         created_at: str | None = None,
         finish_reason: str | None = None,
+        continuation_token: dict[str, Any] | None = None,
         additional_properties: dict[str, Any] | None = None,
         extra: dict[str, Any] | None = None,
         raw_representation: Any = None,
@@ -363,6 +401,7 @@ class AgentResponseUpdate(_Update):
         self.message_id = message_id
         self.created_at = created_at
         self.finish_reason = finish_reason
+        self.continuation_token = continuation_token
         self.additional_properties = {} if additional_properties is None else additional_properties
         self.extra = {} if extra is None else extra
         self.raw_representation = raw_representation
@@ -396,6 +435,7 @@ def agent_update_view(
         new.message_id = update.message_id
         new.created_at = update.created_at
         new.finish_reason = update.finish_reason
+        new.continuation_token = update.continuation_token
         new.additional_properties = update.additional_properties  # shared with the chat update it views
         new.extra = update.extra
         new.raw_representation = update

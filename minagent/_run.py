@@ -29,11 +29,10 @@ from ._sessions import (
     HistoryProvider,
     InMemoryHistoryProvider,
     SessionContext,
-    _source_id,
     claim,
-    invoked_as_after_run,
-    invoking_as_before_run,
     release,
+    source_id_of,
+    thread_era,
 )
 from ._types import Message
 
@@ -138,7 +137,7 @@ async def before_run(agent: Any, request: RunRequest) -> SessionContext:
     request.context = context
     for provider in providers:
         assert session is not None  # there are providers: the run has a session (SE-4)
-        source_id = _source_id(provider)
+        source_id = source_id_of(provider)
         request.providers.append((provider, session, source_id))
         if isinstance(provider, HistoryProvider) and not provider.load_messages:
             continue
@@ -147,7 +146,7 @@ async def before_run(agent: Any, request: RunRequest) -> SessionContext:
             await provider.before_run(agent=agent, session=session, context=context, state=state)
             _keep_state(session, source_id, state)
         else:
-            await invoking_as_before_run(provider, agent=agent, context=context)
+            await thread_era().invoking_as_before_run(provider, agent=agent, context=context)  # SE-10
     return context
 
 
@@ -169,7 +168,7 @@ async def after_run(agent: Any, request: RunRequest, result: Any, conversation_i
             states.append((session, source_id, _provider_state(session, source_id)))
             await provider.after_run(agent=agent, session=session, context=context, state=states[-1][2])
         else:
-            await invoked_as_after_run(provider, agent=agent, context=context)
+            await thread_era().invoked_as_after_run(provider, agent=agent, context=context)
     await _save(context._saves or [])
     for session, source_id, state in states:  # an entry a save filled joins the session now (SE-4)
         _keep_state(session, source_id, state)

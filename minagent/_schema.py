@@ -23,20 +23,9 @@ from ._docstrings import parse_docstring
 from ._issues import ValidationIssue, describe_issues
 from ._issues import json_type as _json_type
 
-__all__ = [
-    "MAPPING_TYPES",
-    "SEQUENCE_TYPES",
-    "SET_TYPES",
-    "FunctionSchema",
-    "SchemaBuilder",
-    "ValidationIssue",
-    "date_format",
-    "describe_issues",
-    "format_parser",
-    "function_schema",
-    "names_context",
-    "secret_parameters",
-]
+__all__ = ["MAPPING_TYPES", "SEQUENCE_TYPES", "SET_TYPES", "FunctionSchema", "SchemaBuilder", "TwoContextsError"]
+__all__ += ["ValidationIssue", "date_format", "describe_issues", "format_parser", "function_schema", "names_context"]
+__all__ += ["secret_parameters"]
 
 JsonSchema = dict[str, Any]
 
@@ -95,15 +84,18 @@ def function_schema(
     properties: dict[str, JsonSchema] = {}
     required: list[str] = []
     context: str | None = None
-    for param in inspect.signature(func).parameters.values():
+    for param in SchemaBuilder.parameters_of(func):
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):  # SC-4
             continue
         builder.param = param.name
         if param.kind is param.POSITIONAL_ONLY:
             builder.fail("a positional-only parameter cannot receive a tool argument by name")
         if names_context(param.annotation, context_type_names):  # SC-5
-            if context is not None:
-                builder.fail(f"a second context parameter (the first is {context!r})")
+            if context is not None:  # SC-5: a ValueError, as upstream's (and the TypeError it was)
+                first = f"a second context parameter {param.name!r} (the first is {context!r})"
+                raise TwoContextsError(
+                    f"function {builder.func_name!r} has multiple FunctionInvocationContext parameters: {first}"
+                )
             context = param.name
             continue
         schema = builder.schema(builder.resolve(param.annotation, globalns))
@@ -120,10 +112,19 @@ def function_schema(
     return FunctionSchema(description, parameters, context)
 
 
+class TwoContextsError(ValueError, TypeError):
+    """SC-5: a function with two context parameters."""
+
+
 def names_context(annotation: object, names: frozenset[str]) -> bool:
-    """SC-5: a context class, or a string naming one (it need not be importable)."""
+    """SC-5: a context class, or a string naming one (it need not be importable), or either or None."""
     if isinstance(annotation, str):
-        return annotation.strip().strip("'\"").rsplit(".", 1)[-1] in names
+        text = annotation.replace("Optional[", "").replace("]", "").replace("'", "").replace('"', "")
+        kinds = [part.strip().rsplit(".", 1)[-1] for part in text.split("|") if part.strip() != "None"]
+        return len(kinds) == 1 and kinds[0] in names
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        kinds = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return len(kinds) == 1 and names_context(kinds[0], names)
     return isinstance(annotation, type) and annotation.__name__ in names
 
 
@@ -191,6 +192,14 @@ def _type_name(tp: object) -> str:
 
 class SchemaBuilder:
     """Turns the type hints of one function into schemas, collecting its ``$defs`` (SC-17)."""
+
+    @staticmethod
+    def parameters_of(func: Callable[..., Any]) -> list[inspect.Parameter]:
+        """The parameters of ``func`` that arguments fill: a method's leading ``self``/``cls`` is not one (TL-15)."""
+        params = list(inspect.signature(func).parameters.values())
+        if params and params[0].name in ("self", "cls") and not inspect.ismethod(func):
+            return params[1:]
+        return params
 
     def __init__(self, func_name: str) -> None:
         self.func_name = func_name

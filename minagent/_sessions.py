@@ -34,8 +34,7 @@ import asyncio
 import copy
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ._exceptions import MiddlewareException, MinagentError, SerializationError
@@ -43,19 +42,9 @@ from ._middleware import categorize_middleware
 from ._types import FORMAT_VERSION, Message
 from ._wire import _expect_mapping, _expect_type, _get
 
-__all__ = [
-    "AgentSession",
-    "Context",
-    "ContextProvider",
-    "HistoryProvider",
-    "InMemoryHistoryProvider",
-    "SessionBusyError",
-    "SessionContext",
-    "check_session_id",
-    "decode_state",
-    "encode_state",
-    "register_state_type",
-]
+__all__ = ["STATE_TYPES_BY_CLASS", "STATE_TYPES_BY_ID", "AgentSession", "ContextProvider", "HistoryProvider"]
+__all__ += ["InMemoryHistoryProvider", "SessionBusyError", "SessionContext", "check_session_id", "decode_state"]
+__all__ += ["encode_state", "source_id_of", "thread_era"]
 
 
 class SessionBusyError(MinagentError, RuntimeError):
@@ -72,58 +61,10 @@ class SessionBusyError(MinagentError, RuntimeError):
 # -- state as JSON ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _StateType:
-    cls: type[Any]
-    type_id: str
-    encoder: Callable[[Any], Mapping[str, Any]]
-    decoder: Callable[[Mapping[str, Any]], Any]
-
-
-_TYPES_BY_ID: dict[str, _StateType] = {}
-_TYPES_BY_CLASS: dict[type[Any], _StateType] = {}
-
-
-def register_state_type(
-    cls: type[Any],
-    *,
-    type_id: str | None = None,
-    encoder: Callable[[Any], Mapping[str, Any]] | None = None,
-    decoder: Callable[[Mapping[str, Any]], Any] | None = None,
-) -> None:
-    """Let instances of ``cls`` live in session state (SE-2, upstream's function).
-
-    They are written as their encoder's dict plus ``"type": type_id`` and restored by the decoder.
-    Without callbacks, a class with ``to_dict``/``from_dict`` or a pydantic-style model
-    (``model_dump``/``model_validate``) gets default ones; ``type_id`` defaults to the lowercased
-    class name. Registering again the same way is a no-op; a conflict is a `ValueError`.
-    """
-    resolved = type_id if type_id is not None else cls.__name__.lower()
-    if not isinstance(resolved, str) or not resolved or resolved == "message":
-        raise ValueError(f"state type id must be a non-empty string other than 'message', got {resolved!r}")
-    if (encoder is None) != (decoder is None):
-        raise ValueError("pass encoder and decoder together, or neither")
-    known = _TYPES_BY_CLASS.get(cls)
-    if known is not None:
-        if known.type_id != resolved or (encoder is not None and known.encoder is not encoder):
-            raise ValueError(f"{cls.__name__} is already registered as {known.type_id!r} with other callbacks")
-        return
-    if resolved in _TYPES_BY_ID:
-        raise ValueError(f"state type id {resolved!r} is already registered for {_TYPES_BY_ID[resolved].cls.__name__}")
-    if encoder is None or decoder is None:
-        if callable(getattr(cls, "to_dict", None)) and callable(getattr(cls, "from_dict", None)):
-            encoder, decoder = (lambda value: value.to_dict()), (lambda data: cls.from_dict(dict(data)))
-        elif callable(getattr(cls, "model_dump", None)) and callable(getattr(cls, "model_validate", None)):
-            encoder = lambda value: value.model_dump(mode="json")  # noqa: E731
-            decoder = lambda data: cls.model_validate({k: v for k, v in data.items() if k != "type"})  # noqa: E731
-        else:
-            raise ValueError(
-                f"{cls.__name__} needs to_dict()/from_dict(), a pydantic model's model_dump()/model_validate(), "
-                "or encoder= and decoder= to live in session state"
-            )
-    entry = _StateType(cls, resolved, encoder, decoder)
-    _TYPES_BY_ID[resolved] = entry
-    _TYPES_BY_CLASS[cls] = entry
+# SE-2: the classes registered to live in session state, by type id and by class: each entry's
+# ``encode(value, path, encode_state)`` / ``decode(data, path, decode_state)`` (minagent.upstream.state)
+STATE_TYPES_BY_ID: dict[str, Any] = {}
+STATE_TYPES_BY_CLASS: dict[type[Any], Any] = {}
 
 
 def encode_state(value: Any, path: str = "state") -> Any:
@@ -140,18 +81,13 @@ def _encode(value: Any, path: str) -> Any:
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise SerializationError(path, f"{value!r} is not a JSON number")
+            raise SerializationError(path, f"{value!r} is not a finite float: JSON has no NaN or Infinity")
         return value
     if isinstance(value, Message):
         return copy.deepcopy(value.to_dict())
-    registered = _TYPES_BY_CLASS.get(type(value))
+    registered = STATE_TYPES_BY_CLASS.get(type(value))
     if registered is not None:
-        payload = registered.encoder(value)
-        if not isinstance(payload, Mapping):
-            raise SerializationError(path, f"the encoder of {registered.cls.__name__} returned no dict")
-        out_payload = {k: _encode(v, f"{path}.{k}") for k, v in payload.items() if k != "type"}
-        out_payload["type"] = registered.type_id
-        return out_payload
+        return registered.encode(value, path, _encode)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -178,17 +114,12 @@ def decode_state(value: Any, path: str = "state") -> Any:
 
 def _decode(value: Any, path: str) -> Any:
     if isinstance(value, Mapping):
-        if value.get("type") == "message" and "version" in value:
+        if value.get("type") == "message":
             return Message.from_dict(value, path=path)
         kind = value.get("type")
-        registered = _TYPES_BY_ID.get(kind) if isinstance(kind, str) else None
+        registered = STATE_TYPES_BY_ID.get(kind) if isinstance(kind, str) else None
         if registered is not None:
-            try:
-                return registered.decoder({k: _decode(v, f"{path}.{k}") for k, v in value.items()})
-            except SerializationError:
-                raise
-            except Exception as exc:
-                raise SerializationError(path, f"{registered.cls.__name__} could not be restored: {exc}") from exc
+            return registered.decode(value, path, _decode)
         return {key: _decode(item, f"{path}.{key}") for key, item in value.items()}
     if isinstance(value, list):
         return [_decode(item, f"{path}[{i}]") for i, item in enumerate(value)]
@@ -209,6 +140,8 @@ def _new_id() -> str:
 
 class AgentSession:
     """A conversation: its id, the service's id for it, and the providers' shared state (SE-1)."""
+
+    _claim_key: str | None = None  # SE-12: what a run claims, when not the session id (AG-14)
 
     def __init__(
         self,
@@ -269,7 +202,7 @@ async def claim(session: AgentSession | None) -> str | None:
     holds is waited for, up to `CLAIM_WAIT` seconds (SE-19), then `SessionBusyError`."""
     if session is None:
         return None
-    key = session.session_id
+    key = getattr(session, "_claim_key", None) or session.session_id  # AG-16: an as_tool run's own claim
     for attempt in range(8 + int(CLAIM_WAIT * 100)):  # a few loop turns, then every 10 ms
         if key not in _RUNNING:
             break
@@ -326,10 +259,23 @@ class SessionContext:
         """The run's `AgentResponse`, set before ``after_run`` (None before)."""
         return self._response
 
-    def extend_messages(self, source: str | object, messages: Sequence[Message]) -> None:
-        """Add messages from ``source`` (a ``source_id`` or a provider), as copies (SE-3)."""
-        source_id = source if isinstance(source, str) else _source_id(source)
-        self.context_messages.setdefault(source_id, []).extend(m.with_contents(m.contents) for m in messages)
+    def extend_messages(
+        self, source: str | object, messages: Sequence[Message], *, origin_session_ids: Sequence[str] | None = None
+    ) -> None:
+        """Add messages from ``source`` (a ``source_id`` or a provider), as copies; with
+        ``origin_session_ids`` (content from other sessions) each copy says so in
+        ``additional_properties["_attribution"]``, as upstream marks it (SE-3)."""
+        source_id = source if isinstance(source, str) else source_id_of(source)
+        copies = [m.with_contents(m.contents) for m in messages]
+        for copy_ in copies if origin_session_ids else ():
+            given = copy_.additional_properties.get("_attribution")
+            mark = dict(given) if isinstance(given, Mapping) else {"source_id": source_id}
+            if not isinstance(source, str) and not isinstance(given, Mapping):
+                mark["source_type"] = type(source).__name__
+            origins = [*mark.get("origin_session_ids", ()), *(origin_session_ids or ())]
+            mark["origin_session_ids"] = list(dict.fromkeys(origins))  # each once, in order
+            copy_.additional_properties["_attribution"] = mark
+        self.context_messages.setdefault(source_id, []).extend(copies)
 
     def extend_instructions(self, source_id: str, instructions: str | Sequence[str]) -> None:
         self.instructions.extend([instructions] if isinstance(instructions, str) else instructions)
@@ -342,8 +288,8 @@ class SessionContext:
         items = list(middleware) if isinstance(middleware, list | tuple) else [middleware]
         if categorize_middleware(items).agent:
             raise MiddlewareException(
-                f"context provider {source_id!r} added agent middleware: providers may add only chat or "
-                "function middleware (agent middleware belongs to Agent(middleware=...))"
+                f"Context providers may only add chat or function middleware: {source_id!r} added agent "
+                "middleware (agent middleware belongs to Agent(middleware=...))"
             )
         self.middleware.setdefault(source_id, []).extend(items)
 
@@ -376,19 +322,18 @@ class SessionContext:
 # -- providers ----------------------------------------------------------------------------------
 
 
-@dataclass
-class Context:
-    """What a thread-era provider's ``invoking`` adds to one run: instructions, messages, tools."""
-
-    instructions: str | None = None
-    messages: list[Message] = field(default_factory=list)
-    tools: list[Any] = field(default_factory=list)
-
-
-def _source_id(provider: object) -> str:
+def source_id_of(provider: object) -> str:
     """A provider's ``source_id``; a thread-era provider without one is known by its class name."""
     source_id = getattr(provider, "source_id", None)
     return source_id if isinstance(source_id, str) and source_id else type(provider).__name__
+
+
+def thread_era() -> Any:
+    """The seam to the thread era (spec/decisions.md): ``minagent.upstream.threads``, loaded when a
+    thread is made or restored or a thread-era provider runs (SE-9, SE-10)."""
+    from .upstream import threads
+
+    return threads
 
 
 class ContextProvider:
@@ -409,42 +354,23 @@ class ContextProvider:
     async def before_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
-        await invoking_as_before_run(self, agent=agent, context=context)
+        if type(self).invoking is not ContextProvider.invoking:  # SE-10: a thread-era provider
+            await thread_era().invoking_as_before_run(self, agent=agent, context=context)
 
     async def after_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
-        await invoked_as_after_run(self, agent=agent, context=context)
+        if type(self).invoked is not ContextProvider.invoked:
+            await thread_era().invoked_as_after_run(self, agent=agent, context=context)
 
-    async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Context:
-        return Context()
+    async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Any:
+        """The thread era's hook (SE-10, AG-6): a `Context` to add; here an empty one."""
+        return thread_era().Context()
 
     async def invoked(
         self, request_messages: Sequence[Message], response_messages: Sequence[Message], **kwargs: Any
     ) -> None:
         return None
-
-
-async def invoking_as_before_run(provider: Any, *, agent: Any, context: SessionContext) -> None:
-    """A thread-era ``invoking`` as a ``before_run`` (SE-10): its `Context` goes into the run's context."""
-    result = await provider.invoking(context.input_messages, thread=context._thread, agent=agent)
-    if result is None:
-        return
-    source_id = _source_id(provider)
-    if result.instructions:
-        context.extend_instructions(source_id, result.instructions)
-    if result.messages:
-        context.extend_messages(source_id, result.messages)
-    if result.tools:
-        context.extend_tools(source_id, list(result.tools))
-
-
-async def invoked_as_after_run(provider: Any, *, agent: Any, context: SessionContext) -> None:
-    """A thread-era ``invoked`` as an ``after_run`` (SE-10)."""
-    response = context.response
-    await provider.invoked(
-        context.input_messages, response.messages if response is not None else [], thread=context._thread, agent=agent
-    )
 
 
 class HistoryProvider(ContextProvider):
@@ -493,7 +419,7 @@ class HistoryProvider(ContextProvider):
             if self.store_context_from is not None:
                 out.extend(context.get_messages(sources=self.store_context_from))
             else:
-                out.extend(context.get_messages(exclude_sources={_source_id(self)}))
+                out.extend(context.get_messages(exclude_sources={source_id_of(self)}))
         if self.store_inputs:
             out.extend(context.input_messages)
         if self.store_outputs and context.response is not None:

@@ -160,6 +160,28 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         """
         return ResponseStream._mapping(self, transform, finalizer)
 
+    def flat_map(
+        self,
+        transform: Callable[[TUpdate], Any],
+        finalizer: Callable[[Sequence[TOuter]], TOuterFinal | Awaitable[TOuterFinal]],
+    ) -> ResponseStream[TOuter, TOuterFinal]:
+        """`map` where each update becomes zero or more updates (an iterable, or an awaitable of one, ST-17)."""
+
+        async def expanded() -> AsyncIterator[TOuter]:
+            async for update in self:
+                for item in await _call(transform, update):
+                    yield item
+
+        outer: ResponseStream[TOuter, TOuterFinal] = ResponseStream(expanded(), finalizer=finalizer)
+        outer._inner = self  # ST-10: finalising it finalises this one first
+        return outer
+
+    def with_finalizer(
+        self, finalizer: Callable[[Sequence[TUpdate]], TOuterFinal | Awaitable[TOuterFinal]]
+    ) -> ResponseStream[TUpdate, TOuterFinal]:
+        """A stream over this one's updates with another finalizer; this one still finalises first (ST-17)."""
+        return ResponseStream(self, finalizer=finalizer)
+
     @staticmethod
     def _mapping(
         source: ResponseStream[Any, Any] | Awaitable[ResponseStream[Any, Any]],

@@ -3,32 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import functools
 import inspect
 import json
 import math
 import re
+import types
 from collections.abc import Callable, Mapping, Sequence, Set
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, overload, runtime_checkable
+from typing import Any, Final, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
 from . import _limits as _limit_state
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._issues import shorten
-from ._schema import ValidationIssue, function_schema, names_context
+from ._schema import TwoContextsError, ValidationIssue, function_schema, names_context
+from ._types import Content
 from ._validate import compile_fast_check, validate
 
-if TYPE_CHECKING:
-    from ._middleware import FunctionInvocationContext
-
-__all__ = [
-    "FunctionInvocationConfiguration",
-    "FunctionTool",
-    "ToolError",
-    "UnknownToolError",
-    "tool",
-]
+__all__ = ["SKIP_PARSING", "FunctionInvocationConfiguration", "FunctionTool", "ToolError", "UnknownToolError"]
+__all__ += ["result_value", "tool"]
 
 ApprovalMode: TypeAlias = Literal["never_require", "always_require"]
 _APPROVAL_MODES = ("never_require", "always_require")
@@ -45,11 +40,33 @@ class UnknownToolError(MinagentError, KeyError):
 
     def __init__(self, name: str) -> None:
         shown = shorten(name, 64)  # LP-29: bounded; the full name stays in .name
-        super().__init__(f'the model requested function "{shown}", which is not among the tools of this run')
+        super().__init__(f'Error: Requested function "{shown}" not found: it is not among the tools of this run')
         self.name = name
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class _SkipParsing:
+    """`SKIP_PARSING`: ``result_parser=SKIP_PARSING`` makes `FunctionTool.invoke` return the raw value (TL-14)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "SKIP_PARSING"
+
+
+SKIP_PARSING: Final = _SkipParsing()
+
+
+class Parameters(dict[str, Any]):
+    """A tool's JSON schema: a dict that is also callable, ``tool.parameters()`` (upstream's
+    spelling) being the dict itself (TL-2)."""
+
+    __slots__ = ()
+
+    def __call__(self) -> Parameters:
+        return self
 
 
 class FunctionTool:
@@ -64,15 +81,17 @@ class FunctionTool:
         "_context_parameter",
         "_converter",
         "_fast_check",
+        "_parameters",
         "approval_mode",
         "description",
         "func",
+        "input_model",
         "invocation_count",
         "invocation_exception_count",
         "max_invocation_exceptions",
         "max_invocations",
         "name",
-        "parameters",
+        "result_parser",
         "sequential",
     )
 
@@ -87,7 +106,13 @@ class FunctionTool:
         sequential: bool = False,
         max_invocations: int | None = None,
         max_invocation_exceptions: int | None = None,
+        input_model: Any = None,
+        result_parser: Callable[[Any], Any] | _SkipParsing | None = None,
     ) -> None:
+        if input_model is not None:  # TL-14: upstream's explicit schema, a JSON schema or a pydantic-style class
+            from .upstream.tools import input_schema  # the seam (spec/decisions.md)
+
+            parameters = input_schema(name, input_model, parameters)
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise ToolError(f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}")
         if approval_mode not in _APPROVAL_MODES:
@@ -109,6 +134,8 @@ class FunctionTool:
         self.invocation_exception_count = 0
         self.approval_mode: ApprovalMode = approval_mode
         self.sequential = sequential
+        self.input_model = None if isinstance(input_model, Mapping) else input_model
+        self.result_parser = result_parser
         self._context_parameter: str | None = None
         self._fast_check: tuple[Any, Callable[[Any], bool] | None] | None = None
         self._async_of: tuple[Any, bool] | None = None  # (func, whether it is async), for the func in use
@@ -116,9 +143,9 @@ class FunctionTool:
         if parameters is not None:
             if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
                 raise ToolError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
-            self.parameters: dict[str, Any] = dict(parameters)
+            self.parameters = parameters
             if func is not None:  # no generation, but the context still reaches the function
-                self._context_parameter = _find_context_parameter(func)
+                self._context_parameter = _find_context_parameter(func, self.parameters)
         elif func is not None:
             schema = function_schema(func)
             self.parameters = schema.parameters
@@ -127,6 +154,37 @@ class FunctionTool:
             self._converter = ArgumentConverter(func, schema.context_parameter)
         else:
             self.parameters = dict(_EMPTY_OBJECT)
+
+    @property
+    def parameters(self) -> Parameters:
+        """The JSON schema of the arguments, a dict that ``parameters()`` also returns (TL-2)."""
+        return self._parameters
+
+    @parameters.setter
+    def parameters(self, value: Mapping[str, Any]) -> None:
+        self._parameters = value if type(value) is Parameters else Parameters(value)
+
+    def __get__(self, instance: Any, owner: type | None = None) -> FunctionTool:
+        """TL-15: ``@tool`` on a method: read from an instance, the tool calls the method bound to it."""
+        if instance is None or self.func is None or not _takes_self(self.func):
+            return self
+        bound = copy.copy(self)
+        bound.func = types.MethodType(self.func, instance)
+        return bound
+
+    @staticmethod
+    def parse_result(result: Any) -> list[Content]:
+        """A tool's value as contents, as upstream's `invoke` returns it (TL-14)."""
+        from .upstream.tools import parse_result  # the seam (spec/decisions.md)
+
+        return parse_result(result)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], /, *, dependencies: Mapping[str, Any] | None = None) -> FunctionTool:
+        """A tool from its dict form, its function injected by ``dependencies`` (upstream's, TL-16)."""
+        from .upstream.tools import tool_from_dict  # the seam (spec/decisions.md)
+
+        return tool_from_dict(data, dependencies)
 
     @property
     def declaration_only(self) -> bool:
@@ -161,9 +219,34 @@ class FunctionTool:
             return []
         return validate(arguments, parameters, lenient_for=self.name)  # SC-57: a schema never fails the run
 
-    async def invoke(self, arguments: Mapping[str, Any], *, context: FunctionInvocationContext | None = None) -> Any:
-        """Run the function with ``arguments`` (TL-4): async functions are awaited, sync ones run in
-        a worker thread so they never block the event loop."""
+    async def invoke(
+        self,
+        arguments: Mapping[str, Any] | Any = None,
+        *,
+        context: Any = None,  # a FunctionInvocationContext (below `_middleware`: not imported)
+        skip_parsing: bool = False,
+        tool_call_id: str | None = None,
+        **values: Any,
+    ) -> Any:
+        """Run the function (TL-4, TL-14) and return its value as contents (`parse_result`, or the
+        tool's ``result_parser``), or the value itself with ``skip_parsing=True`` or
+        ``result_parser=SKIP_PARSING``. The arguments: ``arguments`` (a mapping, or a model with
+        ``model_dump()``), else the parameters as keywords, else ``context.arguments``."""
+        loops = not values and context is not None and arguments is context.arguments  # the loop's call (TL-14)
+        if not loops:  # a caller's arguments: read and checked
+            from .upstream.tools import invoke_arguments  # the seam (spec/decisions.md)
+
+            arguments = invoke_arguments(self, arguments, context, values)
+        value = await self._run(arguments, context)
+        parser = self.result_parser
+        if skip_parsing or parser is SKIP_PARSING or (loops and not callable(parser)):  # the loop's: the value
+            return value
+        parsed = parser(value) if callable(parser) else self.parse_result(value)
+        return [Content.from_text(parsed)] if isinstance(parsed, str) else parsed
+
+    async def _run(self, arguments: Mapping[str, Any], context: Any) -> Any:
+        """The function's own value (TL-4): async functions are awaited, sync ones run in a worker
+        thread so they never block the event loop."""
         func = self.func
         if func is None:
             raise ToolError(f"tool {self.name!r} is declaration-only and cannot be invoked")
@@ -204,14 +287,30 @@ def _call_in_thread(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         raise ToolStoppedIteration(f"the tool raised {type(exc).__name__}: {exc}") from None
 
 
-def _find_context_parameter(func: Callable[..., Any]) -> str | None:
-    """The parameter annotated `FunctionInvocationContext` (SC-5), found without generation."""
+def _find_context_parameter(func: Callable[..., Any], parameters: Mapping[str, Any]) -> str | None:
+    """The parameter annotated `FunctionInvocationContext` (SC-5), found without generation, or with an
+    explicit schema an un-annotated ``ctx`` the schema does not name (TL-14)."""
     try:
         params = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):
         return None
     names = frozenset({"FunctionInvocationContext"})
-    return next((p.name for p in params if names_context(p.annotation, names)), None)
+    found = [p.name for p in params if names_context(p.annotation, names)]
+    if any(p.name == "ctx" and p.annotation is p.empty for p in params) and "ctx" not in parameters.get(
+        "properties", ()
+    ):
+        found.append("ctx")
+    if len(found) > 1:  # SC-5: a ValueError, as upstream's
+        raise TwoContextsError(f"tool function {func.__name__!r} has multiple FunctionInvocationContext parameters")
+    return found[0] if found else None
+
+
+def _takes_self(func: Callable[..., Any]) -> bool:
+    try:
+        first = next(iter(inspect.signature(func).parameters), None)
+    except (TypeError, ValueError):
+        return False
+    return first in ("self", "cls") and not inspect.ismethod(func)
 
 
 def _is_async(func: Callable[..., Any]) -> bool:
@@ -233,6 +332,8 @@ def tool(
     sequential: bool = False,
     max_invocations: int | None = None,
     max_invocation_exceptions: int | None = None,
+    schema: Any = None,
+    result_parser: Callable[[Any], Any] | _SkipParsing | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 
 
@@ -246,8 +347,11 @@ def tool(
     sequential: bool = False,
     max_invocations: int | None = None,
     max_invocation_exceptions: int | None = None,
+    schema: Any = None,
+    result_parser: Callable[[Any], Any] | _SkipParsing | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
-    """Turn a function into a `FunctionTool`: ``@tool`` or ``@tool(name=..., ...)`` (TL-1)."""
+    """Turn a function into a `FunctionTool`: ``@tool`` or ``@tool(name=..., ...)`` (TL-1); ``schema``
+    is an explicit argument schema (a JSON schema, or a pydantic-style model), TL-14."""
 
     def make(f: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
@@ -258,6 +362,8 @@ def tool(
             sequential=sequential,
             max_invocations=max_invocations,
             max_invocation_exceptions=max_invocation_exceptions,
+            input_model=schema,
+            result_parser=result_parser,
         )
 
     return make(func) if func is not None else make
@@ -297,7 +403,7 @@ def result_value(value: Any) -> Any:
         return [result_value(v) for v in value]
     if isinstance(value, type):  # a class is "anything else", even with a to_dict method
         return str(value)
-    to_dict = getattr(value, "to_dict", None)
+    to_dict = getattr(value, "to_dict", None) or getattr(value, "model_dump", None)  # ours, or a pydantic model
     if callable(to_dict):
         return result_value(to_dict())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -339,29 +445,23 @@ class FunctionInvocationConfiguration:
     additional_tools: list[Any] = dataclasses.field(default_factory=list)
     include_detailed_errors: bool = False
     max_function_calls: int | None = None
+    disable_approval_response_binding: bool = False  # LP-34: upstream's switch; True trusts any approval
 
     def __setattr__(self, name: str, value: Any) -> None:
-        check = _CONFIG_CHECKS.get(name)
-        if check is None:
-            raise AttributeError(f"FunctionInvocationConfiguration has no field {name!r}; fields: {_config_fields()}")
-        check(value)
+        _check(_known(name, AttributeError), value)
         object.__setattr__(self, name, value)
 
     def __getitem__(self, key: str) -> Any:
-        if key not in _CONFIG_CHECKS:
-            raise KeyError(f"FunctionInvocationConfiguration has no field {key!r}; fields: {_config_fields()}")
-        return getattr(self, key)
+        return getattr(self, _known(key, KeyError))
 
     def __setitem__(self, key: str, value: Any) -> None:
-        if key not in _CONFIG_CHECKS:
-            raise KeyError(f"FunctionInvocationConfiguration has no field {key!r}; fields: {_config_fields()}")
-        setattr(self, key, value)
+        setattr(self, _known(key, KeyError), value)
 
     def keys(self) -> list[str]:
-        return list(_CONFIG_CHECKS)
+        return list(_CONFIG)
 
     def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key) if key in _CONFIG_CHECKS else default
+        return getattr(self, key) if key in _CONFIG else default
 
     @classmethod
     def coerce(
@@ -373,52 +473,38 @@ class FunctionInvocationConfiguration:
         if isinstance(value, cls):
             return value
         if isinstance(value, Mapping):
-            unknown = sorted(str(k) for k in value if k not in _CONFIG_CHECKS)
-            if unknown:
-                raise KeyError(
-                    f"FunctionInvocationConfiguration has no field {unknown[0]!r}; fields: {_config_fields()}"
-                )
-            return cls(**value)
+            return cls(**{_known(str(k), KeyError): v for k, v in value.items()})
         raise TypeError(
             f"function_invocation_configuration must be a FunctionInvocationConfiguration or a dict, "
             f"got {type(value).__name__}"
         )
 
 
-def _check_bool(name: str) -> Callable[[Any], None]:
-    def check(value: Any) -> None:
-        if not isinstance(value, bool):
-            raise ValueError(f"{name} must be a bool, got {value!r}")
-
-    return check
-
-
-def _check_int(name: str, low: int, *, optional: bool = False) -> Callable[[Any], None]:
-    def check(value: Any) -> None:
-        if optional and value is None:
-            return
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            allowed = f"None or an int >= {low}" if optional else f"an int >= {low}"
-            raise ValueError(f"{name} must be {allowed}, got {value!r}")
-
-    return check
-
-
-def _check_tools(value: Any) -> None:
-    if not isinstance(value, list):
-        raise ValueError(f"additional_tools must be a list, got {type(value).__name__}")
-
-
-_CONFIG_CHECKS: dict[str, Callable[[Any], None]] = {
-    "enabled": _check_bool("enabled"),
-    "max_iterations": _check_int("max_iterations", 1),
-    "max_consecutive_errors_per_request": _check_int("max_consecutive_errors_per_request", 0),
-    "terminate_on_unknown_calls": _check_bool("terminate_on_unknown_calls"),
-    "additional_tools": _check_tools,
-    "include_detailed_errors": _check_bool("include_detailed_errors"),
-    "max_function_calls": _check_int("max_function_calls", 1, optional=True),
+# field -> (its type, its least value, whether None is allowed): what an assignment is checked against (LP-24)
+_CONFIG: dict[str, tuple[type, int, bool]] = {
+    "enabled": (bool, 0, False),
+    "max_iterations": (int, 1, False),
+    "max_consecutive_errors_per_request": (int, 0, False),
+    "terminate_on_unknown_calls": (bool, 0, False),
+    "additional_tools": (list, 0, False),
+    "include_detailed_errors": (bool, 0, False),
+    "max_function_calls": (int, 1, True),
+    "disable_approval_response_binding": (bool, 0, False),
 }
 
 
-def _config_fields() -> str:
-    return ", ".join(_CONFIG_CHECKS)
+def _known(name: str, error: type[Exception]) -> str:
+    if name not in _CONFIG:
+        raise error(f"FunctionInvocationConfiguration has no field {name!r}; fields: {', '.join(_CONFIG)}")
+    return name
+
+
+def _check(name: str, value: Any) -> None:
+    kind, low, optional = _CONFIG[name]
+    enough = isinstance(value, int) and not isinstance(value, bool) and value >= low
+    if (optional and value is None) or (isinstance(value, kind) and (kind is not int or enough)):
+        return
+    if kind is not int:
+        raise ValueError(f"{name} must be a {kind.__name__}, got {value!r}")
+    at_least = "0 or more" if low == 0 else f"at least {low}"  # upstream's words first (LP-24)
+    raise ValueError(f"{name} must be {at_least}{' or None' if optional else ''} (an int), got {value!r}")

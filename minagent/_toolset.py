@@ -27,18 +27,8 @@ from typing import Any, NamedTuple
 
 from ._tools import FunctionTool, ToolError, tool
 
-__all__ = [
-    "ToolSet",
-    "ToolSpec",
-    "expand_tool_sets",
-    "is_tool",
-    "is_tool_set",
-    "merge_tools",
-    "normalize_tools",
-    "tool_map",
-    "tool_name",
-    "tool_specs",
-]
+__all__ = ["ToolSet", "ToolSpec", "expand_tool_sets", "is_tool", "is_tool_set", "merge_tools", "normalize_tools"]
+__all__ += ["tool_map", "tool_name", "tool_specs"]
 
 
 class ToolSpec(NamedTuple):
@@ -186,8 +176,11 @@ def normalize_tools(tools: Any, known: list[Any] | None = None) -> list[Any]:
     items = tools if type(tools) is list or type(tools) is tuple else _as_items(tools)
     out: list[Any] = []
     for item in items:
-        if type(item) is FunctionTool or isinstance(item, FunctionTool | Mapping) or is_tool(item):
+        if type(item) is FunctionTool or is_tool(item) or (isinstance(item, Mapping) and not hasattr(item, "tools")):
             out.append(item)
+        elif hasattr(item, "tools") or (isinstance(item, Iterable) and not isinstance(item, str | bytes)):
+            out.extend(normalize_tools(getattr(item, "tools", item), known))  # TL-12: a bundle of tools
+            continue
         elif callable(item):
             made = None
             if known:

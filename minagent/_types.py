@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
@@ -21,14 +22,8 @@ from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
 from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
 
-__all__ = [
-    "FORMAT_VERSION",
-    "Content",
-    "Message",
-    "Role",
-    "UsageDetails",
-    "normalize_messages",
-]
+__all__ = ["CONTENT_LISTS", "FORMAT_VERSION", "UPSTREAM_FIELDS", "Content", "Message", "Role", "UsageDetails"]
+__all__ += ["normalize_messages"]
 
 FORMAT_VERSION = 1
 """The JSON format version written by ``to_dict()`` on messages, responses and updates."""
@@ -47,12 +42,26 @@ class Role(StrEnum):
 # --------------------------------------------------------------------------------------------
 
 
+class _Kinds(type):
+    """Content's class: a ``from_<kind>`` factory of upstream's other content kinds (``from_hosted_file``,
+    ``from_shell_tool_call``, ...) is found through the seam to ``minagent.upstream`` (TY-15)."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if not name.startswith("from_"):
+            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+        from .upstream.content import factory  # the seam (spec/decisions.md)
+
+        return factory(cls, name)  # type: ignore[arg-type]
+
+
 @dataclass(slots=True)
-class Content(_Json):
+class Content(_Json, metaclass=_Kinds):
     """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
 
     Build contents with the ``from_*`` factories; the constructor accepts any combination so
-    that data from a newer version (an unknown ``type``) can still be represented.
+    that data from a newer version (an unknown ``type``) can still be represented. Fields of
+    upstream's other content kinds (``file_id``, ``outputs``, ``annotations``, ...) are kept in
+    ``extra`` and read as attributes (TY-15).
     """
 
     type: str
@@ -74,9 +83,28 @@ class Content(_Json):
     protected_data: str | None = None
     informational_only: bool = False
     user_input_request: bool = False
+    annotations: list[Any] | None = None  # citations and the like (upstream's Annotation dicts), TY-15
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
+
+    def __getattr__(self, name: str) -> Any:
+        """TY-15: a field of upstream's other content kinds, from ``extra`` (None when absent)."""
+        if name not in UPSTREAM_FIELDS:
+            raise AttributeError(f"'Content' object has no attribute {name!r}")
+        value = self.extra.get(name)
+        if value is None and name == "items" and self.type == "function_result":  # upstream's view of the result
+            result = self.result
+            return [Content("text", text=result if isinstance(result, str) else json.dumps(result, default=str))]
+        return value
+
+    def __str__(self) -> str:
+        """An error as upstream writes it (``Error E1: Oops``), a text as its text, else the repr."""
+        if self.type == "error":
+            return (
+                f"Error {self.error_code}: {self.message or ''}" if self.error_code else self.message or "Unknown error"
+            )
+        return self.text or "" if self.type == "text" else repr(self)
 
     def __repr__(self) -> str:
         shown = [
@@ -121,13 +149,14 @@ class Content(_Json):
 
     @classmethod
     def from_error(
-        cls, message: str, *, error_code: str | None = None, details: str | None = None, **kw: Any
+        cls, message: str | None = None, *, error_code: str | None = None, details: str | None = None, **kw: Any
     ) -> Content:
         return cls("error", message=message, error_code=error_code, details=details, **kw)
 
     @classmethod
-    def from_usage(cls, usage_details: UsageDetails, **kw: Any) -> Content:
-        return cls("usage", usage_details=usage_details, **kw)
+    def from_usage(cls, usage_details: UsageDetails | Mapping[str, Any], **kw: Any) -> Content:
+        usage = usage_details if isinstance(usage_details, UsageDetails) else UsageDetails(**usage_details)
+        return cls("usage", usage_details=usage, **kw)
 
     @classmethod
     def from_function_call(
@@ -153,6 +182,11 @@ class Content(_Json):
 
     @classmethod
     def from_function_result(cls, call_id: str, result: Any = None, exception: str | None = None, **kw: Any) -> Content:
+        """A call's result (TL-5). A list of contents (a tool's parsed result, TL-14) is upstream's
+        form: its texts joined by newlines are the result, the contents themselves its ``items``."""
+        if isinstance(result, list) and result and all(isinstance(c, Content) for c in result):
+            kw["extra"] = {**kw.get("extra", {}), "items": result}
+            result = "\n".join(c.text for c in result if c.type == "text" and c.text)
         return cls("function_result", call_id=call_id, result=result, exception=exception, **kw)
 
     @classmethod
@@ -205,6 +239,19 @@ class Content(_Json):
             raise ContentError(f"arguments must be a JSON object, got {type(parsed).__name__}")
         return parsed
 
+    def has_top_level_media_type(self, top_level: str) -> bool:
+        """Whether the media type is of ``top_level`` (``"image"`` for ``image/png``); no media type is an error."""
+        if self.media_type is None:
+            raise ContentError("no media_type found")
+        return self.media_type.partition("/")[0].strip().lower() == top_level.lower()
+
+    def __add__(self, other: Content) -> Content:
+        """Two chunks of one content merged as upstream merges them (TY-16): texts and reasoning
+        texts concatenate, a call's arguments join, usages sum."""
+        from .upstream.content import add  # the seam to upstream's content algebra (spec/decisions.md)
+
+        return add(self, other)
+
     # -- JSON ---------------------------------------------------------------------------------
 
     _STR_FIELDS: ClassVar[tuple[str, ...]] = (
@@ -221,7 +268,17 @@ class Content(_Json):
         "protected_data",
     )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, exclude: Iterable[str] = (), exclude_none: bool = True) -> dict[str, Any]:
+        """The JSON form (TY-8); ``exclude`` drops keys, ``exclude_none=False`` writes every
+        string field, None included (upstream's spelling, TY-15)."""
+        out = self._to_dict()
+        if not exclude_none:
+            out.update((n, getattr(self, n)) for n in self._STR_FIELDS if n not in out)
+        for key in exclude:
+            out.pop(key, None)
+        return out
+
+    def _to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
         out.update(_compact((n, getattr(self, n)) for n in self._STR_FIELDS))
         if self.arguments is not None:
@@ -229,17 +286,20 @@ class Content(_Json):
         if self.type == "function_result" or self.result is not None:
             out["result"] = self.result
         if self.usage_details is not None:
-            out["usage_details"] = self.usage_details.to_dict()
+            out["usage_details"] = UsageDetails.to_dict(UsageDetails(**self.usage_details))
         if self.approved is not None:
             out["approved"] = self.approved
         if self.function_call is not None:
             out["function_call"] = self.function_call.to_dict()
-        out.update(_compact([("informational_only", self.informational_only)]))
+        if self.annotations:
+            out["annotations"] = [dict(a) if isinstance(a, Mapping) else a for a in self.annotations]
+        if self.type != "mcp_server_tool_call":  # such a call is always informational (TY-15)
+            out.update(_compact([("informational_only", self.informational_only)]))
         out.update(_compact([("user_input_request", self.user_input_request)]))
         if self.additional_properties:
             out["additional_properties"] = dict(self.additional_properties)
         for key, value in self.extra.items():
-            out.setdefault(key, value)
+            out.setdefault(key, _plain(value))
         return out
 
     @classmethod
@@ -256,11 +316,22 @@ class Content(_Json):
         kw["approved"] = _get(data, "approved", bool, path)
         if (call := _get(data, "function_call", dict, path)) is not None:
             kw["function_call"] = cls.from_dict(call, path=f"{path}.function_call")
-        kw["informational_only"] = bool(_get(data, "informational_only", bool, path))
+        kw["informational_only"] = bool(_get(data, "informational_only", bool, path)) or kind == "mcp_server_tool_call"
         kw["user_input_request"] = bool(_get(data, "user_input_request", bool, path))
         kw["additional_properties"] = dict(_get(data, "additional_properties", dict, path) or {})
-        known = {f.name for f in fields(cls)} - {"extra", "raw_representation"}
-        return cls(kind, **kw, extra=_extra(data, known))
+        kw["annotations"] = _get(data, "annotations", list, path)
+        kw["raw_representation"] = data.get("raw_representation")  # upstream keeps it; to_dict never writes it
+        if kind == "data" and isinstance(data.get("data"), bytes | bytearray) and kw["uri"] is None:
+            kw["uri"] = Content.from_data(data["data"], kw["media_type"] or "application/octet-stream").uri
+        known = {f.name for f in fields(cls)} | {"data"} if kind == "data" else {f.name for f in fields(cls)}
+        extra = _extra(data, known - {"extra"})
+        for key in CONTENT_LISTS.intersection(extra):  # TY-15: contents nested in another kind
+            if isinstance(extra[key], list):
+                extra[key] = [
+                    cls.from_dict(c, path=f"{path}.{key}[{i}]") if isinstance(c, Mapping) else c
+                    for i, c in enumerate(extra[key])
+                ]
+        return cls(kind, **kw, extra=extra)
 
 
 def _shown(value: object) -> bool:
@@ -268,8 +339,24 @@ def _shown(value: object) -> bool:
 
 
 def _require_call(function_call: object) -> None:
-    if not isinstance(function_call, Content) or function_call.type != "function_call":
+    if not isinstance(function_call, Content) or function_call.type not in ("function_call", "mcp_server_tool_call"):
         raise ContentError(f"expected a function_call Content, got {function_call!r}")
+
+
+# TY-15: the fields of upstream's other content kinds (minagent.upstream.content), kept in `Content.extra`
+_UPSTREAM_NAMES = (
+    "items file_id vector_store_id inputs outputs image_id commands timeout_ms max_output_length status "
+    "stdout stderr exit_code timed_out tool_name server_name output consent_link error_details"
+)
+UPSTREAM_FIELDS = frozenset(_UPSTREAM_NAMES.split())
+CONTENT_LISTS = frozenset({"items", "inputs", "outputs"})
+
+
+def _plain(value: Any) -> Any:
+    """A value of ``extra`` in its JSON form: contents as their dicts."""
+    if isinstance(value, Content):
+        return value.to_dict()
+    return [_plain(v) for v in value] if isinstance(value, list) else value
 
 
 def as_content(item: Content | str | Mapping[str, Any], *, path: str = "content") -> Content:

@@ -7,20 +7,33 @@ reject, so a bad document says where it is bad.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import fields, is_dataclass
 from typing import Any, ClassVar
 
 from ._exceptions import SerializationError
 
-__all__ = ["UsageDetails", "add_usage"]
+__all__ = ["UsageDetails", "add_usage", "expect_mapping", "expect_type", "get_field"]
 
 
 class _Json:
     """``to_json`` / ``from_json`` over ``to_dict`` / ``from_dict`` for every wire type (TY-13)."""
 
     __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """TY-17: a deep copy that keeps ``raw_representation`` (the provider's object) by reference."""
+        new: Any = copy.copy(self)
+        memo[id(self)] = new
+        if isinstance(self, dict):
+            new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
+        names: list[str] = [f.name for f in fields(self)] if is_dataclass(self) else []  # no ClassVar (TY-17)
+        for name in names:
+            if name != "raw_representation":
+                setattr(new, name, copy.deepcopy(getattr(self, name), memo))
+        return new
 
     def to_json(self, **dumps_kwargs: Any) -> str:
         """``json.dumps(self.to_dict(), **dumps_kwargs)``: ``indent=2`` and friends pass through."""
@@ -47,7 +60,8 @@ def _expect_mapping(data: object, path: str) -> Mapping[str, Any]:
 
 
 def _expect_type(data: Mapping[str, Any], expected: str, path: str) -> None:
-    actual = data.get("type")
+    """A ``type`` other than ``expected`` is an error; none at all is upstream's form, accepted (TY-8)."""
+    actual = data.get("type", expected)
     if actual != expected:
         raise SerializationError(f"{path}.type", f"expected {expected!r}, got {actual!r}")
 
@@ -60,6 +74,9 @@ def _get(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], path
         names = " or ".join(k.__name__ for k in _as_tuple(kinds))
         raise SerializationError(f"{path}.{key}", f"expected {names}, got {type(value).__name__}")
     return value
+
+
+expect_mapping, expect_type, get_field = _expect_mapping, _expect_type, _get  # for the folders' readers
 
 
 def _as_tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
@@ -79,52 +96,79 @@ def _compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class UsageDetails(_Json):
-    """Token counts of one or more model calls. ``a + b`` sums field by field (TY-13)."""
+_COUNTS = (
+    "input_token_count",
+    "output_token_count",
+    "total_token_count",
+    "cache_read_input_token_count",
+    "cache_creation_input_token_count",
+    "reasoning_output_token_count",
+)
 
-    input_token_count: int | None = None
-    output_token_count: int | None = None
-    total_token_count: int | None = None
-    cache_read_input_token_count: int | None = None
-    cache_creation_input_token_count: int | None = None
-    reasoning_output_token_count: int | None = None
-    additional_counts: dict[str, int] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
 
-    _COUNTS: ClassVar[tuple[str, ...]] = (
-        "input_token_count",
-        "output_token_count",
-        "total_token_count",
-        "cache_read_input_token_count",
-        "cache_creation_input_token_count",
-        "reasoning_output_token_count",
-    )
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
-    def __add__(self, other: UsageDetails | None) -> UsageDetails:
+
+class UsageDetails(dict[str, Any], _Json):
+    """Token counts of one or more model calls, a dict that also has the counts as attributes
+    (TY-12): ``usage.input_token_count`` is ``usage.get("input_token_count")``; any other int key is
+    an additional count; ``a + b`` sums key by key (TY-13)."""
+
+    __slots__ = ()
+    _COUNTS: ClassVar[tuple[str, ...]] = _COUNTS
+    input_token_count: int | None  # the six counts: properties over the items, set below
+    output_token_count: int | None
+    total_token_count: int | None
+    cache_read_input_token_count: int | None
+    cache_creation_input_token_count: int | None
+    reasoning_output_token_count: int | None
+
+    def __init__(self, *counts: int | None, additional_counts: Mapping[str, int] | None = None, **entries: Any) -> None:
+        """``UsageDetails(input, output, total, ...)`` in `_COUNTS` order, or by name; other names are
+        additional counts (upstream's form) and ``additional_counts=`` / ``extra=`` add theirs; None is
+        an absent entry."""
+        super().__init__((k, v) for k, v in zip(_COUNTS, counts, strict=False) if v is not None)
+        entries = {**(additional_counts or {}), **(entries.pop("extra", None) or {}), **entries}
+        self.update((k, v) for k, v in entries.items() if v is not None)
+
+    @property
+    def additional_counts(self) -> dict[str, int]:
+        """The int entries other than the six named counts."""
+        return {k: v for k, v in self.items() if k not in _COUNTS and _is_count(v)}
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Entries that are not counts (unknown JSON fields, kept for the round trip, TY-8)."""
+        return {k: v for k, v in self.items() if k not in _COUNTS and not _is_count(v)}
+
+    def __add__(self, other: Mapping[str, Any] | None) -> UsageDetails:
+        summed = UsageDetails(**self)
         if other is None:
-            counts = dict(self.additional_counts)
-            return replace(self, additional_counts=counts, extra=dict(self.extra))
-        if not isinstance(other, UsageDetails):
+            return summed
+        if not isinstance(other, Mapping):
             return NotImplemented
-        summed = {name: _add_counts(getattr(self, name), getattr(other, name)) for name in self._COUNTS}
-        extra = dict(self.additional_counts)
-        for key, value in other.additional_counts.items():
-            extra[key] = extra.get(key, 0) + value
-        unknown = {**self.extra, **other.extra}
-        return UsageDetails(**summed, additional_counts=extra, extra=unknown)
+        for key, value in other.items():
+            mine = summed.get(key)
+            if value is None:
+                continue
+            summed[key] = mine + value if _is_count(mine) and _is_count(value) else value if mine is None else mine
+        return summed
 
-    def __radd__(self, other: None) -> UsageDetails:
-        return self + None
+    def __radd__(self, other: Mapping[str, Any] | None) -> UsageDetails:
+        return self + None if other is None else UsageDetails(**other) + self
 
     def __bool__(self) -> bool:
-        return any(getattr(self, n) is not None for n in self._COUNTS) or bool(self.additional_counts)
+        return any(_is_count(v) for v in self.values())
+
+    def __repr__(self) -> str:
+        return f"UsageDetails({dict.__repr__(self)})"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "usage_details"}
-        out.update(_compact((n, getattr(self, n)) for n in self._COUNTS))
-        if self.additional_counts:
-            out["additional_counts"] = dict(self.additional_counts)
+        out.update((n, self[n]) for n in _COUNTS if self.get(n) is not None)
+        if counts := self.additional_counts:
+            out["additional_counts"] = counts
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
@@ -132,21 +176,29 @@ class UsageDetails(_Json):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, path: str = "usage_details") -> UsageDetails:
         data = _expect_mapping(data, path)
-        counts = {n: _get(data, n, int, path) for n in cls._COUNTS}
+        counts = {n: _get(data, n, int, path) for n in _COUNTS}
         extra = _get(data, "additional_counts", dict, path) or {}
         for key, value in extra.items():
-            if not isinstance(value, int) or isinstance(value, bool):
+            if not _is_count(value):
                 raise SerializationError(f"{path}.additional_counts.{key}", "expected int")
-        unknown = _extra(data, ("type", *cls._COUNTS, "additional_counts"))
-        return cls(**counts, additional_counts=dict(extra), extra=unknown)
+        return cls(**counts, additional_counts=extra, extra=_extra(data, ("type", *_COUNTS, "additional_counts")))
 
 
-def _add_counts(a: int | None, b: int | None) -> int | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
+def _count_property(name: str) -> property:
+    def get(self: UsageDetails) -> int | None:
+        return self.get(name)
+
+    def set_(self: UsageDetails, value: int | None) -> None:
+        if value is None:
+            self.pop(name, None)
+        else:
+            self[name] = value
+
+    return property(get, set_, doc=f"``usage[{name!r}]``, None when absent.")
+
+
+for _name in _COUNTS:
+    setattr(UsageDetails, _name, _count_property(_name))
 
 
 def add_usage(a: UsageDetails | None, b: UsageDetails | None) -> UsageDetails | None:

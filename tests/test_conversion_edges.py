@@ -121,7 +121,7 @@ def test_structured_output_edges() -> None:
         ResponseFormat.of(Odd)
     response = ChatResponse([Message("assistant", ['{"a": ' + "9" * 5000 + "}"])])
     response._format = fmt  # what get_response attaches (SO-9)
-    with pytest.raises(StructuredOutputDecodeError, match="not usable JSON"):
+    with pytest.raises(StructuredOutputDecodeError, match="not valid JSON"):
         _ = response.value
     trailing = ChatResponse([Message("assistant", ['{"a": 1,}'])])
     trailing._format = fmt

@@ -120,7 +120,7 @@ async def test_hostile_arguments_become_error_results(
     response = await run_agent(steps, [target], stream=stream)
     (result,) = function_results(response)
     assert result.exception == "invalid arguments"
-    assert result.result.startswith(f"Error: Invalid arguments for {target.name}")
+    assert result.result.startswith(f"Error: Argument parsing failed. Invalid arguments for {target.name}")
     assert phrase in result.result
     assert len(result.result) < 2000
     assert response.text == "recovered"

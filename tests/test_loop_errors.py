@@ -25,20 +25,23 @@ from tests.test_loop import Script, add, exceptions, get_weather, results, run_b
         ),
         pytest.param(
             call("get_weather", '{"city": "Oslo"', call_id="c1"),
-            ["Error: Invalid arguments for get_weather: arguments are not valid JSON"],
+            ["Error: Argument parsing failed. Invalid arguments for get_weather: arguments are not valid JSON"],
             "invalid arguments",
             id="invalid-json",
         ),
         pytest.param(
             call("get_weather", "[1, 2]", call_id="c1"),
-            ["Error: Invalid arguments for get_weather: arguments must be a JSON object, got list"],
+            [
+                "Error: Argument parsing failed. Invalid arguments for get_weather: "
+                "arguments must be a JSON object, got list"
+            ],
             "invalid arguments",
             id="not-an-object",
         ),
         pytest.param(
             call("get_weather", {"city": "Oslo", "unit": "kelvin"}, call_id="c1"),
             [
-                "Error: Invalid arguments for get_weather:",
+                "Error: Argument parsing failed. Invalid arguments for get_weather:",
                 "$.unit",
                 '"celsius", "fahrenheit"',
                 '"kelvin"',
@@ -48,13 +51,17 @@ from tests.test_loop import Script, add, exceptions, get_weather, results, run_b
         ),
         pytest.param(
             call("get_weather", {"unit": "celsius"}, call_id="c1"),
-            ["Error: Invalid arguments for get_weather:", "city"],
+            ["Error: Argument parsing failed. Invalid arguments for get_weather:", "city"],
             "invalid arguments",
             id="missing-required",
         ),
         pytest.param(
             call("add", {"a": "one", "b": 2.5}, call_id="c1"),
-            ["Error: Invalid arguments for add:", "$.a: expected integer", "$.b: expected integer"],
+            [
+                "Error: Argument parsing failed. Invalid arguments for add:",
+                "$.a: expected integer",
+                "$.b: expected integer",
+            ],
             "invalid arguments",
             id="every-failing-parameter",
         ),

@@ -169,7 +169,7 @@ async def test_declaration_only_call_with_invalid_arguments_gets_an_error_result
     script = Script(reply(call("ask_user", {"question": 42}, call_id="q1")), "retrying")
     ns, streamed, _ = await run_both(script, "go", options={"tools": [ASK_USER]})
     assert streamed == ns
-    assert results(ns)["q1"].startswith("Error: Invalid arguments for ask_user:")
+    assert results(ns)["q1"].startswith("Error: Argument parsing failed. Invalid arguments for ask_user:")
     assert ns.user_input_requests == []
 
 

@@ -523,7 +523,7 @@ def test_fewer_than_two_parameters() -> None:
     async def lonely(context):  # type: ignore[no-untyped-def]
         ...
 
-    with pytest.raises(MiddlewareException, match=r"lonely.*two parameters"):
+    with pytest.raises(MiddlewareException, match=r"lonely.*at least 2 parameters"):
         middleware_layer(lonely)
 
 

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+import minagent
 from minagent._schema import FunctionSchema, ValidationIssue, describe_issues, function_schema
 from minagent._validate import validate
 from tests import _schema_fixtures as fx
@@ -264,7 +265,7 @@ def test_context_parameter_is_excluded() -> None:
     def by_string(ctx: "FunctionInvocationContext", city: str) -> None:  # noqa: UP037
         ...
 
-    def unimportable(city: str, ctx: minagent.FunctionInvocationContext) -> None:  # type: ignore[name-defined]  # noqa: F821
+    def unimportable(city: str, ctx: minagent.FunctionInvocationContext) -> None:  # type: ignore[name-defined]
         ...
 
     for func in (by_class, by_string, unimportable, fx.get_weather):
@@ -280,7 +281,9 @@ def test_context_parameter_is_excluded() -> None:
 
 
 def test_context_type_names_are_configurable_and_unique() -> None:
-    """SC-5: custom names; a second context parameter and Optional[context] raise TypeError."""
+    """SC-5: custom names; a second context parameter is an error that is both a ValueError (as
+    upstream's) and a TypeError; an optional context parameter (``ctx: Context | None = None``, in
+    any spelling) is the context parameter."""
 
     def f(run: Movie, x: int) -> None: ...
 
@@ -292,11 +295,19 @@ def test_context_type_names_are_configurable_and_unique() -> None:
 
     with pytest.raises(TypeError, match="second context parameter"):
         function_schema(two)
+    with pytest.raises(ValueError, match="second context parameter"):
+        function_schema(two)
 
-    def optional(a: FunctionInvocationContext | None) -> None: ...
+    def optional(q: str, a: FunctionInvocationContext | None = None) -> None: ...
 
-    with pytest.raises(TypeError, match=r"parameter 'a'.*unsupported type.*FunctionInvocationContext"):
-        function_schema(optional)
+    def optional_text(q: str, a: typing.Optional[FunctionInvocationContext] = None) -> None: ...  # noqa: UP045
+
+    def union_text(q: str, a: minagent.FunctionInvocationContext | None = None) -> None: ...
+
+    for func in (optional, optional_text, union_text):
+        schema = function_schema(func)
+        assert schema.context_parameter == "a"
+        assert list(schema.parameters["properties"]) == ["q"]
 
 
 @pytest.mark.parametrize(

@@ -305,5 +305,5 @@ async def test_sync_and_async_tools_run_against_the_script() -> None:
     assert streamed == ns
     found = results(ns)
     assert (found["s"], found["w"]) == ("HI", "hi")
-    assert found["bad"].startswith("Error: Invalid arguments for whisper:")
+    assert found["bad"].startswith("Error: Argument parsing failed. Invalid arguments for whisper:")
     script.assert_consumed()

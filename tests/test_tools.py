@@ -339,7 +339,7 @@ async def test_raw_parameters_still_pass_the_context() -> None:
     t = FunctionTool(name="search", func=fx.with_context, parameters=raw)
     assert t.parameters == raw
     ctx = _context(t, "call-raw")
-    assert await t.invoke({"query": "q"}, context=ctx) == {"query": "q", "call_id": "call-raw"}
+    assert await t.invoke({"query": "q"}, context=ctx, skip_parsing=True) == {"query": "q", "call_id": "call-raw"}
 
 
 def test_normalize_tools_accepts_every_kind() -> None:
@@ -429,8 +429,8 @@ async def test_invoke_passes_arguments_as_keywords() -> None:
         return f"{city}:{days}"
 
     t = tool(record)
-    assert await t.invoke({"city": "Oslo", "days": 3}) == "Oslo:3"
-    assert await t.invoke(types.MappingProxyType({"city": "Rome"})) == "Rome:1"
+    assert await t.invoke({"city": "Oslo", "days": 3}, skip_parsing=True) == "Oslo:3"
+    assert await t.invoke(types.MappingProxyType({"city": "Rome"}), skip_parsing=True) == "Rome:1"
     assert seen == [("Oslo", 3), ("Rome", 1)]
 
 
@@ -442,7 +442,7 @@ async def test_sync_function_runs_in_a_worker_thread() -> None:
         threads.append(threading.get_ident())
         return "done"
 
-    assert await tool(where).invoke({}) == "done"
+    assert await tool(where).invoke({}, skip_parsing=True) == "done"
     assert len(threads) == 1
     assert threads[0] != threading.get_ident()
 
@@ -464,7 +464,7 @@ async def test_sync_function_does_not_block_the_loop() -> None:
         await started.wait()
         events.append("loop progressed")
 
-    result, _ = await asyncio.gather(tool(slow).invoke({}), other())
+    result, _ = await asyncio.gather(tool(slow).invoke({}, skip_parsing=True), other())
     assert result == "slow"
     assert events == ["tool started", "loop progressed", "tool finished"]
 
@@ -479,7 +479,7 @@ async def test_async_function_is_awaited_on_the_loop() -> None:
         await asyncio.sleep(0)
         return {"key": key}
 
-    assert await fetch.invoke({"key": "k"}) == {"key": "k"}
+    assert await fetch.invoke({"key": "k"}, skip_parsing=True) == {"key": "k"}
     assert threads == [threading.get_ident()]
 
 
@@ -511,7 +511,7 @@ async def test_context_parameter_plain_annotation() -> None:
     assert t.parameters["properties"] == {"query": {"type": "string"}}
     assert t.parameters["required"] == ["query"]
     ctx = _context(t)
-    assert await t.invoke({"query": "q"}, context=ctx) == "Q"
+    assert await t.invoke({"query": "q"}, context=ctx, skip_parsing=True) == "Q"
     assert received == [ctx]
     assert received[0] is ctx
     assert t.validate_arguments({"query": "q"}) == []
@@ -526,7 +526,7 @@ async def test_context_parameter_string_annotation(func: Any, param: str) -> Non
     assert param not in t.parameters["required"]
     assert t.parameters["properties"] == {"query": {"type": "string"}}
     ctx = _context(t, "call-42")
-    assert await t.invoke({"query": "q"}, context=ctx) == {"query": "q", "call_id": "call-42"}
+    assert await t.invoke({"query": "q"}, context=ctx, skip_parsing=True) == {"query": "q", "call_id": "call-42"}
 
 
 # --------------------------------------------------------------------------- TL-5
@@ -691,7 +691,8 @@ def test_validate_arguments_uses_raw_parameters() -> None:
 
 
 def test_function_invocation_configuration_defaults() -> None:
-    """LP-1: a dataclass with the seed-000 defaults plus max_function_calls=None."""
+    """LP-1, LP-34: a dataclass with the seed-000 defaults plus max_function_calls=None and
+    disable_approval_response_binding=False."""
     config = FunctionInvocationConfiguration()
     assert dataclasses.is_dataclass(config)
     assert dataclasses.asdict(config) == {
@@ -702,6 +703,7 @@ def test_function_invocation_configuration_defaults() -> None:
         "additional_tools": [],
         "include_detailed_errors": False,
         "max_function_calls": None,
+        "disable_approval_response_binding": False,
     }
     other = FunctionInvocationConfiguration()
     config.additional_tools.append("x")

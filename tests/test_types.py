@@ -512,7 +512,7 @@ def test_unknown_fields_survive_a_round_trip() -> None:
                 "version": 1,
                 "role": "assistant",
                 "contents": [
-                    {"type": "text", "text": "hi", "annotations": [{"url": "u"}]},
+                    {"type": "text", "text": "hi", "footnotes": [{"url": "u"}]},
                     {
                         "type": "usage",
                         "usage_details": {
@@ -539,7 +539,7 @@ def test_unknown_fields_survive_a_round_trip() -> None:
     assert response.raw_representation is None
     message = response.messages[0]
     assert message.extra == {"priority": 3}
-    assert message.contents[0].extra == {"annotations": [{"url": "u"}]}
+    assert message.contents[0].extra == {"footnotes": [{"url": "u"}]}
     assert message.contents[1].usage_details == UsageDetails(output_token_count=2, extra={"tier": "x"})
     assert response.usage_details == UsageDetails(extra={"future_count": {"a": 1}})
     assert response.to_dict() == data
@@ -573,7 +573,7 @@ def _good_message(**override: Any) -> dict[str, Any]:
             {"type": "message"},
             "chat_response.type: expected 'chat_response', got 'message'",
         ),
-        (ChatResponse, {"messages": []}, "chat_response.type: expected 'chat_response', got None"),
+        (ChatResponse, {"type": None, "messages": []}, "chat_response.type: expected 'chat_response', got None"),
         (
             ChatResponse,
             {"type": "chat_response", "version": "1"},

@@ -34,6 +34,7 @@ from minagent import (
     ResponseStream,
     Role,
     UsageDetails,
+    agent_middleware,
     categorize_middleware,
     chat_middleware,
     function_middleware,
@@ -730,22 +731,43 @@ def test_upstream_constructor_spellings_are_rejected(keyword, hint):
 
 
 @MODES
-async def test_context_terminate_is_rejected(stream):
-    """MW-12: context.terminate = True (an older upstream spelling) raises, naming
-    MiddlewareTermination; it is never silently ignored."""
+async def test_context_terminate_stops_the_pipeline_and_the_loop(stream):
+    """MW-12: upstream's ``context.terminate = True``: call_next then runs nothing further (the
+    tool is not called, the middleware's result stands), and a function pipeline ends the loop;
+    an agent or chat middleware that sets it after call_next changes nothing."""
+    ran: list[str] = []
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look up."""
+        ran.append(key)
+        return "value"
 
     class Stopper(FunctionMiddleware):
         async def process(self, context, next):
             context.terminate = True
+            context.result = "from middleware"
+            await next()
 
-    client = ScriptedChatClient([reply(call("get_weather", {"location": "x"})), "never"])
-    agent = Agent(client, tools=[get_weather], middleware=[Stopper()])
-    with pytest.raises(MiddlewareException, match="MiddlewareTermination"):
-        await run(agent, "go", stream=stream)
-    from minagent import ChatContext
+    client = ScriptedChatClient([reply(call("lookup", {"key": "k"})), "never"])
+    response = await run(Agent(client, tools=[lookup], middleware=[Stopper()]), "go", stream=stream)
+    assert ran == []
+    [result] = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    assert result.result == "from middleware"
+    assert len(client.requests) == 1  # the loop stopped after the batch
 
-    with pytest.raises(AttributeError, match="MiddlewareTermination"):
-        _ = ChatContext(client, []).terminate
+    @agent_middleware
+    async def late(context, next):
+        await next()
+        context.terminate = True
+
+    @chat_middleware
+    async def late_chat(context, next):
+        await next()
+        context.terminate = True
+
+    answered = await run(Agent(ScriptedChatClient(["hello"]), middleware=[late, late_chat]), "hi", stream=stream)
+    assert answered.text == "hello"
 
 
 # ---------------------------------------------------------------------------------------------

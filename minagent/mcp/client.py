@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal
 
-from .._tools import FunctionTool
+from .._tools import SKIP_PARSING, FunctionTool
 from .._types import Content
 from .._version import __version__
 from .jsonrpc import (
@@ -312,6 +312,7 @@ class MCPTool:
             func=call,
             parameters=schema,
             approval_mode=self._approval(name),
+            result_parser=SKIP_PARSING,  # TL-14: invoke returns the server's result as it is
         )
 
     def _make_prompt_function(self, name: str, spec: Mapping[str, Any]) -> FunctionTool:
@@ -333,6 +334,7 @@ class MCPTool:
             func=get,
             parameters={"type": "object", "properties": properties, "required": required},
             approval_mode=self._approval(name),
+            result_parser=SKIP_PARSING,
         )
 
     def _approval(self, name: str) -> Literal["never_require", "always_require"]:

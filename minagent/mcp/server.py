@@ -178,7 +178,7 @@ class Connection:
         if issues:
             return _error_result(f"Invalid arguments for {tool.name}:\n{describe_issues(issues)}")
         try:
-            text = await tool.invoke(arguments)
+            text = await tool.invoke(arguments, skip_parsing=True)
         except Exception as exc:  # the run failed: the client's model is told why (MCP-31)
             return _error_result(f"{type(exc).__name__}: {exc}")
         return {"content": [{"type": "text", "text": str(text)}], "isError": False}

@@ -8,29 +8,33 @@ import ``minagent.middleware`` when you need it.
 Rules
 -----
 1. One concern a file: `retry.py`, `fallback.py`, `limits.py`, `approval.py`, `history.py`,
-   `redact.py`; an error lives with the middleware that raises it. `per_run.py` holds the per-run
-   state the limits and the approval share, `checks.py` the argument checks of every constructor.
+   `redact.py`, `injection.py` (upstream's message injection); an error lives with the middleware
+   that raises it. `per_run.py` holds the per-run state the limits and the approval share,
+   `checks.py` the argument checks of every constructor.
 2. ``__init__`` only re-exports.
 3. The library reaches the core through public names and the hooks through `minagent.hooks`
-   (one private use: `per_run.py` extends ``HookMiddleware._compile``); the core knows nothing
-   of it.
+   (one private use: `per_run.py` extends ``HookMiddleware._compile``), and upstream's exception
+   names through `minagent.upstream`; the core knows nothing of it.
 """
 
 from .approval import Approve, Edit, HumanApproval, Reject
 from .fallback import FallbackExhaustedError, ModelFallback
 from .history import HistoryTrimmer, Summarizer, approx_tokens
 from .history import clean_cut as clean_cut  # importable from here, as before (not in __all__)
+from .injection import MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY, MessageInjectionMiddleware, enqueue_messages
 from .limits import CallLimitExceededError, ModelCallLimit, ToolCallLimit
 from .redact import Redact
 from .retry import ModelRetry, ToolRetry
 
 __all__ = [
+    "MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY",
     "Approve",
     "CallLimitExceededError",
     "Edit",
     "FallbackExhaustedError",
     "HistoryTrimmer",
     "HumanApproval",
+    "MessageInjectionMiddleware",
     "ModelCallLimit",
     "ModelFallback",
     "ModelRetry",
@@ -40,4 +44,5 @@ __all__ = [
     "ToolCallLimit",
     "ToolRetry",
     "approx_tokens",
+    "enqueue_messages",
 ]

@@ -1,6 +1,8 @@
-"""Stores in the standard library: sessions in memory, history and sessions in SQLite (spec/sessions.md).
+"""Stores in the standard library: sessions in memory, history and sessions in SQLite or in plain
+files (spec/sessions.md).
 
-Optional: loaded on first use (``minagent.SessionStore``, ``minagent.SQLiteHistoryProvider``, ...).
+Optional: loaded on first use (``minagent.SessionStore``, ``minagent.SQLiteHistoryProvider``,
+``minagent.FileSessionStore``, ...).
 
 Rules
 -----
@@ -9,12 +11,15 @@ Rules
 2. ``__init__`` only re-exports.
 """
 
+from .files import FileHistoryProvider, FileSessionStore
 from .memory import SessionStore
 from .sqlite import APPLICATION_ID, SCHEMA_VERSION, SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
 
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
+    "FileHistoryProvider",
+    "FileSessionStore",
     "SQLiteHistoryProvider",
     "SQLiteSchemaError",
     "SQLiteSessionStore",

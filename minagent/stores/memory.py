@@ -2,7 +2,9 @@
 
 Rules
 -----
-1. A stored session is its `to_dict` data: ``get`` gives an independent copy, ``set`` keeps a copy.
+1. A stored session is its `to_dict` data: ``get`` gives an independent copy, ``set`` keeps a copy;
+   the durable stores (`SQLiteSessionStore`, `FileSessionStore`, the Redis plugin's) keep the same
+   three methods and the same `AgentSession.to_dict` data.
 """
 
 from __future__ import annotations

@@ -285,10 +285,12 @@ def _decode(text: str) -> Any:
         if exc.msg.startswith("Illegal trailing comma"):  # Python >= 3.13 names the comma, earlier
             pos, col = pos + 1, col + 1  # versions the character after it: one answer on every version
         where = f"position {pos} (line {line}, column {col})"
-        message = f"the answer is not JSON: {exc.msg} at {where}"
+        message = f"the answer is not valid JSON: {exc.msg} at {where}"
         raise StructuredOutputDecodeError(message, text, pos, line, col) from None
     except (ValueError, RecursionError) as exc:  # an integer beyond the digit limit; absurd nesting
-        raise StructuredOutputDecodeError(f"the answer is not usable JSON: {exc}", text, None, None, None) from None
+        raise StructuredOutputDecodeError(
+            f"the answer is not valid JSON (not usable): {exc}", text, None, None, None
+        ) from None
 
 
 class ResponseFormat:

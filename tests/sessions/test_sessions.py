@@ -222,7 +222,7 @@ async def test_provider_tools_and_middleware_join_the_run() -> None:
     async def outer(context: Any, call_next: Any) -> None:
         await call_next()
 
-    with pytest.raises(MiddlewareException, match="only chat or function middleware"):
+    with pytest.raises(MiddlewareException, match="may only add chat or function middleware"):
         SessionContext(input_messages=[]).extend_middleware("x", outer)
 
 

@@ -122,7 +122,7 @@ def test_text_that_is_not_json_names_the_first_bad_character(text: str, position
         error = info.value
         assert (error.position, error.line, error.column) == (position, line, column)
         assert f"at position {position} (line {line}, column {column})" in str(error)
-        assert str(error).startswith("the answer is not JSON: ")
+        assert str(error).startswith("the answer is not valid JSON: ")
 
 
 def test_whitespace_around_the_json_is_allowed() -> None:
