@@ -158,12 +158,7 @@ class CallRunner:
             if getattr(ctx.function, "declaration_only", False):
                 raise _Pending
             try:
-                function = ctx.function
-                if isinstance(function, FunctionTool):  # TL-14: the value itself, unless the tool parses it
-                    return await function.invoke(
-                        ctx.arguments, context=ctx, skip_parsing=not callable(function.result_parser)
-                    )
-                return await function.invoke(ctx.arguments, context=ctx)
+                return await ctx.function.invoke(ctx.arguments, context=ctx)  # TL-14: the value, unless parsed
             except MiddlewareTermination:
                 raise  # a tool may end the loop too (MW-6, LP-20)
             except Exception as exc:

@@ -10,16 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = [
-    "AdditionItemMismatch",
-    "ContentError",
-    "MiddlewareException",
-    "MiddlewareTermination",
-    "MinagentError",
-    "SerializationError",
-    "StreamError",
-    "UserInputRequiredError",
-]
+__all__ = ["AdditionItemMismatch", "ContentError", "MiddlewareException", "MiddlewareTermination", "MinagentError"]
+__all__ += ["SerializationError", "StreamError", "UserInputRequiredError"]
 
 
 class MinagentError(Exception):

@@ -37,7 +37,7 @@ from ._responses import ChatResponse, ChatResponseUpdate
 from ._stream import ResponseStream
 from ._tools import FunctionInvocationConfiguration
 from ._toolset import ToolSet, tool_map
-from ._transcript import Transcript, hosted
+from ._transcript import Transcript, approval_record, hosted, record_requests
 from ._types import Content, Message, _message
 from ._wire import UsageDetails, add_usage
 
@@ -322,7 +322,8 @@ class ToolLoop:
         """Run the batches that waited for approval, each right after its calls (LP-14). The step's
         outcome is the last batch's (or ran / limited when nothing was waiting)."""
         updates: list[ChatResponseUpdate] = []
-        for waiting in self.transcript.resume():
+        record = None if self.config.disable_approval_response_binding else approval_record(self.session)
+        for waiting in self.transcript.resume(record):
             with self.transcript.after(waiting.holder):
                 produced, outcome = await self._run_batch(
                     waiting.calls, runnable=waiting.runnable, rejected=waiting.rejected, forced=False
@@ -341,6 +342,7 @@ class ToolLoop:
             for c in calls
             if getattr(self.runner.tool(c), "approval_mode", None) == "always_require"
         ]
+        record_requests(approval_record(self.session), requests)  # LP-34: what an approval may answer
         holder = self.transcript.holding(calls[0], new_only=True)
         self.transcript.replace(holder, holder.with_contents([*holder.contents, *requests]))
         return [ChatResponseUpdate(requests, "assistant")], None
@@ -402,6 +404,7 @@ class ToolLoop:
                 replace(c, user_input_request=True) if any(c is p for p in pending) else c for c in holder.contents
             ]
             marked.extend(batch.surfaced)  # requests of sub-agents run as tools (AG-8)
+            record_requests(approval_record(self.session), batch.surfaced)  # LP-34: asked by the run
             transcript.replace(holder, holder.with_contents(marked))
         if forced is None:
             forced = self.choice == "required"

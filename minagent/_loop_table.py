@@ -36,16 +36,7 @@ import enum
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = [
-    "NEXT_STEP",
-    "Outcome",
-    "Step",
-    "classify_batch",
-    "classify_response",
-    "limit_reached",
-    "next_step",
-    "start",
-]
+__all__ = ["NEXT_STEP", "Outcome", "Step", "classify_batch", "classify_response", "limit_reached", "next_step", "start"]
 
 
 class Outcome(enum.Enum):

@@ -45,32 +45,17 @@ from ._schema import secret_parameters
 from ._stream import ResponseStream
 from ._types import Message
 
-__all__ = [
-    "AgentContext",
-    "AgentMiddleware",
-    "CallNext",
-    "CategorizedMiddleware",
-    "ChatContext",
-    "ChatMiddleware",
-    "FunctionInvocationContext",
-    "FunctionMiddleware",
-    "MiddlewareFn",
-    "agent_middleware",
-    "categorize_middleware",
-    "categorized",
-    "chat_middleware",
-    "function_middleware",
-    "run_pipeline",
-]
+__all__ = ["AgentContext", "AgentMiddleware", "CallNext", "CategorizedMiddleware", "ChatContext", "ChatMiddleware"]
+__all__ += ["FunctionInvocationContext", "FunctionMiddleware", "MiddlewareFn", "agent_middleware"]
+__all__ += ["categorize_middleware", "categorized", "chat_middleware", "function_middleware", "run_pipeline"]
 
 Layer: TypeAlias = Literal["agent", "chat", "function"]
 CallNext: TypeAlias = Callable[..., Awaitable[None]]
 MiddlewareFn: TypeAlias = Callable[[Any, CallNext], Awaitable[None]]
 
 
-# --------------------------------------------------------------------------------------------
-# Contexts (seed 001, "Layer Details"). Plain mutable objects; `metadata` is shared by the
-# middleware of one pipeline run.
+# -- Contexts (seed 001, "Layer Details") -----------------------------------------------------------
+# Plain mutable objects; `metadata` is shared by the middleware of one pipeline run.
 
 
 class _Context:
@@ -318,8 +303,7 @@ def _empty_stream(kind: type[ChatResponse] | type[AgentResponse]) -> ResponseStr
     return ResponseStream(_no_updates(), finalizer=kind.from_updates)
 
 
-# --------------------------------------------------------------------------------------------
-# Middleware classes, decorators, and type detection (MW-1 .. MW-3).
+# -- Middleware classes, decorators, and type detection (MW-1 .. MW-3). ----------------------------
 
 
 class AgentMiddleware(ABC):
@@ -525,8 +509,7 @@ def _categorize_items(items: tuple[Any, ...]) -> CategorizedMiddleware:
     return CategorizedMiddleware(tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"]))
 
 
-# --------------------------------------------------------------------------------------------
-# The pipeline executor (MW-4 .. MW-10).
+# -- The pipeline executor (MW-4 .. MW-10). --------------------------------------------------------
 
 
 async def _call_next(

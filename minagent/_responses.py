@@ -461,8 +461,7 @@ def _message_list(messages: object) -> list[Message]:
     return list(messages)
 
 
-# --------------------------------------------------------------------------------------------
-# The merge algorithm (TY-9, TY-10, TY-11).
+# -- The merge algorithm (TY-9, TY-10, TY-11). -----------------------------------------------------
 
 _R = TypeVar("_R", bound=_Response)
 

@@ -23,21 +23,9 @@ from ._docstrings import parse_docstring
 from ._issues import ValidationIssue, describe_issues
 from ._issues import json_type as _json_type
 
-__all__ = [
-    "MAPPING_TYPES",
-    "SEQUENCE_TYPES",
-    "SET_TYPES",
-    "FunctionSchema",
-    "SchemaBuilder",
-    "TwoContextsError",
-    "ValidationIssue",
-    "date_format",
-    "describe_issues",
-    "format_parser",
-    "function_schema",
-    "names_context",
-    "secret_parameters",
-]
+__all__ = ["MAPPING_TYPES", "SEQUENCE_TYPES", "SET_TYPES", "FunctionSchema", "SchemaBuilder", "TwoContextsError"]
+__all__ += ["ValidationIssue", "date_format", "describe_issues", "format_parser", "function_schema", "names_context"]
+__all__ += ["secret_parameters"]
 
 JsonSchema = dict[str, Any]
 

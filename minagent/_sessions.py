@@ -42,21 +42,9 @@ from ._middleware import categorize_middleware
 from ._types import FORMAT_VERSION, Message
 from ._wire import _expect_mapping, _expect_type, _get
 
-__all__ = [
-    "STATE_TYPES_BY_CLASS",
-    "STATE_TYPES_BY_ID",
-    "AgentSession",
-    "ContextProvider",
-    "HistoryProvider",
-    "InMemoryHistoryProvider",
-    "SessionBusyError",
-    "SessionContext",
-    "check_session_id",
-    "decode_state",
-    "encode_state",
-    "source_id_of",
-    "thread_era",
-]
+__all__ = ["STATE_TYPES_BY_CLASS", "STATE_TYPES_BY_ID", "AgentSession", "ContextProvider", "HistoryProvider"]
+__all__ += ["InMemoryHistoryProvider", "SessionBusyError", "SessionContext", "check_session_id", "decode_state"]
+__all__ += ["encode_state", "source_id_of", "thread_era"]
 
 
 class SessionBusyError(MinagentError, RuntimeError):

@@ -22,15 +22,8 @@ from ._schema import TwoContextsError, ValidationIssue, function_schema, names_c
 from ._types import Content
 from ._validate import compile_fast_check, validate
 
-__all__ = [
-    "SKIP_PARSING",
-    "FunctionInvocationConfiguration",
-    "FunctionTool",
-    "ToolError",
-    "UnknownToolError",
-    "result_value",
-    "tool",
-]
+__all__ = ["SKIP_PARSING", "FunctionInvocationConfiguration", "FunctionTool", "ToolError", "UnknownToolError"]
+__all__ += ["result_value", "tool"]
 
 ApprovalMode: TypeAlias = Literal["never_require", "always_require"]
 _APPROVAL_MODES = ("never_require", "always_require")
@@ -192,6 +185,13 @@ class FunctionTool:
 
         return parse_result(result)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], /, *, dependencies: Mapping[str, Any] | None = None) -> FunctionTool:
+        """A tool from its dict form, its function injected by ``dependencies`` (upstream's, TL-16)."""
+        from .upstream.tools import tool_from_dict  # the seam (spec/decisions.md)
+
+        return tool_from_dict(data, dependencies)
+
     @property
     def declaration_only(self) -> bool:
         """True when there is no function to run (TL-6)."""
@@ -238,13 +238,14 @@ class FunctionTool:
         tool's ``result_parser``), or the value itself with ``skip_parsing=True`` or
         ``result_parser=SKIP_PARSING``. The arguments: ``arguments`` (a mapping, or a model with
         ``model_dump()``), else the parameters as keywords, else ``context.arguments``."""
-        if values or context is None or arguments is not context.arguments:  # the loop's are ready (TL-14)
+        loops = not values and context is not None and arguments is context.arguments  # the loop's call (TL-14)
+        if not loops:  # a caller's arguments: read and checked
             from .upstream.tools import invoke_arguments  # the seam (spec/decisions.md)
 
             arguments = invoke_arguments(self, arguments, context, values)
         value = await self._run(arguments, context)
         parser = self.result_parser
-        if skip_parsing or parser is SKIP_PARSING:
+        if skip_parsing or parser is SKIP_PARSING or (loops and not callable(parser)):  # the loop's: the value
             return value
         parsed = parser(value) if callable(parser) else self.parse_result(value)
         return [Content.from_text(parsed)] if isinstance(parsed, str) else parsed
@@ -450,6 +451,7 @@ class FunctionInvocationConfiguration:
     additional_tools: list[Any] = dataclasses.field(default_factory=list)
     include_detailed_errors: bool = False
     max_function_calls: int | None = None
+    disable_approval_response_binding: bool = False  # LP-34: upstream's switch; True trusts any approval
 
     def __setattr__(self, name: str, value: Any) -> None:
         _check(_known(name, AttributeError), value)
@@ -493,20 +495,17 @@ _CONFIG: dict[str, tuple[type, int, bool]] = {
     "additional_tools": (list, 0, False),
     "include_detailed_errors": (bool, 0, False),
     "max_function_calls": (int, 1, True),
-}
-
-
-_UPSTREAM_KEYS = {  # LP-60: upstream's keys minagent has not, and what to write instead
-    "max_duration_seconds": "wrap the run in asyncio.timeout(seconds); cancelling a run closes what it opened",
-    "allow_concurrent_invocation": "a batch's calls run concurrently; a tool made with sequential=True runs alone",
-    "disable_approval_response_binding": "an approval response binds to its call by call_id; nothing to turn off",
+    "disable_approval_response_binding": (bool, 0, False),
 }
 
 
 def _known(name: str, error: type[Exception]) -> str:
     if name not in _CONFIG:
-        hint = f"; {name} is upstream's: {_UPSTREAM_KEYS[name]}" if name in _UPSTREAM_KEYS else ""
-        raise error(f"FunctionInvocationConfiguration has no field {name!r}; fields: {', '.join(_CONFIG)}{hint}")
+        from .upstream.spellings import config_hint  # the seam (spec/decisions.md): what to write (LP-60)
+
+        raise error(
+            f"FunctionInvocationConfiguration has no field {name!r}; fields: {', '.join(_CONFIG)}{config_hint(name)}"
+        )
     return name
 
 

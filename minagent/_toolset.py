@@ -27,18 +27,8 @@ from typing import Any, NamedTuple
 
 from ._tools import FunctionTool, ToolError, tool
 
-__all__ = [
-    "ToolSet",
-    "ToolSpec",
-    "expand_tool_sets",
-    "is_tool",
-    "is_tool_set",
-    "merge_tools",
-    "normalize_tools",
-    "tool_map",
-    "tool_name",
-    "tool_specs",
-]
+__all__ = ["ToolSet", "ToolSpec", "expand_tool_sets", "is_tool", "is_tool_set", "merge_tools", "normalize_tools"]
+__all__ += ["tool_map", "tool_name", "tool_specs"]
 
 
 class ToolSpec(NamedTuple):

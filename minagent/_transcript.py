@@ -1,4 +1,4 @@
-"""The run's transcript: the messages the next model call receives (spec/loop.md LP-14, LP-19, LP-26 .. LP-28).
+"""The run's transcript: the messages the next model call receives (spec/loop.md LP-14, LP-19, LP-26 .. LP-28, LP-34).
 
 Rules
 -----
@@ -10,6 +10,7 @@ Rules
    repeated call ids renamed (LP-26); the provider's own objects are never changed.
 3. The history is checked before a model call unless it is known valid; only the loop's own appends
    (a response's calls, then their results) keep a valid history valid.
+4. An approval is trusted only through the record of what a run asked (LP-34), never for itself.
 
 Theory of operation
 -------------------
@@ -19,7 +20,11 @@ request added, in order: it becomes the response (design decision 7). ``valid`` 
 the given messages hold no call, result or approval (HI-1); a foreign message with one of those, a
 result inside a model response, or a chat middleware that looked at the messages makes it unknown.
 A conversation that holds answered approval requests is ``resuming``: `resume` takes the approval
-contents out and names the batches to run, each placed right after its calls' message.
+contents out and names the batches to run, each placed right after its calls' message. An approval
+authorises a call only when the loop itself asked it (LP-34): the requests a pause surfaces are
+recorded — in the session's state, else in this module's registry of the process (the newest
+`_KEPT`) — as the call's name and arguments, and an answer runs the call only when its request is
+recorded for that very call; a recorded request is used once.
 """
 
 from __future__ import annotations
@@ -27,13 +32,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ._history import repair_history
 from ._responses import ChatResponse
 from ._types import Content, Message
 
-__all__ = ["PAIRED_KINDS", "Transcript", "Waiting", "hosted", "sendable_text"]
+__all__ = ["PAIRED_KINDS", "Transcript", "Waiting", "approval_record", "hosted", "record_requests", "sendable_text"]
 
 APPROVAL_KINDS = ("function_approval_request", "function_approval_response")
 PAIRED_KINDS = frozenset({"function_call", "function_result", *APPROVAL_KINDS})
@@ -42,6 +47,34 @@ PAIRED_KINDS = frozenset({"function_call", "function_result", *APPROVAL_KINDS})
 def hosted(c: Content) -> bool:
     """LP-31: an approval of a tool the service runs (its call names a ``server_label``): passed through."""
     return c.function_call is not None and bool(c.function_call.additional_properties.get("server_label"))
+
+
+RECORD_KEY = "minagent.approval_requests"  # LP-34: a session's asked approvals, request id -> [name, arguments]
+_ISSUED: dict[str, list[Any]] = {}  # LP-34: the same for runs without a session, the newest _KEPT
+_KEPT = 10_000
+
+
+def approval_record(session: Any) -> dict[str, list[Any]]:
+    """LP-34: where the approvals a run asks are recorded: its session's state, else the process's."""
+    state = getattr(session, "state", None)
+    return state.setdefault(RECORD_KEY, {}) if isinstance(state, dict) else _ISSUED
+
+
+def _shape(call: Content) -> list[Any]:
+    try:
+        return [call.name, call.parse_arguments()]
+    except ValueError:  # arguments that are not a JSON object: compared as they are
+        return [call.name, call.arguments]
+
+
+def record_requests(record: dict[str, list[Any]], requests: Sequence[Content]) -> None:
+    """LP-34: the requests a pause surfaced, each with its call's name and arguments."""
+    if record is not _ISSUED:
+        record.clear()  # a session has one batch waiting: the latest
+    asked = [r for r in requests if r.type == "function_approval_request" and r.function_call and not hosted(r)]
+    record.update((r.id or "", _shape(r.function_call)) for r in asked if r.function_call is not None)
+    while len(_ISSUED) > _KEPT:
+        _ISSUED.pop(next(iter(_ISSUED)), None)
 
 
 class Waiting(NamedTuple):
@@ -135,9 +168,10 @@ class Transcript:
 
     # -- approvals -------------------------------------------------------------------------------
 
-    def resume(self) -> list[Waiting]:
+    def resume(self, record: dict[str, list[Any]] | None) -> list[Waiting]:
         """LP-14: take every approval request and answer out of the transcript (a request whose call
-        appears nowhere stands for its call) and name the batches that waited, in order."""
+        appears nowhere stands for its call) and name the batches that waited, in order. With a
+        ``record`` an approval counts only for the call its recorded request asked about (LP-34)."""
         decisions = {
             c.id: bool(c.approved)
             for m in self.messages
@@ -172,6 +206,9 @@ class Transcript:
             if requests:
                 calls = [c for c in kept if c.type == "function_call" and c.call_id not in answered]
                 approved = {r.function_call.call_id for r in requests if r.function_call and decisions.get(r.id or "")}
+                if record is not None:  # LP-34: only what the loop asked, for the call it asked about, once
+                    asked = {r.function_call.call_id: record.pop(r.id or "", None) for r in requests if r.function_call}
+                    approved = {c.call_id for c in calls if c.call_id in approved and asked[c.call_id] == _shape(c)}
                 needs = {r.function_call.call_id for r in requests if r.function_call}
                 runnable = [c for c in calls if c.call_id not in needs or c.call_id in approved]
                 rejected = {c.call_id for c in calls if c.call_id in needs and c.call_id not in approved}

@@ -22,16 +22,8 @@ from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
 from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
 
-__all__ = [
-    "CONTENT_LISTS",
-    "FORMAT_VERSION",
-    "UPSTREAM_FIELDS",
-    "Content",
-    "Message",
-    "Role",
-    "UsageDetails",
-    "normalize_messages",
-]
+__all__ = ["CONTENT_LISTS", "FORMAT_VERSION", "UPSTREAM_FIELDS", "Content", "Message", "Role", "UsageDetails"]
+__all__ += ["normalize_messages"]
 
 FORMAT_VERSION = 1
 """The JSON format version written by ``to_dict()`` on messages, responses and updates."""
@@ -45,9 +37,6 @@ class Role(StrEnum):
     USER = "user"
     ASSISTANT = "assistant"
     TOOL = "tool"
-
-
-# --------------------------------------------------------------------------------------------
 
 
 class _Kinds(type):
@@ -407,9 +396,6 @@ def content_list(contents: object) -> list[Content]:
     if isinstance(contents, Iterable) and not isinstance(contents, bytes | bytearray):
         return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents) if c is not None]
     raise ContentError(f"contents: expected Content, str, dict or a sequence of them, got {type(contents).__name__}")
-
-
-# --------------------------------------------------------------------------------------------
 
 
 @dataclass(init=False, slots=True)

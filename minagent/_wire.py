@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import fields, is_dataclass
 from typing import Any, ClassVar
 
 from ._exceptions import SerializationError
@@ -28,8 +29,9 @@ class _Json:
         memo[id(self)] = new
         if isinstance(self, dict):
             new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
-        for name in getattr(self, "__dataclass_fields__", ()):
-            if name != "raw_representation" and not name.isupper():  # TY-60: not a class variable (upper case)
+        names: list[str] = [f.name for f in fields(self)] if is_dataclass(self) else []  # no ClassVar (TY-17, TY-60)
+        for name in names:
+            if name != "raw_representation":
                 setattr(new, name, copy.deepcopy(getattr(self, name), memo))
         return new
 
@@ -47,8 +49,7 @@ class _Json:
         return cls.from_dict(data)  # type: ignore[attr-defined]
 
 
-# --------------------------------------------------------------------------------------------
-# JSON helpers shared by every from_dict: each check names the path of the field it rejects.
+# -- JSON helpers shared by every from_dict: each check names the path of the field it rejects. ----
 
 
 def _expect_mapping(data: object, path: str) -> Mapping[str, Any]:
@@ -91,9 +92,6 @@ def _compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     return {k: v for k, v in pairs if v is not None and v != {} and v is not False}
 
 
-# --------------------------------------------------------------------------------------------
-
-
 _COUNTS = (
     "input_token_count",
     "output_token_count",
@@ -124,9 +122,10 @@ class UsageDetails(dict[str, Any], _Json):
 
     def __init__(self, *counts: int | None, additional_counts: Mapping[str, int] | None = None, **entries: Any) -> None:
         """``UsageDetails(input, output, total, ...)`` in `_COUNTS` order, or by name; other names are
-        additional counts (upstream's form) and ``additional_counts=`` / ``extra=`` add theirs."""
+        additional counts (upstream's form) and ``additional_counts=`` / ``extra=`` add theirs; None is
+        an absent entry."""
         super().__init__((k, v) for k, v in zip(_COUNTS, counts, strict=False) if v is not None)
-        self.update(additional_counts or {}, **entries.pop("extra", None) or {})
+        entries = {**(additional_counts or {}), **(entries.pop("extra", None) or {}), **entries}
         self.update((k, v) for k, v in entries.items() if v is not None)
 
     @property
@@ -191,7 +190,7 @@ def _count_property(name: str) -> property:
         else:
             self[name] = value
 
-    return property(get, set_, doc=f"``usage[{name!r}]``, None when absent (TY-12).")
+    return property(get, set_, doc=f"``usage[{name!r}]``, None when absent.")
 
 
 for _name in _COUNTS:

@@ -473,13 +473,8 @@ def test_tool_in_class() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 26 item 2: FunctionInvocationContext.add_tools is missing (the tool fails with an "
-    "AttributeError, which the model reads as 'Error: Function failed.')",
-)
 def test_dynamic_tool_exposure() -> None:
-    """LP-4, SC-5: a tool adds tools through its injected context; the next model call is offered them."""
+    """LP-4, SC-5, LP-33: a tool adds tools through its injected context; the next model call is offered them."""
     check(
         "dynamic_tool_exposure",
         [
@@ -491,15 +486,13 @@ def test_dynamic_tool_exposure() -> None:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="issue 26 item 2: @tool(schema=...) is not accepted")
 def test_function_tool_with_explicit_schema() -> None:
-    """TL-1, LP-4: tools whose schema is given (a pydantic model, a JSON schema dict), both called in one batch."""
+    """TL-1, LP-4, TL-14: tools whose schema is given (a pydantic model, a JSON schema dict), called in one batch."""
     check("function_tool_with_explicit_schema", ["CheckIn: Done: 14C reserved on KL1234, 1 bag(s) added."])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 26 item 2: FunctionTool.from_dict(data, dependencies=...) is missing")
 def test_function_tool_from_dict_with_dependency_injection() -> None:
-    """TL-2, LP-4: a tool restored from its dict form with its function injected is called by the loop."""
+    """TL-2, LP-4, TL-16: a tool restored from its dict form with its function injected is called by the loop."""
     check("function_tool_from_dict_with_dependency_injection", ["Arithmetic: 6 times 7 is 42."])
 
 

@@ -37,6 +37,8 @@ SEAMS: dict[tuple[str, str], str] = {
     ("_tools", "FunctionTool.__init__"): "upstream",
     ("_tools", "FunctionTool.parse_result"): "upstream",
     ("_tools", "Parameters.__call__"): "upstream",
+    ("_tools", "_known"): "upstream",
+    ("_tools", "FunctionTool.from_dict"): "upstream",
 }
 
 # Folder -> folders it may import (PK-10); a folder always may import itself.

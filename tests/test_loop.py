@@ -25,6 +25,7 @@ from minagent import (
     Message,
     ResponseStream,
     UsageDetails,
+    _transcript,
     chat_middleware,
     function_middleware,
     tool,
@@ -87,8 +88,11 @@ async def run_both(
     """Run the same script non-streaming, then streaming (a fresh client each time).
 
     Returns the non-streaming response, the streaming final response and the streamed updates.
+    Both runs see the approvals the process asked before them (LP-34: the first run uses them up).
     """
+    asked = dict(_transcript._ISSUED)
     non_streamed = await make_client().get_response(messages, **kw)
+    _transcript._ISSUED.update(asked)
     stream = make_client().get_response(messages, stream=True, **kw)
     updates = [update async for update in stream]
     streamed_final = await stream.get_final_response()

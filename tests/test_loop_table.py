@@ -22,6 +22,7 @@ from minagent import (
 )
 from minagent._loop import ToolLoop
 from minagent._loop_table import NEXT_STEP, Outcome, Step, classify_batch, classify_response, limit_reached, start
+from minagent._transcript import approval_record, record_requests
 from minagent.testing import ScriptedChatClient, call, reply
 
 SPEC = Path(__file__).resolve().parent.parent / "spec" / "loop.md"
@@ -256,6 +257,7 @@ async def test_a_resumed_request_starts_with_its_batch(stream: bool, approved: b
     batch, whose outcome (ran) the table continues from: the model is called next."""
     request = call("guarded", {}, call_id="g1")
     asked = Message("assistant", [request, Content.from_function_approval_request("r1", request)])
+    record_requests(approval_record(None), asked.contents[1:])  # as the pause that asked it (LP-34)
     answer = Message(
         "user", [Content.from_function_approval_request("r1", request).to_function_approval_response(approved)]
     )

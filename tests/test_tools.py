@@ -691,7 +691,8 @@ def test_validate_arguments_uses_raw_parameters() -> None:
 
 
 def test_function_invocation_configuration_defaults() -> None:
-    """LP-1: a dataclass with the seed-000 defaults plus max_function_calls=None."""
+    """LP-1, LP-34: a dataclass with the seed-000 defaults plus max_function_calls=None and
+    disable_approval_response_binding=False."""
     config = FunctionInvocationConfiguration()
     assert dataclasses.is_dataclass(config)
     assert dataclasses.asdict(config) == {
@@ -702,6 +703,7 @@ def test_function_invocation_configuration_defaults() -> None:
         "additional_tools": [],
         "include_detailed_errors": False,
         "max_function_calls": None,
+        "disable_approval_response_binding": False,
     }
     other = FunctionInvocationConfiguration()
     config.additional_tools.append("x")

@@ -139,7 +139,7 @@ def test_an_answer_that_is_not_json_shows_how_it_begins(answer: str, shown: str)
 
     with pytest.raises(StructuredOutputDecodeError) as info:
         ResponseFormat.of(City).parse(answer)
-    assert str(info.value).startswith("the answer is not JSON: ")
+    assert str(info.value).startswith("the answer is not valid JSON: ")
     assert str(info.value).endswith(shown)
     assert info.value.text == answer
 
@@ -184,7 +184,7 @@ def test_a_nested_middleware_list_says_so() -> None:
         Agent(ScriptedChatClient(["hi"])).run([3])  # type: ignore[list-item]
 
 
-RULE_ID = re.compile(r"\b(?:AG|AN|CF|DU|EX|HI|HK|LP|MCP|ML|MW|OA|OB|OL|OR|PK|PV|RD|SC|SE|SO|ST|TH|TL|TY)-\d+\b")
+RULE_ID = re.compile(r"\b(?:AG|AN|CF|DU|EX|HI|HK|LP|MCP|ML|MW|OA|OB|OL|OR|PK|PV|RD|SC|SE|SO|ST|TH|TL|TY|UP)-\d+\b")
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:

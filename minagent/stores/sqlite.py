@@ -5,7 +5,8 @@ Rules
 1. Never on the event loop: every database call runs in a worker thread, on a connection opened
    for that call and closed after it (SE-13).
 2. A run's messages are stored all or nothing, in one transaction (SE-15, SE-16), and taken back
-   when a later save of the same run failed (SE-20).
+   when a later save of the same run failed (SE-20); a run that names itself (``run_key``) is
+   stored once, however often it is saved (SE-40).
 3. The schema changes only through `MIGRATIONS`; a file newer than this code is refused (SE-14),
    and so is a database that is not ours, before anything in it changes (SE-21).
 4. ``sqlite3`` is imported on first use, never when the module is.
@@ -15,7 +16,8 @@ Theory of operation
 -------------------
 One database file holds many sessions: table ``messages`` (one row per message: provider
 ``source_id``, ``session_id``, a sequence number, the message as our versioned JSON) and table
-``sessions`` (one row per stored `AgentSession`, its `to_dict` JSON). The file's schema version
+``sessions`` (one row per stored `AgentSession`, its `to_dict` JSON), and, from schema version 2,
+table ``runs`` (the keys of the runs whose messages a session holds, SE-40). The file's schema version
 is ``PRAGMA user_version``; opening a file of an older version runs the steps of `MIGRATIONS`
 in order, one transaction each, and a file newer than this code knows is an error (SE-14). A
 file is ours when its ``PRAGMA application_id`` is `APPLICATION_ID` (set when we create it),
@@ -32,7 +34,11 @@ by one ``save_messages`` call in one ``BEGIN IMMEDIATE`` transaction that reads 
 sequence number and inserts every row: a run's messages are stored all or nothing, and runs
 from several processes appending to one session interleave as whole runs (SE-15, SE-16). A
 cancellation that arrives while a write is under way does not cut it: the thread finishes the
-transaction, which commits whole or not at all.
+transaction, which commits whole or not at all. A keyed save first inserts its key into ``runs``
+in that same transaction (``INSERT OR IGNORE``, with the sequence number of its first message);
+when the key was there already the transaction appends nothing, so a save repeated after a crash,
+or raced by another process, appends once. A keyed load reads only the rows before that first
+sequence number: a recovered run sees the history without its own messages.
 """
 
 from __future__ import annotations
@@ -60,7 +66,7 @@ __all__ = [
     "SQLiteSessionStore",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x6D696E61  # "mina": PRAGMA application_id of a file minagent created (SE-21)
 _OUR_TABLES = {"messages": {"source_id", "session_id", "seq", "data"}, "sessions": {"session_id", "data", "updated"}}
 
@@ -76,9 +82,16 @@ def _create_v1(conn: sqlite3.Connection) -> None:
     )
 
 
+def _create_v2(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS runs (source_id TEXT NOT NULL, session_id TEXT NOT NULL, run_key TEXT NOT NULL,"
+        " first_seq INTEGER NOT NULL, PRIMARY KEY (source_id, session_id, run_key))"
+    )
+
+
 # MIGRATIONS[n] takes a file of schema version n to n + 1 (SE-14). A later schema adds its step
 # here and raises SCHEMA_VERSION; files written by older versions are migrated when opened.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1, 1: _create_v2}
 
 
 class SQLiteSchemaError(MinagentError, RuntimeError):
@@ -127,8 +140,7 @@ class _Database:
                 if version == SCHEMA_VERSION:
                     conn.execute("COMMIT")
                     return
-                if version == 0:
-                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # SE-21: the file is ours
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # SE-21: the file is ours (checked)
                 MIGRATIONS[version](conn)
                 conn.execute(f"PRAGMA user_version = {version + 1}")
                 conn.execute("COMMIT")
@@ -198,6 +210,14 @@ def _window(agent: Any) -> int | None:
     return min(windows) if windows else None
 
 
+def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
+    """SE-40: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
+    key = run_key if run_key is not None else (state or {}).get("run_key")
+    if key is not None and (not isinstance(key, str) or not key):
+        raise ValueError(f"run_key must be a non-empty string, got {key!r}")
+    return key
+
+
 def _write(conn: sqlite3.Connection, statements: Callable[[sqlite3.Connection], object]) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -256,17 +276,28 @@ class SQLiteHistoryProvider(HistoryProvider):
         context.extend_messages(self, await self.get_messages(context.session_id, state=state, last=window))
 
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, last: int | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        *,
+        state: dict[str, Any] | None = None,
+        last: int | None = None,
+        run_key: str | None = None,
+        **kwargs: Any,
     ) -> list[Message]:
         """The session's messages in order; with ``last``, only the last ``last`` of them, starting
-        after any leading tool result whose call is further back (SE-23)."""
-        key, source = check_session_id(session_id), self._source()
+        after any leading tool result whose call is further back (SE-23); for a run that names
+        itself, only those stored before its own (SE-40)."""
+        key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
 
         def read(conn: sqlite3.Connection) -> list[tuple[int, str]]:
-            where = "FROM messages WHERE source_id = ? AND session_id = ?"
+            where, args = "FROM messages WHERE source_id = ? AND session_id = ?", [source, key]
+            if run is not None:  # SE-40: the history as it was before this run's messages
+                where += " AND seq < COALESCE((SELECT first_seq FROM runs WHERE source_id = ? AND session_id = ?"
+                where += " AND run_key = ?), seq + 1)"
+                args += [source, key, run]
             if last is None:
-                return conn.execute(f"SELECT seq, data {where} ORDER BY seq", (source, key)).fetchall()
-            newest = conn.execute(f"SELECT seq, data {where} ORDER BY seq DESC LIMIT ?", (source, key, last))
+                return conn.execute(f"SELECT seq, data {where} ORDER BY seq", args).fetchall()
+            newest = conn.execute(f"SELECT seq, data {where} ORDER BY seq DESC LIMIT ?", [*args, last])
             return list(reversed(newest.fetchall()))
 
         rows: list[tuple[int, str]] = await self._db.call(read)
@@ -281,10 +312,12 @@ class SQLiteHistoryProvider(HistoryProvider):
         messages: Sequence[Message],
         *,
         state: dict[str, Any] | None = None,
+        run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """All of ``messages`` in one transaction, after the stored ones (SE-15)."""
-        key, source = check_session_id(session_id), self._source()
+        """All of ``messages`` in one transaction, after the stored ones (SE-15); nothing when the
+        run ``run_key`` (or ``state["run_key"]``) names is stored already (SE-40)."""
+        key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]  # fails before anything is written
         if not data:
             return
@@ -294,6 +327,14 @@ class SQLiteHistoryProvider(HistoryProvider):
                 "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE source_id = ? AND session_id = ?", (source, key)
             ).fetchone()
             start = int(row[0]) + 1
+            if (
+                run is not None
+                and not conn.execute(
+                    "INSERT OR IGNORE INTO runs (source_id, session_id, run_key, first_seq) VALUES (?, ?, ?, ?)",
+                    (source, key, run, start),
+                ).rowcount
+            ):
+                return  # SE-40: this run's messages are here already
             conn.executemany(
                 "INSERT INTO messages (source_id, session_id, seq, data) VALUES (?, ?, ?, ?)",
                 [(source, key, start + i, item) for i, item in enumerate(data)],
@@ -302,13 +343,23 @@ class SQLiteHistoryProvider(HistoryProvider):
         await self._db.call(lambda conn: _write(conn, append))
 
     async def discard_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        run_key: str | None = None,
+        **kwargs: Any,
     ) -> None:
-        """SE-20: take back the newest rows equal to ``messages`` (what this run's save wrote)."""
-        key, source = check_session_id(session_id), self._source()
+        """SE-20: take back the newest rows equal to ``messages`` (what this run's save wrote), and
+        the run's key (SE-40)."""
+        key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
 
         def remove(conn: sqlite3.Connection) -> None:
+            if run is not None:
+                where = "source_id = ? AND session_id = ? AND run_key = ?"
+                conn.execute(f"DELETE FROM runs WHERE {where}", (source, key, run))
             rows = conn.execute(
                 "SELECT seq, data FROM messages WHERE source_id = ? AND session_id = ? ORDER BY seq DESC LIMIT ?",
                 (source, key, len(data) + 1000),  # other processes' runs may have come after this one (SE-16)
@@ -324,13 +375,14 @@ class SQLiteHistoryProvider(HistoryProvider):
             await self._db.call(lambda conn: _write(conn, remove))
 
     async def clear(self, session_id: str) -> None:
-        """Forget the session's messages."""
+        """Forget the session's messages and run keys (SE-40)."""
         key, source = check_session_id(session_id), self._source()
-        await self._db.call(
-            lambda conn: _write(
-                conn, lambda c: c.execute("DELETE FROM messages WHERE source_id = ? AND session_id = ?", (source, key))
-            )
-        )
+
+        def forget(conn: sqlite3.Connection) -> None:
+            for table in ("messages", "runs"):
+                conn.execute(f"DELETE FROM {table} WHERE source_id = ? AND session_id = ?", (source, key))
+
+        await self._db.call(lambda conn: _write(conn, forget))
 
     def _source(self) -> str:
         return self.source_id or type(self).__name__

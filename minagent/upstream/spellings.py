@@ -12,7 +12,7 @@ from typing import Any
 
 from minagent import ChatOptions
 
-__all__ = ["AGENT_SPELLINGS", "REMOVED_NAMES", "RUN_SPELLINGS", "hint", "reject"]
+__all__ = ["AGENT_SPELLINGS", "CONFIG_SPELLINGS", "REMOVED_NAMES", "RUN_SPELLINGS", "config_hint", "hint", "reject"]
 
 RUN_SPELLINGS = {
     "context_provider": "context providers belong to the agent: Agent(client, context_providers=[...])",
@@ -29,6 +29,17 @@ AGENT_SPELLINGS = {
     "tokenizer": "minagent has no tokenizers",
     "additional_properties": "minagent agents have no additional_properties",
 }
+CONFIG_SPELLINGS = {  # LP-60: upstream's configuration keys minagent has not, and what to write instead
+    "max_duration_seconds": "wrap the run in asyncio.timeout(seconds); cancelling a run closes what it opened",
+    "allow_concurrent_invocation": "a batch's calls run concurrently; a tool made with sequential=True runs alone",
+}
+
+
+def config_hint(name: str) -> str:
+    """LP-60: what to write instead of an unknown configuration key that is upstream's ('' for others)."""
+    return f"; {name} is upstream's: {CONFIG_SPELLINGS[name]}" if name in CONFIG_SPELLINGS else ""
+
+
 _OPTION_KEYS = frozenset(ChatOptions.__annotations__) | {"model_id"}
 _HISTORY = "a history provider, InMemoryHistoryProvider (the default) or a HistoryProvider subclass"
 REMOVED_NAMES = {  # SE-64: upstream names (mostly of the thread era) minagent has not, and what to use

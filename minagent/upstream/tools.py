@@ -27,6 +27,7 @@ __all__ = [
     "invoke_arguments",
     "parse_result",
     "remove_tools",
+    "tool_from_dict",
 ]
 
 
@@ -88,6 +89,24 @@ def check_arguments(tool: FunctionTool, arguments: Mapping[str, Any]) -> None:
         kind = "value" if first.problem.startswith("expected one of") else "type"
         head = f"Invalid {kind} for {first.path[2:]!r} in {tool.name!r}"
     raise ToolArgumentError(f"{head}\n{describe_issues(issues)}")
+
+
+def tool_from_dict(data: Mapping[str, Any], dependencies: Mapping[str, Any] | None) -> FunctionTool:
+    """TL-16: a tool from its dict form, upstream's ``"function_tool"`` (``input_model``) or minagent's
+    declaration (``parameters``), with what ``dependencies["function_tool"]`` injects: its entries for
+    every tool, and a ``"<field>:<value>"`` entry's dict for the tool whose field has that value."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"FunctionTool.from_dict takes a dict, got {type(data).__name__}")
+    if data.get("type", "function_tool") != "function_tool":
+        raise ValueError(f"Type mismatch: expected 'function_tool', got {data.get('type')!r}")
+    kwargs = {k: v for k, v in data.items() if k != "type"}
+    for key, value in ((dependencies or {}).get("function_tool") or {}).items():
+        field, colon, name = str(key).partition(":")
+        if not colon:
+            kwargs[key] = value
+        elif kwargs.get(field) == name and isinstance(value, Mapping):
+            kwargs.update(value)
+    return FunctionTool(**kwargs)
 
 
 def input_schema(name: str, model: Any, parameters: Any) -> Mapping[str, Any]:

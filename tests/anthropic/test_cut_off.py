@@ -81,4 +81,6 @@ async def test_a_call_cut_off_by_max_tokens_gets_an_error_result_and_the_run_goe
         assert call == {"type": "tool_use", "id": "toolu_cut", "name": "get_weather", "input": {}}
         assert result["tool_use_id"] == "toolu_cut"
         assert result["is_error"] is True
-        assert result["content"].startswith("Error: Invalid arguments for get_weather: arguments are not valid JSON")
+        assert result["content"].startswith(
+            "Error: Argument parsing failed. Invalid arguments for get_weather: arguments are not valid JSON"
+        )

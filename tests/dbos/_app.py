@@ -12,7 +12,10 @@ The environment says where: ``DBOS_URL`` (the system database), ``COUNTS`` (a fi
 and tool execution appends a line to), ``CRASH`` (where this process kills itself with SIGKILL:
 ``model:N`` inside the N-th model round, ``tool:NAME`` inside that tool, ``between:N`` after the
 steps before model round N completed and before it starts, ``session`` inside the session store's
-``set`` after it wrote), ``STORE`` (a SQLite session store), ``EXECUTOR`` (the DBOS executor id, added
+``set`` after it wrote, ``history`` inside the history provider's save after it wrote), ``STORE`` (a
+SQLite session store), ``HISTORY`` (the agent's history provider: ``sqlite:PATH``, or
+``redis:URL`` on the key prefix ``minagent-tests:``, logging each save's run key and how many
+messages it appended), ``EXECUTOR`` (the DBOS executor id, added
 to every line logged), ``SLOW`` (seconds ``add`` sleeps), ``CONCURRENCY`` (a worker's runs at once).
 
 The model is a function of the request: round N (the number of tool messages it received so
@@ -38,11 +41,13 @@ from minagent_dbos import DurableAgent, approve, cancel, idempotency_key, recove
 
 from minagent import (
     Agent,
+    AgentSession,
     BaseChatClient,
     ChatResponse,
     ChatResponseUpdate,
     Content,
     Message,
+    SQLiteHistoryProvider,
     SQLiteSessionStore,
     chat_middleware,
     tool,
@@ -149,12 +154,44 @@ class CrashingStore(SQLiteSessionStore):
         crash_if("session")
 
 
+class CountedSaves:
+    """A history provider's saves logged: ``history save APPENDED RUN_KEY`` (DU-13, DU-18)."""
+
+    async def save_messages(self, session_id: Any, messages: Any, *, state: Any = None, **kwargs: Any) -> None:
+        before = len(await self.get_messages(session_id))  # type: ignore[attr-defined]
+        await super().save_messages(session_id, messages, state=state, **kwargs)  # type: ignore[misc]
+        appended = len(await self.get_messages(session_id)) - before  # type: ignore[attr-defined]
+        log(f"history save {appended} {(state or {}).get('run_key')}")
+        crash_if("history")
+
+
+class CountedSQLite(CountedSaves, SQLiteHistoryProvider):
+    pass
+
+
+def history() -> list[Any]:
+    """The agent's history provider that ``HISTORY`` names, or none."""
+    kind, _, where = os.environ.get("HISTORY", "").partition(":")
+    if kind == "sqlite":
+        return [CountedSQLite("history", path=where)]
+    if kind == "redis":
+        from minagent_redis import RedisHistoryProvider
+
+        class CountedRedis(CountedSaves, RedisHistoryProvider):
+            pass
+
+        return [CountedRedis("history", url=where, key_prefix="minagent-tests:")]
+    return []
+
+
 def configure() -> DurableAgent:
     config: Any = {"name": APP, "system_database_url": os.environ["DBOS_URL"], "log_level": "ERROR"}
     if os.environ.get("EXECUTOR"):
         config["executor_id"] = os.environ["EXECUTOR"]
     DBOS(config=config)
-    agent = Agent(RoundsClient(), tools=[add, charge, refund], middleware=[between], name="rounds")
+    agent = Agent(
+        RoundsClient(), tools=[add, charge, refund], middleware=[between], name="rounds", context_providers=history()
+    )
     store = CrashingStore(os.environ["STORE"]) if os.environ.get("STORE") else None
     durable = DurableAgent(agent, name="rounds", sessions=store)
     log(f"agent {agent.id}")
@@ -169,7 +206,7 @@ async def start(durable: DurableAgent, wid: str, stream: bool, with_session: boo
     store = durable.sessions
     session = None
     if with_session:
-        session = await store.get("s1") if store is not None else None
+        session = await store.get("s1") if store is not None else AgentSession(session_id="s1")
         assert session is not None, "the test stores session s1 first"
     text = "sum it needs-approval" if "--approval" in sys.argv else "sum it"
     if stream:
@@ -180,19 +217,24 @@ async def start(durable: DurableAgent, wid: str, stream: bool, with_session: boo
     else:
         response = await durable.run(text, workflow_id=wid, session=session)
     emit("response", response.to_dict())
+    if session is not None:
+        emit("session", session.to_dict())
 
 
-async def finish(durable: DurableAgent, wid: str, stream: bool) -> None:
+async def finish(durable: DurableAgent, wid: str, stream: bool, with_session: bool) -> None:
+    session = AgentSession(session_id="s1") if with_session else None  # takes the recorded state (DU-13)
     if stream:
-        attached = durable.attach(wid)  # before launch: the recovered run is seen whole (DU-9)
+        attached = durable.attach(wid, session=session)  # before launch: the recovered run is seen whole (DU-9)
         DBOS.launch()
         async for update in attached:
             emit("update", update.to_dict())
         response = await attached.get_final_response()
     else:
         DBOS.launch()
-        response = await result(wid)
+        response = await result(wid, session=session)
     emit("response", response.to_dict())
+    if session is not None:
+        emit("session", session.to_dict())
 
 
 def ordered(order: Path) -> list[str]:
@@ -231,7 +273,7 @@ async def main(argv: list[str]) -> None:
             DBOS.launch()
             await start(durable, argv[1], "--stream" in argv, "--session" in argv)
         elif command == "recover":
-            await finish(durable, argv[1], "--stream" in argv)
+            await finish(durable, argv[1], "--stream" in argv, "--session" in argv)
         elif command == "worker":
             DBOS.launch()
             await DBOS.register_queue_async(QUEUE, worker_concurrency=int(os.environ.get("CONCURRENCY", "4")))

@@ -8,6 +8,7 @@ tests with real crashes are in test_dbos_crash.py).
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,8 +41,10 @@ from minagent import (  # noqa: E402
     Content,
     ContextProvider,
     FunctionInvocationContext,
+    InMemoryHistoryProvider,
     Message,
     SessionStore,
+    SQLiteHistoryProvider,
     chat_middleware,
     function_middleware,
     tool,
@@ -470,6 +473,65 @@ class TestSessions:
         await handle.get_result()
         assert len(ids) == 2
         assert ids[0] == ids[1]
+
+
+class TestRunKeys:
+    """DU-18: each agent run of a durable run names itself to the history providers."""
+
+    @pytest.mark.parametrize("stream", MODES)
+    async def test_each_agent_run_names_itself(self, app: Path, stream: bool) -> None:
+        """DU-18, DU-11, SE-40: a run paused for an approval makes two agent runs, keyed "{wid}:0" and
+        "{wid}:1", which each history provider sees in its load and its save; the key is taken out
+        after each (an entry made for it removed, a provider's own entry kept without it), so the
+        caller's session and sessions= never hold it; the store holds both parts once."""
+        seen: list[tuple[str, str, Any]] = []
+
+        class Recording(SQLiteHistoryProvider):
+            async def get_messages(self, session_id: Any, *, state: Any = None, **kwargs: Any) -> list[Message]:
+                seen.append((self.source_id or "", "load", (state or {}).get("run_key")))
+                return await super().get_messages(session_id, state=state, **kwargs)
+
+            async def save_messages(self, session_id: Any, messages: Any, *, state: Any = None, **kwargs: Any) -> None:
+                seen.append((self.source_id or "", "save", (state or {}).get("run_key")))
+                await super().save_messages(session_id, messages, state=state, **kwargs)
+
+        class Memory(InMemoryHistoryProvider):
+            async def save_messages(self, session_id: Any, messages: Any, *, state: Any = None, **kwargs: Any) -> None:
+                seen.append(("memory", "save", (state or {}).get("run_key")))
+                await super().save_messages(session_id, messages, state=state, **kwargs)
+
+        history = Recording("history", path=app / "history.db")
+        agent = Agent(
+            ScriptedChatClient([[call("refund", {"amount": 5}, call_id="r1")], "finished"]),
+            tools=[refund],
+            context_providers=[history, Memory("memory", load_messages=False)],
+        )
+        store = SessionStore()
+        durable = DurableAgent(agent, name="keyed", sessions=store)
+        DBOS.launch()
+        session = AgentSession(session_id="k")
+        task = asyncio.ensure_future(run(durable, "refund", stream, workflow_id="kw", session=session))
+        assert len(await pending_approvals("kw", wait_seconds=20)) == 1
+        await approve("kw", {"r1": True})
+        await asyncio.wait_for(task, 30)
+        assert seen == [
+            ("history", "load", "kw:0"),
+            ("memory", "save", "kw:0"),
+            ("history", "save", "kw:0"),
+            ("history", "load", "kw:1"),
+            ("memory", "save", "kw:1"),
+            ("history", "save", "kw:1"),
+        ]
+        assert list(session.state) == ["memory"]
+        assert list(session.state["memory"]) == ["messages"]
+        kept = await store.get("k")
+        assert kept is not None
+        assert kept.to_dict() == session.to_dict()
+        assert "run_key" not in json.dumps(session.to_dict())
+        texts = [m.text for m in await history.get_messages("k")]
+        assert texts == [m.text for m in session.state["memory"]["messages"]]
+        assert texts.count("refund") == 1
+        assert texts[-1] == "finished"
 
 
 class TestQueue:

@@ -1,5 +1,5 @@
 """Crash and recovery with real processes killed with SIGKILL (spec/dbos.md DU-6, DU-7, DU-8, DU-10,
-DU-13).
+DU-13, DU-18, DU-19; spec/sessions.md SE-40; spec/redis.md RD-9).
 
 A process (tests/dbos/_app.py) runs a durable run of three model rounds (round 0 calls ``add`` and
 ``charge`` concurrently, round 1 calls ``add``, round 2 answers) and kills itself with SIGKILL at
@@ -9,6 +9,7 @@ call and tool execution appends a line to a file, so the tests count which calls
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -30,9 +31,13 @@ MODES = [False, True]
 CALLS = ["model 0", "tool add c-add", "tool charge c-charge", "model 1", "tool add c-add2", "model 2"]
 
 
-def app(directory: Path, *args: str, crash: str | None = None, store: bool = False) -> subprocess.CompletedProcess[str]:
+def app(
+    directory: Path, *args: str, crash: str | None = None, store: bool = False, history: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop("CRASH", None)
+    if history is not None:
+        env["HISTORY"] = history
     env.update(DBOS_URL=f"sqlite:///{directory}/dbos.sqlite", COUNTS=str(directory / "counts"))
     if crash is not None:
         env["CRASH"] = crash
@@ -62,6 +67,9 @@ def counts(directory: Path) -> Counter[str]:
             out[f"tool {words[1]} {words[2].rsplit(':', 1)[1]}"] += 1
         elif words[0] == "session":
             out["session set"] += 1
+        elif words[0] == "history":  # "history save APPENDED RUN_KEY"
+            out["history save"] += 1
+            out["history write"] += int(words[2]) > 0
     return out
 
 
@@ -189,3 +197,102 @@ def test_session_history_written_once_across_a_crash(tmp_path: Path, point: str,
     assert kept.count("user: sum it") == 1
     assert kept[-1] == "assistant: done: 3, charged 5, 6"
     assert len(kept) == 3 + 5  # the run's five messages: three assistant, two tool
+
+
+@pytest.mark.parametrize("stream", MODES)
+@pytest.mark.parametrize(
+    ("point", "sets"), [("tool:charge", 1), ("session", 2)], ids=["inside-a-tool", "inside-the-store"]
+)
+def test_in_memory_history_is_restored_not_repeated(tmp_path: Path, point: str, sets: int, stream: bool) -> None:
+    """DU-19, DU-13: the in-memory history of a recovered run starts again from the workflow's
+    input: the caller's session in the recovering process receives the run's messages once, after
+    the earlier ones, with no run key anywhere in its state (DU-18)."""
+    seed(tmp_path)
+    mode = ["--stream"] if stream else []
+    crashed = app(tmp_path, "run", "w1", "--session", *mode, crash=point, store=True)
+    assert crashed.returncode == -9
+    recovered = app(tmp_path, "recover", "w1", "--session", *mode, store=True)
+    assert recovered.returncode == 0, recovered.stderr
+    assert counts(tmp_path)["session set"] == sets
+    state = printed(recovered, "session")[0]["state"]
+    assert list(state) == ["in_memory"]
+    assert list(state["in_memory"]) == ["messages"]
+    kept = [(m["role"], m["contents"][0].get("text")) for m in state["in_memory"]["messages"]]
+    assert kept[:3] == [("user", "earlier"), ("assistant", "answer"), ("user", "sum it")]
+    assert len(kept) == 3 + 5
+    assert "run_key" not in json.dumps(state)
+
+
+class Redis:
+    """A real redis-server for one test (RD-6), from the Redis tests."""
+
+    def __init__(self, directory: Path) -> None:
+        from tests.sessions.test_redis import SERVER, RedisServer
+
+        if SERVER is None:
+            pytest.skip("needs redis-server on PATH (Debian: apt-get install -y redis-server)")
+        pytest.importorskip("minagent_redis")
+        self.server = RedisServer(directory)
+
+    def __enter__(self) -> str:
+        self.server.start()
+        return self.server.url
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.stop()
+
+
+def stored(kind: str, where: str) -> list[tuple[str, str | None]]:
+    """The session s1's messages in the history provider's store, as the test's own process reads them."""
+    import asyncio
+
+    from minagent import SQLiteHistoryProvider
+
+    async def read() -> list[Message]:
+        if kind == "sqlite":
+            return await SQLiteHistoryProvider("history", path=where).get_messages("s1")
+        from minagent_redis import RedisHistoryProvider
+
+        provider = RedisHistoryProvider("history", url=where, key_prefix="minagent-tests:")
+        try:
+            return await provider.get_messages("s1")
+        finally:
+            await provider.aclose()
+
+    return [(m.role, m.text or None) for m in asyncio.run(read())]
+
+
+RUN_MESSAGES = 6  # the input and the run's five messages: three assistant, two tool
+
+
+@pytest.mark.parametrize("stream", MODES)
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_history_provider_writes_once_across_a_crash(
+    tmp_path: Path, reference: dict[bool, dict[str, Any]], kind: str, stream: bool
+) -> None:
+    """DU-13, DU-18, SE-40, RD-9: a history provider with a store of its own (SQLite, Redis) that
+    wrote the run's messages when the process was killed (after its save, before the workflow
+    finished) holds them exactly once after the recovery: the recovered workflow saves again with
+    the same run key ("w1:0") and appends nothing. No model call or tool runs twice, the response
+    equals the uncrashed run's, and the caller's session holds no run key."""
+    mode = ["--stream"] if stream else []
+    with contextlib.ExitStack() as stack:
+        where = str(tmp_path / "history.db") if kind == "sqlite" else stack.enter_context(Redis(tmp_path))
+        history = f"{kind}:{where}"
+        crashed = app(tmp_path, "run", "w1", "--session", *mode, crash="history", history=history)
+        assert crashed.returncode == -9, crashed.stderr
+        assert len(stored(kind, where)) == RUN_MESSAGES  # written before the crash
+        recovered = app(tmp_path, "recover", "w1", "--session", *mode, history=history)
+        assert recovered.returncode == 0, recovered.stderr
+        kept = stored(kind, where)
+    ran = counts(tmp_path)
+    assert ran == {**dict.fromkeys(CALLS, 1), "history save": 2, "history write": 1}
+    saves = [w for w in lines(tmp_path) if w[0] == "history"]
+    assert [(w[2], w[3]) for w in saves] == [(str(RUN_MESSAGES), "w1:0"), ("0", "w1:0")]
+    assert len(kept) == RUN_MESSAGES
+    assert kept[0] == ("user", "sum it")
+    assert kept[-1] == ("assistant", "done: 3, charged 5, 6")
+    assert [role for role, _ in kept].count("tool") == 2
+    response = printed(recovered, "response")[0]
+    assert normalised(response) == normalised(reference[stream])
+    assert printed(recovered, "session")[0]["state"] == {}

@@ -218,15 +218,33 @@ async def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
 
 
 async def test_our_files_old_and_new_open(tmp_path: Path) -> None:
-    """SE-21, SE-14: a new file gets minagent's application id; a version-1 file written before
-    the id (our two tables, application id 0) still opens and keeps its messages."""
+    """SE-21, SE-14, SE-40: a new file gets minagent's application id; a version-1 file written
+    before the id (our two tables, application id 0) still opens, keeps its messages, and is
+    migrated to version 2 (the runs table) with the id."""
     new = tmp_path / "new.db"
     await SQLiteHistoryProvider(path=new).save_messages("s", [Message("user", ["hi"])])
     with sqlite3.connect(new) as conn:
         assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x6D696E61
-        conn.execute("PRAGMA application_id = 0")  # as an older minagent wrote it
     conn.close()
-    assert texts(await SQLiteHistoryProvider(path=new).get_messages("s")) == [("user", "hi")]
+    old = tmp_path / "old.db"
+    with sqlite3.connect(old) as conn:  # as a minagent of schema version 1, before the id, wrote it
+        conn.execute(
+            "CREATE TABLE messages (source_id TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+            " data TEXT NOT NULL, PRIMARY KEY (source_id, session_id, seq))"
+        )
+        conn.execute("CREATE TABLE sessions (session_id TEXT PRIMARY KEY, data TEXT NOT NULL, updated REAL NOT NULL)")
+        row = json.dumps(Message("user", ["hi"]).to_dict())
+        conn.execute("INSERT INTO messages VALUES ('sqlite_history', 's', 0, ?)", (row,))
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    assert texts(await SQLiteHistoryProvider(path=old).get_messages("s")) == [("user", "hi")]
+    await SQLiteHistoryProvider(path=old).save_messages("s", [Message("user", ["again"])], run_key="r")
+    await SQLiteHistoryProvider(path=old).save_messages("s", [Message("user", ["again"])], run_key="r")
+    assert texts(await SQLiteHistoryProvider(path=old).get_messages("s")) == [("user", "hi"), ("user", "again")]
+    with sqlite3.connect(old) as conn:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x6D696E61
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    conn.close()
 
 
 # -- SE-22 ---------------------------------------------------------------------------------------

@@ -88,24 +88,25 @@ async def test_database_calls_run_off_the_event_loop(tmp_path: Path, monkeypatch
 
 
 async def test_schema_version_and_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SE-14: a new file gets schema version 1 (user_version); a later schema's migration step runs
-    once when an older file is opened; a file newer than the code is a SQLiteSchemaError."""
+    """SE-14: a new file gets the current schema version (user_version, 2: SE-40's run keys); a later
+    schema's migration step runs once when an older file is opened; a file newer than the code is a
+    SQLiteSchemaError."""
     path = tmp_path / "v.db"
     await SQLiteHistoryProvider("h", path=path).save_messages("s", [Message("user", ["kept"])])
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
     ran: list[int] = []
 
-    def to_v2(conn: sqlite3.Connection) -> None:
-        ran.append(2)
+    def to_v3(conn: sqlite3.Connection) -> None:
+        ran.append(3)
         conn.execute("ALTER TABLE messages ADD COLUMN note TEXT")
 
-    monkeypatch.setattr(_sqlite, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(_sqlite.MIGRATIONS, 1, to_v2)
+    monkeypatch.setattr(_sqlite, "SCHEMA_VERSION", 3)
+    monkeypatch.setitem(_sqlite.MIGRATIONS, 2, to_v3)
     assert texts(await SQLiteHistoryProvider("h", path=path).get_messages("s")) == [("user", "kept")]
     await SQLiteHistoryProvider("h", path=path).get_messages("s")
-    assert ran == [2]
-    monkeypatch.setattr(_sqlite, "SCHEMA_VERSION", 1)
+    assert ran == [3]
+    monkeypatch.setattr(_sqlite, "SCHEMA_VERSION", 2)
     with pytest.raises(_sqlite.SQLiteSchemaError, match="newer than this minagent knows"):
         await SQLiteHistoryProvider("h", path=path).get_messages("s")
 

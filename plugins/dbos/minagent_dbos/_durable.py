@@ -8,6 +8,10 @@ Rules
 2. The caller's session changes once, when the recorded result arrives (all or nothing, DU-13).
 3. Everything the workflow waits for from outside (approvals) is a DBOS message, so a replay
    receives the same answers (DU-8, DU-11).
+4. Each agent run of the workflow names itself to the history providers with a key that every
+   execution draws the same (``{workflow_id}:{n}``), so a store that already holds that run after a
+   crash does not append it again (DU-13, DU-18); the key never leaves the workflow's copy of the
+   session.
 
 Theory of operation
 -------------------
@@ -15,7 +19,9 @@ Theory of operation
 restores the messages and the session, runs the agent with two innermost run-level middleware
 (`DurableChat`, `DurableTool`: every model call and tool call a step), and, while the run pauses
 for approvals, publishes the requests as an event, waits for the answer message and runs the
-agent again with the answers (LP-14). Streaming, it iterates the agent's stream and hands each
+agent again with the answers (LP-14). Around each agent run (`_keyed`) the run's key is the
+``"run_key"`` item of every history provider's state entry on the workflow's copy of the session,
+the ``state`` their saves receive (SE-40). Streaming, it iterates the agent's stream and hands each
 update to the consumer registered for its workflow id in this process (`_CONSUMERS`, a
 thread-safe hand-off: a recovered workflow may run on DBOS's own event loop). The caller's side
 starts (or attaches to) the workflow and restores the result.
@@ -25,7 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from dbos import DBOS, DBOSClient, Queue, SetWorkflowID
@@ -35,6 +42,7 @@ from minagent import (
     AgentResponseUpdate,
     AgentSession,
     Content,
+    HistoryProvider,
     Message,
     ResponseStream,
     UsageDetails,
@@ -61,6 +69,7 @@ APPROVAL_TOPIC = "minagent.approval"
 SESSION_STEP = "minagent.session"
 _WAIT_SLICE = 3600.0  # one recorded wait per hour of waiting for an approval
 _REFUSED = ("tools", "middleware", "inbox", "thread")
+RUN_KEY = "run_key"  # the item of a history provider's state entry that names the run (DU-18, SE-40)
 _DONE = object()
 
 
@@ -98,6 +107,27 @@ def _restore(data: Mapping[str, Any], session: AgentSession | None) -> AgentResp
         session.state.update(state.state)
         session.service_session_id = state.service_session_id
     return AgentResponse.from_dict(data["response"])
+
+
+@contextmanager
+def _keyed(agent: Any, session: AgentSession | None, key: str) -> Iterator[None]:
+    """DU-18: ``key`` in every history provider's state entry while the agent runs, then taken out."""
+    state = session.state if session is not None else {}
+    made: list[tuple[str, dict[str, Any], bool]] = []  # (source id, entry, made for the key)
+    for provider in getattr(agent, "context_providers", None) or []:
+        source_id = getattr(provider, "source_id", None) or type(provider).__name__
+        entry = state.get(source_id)
+        if session is not None and isinstance(provider, HistoryProvider) and (entry is None or isinstance(entry, dict)):
+            made.append((source_id, state.setdefault(source_id, {}), entry is None))
+    for _source_id, entry, _new in made:
+        entry[RUN_KEY] = key
+    try:
+        yield
+    finally:
+        for source_id, entry, new in made:
+            entry.pop(RUN_KEY, None)
+            if new and not entry and state.get(source_id) is entry:
+                del state[source_id]
 
 
 def _combine(parts: list[AgentResponse]) -> AgentResponse:
@@ -280,7 +310,7 @@ class DurableAgent:
             run_session = AgentSession(session_id=await recorded(lambda: str(uuid.uuid4())))  # DU-8
         parts: list[AgentResponse] = []
         while True:
-            response = await self._once(messages, run_session, steps, request)
+            response = await self._once(messages, run_session, steps, request, len(parts))
             parts.append(response)
             pending = [c for c in response.user_input_requests if c.type == "function_approval_request"]
             if not pending or not self.wait_for_approvals:
@@ -299,11 +329,27 @@ class DurableAgent:
         return {"response": final.to_dict(), "session": session.to_dict() if session is not None else None}
 
     async def _once(
-        self, messages: list[Message], session: AgentSession | None, steps: RunSteps, request: dict[str, Any]
+        self,
+        messages: list[Message],
+        session: AgentSession | None,
+        steps: RunSteps,
+        request: dict[str, Any],
+        part: int,
     ) -> AgentResponse:
         agent_id = request["agent_id"]
         if agent_id is None:  # enqueued by a client: the first executor's agent id, recorded (DU-8)
             request["agent_id"] = agent_id = await recorded(lambda: getattr(self.agent, "id", None))
+        with _keyed(self.agent, session, f"{steps.workflow_id}:{part}"):  # DU-18
+            return await self._run_agent(messages, session, steps, request, agent_id)
+
+    async def _run_agent(
+        self,
+        messages: list[Message],
+        session: AgentSession | None,
+        steps: RunSteps,
+        request: dict[str, Any],
+        agent_id: Any,
+    ) -> AgentResponse:
         run = self.agent.run(
             messages,
             stream=request["stream"],

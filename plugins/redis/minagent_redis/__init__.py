@@ -12,6 +12,18 @@ then MULTI / RPUSH / LTRIM / EXPIRE / EXEC, retried when another writer changed 
 meanwhile. `RedisSessionStore` keeps `AgentSession.to_dict()` JSON under
 ``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set).
 
+A save that names its run (``run_key=``, or ``state["run_key"]``, SE-40) is stored once. The hash
+``{key_prefix}runs:{source_id}:{session_id}`` counts the messages ever pushed to the session's
+list (field ``""``, raised by every append in its transaction, lowered by a take-back) and holds
+each keyed run's count before it. The keyed append is an optimistic transaction that WATCHes the
+hash (and the list, with ``max_messages``), reads the run's field, and appends nothing when it is
+there; otherwise MULTI / RPUSH (/ LTRIM) / HSET / HINCRBY / EXPIRE / EXEC, retried when another
+writer changed them, so of concurrent saves of one run exactly one appends. A keyed load drops the
+last ``pushed - before`` elements: the run's own and those pushed after it, so a recovered run
+sees the history without its own messages; trimming drops from the front and keeps this exact
+(RD-9). (A take-back of messages pushed before a keyed run, from another process, would shift
+that run's place by their number; SE-20 takes back a run's own, newest messages.)
+
 A Redis that cannot be reached is a `RedisUnavailableError` naming the URL, for every call
 (``clear`` and ``delete`` included); a failed append writes nothing, so once Redis is back the
 stored history is exactly the runs that succeeded. What is stored and cannot be read — not
@@ -91,6 +103,17 @@ def _check_ttl(ttl: int | None) -> int | None:
     return ttl
 
 
+_PUSHED = ""  # RD-9: the field of the runs hash that counts the messages pushed (a run key is never empty)
+
+
+def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
+    """SE-40, RD-9: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
+    key = run_key if run_key is not None else (state or {}).get("run_key")
+    if key is not None and (not isinstance(key, str) or not key):
+        raise ValueError(f"run_key must be a non-empty string, got {key!r}")
+    return key
+
+
 def _is_result(message: dict[str, Any]) -> bool:
     return any(
         isinstance(c, dict) and c.get("type") in ("function_result", "function_approval_response")
@@ -143,12 +166,27 @@ class RedisHistoryProvider(HistoryProvider):
     def key(self, session_id: str) -> str:
         return f"{self.key_prefix}{self.source_id}:{_check_id(session_id)}"
 
+    def runs_key(self, session_id: str) -> str:
+        """RD-9: the hash of the session's run keys (each the count of messages pushed before that run;
+        the field "" the count pushed in all)."""
+        return f"{self.key_prefix}runs:{self.source_id}:{_check_id(session_id)}"
+
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+        self, session_id: str | None, *, state: dict[str, Any] | None = None, run_key: str | None = None, **kwargs: Any
     ) -> list[Message]:
-        key = self.key(_check_id(session_id))
+        """The session's messages in order; for a run that names itself, only those pushed before its
+        own (RD-9)."""
+        key, run = self.key(_check_id(session_id)), _run_key(run_key, state)
         async with _typed(self.redis, key):
-            raw: list[bytes | str] = await self.redis.lrange(key, 0, -1)
+            if run is None:
+                raw: list[bytes | str] = await self.redis.lrange(key, 0, -1)
+            else:
+                async with self.redis.pipeline(transaction=True) as pipe:
+                    pipe.lrange(key, 0, -1)
+                    pipe.hmget(self.runs_key(_check_id(session_id)), [run, _PUSHED])
+                    raw, (before, pushed) = await pipe.execute()
+                if before is not None:  # the run's messages and those pushed after them are the last ones
+                    raw = raw[: max(0, len(raw) - (int(pushed or 0) - int(before)))]
         return [_message(item, f"{key}[{i}]") for i, item in enumerate(raw)]
 
     async def save_messages(
@@ -157,47 +195,65 @@ class RedisHistoryProvider(HistoryProvider):
         messages: Sequence[Message],
         *,
         state: dict[str, Any] | None = None,
+        run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """All of a run's messages in one transaction, or none (RD-3)."""
-        key = self.key(_check_id(session_id))
+        """All of a run's messages in one transaction, or none (RD-3); nothing when the run
+        ``run_key`` (or ``state["run_key"]``) names is stored already (RD-9)."""
+        key, run = self.key(_check_id(session_id)), _run_key(run_key, state)
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]  # fails before anything is sent
         if not data:
             return
         async with _typed(self.redis, key):
-            if self.max_messages is None:
-                async with self.redis.pipeline(transaction=True) as pipe:
-                    pipe.rpush(key, *data)
-                    if self.ttl is not None:
-                        pipe.expire(key, self.ttl)
-                    await pipe.execute()
-                return
-            await self._append_trimmed(key, data, self.max_messages)
+            await self._append(key, self.runs_key(_check_id(session_id)), run, data)
 
-    async def _append_trimmed(self, key: str, data: list[str], keep: int) -> None:
+    async def _append(self, key: str, runs: str, run: str | None, data: list[str]) -> None:
+        """RD-3, RD-9: RPUSH ``data`` (trimmed with ``max_messages``) and count it in ``runs``; a keyed
+        append records its run and appends nothing when the run is there (optimistic, retried)."""
         async with self.redis.pipeline(transaction=True) as pipe:
             while True:
                 try:
-                    await pipe.watch(key)
-                    stored: list[bytes | str] = await pipe.lrange(key, 0, -1)
-                    every = [_loaded(item, f"{key}[{i}]") for i, item in enumerate([*stored, *data])]
-                    start = safe_cut(every, keep)
+                    watched = [*([runs] if run is not None else []), *([key] if self.max_messages else [])]
+                    pushed = 0
+                    if watched:
+                        await pipe.watch(*watched)
+                    if run is not None:
+                        before, total = await pipe.hmget(runs, [run, _PUSHED])
+                        if before is not None:
+                            return  # this run's messages are here already (leaving the pipeline unwatches)
+                        pushed = int(total or 0)
+                    start = 0
+                    if self.max_messages is not None:
+                        stored: list[bytes | str] = await pipe.lrange(key, 0, -1)
+                        every = [_loaded(item, f"{key}[{i}]") for i, item in enumerate([*stored, *data])]
+                        start = safe_cut(every, self.max_messages)
                     pipe.multi()  # type: ignore[no-untyped-call]
                     pipe.rpush(key, *data)
                     if start:
                         pipe.ltrim(key, start, -1)
+                    if run is not None:
+                        pipe.hset(runs, run, pushed)
+                    pipe.hincrby(runs, _PUSHED, len(data))
                     if self.ttl is not None:
                         pipe.expire(key, self.ttl)
+                        pipe.expire(runs, self.ttl)
                     await pipe.execute()
                     return
                 except WatchError:
-                    continue  # another writer appended meanwhile: read again
+                    continue  # another writer changed the list or the runs meanwhile: read again
 
     async def discard_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        run_key: str | None = None,
+        **kwargs: Any,
     ) -> None:
-        """SE-20, RD-8: take back the newest elements equal to ``messages`` (what this run appended)."""
-        key = self.key(_check_id(session_id))
+        """SE-20, RD-8: take back the newest elements equal to ``messages`` (what this run appended),
+        and the run's key (RD-9)."""
+        key, run = self.key(_check_id(session_id)), _run_key(run_key, state)
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
         if not data:
             return
@@ -209,22 +265,28 @@ class RedisHistoryProvider(HistoryProvider):
                         i.decode() if isinstance(i, bytes) else i for i in await pipe.lrange(key, -len(data) - 1000, -1)
                     ]
                     starts = [s for s in range(len(tail) - len(data), -1, -1) if tail[s : s + len(data)] == data]
-                    if not starts:
+                    if not starts and run is None:
                         return
                     pipe.multi()  # type: ignore[no-untyped-call]
                     marker = f"minagent-discarded:{id(pipe)}"
-                    for offset in range(len(data)):  # mark the run's elements, then remove the marks
+                    for offset in range(len(data) if starts else 0):  # mark the run's elements, then remove the marks
                         pipe.lset(key, starts[0] + offset - len(tail), marker)
                     pipe.lrem(key, 0, marker)
+                    runs = self.runs_key(_check_id(session_id))
+                    if starts:  # as if never pushed, so the runs before keep their places (RD-9)
+                        pipe.hincrby(runs, _PUSHED, -len(data))
+                    if run is not None:
+                        pipe.hdel(runs, run)
                     await pipe.execute()
                     return
                 except WatchError:
                     continue  # another writer changed the list meanwhile: read again
 
     async def clear(self, session_id: str) -> None:
+        """Forget the session's messages and run keys (RD-9)."""
         key = self.key(session_id)
         async with _typed(self.redis, key):
-            await self.redis.delete(key)
+            await self.redis.delete(key, self.runs_key(session_id))
 
     async def aclose(self) -> None:
         await self.redis.aclose()
