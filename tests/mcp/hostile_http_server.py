@@ -8,6 +8,8 @@ normally; ``ping`` is the attack:
 ``huge-sse``     an SSE answer whose one event is MIB MiB long;
 ``huge-error``   HTTP 500 with a body that never ends;
 ``sse-no-answer`` an SSE answer with a notification, then the end of the stream, no answer;
+``flood``        an SSE answer carrying MIB x 1,000 ``ping`` requests of the server and never the
+                 answer; the client's answers to them (POSTs) are never answered;
 ``normal``       every answer is normal.
 """
 
@@ -36,6 +38,8 @@ async def long_text(response: web.StreamResponse, mib: int) -> None:
 
 async def post(request: web.Request) -> web.StreamResponse:
     message = json.loads(await request.read())
+    if MODE == "flood" and "method" not in message:
+        await asyncio.Event().wait()  # never reads an answer: the client's POST waits for ever
     if "id" not in message or "method" not in message:
         return web.Response(status=202)
     method, request_id = message["method"], message["id"]
@@ -65,6 +69,11 @@ async def post(request: web.Request) -> web.StreamResponse:
         await long_text(response, MIB)
         await response.write(b'"}}\n\n')
         return response
+    if MODE == "flood":
+        for n in range(MIB * 1000):
+            ping = {"jsonrpc": "2.0", "id": f"flood-{n}", "method": "ping"}
+            await response.write(f"data: {json.dumps(ping)}\n\n".encode())
+        await asyncio.Event().wait()
     note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}}
     await response.write(f"data: {json.dumps(note)}\n\n".encode())
     if MODE != "sse-no-answer":

@@ -17,6 +17,7 @@ import pytest
 from minagent_mcp_http import MCPStreamableHTTPTool, make_app
 
 from minagent import MCPConnectionError, MCPProtocolError
+from minagent.mcp.jsonrpc import MAX_PEER_REQUESTS
 from minagent.mcp.server import MCPServer
 
 from .conftest import HERE, PYTHON, eventually
@@ -96,6 +97,31 @@ async def test_an_event_stream_without_the_answer_fails_the_request_at_once(requ
             await tool.ping()
         assert await tool.load_tools() == []
         assert tool.is_connected
+
+
+async def test_a_flood_of_server_requests_over_http_holds_a_bounded_number() -> None:
+    """MCP-44, MCP-45: a server that sends 5,000 requests in an event stream and never answers the
+    client's POSTed answers makes the session hold at most 64 of them and the transport queue at
+    most 64 messages (the stream's reader waits for room); closing ends it all."""
+    async with hostile_server("flood", 5) as url, MCPStreamableHTTPTool("hostile", url) as tool:
+        session = tool._session
+        assert session is not None
+        queue = session.transport._queue  # type: ignore[attr-defined]
+        ping = asyncio.create_task(tool.ping())
+        try:
+            most = queued = 0
+            for turn in range(1000):  # at least 0.5 s of flood, until both are full (at most 10 s)
+                most = max(most, len(session._handlers) + len(session._sending))
+                queued = max(queued, queue.qsize())
+                assert len(asyncio.all_tasks()) <= 2 * MAX_PEER_REQUESTS + 8
+                if turn >= 50 and most == queued == MAX_PEER_REQUESTS:
+                    break
+                await asyncio.sleep(0.01)
+            assert most == MAX_PEER_REQUESTS
+            assert queued == MAX_PEER_REQUESTS
+        finally:
+            ping.cancel()
+            await asyncio.gather(ping, return_exceptions=True)
 
 
 # -- a hostile client --------------------------------------------------------------------------
