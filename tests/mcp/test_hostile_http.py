@@ -84,12 +84,16 @@ async def test_an_error_body_that_never_ends_fails_the_request_at_once() -> None
         assert tool.is_connected  # an HTTP error fails the request, not the session
 
 
+@pytest.mark.parametrize("mode", ["sse-no-answer", "sse-resumed-no-answer"])
 @pytest.mark.parametrize("request_timeout", [None, 60.0])
-async def test_an_event_stream_without_the_answer_fails_the_request_at_once(request_timeout: float | None) -> None:
-    """MCP-46: an SSE answer that ends without the JSON-RPC answer fails the request at once, even
-    with request_timeout=None; the session goes on."""
+async def test_an_event_stream_without_the_answer_fails_the_request_at_once(
+    request_timeout: float | None, mode: str
+) -> None:
+    """MCP-46, MCP-40: an SSE answer that ends without the JSON-RPC answer — at once, or after it
+    broke and was resumed with Last-Event-ID — fails the request at once, even with
+    request_timeout=None; the session goes on."""
     async with (
-        hostile_server("sse-no-answer") as url,
+        hostile_server(mode) as url,
         MCPStreamableHTTPTool("hostile", url, request_timeout=request_timeout) as tool,
         asyncio.timeout(30),
     ):
