@@ -168,11 +168,13 @@ def call(request_id: int, task: str) -> dict[str, object]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": arguments}
 
 
+@pytest.mark.parametrize("cancel", ["DELETE", "notifications/cancelled"])
 async def test_a_request_reusing_a_running_id_is_refused_and_the_first_stays_cancellable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cancel: str
 ) -> None:
-    """MCP-49, MCP-36: a second request with the id of a running call gets 400 and error -32600
-    naming the id; the first call runs on, and DELETE still cancels it."""
+    """MCP-49, MCP-36, MCP-42: a second request with the id of a running call gets 400 and error
+    -32600 naming the id; the first call runs on, and DELETE or notifications/cancelled still
+    cancels it (answered with -32800)."""
     marker = tmp_path / "marker"
     monkeypatch.setenv("MCP_TEST_MARKER", str(marker))
     async with our_server() as url, aiohttp.ClientSession() as http:
@@ -188,8 +190,13 @@ async def test_a_request_reusing_a_running_id_is_refused_and_the_first_stays_can
                 "id": 5,
                 "error": {"code": -32600, "message": "request id 5 is already in use"},
             }
-            async with http.delete(url, headers=headers) as response:
-                assert response.status == 200
+            if cancel == "DELETE":
+                async with http.delete(url, headers=headers) as response:
+                    assert response.status == 200
+            else:
+                cancelled = {"jsonrpc": "2.0", "method": cancel, "params": {"requestId": 5}}
+                async with http.post(url, json=cancelled, headers=headers) as response:
+                    assert response.status == 202
             await eventually(marker.exists)  # the first run was cancelled
             async with asyncio.timeout(30):
                 async with await first as response:
