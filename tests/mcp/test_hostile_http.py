@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -48,7 +49,8 @@ async def process(*args: str) -> AsyncIterator[asyncio.subprocess.Process]:
     try:
         yield child
     finally:
-        child.kill()
+        if child.returncode is None:
+            child.kill()
         await child.wait()
 
 
@@ -139,11 +141,16 @@ def free_port() -> int:
 
 @asynccontextmanager
 async def our_server(
-    max_sessions: int = 1024, session_timeout: float = 3600.0, read_timeout: float = 30.0
+    max_sessions: int = 1024,
+    session_timeout: float = 3600.0,
+    read_timeout: float = 30.0,
+    started: list[asyncio.subprocess.Process] | None = None,
 ) -> AsyncIterator[str]:
     port = free_port()
     args = [str(port), str(max_sessions), str(session_timeout), str(read_timeout)]
-    async with process("-m", "tests.mcp.http_served", *args):
+    async with process("-m", "tests.mcp.http_served", *args) as child:
+        if started is not None:
+            started.append(child)
         async with asyncio.timeout(30):
             while True:
                 try:
@@ -168,16 +175,17 @@ def call(request_id: int, task: str) -> dict[str, object]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": arguments}
 
 
-@pytest.mark.parametrize("cancel", ["DELETE", "notifications/cancelled"])
+@pytest.mark.parametrize("cancel", ["DELETE", "notifications/cancelled", "shutdown"])
 async def test_a_request_reusing_a_running_id_is_refused_and_the_first_stays_cancellable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cancel: str
 ) -> None:
     """MCP-49, MCP-36, MCP-42: a second request with the id of a running call gets 400 and error
     -32600 naming the id; the first call runs on, and DELETE or notifications/cancelled still
-    cancels it (answered with -32800)."""
+    cancels it (answered with -32800), as does the server's shutdown (SIGINT)."""
     marker = tmp_path / "marker"
     monkeypatch.setenv("MCP_TEST_MARKER", str(marker))
-    async with our_server() as url, aiohttp.ClientSession() as http:
+    started: list[asyncio.subprocess.Process] = []
+    async with our_server(started=started) as url, aiohttp.ClientSession() as http:
         headers = await initialize(http, url)
         first = asyncio.create_task(http.post(url, json=call(5, "slow one"), headers=headers))
         try:
@@ -190,6 +198,12 @@ async def test_a_request_reusing_a_running_id_is_refused_and_the_first_stays_can
                 "id": 5,
                 "error": {"code": -32600, "message": "request id 5 is already in use"},
             }
+            if cancel == "shutdown":
+                started[0].send_signal(signal.SIGINT)
+                await eventually(marker.exists)  # the first run was cancelled
+                async with asyncio.timeout(30):
+                    assert await started[0].wait() is not None
+                return
             if cancel == "DELETE":
                 async with http.delete(url, headers=headers) as response:
                     assert response.status == 200
