@@ -411,6 +411,10 @@ class SQLiteSessionStore:
             return AgentSession.from_dict(_loaded(row[0], where))
         except RecursionError:
             raise SerializationError(where, "the stored session is nested too deeply") from None
+        except SerializationError as exc:
+            if exc.path.startswith(where):
+                raise
+            raise SerializationError(where, str(exc)) from exc  # SE-22: from_dict names only its own path
 
     async def set(self, session_id: str, session: AgentSession) -> None:
         key = check_session_id(session_id)

@@ -8,6 +8,10 @@ normally; ``ping`` is the attack:
 ``huge-sse``     an SSE answer whose one event is MIB MiB long;
 ``huge-error``   HTTP 500 with a body that never ends;
 ``sse-no-answer`` an SSE answer with a notification, then the end of the stream, no answer;
+``sse-resumed-no-answer`` an SSE answer with one event (id 1) that then breaks; the GET that
+                 resumes it (``Last-Event-ID: 1``) sends a notification and ends, no answer;
+``flood``        an SSE answer carrying MIB x 1,000 ``ping`` requests of the server and never the
+                 answer; the client's answers to them (POSTs) are never answered;
 ``normal``       every answer is normal.
 """
 
@@ -27,6 +31,7 @@ INIT = {
     "serverInfo": {"name": "hostile", "version": "1"},
 }
 CHUNK = b"x" * (1024 * 1024)
+NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}}
 
 
 async def long_text(response: web.StreamResponse, mib: int) -> None:
@@ -36,6 +41,8 @@ async def long_text(response: web.StreamResponse, mib: int) -> None:
 
 async def post(request: web.Request) -> web.StreamResponse:
     message = json.loads(await request.read())
+    if MODE == "flood" and "method" not in message:
+        await asyncio.Event().wait()  # never reads an answer: the client's POST waits for ever
     if "id" not in message or "method" not in message:
         return web.Response(status=202)
     method, request_id = message["method"], message["id"]
@@ -65,17 +72,36 @@ async def post(request: web.Request) -> web.StreamResponse:
         await long_text(response, MIB)
         await response.write(b'"}}\n\n')
         return response
-    note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}}
-    await response.write(f"data: {json.dumps(note)}\n\n".encode())
+    if MODE == "flood":
+        for n in range(MIB * 1000):
+            ping = {"jsonrpc": "2.0", "id": f"flood-{n}", "method": "ping"}
+            await response.write(f"data: {json.dumps(ping)}\n\n".encode())
+        await asyncio.Event().wait()
+    if MODE == "sse-resumed-no-answer":
+        await response.write(f"id: 1\ndata: {json.dumps(NOTE)}\n\n".encode())
+        assert request.transport is not None
+        request.transport.abort()  # the stream breaks (no end of the chunked body)
+        return response
+    await response.write(f"data: {json.dumps(NOTE)}\n\n".encode())
     if MODE != "sse-no-answer":
         await response.write(f"data: {json.dumps({'jsonrpc': '2.0', 'id': request_id, 'result': {}})}\n\n".encode())
+    return response
+
+
+async def get(request: web.Request) -> web.StreamResponse:
+    """No stream of the server's own (405), except the resumption of a broken answer."""
+    if MODE != "sse-resumed-no-answer" or request.headers.get("Last-Event-ID") != "1":
+        return web.Response(status=405)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    await response.write(f"id: 2\ndata: {json.dumps(NOTE)}\n\n".encode())
     return response
 
 
 async def main() -> None:
     app = web.Application(client_max_size=1024**2)
     app.router.add_post("/mcp", post)
-    app.router.add_get("/mcp", lambda request: web.Response(status=405))
+    app.router.add_get("/mcp", get)
     app.router.add_delete("/mcp", lambda request: web.Response(status=200))
     runner = web.AppRunner(app)
     await runner.setup()

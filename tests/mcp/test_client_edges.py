@@ -154,6 +154,17 @@ async def test_repeated_cursor_is_a_protocol_error() -> None:
     assert server.closed
 
 
+@pytest.mark.parametrize("cursor", [["a"], {"a": 1}, 7])
+async def test_a_cursor_that_is_not_a_string_is_a_protocol_error(cursor: Any) -> None:
+    """MCP-48, MCP-10: a `nextCursor` that is not a string (a list, an object, a number) is an
+    MCPProtocolError naming the server, not a TypeError; nothing stays open."""
+    server = Loopback(**{"tools/list": {"tools": [ECHO], "nextCursor": cursor}})
+    with pytest.raises(MCPProtocolError, match="tools/list nextCursor is not a string") as info:
+        await LoopbackTool(server).connect()
+    assert info.value.server == "fake"
+    assert server.closed
+
+
 @pytest.mark.parametrize("schema", [None, "object", {"type": "string"}])
 async def test_tool_without_object_schema_is_a_protocol_error(schema: Any) -> None:
     """MCP-4: a tool whose `inputSchema` is missing or not an object schema is an MCPProtocolError."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -17,6 +18,7 @@ import pytest
 from minagent_mcp_http import MCPStreamableHTTPTool, make_app
 
 from minagent import MCPConnectionError, MCPProtocolError
+from minagent.mcp.jsonrpc import MAX_PEER_REQUESTS
 from minagent.mcp.server import MCPServer
 
 from .conftest import HERE, PYTHON, eventually
@@ -47,7 +49,8 @@ async def process(*args: str) -> AsyncIterator[asyncio.subprocess.Process]:
     try:
         yield child
     finally:
-        child.kill()
+        if child.returncode is None:
+            child.kill()
         await child.wait()
 
 
@@ -83,12 +86,16 @@ async def test_an_error_body_that_never_ends_fails_the_request_at_once() -> None
         assert tool.is_connected  # an HTTP error fails the request, not the session
 
 
+@pytest.mark.parametrize("mode", ["sse-no-answer", "sse-resumed-no-answer"])
 @pytest.mark.parametrize("request_timeout", [None, 60.0])
-async def test_an_event_stream_without_the_answer_fails_the_request_at_once(request_timeout: float | None) -> None:
-    """MCP-46: an SSE answer that ends without the JSON-RPC answer fails the request at once, even
-    with request_timeout=None; the session goes on."""
+async def test_an_event_stream_without_the_answer_fails_the_request_at_once(
+    request_timeout: float | None, mode: str
+) -> None:
+    """MCP-46, MCP-40: an SSE answer that ends without the JSON-RPC answer — at once, or after it
+    broke and was resumed with Last-Event-ID — fails the request at once, even with
+    request_timeout=None; the session goes on."""
     async with (
-        hostile_server("sse-no-answer") as url,
+        hostile_server(mode) as url,
         MCPStreamableHTTPTool("hostile", url, request_timeout=request_timeout) as tool,
         asyncio.timeout(30),
     ):
@@ -96,6 +103,31 @@ async def test_an_event_stream_without_the_answer_fails_the_request_at_once(requ
             await tool.ping()
         assert await tool.load_tools() == []
         assert tool.is_connected
+
+
+async def test_a_flood_of_server_requests_over_http_holds_a_bounded_number() -> None:
+    """MCP-44, MCP-45: a server that sends 5,000 requests in an event stream and never answers the
+    client's POSTed answers makes the session hold at most 64 of them and the transport queue at
+    most 64 messages (the stream's reader waits for room); closing ends it all."""
+    async with hostile_server("flood", 5) as url, MCPStreamableHTTPTool("hostile", url) as tool:
+        session = tool._session
+        assert session is not None
+        queue = session.transport._queue  # type: ignore[attr-defined]
+        ping = asyncio.create_task(tool.ping())
+        try:
+            most = queued = 0
+            for turn in range(1000):  # at least 0.5 s of flood, until both are full (at most 10 s)
+                most = max(most, len(session._handlers) + len(session._sending))
+                queued = max(queued, queue.qsize())
+                assert len(asyncio.all_tasks()) <= 2 * MAX_PEER_REQUESTS + 8
+                if turn >= 50 and most == queued == MAX_PEER_REQUESTS:
+                    break
+                await asyncio.sleep(0.01)
+            assert most == MAX_PEER_REQUESTS
+            assert queued == MAX_PEER_REQUESTS
+        finally:
+            ping.cancel()
+            await asyncio.gather(ping, return_exceptions=True)
 
 
 # -- a hostile client --------------------------------------------------------------------------
@@ -109,11 +141,16 @@ def free_port() -> int:
 
 @asynccontextmanager
 async def our_server(
-    max_sessions: int = 1024, session_timeout: float = 3600.0, read_timeout: float = 30.0
+    max_sessions: int = 1024,
+    session_timeout: float = 3600.0,
+    read_timeout: float = 30.0,
+    started: list[asyncio.subprocess.Process] | None = None,
 ) -> AsyncIterator[str]:
     port = free_port()
     args = [str(port), str(max_sessions), str(session_timeout), str(read_timeout)]
-    async with process("-m", "tests.mcp.http_served", *args):
+    async with process("-m", "tests.mcp.http_served", *args) as child:
+        if started is not None:
+            started.append(child)
         async with asyncio.timeout(30):
             while True:
                 try:
@@ -138,14 +175,17 @@ def call(request_id: int, task: str) -> dict[str, object]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": arguments}
 
 
+@pytest.mark.parametrize("cancel", ["DELETE", "notifications/cancelled", "shutdown"])
 async def test_a_request_reusing_a_running_id_is_refused_and_the_first_stays_cancellable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cancel: str
 ) -> None:
-    """MCP-49, MCP-36: a second request with the id of a running call gets 400 and error -32600
-    naming the id; the first call runs on, and DELETE still cancels it."""
+    """MCP-49, MCP-36, MCP-42: a second request with the id of a running call gets 400 and error
+    -32600 naming the id; the first call runs on, and DELETE or notifications/cancelled still
+    cancels it (answered with -32800), as does the server's shutdown (SIGINT)."""
     marker = tmp_path / "marker"
     monkeypatch.setenv("MCP_TEST_MARKER", str(marker))
-    async with our_server() as url, aiohttp.ClientSession() as http:
+    started: list[asyncio.subprocess.Process] = []
+    async with our_server(started=started) as url, aiohttp.ClientSession() as http:
         headers = await initialize(http, url)
         first = asyncio.create_task(http.post(url, json=call(5, "slow one"), headers=headers))
         try:
@@ -158,8 +198,19 @@ async def test_a_request_reusing_a_running_id_is_refused_and_the_first_stays_can
                 "id": 5,
                 "error": {"code": -32600, "message": "request id 5 is already in use"},
             }
-            async with http.delete(url, headers=headers) as response:
-                assert response.status == 200
+            if cancel == "shutdown":
+                started[0].send_signal(signal.SIGINT)
+                await eventually(marker.exists)  # the first run was cancelled
+                async with asyncio.timeout(30):
+                    assert await started[0].wait() is not None
+                return
+            if cancel == "DELETE":
+                async with http.delete(url, headers=headers) as response:
+                    assert response.status == 200
+            else:
+                cancelled = {"jsonrpc": "2.0", "method": cancel, "params": {"requestId": 5}}
+                async with http.post(url, json=cancelled, headers=headers) as response:
+                    assert response.status == 202
             await eventually(marker.exists)  # the first run was cancelled
             async with asyncio.timeout(30):
                 async with await first as response:

@@ -264,3 +264,29 @@ def test_content_of_the_wrong_type_is_the_codecs_error(name: str) -> None:
     except ProviderError:
         return
     assert isinstance(response, ChatResponse)
+
+
+@pytest.mark.parametrize("name", sorted(CODECS))
+@pytest.mark.parametrize("wrong", [5, True, {"a": 1}])
+def test_content_of_the_wrong_type_in_a_stream_is_the_codecs_error(name: str, wrong: Any) -> None:
+    """PV-49, PV-14: a stream event whose ``content`` (anywhere in it: the Anthropic
+    ``message_start``'s ``message.content``, an Ollama chunk's ``message.content``, a Responses
+    item's ``content``) is a number, a bool or an object gives updates or the codec's ProviderError,
+    never a TypeError."""
+    _codec, context, _body, items, framing = CODECS[name]
+    kinds = [str(i.get("type", "message")) for i in items]
+    changed = 0
+    for index, item in enumerate(items):
+        for path in _paths(item):
+            if not path or path[-1] != "content":
+                continue
+            texts = [json.dumps(i) for i in items]
+            texts[index] = json.dumps(_mutate(item, path, wrong))
+            decoder = CODECS[name][0].stream_decoder(context, max_line_size=None)
+            try:
+                decoder.feed(_frame(framing, texts, kinds))
+                decoder.close()
+            except ProviderError:
+                pass
+            changed += 1
+    assert changed  # the stream has a content to make wrong

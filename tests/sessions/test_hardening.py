@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -268,6 +269,23 @@ async def test_a_corrupt_row_is_a_serialization_error_naming_it(tmp_path: Path, 
     with pytest.raises(SerializationError, match=rf"{path}: session 's', row 1: the stored data .*{problem}"):
         await provider.get_messages("s")
     with pytest.raises(SerializationError, match=rf"{path}: session 's': the stored data .*{problem}"):
+        await SQLiteSessionStore(path).get("s")
+
+
+async def test_a_row_from_dict_refuses_is_a_serialization_error_naming_it(tmp_path: Path) -> None:
+    """SE-22: valid JSON that is not a message or a session (what `from_dict` refuses) is a
+    SerializationError naming the file, the session and the row, then what was wrong."""
+    path = tmp_path / "h.db"
+    provider = SQLiteHistoryProvider("h", path=path)
+    await provider.save_messages("s", [Message("user", ["fine"])])
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO messages VALUES ('h', 's', 1, ?)", ('{"type": "other"}',))
+        conn.execute("INSERT INTO sessions VALUES ('s', ?, 0)", ('{"type": "other"}',))
+    conn.close()
+    where = re.escape(f"{path}: session 's'")
+    with pytest.raises(SerializationError, match=rf"^{where}, row 1\.type: expected 'message', got 'other'$"):
+        await provider.get_messages("s")
+    with pytest.raises(SerializationError, match=rf"^{where}: session\.type: expected 'session', got 'other'$"):
         await SQLiteSessionStore(path).get("s")
 
 

@@ -347,6 +347,27 @@ async def test_corrupt_stored_data_is_a_serialization_error_naming_it(
         await store.aclose()
 
 
+async def test_data_from_dict_refuses_is_a_serialization_error_naming_it(server: RedisServer) -> None:
+    """RD-7, SE-22: valid JSON that is not a message or a session (what `from_dict` refuses) is a
+    SerializationError naming the key (and element), then what was wrong."""
+    from minagent import SerializationError
+
+    provider = RedisHistoryProvider("h", url=server.url)
+    store = RedisSessionStore(url=server.url)
+    try:
+        await provider.redis.rpush("minagent:h:s", json.dumps(Message("user", ["fine"]).to_dict()), '{"type": "other"}')
+        await provider.redis.set("minagent:session:s", '{"type": "other"}')
+        with pytest.raises(SerializationError, match=r"^minagent:h:s\[1\]\.type: expected 'message', got 'other'$"):
+            await provider.get_messages("s")
+        with pytest.raises(
+            SerializationError, match=r"^minagent:session:s: session\.type: expected 'session', got 'other'$"
+        ):
+            await store.get("s")
+    finally:
+        await provider.aclose()
+        await store.aclose()
+
+
 @MODES
 async def test_a_failed_later_save_takes_the_redis_append_back(server: RedisServer, stream: bool) -> None:
     """SE-20, RD-8: when a save after the Redis provider's fails, the run's elements are removed from

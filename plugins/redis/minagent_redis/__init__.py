@@ -320,6 +320,10 @@ class RedisSessionStore:
             return AgentSession.from_dict(_loaded(raw, key))
         except RecursionError:
             raise SerializationError(key, "the stored session is nested too deeply") from None
+        except SerializationError as exc:
+            if exc.path.startswith(key):
+                raise
+            raise SerializationError(key, str(exc)) from exc  # RD-7: from_dict names only its own path
 
     async def set(self, session_id: str, session: AgentSession) -> None:
         key = self.key(session_id)
