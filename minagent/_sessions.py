@@ -441,7 +441,8 @@ class HistoryProvider(ContextProvider):
     async def before_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
-        context.extend_messages(self, await self.get_messages(context.session_id, state=state))
+        loaded = await self.get_messages(context.session_id, state=state)  # SE-50: as they are, no copies
+        context.context_messages.setdefault(source_id_of(self), []).extend(loaded)
 
     async def after_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
