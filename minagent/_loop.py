@@ -128,7 +128,7 @@ class ToolLoop:
     ) -> None:
         self.client = client
         self.response_format = response_format  # SO-9: decided once, by the client; read in final_response
-        self.transcript = Transcript(messages)
+        self.transcript = Transcript(messages, session)
         self.options = options
         self.choice = tool_choice_mode(options.get("tool_choice"))  # the run's tool_choice mode (LP-7, LP-10)
         self.stream = stream

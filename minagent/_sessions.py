@@ -154,6 +154,7 @@ class AgentSession:
     """A conversation: its id, the service's id for it, and the providers' shared state (SE-1)."""
 
     _claim_key: str | None = None  # SE-12: what a run claims, when not the session id (AG-14)
+    _checked: Sequence[Message] = ()  # SE-51: the last history a run of it found valid
 
     def __init__(
         self,

@@ -92,3 +92,78 @@ async def test_ten_runs_copy_each_stored_message_once(stream: bool, monkeypatch:
     assert [m.text for m in last if m.role == "user"] == [f"question {i}" for i in range(10)]
     assert all(a is b for a, b in zip(last[:36], stored[:36], strict=True))
     assert json.loads(str(stored[-3].contents[0].arguments)) == {"a": 9, "b": 1}
+
+
+def _count_checks(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
+    """How often each message is checked against the history invariant (HI-1), by ``id``."""
+    import minagent._history as history_module
+    import minagent._transcript as transcript_module
+
+    checked: Counter[int] = Counter()
+    original = history_module.is_valid_history
+
+    def counting(messages: Any) -> bool:
+        checked.update(id(m) for m in messages)
+        return original(messages)
+
+    monkeypatch.setattr(history_module, "is_valid_history", counting)
+    monkeypatch.setattr(transcript_module, "is_valid_history", counting, raising=False)
+    return checked
+
+
+def _tool_script(runs: int) -> list[Any]:
+    steps: list[Any] = []
+    for i in range(runs):
+        steps += [reply(call("add", {"a": i, "b": 1}, call_id=f"c{i}")), f"sum {i}"]
+    return steps
+
+
+@MODES
+async def test_ten_runs_check_each_stored_message_once(stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SE-51: across ten runs of one session (each with a tool call, so every run's history holds
+    calls and results), each stored message is checked against the history invariant in the first
+    run that loads it and never again; the provider still gets the whole history each time."""
+    client = ScriptedChatClient(_tool_script(10))
+    agent = Agent(client, tools=[add])
+    session = agent.create_session()
+    checked = _count_checks(monkeypatch)
+    for i in range(10):
+        await run(agent, f"question {i}", stream=stream, session=session)
+    stored = session.state["in_memory"]["messages"]
+    assert [checked[id(m)] for m in stored] == [1] * 36 + [0] * 4  # the last run's were never loaded
+    assert len(client.requests[-1].messages) == 39
+    assert session.to_dict() == type(session).from_dict(session.to_dict()).to_dict()
+    assert "_checked" not in str(session.to_dict())
+
+
+@MODES
+async def test_a_history_changed_between_runs_is_checked_again(stream: bool) -> None:
+    """SE-51, HI-3: a tool result taken out of the stored history between runs is noticed: the next
+    run checks the history in full and sends the call with a synthesised result; a message replaced
+    by one with an earlier call's id is noticed too."""
+    client = ScriptedChatClient([*_tool_script(2), "third", "fourth"])
+    agent = Agent(client, tools=[add])
+    session = agent.create_session()
+    for i in range(2):
+        await run(agent, f"question {i}", stream=stream, session=session)
+    stored = session.state["in_memory"]["messages"]
+    assert stored[2].contents[0].type == "function_result"
+    del stored[2]  # the first call's result
+    await run(agent, "question 2", stream=stream, session=session)
+    sent = client.requests[-1].messages
+    results = [c for m in sent for c in m.contents if c.type == "function_result" and c.call_id == "c0"]
+    assert len(results) == 1
+    assert "not executed" in str(results[0].result)
+    client = ScriptedChatClient([*_tool_script(2), "third"])
+    agent = Agent(client, tools=[add])
+    session = agent.create_session()
+    for i in range(2):
+        await run(agent, f"question {i}", stream=stream, session=session)
+    stored = session.state["in_memory"]["messages"]
+    stored[4] = Message("assistant", [Content.from_function_call("c0", "add", "{}")])  # the id of the first call
+    await run(agent, "question 2", stream=stream, session=session)
+    sent = client.requests[-1].messages
+    ids = [c.call_id for m in sent for c in m.contents if c.type == "function_call"]
+    assert len(ids) == len(set(ids)) == 3  # the repeated id was renamed (HI-3) before sending
+    answered = {c.call_id for m in sent for c in m.contents if c.type == "function_result"}
+    assert answered == set(ids)
