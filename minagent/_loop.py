@@ -212,7 +212,7 @@ class ToolLoop:
         """The table's answer (LP-T): recorded in ``steps`` for tracing and tests."""
         step = next_step(outcome, self.config, self.model_calls)
         self.steps.append((outcome, step))
-        self.observer.step(outcome.value, step.value)  # OB-11
+        self.observer.step(outcome._value_, step._value_)  # OB-11 (`_value_`: no descriptor call per step)
         return step
 
     def final_response(self) -> ChatResponse:
