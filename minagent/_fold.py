@@ -29,8 +29,7 @@ class Fold:
     it (strings only), and joined when a content of another kind, another message or the end comes.
     A call's streamed argument text is kept the same way, as its pieces (`_Args`), joined once at the
     end; whether it is complete JSON is read from the pieces once each, when a delta repeats its id
-    and name. A text run is joined into one string whenever it reaches `PIECES` pieces (ST-50): a stream
-    of n chunks keeps its text and at most `PIECES` strings, not n updates or n strings.
+    and name. A text run is joined when it reaches `PIECES` pieces: n chunks keep the text, not n strings (ST-50).
     """
 
     __slots__ = ("_args", "_first", "_props", "_texts", "messages", "response", "scalars", "usage")
@@ -62,10 +61,9 @@ class Fold:
             ):
                 values = scalar_values(update)  # none set: nothing response-level to take
                 if values.count(None) == len(values):
-                    texts = self._texts
-                    texts.append(content.text or "")
-                    if len(texts) == PIECES:  # ST-50: the pieces joined, memory flat in the chunk count
-                        texts[:] = ["".join(texts), ""]
+                    self._texts.append(content.text or "")
+                    if len(self._texts) == PIECES:  # ST-50: the pieces joined, memory flat in the chunk count
+                        self._texts[:] = ["".join(self._texts), ""]
                     return
         self._add(update)
 

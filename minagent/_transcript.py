@@ -77,8 +77,7 @@ class Transcript:
                     paired, approvals = True, approvals or kind in APPROVAL_KINDS
                     self.resuming = self.resuming or (kind in APPROVAL_KINDS and not hosted(c))
         self.valid = not paired  # LP-28: a history without calls and results is valid (HI-1)
-        self.session = session  # SE-51: where the last history found valid is remembered
-        self.distinct = calls == len(self.call_ids) and not approvals  # no call id twice, no approval
+        self.session, self.distinct = session, calls == len(self.call_ids) and not approvals  # SE-51
 
     # -- appending -------------------------------------------------------------------------------
 
@@ -244,13 +243,11 @@ class Transcript:
 
 
 def _sendable_content(c: Content) -> Content:
-    if c.text is not None and (text := sendable_text(c.text)) is not c.text:
-        c = replace(c, text=text)
-    if isinstance(c.arguments, str) and (arguments := sendable_text(c.arguments)) is not c.arguments:
-        c = replace(c, arguments=arguments)
-    if isinstance(c.result, str) and (result := sendable_text(c.result)) is not c.result:
-        c = replace(c, result=result)
-    return c
+    changes: dict[str, Any] = {}
+    for name in ("text", "arguments", "result"):
+        if isinstance(value := getattr(c, name), str) and (fixed := sendable_text(value)) is not value:
+            changes[name] = fixed
+    return replace(c, **changes) if changes else c
 
 
 def sendable_text(text: str) -> str:
