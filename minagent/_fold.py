@@ -16,6 +16,7 @@ from ._wire import UsageDetails, add_usage
 
 __all__ = ["SCALARS", "Fold"]
 
+PIECES = 256  # ST-50: a text run is joined whenever it holds this many pieces
 SCALARS = ("response_id", "conversation_id", "model", "agent_id", "created_at", "finish_reason", "continuation_token")
 """The response-level fields an update may carry; the last value that is not None wins (TY-10)."""
 
@@ -28,7 +29,7 @@ class Fold:
     it (strings only), and joined when a content of another kind, another message or the end comes.
     A call's streamed argument text is kept the same way, as its pieces (`_Args`), joined once at the
     end; whether it is complete JSON is read from the pieces once each, when a delta repeats its id
-    and name. A stream of n chunks therefore keeps n short strings, not n updates, and costs O(n).
+    and name. A text run is joined when it reaches `PIECES` pieces: n chunks keep the text, not n strings (ST-50).
     """
 
     __slots__ = ("_args", "_first", "_props", "_texts", "messages", "response", "scalars", "usage")
@@ -61,6 +62,8 @@ class Fold:
                 values = scalar_values(update)  # none set: nothing response-level to take
                 if values.count(None) == len(values):
                     self._texts.append(content.text or "")
+                    if len(self._texts) == PIECES:  # ST-50: the pieces joined, memory flat in the chunk count
+                        self._texts[:] = ["".join(self._texts), ""]
                     return
         self._add(update)
 
@@ -89,6 +92,8 @@ class Fold:
                     self._props = [content.additional_properties] if content.additional_properties else []
                 else:
                     self._texts.append(content.text or "")
+                    if len(self._texts) == PIECES:
+                        self._texts[:] = ["".join(self._texts), ""]
                     if content.additional_properties:
                         self._props.append(content.additional_properties)
                 continue

@@ -128,7 +128,7 @@ class ToolLoop:
     ) -> None:
         self.client = client
         self.response_format = response_format  # SO-9: decided once, by the client; read in final_response
-        self.transcript = Transcript(messages)
+        self.transcript = Transcript(messages, session)
         self.options = options
         self.choice = tool_choice_mode(options.get("tool_choice"))  # the run's tool_choice mode (LP-7, LP-10)
         self.stream = stream
@@ -158,10 +158,6 @@ class ToolLoop:
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         self.observer = observer = _observe.OBSERVER  # OB-2: the wrap points, read once per request
         self.call_model = observer.model_call(call_model)
-
-    @property
-    def new_messages(self) -> list[Message]:
-        return self.transcript.new
 
     # -- the driver -------------------------------------------------------------------------
 
@@ -212,7 +208,7 @@ class ToolLoop:
         """The table's answer (LP-T): recorded in ``steps`` for tracing and tests."""
         step = next_step(outcome, self.config, self.model_calls)
         self.steps.append((outcome, step))
-        self.observer.step(outcome.value, step.value)  # OB-11
+        self.observer.step(outcome._value_, step._value_)  # OB-11 (`_value_`: no descriptor call per step)
         return step
 
     def final_response(self) -> ChatResponse:

@@ -142,6 +142,7 @@ class AgentSession:
     """A conversation: its id, the service's id for it, and the providers' shared state (SE-1)."""
 
     _claim_key: str | None = None  # SE-12: what a run claims, when not the session id (AG-14)
+    _checked: Sequence[Message] = ()  # SE-51: the last history a run of it found valid
 
     def __init__(
         self,
@@ -430,7 +431,8 @@ class HistoryProvider(ContextProvider):
     async def before_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
     ) -> None:
-        context.extend_messages(self, await self.get_messages(context.session_id, state=state))
+        loaded = await self.get_messages(context.session_id, state=state)  # SE-50: as they are, no copies
+        context.context_messages.setdefault(source_id_of(self), []).extend(loaded)
 
     async def after_run(
         self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]

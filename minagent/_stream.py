@@ -539,7 +539,7 @@ class _Relay(AsyncGenerator[TUpdate, None]):
         stream._consumer = self._token
         stream._busy = True
         try:
-            update = await self._step()
+            update: TUpdate = await self._step()  # no cast(): one call less per chunk
         except StopAsyncIteration:
             stream._busy = False
             self._release()
@@ -558,7 +558,7 @@ class _Relay(AsyncGenerator[TUpdate, None]):
             await stream._close_source()
             raise StopAsyncIteration
         self._record(update)
-        return cast(TUpdate, update)
+        return update
 
     async def aclose(self) -> None:
         """Leave early: the stream closes (and its source), as when a reader's generator is closed."""

@@ -9,7 +9,8 @@ Rules
 2. Nothing enters that cannot be sent: a model response is taken in as a repaired copy (LP-27), with
    repeated call ids renamed (LP-26); the provider's own objects are never changed.
 3. The history is checked before a model call unless it is known valid; only the loop's own appends
-   (a response's calls, then their results) keep a valid history valid.
+   (a response's calls, then their results) keep a valid history valid. A session remembers the
+   last history found valid; a prefix shared with it is not checked again (SE-51).
 4. An approval is trusted only through the record of what a run asked (LP-34), never for itself.
 
 Theory of operation
@@ -32,9 +33,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from operator import is_
 from typing import Any, NamedTuple
 
-from ._history import repair_history
+from ._history import is_valid_history, repair_history
 from ._responses import ChatResponse
 from ._types import Content, Message
 
@@ -89,25 +91,26 @@ class Waiting(NamedTuple):
 class Transcript:
     """The messages of one request and what is known about them (see the module docstring)."""
 
-    __slots__ = ("call_ids", "messages", "new", "resuming", "sent", "valid")
+    __slots__ = ("call_ids", "distinct", "messages", "new", "resuming", "sent", "session", "valid")
 
-    def __init__(self, messages: Sequence[Message]) -> None:
+    def __init__(self, messages: Sequence[Message], session: Any = None) -> None:
         self.messages: list[Message] = list(messages)
         self.new: list[Message] = []
         self.sent = 0  # with a conversation_id, messages[:sent] is already held by the service (LP-19)
         self.call_ids: set[str | None] = set()  # LP-26: the call ids of the run so far
         self.resuming = False  # the given messages hold approval requests or answers (LP-14)
-        paired = False
+        paired, approvals, calls = False, False, 0
         for m in self.messages:
             for c in m.contents:
                 kind = c.type
                 if kind == "function_call":
                     self.call_ids.add(c.call_id)
-                    paired = True
+                    paired, calls = True, calls + 1
                 elif kind in PAIRED_KINDS:
-                    paired = True
+                    paired, approvals = True, approvals or kind in APPROVAL_KINDS
                     self.resuming = self.resuming or (kind in APPROVAL_KINDS and not hosted(c))
         self.valid = not paired  # LP-28: a history without calls and results is valid (HI-1)
+        self.session, self.distinct = session, calls == len(self.call_ids) and not approvals  # SE-51
 
     # -- appending -------------------------------------------------------------------------------
 
@@ -127,10 +130,11 @@ class Transcript:
         """Messages the loop did not make (the inbox, a tool's or middleware's): a call or a result
         among them makes the history unknown again (LP-28)."""
         if any(c.type in PAIRED_KINDS for m in messages for c in m.contents):
-            self.valid = False
+            self.valid = self.distinct = False
         self.append(*messages)
 
     def replace(self, old: Message, new: Message) -> None:
+        self.distinct = False
         for messages in (self.messages, self.new):
             for i, m in enumerate(messages):
                 if m is old:
@@ -158,12 +162,14 @@ class Transcript:
         result is dropped). ``as_recorded``: they are this transcript's, unseen by middleware."""
         if self.valid and as_recorded:
             return messages
-        checked = repair_history(messages)
-        self.valid = (
-            as_recorded
-            and len(checked) == len(messages)
-            and all(a is b for a, b in zip(checked, messages, strict=True))
-        )
+        known: Sequence[Message] = getattr(self.session, "_checked", ()) if as_recorded and self.distinct else ()
+        shared = min(len(known), len(messages))
+        same = next((i for i in range(shared) if known[i] is not messages[i]), shared)  # the prefix shared
+        closed = same == len(known) or known[same].role != "tool"  # the prefix holds every answer to its calls
+        checked = messages if same and closed and is_valid_history(messages[same:]) else repair_history(messages)
+        self.valid = as_recorded and len(checked) == len(messages) and all(map(is_, checked, messages))
+        if self.valid and self.distinct and hasattr(self.session, "_checked"):
+            self.session._checked = list(messages)
         return checked
 
     # -- approvals -------------------------------------------------------------------------------
@@ -260,6 +266,8 @@ class Transcript:
                     seen.add(new.call_id)
                 elif kind == "function_result":
                     self.valid = False
+                elif kind in APPROVAL_KINDS:
+                    self.distinct = False  # SE-51: an approval's call may stay unanswered
                 if new is not c:
                     if contents is None:
                         contents = list(m.contents)
@@ -272,13 +280,11 @@ class Transcript:
 
 
 def _sendable_content(c: Content) -> Content:
-    if c.text is not None and (text := sendable_text(c.text)) is not c.text:
-        c = replace(c, text=text)
-    if isinstance(c.arguments, str) and (arguments := sendable_text(c.arguments)) is not c.arguments:
-        c = replace(c, arguments=arguments)
-    if isinstance(c.result, str) and (result := sendable_text(c.result)) is not c.result:
-        c = replace(c, result=result)
-    return c
+    changes: dict[str, Any] = {}
+    for name in ("text", "arguments", "result"):
+        if isinstance(value := getattr(c, name), str) and (fixed := sendable_text(value)) is not value:
+            changes[name] = fixed
+    return replace(c, **changes) if changes else c
 
 
 def sendable_text(text: str) -> str:
