@@ -108,7 +108,6 @@ def test_thread_era_attributes_say_what_to_use(attribute: str, words: str) -> No
     [
         ("max_duration_seconds", "asyncio.timeout(seconds)"),
         ("allow_concurrent_invocation", "sequential=True"),
-        ("disable_approval_response_binding", "by call_id"),
     ],
 )
 def test_upstreams_configuration_keys_say_what_to_write(key: str, words: str) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import http
 import json
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -33,6 +32,7 @@ from ._minagent import (
     ProviderError,
     SSEEvent,
     UsageDetails,
+    wire_json,
 )
 
 __all__ = [
@@ -99,48 +99,18 @@ def _snippet(data: object, limit: int = _SNIPPET) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-# A JSON escape of a UTF-16 surrogate: the only way wire JSON can carry an unpaired one (OA-34).
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
 def _repair(text: str) -> str:
-    """Unpaired surrogates become U+FFFD; an escaped pair was already joined by ``json``."""
+    """Unpaired surrogates become U+FFFD (OA-34); an escaped pair was already joined by ``json``."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
-def _repaired(value: Any) -> Any:
-    if isinstance(value, str):
-        return _repair(value)
-    if isinstance(value, dict):
-        return {_repair(k): _repaired(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_repaired(v) for v in value]
-    return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def loads(data: bytes | bytearray | str, what: str) -> Any:
-    """Strict JSON of wire data (PV-10, OA-28): anything that is not JSON, NaN and Infinity
+    """Strict JSON of wire data (PV-10, OA-28, PV-49): anything that is not JSON, NaN and Infinity
     included, is an `OpenAIProtocolError` naming ``what``, never a bare ``ValueError``,
-    ``RecursionError`` or ``UnicodeDecodeError``. Integers longer than the interpreter's
-    digit limit and nesting deeper than its recursion limit are errors too.
-    """
-    problem: str | None = None
-    if isinstance(data, bytes | bytearray):
-        data = bytes(data).decode("utf-8", "replace")  # invalid bytes become U+FFFD (OA-34)
-    try:
-        value = json.loads(data, parse_constant=_no_constant)
-        return _repaired(value) if _SURROGATE_ESCAPE.search(data) else value
-    except json.JSONDecodeError as exc:
-        problem = f"{exc.msg} at position {exc.pos}"
-    except RecursionError:
-        problem = "nested too deeply"
-    except ValueError as exc:  # NaN/Infinity, or an integer with too many digits
-        problem = str(exc)[:200]
-    raise OpenAIProtocolError(f"{what} is not valid JSON ({problem}): {_snippet(data)}")
+    ``RecursionError`` or ``UnicodeDecodeError``; integers longer than the interpreter's digit
+    limit and nesting deeper than its recursion limit are errors too; invalid bytes and unpaired
+    surrogates become U+FFFD (OA-34)."""
+    return wire_json(data, what, OpenAIProtocolError)
 
 
 # --------------------------------------------------------------------------------------------
@@ -412,8 +382,8 @@ def parse_error(
         text = _dump(body)
     if text and not isinstance(body, Mapping):
         try:
-            data = json.loads(text, parse_constant=_no_constant)
-        except (ValueError, RecursionError):  # not JSON, too deep, too long an integer (OA-28)
+            data = loads(text, "error body")
+        except OpenAIProtocolError:  # not JSON, too deep, too long an integer (OA-28)
             data = None
     message = _error_message(data) if isinstance(data, Mapping) else None
     if message is not None:
