@@ -292,7 +292,8 @@ class RawAgent(BaseAgent):
         given = session_of(thread, session) if thread is not None or session is not None else None
         if options is not None and type(options) is not dict and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
-        found = categorize_middleware(categorized(self, self.middleware), middleware)  # MW-3: once per run
+        found = categorized(self, self.middleware)  # MW-3: once per run; the agent's own list, once per agent
+        found = categorize_middleware(found, middleware) if middleware is not None else found
         request = RunRequest(
             normalize_messages(messages),
             given,

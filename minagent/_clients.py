@@ -21,7 +21,7 @@ from typing import Any, Literal, Protocol, overload, runtime_checkable
 from ._compat import reject_spellings
 from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
-from ._middleware import CategorizedMiddleware, categorize_middleware, categorized
+from ._middleware import _EMPTY, CategorizedMiddleware, categorize_middleware, categorized
 from ._options import ChatOptions, FormatOptions, Options, T
 from ._responses import ChatResponse, ChatResponseUpdate, response_format
 from ._stream import ResponseStream
@@ -174,7 +174,8 @@ class BaseChatClient:
             middleware = categorize_middleware(middleware, client_kwargs.get("middleware"))
             session = session if session is not None else client_kwargs.get("session")
             client_kwargs = {k: v for k, v in client_kwargs.items() if k not in ("middleware", "session")}
-        found = categorize_middleware(categorized(self, self.middleware), middleware)  # MW-3: taken as it is
+        found = categorized(self, self.middleware) if self.middleware else _EMPTY  # MW-3: the client's, once
+        found = categorize_middleware(found, middleware) if middleware is not None else found  # taken as it is
         if found.agent:
             _reject_agent_layer(found)
         loop = ToolLoop(

@@ -100,13 +100,6 @@ class Inbox:
         return len(self._messages)
 
 
-def tool_choice_mode(choice: Any) -> str | None:
-    if isinstance(choice, dict):
-        mode = choice.get("mode")
-        return mode if isinstance(mode, str) else None
-    return choice if isinstance(choice, str) else None
-
-
 class ToolLoop:
     """The state of one ``get_response`` call (see the module docstring)."""
 
@@ -130,7 +123,9 @@ class ToolLoop:
         self.response_format = response_format  # SO-9: decided once, by the client; read in final_response
         self.transcript = Transcript(messages, session)
         self.options = options
-        self.choice = tool_choice_mode(options.get("tool_choice"))  # the run's tool_choice mode (LP-7, LP-10)
+        choice = options.get("tool_choice")  # the run's tool_choice mode (LP-7, LP-10): "auto" or {"mode": "auto"}
+        self.choice: str | None = choice if type(choice) is str or not isinstance(choice, dict) else choice.get("mode")
+        self.choice = self.choice if isinstance(self.choice, str) else None
         self.stream = stream
         self.chat_middleware = chat_middleware
         self.config = config
