@@ -162,7 +162,7 @@ class BaseChatClient:
         """
         if options is not None and not isinstance(options, Mapping):
             raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
-        if kwargs.keys() & ChatOptions.__annotations__.keys():  # OP-60: never sent along unread
+        if kwargs and kwargs.keys() & ChatOptions.__annotations__.keys():  # OP-60: never sent along unread
             reject_spellings(kwargs, "run", f"{type(self).__name__}.get_response()")
         run_options = dict(options or {})
         extra = run_options.pop("additional_function_arguments", None)
