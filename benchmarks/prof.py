@@ -62,8 +62,11 @@ def main(argv: list[str]) -> int:
     entries = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     total = sum(tt for _cc, _nc, tt, _ct, _callers in entries.values()) or 1.0
     package = str(ROOT / "minagent")
-    calls_all = sum(nc for _cc, nc, _tt, _ct, _callers in entries.values())
-    calls_ours = sum(nc for (filename, _, _), (_cc, nc, *_rest) in entries.items() if filename.startswith(package))
+    # Counted per code object: pstats keys functions by (file, line, name), which merges every
+    # generated `<string>:2:__init__` (dataclasses) into one entry and drops the others' calls.
+    stats = profiler.getstats()
+    calls_all = sum(entry.callcount for entry in stats)
+    calls_ours = sum(e.callcount for e in stats if getattr(e.code, "co_filename", "").startswith(package))
     rows = []
     for (filename, line, name), (_cc, calls, tt, ct, _callers) in entries.items():
         if not args.all and not filename.startswith(package):
