@@ -1,4 +1,4 @@
-"""MessagePack in the standard library, the subset JSON data needs (spec/sessions.md SE-21).
+"""MessagePack in the standard library, the subset JSON data needs (spec/sessions.md SE-24).
 
 `packb` writes None, bool, int (64-bit), float (64-bit), str, bytes, lists and dicts with str keys
 in their shortest MessagePack form; `unpackb` reads every MessagePack type those produce and the
