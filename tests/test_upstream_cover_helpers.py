@@ -57,6 +57,11 @@ def test_a_count_that_is_not_an_int_is_dropped() -> None:
     assert dict(add_usage_details(first, second)) == {"input_token_count": 7}
 
 
+def test_a_count_that_is_none_on_both_sides_is_absent() -> None:
+    """UP-7: a count given as None is an absent count; absent on both sides, it is not in the sum."""
+    assert dict(add_usage_details({"output_token_count": None, "input_token_count": 1}, {})) == {"input_token_count": 1}
+
+
 def test_tool_mode_forms() -> None:
     """UP-7: `validate_tool_mode` gives a `ToolMode` dict: None stays None, a str is its mode, a
     dict is checked and copied, ``allowed_tools`` as a list."""

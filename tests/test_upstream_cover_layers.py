@@ -199,3 +199,20 @@ def test_adapting_a_class_leaves_what_needs_no_adapting() -> None:
     assert "_inner_get_streaming_response" in vars(OneHook)
     adapt_single_hook(OneHook)
     assert vars(OneHook)["_inner_get_response"] is adapted
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+async def test_minagents_own_hook_on_the_layers_streams(stream: bool) -> None:
+    """UP-1: the layers add nothing a `BaseChatClient` lacks: a provider on them with minagent's
+    non-streaming hook only is driven in both modes, streaming its response as updates (LP-2)."""
+
+    class Provider(ChatTelemetryLayer, FunctionInvocationLayer, BaseChatClient):
+        async def _inner_get_response(self, *, messages: Any, options: Any, **kwargs: Any) -> ChatResponse:
+            return ChatResponse(messages=[Message("assistant", [f"echo {messages[-1].text}"])])
+
+    client = Provider()
+    if stream:
+        updates = [u async for u in client.get_response("hi", stream=True)]
+        assert [u.text for u in updates] == ["echo hi"]
+    else:
+        assert (await client.get_response("hi")).text == "echo hi"

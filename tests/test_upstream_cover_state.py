@@ -87,3 +87,12 @@ def test_a_threads_history_entry_keeps_what_is_not_its_messages() -> None:
     restored = AgentThread.deserialize(data)
     assert restored.messages == messages
     assert restored.state["in_memory"]["cursor"] == 2
+
+
+def test_a_history_entry_without_messages_stays_as_it_is() -> None:
+    """TH-2: a history entry that holds no messages is state like any other: written and restored."""
+    thread = AgentThread(state={"in_memory": {"cursor": 0}})
+    data = thread.serialize()
+    assert data["messages"] == []
+    assert data["state"]["in_memory"] == {"cursor": 0}
+    assert AgentThread.deserialize(data).state["in_memory"] == {"cursor": 0}
