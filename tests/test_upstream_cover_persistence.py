@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from minagent import Agent, AgentSession, Content, InMemoryHistoryProvider, Message
-from minagent.upstream.persistence import PerCallHistory
+from minagent.upstream.persistence import PerCallHistory, PerCallSaver
 from tests.test_upstream_persistence import SpyClient, SpyHistory, lookup_weather, run
 
 both_modes = pytest.mark.parametrize("stream", [False, True], ids=["sync", "stream"])
@@ -92,3 +92,20 @@ async def test_the_stand_in_reads_and_writes_its_provider() -> None:
     assert [m.text for m in inner.stored] == ["kept"]
     assert [m.text for m in await stand_in.get_messages("s1")] == ["kept"]
     assert inner.loads == 1
+
+
+@both_modes
+async def test_a_saver_on_another_agent_saves_nothing(stream: bool) -> None:
+    """SE-60, SE-61: the saver saves for the runs of the agent whose history providers it stands
+    in for; put on an agent without per-call persistence, it passes every call through and that
+    agent saves once, after the run (SE-5)."""
+    first = SpyHistory()
+    saver = [m for m in _agent(SpyClient(first), [first]).middleware if isinstance(m, PerCallSaver)]
+    assert len(saver) == 1
+    history = SpyHistory()
+    client = SpyClient(history)
+    other = Agent(client=client, tools=[lookup_weather], context_providers=[history], middleware=saver)
+    assert await run(other, AgentSession(), stream) == "It is sunny in Seattle."
+    assert client.saves_before_call == [0, 0]
+    assert [[m.role for m in batch] for batch in history.saves] == [["user", "assistant", "tool", "assistant"]]
+    assert first.saves == []
