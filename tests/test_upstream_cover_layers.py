@@ -1,0 +1,218 @@
+"""Upstream's provider class bases (spec/upstream.md UP-1 .. UP-3): a class with its own
+``get_response`` behind a layer, the streaming forms its model call may return, and a layered
+client with no model call at all."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from minagent import BaseChatClient, ChatResponse, ChatResponseUpdate, Content, Message
+from minagent.upstream import (
+    ChatMiddlewareLayer,
+    ChatTelemetryLayer,
+    FunctionInvocationLayer,
+    adapt_single_hook,
+)
+
+
+def _update(text: str) -> ChatResponseUpdate:
+    return ChatResponseUpdate(contents=[Content.from_text(text)], role="assistant")
+
+
+class _Plain:
+    """An async iterable of updates with no ``aclose`` (not a generator)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self._items = [_update(t) for t in texts]
+
+    def __aiter__(self) -> _Plain:
+        return self
+
+    async def __anext__(self) -> ChatResponseUpdate:
+        if not self._items:
+            raise StopAsyncIteration
+        return self._items.pop(0)
+
+
+async def _gen(texts: list[str]) -> AsyncIterator[ChatResponseUpdate]:
+    for text in texts:
+        yield _update(text)
+
+
+class _Backend:
+    """A class with its own ``get_response`` (not a minagent client); ``form`` picks what it
+    returns when streaming."""
+
+    form = "generator"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[str], bool]] = []
+
+    def get_response(self, messages: Any, *, stream: bool = False, options: Any = None, **kwargs: Any) -> Any:
+        self.calls.append(([m.text for m in messages], stream))
+        texts = ["an", "swer"]
+        if not stream:
+            if self.form == "sync":
+                return ChatResponse(messages=[Message("assistant", ["answer"])])
+
+            async def whole() -> ChatResponse:
+                return ChatResponse(messages=[Message("assistant", ["answer"])])
+
+            return whole()
+        if self.form == "generator":
+            return _gen(texts)
+        if self.form == "plain":
+            return _Plain(texts)
+        if self.form == "awaitable":
+
+            async def later() -> AsyncIterator[ChatResponseUpdate]:
+                return _gen(texts)
+
+            return later()
+        if self.form == "response":
+            return ChatResponse(messages=[Message("assistant", ["answer"])])
+        return {"text": "answer"}  # a dict is not a stream
+
+
+@pytest.mark.parametrize("layer", [FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryLayer])
+@pytest.mark.parametrize("form", ["generator", "plain", "awaitable", "response"])
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+async def test_get_response_behind_a_layer_is_the_model_call(layer: type, form: str, stream: bool) -> None:
+    """UP-2: a class with its own ``get_response`` behind a layer is that layer's model call, in
+    both modes; streaming, it may give a stream of updates (a generator or any async iterable), an
+    awaitable of one, or a whole response. UP-1: each layer subscripted is the layer itself."""
+    assert layer[dict] is layer
+
+    class Client(layer[dict], BaseChatClient, _Backend):  # type: ignore[misc]
+        pass
+
+    client = Client()
+    client.form = form if stream else "async"
+    if stream:
+        updates = client.get_response("question", stream=True)
+        texts = [u.text async for u in updates]
+        assert "".join(texts) == "answer"
+        response = await updates.get_final_response()
+    else:
+        response = await client.get_response("question")
+    assert response.text == "answer"
+    assert client.calls == [(["question"], stream)]
+
+
+async def test_a_synchronous_get_response_behind_a_layer() -> None:
+    """UP-2: the model call behind a layer may return the response itself, not an awaitable."""
+
+    class Client(FunctionInvocationLayer, BaseChatClient, _Backend):
+        pass
+
+    client = Client()
+    client.form = "sync"
+    assert (await client.get_response("q")).text == "answer"
+
+
+async def test_a_streaming_model_call_that_gives_no_updates_is_a_type_error() -> None:
+    """UP-2: streaming, the model call must give updates; a dict is a `TypeError` naming its type."""
+
+    class Client(ChatMiddlewareLayer, BaseChatClient, _Backend):
+        pass
+
+    client = Client()
+    client.form = "dict"
+    with pytest.raises(TypeError, match="async iterable of updates, got dict"):
+        async for _ in client.get_response("q", stream=True):
+            pass
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+async def test_a_layered_client_with_no_model_call_says_so(stream: bool) -> None:
+    """UP-1: a layer over `BaseChatClient` with neither a hook nor a ``get_response`` behind it is
+    a `BaseChatClient` without a provider: the call says the hook is missing, in both modes."""
+
+    class Bare(FunctionInvocationLayer, BaseChatClient):
+        pass
+
+    async def call() -> None:
+        if stream:
+            async for _ in Bare().get_response("q", stream=True):
+                pass
+        else:
+            await Bare().get_response("q")
+
+    with pytest.raises(NotImplementedError, match="Bare must implement _inner_get_response"):
+        await call()
+
+
+async def test_single_hook_with_its_own_streaming_hook_keeps_it() -> None:
+    """UP-2: a class with upstream's one hook that also writes minagent's streaming hook keeps
+    its streaming hook; the one hook serves the non-streaming call."""
+
+    class Provider(BaseChatClient):
+        async def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+            return ChatResponse(messages=[Message("assistant", ["whole"])])
+
+        async def _inner_get_streaming_response(
+            self, *, messages: Any, options: Any, **kwargs: Any
+        ) -> AsyncIterator[ChatResponseUpdate]:
+            yield _update("own stream")
+
+    client = Provider()
+    assert (await client.get_response("q")).text == "whole"
+    assert "".join([u.text async for u in client.get_response("q", stream=True)]) == "own stream"
+
+
+def test_adapting_a_class_leaves_what_needs_no_adapting() -> None:
+    """UP-2: only upstream's one hook (it takes ``stream``) is adapted, once: a class without a
+    hook, with minagent's hook, with a hook whose signature cannot be read, or already adapted is
+    left as it is."""
+
+    class NoHook:
+        pass
+
+    class TwoHooks:
+        async def _inner_get_response(self, *, messages: Any, options: Any) -> Any:
+            return None
+
+    class Unreadable:
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            return None
+
+        __signature__ = "not a signature"
+
+    class Opaque:
+        _inner_get_response = Unreadable()
+
+    class OneHook:
+        async def _inner_get_response(self, *, messages: Any, stream: bool, options: Any) -> Any:
+            return None
+
+    for cls in (NoHook, TwoHooks, Opaque):
+        before = dict(vars(cls))
+        adapt_single_hook(cls)
+        assert dict(vars(cls)) == before
+    adapt_single_hook(OneHook)
+    adapted = vars(OneHook)["_inner_get_response"]
+    assert "stream" in inspect.signature(adapted).parameters
+    assert "_inner_get_streaming_response" in vars(OneHook)
+    adapt_single_hook(OneHook)
+    assert vars(OneHook)["_inner_get_response"] is adapted
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+async def test_minagents_own_hook_on_the_layers_streams(stream: bool) -> None:
+    """UP-1: the layers add nothing a `BaseChatClient` lacks: a provider on them with minagent's
+    non-streaming hook only is driven in both modes, streaming its response as updates (LP-2)."""
+
+    class Provider(ChatTelemetryLayer, FunctionInvocationLayer, BaseChatClient):
+        async def _inner_get_response(self, *, messages: Any, options: Any, **kwargs: Any) -> ChatResponse:
+            return ChatResponse(messages=[Message("assistant", [f"echo {messages[-1].text}"])])
+
+    client = Provider()
+    if stream:
+        updates = [u async for u in client.get_response("hi", stream=True)]
+        assert [u.text for u in updates] == ["echo hi"]
+    else:
+        assert (await client.get_response("hi")).text == "echo hi"
