@@ -1,6 +1,6 @@
 """Behaviour of core corners the rest of the suite does not reach (coverage, tests only).
 
-Rules: PK-3, PK-9 (package), SC-5, SC-52 (schema), TL-11, TL-15 (tools), TY-12 (types).
+Rules: PK-3, PK-9 (package), SC-5, SC-52 (schema), TL-11, TL-14, TL-15 (tools), TY-12 (types).
 """
 
 from __future__ import annotations
@@ -243,7 +243,7 @@ def test_two_context_parameters_is_a_value_error() -> None:
 
 
 def test_skip_parsing_repr() -> None:
-    """TL-5: the SKIP_PARSING sentinel shows its name."""
+    """TL-14: upstream's SKIP_PARSING sentinel (`result_parser=SKIP_PARSING`) shows its name."""
     assert repr(SKIP_PARSING) == "SKIP_PARSING"
 
 
