@@ -45,3 +45,24 @@ def test_ops_refuse_operations_the_layer_does_not_have() -> None:
         chat_ops.set_arguments({"a": 1})
     chat_ops.add_message("more")
     assert [m.text for m in chat_ops.context.messages] == ["q", "more"]
+
+
+def test_result_text_is_compact_sorted_json_for_data() -> None:
+    """CF-1: a tool result compares as text: None is empty, a str as it is, data as compact sorted JSON."""
+    from minagent.conformance.flow import result_text
+
+    assert result_text(None) == ""
+    assert result_text("ok") == "ok"
+    assert result_text({"b": 1, "a": [1, 2]}) == '{"a":[1,2],"b":1}'
+
+
+def test_jsonable_turns_any_observed_value_into_json_data() -> None:
+    """CF-1: what a scenario observes is reported as JSON data: containers recursively, other objects
+    by their repr."""
+    from minagent.conformance.flow_run import _jsonable
+
+    class Thing:
+        def __repr__(self) -> str:
+            return "<thing>"
+
+    assert _jsonable({1: (Thing(), None)}) == {"1": ["<thing>", None]}
