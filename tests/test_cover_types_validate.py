@@ -98,6 +98,7 @@ def test_lenient_warnings_are_remembered_within_a_bound(caplog: pytest.LogCaptur
     """SC-57: a tool's unusable schema is logged once; the memory of what was logged is bounded (it is
     cleared after 1,000 entries, so a long-lived process logs such a tool again rather than grow)."""
     schema = {"type": "nosuch"}
+    saved = set(_reported)
     _reported.clear()
     with caplog.at_level(logging.WARNING, logger="minagent"):
         assert validate(1, schema, lenient_for="first") == []
@@ -110,3 +111,4 @@ def test_lenient_warnings_are_remembered_within_a_bound(caplog: pytest.LogCaptur
         validate(1, schema, lenient_for="first")
         assert sum("tool 'first'" in r.getMessage() for r in caplog.records) == 1
     _reported.clear()
+    _reported.update(saved)  # the process's memory as it was
