@@ -1,0 +1,40 @@
+"""The tool loop's last call (coverage, tests only): spec/loop.md LP-7, LP-9, both modes."""
+
+from __future__ import annotations
+
+import pytest
+
+from minagent import Agent, AgentResponse, FunctionInvocationConfiguration, tool
+from minagent._loop import LIMIT_FALLBACK_TEXT
+from minagent.testing import ScriptedChatClient, call
+
+MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+
+
+@tool
+def ping() -> str:
+    """Ping."""
+    return "pong"
+
+
+async def run(agent: Agent, stream: bool) -> AgentResponse:
+    if not stream:
+        return await agent.run("go")
+    response_stream = agent.run("go", stream=True)
+    async for _ in response_stream:
+        pass
+    return await response_stream.get_final_response()
+
+
+@MODES
+async def test_a_last_call_that_only_calls_a_tool_gets_the_limit_text(stream: bool) -> None:
+    """LP-7, LP-9: after max_iterations tool rounds the final call has tool_choice "none"; the calls the
+    model still emits are dropped and, nothing visible being left, the limit's text is the answer."""
+    client = ScriptedChatClient([call("ping", {}), call("ping", {})])
+    client.function_invocation_configuration = FunctionInvocationConfiguration(max_iterations=1)
+    response = await run(Agent(client, tools=[ping]), stream)
+    kinds = [c.type for m in response.messages for c in m.contents]
+    assert kinds.count("function_call") == 1  # the first round's call only: the last one was dropped
+    assert kinds.count("function_result") == 1
+    assert response.messages[-1].text == LIMIT_FALLBACK_TEXT
+    assert response.text.endswith(LIMIT_FALLBACK_TEXT)
