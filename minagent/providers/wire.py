@@ -74,12 +74,11 @@ def loads(data: bytes | bytearray | str, what: str, error: Callable[[str], Excep
     text = bytes(data).decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
     try:
         value = json.loads(text, parse_constant=_no_constant)
+        return _repaired(value) if _SURROGATE_ESCAPE.search(text) else value  # deep too: RecursionError
     except json.JSONDecodeError as exc:
         problem = f"{exc.msg} at position {exc.pos}"
-    except RecursionError:
+    except RecursionError:  # json's own limit, or (3.12+, whose C parser goes deeper) the repair's
         problem = "nested too deeply"
     except ValueError as exc:  # NaN/Infinity, or an integer with too many digits
         problem = str(exc)[:_SNIPPET]
-    else:
-        return _repaired(value) if _SURROGATE_ESCAPE.search(text) else value
     raise error(f"{what} is not valid JSON ({problem}): {snippet(text)}")
