@@ -75,10 +75,12 @@ async def test_ten_runs_copy_each_stored_message_once(stream: bool, monkeypatch:
     agent = Agent(client, tools=[add])
     session = agent.create_session()
     copied: Counter[int] = Counter()
+    sources: list[Message] = []  # kept alive, so no other object takes one of their ids
     original = Message.with_contents
 
     def counting(self: Message, contents: Any) -> Message:
         copied[id(self)] += 1
+        sources.append(self)
         return original(self, contents)
 
     monkeypatch.setattr(Message, "with_contents", counting)
@@ -100,10 +102,12 @@ def _count_checks(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
     import minagent._transcript as transcript_module
 
     checked: Counter[int] = Counter()
+    seen: list[Any] = []  # kept alive, so no other object takes one of their ids
     original = history_module.is_valid_history
 
     def counting(messages: Any) -> bool:
         checked.update(id(m) for m in messages)
+        seen.extend(messages)
         return original(messages)
 
     monkeypatch.setattr(history_module, "is_valid_history", counting)
