@@ -168,7 +168,9 @@ class ToolLoop:
                         if stream:
                             yield _as_update(message)
                 no_tools = last or self.choice == "none"
-                result = await self._model_result(last)
+                result = self._model_result(last)
+                if not isinstance(result, ResponseStream):  # a stream is never awaited: it opens on its first pull
+                    result = await result
                 if isinstance(result, ResponseStream):  # streaming: relay each update as it comes (LP-2)
                     model_stream = result
                     try:
@@ -244,17 +246,19 @@ class ToolLoop:
         if last:
             options["tool_choice"] = "none"
         self.observer.model_turn(self.model_calls, options.get("tool_choice"), last)  # OB-11
-        client_kwargs, function_kwargs = self.client_kwargs, self.function_kwargs
-        if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
-            options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
-            client_kwargs, function_kwargs = dict(client_kwargs), dict(function_kwargs)
+        if not self.chat_middleware:  # MW-4: the bare operation, no context to build
+            messages = self.transcript.outgoing()
+            if "conversation_id" not in options:  # LP-28, HI-1: never a call without its result, or an orphan
+                messages = self.transcript.sendable(messages, as_recorded=True)
+            return self.call_model(self.client, messages, options, self.client_kwargs, self.stream)
+        options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})  # LP-3: this call's
         context = ChatContext(
             self.client,
             self.transcript.outgoing(),
             options,
             stream=self.stream,
-            kwargs=client_kwargs,
-            function_invocation_kwargs=function_kwargs,
+            kwargs=dict(self.client_kwargs),
+            function_invocation_kwargs=dict(self.function_kwargs),
             copy_messages=True,  # LP-3: middleware edits affect this call only (copied on first access)
             session=self.session,
         )
