@@ -34,7 +34,7 @@ from ._fold import Fold
 from ._loop_table import NEXT_STEP, Outcome, Step, classify_batch, classify_response, limit_reached, next_step, start
 from ._middleware import ChatContext, MiddlewareFn, run_pipeline
 from ._responses import ChatResponse, ChatResponseUpdate
-from ._stream import ResponseStream
+from ._stream import ResponseStream, _ignore
 from ._tools import FunctionInvocationConfiguration
 from ._toolset import ToolSet, tool_map
 from ._transcript import Transcript, approval_record, hosted, record_requests
@@ -156,7 +156,7 @@ class ToolLoop:
 
     # -- the driver -------------------------------------------------------------------------
 
-    async def drive(self) -> AsyncGenerator[ChatResponseUpdate, None]:
+    async def drive(self) -> AsyncGenerator[Any, None]:
         """Run the steps the table names until one finishes (LP-2): the whole control flow."""
         stream = self.stream  # non-streaming runs the same steps and yields nothing (LP-2)
         step = start(self.transcript.resuming)
@@ -171,13 +171,10 @@ class ToolLoop:
                 result = self._model_result(last)
                 if not isinstance(result, ResponseStream):  # a stream is never awaited: it opens on its first pull
                     result = await result
-                if isinstance(result, ResponseStream):  # streaming: relay each update as it comes (LP-2)
+                if isinstance(result, ResponseStream):  # streaming: `Flat` relays each update as it comes (LP-2)
                     model_stream = result
                     try:
-                        async for update in model_stream:
-                            if no_tools and (update := _without_calls(update)) is None:
-                                continue
-                            yield update
+                        yield _Handoff(model_stream, no_tools)
                         result = await model_stream.get_final_response()
                     finally:  # LP-22: the model's stream is closed on early exit too
                         await model_stream.aclose()
@@ -432,6 +429,73 @@ def call_model(
         updates = client._inner_get_streaming_response(messages=messages, options=options, **kwargs)
         return ResponseStream.over(updates, Fold(ChatResponse()))
     return client._inner_get_response(messages=messages, options=options, **kwargs)
+
+
+class _Handoff:
+    """What the streaming driver yields for a model call: the call's stream, for `Flat` to read."""
+
+    __slots__ = ("no_tools", "stream")
+
+    def __init__(self, stream: ResponseStream[Any, Any], no_tools: bool) -> None:
+        self.stream, self.no_tools = stream, no_tools
+
+
+class Flat:
+    """The streaming driver's updates, each model stream it hands over read in place: one relay
+    per chunk between the provider and the reader (LP-2; benchmarks/README.md). The model stream
+    is folded and ended as its own reader would (ST-14); its error is thrown into the driver where
+    it handed the stream over, so the driver's cleanup runs as if it had read the stream itself."""
+
+    __slots__ = ("_drive", "_next", "_no_tools", "_record", "_stream")
+
+    def __init__(self, drive: AsyncGenerator[Any, None]) -> None:
+        self._drive = drive
+        self._next: Callable[[], Awaitable[Any]] = drive.__anext__  # the driver's step, or a model stream's
+        self._stream: ResponseStream[Any, Any] | None = None
+        self._record: Callable[[Any], Any] = _ignore
+        self._no_tools = False
+
+    def __aiter__(self) -> Flat:
+        return self
+
+    async def __anext__(self) -> ChatResponseUpdate:
+        while True:
+            try:
+                update = await self._next()
+            except StopAsyncIteration:
+                if self._stream is None:
+                    raise
+                self._back()  # the driver takes the model stream's final response
+                continue
+            except BaseException as exc:
+                if (stream := self._stream) is None:
+                    raise
+                self._back()
+                await stream._fail(exc)
+                update = await self._drive.athrow(exc)  # the driver's `finally` closes it (LP-22)
+            if self._stream is None:
+                if type(update) is not _Handoff:
+                    return update  # type: ignore[no-any-return]
+                self._stream, self._no_tools = update.stream, update.no_tools
+                self._next, self._record = update.stream._take_over() or (aiter(update.stream).__anext__, _ignore)
+                continue
+            self._record(update)
+            if self._no_tools and (update := _without_calls(update)) is None:
+                continue
+            return update  # type: ignore[no-any-return]
+
+    def _back(self) -> None:
+        self._next, self._stream, self._record = self._drive.__anext__, None, _ignore
+
+    async def aclose(self) -> None:
+        """The driver closes, and with it the model stream it handed over (LP-22), then its reader."""
+        reader = getattr(self._next, "__self__", None) if self._stream is not None else None
+        self._back()
+        try:
+            await self._drive.aclose()
+        finally:
+            if reader is not None:
+                await reader.aclose()
 
 
 def _calls_to_act_on(response: ChatResponse) -> list[Content]:

@@ -243,16 +243,28 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         return list(self._updates)
 
     def __aiter__(self) -> AsyncGenerator[TUpdate, None]:
-        if (
+        if self._plain() and self._inner is None and not self._cleanup_hooks:
+            return _Relay(self)  # nothing between the source and the reader but the recorder
+        return self._consume(iterating=True)
+
+    def _plain(self) -> bool:
+        """Unstarted, no transform hook, no mapping, and a source iterable as it is."""
+        return (
             self._state == _NEW
             and not self._transform_hooks
             and self._map is None
-            and self._inner is None
-            and not self._cleanup_hooks
             and hasattr(self._source, "__aiter__")
-        ):
-            return _Relay(self)  # nothing between the source and the reader but the recorder
-        return self._consume(iterating=True)
+        )
+
+    def _take_over(self) -> tuple[Callable[[], Awaitable[Any]], Callable[[Any], Any]] | None:
+        """Open a stream that adds nothing but its recorder for a reader outside it, which pulls its
+        source's step and records each update (one relay fewer, benchmarks/README.md); the reader
+        ends it with `_source_ended` or `_fail`. None for a stream that adds more."""
+        if not (self._plain() and self._inner is None and not self._cleanup_hooks):
+            return None
+        self._state = _OPEN
+        self._iterator = iterator = aiter(self._source)
+        return iterator.__anext__, self._recorder
 
     def __await__(self) -> Generator[Any, None, ResponseStream[TUpdate, TFinal]]:
         return self._await_source().__await__()
@@ -323,13 +335,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
     def _relays_only(self) -> bool:
         """A stream that adds nothing between its source and its reader (ST-15): unstarted, keeps no
         updates (ST-14), no transform hook, no mapping, and its source is iterable as it is."""
-        return (
-            self._state == _NEW
-            and self._recorder is _ignore
-            and not self._transform_hooks
-            and self._map is None
-            and hasattr(self._source, "__aiter__")
-        )
+        return self._recorder is _ignore and self._plain()
 
     async def _consume(self, iterating: bool = False) -> AsyncGenerator[TUpdate, None]:
         if self._state not in (_NEW, _OPEN):
