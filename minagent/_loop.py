@@ -171,7 +171,7 @@ class ToolLoop:
                 result = self._model_result(last)
                 if not isinstance(result, ResponseStream):  # a stream is never awaited: it opens on its first pull
                     result = await result
-                if isinstance(result, ResponseStream):  # streaming: `Flat` relays each update as it comes (LP-2)
+                if isinstance(result, ResponseStream):  # streaming: `flat` relays each update as it comes (LP-2)
                     model_stream = result
                     try:
                         yield _Handoff(model_stream, no_tools)
@@ -432,7 +432,7 @@ def call_model(
 
 
 class _Handoff:
-    """What the streaming driver yields for a model call: the call's stream, for `Flat` to read."""
+    """What the streaming driver yields for a model call: the call's stream, for `flat` to read."""
 
     __slots__ = ("no_tools", "stream")
 
@@ -440,62 +440,46 @@ class _Handoff:
         self.stream, self.no_tools = stream, no_tools
 
 
-class Flat:
+async def flat(drive: AsyncGenerator[Any, None]) -> AsyncGenerator[ChatResponseUpdate, None]:
     """The streaming driver's updates, each model stream it hands over read in place: one relay
     per chunk between the provider and the reader (LP-2; benchmarks/README.md). The model stream
-    is folded and ended as its own reader would (ST-14); its error is thrown into the driver where
-    it handed the stream over, so the driver's cleanup runs as if it had read the stream itself."""
-
-    __slots__ = ("_drive", "_next", "_no_tools", "_record", "_stream")
-
-    def __init__(self, drive: AsyncGenerator[Any, None]) -> None:
-        self._drive = drive
-        self._next: Callable[[], Awaitable[Any]] = drive.__anext__  # the driver's step, or a model stream's
-        self._stream: ResponseStream[Any, Any] | None = None
-        self._record: Callable[[Any], Any] = _ignore
-        self._no_tools = False
-
-    def __aiter__(self) -> Flat:
-        return self
-
-    async def __anext__(self) -> ChatResponseUpdate:
+    is folded as its own reader would (ST-14); its error is thrown into the driver where it handed
+    the stream over, so the driver ends it, and cleans up, as if it had read it itself (LP-22)."""
+    error: BaseException | None = None
+    reader: Any = None
+    try:
         while True:
             try:
-                update = await self._next()
+                item = await (drive.__anext__() if error is None else drive.athrow(error))
             except StopAsyncIteration:
-                if self._stream is None:
-                    raise
-                self._back()  # the driver takes the model stream's final response
+                return
+            error = None
+            if type(item) is not _Handoff:
+                yield item
                 continue
-            except BaseException as exc:
-                if (stream := self._stream) is None:
-                    raise
-                self._back()
-                await stream._fail(exc)
-                update = await self._drive.athrow(exc)  # the driver's `finally` closes it (LP-22)
-            if self._stream is None:
-                if type(update) is not _Handoff:
-                    return update  # type: ignore[no-any-return]
-                self._stream, self._no_tools = update.stream, update.no_tools
-                self._next, self._record = update.stream._take_over() or (aiter(update.stream).__anext__, _ignore)
-                continue
-            self._record(update)
-            if self._no_tools and (update := _without_calls(update)) is None:
-                continue
-            return update  # type: ignore[no-any-return]
-
-    def _back(self) -> None:
-        self._next, self._stream, self._record = self._drive.__anext__, None, _ignore
-
-    async def aclose(self) -> None:
-        """The driver closes, and with it the model stream it handed over (LP-22), then its reader."""
-        reader = getattr(self._next, "__self__", None) if self._stream is not None else None
-        self._back()
-        try:
-            await self._drive.aclose()
-        finally:
-            if reader is not None:
-                await reader.aclose()
+            stream, no_tools = item.stream, item.no_tools
+            taken = stream._take_over()
+            if taken is None:  # a stream with hooks of its own: its reader runs them
+                reader = aiter(stream)
+            step, record = taken or (reader.__anext__, _ignore)
+            while True:
+                try:
+                    update = await step()
+                except StopAsyncIteration:
+                    break
+                except BaseException as exc:
+                    await stream._fail(exc)
+                    error = exc
+                    break
+                record(update)
+                if no_tools and (update := _without_calls(update)) is None:
+                    continue
+                yield update
+            reader = None  # the driver takes the model stream's final response
+    finally:
+        await drive.aclose()  # its `finally` closes a model stream handed over (LP-22)
+        if reader is not None:
+            await reader.aclose()
 
 
 def _calls_to_act_on(response: ChatResponse) -> list[Content]:

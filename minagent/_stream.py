@@ -6,8 +6,9 @@ Rules
    once in total (ST-3), and the final response is computed once (ST-5).
 2. Whichever way the stream ends, its cleanup hooks run exactly once and the source is closed
    (ST-6, ST-7).
-3. How the source is read is private to this module (the relay for a stream that adds nothing,
-   benchmarks/README.md): a caller only iterates, awaits, finalises or closes.
+3. How the source is read is private to this module, but for `_take_over`: the tool loop's reader
+   pulls an unstarted stream that adds only its recorder (benchmarks/README.md). A caller only
+   iterates, awaits, finalises or closes.
 
 Theory of operation (spec/stream.md, ST-1 .. ST-12)
 ----------------------------------------------------
@@ -40,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
@@ -243,8 +243,6 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         return list(self._updates)
 
     def __aiter__(self) -> AsyncGenerator[TUpdate, None]:
-        if self._plain() and self._inner is None and not self._cleanup_hooks:
-            return _Relay(self)  # nothing between the source and the reader but the recorder
         return self._consume(iterating=True)
 
     def _plain(self) -> bool:
@@ -259,7 +257,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
     def _take_over(self) -> tuple[Callable[[], Awaitable[Any]], Callable[[Any], Any]] | None:
         """Open a stream that adds nothing but its recorder for a reader outside it, which pulls its
         source's step and records each update (one relay fewer, benchmarks/README.md); the reader
-        ends it with `_source_ended` or `_fail`. None for a stream that adds more."""
+        fails it with `_fail`, or leaves its end to `get_final_response`. None if it adds more."""
         if not (self._plain() and self._inner is None and not self._cleanup_hooks):
             return None
         self._state = _OPEN
@@ -498,87 +496,3 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             raise
         self._final = result
         self._has_final = True
-
-
-class _Relay(AsyncGenerator[TUpdate, None]):
-    """The iteration of a stream that adds nothing between its source and its reader but its
-    recorder (unstarted, no transform hook, no mapping, no inner stream, no cleanup hook yet): the
-    source's updates are passed on as they come, each recorded, with no generator in between (an
-    implementation detail, benchmarks/README.md). The stream's state machine is the same as for
-    any reader: an exhausted source finalises it, a failing one fails it (ST-6), ``aclose``
-    closes it and its source (ST-7), another task's reader takes turns (ST-13), and a relay
-    abandoned by ``break`` has the event loop close the stream, as a reader's generator does (ST-7)."""
-
-    __slots__ = ("_record", "_step", "_stream", "_task", "_token")
-
-    def __init__(self, stream: ResponseStream[TUpdate, Any]) -> None:
-        stream._state = _OPEN
-        stream._iterator = iterator = aiter(stream._source)
-        self._token = stream._consumer = object()  # not the relay itself: no cycle keeps it alive
-        self._stream = stream
-        self._step = iterator.__anext__
-        self._record = stream._recorder
-        self._task = stream._iterating = asyncio.current_task()
-
-    def __aiter__(self) -> _Relay[TUpdate]:
-        return self
-
-    async def asend(self, value: None) -> TUpdate:
-        return await self.__anext__()
-
-    async def athrow(self, *args: Any) -> TUpdate:
-        """An exception thrown in: the stream fails with it, as a reader's generator would."""
-        error = args[1] if len(args) > 1 and isinstance(args[1], BaseException) else args[0]
-        if isinstance(error, type):
-            error = error()
-        self._release()
-        await self._stream._fail(error)
-        raise error
-
-    async def __anext__(self) -> TUpdate:
-        stream = self._stream
-        if stream._busy:  # ST-13: another task is pulling; take turns
-            await stream._wait_while(lambda: stream._busy)
-        if stream._state != _OPEN:
-            self._release()
-            raise StopAsyncIteration
-        stream._consumer = self._token
-        stream._busy = True
-        try:
-            update: TUpdate = await self._step()  # no cast(): one call less per chunk
-        except StopAsyncIteration:
-            stream._busy = False
-            self._release()
-            await stream._source_ended()
-            raise
-        except BaseException as exc:
-            stream._busy = False
-            self._release()
-            await stream._fail(exc)
-            raise
-        stream._busy = False
-        if stream._waiters:
-            stream._wake_all()
-        if stream._state != _OPEN:  # ST-13: closed by another task while this one pulled
-            self._release()
-            await stream._close_source()
-            raise StopAsyncIteration
-        self._record(update)
-        return update
-
-    async def aclose(self) -> None:
-        """Leave early: the stream closes (and its source), as when a reader's generator is closed."""
-        self._release()
-        if self._stream._consumer is self._token:
-            await self._stream.aclose()
-
-    def __del__(self) -> None:
-        if self._stream._consumer is self._token and self._stream._state == _OPEN:  # abandoned (ST-7)
-            with contextlib.suppress(RuntimeError):  # no running loop: nothing is left to close it
-                asyncio.get_running_loop().call_soon(asyncio.ensure_future, self.aclose())
-
-    def _release(self) -> None:
-        stream = self._stream
-        if stream._iterating is self._task:
-            stream._iterating = None  # ST-13: a task waiting in get_final_response() may go on
-            stream._wake_all()
