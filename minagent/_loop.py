@@ -232,8 +232,9 @@ class ToolLoop:
 
     # -- step: call the model ----------------------------------------------------------------
 
-    def _model_result(self, last: bool) -> Awaitable[Any]:
-        """One model call through the chat middleware pipeline: a ChatResponse, or a stream of one.
+    def _model_result(self, last: bool) -> Any:
+        """One model call through the chat middleware pipeline: an awaitable of a ChatResponse (or of
+        a stream of one), or with no chat middleware when streaming the model's stream itself.
 
         With no chat middleware the pipeline is the bare operation (MW-4): nothing is routed
         around it, there is just nothing to run before it."""
@@ -248,7 +249,9 @@ class ToolLoop:
             if "conversation_id" not in options:  # LP-28, HI-1: never a call without its result, or an orphan
                 messages = self.transcript.sendable(messages, as_recorded=True)
             return self.call_model(self.client, messages, options, self.client_kwargs, self.stream)
-        options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})  # LP-3: this call's
+        for key, value in options.items():  # LP-3: the containers middleware is likely to edit are this call's
+            if isinstance(value, list | dict):
+                options[key] = value.copy()
         context = ChatContext(
             self.client,
             self.transcript.outgoing(),
