@@ -20,6 +20,7 @@ it relays update by update in its one ``async for``. A step that produces its up
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections import deque
@@ -148,11 +149,17 @@ class ToolLoop:
             options["tools"] = toolset
         found = tool_map(toolset, config.additional_tools) if toolset or config.additional_tools else {}
         self.live_tools = list(toolset)  # LP-33: what a tool's add_tools / remove_tools change
-        self.runner = CallRunner(found, config, function_middleware, function_kwargs, self.live_tools, session)
+        self._tools_found, self._function_middleware = found, function_middleware  # the runner's, made on first use
         self.approval_names = toolset.approval_names  # LP-13: the tools whose calls wait for approval
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         self.observer = observer = _observe.OBSERVER  # OB-2: the wrap points, read once per request
         self.call_model = observer.model_call(call_model)
+
+    @functools.cached_property
+    def runner(self) -> CallRunner:
+        """The call runner, made for the first batch: a run that calls no tool never makes one."""
+        found, middleware = self._tools_found, self._function_middleware
+        return CallRunner(found, self.config, middleware, self.function_kwargs, self.live_tools, self.session)
 
     # -- the driver -------------------------------------------------------------------------
 
