@@ -52,7 +52,7 @@ _CALL_KINDS = frozenset({"function_call", "function_result", "function_approval_
 def is_valid_history(messages: Sequence[Message]) -> bool:
     """Whether ``messages`` satisfy the history invariant (HI-1), in one pass: a message without
     calls or results costs a look at its contents' types."""
-    kinds, exempt, seen = _CALL_KINDS, None, set()
+    kinds, exempt, seen = _CALL_KINDS, None, set[str | None]()
     i, n = 0, len(messages)
     while i < n:
         contents = messages[i].contents
