@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, overload, runtime_checkable
 
 from ._compat import reject_spellings
 from ._exceptions import MiddlewareException
-from ._loop import Inbox, ToolLoop, flat
+from ._loop import Inbox, ToolLoop
 from ._middleware import _EMPTY, CategorizedMiddleware, categorize_middleware, categorized
 from ._options import ChatOptions, FormatOptions, Options, T
 from ._responses import ChatResponse, ChatResponseUpdate, response_format
@@ -193,7 +193,7 @@ class BaseChatClient:
             session=session,
         )
         if stream:  # ST-14: keeps no updates
-            return ResponseStream.of_run(flat(loop.drive()), loop.final_response)
+            return ResponseStream.of_run(loop.drive(), loop.final_response)
         return _run_to_end(loop)
 
 

@@ -35,7 +35,7 @@ from ._fold import Fold
 from ._loop_table import NEXT_STEP, Outcome, Step, classify_batch, classify_response, limit_reached, next_step, start
 from ._middleware import ChatContext, MiddlewareFn, run_pipeline
 from ._responses import ChatResponse, ChatResponseUpdate
-from ._stream import ResponseStream, _ignore
+from ._stream import Handoff, ResponseStream
 from ._tools import FunctionInvocationConfiguration
 from ._toolset import ToolSet, tool_map
 from ._transcript import Transcript, approval_record, hosted, record_requests
@@ -178,10 +178,10 @@ class ToolLoop:
                 result = self._model_result(last)
                 if not isinstance(result, ResponseStream):  # a stream is never awaited: it opens on its first pull
                     result = await result
-                if isinstance(result, ResponseStream):  # streaming: `flat` relays each update as it comes (LP-2)
+                if isinstance(result, ResponseStream):  # streaming: its reader relays each update as it comes (LP-2)
                     model_stream = result
                     try:
-                        yield _Handoff(model_stream, no_tools)
+                        yield Handoff(model_stream, _without_calls if no_tools else None)  # ST-51: read in place
                         result = await model_stream.get_final_response()
                     finally:  # LP-22: the model's stream is closed on early exit too
                         await model_stream.aclose()
@@ -241,10 +241,8 @@ class ToolLoop:
 
     def _model_result(self, last: bool) -> Any:
         """One model call through the chat middleware pipeline: an awaitable of a ChatResponse (or of
-        a stream of one), or with no chat middleware when streaming the model's stream itself.
-
-        With no chat middleware the pipeline is the bare operation (MW-4): nothing is routed
-        around it, there is just nothing to run before it."""
+        a stream of one); with no chat middleware the bare operation (MW-4): when streaming, the
+        model's stream itself."""
         self.last_call = last
         self.model_calls += 1
         options = dict(self.options)
@@ -439,57 +437,6 @@ def call_model(
         updates = client._inner_get_streaming_response(messages=messages, options=options, **kwargs)
         return ResponseStream.over(updates, Fold(ChatResponse()))
     return client._inner_get_response(messages=messages, options=options, **kwargs)
-
-
-class _Handoff:
-    """What the streaming driver yields for a model call: the call's stream, for `flat` to read."""
-
-    __slots__ = ("no_tools", "stream")
-
-    def __init__(self, stream: ResponseStream[Any, Any], no_tools: bool) -> None:
-        self.stream, self.no_tools = stream, no_tools
-
-
-async def flat(drive: AsyncGenerator[Any, None]) -> AsyncGenerator[ChatResponseUpdate, None]:
-    """The streaming driver's updates, each model stream it hands over read in place: one relay
-    per chunk between the provider and the reader (LP-2; benchmarks/README.md). The model stream
-    is folded as its own reader would (ST-14); its error is thrown into the driver where it handed
-    the stream over, so the driver ends it, and cleans up, as if it had read it itself (LP-22)."""
-    error: BaseException | None = None
-    reader: Any = None
-    try:
-        while True:
-            try:
-                item = await (drive.__anext__() if error is None else drive.athrow(error))
-            except StopAsyncIteration:
-                return
-            error = None
-            if type(item) is not _Handoff:
-                yield item
-                continue
-            stream, no_tools = item.stream, item.no_tools
-            taken = stream._take_over()
-            if taken is None:  # a stream with hooks of its own: its reader runs them
-                reader = aiter(stream)
-            step, record = taken or (reader.__anext__, _ignore)
-            while True:
-                try:
-                    update = await step()
-                except StopAsyncIteration:
-                    break
-                except BaseException as exc:
-                    await stream._fail(exc)
-                    error = exc
-                    break
-                record(update)
-                if no_tools and (update := _without_calls(update)) is None:
-                    continue
-                yield update
-            reader = None  # the driver takes the model stream's final response
-    finally:
-        await drive.aclose()  # its `finally` closes a model stream handed over (LP-22)
-        if reader is not None:
-            await reader.aclose()
 
 
 def _calls_to_act_on(response: ChatResponse) -> list[Content]:

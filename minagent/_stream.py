@@ -44,11 +44,11 @@ import collections
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from ._exceptions import StreamError
 
-__all__ = ["ResponseStream"]
+__all__ = ["Handoff", "ResponseStream"]
 
 logger = logging.getLogger("minagent")
 
@@ -67,6 +67,27 @@ _NEW, _OPEN, _DONE, _FAILED, _CLOSED = "new", "open", "done", "failed", "closed"
 
 # the recorder of a stream that keeps no updates (ST-14): a C-level no-op, no Python frame per update
 _ignore: Callable[[Any], None] = collections.deque(maxlen=0).append
+
+
+class Handoff:
+    """What a stream's source may yield to lend another stream: the reader reads that stream's
+    updates in the source's place, each passed through ``transform`` (None drops it), until it
+    ends, and then goes on with the source (ST-51). The tool loop lends each model call's stream."""
+
+    __slots__ = ("stream", "transform")
+
+    def __init__(self, stream: ResponseStream[Any, Any], transform: Callable[[Any], Any] | None = None) -> None:
+        self.stream, self.transform = stream, transform
+
+
+class _Lent(NamedTuple):
+    stream: ResponseStream[Any, Any]
+    transform: Callable[[Any], Any] | None
+    record: Callable[[Any], Any]  # its recorder, when read at its source
+    reader: AsyncGenerator[Any, None] | None  # its own reader, when it has hooks
+
+
+_ENDED = object()  # the source ended when the lent stream's error was thrown into it
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
@@ -92,11 +113,13 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         "_inner",
         "_iterating",
         "_iterator",
+        "_lent",
         "_map",
         "_recorder",
         "_result_hooks",
         "_source",
         "_state",
+        "_step",
         "_transform_hooks",
         "_updates",
         "_waiters",
@@ -136,6 +159,8 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         self._waiters: list[asyncio.Future[None]] = []
         self._finalizing: asyncio.Future[None] | None = None
         self._iterating: asyncio.Task[Any] | None = None  # the task whose `async for` is active (ST-13)
+        self._step: Callable[[], Awaitable[Any]] = None  # type: ignore[assignment]  # the source's, or a lent stream's
+        self._lent: _Lent | None = None  # a stream the source handed over, read in its place
 
     # -- construction helpers -------------------------------------------------------------------
 
@@ -262,7 +287,8 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             return None
         self._state = _OPEN
         self._iterator = iterator = aiter(self._source)
-        return iterator.__anext__, self._recorder
+        self._step = iterator.__anext__
+        return self._step, self._recorder
 
     def __await__(self) -> Generator[Any, None, ResponseStream[TUpdate, TFinal]]:
         return self._await_source().__await__()
@@ -328,6 +354,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             if isinstance(source, ResponseStream) and source._relays_only():
                 source = source._source  # ST-15: read its source directly; it still finalises this one
             self._iterator = aiter(source)
+            self._step = self._iterator.__anext__
         return self._iterator
 
     def _relays_only(self) -> bool:
@@ -344,7 +371,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         if task is not None:
             self._iterating = task
         try:
-            step = (await self._open()).__anext__
+            await self._open()
             record = self._recorder
             hooks = self._transform_hooks  # the list itself: hooks added later still apply
             mapper = self._map
@@ -357,9 +384,18 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                 self._consumer = token
                 self._busy = True
                 try:
-                    update = await step()
+                    update = await self._step()
                 except StopAsyncIteration:
-                    break
+                    if self._lent is None:
+                        break
+                    self._give_back()  # the source takes the lent stream's final response
+                    continue
+                except BaseException as exc:
+                    if self._lent is None or self._state != _OPEN:
+                        raise
+                    update = await self._throw_back(exc)
+                    if update is _ENDED:
+                        break
                 finally:
                     self._busy = False
                     if self._waiters:
@@ -367,6 +403,13 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                 if self._state != _OPEN:  # ST-13: closed by another task while this one pulled
                     await self._close_source()
                     return
+                if type(update) is Handoff:  # the source lends a stream: read it here, in its place
+                    self._borrow(update)
+                    continue
+                if self._lent is not None:
+                    self._lent.record(update)
+                    if self._lent.transform is not None and (update := self._lent.transform(update)) is None:
+                        continue
                 if mapper is not None:
                     update = mapper(update) if not awaited else await mapper(update)
                 record(update)
@@ -438,9 +481,38 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         await self._cleanup(exc)
 
     async def _close_source(self) -> None:
+        lent, self._lent = self._lent, None
         closer = getattr(self._iterator, "aclose", None)
-        if closer is not None:
-            await closer()
+        try:
+            if closer is not None:
+                await closer()  # a source that lent a stream closes it (its `finally`)
+        finally:
+            if lent is not None and lent.reader is not None:
+                await lent.reader.aclose()
+
+    # -- a stream lent by the source (ST-51) -----------------------------------------------------
+
+    def _borrow(self, handoff: Handoff) -> None:
+        lent = handoff.stream
+        taken = lent._take_over()
+        reader = None if taken is not None else aiter(lent)  # a stream with hooks of its own: its reader runs them
+        self._lent = _Lent(lent, handoff.transform, taken[1] if taken else _ignore, reader)
+        self._step = taken[0] if taken else reader.__anext__  # type: ignore[union-attr]
+
+    def _give_back(self) -> None:
+        self._lent = None
+        self._step = self._iterator.__anext__  # type: ignore[union-attr]
+
+    async def _throw_back(self, exc: BaseException) -> Any:
+        """The lent stream failed: it fails, and the error is thrown into the source where it lent
+        it (ST-51); the source's next update, or `_ENDED`."""
+        lent = cast(_Lent, self._lent)
+        self._give_back()
+        await lent.stream._fail(exc)
+        try:
+            return await self._iterator.athrow(exc)  # type: ignore[union-attr]
+        except StopAsyncIteration:
+            return _ENDED
 
     async def _cleanup(self, error: BaseException | None) -> None:
         if self._cleaned:
