@@ -95,16 +95,14 @@ class CallRunner:
         self.surfaced = []
         views = [_CallView(transcript)] if len(calls) == 1 else [_CallView(transcript) for _ in calls]
         mark = len(transcript)
-        outcomes = await self._execute(calls, views)
+        outcomes = [await self.invoke(calls[0], views[0])] if len(calls) == 1 else await self._execute(calls, views)
         arrived = [*transcript[mark:], *(m for view in views for m in view.added)]  # in call order
         del transcript[mark:]
         return Batch(outcomes, arrived, self.surfaced)
 
     async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
         """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
-        invoke = self.invoke
-        if len(calls) == 1:  # the common batch: awaited in place, no task, no grouping
-            return [await invoke(calls[0], views[0])]
+        invoke = self.invoke  # (one call, the common batch, is awaited in place by `run`: no task, no grouping)
         outcomes: list[tuple[Content | None, bool]] = []
         view = {id(call): v for call, v in zip(calls, views, strict=True)}
         group: list[Content] = []

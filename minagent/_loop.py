@@ -362,7 +362,7 @@ class ToolLoop:
     ) -> tuple[list[ChatResponseUpdate], Outcome]:
         """Run the calls, append one tool message in call order and what came in meanwhile, classify."""
         transcript = self.transcript
-        runnable = list(calls if runnable is None else runnable)
+        every, runnable = runnable is None, list(calls if runnable is None else runnable)  # every: all, in order
         budget = self.config.max_function_calls
         over: list[Content] = []
         if budget is not None:
@@ -372,10 +372,11 @@ class ToolLoop:
         results: list[Content] = []
         pending: list[Content] = []
         terminated = False
-        by_id = {id(call): outcome for call, outcome in zip(runnable, batch.outcomes, strict=True)}
-        for call in calls:
-            if id(call) in by_id:
-                result, stop = by_id[id(call)]
+        ordered = batch.outcomes if every and not over else None  # the common batch: in call order
+        by_id = {id(c): o for c, o in zip(runnable, batch.outcomes, strict=True)} if ordered is None else {}
+        for at, call in enumerate(calls):
+            if (outcome := ordered[at] if ordered is not None else by_id.get(id(call))) is not None:
+                result, stop = outcome
                 terminated = terminated or stop
                 if result is None:
                     pending.append(call)
@@ -393,7 +394,8 @@ class ToolLoop:
             tool_message = _message("tool", results)
             transcript.append(tool_message)
             added.append(tool_message)
-            self.errors_in_a_row = self.errors_in_a_row + 1 if any(r.exception for r in results) else 0
+            failed = results[0].exception if len(results) == 1 else any(r.exception for r in results)
+            self.errors_in_a_row = self.errors_in_a_row + 1 if failed else 0
         if batch.arrived:
             transcript.append_foreign(batch.arrived)  # LP-15: after the results, never between a call and its result
             added.extend(batch.arrived)
@@ -406,8 +408,7 @@ class ToolLoop:
             marked.extend(batch.surfaced)  # requests of sub-agents run as tools (AG-8)
             record_requests(approval_record(self.session), batch.surfaced)  # LP-34: asked by the run
             transcript.replace(holder, holder.with_contents(marked))
-        if forced is None:
-            forced = self.choice == "required"
+        forced = self.choice == "required" if forced is None else forced
         limited = limit_reached(self.config, self.calls_made, self.errors_in_a_row)
         return updates, classify_batch(terminated=terminated, pending=bool(pending), forced=forced, limited=limited)
 
@@ -419,8 +420,7 @@ class ToolLoop:
         self.approval_names = toolset.approval_names
 
 
-# The steps that produce their updates all at once: Step -> the method that runs it. (The model
-# call, whose stream the driver relays update by update, is the driver's own.)
+# The steps that produce their updates all at once (the model call, whose stream the driver lends, is its own).
 STEPS: dict[Step, Callable[[ToolLoop], Awaitable[tuple[list[ChatResponseUpdate], Outcome | None]]]] = {
     Step.RESUME: ToolLoop._resume,
     Step.RUN_BATCH: ToolLoop._batch,
