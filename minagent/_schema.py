@@ -5,8 +5,6 @@ Google or Sphinx docstring into the JSON schema of its arguments. The schema is 
 checked here: `minagent._validate` checks values against schemas.
 """
 
-from __future__ import annotations
-
 import collections.abc as abc
 import contextlib
 import dataclasses

@@ -29,7 +29,6 @@ __all__ = ["ValidationIssue", "compile_fast_check", "describe_issues", "validate
 
 _Schema = Mapping[str, Any] | bool
 _MAX_LISTED = 50
-_JS_GROUP = re.compile(r"\(\?<([A-Za-z_]\w*)>")
 _ACTIVE: Any = object()  # the memo's mark of a (schema node, path) being checked (SC-37, SC-56)
 _UNUSABLE = (ValueError, TypeError, AttributeError, LookupError)  # a schema that cannot be applied (SC-57)
 _reported: set[tuple[str, str]] = set()  # (tool, problem) already logged (SC-57)
@@ -308,7 +307,7 @@ def _pattern(value: str, schema: Mapping[str, Any], path: str) -> list[Validatio
     if not isinstance(pattern, str):
         return []
     try:
-        found = re.search(_JS_GROUP.sub(r"(?P<\1>", pattern), value)  # ECMAScript named groups as Python's
+        found = re.search(re.sub(r"\(\?<([A-Za-z_]\w*)>", r"(?P<\1>", pattern), value)  # ECMAScript (?<name>) as Python
     except re.error as exc:
         raise ValueError(f"invalid pattern {pattern!r} in schema: {exc}") from exc
     problem = f"expected a string matching {_render(pattern)}; got {_describe(value)}"
