@@ -43,32 +43,35 @@ print((t1 - t0) * 1e3, (t2 - t1) * 1e3)
 """
 
 
-def environment() -> dict[str, str]:
-    """This checkout's ``minagent`` first, no other ``PYTHON*`` setting of the caller's."""
+def environment(root: Path = ROOT) -> dict[str, str]:
+    """The ``minagent`` of ``root`` first, no other ``PYTHON*`` setting of the caller's."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    env["PYTHONPATH"] = str(ROOT)
+    env["PYTHONPATH"] = str(root)
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # as this environment; compile() below wrote the .pyc files
     return env
 
 
-def compile_tree() -> None:
+def compile_tree(root: Path = ROOT) -> None:
     """Byte-compile ``minagent/`` so that every measured import reads fresh ``.pyc`` files."""
-    if not compileall.compile_dir(str(ROOT / "minagent"), quiet=1):
+    if not compileall.compile_dir(str(root / "minagent"), quiet=1):
         raise SystemExit("benchmarks/imports.py: compileall failed")
 
 
-def measure(python: str, statement: str, runs: int) -> tuple[list[float], list[float]]:
-    """Per fresh process: ms for ``import asyncio``, then ms for STATEMENT after it."""
+def measure(python: str, statement: str, runs: int, roots: tuple[Path, ...] = (ROOT,)) -> list[list[float]]:
+    """Per fresh process: ms for ``import asyncio``, then ms for STATEMENT after it; with several
+    ``roots`` (checkouts), their processes alternate. The lists: asyncio's times, then each root's."""
     code = TIMER.format(statement=statement)
-    subprocess.run([python, "-c", code], cwd=ROOT, env=environment(), check=True, capture_output=True)  # warm
-    asyncio_ms: list[float] = []
-    extra_ms: list[float] = []
+    for root in roots:  # warm the file system's caches
+        subprocess.run([python, "-c", code], cwd=root, env=environment(root), check=True, capture_output=True)
+    times: list[list[float]] = [[] for _ in range(len(roots) + 1)]
     for _ in range(runs):
-        done = subprocess.run([python, "-c", code], cwd=ROOT, env=environment(), check=True, capture_output=True)
-        first, second = done.stdout.split()
-        asyncio_ms.append(float(first))
-        extra_ms.append(float(second))
-    return asyncio_ms, extra_ms
+        for i, root in enumerate(roots, 1):
+            command = [python, "-c", code]
+            done = subprocess.run(command, cwd=root, env=environment(root), check=True, capture_output=True)
+            first, second = done.stdout.split()
+            times[0].append(float(first))
+            times[i].append(float(second))
+    return times
 
 
 def parse_importtime(stderr: str) -> list[tuple[str, int, int]]:
@@ -106,17 +109,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--profile-runs", type=int, default=11, help="processes under -X importtime (default 11)")
     parser.add_argument("--top", type=int, default=20, help="modules listed by self time (default 20)")
     parser.add_argument("--statement", default="import minagent", help="what is timed after import asyncio")
+    parser.add_argument("--against", type=Path, help="another checkout, timed alternately with this one")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.profile_runs < 0 or args.top < 0:
         parser.error("--runs must be at least 1, --profile-runs and --top at least 0")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     print(f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load {load}; {ROOT}")
-    compile_tree()
-    asyncio_ms, extra_ms = measure(sys.executable, args.statement, args.runs)
+    roots = (ROOT,) if args.against is None else (ROOT, args.against.resolve())
+    for root in roots:
+        compile_tree(root)
+    asyncio_ms, extra_ms, *other_ms = measure(sys.executable, args.statement, args.runs, roots)
     extra = statistics.median(extra_ms)
     verdict = "PASS" if extra <= TARGET_EXTRA_MS else "MISS"
-    print(f"import asyncio: {spread(asyncio_ms)} over {args.runs} fresh processes")
+    print(f"import asyncio: {spread(asyncio_ms)} over {len(asyncio_ms)} fresh processes")
     print(f"{args.statement} after it: {spread(extra_ms)}; target <= +{TARGET_EXTRA_MS:g} ms: {verdict}")
+    for root, times in zip(roots[1:], other_ms, strict=True):
+        print(f"  the same in {root}: {spread(times)}")
     if args.profile_runs and args.top:
         times = self_times(sys.executable, args.statement, args.profile_runs)
         medians = sorted(((statistics.median(v), name) for name, v in times.items()), reverse=True)
