@@ -434,8 +434,8 @@ def _short(value: int) -> bool:
         return False
 
 
-@dataclasses.dataclass
-class FunctionInvocationConfiguration:
+@dataclasses.dataclass(repr=False, eq=False)  # repr and == from _Written: a cheaper import (PK-16)
+class FunctionInvocationConfiguration(_limit_state._Written):
     """How the tool loop behaves (seed 000 defaults, plus `max_function_calls`) (LP-1).
 
     Every assignment is validated, by attribute (``config.max_iterations = 5``) or by item
