@@ -12,8 +12,6 @@ without recursion (a fast pass for plain data within the limits, then a detailed
 names every place that breaks one). `validate` (SC-50) and `Content.parse_arguments` (SC-49) call it.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import json
 import math
