@@ -4,9 +4,8 @@ Rules
 -----
 1. Every spelling of upstream's API that the core accepts, or rejects with what to write instead,
    goes through here: ``thread=`` beside ``session=``, ``run_stream``, and the keywords upstream
-   passes where minagent takes none (their table, loaded only then, is
-   ``minagent.upstream.spellings``). (Two
-   attributes of the middleware contexts are spellings too — ``context.terminate``,
+   passes where minagent takes none (their table, loaded only then, is ``minagent.upstream.spellings``).
+   (Two attributes of the middleware contexts are spellings too — ``context.terminate``,
    ``AgentContext.session`` for ``thread`` — and stay members of those classes, MW-12, SE-9.)
 2. A spelling is never silently ignored: it works as upstream's does, or it is a `TypeError`
    that says what to write instead.

@@ -5,8 +5,6 @@ one short line and build paths. Shared by the validator (`_schema`), the argumen
 (`_limits`) and argument parsing (`_types`), so it sits on the lowest floor and imports nothing.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple

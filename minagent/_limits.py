@@ -12,24 +12,36 @@ without recursion (a fast pass for plain data within the limits, then a detailed
 names every place that breaks one). `validate` (SC-50) and `Content.parse_arguments` (SC-49) call it.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import json
 import math
+import reprlib
 import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ._issues import ValidationIssue, describe_issues
-from ._issues import describe as _describe
-from ._issues import property_path as _property_path
+from ._issues import ValidationIssue, describe, describe_issues, property_path
 
 __all__ = ["ArgumentLimits", "argument_limits", "check_limits", "parse_json_arguments", "set_argument_limits"]
 
 
-@dataclasses.dataclass(frozen=True)
-class ArgumentLimits:
+class _Written:
+    """A dataclass's ``__repr__`` and ``__eq__``, written once (PK-16: generating them costs an exec at import)."""
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f.name) for f in dataclasses.fields(self) if f.compare)  # type: ignore[arg-type]
+
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr)  # type: ignore[arg-type]
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        return self._values() == other._values() if other.__class__ is self.__class__ else NotImplemented
+
+
+@dataclasses.dataclass(frozen=True, repr=False, eq=False)
+class ArgumentLimits(_Written):
     """How large tool arguments may be (SC-48): model output is data, not a way to stop the run."""
 
     max_depth: int = 64
@@ -44,6 +56,9 @@ class ArgumentLimits:
             value = getattr(self, field.name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ArgumentLimits.{field.name} must be an int >= 1, got {value!r}")
+
+    def __hash__(self) -> int:
+        return hash(self._values())
 
 
 _argument_limits = ArgumentLimits()
@@ -118,7 +133,7 @@ def check_limits(value: Any, limits: ArgumentLimits | None = None) -> list[Valid
                 problem = f"expected an integer of at most {limits.max_integer_digits} digits"
         elif isinstance(item, float):
             if not math.isfinite(item):
-                problem = f"expected a finite number; got {_describe(item)}"
+                problem = f"expected a finite number; got {describe(item)}"
         elif isinstance(item, Mapping | list | tuple):
             if depth >= limits.max_depth:
                 problem = f"expected at most {limits.max_depth} levels of nesting; got more"
@@ -194,5 +209,5 @@ def _render_path(where: Any) -> str:
         keys.append(key)
     path = "$"
     for key in reversed(keys):
-        path = f"{path}[{key}]" if isinstance(key, int) else _property_path(path, key)
+        path = f"{path}[{key}]" if isinstance(key, int) else property_path(path, key)
     return path

@@ -4,8 +4,6 @@ Options are plain dicts (``ChatOptions`` documents the well-known keys). ``merge
 the one place where two layers of options meet: agent defaults, context providers, run options.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from typing import Any, Generic, TypedDict, TypeVar
 

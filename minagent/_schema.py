@@ -1,11 +1,8 @@
 """Tool JSON schemas from Python signatures (spec/schema.md SC-1 .. SC-24).
 
-`function_schema(func)` turns a function's signature, type hints (string annotations too) and
-Google or Sphinx docstring into the JSON schema of its arguments. The schema is generated, never
-checked here: `minagent._validate` checks values against schemas.
+`function_schema(func)` turns a function's signature, type hints (string annotations too) and Google or Sphinx
+docstring into the JSON schema of its arguments; it is never checked here (`minagent._validate` checks values).
 """
-
-from __future__ import annotations
 
 import collections.abc as abc
 import contextlib
@@ -19,9 +16,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, NamedTuple, NoReturn, NotRequired, Required, Union
 
-from ._docstrings import parse_docstring
-from ._issues import ValidationIssue, describe_issues
-from ._issues import json_type as _json_type
+from ._issues import ValidationIssue, describe_issues, json_type
 
 __all__ = ["MAPPING_TYPES", "SEQUENCE_TYPES", "SET_TYPES", "FunctionSchema", "SchemaBuilder", "TwoContextsError"]
 __all__ += ["ValidationIssue", "date_format", "describe_issues", "format_parser", "function_schema", "names_context"]
@@ -75,6 +70,8 @@ def function_schema(
     func: Callable[..., Any], *, context_type_names: frozenset[str] = frozenset({"FunctionInvocationContext"})
 ) -> FunctionSchema:
     """Build the JSON schema of ``func``'s arguments from its signature, hints and docstring."""
+    from ._docstrings import parse_docstring  # on first use: importing minagent stays cheap (PK-16)
+
     description, param_docs = parse_docstring(inspect.getdoc(func) or "")
     builder = SchemaBuilder(getattr(func, "__qualname__", None) or repr(func))
     target = inspect.unwrap(func)  # SC-2: where its string annotations are evaluated
@@ -260,7 +257,7 @@ class SchemaBuilder:
             finite = not isinstance(value, float) or math.isfinite(value)
             if not (value is None or (isinstance(value, allowed) and finite)):
                 self.fail(f"{_type_name(tp)} has the value {value!r}, which is not a JSON scalar")
-        names = list(dict.fromkeys(_json_type(value) for value in values))
+        names = list(dict.fromkeys(json_type(value) for value in values))
         return {"type": names[0] if len(names) == 1 else names, "enum": values}
 
     def _container(self, tp: object, origin: object, args: tuple[Any, ...]) -> JsonSchema:

@@ -10,12 +10,11 @@ Rules
 
 Theory of operation
 -------------------
-An `AgentSession` is a conversation between runs: an id (``session_id``), optionally the id the
-service keeps the conversation under (``service_session_id``), and ``state``, a JSON-native dict
-that the agent's context providers share; each provider owns the entry under its ``source_id``.
-A session holds no provider and no message of its own: messages live wherever a history
-provider keeps them — in the session's state (`InMemoryHistoryProvider`, the default), in a
-SQLite file, in Redis.
+An `AgentSession` is a conversation between runs: an id (``session_id``), optionally the id the service keeps the
+conversation under (``service_session_id``), and ``state``, a JSON-native dict that the agent's context providers
+share; each provider owns the entry under its ``source_id``. A session holds no provider and no message of its own:
+messages live wherever a history provider keeps them — in the session's state (`InMemoryHistoryProvider`, the
+default), in a SQLite file, in Redis.
 
 One run is one `SessionContext`: the agent creates it, every provider's ``before_run`` adds to
 it (messages per source, instructions, tools, chat/function middleware) in registration order,

@@ -27,7 +27,6 @@ __all__ += ["result_value", "tool"]
 
 ApprovalMode: TypeAlias = Literal["never_require", "always_require"]
 _APPROVAL_MODES = ("never_require", "always_require")
-_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -118,7 +117,7 @@ class FunctionTool:
             from .upstream.tools import input_schema  # the seam (spec/decisions.md)
 
             parameters = input_schema(name, input_model, parameters)
-        if not isinstance(name, str) or not _NAME.fullmatch(name):
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", name):  # compiled on first use
             raise ToolError(f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}")
         if approval_mode not in _APPROVAL_MODES:
             raise ToolError(f"tool {name!r}: approval_mode must be one of {_APPROVAL_MODES}, got {approval_mode!r}")
@@ -435,8 +434,8 @@ def _short(value: int) -> bool:
         return False
 
 
-@dataclasses.dataclass
-class FunctionInvocationConfiguration:
+@dataclasses.dataclass(repr=False, eq=False)  # repr and == from _Written: a cheaper import (PK-16)
+class FunctionInvocationConfiguration(_limit_state._Written):
     """How the tool loop behaves (seed 000 defaults, plus `max_function_calls`) (LP-1).
 
     Every assignment is validated, by attribute (``config.max_iterations = 5``) or by item

@@ -20,8 +20,6 @@ whether it runs alone (LP-5). A dict that declares no function (a provider's hos
 record with ``name`` None and is passed to the provider as it is.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -50,7 +48,7 @@ class ToolSpec(NamedTuple):
         return declaration if declaration is not None and "type" in declaration else None
 
     @classmethod
-    def of(cls, item: Any) -> ToolSpec:
+    def of(cls, item: Any) -> "ToolSpec":
         name = tool_name(item)
         if isinstance(item, Mapping):
             declared = item.get("function", item)
@@ -89,7 +87,7 @@ class ToolSet(list[Any]):
     approval_names: frozenset[str]  # LP-13: the names of the tools whose calls wait for approval
 
     @classmethod
-    def of(cls, tools: Any, known: list[Any] | None = None) -> ToolSet:
+    def of(cls, tools: Any, known: list[Any] | None = None) -> "ToolSet":
         """``tools`` normalised (TL-2, OP-3): a `ToolSet` is taken as it is."""
         if type(tools) is ToolSet and tools.current():
             return tools
@@ -98,7 +96,7 @@ class ToolSet(list[Any]):
         made.approval_names = frozenset(s.name for s in specs if s.approval and s.name is not None)
         return made
 
-    def copy(self) -> ToolSet:
+    def copy(self) -> "ToolSet":
         """A new list of the same tools, sharing the records (a run's own copy, LP-3)."""
         made = ToolSet(self)
         made.specs, made.approval_names = self.specs, self.approval_names

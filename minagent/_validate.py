@@ -17,11 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from . import _limits as _limit_state
-from ._issues import ValidationIssue, describe_issues
-from ._issues import describe as _describe
-from ._issues import json_type as _json_type
-from ._issues import property_path as _property_path
-from ._issues import render as _render
+from ._issues import ValidationIssue, describe, describe_issues, json_type, property_path, render
 from ._schema import format_parser
 
 __all__ = ["ValidationIssue", "compile_fast_check", "describe_issues", "validate"]
@@ -29,7 +25,6 @@ __all__ = ["ValidationIssue", "compile_fast_check", "describe_issues", "validate
 
 _Schema = Mapping[str, Any] | bool
 _MAX_LISTED = 50
-_JS_GROUP = re.compile(r"\(\?<([A-Za-z_]\w*)>")
 _ACTIVE: Any = object()  # the memo's mark of a (schema node, path) being checked (SC-37, SC-56)
 _UNUSABLE = (ValueError, TypeError, AttributeError, LookupError)  # a schema that cannot be applied (SC-57)
 _reported: set[tuple[str, str]] = set()  # (tool, problem) already logged (SC-57)
@@ -108,11 +103,11 @@ def _not_multiple(number: Any, divisor: Any) -> bool:
 def _limits(value: Any, schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
     if _LIMITS.keys().isdisjoint(schema):  # the common case: no bound to check, nothing to describe
         return []
-    kind = "number" if _is_number(value) else _json_type(value)
+    kind = "number" if _is_number(value) else json_type(value)
     measure = len(value) if kind in ("string", "array", "object") else value
-    given = _describe(value) if kind == "number" else str(measure)
+    given = describe(value) if kind == "number" else str(measure)
     return [
-        ValidationIssue(path, f"expected {expected.format(_render(limit))}; got {given}")
+        ValidationIssue(path, f"expected {expected.format(render(limit))}; got {given}")
         for keyword, (applies_to, violated, expected) in _LIMITS.items()
         if applies_to == kind and _is_number(limit := schema.get(keyword)) and violated(measure, limit)
     ]
@@ -151,7 +146,7 @@ class _Validator:
 
     def _node(self, value: Any, schema: _Schema, path: str) -> list[ValidationIssue]:
         if isinstance(schema, bool):  # SC-27
-            problem = f"no value is allowed here; got {_describe(value)}"
+            problem = f"no value is allowed here; got {describe(value)}"
             return [] if schema else [ValidationIssue(path, problem)]
         if not isinstance(schema, Mapping):
             raise ValueError(f"invalid schema at {path}: {schema!r} is not an object or a boolean")
@@ -162,9 +157,9 @@ class _Validator:
             expected = [phrase for phrase, _ in self._accepts(schema)]  # enum values if any
             return [*issues, _mismatch(path, expected, value)]
         if "enum" in schema and not any(_json_equal(value, e) for e in schema["enum"]):  # SC-29
-            issues.append(_mismatch(path, [_render(e) for e in schema["enum"]], value))
+            issues.append(_mismatch(path, [render(e) for e in schema["enum"]], value))
         if "const" in schema and not _json_equal(value, schema["const"]):
-            issues.append(_mismatch(path, [_render(schema["const"])], value))
+            issues.append(_mismatch(path, [render(schema["const"])], value))
         for alternative in schema.get("allOf", []):  # SC-36
             issues += self._shared(value, alternative, path)
         if "anyOf" in schema:
@@ -219,7 +214,7 @@ class _Validator:
         kinds: list[tuple[str, str | None]] = [("any value", None)]
         if "const" in schema or "enum" in schema:
             values = [schema["const"]] if "const" in schema else schema["enum"]
-            kinds = [(_render(v), "number" if _is_number(v) else _json_type(v)) for v in values]
+            kinds = [(render(v), "number" if _is_number(v) else json_type(v)) for v in values]
         elif "type" in schema:
             kinds = [(name, name) for name in _type_names(schema["type"])]
         elif "$ref" in schema:
@@ -238,11 +233,11 @@ class _Validator:
                 expected = [phrase for phrase, _ in self._accepts(properties.get(name, True))]
                 hint = "" if expected == ["any value"] else f" (expected {_expectation(expected)})"
                 problem = f"required property is missing{hint}"
-                issues.append(ValidationIssue(_property_path(path, name), problem))
+                issues.append(ValidationIssue(property_path(path, name), problem))
         additional: _Schema = schema.get("additionalProperties", True)
         allowed = ", ".join(properties)
         for name, item in value.items():
-            where = _property_path(path, name)
+            where = property_path(path, name)
             if name in properties:
                 issues += self.check(item, properties[name], where)
             elif additional is False:
@@ -294,7 +289,7 @@ def _format(value: str, schema: Mapping[str, Any], path: str) -> list[Validation
     try:
         parser(value)
     except ValueError:
-        return [ValidationIssue(path, f"expected a {name} string (ISO 8601); got {_describe(value)}")]
+        return [ValidationIssue(path, f"expected a {name} string (ISO 8601); got {describe(value)}")]
     return []
 
 
@@ -308,10 +303,10 @@ def _pattern(value: str, schema: Mapping[str, Any], path: str) -> list[Validatio
     if not isinstance(pattern, str):
         return []
     try:
-        found = re.search(_JS_GROUP.sub(r"(?P<\1>", pattern), value)  # ECMAScript named groups as Python's
+        found = re.search(re.sub(r"\(\?<([A-Za-z_]\w*)>", r"(?P<\1>", pattern), value)  # ECMAScript (?<name>) as Python
     except re.error as exc:
         raise ValueError(f"invalid pattern {pattern!r} in schema: {exc}") from exc
-    problem = f"expected a string matching {_render(pattern)}; got {_describe(value)}"
+    problem = f"expected a string matching {render(pattern)}; got {describe(value)}"
     return [] if found else [ValidationIssue(path, problem)]
 
 
@@ -347,7 +342,7 @@ def _expectation(alternatives: list[str]) -> str:
 
 
 def _mismatch(path: str, expected: list[str], value: object) -> ValidationIssue:
-    return ValidationIssue(path, f"expected {_expectation(expected)}; got {_describe(value)}")
+    return ValidationIssue(path, f"expected {_expectation(expected)}; got {describe(value)}")
 
 
 # ------------------------------------------------------------------------- the fast path (SC-55)
