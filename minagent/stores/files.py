@@ -113,15 +113,13 @@ def _check_regular(path: Path, session_id: object) -> None:
 
 
 @contextlib.contextmanager
-def _os_errors(doing: str, session_id: object, path: Path) -> Iterator[None]:
-    """SE-66: an OS failure keeps its type (``OSError(errno, ...)`` makes the subclass: PermissionError,
-    IsADirectoryError, ...) and file name, and says what could not be done to which session."""
+def _os_errors(failed: str, path: Path) -> Iterator[None]:
+    """SE-66: an OS failure keeps its type (PermissionError, IsADirectoryError, ...) and errno, takes
+    ``path`` as its file name, and says what ``failed``."""
     try:
         yield
     except OSError as exc:
-        if exc.errno is None:
-            raise
-        raise OSError(exc.errno, f"{doing} session {session_id!r}: {exc.strerror}", str(path)) from exc
+        raise type(exc)(exc.errno, f"{failed}: {exc.strerror or exc}", str(path)) from exc
 
 
 @contextlib.contextmanager
@@ -162,7 +160,7 @@ def _locked(path: Path, session_id: object, doing: str, *, write: bool) -> Itera
     """The session's file, open (``a+b`` to write, ``rb`` to read, None when a read finds none) and
     locked (exclusive to write, shared to read), the one the path names once the lock is held (SE-67);
     an OS failure meanwhile says what was being done (SE-66)."""
-    with _lock_for(path), _os_errors(doing, session_id, path):
+    with _lock_for(path), _os_errors(f"{doing} session {session_id!r}", path):
         while True:
             _check_regular(path, session_id)
             try:
@@ -188,7 +186,7 @@ def _storage(path: str | os.PathLike[str], serialization_format: str) -> tuple[P
     storage = Path(path)
     if storage.exists() and not storage.is_dir():  # SE-66: not "File exists" from mkdir
         raise NotADirectoryError(20, "storage_path is not a directory", str(storage))
-    with _os_errors("cannot make the storage directory for", None, storage):
+    with _os_errors("cannot make the storage directory", storage):
         storage.mkdir(parents=True, exist_ok=True)
     return storage, storage.resolve()
 
@@ -508,7 +506,7 @@ class FileSessionStore(SessionStore):
         path = self._session_file_path(session_id)
 
         def unlink() -> None:
-            with _lock_for(path), _os_errors("FileSessionStore cannot delete", session_id, path):
+            with _lock_for(path), _os_errors(f"FileSessionStore cannot delete session {session_id!r}", path):
                 _check_regular(path, session_id)
                 if path.is_dir():  # SE-66: not EPERM on one system and EISDIR on another
                     raise IsADirectoryError(21, "Is a directory", str(path))
@@ -519,7 +517,7 @@ class FileSessionStore(SessionStore):
     @staticmethod
     def _write(path: Path, data: bytes, session_id: str) -> None:
         temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        with _lock_for(path), _os_errors("FileSessionStore cannot write", session_id, path):
+        with _lock_for(path), _os_errors(f"FileSessionStore cannot write session {session_id!r}", path):
             _check_regular(path, session_id)
             try:
                 temporary.write_bytes(data)
@@ -530,7 +528,7 @@ class FileSessionStore(SessionStore):
     def _read(self, path: Path, session_id: str) -> AgentSession | None:
         where = f"{path}: session {session_id!r}"
         with _lock_for(path):
-            with _os_errors("FileSessionStore cannot read", session_id, path):
+            with _os_errors(f"FileSessionStore cannot read session {session_id!r}", path):
                 _check_regular(path, session_id)
                 try:
                     raw = path.read_bytes()
@@ -541,7 +539,7 @@ class FileSessionStore(SessionStore):
             except RecursionError:
                 raise SerializationError(where, f"Session snapshot '{path}' is nested too deeply") from None
             except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-                with _os_errors("FileSessionStore cannot move aside", session_id, path):
+                with _os_errors(f"FileSessionStore cannot move aside session {session_id!r}", path):
                     moved = self._quarantine_corrupt_snapshot(path, raw)
                 done = f"quarantined to '{moved}'; retry to start a new session" if moved else "changed; retry"
                 words = f"Failed to deserialize session from '{path}' ({str(exc)[:200]}): the snapshot was {done}"

@@ -106,3 +106,32 @@ async def test_a_writer_that_waited_for_a_replaced_file_writes_to_the_new_one(
     monkeypatch.undo()
     assert replaced  # the keyed save waited for a replaced file too
     assert texts(await history.get_messages("s")) == texts(batch("a") + batch("c"))
+
+
+@FORMATS
+async def test_a_file_removed_while_a_caller_waited_is_opened_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: Any
+) -> None:
+    """SE-67, SE-24: a load that got the lock of a file removed meanwhile finds no history (not the
+    removed file's); a save in the same place creates the file again and its messages are there;
+    a take-back of nothing changes nothing."""
+    history = FileHistoryProvider(tmp_path, serialization_format=fmt)
+    path = tmp_path / ("s.jsonl" if fmt == "json" else "s.msgpack")
+    real_lock = files._os_lock
+
+    @contextlib.contextmanager
+    def lock_after_a_removal(handle: IO[Any], *, exclusive: bool) -> Iterator[None]:
+        path.unlink(missing_ok=True)  # another process removed the file while this one waited
+        monkeypatch.setattr(files, "_os_lock", real_lock)
+        with real_lock(handle, exclusive=exclusive):
+            yield
+
+    await history.save_messages("s", batch("a"))
+    monkeypatch.setattr(files, "_os_lock", lock_after_a_removal)
+    assert await history.get_messages("s") == []
+    await history.save_messages("s", batch("b"))
+    monkeypatch.setattr(files, "_os_lock", lock_after_a_removal)
+    await history.save_messages("s", batch("c"))
+    assert texts(await history.get_messages("s")) == texts(batch("c"))
+    await history.discard_messages("s", [])
+    assert texts(await history.get_messages("s")) == texts(batch("c"))

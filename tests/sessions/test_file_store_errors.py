@@ -252,8 +252,8 @@ async def test_a_directory_where_a_session_file_belongs_is_an_is_a_directory_err
 
 
 def test_a_storage_path_that_is_a_file_is_a_not_a_directory_error(tmp_path: Path) -> None:
-    """SE-66: a storage_path that is a file is a NotADirectoryError naming it (not mkdir's "File
-    exists"), for both stores."""
+    """SE-66: a storage_path that is a file, or under one, is a NotADirectoryError naming it (not
+    mkdir's "File exists"), for both stores."""
     path = tmp_path / "plain"
     path.write_text("x")
     for make in (FileHistoryProvider, FileSessionStore):
@@ -261,6 +261,10 @@ def test_a_storage_path_that_is_a_file_is_a_not_a_directory_error(tmp_path: Path
             make(path)
         assert caught.value.filename == str(path)
         assert "storage_path is not a directory" in str(caught.value)
+        with pytest.raises(NotADirectoryError) as caught:
+            make(path / "sub")
+        assert caught.value.filename == str(path / "sub")
+        assert caught.value.strerror.startswith("cannot make the storage directory: ")
     assert path.read_text() == "x"
 
 
@@ -338,3 +342,33 @@ def test_a_file_it_may_not_touch_is_a_permission_error_naming_the_session(fmt: s
     finally:
         root.chmod(0o755)
         shutil.rmtree(root)
+
+
+async def test_a_storage_directory_removed_later_is_a_file_not_found_error(tmp_path: Path) -> None:
+    """SE-66: when the storage directory is gone after the store was made, a save is a
+    FileNotFoundError naming the session's file and saying what failed, a load finds nothing."""
+    root = tmp_path / "gone"
+    history = FileHistoryProvider(root)
+    root.rmdir()
+    with pytest.raises(FileNotFoundError) as caught:
+        await history.save_messages("s", [GOOD])
+    assert caught.value.filename == str(root / "s.jsonl")
+    assert caught.value.strerror.startswith("FileHistoryProvider cannot append to session 's': ")
+    assert await history.get_messages("s") == []
+
+
+async def test_a_message_from_dict_cannot_follow_is_a_serialization_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SE-66, SE-22: should `Message.from_dict` hit the recursion limit on a stored line (fault
+    injected), the load is a SerializationError naming the line, never a RecursionError."""
+    history = FileHistoryProvider(tmp_path)
+    await history.save_messages("s", [GOOD])
+
+    def too_deep(data: Any, **kwargs: Any) -> Message:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(Message, "from_dict", too_deep)
+    with pytest.raises(SerializationError, match=r"History record 1 in .* is nested too deeply") as caught:
+        await history.get_messages("s")
+    assert caught.value.path == f"{tmp_path / 's.jsonl'}: session 's', line 1"
