@@ -22,6 +22,7 @@ from .test_redis import RedisHistoryProvider, RedisServer, RedisSessionStore, mi
 
 RedisCommandError = minagent_redis.RedisCommandError
 Call = Callable[[], Awaitable[Any]]
+STORED = [Message("user", ["q"]), Message("assistant", ["a"])]
 
 
 def calls(provider: Any, store: Any, *, writes_only: bool = False) -> dict[str, Call]:
@@ -30,6 +31,7 @@ def calls(provider: Any, store: Any, *, writes_only: bool = False) -> dict[str, 
     every: dict[str, tuple[bool, Call]] = {
         "save": (True, lambda: provider.save_messages("s", message)),
         "keyed save": (True, lambda: provider.save_messages("s", message, run_key="w:0")),
+        "take back": (True, lambda: provider.discard_messages("s", STORED, run_key="w:1")),
         "clear": (True, lambda: provider.clear("s")),
         "session set": (True, lambda: store.set("s", AgentSession(session_id="s"))),
         "session delete": (True, lambda: store.delete("s")),
@@ -73,7 +75,7 @@ async def stores(server: RedisServer) -> AsyncIterator[tuple[Any, Any, Any]]:
     store = RedisSessionStore(url=server.url)
     admin = provider.redis
     try:
-        await provider.save_messages("s", [Message("user", ["q"]), Message("assistant", ["a"])], run_key="w:1")
+        await provider.save_messages("s", STORED, run_key="w:1")
         await store.set("s", AgentSession(session_id="s", state={"kept": 1}))
         yield provider, store, admin
     finally:
@@ -87,8 +89,8 @@ async def snapshot(admin: Any) -> dict[bytes, Any]:
 
 async def test_a_read_only_replica_is_a_command_error(server: RedisServer) -> None:
     """RD-10, RD-3: on a read-only replica every write of the provider (plain, keyed, with
-    max_messages; clear) and of the store is a RedisCommandError "READONLY" naming the key, the
-    transaction's refused command named; reads still work; nothing changes."""
+    max_messages; the take-back; clear) and of the store is a RedisCommandError "READONLY" naming
+    the key, the transaction's refused command named; reads still work; nothing changes."""
     async with stores(server) as (provider, store, admin):
         trimmed = RedisHistoryProvider("h", url=server.url, max_messages=1)
         before = await snapshot(admin)
@@ -113,14 +115,14 @@ async def test_a_read_only_replica_is_a_command_error(server: RedisServer) -> No
 
 
 async def test_maxmemory_reached_is_a_command_error(server: RedisServer) -> None:
-    """RD-10: past `maxmemory` (policy noeviction) every write that would grow memory is a
-    RedisCommandError "OOM" naming the key; the stored history and session are unchanged."""
+    """RD-10: past `maxmemory` (policy noeviction) every write Redis refuses there (appends, the
+    take-back's LSET, SET) is a RedisCommandError "OOM" naming the key; nothing changes."""
     async with stores(server) as (provider, store, admin):
         before = await snapshot(admin)
         await admin.config_set("maxmemory-policy", "noeviction")
         await admin.config_set("maxmemory", 1)
         try:
-            for name in ("save", "keyed save", "session set"):
+            for name in ("save", "keyed save", "take back", "session set"):
                 key = "minagent:session:s" if name.startswith("session") else "minagent:h:s"
                 error = await refused(calls(provider, store)[name], "OOM", key, server.port)
                 assert "maxmemory" in error.reply
