@@ -33,7 +33,10 @@ gives it) writes the key into its first message's additional properties (``"mina
 taken out again by every load), so the key and the messages are one ``write`` and no crash can leave
 the messages without their key. The save opens the file for reading and appending, takes the
 exclusive OS lock, reads the file, and appends only when no line holds the key: another process's
-save of the same run waits for the lock and then finds the key. A keyed load stops before the line
+save of the same run waits for the lock and then finds the key; it decodes only the lines (records)
+whose bytes hold the property's name and the key's UTF-8 bytes (or, in JSON, a backslash that could
+escape them: JSON escapes no ASCII letter, MessagePack nothing), so its cost is a byte search of the
+file and the decoding of the line that holds the key, if any. A keyed load stops before the line
 that holds its key. A take-back (SE-20) truncates the file when the run's messages are its end and
 otherwise writes the file without them to a temporary file that replaces it; a process that then
 gets the lock of the replaced file sees that the path names another file now, and opens it again.
@@ -70,6 +73,7 @@ _RESERVED = frozenset(
 _ENCODED = "~session-"
 _LOCKS = tuple(threading.Lock() for _ in range(64))
 RUN_KEY_PROPERTY = "minagent_run_key"  # SE-67: the additional property of a keyed run's first message
+_MARK = RUN_KEY_PROPERTY.encode()  # its bytes in a line or record that holds a key (no codec escapes them)
 
 
 def file_stem(session_id: str) -> str:
@@ -322,7 +326,7 @@ class FileHistoryProvider(HistoryProvider):
                 assert handle is not None
                 if run is not None:
                     handle.seek(0)
-                    if any(e.run_key == run for e in self._entries(handle.read(), path, session_id)):
+                    if any(e.run_key == run for e in self._entries(handle.read(), path, session_id, key=run)):
                         return  # SE-67: this run's messages are here already
                 handle.write(data)
 
@@ -404,19 +408,18 @@ class FileHistoryProvider(HistoryProvider):
             raise ValueError("FileHistoryProvider.dumps must return single-line JSON for JSON Lines storage")
         return text
 
-    def _entries(self, raw: bytes, path: Path, session_id: object) -> list[_Entry]:
-        """SE-66: the stored payloads, or a `SerializationError` naming the file, session and line."""
-        return (
-            self._lines(raw, path, session_id)
-            if self.serialization_format == "json"
-            else _records(raw, path, session_id)
-        )
+    def _entries(self, raw: bytes, path: Path, session_id: object, *, key: str | None = None) -> list[_Entry]:
+        """SE-66: the stored payloads, or a `SerializationError` naming the file, session and line;
+        with ``key``, only those whose bytes may hold it (SE-67)."""
+        if self.serialization_format == "json":
+            return self._lines(raw, path, session_id, key)
+        return _records(raw, path, session_id, key)
 
-    def _lines(self, raw: bytes, path: Path, session_id: object) -> list[_Entry]:
+    def _lines(self, raw: bytes, path: Path, session_id: object, key: str | None) -> list[_Entry]:
         out, at = [], 0
         for number, line in enumerate(raw.split(b"\n"), 1):  # bytes: U+2028 inside a string is no line break
             start, at = at, at + len(line) + 1
-            if not line.strip():
+            if not line.strip() or (key is not None and not _may_hold(line, key.encode(), b"\\" in line)):
                 continue
             where = f"{path}: session {session_id!r}, line {number}"
             try:
@@ -440,7 +443,13 @@ class FileHistoryProvider(HistoryProvider):
             raise SerializationError(where, words) from exc
 
 
-def _records(raw: bytes, path: Path, session_id: object) -> list[_Entry]:
+def _may_hold(data: bytes, key: bytes, escaped: bool) -> bool:
+    """SE-67: whether a line (record) may hold the run key ``key``: its bytes hold the property's name,
+    and the key's UTF-8 bytes unless an escape (JSON's backslash) could hide them."""
+    return _MARK in data and (escaped or key in data)
+
+
+def _records(raw: bytes, path: Path, session_id: object, key: str | None) -> list[_Entry]:
     out, at, number = [], 0, 0
     while at < len(raw):
         number += 1
@@ -448,6 +457,9 @@ def _records(raw: bytes, path: Path, session_id: object) -> list[_Entry]:
         size = int.from_bytes(raw[at : at + 4], "big")
         if at + 4 > len(raw) or at + 4 + size > len(raw) or size == 0:
             raise SerializationError(where, f"History record {number} in '{path}' is truncated (length {size})")
+        if key is not None and not _may_hold(raw[at + 4 : at + 4 + size], key.encode(), False):
+            at += 4 + size
+            continue
         try:
             payload = unpackb(raw[at + 4 : at + 4 + size])
         except (ValueError, RecursionError) as exc:

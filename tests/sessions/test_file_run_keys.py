@@ -135,3 +135,16 @@ async def test_a_file_removed_while_a_caller_waited_is_opened_again(
     assert texts(await history.get_messages("s")) == texts(batch("c"))
     await history.discard_messages("s", [])
     assert texts(await history.get_messages("s")) == texts(batch("c"))
+
+
+async def test_a_key_escaped_by_the_codec_is_still_found(tmp_path: Path) -> None:
+    """SE-67: a key the JSON codec writes escaped (a custom `dumps` with ASCII-only output writes
+    "é" as a backslash escape) is found all the same: saving its run again appends nothing, and a
+    key that differs in that character appends."""
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        history = FileHistoryProvider(tmp_path, dumps=json.dumps)  # ensure_ascii=True
+    await history.save_messages("s", batch("a"), run_key='w:\u00e9"0')
+    assert "\\u00e9" in (tmp_path / "s.jsonl").read_text()
+    await history.save_messages("s", batch("a"), run_key='w:\u00e9"0')
+    await history.save_messages("s", batch("b"), run_key='w:e"0')
+    assert texts(await history.get_messages("s")) == texts(batch("a") + batch("b"))

@@ -60,24 +60,18 @@ async def test_a_json_history_line_it_cannot_read_is_a_serialization_error(
 ) -> None:
     """SE-66, SE-22: a JSON-lines history line that is not JSON, not in utf-8, nested too deeply, not a
     mapping or not a message fails the load with a SerializationError (a ValueError) whose path
-    names the file, the session and the line, keeping upstream's words; a keyed save, which must
-    read the file to look for its key, fails the same way on a line it cannot decode and writes
-    nothing."""
+    names the file, the session and the line, keeping upstream's words; the file is unchanged."""
     history = FileHistoryProvider(tmp_path)
     await history.save_messages("s", [GOOD])
     path = history_file(tmp_path, "s", "json")
     path.write_bytes(path.read_bytes() + line + b"\n")
     before = path.read_bytes()
-    keyed_save_reads_it = b'"type"' not in line  # a keyed save decodes lines to look for keys, not messages
-    calls = [history.get_messages("s")]
-    calls += [history.save_messages("s", [GOOD], run_key="w:0")] if keyed_save_reads_it else []
-    for call in calls:
-        with pytest.raises(SerializationError) as caught:
-            await call
-        assert isinstance(caught.value, ValueError)
-        assert caught.value.path == f"{path}: session 's', line 2"
-        assert str(caught.value).startswith(f"{path}: session 's', line 2: ")
-        assert words.format(path=path) in caught.value.problem
+    with pytest.raises(SerializationError) as caught:
+        await history.get_messages("s")
+    assert isinstance(caught.value, ValueError)
+    assert caught.value.path == f"{path}: session 's', line 2"
+    assert str(caught.value).startswith(f"{path}: session 's', line 2: ")
+    assert words.format(path=path) in caught.value.problem
     assert path.read_bytes() == before
 
 
@@ -372,3 +366,29 @@ async def test_a_message_from_dict_cannot_follow_is_a_serialization_error(
     with pytest.raises(SerializationError, match=r"History record 1 in .* is nested too deeply") as caught:
         await history.get_messages("s")
     assert caught.value.path == f"{tmp_path / 's.jsonl'}: session 's', line 1"
+
+
+@FORMATS
+async def test_a_keyed_save_decodes_only_the_lines_that_may_hold_a_key(tmp_path: Path, fmt: Any) -> None:
+    """SE-67, SE-66: a keyed save looks for its key only in the lines (records) whose bytes may hold
+    it (the run-key property's name and the key): one of those it cannot decode fails the save,
+    naming it, and writes nothing; another damaged line does not stop it (a load still names it)."""
+    history = FileHistoryProvider(tmp_path, serialization_format=fmt)
+    await history.save_messages("s", [GOOD], run_key="w:0")
+    path = history_file(tmp_path, "s", fmt)
+    good = path.read_bytes()
+    damaged = b'{"additional_properties": {"minagent_run_key": "w:1"' if fmt == "json" else b"\xc1minagent_run_key w:1"
+    path.write_bytes(good + (damaged + b"\n" if fmt == "json" else record(damaged)))
+    with pytest.raises(SerializationError) as caught:
+        await history.save_messages("s", [GOOD], run_key="w:1")
+    assert caught.value.path == f"{path}: session 's', {'line' if fmt == 'json' else 'record'} 2"
+    assert path.read_bytes() == good + (damaged + b"\n" if fmt == "json" else record(damaged))
+    other = b"{nope" if fmt == "json" else b"\xc1"
+    path.write_bytes(good + (other + b"\n" if fmt == "json" else record(other)))
+    await history.save_messages("s", [GOOD], run_key="w:0")  # the key is in line 1: nothing appended
+    await history.save_messages("s", [Message("user", ["new"])], run_key="w:1")
+    assert path.read_bytes().startswith(good + (other + b"\n" if fmt == "json" else record(other)))
+    assert len(path.read_bytes()) > len(good) + len(other) + 4
+    with pytest.raises(SerializationError) as caught:
+        await history.get_messages("s")
+    assert caught.value.path == f"{path}: session 's', {'line' if fmt == 'json' else 'record'} 2"
