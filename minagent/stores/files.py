@@ -139,14 +139,17 @@ def _os_lock(handle: IO[Any], *, exclusive: bool) -> Iterator[None]:
         try:
             yield
         finally:
-            handle.seek(0)
+            handle.seek(0)  # flushes what was written, before the unlock
             msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
         return
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
     try:
         yield
     finally:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        try:
+            handle.flush()  # SE-67: what was written is in the file before another holder reads it
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _same_file(handle: IO[Any], path: Path) -> bool:

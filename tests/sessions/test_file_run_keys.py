@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -148,3 +149,29 @@ async def test_a_key_escaped_by_the_codec_is_still_found(tmp_path: Path) -> None
     await history.save_messages("s", batch("a"), run_key='w:\u00e9"0')
     await history.save_messages("s", batch("b"), run_key='w:e"0')
     assert texts(await history.get_messages("s")) == texts(batch("a") + batch("b"))
+
+
+@FORMATS
+async def test_a_save_is_in_the_file_before_its_lock_is_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: Any
+) -> None:
+    """SE-67, SE-24: when a save lets go of the file's lock its messages (and its key) are in the
+    file, not in a buffer flushed later: a process that takes the lock next and reads finds them
+    (else two processes could both miss a key and both append)."""
+    fcntl = pytest.importorskip("fcntl")
+    history = FileHistoryProvider(tmp_path, serialization_format=fmt)
+    sizes: list[int] = []
+    real_flock = fcntl.flock
+
+    def flock(fd: int, operation: int) -> None:
+        if operation == fcntl.LOCK_UN:
+            sizes.append(os.fstat(fd).st_size)
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+    await history.save_messages("s", batch("a"), run_key="w:0")
+    await history.save_messages("s", batch("b"))
+    monkeypatch.undo()
+    path = tmp_path / ("s.jsonl" if fmt == "json" else "s.msgpack")
+    assert sizes[-1] == path.stat().st_size
+    assert 0 < sizes[0] < sizes[-1]
