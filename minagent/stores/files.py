@@ -1,14 +1,19 @@
-"""History and sessions in plain files, one file per session (spec/sessions.md SE-19 .. SE-23).
+"""History and sessions in plain files, one file per session (spec/sessions.md SE-24, SE-66, SE-67).
 
 Rules
 -----
 1. Never on the event loop: every file operation runs in a worker thread (as SE-13).
 2. A run's messages are appended in one write under an exclusive lock of the file, and read under
    a shared one, so several processes on one session interleave whole runs and a reader never sees
-   half a run (SE-20); a session snapshot is replaced whole (a temporary file, then `os.replace`),
-   so a reader sees the old snapshot or the new one (SE-22).
-3. A session id becomes a file name only if it is a safe one (SE-19); any other id is encoded, so
-   no id can name a file outside the storage directory.
+   half a run (SE-24); a session snapshot is replaced whole (a temporary file, then `os.replace`),
+   so a reader sees the old snapshot or the new one.
+3. A session id becomes a file name only if it is a safe one; any other id is encoded, so no id can
+   name a file outside the storage directory, and a symlink, FIFO or device placed where a session's
+   file belongs is refused before it is opened (SE-24, SE-66).
+4. What a file holds and cannot read is a `SerializationError` naming the file, the session and the
+   line (or record); an OS failure keeps its `OSError` type and says which session it was (SE-66).
+5. A keyed run is stored once: its key travels with its first message, in the same write, and the
+   look for the key and the append happen under one exclusive lock (SE-67).
 
 Theory of operation
 -------------------
@@ -22,6 +27,19 @@ aside to ``.<file>.<random>.corrupt`` and the read fails saying to retry; a snap
 shape or version is an error that leaves the file where it is. Locks: one `threading.Lock` per file
 name stripe within the process, and an OS file lock (``fcntl.flock``; ``msvcrt.locking`` on
 Windows) across processes.
+
+Run keys (SE-67): a save that names its run (``run_key=``, or ``state["run_key"]`` as a durable run
+gives it) writes the key into its first message's additional properties (``"minagent_run_key"``,
+taken out again by every load), so the key and the messages are one ``write`` and no crash can leave
+the messages without their key. The save opens the file for reading and appending, takes the
+exclusive OS lock, reads the file, and appends only when no line holds the key: another process's
+save of the same run waits for the lock and then finds the key; it decodes only the lines (records)
+whose bytes hold the property's name and the key's UTF-8 bytes (or, in JSON, a backslash that could
+escape them: JSON escapes no ASCII letter, MessagePack nothing), so its cost is a byte search of the
+file and the decoding of the line that holds the key, if any. A keyed load stops before the line
+that holds its key. A take-back (SE-20) truncates the file when the run's messages are its end and
+otherwise writes the file without them to a temporary file that replaces it; a process that then
+gets the lock of the replaced file sees that the path names another file now, and opens it again.
 """
 
 from __future__ import annotations
@@ -32,19 +50,21 @@ import contextlib
 import hashlib
 import json
 import os
+import stat
 import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any, ClassVar, Literal
+from typing import IO, Any, ClassVar, Literal, NamedTuple
 
+from .._exceptions import SerializationError
 from .._sessions import AgentSession, HistoryProvider, check_session_id, decode_state, encode_state
 from .._types import Message
 from .memory import SessionStore
 from .msgpack import packb, unpackb
 
-__all__ = ["FileHistoryProvider", "FileSessionStore"]
+__all__ = ["RUN_KEY_PROPERTY", "FileHistoryProvider", "FileSessionStore"]
 
 Format = Literal["json", "msgpack"]
 _RESERVED = frozenset(
@@ -52,10 +72,12 @@ _RESERVED = frozenset(
 )
 _ENCODED = "~session-"
 _LOCKS = tuple(threading.Lock() for _ in range(64))
+RUN_KEY_PROPERTY = "minagent_run_key"  # SE-67: the additional property of a keyed run's first message
+_MARK = RUN_KEY_PROPERTY.encode()  # its bytes in a line or record that holds a key (no codec escapes them)
 
 
 def file_stem(session_id: str) -> str:
-    """SE-19: the id itself when it is a portable file name (ASCII letters, digits, ``.``, ``_``, ``-``;
+    """SE-24: the id itself when it is a portable file name (ASCII letters, digits, ``.``, ``_``, ``-``;
     not a Windows device name, not starting with ``.``, not ending with ``.``), else ``~session-``
     and its URL-safe base64 (or its SHA-256 when that would be longer than 180 characters)."""
     device = session_id.split(".", 1)[0].upper()
@@ -72,16 +94,41 @@ def file_stem(session_id: str) -> str:
 
 
 def _path_in(root: Path, name: str, session_id: object) -> Path:
+    """SE-24, SE-66: the session's file in the directory; a symlink placed there is refused."""
     candidate = root / name
     path = candidate.resolve()
     if path != candidate or not path.is_relative_to(root):
-        raise ValueError(f"Session path escaped storage directory: {session_id!r}")
+        raise SerializationError(
+            f"{candidate}: session {session_id!r}",
+            f"Session path escaped storage directory: it is a symbolic link to '{path}'; refused",
+        )
     return path
+
+
+def _check_regular(path: Path, session_id: object) -> None:
+    """SE-66: refuse a FIFO, socket or device where a session's file belongs, before opening it (a
+    FIFO would block the read forever); a missing file or a directory is left to ``open``."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        raise SerializationError(f"{path}: session {session_id!r}", "not a regular file; refused")
+
+
+@contextlib.contextmanager
+def _os_errors(failed: str, path: Path) -> Iterator[None]:
+    """SE-66: an OS failure keeps its type (PermissionError, IsADirectoryError, ...) and errno, takes
+    ``path`` as its file name, and says what ``failed``."""
+    try:
+        yield
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"{failed}: {exc.strerror or exc}", str(path)) from exc
 
 
 @contextlib.contextmanager
 def _os_lock(handle: IO[Any], *, exclusive: bool) -> Iterator[None]:
-    """SE-20: an OS lock on an open file, held for the block, across processes."""
+    """SE-24: an OS lock on an open file, held for the block, across processes."""
     try:
         import fcntl
     except ImportError:  # Windows: lock the first byte
@@ -92,14 +139,48 @@ def _os_lock(handle: IO[Any], *, exclusive: bool) -> Iterator[None]:
         try:
             yield
         finally:
-            handle.seek(0)
+            handle.seek(0)  # flushes what was written, before the unlock
             msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
         return
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
     try:
         yield
     finally:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        try:
+            handle.flush()  # SE-67: what was written is in the file before another holder reads it
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _same_file(handle: IO[Any], path: Path) -> bool:
+    """SE-67: the path still names the file whose lock is held (a take-back may have replaced it)."""
+    held = os.fstat(handle.fileno())
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+
+
+@contextlib.contextmanager
+def _locked(path: Path, session_id: object, doing: str, *, write: bool) -> Iterator[IO[bytes] | None]:
+    """The session's file, open (``a+b`` to write, ``rb`` to read, None when a read finds none) and
+    locked (exclusive to write, shared to read), the one the path names once the lock is held (SE-67);
+    an OS failure meanwhile says what was being done (SE-66)."""
+    with _lock_for(path), _os_errors(f"{doing} session {session_id!r}", path):
+        while True:
+            _check_regular(path, session_id)
+            try:
+                handle = path.open("a+b" if write else "rb")
+            except FileNotFoundError:
+                if write:
+                    raise
+                yield None
+                return
+            with handle, _os_lock(handle, exclusive=write):
+                if _same_file(handle, path):
+                    yield handle
+                    return
 
 
 def _lock_for(path: Path) -> threading.Lock:
@@ -110,7 +191,10 @@ def _storage(path: str | os.PathLike[str], serialization_format: str) -> tuple[P
     if serialization_format not in ("json", "msgpack"):
         raise ValueError("serialization_format must be 'json' or 'msgpack'")
     storage = Path(path)
-    storage.mkdir(parents=True, exist_ok=True)
+    if storage.exists() and not storage.is_dir():  # SE-66: not "File exists" from mkdir
+        raise NotADirectoryError(20, "storage_path is not a directory", str(storage))
+    with _os_errors("cannot make the storage directory", storage):
+        storage.mkdir(parents=True, exist_ok=True)
     return storage, storage.resolve()
 
 
@@ -118,8 +202,41 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
+    """SE-67 (as SE-40): ``run_key=``, or else ``state["run_key"]``; None when neither names a run."""
+    key = run_key if run_key is not None else (state or {}).get("run_key")
+    if key is not None and (not isinstance(key, str) or not key):
+        raise ValueError(f"run_key must be a non-empty string, got {key!r}")
+    return key
+
+
+class _Entry(NamedTuple):
+    """One stored message: its payload, where its bytes are, its line (record) number."""
+
+    payload: dict[str, Any]
+    start: int
+    end: int
+    number: int
+
+    @property
+    def run_key(self) -> Any:
+        extra = self.payload.get("additional_properties")
+        return extra.get(RUN_KEY_PROPERTY) if isinstance(extra, dict) else None
+
+
+def _without_key(payload: dict[str, Any]) -> dict[str, Any]:
+    """A message payload without the run key (SE-67); the payload itself when it has none."""
+    extra = payload.get("additional_properties")
+    if not isinstance(extra, dict) or RUN_KEY_PROPERTY not in extra:
+        return payload
+    rest = {k: v for k, v in extra.items() if k != RUN_KEY_PROPERTY}
+    out = {k: v for k, v in payload.items() if k != "additional_properties"}
+    return {**out, "additional_properties": rest} if rest else out
+
+
 class FileHistoryProvider(HistoryProvider):
-    """A `HistoryProvider` that appends each session's messages to a file of its own (SE-20)."""
+    """A `HistoryProvider` that appends each session's messages to a file of its own (SE-24); a
+    save that names its run is stored once (SE-67)."""
 
     DEFAULT_SOURCE_ID: ClassVar[str] = "file_history"
     DEFAULT_SESSION_FILE_STEM: ClassVar[str] = "default"
@@ -168,10 +285,25 @@ class FileHistoryProvider(HistoryProvider):
         return _path_in(self._root, stem + suffix, session_id)
 
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        *,
+        state: dict[str, Any] | None = None,
+        run_key: str | None = None,
+        **kwargs: Any,
     ) -> list[Message]:
-        path = self._session_file_path(session_id)
-        messages = await asyncio.to_thread(self._read, path)
+        """The session's messages in order; for a run that names itself, only those stored before
+        its own (SE-67)."""
+        path, run = self._session_file_path(session_id), _run_key(run_key, state)
+
+        def read() -> list[Message]:
+            with _locked(path, session_id, "FileHistoryProvider cannot read", write=False) as handle:
+                raw = b"" if handle is None else handle.read()
+            entries = self._entries(raw, path, session_id)
+            ends = [i for i, e in enumerate(entries) if run is not None and e.run_key == run]
+            return [self._message(e, path, session_id) for e in entries[: ends[0] if ends else None]]
+
+        messages = await asyncio.to_thread(read)
         if self.skip_excluded:
             messages = [m for m in messages if not m.additional_properties.get("_excluded")]
         return messages
@@ -182,84 +314,174 @@ class FileHistoryProvider(HistoryProvider):
         messages: Sequence[Message],
         *,
         state: dict[str, Any] | None = None,
+        run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
+        """All of ``messages`` in one write after the stored ones (SE-24); nothing when the run
+        ``run_key`` (or ``state["run_key"]``) names is stored already (SE-67)."""
+        path, run = self._session_file_path(session_id), _run_key(run_key, state)
         if not messages:
             return
-        path = self._session_file_path(session_id)
-        if self.serialization_format == "json":
-            data: str | bytes = "".join(self._line(m) + "\n" for m in messages)  # encoded before anything is written
-        else:
-            records = [packb(m.to_dict()) for m in messages]
-            data = b"".join(len(r).to_bytes(4, "big") + r for r in records)
-        await asyncio.to_thread(self._append, path, data)
+        data = self._encode(messages, run)  # encoded before anything is written
 
-    def _line(self, message: Message) -> str:
-        text = self.dumps(message.to_dict())
+        def append() -> None:
+            with _locked(path, session_id, "FileHistoryProvider cannot append to", write=True) as handle:
+                assert handle is not None
+                if run is not None:
+                    handle.seek(0)
+                    if any(e.run_key == run for e in self._entries(handle.read(), path, session_id, key=run)):
+                        return  # SE-67: this run's messages are here already
+                handle.write(data)
+
+        await asyncio.to_thread(append)
+
+    async def discard_messages(
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        run_key: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """SE-20, SE-67: take back the newest stored messages equal to ``messages`` (what this run's
+        save wrote), with the run's key."""
+        path, run = self._session_file_path(session_id), _run_key(run_key, state)
+        if not messages:
+            return
+        wanted = [_without_key(e.payload) for e in self._entries(self._encode(messages, None), path, session_id)]
+
+        def remove() -> None:
+            with _locked(path, session_id, "FileHistoryProvider cannot take back from", write=True) as handle:
+                assert handle is not None
+                handle.seek(0)
+                raw = handle.read()
+                entries = self._entries(raw, path, session_id)
+                for first in range(len(entries) - len(wanted), -1, -1):
+                    block = entries[first : first + len(wanted)]
+                    if [_without_key(e.payload) for e in block] == wanted and (run is None or block[0].run_key == run):
+                        tail = block[-1].number == entries[-1].number
+                        self._cut(handle, path, raw[: block[0].start], raw[block[-1].end :], tail)
+                        return
+
+        await asyncio.to_thread(remove)
+
+    async def clear(self, session_id: str | None) -> None:
+        """Forget the session's messages and run keys (SE-67): the file is emptied under its lock."""
+        path = self._session_file_path(session_id)
+
+        def empty() -> None:
+            with _locked(path, session_id, "FileHistoryProvider cannot clear", write=True) as handle:
+                assert handle is not None
+                handle.truncate(0)
+
+        await asyncio.to_thread(empty)
+
+    @staticmethod
+    def _cut(handle: IO[bytes], path: Path, before: bytes, after: bytes, tail: bool) -> None:
+        """The locked file without what lies between ``before`` and ``after``: a truncation when that
+        was its end, else ``before + after`` written to a temporary file that replaces it (SE-67)."""
+        if tail:
+            handle.truncate(len(before))
+            return
+        temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+        try:
+            temporary.write_bytes(before + after)
+            os.replace(temporary, path)
+        finally:
+            temporary.unlink(missing_ok=True)
+
+    def _encode(self, messages: Sequence[Message], run: str | None) -> bytes:
+        payloads = [_without_key(m.to_dict()) for m in messages]
+        if run is not None:
+            first = payloads[0]
+            payloads[0] = {
+                **first,
+                "additional_properties": {**first.get("additional_properties", {}), RUN_KEY_PROPERTY: run},
+            }
+        if self.serialization_format == "json":
+            return "".join(self._line(p) + "\n" for p in payloads).encode("utf-8")
+        records = [packb(p) for p in payloads]
+        return b"".join(len(r).to_bytes(4, "big") + r for r in records)
+
+    def _line(self, payload: dict[str, Any]) -> str:
+        text = self.dumps(payload)
         text = text.decode("utf-8") if isinstance(text, bytes) else text
         if "\n" in text or "\r" in text:
             raise ValueError("FileHistoryProvider.dumps must return single-line JSON for JSON Lines storage")
         return text
 
-    def _append(self, path: Path, data: str | bytes) -> None:
-        with _lock_for(path):
-            if isinstance(data, str):
-                with path.open("a", encoding="utf-8") as text, _os_lock(text, exclusive=True):
-                    text.write(data)
-            else:
-                with path.open("ab") as binary, _os_lock(binary, exclusive=True):
-                    binary.write(data)
+    def _entries(self, raw: bytes, path: Path, session_id: object, *, key: str | None = None) -> list[_Entry]:
+        """SE-66: the stored payloads, or a `SerializationError` naming the file, session and line;
+        with ``key``, only those whose bytes may hold it (SE-67)."""
+        if self.serialization_format == "json":
+            return self._lines(raw, path, session_id, key)
+        return _records(raw, path, session_id, key)
 
-    def _read(self, path: Path) -> list[Message]:
-        with _lock_for(path):
-            try:
-                handle = path.open("rb")
-            except FileNotFoundError:
-                return []
-            with handle, _os_lock(handle, exclusive=False):
-                raw = handle.read()
-        return self._lines(raw, path) if self.serialization_format == "json" else self._records(raw, path)
-
-    def _lines(self, raw: bytes, path: Path) -> list[Message]:
-        out = []
-        for number, line in enumerate(raw.decode("utf-8").splitlines(), 1):
-            if not line.strip():
+    def _lines(self, raw: bytes, path: Path, session_id: object, key: str | None) -> list[_Entry]:
+        out, at = [], 0
+        for number, line in enumerate(raw.split(b"\n"), 1):  # bytes: U+2028 inside a string is no line break
+            start, at = at, at + len(line) + 1
+            if not line.strip() or (key is not None and not _may_hold(line, key.encode(), b"\\" in line)):
                 continue
+            where = f"{path}: session {session_id!r}, line {number}"
             try:
-                payload = self.loads(line.strip())
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"Failed to deserialize history line {number} from '{path}': {exc}") from exc
-            out.append(_message(payload, number, path))
+                payload = self.loads(line.decode("utf-8").strip())
+            except (TypeError, ValueError, RecursionError) as exc:
+                problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+                words = f"Failed to deserialize history line {number} from '{path}': {problem}"
+                raise SerializationError(where, words) from None
+            out.append(_entry(payload, start, min(at, len(raw)), number, where, path))
         return out
 
     @staticmethod
-    def _records(raw: bytes, path: Path) -> list[Message]:
-        out, at, number = [], 0, 0
-        while at < len(raw):
-            number += 1
-            size = int.from_bytes(raw[at : at + 4], "big")
-            if at + 4 > len(raw) or at + 4 + size > len(raw) or size == 0:
-                raise ValueError(f"History record {number} in '{path}' is truncated (length {size})")
-            try:
-                payload = unpackb(raw[at + 4 : at + 4 + size])
-            except ValueError as exc:
-                raise ValueError(f"Failed to deserialize history record {number} from '{path}': {exc}") from exc
-            out.append(_message(payload, number, path))
+    def _message(entry: _Entry, path: Path, session_id: object) -> Message:
+        where = f"{path}: session {session_id!r}, {'line' if path.suffix == '.jsonl' else 'record'} {entry.number}"
+        try:
+            return Message.from_dict(_without_key(entry.payload))
+        except RecursionError:
+            raise SerializationError(where, f"History record {entry.number} in '{path}' is nested too deeply") from None
+        except (TypeError, ValueError) as exc:
+            words = f"History record {entry.number} in '{path}' is not a valid Message payload: {exc}"
+            raise SerializationError(where, words) from exc
+
+
+def _may_hold(data: bytes, key: bytes, escaped: bool) -> bool:
+    """SE-67: whether a line (record) may hold the run key ``key``: its bytes hold the property's name,
+    and the key's UTF-8 bytes unless an escape (JSON's backslash) could hide them."""
+    return _MARK in data and (escaped or key in data)
+
+
+def _records(raw: bytes, path: Path, session_id: object, key: str | None) -> list[_Entry]:
+    out, at, number = [], 0, 0
+    while at < len(raw):
+        number += 1
+        where = f"{path}: session {session_id!r}, record {number}"
+        size = int.from_bytes(raw[at : at + 4], "big")
+        if at + 4 > len(raw) or at + 4 + size > len(raw) or size == 0:
+            raise SerializationError(where, f"History record {number} in '{path}' is truncated (length {size})")
+        if key is not None and not _may_hold(raw[at + 4 : at + 4 + size], key.encode(), False):
             at += 4 + size
-        return out
+            continue
+        try:
+            payload = unpackb(raw[at + 4 : at + 4 + size])
+        except (ValueError, RecursionError) as exc:
+            problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+            words = f"Failed to deserialize history record {number} from '{path}': {problem}"
+            raise SerializationError(where, words) from None
+        out.append(_entry(payload, at, at + 4 + size, number, where, path))
+        at += 4 + size
+    return out
 
 
-def _message(payload: Any, number: int, path: Path) -> Message:
+def _entry(payload: Any, start: int, end: int, number: int, where: str, path: Path) -> _Entry:
     if not isinstance(payload, dict):
-        raise ValueError(f"History record {number} in '{path}' did not deserialize to a mapping")
-    try:
-        return Message.from_dict(payload)
-    except ValueError as exc:
-        raise ValueError(f"History record {number} in '{path}' is not a valid Message payload: {exc}") from exc
+        raise SerializationError(where, f"History record {number} in '{path}' did not deserialize to a mapping")
+    return _Entry(payload, start, end, number)
 
 
 class FileSessionStore(SessionStore):
-    """A `SessionStore` that keeps each session as one snapshot file, replaced whole (SE-22)."""
+    """A `SessionStore` that keeps each session as one snapshot file, replaced whole (SE-24)."""
 
     MAX_SESSION_ID_LENGTH: ClassVar[int] = 128
     VERSION: ClassVar[str] = "1.0"
@@ -277,7 +499,7 @@ class FileSessionStore(SessionStore):
 
     async def get(self, session_id: str) -> AgentSession | None:
         path = self._session_file_path(session_id)
-        return await asyncio.to_thread(self._read, path)
+        return await asyncio.to_thread(self._read, path, session_id)
 
     async def set(self, session_id: str, session: AgentSession) -> None:
         path = self._session_file_path(session_id)
@@ -293,40 +515,51 @@ class FileSessionStore(SessionStore):
             "state": encode_state(session.state),
         }
         data = _dumps(snapshot) if self.serialization_format == "json" else packb(snapshot)
-        await asyncio.to_thread(self._write, path, data)
+        await asyncio.to_thread(self._write, path, data, session_id)
 
     async def delete(self, session_id: str) -> None:
         path = self._session_file_path(session_id)
 
         def unlink() -> None:
-            with _lock_for(path):
+            with _lock_for(path), _os_errors(f"FileSessionStore cannot delete session {session_id!r}", path):
+                _check_regular(path, session_id)
+                if path.is_dir():  # SE-66: not EPERM on one system and EISDIR on another
+                    raise IsADirectoryError(21, "Is a directory", str(path))
                 path.unlink(missing_ok=True)
 
         await asyncio.to_thread(unlink)
 
     @staticmethod
-    def _write(path: Path, data: bytes) -> None:
+    def _write(path: Path, data: bytes, session_id: str) -> None:
         temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        with _lock_for(path):
+        with _lock_for(path), _os_errors(f"FileSessionStore cannot write session {session_id!r}", path):
+            _check_regular(path, session_id)
             try:
                 temporary.write_bytes(data)
                 os.replace(temporary, path)
             finally:
                 temporary.unlink(missing_ok=True)
 
-    def _read(self, path: Path) -> AgentSession | None:
+    def _read(self, path: Path, session_id: str) -> AgentSession | None:
+        where = f"{path}: session {session_id!r}"
         with _lock_for(path):
-            try:
-                raw = path.read_bytes()
-            except FileNotFoundError:
-                return None
+            with _os_errors(f"FileSessionStore cannot read session {session_id!r}", path):
+                _check_regular(path, session_id)
+                try:
+                    raw = path.read_bytes()
+                except FileNotFoundError:
+                    return None
             try:
                 snapshot = json.loads(raw) if self.serialization_format == "json" else unpackb(raw)
-            except (ValueError, UnicodeDecodeError) as exc:
-                moved = self._quarantine_corrupt_snapshot(path, raw)
-                where = f"quarantined to '{moved}'; retry to start a new session" if moved else "changed; retry"
-                raise ValueError(f"Failed to deserialize session from '{path}': the snapshot was {where}") from exc
-        return self._restore(snapshot, path)
+            except RecursionError:
+                raise SerializationError(where, f"Session snapshot '{path}' is nested too deeply") from None
+            except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+                with _os_errors(f"FileSessionStore cannot move aside session {session_id!r}", path):
+                    moved = self._quarantine_corrupt_snapshot(path, raw)
+                done = f"quarantined to '{moved}'; retry to start a new session" if moved else "changed; retry"
+                words = f"Failed to deserialize session from '{path}' ({str(exc)[:200]}): the snapshot was {done}"
+                raise SerializationError(where, words) from exc
+        return self._restore(snapshot, path, where)
 
     @staticmethod
     def _quarantine_corrupt_snapshot(path: Path, raw: bytes) -> Path | None:
@@ -340,21 +573,22 @@ class FileSessionStore(SessionStore):
         os.replace(path, moved)
         return moved
 
-    def _restore(self, snapshot: Any, path: Path) -> AgentSession:
+    def _restore(self, snapshot: Any, path: Path, where: str) -> AgentSession:
         if not isinstance(snapshot, dict):
-            raise ValueError(f"Session snapshot '{path}' has an invalid schema: not a JSON object")
+            raise SerializationError(where, f"Session snapshot '{path}' has an invalid schema: not a JSON object")
         if snapshot.get("version") != self.VERSION:
-            raise ValueError(
+            raise SerializationError(
+                where,
                 f"Unsupported session snapshot version {snapshot.get('version')!r} in '{path}'; "
-                f"expected {self.VERSION!r}"
+                f"expected {self.VERSION!r}",
             )
         session_id, state = snapshot.get("session_id"), snapshot.get("state")
         if snapshot.get("type") != "session" or not isinstance(session_id, str) or not isinstance(state, dict):
-            raise ValueError(f"Session snapshot '{path}' has an invalid schema")
+            raise SerializationError(where, f"Session snapshot '{path}' has an invalid schema")
         try:
             restored = decode_state(state, "state")
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            raise ValueError(f"Failed to restore session state from '{path}': {exc}") from exc
+            raise SerializationError(where, f"Failed to restore session state from '{path}': {exc}") from exc
         return AgentSession(
             session_id=session_id, service_session_id=snapshot.get("service_session_id"), state=restored
         )

@@ -46,6 +46,7 @@ from minagent import (
     ChatResponse,
     ChatResponseUpdate,
     Content,
+    FileHistoryProvider,
     Message,
     SQLiteHistoryProvider,
     SQLiteSessionStore,
@@ -174,6 +175,12 @@ def history() -> list[Any]:
     kind, _, where = os.environ.get("HISTORY", "").partition(":")
     if kind == "sqlite":
         return [CountedSQLite("history", path=where)]
+    if kind == "files":
+
+        class CountedFiles(CountedSaves, FileHistoryProvider):
+            pass
+
+        return [CountedFiles(where, source_id="history")]
     if kind == "redis":
         from minagent_redis import RedisHistoryProvider
 

@@ -246,11 +246,13 @@ def stored(kind: str, where: str) -> list[tuple[str, str | None]]:
     """The session s1's messages in the history provider's store, as the test's own process reads them."""
     import asyncio
 
-    from minagent import SQLiteHistoryProvider
+    from minagent import FileHistoryProvider, SQLiteHistoryProvider
 
     async def read() -> list[Message]:
         if kind == "sqlite":
             return await SQLiteHistoryProvider("history", path=where).get_messages("s1")
+        if kind == "files":
+            return await FileHistoryProvider(where, source_id="history").get_messages("s1")
         from minagent_redis import RedisHistoryProvider
 
         provider = RedisHistoryProvider("history", url=where, key_prefix="minagent-tests:")
@@ -266,18 +268,21 @@ RUN_MESSAGES = 6  # the input and the run's five messages: three assistant, two 
 
 
 @pytest.mark.parametrize("stream", MODES)
-@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+@pytest.mark.parametrize("kind", ["sqlite", "files", "redis"])
 def test_history_provider_writes_once_across_a_crash(
     tmp_path: Path, reference: dict[bool, dict[str, Any]], kind: str, stream: bool
 ) -> None:
-    """DU-13, DU-18, SE-40, RD-9: a history provider with a store of its own (SQLite, Redis) that
-    wrote the run's messages when the process was killed (after its save, before the workflow
-    finished) holds them exactly once after the recovery: the recovered workflow saves again with
+    """DU-13, DU-18, SE-40, SE-67, RD-9: a history provider with a store of its own (SQLite, plain
+    files, Redis) that wrote the run's messages when the process was killed (after its save, before
+    the workflow finished) holds them exactly once after the recovery: the recovered workflow saves again with
     the same run key ("w1:0") and appends nothing. No model call or tool runs twice, the response
     equals the uncrashed run's, and the caller's session holds no run key."""
     mode = ["--stream"] if stream else []
     with contextlib.ExitStack() as stack:
-        where = str(tmp_path / "history.db") if kind == "sqlite" else stack.enter_context(Redis(tmp_path))
+        if kind == "redis":
+            where = stack.enter_context(Redis(tmp_path))
+        else:
+            where = str(tmp_path / ("history.db" if kind == "sqlite" else "history"))
         history = f"{kind}:{where}"
         crashed = app(tmp_path, "run", "w1", "--session", *mode, crash="history", history=history)
         assert crashed.returncode == -9, crashed.stderr

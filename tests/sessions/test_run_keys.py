@@ -1,5 +1,5 @@
-"""A save that names its run is stored once (spec/sessions.md SE-40, spec/redis.md RD-9): the
-SQLite history and the Redis plugin's, repeated saves, concurrent saves from two processes, the
+"""A save that names its run is stored once (spec/sessions.md SE-40, SE-67, spec/redis.md RD-9): the
+SQLite history, the plain-file one and the Redis plugin's, repeated saves, concurrent saves from two processes, the
 take-back of SE-20, and a plain run that names no run."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from minagent import Agent, AgentSession, HistoryProvider, Message, SQLiteHistoryProvider
+from minagent import Agent, AgentSession, FileHistoryProvider, HistoryProvider, Message, SQLiteHistoryProvider
 from minagent.testing import ScriptedChatClient
 
 from ._util import MODES, run, texts
 from .test_redis import SERVER, RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ["sqlite", "redis"]
+KINDS = ["sqlite", "files", "files-msgpack", "redis"]
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,8 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 
 
 class Stores:
-    """Fresh providers of one kind: a new SQLite file, or a new key prefix on the shared server."""
+    """Fresh providers of one kind: a new SQLite file, a new directory of plain files (JSON lines or
+    MessagePack), or a new key prefix on the shared server."""
 
     def __init__(self, kind: str, directory: Path, server: RedisServer | None) -> None:
         self.kind, self.directory, self.server = kind, directory, server
@@ -54,12 +55,17 @@ class Stores:
         """Where the stores of this test keep their data: a file, or a Redis URL and prefix."""
         if self.kind == "sqlite":
             return str(self.directory / "runs.db")
+        if self.kind.startswith("files"):
+            return str(self.directory / "files")
         assert self.server is not None
         return f"{self.server.url} {self.prefix}"
 
     def new(self, source_id: str = "h", **kwargs: Any) -> HistoryProvider:
         if self.kind == "sqlite":
             provider: HistoryProvider = SQLiteHistoryProvider(source_id, path=self.directory / "runs.db", **kwargs)
+        elif self.kind.startswith("files"):  # a provider of another source id keeps another directory
+            fmt = "msgpack" if self.kind == "files-msgpack" else "json"
+            provider = FileHistoryProvider(Path(self.target()) / source_id, serialization_format=fmt, **kwargs)
         else:
             redis = pytest.importorskip("minagent_redis")
             url, prefix = self.target().split(" ")
@@ -182,6 +188,8 @@ async def test_keys_with_ttl_and_max_messages(stores: Stores) -> None:
     """RD-9, RD-2, SE-23: a keyed save keeps the window's rules (Redis: max_messages trims, and the
     runs hash expires with the list under ttl); a repeated key still appends nothing."""
     try:
+        if stores.kind.startswith("files"):
+            pytest.skip("FileHistoryProvider has no window (SE-24)")
         window: dict[str, Any] = {"max_messages": 3, **({"ttl": 100} if stores.kind == "redis" else {})}
         provider = stores.new(**window)
         for n in range(3):
@@ -227,11 +235,14 @@ def test_what_is_stored_is_the_first_save_of_each_key(stores: Stores, keys: list
 
 SAVER = """
 import asyncio, sys, time
-from minagent import Message, SQLiteHistoryProvider
+from minagent import FileHistoryProvider, Message, SQLiteHistoryProvider
 
 async def main(kind, target, start):
     if kind == "sqlite":
         provider = SQLiteHistoryProvider("h", path=target)
+    elif kind.startswith("files"):
+        fmt = "msgpack" if kind == "files-msgpack" else "json"
+        provider = FileHistoryProvider(target + "/h", serialization_format=fmt)
     else:
         from minagent_redis import RedisHistoryProvider
         url, prefix = target.split(" ")

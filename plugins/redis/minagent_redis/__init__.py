@@ -27,30 +27,86 @@ that run's place by their number; SE-20 takes back a run's own, newest messages.
 A Redis that cannot be reached is a `RedisUnavailableError` naming the URL, for every call
 (``clear`` and ``delete`` included); a failed append writes nothing, so once Redis is back the
 stored history is exactly the runs that succeeded. What is stored and cannot be read — not
-JSON, nested too deeply, a key of another type — is a `SerializationError` naming the key and
-element (RD-7). ``discard_messages`` takes a run's append back when a later save of the same run
-failed (SE-20, RD-8).
+JSON, nested too deeply, a key of another type, a run count that is not an integer — is a
+`SerializationError` naming the key and element (RD-7). Any other refusal — a read-only replica,
+``maxmemory`` reached, an ACL that denies the key or command, a refused login — is a
+`RedisCommandError` with Redis' error code and words, naming the server and the key (RD-10).
+``discard_messages`` takes a run's append back when a later save of the same run failed (SE-20,
+RD-8).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis import exceptions as errors
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from minagent import AgentSession, HistoryProvider, Message, MinagentError, SerializationError
 
-__all__ = ["RedisHistoryProvider", "RedisSessionStore", "RedisUnavailableError"]
+__all__ = ["RedisCommandError", "RedisHistoryProvider", "RedisSessionStore", "RedisUnavailableError"]
 
 
 class RedisUnavailableError(MinagentError, ConnectionError):
     """Redis could not be reached; nothing was written (RD-4)."""
+
+
+class RedisCommandError(MinagentError, RuntimeError):
+    """Redis refused a command for a reason that is not the stored data (RD-10): ``code`` is Redis'
+    error code (``"READONLY"``, ``"OOM"``, ``"NOPERM"``, ``"WRONGPASS"``, ``"ERR"``, ...), ``key`` the
+    key the call was about, ``command`` the refused command's name when known, ``reply`` Redis' words."""
+
+    def __init__(self, server: str, key: str, code: str, reply: str, command: str | None) -> None:
+        what = f"{command} on {key!r}" if command else f"a command on {key!r}"
+        super().__init__(f"{server} refused {what}: {code} {reply}")
+        self.server, self.key, self.code, self.reply, self.command = server, key, code, reply, command
+
+
+# RD-10: the error codes redis-py turns into classes of their own (and strips from the message)
+_CODES: tuple[tuple[type[Exception], str], ...] = (
+    (errors.ReadOnlyError, "READONLY"),
+    (errors.NoPermissionError, "NOPERM"),
+    (errors.OutOfMemoryError, "OOM"),
+    (errors.ExecAbortError, "EXECABORT"),
+    (errors.NoScriptError, "NOSCRIPT"),
+    (errors.MasterDownError, "MASTERDOWN"),
+    (errors.ClusterDownError, "CLUSTERDOWN"),
+    (errors.TryAgainError, "TRYAGAIN"),
+    (errors.ClusterCrossSlotError, "CROSSSLOT"),
+    (errors.MovedError, "MOVED"),
+    (errors.AskError, "ASK"),
+)
+_DATA_ERRORS = ("WRONGTYPE", "ERR hash value is not an integer")  # RD-7: about what is stored
+
+
+def _refusal(exc: Exception) -> tuple[str, str, str | None]:
+    """RD-10: Redis' error code, its words and the refused command (named when redis-py annotated a
+    pipeline's error: ``Command # n (CMD args...) of pipeline caused error: (reply,)``)."""
+    text, command = str(exc.args[0]) if exc.args else str(exc), None
+    head, marker, tail = text.partition(" of pipeline caused error: ")
+    if marker and head.startswith("Command # ") and "(" in head:
+        command = head.split("(", 1)[1].split(" ", 1)[0].rstrip(")").upper() or None
+        try:
+            original = ast.literal_eval(tail)
+            text = str(original[0]) if isinstance(original, tuple) and original else tail
+        except (ValueError, SyntaxError):
+            text = tail
+    if isinstance(exc, errors.AuthenticationError):
+        return ("NOAUTH" if "required" in text.lower() else "WRONGPASS"), text, command
+    for kind, code in _CODES:
+        if isinstance(exc, kind):
+            return code, text, command
+    first, _, rest = text.partition(" ")
+    if first.isupper() and first.isalpha():
+        return first, rest, command
+    return "ERR", text, command
 
 
 def _client(url: str | None, client: aioredis.Redis | None) -> aioredis.Redis:
@@ -66,13 +122,19 @@ def _describe(client: aioredis.Redis) -> str:
 
 @asynccontextmanager
 async def _typed(client: aioredis.Redis, key: str) -> AsyncIterator[None]:
-    """RD-4, RD-7: redis' own errors as ours: unreachable, or a key holding another type."""
+    """RD-4, RD-7, RD-10: redis' own errors as ours: a refused login, unreachable, a key holding
+    another type (the stored data), or any other refusal."""
     try:
         yield
+    except (errors.AuthenticationError, errors.AuthorizationError) as exc:
+        raise RedisCommandError(_describe(client), key, *_refusal(exc)) from exc
     except (RedisConnectionError, RedisTimeoutError) as exc:
         raise RedisUnavailableError(f"{_describe(client)} is unavailable: {exc}") from exc
     except ResponseError as exc:
-        raise SerializationError(key, f"Redis refused it: {exc}") from None
+        code, reply, command = _refusal(exc)
+        if f"{code} {reply}".startswith(_DATA_ERRORS):
+            raise SerializationError(key, f"Redis refused it: {code} {reply}") from None
+        raise RedisCommandError(_describe(client), key, code, reply, command) from exc
 
 
 def _loaded(item: bytes | str, where: str) -> Any:
@@ -89,6 +151,14 @@ def _message(item: bytes | str, where: str) -> Message:
         return Message.from_dict(_loaded(item, where), path=where)
     except RecursionError:
         raise SerializationError(where, "the stored message is nested too deeply") from None
+
+
+def _count(value: bytes | str | None, where: str) -> int:
+    """RD-7: a count of the runs hash (RD-9), or a `SerializationError` naming it."""
+    try:
+        return int(value or 0)
+    except ValueError:
+        raise SerializationError(where, f"the stored count is not an integer ({value!r:.60})") from None
 
 
 def _check_id(session_id: object) -> str:
@@ -186,7 +256,9 @@ class RedisHistoryProvider(HistoryProvider):
                     pipe.hmget(self.runs_key(_check_id(session_id)), [run, _PUSHED])
                     raw, (before, pushed) = await pipe.execute()
                 if before is not None:  # the run's messages and those pushed after them are the last ones
-                    raw = raw[: max(0, len(raw) - (int(pushed or 0) - int(before)))]
+                    runs = self.runs_key(_check_id(session_id))
+                    since = _count(pushed, f"{runs}[{_PUSHED!r}]") - _count(before, f"{runs}[{run!r}]")
+                    raw = raw[: max(0, len(raw) - since)]
         return [_message(item, f"{key}[{i}]") for i, item in enumerate(raw)]
 
     async def save_messages(
@@ -221,7 +293,7 @@ class RedisHistoryProvider(HistoryProvider):
                         before, total = await pipe.hmget(runs, [run, _PUSHED])
                         if before is not None:
                             return  # this run's messages are here already (leaving the pipeline unwatches)
-                        pushed = int(total or 0)
+                        pushed = _count(total, f"{runs}[{_PUSHED!r}]")
                     start = 0
                     if self.max_messages is not None:
                         stored: list[bytes | str] = await pipe.lrange(key, 0, -1)
