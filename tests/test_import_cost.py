@@ -15,7 +15,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minagent import ArgumentLimits, FunctionInvocationConfiguration
+from minagent import (
+    AgentResponse,
+    AgentResponseUpdate,
+    ArgumentLimits,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    FunctionInvocationConfiguration,
+    Message,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,7 +103,12 @@ def reference(cls: type[Any]) -> type[Any]:
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     specs = [(f.name, f.type, f) for f in dataclasses.fields(cls)]
     fresh = [
-        (name, kind, dataclasses.field(default=f.default, default_factory=f.default_factory)) for name, kind, f in specs
+        (
+            name,
+            kind,
+            dataclasses.field(default=f.default, default_factory=f.default_factory, repr=f.repr, compare=f.compare),
+        )
+        for name, kind, f in specs
     ]
     return dataclasses.make_dataclass(cls.__name__, fresh, frozen=params.frozen)
 
@@ -114,12 +128,42 @@ CONFIG_VALUES = st.fixed_dictionaries(
 )
 
 
-@pytest.mark.parametrize(
-    ("cls", "values"), [(ArgumentLimits, LIMIT_VALUES), (FunctionInvocationConfiguration, CONFIG_VALUES)]
+_TEXTS = st.lists(st.sampled_from(["a", "b", ""]).map(lambda t: Content("text", text=t)), max_size=2)
+_MAYBE = st.none() | st.sampled_from(["x", "y"])
+_PROPS = st.sampled_from([{}, {"k": 1}])
+RESPONSE_VALUES = st.fixed_dictionaries(
+    {
+        "messages": st.lists(st.builds(Message, st.sampled_from(["user", "assistant"]), _TEXTS), max_size=2),
+        "response_id": _MAYBE,
+        "finish_reason": _MAYBE,
+        "additional_properties": _PROPS,
+        "raw_representation": _MAYBE,
+    }
 )
+UPDATE_VALUES = st.fixed_dictionaries(
+    {
+        "contents": _TEXTS,
+        "role": _MAYBE,
+        "message_id": _MAYBE,
+        "additional_properties": _PROPS,
+        "raw_representation": _MAYBE,
+    }
+)
+WRITTEN = [
+    (ArgumentLimits, LIMIT_VALUES),
+    (FunctionInvocationConfiguration, CONFIG_VALUES),
+    (ChatResponse, RESPONSE_VALUES),
+    (AgentResponse, RESPONSE_VALUES),
+    (ChatResponseUpdate, UPDATE_VALUES),
+    (AgentResponseUpdate, UPDATE_VALUES),
+]
+
+
+@pytest.mark.parametrize(("cls", "values"), WRITTEN, ids=[cls.__name__ for cls, _ in WRITTEN])
 def test_written_methods_behave_as_generated(cls: type[Any], values: st.SearchStrategy[dict[str, Any]]) -> None:
-    """PK-16: `ArgumentLimits` and `FunctionInvocationConfiguration` have the repr, equality, hash and
-    `dataclasses` behaviour of the generated dataclass with the same fields."""
+    """PK-16: `ArgumentLimits`, `FunctionInvocationConfiguration` and the responses and updates
+    (`ChatResponse`, `AgentResponse`, `ChatResponseUpdate`, `AgentResponseUpdate`) have the repr,
+    equality, hash and `dataclasses` behaviour of the generated dataclass with the same fields."""
     ref = reference(cls)
 
     @given(values, values)
