@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, TypeVar
 
 from minagent import BaseChatClient, ChatResponse, ChatResponseUpdate, ResponseStream, categorize_middleware
@@ -62,7 +62,7 @@ def adapt_single_hook(cls: type) -> None:
         cls._inner_get_streaming_response = _inner_get_streaming_response  # type: ignore[attr-defined]
 
 
-async def _relay(result: Any) -> AsyncIterator[ChatResponseUpdate]:
+async def _relay(result: Any) -> AsyncGenerator[ChatResponseUpdate, None]:
     """The updates of what a streaming hook returned: a stream (closed when left early), an
     awaitable of one, or a whole response (its updates)."""
     if inspect.isawaitable(result) and not hasattr(result, "__aiter__"):
