@@ -51,7 +51,7 @@ def adapt_single_hook(cls: type) -> None:
         self: Any, *, messages: Any, options: Any, **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
         relay = _relay(self._inner_get_response(messages=messages, options=options, stream=True, **kwargs))
-        async with contextlib.aclosing(relay):  # LP-22: closing the call closes the provider's stream, then
+        async with contextlib.aclosing(relay):  # LP-22: closing the call closes the provider's stream at once
             async for update in relay:
                 yield update
 
