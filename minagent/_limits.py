@@ -56,6 +56,8 @@ class ArgumentLimits(_Written):
             value = getattr(self, field.name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"ArgumentLimits.{field.name} must be an int >= 1, got {value!r}")
+        if 0 < (most := sys.get_int_max_str_digits()) < (digits := self.max_integer_digits):  # SC-48: as JSON
+            raise ValueError(f"ArgumentLimits.max_integer_digits must be <= {most}, CPython's int limit, got {digits}")
 
     def __hash__(self) -> int:
         return hash(self._values())

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVa
 
 from ._exceptions import ContentError
 from ._fold import Fold
+from ._limits import _Written
 from ._types import FORMAT_VERSION, Content, Message, _contents_from, content_list
 from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
 
@@ -122,8 +123,8 @@ def _answer_text(messages: Sequence[Message]) -> str:
     return ""
 
 
-@dataclass(eq=True)
-class _Response(_Wire, Generic[T]):
+@dataclass(repr=False, eq=False)
+class _Response(_Written, _Wire, Generic[T]):
     """Fields and behaviour shared by `ChatResponse` and `AgentResponse`."""
 
     messages: list[Message] = field(default_factory=list)
@@ -213,7 +214,7 @@ class _Response(_Wire, Generic[T]):
         return cast(Self, fold.result())
 
 
-@dataclass(eq=True)
+@dataclass(repr=False, eq=False)
 class ChatResponse(_Response[T]):
     """What one chat-client call returns: the new messages and response-level facts."""
 
@@ -246,7 +247,7 @@ class ChatResponse(_Response[T]):
         return updates
 
 
-@dataclass(eq=True)
+@dataclass(repr=False, eq=False)
 class AgentResponse(_Response[T]):
     """What one agent run returns."""
 
@@ -275,8 +276,8 @@ class AgentResponse(_Response[T]):
         )._with_format(response._format)  # SO-9
 
 
-@dataclass(eq=True)
-class _Update(_Wire):
+@dataclass(repr=False, eq=False)
+class _Update(_Written, _Wire):
     """Fields and behaviour shared by `ChatResponseUpdate` and `AgentResponseUpdate`."""
 
     # the response-level scalars an update carries (TY-11), read in one C-level call by `Fold`
@@ -315,7 +316,7 @@ class _Update(_Wire):
         return self.text
 
 
-@dataclass(eq=True, init=False)
+@dataclass(repr=False, eq=False, init=False)
 class ChatResponseUpdate(_Update):
     """One streamed chunk of a chat-client call."""
 
@@ -361,7 +362,7 @@ class ChatResponseUpdate(_Update):
         self.model = model
 
 
-@dataclass(eq=True, init=False)
+@dataclass(repr=False, eq=False, init=False)
 class AgentResponseUpdate(_Update):
     """One streamed chunk of an agent run."""
 

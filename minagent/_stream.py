@@ -70,9 +70,8 @@ _ignore: Callable[[Any], None] = collections.deque(maxlen=0).append
 
 
 class Handoff:
-    """What a stream's source may yield to lend another stream: the reader reads that stream's
-    updates in the source's place, each passed through ``transform`` (None drops it), until it
-    ends, and then goes on with the source (ST-51). The tool loop lends each model call's stream."""
+    """What a source yields to lend its stream another: read in its place, each update through
+    ``transform`` (None drops it), until it ends (ST-51); the tool loop lends each model call's."""
 
     __slots__ = ("stream", "transform")
 
@@ -272,17 +271,12 @@ class ResponseStream(Generic[TUpdate, TFinal]):
 
     def _plain(self) -> bool:
         """Unstarted, no transform hook, no mapping, and a source iterable as it is."""
-        return (
-            self._state == _NEW
-            and not self._transform_hooks
-            and self._map is None
-            and hasattr(self._source, "__aiter__")
-        )
+        plain = self._state == _NEW and not self._transform_hooks and self._map is None
+        return plain and hasattr(self._source, "__aiter__")
 
     def _take_over(self) -> tuple[Callable[[], Awaitable[Any]], Callable[[Any], Any]] | None:
-        """Open a stream that adds nothing but its recorder for a reader outside it, which pulls its
-        source's step and records each update (one relay fewer, benchmarks/README.md); the reader
-        fails it with `_fail`, or leaves its end to `get_final_response`. None if it adds more."""
+        """Open a stream that adds only its recorder for a reader outside it, which pulls its source's
+        step and records each update (ST-51), and fails it with `_fail`. None if it adds more."""
         if not (self._plain() and self._inner is None and not self._cleanup_hooks):
             return None
         self._state = _OPEN

@@ -11,6 +11,7 @@ whatever the ``anyOf``/``$ref`` nesting (SC-56); a tool's validation skips what 
 from __future__ import annotations
 
 import logging
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -93,6 +94,10 @@ def _not_multiple(number: Any, divisor: Any) -> bool:
         return False
     if isinstance(number, int) and isinstance(divisor, int):
         return number % divisor != 0
+    if isinstance(number, int) and math.isfinite(divisor):  # exact: the divisor as written (SC-45)
+        from fractions import Fraction
+
+        return Fraction(number) % Fraction(repr(divisor)) != 0
     try:
         quotient = number / divisor
     except OverflowError:

@@ -10,10 +10,13 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minagent import ArgumentConversionError, ArgumentLimits, set_argument_limits, tool
 from minagent._convert import ArgumentConverter
 from minagent._limits import argument_limits, check_limits
+from minagent._validate import validate
 
 
 @dataclasses.dataclass
@@ -148,3 +151,35 @@ def test_a_typeddict_union_member_takes_only_its_own_keys() -> None:
 
     asyncio.run(take.invoke({"items": [{"": ["a"]}, {"x": 1}, "s"]}))
     assert seen == [[{"": {"a"}}, {"x": 1}, "s"]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    n=st.one_of(st.integers(-(10**6), 10**6), st.integers(10**300, 10**330), st.integers(-(10**330), -(10**300))),
+    a=st.integers(1, 99),
+    p=st.integers(0, 3),
+)
+def test_an_integer_is_a_multiple_of_a_decimal_exactly(n: int, a: int, p: int) -> None:
+    """SC-45: an integer value against a decimal `multipleOf` is checked exactly, the divisor read as
+    the decimal it is written as: n is a multiple of a/10**p exactly when n * 10**p is one of a,
+    also for integers too large for a float (10**309 and 0.5)."""
+    divisor = float(f"{a}e-{p}")
+    problems = validate(n, {"type": "integer", "multipleOf": divisor})
+    assert (problems == []) == (n * 10**p % a == 0)
+    if problems:
+        assert problems[0].problem.startswith(f"expected a multiple of {divisor}")
+
+
+def test_the_digit_limit_cannot_exceed_what_can_be_written_back() -> None:
+    """SC-48: a digit limit above CPython's int-from-string limit is a ValueError naming both, so
+    every accepted integer can be written back as JSON text; with that limit off (0) it is accepted."""
+    saved = sys.get_int_max_str_digits()
+    try:
+        sys.set_int_max_str_digits(4300)
+        assert ArgumentLimits(max_integer_digits=4300).max_integer_digits == 4300
+        with pytest.raises(ValueError, match=r"max_integer_digits must be <= 4300, CPython's int limit, got 5000"):
+            ArgumentLimits(max_integer_digits=5000)
+        sys.set_int_max_str_digits(0)
+        assert ArgumentLimits(max_integer_digits=5000).max_integer_digits == 5000
+    finally:
+        sys.set_int_max_str_digits(saved)

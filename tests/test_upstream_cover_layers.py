@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from minagent import BaseChatClient, ChatResponse, ChatResponseUpdate, Content, Message
+from minagent import Agent, BaseChatClient, ChatResponse, ChatResponseUpdate, Content, Message
 from minagent.upstream import (
     ChatMiddlewareLayer,
     ChatTelemetryLayer,
@@ -216,3 +216,28 @@ async def test_minagents_own_hook_on_the_layers_streams(stream: bool) -> None:
         assert [u.text for u in updates] == ["echo hi"]
     else:
         assert (await client.get_response("hi")).text == "echo hi"
+
+
+@pytest.mark.parametrize("agent_run", [True, False], ids=["agent", "client"])
+async def test_leaving_a_stream_early_closes_the_single_hooks_stream_at_once(agent_run: bool) -> None:
+    """UP-2, LP-22: leaving a stream early closes the stream that a provider with upstream's one
+    hook returned before ``aclose()`` returns, not later, when the event loop collects it."""
+    closed: list[str] = []
+
+    class Provider(BaseChatClient):
+        def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+            async def updates() -> Any:
+                try:
+                    for text in ["a", "b", "c"]:
+                        yield ChatResponseUpdate([text], "assistant")
+                finally:
+                    closed.append("closed")
+
+            return updates()
+
+    stream = Agent(Provider()).run("hi", stream=True) if agent_run else Provider().get_response("hi", stream=True)
+    async for update in stream:
+        assert update.text == "a"
+        break
+    await stream.aclose()
+    assert closed == ["closed"]

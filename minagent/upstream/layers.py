@@ -12,8 +12,9 @@ minagent's observer (spec/observability.md). The layers only add upstream's spel
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, TypeVar
 
 from minagent import BaseChatClient, ChatResponse, ChatResponseUpdate, ResponseStream, categorize_middleware
@@ -49,8 +50,10 @@ def adapt_single_hook(cls: type) -> None:
     async def _inner_get_streaming_response(
         self: Any, *, messages: Any, options: Any, **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
-        async for update in _relay(self._inner_get_response(messages=messages, options=options, stream=True, **kwargs)):
-            yield update
+        relay = _relay(self._inner_get_response(messages=messages, options=options, stream=True, **kwargs))
+        async with contextlib.aclosing(relay):  # LP-22: closing the call closes the provider's stream at once
+            async for update in relay:
+                yield update
 
     _inner_get_response.__minagent_single_hook__ = True  # type: ignore[attr-defined]
     _inner_get_response.__doc__ = hook.__doc__
@@ -59,7 +62,7 @@ def adapt_single_hook(cls: type) -> None:
         cls._inner_get_streaming_response = _inner_get_streaming_response  # type: ignore[attr-defined]
 
 
-async def _relay(result: Any) -> AsyncIterator[ChatResponseUpdate]:
+async def _relay(result: Any) -> AsyncGenerator[ChatResponseUpdate, None]:
     """The updates of what a streaming hook returned: a stream (closed when left early), an
     awaitable of one, or a whole response (its updates)."""
     if inspect.isawaitable(result) and not hasattr(result, "__aiter__"):
