@@ -20,7 +20,7 @@ from typing import Any, ClassVar, TypeAlias
 from ._exceptions import ContentError, SerializationError, type_name
 from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
-from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
+from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json, _Own
 
 __all__ = ["CONTENT_LISTS", "FORMAT_VERSION", "UPSTREAM_FIELDS", "Content", "Message", "Role", "UsageDetails"]
 __all__ += ["normalize_messages"]
@@ -51,7 +51,7 @@ class _Kinds(type):
         return factory(cls, name)  # type: ignore[arg-type]
 
 
-@dataclass(slots=True)
+@dataclass(init=False)
 class Content(_Json, metaclass=_Kinds):
     """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
 
@@ -84,6 +84,16 @@ class Content(_Json, metaclass=_Kinds):
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
+
+    def __init__(self, type: str, text: str | None = None, **kw: Any) -> None:
+        """TY-50: only the fields given are stored, the others read their class defaults; ``extra`` is
+        made on first access, ``additional_properties`` (read by every fold) here."""
+        self.type, self.text, self.additional_properties = type, text, {}
+        if kw:
+            if unknown := kw.keys() - _INIT_FIELDS:
+                raise TypeError(f"Content() got an unexpected keyword argument {min(unknown)!r}")
+            for name, value in kw.items():
+                setattr(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         """TY-15: a field of upstream's other content kinds, from ``extra`` (None when absent)."""
@@ -251,19 +261,8 @@ class Content(_Json, metaclass=_Kinds):
 
     # -- JSON ---------------------------------------------------------------------------------
 
-    _STR_FIELDS: ClassVar[tuple[str, ...]] = (
-        "text",
-        "id",
-        "call_id",
-        "name",
-        "exception",
-        "uri",
-        "media_type",
-        "message",
-        "error_code",
-        "details",
-        "protected_data",
-    )
+    _STR_FIELDS: ClassVar[tuple[str, ...]] = ("text", "id", "call_id", "name", "exception", "uri", "media_type")
+    _STR_FIELDS += ("message", "error_code", "details", "protected_data")
 
     def to_dict(self, *, exclude: Iterable[str] = (), exclude_none: bool = True) -> dict[str, Any]:
         """The JSON form (TY-8); ``exclude`` drops keys, ``exclude_none=False`` writes every
@@ -329,6 +328,10 @@ class Content(_Json, metaclass=_Kinds):
                     for i, c in enumerate(extra[key])
                 ]
         return cls(kind, **kw, extra=extra)
+
+
+_INIT_FIELDS = frozenset(f.name for f in fields(Content)) - {"type", "text"}
+Content.extra = _Own("extra")  # type: ignore[assignment]  # TY-50: the instance's own dict, made on first access
 
 
 def _shown(value: object) -> bool:

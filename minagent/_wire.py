@@ -49,6 +49,16 @@ class _Json:
         return cls.from_dict(data)  # type: ignore[attr-defined]
 
 
+class _Own:
+    """TY-50: a dict field that is made on first access and is then the instance's own."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        return self if obj is None else obj.__dict__.setdefault(self.name, {})
+
+
 # -- JSON helpers shared by every from_dict: each check names the path of the field it rejects. ----
 
 
