@@ -390,12 +390,6 @@ def content_list(contents: object) -> list[Content]:
             return out
     if isinstance(contents, Content | str | Mapping):
         return [as_content(contents)]
-    if isinstance(contents, list | tuple):
-        for item in contents:
-            if type(item) is not Content:
-                break
-        else:
-            return list(contents)
     if isinstance(contents, Iterable) and not isinstance(contents, bytes | bytearray):
         return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents) if c is not None]
     raise ContentError(f"contents: expected Content, str, dict or a sequence of them, got {type(contents).__name__}")
@@ -519,11 +513,8 @@ def _message(role: str, contents: list[Content]) -> Message:
     new = Message.__new__(Message)
     new.role = role
     new.contents = contents
-    new.author_name = None
-    new.message_id = None
-    new.additional_properties = {}
-    new.extra = {}
-    new.raw_representation = None
+    new.author_name = new.message_id = new.raw_representation = None
+    new.additional_properties, new.extra = {}, {}
     return new
 
 

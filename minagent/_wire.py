@@ -102,14 +102,8 @@ def _compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     return {k: v for k, v in pairs if v is not None and v != {} and v is not False}
 
 
-_COUNTS = (
-    "input_token_count",
-    "output_token_count",
-    "total_token_count",
-    "cache_read_input_token_count",
-    "cache_creation_input_token_count",
-    "reasoning_output_token_count",
-)
+_COUNTS: tuple[str, ...] = ("input_token_count", "output_token_count", "total_token_count")
+_COUNTS += ("cache_read_input_token_count", "cache_creation_input_token_count", "reasoning_output_token_count")
 
 
 def _is_count(value: object) -> bool:
