@@ -90,10 +90,11 @@ class Content(_Json, metaclass=_Kinds):
         made on first access, ``additional_properties`` (read by every fold) here."""
         self.type, self.text, self.additional_properties = type, text, {}
         if kw:
-            if unknown := kw.keys() - _INIT_FIELDS:
+            if unknown := kw.keys() - _DEFAULTS.keys():
                 raise TypeError(f"Content() got an unexpected keyword argument {min(unknown)!r}")
             for name, value in kw.items():
-                setattr(self, name, value)
+                if value is not _DEFAULTS[name]:  # a default stays the class's: fewer keys, smaller instances
+                    setattr(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         """TY-15: a field of upstream's other content kinds, from ``extra`` (None when absent)."""
@@ -330,7 +331,7 @@ class Content(_Json, metaclass=_Kinds):
         return cls(kind, **kw, extra=extra)
 
 
-_INIT_FIELDS = frozenset(f.name for f in fields(Content)) - {"type", "text"}
+_DEFAULTS = {f.name: f.default for f in fields(Content)[2:]}  # MISSING for the dicts: always stored
 Content.extra = _Own("extra")  # type: ignore[assignment]  # TY-50: the instance's own dict, made on first access
 
 
