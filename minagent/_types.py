@@ -90,11 +90,12 @@ class Content(_Json, metaclass=_Kinds):
         made on first access, ``additional_properties`` (read by every fold) here."""
         self.type, self.text, self.additional_properties = type, text, {}
         if kw:
-            if unknown := kw.keys() - _DEFAULTS.keys():
-                raise TypeError(f"Content() got an unexpected keyword argument {min(unknown)!r}")
-            for name, value in kw.items():
-                if value is not _DEFAULTS[name]:  # a default stays the class's: fewer keys, smaller instances
-                    setattr(self, name, value)
+            own = self.__dict__  # item by item: no call per field
+            for name in kw:
+                if name not in _DEFAULTS:
+                    raise TypeError(f"Content() got an unexpected keyword argument {name!r}")
+                if (value := kw[name]) is not _DEFAULTS[name]:  # a default stays the class's: fewer keys
+                    own[name] = value
 
     def __getattr__(self, name: str) -> Any:
         """TY-15: a field of upstream's other content kinds, from ``extra`` (None when absent)."""
