@@ -13,9 +13,9 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import KW_ONLY, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, cast
 
 from ._exceptions import ContentError, SerializationError, type_name
 from ._issues import describe_issues
@@ -51,7 +51,7 @@ class _Kinds(type):
         return factory(cls, name)  # type: ignore[arg-type]
 
 
-@dataclass(init=False)
+@dataclass
 class Content(_Json, metaclass=_Kinds):
     """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
 
@@ -63,6 +63,7 @@ class Content(_Json, metaclass=_Kinds):
 
     type: str
     text: str | None = None
+    _: KW_ONLY  # the fields after text by keyword only, as the constructor below takes them (TY-50)
     id: str | None = None
     call_id: str | None = None
     name: str | None = None
@@ -84,18 +85,6 @@ class Content(_Json, metaclass=_Kinds):
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
-
-    def __init__(self, type: str, text: str | None = None, **kw: Any) -> None:
-        """TY-50: only the fields given are stored, the others read their class defaults; ``extra`` is
-        made on first access, ``additional_properties`` (read by every fold) here."""
-        self.type, self.text, self.additional_properties = type, text, {}
-        if kw:
-            own = self.__dict__  # item by item: no call per field
-            for name in kw:
-                if name not in _DEFAULTS:
-                    raise TypeError(f"Content() got an unexpected keyword argument {name!r}")
-                if (value := kw[name]) is not _DEFAULTS[name]:  # a default stays the class's: fewer keys
-                    own[name] = value
 
     def __getattr__(self, name: str) -> Any:
         """TY-15: a field of upstream's other content kinds, from ``extra`` (None when absent)."""
@@ -179,15 +168,8 @@ class Content(_Json, metaclass=_Kinds):
         **kw: Any,
     ) -> Content:
         args = dict(arguments) if type(arguments) is dict or isinstance(arguments, Mapping) else arguments
-        return cls(
-            "function_call",
-            call_id=call_id,
-            name=name,
-            arguments=args,
-            exception=exception,
-            informational_only=informational_only,
-            **kw,
-        )
+        kw.update(exception=exception, informational_only=informational_only)  # at their defaults: not stored (TY-50)
+        return cls("function_call", call_id=call_id, name=name, arguments=args, **kw)
 
     @classmethod
     def from_function_result(cls, call_id: str, result: Any = None, exception: str | None = None, **kw: Any) -> Content:
@@ -333,6 +315,24 @@ class Content(_Json, metaclass=_Kinds):
 
 
 _DEFAULTS = {f.name: f.default for f in fields(Content)[2:]}  # MISSING for the dicts: always stored
+
+
+def _init(self: Content, type: str, text: str | None = None, **kw: Any) -> None:
+    """TY-50: only the fields given are stored, the others read their class defaults; ``extra`` is
+    made on first access, ``additional_properties`` (read by every fold) here. Type checkers and
+    `inspect.signature` see the dataclass's typed constructor, which this one replaces."""
+    self.type, self.text, self.additional_properties = type, text, {}
+    if kw:
+        own = self.__dict__  # item by item: no call per field
+        for name in kw:
+            if name not in _DEFAULTS:
+                raise TypeError(f"Content() got an unexpected keyword argument {name!r}")
+            if (value := kw[name]) is not _DEFAULTS[name]:  # a default stays the class's: fewer keys
+                own[name] = value
+
+
+_init.__qualname__, _init.__wrapped__ = "Content.__init__", Content.__init__  # type: ignore[attr-defined]
+Content.__init__ = _init  # type: ignore[method-assign]
 Content.extra = _Own("extra")  # type: ignore[assignment]  # TY-50: the instance's own dict, made on first access
 
 
@@ -538,7 +538,7 @@ def normalize_messages(messages: MessageInput) -> list[Message]:
             return list(messages)  # the loop's and the agent's own lists: nothing to convert
     if isinstance(messages, str | Content | Message):
         messages = [messages]
-    elif not isinstance(messages, Sequence) or isinstance(messages, bytes | bytearray):  # type: ignore[unreachable]
+    elif not isinstance(messages, Sequence) or isinstance(cast(object, messages), bytes | bytearray):
         raise ContentError(f"messages must be str, Content, Message or a sequence of them, got {type_name(messages)}")
     out: list[Message] = []
     for i, item in enumerate(messages):
