@@ -99,15 +99,12 @@ class Content(_Json, metaclass=_Kinds):
     def __str__(self) -> str:
         """An error as upstream writes it (``Error E1: Oops``), a text as its text, else the repr."""
         if self.type == "error":
-            return (
-                f"Error {self.error_code}: {self.message or ''}" if self.error_code else self.message or "Unknown error"
-            )
+            message = self.message or ""
+            return f"Error {self.error_code}: {message}" if self.error_code else message or "Unknown error"
         return self.text or "" if self.type == "text" else repr(self)
 
     def __repr__(self) -> str:
-        shown = [
-            f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)[1:] if f.repr and _shown(getattr(self, f.name))
-        ]
+        shown = [f"{f.name}={v!r}" for f in fields(self)[1:] if f.repr and _shown(v := getattr(self, f.name))]
         return f"Content({', '.join([repr(self.type), *shown])})"
 
     # -- factories ----------------------------------------------------------------------------
@@ -168,8 +165,15 @@ class Content(_Json, metaclass=_Kinds):
         **kw: Any,
     ) -> Content:
         args = dict(arguments) if type(arguments) is dict or isinstance(arguments, Mapping) else arguments
-        kw.update(exception=exception, informational_only=informational_only)  # at their defaults: not stored (TY-50)
-        return cls("function_call", call_id=call_id, name=name, arguments=args, **kw)
+        return cls(
+            "function_call",
+            call_id=call_id,
+            name=name,
+            arguments=args,
+            exception=exception,
+            informational_only=informational_only,
+            **kw,
+        )
 
     @classmethod
     def from_function_result(cls, call_id: str, result: Any = None, exception: str | None = None, **kw: Any) -> Content:
@@ -438,8 +442,7 @@ class Message(_Json):
             contents = [text]
         self.role = role
         self.contents = content_list(contents)
-        self.author_name = author_name
-        self.message_id = message_id
+        self.author_name, self.message_id = author_name, message_id
         self.additional_properties = dict(additional_properties or {})
         self.extra = dict(extra or {})
         self.raw_representation = raw_representation
@@ -451,13 +454,9 @@ class Message(_Json):
         ``__init__``: the role and metadata are already valid.
         """
         new = Message.__new__(Message)
-        new.role = self.role
-        new.contents = content_list(contents)
-        new.author_name = self.author_name
-        new.message_id = self.message_id
-        new.additional_properties = dict(self.additional_properties)
-        new.extra = dict(self.extra)
-        new.raw_representation = self.raw_representation
+        new.role, new.contents, new.raw_representation = self.role, content_list(contents), self.raw_representation
+        new.author_name, new.message_id = self.author_name, self.message_id
+        new.additional_properties, new.extra = dict(self.additional_properties), dict(self.extra)
         return new
 
     @property
