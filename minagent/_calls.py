@@ -93,7 +93,7 @@ class CallRunner:
     async def run(self, calls: Sequence[Content], transcript: list[Message]) -> Batch:
         """Run ``calls``; ``transcript`` is what their contexts see (LP-15)."""
         self.surfaced = []
-        views = [_CallView(transcript) for _ in calls]
+        views = [_CallView(transcript)] if len(calls) == 1 else [_CallView(transcript) for _ in calls]
         mark = len(transcript)
         outcomes = await self._execute(calls, views)
         arrived = [*transcript[mark:], *(m for view in views for m in view.added)]  # in call order

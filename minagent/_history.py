@@ -50,36 +50,35 @@ _CALL_KINDS = frozenset({"function_call", "function_result", "function_approval_
 
 
 def is_valid_history(messages: Sequence[Message]) -> bool:
-    """Whether ``messages`` satisfy the history invariant (HI-1)."""
-    if not any(c.type in _CALL_KINDS for m in messages for c in m.contents):
-        return True  # the common case before the first tool call: nothing to pair
-    exempt = awaiting_approval(messages)
-    seen: set[str | None] = set()
-    i = 0
-    n = len(messages)
+    """Whether ``messages`` satisfy the history invariant (HI-1), in one pass: a message without
+    calls or results costs a look at its contents' types."""
+    kinds, exempt, seen = _CALL_KINDS, None, set[str | None]()
+    i, n = 0, len(messages)
     while i < n:
-        m = messages[i]
-        calls = [c.call_id for c in m.contents if is_call(c)]
-        if len(set(calls)) != len(calls) or seen & set(calls):
-            return False
-        seen.update(calls)
-        open_ids = set(calls) - exempt
-        own = [c.call_id for c in m.contents if c.type == "function_result"]
-        j = i + 1
-        block: list[str | None] = []
-        while calls and j < n and messages[j].role == "tool" and not any(is_call(c) for c in messages[j].contents):
-            block.extend(c.call_id for c in messages[j].contents if c.type == "function_result")
-            j += 1
-        results = own + block
-        if m.role == "tool" and not calls:
-            # a tool message not right after calls: only allowed when empty of results
-            if own:
-                return False
-            i += 1
+        contents = messages[i].contents
+        i += 1
+        if not any(c.type in kinds for c in contents):
             continue
-        if len(set(results)) != len(results) or set(results) - set(calls) or open_ids - set(results):
+        calls = [c.call_id for c in contents if c.type == "function_call" and not c.informational_only]
+        results = [c.call_id for c in contents if c.type == "function_result"]
+        if not calls:  # results nothing asked for here, or approvals only
+            if results:
+                return False
+            continue
+        asked = set(calls)
+        if len(asked) != len(calls) or not seen.isdisjoint(asked):
             return False
-        i = j
+        seen |= asked
+        while i < n and messages[i].role == "tool" and not any(is_call(c) for c in messages[i].contents):
+            results += [c.call_id for c in messages[i].contents if c.type == "function_result"]
+            i += 1
+        answered = set(results)
+        if len(answered) != len(results) or not answered <= asked:
+            return False
+        if exempt is None:
+            exempt = awaiting_approval(messages)
+        if asked - answered - exempt:
+            return False
     return True
 
 

@@ -20,6 +20,7 @@ it relays update by update in its one ``async for``. A step that produces its up
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections import deque
@@ -34,7 +35,7 @@ from ._fold import Fold
 from ._loop_table import NEXT_STEP, Outcome, Step, classify_batch, classify_response, limit_reached, next_step, start
 from ._middleware import ChatContext, MiddlewareFn, run_pipeline
 from ._responses import ChatResponse, ChatResponseUpdate
-from ._stream import ResponseStream
+from ._stream import Handoff, ResponseStream
 from ._tools import FunctionInvocationConfiguration
 from ._toolset import ToolSet, tool_map
 from ._transcript import Transcript, approval_record, hosted, record_requests
@@ -148,15 +149,21 @@ class ToolLoop:
             options["tools"] = toolset
         found = tool_map(toolset, config.additional_tools) if toolset or config.additional_tools else {}
         self.live_tools = list(toolset)  # LP-33: what a tool's add_tools / remove_tools change
-        self.runner = CallRunner(found, config, function_middleware, function_kwargs, self.live_tools, session)
+        self._tools_found, self._function_middleware = found, function_middleware  # the runner's, made on first use
         self.approval_names = toolset.approval_names  # LP-13: the tools whose calls wait for approval
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         self.observer = observer = _observe.OBSERVER  # OB-2: the wrap points, read once per request
         self.call_model = observer.model_call(call_model)
 
+    @functools.cached_property
+    def runner(self) -> CallRunner:
+        """The call runner, made for the first batch: a run that calls no tool never makes one."""
+        found, middleware = self._tools_found, self._function_middleware
+        return CallRunner(found, self.config, middleware, self.function_kwargs, self.live_tools, self.session)
+
     # -- the driver -------------------------------------------------------------------------
 
-    async def drive(self) -> AsyncGenerator[ChatResponseUpdate, None]:
+    async def drive(self) -> AsyncGenerator[Any, None]:
         """Run the steps the table names until one finishes (LP-2): the whole control flow."""
         stream = self.stream  # non-streaming runs the same steps and yields nothing (LP-2)
         step = start(self.transcript.resuming)
@@ -168,14 +175,13 @@ class ToolLoop:
                         if stream:
                             yield _as_update(message)
                 no_tools = last or self.choice == "none"
-                result = await self._model_result(last)
-                if isinstance(result, ResponseStream):  # streaming: relay each update as it comes (LP-2)
+                result = self._model_result(last)
+                if not isinstance(result, ResponseStream):  # a stream is never awaited: it opens on its first pull
+                    result = await result
+                if isinstance(result, ResponseStream):  # streaming: its reader relays each update as it comes (LP-2)
                     model_stream = result
                     try:
-                        async for update in model_stream:
-                            if no_tools and (update := _without_calls(update)) is None:
-                                continue
-                            yield update
+                        yield Handoff(model_stream, _without_calls if no_tools else None)  # ST-51: read in place
                         result = await model_stream.get_final_response()
                     finally:  # LP-22: the model's stream is closed on early exit too
                         await model_stream.aclose()
@@ -233,28 +239,31 @@ class ToolLoop:
 
     # -- step: call the model ----------------------------------------------------------------
 
-    def _model_result(self, last: bool) -> Awaitable[Any]:
-        """One model call through the chat middleware pipeline: a ChatResponse, or a stream of one.
-
-        With no chat middleware the pipeline is the bare operation (MW-4): nothing is routed
-        around it, there is just nothing to run before it."""
+    def _model_result(self, last: bool) -> Any:
+        """One model call through the chat middleware pipeline: an awaitable of a ChatResponse (or of
+        a stream of one); with no chat middleware the bare operation (MW-4): when streaming, the
+        model's stream itself."""
         self.last_call = last
         self.model_calls += 1
         options = dict(self.options)
         if last:
             options["tool_choice"] = "none"
         self.observer.model_turn(self.model_calls, options.get("tool_choice"), last)  # OB-11
-        client_kwargs, function_kwargs = self.client_kwargs, self.function_kwargs
-        if self.chat_middleware:  # LP-3: the containers middleware is likely to edit are this call's own
-            options.update({k: v.copy() for k, v in options.items() if isinstance(v, list | dict)})
-            client_kwargs, function_kwargs = dict(client_kwargs), dict(function_kwargs)
+        if not self.chat_middleware:  # MW-4: the bare operation, no context to build
+            messages = self.transcript.outgoing()
+            if "conversation_id" not in options:  # LP-28, HI-1: never a call without its result, or an orphan
+                messages = self.transcript.sendable(messages, as_recorded=True)
+            return self.call_model(self.client, messages, options, self.client_kwargs, self.stream)
+        for key, value in options.items():  # LP-3: the containers middleware is likely to edit are this call's
+            if isinstance(value, list | dict):
+                options[key] = value.copy()
         context = ChatContext(
             self.client,
             self.transcript.outgoing(),
             options,
             stream=self.stream,
-            kwargs=client_kwargs,
-            function_invocation_kwargs=function_kwargs,
+            kwargs=dict(self.client_kwargs),
+            function_invocation_kwargs=dict(self.function_kwargs),
             copy_messages=True,  # LP-3: middleware edits affect this call only (copied on first access)
             session=self.session,
         )

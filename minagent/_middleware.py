@@ -30,6 +30,7 @@ The context is the only mutable object: middleware communicates through it.
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import inspect
 import operator
@@ -43,7 +44,7 @@ from ._exceptions import MiddlewareException, MiddlewareTermination, type_name
 from ._responses import AgentResponse, ChatResponse
 from ._schema import secret_parameters
 from ._stream import ResponseStream
-from ._types import Message
+from ._types import Content, Message
 
 __all__ = ["AgentContext", "AgentMiddleware", "CallNext", "CategorizedMiddleware", "ChatContext", "ChatMiddleware"]
 __all__ += ["FunctionInvocationContext", "FunctionMiddleware", "MiddlewareFn", "agent_middleware"]
@@ -212,10 +213,11 @@ class ChatContext(_StreamingContext):
     @property
     def messages(self) -> list[Message]:
         """The messages of this model call. Inside the tool loop they are copies of the transcript's,
-        made the first time middleware looks, so edits affect this call only (LP-3)."""
+        down to each content and its `additional_properties`, made the first time middleware looks,
+        so edits affect this call only (LP-3, SE-52)."""
         if self._copy_pending:
             self._copy_pending = False
-            self._messages = [m.with_contents(m.contents) for m in self._messages]
+            self._messages = [m.with_contents([_fresh(c) for c in m.contents]) for m in self._messages]
         return self._messages
 
     @messages.setter
@@ -235,6 +237,12 @@ class ChatContext(_StreamingContext):
 
     def empty_result(self) -> Any:
         return _empty_stream(ChatResponse) if self.stream else ChatResponse()
+
+
+def _fresh(content: Content) -> Content:
+    new = copy.copy(content)
+    new.additional_properties = dict(content.additional_properties)
+    return new
 
 
 class FunctionInvocationContext(_Context):

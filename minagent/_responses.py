@@ -99,13 +99,6 @@ def _text_of_messages(messages: Sequence[Message]) -> str:
     return "\n".join(t for t in (m.text for m in messages) if t)
 
 
-def _text_of_contents(contents: Sequence[Content]) -> str:
-    if len(contents) == 1:  # a streamed chunk: one content
-        only = contents[0]
-        return (only.text or "") if only.type == "text" else ""
-    return "".join(c.text for c in contents if c.type == "text" and c.text)
-
-
 def _requests(messages: Sequence[Message]) -> list[Content]:
     return [c for m in messages for c in m.contents if c.user_input_request]
 
@@ -309,7 +302,9 @@ class _Update(_Wire):
 
     @property
     def text(self) -> str:
-        return _text_of_contents(self.contents)
+        if len(contents := self.contents) == 1:  # a streamed chunk: one content, no call more
+            return (contents[0].text or "") if contents[0].type == "text" else ""
+        return "".join(c.text for c in contents if c.type == "text" and c.text)
 
     @property
     def user_input_requests(self) -> list[Content]:

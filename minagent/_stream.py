@@ -6,8 +6,9 @@ Rules
    once in total (ST-3), and the final response is computed once (ST-5).
 2. Whichever way the stream ends, its cleanup hooks run exactly once and the source is closed
    (ST-6, ST-7).
-3. How the source is read is private to this module (the relay for a stream that adds nothing,
-   benchmarks/README.md): a caller only iterates, awaits, finalises or closes.
+3. How the source is read is private to this module, but for `_take_over`: the tool loop's reader
+   pulls an unstarted stream that adds only its recorder (benchmarks/README.md). A caller only
+   iterates, awaits, finalises or closes.
 
 Theory of operation (spec/stream.md, ST-1 .. ST-12)
 ----------------------------------------------------
@@ -40,15 +41,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable, Generator, Sequence
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from ._exceptions import StreamError
 
-__all__ = ["ResponseStream"]
+__all__ = ["Handoff", "ResponseStream"]
 
 logger = logging.getLogger("minagent")
 
@@ -67,6 +67,27 @@ _NEW, _OPEN, _DONE, _FAILED, _CLOSED = "new", "open", "done", "failed", "closed"
 
 # the recorder of a stream that keeps no updates (ST-14): a C-level no-op, no Python frame per update
 _ignore: Callable[[Any], None] = collections.deque(maxlen=0).append
+
+
+class Handoff:
+    """What a stream's source may yield to lend another stream: the reader reads that stream's
+    updates in the source's place, each passed through ``transform`` (None drops it), until it
+    ends, and then goes on with the source (ST-51). The tool loop lends each model call's stream."""
+
+    __slots__ = ("stream", "transform")
+
+    def __init__(self, stream: ResponseStream[Any, Any], transform: Callable[[Any], Any] | None = None) -> None:
+        self.stream, self.transform = stream, transform
+
+
+class _Lent(NamedTuple):
+    stream: ResponseStream[Any, Any]
+    transform: Callable[[Any], Any] | None
+    record: Callable[[Any], Any]  # its recorder, when read at its source
+    reader: AsyncGenerator[Any, None] | None  # its own reader, when it has hooks
+
+
+_ENDED = object()  # the source ended when the lent stream's error was thrown into it
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
@@ -92,11 +113,13 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         "_inner",
         "_iterating",
         "_iterator",
+        "_lent",
         "_map",
         "_recorder",
         "_result_hooks",
         "_source",
         "_state",
+        "_step",
         "_transform_hooks",
         "_updates",
         "_waiters",
@@ -136,6 +159,8 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         self._waiters: list[asyncio.Future[None]] = []
         self._finalizing: asyncio.Future[None] | None = None
         self._iterating: asyncio.Task[Any] | None = None  # the task whose `async for` is active (ST-13)
+        self._step: Callable[[], Awaitable[Any]] = None  # type: ignore[assignment]  # the source's, or a lent stream's
+        self._lent: _Lent | None = None  # a stream the source handed over, read in its place
 
     # -- construction helpers -------------------------------------------------------------------
 
@@ -243,16 +268,27 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         return list(self._updates)
 
     def __aiter__(self) -> AsyncGenerator[TUpdate, None]:
-        if (
+        return self._consume(iterating=True)
+
+    def _plain(self) -> bool:
+        """Unstarted, no transform hook, no mapping, and a source iterable as it is."""
+        return (
             self._state == _NEW
             and not self._transform_hooks
             and self._map is None
-            and self._inner is None
-            and not self._cleanup_hooks
             and hasattr(self._source, "__aiter__")
-        ):
-            return _Relay(self)  # nothing between the source and the reader but the recorder
-        return self._consume(iterating=True)
+        )
+
+    def _take_over(self) -> tuple[Callable[[], Awaitable[Any]], Callable[[Any], Any]] | None:
+        """Open a stream that adds nothing but its recorder for a reader outside it, which pulls its
+        source's step and records each update (one relay fewer, benchmarks/README.md); the reader
+        fails it with `_fail`, or leaves its end to `get_final_response`. None if it adds more."""
+        if not (self._plain() and self._inner is None and not self._cleanup_hooks):
+            return None
+        self._state = _OPEN
+        self._iterator = iterator = aiter(self._source)
+        self._step = iterator.__anext__
+        return self._step, self._recorder
 
     def __await__(self) -> Generator[Any, None, ResponseStream[TUpdate, TFinal]]:
         return self._await_source().__await__()
@@ -318,18 +354,13 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             if isinstance(source, ResponseStream) and source._relays_only():
                 source = source._source  # ST-15: read its source directly; it still finalises this one
             self._iterator = aiter(source)
+            self._step = self._iterator.__anext__
         return self._iterator
 
     def _relays_only(self) -> bool:
         """A stream that adds nothing between its source and its reader (ST-15): unstarted, keeps no
         updates (ST-14), no transform hook, no mapping, and its source is iterable as it is."""
-        return (
-            self._state == _NEW
-            and self._recorder is _ignore
-            and not self._transform_hooks
-            and self._map is None
-            and hasattr(self._source, "__aiter__")
-        )
+        return self._recorder is _ignore and self._plain()
 
     async def _consume(self, iterating: bool = False) -> AsyncGenerator[TUpdate, None]:
         if self._state not in (_NEW, _OPEN):
@@ -340,7 +371,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         if task is not None:
             self._iterating = task
         try:
-            step = (await self._open()).__anext__
+            await self._open()
             record = self._recorder
             hooks = self._transform_hooks  # the list itself: hooks added later still apply
             mapper = self._map
@@ -353,9 +384,18 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                 self._consumer = token
                 self._busy = True
                 try:
-                    update = await step()
+                    update = await self._step()
                 except StopAsyncIteration:
-                    break
+                    if self._lent is None:
+                        break
+                    self._give_back()  # the source takes the lent stream's final response
+                    continue
+                except BaseException as exc:
+                    if self._lent is None or self._state != _OPEN:
+                        raise
+                    update = await self._throw_back(exc)
+                    if update is _ENDED:
+                        break
                 finally:
                     self._busy = False
                     if self._waiters:
@@ -363,6 +403,13 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                 if self._state != _OPEN:  # ST-13: closed by another task while this one pulled
                     await self._close_source()
                     return
+                if type(update) is Handoff:  # the source lends a stream: read it here, in its place
+                    self._borrow(update)
+                    continue
+                if self._lent is not None:
+                    self._lent.record(update)
+                    if self._lent.transform is not None and (update := self._lent.transform(update)) is None:
+                        continue
                 if mapper is not None:
                     update = mapper(update) if not awaited else await mapper(update)
                 record(update)
@@ -434,9 +481,38 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         await self._cleanup(exc)
 
     async def _close_source(self) -> None:
+        lent, self._lent = self._lent, None
         closer = getattr(self._iterator, "aclose", None)
-        if closer is not None:
-            await closer()
+        try:
+            if closer is not None:
+                await closer()  # a source that lent a stream closes it (its `finally`)
+        finally:
+            if lent is not None and lent.reader is not None:
+                await lent.reader.aclose()
+
+    # -- a stream lent by the source (ST-51) -----------------------------------------------------
+
+    def _borrow(self, handoff: Handoff) -> None:
+        lent = handoff.stream
+        taken = lent._take_over()
+        reader = None if taken is not None else aiter(lent)  # a stream with hooks of its own: its reader runs them
+        self._lent = _Lent(lent, handoff.transform, taken[1] if taken else _ignore, reader)
+        self._step = taken[0] if taken else reader.__anext__  # type: ignore[union-attr]
+
+    def _give_back(self) -> None:
+        self._lent = None
+        self._step = self._iterator.__anext__  # type: ignore[union-attr]
+
+    async def _throw_back(self, exc: BaseException) -> Any:
+        """The lent stream failed: it fails, and the error is thrown into the source where it lent
+        it (ST-51); the source's next update, or `_ENDED`."""
+        lent = cast(_Lent, self._lent)
+        self._give_back()
+        await lent.stream._fail(exc)
+        try:
+            return await self._iterator.athrow(exc)  # type: ignore[union-attr]
+        except StopAsyncIteration:
+            return _ENDED
 
     async def _cleanup(self, error: BaseException | None) -> None:
         if self._cleaned:
@@ -492,87 +568,3 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             raise
         self._final = result
         self._has_final = True
-
-
-class _Relay(AsyncGenerator[TUpdate, None]):
-    """The iteration of a stream that adds nothing between its source and its reader but its
-    recorder (unstarted, no transform hook, no mapping, no inner stream, no cleanup hook yet): the
-    source's updates are passed on as they come, each recorded, with no generator in between (an
-    implementation detail, benchmarks/README.md). The stream's state machine is the same as for
-    any reader: an exhausted source finalises it, a failing one fails it (ST-6), ``aclose``
-    closes it and its source (ST-7), another task's reader takes turns (ST-13), and a relay
-    abandoned by ``break`` has the event loop close the stream, as a reader's generator does (ST-7)."""
-
-    __slots__ = ("_record", "_step", "_stream", "_task", "_token")
-
-    def __init__(self, stream: ResponseStream[TUpdate, Any]) -> None:
-        stream._state = _OPEN
-        stream._iterator = iterator = aiter(stream._source)
-        self._token = stream._consumer = object()  # not the relay itself: no cycle keeps it alive
-        self._stream = stream
-        self._step = iterator.__anext__
-        self._record = stream._recorder
-        self._task = stream._iterating = asyncio.current_task()
-
-    def __aiter__(self) -> _Relay[TUpdate]:
-        return self
-
-    async def asend(self, value: None) -> TUpdate:
-        return await self.__anext__()
-
-    async def athrow(self, *args: Any) -> TUpdate:
-        """An exception thrown in: the stream fails with it, as a reader's generator would."""
-        error = args[1] if len(args) > 1 and isinstance(args[1], BaseException) else args[0]
-        if isinstance(error, type):
-            error = error()
-        self._release()
-        await self._stream._fail(error)
-        raise error
-
-    async def __anext__(self) -> TUpdate:
-        stream = self._stream
-        if stream._busy:  # ST-13: another task is pulling; take turns
-            await stream._wait_while(lambda: stream._busy)
-        if stream._state != _OPEN:
-            self._release()
-            raise StopAsyncIteration
-        stream._consumer = self._token
-        stream._busy = True
-        try:
-            update: TUpdate = await self._step()  # no cast(): one call less per chunk
-        except StopAsyncIteration:
-            stream._busy = False
-            self._release()
-            await stream._source_ended()
-            raise
-        except BaseException as exc:
-            stream._busy = False
-            self._release()
-            await stream._fail(exc)
-            raise
-        stream._busy = False
-        if stream._waiters:
-            stream._wake_all()
-        if stream._state != _OPEN:  # ST-13: closed by another task while this one pulled
-            self._release()
-            await stream._close_source()
-            raise StopAsyncIteration
-        self._record(update)
-        return update
-
-    async def aclose(self) -> None:
-        """Leave early: the stream closes (and its source), as when a reader's generator is closed."""
-        self._release()
-        if self._stream._consumer is self._token:
-            await self._stream.aclose()
-
-    def __del__(self) -> None:
-        if self._stream._consumer is self._token and self._stream._state == _OPEN:  # abandoned (ST-7)
-            with contextlib.suppress(RuntimeError):  # no running loop: nothing is left to close it
-                asyncio.get_running_loop().call_soon(asyncio.ensure_future, self.aclose())
-
-    def _release(self) -> None:
-        stream = self._stream
-        if stream._iterating is self._task:
-            stream._iterating = None  # ST-13: a task waiting in get_final_response() may go on
-            stream._wake_all()

@@ -6,7 +6,7 @@ import copy
 import logging
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minagent import Content, Message
@@ -146,3 +146,67 @@ def test_hosted_call_answered_in_its_own_message(role):
     """HI-1: a call answered in its own message (a hosted tool) is valid as it is."""
     history = [Message(role, [_call("a"), _result("a")])]
     assert is_valid_history(history)
+
+
+def _valid_by_the_first_algorithm(messages: list[Message]) -> bool:
+    """HI-1 as it was first written (message by message, a set per question): the reference."""
+    if not any(
+        c.type in ("function_call", "function_result", "function_approval_request")
+        for m in messages
+        for c in m.contents
+    ):
+        return True
+    exempt = {
+        c.function_call.call_id
+        for m in messages
+        for c in m.contents
+        if c.type == "function_approval_request" and c.function_call is not None
+    }
+    seen: set[str | None] = set()
+    i, n = 0, len(messages)
+    while i < n:
+        m = messages[i]
+        calls = [c.call_id for c in m.contents if c.type == "function_call" and not c.informational_only]
+        if len(set(calls)) != len(calls) or seen & set(calls):
+            return False
+        seen.update(calls)
+        own = [c.call_id for c in m.contents if c.type == "function_result"]
+        j, block = i + 1, []
+        while (
+            calls
+            and j < n
+            and messages[j].role == "tool"
+            and not any(c.type == "function_call" and not c.informational_only for c in messages[j].contents)
+        ):
+            block.extend(c.call_id for c in messages[j].contents if c.type == "function_result")
+            j += 1
+        results = own + block
+        if m.role == "tool" and not calls:
+            if own:
+                return False
+            i += 1
+            continue
+        if len(set(results)) != len(results) or set(results) - set(calls) or (set(calls) - exempt) - set(results):
+            return False
+        i = j
+    return True
+
+
+_approval = st.builds(lambda i: Content.from_function_approval_request(i, _call(i)), IDS)
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(
+        st.builds(
+            lambda role, cs: Message(role, cs),
+            st.sampled_from(["user", "assistant", "tool"]),
+            st.lists(st.one_of(contents, _approval), max_size=4),
+        ),
+        max_size=10,
+    )
+)
+def test_the_one_pass_check_agrees_with_the_first_algorithm(history: list[Message]) -> None:
+    """HI-1: the one-pass `is_valid_history` answers as the first, message-by-message algorithm
+    did, for any history of texts, calls (hosted ones too), results and approval requests."""
+    assert is_valid_history(history) == _valid_by_the_first_algorithm(history)

@@ -171,3 +171,46 @@ async def test_a_history_changed_between_runs_is_checked_again(stream: bool) -> 
     assert len(ids) == len(set(ids)) == 3  # the repeated id was renamed (HI-3) before sending
     answered = {c.call_id for m in sent for c in m.contents if c.type == "function_result"}
     assert answered == set(ids)
+
+
+class _EditsTheFirstMessage:
+    """Chat middleware written as upstream users write it: edits the first message's content in
+    place on the first model call, and records what each call's context shows."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+
+    async def process(self, context, call_next):  # type: ignore[no-untyped-def]  # un-annotated, as users write it
+        first = context.messages[0].contents[0]
+        self.seen.append((first.text, dict(first.additional_properties)))
+        if len(self.seen) == 1:
+            first.text = "EDITED"
+            first.additional_properties["edited"] = True
+        await call_next()
+
+
+@MODES
+async def test_chat_middleware_editing_a_content_in_place_never_changes_the_stored_history(stream: bool) -> None:
+    """SE-52, LP-3: a chat middleware that assigns to a loaded message's content (its text and its
+    additional_properties) changes what that model call sends, and nothing else: the stored
+    message, the next model call of the run and the next run see the original, in both modes."""
+    from minagent import ChatMiddleware
+
+    class Edits(_EditsTheFirstMessage, ChatMiddleware):
+        pass
+
+    client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 2})), "done", "again"])
+    middleware = Edits()
+    agent = Agent(client, tools=[add], middleware=[middleware])
+    session = agent.create_session()
+    stored = [Message("user", ["q0"]), Message("assistant", ["a0"])]
+    session.state["in_memory"] = {"messages": stored}
+    await run(agent, "next", stream=stream, session=session)
+    assert client.requests[0].messages[0].text == "EDITED"  # this call's copy
+    assert middleware.seen[1] == ("q0", {})  # the run's next model call: the original
+    assert stored[0].text == "q0"
+    assert stored[0].contents[0].additional_properties == {}
+    assert session.state["in_memory"]["messages"][0] is stored[0]
+    await run(agent, "and again", stream=stream, session=session)
+    assert middleware.seen[2] == ("q0", {})
+    assert client.requests[2].messages[0].text == "q0"
