@@ -13,14 +13,14 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import KW_ONLY, dataclass, field, fields
 from enum import StrEnum
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, TypeAlias, cast
 
 from ._exceptions import ContentError, SerializationError, type_name
 from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
-from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
+from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json, _Own
 
 __all__ = ["CONTENT_LISTS", "FORMAT_VERSION", "UPSTREAM_FIELDS", "Content", "Message", "Role", "UsageDetails"]
 __all__ += ["normalize_messages"]
@@ -51,7 +51,7 @@ class _Kinds(type):
         return factory(cls, name)  # type: ignore[arg-type]
 
 
-@dataclass(slots=True)
+@dataclass
 class Content(_Json, metaclass=_Kinds):
     """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
 
@@ -63,6 +63,7 @@ class Content(_Json, metaclass=_Kinds):
 
     type: str
     text: str | None = None
+    _: KW_ONLY  # the fields after text by keyword only, as the constructor below takes them (TY-50)
     id: str | None = None
     call_id: str | None = None
     name: str | None = None
@@ -98,15 +99,12 @@ class Content(_Json, metaclass=_Kinds):
     def __str__(self) -> str:
         """An error as upstream writes it (``Error E1: Oops``), a text as its text, else the repr."""
         if self.type == "error":
-            return (
-                f"Error {self.error_code}: {self.message or ''}" if self.error_code else self.message or "Unknown error"
-            )
+            message = self.message or ""
+            return f"Error {self.error_code}: {message}" if self.error_code else message or "Unknown error"
         return self.text or "" if self.type == "text" else repr(self)
 
     def __repr__(self) -> str:
-        shown = [
-            f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)[1:] if f.repr and _shown(getattr(self, f.name))
-        ]
+        shown = [f"{f.name}={v!r}" for f in fields(self)[1:] if f.repr and _shown(v := getattr(self, f.name))]
         return f"Content({', '.join([repr(self.type), *shown])})"
 
     # -- factories ----------------------------------------------------------------------------
@@ -251,19 +249,8 @@ class Content(_Json, metaclass=_Kinds):
 
     # -- JSON ---------------------------------------------------------------------------------
 
-    _STR_FIELDS: ClassVar[tuple[str, ...]] = (
-        "text",
-        "id",
-        "call_id",
-        "name",
-        "exception",
-        "uri",
-        "media_type",
-        "message",
-        "error_code",
-        "details",
-        "protected_data",
-    )
+    _STR_FIELDS: ClassVar[tuple[str, ...]] = ("text", "id", "call_id", "name", "exception", "uri", "media_type")
+    _STR_FIELDS += ("message", "error_code", "details", "protected_data")
 
     def to_dict(self, *, exclude: Iterable[str] = (), exclude_none: bool = True) -> dict[str, Any]:
         """The JSON form (TY-8); ``exclude`` drops keys, ``exclude_none=False`` writes every
@@ -331,6 +318,28 @@ class Content(_Json, metaclass=_Kinds):
         return cls(kind, **kw, extra=extra)
 
 
+_DEFAULTS = {f.name: f.default for f in fields(Content)[2:]}  # MISSING for the dicts: always stored
+
+
+def _init(self: Content, type: str, text: str | None = None, **kw: Any) -> None:
+    """TY-50: only the fields given are stored, the others read their class defaults; ``extra`` is
+    made on first access, ``additional_properties`` (read by every fold) here. Type checkers and
+    `inspect.signature` see the dataclass's typed constructor, which this one replaces."""
+    self.type, self.text, self.additional_properties = type, text, {}
+    if kw:
+        own = self.__dict__  # item by item: no call per field
+        for name in kw:
+            if name not in _DEFAULTS:
+                raise TypeError(f"Content() got an unexpected keyword argument {name!r}")
+            if (value := kw[name]) is not _DEFAULTS[name]:  # a default stays the class's: fewer keys
+                own[name] = value
+
+
+_init.__qualname__, _init.__wrapped__ = "Content.__init__", Content.__init__  # type: ignore[attr-defined]
+Content.__init__ = _init  # type: ignore[method-assign]
+Content.extra = _Own("extra")  # type: ignore[assignment]  # TY-50: the instance's own dict, made on first access
+
+
 def _shown(value: object) -> bool:
     return value is not None and value is not False and value != {}
 
@@ -387,12 +396,6 @@ def content_list(contents: object) -> list[Content]:
             return out
     if isinstance(contents, Content | str | Mapping):
         return [as_content(contents)]
-    if isinstance(contents, list | tuple):
-        for item in contents:
-            if type(item) is not Content:
-                break
-        else:
-            return list(contents)
     if isinstance(contents, Iterable) and not isinstance(contents, bytes | bytearray):
         return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents) if c is not None]
     raise ContentError(f"contents: expected Content, str, dict or a sequence of them, got {type(contents).__name__}")
@@ -439,8 +442,7 @@ class Message(_Json):
             contents = [text]
         self.role = role
         self.contents = content_list(contents)
-        self.author_name = author_name
-        self.message_id = message_id
+        self.author_name, self.message_id = author_name, message_id
         self.additional_properties = dict(additional_properties or {})
         self.extra = dict(extra or {})
         self.raw_representation = raw_representation
@@ -452,13 +454,9 @@ class Message(_Json):
         ``__init__``: the role and metadata are already valid.
         """
         new = Message.__new__(Message)
-        new.role = self.role
-        new.contents = content_list(contents)
-        new.author_name = self.author_name
-        new.message_id = self.message_id
-        new.additional_properties = dict(self.additional_properties)
-        new.extra = dict(self.extra)
-        new.raw_representation = self.raw_representation
+        new.role, new.contents, new.raw_representation = self.role, content_list(contents), self.raw_representation
+        new.author_name, new.message_id = self.author_name, self.message_id
+        new.additional_properties, new.extra = dict(self.additional_properties), dict(self.extra)
         return new
 
     @property
@@ -516,11 +514,8 @@ def _message(role: str, contents: list[Content]) -> Message:
     new = Message.__new__(Message)
     new.role = role
     new.contents = contents
-    new.author_name = None
-    new.message_id = None
-    new.additional_properties = {}
-    new.extra = {}
-    new.raw_representation = None
+    new.author_name = new.message_id = new.raw_representation = None
+    new.additional_properties, new.extra = {}, {}
     return new
 
 
@@ -542,7 +537,7 @@ def normalize_messages(messages: MessageInput) -> list[Message]:
             return list(messages)  # the loop's and the agent's own lists: nothing to convert
     if isinstance(messages, str | Content | Message):
         messages = [messages]
-    elif not isinstance(messages, Sequence) or isinstance(messages, bytes | bytearray):  # type: ignore[unreachable]
+    elif not isinstance(messages, Sequence) or isinstance(cast(object, messages), bytes | bytearray):
         raise ContentError(f"messages must be str, Content, Message or a sequence of them, got {type_name(messages)}")
     out: list[Message] = []
     for i, item in enumerate(messages):

@@ -49,6 +49,16 @@ class _Json:
         return cls.from_dict(data)  # type: ignore[attr-defined]
 
 
+class _Own:
+    """TY-50: a dict field that is made on first access and is then the instance's own."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        return self if obj is None else obj.__dict__.setdefault(self.name, {})
+
+
 # -- JSON helpers shared by every from_dict: each check names the path of the field it rejects. ----
 
 
@@ -92,14 +102,8 @@ def _compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
     return {k: v for k, v in pairs if v is not None and v != {} and v is not False}
 
 
-_COUNTS = (
-    "input_token_count",
-    "output_token_count",
-    "total_token_count",
-    "cache_read_input_token_count",
-    "cache_creation_input_token_count",
-    "reasoning_output_token_count",
-)
+_COUNTS: tuple[str, ...] = ("input_token_count", "output_token_count", "total_token_count")
+_COUNTS += ("cache_read_input_token_count", "cache_creation_input_token_count", "reasoning_output_token_count")
 
 
 def _is_count(value: object) -> bool:
