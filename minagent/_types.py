@@ -51,7 +51,7 @@ class _Kinds(type):
         return factory(cls, name)  # type: ignore[arg-type]
 
 
-@dataclass
+@dataclass(repr=False)
 class Content(_Json, metaclass=_Kinds):
     """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
 

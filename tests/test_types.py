@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import dataclasses
 import json
 from dataclasses import replace
 from itertools import pairwise
@@ -1369,3 +1370,21 @@ def test_from_chat_update_equals_the_constructed_update() -> None:
     assert fast == slow
     assert set(vars(fast)) == {f.name for f in fields(AgentResponseUpdate)}
     assert fast.raw_representation is chat
+
+
+@given(
+    counts=st.dictionaries(
+        st.sampled_from(["input_token_count", "output_token_count", "total_token_count", "tool_calls"]),
+        st.integers(0, 10**6),
+    )
+)
+def test_usage_details_from_one_mapping_or_pairs_as_dict_takes_them(counts: dict[str, int]) -> None:
+    """TY-12: one mapping or iterable of pairs alone builds the usage dict() would (upstream's
+    TypedDict form): the same counts as by name, never the mapping taken as the first count; so
+    `dataclasses.asdict` of a usage content keeps its counts."""
+    by_name = UsageDetails(**counts)
+    assert UsageDetails(counts) == by_name
+    assert UsageDetails(list(counts.items())) == by_name
+    assert UsageDetails(counts).input_token_count == counts.get("input_token_count")
+    usage = Content.from_usage(by_name)
+    assert dataclasses.asdict(usage)["usage_details"] == dict(by_name)
