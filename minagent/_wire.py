@@ -11,7 +11,7 @@ import copy
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import fields, is_dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ._exceptions import SerializationError
 
@@ -128,8 +128,8 @@ class UsageDetails(dict[str, Any], _Json):
         """``UsageDetails(input, output, total, ...)`` in `_COUNTS` order, or by name; other names are
         additional counts (upstream's form) and ``additional_counts=`` / ``extra=`` add theirs; None is
         an absent entry. One mapping (or pairs) alone is taken as ``dict()`` takes it (upstream's TypedDict)."""
-        if len(counts) == 1 and not isinstance(counts[0], int | None):  # TY-12: never stored as a count
-            counts, entries = (), {**dict(counts[0]), **entries}
+        if len(counts) == 1 and not isinstance(first := cast(Any, counts[0]), int | None):  # TY-12: not a count
+            counts, entries = (), {**dict(first), **entries}
         super().__init__((k, v) for k, v in zip(_COUNTS, counts, strict=False) if v is not None)
         entries = {**(additional_counts or {}), **(entries.pop("extra", None) or {}), **entries}
         self.update((k, v) for k, v in entries.items() if v is not None)
