@@ -152,11 +152,13 @@ class _Database:
         """SE-21: refuse, by reading alone, a file that is not a minagent database."""
         import sqlite3
 
-        try:
+        try:  # one read transaction: a file another process is creating is seen before or after a step, never mid-way
+            conn.execute("BEGIN")
             app = int(conn.execute("PRAGMA application_id").fetchone()[0])
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             columns = {t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")} for t in tables & _OUR_TABLES.keys()}
+            conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
             raise SQLiteSchemaError(f"{self.path}: not an SQLite database ({exc}); nothing was changed") from None
         ours = columns == _OUR_TABLES and tables == _OUR_TABLES.keys() and app == 0  # written before the id

@@ -361,3 +361,50 @@ async def test_an_explicit_window_loads_the_last_messages(tmp_path: Path) -> Non
     client = ScriptedChatClient(["ok"])
     await Agent(client, context_providers=[provider]).run("now", session=AgentSession(session_id="s"))
     assert texts(client.requests[0].messages) == [("user", "m37"), ("user", "m38"), ("user", "m39"), ("user", "now")]
+
+
+async def test_a_database_another_process_is_creating_is_not_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SE-21: a store whose check reads a new file while another process creates it (here: the
+    creator's schema steps committing right after the check read the application id) sees the file
+    before or after those steps, never a mix of the two, and opens it."""
+    import threading
+
+    from minagent.stores import sqlite as store_module
+
+    path = tmp_path / "new.db"
+    sqlite3.connect(path).close()  # created empty, as a racing process's connect leaves it
+    creator_done = threading.Event()
+
+    def create() -> None:  # the other process: each schema step in its own transaction, as the store does
+        other = sqlite3.connect(path, timeout=10, isolation_level=None)
+        for version in sorted(store_module.MIGRATIONS):
+            other.execute("BEGIN IMMEDIATE")
+            other.execute(f"PRAGMA application_id = {store_module.APPLICATION_ID}")
+            store_module.MIGRATIONS[version](other)
+            other.execute(f"PRAGMA user_version = {version + 1}")
+            other.execute("COMMIT")
+        other.close()
+        creator_done.set()
+
+    class Racing(sqlite3.Connection):
+        fired = False
+
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            cursor = super().execute(sql, *args)
+            if sql == "PRAGMA application_id" and not Racing.fired:
+                Racing.fired = True
+                threading.Thread(target=create).start()
+                creator_done.wait(1.0)  # it commits now unless this check holds its read (then after it)
+            return cursor
+
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real_connect(*a, **k, factory=Racing))
+    provider = SQLiteHistoryProvider(path=path)
+    assert await provider.get_messages("s") == []
+    assert Racing.fired
+    assert creator_done.wait(10)
+    monkeypatch.undo()
+    await provider.save_messages("s", [Message("user", ["hi"])])
+    assert texts(await SQLiteHistoryProvider(path=path).get_messages("s")) == [("user", "hi")]
