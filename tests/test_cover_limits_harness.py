@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from minagent import ArgumentLimits
@@ -11,13 +13,21 @@ from minagent.conformance.provider_harness import ConformanceError, ScriptedHarn
 
 
 def test_an_integer_python_cannot_write_as_text_is_refused_at_the_limit() -> None:
-    """SC-48: with the digit limit raised above CPython's int-to-text limit (4300), an integer at the
-    limit whose digits Python will not count as text is treated as over the limit (never accepted
-    without being counted)."""
-    limits = ArgumentLimits(max_integer_digits=4400)
-    (issue,) = check_limits(10**4399, limits)  # 4400 digits: at the limit, beyond what str() writes
-    assert "at most 4400 digits" in issue.problem
-    assert check_limits(10**4000, ArgumentLimits(max_integer_digits=4001)) == []  # counted, within
+    """SC-48: limits made while CPython's int-to-text limit was off (0) and used after it is back at
+    4300: an integer at the digit limit whose digits Python will not count as text is treated as over
+    the limit (never accepted without being counted); made with the limit on, they are refused."""
+    saved = sys.get_int_max_str_digits()
+    try:
+        sys.set_int_max_str_digits(0)
+        limits = ArgumentLimits(max_integer_digits=4400)
+        sys.set_int_max_str_digits(4300)
+        (issue,) = check_limits(10**4399, limits)  # 4400 digits: at the limit, beyond what str() writes
+        assert "at most 4400 digits" in issue.problem
+        assert check_limits(10**4000, ArgumentLimits(max_integer_digits=4001)) == []  # counted, within
+        with pytest.raises(ValueError, match="max_integer_digits must be <= 4300"):
+            ArgumentLimits(max_integer_digits=4400)
+    finally:
+        sys.set_int_max_str_digits(saved)
 
 
 def test_scripted_harness_serves_steps_in_order_then_says_none_is_scripted() -> None:

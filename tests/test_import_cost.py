@@ -113,7 +113,12 @@ def reference(cls: type[Any]) -> type[Any]:
     return dataclasses.make_dataclass(cls.__name__, fresh, frozen=params.frozen)
 
 
-LIMIT_VALUES = st.fixed_dictionaries({f.name: st.integers(1, 10**6) for f in dataclasses.fields(ArgumentLimits)})
+LIMIT_VALUES = st.fixed_dictionaries(  # digits within CPython's int-from-string limit (SC-48)
+    {
+        f.name: st.integers(1, 4300 if f.name == "max_integer_digits" else 10**6)
+        for f in dataclasses.fields(ArgumentLimits)
+    }
+)
 CONFIG_VALUES = st.fixed_dictionaries(
     {
         "enabled": st.booleans(),
