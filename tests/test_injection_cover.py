@@ -11,16 +11,9 @@ from minagent import (
 )
 from minagent.testing import ScriptedChatClient, reply
 
+from .sessions._util import run
+
 MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
-
-
-async def run(agent, text, *, stream, **kwargs):
-    if not stream:
-        return await agent.run(text, **kwargs)
-    response = agent.run(text, stream=True, **kwargs)
-    async for _ in response:
-        pass
-    return await response.get_final_response()
 
 
 @MODES

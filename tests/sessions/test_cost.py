@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minagent import Agent, Content, Message, tool
+from minagent import Agent, ChatMiddleware, Content, Message, chat_middleware, tool
 from minagent.testing import ScriptedChatClient, call, reply
 
 from ._util import MODES, run
@@ -173,34 +173,50 @@ async def test_a_history_changed_between_runs_is_checked_again(stream: bool) -> 
     assert answered == set(ids)
 
 
-class _EditsTheFirstMessage:
-    """Chat middleware written as upstream users write it: edits the first message's content in
-    place on the first model call, and records what each call's context shows."""
+class Edits(ChatMiddleware):
+    """Chat middleware written as upstream users write it (un-annotated, ``call_next()``): edits the
+    first message's content in place on the first model call, and records what each call shows."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, dict[str, Any]]] = []
 
     async def process(self, context, call_next):  # type: ignore[no-untyped-def]  # un-annotated, as users write it
-        first = context.messages[0].contents[0]
-        self.seen.append((first.text, dict(first.additional_properties)))
-        if len(self.seen) == 1:
-            first.text = "EDITED"
-            first.additional_properties["edited"] = True
+        _edit_the_first(context, self.seen)
         await call_next()
 
 
+def _edit_the_first(context: Any, seen: list[tuple[str, dict[str, Any]]]) -> None:
+    first = context.messages[0].contents[0]
+    seen.append((first.text, dict(first.additional_properties)))
+    if len(seen) == 1:
+        first.text = "EDITED"
+        first.additional_properties["edited"] = True
+
+
+def _function_style() -> Any:
+    """The same as a function in upstream's older spelling: ``next(context)``."""
+    seen: list[tuple[str, dict[str, Any]]] = []
+
+    @chat_middleware
+    async def edits(context, next):  # type: ignore[no-untyped-def]  # upstream's spelling
+        _edit_the_first(context, seen)
+        await next(context)
+
+    edits.seen = seen  # type: ignore[attr-defined]
+    return edits
+
+
 @MODES
-async def test_chat_middleware_editing_a_content_in_place_never_changes_the_stored_history(stream: bool) -> None:
+@pytest.mark.parametrize("style", ["class, call_next()", "function, next(context)"])
+async def test_chat_middleware_editing_a_content_in_place_never_changes_the_stored_history(
+    stream: bool, style: str
+) -> None:
     """SE-52, LP-3: a chat middleware that assigns to a loaded message's content (its text and its
     additional_properties) changes what that model call sends, and nothing else: the stored
-    message, the next model call of the run and the next run see the original, in both modes."""
-    from minagent import ChatMiddleware
-
-    class Edits(_EditsTheFirstMessage, ChatMiddleware):
-        pass
-
+    message, the next model call of the run and the next run see the original, in both modes and
+    in both of upstream's spellings (a class with ``call_next()``, a function with ``next(context)``)."""
+    middleware = Edits() if style.startswith("class") else _function_style()
     client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 2})), "done", "again"])
-    middleware = Edits()
     agent = Agent(client, tools=[add], middleware=[middleware])
     session = agent.create_session()
     stored = [Message("user", ["q0"]), Message("assistant", ["a0"])]

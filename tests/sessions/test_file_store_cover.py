@@ -22,19 +22,9 @@ from minagent.stores import files
 from minagent.stores.msgpack import packb, unpackb
 from minagent.testing import ScriptedChatClient, reply
 
+from ._util import MODES, run
+
 FORMATS = pytest.mark.parametrize("fmt", ["json", "msgpack"])
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
-
-
-async def run(agent, text, *, stream, **kwargs):
-    if not stream:
-        return await agent.run(text, **kwargs)
-    response = agent.run(text, stream=True, **kwargs)
-    async for _ in response:
-        pass
-    return await response.get_final_response()
-
-
 # -- options -------------------------------------------------------------------------------------
 
 
