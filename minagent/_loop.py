@@ -13,8 +13,8 @@ Theory of operation
 -------------------
 One `ToolLoop` serves one ``get_response`` call: the transcript, the counters (model calls, calls
 made, failing batches in a row), the steps taken, and the call runner. ``drive()`` is an async
-generator: it looks the step up in ``STEPS`` and runs it, except the model call, whose stream
-it relays update by update in its one ``async for``. A step that produces its updates all at once
+generator: it looks the step up in ``STEPS`` and runs it, except the model call, whose stream it
+lends to its reader (`Handoff`, ST-51), which reads it in place. A step that produces its updates all at once
 (a resumed batch, a batch, a pause) returns them with its outcome.
 """
 

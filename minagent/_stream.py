@@ -6,9 +6,9 @@ Rules
    once in total (ST-3), and the final response is computed once (ST-5).
 2. Whichever way the stream ends, its cleanup hooks run exactly once and the source is closed
    (ST-6, ST-7).
-3. How the source is read is private to this module, but for `_take_over`: the tool loop's reader
-   pulls an unstarted stream that adds only its recorder (benchmarks/README.md). A caller only
-   iterates, awaits, finalises or closes.
+3. How the source is read is private to this module; `_take_over` lets a reader pull a lent stream
+   that adds only its recorder (ST-51) at its source. A caller only iterates, awaits, finalises or
+   closes.
 
 Theory of operation (spec/stream.md, ST-1 .. ST-12)
 ----------------------------------------------------
