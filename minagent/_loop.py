@@ -176,8 +176,8 @@ class ToolLoop:
                             yield _as_update(message)
                 no_tools = last or self.choice == "none"
                 result = self._model_result(last)
-                if not isinstance(result, ResponseStream):  # a stream is never awaited: it opens on its first pull
-                    result = await result
+                if not isinstance(result, ResponseStream):  # (a stream opens on its first pull) MW-7: None is empty
+                    result = ChatResponse() if (result := await result) is None else result
                 if isinstance(result, ResponseStream):  # streaming: its reader relays each update as it comes (LP-2)
                     model_stream = result
                     try:

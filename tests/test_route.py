@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,3 +57,23 @@ def test_no_agent_middleware_is_the_same_route_as_a_passthrough(turns: list[str]
     bare = asyncio.run(_run(turns, stream, []))
     wrapped = asyncio.run(_run(turns, stream, [passthrough]))
     assert bare == wrapped
+
+
+@pytest.mark.parametrize("with_middleware", [False, True], ids=["bare", "with chat middleware"])
+async def test_a_model_call_with_no_result_is_an_empty_response(with_middleware: bool) -> None:
+    """MW-7, MW-4: a provider call that gives no result (None) is an empty `ChatResponse`, whether
+    the chat pipeline is the bare provider call (no chat middleware) or runs middleware."""
+    from minagent import BaseChatClient, ChatMiddleware
+
+    class Silent(BaseChatClient):
+        async def _inner_get_response(self, *, messages, options, **kwargs):  # type: ignore[no-untyped-def]
+            return None
+
+    class Passes(ChatMiddleware):
+        async def process(self, context, call_next):  # type: ignore[no-untyped-def]
+            await call_next()
+
+    client = Silent(middleware=[Passes()] if with_middleware else None)
+    response = await client.get_response("hi")
+    assert response.messages == []
+    assert (await Agent(client).run("hi")).text == ""
