@@ -2,10 +2,11 @@
 
     python benchmarks/concurrency.py
 
-One model response asks for N calls of a tool that sleeps 0.2 s; the table gives the wall time
-of the whole request (median of a few runs) for N = 1, 2, 4, with an ordinary tool and with a
-``sequential=True`` tool. Concurrent calls take about 0.2 s whatever N is; sequential ones
-N x 0.2 s. The tests only assert that the calls overlap; the seconds are measured here.
+One model response asks for N calls of a tool that sleeps 0.2 s; the table gives the
+wall time of the whole request (median of a few runs) for N = 1, 2, 4, with an ordinary
+tool and with a ``sequential=True`` tool. Concurrent calls take about 0.2 s whatever N
+is; sequential ones N x 0.2 s. The tests only assert that the calls overlap; the seconds
+are measured here.
 """
 
 from __future__ import annotations
@@ -32,22 +33,32 @@ async def nap(seconds: float) -> str:
 
 async def one_request(calls: int, sequential: bool) -> float:
     tool = FunctionTool(name="nap", func=nap, sequential=sequential)
-    batch = reply(*[call("nap", {"seconds": SLEEP}, call_id=f"c{i}") for i in range(calls)])
+    batch = reply(
+        *[call("nap", {"seconds": SLEEP}, call_id=f"c{i}") for i in range(calls)]
+    )
     client = ScriptedChatClient([batch, "done"])
     start = time.perf_counter()
     response = await client.get_response("rest", options={"tools": [tool]})
     elapsed = time.perf_counter() - start
-    results = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    results = [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
     assert [r.result for r in results] == ["rested"] * calls, results
     return elapsed
 
 
 def main() -> None:
-    print(f"one response with N calls of a tool that sleeps {SLEEP} s; median of {RUNS} requests\n")
+    print(
+        f"one response with N calls of a tool that sleeps {SLEEP} s; median of {RUNS} requests\n"
+    )
     print(f"{'N':>3}  {'concurrent':>12}  {'sequential=True':>16}")
     for calls in (1, 2, 4):
-        concurrent = statistics.median(asyncio.run(one_request(calls, False)) for _ in range(RUNS))
-        sequential = statistics.median(asyncio.run(one_request(calls, True)) for _ in range(RUNS))
+        concurrent = statistics.median(
+            asyncio.run(one_request(calls, False)) for _ in range(RUNS)
+        )
+        sequential = statistics.median(
+            asyncio.run(one_request(calls, True)) for _ in range(RUNS)
+        )
         print(f"{calls:>3}  {concurrent:>10.3f} s  {sequential:>14.3f} s")
 
 

@@ -1,18 +1,18 @@
-"""What a durable run costs: a DBOS workflow per run, a step per model call and per tool call
-(spec/dbos.md; issue 31).
+"""What a durable run costs: a DBOS workflow per run, a step per model call and per tool
+call (spec/dbos.md; issue 31).
 
     python benchmarks/durable.py                 # SQLite (default and WAL), PostgreSQL when its programs are here
     python benchmarks/durable.py --runs 20       # more runs per figure (the figure is the median)
     python benchmarks/durable.py --no-postgres
 
-One run is ``ROUNDS`` model calls that each ask for one tool call, then a final answer: ``2 *
-ROUNDS + 1`` steps. The model is `ScriptedChatClient` and the tool returns at once, so what is
-measured is minagent's and DBOS's own work. The table gives the median time of a plain run and of
-a durable run, and the overhead per step: (durable - plain) / steps; a one-step run (a single
-answer) gives the fixed cost of the workflow itself. PostgreSQL is a real server started in a
-temporary directory (tests/dbos/_postgres.py, with fsync on as in a deployment) and stopped at the
-end. A run that does the wrong
-work (a wrong answer or tool count) is an error; nothing is compared with a target.
+One run is ``ROUNDS`` model calls that each ask for one tool call, then a final answer:
+``2 * ROUNDS + 1`` steps. The model is `ScriptedChatClient` and the tool returns at
+once, so what is measured is minagent's and DBOS's own work. The table gives the median
+time of a plain run and of a durable run, and the overhead per step: (durable - plain) /
+steps; a one-step run (a single answer) gives the fixed cost of the workflow itself.
+PostgreSQL is a real server started in a temporary directory (tests/dbos/_postgres.py,
+with fsync on as in a deployment) and stopped at the end. A run that does the wrong work
+(a wrong answer or tool count) is an error; nothing is compared with a target.
 """
 
 from __future__ import annotations
@@ -48,7 +48,10 @@ async def lookup(n: int) -> int:
 
 
 def script(rounds: int) -> list[Any]:
-    return [*([call("lookup", {"n": i}, call_id=f"c{i}")] for i in range(rounds)), "done"]
+    return [
+        *([call("lookup", {"n": i}, call_id=f"c{i}")] for i in range(rounds)),
+        "done",
+    ]
 
 
 class Swappable:
@@ -71,12 +74,20 @@ async def timed(make: Any, rounds: int, runs: int) -> float:
         response = await make(i)
         times.append(time.perf_counter() - start)
         if response.text != "done" or calls != rounds:
-            raise AssertionError(f"wrong work: {response.text!r}, {calls} tool calls, expected {rounds}")
+            raise AssertionError(
+                f"wrong work: {response.text!r}, {calls} tool calls, expected {rounds}"
+            )
     return statistics.median(times)
 
 
 async def measure(url: str, runs: int) -> list[tuple[int, float, float]]:
-    DBOS(config={"name": "minagent-bench", "system_database_url": url, "log_level": "ERROR"})
+    DBOS(
+        config={
+            "name": "minagent-bench",
+            "system_database_url": url,
+            "log_level": "ERROR",
+        }
+    )
     swappable = Swappable()
     durable = DurableAgent(swappable, name="bench")
     DBOS.launch()
@@ -85,11 +96,17 @@ async def measure(url: str, runs: int) -> list[tuple[int, float, float]]:
         for rounds in (0, ROUNDS):
 
             async def plain(_i: int, rounds: int = rounds) -> Any:
-                return await Agent(ScriptedChatClient(script(rounds)), tools=[lookup]).run("go")
+                return await Agent(
+                    ScriptedChatClient(script(rounds)), tools=[lookup]
+                ).run("go")
 
             async def durable_run(i: int, rounds: int = rounds) -> Any:
-                swappable.agent = Agent(ScriptedChatClient(script(rounds)), tools=[lookup])
-                return await durable.run("go", workflow_id=f"{url[:5]}-{rounds}-{i}-{time.time_ns()}")
+                swappable.agent = Agent(
+                    ScriptedChatClient(script(rounds)), tools=[lookup]
+                )
+                return await durable.run(
+                    "go", workflow_id=f"{url[:5]}-{rounds}-{i}-{time.time_ns()}"
+                )
 
             await timed(durable_run, rounds, 2)  # warm up: tables, pools, imports
             plain_time = await timed(plain, rounds, runs)
@@ -102,9 +119,13 @@ async def measure(url: str, runs: int) -> list[tuple[int, float, float]]:
 
 def report(name: str, rows: list[tuple[int, float, float]]) -> None:
     print(f"\n{name}")
-    print(f"{'steps':>6}  {'plain ms':>9}  {'durable ms':>11}  {'overhead per step ms':>21}")
+    print(
+        f"{'steps':>6}  {'plain ms':>9}  {'durable ms':>11}  {'overhead per step ms':>21}"
+    )
     for steps, plain, durable in rows:
-        print(f"{steps:>6}  {plain * 1e3:>9.2f}  {durable * 1e3:>11.2f}  {(durable - plain) / steps * 1e3:>21.2f}")
+        print(
+            f"{steps:>6}  {plain * 1e3:>9.2f}  {durable * 1e3:>11.2f}  {(durable - plain) / steps * 1e3:>21.2f}"
+        )
 
 
 def main(argv: list[str]) -> int:
@@ -118,8 +139,12 @@ def main(argv: list[str]) -> int:
             asyncio.run(measure(f"sqlite:///{directory}/a.sqlite", args.runs)),
         )
         with sqlite3.connect(f"{directory}/b.sqlite") as db:
-            db.execute("PRAGMA journal_mode=WAL")  # kept by the file: every later connection uses it
-        report("SQLite in WAL mode", asyncio.run(measure(f"sqlite:///{directory}/b.sqlite", args.runs)))
+            # kept by the file: every later connection uses it
+            db.execute("PRAGMA journal_mode=WAL")
+        report(
+            "SQLite in WAL mode",
+            asyncio.run(measure(f"sqlite:///{directory}/b.sqlite", args.runs)),
+        )
     if args.no_postgres:
         return 0
     from tests.dbos._postgres import PostgresServer, missing
@@ -131,7 +156,10 @@ def main(argv: list[str]) -> int:
     server = PostgresServer(fsync=True)
     server.start()
     try:
-        report("PostgreSQL (a local server, default settings)", asyncio.run(measure(server.url, args.runs)))
+        report(
+            "PostgreSQL (a local server, default settings)",
+            asyncio.run(measure(server.url, args.runs)),
+        )
     finally:
         server.stop()
     return 0

@@ -1,15 +1,16 @@
-"""Profile one of the shared harness's minagent scenarios with cProfile: minagent's hot spots.
+"""Profile one of the shared harness's minagent scenarios with cProfile: minagent's hot
+spots.
 
     python benchmarks/prof.py stream_1000            # the 1000-chunk stream
     python benchmarks/prof.py tool_loop_10 --ops 50  # 50 tool-loop runs
     python benchmarks/prof.py single_turn --all      # every function, not only minagent's
 
 The scenario is ``bench_minagent.py``'s own setup from the shared harness (found as by
-``run.py``). After one checked operation, ``--ops`` operations run under the profiler; the
-header gives the function calls per operation (all, and those in minagent/), the table per
-function the cumulative time (itself and what it calls) and the self time as a share of the
-profiled total. Profiling inflates call-heavy code: read it for where the time goes, not for
-figures (those come from run.py).
+``run.py``). After one checked operation, ``--ops`` operations run under the profiler;
+the header gives the function calls per operation (all, and those in minagent/), the
+table per function the cumulative time (itself and what it calls) and the self time as a
+share of the profiled total. Profiling inflates call-heavy code: read it for where the
+time goes, not for figures (those come from run.py).
 """
 
 from __future__ import annotations
@@ -41,9 +42,13 @@ def main(argv: list[str]) -> int:
     setups: dict[str, Any] = bench_minagent.SETUPS
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("scenario", choices=sorted(setups))
-    parser.add_argument("--ops", type=int, help="operations to profile (default: by scenario)")
+    parser.add_argument(
+        "--ops", type=int, help="operations to profile (default: by scenario)"
+    )
     parser.add_argument("--limit", type=int, default=25, help="rows to print")
-    parser.add_argument("--all", action="store_true", help="not only functions in minagent/")
+    parser.add_argument(
+        "--all", action="store_true", help="not only functions in minagent/"
+    )
     args = parser.parse_args(argv)
     ops = args.ops or DEFAULT_OPS.get(args.scenario, 200)
     profiler = cProfile.Profile()
@@ -62,16 +67,25 @@ def main(argv: list[str]) -> int:
     entries = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     total = sum(tt for _cc, _nc, tt, _ct, _callers in entries.values()) or 1.0
     package = str(ROOT / "minagent")
-    # Counted per code object: pstats keys functions by (file, line, name), which merges every
-    # generated `<string>:2:__init__` (dataclasses) into one entry and drops the others' calls.
+    # Counted per code object: pstats keys functions by (file, line, name), which merges
+    # every generated `<string>:2:__init__` (dataclasses) into one entry and drops the
+    # others' calls.
     stats = profiler.getstats()
     calls_all = sum(entry.callcount for entry in stats)
-    calls_ours = sum(e.callcount for e in stats if getattr(e.code, "co_filename", "").startswith(package))
+    calls_ours = sum(
+        e.callcount
+        for e in stats
+        if getattr(e.code, "co_filename", "").startswith(package)
+    )
     rows = []
     for (filename, line, name), (_cc, calls, tt, ct, _callers) in entries.items():
         if not args.all and not filename.startswith(package):
             continue
-        where = Path(filename).relative_to(ROOT) if filename.startswith(str(ROOT)) else filename
+        where = (
+            Path(filename).relative_to(ROOT)
+            if filename.startswith(str(ROOT))
+            else filename
+        )
         rows.append((ct / total, tt / total, calls, f"{where}:{line}:{name}"))
     rows.sort(reverse=True)
     print(

@@ -5,14 +5,14 @@
     python benchmarks/run.py --peers          # also the upstream framework and LangChain v1
     python benchmarks/run.py --json out.json  # also every record as JSON
 
-The scenarios, the plain-asyncio floor (``bench_raw.py``) and the measuring method are the
-shared harness's (``$MINAGENT_BENCH_HARNESS``, else ``../shared/bench`` beside this checkout);
-this script runs its ``bench_<framework>.py`` scripts as subprocesses the way its
-``compare.sh`` does, with ``MINAGENT_ROOT`` set to this checkout, and adds the targets of
-issue 14 with PASS/MISS, the harness's ``peak_kb`` and the import-time check.
+The scenarios, the plain-asyncio floor (``bench_raw.py``) and the measuring method are
+the shared harness's (``$MINAGENT_BENCH_HARNESS``, else ``../shared/bench`` beside this
+checkout); this script runs its ``bench_<framework>.py`` scripts as subprocesses the way
+its ``compare.sh`` does, with ``MINAGENT_ROOT`` set to this checkout, and adds the
+targets of issue 14 with PASS/MISS, the harness's ``peak_kb`` and the import-time check.
 
-Exit status: 0; 1 when a scenario did the wrong work or crashed (never because of a MISS);
-2 when the shared harness is not found.
+Exit status: 0; 1 when a scenario did the wrong work or crashed (never because of a
+MISS); 2 when the shared harness is not found.
 """
 
 from __future__ import annotations
@@ -29,13 +29,20 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import imports as import_cost  # the import-time measure (issue 30: import minagent <= import asyncio + 15 ms)
+# the import-time measure (issue 30: import minagent <= import asyncio + 15 ms)
+import imports as import_cost
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 VENV = BENCH / ".venv-peers"
 
-SCENARIOS = ["single_turn", "tool_loop_10", "middleware_3x3", "stream_1000", "concurrent_100"]
+SCENARIOS = [
+    "single_turn",
+    "tool_loop_10",
+    "middleware_3x3",
+    "stream_1000",
+    "concurrent_100",
+]
 FLOOR = "raw-asyncio"
 # framework name in the harness's records -> its script
 SCRIPTS = {FLOOR: "bench_raw.py", "minagent": "bench_minagent.py"}
@@ -74,18 +81,36 @@ def find_harness() -> Path:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="1 round at scale 0.2, 5 import runs")
+    parser.add_argument(
+        "--quick", action="store_true", help="1 round at scale 0.2, 5 import runs"
+    )
     parser.add_argument("--rounds", type=int, help="interleaved rounds (default 3)")
-    parser.add_argument("--scale", type=float, help="the harness's BENCH_SCALE (default 0.5)")
-    parser.add_argument("--reps", type=int, default=3, help="the harness's BENCH_REPS (default 3)")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset")
-    parser.add_argument("--import-runs", type=int, help="fresh processes per import statement (default 11; 0 skips)")
-    parser.add_argument("--peers", action="store_true", help="also the peers, in benchmarks/.venv-peers")
-    parser.add_argument("--json", metavar="FILE", help="write every record and the summary to FILE")
+    parser.add_argument(
+        "--scale", type=float, help="the harness's BENCH_SCALE (default 0.5)"
+    )
+    parser.add_argument(
+        "--reps", type=int, default=3, help="the harness's BENCH_REPS (default 3)"
+    )
+    parser.add_argument(
+        "--scenarios", default=",".join(SCENARIOS), help="comma-separated subset"
+    )
+    parser.add_argument(
+        "--import-runs",
+        type=int,
+        help="fresh processes per import statement (default 11; 0 skips)",
+    )
+    parser.add_argument(
+        "--peers", action="store_true", help="also the peers, in benchmarks/.venv-peers"
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", help="write every record and the summary to FILE"
+    )
     args = parser.parse_args(argv)
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.scale = args.scale or (0.2 if args.quick else 0.5)
-    args.import_runs = (5 if args.quick else 11) if args.import_runs is None else args.import_runs
+    args.import_runs = (
+        (5 if args.quick else 11) if args.import_runs is None else args.import_runs
+    )
     if args.rounds < 1 or args.reps < 1 or args.scale <= 0:
         parser.error("--rounds and --reps must be at least 1, --scale above 0")
     return args
@@ -94,13 +119,22 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 # -- running the harness ---------------------------------------------------------------------------
 
 
-def run_script(python: str, harness: Path, script: str, args: argparse.Namespace) -> tuple[list[dict[str, Any]], str]:
-    """One ``bench_*.py`` run: its JSON records (printed one per line as each scenario ends) and an
-    error line, empty when it exited cleanly."""
-    env = {**os.environ, "MINAGENT_ROOT": str(ROOT), "BENCH_SCALE": str(args.scale), "BENCH_REPS": str(args.reps)}
+def run_script(
+    python: str, harness: Path, script: str, args: argparse.Namespace
+) -> tuple[list[dict[str, Any]], str]:
+    """One ``bench_*.py`` run: its JSON records (printed one per line as each scenario
+    ends) and an error line, empty when it exited cleanly."""
+    env = {
+        **os.environ,
+        "MINAGENT_ROOT": str(ROOT),
+        "BENCH_SCALE": str(args.scale),
+        "BENCH_REPS": str(args.reps),
+    }
     command = [python, script, "--scenarios", args.scenarios]
     done = subprocess.run(command, cwd=harness, env=env, capture_output=True, text=True)
-    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    records = [
+        json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")
+    ]
     error = ""
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
@@ -111,11 +145,16 @@ def run_script(python: str, harness: Path, script: str, args: argparse.Namespace
 def measure(
     harness: Path, frameworks: dict[str, tuple[str, str]], args: argparse.Namespace
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Every framework once per round, in turn, so that all see the same machine load."""
+    """Every framework once per round, in turn, so that all see the same machine
+    load."""
     records: list[dict[str, Any]] = []
     errors: list[str] = []
     for number in range(1, args.rounds + 1):
-        print(f"round {number}/{args.rounds}: {', '.join(frameworks)}", file=sys.stderr, flush=True)
+        print(
+            f"round {number}/{args.rounds}: {', '.join(frameworks)}",
+            file=sys.stderr,
+            flush=True,
+        )
         for python, script in frameworks.values():
             got, error = run_script(python, harness, script, args)
             records += got
@@ -124,9 +163,12 @@ def measure(
     return records, errors
 
 
-def import_times(python: str, statements: dict[str, str], runs: int) -> dict[str, float]:
-    """Median ms of ``import asyncio`` ("asyncio") and of each statement after it, timed inside fresh
-    processes with this checkout's ``minagent/`` compiled first (``imports.py``'s method)."""
+def import_times(
+    python: str, statements: dict[str, str], runs: int
+) -> dict[str, float]:
+    """Median ms of ``import asyncio`` ("asyncio") and of each statement after it, timed
+    inside fresh processes with this checkout's ``minagent/`` compiled first
+    (``imports.py``'s method)."""
     import_cost.compile_tree()
     medians: dict[str, float] = {}
     for name, statement in statements.items():
@@ -140,20 +182,37 @@ def import_times(python: str, statements: dict[str, str], runs: int) -> dict[str
 
 
 def peers_python(harness: Path) -> str:
-    """benchmarks/.venv-peers with the harness's requirements-lock.txt (made on first use)."""
+    """benchmarks/.venv-peers with the harness's requirements-lock.txt (made on first
+    use)."""
     python = VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if not python.exists():
-        print(f"peers: creating {VENV.relative_to(ROOT)} ...", file=sys.stderr, flush=True)
+        print(
+            f"peers: creating {VENV.relative_to(ROOT)} ...", file=sys.stderr, flush=True
+        )
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
         (VENV / ".gitignore").write_text("*\n")  # as Python 3.13's venv does
     stamp = VENV / "requirements-lock.txt"
     lock = (harness / "requirements-lock.txt").read_text()
     if not stamp.exists() or stamp.read_text() != lock:
-        print("peers: installing the harness's requirements-lock.txt ...", file=sys.stderr, flush=True)
+        print(
+            "peers: installing the harness's requirements-lock.txt ...",
+            file=sys.stderr,
+            flush=True,
+        )
         log = VENV / "pip.log"
         with log.open("w") as out:
-            command = [str(python), "-m", "pip", "install", "-r", str(harness / "requirements-lock.txt")]
-            if subprocess.run(command, stdout=out, stderr=subprocess.STDOUT).returncode != 0:
+            command = [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "-r",
+                str(harness / "requirements-lock.txt"),
+            ]
+            if (
+                subprocess.run(command, stdout=out, stderr=subprocess.STDOUT).returncode
+                != 0
+            ):
                 raise OSError(f"pip install failed, see {log.relative_to(ROOT)}")
         stamp.write_text(lock)
     return str(python)
@@ -163,7 +222,8 @@ def peers_python(harness: Path) -> str:
 
 
 def summarise(records: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, float]]:
-    """Median seconds per op and median peak_kb per (framework, scenario) over the rounds."""
+    """Median seconds per op and median peak_kb per (framework, scenario) over the
+    rounds."""
     runs: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for record in records:
         runs[(record["framework"], record["scenario"])].append(record)
@@ -183,12 +243,16 @@ def verdict(value: float | None, limit: float | None) -> str:
 
 
 def tables(
-    med: dict[tuple[str, str], dict[str, float]], frameworks: list[str], scenarios: list[str]
+    med: dict[tuple[str, str], dict[str, float]],
+    frameworks: list[str],
+    scenarios: list[str],
 ) -> tuple[list[str], list[str]]:
     """The markdown tables (time, peak memory) and the list of misses."""
     peer = "agent-framework" if "agent-framework" in frameworks else None
     misses: list[str] = []
-    head = ["scenario", *frameworks, "target", "verdict"] + (["af / minagent"] if peer else [])
+    head = ["scenario", *frameworks, "target", "verdict"] + (
+        ["af / minagent"] if peer else []
+    )
     time_rows = [head, ["---"] * len(head)]
     for s in scenarios:
         floor = med.get((FLOOR, s), {}).get("seconds_per_op")
@@ -210,7 +274,11 @@ def tables(
         if peer:
             theirs = med.get((peer, s), {}).get("seconds_per_op")
             faster = theirs / ours if theirs and ours else None
-            cells.append(f"{faster:.1f}x {'PASS' if faster >= STRETCH else 'MISS'}" if faster else "—")
+            cells.append(
+                f"{faster:.1f}x {'PASS' if faster >= STRETCH else 'MISS'}"
+                if faster
+                else "—"
+            )
         time_rows.append(cells)
     head = ["peak_kb", *frameworks, "target", "verdict"]
     memory_rows = [head, ["---"] * len(head)]
@@ -237,10 +305,15 @@ def checkout() -> str:
     """The commit measured, and whether minagent/ had uncommitted changes."""
 
     def git(*command: str) -> str:
-        return subprocess.run(["git", *command], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(
+            ["git", *command], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
 
     try:
-        head, dirty = git("rev-parse", "--short", "HEAD"), git("status", "--porcelain", "--", "minagent")
+        head, dirty = (
+            git("rev-parse", "--short", "HEAD"),
+            git("status", "--porcelain", "--", "minagent"),
+        )
     except OSError:
         return "(no git)"
     return f"{head or '?'}{' + uncommitted changes' if dirty else ''}"
@@ -262,10 +335,16 @@ def main(argv: list[str]) -> int:
         try:
             python = peers_python(harness)
         except (subprocess.CalledProcessError, OSError) as exc:
-            print(f"benchmarks/run.py: cannot prepare {VENV.relative_to(ROOT)}: {exc}", file=sys.stderr)
+            print(
+                f"benchmarks/run.py: cannot prepare {VENV.relative_to(ROOT)}: {exc}",
+                file=sys.stderr,
+            )
             return 1
         # as compare.sh with PEERS=1: every framework under the venv's interpreter
-        frameworks = {name: (python, script) for name, script in {**SCRIPTS, **PEER_SCRIPTS}.items()}
+        frameworks = {
+            name: (python, script)
+            for name, script in {**SCRIPTS, **PEER_SCRIPTS}.items()
+        }
     started = time.time()
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
     print(
@@ -280,28 +359,43 @@ def main(argv: list[str]) -> int:
     imports: dict[str, float] = {}
     if args.import_runs > 0:
         python = frameworks["minagent"][0]
-        statements = {"minagent": "import minagent"} | (PEER_IMPORTS if args.peers else {})
+        statements = {"minagent": "import minagent"} | (
+            PEER_IMPORTS if args.peers else {}
+        )
         imports = import_times(python, statements, args.import_runs)
     print()
     print("\n".join(lines))
     if imports:
         extra = imports["minagent"]
         check = verdict(extra, import_cost.TARGET_EXTRA_MS)
-        others = "".join(f", {name} +{ms:.1f} ms" for name, ms in imports.items() if name in PEER_IMPORTS)
+        others = "".join(
+            f", {name} +{ms:.1f} ms"
+            for name, ms in imports.items()
+            if name in PEER_IMPORTS
+        )
         print(
             f"\nimport (median of {args.import_runs} fresh processes): asyncio {imports['asyncio']:.1f} ms, "
             f"then minagent +{extra:.1f} ms (target ≤ +{import_cost.TARGET_EXTRA_MS:g} ms) {check}{others}"
         )
         if check == "MISS":
-            misses.append(f"import +{extra:.1f} ms (≤ +{import_cost.TARGET_EXTRA_MS:g} ms)")
+            misses.append(
+                f"import +{extra:.1f} ms (≤ +{import_cost.TARGET_EXTRA_MS:g} ms)"
+            )
     print("\ntargets missed: " + ("; ".join(misses) if misses else "none"))
     for error in errors:
         print(f"ERROR (a scenario did the wrong work or crashed): {error}")
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
-    print(f"load {load and ' '.join(f'{x:.2f}' for x in load)} at the end; {time.time() - started:.0f} s in all.")
+    print(
+        f"load {load and ' '.join(f'{x:.2f}' for x in load)} at the end; {time.time() - started:.0f} s in all."
+    )
     if args.json:
         summary = {f"{f} {s}": v for (f, s), v in med.items()}
-        data = {"minagent": checkout(), "harness": str(harness), "records": records, "medians": summary}
+        data = {
+            "minagent": checkout(),
+            "harness": str(harness),
+            "records": records,
+            "medians": summary,
+        }
         data |= {"import_ms": imports, "misses": misses, "errors": errors}
         Path(args.json).write_text(json.dumps(data, indent=2))
     return 1 if errors else 0

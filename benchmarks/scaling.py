@@ -1,4 +1,5 @@
-"""How minagent's cost grows with the work: scaling curves beside the plain-asyncio floor.
+"""How minagent's cost grows with the work: scaling curves beside the plain-asyncio
+floor.
 
     python benchmarks/scaling.py                    # every curve, the default sizes
     python benchmarks/scaling.py --curves history   # one curve
@@ -6,18 +7,20 @@
 
 Three curves (issue 30; never timed tests, figures for the README and the notes):
 
-- ``history``: one single-turn run after N earlier messages (10 -> 10,000), the messages passed as
-  arguments, and the same conversation kept in an in-memory session (`agent.create_session()`);
-  the floor appends to a list of dicts and calls the model.
-- ``batch``: one model response asking for W parallel tool calls (1 -> 100), then the answer; the
-  floor gathers W coroutines.
-- ``stream``: one streamed run of L chunks (1,000 -> 100,000), every update consumed; the floor
-  iterates an async generator. Peak memory matters here: it must stay flat in L.
+- ``history``: one single-turn run after N earlier messages (10 -> 10,000), the messages
+  passed as arguments, and the same conversation kept in an in-memory session
+  (`agent.create_session()`); the floor appends to a list of dicts and calls the model.
+- ``batch``: one model response asking for W parallel tool calls (1 -> 100), then the
+  answer; the floor gathers W coroutines.
+- ``stream``: one streamed run of L chunks (1,000 -> 100,000), every update consumed;
+  the floor iterates an async generator. Peak memory matters here: it must stay flat in
+  L.
 
-For each size: the median cost per run over the repetitions, and the peak of Python allocations
-during one extra run (tracemalloc, never active while timing). Each curve ends with its growth
-exponent, the slope of log(cost) over log(size) from the smallest to the largest size: 1 is linear,
-0 is constant; for ``history`` the cost of the run is what should not grow with the past.
+For each size: the median cost per run over the repetitions, and the peak of Python
+allocations during one extra run (tracemalloc, never active while timing). Each curve
+ends with its growth exponent, the slope of log(cost) over log(size) from the smallest
+to the largest size: 1 is linear, 0 is constant; for ``history`` the cost of the run is
+what should not grow with the past.
 """
 
 from __future__ import annotations
@@ -59,19 +62,27 @@ Op = Callable[[], Awaitable[Any]]
 
 
 class Model(BaseChatClient):
-    """Answers "ok"; with ``width`` calls first when nothing has been answered yet; streams ``chunks``."""
+    """Answers "ok"; with ``width`` calls first when nothing has been answered yet;
+    streams ``chunks``."""
 
     def __init__(self, width: int = 0, chunks: int = 0) -> None:
         super().__init__()
         self.width, self.chunks = width, chunks
 
-    async def _inner_get_response(self, *, messages: Any, options: Any, **kwargs: Any) -> ChatResponse:
+    async def _inner_get_response(
+        self, *, messages: Any, options: Any, **kwargs: Any
+    ) -> ChatResponse:
         if self.width and messages[-1].role == "user":
-            calls = [Content.from_function_call(f"c{i}", "add", {"a": i, "b": 1}) for i in range(self.width)]
+            calls = [
+                Content.from_function_call(f"c{i}", "add", {"a": i, "b": 1})
+                for i in range(self.width)
+            ]
             return ChatResponse([Message("assistant", calls)])
         return ChatResponse([Message("assistant", ["ok"])])
 
-    async def _inner_get_streaming_response(self, *, messages: Any, options: Any, **kwargs: Any) -> Any:
+    async def _inner_get_streaming_response(
+        self, *, messages: Any, options: Any, **kwargs: Any
+    ) -> Any:
         for _ in range(self.chunks):
             yield ChatResponseUpdate([Content.from_text("x")], "assistant")
 
@@ -83,7 +94,10 @@ async def add(a: int, b: int) -> int:
 
 
 def history(n: int) -> list[Message]:
-    return [Message("user" if i % 2 == 0 else "assistant", [f"message {i}"]) for i in range(n)]
+    return [
+        Message("user" if i % 2 == 0 else "assistant", [f"message {i}"])
+        for i in range(n)
+    ]
 
 
 def minagent_history_arguments(n: int) -> Op:
@@ -98,7 +112,8 @@ def minagent_history_session(n: int) -> Op:
 
     async def op() -> Any:
         response = await agent.run("next", session=session)
-        del session.state["in_memory"]["messages"][n:]  # the next run sees the same N messages
+        # the next run sees the same N messages
+        del session.state["in_memory"]["messages"][n:]
         return response
 
     return op
@@ -132,7 +147,10 @@ async def floor_model(messages: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def floor_history(n: int) -> Op:
-    past = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"} for i in range(n)]
+    past = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"}
+        for i in range(n)
+    ]
 
     async def op() -> Any:
         messages = [*past, {"role": "user", "content": "next"}]
@@ -148,10 +166,15 @@ def floor_batch(width: int) -> Op:
 
     async def op() -> Any:
         messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
-        calls: list[dict[str, Any]] = [{"id": f"c{i}", "args": {"a": i, "b": 1}} for i in range(width)]
+        calls: list[dict[str, Any]] = [
+            {"id": f"c{i}", "args": {"a": i, "b": 1}} for i in range(width)
+        ]
         messages.append({"role": "assistant", "tool_calls": calls})
         results = await asyncio.gather(*(add_tool(**c["args"]) for c in calls))
-        messages.extend({"role": "tool", "id": c["id"], "content": r} for c, r in zip(calls, results, strict=True))
+        messages.extend(
+            {"role": "tool", "id": c["id"], "content": r}
+            for c, r in zip(calls, results, strict=True)
+        )
         messages.append(await floor_model(messages))
         return messages[-1]
 
@@ -222,7 +245,9 @@ async def run(curves: list[str], quick: bool) -> None:
         header = ["size"] + [name for name, _ in CURVES[curve]]
         print("| " + " | ".join(header) + " |")
         print("|---" * len(header) + "|")
-        results: dict[str, list[tuple[int, float]]] = {name: [] for name, _ in CURVES[curve]}
+        results: dict[str, list[tuple[int, float]]] = {
+            name: [] for name, _ in CURVES[curve]
+        }
         for size in sizes[curve]:
             cells = [f"{size:,}"]
             for name, make in CURVES[curve]:
@@ -230,14 +255,22 @@ async def run(curves: list[str], quick: bool) -> None:
                 results[name].append((size, seconds))
                 cells.append(f"{seconds * 1e6:,.1f} µs, {peak:,.0f} KiB")
             print("| " + " | ".join(cells) + " |", flush=True)
-        growth = ", ".join(f"{name} {exponent(points):.2f}" for name, points in results.items())
+        growth = ", ".join(
+            f"{name} {exponent(points):.2f}" for name, points in results.items()
+        )
         print(f"\ngrowth exponent (log cost / log size, smallest to largest): {growth}")
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--curves", default=",".join(CURVES), help="comma-separated: " + ", ".join(CURVES))
-    parser.add_argument("--quick", action="store_true", help="small sizes, one repetition")
+    parser.add_argument(
+        "--curves",
+        default=",".join(CURVES),
+        help="comma-separated: " + ", ".join(CURVES),
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes, one repetition"
+    )
     args = parser.parse_args(argv)
     curves = [c for c in args.curves.split(",") if c]
     unknown = [c for c in curves if c not in CURVES]

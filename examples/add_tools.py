@@ -1,5 +1,5 @@
-"""An agent with one function tool: the model asks for the tool, the agent runs it, the model
-uses its result. Asked twice, once for a whole answer and once streamed.
+"""An agent with one function tool: the model asks for the tool, the agent runs it, the
+model uses its result. Asked twice, once for a whole answer and once streamed.
 """
 
 import asyncio
@@ -11,7 +11,10 @@ from pydantic import Field
 from minagent import Agent, tool
 from minagent.testing import ScriptedChatClient, call
 
-TIMETABLE = {("Utrecht", "Leiden"): ["07:48", "08:18", "08:48"], ("Leiden", "Delft"): ["09:05", "09:35"]}
+TIMETABLE = {
+    ("Utrecht", "Leiden"): ["07:48", "08:18", "08:48"],
+    ("Leiden", "Delft"): ["09:05", "09:35"],
+}
 
 
 @tool(approval_mode="never_require")
@@ -27,14 +30,17 @@ def departures(
 
 
 def rail_model(messages, options):
-    """Asks for the tool with the stations named in the question, then reads its answer back."""
+    """Asks for the tool with the stations named in the question, then reads its answer
+    back."""
     last = messages[-1]
     if last.role == "tool":
         return f"Here you go. {last.contents[0].result}"
     offered = [t.name for t in options.get("tools", [])]
     words = last.text.rstrip("?").split()
     origin, destination = words[words.index("from") + 1], words[words.index("to") + 1]
-    return [call(offered[0], json.dumps({"origin": origin, "destination": destination}))]
+    return [
+        call(offered[0], json.dumps({"origin": origin, "destination": destination}))
+    ]
 
 
 async def main() -> None:

@@ -1,12 +1,19 @@
-"""Agent-level middleware (given to `Agent(...)`, runs on every run) and run-level middleware
-(given to one `run(...)`): the agent's wrap the run's, `context.metadata` carries notes inward,
-and a run-level cache answers a repeated question without reaching the agent at all.
+"""Agent-level middleware (given to `Agent(...)`, runs on every run) and run-level
+middleware (given to one `run(...)`): the agent's wrap the run's, `context.metadata`
+carries notes inward, and a run-level cache answers a repeated question without reaching
+the agent at all.
 """
 
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from minagent import Agent, AgentContext, AgentMiddleware, FunctionInvocationContext, tool
+from minagent import (
+    Agent,
+    AgentContext,
+    AgentMiddleware,
+    FunctionInvocationContext,
+    tool,
+)
 from minagent.testing import ScriptedChatClient, call
 
 PRICES = {"ACME": 41.5, "GLOBEX": 12.25}
@@ -29,12 +36,16 @@ class TradingHours(AgentMiddleware):
         await call_next()
 
 
-async def log_tool(context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]) -> None:
+async def log_tool(
+    context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
+) -> None:
     print(f"[tool] {context.function.name} {context.arguments}")
     await call_next()
 
 
-async def show_metadata(context: AgentContext, call_next: Callable[[], Awaitable[None]]) -> None:
+async def show_metadata(
+    context: AgentContext, call_next: Callable[[], Awaitable[None]]
+) -> None:
     print(f"[run] metadata seen: {context.metadata}")
     await call_next()
 

@@ -1,6 +1,7 @@
-"""An agent used as another agent's tool: `agent.as_tool(...)` turns a haiku-writing agent into a
-function tool with one text argument. The coordinator's function middleware shows the call going
-to the sub-agent and the sub-agent's answer coming back as the tool's result.
+"""An agent used as another agent's tool: `agent.as_tool(...)` turns a haiku-writing
+agent into a function tool with one text argument. The coordinator's function middleware
+shows the call going to the sub-agent and the sub-agent's answer coming back as the
+tool's result.
 """
 
 import asyncio
@@ -10,7 +11,9 @@ from minagent import Agent, FunctionInvocationContext
 from minagent.testing import ScriptedChatClient, call
 
 
-async def show_delegation(context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]) -> None:
+async def show_delegation(
+    context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
+) -> None:
     print(f"[to {context.function.name}] {context.arguments}")
     await call_next()
     print(f"[from {context.function.name}] {context.result!r}")
@@ -19,11 +22,14 @@ async def show_delegation(context: FunctionInvocationContext, call_next: Callabl
 def poet_model(messages, options):
     """The sub-agent's model: writes a haiku about the topic it is given."""
     topic = messages[-1].text
-    return f"Morning {topic} steams / small clouds over the saucer / the day can wait now"
+    return (
+        f"Morning {topic} steams / small clouds over the saucer / the day can wait now"
+    )
 
 
 def editor_model(messages, options):
-    """The coordinator's model: hands the topic to the haiku tool, then presents its poem."""
+    """The coordinator's model: hands the topic to the haiku tool, then presents its
+    poem."""
     last = messages[-1]
     if last.role == "tool":
         return f"Here is your haiku:\n{last.contents[0].result}"

@@ -1,8 +1,9 @@
-"""Chat middleware wraps each call to the model, inside the tool loop: a run with one tool call
-makes two model calls, so it runs twice. Shown here: a class that reports what each model call
-is sent, a decorated function that swaps a word in what each call sends (the conversation kept
-in the session is what the user wrote), and a function that answers itself and stops the pipeline with
-`MiddlewareTermination`. Chat middleware can belong to the agent or to a single run.
+"""Chat middleware wraps each call to the model, inside the tool loop: a run with one
+tool call makes two model calls, so it runs twice. Shown here: a class that reports what
+each model call is sent, a decorated function that swaps a word in what each call sends
+(the conversation kept in the session is what the user wrote), and a function that
+answers itself and stops the pipeline with `MiddlewareTermination`. Chat middleware can
+belong to the agent or to a single run.
 """
 
 import asyncio
@@ -18,7 +19,12 @@ from minagent import (
 )
 from minagent.testing import ScriptedChatClient, call
 
-WORDS = {("cat", "fr"): "chat", ("dog", "fr"): "chien", ("cat", "de"): "Katze", ("dog", "de"): "Hund"}
+WORDS = {
+    ("cat", "fr"): "chat",
+    ("dog", "fr"): "chien",
+    ("cat", "de"): "Katze",
+    ("dog", "de"): "Hund",
+}
 
 
 @tool
@@ -43,7 +49,8 @@ class ModelCallReport(ChatMiddleware):
 @chat_middleware
 async def prefer_german(context, call_next):
     context.messages = [
-        Message(m.role, [m.text.replace("French", "German")]) if m.role == "user" else m for m in context.messages
+        Message(m.role, [m.text.replace("French", "German")]) if m.role == "user" else m
+        for m in context.messages
     ]
     await call_next()
 
@@ -51,19 +58,24 @@ async def prefer_german(context, call_next):
 @chat_middleware
 async def no_homework(context, call_next):
     if "homework" in context.messages[-1].text:
-        context.result = ChatResponse(messages=[Message("assistant", ["Nice try! Do your homework yourself."])])
+        context.result = ChatResponse(
+            messages=[Message("assistant", ["Nice try! Do your homework yourself."])]
+        )
         raise MiddlewareTermination
     await call_next()
 
 
 def translator_model(messages, options):
-    """Calls translate with the word and language named in the question, then quotes the result."""
+    """Calls translate with the word and language named in the question, then quotes the
+    result."""
     last = messages[-1]
     if last.role == "tool":
         return f"That is '{last.contents[0].result}'."
     words = last.text.rstrip("?").split()
     language = "de" if "German" in words else "fr"
-    return [call("translate", {"word": words[words.index("for") + 1], "language": language})]
+    return [
+        call("translate", {"word": words[words.index("for") + 1], "language": language})
+    ]
 
 
 async def main() -> None:
@@ -82,7 +94,9 @@ async def main() -> None:
 
     print(f"User (run-level middleware): {question}")
     session = agent.create_session()
-    print(f"Translator: {await agent.run(question, session=session, middleware=[prefer_german])}")
+    print(
+        f"Translator: {await agent.run(question, session=session, middleware=[prefer_german])}"
+    )
     kept = session.state["in_memory"]["messages"][0]
     print(f"The session keeps what the user wrote: {kept.text}")
 

@@ -1,6 +1,6 @@
-"""Middleware written as classes: an `AgentMiddleware` that answers some requests itself by
-setting `context.result` (the model is never called), and a `FunctionMiddleware` with its own
-state, an audit log of every tool call.
+"""Middleware written as classes: an `AgentMiddleware` that answers some requests itself
+by setting `context.result` (the model is never called), and a `FunctionMiddleware` with
+its own state, an audit log of every tool call.
 """
 
 import asyncio
@@ -22,7 +22,9 @@ BALANCES = {"savings": "1,250.00 EUR", "current": "310.42 EUR"}
 
 
 @tool(approval_mode="never_require")
-def balance(account: Annotated[str, Field(description="Which account: savings or current.")]) -> str:
+def balance(
+    account: Annotated[str, Field(description="Which account: savings or current.")],
+) -> str:
     """Read the balance of one of the user's accounts."""
     return BALANCES[account]
 
@@ -34,7 +36,14 @@ class ReadOnlyGuard(AgentMiddleware):
         if "transfer" in context.messages[-1].text.lower():
             print("[guard] payment request answered without the model")
             context.result = AgentResponse(
-                messages=[Message("assistant", ["I can only read balances; please ask a banker to move money."])]
+                messages=[
+                    Message(
+                        "assistant",
+                        [
+                            "I can only read balances; please ask a banker to move money."
+                        ],
+                    )
+                ]
             )
             return
         await call_next()
@@ -48,7 +57,9 @@ class AuditTrail(FunctionMiddleware):
 
     async def process(self, context, call_next):
         await call_next()
-        self.entries.append(f"{context.function.name} {context.arguments} -> {context.result}")
+        self.entries.append(
+            f"{context.function.name} {context.arguments} -> {context.result}"
+        )
 
 
 def bank_model(messages, options):

@@ -1,7 +1,7 @@
-"""An agent that is not backed by a chat model: a `BaseAgent` subclass with its own `run`, which
-returns an awaitable response, or an async iterable of updates when `stream=True`. It keeps its
-history in the session the way the built-in agent does, and, being an agent, it can be another
-agent's tool.
+"""An agent that is not backed by a chat model: a `BaseAgent` subclass with its own
+`run`, which returns an awaitable response, or an async iterable of updates when
+`stream=True`. It keeps its history in the session the way the built-in agent does, and,
+being an agent, it can be another agent's tool.
 """
 
 import asyncio
@@ -36,8 +36,12 @@ class ReverseAgent(BaseAgent):
 
     def _remember(self, session, received: list[Message], text: str) -> None:
         if session is not None:
-            history = session.state.setdefault(InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {})
-            history.setdefault("messages", []).extend([*received, Message("assistant", [text])])
+            history = session.state.setdefault(
+                InMemoryHistoryProvider.DEFAULT_SOURCE_ID, {}
+            )
+            history.setdefault("messages", []).extend(
+                [*received, Message("assistant", [text])]
+            )
 
     async def _respond(self, messages, session) -> AgentResponse:
         received, text = self._answer(messages)
@@ -48,7 +52,9 @@ class ReverseAgent(BaseAgent):
         received, text = self._answer(messages)
         for index, word in enumerate(text.split()):
             piece = word if index == 0 else f" {word}"
-            yield AgentResponseUpdate(contents=[Content.from_text(piece)], role="assistant")
+            yield AgentResponseUpdate(
+                contents=[Content.from_text(piece)], role="assistant"
+            )
         self._remember(session, received, text)
 
 

@@ -1,6 +1,7 @@
-"""Keeping the conversation history somewhere of your own: a `HistoryProvider` subclass with
-`get_messages` and `save_messages`, here a JSON file per session in a folder. The session itself
-then carries only its id, and a session restored from `to_dict()` finds its history again.
+"""Keeping the conversation history somewhere of your own: a `HistoryProvider` subclass
+with `get_messages` and `save_messages`, here a JSON file per session in a folder. The
+session itself then carries only its id, and a session restored from `to_dict()` finds
+its history again.
 """
 
 import asyncio
@@ -23,13 +24,20 @@ class JsonFolderHistory(HistoryProvider):
     def _file(self, session_id) -> Path:
         return self.folder / f"{session_id}.json"
 
-    async def get_messages(self, session_id, *, state=None, **kwargs: Any) -> list[Message]:
+    async def get_messages(
+        self, session_id, *, state=None, **kwargs: Any
+    ) -> list[Message]:
         path = self._file(session_id)
         if not path.exists():
             return []
-        return [Message.from_dict(item) for item in json.loads(path.read_text(encoding="utf-8"))]
+        return [
+            Message.from_dict(item)
+            for item in json.loads(path.read_text(encoding="utf-8"))
+        ]
 
-    async def save_messages(self, session_id, messages, *, state=None, **kwargs: Any) -> None:
+    async def save_messages(
+        self, session_id, messages, *, state=None, **kwargs: Any
+    ) -> None:
         path = self._file(session_id)
         stored = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
         stored += [message.to_dict() for message in messages]
@@ -58,7 +66,9 @@ async def main() -> None:
 
         saved = session.to_dict()
         print(f"The saved session holds state: {saved['state']}")
-        stored = json.loads(history._file(session.session_id).read_text(encoding="utf-8"))
+        stored = json.loads(
+            history._file(session.session_id).read_text(encoding="utf-8")
+        )
         print(f"The history file holds {len(stored)} messages")
 
         resumed = AgentSession.from_dict(saved)

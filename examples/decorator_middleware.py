@@ -1,5 +1,6 @@
-"""Middleware without type annotations: `@agent_middleware` and `@function_middleware` say which
-layer a function belongs to. The printed trace shows the agent layer wrapping the tool call.
+"""Middleware without type annotations: `@agent_middleware` and `@function_middleware`
+say which layer a function belongs to. The printed trace shows the agent layer wrapping
+the tool call.
 """
 
 import asyncio

@@ -1,5 +1,5 @@
-"""Tools that appear during a run: the agent starts with one tool, `load_geometry`, which adds
-more tools with `ctx.add_tools(...)`; the next model call is offered them.
+"""Tools that appear during a run: the agent starts with one tool, `load_geometry`,
+which adds more tools with `ctx.add_tools(...)`; the next model call is offered them.
 """
 
 import asyncio

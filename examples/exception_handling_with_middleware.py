@@ -1,5 +1,6 @@
-"""A function middleware that catches what a tool raises and gives the model a result it can use
-instead: the model never sees the exception, only the fallback the middleware wrote.
+"""A function middleware that catches what a tool raises and gives the model a result it
+can use instead: the model never sees the exception, only the fallback the middleware
+wrote.
 """
 
 import asyncio
@@ -15,7 +16,9 @@ def exchange_rate(base: str, quote: str) -> float:
     raise ConnectionError("rates service unreachable")
 
 
-async def fallback_on_outage(context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]) -> None:
+async def fallback_on_outage(
+    context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
+) -> None:
     try:
         await call_next()
     except ConnectionError as error:

@@ -1,6 +1,7 @@
-"""A declaration-only tool: a `FunctionTool` with a name, a description and a schema but no
-function. The model may call it, the agent cannot run it, so the call comes back to the caller
-(in `result.user_input_requests`); the caller runs it itself and sends the result back.
+"""A declaration-only tool: a `FunctionTool` with a name, a description and a schema but
+no function. The model may call it, the agent cannot run it, so the call comes back to
+the caller (in `result.user_input_requests`); the caller runs it itself and sends the
+result back.
 """
 
 import asyncio
@@ -12,7 +13,11 @@ from minagent.testing import ScriptedChatClient, call
 read_sensor = FunctionTool(
     name="read_sensor",
     description="Read a sensor of the greenhouse controller (runs on the device, not in the agent).",
-    parameters={"type": "object", "properties": {"sensor": {"type": "string"}}, "required": ["sensor"]},
+    parameters={
+        "type": "object",
+        "properties": {"sensor": {"type": "string"}},
+        "required": ["sensor"],
+    },
 )
 
 
@@ -37,7 +42,9 @@ async def main() -> None:
     print(f"Pending call: {pending.name}({pending.arguments}) id={pending.call_id}")
     reading = {"soil_moisture": "38%"}[json.loads(pending.arguments)["sensor"]]
 
-    answer = Message("tool", [Content.from_function_result(pending.call_id, result=reading)])
+    answer = Message(
+        "tool", [Content.from_function_result(pending.call_id, result=reading)]
+    )
     result = await agent.run([Message("user", [question]), *result.messages, answer])
     print(f"Greenhouse: {result}")
 

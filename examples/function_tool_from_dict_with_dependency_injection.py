@@ -1,6 +1,6 @@
-"""A tool restored from its serialised form, with the Python function supplied at load time
-(`FunctionTool.from_dict(data, dependencies=...)`): the definition can live in a config file
-while the implementation stays in code.
+"""A tool restored from its serialised form, with the Python function supplied at load
+time (`FunctionTool.from_dict(data, dependencies=...)`): the definition can live in a
+config file while the implementation stays in code.
 """
 
 import asyncio
@@ -33,7 +33,8 @@ def arithmetic_model(messages, options):
 
 async def main() -> None:
     restored = FunctionTool.from_dict(
-        SAVED_DEFINITION, dependencies={"function_tool": {"name:multiply": {"func": multiply}}}
+        SAVED_DEFINITION,
+        dependencies={"function_tool": {"name:multiply": {"func": multiply}}},
     )
     agent = Agent(
         client=ScriptedChatClient([arithmetic_model] * 2),

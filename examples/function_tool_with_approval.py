@@ -1,10 +1,12 @@
-"""Tools that need the user's approval (`approval_mode="always_require"`), without a session.
+"""Tools that need the user's approval (`approval_mode="always_require"`), without a
+session.
 
-The run stops before such a call and returns an approval request (`result.user_input_requests`).
-With no session the caller sends the whole exchange back: the question, the request and the
-user's answer (`request.to_function_approval_response(approved)`); the agent then runs or skips
-the call and the model continues. Done once without streaming and once streaming; the answers
-are read from standard input.
+The run stops before such a call and returns an approval request
+(`result.user_input_requests`). With no session the caller sends the whole exchange
+back: the question, the request and the user's answer
+(`request.to_function_approval_response(approved)`); the agent then runs or skips the
+call and the model continues. Done once without streaming and once streaming; the
+answers are read from standard input.
 """
 
 import asyncio
@@ -30,7 +32,9 @@ async def delete_file(name: str) -> str:
 
 def cleaner_model(messages, options):
     """Lists the files and deletes the backup in one go, then reports every result."""
-    results = [c.result for m in messages for c in m.contents if c.type == "function_result"]
+    results = [
+        c.result for m in messages for c in m.contents if c.type == "function_result"
+    ]
     if results:
         return "Results: " + "; ".join(str(r) for r in results)
     return [call("list_files"), call("delete_file", {"name": "old_backup.zip"})]
@@ -54,7 +58,15 @@ async def run_with_approvals(agent, question: str, stream: bool) -> str:
         if not result.user_input_requests:
             return result.text
         sent += result.messages
-        sent.append(Message("user", [r.to_function_approval_response(ask(r)) for r in result.user_input_requests]))
+        sent.append(
+            Message(
+                "user",
+                [
+                    r.to_function_approval_response(ask(r))
+                    for r in result.user_input_requests
+                ],
+            )
+        )
 
 
 async def main() -> None:
@@ -66,7 +78,9 @@ async def main() -> None:
     )
     for stream in (False, True):
         print(f"--- {'streaming' if stream else 'not streaming'}")
-        print(f"Cleaner: {await run_with_approvals(agent, 'Free up some space.', stream)}")
+        print(
+            f"Cleaner: {await run_with_approvals(agent, 'Free up some space.', stream)}"
+        )
         print(f"Files left: {sorted(FILES)}")
 
 

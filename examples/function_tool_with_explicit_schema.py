@@ -1,4 +1,5 @@
-"""Tools whose parameter schema is written out rather than read from the function's signature:
+"""Tools whose parameter schema is written out rather than read from the function's
+signature:
 `@tool(schema=...)` with a pydantic model, or with a JSON schema dict.
 """
 
@@ -23,7 +24,9 @@ def reserve_seat(flight: str, seat: str) -> str:
 
 BAGGAGE_SCHEMA = {
     "type": "object",
-    "properties": {"pieces": {"type": "integer", "minimum": 0, "description": "Checked bags."}},
+    "properties": {
+        "pieces": {"type": "integer", "minimum": 0, "description": "Checked bags."}
+    },
     "required": ["pieces"],
 }
 
@@ -37,7 +40,10 @@ def airline_model(messages, options):
     last = messages[-1]
     if last.role == "tool":
         return "Done: " + ", ".join(str(c.result) for c in last.contents) + "."
-    return [call("reserve_seat", {"flight": "KL1234", "seat": "14C"}), call("add_baggage", {"pieces": 1})]
+    return [
+        call("reserve_seat", {"flight": "KL1234", "seat": "14C"}),
+        call("add_baggage", {"pieces": 1}),
+    ]
 
 
 async def main() -> None:
@@ -47,7 +53,9 @@ async def main() -> None:
         instructions="Handle seat and baggage requests.",
         tools=[reserve_seat, add_baggage],
     )
-    print(f"CheckIn: {await agent.run('Seat 14C on KL1234 and one checked bag, please.')}")
+    print(
+        f"CheckIn: {await agent.run('Seat 14C on KL1234 and one checked bag, please.')}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""A tool that takes a `FunctionInvocationContext` parameter gets the run's context injected: the
-parameter is left out of the schema the model sees, and `ctx.kwargs` holds the values the caller
-passed with `function_invocation_kwargs=`, here the id of the customer the app has logged in.
+"""A tool that takes a `FunctionInvocationContext` parameter gets the run's context
+injected: the parameter is left out of the schema the model sees, and `ctx.kwargs` holds
+the values the caller passed with `function_invocation_kwargs=`, here the id of the
+customer the app has logged in.
 """
 
 import asyncio
@@ -11,7 +12,10 @@ from pydantic import Field
 from minagent import Agent, FunctionInvocationContext, tool
 from minagent.testing import ScriptedChatClient, call
 
-ORDERS = {"cust-17": ["2 x espresso beans", "1 x milk frother"], "cust-42": ["1 x teapot"]}
+ORDERS = {
+    "cust-17": ["2 x espresso beans", "1 x milk frother"],
+    "cust-42": ["1 x teapot"],
+}
 
 
 @tool
@@ -40,7 +44,10 @@ async def main() -> None:
         tools=[recent_orders],
     )
     for customer in ("cust-17", "cust-42"):
-        result = await agent.run("What did I order lately?", function_invocation_kwargs={"customer_id": customer})
+        result = await agent.run(
+            "What did I order lately?",
+            function_invocation_kwargs={"customer_id": customer},
+        )
         print(f"ShopAssistant: {result}")
 
 

@@ -1,6 +1,7 @@
-"""A tool that may run only a fixed number of times (`@tool(max_invocations=...)`): once the limit
-is reached, further calls get an error result instead of running, and the tool's counters say
-what happened. The session keeps the whole exchange, calls and results included.
+"""A tool that may run only a fixed number of times (`@tool(max_invocations=...)`): once
+the limit is reached, further calls get an error result instead of running, and the
+tool's counters say what happened. The session keeps the whole exchange, calls and
+results included.
 """
 
 import asyncio

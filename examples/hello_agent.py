@@ -1,7 +1,9 @@
-"""The smallest useful agent: one question answered whole, one answered as a stream of text.
+"""The smallest useful agent: one question answered whole, one answered as a stream of
+text.
 
-The model is a `ScriptedChatClient`, so this runs offline; its first step is a function that
-answers only when the agent's instructions reached it, its second a list of streamed chunks.
+The model is a `ScriptedChatClient`, so this runs offline; its first step is a function
+that answers only when the agent's instructions reached it, its second a list of
+streamed chunks.
 """
 
 import asyncio
@@ -11,7 +13,8 @@ from minagent.testing import ScriptedChatClient, text_chunks
 
 
 def planetarium(messages, options):
-    """A model that keeps to the instructions it was given, and says so when it got none."""
+    """A model that keeps to the instructions it was given, and says so when it got
+    none."""
     if "one sentence" not in options.get("instructions", ""):
         return "I was given no instructions."
     return "Jupiter spins fastest: a day there lasts under ten hours."

@@ -1,8 +1,9 @@
-"""Memory through a thread-era context provider (`invoking` before each run, `invoked` after it).
+"""Memory through a thread-era context provider (`invoking` before each run, `invoked`
+after it).
 
-Code written for upstream's thread era passes one provider as `context_provider=`; minagent
-refuses that keyword and says what to write, so the program first shows the refusal and then
-builds the agent with `context_providers=[...]`.
+Code written for upstream's thread era passes one provider as `context_provider=`;
+minagent refuses that keyword and says what to write, so the program first shows the
+refusal and then builds the agent with `context_providers=[...]`.
 """
 
 import asyncio
@@ -13,7 +14,8 @@ from minagent.testing import ScriptedChatClient
 
 
 class NicknameMemory(ContextProvider):
-    """Remembers what the user wants to be called and tells the model before every run."""
+    """Remembers what the user wants to be called and tells the model before every
+    run."""
 
     def __init__(self) -> None:
         self.nickname = None
@@ -23,7 +25,9 @@ class NicknameMemory(ContextProvider):
             return Context(instructions="Find out what the user wants to be called.")
         return Context(instructions=f"Call the user {self.nickname}.")
 
-    async def invoked(self, request_messages, response_messages=None, **kwargs: Any) -> None:
+    async def invoked(
+        self, request_messages, response_messages=None, **kwargs: Any
+    ) -> None:
         for message in request_messages:
             if message.text.startswith("Call me "):
                 self.nickname = message.text.removeprefix("Call me ").rstrip(".!")

@@ -1,6 +1,6 @@
-"""Memory kept in the session: a context provider with `before_run` / `after_run` stores what it
-learns in its own slice of `session.state`, so the memory belongs to the conversation, not to
-the provider object, and two sessions remember different things.
+"""Memory kept in the session: a context provider with `before_run` / `after_run` stores
+what it learns in its own slice of `session.state`, so the memory belongs to the
+conversation, not to the provider object, and two sessions remember different things.
 """
 
 import asyncio
@@ -16,11 +16,18 @@ class DietMemory(ContextProvider):
     def __init__(self) -> None:
         super().__init__("diet")
 
-    async def before_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
+    async def before_run(
+        self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]
+    ) -> None:
         if "diet" in state:
-            context.extend_instructions(self.source_id, f"The user is {state['diet']}; only suggest dishes that fit.")
+            context.extend_instructions(
+                self.source_id,
+                f"The user is {state['diet']}; only suggest dishes that fit.",
+            )
 
-    async def after_run(self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]) -> None:
+    async def after_run(
+        self, *, agent: Any, session: Any, context: Any, state: dict[str, Any]
+    ) -> None:
         for message in context.input_messages:
             if message.text.startswith("I am "):
                 state["diet"] = message.text.removeprefix("I am ").rstrip(".")
@@ -44,13 +51,19 @@ async def main() -> None:
     )
     mine, friend = agent.create_session(), agent.create_session()
 
-    turns = [(mine, "I am vegan."), (mine, "What should I cook tonight?"), (friend, "What should I cook tonight?")]
+    turns = [
+        (mine, "I am vegan."),
+        (mine, "What should I cook tonight?"),
+        (friend, "What should I cook tonight?"),
+    ]
     for session, text in turns:
         print(f"User: {text}")
         print(f"Chef: {await agent.run(text, session=session)}")
 
     print(f"Diet in my session: {mine.state['diet']['diet']}")
-    print(f"Diet in my friend's session: {friend.state.get('diet', {}).get('diet', 'unknown')}")
+    print(
+        f"Diet in my friend's session: {friend.state.get('diet', {}).get('diet', 'unknown')}"
+    )
 
 
 if __name__ == "__main__":

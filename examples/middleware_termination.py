@@ -1,10 +1,17 @@
-"""Stopping a run from middleware with `MiddlewareTermination`: raised before `call_next` with a
-`result`, that result is the answer; raised without one, the run ends with an empty response.
+"""Stopping a run from middleware with `MiddlewareTermination`: raised before
+`call_next` with a `result`, that result is the answer; raised without one, the run ends
+with an empty response.
 """
 
 import asyncio
 
-from minagent import Agent, AgentMiddleware, AgentResponse, Message, MiddlewareTermination
+from minagent import (
+    Agent,
+    AgentMiddleware,
+    AgentResponse,
+    Message,
+    MiddlewareTermination,
+)
 from minagent.testing import ScriptedChatClient
 
 
@@ -18,13 +25,18 @@ class OffTopic(AgentMiddleware):
         text = context.messages[-1].text.lower()
         for topic in self.topics:
             if topic in text:
-                answer = AgentResponse(messages=[Message("assistant", [f"Sorry, I don't discuss {topic}."])])
+                answer = AgentResponse(
+                    messages=[
+                        Message("assistant", [f"Sorry, I don't discuss {topic}."])
+                    ]
+                )
                 raise MiddlewareTermination(result=answer)
         await call_next()
 
 
 class DailyQuota(AgentMiddleware):
-    """Lets a fixed number of runs through, then stops every further run with no answer."""
+    """Lets a fixed number of runs through, then stops every further run with no
+    answer."""
 
     def __init__(self, runs: int) -> None:
         self.left = runs
@@ -53,7 +65,9 @@ async def main() -> None:
     questions = ["tomatoes", "politics in the allotment committee", "roses", "lavender"]
     for question in questions:
         result = await agent.run(question)
-        print(f"{question} -> {result.text if result and result.text else '(empty response)'}")
+        print(
+            f"{question} -> {result.text if result and result.text else '(empty response)'}"
+        )
     print(f"Model calls made: {len(client.requests)}")
 
 

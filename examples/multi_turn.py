@@ -1,6 +1,7 @@
-"""A conversation over several turns with the thread-era spelling: `agent.get_new_thread()` and
-`run(..., thread=thread)`. The scripted model can only answer the second question from the
-history the thread sends along; a run without the thread starts from nothing.
+"""A conversation over several turns with the thread-era spelling:
+`agent.get_new_thread()` and `run(..., thread=thread)`. The scripted model can only
+answer the second question from the history the thread sends along; a run without the
+thread starts from nothing.
 """
 
 import asyncio
@@ -27,7 +28,10 @@ async def main() -> None:
     )
     thread = agent.get_new_thread()
 
-    for text in ("My dog is called Biscuit and she loves the beach.", "What is my dog called?"):
+    for text in (
+        "My dog is called Biscuit and she loves the beach.",
+        "What is my dog called?",
+    ):
         print(f"User: {text}")
         print(f"PetPal: {await agent.run(text, thread=thread)}")
 

@@ -1,5 +1,6 @@
-"""A conversation over several turns with sessions (`agent.create_session()`, `session=`): each
-session keeps its own history, so two readers talking to one agent never mix their books.
+"""A conversation over several turns with sessions (`agent.create_session()`,
+`session=`): each session keeps its own history, so two readers talking to one agent
+never mix their books.
 """
 
 import asyncio
@@ -13,7 +14,11 @@ def librarian_model(messages, options):
     question = messages[-1].text
     if not question.endswith("?"):
         return "Noted, enjoy your reading."
-    earlier = [m.text for m in messages[:-1] if m.role == "user" and m.text.startswith("I'm reading")]
+    earlier = [
+        m.text
+        for m in messages[:-1]
+        if m.role == "user" and m.text.startswith("I'm reading")
+    ]
     if not earlier:
         return "You haven't told me what you're reading."
     book = earlier[-1].removeprefix("I'm reading ").rstrip(".")

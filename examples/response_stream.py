@@ -1,9 +1,10 @@
 """`ResponseStream` on its own, without an agent: the ways to consume one and the hooks.
 
-A stream wraps an async iterable of updates and a finalizer that turns the updates into one
-response. It can be iterated and then finalised, or finalised directly; transform hooks
-rewrite what the consumer sees, cleanup hooks run once when it ends, result hooks rewrite the
-final response, and `map` layers a new stream over it without reading the source twice.
+A stream wraps an async iterable of updates and a finalizer that turns the updates into
+one response. It can be iterated and then finalised, or finalised directly; transform
+hooks rewrite what the consumer sees, cleanup hooks run once when it ends, result hooks
+rewrite the final response, and `map` layers a new stream over it without reading the
+source twice.
 """
 
 import asyncio
@@ -42,8 +43,12 @@ async def main() -> None:
         countdown(),
         finalizer=ChatResponse.from_updates,
         transform_hooks=[
-            lambda update: ChatResponseUpdate(contents=[Content.from_text(update.text.strip())], role="assistant"),
-            lambda update: ChatResponseUpdate(contents=[Content.from_text(update.text.upper())], role="assistant"),
+            lambda update: ChatResponseUpdate(
+                contents=[Content.from_text(update.text.strip())], role="assistant"
+            ),
+            lambda update: ChatResponseUpdate(
+                contents=[Content.from_text(update.text.upper())], role="assistant"
+            ),
         ],
     )
     print(f"   seen {[update.text async for update in stream]}")
@@ -57,7 +62,9 @@ async def main() -> None:
 
     print("5. result hooks:")
     stream = launch().with_result_hook(
-        lambda response: ChatResponse(messages=[Message("assistant", [response.text + " (T+0)"])])
+        lambda response: ChatResponse(
+            messages=[Message("assistant", [response.text + " (T+0)"])]
+        )
     )
     print(f"   final {(await stream.get_final_response()).text!r}")
 

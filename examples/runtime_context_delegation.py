@@ -1,7 +1,8 @@
-"""Values known only at run time (an API token, the caller's id) reach the tools without the
-model ever seeing them: `run(..., function_invocation_kwargs={...})` puts them in every
-`FunctionInvocationContext.kwargs`. Middleware can check them before a tool runs, and an agent
-used as a tool (`as_tool`) hands them on to its own run, so a sub-agent's tools get them too.
+"""Values known only at run time (an API token, the caller's id) reach the tools without
+the model ever seeing them: `run(..., function_invocation_kwargs={...})` puts them in
+every `FunctionInvocationContext.kwargs`. Middleware can check them before a tool runs,
+and an agent used as a tool (`as_tool`) hands them on to its own run, so a sub-agent's
+tools get them too.
 """
 
 import asyncio
@@ -19,7 +20,9 @@ def open_ticket(summary: str, ctx: FunctionInvocationContext) -> str:
     return f"ticket opened for {ctx.kwargs['user']}: {summary}"
 
 
-async def require_token(context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]) -> None:
+async def require_token(
+    context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]
+) -> None:
     token = context.kwargs.get("api_token")
     if token not in VALID_TOKENS:
         print(f"[auth] {context.function.name}: rejected token {token!r}")
@@ -31,7 +34,8 @@ async def require_token(context: FunctionInvocationContext, call_next: Callable[
 
 
 def relay_model(messages, options):
-    """Calls the first tool it is offered with the user's request, then reports the tool's result."""
+    """Calls the first tool it is offered with the user's request, then reports the
+    tool's result."""
     last = messages[-1]
     if last.role == "tool":
         return str(last.contents[0].result)
@@ -52,7 +56,9 @@ async def main() -> None:
 
     print("One agent:")
     for token in ("tok-alpha", "tok-wrong"):
-        result = await helpdesk.run("Printer on floor 2 jams", function_invocation_kwargs={"api_token": token})
+        result = await helpdesk.run(
+            "Printer on floor 2 jams", function_invocation_kwargs={"api_token": token}
+        )
         print(f"  helpdesk: {result}")
 
     print("Through a coordinator that uses the helpdesk as a tool:")
@@ -63,10 +69,14 @@ async def main() -> None:
         tools=[helpdesk.as_tool(name="helpdesk", description="Files support tickets.")],
     )
     for token in ("tok-beta", "tok-wrong"):
-        result = await coordinator.run("VPN drops every hour", function_invocation_kwargs={"api_token": token})
+        result = await coordinator.run(
+            "VPN drops every hour", function_invocation_kwargs={"api_token": token}
+        )
         print(f"  coordinator: {result}")
 
-    sent = " ".join(message.text for request in client.requests for message in request.messages)
+    sent = " ".join(
+        message.text for request in client.requests for message in request.messages
+    )
     print(f"A token in anything the model was sent: {'tok-' in sent}")
 
 

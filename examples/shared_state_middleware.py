@@ -1,6 +1,6 @@
-"""Two function middleware that share state because they are methods of one object: the first
-counts tool calls, the second stamps each result with the count. Registered in that order, the
-first wraps the second, and the stamped result is what the model gets.
+"""Two function middleware that share state because they are methods of one object: the
+first counts tool calls, the second stamps each result with the count. Registered in
+that order, the first wraps the second, and the stamped result is what the model gets.
 """
 
 import asyncio
@@ -26,11 +26,19 @@ class ConversionLedger:
     def __init__(self) -> None:
         self.count = 0
 
-    async def count_calls(self, context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]) -> None:
+    async def count_calls(
+        self,
+        context: FunctionInvocationContext,
+        call_next: Callable[[], Awaitable[None]],
+    ) -> None:
         self.count += 1
         await call_next()
 
-    async def stamp_result(self, context: FunctionInvocationContext, call_next: Callable[[], Awaitable[None]]) -> None:
+    async def stamp_result(
+        self,
+        context: FunctionInvocationContext,
+        call_next: Callable[[], Awaitable[None]],
+    ) -> None:
         await call_next()
         context.result = f"#{self.count}: {context.result}"
 
@@ -39,7 +47,9 @@ def converter_model(messages, options):
     last = messages[-1]
     if last.role == "tool":
         return str(last.contents[0].result)
-    amount = float(next(word for word in last.text.split() if word.replace(".", "").isdigit()))
+    amount = float(
+        next(word for word in last.text.split() if word.replace(".", "").isdigit())
+    )
     if "km" in last.text:
         return [call("km_to_miles", {"km": amount})]
     return [call("kg_to_pounds", {"kg": amount})]
@@ -54,7 +64,11 @@ async def main() -> None:
         tools=[km_to_miles, kg_to_pounds],
         middleware=[ledger.count_calls, ledger.stamp_result],
     )
-    for question in ("How far is 42.2 km in miles?", "What is 20 kg in pounds?", "And 5 km?"):
+    for question in (
+        "How far is 42.2 km in miles?",
+        "What is 20 kg in pounds?",
+        "And 5 km?",
+    ):
         print(f"User: {question}")
         print(f"Converter: {await agent.run(question)}")
     print(f"Conversions counted: {ledger.count}")

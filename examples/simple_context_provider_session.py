@@ -1,7 +1,7 @@
-"""A context provider that keeps a typed object in the session's state: the class is registered
-with `register_state_type`, so the state stays serialisable. After each run the provider asks
-the model to extract the user's details as structured output (`response.value`); before each run
-it tells the agent what it still needs.
+"""A context provider that keeps a typed object in the session's state: the class is
+registered with `register_state_type`, so the state stays serialisable. After each run
+the provider asks the model to extract the user's details as structured output
+(`response.value`); before each run it tells the agent what it still needs.
 """
 
 import asyncio
@@ -28,18 +28,31 @@ class MembershipForm(ContextProvider):
         super().__init__("membership")
         self.client = client
 
-    async def before_run(self, *, agent, session, context, state: dict[str, Any]) -> None:
+    async def before_run(
+        self, *, agent, session, context, state: dict[str, Any]
+    ) -> None:
         member = state.setdefault("member", Member())
-        missing = [field for field, value in member.model_dump().items() if value is None]
-        note = f"Still needed: {', '.join(missing)}." if missing else f"Registered: {member.name}, {member.club}."
+        missing = [
+            field for field, value in member.model_dump().items() if value is None
+        ]
+        note = (
+            f"Still needed: {', '.join(missing)}."
+            if missing
+            else f"Registered: {member.name}, {member.club}."
+        )
         context.extend_instructions(self.source_id, note)
 
-    async def after_run(self, *, agent, session, context, state: dict[str, Any]) -> None:
+    async def after_run(
+        self, *, agent, session, context, state: dict[str, Any]
+    ) -> None:
         response = await self.client.get_response(
-            context.input_messages, options={"response_format": Member, "instructions": "Extract the member."}
+            context.input_messages,
+            options={"response_format": Member, "instructions": "Extract the member."},
         )
         found, member = response.value, state["member"]
-        state["member"] = Member(name=member.name or found.name, club=member.club or found.club)
+        state["member"] = Member(
+            name=member.name or found.name, club=member.club or found.club
+        )
 
 
 def club_model(messages, options):
@@ -53,10 +66,19 @@ def club_model(messages, options):
 
 async def main() -> None:
     client = ScriptedChatClient([club_model] * 8)
-    agent = Agent(client=client, instructions="You register new members.", context_providers=[MembershipForm(client)])
+    agent = Agent(
+        client=client,
+        instructions="You register new members.",
+        context_providers=[MembershipForm(client)],
+    )
     session = agent.create_session()
 
-    for text in ("Hello!", "I'm Noor.", "I'd like to join the chess club.", "Am I all set?"):
+    for text in (
+        "Hello!",
+        "I'm Noor.",
+        "I'd like to join the chess club.",
+        "Am I all set?",
+    ):
         print(f"User: {text}")
         print(f"Agent: {await agent.run(text, session=session)}")
 

@@ -1,6 +1,7 @@
-"""Suspending a conversation and resuming it later with sessions: `session.to_dict()` is plain
-JSON data, `AgentSession.from_dict(data)` restores it, here in a new agent as if after a restart.
-Done for a session whose history is in its state and for one whose history a service keeps.
+"""Suspending a conversation and resuming it later with sessions: `session.to_dict()` is
+plain JSON data, `AgentSession.from_dict(data)` restores it, here in a new agent as if
+after a restart. Done for a session whose history is in its state and for one whose
+history a service keeps.
 """
 
 import asyncio
@@ -21,23 +22,35 @@ def local_model(messages, options):
 def service_model(messages, options):
     """Keeps the conversation on its side and answers with its id."""
     if options.get("conversation_id") == "conv-9931":
-        return reply("You told me: my order number is 4471.", conversation_id="conv-9931")
+        return reply(
+            "You told me: my order number is 4471.", conversation_id="conv-9931"
+        )
     return reply("Thanks, noted.", conversation_id="conv-9931")
 
 
 async def suspend_and_resume(title: str, steps) -> None:
     print(f"--- {title}")
-    first = Agent(client=ScriptedChatClient([steps]), name="Support", instructions="Help with orders.")
+    first = Agent(
+        client=ScriptedChatClient([steps]),
+        name="Support",
+        instructions="Help with orders.",
+    )
     session = first.create_session()
     print(f"Support: {await first.run('My order number is 4471.', session=session)}")
 
     saved = json.dumps(session.to_dict())
     print(f"Saved session: {sorted(json.loads(saved))}")
 
-    restarted = Agent(client=ScriptedChatClient([steps]), name="Support", instructions="Help with orders.")
+    restarted = Agent(
+        client=ScriptedChatClient([steps]),
+        name="Support",
+        instructions="Help with orders.",
+    )
     resumed = AgentSession.from_dict(json.loads(saved))
     print(f"Same session id: {resumed.session_id == session.session_id}")
-    print(f"Support: {await restarted.run('What is my order number?', session=resumed)}")
+    print(
+        f"Support: {await restarted.run('What is my order number?', session=resumed)}"
+    )
 
 
 async def main() -> None:

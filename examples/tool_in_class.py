@@ -1,6 +1,7 @@
-"""Tools that are methods of an object, so they share its state: one bound method wrapped with
-`tool(description=...)`, one passed as it is. Changing the object between runs changes what the
-tools do; an exception raised by a tool becomes an error result the model reads, not a failed run.
+"""Tools that are methods of an object, so they share its state: one bound method
+wrapped with `tool(description=...)`, one passed as it is. Changing the object between
+runs changes what the tools do; an exception raised by a tool becomes an error result
+the model reads, not a failed run.
 """
 
 import asyncio
@@ -15,7 +16,9 @@ class Thermostat:
         self.target = 19.0
         self.locked = False
 
-    def set_target(self, celsius: Annotated[float, "The temperature to heat to."]) -> str:
+    def set_target(
+        self, celsius: Annotated[float, "The temperature to heat to."]
+    ) -> str:
         if self.locked:
             raise PermissionError("the thermostat is locked")
         self.target = celsius
@@ -35,8 +38,15 @@ def home_model(messages, options):
 
 async def main() -> None:
     thermostat = Thermostat()
-    tools = [tool(description="Set the heating target.")(thermostat.set_target), thermostat.reading]
-    agent = Agent(client=ScriptedChatClient([home_model] * 4), name="Home", instructions="Control the heating.")
+    tools = [
+        tool(description="Set the heating target.")(thermostat.set_target),
+        thermostat.reading,
+    ]
+    agent = Agent(
+        client=ScriptedChatClient([home_model] * 4),
+        name="Home",
+        instructions="Control the heating.",
+    )
 
     result = await agent.run("Make it 21.5 degrees.", tools=tools)
     print(f"Home: {result}")

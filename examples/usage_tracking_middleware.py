@@ -1,6 +1,7 @@
-"""Token usage per model call, from chat middleware, in both modes: without streaming it reads
-`context.result.usage_details` after `call_next`; when streaming the result is a stream, so it
-adds a transform hook that spots the usage update as it passes. The run's own usage is the sum.
+"""Token usage per model call, from chat middleware, in both modes: without streaming it
+reads `context.result.usage_details` after `call_next`; when streaming the result is a
+stream, so it adds a transform hook that spots the usage update as it passes. The run's
+own usage is the sum.
 """
 
 import asyncio
@@ -8,8 +9,12 @@ import asyncio
 from minagent import Agent, UsageDetails, chat_middleware, tool
 from minagent.testing import ScriptedChatClient, call, reply
 
-CALL_USAGE = UsageDetails(input_token_count=40, output_token_count=12, total_token_count=52)
-ANSWER_USAGE = UsageDetails(input_token_count=75, output_token_count=20, total_token_count=95)
+CALL_USAGE = UsageDetails(
+    input_token_count=40, output_token_count=12, total_token_count=52
+)
+ANSWER_USAGE = UsageDetails(
+    input_token_count=75, output_token_count=20, total_token_count=95
+)
 
 
 @tool
@@ -21,13 +26,17 @@ def word_count(text: str) -> int:
 def editor_model(messages, options):
     last = messages[-1]
     if last.role == "tool":
-        return reply(f"That sentence has {last.contents[0].result} words.", usage=ANSWER_USAGE)
+        return reply(
+            f"That sentence has {last.contents[0].result} words.", usage=ANSWER_USAGE
+        )
     sentence = last.text.split(": ", 1)[1]
     return reply(call("word_count", {"text": sentence}), usage=CALL_USAGE)
 
 
 def show(label, usage):
-    print(f"  [{label}] in={usage.input_token_count} out={usage.output_token_count} total={usage.total_token_count}")
+    print(
+        f"  [{label}] in={usage.input_token_count} out={usage.output_token_count} total={usage.total_token_count}"
+    )
 
 
 @chat_middleware

@@ -1,8 +1,9 @@
 """minagent: a dependency-free agent core (spec/README.md).
 
-Three middleware pipelines (agent, chat, function), a tool-calling loop, `ResponseStream`,
-options merging, threads and context providers, in the standard library only. The rules
-are in ``spec/``; every name in ``__all__`` is part of that specification.
+Three middleware pipelines (agent, chat, function), a tool-calling loop,
+`ResponseStream`, options merging, threads and context providers, in the standard
+library only. The rules are in ``spec/``; every name in ``__all__`` is part of that
+specification.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,12 @@ from ._middleware import (
     function_middleware,
 )
 from ._options import ChatOptions, merge_options
-from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate
+from ._responses import (
+    AgentResponse,
+    AgentResponseUpdate,
+    ChatResponse,
+    ChatResponseUpdate,
+)
 from ._schema import ValidationIssue
 from ._sessions import (
     AgentSession,
@@ -48,11 +54,27 @@ from ._sessions import (
     SessionContext,
 )
 from ._stream import ResponseStream
-from ._tools import FunctionInvocationConfiguration, FunctionTool, ToolError, ToolProtocol, UnknownToolError, tool
-from ._types import FORMAT_VERSION, Content, Message, MessageInput, Role, UsageDetails, normalize_messages
+from ._tools import (
+    FunctionInvocationConfiguration,
+    FunctionTool,
+    ToolError,
+    ToolProtocol,
+    UnknownToolError,
+    tool,
+)
+from ._types import (
+    FORMAT_VERSION,
+    Content,
+    Message,
+    MessageInput,
+    Role,
+    UsageDetails,
+    normalize_messages,
+)
 from ._version import __version__
 
-if TYPE_CHECKING:  # what type checkers see of the optional names (each folder's __all__)
+# what type checkers see of the optional names (each folder's __all__)
+if TYPE_CHECKING:
     from .mcp import *
     from .middleware.injection import *
     from .providers import *
@@ -61,10 +83,11 @@ if TYPE_CHECKING:  # what type checkers see of the optional names (each folder's
     from .tracing import *
     from .upstream import *
 
-# The optional features (spec/decisions.md, "The house"): each name loads its folder on first use
-# (PEP 562), so `import minagent` loads the core only. Upstream's spellings (UP-9) resolve the same
-# way but are not minagent's own API: they are not in __all__. A copy of the core without a folder still
-# imports; the name then fails with an ImportError that names the missing folder.
+# The optional features (spec/decisions.md, "The house"): each name loads its folder on
+# first use (PEP 562), so `import minagent` loads the core only. Upstream's spellings
+# (UP-9) resolve the same way but are not minagent's own API: they are not in __all__. A
+# copy of the core without a folder still imports; the name then fails with an
+# ImportError that names the missing folder.
 _FOLDERS = {
     "providers": "AuthenticationError BadRequestError NotFoundError PluginNotFoundError ProviderConnectionError "
     "ProviderError ProviderTimeoutError RateLimitError ServerError StreamInterruptedError get_client",
@@ -80,12 +103,15 @@ _FOLDERS = {
     "ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING TextSpanRegion ToolException "
     "ToolExecutionException ToolMode UserInputRequiredException add_usage_details "
     "detect_media_type_from_base64 map_chat_to_agent_update normalize_function_invocation_configuration "
-    "OptionsCoT normalize_tools prepend_instructions_to_messages validate_tool_mode "  # then names it says to replace:
+    # then names it says to replace:
+    "OptionsCoT normalize_tools prepend_instructions_to_messages validate_tool_mode "
     "ChatMessageStore ChatMessageStoreProtocol ChatMessageStoreState AgentThreadState AggregateContextProvider "
     "ChatAgent ChatMessage AgentRunResponse AgentRunResponseUpdate AIFunction ai_function TextContent "
     "FunctionCallContent FunctionResultContent ChatClientProtocol",  # SE-64
 }
-_LAZY: dict[str, str] = {name: folder for folder, names in _FOLDERS.items() for name in names.split()}
+_LAZY: dict[str, str] = {
+    name: folder for folder, names in _FOLDERS.items() for name in names.split()
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -109,22 +135,137 @@ def __getattr__(name: str) -> Any:
 
 
 # the public names, sorted (PK-7)
-__all__ = ["FORMAT_VERSION", "Agent", "AgentContext", "AgentMiddleware", "AgentResponse", "AgentResponseUpdate"]
-__all__ += ["AgentSession", "AgentThread", "ArgumentConversionError", "ArgumentLimits", "AuthenticationError"]
-__all__ += ["BadRequestError", "BaseAgent", "BaseChatClient", "CallNext", "CategorizedMiddleware", "ChatContext"]
-__all__ += ["ChatMiddleware", "ChatOptions", "ChatResponse", "ChatResponseUpdate", "Content", "ContentError", "Context"]
-__all__ += ["ContextProvider", "FileHistoryProvider", "FileSessionStore", "FunctionInvocationConfiguration"]
-__all__ += ["FunctionInvocationContext", "FunctionMiddleware", "FunctionTool", "HistoryProvider"]
-__all__ += ["InMemoryHistoryProvider", "Inbox", "MCPConnectionError", "MCPError", "MCPProtocolError", "MCPRequestError"]
-__all__ += ["MCPServer", "MCPStdioTool", "MCPTimeoutError", "MCPTool", "MCPToolError", "Message", "MessageInput"]
-__all__ += ["MiddlewareException", "MiddlewareTermination", "MinagentError", "NotFoundError", "PluginNotFoundError"]
-__all__ += ["ProviderConnectionError", "ProviderError", "ProviderTimeoutError", "RateLimitError", "RawAgent"]
-__all__ += ["ResponseFormat", "ResponseStream", "Role", "RunTrace", "SQLiteHistoryProvider", "SQLiteSessionStore"]
-__all__ += ["SerializationError", "ServerError", "SessionBusyError", "SessionContext", "SessionStore", "Span"]
-__all__ += ["StreamError", "StreamInterruptedError", "StructuredOutputDecodeError", "StructuredOutputError"]
-__all__ += ["StructuredOutputValidationError", "SupportsAgentRun", "SupportsChatGetResponse", "ToolError"]
-__all__ += ["ToolProtocol", "Tracer", "UnknownToolError", "UsageDetails", "UserInputRequiredError", "ValidationIssue"]
-__all__ += ["__version__", "agent_middleware", "argument_limits", "categorize_middleware", "chat_middleware"]
-__all__ += ["current_span", "function_middleware", "get_client", "get_tracer", "is_valid_history", "merge_options"]
-__all__ += ["normalize_messages", "register_state_type", "render_mermaid", "repair_history", "set_argument_limits"]
+__all__ = [
+    "FORMAT_VERSION",
+    "Agent",
+    "AgentContext",
+    "AgentMiddleware",
+    "AgentResponse",
+    "AgentResponseUpdate",
+]
+__all__ += [
+    "AgentSession",
+    "AgentThread",
+    "ArgumentConversionError",
+    "ArgumentLimits",
+    "AuthenticationError",
+]
+__all__ += [
+    "BadRequestError",
+    "BaseAgent",
+    "BaseChatClient",
+    "CallNext",
+    "CategorizedMiddleware",
+    "ChatContext",
+]
+__all__ += [
+    "ChatMiddleware",
+    "ChatOptions",
+    "ChatResponse",
+    "ChatResponseUpdate",
+    "Content",
+    "ContentError",
+    "Context",
+]
+__all__ += [
+    "ContextProvider",
+    "FileHistoryProvider",
+    "FileSessionStore",
+    "FunctionInvocationConfiguration",
+]
+__all__ += [
+    "FunctionInvocationContext",
+    "FunctionMiddleware",
+    "FunctionTool",
+    "HistoryProvider",
+]
+__all__ += [
+    "InMemoryHistoryProvider",
+    "Inbox",
+    "MCPConnectionError",
+    "MCPError",
+    "MCPProtocolError",
+    "MCPRequestError",
+]
+__all__ += [
+    "MCPServer",
+    "MCPStdioTool",
+    "MCPTimeoutError",
+    "MCPTool",
+    "MCPToolError",
+    "Message",
+    "MessageInput",
+]
+__all__ += [
+    "MiddlewareException",
+    "MiddlewareTermination",
+    "MinagentError",
+    "NotFoundError",
+    "PluginNotFoundError",
+]
+__all__ += [
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "RawAgent",
+]
+__all__ += [
+    "ResponseFormat",
+    "ResponseStream",
+    "Role",
+    "RunTrace",
+    "SQLiteHistoryProvider",
+    "SQLiteSessionStore",
+]
+__all__ += [
+    "SerializationError",
+    "ServerError",
+    "SessionBusyError",
+    "SessionContext",
+    "SessionStore",
+    "Span",
+]
+__all__ += [
+    "StreamError",
+    "StreamInterruptedError",
+    "StructuredOutputDecodeError",
+    "StructuredOutputError",
+]
+__all__ += [
+    "StructuredOutputValidationError",
+    "SupportsAgentRun",
+    "SupportsChatGetResponse",
+    "ToolError",
+]
+__all__ += [
+    "ToolProtocol",
+    "Tracer",
+    "UnknownToolError",
+    "UsageDetails",
+    "UserInputRequiredError",
+    "ValidationIssue",
+]
+__all__ += [
+    "__version__",
+    "agent_middleware",
+    "argument_limits",
+    "categorize_middleware",
+    "chat_middleware",
+]
+__all__ += [
+    "current_span",
+    "function_middleware",
+    "get_client",
+    "get_tracer",
+    "is_valid_history",
+    "merge_options",
+]
+__all__ += [
+    "normalize_messages",
+    "register_state_type",
+    "render_mermaid",
+    "repair_history",
+    "set_argument_limits",
+]
 __all__ += ["set_tracer", "tool"]

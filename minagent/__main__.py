@@ -1,4 +1,5 @@
-"""``python -m minagent``: the command line of `minagent.cli`, an optional folder (spec/package.md PK-3)."""
+"""``python -m minagent``: the command line of `minagent.cli`, an optional folder
+(spec/package.md PK-3)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import sys
 
 def main() -> int:
     try:
-        from .cli import main as cli_main  # the seam to the command line (spec/decisions.md)
+        # the seam to the command line (spec/decisions.md)
+        from .cli import main as cli_main
     except ModuleNotFoundError as exc:
         if exc.name != f"{__package__}.cli":
             raise
         print(
-            "error: this copy of minagent has no minagent/cli/ folder; copy it to use the command line", file=sys.stderr
+            "error: this copy of minagent has no minagent/cli/ folder; copy it to use the command line",
+            file=sys.stderr,
         )
         return 2
     return cli_main()

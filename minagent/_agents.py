@@ -3,24 +3,28 @@
 Rules
 -----
 1. One route in both modes (AG-13): the agent middleware pipeline, then prepare, then
-   ``client.get_response``, then finish; streaming is the same route, started on first use (AG-3).
+   ``client.get_response``, then finish; streaming is the same route, started on first
+   use (AG-3).
 2. The agent keeps no per-run state: everything a run holds is its `RunRequest` (TH-5).
-3. The client's messages are not the agent's: a message that gets the agent's name is a copy (AG-7).
+3. The client's messages are not the agent's: a message that gets the agent's name is a
+   copy (AG-7).
 
 Theory of operation
 -------------------
 ``Agent.run`` = agent middleware pipeline around ``RawAgent``'s core; the core is
 
-    prepare   context providers' ``invoking`` (in order), options merged (agent defaults,
+    prepare   context providers' ``invoking`` (in order), options merged (agent
+    defaults,
               provider output, run options), history + provider messages + input
     call      ``client.get_response`` with the run's chat and function middleware
     finish    author names, context providers' ``invoked`` (in reverse), then the thread
 
-Non-streaming returns a coroutine; streaming returns a `ResponseStream` at once, and every step
-above — the agent middleware too — starts only when that stream is first used (AG-3). The
-streaming final response is built from the client's final `ChatResponse`, exactly as the
-non-streaming one, so both modes return equal responses (AG-4). The agent keeps no per-run
-state: concurrent runs with different threads cannot see each other (TH-5).
+Non-streaming returns a coroutine; streaming returns a `ResponseStream` at once, and
+every step above — the agent middleware too — starts only when that stream is first used
+(AG-3). The streaming final response is built from the client's final `ChatResponse`,
+exactly as the non-streaming one, so both modes return equal responses (AG-4). The agent
+keeps no per-run state: concurrent runs with different threads cannot see each other
+(TH-5).
 """
 
 from __future__ import annotations
@@ -28,7 +32,14 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Generator,
+    Mapping,
+    Sequence,
+)
 from contextlib import AsyncExitStack
 from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 
@@ -45,7 +56,13 @@ from ._middleware import (
     run_pipeline,
 )
 from ._options import FormatOptions, Options, T, merge_options
-from ._responses import AgentResponse, AgentResponseUpdate, ChatResponse, ChatResponseUpdate, agent_update_view
+from ._responses import (
+    AgentResponse,
+    AgentResponseUpdate,
+    ChatResponse,
+    ChatResponseUpdate,
+    agent_update_view,
+)
 from ._run import NOTHING_PROVIDED, RunRequest, after_run, before_run
 from ._sessions import AgentSession, ContextProvider, thread_era
 from ._stream import ResponseStream
@@ -64,13 +81,16 @@ class SupportsAgentRun(Protocol):
     name: str | None
     description: str | None
 
-    def run(self, messages: Any = None, *, thread: Any = None, **kwargs: Any) -> Any: ...
+    def run(
+        self, messages: Any = None, *, thread: Any = None, **kwargs: Any
+    ) -> Any: ...
 
     def get_new_thread(self, **kwargs: Any) -> Any: ...
 
 
 class _Later:
-    """An awaitable that creates its coroutine only when awaited: nothing runs before (AG-3)."""
+    """An awaitable that creates its coroutine only when awaited: nothing runs before
+    (AG-3)."""
 
     __slots__ = ("_factory",)
 
@@ -84,9 +104,16 @@ class _Later:
 class BaseAgent:
     """Identity, threads, `as_tool` and the async context-manager life cycle (AG-9)."""
 
-    __class_getitem__ = classmethod(lambda cls, _options: cls)  # AG-60: upstream's `Agent[OptionsT]`
+    # AG-60: upstream's `Agent[OptionsT]`
+    __class_getitem__ = classmethod(lambda cls, _options: cls)
 
-    def __init__(self, *, id: str | None = None, name: str | None = None, description: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> None:
         self.id = id or os.urandom(16).hex()
         self.name = name
         self.description = description
@@ -103,18 +130,26 @@ class BaseAgent:
         return thread_era().AgentThread(**kwargs)
 
     def run_stream(self, *args: Any, **kwargs: Any) -> Any:
-        """Older upstream spelling (AG-12): an error that says to write ``run(..., stream=True)``."""
+        """Older upstream spelling (AG-12): an error that says to write ``run(...,
+        stream=True)``."""
         raise TypeError(f"{type(self).__name__}.{RUN_STREAM_HINT}")
 
     def create_session(self, *, session_id: str | None = None) -> AgentSession:
         """A new session for ``run(..., session=...)`` (SE-1)."""
         return AgentSession(session_id=session_id)
 
-    def get_session(self, service_session_id: str | dict[str, Any], *, session_id: str | None = None) -> AgentSession:
-        """A session that continues the conversation the service keeps as ``service_session_id`` (SE-1, SE-65)."""
+    def get_session(
+        self, service_session_id: str | dict[str, Any], *, session_id: str | None = None
+    ) -> AgentSession:
+        """A session that continues the conversation the service keeps as
+        ``service_session_id`` (SE-1, SE-65)."""
         if not isinstance(service_session_id, str | dict) or not service_session_id:
-            raise ValueError(f"service_session_id must be a non-empty string or dict, got {service_session_id!r}")
-        return AgentSession(session_id=session_id, service_session_id=service_session_id)
+            raise ValueError(
+                f"service_session_id must be a non-empty string or dict, got {service_session_id!r}"
+            )
+        return AgentSession(
+            session_id=session_id, service_session_id=service_session_id
+        )
 
     def deserialize_thread(self, state: Any) -> Any:
         """Restore a thread from `AgentThread.serialize()` data (TH-2)."""
@@ -130,7 +165,8 @@ class BaseAgent:
             for resource in self._resources():
                 await self._enter(resource)
         except BaseException:
-            await self.aclose()  # `async with` will not call __aexit__: close what was entered
+            # `async with` will not call __aexit__: close what was entered
+            await self.aclose()
             raise
         self._context_open = True
         return self
@@ -160,12 +196,20 @@ class BaseAgent:
     # -- agent as an MCP server (spec/mcp.md) ---------------------------------------------------
 
     def as_mcp_server(
-        self, *, server_name: str | None = None, version: str | None = None, instructions: str | None = None
+        self,
+        *,
+        server_name: str | None = None,
+        version: str | None = None,
+        instructions: str | None = None,
     ) -> Any:
-        """This agent as an MCP server exposing its `as_tool()` (MCP-30); ``await s.run_stdio()`` serves it."""
-        from .mcp.server import MCPServer  # loaded on first use; the server module imports upward only
+        """This agent as an MCP server exposing its `as_tool()` (MCP-30); ``await
+        s.run_stdio()`` serves it."""
+        # loaded on first use; the server module imports upward only
+        from .mcp.server import MCPServer
 
-        return MCPServer(self, server_name=server_name, version=version, instructions=instructions)
+        return MCPServer(
+            self, server_name=server_name, version=version, instructions=instructions
+        )
 
     # -- agent as a tool ----------------------------------------------------------------------
 
@@ -180,8 +224,9 @@ class BaseAgent:
         approval_mode: Any = "never_require",
         propagate_session: bool = False,
     ) -> FunctionTool:
-        """This agent as a tool with one required string parameter (AG-8); with ``propagate_session``
-        its run shares the calling run's session state, under a session of its own (AG-16)."""
+        """This agent as a tool with one required string parameter (AG-8); with
+        ``propagate_session`` its run shares the calling run's session state, under a
+        session of its own (AG-16)."""
         from .delegation import agent_tool  # the seam (spec/decisions.md)
 
         return agent_tool(
@@ -215,13 +260,20 @@ class RawAgent(BaseAgent):
         middleware: Any = None,
         **unsupported: Any,
     ) -> None:
-        if unsupported:  # upstream's keywords: adopted (SE-60), or a TypeError that says what to write (AG-12)
+        # upstream's keywords: adopted (SE-60), or a TypeError that says what to write
+        # (AG-12)
+        if unsupported:
             context_providers, middleware = reject_spellings(
-                unsupported, "agent", f"{type(self).__name__}()", (context_providers, middleware)
+                unsupported,
+                "agent",
+                f"{type(self).__name__}()",
+                (context_providers, middleware),
             )
         super().__init__(id=id, name=name, description=description)
         if not isinstance(client, SupportsChatGetResponse):
-            raise TypeError(f"client must have get_response (SupportsChatGetResponse), got {type(client).__name__}")
+            raise TypeError(
+                f"client must have get_response (SupportsChatGetResponse), got {type(client).__name__}"
+            )
         self.client = client
         options = dict(default_options or {})
         if instructions is not None:
@@ -229,13 +281,17 @@ class RawAgent(BaseAgent):
         if tools is not None:
             options["tools"] = tools
         if options.get("tools") is not None:
-            options["tools"] = ToolSet.of(options["tools"])  # TL-12: normalised once per agent
-        self.default_options: dict[str, Any] = {k: v for k, v in options.items() if v is not None}
+            # TL-12: normalised once per agent
+            options["tools"] = ToolSet.of(options["tools"])
+        self.default_options: dict[str, Any] = {
+            k: v for k, v in options.items() if v is not None
+        }
         if isinstance(context_providers, ContextProvider):
             context_providers = [context_providers]
         self.context_providers: list[ContextProvider] = list(context_providers or [])
         self.middleware = middleware
-        found = categorized(self, middleware)  # fail now on untypable middleware; kept for the first run
+        # fail now on untypable middleware; kept for the first run
+        found = categorized(self, middleware)
         if found.agent and not self._runs_agent_middleware:
             raise MiddlewareException(
                 f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}"
@@ -244,28 +300,56 @@ class RawAgent(BaseAgent):
     def _resources(self) -> list[Any]:
         return [self.client, *self.default_options.get("tools", [])]
 
-    # SO-28: a class as ``options["response_format"]`` types the answer's ``.value``. The
-    # overloads name the stream mode and the options; every other keyword is the implementation's.
+    # SO-28: a class as ``options["response_format"]`` types the answer's ``.value``.
+    # The overloads name the stream mode and the options; every other keyword is the
+    # implementation's.
     @overload
     def run(
-        self, messages: MessageInput = None, *, stream: Literal[False] = False, options: FormatOptions[T], **kwargs: Any
+        self,
+        messages: MessageInput = None,
+        *,
+        stream: Literal[False] = False,
+        options: FormatOptions[T],
+        **kwargs: Any,
     ) -> Awaitable[AgentResponse[T]]: ...
     @overload
     def run(
-        self, messages: MessageInput = None, *, stream: Literal[False] = False, options: Options = None, **kwargs: Any
+        self,
+        messages: MessageInput = None,
+        *,
+        stream: Literal[False] = False,
+        options: Options = None,
+        **kwargs: Any,
     ) -> Awaitable[AgentResponse]: ...
     @overload
     def run(
-        self, messages: MessageInput = None, *, stream: Literal[True], options: FormatOptions[T], **kwargs: Any
+        self,
+        messages: MessageInput = None,
+        *,
+        stream: Literal[True],
+        options: FormatOptions[T],
+        **kwargs: Any,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse[T]]: ...
     @overload
     def run(
-        self, messages: MessageInput = None, *, stream: Literal[True], options: Options = None, **kwargs: Any
+        self,
+        messages: MessageInput = None,
+        *,
+        stream: Literal[True],
+        options: Options = None,
+        **kwargs: Any,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]: ...
     @overload
     def run(
-        self, messages: MessageInput = None, *, stream: bool, options: Options = None, **kwargs: Any
-    ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]: ...
+        self,
+        messages: MessageInput = None,
+        *,
+        stream: bool,
+        options: Options = None,
+        **kwargs: Any,
+    ) -> (
+        Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]
+    ): ...
 
     def run(
         self,
@@ -282,18 +366,35 @@ class RawAgent(BaseAgent):
         client_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]:
-        """Run once: an awaitable of `AgentResponse`, or a `ResponseStream` when ``stream=True``.
+        """Run once: an awaitable of `AgentResponse`, or a `ResponseStream` when
+        ``stream=True``.
 
-        ``kwargs`` and ``function_invocation_kwargs`` reach agent middleware and the tools'
-        `FunctionInvocationContext.kwargs`; ``client_kwargs`` reach the model call only (AG-2).
+        ``kwargs`` and ``function_invocation_kwargs`` reach agent middleware and the
+        tools' `FunctionInvocationContext.kwargs`; ``client_kwargs`` reach the model
+        call only (AG-2).
         """
         if kwargs:
             reject_spellings(kwargs, "run", f"{type(self).__name__}.run()")
-        given = session_of(thread, session) if thread is not None or session is not None else None
-        if options is not None and type(options) is not dict and not isinstance(options, Mapping):
-            raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
-        found = categorized(self, self.middleware)  # MW-3: once per run; the agent's own list, once per agent
-        found = categorize_middleware(found, middleware) if middleware is not None else found
+        given = (
+            session_of(thread, session)
+            if thread is not None or session is not None
+            else None
+        )
+        if (
+            options is not None
+            and type(options) is not dict
+            and not isinstance(options, Mapping)
+        ):
+            raise TypeError(
+                f"options must be a dict of chat options, got {type(options).__name__}"
+            )
+        # MW-3: once per run; the agent's own list, once per agent
+        found = categorized(self, self.middleware)
+        found = (
+            categorize_middleware(found, middleware)
+            if middleware is not None
+            else found
+        )
         request = RunRequest(
             normalize_messages(messages),
             given,
@@ -303,51 +404,76 @@ class RawAgent(BaseAgent):
             dict(function_invocation_kwargs) if function_invocation_kwargs else {},
             dict(client_kwargs) if client_kwargs else {},
         )
-        result: Awaitable[AgentResponse] | ResponseStream[AgentResponseUpdate, AgentResponse]
+        result: (
+            Awaitable[AgentResponse]
+            | ResponseStream[AgentResponseUpdate, AgentResponse]
+        )
         if not found.agent:
             result = self._core(request, found, inbox, stream)
         else:
             result = self._with_agent_middleware(request, found, inbox, stream)
-        return _observe.OBSERVER.run(self, request.messages, stream, result)  # OB-2: the run's wrap point
+        # OB-2: the run's wrap point
+        return _observe.OBSERVER.run(self, request.messages, stream, result)
 
     def _with_agent_middleware(
-        self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
+        self,
+        request: RunRequest,
+        found: CategorizedMiddleware,
+        inbox: Inbox | None,
+        stream: bool,
     ) -> Any:
-        raise MiddlewareException(f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}")
+        raise MiddlewareException(
+            f"{type(self).__name__} runs no agent middleware; use Agent for {found.agent[0]!r}"
+        )
 
-    def _core(self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool) -> Any:
+    def _core(
+        self,
+        request: RunRequest,
+        found: CategorizedMiddleware,
+        inbox: Inbox | None,
+        stream: bool,
+    ) -> Any:
         if stream:
             return self._stream(request, found, inbox)
         return self._run_once(request, found, inbox)
 
-    async def _run_once(self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None) -> AgentResponse:
+    async def _run_once(
+        self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
+    ) -> AgentResponse:
         try:
             messages, options, call_kwargs = await self._prepare(request, found, inbox)
-            response = await self.client.get_response(messages, options=options, **call_kwargs)
+            response = await self.client.get_response(
+                messages, options=options, **call_kwargs
+            )
             return await self._finish(request, response)
         finally:
-            if request.claim is not None or request.resources is not None:  # what the run holds (SE-12, AG-9)
+            # what the run holds (SE-12, AG-9)
+            if request.claim is not None or request.resources is not None:
                 await request.close()
 
     def _stream(
         self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
-        """The client's stream, opened on first use, each update mapped to the agent's view.
+        """The client's stream, opened on first use, each update mapped to the agent's
+        view.
 
-        The same route as non-streaming: ``client.get_response(..., stream=True)``, so a client
-        that overrides ``get_response`` is honoured in both modes (AG-13). Nothing starts before the
-        first pull (AG-3); closing the stream closes the client's; the final response is built
-        from the client's final response (AG-4).
+        The same route as non-streaming: ``client.get_response(..., stream=True)``, so a
+        client that overrides ``get_response`` is honoured in both modes (AG-13).
+        Nothing starts before the first pull (AG-3); closing the stream closes the
+        client's; the final response is built from the client's final response (AG-4).
         """
         final: list[Callable[[], Awaitable[ChatResponse]]] = []
         agent_id, name = self.id, self.name
 
         async def open_chat() -> AsyncIterable[ChatResponseUpdate]:
             messages, options, call_kwargs = await self._prepare(request, found, inbox)
-            chat_stream: Any = self.client.get_response(messages, options=options, stream=True, **call_kwargs)
+            chat_stream: Any = self.client.get_response(
+                messages, options=options, stream=True, **call_kwargs
+            )
             if not isinstance(chat_stream, ResponseStream):
                 if inspect.iscoroutine(chat_stream):
-                    chat_stream.close()  # never awaited: close it, so no "never awaited" warning
+                    # never awaited: close it, so no "never awaited" warning
+                    chat_stream.close()
                 raise TypeError(
                     f"{type(self.client).__name__}.get_response(stream=True) must return a ResponseStream, "
                     f"got {type(chat_stream).__name__}"
@@ -358,7 +484,9 @@ class RawAgent(BaseAgent):
         async def finalize(_updates: Sequence[AgentResponseUpdate]) -> AgentResponse:
             return await self._finish(request, await final[0]())
 
-        stream = ResponseStream._mapping(_Later(open_chat), agent_update_view(agent_id, name), finalize, keep=False)
+        stream = ResponseStream._mapping(
+            _Later(open_chat), agent_update_view(agent_id, name), finalize, keep=False
+        )
         return stream.with_cleanup_hook(request.close)
 
     async def _prepare(
@@ -367,16 +495,25 @@ class RawAgent(BaseAgent):
         """Context providers, options assembly and the messages to send (AG-5, AG-6)."""
         thread = request.thread
         if request.thread is None and not self.context_providers:
-            context = NOTHING_PROVIDED  # no session, no providers: nobody adds or sees anything
+            # no session, no providers: nobody adds or sees anything
+            context = NOTHING_PROVIDED
         else:
             context = await before_run(self, request)
         provided: dict[str, Any] = {}  # what the providers add (SE-3)
         if context.instructions:
             provided["instructions"] = "\n".join(context.instructions) or None
-        options = merge_options(self.default_options, provided) if provided else dict(self.default_options)
+        options = (
+            merge_options(self.default_options, provided)
+            if provided
+            else dict(self.default_options)
+        )
         run_options = request.options
         added = (
-            [*_items(context.tools), *_items(run_options.get("tools")), *_items(request.tools)]
+            [
+                *_items(context.tools),
+                *_items(run_options.get("tools")),
+                *_items(request.tools),
+            ]
             if context.tools or run_options.get("tools") or request.tools
             else None
         )
@@ -385,28 +522,46 @@ class RawAgent(BaseAgent):
         if run_options:
             options = merge_options(options, run_options)
         agent_tools: Any = self.default_options.get("tools") or ()
-        if added:  # TL-12, OP-3: the run's tools, normalised once: the agent's, the providers', the run's
+        # TL-12, OP-3: the run's tools, normalised once: the agent's, the providers',
+        # the run's
+        if added:
             options["tools"] = ToolSet.of([*agent_tools, *added], [])
         elif agent_tools:
-            options["tools"] = ToolSet.of(agent_tools).copy()  # the run's own list, the agent's records
+            # the run's own list, the agent's records
+            options["tools"] = ToolSet.of(agent_tools).copy()
         if options.get("tools"):
             options.setdefault("tool_choice", "auto")
-            for item in options["tools"]:  # AG-9: tools that are context managers connect on first use
-                if self._context_open or id(item) in self._entered or any(item is t for t in agent_tools):
-                    await self._enter(item)  # the agent's: open until the agent's context exits
+            # AG-9: tools that are context managers connect on first use
+            for item in options["tools"]:
+                if (
+                    self._context_open
+                    or id(item) in self._entered
+                    or any(item is t for t in agent_tools)
+                ):
+                    # the agent's: open until the agent's context exits
+                    await self._enter(item)
                 elif hasattr(item, "__aenter__") and hasattr(item, "__aexit__"):
                     await request.enter(item)  # this run's: closed when the run ends
-            if any(is_tool_set(item) for item in options["tools"]):  # MCP-20: a server's tools, once connected
+            # MCP-20: a server's tools, once connected
+            if any(is_tool_set(item) for item in options["tools"]):
                 options["tools"] = ToolSet.of(expand_tool_sets(options["tools"]))
         if thread is not None and thread.service_session_id:
-            if not isinstance(thread.service_session_id, str):  # SE-65: a chat client's conversation id is a str
-                reject_spellings({"service_session_id": thread.service_session_id}, "session", type(self).__name__)
+            # SE-65: a chat client's conversation id is a str
+            if not isinstance(thread.service_session_id, str):
+                reject_spellings(
+                    {"service_session_id": thread.service_session_id},
+                    "session",
+                    type(self).__name__,
+                )
             options.setdefault("conversation_id", thread.service_session_id)
         call_kwargs: dict[str, Any] = {}
         if context.middleware:
             found = categorize_middleware(found, context.get_middleware())
-        if found.chat or found.function:  # categorised once: the client takes it as it is (MW-3)
-            call_kwargs["middleware"] = found._replace(agent=()) if found.agent else found
+        # categorised once: the client takes it as it is (MW-3)
+        if found.chat or found.function:
+            call_kwargs["middleware"] = (
+                found._replace(agent=()) if found.agent else found
+            )
         if inbox is not None:
             call_kwargs["inbox"] = inbox
         if thread is not None:
@@ -418,28 +573,45 @@ class RawAgent(BaseAgent):
             call_kwargs["client_kwargs"] = request.client_kwargs
         if context.context_messages:
             return [*context.get_messages(), *request.messages], options, call_kwargs
-        return request.messages, options, call_kwargs  # normalised for this run: the client copies it
+        # normalised for this run: the client copies it
+        return request.messages, options, call_kwargs
 
-    async def _finish(self, request: RunRequest, response: ChatResponse) -> AgentResponse:
-        """Author names, providers' invoked (reverse order), then the thread (AG-7, TH-3).
+    async def _finish(
+        self, request: RunRequest, response: ChatResponse
+    ) -> AgentResponse:
+        """Author names, providers' invoked (reverse order), then the thread (AG-7,
+        TH-3).
 
-        The client's messages are not ours: a message that gets the agent's name is a copy (AG-7).
+        The client's messages are not ours: a message that gets the agent's name is a
+        copy (AG-7).
         """
         if not isinstance(response, ChatResponse):
-            raise TypeError(f"the client returned {type(response).__name__}, not a ChatResponse")
+            raise TypeError(
+                f"the client returned {type(response).__name__}, not a ChatResponse"
+            )
         messages = response.messages
         if self.name:
             messages = [
-                _with_author(m, self.name) if m.role == "assistant" and m.author_name is None else m for m in messages
+                _with_author(m, self.name)
+                if m.role == "assistant" and m.author_name is None
+                else m
+                for m in messages
             ]
         result = AgentResponse.from_chat_response(response, agent_id=self.id)
         result.messages = messages
-        if result._format is None:  # SO-9: a client other than a BaseChatClient attached none
+        # SO-9: a client other than a BaseChatClient attached none
+        if result._format is None:
             wanted = request.options.get("response_format")
-            wanted = self.default_options.get("response_format") if wanted is None else wanted
+            wanted = (
+                self.default_options.get("response_format")
+                if wanted is None
+                else wanted
+            )
             if wanted is not None:
                 result._format = response_format(wanted)
-        if request.providers or (request.thread is not None and response.conversation_id):
+        if request.providers or (
+            request.thread is not None and response.conversation_id
+        ):
             await after_run(self, request, result, response.conversation_id)
         return result
 
@@ -448,7 +620,11 @@ def _items(tools: Any) -> list[Any]:
     """A tool argument as a list: None, one tool, or a sequence of tools."""
     if tools is None:
         return []
-    return list(tools) if isinstance(tools, Sequence) and not isinstance(tools, str) else [tools]
+    return (
+        list(tools)
+        if isinstance(tools, Sequence) and not isinstance(tools, str)
+        else [tools]
+    )
 
 
 def _with_author(message: Message, name: str) -> Message:
@@ -458,14 +634,20 @@ def _with_author(message: Message, name: str) -> Message:
 
 
 class Agent(RawAgent):
-    """`RawAgent` with the agent middleware layer: agent-level middleware wraps run-level (MW-4)."""
+    """`RawAgent` with the agent middleware layer: agent-level middleware wraps
+    run-level (MW-4)."""
 
     _runs_agent_middleware = True
 
     def _with_agent_middleware(
-        self, request: RunRequest, found: CategorizedMiddleware, inbox: Inbox | None, stream: bool
+        self,
+        request: RunRequest,
+        found: CategorizedMiddleware,
+        inbox: Inbox | None,
+        stream: bool,
     ) -> Any:
-        """The agent middleware pipeline around the run (MW-4); lazy when streaming (AG-3)."""
+        """The agent middleware pipeline around the run (MW-4); lazy when streaming
+        (AG-3)."""
         context = AgentContext(
             agent=self,
             messages=request.messages,
@@ -492,7 +674,9 @@ class Agent(RawAgent):
             return outcome if ctx.stream else await outcome
 
         if stream:
-            return ResponseStream(_Later(lambda: run_pipeline(found.agent, context, handler)))
+            return ResponseStream(
+                _Later(lambda: run_pipeline(found.agent, context, handler))
+            )
         return run_pipeline(found.agent, context, handler)
 
 

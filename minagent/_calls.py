@@ -1,28 +1,31 @@
-"""Running one batch of tool calls (spec/loop.md LP-4 .. LP-6, LP-11, LP-15, LP-20, LP-21, LP-27).
+"""Running one batch of tool calls (spec/loop.md LP-4 .. LP-6, LP-11, LP-15, LP-20,
+LP-21, LP-27).
 
 Rules
 -----
-1. A runner runs a batch and reports it; it never changes the loop's counters or decides the next
-   step.
-2. A call never fails the run by itself: what the tool raises becomes an error result (LP-6); only
-   what function middleware raises reaches the caller (design decision 12).
+1. A runner runs a batch and reports it; it never changes the loop's counters or decides
+   the next step.
+2. A call never fails the run by itself: what the tool raises becomes an error result
+   (LP-6); only what function middleware raises reaches the caller (design decision 12).
 3. Messages a call appends join the transcript after the batch, in call order (LP-15).
 
 Theory of operation
 -------------------
-A `CallRunner` serves one request. It knows the tools of the request (name -> what answers a
-call, `tool_map`), the loop's configuration, the function middleware and the function kwargs.
-``run(calls, transcript)`` runs one batch and reports it as a `Batch`; it never touches the
-loop's counters or decides what happens next (that is the loop's table):
+A `CallRunner` serves one request. It knows the tools of the request (name -> what
+answers a call, `tool_map`), the loop's configuration, the function middleware and the
+function kwargs. ``run(calls, transcript)`` runs one batch and reports it as a `Batch`;
+it never touches the loop's counters or decides what happens next (that is the loop's
+table):
 
-    each call: look the tool up (unknown -> error result, LP-6 / LP-12), parse and validate its
-    arguments (failure -> error result), run it through function middleware (LP-4, TL-4) with a
-    `FunctionInvocationContext` whose ``messages`` is a `_CallView` of the transcript (LP-15),
-    and turn what happened into a result: a value, an error result (the tool raised, LP-6), a
-    pending call (a declaration-only tool, LP-11), or an exception that ends the run (function
-    middleware raised, LP-21)
-    calls run concurrently, except ``sequential`` tools, which run alone, in call order (LP-5)
-    messages the calls appended are collected per call and handed back in call order (LP-15)
+    each call: look the tool up (unknown -> error result, LP-6 / LP-12), parse and
+    validate its arguments (failure -> error result), run it through function middleware
+    (LP-4, TL-4) with a `FunctionInvocationContext` whose ``messages`` is a `_CallView`
+    of the transcript (LP-15), and turn what happened into a result: a value, an error
+    result (the tool raised, LP-6), a pending call (a declaration-only tool, LP-11), or
+    an exception that ends the run (function middleware raised, LP-21) calls run
+    concurrently, except ``sequential`` tools, which run alone, in call order (LP-5)
+    messages the calls appended are collected per call and handed back in call order
+    (LP-15)
 """
 
 from __future__ import annotations
@@ -36,25 +39,33 @@ from . import _observe
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._issues import shorten
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
-from ._tools import FunctionInvocationConfiguration, FunctionTool, UnknownToolError, result_value
+from ._tools import (
+    FunctionInvocationConfiguration,
+    FunctionTool,
+    UnknownToolError,
+    result_value,
+)
 from ._transcript import sendable_text
 from ._types import Content, Message
 from ._validate import validate
 
 __all__ = ["Batch", "CallRunner"]
 
-logger = logging.getLogger("minagent.client")  # the logger of floor 3, the client and its loop (OB-15)
+# the logger of floor 3, the client and its loop (OB-15)
+logger = logging.getLogger("minagent.client")
 DEBUG = logging.DEBUG
 
 
 class _Pending(Exception):
-    """A declaration-only call reached the missing function: return it unexecuted (LP-11)."""
+    """A declaration-only call reached the missing function: return it unexecuted
+    (LP-11)."""
 
 
 class Batch(NamedTuple):
     """What one batch produced, in call order."""
 
-    outcomes: list[tuple[Content | None, bool]]  # per call: its result (None: pending) and whether it terminated
+    # per call: its result (None: pending) and whether it terminated
+    outcomes: list[tuple[Content | None, bool]]
     arrived: list[Message]  # messages the calls appended, in call order (LP-15)
     surfaced: list[Content]  # user-input requests of sub-agents run as tools (AG-8)
 
@@ -72,19 +83,24 @@ class CallRunner:
         session: Any = None,
     ) -> None:
         self.tools = tools
-        self.live = live  # LP-33: the run's tool list, which a tool may change through its context
-        self.session = session  # the agent run's session, FunctionInvocationContext.session (LP-25)
+        # LP-33: the run's tool list, which a tool may change through its context
+        self.live = live
+        # the agent run's session, FunctionInvocationContext.session (LP-25)
+        self.session = session
         self.config = config
         self.function_middleware = function_middleware
         self.function_kwargs = function_kwargs
         self.surfaced: list[Content] = []
-        self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request, not per call
-        self.observer = _observe.OBSERVER  # OB-2: the wrap point of a tool call, read once per request
+        # OB-15: asked once per request, not per call
+        self.debug = logger.isEnabledFor(DEBUG)
+        # OB-2: the wrap point of a tool call, read once per request
+        self.observer = _observe.OBSERVER
         self.invoke = self.observer.tool_call(self._invoke, self.tool)
 
     @property
     def _detail(self) -> str:
-        """LP-6: upstream's marker of a detailed error; the problems are listed either way (decision 9)."""
+        """LP-6: upstream's marker of a detailed error; the problems are listed either
+        way (decision 9)."""
         return "Exception: " if self.config.include_detailed_errors else ""
 
     def tool(self, call: Content) -> Any:
@@ -93,24 +109,42 @@ class CallRunner:
     async def run(self, calls: Sequence[Content], transcript: list[Message]) -> Batch:
         """Run ``calls``; ``transcript`` is what their contexts see (LP-15)."""
         self.surfaced = []
-        views = [_CallView(transcript)] if len(calls) == 1 else [_CallView(transcript) for _ in calls]
+        views = (
+            [_CallView(transcript)]
+            if len(calls) == 1
+            else [_CallView(transcript) for _ in calls]
+        )
         mark = len(transcript)
-        outcomes = [await self.invoke(calls[0], views[0])] if len(calls) == 1 else await self._execute(calls, views)
-        arrived = [*transcript[mark:], *(m for view in views for m in view.added)]  # in call order
+        outcomes = (
+            [await self.invoke(calls[0], views[0])]
+            if len(calls) == 1
+            else await self._execute(calls, views)
+        )
+        # in call order
+        arrived = [*transcript[mark:], *(m for view in views for m in view.added)]
         del transcript[mark:]
         return Batch(outcomes, arrived, self.surfaced)
 
-    async def _execute(self, calls: Sequence[Content], views: Sequence[_CallView]) -> list[tuple[Content | None, bool]]:
-        """Run calls concurrently, except `sequential` tools, which run alone, in call order (LP-5)."""
-        invoke = self.invoke  # (one call, the common batch, is awaited in place by `run`: no task, no grouping)
+    async def _execute(
+        self, calls: Sequence[Content], views: Sequence[_CallView]
+    ) -> list[tuple[Content | None, bool]]:
+        """Run calls concurrently, except `sequential` tools, which run alone, in call
+        order (LP-5)."""
+        # (one call, the common batch, is awaited in place by `run`: no task, no
+        # grouping)
+        invoke = self.invoke
         outcomes: list[tuple[Content | None, bool]] = []
         view = {id(call): v for call, v in zip(calls, views, strict=True)}
         group: list[Content] = []
         for call in [*calls, None]:
-            alone = call is not None and getattr(self.tools.get(call.name or ""), "sequential", False)
+            alone = call is not None and getattr(
+                self.tools.get(call.name or ""), "sequential", False
+            )
             if call is None or alone:
                 if group:
-                    outcomes.extend(await _gather([invoke(c, view[id(c)]) for c in group]))
+                    outcomes.extend(
+                        await _gather([invoke(c, view[id(c)]) for c in group])
+                    )
                     group = []
                 if call is not None:
                     outcomes.append(await invoke(call, view[id(call)]))
@@ -118,11 +152,15 @@ class CallRunner:
                 group.append(call)
         return outcomes
 
-    async def _invoke(self, call: Content, view: _CallView) -> tuple[Content | None, bool]:
-        """One call: validate, run through function middleware, turn the outcome into a result."""
+    async def _invoke(
+        self, call: Content, view: _CallView
+    ) -> tuple[Content | None, bool]:
+        """One call: validate, run through function middleware, turn the outcome into a
+        result."""
         name, call_id = call.name or "", call.call_id or ""
         if self.debug:
-            logger.debug("tool call %s [%s]", shorten(name, MAX_NAME_CHARS), call_id)  # OB-15: never the arguments
+            # OB-15: never the arguments
+            logger.debug("tool call %s [%s]", shorten(name, MAX_NAME_CHARS), call_id)
         tool = self.tools.get(name)
         if tool is None:
             if self.config.terminate_on_unknown_calls:
@@ -137,7 +175,11 @@ class CallRunner:
             text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}: {exc}."
             return _error(call_id, text, "invalid arguments"), False
         # LP-6: every tool, FunctionTool or tool-like, the same way
-        issues = tool.validate_arguments(arguments) if type(tool) is FunctionTool else _validate(tool, arguments)
+        issues = (
+            tool.validate_arguments(arguments)
+            if type(tool) is FunctionTool
+            else _validate(tool, arguments)
+        )
         if issues:
             text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}:\n{_issue_text(issues)}"
             return _error(call_id, text, "invalid arguments"), False
@@ -156,7 +198,8 @@ class CallRunner:
             if getattr(ctx.function, "declaration_only", False):
                 raise _Pending
             try:
-                return await ctx.function.invoke(ctx.arguments, context=ctx)  # TL-14: the value, unless parsed
+                # TL-14: the value, unless parsed
+                return await ctx.function.invoke(ctx.arguments, context=ctx)
             except MiddlewareTermination:
                 raise  # a tool may end the loop too (MW-6, LP-20)
             except Exception as exc:
@@ -168,35 +211,57 @@ class CallRunner:
         except _Pending:
             return None, False
         except UserInputRequiredError as exc:
-            if not exc.contents:  # LP-11: nothing to ask the user: the call is answered, the loop goes on
+            # LP-11: nothing to ask the user: the call is answered, the loop goes on
+            if not exc.contents:
                 text = "Error: the tool needed user input but asked for none."
                 return _error(call_id, text, "user input required"), context.terminated
             self.surfaced.extend(exc.contents)
             return None, False
         except Exception as exc:
             if not raised or exc is not raised[-1]:
-                raise  # design decision 12: middleware's own exceptions reach the caller
+                # design decision 12: middleware's own exceptions reach the caller
+                raise
             self.observer.tool_raised(exc)  # OB-7
-            logger.debug("tool call %s [%s] raised %s", name, call_id, type(exc).__name__)  # OB-15: not its text
-            visible = self.config.include_detailed_errors or getattr(exc, "model_visible", False) is True  # MCP-12
+            # OB-15: not its text
+            logger.debug(
+                "tool call %s [%s] raised %s", name, call_id, type(exc).__name__
+            )
+            # MCP-12
+            visible = (
+                self.config.include_detailed_errors
+                or getattr(exc, "model_visible", False) is True
+            )
             detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
-            return _error(call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__), False
-        if isinstance(value, list) and value and all(isinstance(c, Content) for c in value):
-            return Content.from_function_result(call_id, value), context.terminated  # TL-14: parsed contents
+            return _error(
+                call_id,
+                f"Error: Function failed.{detail}",
+                str(exc) or type(exc).__name__,
+            ), False
+        if (
+            isinstance(value, list)
+            and value
+            and all(isinstance(c, Content) for c in value)
+        ):
+            # TL-14: parsed contents
+            return Content.from_function_result(call_id, value), context.terminated
         try:
             payload = result_value(value)
-        except Exception as exc:  # the tool's own value failed to convert: still the tool's failure
+        # the tool's own value failed to convert: still the tool's failure
+        except Exception as exc:
             text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
-            return _error(call_id, text, str(exc) or type(exc).__name__), context.terminated
+            return _error(
+                call_id, text, str(exc) or type(exc).__name__
+            ), context.terminated
         if isinstance(payload, str):
             payload = sendable_text(payload)  # LP-27
         return Content.from_function_result(call_id, payload), context.terminated
 
 
 class _CallView(MutableSequence[Message]):
-    """`FunctionInvocationContext.messages` of one tool call: the live transcript followed by what
-    this call appended (LP-15). Reads see both; appends stay with the call until the batch ends, so
-    concurrent calls' messages join the transcript in call order, not in completion order."""
+    """`FunctionInvocationContext.messages` of one tool call: the live transcript
+    followed by what this call appended (LP-15). Reads see both; appends stay with the
+    call until the batch ends, so concurrent calls' messages join the transcript in call
+    order, not in completion order."""
 
     __slots__ = ("added", "base")
 
@@ -257,15 +322,19 @@ MAX_ISSUE_CHARS = 300  # LP-29: one problem's line
 
 
 def _issue_text(issues: Sequence[Any]) -> str:
-    """LP-29: at most MAX_ISSUES_SHOWN lines of at most MAX_ISSUE_CHARS, then how many more."""
-    lines = [shorten(str(issue), MAX_ISSUE_CHARS) for issue in issues[:MAX_ISSUES_SHOWN]]
+    """LP-29: at most MAX_ISSUES_SHOWN lines of at most MAX_ISSUE_CHARS, then how many
+    more."""
+    lines = [
+        shorten(str(issue), MAX_ISSUE_CHARS) for issue in issues[:MAX_ISSUES_SHOWN]
+    ]
     if len(issues) > MAX_ISSUES_SHOWN:
         lines.append(f"... and {len(issues) - MAX_ISSUES_SHOWN} more problems")
     return "\n".join(lines)
 
 
 async def _gather(coros: Sequence[Awaitable[Any]]) -> list[Any]:
-    """Run concurrently; on any failure or cancellation, cancel and await the rest (no leaks).
+    """Run concurrently; on any failure or cancellation, cancel and await the rest (no
+    leaks).
 
     A single call is awaited in place: no task, no extra trips through the event loop.
     """
@@ -286,7 +355,12 @@ def _validate(tool: Any, arguments: Any) -> list[Any]:
     if callable(check):
         return list(check(arguments))
     parameters, name = getattr(tool, "parameters", None), str(getattr(tool, "name", ""))
-    return validate(arguments, parameters, lenient_for=name) if isinstance(parameters, Mapping) else []  # SC-57
+    # SC-57
+    return (
+        validate(arguments, parameters, lenient_for=name)
+        if isinstance(parameters, Mapping)
+        else []
+    )
 
 
 def _error(call_id: str, text: str, exception: str) -> Content:

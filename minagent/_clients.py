@@ -1,15 +1,19 @@
-"""Chat clients: the `SupportsChatGetResponse` protocol and `BaseChatClient` (spec/loop.md).
+"""Chat clients: the `SupportsChatGetResponse` protocol and `BaseChatClient`
+(spec/loop.md).
 
 Rules
 -----
-1. ``get_response`` is the one route of a request in both modes: it decides the request's options
-   once (the response format included, SO-7) and hands them to one `ToolLoop`.
+1. ``get_response`` is the one route of a request in both modes: it decides the
+   request's options once (the response format included, SO-7) and hands them to one
+   `ToolLoop`.
 2. A client never runs agent middleware (MW-3).
-3. Structured output is reached through one seam, `response_format`, only when a run asks for it.
+3. Structured output is reached through one seam, `response_format`, only when a run
+   asks for it.
 
-A provider subclasses `BaseChatClient` and implements ``_inner_get_response`` (and, for real
-streaming, ``_inner_get_streaming_response``). ``get_response`` wraps both in the tool loop, with
-chat middleware around every model call and function middleware around every tool call.
+A provider subclasses `BaseChatClient` and implements ``_inner_get_response`` (and, for
+real streaming, ``_inner_get_streaming_response``). ``get_response`` wraps both in the
+tool loop, with chat middleware around every model call and function middleware around
+every tool call.
 """
 
 from __future__ import annotations
@@ -21,7 +25,12 @@ from typing import Any, Literal, Protocol, overload, runtime_checkable
 from ._compat import reject_spellings
 from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
-from ._middleware import _EMPTY, CategorizedMiddleware, categorize_middleware, categorized
+from ._middleware import (
+    _EMPTY,
+    CategorizedMiddleware,
+    categorize_middleware,
+    categorized,
+)
 from ._options import ChatOptions, FormatOptions, Options, T
 from ._responses import ChatResponse, ChatResponseUpdate, response_format
 from ._stream import ResponseStream
@@ -31,8 +40,8 @@ from ._types import Message, MessageInput, normalize_messages
 __all__ = ["BaseChatClient", "SupportsChatGetResponse", "response_format"]
 
 
-# The agent floor sits above this one: `minagent._agents` registers `Agent` here when it loads,
-# so `as_agent` needs no upward import.
+# The agent floor sits above this one: `minagent._agents` registers `Agent` here when it
+# loads, so `as_agent` needs no upward import.
 _agent_factory: list[Callable[..., Any]] = []
 
 
@@ -42,30 +51,53 @@ class SupportsChatGetResponse(Protocol):
 
     @overload
     def get_response(
-        self, messages: MessageInput, *, stream: Literal[False] = False, options: FormatOptions[T], **kwargs: Any
+        self,
+        messages: MessageInput,
+        *,
+        stream: Literal[False] = False,
+        options: FormatOptions[T],
+        **kwargs: Any,
     ) -> Awaitable[ChatResponse[T]]: ...
     @overload
     def get_response(
-        self, messages: MessageInput, *, stream: Literal[False] = False, options: Options = None, **kwargs: Any
+        self,
+        messages: MessageInput,
+        *,
+        stream: Literal[False] = False,
+        options: Options = None,
+        **kwargs: Any,
     ) -> Awaitable[ChatResponse]: ...
     @overload
     def get_response(
-        self, messages: MessageInput, *, stream: Literal[True], options: FormatOptions[T], **kwargs: Any
+        self,
+        messages: MessageInput,
+        *,
+        stream: Literal[True],
+        options: FormatOptions[T],
+        **kwargs: Any,
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse[T]]: ...
     @overload
     def get_response(
-        self, messages: MessageInput, *, stream: Literal[True], options: Options = None, **kwargs: Any
+        self,
+        messages: MessageInput,
+        *,
+        stream: Literal[True],
+        options: Options = None,
+        **kwargs: Any,
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
 
 class BaseChatClient:
-    """Base class of chat clients: the tool loop and the chat/function middleware layers."""
+    """Base class of chat clients: the tool loop and the chat/function middleware
+    layers."""
 
-    __class_getitem__ = classmethod(lambda cls, _options: cls)  # UP-1: upstream's `BaseChatClient[OptionsT]`
+    # UP-1: upstream's `BaseChatClient[OptionsT]`
+    __class_getitem__ = classmethod(lambda cls, _options: cls)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """UP-2: a provider written for upstream implements one hook, ``_inner_get_response(*, messages,
-        stream, options)``; the seam to ``minagent.upstream`` gives it minagent's two."""
+        """UP-2: a provider written for upstream implements one hook,
+        ``_inner_get_response(*, messages, stream, options)``; the seam to
+        ``minagent.upstream`` gives it minagent's two."""
         super().__init_subclass__(**kwargs)
         hook = cls.__dict__.get("_inner_get_response")
         if hook is not None and "stream" in inspect.signature(hook).parameters:
@@ -77,27 +109,34 @@ class BaseChatClient:
         self,
         *,
         middleware: Any = None,
-        function_invocation_configuration: FunctionInvocationConfiguration | Mapping[str, Any] | None = None,
+        function_invocation_configuration: FunctionInvocationConfiguration
+        | Mapping[str, Any]
+        | None = None,
     ) -> None:
         self.middleware = middleware
         self.function_invocation_configuration = function_invocation_configuration
-        found = categorized(self, middleware)  # fail at construction, not at the first call
+        # fail at construction, not at the first call
+        found = categorized(self, middleware)
         if found.agent:
             _reject_agent_layer(found)
 
     @property
     def function_invocation_configuration(self) -> FunctionInvocationConfiguration:
-        """The tool loop's configuration; assigning a configuration or a dict validates it (LP-24)."""
+        """The tool loop's configuration; assigning a configuration or a dict validates
+        it (LP-24)."""
         return self._function_invocation_configuration
 
     @function_invocation_configuration.setter
     def function_invocation_configuration(
         self, value: FunctionInvocationConfiguration | Mapping[str, Any] | None
     ) -> None:
-        self._function_invocation_configuration = FunctionInvocationConfiguration.coerce(value)
+        self._function_invocation_configuration = (
+            FunctionInvocationConfiguration.coerce(value)
+        )
 
     def as_agent(self, instructions: str | None = None, **agent_kwargs: Any) -> Any:
-        """An `Agent` over this client: ``client.as_agent(name=..., instructions=..., tools=...)`` (AG-11)."""
+        """An `Agent` over this client: ``client.as_agent(name=..., instructions=...,
+        tools=...)`` (AG-11)."""
         return _agent_factory[0](self, instructions, **agent_kwargs)
 
     # -- what a provider implements ---------------------------------------------------------
@@ -105,35 +144,60 @@ class BaseChatClient:
     async def _inner_get_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> ChatResponse:
-        raise NotImplementedError(f"{type(self).__name__} must implement _inner_get_response")
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement _inner_get_response"
+        )
 
     async def _inner_get_streaming_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
         """Default: the non-streaming response as updates, one per message (LP-2)."""
-        response = await self._inner_get_response(messages=messages, options=options, **kwargs)
+        response = await self._inner_get_response(
+            messages=messages, options=options, **kwargs
+        )
         for update in response.as_updates():
             yield update
 
     # -- the public call --------------------------------------------------------------------
 
-    # SO-28: a class as ``options["response_format"]`` types the answer's ``.value``. The
-    # overloads name the stream mode and the options; every other keyword is the implementation's.
+    # SO-28: a class as ``options["response_format"]`` types the answer's ``.value``.
+    # The overloads name the stream mode and the options; every other keyword is the
+    # implementation's.
     @overload
     def get_response(
-        self, messages: MessageInput, *, stream: Literal[False] = False, options: FormatOptions[T], **kwargs: Any
+        self,
+        messages: MessageInput,
+        *,
+        stream: Literal[False] = False,
+        options: FormatOptions[T],
+        **kwargs: Any,
     ) -> Awaitable[ChatResponse[T]]: ...
     @overload
     def get_response(
-        self, messages: MessageInput, *, stream: Literal[False] = False, options: Options = None, **kwargs: Any
+        self,
+        messages: MessageInput,
+        *,
+        stream: Literal[False] = False,
+        options: Options = None,
+        **kwargs: Any,
     ) -> Awaitable[ChatResponse]: ...
     @overload
     def get_response(
-        self, messages: MessageInput, *, stream: Literal[True], options: FormatOptions[T], **kwargs: Any
+        self,
+        messages: MessageInput,
+        *,
+        stream: Literal[True],
+        options: FormatOptions[T],
+        **kwargs: Any,
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse[T]]: ...
     @overload
     def get_response(
-        self, messages: MessageInput, *, stream: Literal[True], options: Options = None, **kwargs: Any
+        self,
+        messages: MessageInput,
+        *,
+        stream: Literal[True],
+        options: Options = None,
+        **kwargs: Any,
     ) -> ResponseStream[ChatResponseUpdate, ChatResponse]: ...
 
     def get_response(
@@ -151,31 +215,50 @@ class BaseChatClient:
     ) -> Awaitable[ChatResponse] | ResponseStream[ChatResponseUpdate, ChatResponse]:
         """Get a response, running tools as the model asks (LP-1).
 
-        Returns an awaitable of `ChatResponse`, or with ``stream=True`` a `ResponseStream` of
-        updates that finalises to the same `ChatResponse` (LP-2). Nothing runs until it is
-        awaited or iterated.
+        Returns an awaitable of `ChatResponse`, or with ``stream=True`` a
+        `ResponseStream` of updates that finalises to the same `ChatResponse` (LP-2).
+        Nothing runs until it is awaited or iterated.
 
-        ``function_invocation_kwargs`` reach every `FunctionInvocationContext.kwargs` (and
-        ``options["additional_function_arguments"]``, which is never sent, over them);
-        ``client_kwargs`` reach every `ChatContext.kwargs` and the provider call; other
-        ``kwargs`` reach both (LP-25).
+        ``function_invocation_kwargs`` reach every `FunctionInvocationContext.kwargs`
+        (and ``options["additional_function_arguments"]``, which is never sent, over
+        them); ``client_kwargs`` reach every `ChatContext.kwargs` and the provider call;
+        other ``kwargs`` reach both (LP-25).
         """
         if options is not None and not isinstance(options, Mapping):
-            raise TypeError(f"options must be a dict of chat options, got {type(options).__name__}")
-        if kwargs and kwargs.keys() & ChatOptions.__annotations__.keys():  # OP-60: never sent along unread
+            raise TypeError(
+                f"options must be a dict of chat options, got {type(options).__name__}"
+            )
+        # OP-60: never sent along unread
+        if kwargs and kwargs.keys() & ChatOptions.__annotations__.keys():
             reject_spellings(kwargs, "run", f"{type(self).__name__}.get_response()")
         run_options = dict(options or {})
         extra = run_options.pop("additional_function_arguments", None)
         fmt = None
-        if run_options.get("response_format") is not None:  # SO-7: normalised once, the wire form sent
+        # SO-7: normalised once, the wire form sent
+        if run_options.get("response_format") is not None:
             fmt = response_format(run_options["response_format"])
             run_options["response_format"] = fmt.wire
-        if client_kwargs and ("middleware" in client_kwargs or "session" in client_kwargs):  # MW-14: upstream's places
-            middleware = categorize_middleware(middleware, client_kwargs.get("middleware"))
+        # MW-14: upstream's places
+        if client_kwargs and (
+            "middleware" in client_kwargs or "session" in client_kwargs
+        ):
+            middleware = categorize_middleware(
+                middleware, client_kwargs.get("middleware")
+            )
             session = session if session is not None else client_kwargs.get("session")
-            client_kwargs = {k: v for k, v in client_kwargs.items() if k not in ("middleware", "session")}
-        found = categorized(self, self.middleware) if self.middleware else _EMPTY  # MW-3: the client's, once
-        found = categorize_middleware(found, middleware) if middleware is not None else found  # taken as it is
+            client_kwargs = {
+                k: v
+                for k, v in client_kwargs.items()
+                if k not in ("middleware", "session")
+            }
+        # MW-3: the client's, once
+        found = categorized(self, self.middleware) if self.middleware else _EMPTY
+        # taken as it is
+        found = (
+            categorize_middleware(found, middleware)
+            if middleware is not None
+            else found
+        )
         if found.agent:
             _reject_agent_layer(found)
         loop = ToolLoop(
@@ -187,7 +270,11 @@ class BaseChatClient:
             function_middleware=found.function,
             config=self._function_invocation_configuration,
             inbox=inbox,
-            function_kwargs={**kwargs, **(function_invocation_kwargs or {}), **(extra or {})},
+            function_kwargs={
+                **kwargs,
+                **(function_invocation_kwargs or {}),
+                **(extra or {}),
+            },
             client_kwargs={**kwargs, **(client_kwargs or {})},
             response_format=fmt,
             session=session,

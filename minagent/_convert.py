@@ -1,15 +1,18 @@
-"""Validated JSON arguments turned into the values a tool's type hints ask for (spec/schema.md SC-52).
+"""Validated JSON arguments turned into the values a tool's type hints ask for
+(spec/schema.md SC-52).
 
-Theory of operation: `ArgumentConverter(func)` resolves the hints of ``func``'s parameters once,
-with the same rules as schema generation (SC-2), and compiles one converter function per type,
-memoised per converter object (recursive dataclasses and TypedDicts reuse their own entry while it
-is being built). A converter receives a value that the generated schema accepted and returns the
-Python value of the hint: an `Enum` member for its value, ``3`` for ``3.0`` under ``int``, a
-dataclass instance for an object, a `datetime` for an ISO string, a tuple or a frozenset for an
-array. Values that already have the target type pass through, so a caller that invokes a tool
-with Python values directly is not affected. A union tries its members in order, first without
-any conversion between numbers (so ``int | float`` keeps ``2.5`` a float and ``3`` an int), then
-with it. A failure raises `ArgumentConversionError`, naming the parameter and the path.
+Theory of operation: `ArgumentConverter(func)` resolves the hints of ``func``'s
+parameters once, with the same rules as schema generation (SC-2), and compiles one
+converter function per type, memoised per converter object (recursive dataclasses and
+TypedDicts reuse their own entry while it is being built). A converter receives a value
+that the generated schema accepted and returns the Python value of the hint: an `Enum`
+member for its value, ``3`` for ``3.0`` under ``int``, a dataclass instance for an
+object, a `datetime` for an ISO string, a tuple or a frozenset for an array. Values that
+already have the target type pass through, so a caller that invokes a tool with Python
+values directly is not affected. A union tries its members in order, first without any
+conversion between numbers (so ``int | float`` keeps ``2.5`` a float and ``3`` an int),
+then with it. A failure raises `ArgumentConversionError`, naming the parameter and the
+path.
 """
 
 from __future__ import annotations
@@ -24,7 +27,15 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, NotRequired, Required, Union
 
 from ._exceptions import MinagentError
-from ._schema import MAPPING_TYPES, SEQUENCE_TYPES, SET_TYPES, SchemaBuilder, date_format, format_parser, names_context
+from ._schema import (
+    MAPPING_TYPES,
+    SEQUENCE_TYPES,
+    SET_TYPES,
+    SchemaBuilder,
+    date_format,
+    format_parser,
+    names_context,
+)
 
 __all__ = ["ArgumentConversionError", "ArgumentConverter", "ConversionMismatch"]
 
@@ -32,16 +43,19 @@ Converter = Callable[[Any, str, bool], Any]  # (value, path, strict) -> converte
 
 
 class ArgumentConversionError(MinagentError, ValueError):
-    """A validated argument could not become a value of its parameter's type (SC-52, TL-10).
+    """A validated argument could not become a value of its parameter's type (SC-52,
+    TL-10).
 
-    ``model_visible``: the tool loop shows the text to the model (MCP-12), which can then retry.
+    ``model_visible``: the tool loop shows the text to the model (MCP-12), which can
+    then retry.
     """
 
     model_visible = True
 
 
 class ConversionMismatch(Exception):
-    """A value that is not of the type being tried (internal: unions try the next member)."""
+    """A value that is not of the type being tried (internal: unions try the next
+    member)."""
 
 
 def _identity(value: Any, path: str, strict: bool) -> Any:
@@ -53,7 +67,9 @@ class ArgumentConverter:
 
     __slots__ = ("_builder", "_cache", "converters", "exact")
 
-    def __init__(self, func: Callable[..., Any], context_parameter: str | None = None) -> None:
+    def __init__(
+        self, func: Callable[..., Any], context_parameter: str | None = None
+    ) -> None:
         self._cache: dict[Any, Converter] = {}
         self._builder = SchemaBuilder(getattr(func, "__qualname__", None) or repr(func))
         target = inspect.unwrap(func)
@@ -61,16 +77,23 @@ class ArgumentConverter:
             target = type(target).__call__
         globalns = getattr(target, "__globals__", {})
         self.converters: dict[str, Converter] = {}
-        self.exact: dict[str, type] = {}  # a parameter annotated int, float, bool or str: that type
+        # a parameter annotated int, float, bool or str: that type
+        self.exact: dict[str, type] = {}
         for param in SchemaBuilder.parameters_of(func):
-            if param.name == context_parameter or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            if param.name == context_parameter or param.kind in (
+                param.VAR_POSITIONAL,
+                param.VAR_KEYWORD,
+            ):
                 continue
-            if names_context(param.annotation, frozenset({"FunctionInvocationContext"})):
+            if names_context(
+                param.annotation, frozenset({"FunctionInvocationContext"})
+            ):
                 continue
             self._builder.param = param.name
             resolved = self._builder.resolve(param.annotation, globalns)
             convert = self._compile(resolved)
-            if resolved in (int, float, bool, str):  # their converters return such a value unchanged
+            # their converters return such a value unchanged
+            if resolved in (int, float, bool, str):
                 self.exact[param.name] = resolved
             if convert is not _identity:
                 self.converters[param.name] = convert
@@ -80,7 +103,8 @@ class ArgumentConverter:
         out = dict(arguments)
         for name, convert in self.converters.items():
             if name in out:
-                if type(out[name]) is self.exact.get(name):  # already the annotated scalar type
+                # already the annotated scalar type
+                if type(out[name]) is self.exact.get(name):
                     continue
                 try:
                     out[name] = convert(out[name], name, False)
@@ -99,13 +123,17 @@ class ArgumentConverter:
         key = tp
         try:
             cached = self._cache.get(key)
-        except TypeError:  # an unhashable hint (Literal of a list): compile without the cache
+        # an unhashable hint (Literal of a list): compile without the cache
+        except TypeError:
             return self._build(tp)
         if cached is not None:
             return cached
-        if isinstance(tp, type) and (typing.is_typeddict(tp) or dataclasses.is_dataclass(tp)):
+        if isinstance(tp, type) and (
+            typing.is_typeddict(tp) or dataclasses.is_dataclass(tp)
+        ):
             slot: list[Converter] = []
-            self._cache[key] = lambda value, path, strict: slot[0](value, path, strict)  # recursion
+            # recursion
+            self._cache[key] = lambda value, path, strict: slot[0](value, path, strict)
             slot.append(self._build(tp))
             self._cache[key] = slot[0]
             return slot[0]
@@ -174,27 +202,48 @@ class ArgumentConverter:
         def convert(value: Any, path: str, strict: bool) -> Any:
             if not isinstance(value, Mapping):
                 raise ConversionMismatch(f"{path}: expected an object")
-            if strict and (any(k not in fields for k in value) or any(k not in value for k in required)):
-                # a union member is tried strictly first: an object of other keys is not this TypedDict
-                raise ConversionMismatch(f"{path}: not an object of {cls.__name__}'s keys")
-            return {k: fields[k](v, f"{path}.{k}", strict) if k in fields else v for k, v in value.items()}
+            if strict and (
+                any(k not in fields for k in value)
+                or any(k not in value for k in required)
+            ):
+                # a union member is tried strictly first: an object of other keys is not
+                # this TypedDict
+                raise ConversionMismatch(
+                    f"{path}: not an object of {cls.__name__}'s keys"
+                )
+            return {
+                k: fields[k](v, f"{path}.{k}", strict) if k in fields else v
+                for k, v in value.items()
+            }
 
         return convert
 
     def _dataclass(self, cls: type) -> Converter:
-        fields = {name: c for name, c in self._fields(cls).items() if name in _init_fields(cls)}
+        fields = {
+            name: c
+            for name, c in self._fields(cls).items()
+            if name in _init_fields(cls)
+        }
 
         def convert(value: Any, path: str, strict: bool) -> Any:
             if isinstance(value, cls):
                 return value
             if not isinstance(value, Mapping):
-                raise ConversionMismatch(f"{path}: expected an object for {cls.__name__}")
-            kwargs = {k: fields[k](v, f"{path}.{k}", strict) if k in fields else v for k, v in value.items()}
+                raise ConversionMismatch(
+                    f"{path}: expected an object for {cls.__name__}"
+                )
+            kwargs = {
+                k: fields[k](v, f"{path}.{k}", strict) if k in fields else v
+                for k, v in value.items()
+            }
             try:
                 return cls(**kwargs)
-            except Exception as exc:  # the dataclass's own __init__ / __post_init__ refused it
+            # the dataclass's own __init__ / __post_init__ refused it
+            except Exception as exc:
                 if strict:
-                    raise ConversionMismatch(f"{path}: {cls.__name__} refused it: {type(exc).__name__}: {exc}") from exc
+                    raise ConversionMismatch(
+                        f"{path}: {cls.__name__} refused it: {type(exc).__name__}: {exc}"
+                    ) from exc
                 raise ArgumentConversionError(
                     f"argument {path}: {cls.__name__}(...) failed: {type(exc).__name__}: {exc}"
                 ) from exc
@@ -267,7 +316,9 @@ def _to_enum(cls: type[enum.Enum]) -> Converter:
 def _to_literal(values: tuple[Any, ...]) -> Converter:
     def convert(value: Any, path: str, strict: bool) -> Any:
         for allowed in values:
-            if allowed is value or _same_json(allowed.value if isinstance(allowed, enum.Enum) else allowed, value):
+            if allowed is value or _same_json(
+                allowed.value if isinstance(allowed, enum.Enum) else allowed, value
+            ):
                 return allowed
         raise ConversionMismatch(f"{path}: {value!r} is not one of the allowed values")
 
@@ -313,7 +364,10 @@ def _to_fixed_tuple(items: list[Converter]) -> Converter:
     def convert(value: Any, path: str, strict: bool) -> Any:
         if not isinstance(value, list | tuple) or len(value) != len(items):
             raise ConversionMismatch(f"{path}: expected an array of {len(items)} items")
-        return tuple(c(v, f"{path}[{i}]", strict) for i, (c, v) in enumerate(zip(items, value, strict=True)))
+        return tuple(
+            c(v, f"{path}[{i}]", strict)
+            for i, (c, v) in enumerate(zip(items, value, strict=True))
+        )
 
     return convert
 

@@ -1,4 +1,5 @@
-"""Tool descriptions from docstrings: the summary and each parameter's text (spec/schema.md SC-20 .. SC-22).
+"""Tool descriptions from docstrings: the summary and each parameter's text
+(spec/schema.md SC-20 .. SC-22).
 
 Google (``Args:``) and Sphinx (``:param x:``) styles; used by `function_schema`.
 """
@@ -9,9 +10,11 @@ import re
 
 __all__ = ["parse_docstring"]
 
-_ARGS_SECTIONS = "args|arguments|parameters|params|keyword args|keyword arguments|other parameters"
-# Patterns as strings: `re` compiles and caches them on first use, not at import (docstrings are
-# parsed only when a tool is defined).
+_ARGS_SECTIONS = (
+    "args|arguments|parameters|params|keyword args|keyword arguments|other parameters"
+)
+# Patterns as strings: `re` compiles and caches them on first use, not at import
+# (docstrings are parsed only when a tool is defined).
 _SECTION = r"^[A-Z][A-Za-z ]*:$"  # a Google section header: Args:, Returns:, ...
 _SPHINX_FIELD = r"^:\w+[^:]*:"
 _SPHINX_PARAM = r"^:(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*?\s+)?(\*{0,2}\w+)\s*:\s*(.*)$"
@@ -21,7 +24,10 @@ _GOOGLE_ARG = r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$"
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
     """SC-20 .. SC-22: the description, and the description of each parameter."""
     lines = doc.splitlines()
-    starts = [bool(re.match(_SECTION, s) or re.match(_SPHINX_FIELD, s)) for s in map(str.strip, lines)]
+    starts = [
+        bool(re.match(_SECTION, s) or re.match(_SPHINX_FIELD, s))
+        for s in map(str.strip, lines)
+    ]
     end = starts.index(True) if True in starts else len(lines)
     entries: dict[str, list[str]] = {}
     entry: list[str] | None = None  # the entry that deeper-indented lines continue
@@ -31,7 +37,11 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
         text, indent = line.strip(), len(line) - len(line.lstrip())
         if not text:
             continue
-        if entry is not None and indent > entry_indent and not re.match(_SPHINX_FIELD, text):
+        if (
+            entry is not None
+            and indent > entry_indent
+            and not re.match(_SPHINX_FIELD, text)
+        ):
             entry.append(text)
             continue
         entry = None
@@ -45,5 +55,7 @@ def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
             entries[match.group(1)] = entry
         elif re.fullmatch(rf"({_ARGS_SECTIONS})\s*:", text, re.IGNORECASE):
             args_indent = indent
-    described = {name: " ".join(" ".join(parts).split()) for name, parts in entries.items()}
+    described = {
+        name: " ".join(" ".join(parts).split()) for name, parts in entries.items()
+    }
     return "\n".join(lines[:end]).strip(), described

@@ -1,25 +1,36 @@
 """The exception hierarchy (spec/package.md PK-6).
 
-Every *error* minagent raises on purpose derives from `MinagentError`. Two exceptions are not
-errors but control flow, and so derive from `Exception` directly: `MiddlewareTermination` (end
-the pipeline, MW-6) and `UserInputRequiredError` (pause the call for the user, LP-11). An
-``except MinagentError`` therefore never swallows a termination or a pause.
+Every *error* minagent raises on purpose derives from `MinagentError`. Two exceptions
+are not errors but control flow, and so derive from `Exception` directly:
+`MiddlewareTermination` (end the pipeline, MW-6) and `UserInputRequiredError` (pause the
+call for the user, LP-11). An ``except MinagentError`` therefore never swallows a
+termination or a pause.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AdditionItemMismatch", "ContentError", "MiddlewareException", "MiddlewareTermination", "MinagentError"]
+__all__ = [
+    "AdditionItemMismatch",
+    "ContentError",
+    "MiddlewareException",
+    "MiddlewareTermination",
+    "MinagentError",
+]
 __all__ += ["SerializationError", "StreamError", "UserInputRequiredError"]
 
 
 class MinagentError(Exception):
-    """Base class of every error raised by minagent itself. ``inner_exception=`` (upstream's keyword)
-    is the error's cause, and its second argument (PK-6)."""
+    """Base class of every error raised by minagent itself. ``inner_exception=``
+    (upstream's keyword) is the error's cause, and its second argument (PK-6)."""
 
-    def __init__(self, *args: Any, inner_exception: BaseException | None = None) -> None:
-        super().__init__(*args, *(() if inner_exception is None else (inner_exception,)))
+    def __init__(
+        self, *args: Any, inner_exception: BaseException | None = None
+    ) -> None:
+        super().__init__(
+            *args, *(() if inner_exception is None else (inner_exception,))
+        )
         self.inner_exception = inner_exception
         self.__cause__ = inner_exception
 
@@ -29,13 +40,15 @@ class ContentError(MinagentError, ValueError):
 
 
 class AdditionItemMismatch(ContentError):
-    """Two contents that cannot be merged were added (`Content.__add__`, TY-16; upstream's name)."""
+    """Two contents that cannot be merged were added (`Content.__add__`, TY-16;
+    upstream's name)."""
 
 
 class SerializationError(MinagentError, ValueError):
     """`from_dict` was given data that does not describe the requested type.
 
-    The message names the path of the offending field, for example ``messages[2].contents[0].type``.
+    The message names the path of the offending field, for example
+    ``messages[2].contents[0].type``.
     """
 
     def __init__(self, path: str, problem: str) -> None:
@@ -55,8 +68,8 @@ class MiddlewareException(MinagentError, TypeError):
 class MiddlewareTermination(Exception):
     """Raised by middleware to end the whole pipeline at once (rule MW-6).
 
-    The pipeline's result is ``context.result`` if it is set, else this exception's ``result``,
-    else an empty response of the layer's type.
+    The pipeline's result is ``context.result`` if it is set, else this exception's
+    ``result``, else an empty response of the layer's type.
     """
 
     def __init__(self, message: str | None = None, *, result: Any = None) -> None:
@@ -65,9 +78,11 @@ class MiddlewareTermination(Exception):
 
 
 class UserInputRequiredError(Exception):
-    """Raised by a tool whose work needs the user first (an `as_tool` sub-agent's approval requests).
+    """Raised by a tool whose work needs the user first (an `as_tool` sub-agent's
+    approval requests).
 
-    The loop returns the call unexecuted and surfaces ``contents`` in the response (LP-11, AG-8).
+    The loop returns the call unexecuted and surfaces ``contents`` in the response
+    (LP-11, AG-8).
     """
 
     def __init__(self, contents: list[Any]) -> None:
@@ -76,12 +91,14 @@ class UserInputRequiredError(Exception):
 
 
 def type_name(value: object) -> str:
-    """The name of ``value``'s type for an error; when the type is another copy of minagent's (a
-    vendored one beside an installed one), it says so and where each copy is (PK-14)."""
+    """The name of ``value``'s type for an error; when the type is another copy of
+    minagent's (a vendored one beside an installed one), it says so and where each copy
+    is (PK-14)."""
     cls, ours = type(value), __name__.rpartition(".")[0]
     package = cls.__module__.rpartition(".")[0]
     if package != ours and package.rpartition(".")[2] == "minagent":
         return (
-            f"{cls.__name__} of another copy of minagent ({package}, not {ours}: import every minagent name from one)"
+            f"{cls.__name__} of another copy of minagent ({package}, not {ours}: "
+            "import every minagent name from one)"
         )
     return cls.__name__

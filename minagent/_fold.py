@@ -1,7 +1,8 @@
-"""The merge algorithm: updates folded into a response, one at a time (spec/types.md TY-9 .. TY-14).
+"""The merge algorithm: updates folded into a response, one at a time (spec/types.md
+TY-9 .. TY-14).
 
-`Fold` is what ``from_updates`` runs and what a streaming model call keeps instead of its updates
-(ST-14): memory grows with the response, not with the number of chunks.
+`Fold` is what ``from_updates`` runs and what a streaming model call keeps instead of
+its updates (ST-14): memory grows with the response, not with the number of chunks.
 """
 
 from __future__ import annotations
@@ -17,22 +18,42 @@ from ._wire import UsageDetails, add_usage
 __all__ = ["SCALARS", "Fold"]
 
 PIECES = 256  # ST-50: a text run is joined whenever it holds this many pieces
-SCALARS = ("response_id", "conversation_id", "model", "agent_id", "created_at", "finish_reason", "continuation_token")
+SCALARS = (
+    "response_id",
+    "conversation_id",
+    "model",
+    "agent_id",
+    "created_at",
+    "finish_reason",
+    "continuation_token",
+)
 """The response-level fields an update may carry; the last value that is not None wins (TY-10)."""
 
 
 class Fold:
-    """`from_updates`, one update at a time (TY-14): the merge algorithm of TY-10 and TY-11.
+    """`from_updates`, one update at a time (TY-14): the merge algorithm of TY-10 and
+    TY-11.
 
-    Theory of operation: the response under construction holds the messages so far; the trailing
-    run of text contents of the last message is kept as its first content plus the texts that follow
-    it (strings only), and joined when a content of another kind, another message or the end comes.
-    A call's streamed argument text is kept the same way, as its pieces (`_Args`), joined once at the
-    end; whether it is complete JSON is read from the pieces once each, when a delta repeats its id
-    and name. A text run is joined when it reaches `PIECES` pieces: n chunks keep the text, not n strings (ST-50).
+    Theory of operation: the response under construction holds the messages so far; the
+    trailing run of text contents of the last message is kept as its first content plus
+    the texts that follow it (strings only), and joined when a content of another kind,
+    another message or the end comes. A call's streamed argument text is kept the same
+    way, as its pieces (`_Args`), joined once at the end; whether it is complete JSON is
+    read from the pieces once each, when a delta repeats its id and name. A text run is
+    joined when it reaches `PIECES` pieces: n chunks keep the text, not n strings
+    (ST-50).
     """
 
-    __slots__ = ("_args", "_first", "_props", "_texts", "messages", "response", "scalars", "usage")
+    __slots__ = (
+        "_args",
+        "_first",
+        "_props",
+        "_texts",
+        "messages",
+        "response",
+        "scalars",
+        "usage",
+    )
 
     def __init__(self, response: Any) -> None:
         self.response: Any = response
@@ -41,14 +62,18 @@ class Fold:
         self.scalars = tuple(name for name in SCALARS if hasattr(response, name))
         self._first: Content | None = None  # the text run: its first content,
         self._texts: list[str] = []  # the texts of the run,
-        self._props: list[dict[str, Any]] = []  # and their non-empty additional_properties
-        self._args: dict[tuple[int, int], _Args] = {}  # (id of a message's contents, index) -> its call's text
+        # and their non-empty additional_properties
+        self._props: list[dict[str, Any]] = []
+        # (id of a message's contents, index) -> its call's text
+        self._args: dict[tuple[int, int], _Args] = {}
 
     def add(self, update: Any) -> None:
         contents = update.contents
-        scalar_values = getattr(type(update), "_scalar_values", None)  # one of our update types
+        # one of our update types
+        scalar_values = getattr(type(update), "_scalar_values", None)
         if len(contents) == 1 and self._first is not None and scalar_values is not None:
-            # the common chunk: one more text of the run, same message, nothing else to merge
+            # the common chunk: one more text of the run, same message, nothing else to
+            # merge
             content = contents[0]
             role = update.role
             if (
@@ -59,10 +84,12 @@ class Fold:
                 and not update.additional_properties
                 and (role is None or role == self.messages[-1].role)
             ):
-                values = scalar_values(update)  # none set: nothing response-level to take
+                # none set: nothing response-level to take
+                values = scalar_values(update)
                 if values.count(None) == len(values):
                     self._texts.append(content.text or "")
-                    if len(self._texts) == PIECES:  # ST-50: the pieces joined, memory flat in the chunk count
+                    # ST-50: the pieces joined, memory flat in the chunk count
+                    if len(self._texts) == PIECES:
                         self._texts[:] = ["".join(self._texts), ""]
                     return
         self._add(update)
@@ -73,7 +100,11 @@ class Fold:
         if (
             last is None
             or (update.role is not None and update.role != last.role)
-            or (update.message_id and last.message_id and update.message_id != last.message_id)
+            or (
+                update.message_id
+                and last.message_id
+                and update.message_id != last.message_id
+            )
         ):
             self._flush()
             last = Message(update.role or "assistant")
@@ -89,7 +120,11 @@ class Fold:
                 if self._first is None:
                     self._first = content
                     self._texts = [content.text or ""]
-                    self._props = [content.additional_properties] if content.additional_properties else []
+                    self._props = (
+                        [content.additional_properties]
+                        if content.additional_properties
+                        else []
+                    )
                 else:
                     self._texts.append(content.text or "")
                     if len(self._texts) == PIECES:
@@ -121,36 +156,48 @@ class Fold:
             first = replace(
                 first,
                 text="".join(self._texts),
-                additional_properties={k: v for p in reversed(self._props) for k, v in p.items()},
+                additional_properties={
+                    k: v for p in reversed(self._props) for k, v in p.items()
+                },
             )
         self.messages[-1].contents.append(first)
         self._first, self._texts, self._props = None, [], []
 
     def _add_call(self, contents: list[Content], delta: Content) -> None:
-        """TY-10: a function_call delta continues the latest call of its id (or, without an id, the
-        latest call) unless it names its function and that call is complete (its arguments a dict, or
-        text holding a whole JSON value) or names another function: then it starts a new call."""
+        """TY-10: a function_call delta continues the latest call of its id (or, without
+        an id, the latest call) unless it names its function and that call is complete
+        (its arguments a dict, or text holding a whole JSON value) or names another
+        function: then it starts a new call."""
         call_id = delta.call_id
         at = len(contents) - 1
         while at >= 0 and not (
-            contents[at].type == "function_call" and (not call_id or contents[at].call_id == call_id)
+            contents[at].type == "function_call"
+            and (not call_id or contents[at].call_id == call_id)
         ):
             at -= 1
         args = self._args.get((id(contents), at)) if at >= 0 else None
-        if at >= 0 and args is None:  # a call the fold did not start (the response held it already)
+        # a call the fold did not start (the response held it already)
+        if at >= 0 and args is None:
             args = self._args[id(contents), at] = _Args(contents, at, split=False)
         if args is None or (
-            call_id and delta.name and contents[at].name and (delta.name != contents[at].name or args.complete())
+            call_id
+            and delta.name
+            and contents[at].name
+            and (delta.name != contents[at].name or args.complete())
         ):
             contents.append(delta)
-            self._args[id(contents), len(contents) - 1] = _Args(contents, len(contents) - 1, split=args is not None)
+            self._args[id(contents), len(contents) - 1] = _Args(
+                contents, len(contents) - 1, split=args is not None
+            )
         else:
             args.add(delta)
 
     def result(self) -> Any:
-        """The response: the run joined, reasoning coalesced, usage summed (TY-10, TY-11)."""
+        """The response: the run joined, reasoning coalesced, usage summed (TY-10,
+        TY-11)."""
         self._flush()
-        for args in sorted(self._args.values(), key=lambda a: -a.index):  # TY-10: each text joined once
+        # TY-10: each text joined once
+        for args in sorted(self._args.values(), key=lambda a: -a.index):
             args.finish()
         self._args = {}
         for message in self.messages:
@@ -160,8 +207,8 @@ class Fold:
 
 
 def _coalesce(contents: list[Content]) -> list[Content]:
-    """Join adjacent reasoning texts with equal or missing ids (TY-10); adjacent texts are already
-    one content, `Fold` joins them as they come."""
+    """Join adjacent reasoning texts with equal or missing ids (TY-10); adjacent texts
+    are already one content, `Fold` joins them as they come."""
     out: list[Content] = []
     i, n = 0, len(contents)
     while i < n:
@@ -169,13 +216,19 @@ def _coalesce(contents: list[Content]) -> list[Content]:
         j = i + 1
         if first.type == "text_reasoning":
             rid = first.id
-            while j < n and contents[j].type == "text_reasoning" and (contents[j].id in (None, rid) or rid is None):
+            while (
+                j < n
+                and contents[j].type == "text_reasoning"
+                and (contents[j].id in (None, rid) or rid is None)
+            ):
                 rid = rid or contents[j].id
                 j += 1
             if j - i > 1:
                 group = contents[i:j]
                 texts = [c.text for c in group if c.text is not None]
-                protected = [c.protected_data for c in group if c.protected_data is not None]
+                protected = [
+                    c.protected_data for c in group if c.protected_data is not None
+                ]
                 first = replace(
                     first,
                     text="".join(texts) if texts else None,
@@ -188,13 +241,25 @@ def _coalesce(contents: list[Content]) -> list[Content]:
 
 
 class _Args:
-    """The arguments of one call of the fold: its text as pieces, joined once at the end (TY-10), and
-    how far the pieces have been read to tell whether they already hold a complete JSON value."""
+    """The arguments of one call of the fold: its text as pieces, joined once at the end
+    (TY-10), and how far the pieces have been read to tell whether they already hold a
+    complete JSON value."""
 
-    __slots__ = ("contents", "depth", "in_string", "index", "opened", "pieces", "read", "skip", "split")
+    __slots__ = (
+        "contents",
+        "depth",
+        "in_string",
+        "index",
+        "opened",
+        "pieces",
+        "read",
+        "skip",
+        "split",
+    )
 
     def __init__(self, contents: list[Content], index: int, *, split: bool) -> None:
-        self.contents, self.index, self.split = contents, index, split  # split: started by a repeated id
+        # split: started by a repeated id
+        self.contents, self.index, self.split = contents, index, split
         text = contents[index].arguments
         self.pieces: list[str] = [text] if isinstance(text, str) and text else []
         self.read = self.depth = 0
@@ -208,14 +273,19 @@ class _Args:
             call = replace(call, arguments="".join(self.pieces) or call.arguments)
             self.pieces = []
             call = _merge_call(call, delta)
-        if (delta.name and not call.name) or (delta.exception and not call.exception) or delta.additional_properties:
+        if (
+            (delta.name and not call.name)
+            or (delta.exception and not call.exception)
+            or delta.additional_properties
+        ):
             call = _merge_call(call, replace(delta, arguments=None))
         if delta.call_id and not call.call_id:
             call = replace(call, call_id=delta.call_id)
         self.contents[self.index] = call
 
     def complete(self) -> bool:
-        """Whether the arguments are a dict or text holding a whole JSON value; each piece is read once."""
+        """Whether the arguments are a dict or text holding a whole JSON value; each
+        piece is read once."""
         if isinstance(self.contents[self.index].arguments, dict):
             return True
         for text in self.pieces[self.read :]:
@@ -238,7 +308,8 @@ class _Args:
         return self.opened and self.depth <= 0 and not self.in_string
 
     def finish(self) -> None:
-        """The text joined into the call; a call split off a complete one that got no text is dropped."""
+        """The text joined into the call; a call split off a complete one that got no
+        text is dropped."""
         call, text = self.contents[self.index], "".join(self.pieces)
         if self.split and not text.strip() and not isinstance(call.arguments, dict):
             del self.contents[self.index]
@@ -270,5 +341,8 @@ def _merge_call(call: Content, delta: Content) -> Content:
         name=call.name or delta.name,
         arguments=args,
         exception=call.exception or delta.exception,
-        additional_properties={**delta.additional_properties, **call.additional_properties},
+        additional_properties={
+            **delta.additional_properties,
+            **call.additional_properties,
+        },
     )

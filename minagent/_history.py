@@ -2,21 +2,22 @@
 
 A history is **valid** when (HI-1):
 
-* every function call (a ``function_call`` content that is not ``informational_only``) has a
-  call id no other call of the history has;
-* every call has exactly one ``function_result`` with its id, either in the call's own message
-  (a hosted tool answered by the service) or in the run of ``role="tool"`` messages right after
-  the call's message, before any other message;
+* every function call (a ``function_call`` content that is not ``informational_only``)
+  has a call id no other call of the history has;
+* every call has exactly one ``function_result`` with its id, either in the call's own
+  message (a hosted tool answered by the service) or in the run of ``role="tool"``
+  messages right after the call's message, before any other message;
 * every ``function_result`` answers such a call: no orphans, no second answers.
 
-A call awaiting approval (some ``function_approval_request`` carries it) is exempt: the loop
-answers it before the model is called (LP-14).
+A call awaiting approval (some ``function_approval_request`` carries it) is exempt: the
+loop answers it before the model is called (LP-14).
 
-`repair_history` is a pure function: it never mutates its input, returns the same message
-objects when the history is valid (HI-2), and otherwise (HI-3, in ``minagent.repair``) renames later duplicate call ids
-``<id>~2``, ``<id>~3``... (as LP-26 does), moves each result right after its call, gives each call
-without a result a synthesised "not executed" error result, and drops orphan results and
-messages left empty — logging each repair at debug level on the ``minagent.history`` logger.
+`repair_history` is a pure function: it never mutates its input, returns the same
+message objects when the history is valid (HI-2), and otherwise (HI-3, in
+``minagent.repair``) renames later duplicate call ids ``<id>~2``, ``<id>~3``... (as
+LP-26 does), moves each result right after its call, gives each call without a result a
+synthesised "not executed" error result, and drops orphan results and messages left
+empty — logging each repair at debug level on the ``minagent.history`` logger.
 """
 
 from __future__ import annotations
@@ -26,7 +27,13 @@ from collections.abc import Sequence
 
 from ._types import Content, Message
 
-__all__ = ["NOT_EXECUTED_TEXT", "awaiting_approval", "is_call", "is_valid_history", "repair_history"]
+__all__ = [
+    "NOT_EXECUTED_TEXT",
+    "awaiting_approval",
+    "is_call",
+    "is_valid_history",
+    "repair_history",
+]
 
 logger = logging.getLogger("minagent.history")
 
@@ -46,12 +53,14 @@ def awaiting_approval(messages: Sequence[Message]) -> set[str | None]:
     }
 
 
-_CALL_KINDS = frozenset({"function_call", "function_result", "function_approval_request"})
+_CALL_KINDS = frozenset(
+    {"function_call", "function_result", "function_approval_request"}
+)
 
 
 def is_valid_history(messages: Sequence[Message]) -> bool:
-    """Whether ``messages`` satisfy the history invariant (HI-1), in one pass: a message without
-    calls or results costs a look at its contents' types."""
+    """Whether ``messages`` satisfy the history invariant (HI-1), in one pass: a message
+    without calls or results costs a look at its contents' types."""
     kinds, exempt, seen = _CALL_KINDS, None, set[str | None]()
     i, n = 0, len(messages)
     while i < n:
@@ -59,7 +68,11 @@ def is_valid_history(messages: Sequence[Message]) -> bool:
         i += 1
         if not any(c.type in kinds for c in contents):
             continue
-        calls = [c.call_id for c in contents if c.type == "function_call" and not c.informational_only]
+        calls = [
+            c.call_id
+            for c in contents
+            if c.type == "function_call" and not c.informational_only
+        ]
         results = [c.call_id for c in contents if c.type == "function_result"]
         if not calls:  # results nothing asked for here, or approvals only
             if results:
@@ -69,8 +82,14 @@ def is_valid_history(messages: Sequence[Message]) -> bool:
         if len(asked) != len(calls) or not seen.isdisjoint(asked):
             return False
         seen |= asked
-        while i < n and messages[i].role == "tool" and not any(is_call(c) for c in messages[i].contents):
-            results += [c.call_id for c in messages[i].contents if c.type == "function_result"]
+        while (
+            i < n
+            and messages[i].role == "tool"
+            and not any(is_call(c) for c in messages[i].contents)
+        ):
+            results += [
+                c.call_id for c in messages[i].contents if c.type == "function_result"
+            ]
             i += 1
         answered = set(results)
         if len(answered) != len(results) or not answered <= asked:
@@ -83,8 +102,9 @@ def is_valid_history(messages: Sequence[Message]) -> bool:
 
 
 def repair_history(messages: Sequence[Message]) -> list[Message]:
-    """A valid history from any history (HI-2, HI-3); a valid one is returned as it is. An invalid one
-    is repaired by ``minagent.repair``, reached through this seam only then (spec/decisions.md)."""
+    """A valid history from any history (HI-2, HI-3); a valid one is returned as it is.
+    An invalid one is repaired by ``minagent.repair``, reached through this seam only
+    then (spec/decisions.md)."""
     if is_valid_history(messages):
         return list(messages)
     from .repair import repair_invalid_history

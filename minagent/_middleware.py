@@ -1,28 +1,33 @@
-"""Middleware: the three context types, type detection, and the one pipeline executor (spec/middleware.md).
+"""Middleware: the three context types, type detection, and the one pipeline executor
+(spec/middleware.md).
 
 Rules
 -----
-1. One executor, `run_pipeline`, serves the three layers (MW-4); nothing else runs middleware.
-2. The context is the only mutable object a pipeline shares; middleware changes the run only
-   through it (MW-5 .. MW-8).
-3. A pipeline always ends with a result of its layer's type, never None (design decision 6).
+1. One executor, `run_pipeline`, serves the three layers (MW-4); nothing else runs
+   middleware.
+2. The context is the only mutable object a pipeline shares; middleware changes the run
+   only through it (MW-5 .. MW-8).
+3. A pipeline always ends with a result of its layer's type, never None (design decision
+   6).
 
 Theory of operation (spec/middleware.md)
 ----------------------------------------
 A pipeline is a list of middleware callables ``mw(context, call_next)`` around one final
-handler (the operation: an agent run, a model call, a tool call). ``run_pipeline`` is the whole
-execution model for all three layers:
+handler (the operation: an agent run, a model call, a tool call). ``run_pipeline`` is
+the whole execution model for all three layers:
 
-* the first middleware is outermost; ``call_next()`` (or ``call_next(context)``) runs the rest of
-  the chain and the operation, whose return value becomes ``context.result``; calling it again
-  runs the rest again (MW-5);
+* the first middleware is outermost; ``call_next()`` (or ``call_next(context)``) runs
+  the rest of the chain and the operation, whose return value becomes
+  ``context.result``; calling it again runs the rest again (MW-5);
 * a middleware that returns lets its caller's code after ``call_next`` run; raising
-  ``MiddlewareTermination`` unwinds the whole chain, skipping that code, and ends the pipeline
-  normally; any other exception propagates unchanged (the control-flow table, MW-T1..MW-T7);
-* the pipeline's result is ``context.result``, else the termination's ``result``, else the
-  layer's empty result — never None for the agent and chat layers (MW-7);
-* in streaming mode the result must be a ``ResponseStream`` and the context's stream hooks are
-  attached to it last, so they apply to any replacement stream too (MW-9, MW-10).
+  ``MiddlewareTermination`` unwinds the whole chain, skipping that code, and ends the
+  pipeline normally; any other exception propagates unchanged (the control-flow table,
+  MW-T1..MW-T7);
+* the pipeline's result is ``context.result``, else the termination's ``result``, else
+  the layer's empty result — never None for the agent and chat layers (MW-7);
+* in streaming mode the result must be a ``ResponseStream`` and the context's stream
+  hooks are attached to it last, so they apply to any replacement stream too (MW-9,
+  MW-10).
 
 The context is the only mutable object: middleware communicates through it.
 """
@@ -46,9 +51,27 @@ from ._schema import secret_parameters
 from ._stream import ResponseStream
 from ._types import Content, Message
 
-__all__ = ["AgentContext", "AgentMiddleware", "CallNext", "CategorizedMiddleware", "ChatContext", "ChatMiddleware"]
-__all__ += ["FunctionInvocationContext", "FunctionMiddleware", "MiddlewareFn", "agent_middleware"]
-__all__ += ["categorize_middleware", "categorized", "chat_middleware", "function_middleware", "run_pipeline"]
+__all__ = [
+    "AgentContext",
+    "AgentMiddleware",
+    "CallNext",
+    "CategorizedMiddleware",
+    "ChatContext",
+    "ChatMiddleware",
+]
+__all__ += [
+    "FunctionInvocationContext",
+    "FunctionMiddleware",
+    "MiddlewareFn",
+    "agent_middleware",
+]
+__all__ += [
+    "categorize_middleware",
+    "categorized",
+    "chat_middleware",
+    "function_middleware",
+    "run_pipeline",
+]
 
 Layer: TypeAlias = Literal["agent", "chat", "function"]
 CallNext: TypeAlias = Callable[..., Awaitable[None]]
@@ -60,8 +83,8 @@ MiddlewareFn: TypeAlias = Callable[[Any, CallNext], Awaitable[None]]
 
 
 class _Context:
-    """Shared by the three contexts: plain classes (not dataclasses) because one is built per
-    model call and per tool call; `repr` lists the fields."""
+    """Shared by the three contexts: plain classes (not dataclasses) because one is
+    built per model call and per tool call; `repr` lists the fields."""
 
     LAYER: typing.ClassVar[Layer]
     _FIELDS: typing.ClassVar[tuple[str, ...]]
@@ -71,8 +94,9 @@ class _Context:
     kwargs: dict[str, Any]
 
     def __repr__(self) -> str:
-        """The fields, shortened; keyword-argument dicts show their keys only and secret tool
-        arguments show as ``[secret]``, so a repr never carries a key or a password (OB-16)."""
+        """The fields, shortened; keyword-argument dicts show their keys only and secret
+        tool arguments show as ``[secret]``, so a repr never carries a key or a password
+        (OB-16)."""
         shown = ", ".join(f"{name}={_shown(self, name)!r:.80}" for name in self._FIELDS)
         return f"{type(self).__name__}({shown})"
 
@@ -147,18 +171,23 @@ class AgentContext(_StreamingContext):
         stream_cleanup_hooks: list[Callable[[], Any]] | None = None,
         session: Any = None,
     ) -> None:
-        self.function_invocation_kwargs = function_invocation_kwargs if function_invocation_kwargs is not None else {}
+        self.function_invocation_kwargs = (
+            function_invocation_kwargs if function_invocation_kwargs is not None else {}
+        )
         self.client_kwargs = client_kwargs if client_kwargs is not None else {}
         self.agent = agent
         self.messages = messages
-        self.thread = session if session is not None else thread  # one attribute, two spellings (SE-9)
+        # one attribute, two spellings (SE-9)
+        self.thread = session if session is not None else thread
         self.options = options if options is not None else {}
         self.tools = tools
         self.stream = stream
         self.metadata = metadata if metadata is not None else {}
         self.result = result
         self.kwargs = kwargs if kwargs is not None else {}
-        self._init_hooks(stream_transform_hooks, stream_result_hooks, stream_cleanup_hooks)
+        self._init_hooks(
+            stream_transform_hooks, stream_result_hooks, stream_cleanup_hooks
+        )
 
     def empty_result(self) -> Any:
         return _empty_stream(AgentResponse) if self.stream else AgentResponse()
@@ -174,10 +203,20 @@ class AgentContext(_StreamingContext):
 
 
 class ChatContext(_StreamingContext):
-    """What chat middleware sees: one model call (inside the tool loop, once per call)."""
+    """What chat middleware sees: one model call (inside the tool loop, once per
+    call)."""
 
     LAYER = "chat"
-    _FIELDS = ("client", "messages", "options", "stream", "metadata", "result", "kwargs", "function_invocation_kwargs")
+    _FIELDS = (
+        "client",
+        "messages",
+        "options",
+        "stream",
+        "metadata",
+        "result",
+        "kwargs",
+        "function_invocation_kwargs",
+    )
 
     def __init__(
         self,
@@ -196,28 +235,39 @@ class ChatContext(_StreamingContext):
         copy_messages: bool = False,
         session: Any = None,
     ) -> None:
-        self.function_invocation_kwargs = function_invocation_kwargs if function_invocation_kwargs is not None else {}
+        self.function_invocation_kwargs = (
+            function_invocation_kwargs if function_invocation_kwargs is not None else {}
+        )
         self.client = client
         self.session = session  # the agent run's session (LP-32)
         self._messages = messages
-        self._copy_pending = copy_messages  # the tool loop's: copy the messages on first access (LP-3)
+        # the tool loop's: copy the messages on first access (LP-3)
+        self._copy_pending = copy_messages
         self.options = options if options is not None else {}
         self.stream = stream
         self.metadata = metadata if metadata is not None else {}
         self.result = result
         self.kwargs = kwargs if kwargs is not None else {}
-        self.stream_transform_hooks = stream_transform_hooks if stream_transform_hooks is not None else []
-        self.stream_result_hooks = stream_result_hooks if stream_result_hooks is not None else []
-        self.stream_cleanup_hooks = stream_cleanup_hooks if stream_cleanup_hooks is not None else []
+        self.stream_transform_hooks = (
+            stream_transform_hooks if stream_transform_hooks is not None else []
+        )
+        self.stream_result_hooks = (
+            stream_result_hooks if stream_result_hooks is not None else []
+        )
+        self.stream_cleanup_hooks = (
+            stream_cleanup_hooks if stream_cleanup_hooks is not None else []
+        )
 
     @property
     def messages(self) -> list[Message]:
-        """The messages of this model call. Inside the tool loop they are copies of the transcript's,
-        down to each content and its `additional_properties`, made the first time middleware looks,
-        so edits affect this call only (LP-3, SE-52)."""
+        """The messages of this model call. Inside the tool loop they are copies of the
+        transcript's, down to each content and its `additional_properties`, made the
+        first time middleware looks, so edits affect this call only (LP-3, SE-52)."""
         if self._copy_pending:
             self._copy_pending = False
-            self._messages = [m.with_contents([_fresh(c) for c in m.contents]) for m in self._messages]
+            self._messages = [
+                m.with_contents([_fresh(c) for c in m.contents]) for m in self._messages
+            ]
         return self._messages
 
     @messages.setter
@@ -226,12 +276,14 @@ class ChatContext(_StreamingContext):
         self._messages = value
 
     def outgoing_messages(self) -> list[Message]:
-        """What the provider receives: the messages, copied or not (nobody else has seen them)."""
+        """What the provider receives: the messages, copied or not (nobody else has seen
+        them)."""
         return self._messages
 
     @property
     def messages_untouched(self) -> bool:
-        """No middleware has read or replaced the messages since the tool loop made this context:
+        """No middleware has read or replaced the messages since the tool loop made this
+        context:
         they are still the transcript's own (LP-28)."""
         return self._copy_pending
 
@@ -248,14 +300,24 @@ def _fresh(content: Content) -> Content:
 class FunctionInvocationContext(_Context):
     """What function middleware (and a tool that asks for it) sees: one tool call.
 
-    ``messages`` is the live transcript of the run (design decision 2): the list the next model
-    call receives. A message appended to it stays in the conversation (spec/loop.md).
-    ``terminated`` is set by the pipeline when middleware raised `MiddlewareTermination`;
-    the tool loop then stops without another model call (MW-8).
+    ``messages`` is the live transcript of the run (design decision 2): the list the
+    next model call receives. A message appended to it stays in the conversation
+    (spec/loop.md). ``terminated`` is set by the pipeline when middleware raised
+    `MiddlewareTermination`; the tool loop then stops without another model call (MW-8).
     """
 
     LAYER = "function"
-    _FIELDS = ("function", "arguments", "call_id", "messages", "metadata", "result", "kwargs", "terminated", "tools")
+    _FIELDS = (
+        "function",
+        "arguments",
+        "call_id",
+        "messages",
+        "metadata",
+        "result",
+        "kwargs",
+        "terminated",
+        "tools",
+    )
 
     def __init__(
         self,
@@ -279,20 +341,24 @@ class FunctionInvocationContext(_Context):
         self.result = result
         self.kwargs = kwargs if kwargs is not None else {}
         self.terminated = terminated
-        self.tools = tools  # LP-33: the run's live tool list, which the next model call is given
+        # LP-33: the run's live tool list, which the next model call is given
+        self.tools = tools
         self.session = session
 
     def empty_result(self) -> Any:
         return None
 
     def add_tools(self, tools: Any) -> None:
-        """LP-33: tools (or functions) for the rest of the run, from the next model call on."""
-        from .upstream.tools import add_tools  # the seam to progressive tools (spec/decisions.md)
+        """LP-33: tools (or functions) for the rest of the run, from the next model call
+        on."""
+        # the seam to progressive tools (spec/decisions.md)
+        from .upstream.tools import add_tools
 
         add_tools(self, tools)
 
     def remove_tools(self, tools: Any) -> None:
-        """LP-33: take tools out of the run from the next model call on (by name, tool or function)."""
+        """LP-33: take tools out of the run from the next model call on (by name, tool
+        or function)."""
         from .upstream.tools import remove_tools
 
         remove_tools(self, tools)
@@ -307,7 +373,9 @@ async def _no_updates() -> typing.AsyncIterator[Any]:
     yield  # pragma: no cover - makes this an async generator
 
 
-def _empty_stream(kind: type[ChatResponse] | type[AgentResponse]) -> ResponseStream[Any, Any]:
+def _empty_stream(
+    kind: type[ChatResponse] | type[AgentResponse],
+) -> ResponseStream[Any, Any]:
     return ResponseStream(_no_updates(), finalizer=kind.from_updates)
 
 
@@ -332,11 +400,17 @@ class FunctionMiddleware(ABC):
     """Wraps one tool call."""
 
     @abstractmethod
-    async def process(self, context: FunctionInvocationContext, call_next: CallNext) -> None: ...
+    async def process(
+        self, context: FunctionInvocationContext, call_next: CallNext
+    ) -> None: ...
 
 
 _MARK = "_middleware_type"
-_BY_CLASS: dict[type, Layer] = {AgentMiddleware: "agent", ChatMiddleware: "chat", FunctionMiddleware: "function"}
+_BY_CLASS: dict[type, Layer] = {
+    AgentMiddleware: "agent",
+    ChatMiddleware: "chat",
+    FunctionMiddleware: "function",
+}
 _BY_CONTEXT: dict[str, Layer] = {
     "AgentContext": "agent",
     "ChatContext": "chat",
@@ -364,13 +438,16 @@ _LAYERS: weakref.WeakKeyDictionary[Any, Layer] = weakref.WeakKeyDictionary()
 
 
 def middleware_layer(item: object) -> Layer:
-    """The layer a middleware object belongs to, or a `MiddlewareException` naming it (MW-2).
+    """The layer a middleware object belongs to, or a `MiddlewareException` naming it
+    (MW-2).
 
-    The answer is cached per object, so re-categorising the same middleware on every run is cheap.
+    The answer is cached per object, so re-categorising the same middleware on every run
+    is cheap.
     """
     try:
         return _LAYERS[item]
-    except (KeyError, TypeError):  # not seen yet, or not weakly referenceable / hashable
+    # not seen yet, or not weakly referenceable / hashable
+    except (KeyError, TypeError):
         pass
     layer = _detect_layer(item)
     with contextlib.suppress(TypeError):  # not weakly referenceable: not cached
@@ -380,13 +457,20 @@ def middleware_layer(item: object) -> Layer:
 
 def _detect_layer(item: object) -> Layer:
     if isinstance(item, type) and issubclass(item, tuple(_BY_CLASS)):
-        raise MiddlewareException(f"{item.__qualname__} is a middleware class; pass an instance: {item.__qualname__}()")
+        raise MiddlewareException(
+            f"{item.__qualname__} is a middleware class; pass an instance: {item.__qualname__}()"
+        )
     owner = getattr(item, "__self__", None) if inspect.ismethod(item) else None
     for cls, layer in _BY_CLASS.items():
-        if isinstance(item, cls) or (isinstance(owner, cls) and getattr(item, "__name__", "") == "process"):
+        if isinstance(item, cls) or (
+            isinstance(owner, cls) and getattr(item, "__name__", "") == "process"
+        ):
             return layer  # an instance, or the bound `process` of one (MW-2)
     func = getattr(item, "process", None) if not inspect.isroutine(item) else item
-    func = item if func is None and callable(item) and not isinstance(item, type) else func  # MW-60: a callable object
+    # MW-60: a callable object
+    func = (
+        item if func is None and callable(item) and not isinstance(item, type) else func
+    )
     if func is None or not callable(func):
         nested = "; it is a list inside the middleware list: pass its items, middleware=[*a, *b]"
         raise MiddlewareException(
@@ -397,7 +481,9 @@ def _detect_layer(item: object) -> Layer:
     marked: Layer | None = getattr(item, _MARK, None) or getattr(func, _MARK, None)
     params = _positional_params(func)
     if params is None or len(params) < 2:
-        raise MiddlewareException(f"middleware {_name(item)} must have at least 2 parameters (context, call_next)")
+        raise MiddlewareException(
+            f"middleware {_name(item)} must have at least 2 parameters (context, call_next)"
+        )
     annotated = _annotated_layer(func, params[0])
     if marked and annotated and marked != annotated:
         raise MiddlewareException(
@@ -423,8 +509,11 @@ def _positional_params(func: Callable[..., Any]) -> list[inspect.Parameter] | No
     return [p for p in sig.parameters.values() if p.kind in kinds]
 
 
-def _annotated_layer(func: Callable[..., Any], param: inspect.Parameter) -> Layer | None:
-    """Read the context annotation, resolving string annotations (design decision 10)."""
+def _annotated_layer(
+    func: Callable[..., Any], param: inspect.Parameter
+) -> Layer | None:
+    """Read the context annotation, resolving string annotations (design decision
+    10)."""
     annotation: Any = param.annotation
     if annotation is inspect.Parameter.empty:
         return None
@@ -454,17 +543,24 @@ _EMPTY = CategorizedMiddleware()
 
 
 def categorized(owner: Any, items: Any) -> CategorizedMiddleware:
-    """``categorize_middleware(items)`` for an agent's or a client's own list, kept on ``owner`` while
-    the list holds the same objects (identity, in order): categorised once, re-read when the list
-    was changed in place (MW-3). Middleware that compiles per call (HK-1) is categorised every time."""
+    """``categorize_middleware(items)`` for an agent's or a client's own list, kept on
+    ``owner`` while the list holds the same objects (identity, in order): categorised
+    once, re-read when the list was changed in place (MW-3). Middleware that compiles
+    per call (HK-1) is categorised every time."""
     if not items:
         return _EMPTY
     snapshot = tuple(items) if isinstance(items, list | tuple) else (items,)
     known = owner.__dict__.get("_categorized") if hasattr(owner, "__dict__") else None
-    if known is not None and len(known[0]) == len(snapshot) and all(map(operator.is_, known[0], snapshot)):
+    if (
+        known is not None
+        and len(known[0]) == len(snapshot)
+        and all(map(operator.is_, known[0], snapshot))
+    ):
         return known[1]  # type: ignore[no-any-return]
     found = categorize_middleware(items)
-    if hasattr(owner, "__dict__") and not any(hasattr(type(item), "__minagent_middleware__") for item in snapshot):
+    if hasattr(owner, "__dict__") and not any(
+        hasattr(type(item), "__minagent_middleware__") for item in snapshot
+    ):
         owner.__dict__["_categorized"] = (snapshot, found)
     return found
 
@@ -473,9 +569,10 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
     """Split middleware into agent, chat and function lists, keeping order (MW-3).
 
     Each source may be None, one middleware, a list or tuple of them, or an earlier
-    `CategorizedMiddleware` (taken as it is: no detection again); sources are concatenated in
-    order. Class instances are stored as their bound ``process`` method, and the layer is
-    remembered with that callable, so forwarding it to a client categorises it the same (MW-2).
+    `CategorizedMiddleware` (taken as it is: no detection again); sources are
+    concatenated in order. Class instances are stored as their bound ``process`` method,
+    and the layer is remembered with that callable, so forwarding it to a client
+    categorises it the same (MW-2).
     """
     parts: list[CategorizedMiddleware] = []
     for source in sources:
@@ -495,39 +592,53 @@ def categorize_middleware(*sources: object) -> CategorizedMiddleware:
         return _EMPTY
     if len(parts) == 1:
         return parts[0]
-    return CategorizedMiddleware(*(tuple(fn for part in parts for fn in part[i]) for i in range(3)))
+    return CategorizedMiddleware(
+        *(tuple(fn for part in parts for fn in part[i]) for i in range(3))
+    )
 
 
 def _categorize_items(items: tuple[Any, ...]) -> CategorizedMiddleware:
     found: dict[Layer, list[MiddlewareFn]] = {"agent": [], "chat": [], "function": []}
     for item in items:
-        expand = getattr(type(item), "__minagent_middleware__", None)  # looked up on the type, as dunders are
-        if expand is not None:  # HK-1: an object that compiles to middleware takes its place in the list
-            for key, fns in zip(found, categorize_middleware(expand(item)), strict=True):
+        # looked up on the type, as dunders are
+        expand = getattr(type(item), "__minagent_middleware__", None)
+        # HK-1: an object that compiles to middleware takes its place in the list
+        if expand is not None:
+            for key, fns in zip(
+                found, categorize_middleware(expand(item)), strict=True
+            ):
                 found[key].extend(fns)
             continue
         layer = middleware_layer(item)
-        if inspect.isroutine(item) or not hasattr(item, "process"):  # a function, or a callable object (MW-60)
+        # a function, or a callable object (MW-60)
+        if inspect.isroutine(item) or not hasattr(item, "process"):
             fn = item
         else:
             fn = item.process
             with contextlib.suppress(TypeError):
                 _LAYERS[fn] = layer  # lives as long as the list that holds `fn`
         found[layer].append(fn)
-    return CategorizedMiddleware(tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"]))
+    return CategorizedMiddleware(
+        tuple(found["agent"]), tuple(found["chat"]), tuple(found["function"])
+    )
 
 
 # -- The pipeline executor (MW-4 .. MW-10). --------------------------------------------------------
 
 
 async def _call_next(
-    run: tuple[Sequence[MiddlewareFn], Any, Callable[[Any], Awaitable[Any]]], index: int, ctx: Any = None
+    run: tuple[Sequence[MiddlewareFn], Any, Callable[[Any], Awaitable[Any]]],
+    index: int,
+    ctx: Any = None,
 ) -> None:
-    """The ``call_next`` a middleware at ``index - 1`` receives, bound with `functools.partial`
-    (made in C, one per step): runs the middleware at ``index``, or the operation after the last."""
+    """The ``call_next`` a middleware at ``index - 1`` receives, bound with
+    `functools.partial` (made in C, one per step): runs the middleware at ``index``, or
+    the operation after the last."""
     middleware, context, handler = run
     if ctx is not None and ctx is not context:
-        raise MiddlewareException("call_next() takes no argument or the same context it was given")
+        raise MiddlewareException(
+            "call_next() takes no argument or the same context it was given"
+        )
     if context.terminate:  # MW-12: the rest of the chain and the operation are skipped
         return
     if index == len(middleware):
@@ -536,8 +647,13 @@ async def _call_next(
         await middleware[index](context, functools.partial(_call_next, run, index + 1))
 
 
-async def run_pipeline(middleware: Sequence[MiddlewareFn], context: C, handler: Callable[[C], Awaitable[Any]]) -> Any:
-    """Run ``middleware`` around ``handler`` with ``context`` and return the pipeline's result.
+async def run_pipeline(
+    middleware: Sequence[MiddlewareFn],
+    context: C,
+    handler: Callable[[C], Awaitable[Any]],
+) -> Any:
+    """Run ``middleware`` around ``handler`` with ``context`` and return the pipeline's
+    result.
 
     The result is also left in ``context.result``.
     """
@@ -546,7 +662,8 @@ async def run_pipeline(middleware: Sequence[MiddlewareFn], context: C, handler: 
             run = (middleware, context, handler)  # what every step's call_next reads
             await middleware[0](context, functools.partial(_call_next, run, 1))
         else:
-            context.result = await handler(context)  # the common case: no closure, no extra await
+            # the common case: no closure, no extra await
+            context.result = await handler(context)
     except MiddlewareTermination as stop:
         if isinstance(context, FunctionInvocationContext):
             context.terminated = True

@@ -1,31 +1,35 @@
-"""Observing the route: the wrap points an observer attaches to (spec/observability.md OB-1, OB-2).
+"""Observing the route: the wrap points an observer attaches to (spec/observability.md
+OB-1, OB-2).
 
 Rules
 -----
-1. The route never asks whether it is observed. It calls the wrap points of `OBSERVER`, read once
-   per run or per request; what they do is decided once, when an observer is installed.
-2. An observer passes through: the same arguments in, the same result or exception out, in the same
-   order. It may look; it never changes what it sees.
-3. This module builds no span and knows no tracing library: `minagent.tracing` installs the
-   observer that does (`set_tracer`), and anything else may install its own.
+1. The route never asks whether it is observed. It calls the wrap points of `OBSERVER`,
+   read once per run or per request; what they do is decided once, when an observer is
+   installed.
+2. An observer passes through: the same arguments in, the same result or exception out,
+   in the same order. It may look; it never changes what it sees.
+3. This module builds no span and knows no tracing library: `minagent.tracing` installs
+   the observer that does (`set_tracer`), and anything else may install its own.
 
 Theory of operation
 -------------------
-`Observer` is the default and observes nothing: a wrap point returns what it is given, a note does
-nothing. The route uses three wrap points and three notes:
+`Observer` is the default and observes nothing: a wrap point returns what it is given, a
+note does nothing. The route uses three wrap points and three notes:
 
-    point                                      called by          once per     wraps or notes
+    point                                      called by          once per     wraps or
+    notes
     run(agent, messages, stream, result)       RawAgent.run       run          the run (or its stream)
-    model_call(call) -> call                   ToolLoop           request      the one model-call leaf
-    tool_call(invoke, lookup) -> invoke        CallRunner         request      one tool call
-    model_turn(number, tool_choice, last)      ToolLoop           model call   the loop calls the model
-    step(outcome, next_step)                   ToolLoop           step         the table answered
-    injected(count)                            ToolLoop           inbox drain  messages joined
-    tool_raised(error)                         CallRunner         tool failure the tool itself raised
+    model_call(call) -> call                   ToolLoop           request      the one
+    model-call leaf tool_call(invoke, lookup) -> invoke        CallRunner
+    request      one tool call model_turn(number, tool_choice, last)      ToolLoop
+    model call   the loop calls the model step(outcome, next_step)
+    ToolLoop           step         the table answered injected(count)
+    ToolLoop           inbox drain  messages joined tool_raised(error)
+    CallRunner         tool failure the tool itself raised
 
-A wrapped callable is made once per request (pluggy's hook-call monitoring replaces its executor
-the same way), so a run without an observer pays one pass-through call per wrap point and nothing
-per update.
+A wrapped callable is made once per request (pluggy's hook-call monitoring replaces its
+executor the same way), so a run without an observer pays one pass-through call per wrap
+point and nothing per update.
 """
 
 from __future__ import annotations
@@ -34,31 +38,48 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["OBSERVER", "REDACTIONS", "ModelCall", "Observer", "ToolInvoke", "current", "install"]
+__all__ = [
+    "OBSERVER",
+    "REDACTIONS",
+    "ModelCall",
+    "Observer",
+    "ToolInvoke",
+    "current",
+    "install",
+]
 
 T = TypeVar("T")
 
-# (client, messages, options, client kwargs, stream) -> an awaitable ChatResponse, or a ResponseStream
+# (client, messages, options, client kwargs, stream) -> an awaitable ChatResponse, or a
+# ResponseStream
 ModelCall = Callable[[Any, list[Any], dict[str, Any], dict[str, Any], bool], Any]
-# (call, the call's transcript view) -> (its result or None when pending, whether it terminated the loop)
+# (call, the call's transcript view) -> (its result or None when pending, whether it
+# terminated the loop)
 ToolInvoke = Callable[[Any, Any], Awaitable[tuple[Any, bool]]]
-# the filters of the chat middleware around a model call (Redact), for what an observer records of its output (OB-21)
-REDACTIONS: ContextVar[tuple[Callable[[str], str], ...]] = ContextVar("minagent_redactions", default=())
+# the filters of the chat middleware around a model call (Redact), for what an observer
+# records of its output (OB-21)
+REDACTIONS: ContextVar[tuple[Callable[[str], str], ...]] = ContextVar(
+    "minagent_redactions", default=()
+)
 
 
 class Observer:
-    """The wrap points of the route; this base observes nothing (see the module docstring)."""
+    """The wrap points of the route; this base observes nothing (see the module
+    docstring)."""
 
     def run(self, agent: Any, messages: Sequence[Any], stream: bool, result: T) -> T:
-        """Wrap one agent run: ``result`` is its coroutine, or its ResponseStream when streaming."""
+        """Wrap one agent run: ``result`` is its coroutine, or its ResponseStream when
+        streaming."""
         return result
 
     def model_call(self, call: ModelCall) -> ModelCall:
-        """Wrap the model-call leaf (the provider call behind chat middleware) for one request."""
+        """Wrap the model-call leaf (the provider call behind chat middleware) for one
+        request."""
         return call
 
     def tool_call(self, invoke: ToolInvoke, lookup: Callable[[Any], Any]) -> ToolInvoke:
-        """Wrap one tool call's execution for one request; ``lookup(call)`` is the call's tool."""
+        """Wrap one tool call's execution for one request; ``lookup(call)`` is the
+        call's tool."""
         return invoke
 
     def model_turn(self, number: int, tool_choice: Any, last: bool) -> None:
@@ -78,8 +99,9 @@ OBSERVER: Observer = Observer()
 
 
 def install(observer: Observer | None) -> Observer:
-    """Observe every run and request that starts from now on with ``observer`` (None: the default,
-    which observes nothing); returns the observer that was installed before."""
+    """Observe every run and request that starts from now on with ``observer`` (None:
+    the default, which observes nothing); returns the observer that was installed
+    before."""
     global OBSERVER
     if observer is not None and not isinstance(observer, Observer):
         raise TypeError(f"install() takes an Observer, got {type(observer).__name__}")

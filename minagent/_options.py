@@ -1,7 +1,8 @@
 """Options merging (spec/options.md, OP-1 .. OP-7).
 
-Options are plain dicts (``ChatOptions`` documents the well-known keys). ``merge_options`` is
-the one place where two layers of options meet: agent defaults, context providers, run options.
+Options are plain dicts (``ChatOptions`` documents the well-known keys).
+``merge_options`` is the one place where two layers of options meet: agent defaults,
+context providers, run options.
 """
 
 from collections.abc import Mapping
@@ -42,7 +43,8 @@ class ChatOptions(_Options, total=False):
 
 
 class FormatOptions(_Options, Generic[T]):
-    """Options whose ``response_format`` is a class: a run's ``.value`` is typed as it (SO-28)."""
+    """Options whose ``response_format`` is a class: a run's ``.value`` is typed as it
+    (SO-28)."""
 
     response_format: type[T]
 
@@ -50,19 +52,26 @@ class FormatOptions(_Options, Generic[T]):
 _DICT_MERGED = frozenset({"metadata", "logit_bias"})
 
 
-def merge_options(base: Mapping[str, Any] | None, override: Mapping[str, Any] | None) -> dict[str, Any]:
+def merge_options(
+    base: Mapping[str, Any] | None, override: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """Merge ``override`` into ``base`` and return a new dict; neither input is changed.
 
     The rules, one per key (the table in spec/options.md):
 
-    - a None value in ``override`` never replaces anything (OP-1), and the result holds no None (OP-2);
+    - a None value in ``override`` never replaces anything (OP-1), and the result holds
+      no None (OP-2);
     - ``tools``: concatenated, de-duplicated by name (OP-3);
     - ``instructions``: joined with a newline when both are non-empty (OP-4);
     - ``metadata``, ``logit_bias``: dict-merged, override wins per key (OP-5);
     - every other key: the override wins (OP-6).
     """
     for argument, value in (("base", base), ("override", override)):
-        if value is not None and type(value) is not dict and not isinstance(value, Mapping):
+        if (
+            value is not None
+            and type(value) is not dict
+            and not isinstance(value, Mapping)
+        ):
             raise TypeError(
                 f"merge_options: {argument} must be a mapping of options or None, got {type(value).__name__}"
             )
@@ -77,8 +86,16 @@ def merge_options(base: Mapping[str, Any] | None, override: Mapping[str, Any] | 
             result[key] = merge_tools(current, value)
         elif key == "instructions":
             result[key] = "\n".join(part for part in (current, value) if part)
-        elif key in _DICT_MERGED and isinstance(current, Mapping) and isinstance(value, Mapping):
+        elif (
+            key in _DICT_MERGED
+            and isinstance(current, Mapping)
+            and isinstance(value, Mapping)
+        ):
             result[key] = {**current, **value}
         else:
-            result[key] = dict(value) if key in _DICT_MERGED and isinstance(value, Mapping) else value
+            result[key] = (
+                dict(value)
+                if key in _DICT_MERGED and isinstance(value, Mapping)
+                else value
+            )
     return result

@@ -2,8 +2,9 @@
 
 `ChatResponse` / `AgentResponse` hold whole messages; `ChatResponseUpdate` /
 `AgentResponseUpdate` hold the contents of one streamed chunk. ``from_updates`` folds a
-sequence of updates into a response (TY-9 .. TY-11): it never mutates the updates or their
-contents, so a stream's finalizer can run over updates the consumer has already seen.
+sequence of updates into a response (TY-9 .. TY-11): it never mutates the updates or
+their contents, so a stream's finalizer can run over updates the consumer has already
+seen.
 """
 
 from __future__ import annotations
@@ -17,26 +18,43 @@ from ._exceptions import ContentError
 from ._fold import Fold
 from ._limits import _Written
 from ._types import FORMAT_VERSION, Content, Message, _contents_from, content_list
-from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json
+from ._wire import (
+    UsageDetails,
+    _compact,
+    _expect_mapping,
+    _expect_type,
+    _extra,
+    _get,
+    _Json,
+)
 
-__all__ = ["AgentResponse", "AgentResponseUpdate", "ChatResponse", "ChatResponseUpdate", "response_format"]
+__all__ = [
+    "AgentResponse",
+    "AgentResponseUpdate",
+    "ChatResponse",
+    "ChatResponseUpdate",
+    "response_format",
+]
 
 
 def response_format(value: Any) -> Any:
-    """The seam to structured output (spec/decisions.md): ``minagent.structured`` loads only when a
-    run or a response asks for a ``response_format``; the format has ``wire`` and what `value` needs."""
+    """The seam to structured output (spec/decisions.md): ``minagent.structured`` loads
+    only when a run or a response asks for a ``response_format``; the format has
+    ``wire`` and what `value` needs."""
     from .structured import ResponseFormat
 
     return ResponseFormat.of(value)
 
 
 _format_of = response_format  # for the methods whose parameter has the name
-if TYPE_CHECKING:  # SO-28: what `value` is; a bare `AgentResponse` reads it as Any (PEP 696)
+# SO-28: what `value` is; a bare `AgentResponse` reads it as Any (PEP 696)
+if TYPE_CHECKING:
     T = TypeVar("T", default=Any)
 else:
     T = TypeVar("T")
 
-# Response-level scalar fields: on merge the last update with a non-None value wins (TY-11).
+# Response-level scalar fields: on merge the last update with a non-None value wins
+# (TY-11).
 
 
 class _Wire(_Json):
@@ -74,13 +92,18 @@ class _Wire(_Json):
         for f in fields(cls):  # type: ignore[arg-type]
             if f.name == "messages":
                 raw = _get(data, "messages", list, path) or []
-                kw["messages"] = [Message.from_dict(m, path=f"{path}.messages[{i}]") for i, m in enumerate(raw)]
+                kw["messages"] = [
+                    Message.from_dict(m, path=f"{path}.messages[{i}]")
+                    for i, m in enumerate(raw)
+                ]
             elif f.name == "contents":
                 kw["contents"] = _contents_from(data, path)
             elif f.name == "usage_details":
                 usage = _get(data, "usage_details", dict, path)
                 kw["usage_details"] = (
-                    None if usage is None else UsageDetails.from_dict(usage, path=f"{path}.usage_details")
+                    None
+                    if usage is None
+                    else UsageDetails.from_dict(usage, path=f"{path}.usage_details")
                 )
             elif f.name == "additional_properties":
                 kw[f.name] = dict(_get(data, f.name, dict, path) or {})
@@ -91,7 +114,8 @@ class _Wire(_Json):
             else:
                 kw[f.name] = _get(data, f.name, str, path)
         known = {f.name for f in fields(cls)} | {"type", "version"}  # type: ignore[arg-type]
-        known -= {"extra", "raw_representation"}  # not wire keys: data keys so named are unknown
+        # not wire keys: data keys so named are unknown
+        known -= {"extra", "raw_representation"}
         return cast(Self, cast(Any, cls)(**kw, extra=_extra(data, known)))
 
 
@@ -105,7 +129,8 @@ def _requests(messages: Sequence[Message]) -> list[Content]:
 
 
 class _ValueFormat(Protocol):
-    """What `value` needs of a structured format (`minagent.structured.format.ResponseFormat`, SO-9)."""
+    """What `value` needs of a structured format
+    (`minagent.structured.format.ResponseFormat`, SO-9)."""
 
     @property
     def errors(self) -> tuple[type[Exception], ...]: ...
@@ -114,10 +139,13 @@ class _ValueFormat(Protocol):
 
 
 def _answer_text(messages: Sequence[Message]) -> str:
-    """SO-9: the text of the last assistant message that has any, its texts joined with no separator."""
+    """SO-9: the text of the last assistant message that has any, its texts joined with
+    no separator."""
     for message in reversed(messages):
         if message.role == "assistant":
-            text = "".join(c.text for c in message.contents if c.type == "text" and c.text)
+            text = "".join(
+                c.text for c in message.contents if c.type == "text" and c.text
+            )
             if text.strip():
                 return text
     return ""
@@ -137,23 +165,29 @@ class _Response(_Written, _Wire, Generic[T]):
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
-    response_format: InitVar[Any] = None  # SO-9, UP-5: what `value` parses the answer as
+    # SO-9, UP-5: what `value` parses the answer as
+    response_format: InitVar[Any] = None
 
-    # SO-9: the run's structured format and the cached parse; attributes, not dataclass fields
-    # (never compared, serialised or shown)
+    # SO-9: the run's structured format and the cached parse; attributes, not dataclass
+    # fields (never compared, serialised or shown)
     _format = cast("_ValueFormat | None", None)
     _parsed = cast("tuple[str, Any] | None", None)
 
     def __post_init__(self, response_format: Any) -> None:
         self.messages = _message_list(self.messages)
-        if self.usage_details is not None and type(self.usage_details) is not UsageDetails:
-            self.usage_details = UsageDetails(**self.usage_details)  # UP-6: a dict of counts
+        if (
+            self.usage_details is not None
+            and type(self.usage_details) is not UsageDetails
+        ):
+            # UP-6: a dict of counts
+            self.usage_details = UsageDetails(**self.usage_details)
         if response_format is not None:
             self._format = _format_of(response_format)
 
     @property
     def value(self) -> T | None:
-        """SO-9: the last answer parsed as the run's ``response_format``; None without one."""
+        """SO-9: the last answer parsed as the run's ``response_format``; None without
+        one."""
         fmt = self._format
         if fmt is None:
             return None
@@ -198,14 +232,21 @@ class _Response(_Written, _Wire, Generic[T]):
 
     @classmethod
     def from_updates(
-        cls, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate], *, output_format_type: Any = None
+        cls,
+        updates: Iterable[ChatResponseUpdate | AgentResponseUpdate],
+        *,
+        output_format_type: Any = None,
     ) -> Self:
-        """The updates folded into one response (TY-10); `value` parses it as ``output_format_type`` (UP-5)."""
+        """The updates folded into one response (TY-10); `value` parses it as
+        ``output_format_type`` (UP-5)."""
         return _merge(cls(response_format=output_format_type), updates)
 
     @classmethod
     async def from_update_generator(
-        cls, updates: AsyncIterable[ChatResponseUpdate | AgentResponseUpdate], *, output_format_type: Any = None
+        cls,
+        updates: AsyncIterable[ChatResponseUpdate | AgentResponseUpdate],
+        *,
+        output_format_type: Any = None,
     ) -> Self:
         """`from_updates` of an async iterable, folded as the updates arrive (UP-5)."""
         fold = Fold(cls(response_format=output_format_type))
@@ -225,7 +266,8 @@ class ChatResponse(_Response[T]):
     model: str | None = None
 
     def as_updates(self) -> list[ChatResponseUpdate]:
-        """This response as a stream would carry it: one update per message, then the usage (LP-2)."""
+        """This response as a stream would carry it: one update per message, then the
+        usage (LP-2)."""
         updates = [
             ChatResponseUpdate(
                 list(m.contents),
@@ -236,8 +278,12 @@ class ChatResponse(_Response[T]):
                 conversation_id=self.conversation_id,
                 model=self.model,
                 created_at=self.created_at,
-                finish_reason=self.finish_reason if i == len(self.messages) - 1 else None,
-                continuation_token=self.continuation_token if i == len(self.messages) - 1 else None,
+                finish_reason=self.finish_reason
+                if i == len(self.messages) - 1
+                else None,
+                continuation_token=self.continuation_token
+                if i == len(self.messages) - 1
+                else None,
                 additional_properties=dict(self.additional_properties),
             )
             for i, m in enumerate(self.messages)
@@ -262,7 +308,9 @@ class AgentResponse(_Response[T]):
         return "".join(m.text for m in self.messages)
 
     @classmethod
-    def from_chat_response(cls, response: ChatResponse[T], *, agent_id: str | None = None) -> AgentResponse[T]:
+    def from_chat_response(
+        cls, response: ChatResponse[T], *, agent_id: str | None = None
+    ) -> AgentResponse[T]:
         return cls(
             list(response.messages),
             response_id=response.response_id,
@@ -280,7 +328,8 @@ class AgentResponse(_Response[T]):
 class _Update(_Written, _Wire):
     """Fields and behaviour shared by `ChatResponseUpdate` and `AgentResponseUpdate`."""
 
-    # the response-level scalars an update carries (TY-11), read in one C-level call by `Fold`
+    # the response-level scalars an update carries (TY-11), read in one C-level call by
+    # `Fold`
     _scalar_values: ClassVar[Callable[[Any], tuple[Any, ...]]] = operator.attrgetter(
         "response_id", "created_at", "finish_reason", "continuation_token"
     )
@@ -303,7 +352,8 @@ class _Update(_Written, _Wire):
 
     @property
     def text(self) -> str:
-        if len(contents := self.contents) == 1:  # a streamed chunk: one content, no call more
+        # a streamed chunk: one content, no call more
+        if len(contents := self.contents) == 1:
             return (contents[0].text or "") if contents[0].type == "text" else ""
         return "".join(c.text for c in contents if c.type == "text" and c.text)
 
@@ -322,7 +372,12 @@ class ChatResponseUpdate(_Update):
 
     TYPE: ClassVar[str] = "chat_response_update"
     _scalar_values: ClassVar[Callable[[Any], tuple[Any, ...]]] = operator.attrgetter(
-        "response_id", "conversation_id", "model", "created_at", "finish_reason", "continuation_token"
+        "response_id",
+        "conversation_id",
+        "model",
+        "created_at",
+        "finish_reason",
+        "continuation_token",
     )
 
     _: KW_ONLY
@@ -331,7 +386,10 @@ class ChatResponseUpdate(_Update):
 
     def __init__(
         self,
-        contents: Sequence[Content | str | Mapping[str, Any]] | Content | str | None = None,
+        contents: Sequence[Content | str | Mapping[str, Any]]
+        | Content
+        | str
+        | None = None,
         role: str | None = None,
         *,
         author_name: str | None = None,
@@ -346,7 +404,8 @@ class ChatResponseUpdate(_Update):
         conversation_id: str | None = None,
         model: str | None = None,
     ) -> None:
-        # written out (a provider makes one per streamed chunk): the dataclass's fields, in order
+        # written out (a provider makes one per streamed chunk): the dataclass's fields,
+        # in order
         self.contents = content_list(contents)
         self.role = role
         self.author_name = author_name
@@ -355,7 +414,9 @@ class ChatResponseUpdate(_Update):
         self.created_at = created_at
         self.finish_reason = finish_reason
         self.continuation_token = continuation_token
-        self.additional_properties = {} if additional_properties is None else additional_properties
+        self.additional_properties = (
+            {} if additional_properties is None else additional_properties
+        )
         self.extra = {} if extra is None else extra
         self.raw_representation = raw_representation
         self.conversation_id = conversation_id
@@ -376,7 +437,10 @@ class AgentResponseUpdate(_Update):
 
     def __init__(
         self,
-        contents: Sequence[Content | str | Mapping[str, Any]] | Content | str | None = None,
+        contents: Sequence[Content | str | Mapping[str, Any]]
+        | Content
+        | str
+        | None = None,
         role: str | None = None,
         *,
         author_name: str | None = None,
@@ -398,14 +462,20 @@ class AgentResponseUpdate(_Update):
         self.created_at = created_at
         self.finish_reason = finish_reason
         self.continuation_token = continuation_token
-        self.additional_properties = {} if additional_properties is None else additional_properties
+        self.additional_properties = (
+            {} if additional_properties is None else additional_properties
+        )
         self.extra = {} if extra is None else extra
         self.raw_representation = raw_representation
         self.agent_id = agent_id
 
     @classmethod
     def from_chat_update(
-        cls, update: ChatResponseUpdate, *, agent_id: str | None = None, author_name: str | None = None
+        cls,
+        update: ChatResponseUpdate,
+        *,
+        agent_id: str | None = None,
+        author_name: str | None = None,
     ) -> AgentResponseUpdate:
         """The agent's view of a chat update (raw_representation = the chat update)."""
         return agent_update_view(agent_id, author_name, assistant_only=False)(update)
@@ -414,25 +484,30 @@ class AgentResponseUpdate(_Update):
 def agent_update_view(
     agent_id: str | None, author_name: str | None, *, assistant_only: bool = True
 ) -> Callable[[ChatResponseUpdate], AgentResponseUpdate]:
-    """The agent's view of each chat update of a run: `AgentResponseUpdate.from_chat_update` with
-    the agent's name as author of the assistant's updates (or of every update, ``assistant_only``
-    False). Runs once per streamed chunk, so it fills the fields directly instead of going through
+    """The agent's view of each chat update of a run:
+    `AgentResponseUpdate.from_chat_update` with the agent's name as author of the
+    assistant's updates (or of every update, ``assistant_only`` False). Runs once per
+    streamed chunk, so it fills the fields directly instead of going through
     ``__init__`` (the chat update's values are already valid), in one frame."""
     make = AgentResponseUpdate.__new__
 
     def view(update: ChatResponseUpdate) -> AgentResponseUpdate:
-        new = make(AgentResponseUpdate)  # attributes set in field order, as __init__ would (compact dicts)
+        # attributes set in field order, as __init__ would (compact dicts)
+        new = make(AgentResponseUpdate)
         new.contents = update.contents.copy()
         new.role = role = update.role
         new.author_name = update.author_name or (
-            author_name if not assistant_only or role is None or role == "assistant" else None
+            author_name
+            if not assistant_only or role is None or role == "assistant"
+            else None
         )
         new.response_id = update.response_id
         new.message_id = update.message_id
         new.created_at = update.created_at
         new.finish_reason = update.finish_reason
         new.continuation_token = update.continuation_token
-        new.additional_properties = update.additional_properties  # shared with the chat update it views
+        # shared with the chat update it views
+        new.additional_properties = update.additional_properties
         new.extra = update.extra
         new.raw_representation = update
         new.agent_id = agent_id
@@ -452,7 +527,9 @@ def _message_list(messages: object) -> list[Message]:
         return []
     if isinstance(messages, Message):
         return [messages]
-    if not isinstance(messages, list | tuple) or not all(isinstance(m, Message) for m in messages):
+    if not isinstance(messages, list | tuple) or not all(
+        isinstance(m, Message) for m in messages
+    ):
         raise ContentError(f"messages must be a list of Message, got {messages!r:.200}")
     return list(messages)
 
@@ -462,7 +539,9 @@ def _message_list(messages: object) -> list[Message]:
 _R = TypeVar("_R", bound=_Response)
 
 
-def _merge(response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]) -> _R:
+def _merge(
+    response: _R, updates: Iterable[ChatResponseUpdate | AgentResponseUpdate]
+) -> _R:
     """Fold updates into ``response`` (TY-10, TY-11): one `Fold`, fed every update."""
     fold = Fold(response)
     for update in updates:

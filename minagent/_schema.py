@@ -1,7 +1,8 @@
 """Tool JSON schemas from Python signatures (spec/schema.md SC-1 .. SC-24).
 
-`function_schema(func)` turns a function's signature, type hints (string annotations too) and Google or Sphinx
-docstring into the JSON schema of its arguments; it is never checked here (`minagent._validate` checks values).
+`function_schema(func)` turns a function's signature, type hints (string annotations
+too) and Google or Sphinx docstring into the JSON schema of its arguments; it is never
+checked here (`minagent._validate` checks values).
 """
 
 import collections.abc as abc
@@ -14,19 +15,43 @@ import math
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, NamedTuple, NoReturn, NotRequired, Required, Union
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NamedTuple,
+    NoReturn,
+    NotRequired,
+    Required,
+    Union,
+)
 
 from ._issues import ValidationIssue, describe_issues, json_type
 
-__all__ = ["MAPPING_TYPES", "SEQUENCE_TYPES", "SET_TYPES", "FunctionSchema", "SchemaBuilder", "TwoContextsError"]
-__all__ += ["ValidationIssue", "date_format", "describe_issues", "format_parser", "function_schema", "names_context"]
+__all__ = [
+    "MAPPING_TYPES",
+    "SEQUENCE_TYPES",
+    "SET_TYPES",
+    "FunctionSchema",
+    "SchemaBuilder",
+    "TwoContextsError",
+]
+__all__ += [
+    "ValidationIssue",
+    "date_format",
+    "describe_issues",
+    "format_parser",
+    "function_schema",
+    "names_context",
+]
 __all__ += ["secret_parameters"]
 
 JsonSchema = dict[str, Any]
 
 
 class FunctionSchema(NamedTuple):
-    """A tool's description (SC-20), argument schema (SC-1) and context parameter (SC-5)."""
+    """A tool's description (SC-20), argument schema (SC-1) and context parameter
+    (SC-5)."""
 
     description: str
     parameters: JsonSchema
@@ -35,18 +60,25 @@ class FunctionSchema(NamedTuple):
 
 # --------------------------------------------------------------------------- generation
 
-_SCALARS: dict[Any, str] = {bool: "boolean", int: "integer", float: "number", str: "string"}
+_SCALARS: dict[Any, str] = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+}
 _SCALARS[type(None)] = "null"
 SEQUENCE_TYPES = (list, abc.Sequence, abc.MutableSequence)
 SET_TYPES = (set, frozenset, abc.Set, abc.MutableSet)
 MAPPING_TYPES = (dict, abc.Mapping, abc.MutableMapping)
-# SC-46: types sent as ISO 8601 strings; the same parser validates (SC-47) and converts them
-# (`datetime` is imported only when a hint or a schema needs it: importing minagent stays cheap)
+# SC-46: types sent as ISO 8601 strings; the same parser validates (SC-47) and converts
+# them (`datetime` is imported only when a hint or a schema needs it: importing minagent
+# stays cheap)
 _FORMAT_NAMES = {"datetime": "date-time", "date": "date", "time": "time"}
 
 
 def date_format(tp: object) -> str | None:
-    """SC-46: the JSON-schema format of `datetime.datetime`, `date` or `time`, else None."""
+    """SC-46: the JSON-schema format of `datetime.datetime`, `date` or `time`, else
+    None."""
     if not isinstance(tp, type) or tp.__module__ != "datetime":
         return None
     import datetime
@@ -56,21 +88,28 @@ def date_format(tp: object) -> str | None:
 
 
 def format_parser(name: object) -> Callable[[str], Any] | None:
-    """SC-47: the ISO 8601 parser of a ``format`` name (``date-time``, ``date``, ``time``), else None."""
+    """SC-47: the ISO 8601 parser of a ``format`` name (``date-time``, ``date``,
+    ``time``), else None."""
     if name not in ("date-time", "date", "time"):
         return None
     import datetime
 
     if name == "date-time":
         return datetime.datetime.fromisoformat
-    return datetime.date.fromisoformat if name == "date" else datetime.time.fromisoformat
+    return (
+        datetime.date.fromisoformat if name == "date" else datetime.time.fromisoformat
+    )
 
 
 def function_schema(
-    func: Callable[..., Any], *, context_type_names: frozenset[str] = frozenset({"FunctionInvocationContext"})
+    func: Callable[..., Any],
+    *,
+    context_type_names: frozenset[str] = frozenset({"FunctionInvocationContext"}),
 ) -> FunctionSchema:
-    """Build the JSON schema of ``func``'s arguments from its signature, hints and docstring."""
-    from ._docstrings import parse_docstring  # on first use: importing minagent stays cheap (PK-16)
+    """Build the JSON schema of ``func``'s arguments from its signature, hints and
+    docstring."""
+    # on first use: importing minagent stays cheap (PK-16)
+    from ._docstrings import parse_docstring
 
     description, param_docs = parse_docstring(inspect.getdoc(func) or "")
     builder = SchemaBuilder(getattr(func, "__qualname__", None) or repr(func))
@@ -86,9 +125,12 @@ def function_schema(
             continue
         builder.param = param.name
         if param.kind is param.POSITIONAL_ONLY:
-            builder.fail("a positional-only parameter cannot receive a tool argument by name")
+            builder.fail(
+                "a positional-only parameter cannot receive a tool argument by name"
+            )
         if names_context(param.annotation, context_type_names):  # SC-5
-            if context is not None:  # SC-5: a ValueError, as upstream's (and the TypeError it was)
+            # SC-5: a ValueError, as upstream's (and the TypeError it was)
+            if context is not None:
                 first = f"a second context parameter {param.name!r} (the first is {context!r})"
                 raise TwoContextsError(
                     f"function {builder.func_name!r} has multiple FunctionInvocationContext parameters: {first}"
@@ -114,10 +156,20 @@ class TwoContextsError(ValueError, TypeError):
 
 
 def names_context(annotation: object, names: frozenset[str]) -> bool:
-    """SC-5: a context class, or a string naming one (it need not be importable), or either or None."""
+    """SC-5: a context class, or a string naming one (it need not be importable), or
+    either or None."""
     if isinstance(annotation, str):
-        text = annotation.replace("Optional[", "").replace("]", "").replace("'", "").replace('"', "")
-        kinds = [part.strip().rsplit(".", 1)[-1] for part in text.split("|") if part.strip() != "None"]
+        text = (
+            annotation.replace("Optional[", "")
+            .replace("]", "")
+            .replace("'", "")
+            .replace('"', "")
+        )
+        kinds = [
+            part.strip().rsplit(".", 1)[-1]
+            for part in text.split("|")
+            if part.strip() != "None"
+        ]
         return len(kinds) == 1 and kinds[0] in names
     if typing.get_origin(annotation) in (Union, types.UnionType):
         kinds = [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -133,12 +185,20 @@ def _set_default(schema: JsonSchema, default: object) -> None:
         schema["default"] = json.loads(json.dumps(default, allow_nan=False))
 
 
-def _object_schema(properties: dict[str, JsonSchema], required: list[str]) -> JsonSchema:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+def _object_schema(
+    properties: dict[str, JsonSchema], required: list[str]
+) -> JsonSchema:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
 
 
-# SC-44: constraint objects read by duck typing (pydantic's `Field`, annotated-types' `Ge`,
-# `MinLen`, ...), so the core imports none of them. Attribute -> JSON-schema keyword.
+# SC-44: constraint objects read by duck typing (pydantic's `Field`, annotated-types'
+# `Ge`, `MinLen`, ...), so the core imports none of them. Attribute -> JSON-schema
+# keyword.
 _BOUNDS = {
     "gt": "exclusiveMinimum",
     "ge": "minimum",
@@ -154,7 +214,8 @@ _LENGTHS = {
 
 
 def _apply_metadata(schema: JsonSchema, item: object) -> None:
-    """SC-44: description, title, examples, default and constraints of one `Annotated` item."""
+    """SC-44: description, title, examples, default and constraints of one `Annotated`
+    item."""
     nested = getattr(item, "metadata", None)
     holders = [item, *(nested if isinstance(nested, list | tuple) else ())]
     for holder in holders:
@@ -179,7 +240,11 @@ def _apply_metadata(schema: JsonSchema, item: object) -> None:
         with contextlib.suppress(TypeError, ValueError, RecursionError):
             schema["examples"] = json.loads(json.dumps(list(examples), allow_nan=False))
     default = getattr(item, "default", None)
-    if default is not None and default is not ... and type(default).__name__ != "PydanticUndefinedType":
+    if (
+        default is not None
+        and default is not ...
+        and type(default).__name__ != "PydanticUndefinedType"
+    ):
         _set_default(schema, default)
 
 
@@ -188,11 +253,13 @@ def _type_name(tp: object) -> str:
 
 
 class SchemaBuilder:
-    """Turns the type hints of one function into schemas, collecting its ``$defs`` (SC-17)."""
+    """Turns the type hints of one function into schemas, collecting its ``$defs``
+    (SC-17)."""
 
     @staticmethod
     def parameters_of(func: Callable[..., Any]) -> list[inspect.Parameter]:
-        """The parameters of ``func`` that arguments fill: a method's leading ``self``/``cls`` is not one (TL-15)."""
+        """The parameters of ``func`` that arguments fill: a method's leading
+        ``self``/``cls`` is not one (TL-15)."""
         params = list(inspect.signature(func).parameters.values())
         if params and params[0].name in ("self", "cls") and not inspect.ismethod(func):
             return params[1:]
@@ -216,7 +283,9 @@ class SchemaBuilder:
             return Any
         holder = types.SimpleNamespace(__annotations__={self.param: annotation})
         try:
-            return typing.get_type_hints(holder, globalns, include_extras=True)[self.param]
+            return typing.get_type_hints(holder, globalns, include_extras=True)[
+                self.param
+            ]
         except Exception as exc:
             self.fail(f"cannot resolve the type hint {annotation!r} ({exc})", exc)
 
@@ -225,7 +294,9 @@ class SchemaBuilder:
         origin, args = typing.get_origin(tp), typing.get_args(tp)
         if origin is Annotated:  # SC-18
             schema = self.schema(args[0])
-            description = next((item for item in args[1:] if isinstance(item, str)), None)
+            description = next(
+                (item for item in args[1:] if isinstance(item, str)), None
+            )
             if description is not None:
                 schema["description"] = description
             for item in args[1:]:
@@ -247,20 +318,28 @@ class SchemaBuilder:
             return self._enum(values, (str, int), tp)
         if origin is Union or origin is types.UnionType:  # SC-7
             return {"anyOf": [self.schema(arg) for arg in args]}
-        if isinstance(tp, type) and (typing.is_typeddict(tp) or dataclasses.is_dataclass(tp)):
+        if isinstance(tp, type) and (
+            typing.is_typeddict(tp) or dataclasses.is_dataclass(tp)
+        ):
             return self._structure(tp)
         return self._container(tp, origin, args)
 
-    def _enum(self, values: list[object], allowed: tuple[type, ...], tp: object) -> JsonSchema:
+    def _enum(
+        self, values: list[object], allowed: tuple[type, ...], tp: object
+    ) -> JsonSchema:
         """SC-8, SC-9: ``{"type": ..., "enum": [...]}``."""
         for value in values:
             finite = not isinstance(value, float) or math.isfinite(value)
             if not (value is None or (isinstance(value, allowed) and finite)):
-                self.fail(f"{_type_name(tp)} has the value {value!r}, which is not a JSON scalar")
+                self.fail(
+                    f"{_type_name(tp)} has the value {value!r}, which is not a JSON scalar"
+                )
         names = list(dict.fromkeys(json_type(value) for value in values))
         return {"type": names[0] if len(names) == 1 else names, "enum": values}
 
-    def _container(self, tp: object, origin: object, args: tuple[Any, ...]) -> JsonSchema:
+    def _container(
+        self, tp: object, origin: object, args: tuple[Any, ...]
+    ) -> JsonSchema:
         """SC-10 .. SC-14, and SC-23 for whatever is left."""
         kind = tp if origin is None else origin
         if kind is tuple:
@@ -271,7 +350,12 @@ class SchemaBuilder:
             if not args:
                 return {"type": "array", "maxItems": 0}
             n, prefix = len(args), [self.schema(arg) for arg in args]
-            return {"type": "array", "prefixItems": prefix, "minItems": n, "maxItems": n}
+            return {
+                "type": "array",
+                "prefixItems": prefix,
+                "minItems": n,
+                "maxItems": n,
+            }
         if kind in SEQUENCE_TYPES or kind in SET_TYPES:
             schema: JsonSchema = {"type": "array"}
             if args:
@@ -283,12 +367,15 @@ class SchemaBuilder:
             if not args:
                 return {"type": "object"}
             if args[0] is not str:
-                self.fail(f"unsupported type {_type_name(tp)}: JSON object keys are strings")
+                self.fail(
+                    f"unsupported type {_type_name(tp)}: JSON object keys are strings"
+                )
             return {"type": "object", "additionalProperties": self.schema(args[1])}
         self.fail(f"unsupported type {_type_name(tp)}")
 
     def _structure(self, cls: type) -> JsonSchema:
-        """SC-15 .. SC-17: a TypedDict or dataclass, inlined unless it contains itself."""
+        """SC-15 .. SC-17: a TypedDict or dataclass, inlined unless it contains
+        itself."""
         if cls not in self._def_names:
             name, n = cls.__name__, 2
             while name in self._def_names.values():
@@ -309,17 +396,22 @@ class SchemaBuilder:
         return ref
 
     def _fields(self, cls: type) -> JsonSchema:
-        """SC-15, SC-16: the object schema of a TypedDict's keys or a dataclass's fields."""
+        """SC-15, SC-16: the object schema of a TypedDict's keys or a dataclass's
+        fields."""
         try:
             hints = typing.get_type_hints(cls, include_extras=True)
         except Exception as exc:
-            self.fail(f"cannot resolve the type hints of {cls.__qualname__} ({exc})", exc)
+            self.fail(
+                f"cannot resolve the type hints of {cls.__qualname__} ({exc})", exc
+            )
         properties: dict[str, JsonSchema] = {}
         required: list[str] = []
         if typing.is_typeddict(cls):
             for key, hint in hints.items():
                 properties[key] = self.schema(hint)
-                if _required_key(key, hint, getattr(cls, "__required_keys__", frozenset())):
+                if _required_key(
+                    key, hint, getattr(cls, "__required_keys__", frozenset())
+                ):
                     required.append(key)
             return _object_schema(properties, required)
         for field in (field for field in dataclasses.fields(cls) if field.init):
@@ -332,7 +424,8 @@ class SchemaBuilder:
 
 
 def _required_key(key: str, hint: object, required_keys: frozenset[str]) -> bool:
-    """SC-15: an explicit `Required` / `NotRequired` decides, else ``__required_keys__``."""
+    """SC-15: an explicit `Required` / `NotRequired` decides, else
+    ``__required_keys__``."""
     origin = typing.get_origin(hint)
     if origin is Annotated:
         return _required_key(key, typing.get_args(hint)[0], required_keys)
@@ -343,11 +436,14 @@ def secret_parameters(tool: Any) -> frozenset[str]:
     """OB-16: the parameters the tool's schema marks secret (``"writeOnly": true`` or
     ``"format": "password"``, as pydantic's ``SecretStr`` writes them)."""
     parameters = getattr(tool, "parameters", None)
-    properties = parameters.get("properties") if isinstance(parameters, Mapping) else None
+    properties = (
+        parameters.get("properties") if isinstance(parameters, Mapping) else None
+    )
     if not isinstance(properties, Mapping):
         return frozenset()
     return frozenset(
         name
         for name, schema in properties.items()
-        if isinstance(schema, Mapping) and (schema.get("writeOnly") is True or schema.get("format") == "password")
+        if isinstance(schema, Mapping)
+        and (schema.get("writeOnly") is True or schema.get("format") == "password")
     )

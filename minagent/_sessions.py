@@ -2,29 +2,34 @@
 
 Rules
 -----
-1. A session holds ids and ``state``, never a provider; each provider owns its ``state`` entry.
-2. A session serves one run at a time (SE-12): `claim` and `release` are the only way in; a claim
-   waits briefly for a run that is letting go (SE-19).
-3. Nothing of a failed run is stored (SE-5): a history provider's save waits until every provider's
-   ``after_run`` succeeded, and saves made before one that failed are discarded (SE-20).
+1. A session holds ids and ``state``, never a provider; each provider owns its ``state``
+   entry.
+2. A session serves one run at a time (SE-12): `claim` and `release` are the only way
+   in; a claim waits briefly for a run that is letting go (SE-19).
+3. Nothing of a failed run is stored (SE-5): a history provider's save waits until every
+   provider's ``after_run`` succeeded, and saves made before one that failed are
+   discarded (SE-20).
 
 Theory of operation
 -------------------
-An `AgentSession` is a conversation between runs: an id (``session_id``), optionally the id the service keeps the
-conversation under (``service_session_id``), and ``state``, a JSON-native dict that the agent's context providers
-share; each provider owns the entry under its ``source_id``. A session holds no provider and no message of its own:
-messages live wherever a history provider keeps them — in the session's state (`InMemoryHistoryProvider`, the
-default), in a SQLite file, in Redis.
+An `AgentSession` is a conversation between runs: an id (``session_id``), optionally the
+id the service keeps the conversation under (``service_session_id``), and ``state``, a
+JSON-native dict that the agent's context providers share; each provider owns the entry
+under its ``source_id``. A session holds no provider and no message of its own:
+messages live wherever a history provider keeps them — in the session's state
+(`InMemoryHistoryProvider`, the default), in a SQLite file, in Redis.
 
-One run is one `SessionContext`: the agent creates it, every provider's ``before_run`` adds to
-it (messages per source, instructions, tools, chat/function middleware) in registration order,
-the client is called with what was collected, the response is set on it, and every provider's
-``after_run`` runs in reverse order (SE-3). So a history provider writes a run's messages only
-after the run succeeded, and a run that fails or is cancelled writes nothing (SE-5).
+One run is one `SessionContext`: the agent creates it, every provider's ``before_run``
+adds to it (messages per source, instructions, tools, chat/function middleware) in
+registration order, the client is called with what was collected, the response is set on
+it, and every provider's ``after_run`` runs in reverse order (SE-3). So a history
+provider writes a run's messages only after the run succeeded, and a run that fails or
+is cancelled writes nothing (SE-5).
 
-The thread-era spelling (`AgentThread`, ``invoking``/``invoked``) is this same machinery: a
-thread is a session whose messages are the default in-memory provider's (SE-9), and
-`ContextProvider`'s default ``before_run``/``after_run`` call ``invoking``/``invoked`` (SE-10).
+The thread-era spelling (`AgentThread`, ``invoking``/``invoked``) is this same
+machinery: a thread is a session whose messages are the default in-memory provider's
+(SE-9), and `ContextProvider`'s default ``before_run``/``after_run`` call
+``invoking``/``invoked`` (SE-10).
 """
 
 from __future__ import annotations
@@ -41,8 +46,20 @@ from ._middleware import categorize_middleware
 from ._types import FORMAT_VERSION, Message
 from ._wire import _expect_mapping, _expect_type, _get
 
-__all__ = ["STATE_TYPES_BY_CLASS", "STATE_TYPES_BY_ID", "AgentSession", "ContextProvider", "HistoryProvider"]
-__all__ += ["InMemoryHistoryProvider", "SessionBusyError", "SessionContext", "check_session_id", "decode_state"]
+__all__ = [
+    "STATE_TYPES_BY_CLASS",
+    "STATE_TYPES_BY_ID",
+    "AgentSession",
+    "ContextProvider",
+    "HistoryProvider",
+]
+__all__ += [
+    "InMemoryHistoryProvider",
+    "SessionBusyError",
+    "SessionContext",
+    "check_session_id",
+    "decode_state",
+]
 __all__ += ["encode_state", "source_id_of", "thread_era"]
 
 
@@ -60,15 +77,17 @@ class SessionBusyError(MinagentError, RuntimeError):
 # -- state as JSON ------------------------------------------------------------------------------
 
 
-# SE-2: the classes registered to live in session state, by type id and by class: each entry's
-# ``encode(value, path, encode_state)`` / ``decode(data, path, decode_state)`` (minagent.upstream.state)
+# SE-2: the classes registered to live in session state, by type id and by class: each
+# entry's ``encode(value, path, encode_state)`` / ``decode(data, path, decode_state)``
+# (minagent.upstream.state)
 STATE_TYPES_BY_ID: dict[str, Any] = {}
 STATE_TYPES_BY_CLASS: dict[type[Any], Any] = {}
 
 
 def encode_state(value: Any, path: str = "state") -> Any:
-    """State as plain JSON (SE-2): JSON-native values as they are (tuples become lists), `Message`
-    objects as their versioned dict; anything else is a `SerializationError` naming its path."""
+    """State as plain JSON (SE-2): JSON-native values as they are (tuples become lists),
+    `Message` objects as their versioned dict; anything else is a `SerializationError`
+    naming its path."""
     try:
         return _encode(value, path)
     except RecursionError:
@@ -80,7 +99,9 @@ def _encode(value: Any, path: str) -> Any:
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise SerializationError(path, f"{value!r} is not a finite float: JSON has no NaN or Infinity")
+            raise SerializationError(
+                path, f"{value!r} is not a finite float: JSON has no NaN or Infinity"
+            )
         return value
     if isinstance(value, Message):
         return copy.deepcopy(value.to_dict())
@@ -104,7 +125,8 @@ def _encode(value: Any, path: str) -> Any:
 
 
 def decode_state(value: Any, path: str = "state") -> Any:
-    """The inverse of `encode_state`: a dict of type ``"message"`` becomes a `Message` (SE-2)."""
+    """The inverse of `encode_state`: a dict of type ``"message"`` becomes a `Message`
+    (SE-2)."""
     try:
         return _decode(copy.deepcopy(value), path)
     except RecursionError:
@@ -138,20 +160,27 @@ def _new_id() -> str:
 
 
 class AgentSession:
-    """A conversation: its id, the service's id for it, and the providers' shared state (SE-1)."""
+    """A conversation: its id, the service's id for it, and the providers' shared state
+    (SE-1)."""
 
-    _claim_key: str | None = None  # SE-12: what a run claims, when not the session id (AG-14)
+    # SE-12: what a run claims, when not the session id (AG-14)
+    _claim_key: str | None = None
     _checked: Sequence[Message] = ()  # SE-51: the last history a run of it found valid
 
     def __init__(
         self,
         *,
         session_id: str | None = None,
-        service_session_id: str | dict[str, Any] | None = None,  # a dict: a structured id, SE-65
+        # a dict: a structured id, SE-65
+        service_session_id: str | dict[str, Any] | None = None,
         state: Mapping[str, Any] | None = None,
     ) -> None:
-        if session_id is not None and (not isinstance(session_id, str) or not session_id):
-            raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
+        if session_id is not None and (
+            not isinstance(session_id, str) or not session_id
+        ):
+            raise ValueError(
+                f"session_id must be a non-empty string, got {session_id!r}"
+            )
         self._session_id = session_id or _new_id()
         self.service_session_id = service_session_id
         self.state: dict[str, Any] = dict(state or {})
@@ -165,7 +194,11 @@ class AgentSession:
 
     def to_dict(self) -> dict[str, Any]:
         """Versioned plain JSON data; `from_dict` restores an equal session (SE-2)."""
-        out: dict[str, Any] = {"type": "session", "version": FORMAT_VERSION, "session_id": self._session_id}
+        out: dict[str, Any] = {
+            "type": "session",
+            "version": FORMAT_VERSION,
+            "session_id": self._session_id,
+        }
         if self.service_session_id is not None:
             out["service_session_id"] = copy.deepcopy(self.service_session_id)
         out["state"] = encode_state(self.state)
@@ -183,7 +216,8 @@ class AgentSession:
         if not session_id:
             raise SerializationError(f"{path}.session_id", "expected a non-empty str")
         state = decode_state(_get(data, "state", dict, path) or {}, f"{path}.state")
-        service = copy.deepcopy(_get(data, "service_session_id", (str, dict), path))  # SE-65
+        # SE-65
+        service = copy.deepcopy(_get(data, "service_session_id", (str, dict), path))
         return cls(session_id=session_id, service_session_id=service, state=state)
 
     def __eq__(self, other: object) -> bool:
@@ -199,12 +233,15 @@ CLAIM_WAIT = 1.0  # seconds a run waits for its session's previous run to let go
 
 
 async def claim(session: AgentSession | None) -> str | None:
-    """Claim ``session`` for a run (SE-12): its key, to pass to `release`. A session another run
-    holds is waited for, up to `CLAIM_WAIT` seconds (SE-19), then `SessionBusyError`."""
+    """Claim ``session`` for a run (SE-12): its key, to pass to `release`. A session
+    another run holds is waited for, up to `CLAIM_WAIT` seconds (SE-19), then
+    `SessionBusyError`."""
     if session is None:
         return None
-    key = getattr(session, "_claim_key", None) or session.session_id  # AG-16: an as_tool run's own claim
-    for attempt in range(8 + int(CLAIM_WAIT * 100)):  # a few loop turns, then every 10 ms
+    # AG-16: an as_tool run's own claim
+    key = getattr(session, "_claim_key", None) or session.session_id
+    # a few loop turns, then every 10 ms
+    for attempt in range(8 + int(CLAIM_WAIT * 100)):
         if key not in _RUNNING:
             break
         await asyncio.sleep(0 if attempt < 8 else 0.01)
@@ -223,9 +260,10 @@ def release(key: str | None) -> None:
 
 
 class SessionContext:
-    """What the providers of one run add and see (SE-3): the run's input, the messages each
-    provider added (by ``source_id``, in provider order), instructions, tools, chat/function
-    middleware, the run's options (read only), and after the run the response."""
+    """What the providers of one run add and see (SE-3): the run's input, the messages
+    each provider added (by ``source_id``, in provider order), instructions, tools,
+    chat/function middleware, the run's options (read only), and after the run the
+    response."""
 
     def __init__(
         self,
@@ -252,8 +290,10 @@ class SessionContext:
         self.options: dict[str, Any] = options or {}
         self.metadata: dict[str, Any] = metadata or {}
         self._response: Any = None
-        self._thread: Any = None  # what the caller passed as thread=/session= (None: no session), for invoking()
-        self._saves: list[tuple[Any, str | None, list[Message], Any]] | None = None  # the run's, made last (SE-20)
+        # what the caller passed as thread=/session= (None: no session), for invoking()
+        self._thread: Any = None
+        # the run's, made last (SE-20)
+        self._saves: list[tuple[Any, str | None, list[Message], Any]] | None = None
 
     @property
     def response(self) -> Any:
@@ -261,7 +301,11 @@ class SessionContext:
         return self._response
 
     def extend_messages(
-        self, source: str | object, messages: Sequence[Message], *, origin_session_ids: Sequence[str] | None = None
+        self,
+        source: str | object,
+        messages: Sequence[Message],
+        *,
+        origin_session_ids: Sequence[str] | None = None,
     ) -> None:
         """Add messages from ``source`` (a ``source_id`` or a provider), as copies; with
         ``origin_session_ids`` (content from other sessions) each copy says so in
@@ -270,23 +314,33 @@ class SessionContext:
         copies = [m.with_contents(m.contents) for m in messages]
         for copy_ in copies if origin_session_ids else ():
             given = copy_.additional_properties.get("_attribution")
-            mark = dict(given) if isinstance(given, Mapping) else {"source_id": source_id}
+            mark = (
+                dict(given) if isinstance(given, Mapping) else {"source_id": source_id}
+            )
             if not isinstance(source, str) and not isinstance(given, Mapping):
                 mark["source_type"] = type(source).__name__
             origins = [*mark.get("origin_session_ids", ()), *(origin_session_ids or ())]
-            mark["origin_session_ids"] = list(dict.fromkeys(origins))  # each once, in order
+            # each once, in order
+            mark["origin_session_ids"] = list(dict.fromkeys(origins))
             copy_.additional_properties["_attribution"] = mark
         self.context_messages.setdefault(source_id, []).extend(copies)
 
-    def extend_instructions(self, source_id: str, instructions: str | Sequence[str]) -> None:
-        self.instructions.extend([instructions] if isinstance(instructions, str) else instructions)
+    def extend_instructions(
+        self, source_id: str, instructions: str | Sequence[str]
+    ) -> None:
+        self.instructions.extend(
+            [instructions] if isinstance(instructions, str) else instructions
+        )
 
     def extend_tools(self, source_id: str, tools: Sequence[Any]) -> None:
         self.tools.extend(tools)
 
     def extend_middleware(self, source_id: str, middleware: Any) -> None:
-        """Chat or function middleware for this run; agent middleware is a `MiddlewareException` (SE-3)."""
-        items = list(middleware) if isinstance(middleware, list | tuple) else [middleware]
+        """Chat or function middleware for this run; agent middleware is a
+        `MiddlewareException` (SE-3)."""
+        items = (
+            list(middleware) if isinstance(middleware, list | tuple) else [middleware]
+        )
         if categorize_middleware(items).agent:
             raise MiddlewareException(
                 f"Context providers may only add chat or function middleware: {source_id!r} added agent "
@@ -305,7 +359,8 @@ class SessionContext:
         include_input: bool = False,
         include_response: bool = False,
     ) -> list[Message]:
-        """Context messages in provider order, filtered by source, then optionally input and response."""
+        """Context messages in provider order, filtered by source, then optionally input
+        and response."""
         out: list[Message] = []
         for source_id, messages in self.context_messages.items():
             if (sources is not None and source_id not in sources) or (
@@ -324,14 +379,20 @@ class SessionContext:
 
 
 def source_id_of(provider: object) -> str:
-    """A provider's ``source_id``; a thread-era provider without one is known by its class name."""
+    """A provider's ``source_id``; a thread-era provider without one is known by its
+    class name."""
     source_id = getattr(provider, "source_id", None)
-    return source_id if isinstance(source_id, str) and source_id else type(provider).__name__
+    return (
+        source_id
+        if isinstance(source_id, str) and source_id
+        else type(provider).__name__
+    )
 
 
 def thread_era() -> Any:
-    """The seam to the thread era (spec/decisions.md): ``minagent.upstream.threads``, loaded when a
-    thread is made or restored or a thread-era provider runs (SE-9, SE-10)."""
+    """The seam to the thread era (spec/decisions.md): ``minagent.upstream.threads``,
+    loaded when a thread is made or restored or a thread-era provider runs (SE-9,
+    SE-10)."""
     from .upstream import threads
 
     return threads
@@ -340,9 +401,10 @@ def thread_era() -> Any:
 class ContextProvider:
     """Adds context before a run and observes its result after (SE-4, AG-6).
 
-    Override either pair: ``before_run``/``after_run`` (keyword-only, with this provider's
-    ``state``) or the thread-era ``invoking``/``invoked``; the default ``before_run`` and
-    ``after_run`` call ``invoking`` and ``invoked`` (SE-10). All four default to doing nothing.
+    Override either pair: ``before_run``/``after_run`` (keyword-only, with this
+    provider's ``state``) or the thread-era ``invoking``/``invoked``; the default
+    ``before_run`` and ``after_run`` call ``invoking`` and ``invoked`` (SE-10). All four
+    default to doing nothing.
     """
 
     source_id: str | None = None
@@ -353,23 +415,40 @@ class ContextProvider:
         self.source_id = source_id or type(self).__name__
 
     async def before_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
-        if type(self).invoking is not ContextProvider.invoking:  # SE-10: a thread-era provider
-            await thread_era().invoking_as_before_run(self, agent=agent, context=context)
+        # SE-10: a thread-era provider
+        if type(self).invoking is not ContextProvider.invoking:
+            await thread_era().invoking_as_before_run(
+                self, agent=agent, context=context
+            )
 
     async def after_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
         if type(self).invoked is not ContextProvider.invoked:
             await thread_era().invoked_as_after_run(self, agent=agent, context=context)
 
     async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Any:
-        """The thread era's hook (SE-10, AG-6): a `Context` to add; here an empty one."""
+        """The thread era's hook (SE-10, AG-6): a `Context` to add; here an empty
+        one."""
         return thread_era().Context()
 
     async def invoked(
-        self, request_messages: Sequence[Message], response_messages: Sequence[Message], **kwargs: Any
+        self,
+        request_messages: Sequence[Message],
+        response_messages: Sequence[Message],
+        **kwargs: Any,
     ) -> None:
         return None
 
@@ -377,14 +456,15 @@ class ContextProvider:
 class HistoryProvider(ContextProvider):
     """A provider that keeps the conversation's messages (SE-6).
 
-    Subclasses implement ``get_messages`` and ``save_messages``; ``before_run`` loads the history
-    into the run (unless ``load_messages=False``: the agent then skips ``before_run``) and
-    ``after_run`` saves, in one ``save_messages`` call, the run's input (``store_inputs``), other
-    providers' messages (``store_context_messages``, or only those of ``store_context_from``) and
-    the response (``store_outputs``).
+    Subclasses implement ``get_messages`` and ``save_messages``; ``before_run`` loads
+    the history into the run (unless ``load_messages=False``: the agent then skips
+    ``before_run``) and ``after_run`` saves, in one ``save_messages`` call, the run's
+    input (``store_inputs``), other providers' messages (``store_context_messages``, or
+    only those of ``store_context_from``) and the response (``store_outputs``).
     """
 
-    DEFAULT_SOURCE_ID: ClassVar[str | None] = None  # a subclass's source_id when none is given
+    # a subclass's source_id when none is given
+    DEFAULT_SOURCE_ID: ClassVar[str | None] = None
 
     def __init__(
         self,
@@ -404,12 +484,21 @@ class HistoryProvider(ContextProvider):
         self.store_outputs = store_outputs
 
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> list[Message]:
         raise NotImplementedError(f"{type(self).__name__} must implement get_messages")
 
     async def save_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> None:
         raise NotImplementedError(f"{type(self).__name__} must implement save_messages")
 
@@ -428,48 +517,82 @@ class HistoryProvider(ContextProvider):
         return out
 
     async def before_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
-        loaded = await self.get_messages(context.session_id, state=state)  # SE-50: as they are, no copies
+        # SE-50: as they are, no copies
+        loaded = await self.get_messages(context.session_id, state=state)
         context.context_messages.setdefault(source_id_of(self), []).extend(loaded)
 
     async def after_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
         messages = self.messages_to_store(context)
-        if messages and context._saves is not None:  # in a run: saved once every after_run succeeded (SE-20)
+        # in a run: saved once every after_run succeeded (SE-20)
+        if messages and context._saves is not None:
             context._saves.append((self, context.session_id, messages, state))
         elif messages:
             await self.save_messages(context.session_id, messages, state=state)
 
-    async def discard_messages(self, session_id: str | None, messages: Sequence[Message], **kwargs: Any) -> None:
-        """Take back ``messages``, the last this provider saved, when a later save of the run failed (SE-20)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot take back what it saved")
+    async def discard_messages(
+        self, session_id: str | None, messages: Sequence[Message], **kwargs: Any
+    ) -> None:
+        """Take back ``messages``, the last this provider saved, when a later save of
+        the run failed (SE-20)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} cannot take back what it saved"
+        )
 
 
 class InMemoryHistoryProvider(HistoryProvider):
-    """Keeps the messages in the session's state, ``state["messages"]`` of its entry (SE-7); the
-    default when an agent has no history provider that loads messages (SE-8)."""
+    """Keeps the messages in the session's state, ``state["messages"]`` of its entry
+    (SE-7); the default when an agent has no history provider that loads messages
+    (SE-8)."""
 
     DEFAULT_SOURCE_ID: ClassVar[str] = "in_memory"
 
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> list[Message]:
         return [] if state is None else list(state.get("messages", []))
 
     async def save_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> None:
         if state is None:
             return
         stored = state.setdefault("messages", [])
-        stored.extend(m.with_contents(m.contents) for m in messages)  # the session's own copies (TH-7)
+        # the session's own copies (TH-7)
+        stored.extend(m.with_contents(m.contents) for m in messages)
 
     async def discard_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> None:
-        if state is not None and messages:  # the session is this run's (SE-12): its last entries are these
+        # the session is this run's (SE-12): its last entries are these
+        if state is not None and messages:
             del state.get("messages", [])[-len(messages) :]
 
 

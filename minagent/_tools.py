@@ -1,4 +1,5 @@
-"""Tools: `FunctionTool`, the `@tool` decorator and `FunctionInvocationConfiguration` (spec/tools.md)."""
+"""Tools: `FunctionTool`, the `@tool` decorator and `FunctionInvocationConfiguration`
+(spec/tools.md)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,13 @@ from ._schema import TwoContextsError, ValidationIssue, function_schema, names_c
 from ._types import Content
 from ._validate import compile_fast_check, validate
 
-__all__ = ["SKIP_PARSING", "FunctionInvocationConfiguration", "FunctionTool", "ToolError", "UnknownToolError"]
+__all__ = [
+    "SKIP_PARSING",
+    "FunctionInvocationConfiguration",
+    "FunctionTool",
+    "ToolError",
+    "UnknownToolError",
+]
 __all__ += ["result_value", "tool"]
 
 ApprovalMode: TypeAlias = Literal["never_require", "always_require"]
@@ -35,11 +42,14 @@ class ToolError(MinagentError):
 
 
 class UnknownToolError(MinagentError, KeyError):
-    """The model called a tool that does not exist and `terminate_on_unknown_calls` is set (LP-12)."""
+    """The model called a tool that does not exist and `terminate_on_unknown_calls` is
+    set (LP-12)."""
 
     def __init__(self, name: str) -> None:
         shown = shorten(name, 64)  # LP-29: bounded; the full name stays in .name
-        super().__init__(f'Error: Requested function "{shown}" not found: it is not among the tools of this run')
+        super().__init__(
+            f'Error: Requested function "{shown}" not found: it is not among the tools of this run'
+        )
         self.name = name
 
     def __str__(self) -> str:
@@ -47,7 +57,8 @@ class UnknownToolError(MinagentError, KeyError):
 
 
 class _SkipParsing:
-    """`SKIP_PARSING`: ``result_parser=SKIP_PARSING`` makes `FunctionTool.invoke` return the raw value (TL-14)."""
+    """`SKIP_PARSING`: ``result_parser=SKIP_PARSING`` makes `FunctionTool.invoke` return
+    the raw value (TL-14)."""
 
     __slots__ = ()
 
@@ -59,8 +70,9 @@ SKIP_PARSING: Final = _SkipParsing()
 
 
 class Parameters(dict[str, Any]):
-    """A tool's JSON schema: a dict that is also callable, ``tool.parameters()`` (upstream's
-    spelling) being the dict itself, or upstream's form of a generated one (TL-2, TL-60)."""
+    """A tool's JSON schema: a dict that is also callable, ``tool.parameters()``
+    (upstream's spelling) being the dict itself, or upstream's form of a generated one
+    (TL-2, TL-60)."""
 
     __slots__ = ("tool_name",)
     tool_name: str  # set on a generated schema only
@@ -74,10 +86,12 @@ class Parameters(dict[str, Any]):
 
 
 class FunctionTool:
-    """A tool the model can call: a name, a description, a JSON schema, and (usually) a function.
+    """A tool the model can call: a name, a description, a JSON schema, and (usually) a
+    function.
 
-    ``FunctionTool(name=..., func=None, parameters={...})`` is declaration-only: the model can call
-    it, and the call is returned to the caller (or answered by function middleware) (TL-6).
+    ``FunctionTool(name=..., func=None, parameters={...})`` is declaration-only: the
+    model can call it, and the call is returned to the caller (or answered by function
+    middleware) (TL-6).
     """
 
     __slots__ = (
@@ -113,28 +127,43 @@ class FunctionTool:
         input_model: Any = None,
         result_parser: Callable[[Any], Any] | _SkipParsing | None = None,
     ) -> None:
-        if input_model is not None:  # TL-14: upstream's explicit schema, a JSON schema or a pydantic-style class
+        # TL-14: upstream's explicit schema, a JSON schema or a pydantic-style class
+        if input_model is not None:
             from .upstream.tools import input_schema  # the seam (spec/decisions.md)
 
             parameters = input_schema(name, input_model, parameters)
-        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,128}", name):  # compiled on first use
-            raise ToolError(f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}")
+        # compiled on first use
+        if not isinstance(name, str) or not re.fullmatch(
+            r"[A-Za-z0-9_.-]{1,128}", name
+        ):
+            raise ToolError(
+                f"tool name must be 1-128 characters of letters, digits, '_', '.', '-', got {name!r}"
+            )
         if approval_mode not in _APPROVAL_MODES:
-            raise ToolError(f"tool {name!r}: approval_mode must be one of {_APPROVAL_MODES}, got {approval_mode!r}")
+            raise ToolError(
+                f"tool {name!r}: approval_mode must be one of {_APPROVAL_MODES}, got {approval_mode!r}"
+            )
         if func is not None and not callable(func):
-            raise ToolError(f"tool {name!r}: func must be callable, got {type(func).__name__}")
+            raise ToolError(
+                f"tool {name!r}: func must be callable, got {type(func).__name__}"
+            )
         for field_name, limit in (
             ("max_invocations", max_invocations),
             ("max_invocation_exceptions", max_invocation_exceptions),
         ):
-            if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-                raise ToolError(f"tool {name!r}: {field_name} must be None or an int >= 1, got {limit!r}")
+            if limit is not None and (
+                isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+            ):
+                raise ToolError(
+                    f"tool {name!r}: {field_name} must be None or an int >= 1, got {limit!r}"
+                )
         self.name = name
         self.description = description
         self.func = func
         self.max_invocations = max_invocations
         self.max_invocation_exceptions = max_invocation_exceptions
-        self.invocation_count = 0  # TL-8: over the tool's lifetime, never reset by minagent
+        # TL-8: over the tool's lifetime, never reset by minagent
+        self.invocation_count = 0
         self.invocation_exception_count = 0
         self.approval_mode: ApprovalMode = approval_mode
         self.sequential = sequential
@@ -142,13 +171,21 @@ class FunctionTool:
         self.result_parser = result_parser
         self._context_parameter: str | None = None
         self._fast_check: tuple[Any, Callable[[Any], bool] | None] | None = None
-        self._async_of: tuple[Any, bool] | None = None  # (func, whether it is async), for the func in use
-        self._converter: ArgumentConverter | None = None  # TL-10: only with a generated schema
+        # (func, whether it is async), for the func in use
+        self._async_of: tuple[Any, bool] | None = None
+        # TL-10: only with a generated schema
+        self._converter: ArgumentConverter | None = None
         if parameters is not None:
-            if not isinstance(parameters, Mapping) or parameters.get("type", "object") != "object":
-                raise ToolError(f"tool {name!r}: parameters must be a JSON schema of type 'object'")
+            if (
+                not isinstance(parameters, Mapping)
+                or parameters.get("type", "object") != "object"
+            ):
+                raise ToolError(
+                    f"tool {name!r}: parameters must be a JSON schema of type 'object'"
+                )
             self.parameters = parameters
-            if func is not None:  # no generation, but the context still reaches the function
+            # no generation, but the context still reaches the function
+            if func is not None:
                 self._context_parameter = _find_context_parameter(func, self.parameters)
         elif func is not None:
             schema = function_schema(func)
@@ -162,7 +199,8 @@ class FunctionTool:
 
     @property
     def parameters(self) -> Parameters:
-        """The JSON schema of the arguments, a dict that ``parameters()`` also returns (TL-2)."""
+        """The JSON schema of the arguments, a dict that ``parameters()`` also returns
+        (TL-2)."""
         return self._parameters
 
     @parameters.setter
@@ -170,7 +208,8 @@ class FunctionTool:
         self._parameters = value if type(value) is Parameters else Parameters(value)
 
     def __get__(self, instance: Any, owner: type | None = None) -> FunctionTool:
-        """TL-15: ``@tool`` on a method: read from an instance, the tool calls the method bound to it."""
+        """TL-15: ``@tool`` on a method: read from an instance, the tool calls the
+        method bound to it."""
         if instance is None or self.func is None or not _takes_self(self.func):
             return self
         bound = copy.copy(self)
@@ -185,8 +224,15 @@ class FunctionTool:
         return parse_result(result)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], /, *, dependencies: Mapping[str, Any] | None = None) -> FunctionTool:
-        """A tool from its dict form, its function injected by ``dependencies`` (upstream's, TL-16)."""
+    def from_dict(
+        cls,
+        data: Mapping[str, Any],
+        /,
+        *,
+        dependencies: Mapping[str, Any] | None = None,
+    ) -> FunctionTool:
+        """A tool from its dict form, its function injected by ``dependencies``
+        (upstream's, TL-16)."""
         from .upstream.tools import tool_from_dict  # the seam (spec/decisions.md)
 
         return tool_from_dict(data, dependencies)
@@ -203,70 +249,96 @@ class FunctionTool:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the wrapped function directly, as if it were not a tool."""
         if self.func is None:
-            raise ToolError(f"tool {self.name!r} is declaration-only and has no function to call")
+            raise ToolError(
+                f"tool {self.name!r} is declaration-only and has no function to call"
+            )
         return self.func(*args, **kwargs)
 
     def to_dict(self) -> dict[str, Any]:
         """The declaration a provider sends: name, description, parameters."""
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
 
     def validate_arguments(self, arguments: Any) -> list[ValidationIssue]:
         """Check arguments against the tool's schema; every problem is reported (TL-7).
 
-        The common schema (scalar properties, no constraints) has a compiled check that answers for
-        valid arguments without the full validator (SC-55); it is made again when ``parameters``
-        is replaced."""
+        The common schema (scalar properties, no constraints) has a compiled check that
+        answers for valid arguments without the full validator (SC-55); it is made again
+        when ``parameters`` is replaced."""
         parameters = self.parameters
         fast = self._fast_check
         if fast is None or fast[0] is not parameters:
             fast = self._fast_check = (parameters, compile_fast_check(parameters))
         if fast[1] is not None and fast[1](arguments):
             return []
-        return validate(arguments, parameters, lenient_for=self.name)  # SC-57: a schema never fails the run
+        # SC-57: a schema never fails the run
+        return validate(arguments, parameters, lenient_for=self.name)
 
     async def invoke(
         self,
         arguments: Mapping[str, Any] | Any = None,
         *,
-        context: Any = None,  # a FunctionInvocationContext (below `_middleware`: not imported)
+        # a FunctionInvocationContext (below `_middleware`: not imported)
+        context: Any = None,
         skip_parsing: bool = False,
         tool_call_id: str | None = None,
         **values: Any,
     ) -> Any:
-        """Run the function (TL-4, TL-14) and return its value as contents (`parse_result`, or the
-        tool's ``result_parser``), or the value itself with ``skip_parsing=True`` or
-        ``result_parser=SKIP_PARSING``. The arguments: ``arguments`` (a mapping, or a model with
-        ``model_dump()``), else the parameters as keywords, else ``context.arguments``."""
-        loops = not values and context is not None and arguments is context.arguments  # the loop's call (TL-14)
+        """Run the function (TL-4, TL-14) and return its value as contents
+        (`parse_result`, or the tool's ``result_parser``), or the value itself with
+        ``skip_parsing=True`` or ``result_parser=SKIP_PARSING``. The arguments:
+        ``arguments`` (a mapping, or a model with ``model_dump()``), else the parameters
+        as keywords, else ``context.arguments``."""
+        # the loop's call (TL-14)
+        loops = not values and context is not None and arguments is context.arguments
         if not loops:  # a caller's arguments: read and checked
             from .upstream.tools import invoke_arguments  # the seam (spec/decisions.md)
 
             arguments = invoke_arguments(self, arguments, context, values)
         value = await self._run(arguments, context)
         parser = self.result_parser
-        if skip_parsing or parser is SKIP_PARSING or (loops and not callable(parser)):  # the loop's: the value
+        # the loop's: the value
+        if skip_parsing or parser is SKIP_PARSING or (loops and not callable(parser)):
             return value
         parsed = parser(value) if callable(parser) else self.parse_result(value)
         return [Content.from_text(parsed)] if isinstance(parsed, str) else parsed
 
     async def _run(self, arguments: Mapping[str, Any], context: Any) -> Any:
-        """The function's own value (TL-4): async functions are awaited, sync ones run in a worker
-        thread so they never block the event loop."""
+        """The function's own value (TL-4): async functions are awaited, sync ones run
+        in a worker thread so they never block the event loop."""
         func = self.func
         if func is None:
-            raise ToolError(f"tool {self.name!r} is declaration-only and cannot be invoked")
-        if self.max_invocations is not None and self.invocation_count >= self.max_invocations:
-            raise ToolError(f"tool {self.name!r} has reached its maximum of {self.max_invocations} invocations")
+            raise ToolError(
+                f"tool {self.name!r} is declaration-only and cannot be invoked"
+            )
+        if (
+            self.max_invocations is not None
+            and self.invocation_count >= self.max_invocations
+        ):
+            raise ToolError(
+                f"tool {self.name!r} has reached its maximum of {self.max_invocations} invocations"
+            )
         limit = self.max_invocation_exceptions
         if limit is not None and self.invocation_exception_count >= limit:
-            raise ToolError(f"tool {self.name!r} has failed {limit} times and can no longer be used")
-        # TL-10: JSON in, annotated types out; a failure names the argument and calls nothing
-        kwargs = dict(arguments) if self._converter is None else self._converter.convert(arguments)
+            raise ToolError(
+                f"tool {self.name!r} has failed {limit} times and can no longer be used"
+            )
+        # TL-10: JSON in, annotated types out; a failure names the argument and calls
+        # nothing
+        kwargs = (
+            dict(arguments)
+            if self._converter is None
+            else self._converter.convert(arguments)
+        )
         if self._context_parameter is not None:
             kwargs[self._context_parameter] = context
         self.invocation_count += 1
         known = self._async_of
-        if known is None or known[0] is not func:  # `func` may be replaced: asked again then
+        # `func` may be replaced: asked again then
+        if known is None or known[0] is not func:
             known = self._async_of = (func, _is_async(func))
         try:
             if known[1]:
@@ -281,32 +353,40 @@ class FunctionTool:
 
 
 class ToolStoppedIteration(ToolError):
-    """A tool raised `StopIteration` or `StopAsyncIteration`, which cannot cross an executor
-    future (the await would never end); it is re-raised as this error (TL-9)."""
+    """A tool raised `StopIteration` or `StopAsyncIteration`, which cannot cross an
+    executor future (the await would never end); it is re-raised as this error
+    (TL-9)."""
 
 
 def _call_in_thread(func: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     try:
         return func(**kwargs)
     except (StopIteration, StopAsyncIteration) as exc:
-        raise ToolStoppedIteration(f"the tool raised {type(exc).__name__}: {exc}") from None
+        raise ToolStoppedIteration(
+            f"the tool raised {type(exc).__name__}: {exc}"
+        ) from None
 
 
-def _find_context_parameter(func: Callable[..., Any], parameters: Mapping[str, Any]) -> str | None:
-    """The parameter annotated `FunctionInvocationContext` (SC-5), found without generation, or with an
-    explicit schema an un-annotated ``ctx`` the schema does not name (TL-14)."""
+def _find_context_parameter(
+    func: Callable[..., Any], parameters: Mapping[str, Any]
+) -> str | None:
+    """The parameter annotated `FunctionInvocationContext` (SC-5), found without
+    generation, or with an explicit schema an un-annotated ``ctx`` the schema does not
+    name (TL-14)."""
     try:
         params = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):
         return None
     names = frozenset({"FunctionInvocationContext"})
     found = [p.name for p in params if names_context(p.annotation, names)]
-    if any(p.name == "ctx" and p.annotation is p.empty for p in params) and "ctx" not in parameters.get(
-        "properties", ()
-    ):
+    if any(
+        p.name == "ctx" and p.annotation is p.empty for p in params
+    ) and "ctx" not in parameters.get("properties", ()):
         found.append("ctx")
     if len(found) > 1:  # SC-5: a ValueError, as upstream's
-        raise TwoContextsError(f"tool function {func.__name__!r} has multiple FunctionInvocationContext parameters")
+        raise TwoContextsError(
+            f"tool function {func.__name__!r} has multiple FunctionInvocationContext parameters"
+        )
     return found[0] if found else None
 
 
@@ -321,7 +401,9 @@ def _takes_self(func: Callable[..., Any]) -> bool:
 def _is_async(func: Callable[..., Any]) -> bool:
     while isinstance(func, functools.partial):
         func = func.func
-    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(type(func).__call__)
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        type(func).__call__
+    )
 
 
 @overload
@@ -355,8 +437,9 @@ def tool(
     schema: Any = None,
     result_parser: Callable[[Any], Any] | _SkipParsing | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
-    """Turn a function into a `FunctionTool`: ``@tool`` or ``@tool(name=..., ...)`` (TL-1); ``schema``
-    is an explicit argument schema (a JSON schema, or a pydantic-style model), TL-14."""
+    """Turn a function into a `FunctionTool`: ``@tool`` or ``@tool(name=..., ...)``
+    (TL-1); ``schema`` is an explicit argument schema (a JSON schema, or a
+    pydantic-style model), TL-14."""
 
     def make(f: Callable[..., Any]) -> FunctionTool:
         return FunctionTool(
@@ -376,26 +459,32 @@ def tool(
 
 @runtime_checkable
 class ToolProtocol(Protocol):
-    """A tool the loop can call (TL-2): a name, a JSON schema of its parameters, and ``invoke``.
+    """A tool the loop can call (TL-2): a name, a JSON schema of its parameters, and
+    ``invoke``.
 
-    `FunctionTool`, an agent's ``as_tool()`` and MCP tools have this shape; any object with it is a
-    tool. A declaration dict or a declaration-only tool is declared to the model but not run (LP-11).
+    `FunctionTool`, an agent's ``as_tool()`` and MCP tools have this shape; any object
+    with it is a tool. A declaration dict or a declaration-only tool is declared to the
+    model but not run (LP-11).
     """
 
     name: str
     parameters: Any
 
-    async def invoke(self, arguments: Mapping[str, Any], context: Any = None) -> Any: ...
+    async def invoke(
+        self, arguments: Mapping[str, Any], context: Any = None
+    ) -> Any: ...
 
 
 def result_value(value: Any) -> Any:
-    """A tool's return value as JSON data for a function_result (TL-5), strict JSON (TL-11)."""
+    """A tool's return value as JSON data for a function_result (TL-5), strict JSON
+    (TL-11)."""
     kind = type(value)
     if value is None or kind is str or kind is bool:
         return value
     if isinstance(value, str | bool):
         return value
-    if isinstance(value, int):  # TL-11: an integer too long for the next request becomes its digits
+    # TL-11: an integer too long for the next request becomes its digits
+    if isinstance(value, int):
         short_enough = kind is int and value.bit_length() <= 60  # at most 19 digits
         if short_enough and _limit_state._argument_limits.max_integer_digits >= 19:
             return value
@@ -404,11 +493,15 @@ def result_value(value: Any) -> Any:
         return value if math.isfinite(value) else _NON_FINITE[str(value)]
     if isinstance(value, Mapping):
         return {str(k): result_value(v) for k, v in value.items()}
-    if isinstance(value, Sequence | Set) and not isinstance(value, bytes | bytearray | memoryview):
+    if isinstance(value, Sequence | Set) and not isinstance(
+        value, bytes | bytearray | memoryview
+    ):
         return [result_value(v) for v in value]
-    if isinstance(value, type):  # a class is "anything else", even with a to_dict method
+    # a class is "anything else", even with a to_dict method
+    if isinstance(value, type):
         return str(value)
-    to_dict = getattr(value, "to_dict", None) or getattr(value, "model_dump", None)  # ours, or a pydantic model
+    # ours, or a pydantic model
+    to_dict = getattr(value, "to_dict", None) or getattr(value, "model_dump", None)
     if callable(to_dict):
         return result_value(to_dict())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -426,21 +519,25 @@ _LOG2_10 = math.log2(10)
 def _short(value: int) -> bool:
     """TL-11: at most `ArgumentLimits.max_integer_digits` decimal digits."""
     limit = _limit_state._argument_limits.max_integer_digits
-    if value.bit_length() <= (limit - 1) * _LOG2_10:  # |value| < 10 ** (limit - 1): no need to print it
+    # |value| < 10 ** (limit - 1): no need to print it
+    if value.bit_length() <= (limit - 1) * _LOG2_10:
         return True
     try:
         return len(str(abs(value))) <= limit
-    except ValueError:  # beyond sys.get_int_max_str_digits(): str(value) raises, an error result
+    # beyond sys.get_int_max_str_digits(): str(value) raises, an error result
+    except ValueError:
         return False
 
 
-@dataclasses.dataclass(repr=False, eq=False)  # repr and == from _Written: a cheaper import (PK-16)
+# repr and == from _Written: a cheaper import (PK-16)
+@dataclasses.dataclass(repr=False, eq=False)
 class FunctionInvocationConfiguration(_limit_state._Written):
     """How the tool loop behaves (seed 000 defaults, plus `max_function_calls`) (LP-1).
 
-    Every assignment is validated, by attribute (``config.max_iterations = 5``) or by item
-    (``config["max_iterations"] = 5``, upstream's spelling); a bad value or an unknown key is an
-    error naming the field, and the configuration keeps its old value (LP-24).
+    Every assignment is validated, by attribute (``config.max_iterations = 5``) or by
+    item (``config["max_iterations"] = 5``, upstream's spelling); a bad value or an
+    unknown key is an error naming the field, and the configuration keeps its old value
+    (LP-24).
     """
 
     enabled: bool = True
@@ -450,7 +547,8 @@ class FunctionInvocationConfiguration(_limit_state._Written):
     additional_tools: list[Any] = dataclasses.field(default_factory=list)
     include_detailed_errors: bool = False
     max_function_calls: int | None = None
-    disable_approval_response_binding: bool = False  # LP-34: upstream's switch; True trusts any approval
+    # LP-34: upstream's switch; True trusts any approval
+    disable_approval_response_binding: bool = False
 
     def __setattr__(self, name: str, value: Any) -> None:
         _check(_known(name, AttributeError), value)
@@ -472,7 +570,8 @@ class FunctionInvocationConfiguration(_limit_state._Written):
     def coerce(
         cls, value: FunctionInvocationConfiguration | Mapping[str, Any] | None
     ) -> FunctionInvocationConfiguration:
-        """A configuration from None (the defaults), a configuration, or a mapping of its fields (LP-24)."""
+        """A configuration from None (the defaults), a configuration, or a mapping of
+        its fields (LP-24)."""
         if value is None:
             return cls()
         if isinstance(value, cls):
@@ -485,7 +584,8 @@ class FunctionInvocationConfiguration(_limit_state._Written):
         )
 
 
-# field -> (its type, its least value, whether None is allowed): what an assignment is checked against (LP-24)
+# field -> (its type, its least value, whether None is allowed): what an assignment is
+# checked against (LP-24)
 _CONFIG: dict[str, tuple[type, int, bool]] = {
     "enabled": (bool, 0, False),
     "max_iterations": (int, 1, False),
@@ -500,7 +600,8 @@ _CONFIG: dict[str, tuple[type, int, bool]] = {
 
 def _known(name: str, error: type[Exception]) -> str:
     if name not in _CONFIG:
-        from .upstream.spellings import config_hint  # the seam (spec/decisions.md): what to write (LP-60)
+        # the seam (spec/decisions.md): what to write (LP-60)
+        from .upstream.spellings import config_hint
 
         raise error(
             f"FunctionInvocationConfiguration has no field {name!r}; fields: {', '.join(_CONFIG)}{config_hint(name)}"
@@ -511,9 +612,14 @@ def _known(name: str, error: type[Exception]) -> str:
 def _check(name: str, value: Any) -> None:
     kind, low, optional = _CONFIG[name]
     enough = isinstance(value, int) and not isinstance(value, bool) and value >= low
-    if (optional and value is None) or (isinstance(value, kind) and (kind is not int or enough)):
+    if (optional and value is None) or (
+        isinstance(value, kind) and (kind is not int or enough)
+    ):
         return
     if kind is not int:
         raise ValueError(f"{name} must be a {kind.__name__}, got {value!r}")
-    at_least = "0 or more" if low == 0 else f"at least {low}"  # upstream's words first (LP-24)
-    raise ValueError(f"{name} must be {at_least}{' or None' if optional else ''} (an int), got {value!r}")
+    # upstream's words first (LP-24)
+    at_least = "0 or more" if low == 0 else f"at least {low}"
+    raise ValueError(
+        f"{name} must be {at_least}{' or None' if optional else ''} (an int), got {value!r}"
+    )

@@ -1,31 +1,38 @@
-"""The run's transcript: the messages the next model call receives (spec/loop.md LP-14, LP-19, LP-26 .. LP-28, LP-34).
+"""The run's transcript: the messages the next model call receives (spec/loop.md LP-14,
+LP-19, LP-26 .. LP-28, LP-34).
 
 Rules
 -----
-1. The transcript is the one writer of what the conversation holds during a request: the messages,
-   the messages this request added, the part a service already holds (``sent``), the call ids of
-   the run (LP-26), the repairs made on the way in (LP-27) and whether the history is known to be
-   valid (LP-28). Nothing else appends to these lists or sets these fields.
-2. Nothing enters that cannot be sent: a model response is taken in as a repaired copy (LP-27), with
-   repeated call ids renamed (LP-26); the provider's own objects are never changed.
-3. The history is checked before a model call unless it is known valid; only the loop's own appends
-   (a response's calls, then their results) keep a valid history valid. A session remembers the
-   last history found valid; a prefix shared with it is not checked again (SE-51).
-4. An approval is trusted only through the record of what a run asked (LP-34), never for itself.
+1. The transcript is the one writer of what the conversation holds during a request: the
+   messages, the messages this request added, the part a service already holds
+   (``sent``), the call ids of the run (LP-26), the repairs made on the way in (LP-27)
+   and whether the history is known to be valid (LP-28). Nothing else appends to these
+   lists or sets these fields.
+2. Nothing enters that cannot be sent: a model response is taken in as a repaired copy
+   (LP-27), with repeated call ids renamed (LP-26); the provider's own objects are never
+   changed.
+3. The history is checked before a model call unless it is known valid; only the loop's
+   own appends (a response's calls, then their results) keep a valid history valid. A
+   session remembers the last history found valid; a prefix shared with it is not
+   checked again (SE-51).
+4. An approval is trusted only through the record of what a run asked (LP-34), never for
+   itself.
 
 Theory of operation
 -------------------
-``messages`` is the live list: `FunctionInvocationContext.messages` reads it (through the call
-runner's views) and the next model call receives ``messages[sent:]``. ``new`` holds what this
-request added, in order: it becomes the response (design decision 7). ``valid`` starts true when
-the given messages hold no call, result or approval (HI-1); a foreign message with one of those, a
-result inside a model response, or a chat middleware that looked at the messages makes it unknown.
-A conversation that holds answered approval requests is ``resuming``: `resume` takes the approval
-contents out and names the batches to run, each placed right after its calls' message. An approval
-authorises a call only when the loop itself asked it (LP-34): the requests a pause surfaces are
-recorded — in the session's state, else in this module's registry of the process (the newest
-`_KEPT`) — as the call's name and arguments, and an answer runs the call only when its request is
-recorded for that very call; a recorded request is used once.
+``messages`` is the live list: `FunctionInvocationContext.messages` reads it (through
+the call runner's views) and the next model call receives ``messages[sent:]``. ``new``
+holds what this request added, in order: it becomes the response (design decision 7).
+``valid`` starts true when the given messages hold no call, result or approval (HI-1); a
+foreign message with one of those, a result inside a model response, or a chat
+middleware that looked at the messages makes it unknown. A conversation that holds
+answered approval requests is ``resuming``: `resume` takes the approval contents out and
+names the batches to run, each placed right after its calls' message. An approval
+authorises a call only when the loop itself asked it (LP-34): the requests a pause
+surfaces are recorded — in the session's state, else in this module's registry of the
+process (the newest `_KEPT`) — as the call's name and arguments, and an answer runs the
+call only when its request is recorded for that very call; a recorded request is used
+once.
 """
 
 from __future__ import annotations
@@ -40,24 +47,38 @@ from ._history import is_valid_history, repair_history
 from ._responses import ChatResponse
 from ._types import Content, Message
 
-__all__ = ["PAIRED_KINDS", "Transcript", "Waiting", "approval_record", "hosted", "record_requests", "sendable_text"]
+__all__ = [
+    "PAIRED_KINDS",
+    "Transcript",
+    "Waiting",
+    "approval_record",
+    "hosted",
+    "record_requests",
+    "sendable_text",
+]
 
 APPROVAL_KINDS = ("function_approval_request", "function_approval_response")
 PAIRED_KINDS = frozenset({"function_call", "function_result", *APPROVAL_KINDS})
 
 
 def hosted(c: Content) -> bool:
-    """LP-31: an approval of a tool the service runs (its call names a ``server_label``): passed through."""
-    return c.function_call is not None and bool(c.function_call.additional_properties.get("server_label"))
+    """LP-31: an approval of a tool the service runs (its call names a
+    ``server_label``): passed through."""
+    return c.function_call is not None and bool(
+        c.function_call.additional_properties.get("server_label")
+    )
 
 
-RECORD_KEY = "minagent.approval_requests"  # LP-34: a session's asked approvals, request id -> [name, arguments]
-_ISSUED: dict[str, list[Any]] = {}  # LP-34: the same for runs without a session, the newest _KEPT
+# LP-34: a session's asked approvals, request id -> [name, arguments]
+RECORD_KEY = "minagent.approval_requests"
+# LP-34: the same for runs without a session, the newest _KEPT
+_ISSUED: dict[str, list[Any]] = {}
 _KEPT = 10_000
 
 
 def approval_record(session: Any) -> dict[str, list[Any]]:
-    """LP-34: where the approvals a run asks are recorded: its session's state, else the process's."""
+    """LP-34: where the approvals a run asks are recorded: its session's state, else the
+    process's."""
     state = getattr(session, "state", None)
     return state.setdefault(RECORD_KEY, {}) if isinstance(state, dict) else _ISSUED
 
@@ -73,8 +94,16 @@ def record_requests(record: dict[str, list[Any]], requests: Sequence[Content]) -
     """LP-34: the requests a pause surfaced, each with its call's name and arguments."""
     if record is not _ISSUED:
         record.clear()  # a session has one batch waiting: the latest
-    asked = [r for r in requests if r.type == "function_approval_request" and r.function_call and not hosted(r)]
-    record.update((r.id or "", _shape(r.function_call)) for r in asked if r.function_call is not None)
+    asked = [
+        r
+        for r in requests
+        if r.type == "function_approval_request" and r.function_call and not hosted(r)
+    ]
+    record.update(
+        (r.id or "", _shape(r.function_call))
+        for r in asked
+        if r.function_call is not None
+    )
     while len(_ISSUED) > _KEPT:
         _ISSUED.pop(next(iter(_ISSUED)), None)
 
@@ -89,16 +118,28 @@ class Waiting(NamedTuple):
 
 
 class Transcript:
-    """The messages of one request and what is known about them (see the module docstring)."""
+    """The messages of one request and what is known about them (see the module
+    docstring)."""
 
-    __slots__ = ("call_ids", "distinct", "messages", "new", "resuming", "sent", "session", "valid")
+    __slots__ = (
+        "call_ids",
+        "distinct",
+        "messages",
+        "new",
+        "resuming",
+        "sent",
+        "session",
+        "valid",
+    )
 
     def __init__(self, messages: Sequence[Message], session: Any = None) -> None:
         self.messages: list[Message] = list(messages)
         self.new: list[Message] = []
-        self.sent = 0  # with a conversation_id, messages[:sent] is already held by the service (LP-19)
+        # with a conversation_id, messages[:sent] is already held by the service (LP-19)
+        self.sent = 0
         self.call_ids: set[str | None] = set()  # LP-26: the call ids of the run so far
-        self.resuming = False  # the given messages hold approval requests or answers (LP-14)
+        # the given messages hold approval requests or answers (LP-14)
+        self.resuming = False
         paired, approvals, calls = False, False, 0
         for m in self.messages:
             for c in m.contents:
@@ -108,27 +149,35 @@ class Transcript:
                     paired, calls = True, calls + 1
                 elif kind in PAIRED_KINDS:
                     paired, approvals = True, approvals or kind in APPROVAL_KINDS
-                    self.resuming = self.resuming or (kind in APPROVAL_KINDS and not hosted(c))
-        self.valid = not paired  # LP-28: a history without calls and results is valid (HI-1)
-        self.session, self.distinct = session, calls == len(self.call_ids) and not approvals  # SE-51
+                    self.resuming = self.resuming or (
+                        kind in APPROVAL_KINDS and not hosted(c)
+                    )
+        # LP-28: a history without calls and results is valid (HI-1)
+        self.valid = not paired
+        # SE-51
+        self.session, self.distinct = (
+            session,
+            calls == len(self.call_ids) and not approvals,
+        )
 
     # -- appending -------------------------------------------------------------------------------
 
     def take(self, response: ChatResponse) -> ChatResponse:
-        """A model response into the transcript: repaired (LP-27), its repeated call ids renamed
-        (LP-26), appended. Returns the response as the transcript holds it."""
+        """A model response into the transcript: repaired (LP-27), its repeated call ids
+        renamed (LP-26), appended. Returns the response as the transcript holds it."""
         response = self._checked(response)
         self.append(*response.messages)
         return response
 
     def append(self, *messages: Message) -> None:
-        """The loop's own messages: a response's, or the tool message answering its calls."""
+        """The loop's own messages: a response's, or the tool message answering its
+        calls."""
         self.messages.extend(messages)
         self.new.extend(messages)
 
     def append_foreign(self, messages: Sequence[Message]) -> None:
-        """Messages the loop did not make (the inbox, a tool's or middleware's): a call or a result
-        among them makes the history unknown again (LP-28)."""
+        """Messages the loop did not make (the inbox, a tool's or middleware's): a call
+        or a result among them makes the history unknown again (LP-28)."""
         if any(c.type in PAIRED_KINDS for m in messages for c in m.contents):
             self.valid = self.distinct = False
         self.append(*messages)
@@ -145,12 +194,15 @@ class Transcript:
         for m in reversed(self.new if new_only else self.messages):
             if any(c is content for c in m.contents):
                 return m
-        raise LookupError("internal error: the call is not in the transcript")  # pragma: no cover
+        raise LookupError(
+            "internal error: the call is not in the transcript"
+        )  # pragma: no cover
 
     # -- sending ---------------------------------------------------------------------------------
 
     def mark_sent(self) -> None:
-        """The service holds the conversation so far (LP-19): later calls send only what follows."""
+        """The service holds the conversation so far (LP-19): later calls send only what
+        follows."""
         self.sent = len(self.messages)
 
     def outgoing(self) -> list[Message]:
@@ -158,16 +210,31 @@ class Transcript:
         return self.messages[self.sent :]
 
     def sendable(self, messages: list[Message], *, as_recorded: bool) -> list[Message]:
-        """LP-28, HI-1: ``messages`` as a valid history (a call without its result gets one, an orphan
-        result is dropped). ``as_recorded``: they are this transcript's, unseen by middleware."""
+        """LP-28, HI-1: ``messages`` as a valid history (a call without its result gets
+        one, an orphan result is dropped). ``as_recorded``: they are this transcript's,
+        unseen by middleware."""
         if self.valid and as_recorded:
             return messages
-        known: Sequence[Message] = getattr(self.session, "_checked", ()) if as_recorded and self.distinct else ()
+        known: Sequence[Message] = (
+            getattr(self.session, "_checked", ())
+            if as_recorded and self.distinct
+            else ()
+        )
         shared = min(len(known), len(messages))
-        same = next((i for i in range(shared) if known[i] is not messages[i]), shared)  # the prefix shared
-        closed = same == len(known) or known[same].role != "tool"  # the prefix holds every answer to its calls
-        checked = messages if same and closed and is_valid_history(messages[same:]) else repair_history(messages)
-        self.valid = as_recorded and len(checked) == len(messages) and all(map(is_, checked, messages))
+        # the prefix shared
+        same = next((i for i in range(shared) if known[i] is not messages[i]), shared)
+        # the prefix holds every answer to its calls
+        closed = same == len(known) or known[same].role != "tool"
+        checked = (
+            messages
+            if same and closed and is_valid_history(messages[same:])
+            else repair_history(messages)
+        )
+        self.valid = (
+            as_recorded
+            and len(checked) == len(messages)
+            and all(map(is_, checked, messages))
+        )
         if self.valid and self.distinct and hasattr(self.session, "_checked"):
             self.session._checked = list(messages)
         return checked
@@ -175,17 +242,30 @@ class Transcript:
     # -- approvals -------------------------------------------------------------------------------
 
     def resume(self, record: dict[str, list[Any]] | None) -> list[Waiting]:
-        """LP-14: take every approval request and answer out of the transcript (a request whose call
-        appears nowhere stands for its call) and name the batches that waited, in order. With a
-        ``record`` an approval counts only for the call its recorded request asked about (LP-34)."""
+        """LP-14: take every approval request and answer out of the transcript (a
+        request whose call appears nowhere stands for its call) and name the batches
+        that waited, in order. With a ``record`` an approval counts only for the call
+        its recorded request asked about (LP-34)."""
         decisions = {
             c.id: bool(c.approved)
             for m in self.messages
             for c in m.contents
-            if c.type == "function_approval_response" and c.id is not None and not hosted(c)
+            if c.type == "function_approval_response"
+            and c.id is not None
+            and not hosted(c)
         }
-        answered = {c.call_id for m in self.messages for c in m.contents if c.type == "function_result"}
-        present = {c.call_id for m in self.messages for c in m.contents if c.type == "function_call"}
+        answered = {
+            c.call_id
+            for m in self.messages
+            for c in m.contents
+            if c.type == "function_result"
+        }
+        present = {
+            c.call_id
+            for m in self.messages
+            for c in m.contents
+            if c.type == "function_call"
+        }
         cleaned: list[Message] = []
         waiting: list[Waiting] = []
         for m in self.messages:
@@ -201,7 +281,8 @@ class Transcript:
                 and c.function_call.call_id not in answered
                 and not hosted(c)
             ]
-            for request in requests:  # only the request came back (no thread): its call takes its place
+            # only the request came back (no thread): its call takes its place
+            for request in requests:
                 call = request.function_call
                 if call is not None and call.call_id not in present:
                     kept.append(call)
@@ -210,24 +291,53 @@ class Transcript:
                 m = m.with_contents(kept)
                 cleaned.append(m)
             if requests:
-                calls = [c for c in kept if c.type == "function_call" and c.call_id not in answered]
-                approved = {r.function_call.call_id for r in requests if r.function_call and decisions.get(r.id or "")}
-                if record is not None:  # LP-34: only what the loop asked, for the call it asked about, once
-                    asked = {r.function_call.call_id: record.pop(r.id or "", None) for r in requests if r.function_call}
-                    approved = {c.call_id for c in calls if c.call_id in approved and asked[c.call_id] == _shape(c)}
+                calls = [
+                    c
+                    for c in kept
+                    if c.type == "function_call" and c.call_id not in answered
+                ]
+                approved = {
+                    r.function_call.call_id
+                    for r in requests
+                    if r.function_call and decisions.get(r.id or "")
+                }
+                # LP-34: only what the loop asked, for the call it asked about, once
+                if record is not None:
+                    asked = {
+                        r.function_call.call_id: record.pop(r.id or "", None)
+                        for r in requests
+                        if r.function_call
+                    }
+                    approved = {
+                        c.call_id
+                        for c in calls
+                        if c.call_id in approved and asked[c.call_id] == _shape(c)
+                    }
                 needs = {r.function_call.call_id for r in requests if r.function_call}
-                runnable = [c for c in calls if c.call_id not in needs or c.call_id in approved]
-                rejected = {c.call_id for c in calls if c.call_id in needs and c.call_id not in approved}
+                runnable = [
+                    c for c in calls if c.call_id not in needs or c.call_id in approved
+                ]
+                rejected = {
+                    c.call_id
+                    for c in calls
+                    if c.call_id in needs and c.call_id not in approved
+                }
                 waiting.append(Waiting(m, calls, runnable, rejected))
         self.messages[:] = cleaned
-        self.call_ids |= {c.call_id for m in cleaned for c in m.contents if c.type == "function_call"}
+        self.call_ids |= {
+            c.call_id for m in cleaned for c in m.contents if c.type == "function_call"
+        }
         return waiting
 
     @contextmanager
     def after(self, holder: Message) -> Iterator[None]:
-        """Appends inside the block land right after ``holder`` (a resumed batch's results follow
-        its calls, LP-14); the messages after it follow them again."""
-        at = self.messages.index(holder) + 1 if holder in self.messages else len(self.messages)
+        """Appends inside the block land right after ``holder`` (a resumed batch's
+        results follow its calls, LP-14); the messages after it follow them again."""
+        at = (
+            self.messages.index(holder) + 1
+            if holder in self.messages
+            else len(self.messages)
+        )
         self.sent = min(self.sent, at)
         tail = self.messages[at:]
         del self.messages[at:]
@@ -239,10 +349,11 @@ class Transcript:
     # -- LP-26, LP-27 ----------------------------------------------------------------------------
 
     def _checked(self, response: ChatResponse) -> ChatResponse:
-        """The response as the transcript takes it, in one pass; the response itself when nothing
-        changes. Every text, arguments and result string repaired (LP-27); a call whose id an
-        earlier call of the response or of the run already has gets ``<id>~<n>`` (LP-26); a result
-        in the response makes the history unknown (LP-28)."""
+        """The response as the transcript takes it, in one pass; the response itself
+        when nothing changes. Every text, arguments and result string repaired (LP-27);
+        a call whose id an earlier call of the response or of the run already has gets
+        ``<id>~<n>`` (LP-26); a result in the response makes the history unknown
+        (LP-28)."""
         seen = self.call_ids
         messages: list[Message] | None = None
         for i, m in enumerate(response.messages):
@@ -257,7 +368,11 @@ class Transcript:
                 ):
                     new = _sendable_content(c)
                 kind = new.type
-                if kind == "function_call" and not new.informational_only and new.call_id is not None:
+                if (
+                    kind == "function_call"
+                    and not new.informational_only
+                    and new.call_id is not None
+                ):
                     if new.call_id in seen:
                         n = 2
                         while f"{new.call_id}~{n}" in seen:
@@ -267,7 +382,8 @@ class Transcript:
                 elif kind == "function_result":
                     self.valid = False
                 elif kind in APPROVAL_KINDS:
-                    self.distinct = False  # SE-51: an approval's call may stay unanswered
+                    # SE-51: an approval's call may stay unanswered
+                    self.distinct = False
                 if new is not c:
                     if contents is None:
                         contents = list(m.contents)
@@ -282,14 +398,18 @@ class Transcript:
 def _sendable_content(c: Content) -> Content:
     changes: dict[str, Any] = {}
     for name in ("text", "arguments", "result"):
-        if isinstance(value := getattr(c, name), str) and (fixed := sendable_text(value)) is not value:
+        if (
+            isinstance(value := getattr(c, name), str)
+            and (fixed := sendable_text(value)) is not value
+        ):
             changes[name] = fixed
     return replace(c, **changes) if changes else c
 
 
 def sendable_text(text: str) -> str:
-    """LP-27: ``text`` with surrogate pairs joined and lone surrogates replaced by U+FFFD, so it can
-    be encoded as UTF-8 (JSON escapes such as ``"\\ud83d"`` decode to lone surrogates)."""
+    """LP-27: ``text`` with surrogate pairs joined and lone surrogates replaced by
+    U+FFFD, so it can be encoded as UTF-8 (JSON escapes such as ``"\\ud83d"`` decode to
+    lone surrogates)."""
     if text.isascii():
         return text
     try:

@@ -1,4 +1,5 @@
-"""Wire types: `Content`, `UsageDetails`, `Message` and `normalize_messages` (spec/types.md).
+"""Wire types: `Content`, `UsageDetails`, `Message` and `normalize_messages`
+(spec/types.md).
 
 Every type is a dataclass that round-trips through plain JSON with ``to_dict()`` /
 ``from_dict()``. A dict carries a ``type`` discriminator; fields this version does not
@@ -20,9 +21,26 @@ from typing import Any, ClassVar, TypeAlias, cast
 from ._exceptions import ContentError, SerializationError, type_name
 from ._issues import describe_issues
 from ._limits import check_limits, parse_json_arguments
-from ._wire import UsageDetails, _compact, _expect_mapping, _expect_type, _extra, _get, _Json, _Own
+from ._wire import (
+    UsageDetails,
+    _compact,
+    _expect_mapping,
+    _expect_type,
+    _extra,
+    _get,
+    _Json,
+    _Own,
+)
 
-__all__ = ["CONTENT_LISTS", "FORMAT_VERSION", "UPSTREAM_FIELDS", "Content", "Message", "Role", "UsageDetails"]
+__all__ = [
+    "CONTENT_LISTS",
+    "FORMAT_VERSION",
+    "UPSTREAM_FIELDS",
+    "Content",
+    "Message",
+    "Role",
+    "UsageDetails",
+]
 __all__ += ["normalize_messages"]
 
 FORMAT_VERSION = 1
@@ -30,8 +48,9 @@ FORMAT_VERSION = 1
 
 
 class Role(StrEnum):
-    """The well-known roles as constants that are the strings themselves: ``Role.USER == "user"``
-    (older upstream samples' spelling). A message stores the plain str (TY-5)."""
+    """The well-known roles as constants that are the strings themselves: ``Role.USER ==
+    "user"`` (older upstream samples' spelling). A message stores the plain str
+    (TY-5)."""
 
     SYSTEM = "system"
     USER = "user"
@@ -40,12 +59,15 @@ class Role(StrEnum):
 
 
 class _Kinds(type):
-    """Content's class: a ``from_<kind>`` factory of upstream's other content kinds (``from_hosted_file``,
-    ``from_shell_tool_call``, ...) is found through the seam to ``minagent.upstream`` (TY-15)."""
+    """Content's class: a ``from_<kind>`` factory of upstream's other content kinds
+    (``from_hosted_file``, ``from_shell_tool_call``, ...) is found through the seam to
+    ``minagent.upstream`` (TY-15)."""
 
     def __getattr__(cls, name: str) -> Any:
         if not name.startswith("from_"):
-            raise AttributeError(f"type object {cls.__name__!r} has no attribute {name!r}")
+            raise AttributeError(
+                f"type object {cls.__name__!r} has no attribute {name!r}"
+            )
         from .upstream.content import factory  # the seam (spec/decisions.md)
 
         return factory(cls, name)  # type: ignore[arg-type]
@@ -53,17 +75,19 @@ class _Kinds(type):
 
 @dataclass(repr=False)
 class Content(_Json, metaclass=_Kinds):
-    """One piece of a message. ``type`` says which of the optional fields are meaningful (TY-1).
+    """One piece of a message. ``type`` says which of the optional fields are meaningful
+    (TY-1).
 
-    Build contents with the ``from_*`` factories; the constructor accepts any combination so
-    that data from a newer version (an unknown ``type``) can still be represented. Fields of
-    upstream's other content kinds (``file_id``, ``outputs``, ``annotations``, ...) are kept in
-    ``extra`` and read as attributes (TY-15).
+    Build contents with the ``from_*`` factories; the constructor accepts any
+    combination so that data from a newer version (an unknown ``type``) can still be
+    represented. Fields of upstream's other content kinds (``file_id``, ``outputs``,
+    ``annotations``, ...) are kept in ``extra`` and read as attributes (TY-15).
     """
 
     type: str
     text: str | None = None
-    _: KW_ONLY  # the fields after text by keyword only, as the constructor below takes them (TY-50)
+    # the fields after text by keyword only, as the constructor below takes them (TY-50)
+    _: KW_ONLY
     id: str | None = None
     call_id: str | None = None
     name: str | None = None
@@ -81,30 +105,49 @@ class Content(_Json, metaclass=_Kinds):
     protected_data: str | None = None
     informational_only: bool = False
     user_input_request: bool = False
-    annotations: list[Any] | None = None  # citations and the like (upstream's Annotation dicts), TY-15
+    # citations and the like (upstream's Annotation dicts), TY-15
+    annotations: list[Any] | None = None
     additional_properties: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     raw_representation: Any = field(default=None, compare=False, repr=False)
 
     def __getattr__(self, name: str) -> Any:
-        """TY-15: a field of upstream's other content kinds, from ``extra`` (None when absent)."""
+        """TY-15: a field of upstream's other content kinds, from ``extra`` (None when
+        absent)."""
         if name not in UPSTREAM_FIELDS:
             raise AttributeError(f"'Content' object has no attribute {name!r}")
         value = self.extra.get(name)
-        if value is None and name == "items" and self.type == "function_result":  # upstream's view of the result
+        # upstream's view of the result
+        if value is None and name == "items" and self.type == "function_result":
             result = self.result
-            return [Content("text", text=result if isinstance(result, str) else json.dumps(result, default=str))]
+            return [
+                Content(
+                    "text",
+                    text=result
+                    if isinstance(result, str)
+                    else json.dumps(result, default=str),
+                )
+            ]
         return value
 
     def __str__(self) -> str:
-        """An error as upstream writes it (``Error E1: Oops``), a text as its text, else the repr."""
+        """An error as upstream writes it (``Error E1: Oops``), a text as its text, else
+        the repr."""
         if self.type == "error":
             message = self.message or ""
-            return f"Error {self.error_code}: {message}" if self.error_code else message or "Unknown error"
+            return (
+                f"Error {self.error_code}: {message}"
+                if self.error_code
+                else message or "Unknown error"
+            )
         return self.text or "" if self.type == "text" else repr(self)
 
     def __repr__(self) -> str:
-        shown = [f"{f.name}={v!r}" for f in fields(self)[1:] if f.repr and _shown(v := getattr(self, f.name))]
+        shown = [
+            f"{f.name}={v!r}"
+            for f in fields(self)[1:]
+            if f.repr and _shown(v := getattr(self, f.name))
+        ]
         return f"Content({', '.join([repr(self.type), *shown])})"
 
     # -- factories ----------------------------------------------------------------------------
@@ -113,28 +156,46 @@ class Content(_Json, metaclass=_Kinds):
     def from_text(cls, text: str, **kw: Any) -> Content:
         if type(text) is not str and not isinstance(text, str):
             raise ContentError(f"text content needs a str, got {type(text).__name__}")
-        return cls("text", text=text, **kw) if kw else cls("text", text=text)  # a streamed chunk: no **
+        # a streamed chunk: no **
+        return cls("text", text=text, **kw) if kw else cls("text", text=text)
 
     @classmethod
     def from_text_reasoning(
-        cls, text: str | None = None, *, id: str | None = None, protected_data: str | None = None, **kw: Any
+        cls,
+        text: str | None = None,
+        *,
+        id: str | None = None,
+        protected_data: str | None = None,
+        **kw: Any,
     ) -> Content:
-        return cls("text_reasoning", text=text, id=id, protected_data=protected_data, **kw)
+        return cls(
+            "text_reasoning", text=text, id=id, protected_data=protected_data, **kw
+        )
 
     @classmethod
     def from_data(cls, data: bytes, media_type: str, **kw: Any) -> Content:
         if not isinstance(data, bytes | bytearray):
             raise ContentError(f"data content needs bytes, got {type(data).__name__}")
         encoded = base64.b64encode(bytes(data)).decode("ascii")
-        return cls("data", uri=f"data:{media_type};base64,{encoded}", media_type=media_type, **kw)
+        return cls(
+            "data",
+            uri=f"data:{media_type};base64,{encoded}",
+            media_type=media_type,
+            **kw,
+        )
 
     @classmethod
     def from_uri(cls, uri: str, media_type: str | None = None, **kw: Any) -> Content:
-        """A ``data:`` URI gives a data content, any other URI with a scheme a uri content (TY-3)."""
+        """A ``data:`` URI gives a data content, any other URI with a scheme a uri
+        content (TY-3)."""
         if not isinstance(uri, str):
             raise ContentError(f"uri content needs a str URI, got {type(uri).__name__}")
         scheme, sep, rest = uri.partition(":")
-        if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
+        if (
+            not sep
+            or not scheme
+            or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum()
+        ):
             raise ContentError(f"uri content needs a URI with a scheme, got {uri!r}")
         if scheme.lower() == "data":
             header = rest.partition(",")[0]
@@ -144,13 +205,26 @@ class Content(_Json, metaclass=_Kinds):
 
     @classmethod
     def from_error(
-        cls, message: str | None = None, *, error_code: str | None = None, details: str | None = None, **kw: Any
+        cls,
+        message: str | None = None,
+        *,
+        error_code: str | None = None,
+        details: str | None = None,
+        **kw: Any,
     ) -> Content:
-        return cls("error", message=message, error_code=error_code, details=details, **kw)
+        return cls(
+            "error", message=message, error_code=error_code, details=details, **kw
+        )
 
     @classmethod
-    def from_usage(cls, usage_details: UsageDetails | Mapping[str, Any], **kw: Any) -> Content:
-        usage = usage_details if isinstance(usage_details, UsageDetails) else UsageDetails(**usage_details)
+    def from_usage(
+        cls, usage_details: UsageDetails | Mapping[str, Any], **kw: Any
+    ) -> Content:
+        usage = (
+            usage_details
+            if isinstance(usage_details, UsageDetails)
+            else UsageDetails(**usage_details)
+        )
         return cls("usage", usage_details=usage, **kw)
 
     @classmethod
@@ -164,7 +238,11 @@ class Content(_Json, metaclass=_Kinds):
         informational_only: bool = False,
         **kw: Any,
     ) -> Content:
-        args = dict(arguments) if type(arguments) is dict or isinstance(arguments, Mapping) else arguments
+        args = (
+            dict(arguments)
+            if type(arguments) is dict or isinstance(arguments, Mapping)
+            else arguments
+        )
         return cls(
             "function_call",
             call_id=call_id,
@@ -176,30 +254,59 @@ class Content(_Json, metaclass=_Kinds):
         )
 
     @classmethod
-    def from_function_result(cls, call_id: str, result: Any = None, exception: str | None = None, **kw: Any) -> Content:
-        """A call's result (TL-5). A list of contents (a tool's parsed result, TL-14) is upstream's
-        form: its texts joined by newlines are the result, the contents themselves its ``items``."""
-        if isinstance(result, list) and result and all(isinstance(c, Content) for c in result):
+    def from_function_result(
+        cls, call_id: str, result: Any = None, exception: str | None = None, **kw: Any
+    ) -> Content:
+        """A call's result (TL-5). A list of contents (a tool's parsed result, TL-14) is
+        upstream's form: its texts joined by newlines are the result, the contents
+        themselves its ``items``."""
+        if (
+            isinstance(result, list)
+            and result
+            and all(isinstance(c, Content) for c in result)
+        ):
             kw["extra"] = {**kw.get("extra", {}), "items": result}
             result = "\n".join(c.text for c in result if c.type == "text" and c.text)
-        return cls("function_result", call_id=call_id, result=result, exception=exception, **kw)
+        return cls(
+            "function_result", call_id=call_id, result=result, exception=exception, **kw
+        )
 
     @classmethod
-    def from_function_approval_request(cls, id: str, function_call: Content, **kw: Any) -> Content:
+    def from_function_approval_request(
+        cls, id: str, function_call: Content, **kw: Any
+    ) -> Content:
         _require_call(function_call)
         kw.setdefault("user_input_request", True)
-        return cls("function_approval_request", id=id, function_call=function_call, **kw)
+        return cls(
+            "function_approval_request", id=id, function_call=function_call, **kw
+        )
 
     @classmethod
-    def from_function_approval_response(cls, approved: bool, id: str, function_call: Content, **kw: Any) -> Content:
+    def from_function_approval_response(
+        cls, approved: bool, id: str, function_call: Content, **kw: Any
+    ) -> Content:
         _require_call(function_call)
-        return cls("function_approval_response", approved=bool(approved), id=id, function_call=function_call, **kw)
+        return cls(
+            "function_approval_response",
+            approved=bool(approved),
+            id=id,
+            function_call=function_call,
+            **kw,
+        )
 
     def to_function_approval_response(self, approved: bool) -> Content:
         """Answer this approval request."""
-        if self.type != "function_approval_request" or self.function_call is None or self.id is None:
-            raise ContentError(f"only a function_approval_request can be answered, not {self.type!r}")
-        return Content.from_function_approval_response(approved, self.id, self.function_call)
+        if (
+            self.type != "function_approval_request"
+            or self.function_call is None
+            or self.id is None
+        ):
+            raise ContentError(
+                f"only a function_approval_request can be answered, not {self.type!r}"
+            )
+        return Content.from_function_approval_response(
+            approved, self.id, self.function_call
+        )
 
     # -- behaviour ----------------------------------------------------------------------------
 
@@ -217,44 +324,61 @@ class Content(_Json, metaclass=_Kinds):
             raise ContentError(f"data URI is not valid base64: {exc}") from None
 
     def parse_arguments(self) -> dict[str, Any] | None:
-        """A function call's arguments as a dict (TY-4). Raises `ContentError` when they are not a JSON object."""
+        """A function call's arguments as a dict (TY-4). Raises `ContentError` when they
+        are not a JSON object."""
         args = self.arguments
         if args is None or args == "":
             return None if args is None else {}
         if isinstance(args, dict):
-            issues = check_limits(args)  # SC-49: limits hold whatever form the arguments came in
+            # SC-49: limits hold whatever form the arguments came in
+            issues = check_limits(args)
             if issues:
                 raise ContentError(describe_issues(issues))
             return args
         try:
-            parsed = parse_json_arguments(args)  # SC-49: within the argument limits (SC-48)
+            # SC-49: within the argument limits (SC-48)
+            parsed = parse_json_arguments(args)
         except ValueError as exc:
             raise ContentError(str(exc)) from None
         if not isinstance(parsed, dict):
-            raise ContentError(f"arguments must be a JSON object, got {type(parsed).__name__}")
+            raise ContentError(
+                f"arguments must be a JSON object, got {type(parsed).__name__}"
+            )
         return parsed
 
     def has_top_level_media_type(self, top_level: str) -> bool:
-        """Whether the media type is of ``top_level`` (``"image"`` for ``image/png``); no media type is an error."""
+        """Whether the media type is of ``top_level`` (``"image"`` for ``image/png``);
+        no media type is an error."""
         if self.media_type is None:
             raise ContentError("no media_type found")
         return self.media_type.partition("/")[0].strip().lower() == top_level.lower()
 
     def __add__(self, other: Content) -> Content:
-        """Two chunks of one content merged as upstream merges them (TY-16): texts and reasoning
-        texts concatenate, a call's arguments join, usages sum."""
-        from .upstream.content import add  # the seam to upstream's content algebra (spec/decisions.md)
+        """Two chunks of one content merged as upstream merges them (TY-16): texts and
+        reasoning texts concatenate, a call's arguments join, usages sum."""
+        # the seam to upstream's content algebra (spec/decisions.md)
+        from .upstream.content import add
 
         return add(self, other)
 
     # -- JSON ---------------------------------------------------------------------------------
 
-    _STR_FIELDS: ClassVar[tuple[str, ...]] = ("text", "id", "call_id", "name", "exception", "uri", "media_type")
+    _STR_FIELDS: ClassVar[tuple[str, ...]] = (
+        "text",
+        "id",
+        "call_id",
+        "name",
+        "exception",
+        "uri",
+        "media_type",
+    )
     _STR_FIELDS += ("message", "error_code", "details", "protected_data")
 
-    def to_dict(self, *, exclude: Iterable[str] = (), exclude_none: bool = True) -> dict[str, Any]:
-        """The JSON form (TY-8); ``exclude`` drops keys, ``exclude_none=False`` writes every
-        string field, None included (upstream's spelling, TY-15)."""
+    def to_dict(
+        self, *, exclude: Iterable[str] = (), exclude_none: bool = True
+    ) -> dict[str, Any]:
+        """The JSON form (TY-8); ``exclude`` drops keys, ``exclude_none=False`` writes
+        every string field, None included (upstream's spelling, TY-15)."""
         out = self._to_dict()
         if not exclude_none:
             out.update((n, getattr(self, n)) for n in self._STR_FIELDS if n not in out)
@@ -270,14 +394,19 @@ class Content(_Json, metaclass=_Kinds):
         if self.type == "function_result" or self.result is not None:
             out["result"] = self.result
         if self.usage_details is not None:
-            out["usage_details"] = UsageDetails.to_dict(UsageDetails(**self.usage_details))
+            out["usage_details"] = UsageDetails.to_dict(
+                UsageDetails(**self.usage_details)
+            )
         if self.approved is not None:
             out["approved"] = self.approved
         if self.function_call is not None:
             out["function_call"] = self.function_call.to_dict()
         if self.annotations:
-            out["annotations"] = [dict(a) if isinstance(a, Mapping) else a for a in self.annotations]
-        if self.type != "mcp_server_tool_call":  # such a call is always informational (TY-15)
+            out["annotations"] = [
+                dict(a) if isinstance(a, Mapping) else a for a in self.annotations
+            ]
+        # such a call is always informational (TY-15)
+        if self.type != "mcp_server_tool_call":
             out.update(_compact([("informational_only", self.informational_only)]))
         out.update(_compact([("user_input_request", self.user_input_request)]))
         if self.additional_properties:
@@ -291,47 +420,75 @@ class Content(_Json, metaclass=_Kinds):
         data = _expect_mapping(data, path)
         kind = data.get("type")
         if not isinstance(kind, str) or not kind:
-            raise SerializationError(f"{path}.type", f"expected a content type name, got {kind!r}")
+            raise SerializationError(
+                f"{path}.type", f"expected a content type name, got {kind!r}"
+            )
         kw: dict[str, Any] = {n: _get(data, n, str, path) for n in cls._STR_FIELDS}
         kw["arguments"] = _get(data, "arguments", (str, dict), path)
         kw["result"] = data.get("result")
         if (usage := _get(data, "usage_details", dict, path)) is not None:
-            kw["usage_details"] = UsageDetails.from_dict(usage, path=f"{path}.usage_details")
+            kw["usage_details"] = UsageDetails.from_dict(
+                usage, path=f"{path}.usage_details"
+            )
         kw["approved"] = _get(data, "approved", bool, path)
         if (call := _get(data, "function_call", dict, path)) is not None:
             kw["function_call"] = cls.from_dict(call, path=f"{path}.function_call")
-        kw["informational_only"] = bool(_get(data, "informational_only", bool, path)) or kind == "mcp_server_tool_call"
+        kw["informational_only"] = (
+            bool(_get(data, "informational_only", bool, path))
+            or kind == "mcp_server_tool_call"
+        )
         kw["user_input_request"] = bool(_get(data, "user_input_request", bool, path))
-        kw["additional_properties"] = dict(_get(data, "additional_properties", dict, path) or {})
+        kw["additional_properties"] = dict(
+            _get(data, "additional_properties", dict, path) or {}
+        )
         kw["annotations"] = _get(data, "annotations", list, path)
-        kw["raw_representation"] = data.get("raw_representation")  # upstream keeps it; to_dict never writes it
-        if kind == "data" and isinstance(data.get("data"), bytes | bytearray) and kw["uri"] is None:
-            kw["uri"] = Content.from_data(data["data"], kw["media_type"] or "application/octet-stream").uri
-        known = {f.name for f in fields(cls)} | {"data"} if kind == "data" else {f.name for f in fields(cls)}
+        # upstream keeps it; to_dict never writes it
+        kw["raw_representation"] = data.get("raw_representation")
+        if (
+            kind == "data"
+            and isinstance(data.get("data"), bytes | bytearray)
+            and kw["uri"] is None
+        ):
+            kw["uri"] = Content.from_data(
+                data["data"], kw["media_type"] or "application/octet-stream"
+            ).uri
+        known = (
+            {f.name for f in fields(cls)} | {"data"}
+            if kind == "data"
+            else {f.name for f in fields(cls)}
+        )
         extra = _extra(data, known - {"extra"})
-        for key in CONTENT_LISTS.intersection(extra):  # TY-15: contents nested in another kind
+        # TY-15: contents nested in another kind
+        for key in CONTENT_LISTS.intersection(extra):
             if isinstance(extra[key], list):
                 extra[key] = [
-                    cls.from_dict(c, path=f"{path}.{key}[{i}]") if isinstance(c, Mapping) else c
+                    cls.from_dict(c, path=f"{path}.{key}[{i}]")
+                    if isinstance(c, Mapping)
+                    else c
                     for i, c in enumerate(extra[key])
                 ]
         return cls(kind, **kw, extra=extra)
 
 
-_DEFAULTS = {f.name: f.default for f in fields(Content)[2:]}  # MISSING for the dicts: always stored
+# MISSING for the dicts: always stored
+_DEFAULTS = {f.name: f.default for f in fields(Content)[2:]}
 
 
 def _init(self: Content, type: str, text: str | None = None, **kw: Any) -> None:
-    """TY-50: only the fields given are stored, the others read their class defaults; ``extra`` is
-    made on first access, ``additional_properties`` (read by every fold) here. Type checkers and
-    `inspect.signature` see the dataclass's typed constructor, which this one replaces."""
+    """TY-50: only the fields given are stored, the others read their class defaults;
+    ``extra`` is made on first access, ``additional_properties`` (read by every fold)
+    here. Type checkers and `inspect.signature` see the dataclass's typed constructor,
+    which this one replaces."""
     self.type, self.text, self.additional_properties = type, text, {}
     if kw:
         own = self.__dict__  # item by item: no call per field
         for name in kw:
             if name not in _DEFAULTS:
-                raise TypeError(f"Content() got an unexpected keyword argument {name!r}")
-            if (value := kw[name]) is not _DEFAULTS[name]:  # a default stays the class's: fewer keys
+                raise TypeError(
+                    f"Content() got an unexpected keyword argument {name!r}"
+                )
+            # a default stays the class's: fewer keys
+            if (value := kw[name]) is not _DEFAULTS[name]:
                 own[name] = value
 
 
@@ -345,11 +502,15 @@ def _shown(value: object) -> bool:
 
 
 def _require_call(function_call: object) -> None:
-    if not isinstance(function_call, Content) or function_call.type not in ("function_call", "mcp_server_tool_call"):
+    if not isinstance(function_call, Content) or function_call.type not in (
+        "function_call",
+        "mcp_server_tool_call",
+    ):
         raise ContentError(f"expected a function_call Content, got {function_call!r}")
 
 
-# TY-15: the fields of upstream's other content kinds (minagent.upstream.content), kept in `Content.extra`
+# TY-15: the fields of upstream's other content kinds (minagent.upstream.content), kept
+# in `Content.extra`
 _UPSTREAM_NAMES = (
     "items file_id vector_store_id inputs outputs image_id commands timeout_ms max_output_length status "
     "stdout stderr exit_code timed_out tool_name server_name output consent_link error_details"
@@ -365,7 +526,9 @@ def _plain(value: Any) -> Any:
     return [_plain(v) for v in value] if isinstance(value, list) else value
 
 
-def as_content(item: Content | str | Mapping[str, Any], *, path: str = "content") -> Content:
+def as_content(
+    item: Content | str | Mapping[str, Any], *, path: str = "content"
+) -> Content:
     """A str becomes text content, a mapping goes through `Content.from_dict` (TY-5)."""
     if isinstance(item, Content):
         return item
@@ -373,17 +536,21 @@ def as_content(item: Content | str | Mapping[str, Any], *, path: str = "content"
         return Content.from_text(item)
     if isinstance(item, Mapping):
         return Content.from_dict(item, path=path)
-    raise ContentError(f"{path}: expected Content, str or dict, got {type(item).__name__}")
+    raise ContentError(
+        f"{path}: expected Content, str or dict, got {type(item).__name__}"
+    )
 
 
 def content_list(contents: object) -> list[Content]:
-    """A new list of contents from what a message or an update accepts (TY-5): None, one item,
-    or a sequence whose None items are dropped. Runs for every message and streamed chunk, so a
-    list that already holds only `Content` is copied without converting anything."""
+    """A new list of contents from what a message or an update accepts (TY-5): None, one
+    item, or a sequence whose None items are dropped. Runs for every message and
+    streamed chunk, so a list that already holds only `Content` is copied without
+    converting anything."""
     if contents is None:
         return []
     kind = type(contents)
-    if kind is list or kind is tuple:  # the common case: no isinstance on ABCs, no index paths
+    # the common case: no isinstance on ABCs, no index paths
+    if kind is list or kind is tuple:
         out: list[Content] = []
         for item in contents:  # type: ignore[attr-defined]
             if type(item) is Content:
@@ -397,8 +564,14 @@ def content_list(contents: object) -> list[Content]:
     if isinstance(contents, Content | str | Mapping):
         return [as_content(contents)]
     if isinstance(contents, Iterable) and not isinstance(contents, bytes | bytearray):
-        return [as_content(c, path=f"contents[{i}]") for i, c in enumerate(contents) if c is not None]
-    raise ContentError(f"contents: expected Content, str, dict or a sequence of them, got {type(contents).__name__}")
+        return [
+            as_content(c, path=f"contents[{i}]")
+            for i, c in enumerate(contents)
+            if c is not None
+        ]
+    raise ContentError(
+        f"contents: expected Content, str, dict or a sequence of them, got {type(contents).__name__}"
+    )
 
 
 @dataclass(init=False, slots=True)
@@ -419,7 +592,10 @@ class Message(_Json):
     def __init__(
         self,
         role: str,
-        contents: Sequence[Content | str | Mapping[str, Any]] | Content | str | None = None,
+        contents: Sequence[Content | str | Mapping[str, Any]]
+        | Content
+        | str
+        | None = None,
         *,
         text: str | None = None,
         author_name: str | None = None,
@@ -430,7 +606,9 @@ class Message(_Json):
     ) -> None:
         if type(role) is not str:
             if not isinstance(role, str):
-                raise ContentError(f"Message role must be a non-empty str, got {role!r}")
+                raise ContentError(
+                    f"Message role must be a non-empty str, got {role!r}"
+                )
             role = role.value if isinstance(role, Role) else str(role)
         if not role:
             raise ContentError(f"Message role must be a non-empty str, got {role!r}")
@@ -438,7 +616,9 @@ class Message(_Json):
             if contents is not None:
                 raise ContentError("Message takes contents or text=, not both")
             if not isinstance(text, str):
-                raise ContentError(f"Message text must be a str, got {type(text).__name__}")
+                raise ContentError(
+                    f"Message text must be a str, got {type(text).__name__}"
+                )
             contents = [text]
         self.role = role
         self.contents = content_list(contents)
@@ -448,15 +628,23 @@ class Message(_Json):
         self.raw_representation = raw_representation
 
     def with_contents(self, contents: Sequence[Content]) -> Message:
-        """A copy of this message with other contents and the same role and metadata (TY-5).
+        """A copy of this message with other contents and the same role and metadata
+        (TY-5).
 
-        The loop copies every message it sends through chat middleware (LP-3), so this skips
-        ``__init__``: the role and metadata are already valid.
+        The loop copies every message it sends through chat middleware (LP-3), so this
+        skips ``__init__``: the role and metadata are already valid.
         """
         new = Message.__new__(Message)
-        new.role, new.contents, new.raw_representation = self.role, content_list(contents), self.raw_representation
+        new.role, new.contents, new.raw_representation = (
+            self.role,
+            content_list(contents),
+            self.raw_representation,
+        )
         new.author_name, new.message_id = self.author_name, self.message_id
-        new.additional_properties, new.extra = dict(self.additional_properties), dict(self.extra)
+        new.additional_properties, new.extra = (
+            dict(self.additional_properties),
+            dict(self.extra),
+        )
         return new
 
     @property
@@ -468,9 +656,17 @@ class Message(_Json):
         return self.text
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "message", "version": FORMAT_VERSION, "role": self.role}
+        out: dict[str, Any] = {
+            "type": "message",
+            "version": FORMAT_VERSION,
+            "role": self.role,
+        }
         out["contents"] = [c.to_dict() for c in self.contents]
-        out.update(_compact([("author_name", self.author_name), ("message_id", self.message_id)]))
+        out.update(
+            _compact(
+                [("author_name", self.author_name), ("message_id", self.message_id)]
+            )
+        )
         if self.additional_properties:
             out["additional_properties"] = dict(self.additional_properties)
         for key, value in self.extra.items():
@@ -484,7 +680,9 @@ class Message(_Json):
         _get(data, "version", int, path)
         role = data.get("role")
         if not isinstance(role, str) or not role:
-            raise SerializationError(f"{path}.role", f"expected a non-empty str, got {role!r}")
+            raise SerializationError(
+                f"{path}.role", f"expected a non-empty str, got {role!r}"
+            )
         return cls(
             role,
             _contents_from(data, path),
@@ -495,22 +693,35 @@ class Message(_Json):
         )
 
 
-_MESSAGE_KEYS = ("type", "version", "role", "contents", "author_name", "message_id", "additional_properties")
+_MESSAGE_KEYS = (
+    "type",
+    "version",
+    "role",
+    "contents",
+    "author_name",
+    "message_id",
+    "additional_properties",
+)
 
 
 def _contents_from(data: Mapping[str, Any], path: str) -> list[Content]:
     raw = _get(data, "contents", list, path) or []
     return [
-        Content.from_dict(_expect_mapping(c, f"{path}.contents[{i}]"), path=f"{path}.contents[{i}]")
+        Content.from_dict(
+            _expect_mapping(c, f"{path}.contents[{i}]"), path=f"{path}.contents[{i}]"
+        )
         for i, c in enumerate(raw)
     ]
 
 
-MessageInput: TypeAlias = str | Content | Message | Sequence[str | Content | Message] | None
+MessageInput: TypeAlias = (
+    str | Content | Message | Sequence[str | Content | Message] | None
+)
 
 
 def _message(role: str, contents: list[Content]) -> Message:
-    """A message from a valid role and a list of `Content` (taken, not copied): no checks."""
+    """A message from a valid role and a list of `Content` (taken, not copied): no
+    checks."""
     new = Message.__new__(Message)
     new.role = role
     new.contents = contents
@@ -522,8 +733,8 @@ def _message(role: str, contents: list[Content]) -> Message:
 def normalize_messages(messages: MessageInput) -> list[Message]:
     """Turn the loose inputs a run accepts into a list of messages (TY-7).
 
-    None gives ``[]``; a str or a Content gives one user message; a Message is kept; in a
-    sequence each str or Content becomes its own user message.
+    None gives ``[]``; a str or a Content gives one user message; a Message is kept; in
+    a sequence each str or Content becomes its own user message.
     """
     if messages is None:
         return []
@@ -534,11 +745,16 @@ def normalize_messages(messages: MessageInput) -> list[Message]:
             if type(m) is not Message:
                 break
         else:
-            return list(messages)  # the loop's and the agent's own lists: nothing to convert
+            # the loop's and the agent's own lists: nothing to convert
+            return list(messages)
     if isinstance(messages, str | Content | Message):
         messages = [messages]
-    elif not isinstance(messages, Sequence) or isinstance(cast(object, messages), bytes | bytearray):
-        raise ContentError(f"messages must be str, Content, Message or a sequence of them, got {type_name(messages)}")
+    elif not isinstance(messages, Sequence) or isinstance(
+        cast(object, messages), bytes | bytearray
+    ):
+        raise ContentError(
+            f"messages must be str, Content, Message or a sequence of them, got {type_name(messages)}"
+        )
     out: list[Message] = []
     for i, item in enumerate(messages):
         if isinstance(item, Message):
@@ -546,5 +762,7 @@ def normalize_messages(messages: MessageInput) -> list[Message]:
         elif isinstance(item, str | Content):
             out.append(Message("user", [item]))
         else:
-            raise ContentError(f"messages[{i}]: expected str, Content or Message, got {type_name(item)}")
+            raise ContentError(
+                f"messages[{i}]: expected str, Content or Message, got {type_name(item)}"
+            )
     return out

@@ -1,8 +1,8 @@
 """The JSON form every wire type shares, and `UsageDetails` (spec/types.md TY-8, TY-13).
 
 Every wire type is a dataclass that round-trips through plain JSON with ``to_dict()`` /
-``from_dict()``; the readers here check one field each and name the path of the field they
-reject, so a bad document says where it is bad.
+``from_dict()``; the readers here check one field each and name the path of the field
+they reject, so a bad document says where it is bad.
 """
 
 from __future__ import annotations
@@ -19,29 +19,34 @@ __all__ = ["UsageDetails", "add_usage", "expect_mapping", "expect_type", "get_fi
 
 
 class _Json:
-    """``to_json`` / ``from_json`` over ``to_dict`` / ``from_dict`` for every wire type (TY-13)."""
+    """``to_json`` / ``from_json`` over ``to_dict`` / ``from_dict`` for every wire type
+    (TY-13)."""
 
     __slots__ = ()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        """TY-17: a deep copy that keeps ``raw_representation`` (the provider's object) by reference."""
+        """TY-17: a deep copy that keeps ``raw_representation`` (the provider's object)
+        by reference."""
         new: Any = copy.copy(self)
         memo[id(self)] = new
         if isinstance(self, dict):
             new.update((k, copy.deepcopy(v, memo)) for k, v in self.items())
-        names: list[str] = [f.name for f in fields(self)] if is_dataclass(self) else []  # no ClassVar (TY-17, TY-60)
+        # no ClassVar (TY-17, TY-60)
+        names: list[str] = [f.name for f in fields(self)] if is_dataclass(self) else []
         for name in names:
             if name != "raw_representation":
                 setattr(new, name, copy.deepcopy(getattr(self, name), memo))
         return new
 
     def to_json(self, **dumps_kwargs: Any) -> str:
-        """``json.dumps(self.to_dict(), **dumps_kwargs)``: ``indent=2`` and friends pass through."""
+        """``json.dumps(self.to_dict(), **dumps_kwargs)``: ``indent=2`` and friends pass
+        through."""
         return json.dumps(self.to_dict(), **dumps_kwargs)  # type: ignore[attr-defined]
 
     @classmethod
     def from_json(cls, text: str | bytes, /) -> Any:
-        """The object `to_json` wrote; text that is not JSON is a `SerializationError`."""
+        """The object `to_json` wrote; text that is not JSON is a
+        `SerializationError`."""
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -50,7 +55,8 @@ class _Json:
 
 
 class _Own:
-    """TY-50: a dict field that is made on first access and is then the instance's own."""
+    """TY-50: a dict field that is made on first access and is then the instance's
+    own."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -64,28 +70,40 @@ class _Own:
 
 def _expect_mapping(data: object, path: str) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
-        raise SerializationError(path, f"expected a JSON object, got {type(data).__name__}")
+        raise SerializationError(
+            path, f"expected a JSON object, got {type(data).__name__}"
+        )
     return data
 
 
 def _expect_type(data: Mapping[str, Any], expected: str, path: str) -> None:
-    """A ``type`` other than ``expected`` is an error; none at all is upstream's form, accepted (TY-8)."""
+    """A ``type`` other than ``expected`` is an error; none at all is upstream's form,
+    accepted (TY-8)."""
     actual = data.get("type", expected)
     if actual != expected:
-        raise SerializationError(f"{path}.type", f"expected {expected!r}, got {actual!r}")
+        raise SerializationError(
+            f"{path}.type", f"expected {expected!r}, got {actual!r}"
+        )
 
 
-def _get(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], path: str) -> Any:
+def _get(
+    data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], path: str
+) -> Any:
     value = data.get(key)
     if value is None:
         return None
-    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in _as_tuple(kinds)):
+    if not isinstance(value, kinds) or (
+        isinstance(value, bool) and bool not in _as_tuple(kinds)
+    ):
         names = " or ".join(k.__name__ for k in _as_tuple(kinds))
-        raise SerializationError(f"{path}.{key}", f"expected {names}, got {type(value).__name__}")
+        raise SerializationError(
+            f"{path}.{key}", f"expected {names}, got {type(value).__name__}"
+        )
     return value
 
 
-expect_mapping, expect_type, get_field = _expect_mapping, _expect_type, _get  # for the folders' readers
+# for the folders' readers
+expect_mapping, expect_type, get_field = _expect_mapping, _expect_type, _get
 
 
 def _as_tuple(kinds: type | tuple[type, ...]) -> tuple[type, ...]:
@@ -98,12 +116,21 @@ def _extra(data: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
 
 
 def _compact(pairs: Iterable[tuple[str, Any]]) -> dict[str, Any]:
-    """Drop None, empty dicts and False flags: they are the defaults and stay implicit."""
+    """Drop None, empty dicts and False flags: they are the defaults and stay
+    implicit."""
     return {k: v for k, v in pairs if v is not None and v != {} and v is not False}
 
 
-_COUNTS: tuple[str, ...] = ("input_token_count", "output_token_count", "total_token_count")
-_COUNTS += ("cache_read_input_token_count", "cache_creation_input_token_count", "reasoning_output_token_count")
+_COUNTS: tuple[str, ...] = (
+    "input_token_count",
+    "output_token_count",
+    "total_token_count",
+)
+_COUNTS += (
+    "cache_read_input_token_count",
+    "cache_creation_input_token_count",
+    "reasoning_output_token_count",
+)
 
 
 def _is_count(value: object) -> bool:
@@ -111,27 +138,44 @@ def _is_count(value: object) -> bool:
 
 
 class UsageDetails(dict[str, Any], _Json):
-    """Token counts of one or more model calls, a dict that also has the counts as attributes
-    (TY-12): ``usage.input_token_count`` is ``usage.get("input_token_count")``; any other int key is
-    an additional count; ``a + b`` sums key by key (TY-13)."""
+    """Token counts of one or more model calls, a dict that also has the counts as
+    attributes (TY-12): ``usage.input_token_count`` is
+    ``usage.get("input_token_count")``; any other int key is an additional count; ``a +
+    b`` sums key by key (TY-13)."""
 
     __slots__ = ()
     _COUNTS: ClassVar[tuple[str, ...]] = _COUNTS
-    input_token_count: int | None  # the six counts: properties over the items, set below
+    # the six counts: properties over the items, set below
+    input_token_count: int | None
     output_token_count: int | None
     total_token_count: int | None
     cache_read_input_token_count: int | None
     cache_creation_input_token_count: int | None
     reasoning_output_token_count: int | None
 
-    def __init__(self, *counts: int | None, additional_counts: Mapping[str, int] | None = None, **entries: Any) -> None:
-        """``UsageDetails(input, output, total, ...)`` in `_COUNTS` order, or by name; other names are
-        additional counts (upstream's form) and ``additional_counts=`` / ``extra=`` add theirs; None is
-        an absent entry. One mapping (or pairs) alone is taken as ``dict()`` takes it (upstream's TypedDict)."""
-        if len(counts) == 1 and not isinstance(first := cast(Any, counts[0]), int | None):  # TY-12: not a count
+    def __init__(
+        self,
+        *counts: int | None,
+        additional_counts: Mapping[str, int] | None = None,
+        **entries: Any,
+    ) -> None:
+        """``UsageDetails(input, output, total, ...)`` in `_COUNTS` order, or by name;
+        other names are additional counts (upstream's form) and ``additional_counts=`` /
+        ``extra=`` add theirs; None is an absent entry. One mapping (or pairs) alone is
+        taken as ``dict()`` takes it (upstream's TypedDict)."""
+        # TY-12: not a count
+        if len(counts) == 1 and not isinstance(
+            first := cast(Any, counts[0]), int | None
+        ):
             counts, entries = (), {**dict(first), **entries}
-        super().__init__((k, v) for k, v in zip(_COUNTS, counts, strict=False) if v is not None)
-        entries = {**(additional_counts or {}), **(entries.pop("extra", None) or {}), **entries}
+        super().__init__(
+            (k, v) for k, v in zip(_COUNTS, counts, strict=False) if v is not None
+        )
+        entries = {
+            **(additional_counts or {}),
+            **(entries.pop("extra", None) or {}),
+            **entries,
+        }
         self.update((k, v) for k, v in entries.items() if v is not None)
 
     @property
@@ -141,7 +185,8 @@ class UsageDetails(dict[str, Any], _Json):
 
     @property
     def extra(self) -> dict[str, Any]:
-        """Entries that are not counts (unknown JSON fields, kept for the round trip, TY-8)."""
+        """Entries that are not counts (unknown JSON fields, kept for the round trip,
+        TY-8)."""
         return {k: v for k, v in self.items() if k not in _COUNTS and not _is_count(v)}
 
     def __add__(self, other: Mapping[str, Any] | None) -> UsageDetails:
@@ -154,7 +199,13 @@ class UsageDetails(dict[str, Any], _Json):
             mine = summed.get(key)
             if value is None:
                 continue
-            summed[key] = mine + value if _is_count(mine) and _is_count(value) else value if mine is None else mine
+            summed[key] = (
+                mine + value
+                if _is_count(mine) and _is_count(value)
+                else value
+                if mine is None
+                else mine
+            )
         return summed
 
     def __radd__(self, other: Mapping[str, Any] | None) -> UsageDetails:
@@ -176,14 +227,22 @@ class UsageDetails(dict[str, Any], _Json):
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], *, path: str = "usage_details") -> UsageDetails:
+    def from_dict(
+        cls, data: Mapping[str, Any], *, path: str = "usage_details"
+    ) -> UsageDetails:
         data = _expect_mapping(data, path)
         counts = {n: _get(data, n, int, path) for n in _COUNTS}
         extra = _get(data, "additional_counts", dict, path) or {}
         for key, value in extra.items():
             if not _is_count(value):
-                raise SerializationError(f"{path}.additional_counts.{key}", "expected int")
-        return cls(**counts, additional_counts=extra, extra=_extra(data, ("type", *_COUNTS, "additional_counts")))
+                raise SerializationError(
+                    f"{path}.additional_counts.{key}", "expected int"
+                )
+        return cls(
+            **counts,
+            additional_counts=extra,
+            extra=_extra(data, ("type", *_COUNTS, "additional_counts")),
+        )
 
 
 def _count_property(name: str) -> property:

@@ -1,18 +1,19 @@
-"""The loopback fake servers' shared part (aiohttp.web on 127.0.0.1), and a raw TCP server.
+"""The loopback fake servers' shared part (aiohttp.web on 127.0.0.1), and a raw TCP
+server.
 
-`LoopbackServer` answers every POST from a queue and records what it received. Each queued item
-answers one request and is either
+`LoopbackServer` answers every POST from a queue and records what it received. Each
+queued item answers one request and is either
 
-* a kit step (`ScriptedStep`, queued by the ``script_*`` methods of `ScriptedHarness`), which a
-  plugin's fake server renders on its wire (``_render``), as a whole body or as a stream
-  according to the request; or
-* a handler ``async (server, request, body) -> StreamResponse`` for anything else: recorded
-  transcripts cut into chunks, raw bodies, disconnects, silence.
+* a kit step (`ScriptedStep`, queued by the ``script_*`` methods of `ScriptedHarness`),
+  which a plugin's fake server renders on its wire (``_render``), as a whole body or as
+  a stream according to the request; or
+* a handler ``async (server, request, body) -> StreamResponse`` for anything else:
+  recorded transcripts cut into chunks, raw bodies, disconnects, silence.
 
-A plugin's fake server (``tests/<plugin>/_fake_server.py``) subclasses it with its routes, its
-client class, the content type of its streams and its wire rendering, and binds the handlers
-below to that content type. `RawServer` answers at the TCP level with exactly the bytes it is
-given (malformed HTTP, a body trickled one byte at a time).
+A plugin's fake server (``tests/<plugin>/_fake_server.py``) subclasses it with its
+routes, its client class, the content type of its streams and its wire rendering, and
+binds the handlers below to that content type. `RawServer` answers at the TCP level with
+exactly the bytes it is given (malformed HTTP, a body trickled one byte at a time).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ Handler = Callable[[Any, web.Request, dict[str, Any]], Awaitable[web.StreamRespo
 
 
 class LoopbackServer(ScriptedHarness):
-    """The fake server and the `ProviderHarness` of the conformance kit over it (see the module)."""
+    """The fake server and the `ProviderHarness` of the conformance kit over it (see the
+    module)."""
 
     routes: ClassVar[tuple[str, ...]] = ("/{path:.*}",)
     base_path: ClassVar[str] = ""  # base_url = root + base_path
@@ -50,8 +52,10 @@ class LoopbackServer(ScriptedHarness):
         self.queue: list[ScriptedStep | Handler] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []  # the path of each request
-        self.queries: list[Any] = []  # its query parameters (a list of pairs, or a dict)
-        self.targets: list[str] = []  # its request target as sent (absolute through a proxy)
+        # its query parameters (a list of pairs, or a dict)
+        self.queries: list[Any] = []
+        # its request target as sent (absolute through a proxy)
+        self.targets: list[str] = []
         self.server: TestServer | None = None
         self.closing = asyncio.Event()
         self.handlers_running = 0
@@ -89,7 +93,13 @@ class LoopbackServer(ScriptedHarness):
 
     def reset(self) -> None:
         super().reset()
-        for record in (self.queue, self.headers, self.paths, self.queries, self.targets):
+        for record in (
+            self.queue,
+            self.headers,
+            self.paths,
+            self.queries,
+            self.targets,
+        ):
             record.clear()
 
     async def open_connections(self) -> int:
@@ -98,7 +108,8 @@ class LoopbackServer(ScriptedHarness):
         server = self.server.runner.server
         return len(server.connections) if server is not None else 0
 
-    # The kit's script_* methods append to self.steps; _sync moves them to the one queue.
+    # The kit's script_* methods append to self.steps; _sync moves them to the one
+    # queue.
     def add(self, *items: ScriptedStep | Handler) -> Self:
         """Queue answers (steps or handlers), in order."""
         self._sync()
@@ -118,7 +129,11 @@ class LoopbackServer(ScriptedHarness):
             self.record(body)
             self.headers.append(dict(request.headers))
             self.paths.append(request.path)
-            self.queries.append(dict(request.query) if self.query_as_dict else list(request.query.items()))
+            self.queries.append(
+                dict(request.query)
+                if self.query_as_dict
+                else list(request.query.items())
+            )
             self.targets.append(request._message.path)
             self._sync()
             if not self.queue:
@@ -134,7 +149,9 @@ class LoopbackServer(ScriptedHarness):
         """The answer to a request the script does not cover."""
         return web.json_response({"error": {"message": message}}, status=599)
 
-    async def _render(self, step: ScriptedStep, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+    async def _render(
+        self, step: ScriptedStep, request: web.Request, body: dict[str, Any]
+    ) -> web.StreamResponse:
         raise NotImplementedError
 
 
@@ -156,7 +173,8 @@ async def send_chunks(
     headers: Mapping[str, str] | None = None,
     stream_headers: Mapping[str, str] = SSE_HEADERS,
 ) -> web.StreamResponse:
-    """Stream ``data`` cut at the byte offsets ``cuts``, sleeping ``pauses[i]`` after piece i."""
+    """Stream ``data`` cut at the byte offsets ``cuts``, sleeping ``pauses[i]`` after
+    piece i."""
     response = web.StreamResponse(headers={**stream_headers, **(headers or {})})
     await response.prepare(request)
     bounds = [0, *sorted({c for c in cuts if 0 < c < len(data)}), len(data)]
@@ -167,8 +185,11 @@ async def send_chunks(
     return response
 
 
-async def keep_alive(response: web.StreamResponse, closing: asyncio.Event, beat: bytes) -> web.StreamResponse:
-    """Write ``beat`` every 5 ms until the client leaves or the server closes (at most ~10 s)."""
+async def keep_alive(
+    response: web.StreamResponse, closing: asyncio.Event, beat: bytes
+) -> web.StreamResponse:
+    """Write ``beat`` every 5 ms until the client leaves or the server closes (at most
+    ~10 s)."""
     with contextlib.suppress(ConnectionError):
         for _ in range(2000):
             if closing.is_set():
@@ -188,13 +209,20 @@ def replay(
     stream_headers: Mapping[str, str] = SSE_HEADERS,
     **headers: str,
 ) -> Handler:
-    """Answer with a recorded stream (cut as given) or, to a request that does not stream, with
-    ``whole(data)``, the equivalent body."""
+    """Answer with a recorded stream (cut as given) or, to a request that does not
+    stream, with ``whole(data)``, the equivalent body."""
 
-    async def handler(server: Any, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+    async def handler(
+        server: Any, request: web.Request, body: dict[str, Any]
+    ) -> web.StreamResponse:
         if streams(body):
             return await send_chunks(
-                request, data, cuts, pauses, headers=_named(headers), stream_headers=stream_headers
+                request,
+                data,
+                cuts,
+                pauses,
+                headers=_named(headers),
+                stream_headers=stream_headers,
             )
         return web.json_response(whole(data), headers=_named(headers))
 
@@ -210,19 +238,30 @@ def raw(
 ) -> Handler:
     """Answer with exactly this status, body and headers."""
 
-    async def handler(server: Any, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
+    async def handler(
+        server: Any, request: web.Request, _: dict[str, Any]
+    ) -> web.StreamResponse:
         data = body.encode() if isinstance(body, str) else body
-        return web.Response(status=status, body=data, content_type=content_type, headers=headers)
+        return web.Response(
+            status=status, body=data, content_type=content_type, headers=headers
+        )
 
     return handler
 
 
 def disconnect_after(
-    data: bytes, n_bytes: int, *, stream_headers: Mapping[str, str] = SSE_HEADERS, **headers: str
+    data: bytes,
+    n_bytes: int,
+    *,
+    stream_headers: Mapping[str, str] = SSE_HEADERS,
+    **headers: str,
 ) -> Handler:
-    """Send the first ``n_bytes`` of a stream (0: headers only), then drop the connection."""
+    """Send the first ``n_bytes`` of a stream (0: headers only), then drop the
+    connection."""
 
-    async def handler(server: Any, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
+    async def handler(
+        server: Any, request: web.Request, _: dict[str, Any]
+    ) -> web.StreamResponse:
         response = web.StreamResponse(headers={**stream_headers, **_named(headers)})
         await response.prepare(request)
         if n_bytes:
@@ -236,11 +275,17 @@ def disconnect_after(
 
 
 def silence(
-    after_headers: bool = False, first: bytes = b"", *, stream_headers: Mapping[str, str] = SSE_HEADERS
+    after_headers: bool = False,
+    first: bytes = b"",
+    *,
+    stream_headers: Mapping[str, str] = SSE_HEADERS,
 ) -> Handler:
-    """Say nothing (or send headers and ``first``, then nothing) until the server closes."""
+    """Say nothing (or send headers and ``first``, then nothing) until the server
+    closes."""
 
-    async def handler(server: Any, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
+    async def handler(
+        server: Any, request: web.Request, _: dict[str, Any]
+    ) -> web.StreamResponse:
         response = web.StreamResponse(headers=stream_headers)
         if after_headers or first:
             await response.prepare(request)
@@ -258,10 +303,17 @@ def silence(
 
 
 class RawServer:
-    """A TCP server that reads a request and answers with exactly the given bytes, at once or,
-    after the first ``at_once`` bytes, one byte every ``trickle`` seconds."""
+    """A TCP server that reads a request and answers with exactly the given bytes, at
+    once or, after the first ``at_once`` bytes, one byte every ``trickle`` seconds."""
 
-    def __init__(self, answer: bytes, *, trickle: float | None = None, at_once: int = 0, base_path: str = "") -> None:
+    def __init__(
+        self,
+        answer: bytes,
+        *,
+        trickle: float | None = None,
+        at_once: int = 0,
+        base_path: str = "",
+    ) -> None:
         self.answer = answer
         self.trickle = trickle
         self.at_once = at_once
@@ -286,7 +338,9 @@ class RawServer:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}{self.base_path}"
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         task = asyncio.current_task()
         assert task is not None
         self.handlers.add(task)

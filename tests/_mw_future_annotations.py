@@ -1,4 +1,5 @@
-"""Middleware written under `from __future__ import annotations` (every annotation is a string)."""
+"""Middleware written under `from __future__ import annotations` (every annotation is a
+string)."""
 
 from __future__ import annotations
 
@@ -20,5 +21,6 @@ async def function_mw(context: FunctionInvocationContext, call_next: Any) -> Non
 
 
 async def unresolvable(context: ChatContext, call_next: NotImported) -> None:  # type: ignore[name-defined]  # noqa: F821
-    """The second annotation cannot be resolved; the context annotation still decides."""
+    """The second annotation cannot be resolved; the context annotation still
+    decides."""
     await call_next()

@@ -1,4 +1,5 @@
-"""Tools and types written under `from __future__ import annotations`: annotations are strings.
+"""Tools and types written under `from __future__ import annotations`: annotations are
+strings.
 
 Used by tests/test_schema.py for SC-2, SC-5, SC-15 and SC-17.
 """
@@ -93,7 +94,8 @@ class Unreadable(TypedDict):
 
 
 def unreadable(ok: int, nested: Unreadable) -> None:
-    """The TypedDict of the second parameter has an annotation that cannot be resolved."""
+    """The TypedDict of the second parameter has an annotation that cannot be
+    resolved."""
 
 
 def broken(ok: int, bad: DoesNotExist) -> None:  # type: ignore[name-defined]  # noqa: F821

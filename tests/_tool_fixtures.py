@@ -1,4 +1,5 @@
-"""Tool functions written under `from __future__ import annotations` (every annotation is a string).
+"""Tool functions written under `from __future__ import annotations` (every annotation
+is a string).
 
 Used by tests/test_tools.py for TL-1 and TL-4.
 """
@@ -10,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated, TypedDict
 
 from minagent._middleware import FunctionInvocationContext
 
-if TYPE_CHECKING:  # never imported at run time: the (dotted) string annotation must be enough
+# never imported at run time: the (dotted) string annotation must be enough
+if TYPE_CHECKING:
     from minagent import _middleware
 
 
@@ -35,6 +37,8 @@ def with_context(query: str, context: FunctionInvocationContext) -> dict[str, ob
     return {"query": query, "call_id": context.call_id}
 
 
-async def with_late_context(query: str, ctx: _middleware.FunctionInvocationContext) -> dict[str, object]:
+async def with_late_context(
+    query: str, ctx: _middleware.FunctionInvocationContext
+) -> dict[str, object]:
     """The context type's module is imported only for type checkers."""
     return {"query": query, "call_id": ctx.call_id}

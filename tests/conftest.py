@@ -1,7 +1,9 @@
-"""Test harness: ``async def`` tests run in a fresh event loop, without third-party plugins.
+"""Test harness: ``async def`` tests run in a fresh event loop, without third-party
+plugins.
 
-After each async test the loop must hold no task other than the test's own: a leaked task
-is a test failure (house rule: nothing left running after a run, a failure or a cancel).
+After each async test the loop must hold no task other than the test's own: a leaked
+task is a test failure (house rule: nothing left running after a run, a failure or a
+cancel).
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-# Property tests assert behaviour, never speed: no per-example deadline (CI machines are shared),
-# and a slow data generator is not a failure.
-settings.register_profile("minagent", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Property tests assert behaviour, never speed: no per-example deadline (CI machines are
+# shared), and a slow data generator is not a failure.
+settings.register_profile(
+    "minagent", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("minagent")
 
 

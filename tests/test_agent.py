@@ -1,5 +1,6 @@
-"""Agents: the protocol, laziness, both modes, options assembly, context providers, author names
-and the life cycle (spec/agent.md). `as_tool` is in test_agent_as_tool.py."""
+"""Agents: the protocol, laziness, both modes, options assembly, context providers,
+author names and the life cycle (spec/agent.md). `as_tool` is in
+test_agent_as_tool.py."""
 
 from __future__ import annotations
 
@@ -35,10 +36,14 @@ from minagent import (
 )
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
 
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+MODES = pytest.mark.parametrize(
+    "stream", [False, True], ids=["non-streaming", "streaming"]
+)
 
 
-async def run(agent: Any, messages: Any = None, *, stream: bool, **kwargs: Any) -> AgentResponse:
+async def run(
+    agent: Any, messages: Any = None, *, stream: bool, **kwargs: Any
+) -> AgentResponse:
     """One run in either mode; the streaming one is consumed and finalised."""
     if not stream:
         return await agent.run(messages, **kwargs)
@@ -70,10 +75,14 @@ class CustomAgent:
         self.name = "Custom Agent"
         self.description = "A fully custom agent implementation"
 
-    async def run(self, messages: Any = None, *, thread: Any = None, **kwargs: Any) -> Any:
+    async def run(
+        self, messages: Any = None, *, thread: Any = None, **kwargs: Any
+    ) -> Any:
         return AgentResponse(messages=[], response_id="custom-response")
 
-    def run_stream(self, messages: Any = None, *, thread: Any = None, **kwargs: Any) -> Any:
+    def run_stream(
+        self, messages: Any = None, *, thread: Any = None, **kwargs: Any
+    ) -> Any:
         async def _stream() -> Any:
             yield AgentResponseUpdate()
 
@@ -91,12 +100,15 @@ class NotAnAgent:
         self.name = None
         self.description = None
 
-    async def run(self, messages: Any = None, *, thread: Any = None, **kwargs: Any) -> Any:
+    async def run(
+        self, messages: Any = None, *, thread: Any = None, **kwargs: Any
+    ) -> Any:
         return AgentResponse()
 
 
 async def test_seed_003_custom_agent_satisfies_the_protocol() -> None:
-    """AG-1: seed 003's CustomAgent is a SupportsAgentRun without inheriting anything."""
+    """AG-1: seed 003's CustomAgent is a SupportsAgentRun without inheriting
+    anything."""
     instance = CustomAgent()
     assert isinstance(instance, SupportsAgentRun)
     assert not isinstance(instance, BaseAgent)
@@ -105,7 +117,8 @@ async def test_seed_003_custom_agent_satisfies_the_protocol() -> None:
 
 
 def test_object_without_get_new_thread_is_not_an_agent() -> None:
-    """AG-1: an object missing get_new_thread is not an agent; one missing `id` neither."""
+    """AG-1: an object missing get_new_thread is not an agent; one missing `id`
+    neither."""
     assert not isinstance(NotAnAgent(), SupportsAgentRun)
     partial = CustomAgent()
     del partial.id
@@ -167,7 +180,8 @@ def test_a_non_client_is_a_type_error(client: Any) -> None:
 
 
 async def test_run_returns_awaitable_or_stream_synchronously() -> None:
-    """AG-2: messages are normalised; non-streaming returns an awaitable of AgentResponse;
+    """AG-2: messages are normalised; non-streaming returns an awaitable of
+    AgentResponse;
     stream=True returns a ResponseStream at once."""
     client = ScriptedChatClient(["one", text_chunks("tw", "o")])
     agent = Agent(client)
@@ -189,9 +203,10 @@ async def test_run_returns_awaitable_or_stream_synchronously() -> None:
 
 @MODES
 async def test_run_level_middleware_inbox_and_kwargs(stream: bool) -> None:
-    """AG-2: run-level agent middleware runs inside the agent's own; run-level chat and function
-    middleware run after the client's and the agent's; the inbox reaches the loop; kwargs reach
-    the tools' FunctionInvocationContext.kwargs and never the model call."""
+    """AG-2: run-level agent middleware runs inside the agent's own; run-level chat and
+    function middleware run after the client's and the agent's; the inbox reaches the
+    loop; kwargs reach the tools' FunctionInvocationContext.kwargs and never the model
+    call."""
     log: list[str] = []
 
     def agent_mw(tag: str) -> Any:
@@ -227,7 +242,9 @@ async def test_run_level_middleware_inbox_and_kwargs(stream: bool) -> None:
         seen_kwargs.append(dict(ctx.kwargs))
         return "probed"
 
-    client = ScriptedChatClient([[call("probe", {}, call_id="p1")], "done"], middleware=[chat_mw("client-chat")])
+    client = ScriptedChatClient(
+        [[call("probe", {}, call_id="p1")], "done"], middleware=[chat_mw("client-chat")]
+    )
     agent = Agent(
         client,
         tools=[probe],
@@ -251,7 +268,8 @@ async def test_run_level_middleware_inbox_and_kwargs(stream: bool) -> None:
     assert chat_log == ["client-chat", "agent-chat", "run-chat"] * 2
     assert [e for e in log if "-fn:" in e] == ["agent-fn:secret", "run-fn:secret"]
     assert seen_kwargs == [{"user_token": "secret"}]
-    assert client.requests[0].kwargs == {}  # AG-2: run kwargs never reach the model call
+    # AG-2: run kwargs never reach the model call
+    assert client.requests[0].kwargs == {}
     assert client.requests[0].texts == ["user: go", "user: steer"]
 
 
@@ -271,9 +289,17 @@ class LoggingProvider(ContextProvider):
         self.calls.append({"invoking": list(messages), **kwargs})
         return Context(**self.context)
 
-    async def invoked(self, request_messages: Any, response_messages: Any, **kwargs: Any) -> None:
+    async def invoked(
+        self, request_messages: Any, response_messages: Any, **kwargs: Any
+    ) -> None:
         self.log.append(f"{self.tag}.invoked")
-        self.calls.append({"request": list(request_messages), "response": list(response_messages), **kwargs})
+        self.calls.append(
+            {
+                "request": list(request_messages),
+                "response": list(response_messages),
+                **kwargs,
+            }
+        )
 
 
 def lazy_setup() -> tuple[Agent, ScriptedChatClient, list[str]]:
@@ -300,8 +326,8 @@ async def _settle() -> None:
 
 
 class TestStreamingIsLazy:
-    """AG-3: run(stream=True) runs no agent middleware, no context provider and no client call
-    until the stream is iterated, awaited or finalised."""
+    """AG-3: run(stream=True) runs no agent middleware, no context provider and no
+    client call until the stream is iterated, awaited or finalised."""
 
     async def test_iterated(self) -> None:
         agent, client, log = lazy_setup()
@@ -395,8 +421,9 @@ def counting_middleware(counts: dict[str, int]) -> list[Any]:
 
 
 async def test_streaming_and_non_streaming_final_responses_are_equal() -> None:
-    """AG-4: for the same script, with tools and middleware of every layer, the streaming final
-    response equals the non-streaming response, and the same middleware ran as often."""
+    """AG-4: for the same script, with tools and middleware of every layer, the
+    streaming final response equals the non-streaming response, and the same middleware
+    ran as often."""
     responses: list[AgentResponse] = []
     counts: list[dict[str, int]] = []
     for stream in (False, True):
@@ -413,10 +440,13 @@ async def test_streaming_and_non_streaming_final_responses_are_equal() -> None:
         counts.append(count)
     plain, streamed = responses
     assert streamed == plain
-    assert plain.text == "Let me add. The sum is 3."  # TY-6: an agent response's texts, no separator
+    # TY-6: an agent response's texts, no separator
+    assert plain.text == "Let me add. The sum is 3."
     assert [m.role for m in plain.messages] == ["assistant", "tool", "assistant"]
     assert [c.result for c in plain.messages[1].contents] == [3, "hi"]
-    assert plain.usage_details == UsageDetails(input_token_count=6, output_token_count=8, total_token_count=14)
+    assert plain.usage_details == UsageDetails(
+        input_token_count=6, output_token_count=8, total_token_count=14
+    )
     assert plain.agent_id == "agent-1"
     assert counts[0] == counts[1] == {"agent": 1, "chat": 2, "function": 2}
 
@@ -439,8 +469,8 @@ async def test_streamed_updates_carry_agent_id_and_author_name() -> None:
 
 @MODES
 async def test_agent_middleware_edits_reach_the_client(stream: bool) -> None:
-    """AG-4: agent middleware may change messages, thread, options, tools and kwargs before
-    call_next, and the client receives the changed values."""
+    """AG-4: agent middleware may change messages, thread, options, tools and kwargs
+    before call_next, and the client receives the changed values."""
     other_thread = AgentThread()
 
     @agent_middleware
@@ -463,9 +493,14 @@ async def test_agent_middleware_edits_reach_the_client(stream: bool) -> None:
     assert request.options["temperature"] == 0.25
     assert request.options["instructions"] == "agent\nfrom middleware"
     assert [t.name for t in request.options["tools"]] == ["add", "echo"]
-    assert request.kwargs == {}  # AG-2: run kwargs go to the tools, not to the model call
+    # AG-2: run kwargs go to the tools, not to the model call
+    assert request.kwargs == {}
     assert original.messages == []
-    assert [m.text for m in other_thread.messages] == ["original", "added by middleware", "edited"]
+    assert [m.text for m in other_thread.messages] == [
+        "original",
+        "added by middleware",
+        "edited",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,11 +513,13 @@ def named_tool(name: str) -> FunctionTool:
 
 @MODES
 async def test_options_assembly_table(stream: bool) -> None:
-    """AG-5: default_options (with the constructor's instructions= and tools= replacing theirs),
-    then the providers' output, then the run's options and tools=: instructions joined in that
-    order, tools once each in that order, metadata merged, tool_choice "auto" by default."""
+    """AG-5: default_options (with the constructor's instructions= and tools= replacing
+    theirs), then the providers' output, then the run's options and tools=: instructions
+    joined in that order, tools once each in that order, metadata merged, tool_choice
+    "auto" by default."""
     t_default, t_ctor, t_provider, t_run_option, t_run = (
-        named_tool(n) for n in ("t_default", "t_ctor", "t_provider", "t_run_option", "t_run")
+        named_tool(n)
+        for n in ("t_default", "t_ctor", "t_provider", "t_run_option", "t_run")
     )
     client = ScriptedChatClient(["ok"])
     provider = LoggingProvider([], instructions="provider", tools=[t_provider, t_ctor])
@@ -543,7 +580,8 @@ async def test_no_tools_no_tool_choice() -> None:
 
 
 async def test_same_function_at_several_levels_is_one_tool() -> None:
-    """AG-5: one plain function given to the agent, a provider and the run is one tool."""
+    """AG-5: one plain function given to the agent, a provider and the run is one
+    tool."""
     client = ScriptedChatClient([[call("add", {"a": 2, "b": 2}, call_id="c1")], "4"])
     provider = LoggingProvider([], tools=[add])
     agent = Agent(client, tools=[add, add], context_providers=[provider])
@@ -556,8 +594,11 @@ async def test_same_function_at_several_levels_is_one_tool() -> None:
 
 
 @pytest.mark.parametrize("where", ["run tools", "run options", "provider"])
-async def test_duplicate_tool_name_with_a_different_object_is_an_error(where: str) -> None:
-    """AG-5: a different tool object under a name already present is a ValueError naming it."""
+async def test_duplicate_tool_name_with_a_different_object_is_an_error(
+    where: str,
+) -> None:
+    """AG-5: a different tool object under a name already present is a ValueError naming
+    it."""
     impostor = named_tool("add")
     client = ScriptedChatClient(["never"])
     providers = [LoggingProvider([], tools=[impostor])] if where == "provider" else []
@@ -575,8 +616,9 @@ async def test_duplicate_tool_name_with_a_different_object_is_an_error(where: st
 
 
 async def test_messages_sent_are_history_then_provider_messages_then_input() -> None:
-    """AG-5: the messages sent are the thread's history, the providers' messages in provider
-    order, then the run's input; provider messages are not stored in the thread."""
+    """AG-5: the messages sent are the thread's history, the providers' messages in
+    provider order, then the run's input; provider messages are not stored in the
+    thread."""
     client = ScriptedChatClient(["first", "second"])
     agent = Agent(
         client,
@@ -587,7 +629,9 @@ async def test_messages_sent_are_history_then_provider_messages_then_input() -> 
     )
     thread = agent.get_new_thread()
     await agent.run("one", thread=thread)
-    await agent.run([Message("user", ["two"]), Message("user", ["two b"])], thread=thread)
+    await agent.run(
+        [Message("user", ["two"]), Message("user", ["two b"])], thread=thread
+    )
     assert client.requests[1].texts == [
         "user: one",
         "assistant: first",
@@ -596,7 +640,13 @@ async def test_messages_sent_are_history_then_provider_messages_then_input() -> 
         "user: two",
         "user: two b",
     ]
-    assert [m.text for m in thread.messages] == ["one", "first", "two", "two b", "second"]
+    assert [m.text for m in thread.messages] == [
+        "one",
+        "first",
+        "two",
+        "two b",
+        "second",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -605,8 +655,9 @@ async def test_messages_sent_are_history_then_provider_messages_then_input() -> 
 
 @MODES
 async def test_providers_run_in_order_and_are_told_in_reverse(stream: bool) -> None:
-    """AG-6: invoking runs per provider in registration order before the client call; invoked
-    runs in reverse order after it, with the run's input and the response messages; both get
+    """AG-6: invoking runs per provider in registration order before the client call;
+    invoked runs in reverse order after it, with the run's input and the response
+    messages; both get
     thread= and agent=."""
     log: list[str] = []
     first, second = LoggingProvider(log, "first"), LoggingProvider(log, "second")
@@ -617,7 +668,9 @@ async def test_providers_run_in_order_and_are_told_in_reverse(stream: bool) -> N
         await call_next()
 
     client = ScriptedChatClient([[call("add", {"a": 1, "b": 1}, call_id="c1")], "two"])
-    agent = Agent(client, tools=[add], context_providers=[first, second], middleware=[model_call])
+    agent = Agent(
+        client, tools=[add], context_providers=[first, second], middleware=[model_call]
+    )
     thread = agent.get_new_thread()
     response = await run(agent, "1+1", stream=stream, thread=thread)
     assert log == [
@@ -635,7 +688,11 @@ async def test_providers_run_in_order_and_are_told_in_reverse(stream: bool) -> N
         assert invoking["agent"] is agent
         assert [m.text for m in invoked["request"]] == ["1+1"]
         assert invoked["response"] == response.messages
-        assert [m.role for m in invoked["response"]] == ["assistant", "tool", "assistant"]
+        assert [m.role for m in invoked["response"]] == [
+            "assistant",
+            "tool",
+            "assistant",
+        ]
         assert invoked["thread"] is thread
         assert invoked["agent"] is agent
 
@@ -649,14 +706,18 @@ class FailingProvider(ContextProvider):
             raise RuntimeError("provider failed in invoking")
         return Context()
 
-    async def invoked(self, request_messages: Any, response_messages: Any, **kwargs: Any) -> None:
+    async def invoked(
+        self, request_messages: Any, response_messages: Any, **kwargs: Any
+    ) -> None:
         if self.when == "invoked":
             raise RuntimeError("provider failed in invoked")
 
 
 @MODES
 @pytest.mark.parametrize("when", ["invoking", "invoked"])
-async def test_a_failing_provider_fails_the_run_and_leaves_the_thread(stream: bool, when: str) -> None:
+async def test_a_failing_provider_fails_the_run_and_leaves_the_thread(
+    stream: bool, when: str
+) -> None:
     """AG-6, TH-3: a provider that raises fails the run, and the thread is unchanged."""
     client = ScriptedChatClient(["first", "second"])
     agent = Agent(client)
@@ -676,7 +737,8 @@ async def test_a_failing_provider_fails_the_run_and_leaves_the_thread(stream: bo
 
 @MODES
 async def test_assistant_messages_get_the_agent_name(stream: bool) -> None:
-    """AG-7: assistant messages without author_name get the agent's name; others are kept."""
+    """AG-7: assistant messages without author_name get the agent's name; others are
+    kept."""
     script = [
         [call("add", {"a": 1, "b": 1}, call_id="c1")],
         ChatResponse([Message("assistant", ["two"], author_name="Specialist")]),
@@ -694,7 +756,8 @@ async def test_assistant_messages_get_the_agent_name(stream: bool) -> None:
 
 
 async def test_input_messages_keep_their_author() -> None:
-    """AG-7: only the response's assistant messages are named; the input is not touched."""
+    """AG-7: only the response's assistant messages are named; the input is not
+    touched."""
     agent = Agent(ScriptedChatClient(["hello"]), name="Bot")
     thread = agent.get_new_thread()
     user = Message("user", ["hi"])
@@ -729,7 +792,9 @@ class ManagedClient(Resource, ScriptedChatClient):
 
 class ManagedTool(Resource, FunctionTool):
     def __init__(self, log: list[str], name: str) -> None:
-        super().__init__(name=name, func=lambda: f"{name} ran", parameters={"type": "object"})
+        super().__init__(
+            name=name, func=lambda: f"{name} ran", parameters={"type": "object"}
+        )
         self.log, self.label = log, name
 
 
@@ -739,14 +804,16 @@ class BrokenTool(ManagedTool):
 
 
 class TestLifeCycle:
-    """AG-9: `async with agent:` enters the client and agent-level tools that are async context
-    managers into one stack; a run-level one is entered on first use, once; leaving (also after
-    an error) or aclose() closes all of them in reverse order."""
+    """AG-9: `async with agent:` enters the client and agent-level tools that are async
+    context managers into one stack; a run-level one is entered on first use, once;
+    leaving (also after an error) or aclose() closes all of them in reverse order."""
 
     async def test_enter_and_exit_in_reverse_order(self) -> None:
         log: list[str] = []
         client = ManagedClient(log, ["ok"])
-        agent = Agent(client, tools=[ManagedTool(log, "t1"), add, ManagedTool(log, "t2")])
+        agent = Agent(
+            client, tools=[ManagedTool(log, "t1"), add, ManagedTool(log, "t2")]
+        )
         async with agent as entered:
             assert entered is agent
             assert log == ["enter client", "enter t1", "enter t2"]
@@ -756,7 +823,10 @@ class TestLifeCycle:
 
     async def test_exit_also_when_a_run_raises(self) -> None:
         log: list[str] = []
-        agent = Agent(ManagedClient(log, [RuntimeError("model down")]), tools=[ManagedTool(log, "t")])
+        agent = Agent(
+            ManagedClient(log, [RuntimeError("model down")]),
+            tools=[ManagedTool(log, "t")],
+        )
         with pytest.raises(RuntimeError, match="model down"):
             async with agent:
                 await agent.run("hi")
@@ -775,10 +845,14 @@ class TestLifeCycle:
             await consume()
         assert log == ["enter client", "exit client"]
 
-    async def test_run_level_tool_entered_lazily_once_and_closed_by_aclose(self) -> None:
+    async def test_run_level_tool_entered_lazily_once_and_closed_by_aclose(
+        self,
+    ) -> None:
         log: list[str] = []
         script = [[call("lazy", {}, call_id="c1")], "first", "second"]
-        agent = Agent(ManagedClient(log, script), tools=[ManagedTool(log, "agent_tool")])
+        agent = Agent(
+            ManagedClient(log, script), tools=[ManagedTool(log, "agent_tool")]
+        )
         lazy = ManagedTool(log, "lazy")
         async with agent:
             assert "enter lazy" not in log
@@ -788,12 +862,21 @@ class TestLifeCycle:
             assert log.count("enter lazy") == 1
             assert "exit lazy" not in log
             await agent.aclose()
-            assert log[-4:] == ["enter lazy", "exit lazy", "exit agent_tool", "exit client"]
-        assert log.count("exit client") == 1  # leaving after aclose() closes nothing twice
+            assert log[-4:] == [
+                "enter lazy",
+                "exit lazy",
+                "exit agent_tool",
+                "exit client",
+            ]
+        # leaving after aclose() closes nothing twice
+        assert log.count("exit client") == 1
 
-    async def test_without_async_with_the_first_run_enters_and_aclose_closes(self) -> None:
-        """AG-9: outside `async with`, an agent-level tool is entered by the first run and closed by
-        aclose(); a run-level tool is entered by each run and closed when that run ends."""
+    async def test_without_async_with_the_first_run_enters_and_aclose_closes(
+        self,
+    ) -> None:
+        """AG-9: outside `async with`, an agent-level tool is entered by the first run
+        and closed by aclose(); a run-level tool is entered by each run and closed when
+        that run ends."""
         log: list[str] = []
         agent = Agent(ManagedClient(log, ["a", "b"]), tools=[ManagedTool(log, "t")])
         lazy = ManagedTool(log, "lazy")
@@ -802,14 +885,26 @@ class TestLifeCycle:
         assert log == ["enter t", "enter lazy", "exit lazy", "enter lazy", "exit lazy"]
         await agent.aclose()
         await agent.aclose()
-        assert log == ["enter t", "enter lazy", "exit lazy", "enter lazy", "exit lazy", "exit t"]
+        assert log == [
+            "enter t",
+            "enter lazy",
+            "exit lazy",
+            "enter lazy",
+            "exit lazy",
+            "exit t",
+        ]
 
     @pytest.mark.parametrize("stream", [False, True])
-    async def test_run_level_tools_are_closed_when_the_run_ends_in_any_way(self, stream: bool) -> None:
-        """AG-9 (issue 13): 50 runs with 50 run-level context-manager tools leave none open, also
-        when a run fails; inside `async with agent` they stay open until the block ends."""
+    async def test_run_level_tools_are_closed_when_the_run_ends_in_any_way(
+        self, stream: bool
+    ) -> None:
+        """AG-9 (issue 13): 50 runs with 50 run-level context-manager tools leave none
+        open, also when a run fails; inside `async with agent` they stay open until the
+        block ends."""
         log: list[str] = []
-        steps: list[Any] = [f"answer {i}" for i in range(50)] + [RuntimeError("model down")]
+        steps: list[Any] = [f"answer {i}" for i in range(50)] + [
+            RuntimeError("model down")
+        ]
         agent = Agent(ScriptedChatClient(steps))
         for i in range(50):
             await run(agent, "go", stream=stream, tools=[ManagedTool(log, f"r{i}")])
@@ -826,7 +921,9 @@ class TestLifeCycle:
 
     async def test_failed_enter_closes_what_was_entered(self) -> None:
         log: list[str] = []
-        agent = Agent(ManagedClient(log, []), tools=[ManagedTool(log, "t1"), BrokenTool(log, "b")])
+        agent = Agent(
+            ManagedClient(log, []), tools=[ManagedTool(log, "t1"), BrokenTool(log, "b")]
+        )
         with pytest.raises(ConnectionError):
             async with agent:
                 pytest.fail("the block must not run")

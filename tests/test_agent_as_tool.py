@@ -1,4 +1,5 @@
-"""An agent as a tool: name, schema, nested streaming, surfaced approvals (spec/agent.md, AG-8)."""
+"""An agent as a tool: name, schema, nested streaming, surfaced approvals
+(spec/agent.md, AG-8)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from minagent import (
 from minagent.testing import ScriptedChatClient, call, text_chunks
 
 
-async def run(agent: Any, messages: Any, *, stream: bool, **kwargs: Any) -> AgentResponse:
+async def run(
+    agent: Any, messages: Any, *, stream: bool, **kwargs: Any
+) -> AgentResponse:
     if not stream:
         return await agent.run(messages, **kwargs)
     response_stream = agent.run(messages, stream=True, **kwargs)
@@ -26,7 +29,9 @@ async def run(agent: Any, messages: Any, *, stream: bool, **kwargs: Any) -> Agen
     return await response_stream.get_final_response()
 
 
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+MODES = pytest.mark.parametrize(
+    "stream", [False, True], ids=["non-streaming", "streaming"]
+)
 
 
 @pytest.mark.parametrize(
@@ -44,8 +49,8 @@ MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "
     ],
 )
 def test_tool_name_is_the_sanitised_agent_name(name: str | None, expected: str) -> None:
-    """AG-8: runs outside [A-Za-z0-9_] become one "_", trimmed; a leading digit gets "_";
-    an empty result is "agent"."""
+    """AG-8: runs outside [A-Za-z0-9_] become one "_", trimmed; a leading digit gets
+    "_"; an empty result is "agent"."""
     agent = Agent(ScriptedChatClient(), name=name)
     as_tool = agent.as_tool()
     assert isinstance(as_tool, FunctionTool)
@@ -53,8 +58,8 @@ def test_tool_name_is_the_sanitised_agent_name(name: str | None, expected: str) 
 
 
 def test_explicit_name_description_and_argument() -> None:
-    """AG-8: name, description, arg_name and arg_description override the defaults; the schema
-    has one required string property and no others."""
+    """AG-8: name, description, arg_name and arg_description override the defaults; the
+    schema has one required string property and no others."""
     agent = Agent(ScriptedChatClient(), name="Researcher", description="Finds things")
     default = agent.as_tool()
     assert default.description == "Finds things"
@@ -88,7 +93,8 @@ def test_explicit_name_description_and_argument() -> None:
 
 
 async def test_calling_the_tool_directly_returns_the_final_text() -> None:
-    """AG-8: invoking the tool runs the agent once, streaming, and returns the final text."""
+    """AG-8: invoking the tool runs the agent once, streaming, and returns the final
+    text."""
     client = ScriptedChatClient([text_chunks("forty", "-two")])
     sub = Agent(client, "Answer briefly.", name="Oracle")
     result = await sub.as_tool().invoke({"task": "the answer?"}, skip_parsing=True)
@@ -115,11 +121,15 @@ def async_collector(sink: list[Any]) -> Any:
 
 
 @MODES
-@pytest.mark.parametrize("collector", [sync_collector, async_collector], ids=["sync", "async"])
-async def test_nested_streaming_reaches_the_callback_in_order(stream: bool, collector: Any) -> None:
-    """AG-8: a parent agent calls the sub-agent tool; the stream_callback (sync or async)
-    receives every update of the sub-run in order, as it arrives (before the parent's tool
-    result); the parent's final response contains the tool result text."""
+@pytest.mark.parametrize(
+    "collector", [sync_collector, async_collector], ids=["sync", "async"]
+)
+async def test_nested_streaming_reaches_the_callback_in_order(
+    stream: bool, collector: Any
+) -> None:
+    """AG-8: a parent agent calls the sub-agent tool; the stream_callback (sync or
+    async) receives every update of the sub-run in order, as it arrives (before the
+    parent's tool result); the parent's final response contains the tool result text."""
     sink: list[Any] = []
 
     @tool
@@ -128,7 +138,10 @@ async def test_nested_streaming_reaches_the_callback_in_order(stream: bool, coll
         return f"facts about {topic}"
 
     sub_client = ScriptedChatClient(
-        [[call("lookup", {"topic": "owls"}, call_id="s1")], text_chunks("Owls ", "are ", "birds.")]
+        [
+            [call("lookup", {"topic": "owls"}, call_id="s1")],
+            text_chunks("Owls ", "are ", "birds."),
+        ]
     )
     sub = Agent(sub_client, name="Researcher", tools=[lookup])
     parent_client = ScriptedChatClient(
@@ -137,7 +150,9 @@ async def test_nested_streaming_reaches_the_callback_in_order(stream: bool, coll
             lambda messages, options: f"Summary: {messages[-1].contents[0].result}",
         ]
     )
-    parent = Agent(parent_client, name="Boss", tools=[sub.as_tool(stream_callback=collector(sink))])
+    parent = Agent(
+        parent_client, name="Boss", tools=[sub.as_tool(stream_callback=collector(sink))]
+    )
 
     if stream:
         parent_stream = parent.run("owls?", stream=True)
@@ -162,7 +177,9 @@ async def test_nested_streaming_reaches_the_callback_in_order(stream: bool, coll
     assert AgentResponse.from_updates(sub_updates).text == "Owls are birds."
     if stream:  # the sub-run's updates arrive before the parent's tool message
         order = [(who, u.role) for who, u in sink]
-        assert order.index(("parent", "tool")) > max(i for i, (who, _) in enumerate(order) if who == "sub")
+        assert order.index(("parent", "tool")) > max(
+            i for i, (who, _) in enumerate(order) if who == "sub"
+        )
         assert order.index(("parent", "assistant")) < order.index(("sub", "assistant"))
 
     tool_message = response.messages[1]
@@ -177,8 +194,8 @@ async def test_nested_streaming_reaches_the_callback_in_order(stream: bool, coll
 @MODES
 async def test_sub_agent_approval_request_surfaces_in_the_parent(stream: bool) -> None:
     """AG-8: a sub-agent whose tool needs approval makes the tool raise
-    UserInputRequiredError; the parent returns the call unexecuted, flagged as a user-input
-    request, with the sub-agent's approval request in user_input_requests."""
+    UserInputRequiredError; the parent returns the call unexecuted, flagged as a
+    user-input request, with the sub-agent's approval request in user_input_requests."""
     ran: list[int] = []
 
     @tool(approval_mode="always_require")
@@ -213,7 +230,12 @@ async def test_sub_agent_approval_request_surfaces_in_the_parent(stream: bool) -
     assert ("function_call", "p2") in kinds
     approvals = [c for c in requests if c.type == "function_approval_request"]
     assert sorted(a.function_call.name for a in approvals) == ["transfer", "transfer"]
-    assert sorted(a.function_call.parse_arguments()["amount"] for a in approvals) == [5, 7]
+    assert sorted(a.function_call.parse_arguments()["amount"] for a in approvals) == [
+        5,
+        7,
+    ]
     calls = [c for c in response.messages[0].contents if c.type == "function_call"]
     assert all(c.user_input_request for c in calls)
-    assert not any(c.type == "function_result" for m in response.messages for c in m.contents)
+    assert not any(
+        c.type == "function_result" for m in response.messages for c in m.contents
+    )

@@ -1,7 +1,9 @@
-"""benchmarks/run.py against a stand-in harness: what it runs, how it summarises, how it fails.
+"""benchmarks/run.py against a stand-in harness: what it runs, how it summarises, how it
+fails.
 
-The stand-in ``bench_*.py`` scripts print fixed records in the shared harness's format, so these
-tests check the table's arithmetic and the exit statuses, never a measured time.
+The stand-in ``bench_*.py`` scripts print fixed records in the shared harness's format,
+so these tests check the table's arithmetic and the exit statuses, never a measured
+time.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / "benchmarks" / "run.py"
 
-# seconds per op and peak_kb per framework and scenario; the minagent figures vary by round
-# (the run's median is the middle one)
+# seconds per op and peak_kb per framework and scenario; the minagent figures vary by
+# round (the run's median is the middle one)
 STUB = """
 import argparse, json, os, pathlib, sys
 FRAMEWORK = {framework!r}
@@ -54,8 +56,13 @@ OURS = {
 def make_harness(where: Path, ours: dict[str, object]) -> Path:
     where.mkdir()
     (where / "common.py").write_text("")
-    for framework, script, figures in (("raw-asyncio", "bench_raw.py", FLOOR), ("minagent", "bench_minagent.py", ours)):
-        (where / script).write_text(textwrap.dedent(STUB.format(framework=framework, figures=figures)))
+    for framework, script, figures in (
+        ("raw-asyncio", "bench_raw.py", FLOOR),
+        ("minagent", "bench_minagent.py", ours),
+    ):
+        (where / script).write_text(
+            textwrap.dedent(STUB.format(framework=framework, figures=figures))
+        )
     return where
 
 
@@ -79,17 +86,32 @@ def test_table_gives_medians_ratios_and_verdicts(tmp_path: Path) -> None:
     harness = make_harness(tmp_path / "bench", OURS)
     out = tmp_path / "out.json"
     scenarios = "single_turn,tool_loop_10,stream_1000"
-    done = run(harness, "--rounds", "3", "--scale", "0.3", "--scenarios", scenarios, "--json", str(out))
+    done = run(
+        harness,
+        "--rounds",
+        "3",
+        "--scale",
+        "0.3",
+        "--scenarios",
+        scenarios,
+        "--json",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "| single_turn | 10.0 µs | 200.0 µs (20.0x) | ≤ 12x | MISS |" in lines
     assert "| tool_loop_10 | 100.0 µs | 500.0 µs (5.0x) | ≤ 8x | PASS |" in lines
     assert "| stream_1000 | 200.0 µs | 1,000.0 µs (5.0x) | ≤ 10x | PASS |" in lines
     assert "| stream_1000 | 13.0 | 250.0 | ≤ 200 KiB | MISS |" in lines
-    assert "targets missed: single_turn 20.0x (≤ 12x); stream_1000 peak 250.0 KiB (≤ 200 KiB)" in lines
+    assert (
+        "targets missed: single_turn 20.0x (≤ 12x); stream_1000 peak 250.0 KiB (≤ 200 KiB)"
+        in lines
+    )
     data = json.loads(out.read_text())
-    assert len(data["records"]) == 2 * 3 * 3  # two frameworks, three rounds, three scenarios
-    assert {r["root"] for r in data["records"]} == {str(ROOT)}  # MINAGENT_ROOT is this checkout
+    # two frameworks, three rounds, three scenarios
+    assert len(data["records"]) == 2 * 3 * 3
+    # MINAGENT_ROOT is this checkout
+    assert {r["root"] for r in data["records"]} == {str(ROOT)}
     assert {r["scale"] for r in data["records"]} == {"0.3"}
 
 

@@ -46,22 +46,27 @@ def test_version() -> None:
 
 @pytest.mark.parametrize("args", [(), ("about",)], ids=["no-args", "about"])
 def test_about_lists_the_commands(args: tuple[str, ...]) -> None:
-    """PK-3: no arguments (or `about`) prints what minagent is and the commands it offers."""
+    """PK-3: no arguments (or `about`) prints what minagent is and the commands it
+    offers."""
     done = python_m_minagent(*args)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert out.startswith(f"minagent {minagent.__version__}")
     assert "agent core" in out
-    for command in ("python -m minagent demo", "python -m minagent run PROMPT", "--version"):
+    for command in (
+        "python -m minagent demo",
+        "python -m minagent run PROMPT",
+        "--version",
+    ):
         assert command in out
     assert "--provider NAME" in out
     assert "--model MODEL" in out
 
 
 def test_demo_shows_every_layer_in_order() -> None:
-    """AG-10: `python -m minagent demo` runs offline and prints, in order, agent middleware,
-    chat middleware, the model's tool calls, function middleware, tool results and the
-    streamed final answer."""
+    """AG-10: `python -m minagent demo` runs offline and prints, in order, agent
+    middleware, chat middleware, the model's tool calls, function middleware, tool
+    results and the streamed final answer."""
     done = python_m_minagent("demo")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -70,7 +75,9 @@ def test_demo_shows_every_layer_in_order() -> None:
         for index, line in enumerate(lines):
             if index > after and line.strip().startswith(prefix):
                 return index
-        raise AssertionError(f"no line starting with {prefix!r} after line {after}:\n{done.stdout}")
+        raise AssertionError(
+            f"no line starting with {prefix!r} after line {after}:\n{done.stdout}"
+        )
 
     agent_mw = first("agent middleware  >")
     chat_mw = first("chat middleware   > model call 1", agent_mw)
@@ -91,16 +98,19 @@ def test_demo_shows_every_layer_in_order() -> None:
 
 
 def test_demo_in_process_matches() -> None:
-    """AG-10: the demo is deterministic: in process it prints the same as in a subprocess."""
+    """AG-10: the demo is deterministic: in process it prints the same as in a
+    subprocess."""
     out = io.StringIO()
     assert main(["demo"], out=out) == 0
     assert out.getvalue() == python_m_minagent("demo").stdout
 
 
 def test_run_with_an_unknown_provider_exits_2_naming_the_install_command() -> None:
-    """AG-10, PV-22: `run` with a provider no plugin provides exits with status 2 and says how
-    to install a plugin from a checkout, never a registry name (PK-12)."""
-    done = python_m_minagent("run", "hello", "--provider", "nosuchprovider", "--model", "m")
+    """AG-10, PV-22: `run` with a provider no plugin provides exits with status 2 and
+    says how to install a plugin from a checkout, never a registry name (PK-12)."""
+    done = python_m_minagent(
+        "run", "hello", "--provider", "nosuchprovider", "--model", "m"
+    )
     assert done.returncode == 2
     assert "pip install -e . -e plugins/http -e plugins/<folder>" in done.stderr
     assert "minagent-nosuchprovider" not in done.stderr
@@ -118,7 +128,9 @@ class FakeEntryPoint:
         return self.target
 
 
-def fake_entry_points(monkeypatch: pytest.MonkeyPatch, *eps: FakeEntryPoint) -> list[str]:
+def fake_entry_points(
+    monkeypatch: pytest.MonkeyPatch, *eps: FakeEntryPoint
+) -> list[str]:
     groups: list[str] = []
 
     def entry_points(*, group: str) -> list[FakeEntryPoint]:
@@ -130,8 +142,8 @@ def fake_entry_points(monkeypatch: pytest.MonkeyPatch, *eps: FakeEntryPoint) -> 
 
 
 def test_run_streams_one_answer_from_a_plugin(monkeypatch: pytest.MonkeyPatch) -> None:
-    """AG-10, PV-22: `run` gets the client from the plugin, with the model, and streams the
-    answer."""
+    """AG-10, PV-22: `run` gets the client from the plugin, with the model, and streams
+    the answer."""
     made: list[ScriptedChatClient] = []
 
     def factory(**kwargs: Any) -> ScriptedChatClient:
@@ -142,7 +154,16 @@ def test_run_streams_one_answer_from_a_plugin(monkeypatch: pytest.MonkeyPatch) -
     fake_entry_points(monkeypatch, FakeEntryPoint("fake", factory))
     out = io.StringIO()
     code = main(
-        ["run", "greet me", "--provider", "fake", "--model", "tiny", "--instructions", "Be kind."],
+        [
+            "run",
+            "greet me",
+            "--provider",
+            "fake",
+            "--model",
+            "tiny",
+            "--instructions",
+            "Be kind.",
+        ],
         out=out,
     )
     assert code == 0
@@ -155,9 +176,12 @@ def test_run_streams_one_answer_from_a_plugin(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_get_client_unknown_provider(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PV-22: an unknown provider is a PluginNotFoundError (a LookupError) naming the installed
-    providers and the command that installs a plugin from a checkout (PK-12)."""
-    groups = fake_entry_points(monkeypatch, FakeEntryPoint("alpha", object), FakeEntryPoint("beta", object))
+    """PV-22: an unknown provider is a PluginNotFoundError (a LookupError) naming the
+    installed providers and the command that installs a plugin from a checkout
+    (PK-12)."""
+    groups = fake_entry_points(
+        monkeypatch, FakeEntryPoint("alpha", object), FakeEntryPoint("beta", object)
+    )
     with pytest.raises(PluginNotFoundError) as info:
         get_client("gamma", model="m")
     assert isinstance(info.value, LookupError)
@@ -171,18 +195,27 @@ def test_get_client_unknown_provider(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_get_client_with_nothing_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PV-22, PK-12: with no plugin at all the message says none is installed, and gives the
-    command that installs the folder providing the name from a checkout."""
+    """PV-22, PK-12: with no plugin at all the message says none is installed, and gives
+    the command that installs the folder providing the name from a checkout."""
     fake_entry_points(monkeypatch)
-    for name, folder in (("openai", "openai"), ("openai-responses", "openai"), ("anthropic", "anthropic")):
+    for name, folder in (
+        ("openai", "openai"),
+        ("openai-responses", "openai"),
+        ("anthropic", "anthropic"),
+    ):
         with pytest.raises(LookupError) as info:
             minagent.get_client(name)
         assert "installed: none" in str(info.value)
-        assert f"from a checkout of minagent: `pip install -e . -e plugins/http -e plugins/{folder}`" in str(info.value)
+        assert (
+            f"from a checkout of minagent: `pip install -e . -e plugins/http -e plugins/{folder}`"
+            in str(info.value)
+        )
         assert "pip install minagent" not in str(info.value)
 
 
-def test_get_client_instantiates_the_registered_class(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_get_client_instantiates_the_registered_class(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """PV-22: the class registered under the provider's name in `minagent.clients` is
     instantiated with the keyword arguments; other entry points are not loaded."""
     other = FakeEntryPoint("other", ScriptedChatClient)
@@ -195,29 +228,45 @@ def test_get_client_instantiates_the_registered_class(monkeypatch: pytest.Monkey
     assert (wanted.loads, other.loads) == (1, 0)
 
 
-def test_get_client_rejects_an_entry_point_that_makes_no_chat_client(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PV-22: get_client returns a BaseChatClient; an entry point that makes anything else is a
-    TypeError naming the provider and what it made."""
+def test_get_client_rejects_an_entry_point_that_makes_no_chat_client(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PV-22: get_client returns a BaseChatClient; an entry point that makes anything
+    else is a TypeError naming the provider and what it made."""
     fake_entry_points(monkeypatch, FakeEntryPoint("odd", dict))
     with pytest.raises(
-        TypeError, match=r"'odd' of 'minagent.clients' made a builtins.dict, not a minagent.BaseChatClient"
+        TypeError,
+        match=r"'odd' of 'minagent.clients' made a builtins.dict, not a minagent.BaseChatClient",
     ):
         get_client("odd")
 
 
-def test_run_reports_a_provider_failure_in_one_line(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    """AG-10: a provider's failure is `error: <message>` on stderr and exit status 1, no traceback."""
+def test_run_reports_a_provider_failure_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """AG-10: a provider's failure is `error: <message>` on stderr and exit status 1, no
+    traceback."""
     from minagent import ProviderConnectionError
 
-    failing = ScriptedChatClient([ProviderConnectionError("fake: cannot connect to 127.0.0.1:9", provider="fake")])
+    failing = ScriptedChatClient(
+        [
+            ProviderConnectionError(
+                "fake: cannot connect to 127.0.0.1:9", provider="fake"
+            )
+        ]
+    )
     monkeypatch.setattr("minagent.cli.get_client", lambda name, **kw: failing)
-    assert main(["run", "hello", "--provider", "fake", "--model", "m"], out=io.StringIO()) == 1
+    assert (
+        main(["run", "hello", "--provider", "fake", "--model", "m"], out=io.StringIO())
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.strip() == "error: fake: cannot connect to 127.0.0.1:9"
 
 
 def test_other_pythons_are_found_not_hard_coded() -> None:
-    """PK-5: the gate finds further CPythons >= 3.11 itself, one per minor version, never this one."""
+    """PK-5: the gate finds further CPythons >= 3.11 itself, one per minor version,
+    never this one."""
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import other_pythons

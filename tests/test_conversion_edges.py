@@ -1,4 +1,5 @@
-"""Edge paths of argument conversion (SC-52, SC-53) and of the argument limits (SC-48..SC-50)."""
+"""Edge paths of argument conversion (SC-52, SC-53) and of the argument limits
+(SC-48..SC-50)."""
 
 from __future__ import annotations
 
@@ -49,8 +50,9 @@ class Callable_:
 
 
 def test_conversion_of_each_kind_and_its_failures() -> None:
-    """SC-52, SC-53: values of every kind convert; a mismatch is an ArgumentConversionError naming
-    the parameter and the path, never another exception."""
+    """SC-52, SC-53: values of every kind convert; a mismatch is an
+    ArgumentConversionError naming the parameter and the path, never another
+    exception."""
     convert = ArgumentConverter(target).convert
     ok = convert(
         {
@@ -84,14 +86,24 @@ def test_conversion_of_each_kind_and_its_failures() -> None:
 
 
 def test_limits_reject_long_names_strange_keys_and_huge_ints() -> None:
-    """SC-48, SC-50: a property name over the string limit, non-JSON keys and values, an integer
-    beyond the digit limit; set_argument_limits takes only ArgumentLimits."""
+    """SC-48, SC-50: a property name over the string limit, non-JSON keys and values, an
+    integer beyond the digit limit; set_argument_limits takes only ArgumentLimits."""
     small = ArgumentLimits(max_string_chars=4, max_integer_digits=5)
-    assert [i.problem for i in check_limits({"abcdefgh": 1}, small)] == ["a property name is longer than 4 characters"]
-    assert check_limits({1: "x"}, small) == []  # a non-str key: the full walk decides (nothing breaks a limit)
+    assert [i.problem for i in check_limits({"abcdefgh": 1}, small)] == [
+        "a property name is longer than 4 characters"
+    ]
+    # a non-str key: the full walk decides (nothing breaks a limit)
+    assert check_limits({1: "x"}, small) == []
     assert check_limits({"a": object()}, small) == []  # not JSON, but no limit broken
-    huge = 10 ** (sys.get_int_max_str_digits() + 10) if sys.get_int_max_str_digits() else 10**6000
-    assert check_limits({"n": huge}, small)[0].problem == "expected an integer of at most 5 digits"
+    huge = (
+        10 ** (sys.get_int_max_str_digits() + 10)
+        if sys.get_int_max_str_digits()
+        else 10**6000
+    )
+    assert (
+        check_limits({"n": huge}, small)[0].problem
+        == "expected an integer of at most 5 digits"
+    )
     with pytest.raises(TypeError, match="ArgumentLimits"):
         set_argument_limits({"max_depth": 3})  # type: ignore[arg-type]
     previous = set_argument_limits(max_depth=7)
@@ -103,12 +115,20 @@ def test_limits_reject_long_names_strange_keys_and_huge_ints() -> None:
 
 
 def test_structured_output_edges() -> None:
-    """SO-1, SO-11, SO-12: a format's repr; a pydantic-style class whose model_json_schema() is not
-    a dict is a TypeError naming it; an answer with a 5000-digit integer is a decode error, not a
-    crash; a trailing comma gives one position on every Python version."""
-    from minagent import ChatResponse, Message, ResponseFormat, StructuredOutputDecodeError
+    """SO-1, SO-11, SO-12: a format's repr; a pydantic-style class whose
+    model_json_schema() is not a dict is a TypeError naming it; an answer with a
+    5000-digit integer is a decode error, not a crash; a trailing comma gives one
+    position on every Python version."""
+    from minagent import (
+        ChatResponse,
+        Message,
+        ResponseFormat,
+        StructuredOutputDecodeError,
+    )
 
-    fmt = ResponseFormat.of({"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})
+    fmt = ResponseFormat.of(
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    )
     assert repr(fmt).startswith("ResponseFormat(")
 
     class Odd:
@@ -138,9 +158,10 @@ class _Point(TypedDict):
 
 
 def test_a_typeddict_union_member_takes_only_its_own_keys() -> None:
-    """SC-52: in a union, a TypedDict member takes an object of its own keys with its required keys;
-    an object of other keys goes on to the next member (found by hypothesis: `{"": []}` stayed a
-    list under `list[str | TD | Mapping[str, set[str]]]`)."""
+    """SC-52: in a union, a TypedDict member takes an object of its own keys with its
+    required keys; an object of other keys goes on to the next member (found by
+    hypothesis: `{"": []}` stayed a list under `list[str | TD | Mapping[str,
+    set[str]]]`)."""
     seen: list[object] = []
 
     @tool
@@ -155,14 +176,19 @@ def test_a_typeddict_union_member_takes_only_its_own_keys() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    n=st.one_of(st.integers(-(10**6), 10**6), st.integers(10**300, 10**330), st.integers(-(10**330), -(10**300))),
+    n=st.one_of(
+        st.integers(-(10**6), 10**6),
+        st.integers(10**300, 10**330),
+        st.integers(-(10**330), -(10**300)),
+    ),
     a=st.integers(1, 99),
     p=st.integers(0, 3),
 )
 def test_an_integer_is_a_multiple_of_a_decimal_exactly(n: int, a: int, p: int) -> None:
-    """SC-45: an integer value against a decimal `multipleOf` is checked exactly, the divisor read as
-    the decimal it is written as: n is a multiple of a/10**p exactly when n * 10**p is one of a,
-    also for integers too large for a float (10**309 and 0.5)."""
+    """SC-45: an integer value against a decimal `multipleOf` is checked exactly, the
+    divisor read as the decimal it is written as: n is a multiple of a/10**p exactly
+    when n * 10**p is one of a, also for integers too large for a float (10**309 and
+    0.5)."""
     divisor = float(f"{a}e-{p}")
     problems = validate(n, {"type": "integer", "multipleOf": divisor})
     assert (problems == []) == (n * 10**p % a == 0)
@@ -171,13 +197,17 @@ def test_an_integer_is_a_multiple_of_a_decimal_exactly(n: int, a: int, p: int) -
 
 
 def test_the_digit_limit_cannot_exceed_what_can_be_written_back() -> None:
-    """SC-48: a digit limit above CPython's int-from-string limit is a ValueError naming both, so
-    every accepted integer can be written back as JSON text; with that limit off (0) it is accepted."""
+    """SC-48: a digit limit above CPython's int-from-string limit is a ValueError naming
+    both, so every accepted integer can be written back as JSON text; with that limit
+    off (0) it is accepted."""
     saved = sys.get_int_max_str_digits()
     try:
         sys.set_int_max_str_digits(4300)
         assert ArgumentLimits(max_integer_digits=4300).max_integer_digits == 4300
-        with pytest.raises(ValueError, match=r"max_integer_digits must be <= 4300, CPython's int limit, got 5000"):
+        with pytest.raises(
+            ValueError,
+            match=r"max_integer_digits must be <= 4300, CPython's int limit, got 5000",
+        ):
             ArgumentLimits(max_integer_digits=5000)
         sys.set_int_max_str_digits(0)
         assert ArgumentLimits(max_integer_digits=5000).max_integer_digits == 5000

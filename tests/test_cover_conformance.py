@@ -1,7 +1,8 @@
-"""The conformance kit's helpers on inputs the scenarios do not give (coverage, tests only).
+"""The conformance kit's helpers on inputs the scenarios do not give (coverage, tests
+only).
 
-Rules: CF-1 (the adapter maps minagent's objects to the neutral forms and the operations a
-middleware scenario performs onto one context of any layer).
+Rules: CF-1 (the adapter maps minagent's objects to the neutral forms and the operations
+a middleware scenario performs onto one context of any layer).
 """
 
 from __future__ import annotations
@@ -15,20 +16,23 @@ from minagent.conformance.flow_minagent import Ops, neutral_content
 
 @pytest.mark.parametrize("helper", [without_request_ids, without_flags, mask])
 def test_normalisers_leave_what_is_not_a_message_list_alone(helper: object) -> None:
-    """CF-1: the loop scenarios' normalisers change only a list of neutral messages; any other observed
-    value (None, an error text) is compared as it is."""
+    """CF-1: the loop scenarios' normalisers change only a list of neutral messages; any
+    other observed value (None, an error text) is compared as it is."""
     assert helper(None) is None  # type: ignore[operator]
     assert helper("boom") == "boom"  # type: ignore[operator]
 
 
 def test_neutral_content_of_another_kind_is_its_type() -> None:
-    """CF-1: a content kind the neutral form does not model is compared by its type alone."""
-    assert neutral_content(Content.from_uri("https://example.com/a.png", "image/png")) == {"type": "uri"}
+    """CF-1: a content kind the neutral form does not model is compared by its type
+    alone."""
+    assert neutral_content(
+        Content.from_uri("https://example.com/a.png", "image/png")
+    ) == {"type": "uri"}
 
 
 def test_ops_refuse_operations_the_layer_does_not_have() -> None:
-    """CF-1: a function middleware has no options and adds no messages; only a function middleware has
-    arguments, and only one running in the loop has the transcript."""
+    """CF-1: a function middleware has no options and adds no messages; only a function
+    middleware has arguments, and only one running in the loop has the transcript."""
 
     def f() -> None:
         pass
@@ -48,7 +52,8 @@ def test_ops_refuse_operations_the_layer_does_not_have() -> None:
 
 
 def test_result_text_is_compact_sorted_json_for_data() -> None:
-    """CF-1: a tool result compares as text: None is empty, a str as it is, data as compact sorted JSON."""
+    """CF-1: a tool result compares as text: None is empty, a str as it is, data as
+    compact sorted JSON."""
     from minagent.conformance.flow import result_text
 
     assert result_text(None) == ""
@@ -57,8 +62,8 @@ def test_result_text_is_compact_sorted_json_for_data() -> None:
 
 
 def test_jsonable_turns_any_observed_value_into_json_data() -> None:
-    """CF-1: what a scenario observes is reported as JSON data: containers recursively, other objects
-    by their repr."""
+    """CF-1: what a scenario observes is reported as JSON data: containers recursively,
+    other objects by their repr."""
     from minagent.conformance.flow_run import _jsonable
 
     class Thing:

@@ -1,6 +1,8 @@
-"""Behaviour of core corners the rest of the suite does not reach (coverage, tests only).
+"""Behaviour of core corners the rest of the suite does not reach (coverage, tests
+only).
 
-Rules: PK-3, PK-9 (package), SC-5, SC-52 (schema), TL-11, TL-14, TL-15 (tools), TY-12 (types).
+Rules: PK-3, PK-9 (package), SC-5, SC-52 (schema), TL-11, TL-14, TL-15 (tools), TY-12
+(types).
 """
 
 from __future__ import annotations
@@ -20,11 +22,18 @@ from minagent._tools import SKIP_PARSING, result_value
 # -- PK-9 / PK-3: a copy of the core without a folder --------------------------------------------
 
 
-def test_lazy_name_without_its_folder_names_the_folder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PK-9: in a copy of the core without a folder, its optional name is an ImportError naming the folder."""
+def test_lazy_name_without_its_folder_names_the_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PK-9: in a copy of the core without a folder, its optional name is an ImportError
+    naming the folder."""
     name = next(n for n, folder in minagent._LAZY.items() if folder == "structured")
     monkeypatch.delitem(minagent.__dict__, name, raising=False)
-    for mod in [m for m in sys.modules if m == "minagent.structured" or m.startswith("minagent.structured.")]:
+    for mod in [
+        m
+        for m in sys.modules
+        if m == "minagent.structured" or m.startswith("minagent.structured.")
+    ]:
         monkeypatch.delitem(sys.modules, mod)
     monkeypatch.setitem(sys.modules, "minagent.structured", None)  # type: ignore[arg-type]
     with pytest.raises(ImportError, match=r"minagent/structured/") as info:
@@ -33,8 +42,11 @@ def test_lazy_name_without_its_folder_names_the_folder(monkeypatch: pytest.Monke
     assert name not in minagent.__dict__  # nothing cached on failure
 
 
-def test_lazy_name_reraises_a_missing_dependency_of_the_folder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PK-9: only the folder's own absence becomes the 'copy that folder' error; any other missing module propagates."""
+def test_lazy_name_reraises_a_missing_dependency_of_the_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PK-9: only the folder's own absence becomes the 'copy that folder' error; any
+    other missing module propagates."""
     import importlib
 
     name = next(n for n, folder in minagent._LAZY.items() if folder == "structured")
@@ -49,22 +61,32 @@ def test_lazy_name_reraises_a_missing_dependency_of_the_folder(monkeypatch: pyte
     assert info.value.name == "somedep"
 
 
-def test_main_without_cli_folder_says_so(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """PK-3: `python -m minagent` in a copy without minagent/cli/ exits 2 with an error naming the folder."""
+def test_main_without_cli_folder_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PK-3: `python -m minagent` in a copy without minagent/cli/ exits 2 with an error
+    naming the folder."""
     from minagent import __main__ as entry
 
-    for mod in [m for m in sys.modules if m == "minagent.cli" or m.startswith("minagent.cli.")]:
+    for mod in [
+        m for m in sys.modules if m == "minagent.cli" or m.startswith("minagent.cli.")
+    ]:
         monkeypatch.delitem(sys.modules, mod)
     monkeypatch.setitem(sys.modules, "minagent.cli", None)  # type: ignore[arg-type]
     assert entry.main() == 2
     assert "minagent/cli/" in capsys.readouterr().err
 
 
-def test_main_reraises_a_missing_module_other_than_cli(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PK-3: a missing dependency inside the command line is not disguised as a missing folder."""
+def test_main_reraises_a_missing_module_other_than_cli(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PK-3: a missing dependency inside the command line is not disguised as a missing
+    folder."""
     from minagent import __main__ as entry
 
-    for mod in [m for m in sys.modules if m == "minagent.cli" or m.startswith("minagent.cli.")]:
+    for mod in [
+        m for m in sys.modules if m == "minagent.cli" or m.startswith("minagent.cli.")
+    ]:
         monkeypatch.delitem(sys.modules, mod)
     monkeypatch.setitem(sys.modules, "minagent.cli", None)  # type: ignore[arg-type]
     real = ModuleNotFoundError
@@ -90,10 +112,16 @@ def test_main_reraises_a_missing_module_other_than_cli(monkeypatch: pytest.Monke
 
 
 def test_python_dash_m_minagent_version_runs_main() -> None:
-    """PK-3: `python -m minagent --version` prints `minagent <version>` (the module's __main__ guard)."""
+    """PK-3: `python -m minagent --version` prints `minagent <version>` (the module's
+    __main__ guard)."""
     import subprocess
 
-    done = subprocess.run([sys.executable, "-m", "minagent", "--version"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "minagent", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("minagent ")
 
@@ -119,7 +147,8 @@ class Positive:
 
 
 def test_bare_dict_and_tuple_pass_items_through() -> None:
-    """SC-52: an un-parameterised dict or tuple converts the container and leaves the items as they are."""
+    """SC-52: an un-parameterised dict or tuple converts the container and leaves the
+    items as they are."""
 
     def f(d: dict, t: tuple, m: dict[str, Any]) -> None:  # type: ignore[type-arg]
         pass
@@ -133,7 +162,8 @@ def test_bare_dict_and_tuple_pass_items_through() -> None:
 
 
 def test_context_by_annotation_is_not_converted() -> None:
-    """SC-5: a parameter annotated FunctionInvocationContext is the context, never an argument to convert."""
+    """SC-5: a parameter annotated FunctionInvocationContext is the context, never an
+    argument to convert."""
 
     def f(x: int, ctx: FunctionInvocationContext) -> None:  # type: ignore[name-defined]  # noqa: F821
         pass
@@ -144,7 +174,8 @@ def test_context_by_annotation_is_not_converted() -> None:
 
 
 def test_unhashable_annotated_hint_still_converts() -> None:
-    """SC-52: a hint that cannot be hashed (metadata holding a dict) is converted like its type."""
+    """SC-52: a hint that cannot be hashed (metadata holding a dict) is converted like
+    its type."""
 
     def f(x: Annotated[int, {"unit": "s"}]) -> None:
         pass
@@ -153,7 +184,8 @@ def test_unhashable_annotated_hint_still_converts() -> None:
 
 
 def test_typed_dict_rejects_a_non_object() -> None:
-    """SC-52: a TypedDict argument that is not an object is a conversion error naming the path."""
+    """SC-52: a TypedDict argument that is not an object is a conversion error naming
+    the path."""
 
     def f(p: Point) -> None:
         pass
@@ -165,7 +197,8 @@ def test_typed_dict_rejects_a_non_object() -> None:
 
 
 def test_union_prefers_exact_number_types() -> None:
-    """SC-52: a union tries its members without number conversion first: ints stay ints, a float member takes 3 last."""
+    """SC-52: a union tries its members without number conversion first: ints stay ints,
+    a float member takes 3 last."""
 
     def f(a: int | str, b: float | str, c: list[float]) -> None:
         pass
@@ -186,7 +219,8 @@ def test_union_prefers_exact_number_types() -> None:
 
 
 def test_dataclass_refusal_in_a_union_names_the_class() -> None:
-    """SC-52: a dataclass whose __init__ refuses the value is an ArgumentConversionError naming the class."""
+    """SC-52: a dataclass whose __init__ refuses the value is an ArgumentConversionError
+    naming the class."""
 
     def f(p: Positive | Color) -> None:
         pass
@@ -202,7 +236,8 @@ def test_dataclass_refusal_in_a_union_names_the_class() -> None:
 
 
 def test_method_tool_read_from_the_class_is_the_tool() -> None:
-    """TL-15: `@tool` on a method, read from the class, is the tool itself; from an instance, bound."""
+    """TL-15: `@tool` on a method, read from the class, is the tool itself; from an
+    instance, bound."""
 
     class Box:
         def __init__(self) -> None:
@@ -219,7 +254,8 @@ def test_method_tool_read_from_the_class_is_the_tool() -> None:
 
 
 def test_plain_function_tool_on_a_class_is_not_bound() -> None:
-    """TL-15: a tool whose function takes no self, stored on a class, is the same tool from an instance."""
+    """TL-15: a tool whose function takes no self, stored on a class, is the same tool
+    from an instance."""
 
     @tool
     def ping() -> str:
@@ -233,7 +269,8 @@ def test_plain_function_tool_on_a_class_is_not_bound() -> None:
 
 
 def test_two_context_parameters_is_a_value_error() -> None:
-    """SC-5: a tool function with two FunctionInvocationContext parameters is refused (a ValueError)."""
+    """SC-5: a tool function with two FunctionInvocationContext parameters is refused (a
+    ValueError)."""
 
     def f(a: FunctionInvocationContext, b: FunctionInvocationContext) -> None:  # type: ignore[name-defined]  # noqa: F821
         """Two."""
@@ -243,12 +280,14 @@ def test_two_context_parameters_is_a_value_error() -> None:
 
 
 def test_skip_parsing_repr() -> None:
-    """TL-14: upstream's SKIP_PARSING sentinel (`result_parser=SKIP_PARSING`) shows its name."""
+    """TL-14: upstream's SKIP_PARSING sentinel (`result_parser=SKIP_PARSING`) shows its
+    name."""
     assert repr(SKIP_PARSING) == "SKIP_PARSING"
 
 
 def test_result_value_keeps_str_and_bool_subclasses() -> None:
-    """TL-11: a str subclass (a StrEnum member) is already JSON text and is returned as it is."""
+    """TL-11: a str subclass (a StrEnum member) is already JSON text and is returned as
+    it is."""
 
     class Tag(str):
         pass
@@ -261,7 +300,8 @@ def test_result_value_keeps_str_and_bool_subclasses() -> None:
 
 
 def test_usage_sum_skips_none_and_refuses_non_mappings() -> None:
-    """TY-12: a + b sums field by field, a None on the right keeps the left; a non-mapping is not addable."""
+    """TY-12: a + b sums field by field, a None on the right keeps the left; a
+    non-mapping is not addable."""
     a = UsageDetails(input_token_count=3)
     s = a + {"input_token_count": None, "output_token_count": 2}
     assert s.input_token_count == 3

@@ -1,7 +1,7 @@
 """Small corners of the core and the providers folder (coverage, tests only).
 
-Rules: OB-22 (observers), SC-48 (argument limits), MCP-21 (tool sets), PV-24 (redaction),
-PV-27 (server delay), PV-41 (transport choice), PK-9 (lazy names).
+Rules: OB-22 (observers), SC-48 (argument limits), MCP-21 (tool sets), PV-24
+(redaction), PV-27 (server delay), PV-41 (transport choice), PK-9 (lazy names).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from minagent.providers.secrets import redact_data
 
 
 def test_install_refuses_what_is_not_an_observer() -> None:
-    """OB-22: install() takes an Observer (or None); anything else is a TypeError naming its type,
-    and the installed observer is unchanged."""
+    """OB-22: install() takes an Observer (or None); anything else is a TypeError naming
+    its type, and the installed observer is unchanged."""
     before = current()
     with pytest.raises(TypeError, match="takes an Observer, got str"):
         install("tracer")  # type: ignore[arg-type]
@@ -32,13 +32,15 @@ def test_install_refuses_what_is_not_an_observer() -> None:
 
 
 def test_an_integer_too_long_to_print_is_over_the_digit_limit() -> None:
-    """SC-48: an integer beyond Python's own int-to-text limit is over the argument digit limit."""
+    """SC-48: an integer beyond Python's own int-to-text limit is over the argument
+    digit limit."""
     (issue,) = validate(10**5000, {})
     assert "digits" in issue.problem
 
 
 def test_expand_tool_sets_without_sets_is_a_copy() -> None:
-    """MCP-21: a tool list with no tool set is returned as a new list of the same tools."""
+    """MCP-21: a tool list with no tool set is returned as a new list of the same
+    tools."""
     tools: list[Any] = [object(), object()]
     out = expand_tool_sets(tools)
     assert out == tools
@@ -46,14 +48,21 @@ def test_expand_tool_sets_without_sets_is_a_copy() -> None:
 
 
 def test_retry_after_http_date_without_zone_is_gmt() -> None:
-    """PV-27: a Retry-After HTTP date is counted from now; a date with no zone (-0000) is GMT."""
+    """PV-27: a Retry-After HTTP date is counted from now; a date with no zone (-0000)
+    is GMT."""
     now = calendar.timegm((2015, 10, 21, 7, 27, 50, 0, 0, 0))
-    assert server_delay({"Retry-After": "Wed, 21 Oct 2015 07:28:00 -0000"}, now=now) == 10.0
-    assert server_delay({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=now) == 10.0
+    assert (
+        server_delay({"Retry-After": "Wed, 21 Oct 2015 07:28:00 -0000"}, now=now)
+        == 10.0
+    )
+    assert (
+        server_delay({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=now) == 10.0
+    )
 
 
 def test_redact_data_hides_what_is_nested_too_deep() -> None:
-    """PV-24: the key never appears, also in data nested beyond the walk: that part is replaced whole."""
+    """PV-24: the key never appears, also in data nested beyond the walk: that part is
+    replaced whole."""
     value: Any = "sk-secret-value-123"
     for _ in range(150):
         value = [value]
@@ -62,9 +71,11 @@ def test_redact_data_hides_what_is_nested_too_deep() -> None:
     assert "[nested too deep]" in text
 
 
-def test_aiohttp_transport_is_none_when_the_plugin_cannot_be_imported(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PV-41: without the minagent_http plugin (or aiohttp) there is no aiohttp transport: None, so the
-    standard-library transport is used."""
+def test_aiohttp_transport_is_none_when_the_plugin_cannot_be_imported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PV-41: without the minagent_http plugin (or aiohttp) there is no aiohttp
+    transport: None, so the standard-library transport is used."""
 
     def missing(name: str, package: str | None = None) -> Any:
         raise ImportError(f"No module named {name!r}")
@@ -75,7 +86,11 @@ def test_aiohttp_transport_is_none_when_the_plugin_cannot_be_imported(monkeypatc
 
 
 def test_providers_unknown_name_is_an_attribute_error() -> None:
-    """PK-9: the providers folder's lazy names resolve; another name is an AttributeError naming it."""
+    """PK-9: the providers folder's lazy names resolve; another name is an
+    AttributeError naming it."""
     with pytest.raises(AttributeError, match="nosuch"):
         minagent.providers.nosuch  # noqa: B018
-    assert importlib.import_module("minagent.providers").StdlibTransport.__name__ == "StdlibTransport"
+    assert (
+        importlib.import_module("minagent.providers").StdlibTransport.__name__
+        == "StdlibTransport"
+    )

@@ -1,4 +1,5 @@
-"""Structured output corners (coverage, tests only): spec/structured.md SO-4, SO-10, SO-14, SO-15."""
+"""Structured output corners (coverage, tests only): spec/structured.md SO-4, SO-10,
+SO-14, SO-15."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from typing import Annotated, Any, NotRequired, TypedDict
 
 import pytest
 
-from minagent.structured.format import ResponseFormat, StructuredOutputValidationError, strict_schema
+from minagent.structured.format import (
+    ResponseFormat,
+    StructuredOutputValidationError,
+    strict_schema,
+)
 
 
 @dataclasses.dataclass
@@ -27,24 +32,29 @@ class Doc(TypedDict):
 
 
 def test_null_for_an_optional_structure_and_nested_lists_parse() -> None:
-    """SO-10: a null for a field whose type accepts None stays None; list members of a union keep their
-    kind (an int, a list of ints)."""
+    """SO-10: a null for a field whose type accepts None stays None; list members of a
+    union keep their kind (an int, a list of ints)."""
     value = ResponseFormat.of(Outer).parse('{"inner": null, "items": [1, [2, 3]]}')
     assert value == Outer(inner=None, items=[1, [2, 3]])
-    assert ResponseFormat.of(Outer).parse('{"inner": {"a": 4}, "items": []}') == Outer(Inner(4), [])
+    assert ResponseFormat.of(Outer).parse('{"inner": {"a": 4}, "items": []}') == Outer(
+        Inner(4), []
+    )
 
 
 def test_typed_dict_with_annotated_key_drops_the_null_of_a_not_required_key() -> None:
-    """SO-4, SO-10: an Annotated key is required as its type says; a NotRequired key made nullable is
-    dropped when the answer gives null for it."""
+    """SO-4, SO-10: an Annotated key is required as its type says; a NotRequired key
+    made nullable is dropped when the answer gives null for it."""
     assert ResponseFormat.of(Doc).parse('{"x": 1, "y": null}') == {"x": 1}
     with pytest.raises(StructuredOutputValidationError):
         ResponseFormat.of(Doc).parse('{"y": 2}')
 
 
-def test_strict_schema_makes_optional_properties_nullable_unless_they_accept_null() -> None:
-    """SO-4: every property becomes required; one that does not accept null already becomes
-    anyOf [schema, null]; `true`, an enum or const holding null already accept it."""
+def test_strict_schema_makes_optional_properties_nullable_unless_they_accept_null() -> (
+    None
+):
+    """SO-4: every property becomes required; one that does not accept null already
+    becomes anyOf [schema, null]; `true`, an enum or const holding null already accept
+    it."""
     out = strict_schema(
         {
             "type": "object",
@@ -78,7 +88,8 @@ def test_strict_schema_makes_optional_properties_nullable_unless_they_accept_nul
     ids=["missing-def", "other-document", "through-a-non-object"],
 )
 def test_a_ref_that_does_not_resolve_locally_is_kept(schema: dict[str, Any]) -> None:
-    """SO-15: only a local reference that resolves is written out in place; any other is kept as it is."""
+    """SO-15: only a local reference that resolves is written out in place; any other is
+    kept as it is."""
     assert strict_schema(schema, nullable=False) == schema
 
 
@@ -98,9 +109,11 @@ class OddModel:
 
 
 def test_pydantic_style_error_with_odd_errors_falls_back_to_one_issue() -> None:
-    """SO-14: when the model's exception has an errors() of another shape, the issue is one at `$`
-    naming the exception, and the original is the cause."""
+    """SO-14: when the model's exception has an errors() of another shape, the issue is
+    one at `$` naming the exception, and the original is the cause."""
     with pytest.raises(StructuredOutputValidationError) as info:
         ResponseFormat.of(OddModel).parse('{"a": 1}')
-    assert [(i.path, i.problem) for i in info.value.issues] == [("$", "ShapeError: bad shape")]
+    assert [(i.path, i.problem) for i in info.value.issues] == [
+        ("$", "ShapeError: bad shape")
+    ]
     assert isinstance(info.value.__cause__, ShapeError)

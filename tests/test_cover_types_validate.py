@@ -16,15 +16,22 @@ from minagent._validate import _reported, compile_fast_check, validate
 
 
 def test_function_result_items_is_upstreams_view_of_the_result() -> None:
-    """TY-15: a function result's `items` is its result as one text content (JSON for data)."""
-    assert [c.text for c in Content.from_function_result("c", {"a": 1}).items] == ['{"a": 1}']
-    assert [c.text for c in Content.from_function_result("c", "plain").items] == ["plain"]
+    """TY-15: a function result's `items` is its result as one text content (JSON for
+    data)."""
+    assert [c.text for c in Content.from_function_result("c", {"a": 1}).items] == [
+        '{"a": 1}'
+    ]
+    assert [c.text for c in Content.from_function_result("c", "plain").items] == [
+        "plain"
+    ]
 
 
 def test_nested_contents_in_extra_round_trip() -> None:
-    """TY-15: contents nested in another kind's fields round-trip through to_dict / from_dict; items
-    that are not contents are kept as they are."""
-    original = Content("mcp_server_tool_call", extra={"outputs": [Content.from_text("hi"), 5]})
+    """TY-15: contents nested in another kind's fields round-trip through to_dict /
+    from_dict; items that are not contents are kept as they are."""
+    original = Content(
+        "mcp_server_tool_call", extra={"outputs": [Content.from_text("hi"), 5]}
+    )
     data = original.to_dict()
     assert data["outputs"] == [{"type": "text", "text": "hi"}, 5]
     back = Content.from_dict(data)
@@ -34,7 +41,8 @@ def test_nested_contents_in_extra_round_trip() -> None:
 
 
 def test_only_an_approval_request_can_be_answered() -> None:
-    """TY-15 (upstream's approval API): to_function_approval_response on another kind is a ContentError."""
+    """TY-15 (upstream's approval API): to_function_approval_response on another kind is
+    a ContentError."""
     with pytest.raises(ContentError, match="only a function_approval_request"):
         Content.from_text("hi").to_function_approval_response(True)
 
@@ -43,7 +51,8 @@ def test_only_an_approval_request_can_be_answered() -> None:
 
 
 def test_message_text_must_be_a_str() -> None:
-    """TY-5: Message(role, text=...) takes a str; anything else is a ContentError naming the type."""
+    """TY-5: Message(role, text=...) takes a str; anything else is a ContentError naming
+    the type."""
     with pytest.raises(ContentError, match="must be a str, got int"):
         Message("user", text=5)  # type: ignore[arg-type]
 
@@ -61,15 +70,16 @@ def test_message_keeps_a_tuple_of_contents_as_a_new_list() -> None:
 
 
 def test_multiple_of_that_is_not_positive_is_not_applied() -> None:
-    """SC-45: multipleOf is a positive number; a zero or negative one constrains nothing."""
+    """SC-45: multipleOf is a positive number; a zero or negative one constrains
+    nothing."""
     assert validate(5, {"multipleOf": 0}) == []
     assert validate(5, {"multipleOf": -2}) == []
     assert validate(5, {"multipleOf": 2}) != []
 
 
 def test_unique_items_compares_non_json_values_by_identity() -> None:
-    """SC-33: uniqueItems reports a repeated element naming both indexes; a value that is not JSON is
-    equal only to itself."""
+    """SC-33: uniqueItems reports a repeated element naming both indexes; a value that
+    is not JSON is equal only to itself."""
     same = object()
     (issue,) = validate([same, same], {"uniqueItems": True})
     assert "[0] and [1]" in issue.problem
@@ -77,8 +87,9 @@ def test_unique_items_compares_non_json_values_by_identity() -> None:
 
 
 def test_fast_check_refuses_what_it_cannot_decide() -> None:
-    """SC-55: the fast check exists only for the common schema (properties a mapping), and answers
-    'valid' only where validate finds no issue: a bool is not a number, an int is not a boolean."""
+    """SC-55: the fast check exists only for the common schema (properties a mapping),
+    and answers 'valid' only where validate finds no issue: a bool is not a number, an
+    int is not a boolean."""
     assert compile_fast_check({"type": "object", "properties": []}) is None
     schema = {
         "type": "object",
@@ -94,9 +105,12 @@ def test_fast_check_refuses_what_it_cannot_decide() -> None:
     assert validate({"b": 1}, schema) != []
 
 
-def test_lenient_warnings_are_remembered_within_a_bound(caplog: pytest.LogCaptureFixture) -> None:
-    """SC-57: a tool's unusable schema is logged once; the memory of what was logged is bounded (it is
-    cleared after 1,000 entries, so a long-lived process logs such a tool again rather than grow)."""
+def test_lenient_warnings_are_remembered_within_a_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """SC-57: a tool's unusable schema is logged once; the memory of what was logged is
+    bounded (it is cleared after 1,000 entries, so a long-lived process logs such a tool
+    again rather than grow)."""
     schema = {"type": "nosuch"}
     saved = set(_reported)
     _reported.clear()

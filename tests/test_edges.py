@@ -1,4 +1,5 @@
-"""Edge paths of the loop, the transcript view and the stream that ordinary runs do not reach."""
+"""Edge paths of the loop, the transcript view and the stream that ordinary runs do not
+reach."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from minagent import (
 )
 from minagent.testing import ScriptedChatClient, call, reply
 
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+MODES = pytest.mark.parametrize(
+    "stream", [False, True], ids=["non-streaming", "streaming"]
+)
 
 
 async def run(agent: Agent, *args: Any, stream: bool = False, **kwargs: Any) -> Any:
@@ -35,8 +38,9 @@ async def run(agent: Agent, *args: Any, stream: bool = False, **kwargs: Any) -> 
 
 @MODES
 async def test_the_transcript_view_behaves_as_a_list(stream: bool) -> None:
-    """LP-15: a tool's `ctx.messages` reads, indexes, slices, replaces, deletes and inserts like the
-    transcript list; its own additions join after the batch; slice assignment is refused."""
+    """LP-15: a tool's `ctx.messages` reads, indexes, slices, replaces, deletes and
+    inserts like the transcript list; its own additions join after the batch; slice
+    assignment is refused."""
     seen: dict[str, Any] = {}
 
     @tool
@@ -70,10 +74,13 @@ async def test_the_transcript_view_behaves_as_a_list(stream: bool) -> None:
 
 
 async def test_a_model_call_that_produces_no_chat_response_is_a_type_error() -> None:
-    """LP-2: a provider whose _inner_get_response returns something else is a TypeError naming it."""
+    """LP-2: a provider whose _inner_get_response returns something else is a TypeError
+    naming it."""
 
     class Broken(ScriptedChatClient):
-        async def _inner_get_response(self, *, messages: Any, options: Any, **kwargs: Any) -> Any:
+        async def _inner_get_response(
+            self, *, messages: Any, options: Any, **kwargs: Any
+        ) -> Any:
             return "not a response"
 
     with pytest.raises(Exception, match="ChatResponse"):
@@ -87,9 +94,11 @@ async def test_get_response_rejects_options_that_are_not_a_mapping() -> None:
 
 
 @MODES
-async def test_surrogates_in_call_arguments_and_results_of_a_response_are_repaired(stream: bool) -> None:
-    """LP-27: a function call's arguments and a hosted result in the model's own response are
-    repaired too."""
+async def test_surrogates_in_call_arguments_and_results_of_a_response_are_repaired(
+    stream: bool,
+) -> None:
+    """LP-27: a function call's arguments and a hosted result in the model's own
+    response are repaired too."""
     hosted = Content.from_function_result("h1", "bad \udc00")
     calling = Content.from_function_call("c1", "echo", '{"text": "x \ud800"}')
 
@@ -98,13 +107,27 @@ async def test_surrogates_in_call_arguments_and_results_of_a_response_are_repair
         """Echo."""
         return text
 
-    first = ChatResponse([Message("assistant", [Content.from_function_call("h1", "hosted", "{}"), hosted, calling])])
+    first = ChatResponse(
+        [
+            Message(
+                "assistant",
+                [Content.from_function_call("h1", "hosted", "{}"), hosted, calling],
+            )
+        ]
+    )
     client = ScriptedChatClient([first, "done"])
     response = await run(Agent(client, tools=[echo]), "go", stream=stream)
-    calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
+    calls = [
+        c for m in response.messages for c in m.contents if c.type == "function_call"
+    ]
     texts = [c.arguments for c in calls if c.name == "echo"]
     assert texts == ['{"text": "x \ufffd"}']
-    results = [c.result for m in response.messages for c in m.contents if c.type == "function_result"]
+    results = [
+        c.result
+        for m in response.messages
+        for c in m.contents
+        if c.type == "function_result"
+    ]
     assert "bad \ufffd" in results
 
 
@@ -112,7 +135,9 @@ def test_a_third_repeated_call_id_gets_the_next_suffix() -> None:
     """LP-26: `~2` taken, the next repeat is `~3`."""
     from minagent._transcript import Transcript
 
-    response = ChatResponse([Message("assistant", [call("f", {}, call_id="x"), call("f", {}, call_id="x")])])
+    response = ChatResponse(
+        [Message("assistant", [call("f", {}, call_id="x"), call("f", {}, call_id="x")])]
+    )
     transcript = Transcript([])
     transcript.call_ids = {"x", "x~2"}
     renamed = transcript._checked(response)
@@ -120,8 +145,8 @@ def test_a_third_repeated_call_id_gets_the_next_suffix() -> None:
 
 
 async def test_two_tasks_finalising_at_once_share_one_result() -> None:
-    """ST-13: two tasks that call get_final_response() while a slow finalizer runs get the same
-    object; the finalizer runs once."""
+    """ST-13: two tasks that call get_final_response() while a slow finalizer runs get
+    the same object; the finalizer runs once."""
     calls: list[int] = []
     gate = asyncio.Event()
 
@@ -144,7 +169,8 @@ async def test_two_tasks_finalising_at_once_share_one_result() -> None:
 
 
 async def test_a_failed_shared_finalisation_reaches_both_tasks() -> None:
-    """ST-13: when the finalizer fails, the task that waited for it gets the same error."""
+    """ST-13: when the finalizer fails, the task that waited for it gets the same
+    error."""
     gate = asyncio.Event()
 
     async def source() -> AsyncIterator[int]:
@@ -165,7 +191,8 @@ async def test_a_failed_shared_finalisation_reaches_both_tasks() -> None:
 
 
 async def test_a_waiting_reader_cancelled_leaves_no_waiter() -> None:
-    """ST-13: a task waiting for its turn that is cancelled removes its waiter; the stream goes on."""
+    """ST-13: a task waiting for its turn that is cancelled removes its waiter; the
+    stream goes on."""
     release = asyncio.Event()
 
     async def source() -> AsyncIterator[int]:
@@ -192,8 +219,8 @@ async def test_a_waiting_reader_cancelled_leaves_no_waiter() -> None:
 
 
 async def test_a_stream_closed_while_a_task_waits_for_its_turn() -> None:
-    """ST-13, ST-7: the stream is closed while another task waits to pull: that task's iteration
-    ends without error and get_final_response() says the stream was closed."""
+    """ST-13, ST-7: the stream is closed while another task waits to pull: that task's
+    iteration ends without error and get_final_response() says the stream was closed."""
     release = asyncio.Event()
 
     async def source() -> AsyncIterator[int]:
@@ -217,23 +244,27 @@ async def test_a_stream_closed_while_a_task_waits_for_its_turn() -> None:
 
 
 def test_coalescing_keeps_joined_texts_and_their_properties() -> None:
-    """TY-10: adjacent texts (also across a usage content) join; on a clash the first one's
-    properties win."""
+    """TY-10: adjacent texts (also across a usage content) join; on a clash the first
+    one's properties win."""
     from minagent import UsageDetails
 
     updates = [
-        ChatResponseUpdate([Content("text", text="a", additional_properties={"k": 1})], "assistant"),
+        ChatResponseUpdate(
+            [Content("text", text="a", additional_properties={"k": 1})], "assistant"
+        ),
         ChatResponseUpdate([Content.from_usage(UsageDetails(1, 1))]),
-        ChatResponseUpdate([Content("text", text="b", additional_properties={"k": 2})], "assistant"),
+        ChatResponseUpdate(
+            [Content("text", text="b", additional_properties={"k": 2})], "assistant"
+        ),
     ]
     merged = ChatResponse.from_updates(updates).messages[0].contents
     assert [(c.text, c.additional_properties) for c in merged] == [("ab", {"k": 1})]
 
 
 async def test_configuration_and_tool_edges() -> None:
-    """LP-24, TL-4, TL-2: unknown configuration fields by attribute and item, mapping access, a
-    non-list additional_tools; a sync tool that returns an awaitable is awaited; functools.partial
-    tools."""
+    """LP-24, TL-4, TL-2: unknown configuration fields by attribute and item, mapping
+    access, a non-list additional_tools; a sync tool that returns an awaitable is
+    awaited; functools.partial tools."""
     import functools
 
     from minagent import FunctionInvocationConfiguration, FunctionTool
@@ -255,20 +286,26 @@ async def test_configuration_and_tool_edges() -> None:
     def returns_awaitable() -> Any:
         return later()
 
-    tool_ = FunctionTool(name="t", func=returns_awaitable, parameters={"type": "object", "properties": {}})
+    tool_ = FunctionTool(
+        name="t",
+        func=returns_awaitable,
+        parameters={"type": "object", "properties": {}},
+    )
     assert await tool_.invoke({}, skip_parsing=True) == "awaited"
 
     async def add(a: int, b: int) -> int:
         return a + b
 
-    partial = FunctionTool(name="p", func=functools.partial(add, b=2), parameters={"type": "object"})
+    partial = FunctionTool(
+        name="p", func=functools.partial(add, b=2), parameters={"type": "object"}
+    )
     assert await partial.invoke({"a": 1}, skip_parsing=True) == 3
 
 
 async def test_agent_edges() -> None:
-    """AG-1, AG-12, AG-8, AG-7: BaseAgent.run must be implemented; run_stream names run(stream=True);
-    options must be a mapping; an agent-as-tool whose run returns a ChatResponse or something else;
-    a client that returns no ChatResponse."""
+    """AG-1, AG-12, AG-8, AG-7: BaseAgent.run must be implemented; run_stream names
+    run(stream=True); options must be a mapping; an agent-as-tool whose run returns a
+    ChatResponse or something else; a client that returns no ChatResponse."""
     from minagent import BaseAgent
 
     with pytest.raises(NotImplementedError, match="must implement run"):
@@ -284,19 +321,30 @@ async def test_agent_edges() -> None:
             super().__init__(name="inner")
             self.answer = answer
 
-        def run(self, messages: Any = None, *, stream: bool = False, thread: Any = None, **kwargs: Any) -> Any:
+        def run(
+            self,
+            messages: Any = None,
+            *,
+            stream: bool = False,
+            thread: Any = None,
+            **kwargs: Any,
+        ) -> Any:
             async def whole() -> Any:
                 return self.answer
 
             return whole()
 
-    as_chat = ChatAnswering(ChatResponse([Message("assistant", ["from chat"])])).as_tool()
+    as_chat = ChatAnswering(
+        ChatResponse([Message("assistant", ["from chat"])])
+    ).as_tool()
     assert await as_chat.invoke({"task": "t"}, skip_parsing=True) == "from chat"
     with pytest.raises(TypeError, match="async iterable of updates or a response"):
         await ChatAnswering(42).as_tool().invoke({"task": "t"})
 
     class NotAChatResponse(ScriptedChatClient):
-        def get_response(self, messages: Any, *, stream: bool = False, **kwargs: Any) -> Any:
+        def get_response(
+            self, messages: Any, *, stream: bool = False, **kwargs: Any
+        ) -> Any:
             async def answer() -> str:
                 return "text"
 

@@ -1,18 +1,18 @@
 """The programs in `examples/` run offline and print what their scenario promises.
 
-Each example is a program of ours, written the way upstream users write (upstream's names,
-middleware with or without annotations, `print` of responses) for a scenario that one of
-upstream's samples demonstrates (`examples/README.md` names the sample). The model is a
-`ScriptedChatClient` whose steps are functions of what they are sent, so what an example prints
-shows what the model received. Every test runs one example as `python examples/<name>.py` (the
-project root as working directory, no provider key in the environment) and compares its whole
-output line by line: a `str` must equal the line, a compiled pattern must match all of it (only
-for timings).
+Each example is a program of ours, written the way upstream users write (upstream's
+names, middleware with or without annotations, `print` of responses) for a scenario that
+one of upstream's samples demonstrates (`examples/README.md` names the sample). The
+model is a `ScriptedChatClient` whose steps are functions of what they are sent, so what
+an example prints shows what the model received. Every test runs one example as `python
+examples/<name>.py` (the project root as working directory, no provider key in the
+environment) and compares its whole output line by line: a `str` must equal the line, a
+compiled pattern must match all of it (only for timings).
 
 An example whose scenario needs a name the core does not have yet is marked
-`xfail(strict=True)` with the item of issue 26 that adds it: its expected output is what the
-same program prints on upstream (agent-framework-core 1.23.0); once the core has the name the
-XPASS turns the suite red so that the mark is removed.
+`xfail(strict=True)` with the item of issue 26 that adds it: its expected output is what
+the same program prints on upstream (agent-framework-core 1.23.0); once the core has the
+name the XPASS turns the suite red so that the mark is removed.
 """
 
 from __future__ import annotations
@@ -36,15 +36,19 @@ Line = str | re.Pattern[str]
 
 
 def _offline_env() -> dict[str, str]:
-    """This checkout first on the path, utf-8 output, and no provider keys (nothing could reach a service)."""
-    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    """This checkout first on the path, utf-8 output, and no provider keys (nothing
+    could reach a service)."""
+    env = {
+        key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")
+    }
     env["PYTHONPATH"] = str(ROOT)
     env["PYTHONIOENCODING"] = "utf-8"
     return env
 
 
 def run_example(name: str, stdin: str | None = None) -> list[str]:
-    """Run examples/<name>.py as `python examples/<name>.py` and return its output lines."""
+    """Run examples/<name>.py as `python examples/<name>.py` and return its output
+    lines."""
     proc = subprocess.run(
         [sys.executable, str(Path("examples") / f"{name}.py")],
         cwd=ROOT,
@@ -56,8 +60,12 @@ def run_example(name: str, stdin: str | None = None) -> list[str]:
         timeout=60,
         check=False,
     )
-    assert proc.returncode == 0, f"examples/{name}.py exited with {proc.returncode}:\n{proc.stderr[-3000:]}"
-    assert proc.stderr == "", f"examples/{name}.py wrote to stderr:\n{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, (
+        f"examples/{name}.py exited with {proc.returncode}:\n{proc.stderr[-3000:]}"
+    )
+    assert proc.stderr == "", (
+        f"examples/{name}.py wrote to stderr:\n{proc.stderr[-3000:]}"
+    )
     return proc.stdout.splitlines()
 
 
@@ -67,8 +75,12 @@ def assert_output(lines: list[str], expected: list[Line]) -> None:
         if isinstance(want, str):
             assert line == want, f"line {number}: {line!r} != {want!r}"
         else:
-            assert want.fullmatch(line), f"line {number}: {line!r} does not match {want.pattern!r}"
-    assert len(lines) == len(expected), f"{len(lines)} lines printed, {len(expected)} expected:\n" + "\n".join(lines)
+            assert want.fullmatch(line), (
+                f"line {number}: {line!r} does not match {want.pattern!r}"
+            )
+    assert len(lines) == len(expected), (
+        f"{len(lines)} lines printed, {len(expected)} expected:\n" + "\n".join(lines)
+    )
 
 
 def check(name: str, expected: list[Line], stdin: str | None = None) -> None:
@@ -79,8 +91,8 @@ def check(name: str, expected: list[Line], stdin: str | None = None) -> None:
 
 
 def test_hello_agent() -> None:
-    """AG-2, AG-3, TY-6: a run awaited and printed with f"{result}" (the instructions reached the model),
-    and a run streamed update by update."""
+    """AG-2, AG-3, TY-6: a run awaited and printed with f"{result}" (the instructions
+    reached the model), and a run streamed update by update."""
     check(
         "hello_agent",
         [
@@ -91,8 +103,9 @@ def test_hello_agent() -> None:
 
 
 def test_add_tools() -> None:
-    """TL-1, LP-4: a @tool with Annotated[..., Field(description=...)] parameters is offered to the model,
-    called with the arguments the model chose, and its result sent back, in both modes."""
+    """TL-1, LP-4: a @tool with Annotated[..., Field(description=...)] parameters is
+    offered to the model, called with the arguments the model chose, and its result sent
+    back, in both modes."""
     check(
         "add_tools",
         [
@@ -103,8 +116,9 @@ def test_add_tools() -> None:
 
 
 def test_multi_turn() -> None:
-    """TH-1, AG-11: client.as_agent(...) and get_new_thread(): the thread sends the first turn along with
-    the second (three messages), a run without the thread sends only its own question."""
+    """TH-1, AG-11: client.as_agent(...) and get_new_thread(): the thread sends the
+    first turn along with the second (three messages), a run without the thread sends
+    only its own question."""
     check(
         "multi_turn",
         [
@@ -119,8 +133,8 @@ def test_multi_turn() -> None:
 
 
 def test_multi_turn_session() -> None:
-    """SE-1, SE-8: create_session() and run(..., session=): each session carries its own history, two
-    interleaved sessions on one agent never mix."""
+    """SE-1, SE-8: create_session() and run(..., session=): each session carries its own
+    history, two interleaved sessions on one agent never mix."""
     check(
         "multi_turn_session",
         [
@@ -137,9 +151,10 @@ def test_multi_turn_session() -> None:
 
 
 def test_memory() -> None:
-    """AG-12, SE-10: Agent(context_provider=...) is refused with what to write; a provider with the
-    thread-era invoking/invoked hooks, given in context_providers=[...], adds instructions before each
-    run and learns from the input after it."""
+    """AG-12, SE-10: Agent(context_provider=...) is refused with what to write; a
+    provider with the thread-era invoking/invoked hooks, given in
+    context_providers=[...], adds instructions before each run and learns from the input
+    after it."""
     check(
         "memory",
         [
@@ -156,8 +171,8 @@ def test_memory() -> None:
 
 
 def test_memory_session() -> None:
-    """SE-3, SE-4: before_run/after_run keep the provider's memory in its own entry of session.state;
-    another session of the same agent knows nothing of it."""
+    """SE-3, SE-4: before_run/after_run keep the provider's memory in its own entry of
+    session.state; another session of the same agent knows nothing of it."""
     check(
         "memory_session",
         [
@@ -177,8 +192,9 @@ def test_memory_session() -> None:
 
 
 def test_function_based_middleware() -> None:
-    """MW-2, MW-7: annotated function middleware; an agent middleware that returns without call_next
-    ends the run with an empty response (no model call); a function middleware wraps the tool call."""
+    """MW-2, MW-7: annotated function middleware; an agent middleware that returns
+    without call_next ends the run with an empty response (no model call); a function
+    middleware wraps the tool call."""
     check(
         "function_based_middleware",
         [
@@ -194,9 +210,9 @@ def test_function_based_middleware() -> None:
 
 
 def test_class_based_middleware() -> None:
-    """MW-1, MW-2, MW-6: instances of AgentMiddleware / FunctionMiddleware with an un-annotated process();
-    an agent middleware that sets context.result answers without the model; a function middleware
-    sees the tool's result after call_next."""
+    """MW-1, MW-2, MW-6: instances of AgentMiddleware / FunctionMiddleware with an
+    un-annotated process(); an agent middleware that sets context.result answers without
+    the model; a function middleware sees the tool's result after call_next."""
     check(
         "class_based_middleware",
         [
@@ -212,8 +228,9 @@ def test_class_based_middleware() -> None:
 
 
 def test_decorator_middleware() -> None:
-    """MW-2, MW-4, TL-5: @agent_middleware / @function_middleware mark un-annotated functions; the agent
-    layer wraps the function layer; the tool's int result reaches the middleware as it was returned."""
+    """MW-2, MW-4, TL-5: @agent_middleware / @function_middleware mark un-annotated
+    functions; the agent layer wraps the function layer; the tool's int result reaches
+    the middleware as it was returned."""
     check(
         "decorator_middleware",
         [
@@ -227,10 +244,11 @@ def test_decorator_middleware() -> None:
 
 
 def test_chat_middleware() -> None:
-    """LP-3, MW-4, MW-6: chat middleware runs once per model call inside the tool loop; a run-level
-    chat middleware that rewrites the messages changes what each call is sent, not what the session
-    keeps; one that sets context.result and raises MiddlewareTermination answers without a model call,
-    after the agent-level one (outer) has run."""
+    """LP-3, MW-4, MW-6: chat middleware runs once per model call inside the tool loop;
+    a run-level chat middleware that rewrites the messages changes what each call is
+    sent, not what the session keeps; one that sets context.result and raises
+    MiddlewareTermination answers without a model call, after the agent-level one
+    (outer) has run."""
     check(
         "chat_middleware",
         [
@@ -252,9 +270,10 @@ def test_chat_middleware() -> None:
 
 
 def test_agent_and_run_level_middleware() -> None:
-    """MW-4, AG-2: agent-level middleware wraps run-level middleware (metadata set outside is seen inside;
-    the agent's guard stops a run before the run's cache sees it); a run-level cache that sets
-    context.result skips the agent: five runs, three reach the model (six model calls)."""
+    """MW-4, AG-2: agent-level middleware wraps run-level middleware (metadata set
+    outside is seen inside; the agent's guard stops a run before the run's cache sees
+    it); a run-level cache that sets context.result skips the agent: five runs, three
+    reach the model (six model calls)."""
     check(
         "agent_and_run_level_middleware",
         [
@@ -286,9 +305,9 @@ def test_agent_and_run_level_middleware() -> None:
 
 
 def test_middleware_termination() -> None:
-    """MW-6, MW-7: MiddlewareTermination(result=...) before call_next answers with that result (design
-    decision 5: upstream 1.23.0 ignores the exception's result); without a result the run ends with
-    an empty response; neither reaches the model."""
+    """MW-6, MW-7: MiddlewareTermination(result=...) before call_next answers with that
+    result (design decision 5: upstream 1.23.0 ignores the exception's result); without
+    a result the run ends with an empty response; neither reaches the model."""
     check(
         "middleware_termination",
         [
@@ -303,8 +322,8 @@ def test_middleware_termination() -> None:
 
 
 def test_exception_handling_with_middleware() -> None:
-    """LP-6, MW-6: a function middleware catches the exception the tool raised and sets context.result;
-    the model is sent that result, not an error."""
+    """LP-6, MW-6: a function middleware catches the exception the tool raised and sets
+    context.result; the model is sent that result, not an error."""
     check(
         "exception_handling_with_middleware",
         [
@@ -316,8 +335,9 @@ def test_exception_handling_with_middleware() -> None:
 
 
 def test_shared_state_middleware() -> None:
-    """MW-2, MW-4: bound methods of one object as annotated function middleware share its state; the
-    first registered is outer, and the inner one's rewrite of context.result is what the model gets."""
+    """MW-2, MW-4: bound methods of one object as annotated function middleware share
+    its state; the first registered is outer, and the inner one's rewrite of
+    context.result is what the model gets."""
     check(
         "shared_state_middleware",
         [
@@ -333,9 +353,10 @@ def test_shared_state_middleware() -> None:
 
 
 def test_usage_tracking_middleware() -> None:
-    """LP-18, MW-10, TY-12: chat middleware sees each model call's usage, from context.result without
-    streaming and from the usage update through a stream transform hook when streaming; the run's
-    usage is the sum, the same in both modes."""
+    """LP-18, MW-10, TY-12: chat middleware sees each model call's usage, from
+    context.result without streaming and from the usage update through a stream
+    transform hook when streaming; the run's usage is the sum, the same in both
+    modes."""
     per_call = ["in=40 out=12 total=52", "in=75 out=20 total=95"]
     check(
         "usage_tracking_middleware",
@@ -355,9 +376,10 @@ def test_usage_tracking_middleware() -> None:
 
 
 def test_runtime_context_delegation() -> None:
-    """LP-25, AG-8, SC-5: function_invocation_kwargs reach FunctionInvocationContext.kwargs (middleware
-    checks them, a tool's injected ctx reads what the middleware added) and never the model; as_tool
-    passes them on to the sub-agent's run, whose own middleware sees them."""
+    """LP-25, AG-8, SC-5: function_invocation_kwargs reach
+    FunctionInvocationContext.kwargs (middleware checks them, a tool's injected ctx
+    reads what the middleware added) and never the model; as_tool passes them on to the
+    sub-agent's run, whose own middleware sees them."""
     check(
         "runtime_context_delegation",
         [
@@ -377,10 +399,10 @@ def test_runtime_context_delegation() -> None:
 
 
 def test_override_result_with_middleware() -> None:
-    """MW-9, MW-10, ST-12, TY-6: client chat middleware replaces the model's result (a ResponseStream of its
-    own when streaming); agent middleware rewrites the response, or the streamed updates with a
-    transform hook and the final response with a result hook; AgentResponse.text joins the messages'
-    texts with no separator."""
+    """MW-9, MW-10, ST-12, TY-6: client chat middleware replaces the model's result (a
+    ResponseStream of its own when streaming); agent middleware rewrites the response,
+    or the streamed updates with a transform hook and the final response with a result
+    hook; AgentResponse.text joins the messages' texts with no separator."""
     notice = "Bookings are paused until 14:00 for maintenance. (Front desk)"
     check(
         "override_result_with_middleware",
@@ -396,9 +418,9 @@ def test_override_result_with_middleware() -> None:
 
 
 def test_response_stream() -> None:
-    """ST-3, ST-4, ST-5, ST-6, ST-10, ST-11: iterate then finalise; finalise alone; transform hooks in
-    order (the final response untouched); a cleanup hook; result hooks; map() to other types over a
-    source read once."""
+    """ST-3, ST-4, ST-5, ST-6, ST-10, ST-11: iterate then finalise; finalise alone;
+    transform hooks in order (the final response untouched); a cleanup hook; result
+    hooks; map() to other types over a source read once."""
     check(
         "response_stream",
         [
@@ -431,8 +453,9 @@ def test_response_stream() -> None:
 
 
 def test_function_tool_with_kwargs() -> None:
-    """SC-5, LP-25: a parameter annotated FunctionInvocationContext is injected (the model calls the tool
-    with `limit` only); its kwargs are the run's function_invocation_kwargs, different per run."""
+    """SC-5, LP-25: a parameter annotated FunctionInvocationContext is injected (the
+    model calls the tool with `limit` only); its kwargs are the run's
+    function_invocation_kwargs, different per run."""
     check(
         "function_tool_with_kwargs",
         [
@@ -443,9 +466,10 @@ def test_function_tool_with_kwargs() -> None:
 
 
 def test_function_invocation_configuration() -> None:
-    """LP-1, LP-24, LP-6, LP-7: the client's configuration set and read item-wise; include_detailed_errors
-    puts the exception in the result the model reads; after max_iterations rounds one last call is made
-    with tool_choice="none" (four model calls)."""
+    """LP-1, LP-24, LP-6, LP-7: the client's configuration set and read item-wise;
+    include_detailed_errors puts the exception in the result the model reads; after
+    max_iterations rounds one last call is made with tool_choice="none" (four model
+    calls)."""
     check(
         "function_invocation_configuration",
         [
@@ -460,9 +484,10 @@ def test_function_invocation_configuration() -> None:
 
 
 def test_tool_in_class() -> None:
-    """TL-1, LP-4, LP-6: bound methods as run-level tools (one wrapped with tool(description=...)), both
-    called in one batch, their results in call order; state changed between runs changes the tools; the
-    tool's exception is an error result and the other call of the batch still runs."""
+    """TL-1, LP-4, LP-6: bound methods as run-level tools (one wrapped with
+    tool(description=...)), both called in one batch, their results in call order; state
+    changed between runs changes the tools; the tool's exception is an error result and
+    the other call of the batch still runs."""
     check(
         "tool_in_class",
         [
@@ -474,7 +499,8 @@ def test_tool_in_class() -> None:
 
 
 def test_dynamic_tool_exposure() -> None:
-    """LP-4, SC-5, LP-33: a tool adds tools through its injected context; the next model call is offered them."""
+    """LP-4, SC-5, LP-33: a tool adds tools through its injected context; the next model
+    call is offered them."""
     check(
         "dynamic_tool_exposure",
         [
@@ -487,18 +513,27 @@ def test_dynamic_tool_exposure() -> None:
 
 
 def test_function_tool_with_explicit_schema() -> None:
-    """TL-1, LP-4, TL-14: tools whose schema is given (a pydantic model, a JSON schema dict), called in one batch."""
-    check("function_tool_with_explicit_schema", ["CheckIn: Done: 14C reserved on KL1234, 1 bag(s) added."])
+    """TL-1, LP-4, TL-14: tools whose schema is given (a pydantic model, a JSON schema
+    dict), called in one batch."""
+    check(
+        "function_tool_with_explicit_schema",
+        ["CheckIn: Done: 14C reserved on KL1234, 1 bag(s) added."],
+    )
 
 
 def test_function_tool_from_dict_with_dependency_injection() -> None:
-    """TL-2, LP-4, TL-16: a tool restored from its dict form with its function injected is called by the loop."""
-    check("function_tool_from_dict_with_dependency_injection", ["Arithmetic: 6 times 7 is 42."])
+    """TL-2, LP-4, TL-16: a tool restored from its dict form with its function injected
+    is called by the loop."""
+    check(
+        "function_tool_from_dict_with_dependency_injection",
+        ["Arithmetic: 6 times 7 is 42."],
+    )
 
 
 def test_function_tool_declaration_only() -> None:
-    """TL-6, LP-11: the call to a tool without a function comes back in result.user_input_requests; the
-    caller answers with a function_result and the model continues from it."""
+    """TL-6, LP-11: the call to a tool without a function comes back in
+    result.user_input_requests; the caller answers with a function_result and the model
+    continues from it."""
     check(
         "function_tool_declaration_only",
         [
@@ -509,8 +544,9 @@ def test_function_tool_declaration_only() -> None:
 
 
 def test_function_tool_with_max_invocations() -> None:
-    """TL-8, LP-6, SE-7: @tool(max_invocations=2): the third call gets an error result without running;
-    the counters count the two that ran; the session's history holds every call and result."""
+    """TL-8, LP-6, SE-7: @tool(max_invocations=2): the third call gets an error result
+    without running; the counters count the two that ran; the session's history holds
+    every call and result."""
     check(
         "function_tool_with_max_invocations",
         [
@@ -536,9 +572,10 @@ def test_function_tool_with_max_invocations() -> None:
 
 
 def test_function_tool_with_approval() -> None:
-    """LP-13, LP-14: only the call that needs approval waits; sending back the exchange with the user's
-    answer runs the other call of the batch and the approved one, or gives the rejected one its error
-    result; without streaming (rejected) and streaming (approved, AgentResponse.from_updates)."""
+    """LP-13, LP-14: only the call that needs approval waits; sending back the exchange
+    with the user's answer runs the other call of the batch and the approved one, or
+    gives the rejected one its error result; without streaming (rejected) and streaming
+    (approved, AgentResponse.from_updates)."""
     prompt = 'Allow delete_file({"name": "old_backup.zip"})? [y/n] '
     listing = "notes.txt, draft.docx, old_backup.zip"
     check(
@@ -558,8 +595,9 @@ def test_function_tool_with_approval() -> None:
 
 
 def test_function_tool_with_approval_and_threads() -> None:
-    """TH-4, LP-14: with a thread only the decision is sent back; the approved call runs, the rejected one
-    never does; the thread keeps the request, the decision and the result."""
+    """TH-4, LP-14: with a thread only the decision is sent back; the approved call
+    runs, the rejected one never does; the thread keeps the request, the decision and
+    the result."""
     kept = (
         "The thread holds: [('user', ['text']), ('assistant', ['function_call', 'function_approval_request']), "
         "('user', ['function_approval_response']), ('tool', ['function_result']), ('assistant', ['text'])]"
@@ -586,8 +624,9 @@ def test_function_tool_with_approval_and_threads() -> None:
 
 
 def test_agent_as_tool() -> None:
-    """AG-8, MW-2: as_tool(name, description, arg_name, arg_description) is called by the coordinator
-    through its function middleware; the sub-agent is sent the argument and its text is the result."""
+    """AG-8, MW-2: as_tool(name, description, arg_name, arg_description) is called by
+    the coordinator through its function middleware; the sub-agent is sent the argument
+    and its text is the result."""
     poem = "Morning tea steams / small clouds over the saucer / the day can wait now"
     check(
         "agent_as_tool",
@@ -601,9 +640,9 @@ def test_agent_as_tool() -> None:
 
 
 def test_custom_agent() -> None:
-    """AG-1, AG-8, TY-7: a BaseAgent subclass whose run returns a coroutine or an async generator,
-    normalize_messages for its input, history kept under InMemoryHistoryProvider.DEFAULT_SOURCE_ID of
-    the session; as_tool works on it."""
+    """AG-1, AG-8, TY-7: a BaseAgent subclass whose run returns a coroutine or an async
+    generator, normalize_messages for its input, history kept under
+    InMemoryHistoryProvider.DEFAULT_SOURCE_ID of the session; as_tool works on it."""
     check(
         "custom_agent",
         [
@@ -617,8 +656,9 @@ def test_custom_agent() -> None:
 
 
 def test_simple_context_provider() -> None:
-    """SE-10, TH-1: a thread-era provider asks the client for structured output in invoked
-    (options={"response_format": Model}, response.value) and adds instructions in invoking."""
+    """SE-10, TH-1: a thread-era provider asks the client for structured output in
+    invoked (options={"response_format": Model}, response.value) and adds instructions
+    in invoking."""
     check(
         "simple_context_provider",
         [
@@ -636,9 +676,10 @@ def test_simple_context_provider() -> None:
 
 
 def test_simple_context_provider_session() -> None:
-    """SE-2, SE-3, SE-4: a provider keeps a registered pydantic model in its session state
-    (register_state_type), extracts it with structured output in after_run, adds instructions in
-    before_run; the state survives to_dict() / JSON / from_dict() as that model."""
+    """SE-2, SE-3, SE-4: a provider keeps a registered pydantic model in its session
+    state (register_state_type), extracts it with structured output in after_run, adds
+    instructions in before_run; the state survives to_dict() / JSON / from_dict() as
+    that model."""
     check(
         "simple_context_provider_session",
         [
@@ -656,9 +697,9 @@ def test_simple_context_provider_session() -> None:
 
 
 def test_suspend_resume_thread() -> None:
-    """TH-2, TH-6, TH-1, LP-19: `await thread.serialize()` / `await agent.deserialize_thread(...)` through
-    JSON: a local thread sends its history again, a service thread only its conversation id and the new
-    message."""
+    """TH-2, TH-6, TH-1, LP-19: `await thread.serialize()` / `await
+    agent.deserialize_thread(...)` through JSON: a local thread sends its history again,
+    a service thread only its conversation id and the new message."""
     check(
         "suspend_resume_thread",
         [
@@ -675,8 +716,9 @@ def test_suspend_resume_thread() -> None:
 
 
 def test_suspend_resume_session() -> None:
-    """SE-2, SE-8: session.to_dict() through JSON and AgentSession.from_dict() in a new agent: the local
-    history, or the service's conversation id, carries the conversation on."""
+    """SE-2, SE-8: session.to_dict() through JSON and AgentSession.from_dict() in a new
+    agent: the local history, or the service's conversation id, carries the conversation
+    on."""
     check(
         "suspend_resume_session",
         [
@@ -695,9 +737,9 @@ def test_suspend_resume_session() -> None:
 
 
 def test_chat_client_with_session() -> None:
-    """SE-1, SE-8, TH-1, LP-19: no session forgets; an in-memory session sends its history, tool calls
-    included; AgentSession(service_session_id=...) continues a service's conversation in a new agent,
-    sending only the new message."""
+    """SE-1, SE-8, TH-1, LP-19: no session forgets; an in-memory session sends its
+    history, tool calls included; AgentSession(service_session_id=...) continues a
+    service's conversation in a new agent, sending only the new message."""
     check(
         "chat_client_with_session",
         [
@@ -717,9 +759,9 @@ def test_chat_client_with_session() -> None:
 
 
 def test_custom_history_provider() -> None:
-    """SE-6, SE-8, SE-4: a HistoryProvider subclass (get_messages / save_messages) stores the run's input
-    and response itself, so the session's state stays empty, and a session restored from to_dict()
-    finds its history through it."""
+    """SE-6, SE-8, SE-4: a HistoryProvider subclass (get_messages / save_messages)
+    stores the run's input and response itself, so the session's state stays empty, and
+    a session restored from to_dict() finds its history through it."""
     check(
         "custom_history_provider",
         [
@@ -732,8 +774,9 @@ def test_custom_history_provider() -> None:
 
 
 def test_every_example_is_tested_and_listed() -> None:
-    """EX-1: every program in examples/ has a test here and a row in examples/README.md naming its upstream
-    sample, and none is a copy of an upstream file (no copyright header, no port note, no upstream import)."""
+    """EX-1: every program in examples/ has a test here and a row in examples/README.md
+    naming its upstream sample, and none is a copy of an upstream file (no copyright
+    header, no port note, no upstream import)."""
     names = {path.stem for path in EXAMPLES.glob("*.py")}
     source = Path(__file__).read_text(encoding="utf-8")
     tested = set(re.findall(r'(?:check|run_example)\(\s*"(\w+)"', source))
@@ -741,10 +784,16 @@ def test_every_example_is_tested_and_listed() -> None:
     readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
     missing = sorted(name for name in names if f"`{name}.py`" not in readme)
     assert not missing, f"examples missing from examples/README.md: {missing}"
-    rows = [line for line in readme.splitlines() if line.startswith("| `") and ".py` |" in line]
+    rows = [
+        line
+        for line in readme.splitlines()
+        if line.startswith("| `") and ".py` |" in line
+    ]
     assert len(rows) == len(names)
     for row in rows:
-        assert re.search(r"\| `\d\d-[\w/-]+\.py` \|$", row), f"no upstream sample path: {row}"
+        assert re.search(r"\| `\d\d-[\w/-]+\.py` \|$", row), (
+            f"no upstream sample path: {row}"
+        )
     for path in EXAMPLES.glob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert "Copyright" not in text, path.name
@@ -755,8 +804,9 @@ def test_every_example_is_tested_and_listed() -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_tool_context_is_the_middleware_context(stream: bool) -> None:
-    """EX-2, TL-4: the tool's injected context is the object the function middleware received, so what the
-    middleware put in kwargs and metadata before call_next is what the tool reads; both modes."""
+    """EX-2, TL-4: the tool's injected context is the object the function middleware
+    received, so what the middleware put in kwargs and metadata before call_next is what
+    the tool reads; both modes."""
     seen: list[FunctionInvocationContext] = []
 
     @function_middleware
@@ -773,12 +823,20 @@ async def test_tool_context_is_the_middleware_context(stream: bool) -> None:
 
     def model(messages: Any, options: Any) -> Any:
         last = messages[-1]
-        return str(last.contents[0].result) if last.role == "tool" else [call("whoami", {})]
+        return (
+            str(last.contents[0].result)
+            if last.role == "tool"
+            else [call("whoami", {})]
+        )
 
-    agent = Agent(ScriptedChatClient([model] * 2), tools=[whoami], middleware=[authenticate])
+    agent = Agent(
+        ScriptedChatClient([model] * 2), tools=[whoami], middleware=[authenticate]
+    )
     kwargs = {"function_invocation_kwargs": {"token": "tok-1"}}
     if stream:
-        response = await agent.run("who am I?", stream=True, **kwargs).get_final_response()
+        response = await agent.run(
+            "who am I?", stream=True, **kwargs
+        ).get_final_response()
     else:
         response = await agent.run("who am I?", **kwargs)
     assert response.text == "ada authenticate True"

@@ -1,4 +1,5 @@
-"""Issue 13 (hardening): streams consumed from several tasks never lose the run (ST-13)."""
+"""Issue 13 (hardening): streams consumed from several tasks never lose the run
+(ST-13)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from minagent.testing import ScriptedChatClient, text_chunks
 
 
 async def test_get_final_response_in_another_task_waits_and_shares_the_result() -> None:
-    """ST-13: one task iterates while another awaits get_final_response(): the iterating task sees
-    every update, both get the same final response, and the thread is updated once."""
+    """ST-13: one task iterates while another awaits get_final_response(): the iterating
+    task sees every update, both get the same final response, and the thread is updated
+    once."""
     client = ScriptedChatClient([text_chunks(*[f"w{i} " for i in range(30)])])
     agent = Agent(client)
     thread = agent.get_new_thread()
@@ -48,8 +50,8 @@ async def test_get_final_response_in_another_task_waits_and_shares_the_result() 
 
 
 async def test_two_iterating_tasks_take_turns_and_finalise_once() -> None:
-    """ST-13: two tasks iterating one stream never pull at once; each update goes to one of them;
-    the finalizer runs once."""
+    """ST-13: two tasks iterating one stream never pull at once; each update goes to one
+    of them; the finalizer runs once."""
     finalised: list[int] = []
 
     async def source() -> AsyncIterator[int]:
@@ -77,8 +79,8 @@ async def test_two_iterating_tasks_take_turns_and_finalise_once() -> None:
 
 
 async def test_a_failure_reaches_every_waiting_consumer() -> None:
-    """ST-13: when the source fails while another task waits for the final response, both see the
-    same error and nothing hangs."""
+    """ST-13: when the source fails while another task waits for the final response,
+    both see the same error and nothing hangs."""
 
     async def source() -> AsyncIterator[str]:
         yield "a"
@@ -95,12 +97,15 @@ async def test_a_failure_reaches_every_waiting_consumer() -> None:
         await asyncio.sleep(0)
         return await stream.get_final_response()
 
-    outcomes = await asyncio.wait_for(asyncio.gather(iterate(), final(), return_exceptions=True), 5)
+    outcomes = await asyncio.wait_for(
+        asyncio.gather(iterate(), final(), return_exceptions=True), 5
+    )
     assert [str(o) for o in outcomes] == ["provider broke", "provider broke"]
 
 
 async def test_closing_while_another_task_waits_gives_a_stream_error() -> None:
-    """ST-13, ST-7: the iterating task closes the stream early; the waiting task gets StreamError."""
+    """ST-13, ST-7: the iterating task closes the stream early; the waiting task gets
+    StreamError."""
     from minagent import StreamError
 
     async def source() -> AsyncIterator[int]:
@@ -120,13 +125,16 @@ async def test_closing_while_another_task_waits_gives_a_stream_error() -> None:
         await asyncio.sleep(0)
         return await stream.get_final_response()
 
-    outcomes = await asyncio.wait_for(asyncio.gather(iterate(), final(), return_exceptions=True), 5)
+    outcomes = await asyncio.wait_for(
+        asyncio.gather(iterate(), final(), return_exceptions=True), 5
+    )
     assert outcomes[0] is None
     assert isinstance(outcomes[1], StreamError)
 
 
 async def test_the_same_task_may_still_take_over_after_break() -> None:
-    """ST-7 unchanged by ST-13: after `break`, get_final_response() in the same task reads the rest."""
+    """ST-7 unchanged by ST-13: after `break`, get_final_response() in the same task
+    reads the rest."""
 
     async def source() -> AsyncIterator[int]:
         for i in range(5):
@@ -140,8 +148,8 @@ async def test_the_same_task_may_still_take_over_after_break() -> None:
 
 
 async def test_run_and_get_response_streams_keep_no_updates() -> None:
-    """ST-14: the streams of get_response(stream=True) and run(stream=True) finalise from the run
-    and keep no list of updates; the final response is still complete."""
+    """ST-14: the streams of get_response(stream=True) and run(stream=True) finalise
+    from the run and keep no list of updates; the final response is still complete."""
     chunks = [f"c{i} " for i in range(200)]
     client = ScriptedChatClient([text_chunks(*chunks), text_chunks(*chunks)])
     chat_stream = client.get_response("hi", stream=True)
@@ -163,8 +171,9 @@ async def _numbers(n: int) -> AsyncIterator[int]:
 
 
 async def test_an_agent_stream_reads_the_client_stream_source_directly() -> None:
-    """AG-4, ST-7: the agent's stream over the stream get_response returned: the client's stream
-    finalises with it, and closing the agent's stream early closes the client's."""
+    """AG-4, ST-7: the agent's stream over the stream get_response returned: the
+    client's stream finalises with it, and closing the agent's stream early closes the
+    client's."""
     client = ScriptedChatClient([text_chunks("a", "b", "c"), text_chunks("x", "y")])
     agent = Agent(client)
     stream = agent.run("hi", stream=True)
@@ -183,17 +192,21 @@ async def test_an_agent_stream_reads_the_client_stream_source_directly() -> None
 
 
 def test_a_fold_keeps_strings_not_updates() -> None:
-    """TY-14, ST-14, ST-50: folding 1000 text chunks keeps the first content and its texts as at most
-    256 strings, and gives exactly from_updates of the same updates."""
+    """TY-14, ST-14, ST-50: folding 1000 text chunks keeps the first content and its
+    texts as at most 256 strings, and gives exactly from_updates of the same updates."""
     from minagent import ChatResponse, ChatResponseUpdate, Content, UsageDetails
     from minagent._fold import Fold
 
-    updates = [ChatResponseUpdate([Content.from_text(f"w{i} ")], "assistant") for i in range(1000)]
+    updates = [
+        ChatResponseUpdate([Content.from_text(f"w{i} ")], "assistant")
+        for i in range(1000)
+    ]
     updates.insert(500, ChatResponseUpdate([Content.from_usage(UsageDetails(1, 2))]))
     fold = Fold(ChatResponse())
     for update in updates:
         fold.add(update)
-    assert fold.messages[0].contents == []  # nothing materialised yet: one run of strings
+    # nothing materialised yet: one run of strings
+    assert fold.messages[0].contents == []
     assert len(fold._texts) <= 256
     assert "".join(fold._texts) == "".join(f"w{i} " for i in range(1000))
     assert all(type(t) is str for t in fold._texts)
@@ -204,13 +217,16 @@ def test_a_fold_keeps_strings_not_updates() -> None:
 
 
 class _ChunkClient(BaseChatClient):
-    """Streams ``chunks``, then raises ``fail`` when given (fault injection for the model stream)."""
+    """Streams ``chunks``, then raises ``fail`` when given (fault injection for the
+    model stream)."""
 
     def __init__(self, chunks: list[str], fail: Exception | None = None) -> None:
         super().__init__()
         self.chunks, self.fail, self.closed = chunks, fail, 0
 
-    async def _inner_get_response(self, *, messages: Any, options: Any, **kwargs: Any) -> ChatResponse:
+    async def _inner_get_response(
+        self, *, messages: Any, options: Any, **kwargs: Any
+    ) -> ChatResponse:
         raise AssertionError("streaming only")
 
     async def _inner_get_streaming_response(
@@ -229,20 +245,26 @@ def _watching_middleware(seen: dict[str, Any]) -> Any:
     async def watch(context: ChatContext, call_next: Any) -> None:
         await call_next()
         seen["stream"] = context.result
-        context.result.with_result_hook(lambda r: seen.setdefault("results", []).append(r.text))
-        context.result.with_cleanup_hook(lambda: seen.setdefault("cleanups", []).append(1))
+        context.result.with_result_hook(
+            lambda r: seen.setdefault("results", []).append(r.text)
+        )
+        context.result.with_cleanup_hook(
+            lambda: seen.setdefault("cleanups", []).append(1)
+        )
 
     return watch
 
 
 @pytest.mark.parametrize("with_middleware", [False, True])
 async def test_the_loop_reads_the_provider_stream_itself(with_middleware: bool) -> None:
-    """ST-5, ST-6, ST-14: the model stream of a streamed run folds the provider's updates and
-    finalises once; the result and cleanup hooks chat middleware added run once; the provider's
-    generator is read once, to its end, and closed."""
+    """ST-5, ST-6, ST-14: the model stream of a streamed run folds the provider's
+    updates and finalises once; the result and cleanup hooks chat middleware added run
+    once; the provider's generator is read once, to its end, and closed."""
     seen: dict[str, Any] = {}
     client = _ChunkClient(["a", "b", "c"])
-    agent = Agent(client, middleware=[_watching_middleware(seen)] if with_middleware else [])
+    agent = Agent(
+        client, middleware=[_watching_middleware(seen)] if with_middleware else []
+    )
     stream = agent.run("hi", stream=True)
     assert [u.text async for u in stream] == ["a", "b", "c"]
     assert (await stream.get_final_response()).text == "abc"
@@ -256,8 +278,8 @@ async def test_the_loop_reads_the_provider_stream_itself(with_middleware: bool) 
 
 
 async def test_a_failing_provider_stream_fails_the_model_stream() -> None:
-    """ST-6, LP-22: an error of the provider's stream reaches the caller and fails the model stream,
-    whose cleanup hooks run once; nothing is finalised."""
+    """ST-6, LP-22: an error of the provider's stream reaches the caller and fails the
+    model stream, whose cleanup hooks run once; nothing is finalised."""
     seen: dict[str, Any] = {}
     client = _ChunkClient(["a", "b"], fail=RuntimeError("provider broke"))
     agent = Agent(client, middleware=[_watching_middleware(seen)])
@@ -279,8 +301,8 @@ async def test_a_failing_provider_stream_fails_the_model_stream() -> None:
 
 
 async def test_closing_the_run_early_closes_the_lent_provider_stream() -> None:
-    """ST-7, LP-22: leaving the agent's stream after one update closes the model stream and the
-    provider's generator; the model stream's cleanup hook runs once."""
+    """ST-7, LP-22: leaving the agent's stream after one update closes the model stream
+    and the provider's generator; the model stream's cleanup hook runs once."""
     seen: dict[str, Any] = {}
     client = _ChunkClient(["a", "b", "c"])
     agent = Agent(client, middleware=[_watching_middleware(seen)])
@@ -314,9 +336,11 @@ _chunk = st.builds(
 
 @settings(max_examples=200, deadline=None)
 @given(updates=st.lists(_chunk, max_size=12))
-def test_the_folds_quick_step_merges_as_the_full_step(updates: list[ChatResponseUpdate]) -> None:
-    """TY-14: folding chunk by chunk (with the quick step for one more text of the run) gives the
-    same response as the full merge step alone, for any sequence of chunks."""
+def test_the_folds_quick_step_merges_as_the_full_step(
+    updates: list[ChatResponseUpdate],
+) -> None:
+    """TY-14: folding chunk by chunk (with the quick step for one more text of the run)
+    gives the same response as the full merge step alone, for any sequence of chunks."""
     from minagent._fold import Fold
 
     quick, full = Fold(ChatResponse()), Fold(ChatResponse())

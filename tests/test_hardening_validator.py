@@ -1,5 +1,5 @@
-"""The validator under hostile schemas: polynomial work whatever the nesting (SC-56), and a tool
-whose schema it cannot fully apply never fails the run (SC-57)."""
+"""The validator under hostile schemas: polynomial work whatever the nesting (SC-56),
+and a tool whose schema it cannot fully apply never fails the run (SC-57)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"]
 
 
 def count_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Count every check the validator is asked for (its unit of work), reused ones included."""
+    """Count every check the validator is asked for (its unit of work), reused ones
+    included."""
     counter = [0]
     original = validator_module._Validator.check
 
@@ -33,8 +34,8 @@ def count_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def edges(schema: Any) -> int:
-    """Edges of the schema graph: one into every dict or bool of the schema's tree, plus one for
-    every $ref (to the node it points at)."""
+    """Edges of the schema graph: one into every dict or bool of the schema's tree, plus
+    one for every $ref (to the node it points at)."""
     if isinstance(schema, dict):
         return 1 + ("$ref" in schema) + sum(edges(v) for v in schema.values())
     if isinstance(schema, list):
@@ -51,37 +52,59 @@ def nodes(value: Any) -> int:
 
 
 def chain(depth: int, width: int = 2) -> dict[str, Any]:
-    """The issue's hostile schema: each level is anyOf of ``width`` references to the level below."""
+    """The issue's hostile schema: each level is anyOf of ``width`` references to the
+    level below."""
     defs: dict[str, Any] = {"L0": {"type": "integer"}}
     for i in range(1, depth + 1):
         defs[f"L{i}"] = {"anyOf": [{"$ref": f"#/$defs/L{i - 1}"} for _ in range(width)]}
-    return {"type": "object", "properties": {"n": {"$ref": f"#/$defs/L{depth}"}}, "$defs": defs}
+    return {
+        "type": "object",
+        "properties": {"n": {"$ref": f"#/$defs/L{depth}"}},
+        "$defs": defs,
+    }
 
 
 @pytest.mark.parametrize("depth", [12, 16, 40])
-def test_the_hostile_chain_costs_linear_work(depth: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SC-56: anyOf of two $refs per level, 12, 16 or 40 levels, and one wrong-typed argument: the
-    checks asked for stay within (schema edges) x (value nodes) + 1 (it was 2**depth), with the
-    same one issue."""
+def test_the_hostile_chain_costs_linear_work(
+    depth: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SC-56: anyOf of two $refs per level, 12, 16 or 40 levels, and one wrong-typed
+    argument: the checks asked for stay within (schema edges) x (value nodes) + 1 (it
+    was 2**depth), with the same one issue."""
     counter = count_checks(monkeypatch)
     schema, value = chain(depth), {"n": "not a number"}
-    assert [str(i) for i in validate(value, schema)] == ['$.n: expected integer; got string "not a number"']
+    assert [str(i) for i in validate(value, schema)] == [
+        '$.n: expected integer; got string "not a number"'
+    ]
     assert counter[0] <= edges(schema) * nodes(value) + 1
 
 
 @st.composite
 def layered(draw: st.DrawFn) -> dict[str, Any]:
-    """A schema of up to 10 levels of $defs, each an object, array or composition of references
-    to lower levels (shared many times over): the shape that made validation exponential."""
-    leaves = [{"type": "integer"}, {"type": "string", "minLength": 2}, {"enum": [1, "a", None]}, True]
+    """A schema of up to 10 levels of $defs, each an object, array or composition of
+    references to lower levels (shared many times over): the shape that made validation
+    exponential."""
+    leaves = [
+        {"type": "integer"},
+        {"type": "string", "minLength": 2},
+        {"enum": [1, "a", None]},
+        True,
+    ]
     defs: dict[str, Any] = {"L0": draw(st.sampled_from(leaves))}
     depth = draw(st.integers(1, 10))
     for i in range(1, depth + 1):
-        below = st.sampled_from([f"#/$defs/L{j}" for j in range(i)]).map(lambda ref: {"$ref": ref})
+        below = st.sampled_from([f"#/$defs/L{j}" for j in range(i)]).map(
+            lambda ref: {"$ref": ref}
+        )
         kind = draw(st.sampled_from(["anyOf", "oneOf", "allOf", "object", "array"]))
         if kind == "object":
-            names = draw(st.lists(st.sampled_from("abc"), min_size=1, max_size=3, unique=True))
-            defs[f"L{i}"] = {"type": "object", "properties": {n: draw(below) for n in names}}
+            names = draw(
+                st.lists(st.sampled_from("abc"), min_size=1, max_size=3, unique=True)
+            )
+            defs[f"L{i}"] = {
+                "type": "object",
+                "properties": {n: draw(below) for n in names},
+            }
         elif kind == "array":
             defs[f"L{i}"] = {"type": "array", "items": draw(below)}
         else:
@@ -90,17 +113,26 @@ def layered(draw: st.DrawFn) -> dict[str, Any]:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["a", "ab", "xyz"]),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.sampled_from("abc"), children, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 5)
+    | st.sampled_from(["a", "ab", "xyz"]),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.sampled_from("abc"), children, max_size=3)
+    ),
     max_leaves=10,
 )
 
 
 @settings(max_examples=200)
 @given(schema=layered(), value=json_values)
-def test_validation_work_is_polynomial_in_schema_and_value(schema: dict[str, Any], value: Any) -> None:
-    """SC-56: for any layered anyOf/oneOf/allOf/$ref schema and any value, the checks asked for are
-    at most (schema edges) x (value nodes) + 1, and no issue is reported twice."""
+def test_validation_work_is_polynomial_in_schema_and_value(
+    schema: dict[str, Any], value: Any
+) -> None:
+    """SC-56: for any layered anyOf/oneOf/allOf/$ref schema and any value, the checks
+    asked for are at most (schema edges) x (value nodes) + 1, and no issue is reported
+    twice."""
     with pytest.MonkeyPatch.context() as monkeypatch:
         counter = count_checks(monkeypatch)
         issues = validate(value, schema)
@@ -112,7 +144,11 @@ def test_the_same_issue_along_two_routes_is_reported_once() -> None:
     """SC-56, SC-36: allOf reaching one schema twice reports its issue once."""
     shared = {"type": "integer"}
     assert [
-        str(i) for i in validate("x", {"allOf": [shared, shared, {"$ref": "#/$defs/i"}], "$defs": {"i": shared}})
+        str(i)
+        for i in validate(
+            "x",
+            {"allOf": [shared, shared, {"$ref": "#/$defs/i"}], "$defs": {"i": shared}},
+        )
     ] == ['$: expected integer; got string "x"']
 
 
@@ -123,7 +159,10 @@ UNUSABLE = {
     "type-any": {"type": "any"},
     "external-ref": {"$ref": "https://example.com/name.json"},
     "missing-ref": {"$ref": "#/$defs/missing"},
-    "ref-cycle": {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}},
+    "ref-cycle": {
+        "$ref": "#/$defs/a",
+        "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+    },
     "enum-not-a-list": {"enum": 5},
 }
 
@@ -156,9 +195,10 @@ async def run(agent: Agent, stream: bool) -> Any:
 async def test_a_schema_the_validator_cannot_apply_never_fails_the_run(
     case: str, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """SC-57: a tool whose schema has a part minagent cannot apply runs: that part is left to the
-    tool, the rest is still checked (a wrong-typed ``times`` and an unknown property get an error
-    result), and the problem is logged once for the tool, however many calls."""
+    """SC-57: a tool whose schema has a part minagent cannot apply runs: that part is
+    left to the tool, the rest is still checked (a wrong-typed ``times`` and an unknown
+    property get an error result), and the problem is logged once for the tool, however
+    many calls."""
     getattr(validator_module, "_reported", set()).clear()
     seen: list[Any] = []
     steps = [
@@ -172,16 +212,28 @@ async def test_a_schema_the_validator_cannot_apply_never_fails_the_run(
         answer = await run(agent, stream)
     assert answer.text == "done"
     assert seen == ["Zoë", "Bo"]
-    results = {c.call_id: c.result for m in answer.messages for c in m.contents if c.type == "function_result"}
+    results = {
+        c.call_id: c.result
+        for m in answer.messages
+        for c in m.contents
+        if c.type == "function_result"
+    }
     assert "$.times: expected integer" in results["c2"]
     assert "$.extra: unexpected property" in results["c2"]
-    warnings = [r.getMessage() for r in caplog.records if "cannot apply all of its schema" in r.getMessage()]
+    warnings = [
+        r.getMessage()
+        for r in caplog.records
+        if "cannot apply all of its schema" in r.getMessage()
+    ]
     assert len(warnings) == 1
-    assert warnings[0].startswith("tool 'greet': minagent cannot apply all of its schema (at $.name")
+    assert warnings[0].startswith(
+        "tool 'greet': minagent cannot apply all of its schema (at $.name"
+    )
 
 
 def test_ecma_named_groups_are_checked() -> None:
-    """SC-57, SC-39: a pattern with an ECMAScript named group is read as Python's and applied."""
+    """SC-57, SC-39: a pattern with an ECMAScript named group is read as Python's and
+    applied."""
     schema = {"type": "string", "pattern": "^(?<first>[a-z]+)-(?<second>\\d+)$"}
     assert validate("abc-12", schema) == []
     assert [i.problem for i in validate("ABC", schema)] == [
@@ -190,15 +242,19 @@ def test_ecma_named_groups_are_checked() -> None:
 
 
 def test_a_schema_nested_too_deeply_is_left_to_the_tool() -> None:
-    """SC-57: a lenient validation of a schema nested deeper than the interpreter can follow
-    reports no issue (it is left to the tool); without lenient_for it is SC-50's issue."""
+    """SC-57: a lenient validation of a schema nested deeper than the interpreter can
+    follow reports no issue (it is left to the tool); without lenient_for it is SC-50's
+    issue."""
     deep = chain(sys.getrecursionlimit())
     assert validate({"n": "x"}, deep, lenient_for="t") == []
-    assert [i.problem for i in validate({"n": "x"}, deep)] == ["the value is nested too deeply to be checked"]
+    assert [i.problem for i in validate({"n": "x"}, deep)] == [
+        "the value is nested too deeply to be checked"
+    ]
 
 
 def test_strict_validation_still_raises() -> None:
-    """SC-57, SC-41: without lenient_for, a schema that cannot be applied is a ValueError."""
+    """SC-57, SC-41: without lenient_for, a schema that cannot be applied is a
+    ValueError."""
     for schema in UNUSABLE.values():
         with pytest.raises(ValueError, match=r"schema|\$ref|pattern"):
             validate("x", schema)

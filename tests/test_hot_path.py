@@ -12,22 +12,35 @@ from minagent._fold import PIECES, Fold
 
 chunk = st.one_of(
     st.text(max_size=3),
-    st.tuples(st.text(max_size=3), st.dictionaries(st.sampled_from("ab"), st.integers(), min_size=1, max_size=1)),
+    st.tuples(
+        st.text(max_size=3),
+        st.dictionaries(st.sampled_from("ab"), st.integers(), min_size=1, max_size=1),
+    ),
 )
 
 
 @settings(max_examples=40, deadline=None)
-@given(chunks=st.lists(chunk, max_size=3 * PIECES), role_every=st.integers(min_value=0, max_value=400))
-def test_a_fold_keeps_at_most_pieces_strings_and_the_whole_text(chunks: list[Any], role_every: int) -> None:
-    """ST-50, TY-14: however many chunks (plain, or carrying additional_properties, some naming the
-    role), a fold never holds more than PIECES strings of its text run, and its result holds the
-    whole text, the properties merged (the first value of a key wins), as the text joined at once."""
+@given(
+    chunks=st.lists(chunk, max_size=3 * PIECES),
+    role_every=st.integers(min_value=0, max_value=400),
+)
+def test_a_fold_keeps_at_most_pieces_strings_and_the_whole_text(
+    chunks: list[Any], role_every: int
+) -> None:
+    """ST-50, TY-14: however many chunks (plain, or carrying additional_properties, some
+    naming the role), a fold never holds more than PIECES strings of its text run, and
+    its result holds the whole text, the properties merged (the first value of a key
+    wins), as the text joined at once."""
     fold = Fold(ChatResponse())
     texts: list[str] = []
     props: dict[str, Any] = {}
     for i, item in enumerate(chunks):
         text, extra = (item, None) if isinstance(item, str) else item
-        content = Content.from_text(text, additional_properties=extra) if extra else Content.from_text(text)
+        content = (
+            Content.from_text(text, additional_properties=extra)
+            if extra
+            else Content.from_text(text)
+        )
         role = "assistant" if role_every and i % role_every == 0 else None
         fold.add(ChatResponseUpdate([content], role))
         texts.append(text)
@@ -48,7 +61,9 @@ class Chunks(BaseChatClient):
         super().__init__()
         self.chunks = chunks
 
-    async def _inner_get_response(self, **kwargs: Any) -> ChatResponse:  # pragma: no cover - streaming only
+    async def _inner_get_response(
+        self, **kwargs: Any
+    ) -> ChatResponse:  # pragma: no cover - streaming only
         raise NotImplementedError
 
     async def _inner_get_streaming_response(self, **kwargs: Any) -> Any:
@@ -57,8 +72,8 @@ class Chunks(BaseChatClient):
 
 
 async def test_a_long_agent_stream_delivers_every_chunk_and_the_whole_text() -> None:
-    """ST-50, ST-14: an agent stream of 5,000 chunks (twenty times PIECES) delivers each chunk as it
-    came and a final response whose text is every chunk's, in order."""
+    """ST-50, ST-14: an agent stream of 5,000 chunks (twenty times PIECES) delivers each
+    chunk as it came and a final response whose text is every chunk's, in order."""
     chunks = [f"{i % 10}" for i in range(5000)]
     stream = Agent(Chunks(chunks)).run("go", stream=True)
     seen = [update.text async for update in stream]

@@ -1,4 +1,5 @@
-"""LP-32: `MessageInjectionMiddleware`'s own methods, upstream's way of queueing through the middleware."""
+"""LP-32: `MessageInjectionMiddleware`'s own methods, upstream's way of queueing through
+the middleware."""
 
 import pytest
 
@@ -13,14 +14,19 @@ from minagent.testing import ScriptedChatClient, reply
 
 from .sessions._util import run
 
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+MODES = pytest.mark.parametrize(
+    "stream", [False, True], ids=["non-streaming", "streaming"]
+)
 
 
 @MODES
-async def test_the_middleware_queues_for_the_next_model_call_and_shows_what_waits(stream):
-    """LP-32: `middleware.enqueue_messages(session, messages)` queues anything a run takes in the
-    session's state; `get_pending_messages(session)` is what waits, as a new list (changing it
-    changes nothing); the session's next run gives the messages to the model once, and then nothing waits."""
+async def test_the_middleware_queues_for_the_next_model_call_and_shows_what_waits(
+    stream,
+):
+    """LP-32: `middleware.enqueue_messages(session, messages)` queues anything a run
+    takes in the session's state; `get_pending_messages(session)` is what waits, as a
+    new list (changing it changes nothing); the session's next run gives the messages to
+    the model once, and then nothing waits."""
     middleware = MessageInjectionMiddleware()
     session = AgentSession()
     assert middleware.get_pending_messages(session) == []
@@ -33,7 +39,11 @@ async def test_the_middleware_queues_for_the_next_model_call_and_shows_what_wait
     client = ScriptedChatClient([reply("ok"), reply("again")])
     agent = Agent(client, middleware=[middleware])
     await run(agent, "hello", stream=stream, session=session)
-    assert client.requests[0].texts == ["user: hello", "user: be brief", "user: and polite"]
+    assert client.requests[0].texts == [
+        "user: hello",
+        "user: be brief",
+        "user: and polite",
+    ]
     assert middleware.get_pending_messages(session) == []
     await run(agent, "more", stream=stream, session=session)
     assert client.requests[1].texts.count("user: be brief") == 1

@@ -1,8 +1,8 @@
 """The function-invocation loop (spec/loop.md): calling, the batch, concurrency, usage.
 
-Every rule runs in both modes with the same script through `run_both`, which also checks that
-the streaming final response equals the non-streaming response (LP-2). The helpers here are
-shared with the other ``tests/test_loop_*.py`` files.
+Every rule runs in both modes with the same script through `run_both`, which also checks
+that the streaming final response equals the non-streaming response (LP-2). The helpers
+here are shared with the other ``tests/test_loop_*.py`` files.
 """
 
 from __future__ import annotations
@@ -37,10 +37,11 @@ from minagent.testing import Request, ScriptedChatClient, call, reply, text_chun
 
 
 class Script:
-    """Makes a fresh `ScriptedChatClient` over the same steps for every run, and keeps each one.
+    """Makes a fresh `ScriptedChatClient` over the same steps for every run, and keeps
+    each one.
 
-    ``log`` is a fresh list per run (tools and middleware append to ``script.log``), so the
-    non-streaming and the streaming run can be compared.
+    ``log`` is a fresh list per run (tools and middleware append to ``script.log``), so
+    the non-streaming and the streaming run can be compared.
     """
 
     def __init__(
@@ -71,10 +72,13 @@ class Script:
 
     @property
     def requests(self) -> list[Request]:
-        """The requests of the first run, after checking that every run sent the same ones."""
+        """The requests of the first run, after checking that every run sent the same
+        ones."""
         first = self.clients[0].requests
         for client in self.clients[1:]:
-            assert [(r.messages, r.options) for r in client.requests] == [(r.messages, r.options) for r in first]
+            assert [(r.messages, r.options) for r in client.requests] == [
+                (r.messages, r.options) for r in first
+            ]
         return first
 
     def assert_consumed(self) -> None:
@@ -87,8 +91,9 @@ async def run_both(
 ) -> tuple[ChatResponse, ChatResponse, list[ChatResponseUpdate]]:
     """Run the same script non-streaming, then streaming (a fresh client each time).
 
-    Returns the non-streaming response, the streaming final response and the streamed updates.
-    Both runs see the approvals the process asked before them (LP-34: the first run uses them up).
+    Returns the non-streaming response, the streaming final response and the streamed
+    updates. Both runs see the approvals the process asked before them (LP-34: the first
+    run uses them up).
     """
     asked = dict(_transcript._ISSUED)
     non_streamed = await make_client().get_response(messages, **kw)
@@ -99,7 +104,9 @@ async def run_both(
     return non_streamed, streamed_final, updates
 
 
-async def run_mode(make_client: Callable[[], BaseChatClient], messages: Any, stream: bool, **kw: Any) -> ChatResponse:
+async def run_mode(
+    make_client: Callable[[], BaseChatClient], messages: Any, stream: bool, **kw: Any
+) -> ChatResponse:
     """One run in the given mode (for runs that raise)."""
     if not stream:
         return await make_client().get_response(messages, **kw)
@@ -110,7 +117,8 @@ async def run_mode(make_client: Callable[[], BaseChatClient], messages: Any, str
 
 
 def describe(messages: Sequence[Message]) -> list[str]:
-    """Messages as short strings: ``"assistant: call c1 f, text"``, ``"tool: result c1=..."``."""
+    """Messages as short strings: ``"assistant: call c1 f, text"``, ``"tool: result
+    c1=..."``."""
     out = []
     for m in messages:
         parts = []
@@ -128,29 +136,45 @@ def describe(messages: Sequence[Message]) -> list[str]:
 
 
 def assert_paired(messages: Sequence[Message]) -> None:
-    """Every call in an assistant message has its result in a later tool message before the
-    next assistant message (no call is ever left without a result, LP-8)."""
+    """Every call in an assistant message has its result in a later tool message before
+    the next assistant message (no call is ever left without a result, LP-8)."""
     for index, message in enumerate(messages):
         if message.role != "assistant":
             continue
-        call_ids = {c.call_id for c in message.contents if c.type == "function_call" and c.call_id}
+        call_ids = {
+            c.call_id
+            for c in message.contents
+            if c.type == "function_call" and c.call_id
+        }
         answered: set[str | None] = set()
         for later in messages[index + 1 :]:
             if later.role == "assistant":
                 break
             if later.role == "tool":
-                answered |= {c.call_id for c in later.contents if c.type == "function_result"}
+                answered |= {
+                    c.call_id for c in later.contents if c.type == "function_result"
+                }
         missing = call_ids - answered
         assert not missing, f"calls without a result: {missing} in {describe(messages)}"
 
 
 def results(response: ChatResponse) -> dict[str | None, Any]:
     """call_id -> result text of every function_result in the response."""
-    return {c.call_id: c.result for m in response.messages for c in m.contents if c.type == "function_result"}
+    return {
+        c.call_id: c.result
+        for m in response.messages
+        for c in m.contents
+        if c.type == "function_result"
+    }
 
 
 def exceptions(response: ChatResponse) -> dict[str | None, str | None]:
-    return {c.call_id: c.exception for m in response.messages for c in m.contents if c.type == "function_result"}
+    return {
+        c.call_id: c.exception
+        for m in response.messages
+        for c in m.contents
+        if c.type == "function_result"
+    }
 
 
 @tool
@@ -179,7 +203,10 @@ def test_configuration_defaults() -> None:
     assert config.additional_tools == []
     assert config.include_detailed_errors is False
     assert config.max_function_calls is None
-    assert FunctionInvocationConfiguration().additional_tools is not config.additional_tools
+    assert (
+        FunctionInvocationConfiguration().additional_tools
+        is not config.additional_tools
+    )
     assert ScriptedChatClient().function_invocation_configuration == config
 
 
@@ -207,7 +234,8 @@ def test_configuration_accepts_boundary_values() -> None:
 
 
 async def test_disabled_loop_makes_one_call_and_returns_calls_unexecuted() -> None:
-    """LP-1: with enabled=False the loop makes one model call; function calls come back as is."""
+    """LP-1: with enabled=False the loop makes one model call; function calls come back
+    as is."""
     ran: list[str] = []
 
     @tool
@@ -233,7 +261,8 @@ async def test_disabled_loop_makes_one_call_and_returns_calls_unexecuted() -> No
 
 
 async def test_nothing_runs_before_the_result_is_awaited_or_iterated() -> None:
-    """LP-2: get_response returns synchronously and does nothing until awaited or iterated."""
+    """LP-2: get_response returns synchronously and does nothing until awaited or
+    iterated."""
     events: list[str] = []
 
     @chat_middleware
@@ -257,9 +286,12 @@ async def test_nothing_runs_before_the_result_is_awaited_or_iterated() -> None:
     assert events == ["chat", "chat"]
 
 
-async def test_streaming_yields_model_updates_tool_batches_and_injected_messages() -> None:
-    """LP-2: a streaming run yields every model update as it arrives, one role="tool" update per
-    batch and one update per injected message; the final response equals the non-streaming one."""
+async def test_streaming_yields_model_updates_tool_batches_and_injected_messages() -> (
+    None
+):
+    """LP-2: a streaming run yields every model update as it arrives, one role="tool"
+    update per batch and one update per injected message; the final response equals the
+    non-streaming one."""
 
     @tool
     def note(context: FunctionInvocationContext) -> str:
@@ -308,8 +340,8 @@ class OnlyNonStreaming(BaseChatClient):
 
 
 async def test_default_streaming_yields_the_non_streaming_response_as_updates() -> None:
-    """LP-2: a provider with only _inner_get_response streams that response as updates, with
-    the same final response in both modes."""
+    """LP-2: a provider with only _inner_get_response streams that response as updates,
+    with the same final response in both modes."""
 
     def make() -> OnlyNonStreaming:
         return OnlyNonStreaming(
@@ -347,8 +379,9 @@ async def test_default_streaming_yields_the_non_streaming_response_as_updates() 
 
 
 async def test_chat_middleware_runs_once_per_model_call() -> None:
-    """LP-3: chat middleware wraps every model call inside the loop; function middleware every
-    tool call: chat, chat, function, function, chat, chat across a two-call loop."""
+    """LP-3: chat middleware wraps every model call inside the loop; function middleware
+    every tool call: chat, chat, function, function, chat, chat across a two-call
+    loop."""
     script: Script
 
     @chat_middleware
@@ -364,7 +397,11 @@ async def test_chat_middleware_runs_once_per_model_call() -> None:
         await call_next()
         script.log.append("func_after")
 
-    script = Script(reply(call("add", {"a": 2, "b": 2}, call_id="c1")), "four", middleware=[chat_log, func_log])
+    script = Script(
+        reply(call("add", {"a": 2, "b": 2}, call_id="c1")),
+        "four",
+        middleware=[chat_log, func_log],
+    )
     ns, streamed, _ = await run_both(script, "2+2?", options={"tools": [add]})
     assert streamed == ns
     expected = ["chat_before_1", "chat_after_1", "func_before", "func_after"]
@@ -374,8 +411,8 @@ async def test_chat_middleware_runs_once_per_model_call() -> None:
 
 
 async def test_chat_context_messages_and_options_are_fresh_per_call() -> None:
-    """LP-3: ChatContext.messages and options are copies per call: edits affect that call only;
-    options["instructions"] reaches the provider."""
+    """LP-3: ChatContext.messages and options are copies per call: edits affect that
+    call only; options["instructions"] reaches the provider."""
     seen: list[tuple[int, Any]] = []
 
     @chat_middleware
@@ -385,7 +422,9 @@ async def test_chat_context_messages_and_options_are_fresh_per_call() -> None:
         context.options["temperature"] = 0.5
         await call_next()
 
-    script = Script(reply(call("add", {"a": 1, "b": 1}, call_id="c1")), "two", middleware=meddle)
+    script = Script(
+        reply(call("add", {"a": 1, "b": 1}, call_id="c1")), "two", middleware=meddle
+    )
     options = {"tools": [add], "instructions": "be brief"}
     ns, streamed, _ = await run_both(script, "1+1?", options=options)
     assert streamed == ns
@@ -397,15 +436,17 @@ async def test_chat_context_messages_and_options_are_fresh_per_call() -> None:
         "tool: result c1=2",
         "system: only for this call",
     ]
-    assert seen == [(1, None), (3, None)] * 2  # nothing leaked from one call into the next
+    # nothing leaked from one call into the next
+    assert seen == [(1, None), (3, None)] * 2
     assert first.options["instructions"] == second.options["instructions"] == "be brief"
     assert "temperature" not in options
     assert "only for this call" not in ns.text
 
 
 async def test_in_place_edits_of_chat_context_messages_affect_that_call_only() -> None:
-    """LP-3: editing a message of ChatContext.messages in place (replacing or adding contents)
-    changes what that call sends, not the transcript, later calls or the response."""
+    """LP-3: editing a message of ChatContext.messages in place (replacing or adding
+    contents) changes what that call sends, not the transcript, later calls or the
+    response."""
 
     @chat_middleware
     async def redact(context: ChatContext, call_next: Any) -> None:
@@ -416,7 +457,11 @@ async def test_in_place_edits_of_chat_context_messages_affect_that_call_only() -
                 message.contents.append(Content.from_text("(annotated)"))
         await call_next()
 
-    script = Script(reply("Checking.", call("add", {"a": 1, "b": 1}, call_id="c1")), "two", middleware=redact)
+    script = Script(
+        reply("Checking.", call("add", {"a": 1, "b": 1}, call_id="c1")),
+        "two",
+        middleware=redact,
+    )
     ns, streamed, _ = await run_both(script, "my secret sum", options={"tools": [add]})
     assert streamed == ns
     first, second = script.requests
@@ -434,8 +479,9 @@ async def test_in_place_edits_of_chat_context_messages_affect_that_call_only() -
 
 
 async def test_chat_middleware_without_a_result_ends_the_loop_cleanly() -> None:
-    """LP-3, MW-7: chat middleware that skips a model call and sets no result gives an empty
-    response for that call, and the loop ends cleanly with the transcript so far."""
+    """LP-3, MW-7: chat middleware that skips a model call and sets no result gives an
+    empty response for that call, and the loop ends cleanly with the transcript so
+    far."""
     calls = 0
 
     @chat_middleware
@@ -445,7 +491,9 @@ async def test_chat_middleware_without_a_result_ends_the_loop_cleanly() -> None:
         if calls % 2 == 1:
             await call_next()
 
-    script = Script(reply(call("add", {"a": 1, "b": 1}, call_id="c1")), middleware=[only_once])
+    script = Script(
+        reply(call("add", {"a": 1, "b": 1}, call_id="c1")), middleware=[only_once]
+    )
     ns, streamed, updates = await run_both(script, "go", options={"tools": [add]})
     assert streamed == ns
     assert describe(ns.messages) == ["assistant: call c1 add", "tool: result c1=2"]
@@ -459,8 +507,12 @@ async def test_chat_middleware_without_a_result_ends_the_loop_cleanly() -> None:
 
 async def test_second_call_receives_call_and_result() -> None:
     """LP-4: the second model call receives [user, assistant(call), tool(result)]."""
-    script = Script(reply(call("get_weather", {"city": "Oslo"}, call_id="c1")), "It is sunny.")
-    ns, streamed, _ = await run_both(script, "Weather in Oslo?", options={"tools": [get_weather]})
+    script = Script(
+        reply(call("get_weather", {"city": "Oslo"}, call_id="c1")), "It is sunny."
+    )
+    ns, streamed, _ = await run_both(
+        script, "Weather in Oslo?", options={"tools": [get_weather]}
+    )
     assert streamed == ns
     second = script.requests[1]
     assert [m.role for m in second.messages] == ["user", "assistant", "tool"]
@@ -481,8 +533,8 @@ async def test_second_call_receives_call_and_result() -> None:
 
 
 async def test_results_are_one_tool_message_in_call_order() -> None:
-    """LP-4: several calls give one tool message with the results in call order, whatever
-    order they finish in."""
+    """LP-4: several calls give one tool message with the results in call order,
+    whatever order they finish in."""
 
     @tool
     async def wait(ms: int) -> int:
@@ -505,9 +557,9 @@ async def test_results_are_one_tool_message_in_call_order() -> None:
 
 
 async def test_only_actionable_calls_run_and_a_repeated_call_id_is_renamed() -> None:
-    """LP-4, LP-26: informational calls and calls answered in the same response are not run; a
-    call_id that appears twice is two calls: the second is renamed and both run, each with its
-    own result (issue 13: one result for two calls was sent before)."""
+    """LP-4, LP-26: informational calls and calls answered in the same response are not
+    run; a call_id that appears twice is two calls: the second is renamed and both run,
+    each with its own result (issue 13: one result for two calls was sent before)."""
     ran: list[str] = []
 
     @tool
@@ -515,27 +567,35 @@ async def test_only_actionable_calls_run_and_a_repeated_call_id_is_renamed() -> 
         ran.append(tag)
         return tag
 
-    # Two messages with message ids, so that streaming keeps the repeated call_id apart (in one
-    # streamed message a repeated call_id is an argument delta of the same call, TY-10).
+    # Two messages with message ids, so that streaming keeps the repeated call_id apart
+    # (in one streamed message a repeated call_id is an argument delta of the same call,
+    # TY-10).
     response = ChatResponse(
         [
             Message(
                 "assistant",
                 [
-                    Content.from_function_call("i1", "act", '{"tag": "info"}', informational_only=True),
+                    Content.from_function_call(
+                        "i1", "act", '{"tag": "info"}', informational_only=True
+                    ),
                     call("act", {"tag": "hosted"}, call_id="h1"),
                     Content.from_function_result("h1", "done by the service"),
                     call("act", {"tag": "first"}, call_id="d1"),
                 ],
                 message_id="m1",
             ),
-            Message("assistant", [call("act", {"tag": "second"}, call_id="d1")], message_id="m2"),
+            Message(
+                "assistant",
+                [call("act", {"tag": "second"}, call_id="d1")],
+                message_id="m2",
+            ),
         ]
     )
     script = Script(response, "ok")
     ns, streamed, _ = await run_both(script, "go", options={"tools": [act]})
     assert streamed == ns
-    assert sorted(ran) == ["first", "first", "second", "second"]  # both calls (concurrent), in each of two runs
+    # both calls (concurrent), in each of two runs
+    assert sorted(ran) == ["first", "first", "second", "second"]
     assert describe(ns.messages)[2] == "tool: result d1=first, result d1~2=second"
 
 
@@ -555,7 +615,10 @@ async def test_calls_of_one_batch_run_concurrently() -> None:
         return tag
 
     script = Script(
-        reply(call("slow", {"tag": "a"}, call_id="a"), call("slow", {"tag": "b"}, call_id="b")),
+        reply(
+            call("slow", {"tag": "a"}, call_id="a"),
+            call("slow", {"tag": "b"}, call_id="b"),
+        ),
         "done",
     )
     ns, streamed, _ = await run_both(script, "go", options={"tools": [slow]})
@@ -567,7 +630,8 @@ async def test_calls_of_one_batch_run_concurrently() -> None:
 
 
 async def test_sequential_tool_never_overlaps_another_call() -> None:
-    """LP-5: a sequential=True tool runs alone; the batch runs in call order as groups."""
+    """LP-5: a sequential=True tool runs alone; the batch runs in call order as
+    groups."""
     script: Script
 
     async def record(tag: str) -> str:
@@ -600,13 +664,21 @@ async def test_sequential_tool_never_overlaps_another_call() -> None:
     assert [c.call_id for c in ns.messages[1].contents] == ["p1", "p2", "s", "p3"]
     for log in script.logs:
         order = [e for e in log if e[0] in ("start", "end")]
-        assert {order[0], order[1]} == {("start", "p1"), ("start", "p2")}  # p1, p2 together
-        assert order[4:] == [("start", "s"), ("end", "s"), ("start", "p3"), ("end", "p3")]
+        # p1, p2 together
+        assert {order[0], order[1]} == {("start", "p1"), ("start", "p2")}
+        assert order[4:] == [
+            ("start", "s"),
+            ("end", "s"),
+            ("start", "p3"),
+            ("end", "p3"),
+        ]
         spans = {e[0]: e[1:] for e in log if len(e) == 3}
         s_start, s_end = spans["s"]
         for tag in ("p1", "p2", "p3"):
             start, end = spans[tag]
-            assert end <= s_start or start >= s_end, f"{tag} overlapped the sequential call"
+            assert end <= s_start or start >= s_end, (
+                f"{tag} overlapped the sequential call"
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -628,7 +700,8 @@ async def test_usage_is_summed_over_all_model_calls() -> None:
 
 
 async def test_usage_is_none_when_no_call_reported_usage() -> None:
-    """LP-18: no usage anywhere gives usage_details None; a call without usage adds nothing."""
+    """LP-18: no usage anywhere gives usage_details None; a call without usage adds
+    nothing."""
     script = Script(reply(call("add", {"a": 1, "b": 2}, call_id="c1")), "three")
     ns, streamed, _ = await run_both(script, "1+2?", options={"tools": [add]})
     assert streamed == ns
@@ -644,8 +717,9 @@ async def test_usage_is_none_when_no_call_reported_usage() -> None:
 
 
 async def test_conversation_id_is_carried_and_only_new_messages_are_sent() -> None:
-    """LP-19: a conversation_id is put in the options of the following calls, which then send
-    only the messages the service has not seen; the final response carries the last id."""
+    """LP-19: a conversation_id is put in the options of the following calls, which then
+    send only the messages the service has not seen; the final response carries the last
+    id."""
     script = Script(
         reply(call("add", {"a": 1, "b": 2}, call_id="c1"), conversation_id="conv-1"),
         reply(call("add", {"a": 3, "b": 4}, call_id="c2"), conversation_id="conv-2"),
@@ -671,32 +745,47 @@ async def test_conversation_id_is_carried_and_only_new_messages_are_sent() -> No
 
 
 async def test_conversation_id_given_by_the_caller() -> None:
-    """LP-19: with a conversation_id in the caller's options, each following call sends only
-    what came after the previous response."""
+    """LP-19: with a conversation_id in the caller's options, each following call sends
+    only what came after the previous response."""
     script = Script(reply(call("add", {"a": 1, "b": 2}, call_id="c1")), "done")
     options = {"tools": [add], "conversation_id": "existing"}
     ns, streamed, _ = await run_both(script, "sum", options=options)
     assert streamed == ns
     first, second = script.requests
-    assert first.options["conversation_id"] == second.options["conversation_id"] == "existing"
+    assert (
+        first.options["conversation_id"]
+        == second.options["conversation_id"]
+        == "existing"
+    )
     assert describe(first.messages) == ["user: sum"]
     assert describe(second.messages) == ["tool: result c1=3"]
 
 
-async def test_chat_middleware_editing_option_containers_affects_that_call_only() -> None:
-    """LP-3: lists and dicts inside ChatContext.options (tools, metadata) are the call's own copies."""
+async def test_chat_middleware_editing_option_containers_affects_that_call_only() -> (
+    None
+):
+    """LP-3: lists and dicts inside ChatContext.options (tools, metadata) are the call's
+    own copies."""
     seen: list[tuple[int, dict[str, Any]]] = []
 
     @chat_middleware
     async def widen(context: ChatContext, call_next: Any) -> None:
         seen.append((len(context.options["tools"]), dict(context.options["metadata"])))
-        context.options["tools"].append({"name": "extra", "parameters": {"type": "object"}})
+        context.options["tools"].append(
+            {"name": "extra", "parameters": {"type": "object"}}
+        )
         context.options["metadata"]["touched"] = True
         await call_next()
 
     def make() -> ScriptedChatClient:
-        return ScriptedChatClient([reply(call("add", {"a": 1, "b": 1}, call_id="c1")), "two"], middleware=widen)
+        return ScriptedChatClient(
+            [reply(call("add", {"a": 1, "b": 1}, call_id="c1")), "two"],
+            middleware=widen,
+        )
 
-    ns, streamed, _ = await run_both(make, "sum", options={"tools": [add], "metadata": {"user": "u1"}})
+    ns, streamed, _ = await run_both(
+        make, "sum", options={"tools": [add], "metadata": {"user": "u1"}}
+    )
     assert ns == streamed
-    assert seen == [(1, {"user": "u1"})] * 4  # two calls per mode, each starting from the run's options
+    # two calls per mode, each starting from the run's options
+    assert seen == [(1, {"user": "u1"})] * 4

@@ -8,7 +8,15 @@ import pytest
 
 from minagent import Content, FunctionInvocationConfiguration, UnknownToolError, tool
 from minagent.testing import call, reply
-from tests.test_loop import Script, add, exceptions, get_weather, results, run_both, run_mode
+from tests.test_loop import (
+    Script,
+    add,
+    exceptions,
+    get_weather,
+    results,
+    run_both,
+    run_mode,
+)
 
 # ---------------------------------------------------------------------------------------------
 # LP-6 error results
@@ -19,13 +27,17 @@ from tests.test_loop import Script, add, exceptions, get_weather, results, run_b
     [
         pytest.param(
             call("forecast", {"city": "Oslo"}, call_id="c1"),
-            ['Error: Requested function "forecast" not found. Available functions: add, get_weather.'],
+            [
+                'Error: Requested function "forecast" not found. Available functions: add, get_weather.'
+            ],
             "unknown function 'forecast'",
             id="unknown-tool",
         ),
         pytest.param(
             call("get_weather", '{"city": "Oslo"', call_id="c1"),
-            ["Error: Argument parsing failed. Invalid arguments for get_weather: arguments are not valid JSON"],
+            [
+                "Error: Argument parsing failed. Invalid arguments for get_weather: arguments are not valid JSON"
+            ],
             "invalid arguments",
             id="invalid-json",
         ),
@@ -51,7 +63,10 @@ from tests.test_loop import Script, add, exceptions, get_weather, results, run_b
         ),
         pytest.param(
             call("get_weather", {"unit": "celsius"}, call_id="c1"),
-            ["Error: Argument parsing failed. Invalid arguments for get_weather:", "city"],
+            [
+                "Error: Argument parsing failed. Invalid arguments for get_weather:",
+                "city",
+            ],
             "invalid arguments",
             id="missing-required",
         ),
@@ -67,12 +82,16 @@ from tests.test_loop import Script, add, exceptions, get_weather, results, run_b
         ),
     ],
 )
-async def test_bad_calls_become_error_results(bad_call: Content, expected: list[str], exception: str) -> None:
-    """LP-6: an unknown tool lists the available ones; arguments that are not a JSON object or
-    fail the schema name every failing path, what was expected and what is allowed; the tool is
-    not called and the model is called again."""
+async def test_bad_calls_become_error_results(
+    bad_call: Content, expected: list[str], exception: str
+) -> None:
+    """LP-6: an unknown tool lists the available ones; arguments that are not a JSON
+    object or fail the schema name every failing path, what was expected and what is
+    allowed; the tool is not called and the model is called again."""
     script = Script(reply(bad_call), "sorry")
-    ns, streamed, _ = await run_both(script, "go", options={"tools": [get_weather, add]})
+    ns, streamed, _ = await run_both(
+        script, "go", options={"tools": [get_weather, add]}
+    )
     assert streamed == ns
     text = results(ns)["c1"]
     assert text.startswith(expected[0])
@@ -87,8 +106,9 @@ async def test_bad_calls_become_error_results(bad_call: Content, expected: list[
 
 @pytest.mark.parametrize("detailed", [False, True])
 async def test_tool_exception_becomes_error_result(detailed: bool) -> None:
-    """LP-6: a tool that raises gives "Error: Function failed." (plus the exception's type and
-    message only with include_detailed_errors); `exception` holds the message."""
+    """LP-6: a tool that raises gives "Error: Function failed." (plus the exception's
+    type and message only with include_detailed_errors); `exception` holds the
+    message."""
 
     @tool
     async def fragile(x: int) -> int:
@@ -111,8 +131,8 @@ async def test_tool_exception_becomes_error_result(detailed: bool) -> None:
 
 
 async def test_sync_tool_exception_without_message() -> None:
-    """LP-6: a sync tool (run in a worker thread) that raises is an error result too; with an
-    empty message `exception` holds the type name."""
+    """LP-6: a sync tool (run in a worker thread) that raises is an error result too;
+    with an empty message `exception` holds the type name."""
 
     @tool
     def broken() -> None:
@@ -160,19 +180,23 @@ async def test_terminate_on_unknown_calls_raises(stream: bool) -> None:
 
 
 async def test_a_client_without_inner_get_response_says_so() -> None:
-    """LP-2: a BaseChatClient subclass that implements no provider call fails with a clear error."""
+    """LP-2: a BaseChatClient subclass that implements no provider call fails with a
+    clear error."""
 
     from minagent import BaseChatClient
 
     class Empty(BaseChatClient):
         pass
 
-    with pytest.raises(NotImplementedError, match="Empty must implement _inner_get_response"):
+    with pytest.raises(
+        NotImplementedError, match="Empty must implement _inner_get_response"
+    ):
         await Empty().get_response("hi")
 
 
 def test_agent_middleware_on_a_client_is_refused() -> None:
-    """MW-4: a chat client runs chat and function middleware only; agent middleware is a clear error."""
+    """MW-4: a chat client runs chat and function middleware only; agent middleware is a
+    clear error."""
 
     from minagent import AgentContext, MiddlewareException
     from minagent.testing import ScriptedChatClient
@@ -180,5 +204,7 @@ def test_agent_middleware_on_a_client_is_refused() -> None:
     async def outer(context: AgentContext, call_next: object) -> None:
         await call_next()  # type: ignore[operator]
 
-    with pytest.raises(MiddlewareException, match="agent middleware cannot run in a chat client"):
+    with pytest.raises(
+        MiddlewareException, match="agent middleware cannot run in a chat client"
+    ):
         ScriptedChatClient([], middleware=[outer])

@@ -1,4 +1,5 @@
-"""Limits of the tool loop and tool_choice (spec/loop.md LP-7 .. LP-10), in both modes."""
+"""Limits of the tool loop and tool_choice (spec/loop.md LP-7 .. LP-10), in both
+modes."""
 
 from __future__ import annotations
 
@@ -28,11 +29,13 @@ def _choices(script: Script) -> list[Any]:
 
 @pytest.mark.parametrize("max_iterations", [1, 2, 3, 5])
 async def test_max_iterations_counts_tool_rounds(max_iterations: int) -> None:
-    """LP-7: a model that always calls tools gets max_iterations tool rounds, then one final call
-    with tool_choice "none" (max_iterations + 1 calls); that call's calls are dropped and the
-    fallback text is added."""
+    """LP-7: a model that always calls tools gets max_iterations tool rounds, then one
+    final call with tool_choice "none" (max_iterations + 1 calls); that call's calls are
+    dropped and the fallback text is added."""
     steps = [reply(call("add", {"a": i, "b": 1}, call_id=f"c{i}")) for i in range(10)]
-    script = Script(*steps, config=FunctionInvocationConfiguration(max_iterations=max_iterations))
+    script = Script(
+        *steps, config=FunctionInvocationConfiguration(max_iterations=max_iterations)
+    )
     options = {"tools": [add], "tool_choice": "auto"}
     ns, streamed, updates = await run_both(script, "count", options=options)
     assert streamed == ns
@@ -42,12 +45,23 @@ async def test_max_iterations_counts_tool_rounds(max_iterations: int) -> None:
     assert ns.text.endswith(LIMIT_FALLBACK_TEXT)
     assert ns.messages[-1].text == LIMIT_FALLBACK_TEXT
     last_call_id = f"c{max_iterations}"
-    calls = [c.call_id for m in ns.messages for c in m.contents if c.type == "function_call"]
+    calls = [
+        c.call_id for m in ns.messages for c in m.contents if c.type == "function_call"
+    ]
     assert last_call_id not in calls
     assert calls == [f"c{i}" for i in range(max_iterations)]
-    results = [c.call_id for m in ns.messages for c in m.contents if c.type == "function_result"]
+    results = [
+        c.call_id
+        for m in ns.messages
+        for c in m.contents
+        if c.type == "function_result"
+    ]
     assert results == calls  # every round ran its tool
-    assert not any(c.type == "function_call" and c.call_id == last_call_id for u in updates for c in u.contents)
+    assert not any(
+        c.type == "function_call" and c.call_id == last_call_id
+        for u in updates
+        for c in u.contents
+    )
     assert updates[-1].text == LIMIT_FALLBACK_TEXT
     assert_paired(ns.messages)
     for request in script.requests:
@@ -55,8 +69,8 @@ async def test_max_iterations_counts_tool_rounds(max_iterations: int) -> None:
 
 
 async def test_last_call_keeps_visible_text_without_fallback() -> None:
-    """LP-7: when the last permitted call gives text (and calls), the calls are dropped and the
-    text is the answer; no fallback text is added."""
+    """LP-7: when the last permitted call gives text (and calls), the calls are dropped
+    and the text is the answer; no fallback text is added."""
     script = Script(
         reply(call("add", {"a": 1, "b": 1}, call_id="c1")),
         reply("Here is what I have.", call("add", {"a": 2, "b": 2}, call_id="c2")),
@@ -78,10 +92,13 @@ async def test_last_call_keeps_visible_text_without_fallback() -> None:
 
 
 async def test_consecutive_error_limit_makes_the_next_call_the_last() -> None:
-    """LP-8: after max_consecutive_errors_per_request batches in a row with an error result, the
-    next model call is the last one (tool_choice "none")."""
+    """LP-8: after max_consecutive_errors_per_request batches in a row with an error
+    result, the next model call is the last one (tool_choice "none")."""
     steps = [reply(call("fail", {}, call_id=f"c{i}")) for i in range(6)]
-    script = Script(*steps, config=FunctionInvocationConfiguration(max_consecutive_errors_per_request=2))
+    script = Script(
+        *steps,
+        config=FunctionInvocationConfiguration(max_consecutive_errors_per_request=2),
+    )
     ns, streamed, _ = await run_both(script, "go", options={"tools": [fail]})
     assert streamed == ns
     assert _choices(script) == [None, None, "none"]
@@ -91,7 +108,8 @@ async def test_consecutive_error_limit_makes_the_next_call_the_last() -> None:
 
 
 async def test_clean_batch_resets_the_error_count() -> None:
-    """LP-8: a clean batch resets the error count: error, clean, error, error -> last call."""
+    """LP-8: a clean batch resets the error count: error, clean, error, error -> last
+    call."""
     script = Script(
         reply(call("fail", {}, call_id="e1")),
         reply(call("add", {"a": 1, "b": 1}, call_id="ok")),
@@ -109,7 +127,8 @@ async def test_clean_batch_resets_the_error_count() -> None:
 
 
 async def test_error_results_of_every_kind_count_as_errors() -> None:
-    """LP-8: an unknown tool and invalid arguments count as errors like a failing tool."""
+    """LP-8: an unknown tool and invalid arguments count as errors like a failing
+    tool."""
     script = Script(
         reply(call("missing", {}, call_id="c1")),
         reply(call("add", "{broken", call_id="c2")),
@@ -122,8 +141,9 @@ async def test_error_results_of_every_kind_count_as_errors() -> None:
 
 
 async def test_max_function_calls_with_a_batch_larger_than_the_budget() -> None:
-    """LP-8: calls beyond the remaining max_function_calls budget are not executed and get the
-    "not executed" result; the next model call is the last one; no call lacks a result."""
+    """LP-8: calls beyond the remaining max_function_calls budget are not executed and
+    get the "not executed" result; the next model call is the last one; no call lacks a
+    result."""
     script: Script
 
     @tool
@@ -140,7 +160,8 @@ async def test_max_function_calls_with_a_batch_larger_than_the_budget() -> None:
     )
     ns, streamed, _ = await run_both(script, "go", options={"tools": [count]})
     assert streamed == ns
-    assert [sorted(log) for log in script.logs] == [[1, 2, 3], [1, 2, 3]]  # concurrent: any order
+    # concurrent: any order
+    assert [sorted(log) for log in script.logs] == [[1, 2, 3], [1, 2, 3]]
     assert results(ns) == {"c1": 1, "c2": 2, "c3": 3, "c4": NOT_EXECUTED_TEXT}
     assert _choices(script) == [None, None, "none"]
     assert ns.messages[-1].text == LIMIT_FALLBACK_TEXT
@@ -149,9 +170,13 @@ async def test_max_function_calls_with_a_batch_larger_than_the_budget() -> None:
 
 
 async def test_spent_budget_makes_the_next_call_the_last() -> None:
-    """LP-8: once max_function_calls executions are spent, the next model call is the last."""
+    """LP-8: once max_function_calls executions are spent, the next model call is the
+    last."""
     script = Script(
-        reply(call("add", {"a": 1, "b": 1}, call_id="c1"), call("add", {"a": 2, "b": 2}, call_id="c2")),
+        reply(
+            call("add", {"a": 1, "b": 1}, call_id="c1"),
+            call("add", {"a": 2, "b": 2}, call_id="c2"),
+        ),
         reply("Two sums.", call("add", {"a": 3, "b": 3}, call_id="c3")),
         config=FunctionInvocationConfiguration(max_function_calls=2),
     )
@@ -167,8 +192,8 @@ async def test_spent_budget_makes_the_next_call_the_last() -> None:
 
 
 async def test_tool_choice_none_drops_calls() -> None:
-    """LP-9: with tool_choice "none" no tool runs; calls the model emits anyway are dropped from
-    the response and from the streamed updates."""
+    """LP-9: with tool_choice "none" no tool runs; calls the model emits anyway are
+    dropped from the response and from the streamed updates."""
     script: Script
 
     @tool
@@ -179,7 +204,9 @@ async def test_tool_choice_none_drops_calls() -> None:
     streamed_steps = [
         ChatResponseUpdate(["I would "], "assistant"),
         ChatResponseUpdate([call("act", {}, call_id="c1")], "assistant"),
-        ChatResponseUpdate([Content.from_function_call("c2", "act", "{}"), "rather not."], "assistant"),
+        ChatResponseUpdate(
+            [Content.from_function_call("c2", "act", "{}"), "rather not."], "assistant"
+        ),
     ]
     script = Script(streamed_steps)
     options = {"tools": [act], "tool_choice": "none"}
@@ -199,7 +226,9 @@ async def test_tool_choice_none_with_only_calls_gives_an_empty_answer() -> None:
     """LP-9: a response that held only calls is dropped entirely (no limit fallback: the
     caller asked for no tools)."""
     script = Script(reply(call("add", {"a": 1, "b": 1}, call_id="c1")))
-    ns, streamed, updates = await run_both(script, "go", options={"tools": [add], "tool_choice": "none"})
+    ns, streamed, updates = await run_both(
+        script, "go", options={"tools": [add], "tool_choice": "none"}
+    )
     assert streamed == ns
     assert ns.messages == []
     assert updates == []
@@ -215,13 +244,18 @@ async def test_tool_choice_none_with_only_calls_gives_an_empty_answer() -> None:
     ids=["required", "required-by-name"],
 )
 async def test_required_returns_after_the_batch(choice: Any) -> None:
-    """LP-10: with tool_choice "required" (also by name) the loop returns right after the first
-    batch ran, with the call and result messages and no further model call."""
+    """LP-10: with tool_choice "required" (also by name) the loop returns right after
+    the first batch ran, with the call and result messages and no further model call."""
     script = Script(
-        reply(call("add", {"a": 2, "b": 3}, call_id="c1"), call("add", {"a": 1, "b": 1}, call_id="c2")),
+        reply(
+            call("add", {"a": 2, "b": 3}, call_id="c1"),
+            call("add", {"a": 1, "b": 1}, call_id="c2"),
+        ),
         "never used",
     )
-    ns, streamed, updates = await run_both(script, "go", options={"tools": [add], "tool_choice": choice})
+    ns, streamed, updates = await run_both(
+        script, "go", options={"tools": [add], "tool_choice": choice}
+    )
     assert streamed == ns
     assert describe(ns.messages) == [
         "assistant: call c1 add, call c2 add",
@@ -233,9 +267,12 @@ async def test_required_returns_after_the_batch(choice: Any) -> None:
 
 
 async def test_required_with_a_text_answer_returns_it() -> None:
-    """LP-10: when the model answers a "required" request without calls, that is the answer."""
+    """LP-10: when the model answers a "required" request without calls, that is the
+    answer."""
     script = Script("no tools needed")
-    ns, streamed, _ = await run_both(script, "go", options={"tools": [add], "tool_choice": "required"})
+    ns, streamed, _ = await run_both(
+        script, "go", options={"tools": [add], "tool_choice": "required"}
+    )
     assert streamed == ns
     assert ns.text == "no tools needed"
 
@@ -247,7 +284,9 @@ async def test_auto_passes_unchanged_to_every_call() -> None:
         reply(call("add", {"a": 2, "b": 2}, call_id="c2")),
         "done",
     )
-    ns, streamed, _ = await run_both(script, "go", options={"tools": [add], "tool_choice": "auto"})
+    ns, streamed, _ = await run_both(
+        script, "go", options={"tools": [add], "tool_choice": "auto"}
+    )
     assert streamed == ns
     assert _choices(script) == ["auto", "auto", "auto"]
     assert ns.text == "done"

@@ -1,7 +1,8 @@
-"""Pauses and early exits of the tool loop (spec/loop.md LP-11, LP-13, LP-14, LP-20 .. LP-23).
+"""Pauses and early exits of the tool loop (spec/loop.md LP-11, LP-13, LP-14, LP-20 ..
+LP-23).
 
-Every scenario runs in both modes with the same script (`run_both`), except where the run
-raises or is cancelled, which is checked once per mode.
+Every scenario runs in both modes with the same script (`run_both`), except where the
+run raises or is cancelled, which is checked once per mode.
 """
 
 from __future__ import annotations
@@ -27,7 +28,15 @@ from minagent import (
 )
 from minagent._loop import LIMIT_FALLBACK_TEXT, REJECTED_TEXT
 from minagent.testing import ScriptedChatClient, call, reply
-from tests.test_loop import Script, add, assert_paired, describe, results, run_both, run_mode
+from tests.test_loop import (
+    Script,
+    add,
+    assert_paired,
+    describe,
+    results,
+    run_both,
+    run_mode,
+)
 
 ASK_USER = FunctionTool(
     name="ask_user",
@@ -58,7 +67,11 @@ def _approval_kinds(messages: list[Message]) -> list[str]:
     ("tools", "config"),
     [
         pytest.param([ASK_USER, add], None, id="declaration-only-tool"),
-        pytest.param([{**LOOKUP_DECLARATION, "name": "ask_user"}, add], None, id="declaration-dict"),
+        pytest.param(
+            [{**LOOKUP_DECLARATION, "name": "ask_user"}, add],
+            None,
+            id="declaration-dict",
+        ),
         pytest.param(
             [add],
             FunctionInvocationConfiguration(additional_tools=[ASK_USER]),
@@ -69,9 +82,9 @@ def _approval_kinds(messages: list[Message]) -> list[str]:
 async def test_declaration_only_call_is_returned_with_the_batch_results(
     tools: list[Any], config: FunctionInvocationConfiguration | None
 ) -> None:
-    """LP-11: a call to a declaration-only tool, a declaration dict or an additional tool is
-    never executed: the run ends after the batch with the other calls' results, and the call is
-    flagged user_input_request."""
+    """LP-11: a call to a declaration-only tool, a declaration dict or an additional
+    tool is never executed: the run ends after the batch with the other calls' results,
+    and the call is flagged user_input_request."""
     script = Script(
         reply(
             call("ask_user", {"question": "Which city?"}, call_id="q1"),
@@ -97,7 +110,8 @@ async def test_declaration_only_call_is_returned_with_the_batch_results(
 
 
 async def test_additional_tool_with_a_function_is_not_executed() -> None:
-    """LP-11: a tool in additional_tools is never executed, even when it has a function."""
+    """LP-11: a tool in additional_tools is never executed, even when it has a
+    function."""
     ran: list[str] = []
 
     @tool
@@ -116,7 +130,8 @@ async def test_additional_tool_with_a_function_is_not_executed() -> None:
 
 
 async def test_caller_answers_a_pending_call_in_the_next_request() -> None:
-    """LP-11: the caller answers a pending call with a function_result and the run continues."""
+    """LP-11: the caller answers a pending call with a function_result and the run
+    continues."""
     first = Script(reply(call("ask_user", {"question": "Which city?"}, call_id="q1")))
     ns, streamed, _ = await run_both(first, "weather?", options={"tools": [ASK_USER]})
     assert streamed == ns
@@ -124,7 +139,9 @@ async def test_caller_answers_a_pending_call_in_the_next_request() -> None:
     conversation = [Message("user", ["weather?"]), *ns.messages, answer]
 
     second = Script("It is sunny in Oslo.")
-    ns2, streamed2, _ = await run_both(second, conversation, options={"tools": [ASK_USER]})
+    ns2, streamed2, _ = await run_both(
+        second, conversation, options={"tools": [ASK_USER]}
+    )
     assert streamed2 == ns2
     assert ns2.text == "It is sunny in Oslo."
     assert describe(second.requests[0].messages) == [
@@ -135,12 +152,14 @@ async def test_caller_answers_a_pending_call_in_the_next_request() -> None:
 
 
 async def test_function_middleware_answers_a_declaration_only_call() -> None:
-    """LP-11: declaration-only calls go through function middleware, which may answer them by
-    setting context.result without call_next; the loop then continues."""
+    """LP-11: declaration-only calls go through function middleware, which may answer
+    them by setting context.result without call_next; the loop then continues."""
     seen: list[tuple[str, dict[str, Any]]] = []
 
     @function_middleware
-    async def answer_questions(context: FunctionInvocationContext, call_next: Any) -> None:
+    async def answer_questions(
+        context: FunctionInvocationContext, call_next: Any
+    ) -> None:
         seen.append((context.function.name, context.arguments))
         if context.function.name == "ask_user":
             context.result = "Oslo"
@@ -163,13 +182,17 @@ async def test_function_middleware_answers_a_declaration_only_call() -> None:
     assert seen == [("ask_user", {"question": "Which city?"})] * 2
 
 
-async def test_declaration_only_call_with_invalid_arguments_gets_an_error_result() -> None:
-    """LP-11, LP-6: a declaration's schema is checked before the call is returned: invalid
-    arguments are an error result for the model, not a pending call."""
+async def test_declaration_only_call_with_invalid_arguments_gets_an_error_result() -> (
+    None
+):
+    """LP-11, LP-6: a declaration's schema is checked before the call is returned:
+    invalid arguments are an error result for the model, not a pending call."""
     script = Script(reply(call("ask_user", {"question": 42}, call_id="q1")), "retrying")
     ns, streamed, _ = await run_both(script, "go", options={"tools": [ASK_USER]})
     assert streamed == ns
-    assert results(ns)["q1"].startswith("Error: Argument parsing failed. Invalid arguments for ask_user:")
+    assert results(ns)["q1"].startswith(
+        "Error: Argument parsing failed. Invalid arguments for ask_user:"
+    )
     assert ns.user_input_requests == []
 
 
@@ -199,9 +222,9 @@ def _approval_script() -> Script:
 
 
 async def test_approval_needed_pauses_the_batch() -> None:
-    """LP-13, LP-2: a batch with an always_require tool runs nothing; the assistant message
-    gets one function_approval_request per such call (id = call_id) and the run returns; the
-    stream yields one assistant update with the requests."""
+    """LP-13, LP-2: a batch with an always_require tool runs nothing; the assistant
+    message gets one function_approval_request per such call (id = call_id) and the run
+    returns; the stream yields one assistant update with the requests."""
     ran: list[str] = []
 
     @function_middleware
@@ -211,7 +234,9 @@ async def test_approval_needed_pauses_the_batch() -> None:
 
     script = _approval_script()
     script.middleware = [spy]
-    ns, streamed, updates = await run_both(script, "clean up", options={"tools": [list_files, delete_file]})
+    ns, streamed, updates = await run_both(
+        script, "clean up", options={"tools": [list_files, delete_file]}
+    )
     assert streamed == ns
     assert ran == []
     (message,) = ns.messages
@@ -230,19 +255,26 @@ async def test_approval_needed_pauses_the_batch() -> None:
 
 async def _pause() -> tuple[list[Message], ChatResponse]:
     script = _approval_script()
-    ns, streamed, _ = await run_both(script, "clean up", options={"tools": [list_files, delete_file]})
+    ns, streamed, _ = await run_both(
+        script, "clean up", options={"tools": [list_files, delete_file]}
+    )
     assert streamed == ns
     return [Message("user", ["clean up"]), *ns.messages], ns
 
 
 @pytest.mark.parametrize("approved", [True, False])
-async def test_resume_runs_or_rejects_and_sends_a_clean_transcript(approved: bool) -> None:
+async def test_resume_runs_or_rejects_and_sends_a_clean_transcript(
+    approved: bool,
+) -> None:
     """LP-14: on resume the approved calls and the calls needing no approval run through
-    function middleware; a rejected call gets the rejection result; the model sees a clean
-    call/result sequence without approval contents; the response starts with the tool message."""
+    function middleware; a rejected call gets the rejection result; the model sees a
+    clean call/result sequence without approval contents; the response starts with the
+    tool message."""
     conversation, paused = await _pause()
     (request,) = paused.user_input_requests
-    conversation.append(Message("user", [request.to_function_approval_response(approved)]))
+    conversation.append(
+        Message("user", [request.to_function_approval_response(approved)])
+    )
     script: Script
 
     @function_middleware
@@ -251,14 +283,19 @@ async def test_resume_runs_or_rejects_and_sends_a_clean_transcript(approved: boo
         await call_next()
 
     script = Script("Done.", middleware=[spy])
-    ns, streamed, updates = await run_both(script, conversation, options={"tools": [list_files, delete_file]})
+    ns, streamed, updates = await run_both(
+        script, conversation, options={"tools": [list_files, delete_file]}
+    )
     assert streamed == ns
     expected_result = "deleted a.txt" if approved else REJECTED_TEXT
     assert describe(ns.messages) == [
         f"tool: result c1=['a.txt'], result c2={expected_result}",
         "assistant: Done.",
     ]
-    assert script.logs == [["list_files", "delete_file"] if approved else ["list_files"]] * 2
+    assert (
+        script.logs
+        == [["list_files", "delete_file"] if approved else ["list_files"]] * 2
+    )
     (model_call,) = script.requests
     assert describe(model_call.messages) == [
         "user: clean up",
@@ -289,21 +326,29 @@ async def test_unanswered_approval_requests_are_rejected() -> None:
         Message("user", [first.to_function_approval_response(True)]),
     ]
     resume = Script("ok")
-    ns2, streamed2, _ = await run_both(resume, conversation, options={"tools": [delete_file]})
+    ns2, streamed2, _ = await run_both(
+        resume, conversation, options={"tools": [delete_file]}
+    )
     assert streamed2 == ns2
     assert results(ns2) == {"d1": "deleted a", "d2": REJECTED_TEXT}
     assert_paired(resume.requests[0].messages)
     assert _approval_kinds(resume.requests[0].messages) == []
 
 
-async def test_resume_keeps_a_message_sent_with_the_approval_after_the_results() -> None:
-    """LP-14: the tool message goes right after the calls' message; other contents of the
-    caller's message stay, after it."""
+async def test_resume_keeps_a_message_sent_with_the_approval_after_the_results() -> (
+    None
+):
+    """LP-14: the tool message goes right after the calls' message; other contents of
+    the caller's message stay, after it."""
     conversation, paused = await _pause()
     (request,) = paused.user_input_requests
-    conversation.append(Message("user", [request.to_function_approval_response(True), "and then stop"]))
+    conversation.append(
+        Message("user", [request.to_function_approval_response(True), "and then stop"])
+    )
     script = Script("Stopped.")
-    ns, streamed, _ = await run_both(script, conversation, options={"tools": [list_files, delete_file]})
+    ns, streamed, _ = await run_both(
+        script, conversation, options={"tools": [list_files, delete_file]}
+    )
     assert streamed == ns
     assert describe(script.requests[0].messages) == [
         "user: clean up",
@@ -325,10 +370,12 @@ async def test_resume_keeps_a_message_sent_with_the_approval_after_the_results()
         ("after-call-next", "deleted a.txt"),
     ],
 )
-async def test_termination_finishes_the_batch_and_stops(how: str, expected: str) -> None:
-    """LP-20: MiddlewareTermination in function middleware lets the parallel sibling finish,
-    appends the batch's results and returns without another model call; the terminated call's
-    result is context.result, else the exception's result."""
+async def test_termination_finishes_the_batch_and_stops(
+    how: str, expected: str
+) -> None:
+    """LP-20: MiddlewareTermination in function middleware lets the parallel sibling
+    finish, appends the batch's results and returns without another model call; the
+    terminated call's result is context.result, else the exception's result."""
     script: Script
 
     @tool
@@ -355,11 +402,16 @@ async def test_termination_finishes_the_batch_and_stops(how: str, expected: str)
         raise MiddlewareTermination(result="ignored: context.result is set")
 
     script = Script(
-        reply(call("slow", {}, call_id="c1"), call("remove", {"path": "a.txt"}, call_id="c2")),
+        reply(
+            call("slow", {}, call_id="c1"),
+            call("remove", {"path": "a.txt"}, call_id="c2"),
+        ),
         "never used",
         middleware=[guard],
     )
-    ns, streamed, updates = await run_both(script, "go", options={"tools": [slow, remove]})
+    ns, streamed, updates = await run_both(
+        script, "go", options={"tools": [slow, remove]}
+    )
     assert streamed == ns
     assert script.logs == [["slow finished"]] * 2
     assert results(ns) == {"c1": "slow result", "c2": expected}
@@ -368,9 +420,12 @@ async def test_termination_finishes_the_batch_and_stops(how: str, expected: str)
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_middleware_exception_propagates_and_cancels_siblings(stream: bool) -> None:
-    """LP-21: an exception other than MiddlewareTermination raised by function middleware
-    propagates out of the run; the other calls of the batch are cancelled and awaited first."""
+async def test_middleware_exception_propagates_and_cancels_siblings(
+    stream: bool,
+) -> None:
+    """LP-21: an exception other than MiddlewareTermination raised by function
+    middleware propagates out of the run; the other calls of the batch are cancelled and
+    awaited first."""
     started = asyncio.Event()
     events: list[str] = []
 
@@ -407,8 +462,9 @@ async def test_middleware_exception_propagates_and_cancels_siblings(stream: bool
 
 
 async def test_tool_exception_through_middleware_is_an_error_result() -> None:
-    """LP-21, LP-6: a tool's own exception, also when middleware lets it through or re-raises
-    it unchanged, becomes an error result; a different exception from middleware propagates."""
+    """LP-21, LP-6: a tool's own exception, also when middleware lets it through or
+    re-raises it unchanged, becomes an error result; a different exception from
+    middleware propagates."""
     script: Script
 
     @tool
@@ -423,7 +479,9 @@ async def test_tool_exception_through_middleware_is_an_error_result() -> None:
             script.log.append("saw it")
             raise
 
-    script = Script(reply(call("flaky", {}, call_id="c1")), "ok", middleware=[passthrough])
+    script = Script(
+        reply(call("flaky", {}, call_id="c1")), "ok", middleware=[passthrough]
+    )
     ns, streamed, _ = await run_both(script, "go", options={"tools": [flaky]})
     assert streamed == ns
     assert results(ns) == {"c1": "Error: Function failed."}
@@ -437,7 +495,9 @@ async def test_tool_exception_through_middleware_is_an_error_result() -> None:
             raise RuntimeError("wrapped") from exc
 
     for stream in (False, True):
-        wrapped = Script(reply(call("flaky", {}, call_id="c1")), "ok", middleware=[wrapper])
+        wrapped = Script(
+            reply(call("flaky", {}, call_id="c1")), "ok", middleware=[wrapper]
+        )
         with pytest.raises(RuntimeError, match="wrapped"):
             await run_mode(wrapped, "go", stream, options={"tools": [flaky]})
 
@@ -448,8 +508,9 @@ async def test_tool_exception_through_middleware_is_an_error_result() -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_cancelling_a_run_mid_tool_cancels_the_tools(stream: bool) -> None:
-    """LP-22: cancelling the consumer task while slow tools run cancels and awaits them; no task
-    is left running (checked by the test harness) and each tool saw CancelledError."""
+    """LP-22: cancelling the consumer task while slow tools run cancels and awaits them;
+    no task is left running (checked by the test harness) and each tool saw
+    CancelledError."""
     started: list[str] = []
     cancelled: list[str] = []
     both_started = asyncio.Event()
@@ -467,13 +528,20 @@ async def test_cancelling_a_run_mid_tool_cancels_the_tools(stream: bool) -> None
         return tag
 
     client = ScriptedChatClient(
-        [reply(call("slow", {"tag": "a"}, call_id="a"), call("slow", {"tag": "b"}, call_id="b"))]
+        [
+            reply(
+                call("slow", {"tag": "a"}, call_id="a"),
+                call("slow", {"tag": "b"}, call_id="b"),
+            )
+        ]
     )
     consumed: list[ChatResponseUpdate] = []
 
     async def consume() -> None:
         if stream:
-            async for update in client.get_response("go", stream=True, options={"tools": [slow]}):
+            async for update in client.get_response(
+                "go", stream=True, options={"tools": [slow]}
+            ):
                 consumed.append(update)
         else:
             await client.get_response("go", options={"tools": [slow]})
@@ -519,7 +587,8 @@ async def test_closing_the_stream_early_closes_the_model_stream() -> None:
 
 
 async def test_cancelling_while_the_model_streams_closes_the_model_stream() -> None:
-    """LP-22: cancelling the consumer while the model streams closes the model's stream."""
+    """LP-22: cancelling the consumer while the model streams closes the model's
+    stream."""
     gate = asyncio.Event()
 
     class Slow(ClosingProbe):
@@ -574,10 +643,12 @@ def _second_step(kind: str) -> Any:
         ("limit", [f"assistant: {LIMIT_FALLBACK_TEXT}"]),
     ],
 )
-async def test_every_return_keeps_the_whole_transcript(kind: str, tail: list[str]) -> None:
-    """LP-23: every return in iteration 2 or later — final answer, approval pause, pending
-    declaration-only call, termination, limit — returns every earlier call, result and injected
-    message, in order."""
+async def test_every_return_keeps_the_whole_transcript(
+    kind: str, tail: list[str]
+) -> None:
+    """LP-23: every return in iteration 2 or later — final answer, approval pause,
+    pending declaration-only call, termination, limit — returns every earlier call,
+    result and injected message, in order."""
 
     @tool
     def halt() -> str:
@@ -597,10 +668,14 @@ async def test_every_return_keeps_the_whole_transcript(kind: str, tail: list[str
         await call_next()
 
     script = Script(
-        reply(call("add", {"a": 1, "b": 2}, call_id="c1"), call("note", {}, call_id="n1")),
+        reply(
+            call("add", {"a": 1, "b": 2}, call_id="c1"), call("note", {}, call_id="n1")
+        ),
         _second_step(kind),
         middleware=[terminator],
-        config=FunctionInvocationConfiguration(max_iterations=1 if kind == "limit" else 40),
+        config=FunctionInvocationConfiguration(
+            max_iterations=1 if kind == "limit" else 40
+        ),
     )
     tools = [add, note, halt, delete_file, ASK_USER]
     ns, streamed, _ = await run_both(script, "go", options={"tools": tools})
@@ -617,8 +692,8 @@ async def test_every_return_keeps_the_whole_transcript(kind: str, tail: list[str
 
 @pytest.mark.parametrize("with_middleware", [False, True])
 async def test_a_tool_raising_termination_stops_the_loop(with_middleware: bool) -> None:
-    """LP-20, MW-6: a tool that raises MiddlewareTermination ends the loop the same way with or
-    without function middleware; its result is the exception's result."""
+    """LP-20, MW-6: a tool that raises MiddlewareTermination ends the loop the same way
+    with or without function middleware; its result is the exception's result."""
 
     @tool
     async def stop_here() -> str:
@@ -634,7 +709,9 @@ async def test_a_tool_raising_termination_stops_the_loop(with_middleware: bool) 
             middleware=[passthrough] if with_middleware else None,
         )
 
-    non_streamed, streamed, _ = await run_both(make, "go", options={"tools": [stop_here]})
+    non_streamed, streamed, _ = await run_both(
+        make, "go", options={"tools": [stop_here]}
+    )
     assert non_streamed == streamed
     assert [m.role for m in non_streamed.messages] == ["assistant", "tool"]
     assert non_streamed.messages[-1].contents[0].result == "stopped by the tool"
@@ -642,22 +719,33 @@ async def test_a_tool_raising_termination_stops_the_loop(with_middleware: bool) 
 
 
 async def test_wire_shaped_declaration_dict_is_known_and_validated() -> None:
-    """LP-11, LP-6: a declaration dict in the {"type": "function", "function": {...}} shape is a known
-    tool: a valid call is returned unexecuted, an invalid one gets the schema's error result."""
+    """LP-11, LP-6: a declaration dict in the {"type": "function", "function": {...}}
+    shape is a known tool: a valid call is returned unexecuted, an invalid one gets the
+    schema's error result."""
     declaration = {
         "type": "function",
         "function": {
             "name": "lookup",
-            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"q": {"type": "string"}},
+                "required": ["q"],
+            },
         },
     }
 
     def make(arguments: dict[str, Any]) -> ScriptedChatClient:
-        return ScriptedChatClient([reply(call("lookup", arguments, call_id="d1")), "fixed"])
+        return ScriptedChatClient(
+            [reply(call("lookup", arguments, call_id="d1")), "fixed"]
+        )
 
-    pending, streamed, _ = await run_both(lambda: make({"q": "x"}), "go", options={"tools": [declaration]})
+    pending, streamed, _ = await run_both(
+        lambda: make({"q": "x"}), "go", options={"tools": [declaration]}
+    )
     assert pending == streamed
     assert [c.user_input_request for c in pending.messages[0].contents] == [True]
-    invalid, _, _ = await run_both(lambda: make({}), "go", options={"tools": [declaration]})
+    invalid, _, _ = await run_both(
+        lambda: make({}), "go", options={"tools": [declaration]}
+    )
     error = invalid.messages[1].contents[0]
     assert "$.q: required property is missing" in error.result

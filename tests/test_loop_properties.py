@@ -1,9 +1,11 @@
-"""Property tests of the tool loop: random scripts of model turns against the loop's invariants.
+"""Property tests of the tool loop: random scripts of model turns against the loop's
+invariants.
 
-A turn is either a final text or a list of tool calls drawn from: a valid call to a known
-tool, a call with invalid arguments, a call with invalid JSON, a call to an unknown tool, a
-call to a tool that raises, and a call to a tool that appends a message to the transcript.
-The limits are random too. The script is padded with final answers, so a run never exhausts it.
+A turn is either a final text or a list of tool calls drawn from: a valid call to a
+known tool, a call with invalid arguments, a call with invalid JSON, a call to an
+unknown tool, a call to a tool that raises, and a call to a tool that appends a message
+to the transcript. The limits are random too. The script is padded with final answers,
+so a run never exhausts it.
 """
 
 from __future__ import annotations
@@ -54,8 +56,11 @@ def _steps(script: list[Any], max_iterations: int) -> list[Any]:
         if turn == "final":
             steps.append(f"final answer {index}")
         else:
-            steps.append(reply(*[_call(kind, f"t{index}c{j}") for j, kind in enumerate(turn)]))
-    while len(steps) <= max_iterations + 1:  # one spare step: an extra call would be recorded
+            steps.append(
+                reply(*[_call(kind, f"t{index}c{j}") for j, kind in enumerate(turn)])
+            )
+    # one spare step: an extra call would be recorded
+    while len(steps) <= max_iterations + 1:
         steps.append(f"padding answer {len(steps)}")
     return steps
 
@@ -70,11 +75,12 @@ def _steps(script: list[Any], max_iterations: int) -> list[Any]:
 def test_random_scripts_keep_the_loop_invariants(
     script: list[Any], max_iterations: int, max_errors: int, max_calls: int | None
 ) -> None:
-    """LP-2, LP-4, LP-6, LP-7, LP-8, LP-15: for every script (1) no function_call reaches the
-    model without its function_result before the next assistant message, (2) the model is called
-    at most max_iterations + 1 times (LP-7: tool rounds plus the final call), (3) the run ends with
-    an assistant message with text, (4) the streaming final response equals the non-streaming one;
-    and tools never run more often than max_function_calls allows."""
+    """LP-2, LP-4, LP-6, LP-7, LP-8, LP-15: for every script (1) no function_call
+    reaches the model without its function_result before the next assistant message, (2)
+    the model is called at most max_iterations + 1 times (LP-7: tool rounds plus the
+    final call), (3) the run ends with an assistant message with text, (4) the streaming
+    final response equals the non-streaming one; and tools never run more often than
+    max_function_calls allows."""
     executions: list[list[str]] = []
 
     @tool
@@ -109,7 +115,9 @@ def test_random_scripts_keep_the_loop_invariants(
         return client
 
     async def run() -> tuple[ChatResponse, ChatResponse]:
-        ns, streamed, _ = await run_both(make, "go", options={"tools": [double, explode, remember]})
+        ns, streamed, _ = await run_both(
+            make, "go", options={"tools": [double, explode, remember]}
+        )
         me = asyncio.current_task()
         assert not [t for t in asyncio.all_tasks() if t is not me and not t.done()]
         return ns, streamed
@@ -124,7 +132,8 @@ def test_random_scripts_keep_the_loop_invariants(
     last = ns.messages[-1]  # (3)
     assert last.role == "assistant"
     assert last.text
-    assert streamed == ns, f"{describe(streamed.messages)} != {describe(ns.messages)}"  # (4)
+    # (4)
+    assert streamed == ns, f"{describe(streamed.messages)} != {describe(ns.messages)}"
     assert_paired(ns.messages)
     assert sorted(executions[0]) == sorted(executions[1])
     if max_calls is not None:

@@ -1,5 +1,6 @@
-"""The live transcript and the steering inbox (spec/loop.md LP-15 .. LP-17), and seed 002's
-scenario end to end: a user message sent while a slow tool runs reaches the next model call.
+"""The live transcript and the steering inbox (spec/loop.md LP-15 .. LP-17), and seed
+002's scenario end to end: a user message sent while a slow tool runs reaches the next
+model call.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from tests.test_loop import Script, add, assert_paired, describe, run_both
 
 
 async def test_message_appended_by_a_tool_joins_the_transcript() -> None:
-    """LP-15: a message a tool appends to context.messages is placed after the batch's tool
-    message, seen by every later model call, and part of the response."""
+    """LP-15: a message a tool appends to context.messages is placed after the batch's
+    tool message, seen by every later model call, and part of the response."""
 
     @tool
     async def research(topic: str, context: FunctionInvocationContext) -> str:
@@ -47,7 +48,9 @@ async def test_message_appended_by_a_tool_joins_the_transcript() -> None:
         reply(call("add", {"a": 2, "b": 2}, call_id="a2")),
         "Summary.",
     )
-    ns, streamed, updates = await run_both(script, "analyse", options={"tools": [research, add]})
+    ns, streamed, updates = await run_both(
+        script, "analyse", options={"tools": [research, add]}
+    )
     assert streamed == ns
     assert describe(ns.messages) == [
         "assistant: call r1 research, call a1 add",
@@ -74,8 +77,8 @@ async def test_message_appended_by_a_tool_joins_the_transcript() -> None:
 
 
 async def test_context_messages_is_the_transcript_the_next_call_receives() -> None:
-    """LP-15: function middleware sees the transcript so far in context.messages and can append
-    to it; what it appends comes after the tool message."""
+    """LP-15: function middleware sees the transcript so far in context.messages and can
+    append to it; what it appends comes after the tool message."""
     script: Script
 
     @function_middleware
@@ -85,7 +88,9 @@ async def test_context_messages_is_the_transcript_the_next_call_receives() -> No
         await call_next()
         context.messages.append(Message("user", ["focus on the compositor code"]))
 
-    script = Script(reply(call("add", {"a": 1, "b": 2}, call_id="c1")), "ok", middleware=[steer])
+    script = Script(
+        reply(call("add", {"a": 1, "b": 2}, call_id="c1")), "ok", middleware=[steer]
+    )
     ns, streamed, _ = await run_both(script, "analyse", options={"tools": [add]})
     assert streamed == ns
     assert script.logs == [[["user: analyse", "assistant: call c1 add"]]] * 2
@@ -103,7 +108,8 @@ async def test_context_messages_is_the_transcript_the_next_call_receives() -> No
 
 
 def test_inbox_put_accepts_messages_and_strings() -> None:
-    """LP-16: put takes a Message, or a str taken as a user message; anything else is refused."""
+    """LP-16: put takes a Message, or a str taken as a user message; anything else is
+    refused."""
     inbox = Inbox()
     inbox.put("hello")
     inbox.put(Message("system", ["be brief"]))
@@ -117,8 +123,8 @@ def test_inbox_put_accepts_messages_and_strings() -> None:
 
 
 async def test_inbox_is_drained_before_every_model_call_in_arrival_order() -> None:
-    """LP-16: messages in the inbox before the run, and put during a batch, are appended before
-    the next model call in arrival order, after the tool results."""
+    """LP-16: messages in the inbox before the run, and put during a batch, are appended
+    before the next model call in arrival order, after the tool results."""
     inbox = Inbox()
     script: Script
 
@@ -133,7 +139,9 @@ async def test_inbox_is_drained_before_every_model_call_in_arrival_order() -> No
         return script()
 
     script = Script(reply(call("work", {}, call_id="w1")), "done")
-    ns, streamed, updates = await run_both(make, "start", options={"tools": [work]}, inbox=inbox)
+    ns, streamed, updates = await run_both(
+        make, "start", options={"tools": [work]}, inbox=inbox
+    )
     assert streamed == ns
     first_call, second_call = script.requests
     assert describe(first_call.messages) == ["user: start", "user: first"]
@@ -145,14 +153,24 @@ async def test_inbox_is_drained_before_every_model_call_in_arrival_order() -> No
         "user: second",
         "user: third",
     ]
-    assert describe(ns.messages) == [*describe(second_call.messages)[1:], "assistant: done"]
-    assert [u.role for u in updates] == ["user", "assistant", "tool", "user", "user", "assistant"]
+    assert describe(ns.messages) == [
+        *describe(second_call.messages)[1:],
+        "assistant: done",
+    ]
+    assert [u.role for u in updates] == [
+        "user",
+        "assistant",
+        "tool",
+        "user",
+        "user",
+        "assistant",
+    ]
     assert len(inbox) == 0
 
 
 async def test_message_arriving_during_the_final_answer_gets_one_more_call() -> None:
-    """LP-17: a message that arrives while the model produces what would be the final answer
-    makes the loop call the model once more."""
+    """LP-17: a message that arrives while the model produces what would be the final
+    answer makes the loop call the model once more."""
     inbox = Inbox()
     calls = 0
 
@@ -180,8 +198,8 @@ async def test_message_arriving_during_the_final_answer_gets_one_more_call() -> 
 
 
 async def test_late_message_respects_max_iterations_and_stays_in_the_inbox() -> None:
-    """LP-17, LP-16, LP-7: no extra call after the final call that max_iterations allows; a
-    message still in the inbox when the run ends stays there."""
+    """LP-17, LP-16, LP-7: no extra call after the final call that max_iterations
+    allows; a message still in the inbox when the run ends stays there."""
     inbox = Inbox()
 
     @chat_middleware
@@ -198,21 +216,28 @@ async def test_late_message_respects_max_iterations_and_stays_in_the_inbox() -> 
     )
     left: list[list[str]] = []
 
-    def make() -> Any:  # each run starts with an empty inbox; keep what the last run left
+    # each run starts with an empty inbox; keep what the last run left
+    def make() -> Any:
         left.append([m.text for m in inbox.drain()])
         return script()
 
-    ns, streamed, _ = await run_both(make, "question", inbox=inbox, options={"tools": [add]})
+    ns, streamed, _ = await run_both(
+        make, "question", inbox=inbox, options={"tools": [add]}
+    )
     left.append([m.text for m in inbox.drain()])
     assert streamed == ns
-    assert describe(ns.messages) == ["assistant: call c1 add", "tool: result c1=3", "assistant: Only answer."]
+    assert describe(ns.messages) == [
+        "assistant: call c1 add",
+        "tool: result c1=3",
+        "assistant: Only answer.",
+    ]
     assert left == [[], ["too late"], ["too late"]]
     assert len(script.requests) == 2
 
 
 async def test_message_left_after_a_required_batch_stays_in_the_inbox() -> None:
-    """LP-16: a run that returns after a batch (tool_choice "required") leaves messages that
-    arrived during the batch in the inbox."""
+    """LP-16: a run that returns after a batch (tool_choice "required") leaves messages
+    that arrived during the batch in the inbox."""
     inbox = Inbox()
 
     @tool
@@ -223,11 +248,14 @@ async def test_message_left_after_a_required_batch_stays_in_the_inbox() -> None:
     script = Script(reply(call("work", {}, call_id="w1")))
     left: list[list[str]] = []
 
-    def make() -> Any:  # each run starts with an empty inbox; keep what the last run left
+    # each run starts with an empty inbox; keep what the last run left
+    def make() -> Any:
         left.append([m.text for m in inbox.drain()])
         return script()
 
-    ns, streamed, _ = await run_both(make, "go", options={"tools": [work], "tool_choice": "required"}, inbox=inbox)
+    ns, streamed, _ = await run_both(
+        make, "go", options={"tools": [work], "tool_choice": "required"}, inbox=inbox
+    )
     left.append([m.text for m in inbox.drain()])
     assert streamed == ns
     assert describe(ns.messages) == ["assistant: call w1 work", "tool: result w1=done"]
@@ -239,10 +267,12 @@ async def test_message_left_after_a_required_batch_stays_in_the_inbox() -> None:
 
 
 @pytest.mark.parametrize("sender", ["task", "thread"])
-async def test_seed_002_message_sent_during_a_slow_tool_reaches_the_model(sender: str) -> None:
-    """LP-16, LP-2: a user message put into the inbox from another task (or an OS thread) while a
-    slow tool runs reaches the next model call, stays in every later call, and is in the
-    response in order, in both modes."""
+async def test_seed_002_message_sent_during_a_slow_tool_reaches_the_model(
+    sender: str,
+) -> None:
+    """LP-16, LP-2: a user message put into the inbox from another task (or an OS
+    thread) while a slow tool runs reaches the next model call, stays in every later
+    call, and is in the response in order, in both modes."""
     inbox = Inbox()
     tool_started = asyncio.Event()
     release = asyncio.Event()
@@ -261,7 +291,9 @@ async def test_seed_002_message_sent_during_a_slow_tool_reaches_the_model(sender
             if sender == "task":
                 inbox.put("focus on the compositor code")
             else:
-                thread = threading.Thread(target=inbox.put, args=("focus on the compositor code",))
+                thread = threading.Thread(
+                    target=inbox.put, args=("focus on the compositor code",)
+                )
                 thread.start()
                 await asyncio.to_thread(thread.join)
             release.set()
@@ -279,7 +311,10 @@ async def test_seed_002_message_sent_during_a_slow_tool_reaches_the_model(sender
     typist = asyncio.create_task(user())
     try:
         ns, streamed, updates = await run_both(
-            make, "Analyze this codebase", options={"tools": [scan_codebase, add]}, inbox=inbox
+            make,
+            "Analyze this codebase",
+            options={"tools": [scan_codebase, add]},
+            inbox=inbox,
         )
     finally:
         typist.cancel()

@@ -1,7 +1,8 @@
 """The pipeline executor, checked against the control-flow table of spec/middleware.md.
 
-The expectations of the property tests are derived from the table itself (parsed below), so
-a change to the table that the code does not follow fails here, and the other way round.
+The expectations of the property tests are derived from the table itself (parsed below),
+so a change to the table that the code does not follow fails here, and the other way
+round.
 """
 
 from __future__ import annotations
@@ -60,7 +61,14 @@ def _read_table() -> dict[str, Row]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 6 and re.fullmatch(r"MW-T\d+", cells[0]):
             rule, exit_, calls, downstream, upstream, result = cells
-            rows[rule] = Row(rule, exit_, int(calls), downstream, upstream == "yes", tuple(result.split(" or ")))
+            rows[rule] = Row(
+                rule,
+                exit_,
+                int(calls),
+                downstream,
+                upstream == "yes",
+                tuple(result.split(" or ")),
+            )
     return rows
 
 
@@ -87,7 +95,8 @@ class Boom(Exception):
 
 
 def test_table_is_well_formed() -> None:
-    """MW-T1, MW-T2, MW-T3, MW-T4, MW-T5, MW-T6, MW-T7: the table has every row, and its columns agree."""
+    """MW-T1, MW-T2, MW-T3, MW-T4, MW-T5, MW-T6, MW-T7: the table has every row, and its
+    columns agree."""
     assert sorted(TABLE) == [f"MW-T{i}" for i in range(1, 8)]
     for row in TABLE.values():
         assert row.downstream.startswith("yes") == (row.calls > 0), row
@@ -113,7 +122,8 @@ def predict(chain: list[str]) -> Prediction:
     state: dict[str, Any] = {"result": None, "ops": 0}
 
     def run(i: int) -> tuple[Row, str, Any] | None:
-        """Run middleware i; return None for a normal exit, else the row that unwinds and its payload."""
+        """Run middleware i; return None for a normal exit, else the row that unwinds
+        and its payload."""
         if i == len(chain):
             state["ops"] += 1
             events.append(f"op{state['ops']}")
@@ -138,15 +148,21 @@ def predict(chain: list[str]) -> Prediction:
         return Prediction(["op1"], "op1", None, False)
     if unwinding is None:
         outer = TABLE[BEHAVIOURS[chain[0]][0]]
-        return Prediction(events, _resolve(outer.result, state["result"], None), None, False)
+        return Prediction(
+            events, _resolve(outer.result, state["result"], None), None, False
+        )
     row, _name, payload = unwinding
     if row.result == ("exception",):
         return Prediction(events, None, payload, False)
     exc_result = payload if isinstance(payload, str) else None
-    return Prediction(events, _resolve(row.result, state["result"], exc_result), None, True)
+    return Prediction(
+        events, _resolve(row.result, state["result"], exc_result), None, True
+    )
 
 
-def _resolve(terms: tuple[str, ...], context_result: str | None, exception_result: str | None) -> str | None:
+def _resolve(
+    terms: tuple[str, ...], context_result: str | None, exception_result: str | None
+) -> str | None:
     for term in terms:
         if term == "context.result" and context_result is not None:
             return context_result
@@ -158,7 +174,8 @@ def _resolve(terms: tuple[str, ...], context_result: str | None, exception_resul
 
 
 # --------------------------------------------------------------------------------------------
-# The real thing: build middleware with those behaviours and run them through run_pipeline.
+# The real thing: build middleware with those behaviours and run them through
+# run_pipeline.
 
 
 def _value(layer: str, stream: bool, text: str, log: list[str]) -> Any:
@@ -182,10 +199,14 @@ def build(chain: list[str], layer: str, stream: bool, log: list[str]) -> list[An
             if behaviour == "set_and_return":
                 context.result = _value(layer, stream, f"set{i}", log)
             elif behaviour == "terminate_before":
-                raise MiddlewareTermination(result=_value(layer, stream, f"term{i}", log))
+                raise MiddlewareTermination(
+                    result=_value(layer, stream, f"term{i}", log)
+                )
             elif behaviour == "set_and_terminate":
                 context.result = _value(layer, stream, f"set{i}", log)
-                raise MiddlewareTermination(result=_value(layer, stream, f"term{i}", log))
+                raise MiddlewareTermination(
+                    result=_value(layer, stream, f"term{i}", log)
+                )
             elif behaviour == "terminate_before_bare":
                 raise MiddlewareTermination()
             elif behaviour == "raise_before":
@@ -196,7 +217,9 @@ def build(chain: list[str], layer: str, stream: bool, log: list[str]) -> list[An
                 await call_next()
                 await call_next()
             if behaviour == "terminate_after":
-                raise MiddlewareTermination(result=_value(layer, stream, f"term{i}", log))
+                raise MiddlewareTermination(
+                    result=_value(layer, stream, f"term{i}", log)
+                )
             if behaviour == "raise_after":
                 raise Boom(i)
             log.append(f"{i}:after")
@@ -235,7 +258,8 @@ async def observe(chain: list[str], layer: str, stream: bool) -> Prediction:
         assert isinstance(result, ResponseStream)
         final = await result.get_final_response()
         text = final.text or None
-        # MW-9: nothing was streamed while the pipeline ran; only the result's updates afterwards.
+        # MW-9: nothing was streamed while the pipeline ran; only the result's updates
+        # afterwards.
         assert all(not e.startswith("update:") for e in events)
         assert log[len(events) :] == ([f"update:{text}"] if text else [])
     elif layer == "function":
@@ -247,26 +271,39 @@ async def observe(chain: list[str], layer: str, stream: bool) -> Prediction:
 
 
 chains = st.lists(st.sampled_from(sorted(BEHAVIOURS)), min_size=0, max_size=6)
-modes = st.sampled_from([("agent", False), ("agent", True), ("chat", False), ("chat", True), ("function", False)])
+modes = st.sampled_from(
+    [
+        ("agent", False),
+        ("agent", True),
+        ("chat", False),
+        ("chat", True),
+        ("function", False),
+    ]
+)
 
 
 @settings(max_examples=300, deadline=None)
 @given(chain=chains, mode=modes)
-def test_random_chains_follow_the_table(chain: list[str], mode: tuple[str, bool]) -> None:
-    """MW-4, MW-5, MW-6, MW-7, MW-8, MW-T1, MW-T2, MW-T3, MW-T4, MW-T5, MW-T6, MW-T7: any chain of 0-6
-    middleware, in every layer and mode, produces the event log and result the table predicts."""
+def test_random_chains_follow_the_table(
+    chain: list[str], mode: tuple[str, bool]
+) -> None:
+    """MW-4, MW-5, MW-6, MW-7, MW-8, MW-T1, MW-T2, MW-T3, MW-T4, MW-T5, MW-T6, MW-T7:
+    any chain of 0-6 middleware, in every layer and mode, produces the event log and
+    result the table predicts."""
     layer, stream = mode
     observed = asyncio.run(observe(chain, layer, stream))
     expected = predict(chain)
     if layer != "function":
-        expected.terminated = False  # only the function context records termination (MW-8)
+        # only the function context records termination (MW-8)
+        expected.terminated = False
     assert observed == expected
 
 
 @pytest.mark.parametrize("layer", ["agent", "chat"])
 @pytest.mark.parametrize("stream", [False, True])
 def test_empty_result_is_a_response_of_the_layer(layer: str, stream: bool) -> None:
-    """MW-7: a middleware that neither calls call_next nor sets a result yields an empty response."""
+    """MW-7: a middleware that neither calls call_next nor sets a result yields an empty
+    response."""
 
     async def skip(context: Any, call_next: Any) -> None:
         return None
@@ -314,10 +351,14 @@ class MiddlewareB(AgentMiddleware):
 
 @pytest.mark.parametrize(
     ("terminate", "expected"),
-    [(False, ["A: before", "B: before", "A: after"]), (True, ["A: before", "B: before"])],
+    [
+        (False, ["A: before", "B: before", "A: after"]),
+        (True, ["A: before", "B: before"]),
+    ],
 )
 async def test_seed_worked_example(terminate: bool, expected: list[str]) -> None:
-    """MW-6, MW-T2, MW-T3: [MiddlewareA, MiddlewareB] with return vs raise MiddlewareTermination."""
+    """MW-6, MW-T2, MW-T3: [MiddlewareA, MiddlewareB] with return vs raise
+    MiddlewareTermination."""
     out: list[str] = []
     mws = categorize_middleware([MiddlewareA(out), MiddlewareB(out, terminate)]).agent
 
@@ -335,7 +376,8 @@ async def test_seed_worked_example(terminate: bool, expected: list[str]) -> None
 
 
 async def test_call_next_rejects_a_foreign_context() -> None:
-    """MW-1: call_next(context) takes the same context; another object is a clear error."""
+    """MW-1: call_next(context) takes the same context; another object is a clear
+    error."""
 
     async def mw(context: Any, call_next: Any) -> None:
         await call_next(ChatContext(client=None, messages=[]))
@@ -349,7 +391,8 @@ async def _echo(context: Any) -> Any:
 
 
 async def test_metadata_is_shared_and_mutations_reach_the_operation() -> None:
-    """MW-11: metadata is shared along one pipeline run; changes before call_next reach the operation."""
+    """MW-11: metadata is shared along one pipeline run; changes before call_next reach
+    the operation."""
     seen: dict[str, Any] = {}
 
     async def outer(context: ChatContext, call_next: Any) -> None:
@@ -368,7 +411,11 @@ async def test_metadata_is_shared_and_mutations_reach_the_operation() -> None:
         seen["messages"] = [m.text for m in context.messages]
         return ChatResponse([Message("assistant", ["done"])])
 
-    result = await run_pipeline([outer, inner], ChatContext(client=None, messages=[Message("user", ["hi"])]), handler)
+    result = await run_pipeline(
+        [outer, inner],
+        ChatContext(client=None, messages=[Message("user", ["hi"])]),
+        handler,
+    )
     assert seen["who"] == "outer"
     assert seen["options"] == {"temperature": 0.1}
     assert seen["messages"] == ["hi", "injected"]
@@ -376,7 +423,8 @@ async def test_metadata_is_shared_and_mutations_reach_the_operation() -> None:
 
 
 async def test_retry_middleware_reruns_the_rest() -> None:
-    """MW-5: a retry middleware calls call_next again after a failure; the second result wins."""
+    """MW-5: a retry middleware calls call_next again after a failure; the second result
+    wins."""
     attempts = 0
 
     async def handler(context: Any) -> Any:
@@ -399,19 +447,23 @@ async def test_retry_middleware_reruns_the_rest() -> None:
 
 
 async def test_other_exceptions_propagate_unchanged() -> None:
-    """MW-6, MW-T5: an exception other than MiddlewareTermination reaches the caller as it was raised."""
+    """MW-6, MW-T5: an exception other than MiddlewareTermination reaches the caller as
+    it was raised."""
     error = KeyError("x")
 
     async def mw(context: Any, call_next: Any) -> None:
         raise error
 
     with pytest.raises(KeyError) as info:
-        await run_pipeline([mw], FunctionInvocationContext(function=None, arguments={}), _echo)  # type: ignore[arg-type]
+        await run_pipeline(
+            [mw], FunctionInvocationContext(function=None, arguments={}), _echo
+        )  # type: ignore[arg-type]
     assert info.value is error
 
 
 async def test_function_termination_is_visible() -> None:
-    """MW-8: termination in function middleware marks the context so the loop can stop."""
+    """MW-8: termination in function middleware marks the context so the loop can
+    stop."""
 
     async def stop(context: FunctionInvocationContext, call_next: Any) -> None:
         context.result = "blocked"
@@ -423,17 +475,23 @@ async def test_function_termination_is_visible() -> None:
 
 
 async def test_non_stream_result_in_streaming_mode_is_a_clear_error() -> None:
-    """MW-9: a streaming pipeline whose result is not a ResponseStream raises MiddlewareException."""
+    """MW-9: a streaming pipeline whose result is not a ResponseStream raises
+    MiddlewareException."""
 
     async def wrong(context: ChatContext, call_next: Any) -> None:
         context.result = ChatResponse([Message("assistant", ["not a stream"])])
 
-    with pytest.raises(MiddlewareException, match=r"chat pipeline is streaming.*got ChatResponse"):
-        await run_pipeline([wrong], ChatContext(client=None, messages=[], stream=True), _echo)
+    with pytest.raises(
+        MiddlewareException, match=r"chat pipeline is streaming.*got ChatResponse"
+    ):
+        await run_pipeline(
+            [wrong], ChatContext(client=None, messages=[], stream=True), _echo
+        )
 
 
 async def test_stream_hooks_attach_to_a_substituted_stream() -> None:
-    """MW-9, MW-10: after-code runs before any update; context hooks attach in order to the final stream."""
+    """MW-9, MW-10: after-code runs before any update; context hooks attach in order to
+    the final stream."""
     log: list[str] = []
 
     async def source() -> AsyncIterator[ChatResponseUpdate]:
@@ -450,11 +508,17 @@ async def test_stream_hooks_attach_to_a_substituted_stream() -> None:
         log.append("after")
         inner = context.result
         context.result = ResponseStream(inner)  # substitute a wrapping stream
-        context.stream_transform_hooks.append(lambda u: ChatResponseUpdate([u.text.upper()], u.role))
-        context.stream_result_hooks.append(lambda r: ChatResponse([Message("assistant", [r.text + "!"])]))
+        context.stream_transform_hooks.append(
+            lambda u: ChatResponseUpdate([u.text.upper()], u.role)
+        )
+        context.stream_result_hooks.append(
+            lambda r: ChatResponse([Message("assistant", [r.text + "!"])])
+        )
         context.stream_cleanup_hooks.append(lambda: log.append("cleanup"))
 
-    stream = await run_pipeline([replace], ChatContext(client=None, messages=[], stream=True), handler)
+    stream = await run_pipeline(
+        [replace], ChatContext(client=None, messages=[], stream=True), handler
+    )
     seen = [u.text async for u in stream]
     final = await stream.get_final_response()
     assert log == ["before", "after", "stream start", "cleanup"]
@@ -493,11 +557,14 @@ def test_detect_string_annotations() -> None:
     assert middleware_layer(m.chat_mw) == "chat"
     assert middleware_layer(m.function_mw) == "function"
     assert middleware_layer(m.unresolvable) == "chat"
-    assert categorize_middleware([m.agent_mw, m.chat_mw, m.function_mw]).chat == (m.chat_mw,)
+    assert categorize_middleware([m.agent_mw, m.chat_mw, m.function_mw]).chat == (
+        m.chat_mw,
+    )
 
 
 def test_decorator_and_annotation_mismatch() -> None:
-    """MW-2: a decorator that disagrees with the annotation is an error naming the function."""
+    """MW-2: a decorator that disagrees with the annotation is an error naming the
+    function."""
 
     @agent_middleware
     async def confused(context: ChatContext, call_next: Any) -> None: ...
@@ -545,7 +612,8 @@ def test_object_with_process_method_is_typed_by_it() -> None:
 
 
 def test_categorize_accepts_none_one_or_many_and_keeps_order() -> None:
-    """MW-3, MW-4: None, a single item, lists and tuples; order kept within each layer."""
+    """MW-3, MW-4: None, a single item, lists and tuples; order kept within each
+    layer."""
 
     class A1(AgentMiddleware):
         async def process(self, context: AgentContext, call_next: Any) -> None: ...
@@ -554,7 +622,9 @@ def test_categorize_accepts_none_one_or_many_and_keeps_order() -> None:
         async def process(self, context: ChatContext, call_next: Any) -> None: ...
 
     class F1(FunctionMiddleware):
-        async def process(self, context: FunctionInvocationContext, call_next: Any) -> None: ...
+        async def process(
+            self, context: FunctionInvocationContext, call_next: Any
+        ) -> None: ...
 
     a1, a2, c1, f1 = A1(), A1(), C1(), F1()
     found = categorize_middleware(None, a1, [c1, f1], (a2,))
@@ -566,7 +636,8 @@ def test_categorize_accepts_none_one_or_many_and_keeps_order() -> None:
 
 async def test_the_agent_forwards_one_categorized_middleware_to_its_client() -> None:
     """MW-3: the client's get_response receives the chat and function layers as one
-    CategorizedMiddleware with an empty agent tuple, taken as it is (not detected again)."""
+    CategorizedMiddleware with an empty agent tuple, taken as it is (not detected
+    again)."""
     from minagent import Agent, CategorizedMiddleware
     from minagent.testing import ScriptedChatClient
 
@@ -598,7 +669,11 @@ async def test_the_agent_forwards_one_categorized_middleware_to_its_client() -> 
         assert forwarded == CategorizedMiddleware((), (chat,), (func,))
 
 
-_LAYER_MAKERS = {"agent": agent_middleware, "chat": chat_middleware, "function": function_middleware}
+_LAYER_MAKERS = {
+    "agent": agent_middleware,
+    "chat": chat_middleware,
+    "function": function_middleware,
+}
 
 
 def _made(layer: str, tag: int) -> Any:
@@ -621,9 +696,12 @@ def _made(layer: str, tag: int) -> Any:
         max_size=6,
     ),
 )
-def test_a_list_changed_in_place_is_categorised_anew(first: list[str], edits: list[tuple[str, str, int]]) -> None:
-    """MW-3: categorising the same list object again after any in-place change gives exactly what a
-    fresh list with the same items gives (the remembered result never goes stale)."""
+def test_a_list_changed_in_place_is_categorised_anew(
+    first: list[str], edits: list[tuple[str, str, int]]
+) -> None:
+    """MW-3: categorising the same list object again after any in-place change gives
+    exactly what a fresh list with the same items gives (the remembered result never
+    goes stale)."""
     tag = iter(range(10_000))
     items = [_made(layer, next(tag)) for layer in first]
     categorize_middleware(items)
@@ -639,6 +717,13 @@ def test_a_list_changed_in_place_is_categorised_anew(first: list[str], edits: li
         elif op == "reverse":
             items.reverse()
         assert categorize_middleware(items) == categorize_middleware(list(items))
-        expected = {name: tuple(m for m in items if middleware_layer(m) == name) for name in _LAYER_MAKERS}
+        expected = {
+            name: tuple(m for m in items if middleware_layer(m) == name)
+            for name in _LAYER_MAKERS
+        }
         found = categorize_middleware(items)
-        assert (found.agent, found.chat, found.function) == (expected["agent"], expected["chat"], expected["function"])
+        assert (found.agent, found.chat, found.function) == (
+            expected["agent"],
+            expected["chat"],
+            expected["function"],
+        )

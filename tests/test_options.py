@@ -37,7 +37,9 @@ class Nameless:
 
 
 def same_objects(actual: list[Any], expected: list[Any]) -> bool:
-    return len(actual) == len(expected) and all(a is b for a, b in zip(actual, expected, strict=True))
+    return len(actual) == len(expected) and all(
+        a is b for a, b in zip(actual, expected, strict=True)
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -45,24 +47,39 @@ def same_objects(actual: list[Any], expected: list[Any]) -> bool:
 
 
 def test_none_in_override_keeps_the_base_value() -> None:
-    """OP-1: an override value of None never replaces the base value, for every kind of key."""
+    """OP-1: an override value of None never replaces the base value, for every kind of
+    key."""
     tool = NamedTool("t")
-    base = {"tools": [tool], "instructions": "be brief", "metadata": {"a": 1}, "temperature": 0.3}
-    override = {"tools": None, "instructions": None, "metadata": None, "temperature": None}
+    base = {
+        "tools": [tool],
+        "instructions": "be brief",
+        "metadata": {"a": 1},
+        "temperature": 0.3,
+    }
+    override = {
+        "tools": None,
+        "instructions": None,
+        "metadata": None,
+        "temperature": None,
+    }
     assert merge_options(base, override) == base
     assert same_objects(merge_options(base, override)["tools"], [tool])
 
 
 def test_no_value_in_the_result_is_none() -> None:
     """OP-2: None values of the base are dropped too; the result holds no None."""
-    result = merge_options({"model": None, "seed": 3, "tools": None}, {"stop": None, "top_p": None})
+    result = merge_options(
+        {"model": None, "seed": 3, "tools": None}, {"stop": None, "top_p": None}
+    )
     assert result == {"seed": 3}
     assert merge_options({"instructions": None}, None) == {}
 
 
 def test_falsy_values_that_are_not_none_are_kept() -> None:
     """OP-1, OP-6: 0, False, "" and [] are real values: they override and are kept."""
-    assert merge_options({"temperature": 0.7, "store": True}, {"temperature": 0, "store": False}) == {
+    assert merge_options(
+        {"temperature": 0.7, "store": True}, {"temperature": 0, "store": False}
+    ) == {
         "temperature": 0,
         "store": False,
     }
@@ -70,8 +87,8 @@ def test_falsy_values_that_are_not_none_are_kept() -> None:
 
 
 def test_tools_are_base_then_override_once_by_name() -> None:
-    """OP-3: tools are concatenated base first; the same object is kept once at its first
-    position."""
+    """OP-3: tools are concatenated base first; the same object is kept once at its
+    first position."""
     a, b, c = NamedTool("a"), NamedTool("b"), NamedTool("c")
     result = merge_options({"tools": [a, b]}, {"tools": [c, a, b]})
     assert same_objects(result["tools"], [a, b, c])
@@ -80,40 +97,59 @@ def test_tools_are_base_then_override_once_by_name() -> None:
 
 
 def test_equal_declaration_dicts_are_kept_once() -> None:
-    """OP-3: an equal declaration dict (named by "name" or "function": {"name"}) is kept once."""
+    """OP-3: an equal declaration dict (named by "name" or "function": {"name"}) is kept
+    once."""
     flat = {"name": "search", "parameters": {}}
     nested = {"type": "function", "function": {"name": "lookup"}}
-    result = merge_options({"tools": [flat, nested]}, {"tools": [copy.deepcopy(nested), copy.deepcopy(flat)]})
+    result = merge_options(
+        {"tools": [flat, nested]},
+        {"tools": [copy.deepcopy(nested), copy.deepcopy(flat)]},
+    )
     assert same_objects(result["tools"], [flat, nested])
 
 
 def test_a_different_tool_with_a_taken_name_is_a_value_error() -> None:
-    """OP-3: a different object with a name already present is a ValueError naming the tool."""
+    """OP-3: a different object with a name already present is a ValueError naming the
+    tool."""
     with pytest.raises(ValueError, match="search"):
-        merge_options({"tools": [NamedTool("search")]}, {"tools": [NamedTool("search")]})
+        merge_options(
+            {"tools": [NamedTool("search")]}, {"tools": [NamedTool("search")]}
+        )
     with pytest.raises(ValueError, match="lookup"):
-        merge_options({"tools": [NamedTool("lookup")]}, {"tools": {"function": {"name": "lookup"}}})
+        merge_options(
+            {"tools": [NamedTool("lookup")]},
+            {"tools": {"function": {"name": "lookup"}}},
+        )
     with pytest.raises(ValueError, match="calc"):
-        merge_options({"tools": [{"name": "calc", "v": 1}]}, {"tools": [{"name": "calc", "v": 2}]})
+        merge_options(
+            {"tools": [{"name": "calc", "v": 1}]}, {"tools": [{"name": "calc", "v": 2}]}
+        )
     with pytest.raises(ValueError, match="dup"):  # within one layer too
         merge_options({"tools": [NamedTool("dup"), NamedTool("dup")]}, None)
 
 
 def test_equal_but_distinct_tool_objects_clash() -> None:
-    """OP-3: only the same object (or an equal declaration dict) counts as the same tool; a
-    different object that merely compares equal is a ValueError."""
+    """OP-3: only the same object (or an equal declaration dict) counts as the same
+    tool; a different object that merely compares equal is a ValueError."""
     with pytest.raises(ValueError, match="search"):
-        merge_options({"tools": [EqualTool("search")]}, {"tools": [EqualTool("search")]})
+        merge_options(
+            {"tools": [EqualTool("search")]}, {"tools": [EqualTool("search")]}
+        )
     tool = EqualTool("search")
-    assert same_objects(merge_options({"tools": [tool]}, {"tools": [tool]})["tools"], [tool])
+    assert same_objects(
+        merge_options({"tools": [tool]}, {"tools": [tool]})["tools"], [tool]
+    )
 
 
 def test_nameless_tools_are_always_appended() -> None:
-    """OP-3: entries without a name are appended every time, even the same object twice."""
+    """OP-3: entries without a name are appended every time, even the same object
+    twice."""
     x, y = Nameless(), Nameless()
     named = NamedTool("n")
     untitled = {"type": "code_interpreter"}
-    result = merge_options({"tools": [x, named, untitled]}, {"tools": [x, y, dict(untitled), named]})
+    result = merge_options(
+        {"tools": [x, named, untitled]}, {"tools": [x, y, dict(untitled), named]}
+    )
     assert same_objects(result["tools"], [x, named, untitled, x, y, result["tools"][5]])
     assert result["tools"][5] == untitled
 
@@ -139,9 +175,14 @@ def test_a_single_tool_is_a_list_of_one() -> None:
         ("line1\n", "line2", "line1\n\nline2"),
     ],
 )
-def test_instructions_are_joined_with_newline(base: Any, override: Any, expected: str) -> None:
-    """OP-4: the non-empty instructions of base and override joined with "\\n", base first."""
-    assert merge_options({"instructions": base}, {"instructions": override}) == {"instructions": expected}
+def test_instructions_are_joined_with_newline(
+    base: Any, override: Any, expected: str
+) -> None:
+    """OP-4: the non-empty instructions of base and override joined with "\\n", base
+    first."""
+    assert merge_options({"instructions": base}, {"instructions": override}) == {
+        "instructions": expected
+    }
 
 
 @pytest.mark.parametrize("key", ["metadata", "logit_bias"])
@@ -162,9 +203,21 @@ def test_dict_keys_with_a_non_dict_side_take_the_override(key: str) -> None:
 
 
 def test_every_other_key_is_won_by_the_override() -> None:
-    """OP-6: every other key: the override wins (including dict and list values, not merged)."""
-    base = {"model": "a", "tool_choice": {"mode": "auto"}, "stop": ["x"], "custom": {"p": 1}}
-    override = {"model": "b", "tool_choice": "none", "stop": ["y"], "custom": {"q": 2}, "seed": 1}
+    """OP-6: every other key: the override wins (including dict and list values, not
+    merged)."""
+    base = {
+        "model": "a",
+        "tool_choice": {"mode": "auto"},
+        "stop": ["x"],
+        "custom": {"p": 1},
+    }
+    override = {
+        "model": "b",
+        "tool_choice": "none",
+        "stop": ["y"],
+        "custom": {"q": 2},
+        "seed": 1,
+    }
     assert merge_options(base, override) == {
         "model": "b",
         "tool_choice": "none",
@@ -175,11 +228,16 @@ def test_every_other_key_is_won_by_the_override() -> None:
 
 
 def test_inputs_are_not_mutated_and_may_be_none() -> None:
-    """OP-7: base and override (and nested dicts and lists) are never mutated; either may be
-    None."""
+    """OP-7: base and override (and nested dicts and lists) are never mutated; either
+    may be None."""
     a, b = NamedTool("a"), NamedTool("b")
     base = {"tools": [a], "metadata": {"x": 1}, "instructions": "i", "stop": ["s"]}
-    override = {"tools": [b, a], "metadata": {"y": 2}, "instructions": "j", "stop": None}
+    override = {
+        "tools": [b, a],
+        "metadata": {"y": 2},
+        "instructions": "j",
+        "stop": None,
+    }
     base_copy, override_copy = copy.copy(base), copy.copy(override)
     result = merge_options(base, override)
     assert base == base_copy
@@ -237,14 +295,20 @@ def expected_tools(base: Any, override: Any) -> list[Any]:
         elif name not in first:
             first[name] = tool
             out.append(tool)
-        elif first[name] is tool or (isinstance(tool, dict) and isinstance(first[name], dict) and first[name] == tool):
+        elif first[name] is tool or (
+            isinstance(tool, dict)
+            and isinstance(first[name], dict)
+            and first[name] == tool
+        ):
             continue
         else:
             raise Clash(name)
     return out
 
 
-def expected_merge(base: dict[str, Any] | None, override: dict[str, Any] | None) -> dict[str, Any]:
+def expected_merge(
+    base: dict[str, Any] | None, override: dict[str, Any] | None
+) -> dict[str, Any]:
     """The OP table, row by row, computed independently of merge_options."""
     base, override = base or {}, override or {}
     out: dict[str, Any] = {}
@@ -256,7 +320,11 @@ def expected_merge(base: dict[str, Any] | None, override: dict[str, Any] | None)
             out[key] = expected_tools(b, o)  # OP-3
         elif key == "instructions":
             out[key] = "\n".join(part for part in (b, o) if part)  # OP-4
-        elif key in ("metadata", "logit_bias") and isinstance(b, dict) and isinstance(o, dict):
+        elif (
+            key in ("metadata", "logit_bias")
+            and isinstance(b, dict)
+            and isinstance(o, dict)
+        ):
             out[key] = {**b, **o}  # OP-5
         else:
             out[key] = b if o is None else o  # OP-5 (a side not a dict), OP-6
@@ -292,17 +360,23 @@ tool_values = st.one_of(
     st.lists(tools, min_size=2, max_size=5),
     st.lists(tools, max_size=3).map(tuple),
 )
-scalar_values = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(0, 2), st.text(max_size=3))
+scalar_values = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.floats(0, 2), st.text(max_size=3)
+)
 values_by_key = {
     "tools": tool_values,
     "instructions": st.none() | st.text(max_size=4),
-    "metadata": st.none() | st.dictionaries(st.sampled_from("abc"), scalar_values, max_size=3) | st.just("not a dict"),
+    "metadata": st.none()
+    | st.dictionaries(st.sampled_from("abc"), scalar_values, max_size=3)
+    | st.just("not a dict"),
     "logit_bias": st.none()
     | st.dictionaries(st.sampled_from(["1", "2", "3"]), st.floats(-5, 5), max_size=3)
     | st.integers(0, 2),
     "temperature": st.none() | st.floats(0, 2),
     "model": st.none() | st.sampled_from(["m1", "m2", ""]),
-    "tool_choice": st.none() | st.sampled_from(["auto", "none", "required"]) | st.just({"mode": "x"}),
+    "tool_choice": st.none()
+    | st.sampled_from(["auto", "none", "required"])
+    | st.just({"mode": "x"}),
     "stop": st.none() | st.lists(st.text(max_size=2), max_size=2),
     "seed": scalar_values,
     "store": st.none() | st.booleans(),
@@ -313,14 +387,18 @@ values_by_key = {
 def option_dicts(draw: st.DrawFn) -> dict[str, Any] | None:
     if draw(st.integers(0, 9)) == 0:
         return None
-    keys = draw(st.lists(st.sampled_from(sorted(values_by_key)), unique=True, max_size=6))
-    if "tools" not in keys and draw(st.booleans()):  # tools hold the most rules: draw them often
+    keys = draw(
+        st.lists(st.sampled_from(sorted(values_by_key)), unique=True, max_size=6)
+    )
+    # tools hold the most rules: draw them often
+    if "tools" not in keys and draw(st.booleans()):
         keys.append("tools")
     return {key: draw(values_by_key[key]) for key in keys}
 
 
 def snapshot(value: Any) -> Any:
-    """A structural picture of `value` that records tool objects by identity (for OP-7)."""
+    """A structural picture of `value` that records tool objects by identity (for
+    OP-7)."""
     if isinstance(value, dict):
         return ("dict", id(value), {k: snapshot(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
@@ -335,9 +413,9 @@ def snapshot(value: Any) -> Any:
 def test_merge_options_obeys_every_row_of_the_table(
     base: dict[str, Any] | None, override: dict[str, Any] | None
 ) -> None:
-    """OP-1, OP-2, OP-3, OP-4, OP-5, OP-6, OP-7: for random options, merge_options equals the
-    expectation derived per key, raises ValueError exactly on a clash of different tools with one
-    name, and leaves both inputs as they were."""
+    """OP-1, OP-2, OP-3, OP-4, OP-5, OP-6, OP-7: for random options, merge_options
+    equals the expectation derived per key, raises ValueError exactly on a clash of
+    different tools with one name, and leaves both inputs as they were."""
     before = (snapshot(base), snapshot(override))
     try:
         expected = expected_merge(base, override)

@@ -9,18 +9,38 @@ import itertools
 import json
 import types
 import typing
-from collections.abc import Mapping, MutableMapping, MutableSequence, MutableSet, Sequence
+from collections.abc import (
+    Mapping,
+    MutableMapping,
+    MutableSequence,
+    MutableSet,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from fractions import Fraction
-from typing import Annotated, Any, Literal, NotRequired, Optional, Required, TypedDict, Union
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NotRequired,
+    Optional,
+    Required,
+    TypedDict,
+    Union,
+)
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import minagent
-from minagent._schema import FunctionSchema, ValidationIssue, describe_issues, function_schema
+from minagent._schema import (
+    FunctionSchema,
+    ValidationIssue,
+    describe_issues,
+    function_schema,
+)
 from minagent._validate import validate
 from tests import _schema_fixtures as fx
 
@@ -111,7 +131,8 @@ def problems(instance: Any, schema: dict[str, Any]) -> list[str]:
 
 
 def test_parameters_is_an_object_schema_in_signature_order() -> None:
-    """SC-1: properties and required follow the signature; required is always present."""
+    """SC-1: properties and required follow the signature; required is always
+    present."""
 
     def search(query: str, limit: int, exact: bool = False) -> None:
         """Search."""
@@ -143,7 +164,8 @@ def test_parameters_is_an_object_schema_in_signature_order() -> None:
 
 
 def test_string_annotations_resolve_in_the_function_module() -> None:
-    """SC-2: `from __future__ import annotations`, TypedDicts and dataclasses of that module."""
+    """SC-2: `from __future__ import annotations`, TypedDicts and dataclasses of that
+    module."""
     assert params(fx.send_letter)["properties"]["to"] == {
         "type": "object",
         "properties": {
@@ -160,12 +182,16 @@ def test_string_annotations_resolve_in_the_function_module() -> None:
 
 
 def test_string_annotations_here_and_unreadable_return_annotation() -> None:
-    """SC-2: this module's (string) annotations resolve; the return annotation is never read."""
+    """SC-2: this module's (string) annotations resolve; the return annotation is never
+    read."""
 
     def f(x: list[int], y: Movie) -> NoSuchType:  # type: ignore[name-defined]  # noqa: F821
         return None
 
-    assert params(f)["properties"]["x"] == {"type": "array", "items": {"type": "integer"}}
+    assert params(f)["properties"]["x"] == {
+        "type": "array",
+        "items": {"type": "integer"},
+    }
     assert params(f)["properties"]["y"]["required"] == ["title", "year"]
 
 
@@ -186,8 +212,11 @@ def test_unresolvable_hint_raises_type_error_naming_function_and_parameter() -> 
 
 
 def test_unresolvable_structure_hint_raises_type_error() -> None:
-    """SC-2: a TypedDict whose own hints cannot be resolved names the parameter and the class."""
-    with pytest.raises(TypeError, match=r"'unreadable'.*parameter 'nested'.*Unreadable"):
+    """SC-2: a TypedDict whose own hints cannot be resolved names the parameter and the
+    class."""
+    with pytest.raises(
+        TypeError, match=r"'unreadable'.*parameter 'nested'.*Unreadable"
+    ):
         function_schema(fx.unreadable)
 
 
@@ -203,7 +232,8 @@ class Calculator:
 
 
 def test_callable_objects_and_bound_methods() -> None:
-    """SC-2, SC-20: string annotations of __call__ and of a method resolve; self is not listed."""
+    """SC-2, SC-20: string annotations of __call__ and of a method resolve; self is not
+    listed."""
     call = function_schema(Calculator())
     assert call.description == "Adds numbers."
     assert list(call.parameters["properties"]) == ["a", "movie"]
@@ -217,7 +247,8 @@ def test_callable_objects_and_bound_methods() -> None:
 
 
 def test_defaults_make_parameters_optional_and_are_written_as_json() -> None:
-    """SC-3: JSON forms of defaults; unserialisable defaults are left out but still optional."""
+    """SC-3: JSON forms of defaults; unserialisable defaults are left out but still
+    optional."""
 
     def f(
         a: int,
@@ -244,7 +275,8 @@ def test_defaults_make_parameters_optional_and_are_written_as_json() -> None:
 
 
 def test_var_args_are_excluded_and_positional_only_is_rejected() -> None:
-    """SC-4: *args / **kwargs are not arguments; positional-only parameters raise TypeError."""
+    """SC-4: *args / **kwargs are not arguments; positional-only parameters raise
+    TypeError."""
 
     def f(a: int, *args: int, b: str, **kwargs: Any) -> None: ...
 
@@ -258,7 +290,8 @@ def test_var_args_are_excluded_and_positional_only_is_rejected() -> None:
 
 
 def test_context_parameter_is_excluded() -> None:
-    """SC-5: by class name, by (unimportable) string, and dotted; recorded in context_parameter."""
+    """SC-5: by class name, by (unimportable) string, and dotted; recorded in
+    context_parameter."""
 
     def by_class(city: str, ctx: FunctionInvocationContext) -> None: ...
 
@@ -281,9 +314,9 @@ def test_context_parameter_is_excluded() -> None:
 
 
 def test_context_type_names_are_configurable_and_unique() -> None:
-    """SC-5: custom names; a second context parameter is an error that is both a ValueError (as
-    upstream's) and a TypeError; an optional context parameter (``ctx: Context | None = None``, in
-    any spelling) is the context parameter."""
+    """SC-5: custom names; a second context parameter is an error that is both a
+    ValueError (as upstream's) and a TypeError; an optional context parameter (``ctx:
+    Context | None = None``, in any spelling) is the context parameter."""
 
     def f(run: Movie, x: int) -> None: ...
 
@@ -300,9 +333,14 @@ def test_context_type_names_are_configurable_and_unique() -> None:
 
     def optional(q: str, a: FunctionInvocationContext | None = None) -> None: ...
 
-    def optional_text(q: str, a: typing.Optional[FunctionInvocationContext] = None) -> None: ...  # noqa: UP045
+    def optional_text(
+        q: str,
+        a: typing.Optional[FunctionInvocationContext] = None,  # noqa: UP045
+    ) -> None: ...
 
-    def union_text(q: str, a: minagent.FunctionInvocationContext | None = None) -> None: ...
+    def union_text(
+        q: str, a: minagent.FunctionInvocationContext | None = None
+    ) -> None: ...
 
     for func in (optional, optional_text, union_text):
         schema = function_schema(func)
@@ -368,12 +406,17 @@ def test_unions_are_any_of_in_written_order(tp: Any, expected: dict[str, Any]) -
         (Literal[True], {"type": "boolean", "enum": [True]}),
         (
             Literal[1, "a", None, True],
-            {"type": ["integer", "string", "null", "boolean"], "enum": [1, "a", None, True]},
+            {
+                "type": ["integer", "string", "null", "boolean"],
+                "enum": [1, "a", None, True],
+            },
         ),
         (Literal[Color.RED, "blue"], {"type": "string", "enum": ["red", "blue"]}),
     ],
 )
-def test_literal_is_an_enum_with_its_json_type(tp: Any, expected: dict[str, Any]) -> None:
+def test_literal_is_an_enum_with_its_json_type(
+    tp: Any, expected: dict[str, Any]
+) -> None:
     """SC-8: Literal values in order, with the JSON type name or list of names."""
     assert prop(tp) == expected
 
@@ -383,7 +426,13 @@ def test_literal_is_an_enum_with_its_json_type(tp: Any, expected: dict[str, Any]
     [
         (Color, {"type": "string", "enum": ["red", "green"]}),
         (Level, {"type": "integer", "enum": [1, 2]}),
-        (Mixed, {"type": ["integer", "number", "string", "null"], "enum": [1, 0.5, "n", None]}),
+        (
+            Mixed,
+            {
+                "type": ["integer", "number", "string", "null"],
+                "enum": [1, 0.5, "n", None],
+            },
+        ),
     ],
 )
 def test_enum_subclass_is_an_enum_of_values(tp: Any, expected: dict[str, Any]) -> None:
@@ -434,16 +483,31 @@ def test_fixed_tuples_use_prefix_items() -> None:
 
 @pytest.mark.parametrize(
     "tp",
-    [set[str], frozenset[str], typing.AbstractSet[str], MutableSet[str], typing.Set[str]],  # noqa: UP006
+    [
+        set[str],
+        frozenset[str],
+        typing.AbstractSet[str],
+        MutableSet[str],
+        typing.Set[str],  # noqa: UP006
+    ],
 )
 def test_sets_are_arrays_of_unique_items(tp: Any) -> None:
     """SC-12: set / frozenset / AbstractSet / MutableSet."""
-    assert prop(tp) == {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+    assert prop(tp) == {
+        "type": "array",
+        "items": {"type": "string"},
+        "uniqueItems": True,
+    }
 
 
 @pytest.mark.parametrize(
     "tp",
-    [dict[str, float], Mapping[str, float], MutableMapping[str, float], typing.Dict[str, float]],  # noqa: UP006
+    [
+        dict[str, float],
+        Mapping[str, float],
+        MutableMapping[str, float],
+        typing.Dict[str, float],  # noqa: UP006
+    ],
 )
 def test_mappings_are_objects_with_additional_properties(tp: Any) -> None:
     """SC-13: dict / Mapping / MutableMapping with str keys."""
@@ -452,7 +516,9 @@ def test_mappings_are_objects_with_additional_properties(tp: Any) -> None:
 
 def test_mapping_keys_must_be_strings() -> None:
     """SC-13: another key type raises TypeError naming the type."""
-    with pytest.raises(TypeError, match=r"parameter 'x'.*dict\[int, str\].*keys are strings"):
+    with pytest.raises(
+        TypeError, match=r"parameter 'x'.*dict\[int, str\].*keys are strings"
+    ):
         prop(dict[int, str])
 
 
@@ -477,7 +543,8 @@ def test_bare_containers_are_unconstrained(tp: Any, expected: dict[str, Any]) ->
 
 
 def test_typed_dict_is_a_closed_object() -> None:
-    """SC-15: keys in order, required from __required_keys__ and Required/NotRequired."""
+    """SC-15: keys in order, required from __required_keys__ and
+    Required/NotRequired."""
     assert prop(Movie) == {
         "type": "object",
         "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
@@ -491,19 +558,25 @@ def test_typed_dict_is_a_closed_object() -> None:
 
 
 def test_typed_dict_qualifiers_under_future_annotations() -> None:
-    """SC-15: NotRequired / Required written as strings still decide (3.11 misses them)."""
+    """SC-15: NotRequired / Required written as strings still decide (3.11 misses
+    them)."""
     schema = params(fx.add_contact)["properties"]
     assert schema["contact"]["required"] == ["name"]
     assert schema["draft"]["required"] == ["title"]
 
 
 def test_dataclass_is_an_object_of_its_init_fields() -> None:
-    """SC-16: init fields in order; defaults and default factories make fields optional."""
+    """SC-16: init fields in order; defaults and default factories make fields
+    optional."""
     assert prop(Box) == {
         "type": "object",
         "properties": {
             "width": {"type": "number"},
-            "label": {"type": "string", "description": "what is inside", "default": "box"},
+            "label": {
+                "type": "string",
+                "description": "what is inside",
+                "default": "box",
+            },
             "items": {"type": "array", "items": {"type": "integer"}},
         },
         "required": ["width"],
@@ -551,7 +624,10 @@ def test_def_names_are_unique() -> None:
     def link(a: fx.Node, b: Node) -> None: ...
 
     schema = params(link)
-    assert schema["properties"] == {"a": {"$ref": "#/$defs/Node"}, "b": {"$ref": "#/$defs/Node_2"}}
+    assert schema["properties"] == {
+        "a": {"$ref": "#/$defs/Node"},
+        "b": {"$ref": "#/$defs/Node_2"},
+    }
     assert schema["$defs"]["Node_2"]["properties"]["next"] == {
         "anyOf": [{"$ref": "#/$defs/Node_2"}, {"type": "null"}],
         "default": None,
@@ -564,15 +640,23 @@ def test_recursive_schema_validates_nested_values() -> None:
     good = {"value": 1, "children": [{"value": 2, "children": []}]}
     tree = {"value": 1, "left": {"value": 2, "right": None}}
     assert validate({"tree": tree, "root": good}, schema) == []
-    bad = {"value": 1, "children": [{"value": 2, "children": [{"value": "3", "children": []}]}]}
-    assert paths(validate({"tree": tree, "root": bad}, schema)) == ["$.root.children[0].children[0].value"]
+    bad = {
+        "value": 1,
+        "children": [{"value": 2, "children": [{"value": "3", "children": []}]}],
+    }
+    assert paths(validate({"tree": tree, "root": bad}, schema)) == [
+        "$.root.children[0].children[0].value"
+    ]
 
 
 @pytest.mark.parametrize(
     ("tp", "expected"),
     [
         (Annotated[int, "a count"], {"type": "integer", "description": "a count"}),
-        (Annotated[int, 3, "first str", "second"], {"type": "integer", "description": "first str"}),
+        (
+            Annotated[int, 3, "first str", "second"],
+            {"type": "integer", "description": "first str"},
+        ),
         (Annotated[int, 3], {"type": "integer"}),
         (Annotated[Any, "anything"], {"description": "anything"}),
         (
@@ -585,7 +669,9 @@ def test_recursive_schema_validates_nested_values() -> None:
         ),
     ],
 )
-def test_annotated_str_metadata_is_a_description(tp: Any, expected: dict[str, Any]) -> None:
+def test_annotated_str_metadata_is_a_description(
+    tp: Any, expected: dict[str, Any]
+) -> None:
     """SC-18: the first str metadata item, at any depth."""
     assert prop(tp) == expected
 
@@ -608,7 +694,8 @@ def test_annotated_description_wins_over_docstring() -> None:
 
 
 def test_description_is_the_text_before_the_first_section() -> None:
-    """SC-20: multi-paragraph text before Args:/Returns:/:param, stripped; "" without docstring."""
+    """SC-20: multi-paragraph text before Args:/Returns:/:param, stripped; "" without
+    docstring."""
 
     def google(x: int) -> int:
         """Add one to a number.
@@ -640,16 +727,21 @@ def test_description_is_the_text_before_the_first_section() -> None:
         x: the number
         """
 
-    assert function_schema(google).description == ("Add one to a number.\n\nWorks for negative numbers too.")
+    assert function_schema(google).description == (
+        "Add one to a number.\n\nWorks for negative numbers too."
+    )
     assert function_schema(sphinx).description == "Double it."
-    assert function_schema(bare).description == "Only a summary, after a blank first line."
+    assert (
+        function_schema(bare).description == "Only a summary, after a blank first line."
+    )
     assert function_schema(none).description == ""
     assert function_schema(only_args).description == ""
     assert "description" not in params(google)["properties"]["x"]
 
 
 def test_google_args_section() -> None:
-    """SC-21: typed and untyped entries, continuation lines, *args ignored, other sections."""
+    """SC-21: typed and untyped entries, continuation lines, *args ignored, other
+    sections."""
 
     def f(city: str, units: str, days: int, *args: int, **kwargs: int) -> None:
         """Get a forecast.
@@ -695,7 +787,8 @@ def test_google_alternative_headers() -> None:
 
 
 def test_sphinx_params() -> None:
-    """SC-22: :param name:, :param type name:, continuation lines, other fields ignored."""
+    """SC-22: :param name:, :param type name:, continuation lines, other fields
+    ignored."""
 
     def f(path: str, mode: str, size: int) -> None:
         """Open a file.
@@ -711,7 +804,10 @@ def test_sphinx_params() -> None:
     schema = function_schema(f)
     assert schema.description == "Open a file."
     props = schema.parameters["properties"]
-    assert props["path"]["description"] == "Where the file is. Relative to the working directory."
+    assert (
+        props["path"]["description"]
+        == "Where the file is. Relative to the working directory."
+    )
     assert props["mode"]["description"] == "How to open it."
     assert props["size"]["description"] == "The buffer size."
 
@@ -757,7 +853,9 @@ def test_unsupported_nested_structure_field_raises() -> None:
 
     def upload(blob: Blob) -> None: ...
 
-    with pytest.raises(TypeError, match=r"'.*upload'.*parameter 'blob'.*unsupported type bytes"):
+    with pytest.raises(
+        TypeError, match=r"'.*upload'.*parameter 'blob'.*unsupported type bytes"
+    ):
         function_schema(upload)
 
 
@@ -791,7 +889,9 @@ def test_all_issues_are_reported_with_paths() -> None:
         '$.units: expected one of: "metric", "imperial"; got string "kelvin"',
         "$.days: unexpected property; allowed properties: city, units",
     ]
-    assert issues[0] == ValidationIssue("$.city", "required property is missing (expected string)")
+    assert issues[0] == ValidationIssue(
+        "$.city", "required property is missing (expected string)"
+    )
 
 
 def test_paths_name_properties_and_indexes() -> None:
@@ -826,7 +926,8 @@ def test_paths_name_properties_and_indexes() -> None:
     ],
 )
 def test_given_values_are_described_as_json(value: Any, described: str) -> None:
-    """SC-26: the JSON type and the JSON text of the given value (repr when not JSON)."""
+    """SC-26: the JSON type and the JSON text of the given value (repr when not
+    JSON)."""
     assert problems(value, {"enum": ["Q"]}) == [f'$: expected "Q"; got {described}']
 
 
@@ -844,7 +945,9 @@ def test_boolean_schemas() -> None:
     for value in (None, 1, "x", [1], {"a": 1}):
         assert validate(value, {}) == []
         assert validate({"v": value}, {"properties": {"v": True}}) == []
-    assert problems({"v": 1}, {"properties": {"v": False}}) == ["$.v: no value is allowed here; got integer 1"]
+    assert problems({"v": 1}, {"properties": {"v": False}}) == [
+        "$.v: no value is allowed here; got integer 1"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -864,23 +967,30 @@ def test_type_keyword(type_: str, accepted: list[Any], rejected: list[Any]) -> N
     for value in accepted:
         assert validate(value, {"type": type_}) == [], value
     for value in rejected:
-        assert problems(value, {"type": type_}) == [f"$: expected {type_}; got {_describe(value)}"], value
+        assert problems(value, {"type": type_}) == [
+            f"$: expected {type_}; got {_describe(value)}"
+        ], value
 
 
 def _describe(value: Any) -> str:
     """The test's own rendering of SC-26, for JSON values."""
     if value is None:
         return "null"
-    kind = {bool: "boolean", int: "integer", float: "number", str: "string"}.get(type(value))
+    kind = {bool: "boolean", int: "integer", float: "number", str: "string"}.get(
+        type(value)
+    )
     kind = kind or ("array" if isinstance(value, list) else "object")
     return f"{kind} {json.dumps(value)}"
 
 
 def test_type_list_and_single_issue_on_type_mismatch() -> None:
-    """SC-28: a list of types; a wrong type gives one issue (naming enum values when present)."""
+    """SC-28: a list of types; a wrong type gives one issue (naming enum values when
+    present)."""
     schema = {"type": ["string", "null"], "minLength": 2, "enum": ["ab", None]}
     assert validate(None, schema) == []
-    assert problems(5, {"type": ["string", "null"]}) == ["$: expected one of: string, null; got integer 5"]
+    assert problems(5, {"type": ["string", "null"]}) == [
+        "$: expected one of: string, null; got integer 5"
+    ]
     assert problems(5, schema) == ['$: expected one of: "ab", null; got integer 5']
     assert problems("a", schema) == [
         '$: expected one of: "ab", null; got string "a"',
@@ -891,12 +1001,18 @@ def test_type_list_and_single_issue_on_type_mismatch() -> None:
 def test_enum_and_const_use_json_equality() -> None:
     """SC-29: true is not 1, 1 equals 1.0, containers compare element-wise."""
     assert validate(1.0, {"enum": [1, 2]}) == []
-    assert problems(True, {"enum": [1, 2]}) == ["$: expected one of: 1, 2; got boolean true"]
+    assert problems(True, {"enum": [1, 2]}) == [
+        "$: expected one of: 1, 2; got boolean true"
+    ]
     assert problems(1, {"enum": [True]}) == ["$: expected true; got integer 1"]
     assert validate([1, {"a": None}], {"enum": [[1.0, {"a": None}]]}) == []
-    assert problems([1, 2], {"enum": [[2, 1]]}) == ["$: expected [2, 1]; got array [1, 2]"]
+    assert problems([1, 2], {"enum": [[2, 1]]}) == [
+        "$: expected [2, 1]; got array [1, 2]"
+    ]
     assert validate({"a": 1, "b": 2}, {"const": {"b": 2, "a": 1}}) == []
-    assert problems({"a": 1}, {"const": {"a": 1, "b": 2}}) == ['$: expected {"a": 1, "b": 2}; got object {"a": 1}']
+    assert problems({"a": 1}, {"const": {"a": 1, "b": 2}}) == [
+        '$: expected {"a": 1, "b": 2}; got object {"a": 1}'
+    ]
     assert problems(6, {"const": 5}) == ["$: expected 5; got integer 6"]
     assert problems(0, {"const": False}) == ["$: expected false; got integer 0"]
 
@@ -909,10 +1025,15 @@ def test_long_enums_are_listed_up_to_fifty_values() -> None:
 
 
 def test_required_and_properties() -> None:
-    """SC-30: each missing required property is named, with what it expects when known."""
+    """SC-30: each missing required property is named, with what it expects when
+    known."""
     schema = {
         "type": "object",
-        "properties": {"a": {"type": "integer"}, "b": {}, "c": {"anyOf": [{"type": "string"}]}},
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {},
+            "c": {"anyOf": [{"type": "string"}]},
+        },
         "required": ["a", "b", "c", "d"],
     }
     assert problems({}, schema) == [
@@ -921,11 +1042,14 @@ def test_required_and_properties() -> None:
         "$.c: required property is missing (expected string)",
         "$.d: required property is missing",
     ]
-    assert problems({"a": "1", "b": 1, "c": "", "d": 0}, schema) == ['$.a: expected integer; got string "1"']
+    assert problems({"a": "1", "b": 1, "c": "", "d": 0}, schema) == [
+        '$.a: expected integer; got string "1"'
+    ]
 
 
 def test_additional_properties() -> None:
-    """SC-31: false names the property and lists the allowed ones; a schema checks extras."""
+    """SC-31: false names the property and lists the allowed ones; a schema checks
+    extras."""
     closed = {"properties": {"a": {}, "b": {}}, "additionalProperties": False}
     assert problems({"a": 1, "z": 2, "y": 3}, closed) == [
         "$.z: unexpected property; allowed properties: a, b",
@@ -935,18 +1059,25 @@ def test_additional_properties() -> None:
         "$.x: unexpected property; no properties are allowed"
     ]
     typed = {"properties": {"a": {}}, "additionalProperties": {"type": "integer"}}
-    assert problems({"a": "ok", "n": 1, "m": "no"}, typed) == ['$.m: expected integer; got string "no"']
+    assert problems({"a": "ok", "n": 1, "m": "no"}, typed) == [
+        '$.m: expected integer; got string "no"'
+    ]
     assert validate({"anything": [1]}, {"properties": {"a": {"type": "integer"}}}) == []
 
 
 def test_items_and_prefix_items() -> None:
     """SC-32: prefixItems first, items for the rest; the draft-7 list form too."""
-    schema = {"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": {"type": "null"}}
+    schema = {
+        "prefixItems": [{"type": "string"}, {"type": "integer"}],
+        "items": {"type": "null"},
+    }
     assert validate(["a", 1, None, None], schema) == []
     assert paths(validate([1, "a", 0], schema)) == ["$[0]", "$[1]", "$[2]"]
     assert paths(validate(["a", 1, 2], {"prefixItems": [{"type": "string"}]})) == []
     closed = {"prefixItems": [{"type": "string"}], "items": False}
-    assert problems(["a", 1], closed) == ["$[1]: no value is allowed here; got integer 1"]
+    assert problems(["a", 1], closed) == [
+        "$[1]: no value is allowed here; got integer 1"
+    ]
     draft7 = {"items": [{"type": "string"}], "additionalItems": {"type": "integer"}}
     assert validate(["a", 1, 2], draft7) == []
     assert paths(validate([1, "b"], draft7)) == ["$[0]", "$[1]"]
@@ -958,7 +1089,9 @@ def test_min_max_and_unique_items() -> None:
     assert validate([1, 2], schema) == []
     assert problems([1], schema) == ["$: expected at least 2 items; got 1"]
     assert problems([1, 2, 3, 4], schema) == ["$: expected at most 3 items; got 4"]
-    assert problems([1, True, 1.0, {"a": [1]}, {"a": [1.0]}], {"uniqueItems": True}) == [
+    assert problems(
+        [1, True, 1.0, {"a": [1]}, {"a": [1.0]}], {"uniqueItems": True}
+    ) == [
         "$: expected unique items; items [0] and [2] are equal",
         "$: expected unique items; items [3] and [4] are equal",
     ]
@@ -966,10 +1099,13 @@ def test_min_max_and_unique_items() -> None:
 
 
 def test_any_of_reports_one_useful_issue() -> None:
-    """SC-34: the closest alternative of the right JSON type explains, else a summary of all."""
+    """SC-34: the closest alternative of the right JSON type explains, else a summary of
+    all."""
     optional_int = prop(int | None)
     assert validate(None, optional_int) == []
-    assert problems("x", optional_int) == ['$: expected one of: integer, null; got string "x"']
+    assert problems("x", optional_int) == [
+        '$: expected one of: integer, null; got string "x"'
+    ]
     point = {
         "type": "object",
         "properties": {"x": {"type": "number"}},
@@ -982,18 +1118,28 @@ def test_any_of_reports_one_useful_issue() -> None:
     ]
     choice = prop(Literal["a", "b"] | int)
     assert problems("c", choice) == ['$: expected one of: "a", "b"; got string "c"']
-    assert problems(2.5, choice) == ['$: expected one of: "a", "b", integer; got number 2.5']
+    assert problems(2.5, choice) == [
+        '$: expected one of: "a", "b", integer; got number 2.5'
+    ]
     referenced = {
         "$defs": {"n": {"type": "integer"}},
         "anyOf": [{"$ref": "#/$defs/n"}, {"type": "null"}],
     }
-    assert problems("x", referenced) == ['$: expected one of: integer, null; got string "x"']
+    assert problems("x", referenced) == [
+        '$: expected one of: integer, null; got string "x"'
+    ]
     two_arrays = prop(list[int] | list[str])
     assert problems([1, "a"], two_arrays) == ['$[1]: expected integer; got string "a"']
-    assert problems(["a", 2, 3], two_arrays) == ['$[0]: expected integer; got string "a"']
-    assert problems(["a", "b", 3], two_arrays) == ["$[2]: expected string; got integer 3"]
+    assert problems(["a", 2, 3], two_arrays) == [
+        '$[0]: expected integer; got string "a"'
+    ]
+    assert problems(["a", "b", 3], two_arrays) == [
+        "$[2]: expected string; got integer 3"
+    ]
     shapes = prop(Movie | Box)
-    assert problems({"title": "Up", "year": "2009"}, shapes) == ['$.year: expected integer; got string "2009"']
+    assert problems({"title": "Up", "year": "2009"}, shapes) == [
+        '$.year: expected integer; got string "2009"'
+    ]
 
 
 def test_one_of() -> None:
@@ -1001,8 +1147,12 @@ def test_one_of() -> None:
     schema = {"oneOf": [{"type": "integer"}, {"type": "number"}, {"type": "string"}]}
     assert validate(2.5, schema) == []
     assert validate("s", schema) == []
-    assert problems(3, schema) == ["$: expected exactly one alternative to match; alternatives 0, 1 match"]
-    assert problems(None, schema) == ["$: expected one of: integer, number, string; got null"]
+    assert problems(3, schema) == [
+        "$: expected exactly one alternative to match; alternatives 0, 1 match"
+    ]
+    assert problems(None, schema) == [
+        "$: expected one of: integer, number, string; got null"
+    ]
 
 
 def test_all_of() -> None:
@@ -1040,7 +1190,10 @@ def test_ref_resolves_defs_definitions_and_root() -> None:
     [
         {"$ref": "#/$defs/missing"},
         {"$ref": "other.json#/x"},
-        {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}},
+        {
+            "$ref": "#/$defs/a",
+            "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+        },
         {"$defs": {"a": 5}, "$ref": "#/$defs/a"},
     ],
 )
@@ -1059,30 +1212,45 @@ def test_bad_refs_raise_value_error(schema: dict[str, Any]) -> None:
         ("exclusiveMaximum", 1, [0.5, 0], [1, 2], "<"),
     ],
 )
-def test_numeric_bounds(keyword: str, limit: int, passing: list[float], failing: list[float], symbol: str) -> None:
+def test_numeric_bounds(
+    keyword: str, limit: int, passing: list[float], failing: list[float], symbol: str
+) -> None:
     """SC-38: minimum, maximum, exclusiveMinimum, exclusiveMaximum."""
     for value in passing:
         assert validate(value, {keyword: limit}) == []
     for value in failing:
-        assert problems(value, {keyword: limit}) == [f"$: expected a number {symbol} 1; got {_describe(value)}"]
+        assert problems(value, {keyword: limit}) == [
+            f"$: expected a number {symbol} 1; got {_describe(value)}"
+        ]
 
 
 def test_string_length_and_pattern() -> None:
     """SC-39: code-point lengths; pattern uses re.search."""
     assert validate("日本", {"minLength": 2, "maxLength": 2}) == []
-    assert problems("a", {"minLength": 2}) == ["$: expected at least 2 characters; got 1"]
-    assert problems("abc", {"maxLength": 2}) == ["$: expected at most 2 characters; got 3"]
+    assert problems("a", {"minLength": 2}) == [
+        "$: expected at least 2 characters; got 1"
+    ]
+    assert problems("abc", {"maxLength": 2}) == [
+        "$: expected at most 2 characters; got 3"
+    ]
     assert validate("xx-12-yy", {"pattern": r"\d+"}) == []
-    assert problems("A1", {"pattern": "^[a-z]+$"}) == ['$: expected a string matching "^[a-z]+$"; got string "A1"']
+    assert problems("A1", {"pattern": "^[a-z]+$"}) == [
+        '$: expected a string matching "^[a-z]+$"; got string "A1"'
+    ]
 
 
 def test_keywords_apply_only_to_their_kind_of_value() -> None:
-    """SC-40: each value breaks the keywords of its own kind only; unknown keywords are ignored."""
+    """SC-40: each value breaks the keywords of its own kind only; unknown keywords are
+    ignored."""
     by_kind = {
         "number": {"minimum": 5, "exclusiveMaximum": 0},
         "string": {"minLength": 5, "pattern": "^z"},
         "array": {"minItems": 5, "items": False, "uniqueItems": True},
-        "object": {"required": ["a"], "properties": {"b": False}, "additionalProperties": False},
+        "object": {
+            "required": ["a"],
+            "properties": {"b": False},
+            "additionalProperties": False,
+        },
     }
     samples = {"number": 1, "string": "a", "array": [1, 1], "object": {"b": 1}}
     for kind, value in samples.items():
@@ -1093,14 +1261,24 @@ def test_keywords_apply_only_to_their_kind_of_value() -> None:
     for value in (None, True):
         for keywords in by_kind.values():
             assert validate(value, keywords) == []
-    unknown = {"format": "email", "x-vendor": {"type": "string"}, "title": "T", "examples": [1]}
+    unknown = {
+        "format": "email",
+        "x-vendor": {"type": "string"},
+        "title": "T",
+        "examples": [1],
+    }
     for value in (None, 1, "x", [1], {"a": 1}):
         assert validate(value, unknown) == []
 
 
 @pytest.mark.parametrize(
     "schema",
-    [{"type": "text"}, {"type": ["string", "float"]}, {"pattern": "("}, {"properties": {"a": 1}}],
+    [
+        {"type": "text"},
+        {"type": ["string", "float"]},
+        {"pattern": "("},
+        {"properties": {"a": 1}},
+    ],
 )
 def test_invalid_schemas_raise_value_error(schema: dict[str, Any]) -> None:
     """SC-41: an unknown type name, a bad pattern or a non-schema is a ValueError."""
@@ -1137,7 +1315,10 @@ JSON = st.recursive(
     | st.integers(-(10**12), 10**12)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=6),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -1158,7 +1339,9 @@ def dataclasses_(draw: st.DrawFn, inner: st.SearchStrategy[Any]) -> Any:
     names = draw(st.lists(st.sampled_from(FIELD_NAMES), unique=True, max_size=3))
     optional = draw(st.integers(0, len(names)))
     spec: list[Any] = [(name, draw(inner)) for name in names[optional:]]
-    spec += [(name, draw(inner) | None, field(default=None)) for name in names[:optional]]
+    spec += [
+        (name, draw(inner) | None, field(default=None)) for name in names[:optional]
+    ]
     return dataclasses.make_dataclass(f"DC{next(_names)}", spec)
 
 
@@ -1181,7 +1364,9 @@ def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     )
 
 
-TYPES = st.recursive(st.one_of(SCALAR_TYPES, LITERALS, ENUMS), _containers, max_leaves=6)
+TYPES = st.recursive(
+    st.one_of(SCALAR_TYPES, LITERALS, ENUMS), _containers, max_leaves=6
+)
 
 
 def _canonical(value: Any) -> Any:
@@ -1196,7 +1381,8 @@ def _canonical(value: Any) -> Any:
 
 
 def values_for(tp: Any) -> st.SearchStrategy[Any]:
-    """JSON values that conform to the type hint ``tp`` (the test's own reading of SC-6..SC-18)."""
+    """JSON values that conform to the type hint ``tp`` (the test's own reading of
+    SC-6..SC-18)."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin in (Annotated, Required, NotRequired):
         return values_for(args[0])
@@ -1228,10 +1414,14 @@ def values_for(tp: Any) -> st.SearchStrategy[Any]:
     hints = typing.get_type_hints(tp, include_extras=True)
     if typing.is_typeddict(tp):
         required = {k for k, h in hints.items() if typing.get_origin(h) is Required} | {
-            k for k in tp.__required_keys__ if typing.get_origin(hints[k]) is not NotRequired
+            k
+            for k in tp.__required_keys__
+            if typing.get_origin(hints[k]) is not NotRequired
         }
     else:
-        required = {f.name for f in dataclasses.fields(tp) if f.default is dataclasses.MISSING}
+        required = {
+            f.name for f in dataclasses.fields(tp) if f.default is dataclasses.MISSING
+        }
     return st.fixed_dictionaries(
         {k: values_for(h) for k, h in hints.items() if k in required},
         optional={k: values_for(h) for k, h in hints.items() if k not in required},
@@ -1250,7 +1440,8 @@ WRONG = {
 
 
 def _admitted(schema: Any) -> set[str] | None:
-    """The JSON types a sub-schema admits at all (None: any); the test's reading of SC-34."""
+    """The JSON types a sub-schema admits at all (None: any); the test's reading of
+    SC-34."""
     if schema is True or schema == {} or (set(schema) <= {"description", "default"}):
         return None
     if "anyOf" in schema:
@@ -1274,7 +1465,8 @@ def _path(segments: tuple[Any, ...]) -> str:
 
 
 def _locations(value: Any, schema: Any, root: Any, at: tuple[Any, ...] = ()) -> Any:
-    """Every (location, sub-schema) of a conforming value, descending where SC-34 points."""
+    """Every (location, sub-schema) of a conforming value, descending where SC-34
+    points."""
     while isinstance(schema, dict) and "$ref" in schema:
         schema = root["$defs"][schema["$ref"].rsplit("/", 1)[1]]
     yield at, schema
@@ -1289,12 +1481,19 @@ def _locations(value: Any, schema: Any, root: Any, at: tuple[Any, ...] = ()) -> 
         return
     if isinstance(value, dict):
         for key, item in value.items():
-            sub = schema.get("properties", {}).get(key, schema.get("additionalProperties", True))
+            sub = schema.get("properties", {}).get(
+                key, schema.get("additionalProperties", True)
+            )
             yield from _locations(item, sub, root, (*at, key))
     elif isinstance(value, list):
         prefix = schema.get("prefixItems", [])
         for i, item in enumerate(value):
-            yield from _locations(item, prefix[i] if i < len(prefix) else schema.get("items", True), root, (*at, i))
+            yield from _locations(
+                item,
+                prefix[i] if i < len(prefix) else schema.get("items", True),
+                root,
+                (*at, i),
+            )
 
 
 def _replace(value: Any, at: tuple[Any, ...], new: Any) -> Any:
@@ -1305,7 +1504,9 @@ def _replace(value: Any, at: tuple[Any, ...], new: Any) -> Any:
     return copy
 
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @FAST
@@ -1319,15 +1520,19 @@ def test_conforming_values_validate(tp: Any, data: st.DataObject) -> None:
 
 @FAST
 @given(tp=TYPES, data=st.data())
-def test_wrong_json_type_is_reported_at_its_location(tp: Any, data: st.DataObject) -> None:
-    """SC-43, SC-25, SC-28, SC-34: a value of a wrong JSON type somewhere is named by its path."""
+def test_wrong_json_type_is_reported_at_its_location(
+    tp: Any, data: st.DataObject
+) -> None:
+    """SC-43, SC-25, SC-28, SC-34: a value of a wrong JSON type somewhere is named by
+    its path."""
     schema = params(_tool(tp))
     value = {"x": data.draw(values_for(tp), label="value")}
     candidates: dict[tuple[Any, ...], set[str]] = {}
     for at, sub in _locations(value, schema, schema):
         admitted = _admitted(sub)
         if at and admitted is not None:
-            candidates.setdefault(at, admitted)  # the outermost schema at a location decides
+            # the outermost schema at a location decides
+            candidates.setdefault(at, admitted)
     assume(candidates)
     at = data.draw(st.sampled_from(sorted(candidates, key=repr)), label="location")
     admitted = candidates[at]
@@ -1340,10 +1545,13 @@ def test_wrong_json_type_is_reported_at_its_location(tp: Any, data: st.DataObjec
 @FAST
 @given(
     hints=st.lists(TYPES, min_size=1, max_size=3),
-    defaults=st.lists(JSON | st.sampled_from([Color.RED, (1, "a"), object(), float("nan")])),
+    defaults=st.lists(
+        JSON | st.sampled_from([Color.RED, (1, "a"), object(), float("nan")])
+    ),
 )
 def test_generated_schema_is_json(hints: list[Any], defaults: list[Any]) -> None:
-    """SC-24, SC-43: the schema of any generated function survives json.dumps / json.loads."""
+    """SC-24, SC-43: the schema of any generated function survives json.dumps /
+    json.loads."""
 
     def tool(**kwargs: Any) -> None: ...
 
@@ -1369,11 +1577,14 @@ def test_generated_schema_is_json(hints: list[Any], defaults: list[Any]) -> None
 @FAST
 @given(tp=TYPES, data=st.data())
 def test_validator_agrees_with_jsonschema(tp: Any, data: st.DataObject) -> None:
-    """SC-43, SC-28..SC-37: same verdict as the `jsonschema` package on random instances."""
+    """SC-43, SC-28..SC-37: same verdict as the `jsonschema` package on random
+    instances."""
     jsonschema = pytest.importorskip("jsonschema")
     schema = params(_tool(tp))
     jsonschema.Draft202012Validator.check_schema(schema)
     value = data.draw(values_for(tp) | JSON, label="value")
-    instance = data.draw(st.sampled_from([{"x": value}, {}, {"x": value, "y": 1}, value]))
+    instance = data.draw(
+        st.sampled_from([{"x": value}, {}, {"x": value, "y": 1}, value])
+    )
     expected = jsonschema.Draft202012Validator(schema).is_valid(instance)
     assert (validate(instance, schema) == []) == expected

@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 from minagent import ChatResponse, ChatResponseUpdate, ResponseStream, StreamError
 
 
-async def source(items: Sequence[Any], log: list[str] | None = None) -> AsyncIterator[Any]:
+async def source(
+    items: Sequence[Any], log: list[str] | None = None
+) -> AsyncIterator[Any]:
     """An async generator that records when it starts, yields and runs its `finally`."""
     log = log if log is not None else []
     log.append("source started")
@@ -28,7 +30,9 @@ async def source(items: Sequence[Any], log: list[str] | None = None) -> AsyncIte
         log.append("source finally")
 
 
-async def failing_source(items: Sequence[Any], error: BaseException, log: list[str]) -> AsyncIterator[Any]:
+async def failing_source(
+    items: Sequence[Any], error: BaseException, log: list[str]
+) -> AsyncIterator[Any]:
     try:
         for item in items:
             yield item
@@ -37,7 +41,9 @@ async def failing_source(items: Sequence[Any], error: BaseException, log: list[s
         log.append("source finally")
 
 
-async def drain(stream: ResponseStream[Any, Any], into: list[Any] | None = None) -> None:
+async def drain(
+    stream: ResponseStream[Any, Any], into: list[Any] | None = None
+) -> None:
     """Iterate `stream` to its end, collecting the updates into `into`."""
     async for update in stream:
         if into is not None:
@@ -61,14 +67,15 @@ async def settle() -> None:
 
 @pytest.mark.parametrize("bad", [[1, 2], (1,), 3, "text", None, iter([1])])
 def test_source_must_be_async_iterable_or_awaitable(bad: Any) -> None:
-    """ST-1: anything but an async iterable or an awaitable is a TypeError at construction."""
+    """ST-1: anything but an async iterable or an awaitable is a TypeError at
+    construction."""
     with pytest.raises(TypeError, match="async iterable"):
         ResponseStream(bad)
 
 
 async def test_awaitable_of_a_non_iterable_is_a_stream_error_on_first_use() -> None:
-    """ST-1: an awaitable resolving to something not async-iterable is a StreamError on first
-    use."""
+    """ST-1: an awaitable resolving to something not async-iterable is a StreamError on
+    first use."""
     log: list[str] = []
 
     async def make(value: Any) -> Any:
@@ -83,7 +90,9 @@ async def test_awaitable_of_a_non_iterable_is_a_stream_error_on_first_use() -> N
             await stream.get_final_response()
 
     for use in ("iterate", "await", "final"):
-        stream: ResponseStream[Any, Any] = ResponseStream(make([1, 2]), cleanup_hooks=[lambda use=use: log.append(use)])
+        stream: ResponseStream[Any, Any] = ResponseStream(
+            make([1, 2]), cleanup_hooks=[lambda use=use: log.append(use)]
+        )
         with pytest.raises(StreamError, match="list"):
             await first_use(stream, use)
         with pytest.raises(StreamError, match="list"):
@@ -136,8 +145,8 @@ async def test_construction_does_no_work() -> None:
 
 
 async def test_await_returns_the_stream() -> None:
-    """ST-2: `await stream` resolves the source and returns the stream itself (also when awaited
-    twice)."""
+    """ST-2: `await stream` resolves the source and returns the stream itself (also when
+    awaited twice)."""
     stream: ResponseStream[int, list[int]] = ResponseStream(source([1, 2]))
     assert await stream is stream
     assert await stream is stream
@@ -150,7 +159,8 @@ async def test_await_returns_the_stream() -> None:
 
 
 async def test_a_stream_is_consumed_once() -> None:
-    """ST-3: a second iteration over a finished stream yields nothing and raises nothing."""
+    """ST-3: a second iteration over a finished stream yields nothing and raises
+    nothing."""
     stream: ResponseStream[int, list[int]] = ResponseStream(source([1, 2, 3]))
     assert [u async for u in stream] == [1, 2, 3]
     assert [u async for u in stream] == []
@@ -177,7 +187,9 @@ async def test_closed_and_failed_streams_yield_nothing() -> None:
     await closed.aclose()
     assert [u async for u in closed] == []
 
-    failed: ResponseStream[int, Any] = ResponseStream(failing_source([1], KeyError("x"), []))
+    failed: ResponseStream[int, Any] = ResponseStream(
+        failing_source([1], KeyError("x"), [])
+    )
     with pytest.raises(KeyError):
         async for _ in failed:
             pass
@@ -185,8 +197,9 @@ async def test_closed_and_failed_streams_yield_nothing() -> None:
 
 
 async def test_transform_hooks_change_only_what_the_consumer_sees() -> None:
-    """ST-4: hooks run in order (sync or async); the consumer sees the transformed update; the
-    finalizer and `stream.updates` get the recorded raw updates; a hook returning None keeps it."""
+    """ST-4: hooks run in order (sync or async); the consumer sees the transformed
+    update; the finalizer and `stream.updates` get the recorded raw updates; a hook
+    returning None keeps it."""
     seen_by_finalizer: list[Any] = []
 
     async def add_ten(u: int) -> int:
@@ -211,7 +224,8 @@ async def test_transform_hooks_change_only_what_the_consumer_sees() -> None:
 
 
 async def test_transformed_chat_updates_do_not_reach_the_finalizer() -> None:
-    """ST-4: a transform that rewrites update text does not change what from_updates merges."""
+    """ST-4: a transform that rewrites update text does not change what from_updates
+    merges."""
     updates = [ChatResponseUpdate(["Hel"], "assistant"), ChatResponseUpdate(["lo"])]
 
     def shout(u: ChatResponseUpdate) -> ChatResponseUpdate:
@@ -264,22 +278,28 @@ async def test_get_final_response_consumes_the_rest_through_transform_hooks() ->
 
 
 async def test_without_finalizer_the_final_response_is_the_list_of_updates() -> None:
-    """ST-5: with no finalizer (and no inner stream) the final response is the recorded updates."""
-    stream: ResponseStream[str, list[str]] = ResponseStream(source(["a", "b"]), transform_hooks=[str.upper])
+    """ST-5: with no finalizer (and no inner stream) the final response is the recorded
+    updates."""
+    stream: ResponseStream[str, list[str]] = ResponseStream(
+        source(["a", "b"]), transform_hooks=[str.upper]
+    )
     assert await stream.get_final_response() == ["a", "b"]
     empty: ResponseStream[str, list[str]] = ResponseStream(source([]))
     assert await empty.get_final_response() == []
 
 
 async def test_a_stream_over_a_stream_finalises_to_the_inner_result() -> None:
-    """ST-5, ST-10: a stream whose source is another ResponseStream (directly or through an
-    awaitable) finalises to the inner stream's final response when it has no finalizer."""
+    """ST-5, ST-10: a stream whose source is another ResponseStream (directly or through
+    an awaitable) finalises to the inner stream's final response when it has no
+    finalizer."""
     inner_runs: list[str] = []
 
     def make_inner(tag: str) -> ResponseStream[ChatResponseUpdate, ChatResponse]:
         return ResponseStream(
             source([ChatResponseUpdate([tag], "assistant")]),
-            finalizer=lambda ups: inner_runs.append(tag) or ChatResponse.from_updates(ups),
+            finalizer=lambda ups: (
+                inner_runs.append(tag) or ChatResponse.from_updates(ups)
+            ),
         )
 
     inner = make_inner("direct")
@@ -296,7 +316,9 @@ async def test_a_stream_over_a_stream_finalises_to_the_inner_result() -> None:
     assert (await outer.get_final_response()).text == "awaited"
     assert inner_runs == ["direct", "awaited"]
 
-    with_hook: ResponseStream[Any, Any] = ResponseStream(make_inner("hooked")).with_result_hook(lambda r: r.text + "!")
+    with_hook: ResponseStream[Any, Any] = ResponseStream(
+        make_inner("hooked")
+    ).with_result_hook(lambda r: r.text + "!")
     assert await with_hook.get_final_response() == "hooked!"
 
 
@@ -305,8 +327,9 @@ async def test_a_stream_over_a_stream_finalises_to_the_inner_result() -> None:
 
 
 async def test_source_error_runs_cleanup_and_propagates() -> None:
-    """ST-6: when the source raises, cleanup runs once, the same exception reaches the consumer, the
-    stream is not finalised, and get_final_response() raises that exception again."""
+    """ST-6: when the source raises, cleanup runs once, the same exception reaches the
+    consumer, the stream is not finalised, and get_final_response() raises that
+    exception again."""
     log: list[str] = []
     error = ValueError("provider failed")
     stream: ResponseStream[int, Any] = ResponseStream(
@@ -329,10 +352,12 @@ async def test_source_error_runs_cleanup_and_propagates() -> None:
 
 
 async def test_source_error_during_get_final_response() -> None:
-    """ST-6: a failing source seen first by get_final_response raises there and again later."""
+    """ST-6: a failing source seen first by get_final_response raises there and again
+    later."""
     log: list[str] = []
     stream: ResponseStream[int, Any] = ResponseStream(
-        failing_source([1], KeyError("k"), log), cleanup_hooks=[lambda: log.append("cleanup")]
+        failing_source([1], KeyError("k"), log),
+        cleanup_hooks=[lambda: log.append("cleanup")],
     )
     with pytest.raises(KeyError):
         await stream.get_final_response()
@@ -351,7 +376,9 @@ async def test_transform_hook_error_fails_the_stream() -> None:
         return u
 
     stream: ResponseStream[int, Any] = ResponseStream(
-        source([1, 2, 3], log), transform_hooks=[bad], cleanup_hooks=[lambda: log.append("cleanup")]
+        source([1, 2, 3], log),
+        transform_hooks=[bad],
+        cleanup_hooks=[lambda: log.append("cleanup")],
     )
     with pytest.raises(RuntimeError, match="hook broke"):
         async for _ in stream:
@@ -364,7 +391,8 @@ async def test_transform_hook_error_fails_the_stream() -> None:
 async def test_failing_cleanup_does_not_replace_the_propagating_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """ST-6: a cleanup hook failing while another error propagates is logged and added as a note."""
+    """ST-6: a cleanup hook failing while another error propagates is logged and added
+    as a note."""
     ran: list[str] = []
 
     def broken_cleanup() -> None:
@@ -383,11 +411,14 @@ async def test_failing_cleanup_does_not_replace_the_propagating_error(
     assert str(info.value) == "original"
     assert any("cleanup broke" in note for note in info.value.__notes__)
     assert ran == ["broken", "next"]
-    assert any(r.exc_info and isinstance(r.exc_info[1], OSError) for r in caplog.records)
+    assert any(
+        r.exc_info and isinstance(r.exc_info[1], OSError) for r in caplog.records
+    )
 
 
 async def test_failing_cleanup_propagates_when_nothing_else_does() -> None:
-    """ST-6: otherwise a cleanup failure propagates, several of them as an ExceptionGroup."""
+    """ST-6: otherwise a cleanup failure propagates, several of them as an
+    ExceptionGroup."""
 
     def broken(name: str) -> Any:
         def hook() -> None:
@@ -395,20 +426,25 @@ async def test_failing_cleanup_propagates_when_nothing_else_does() -> None:
 
         return hook
 
-    one: ResponseStream[int, Any] = ResponseStream(source([1]), cleanup_hooks=[broken("only")])
+    one: ResponseStream[int, Any] = ResponseStream(
+        source([1]), cleanup_hooks=[broken("only")]
+    )
     with pytest.raises(OSError, match="only"):
         async for _ in one:
             pass
 
-    two: ResponseStream[int, Any] = ResponseStream(source([1]), cleanup_hooks=[broken("a"), broken("b")])
+    two: ResponseStream[int, Any] = ResponseStream(
+        source([1]), cleanup_hooks=[broken("a"), broken("b")]
+    )
     with pytest.raises(ExceptionGroup) as info:
         await two.aclose()
     assert [str(e) for e in info.value.exceptions] == ["a", "b"]
 
 
 async def test_break_closes_the_stream() -> None:
-    """ST-7: after `break`, once the loop finalises the abandoned iterator, the source's finally and
-    the cleanup hooks have run once, and get_final_response() raises StreamError."""
+    """ST-7: after `break`, once the loop finalises the abandoned iterator, the source's
+    finally and the cleanup hooks have run once, and get_final_response() raises
+    StreamError."""
     log: list[str] = []
     stream: ResponseStream[int, Any] = ResponseStream(
         source([1, 2, 3], log),
@@ -430,10 +466,10 @@ async def test_break_closes_the_stream() -> None:
 
 @pytest.mark.parametrize("keep", [True, False], ids=["stream-kept", "stream-dropped"])
 async def test_break_closes_a_stream_that_adds_nothing(keep: bool) -> None:
-    """ST-7: a stream with no hook, mapping or inner stream (read without a generator in between)
-    abandoned by `break` is closed by the event loop too, whether the caller keeps the stream or
-    not: the source's finally runs within the next loop turns; a later get_final_response() then
-    raises StreamError."""
+    """ST-7: a stream with no hook, mapping or inner stream (read without a generator in
+    between) abandoned by `break` is closed by the event loop too, whether the caller
+    keeps the stream or not: the source's finally runs within the next loop turns; a
+    later get_final_response() then raises StreamError."""
     log: list[str] = []
     stream: ResponseStream[int, Any] | None = ResponseStream(source([1, 2, 3], log))
     assert stream is not None
@@ -450,8 +486,8 @@ async def test_break_closes_a_stream_that_adds_nothing(keep: bool) -> None:
 
 
 async def test_get_final_response_right_after_break_takes_over_a_relay() -> None:
-    """ST-7: before the loop closes an abandoned stream that adds nothing, a get_final_response()
-    takes it over and reads the rest."""
+    """ST-7: before the loop closes an abandoned stream that adds nothing, a
+    get_final_response() takes it over and reads the rest."""
     log: list[str] = []
     stream: ResponseStream[int, list[int]] = ResponseStream(source([1, 2, 3], log))
     async for _ in stream:
@@ -481,8 +517,8 @@ async def test_an_exception_in_the_loop_body_closes_the_stream() -> None:
 
 
 async def test_get_final_response_right_after_break_takes_over() -> None:
-    """ST-7: a get_final_response() that starts before the abandoned loop is finalised reads the
-    rest."""
+    """ST-7: a get_final_response() that starts before the abandoned loop is finalised
+    reads the rest."""
     log: list[str] = []
     stream: ResponseStream[int, list[int]] = ResponseStream(
         source([1, 2, 3], log), cleanup_hooks=[lambda: log.append("cleanup")]
@@ -496,7 +532,8 @@ async def test_get_final_response_right_after_break_takes_over() -> None:
 
 
 async def test_aclose_closes_at_once() -> None:
-    """ST-7: aclose() closes the source and runs cleanup immediately; it is idempotent."""
+    """ST-7: aclose() closes the source and runs cleanup immediately; it is
+    idempotent."""
     log: list[str] = []
     stream: ResponseStream[int, Any] = ResponseStream(
         source([1, 2, 3], log), cleanup_hooks=[lambda: log.append("cleanup")]
@@ -513,7 +550,8 @@ async def test_aclose_closes_at_once() -> None:
 
 
 async def test_leaving_async_with_closes_the_stream() -> None:
-    """ST-7: leaving `async with stream:` early closes it at once, also on an exception."""
+    """ST-7: leaving `async with stream:` early closes it at once, also on an
+    exception."""
     log: list[str] = []
     stream: ResponseStream[int, Any] = ResponseStream(
         source([1, 2, 3], log), cleanup_hooks=[lambda: log.append("cleanup")]
@@ -545,8 +583,11 @@ async def test_leaving_async_with_closes_the_stream() -> None:
     assert await done.get_final_response() == [5]
 
 
-async def test_closing_an_unstarted_stream_closes_its_coroutine_without_running_it() -> None:
-    """ST-7: aclose() on a stream that never started closes its coroutine source unrun."""
+async def test_closing_an_unstarted_stream_closes_its_coroutine_without_running_it() -> (
+    None
+):
+    """ST-7: aclose() on a stream that never started closes its coroutine source
+    unrun."""
     log: list[str] = []
 
     async def never() -> AsyncIterator[int]:
@@ -554,7 +595,9 @@ async def test_closing_an_unstarted_stream_closes_its_coroutine_without_running_
         return source([1])
 
     coroutine = never()
-    stream: ResponseStream[int, Any] = ResponseStream(coroutine, cleanup_hooks=[lambda: log.append("cleanup")])
+    stream: ResponseStream[int, Any] = ResponseStream(
+        coroutine, cleanup_hooks=[lambda: log.append("cleanup")]
+    )
     await stream.aclose()
     assert inspect.getcoroutinestate(coroutine) == inspect.CORO_CLOSED
     assert log == ["cleanup"]
@@ -563,8 +606,8 @@ async def test_closing_an_unstarted_stream_closes_its_coroutine_without_running_
 
 
 async def test_cancelling_the_consumer_closes_the_source_and_leaves_no_task() -> None:
-    """ST-8: cancelling a consumer blocked on a slow source closes the source, runs cleanup,
-    propagates CancelledError, and leaves no task running."""
+    """ST-8: cancelling a consumer blocked on a slow source closes the source, runs
+    cleanup, propagates CancelledError, and leaves no task running."""
     log: list[str] = []
     waiting = asyncio.Event()
 
@@ -615,7 +658,9 @@ async def test_cancelling_get_final_response_closes_the_source() -> None:
         finally:
             log.append("source finally")
 
-    stream: ResponseStream[int, Any] = ResponseStream(slow(), cleanup_hooks=[lambda: log.append("cleanup")])
+    stream: ResponseStream[int, Any] = ResponseStream(
+        slow(), cleanup_hooks=[lambda: log.append("cleanup")]
+    )
     task = asyncio.create_task(stream.get_final_response())
     await started.wait()
     task.cancel()
@@ -630,8 +675,9 @@ async def test_cancelling_get_final_response_closes_the_source() -> None:
 
 
 async def test_order_of_work() -> None:
-    """ST-9: per update the transform hooks; at exhaustion cleanup, then finalizer, then result
-    hooks in order; exhausting the stream finalises it without a call to get_final_response()."""
+    """ST-9: per update the transform hooks; at exhaustion cleanup, then finalizer, then
+    result hooks in order; exhausting the stream finalises it without a call to
+    get_final_response()."""
     log: list[str] = []
 
     async def finalizer(updates: Sequence[int]) -> list[int]:
@@ -674,9 +720,10 @@ async def test_order_of_work() -> None:
 
 
 async def test_map_wraps_the_stream() -> None:
-    """ST-10: map passes each delivered (inner-transformed) update through `transform`; the new
-    stream records the mapped updates; finalising it runs the inner finalizer and result hooks once,
-    then `finalizer` over the mapped updates; the inner stream is consumed once."""
+    """ST-10: map passes each delivered (inner-transformed) update through `transform`;
+    the new stream records the mapped updates; finalising it runs the inner finalizer
+    and result hooks once, then `finalizer` over the mapped updates; the inner stream is
+    consumed once."""
     log: list[str] = []
 
     def inner_finalizer(updates: Sequence[int]) -> int:
@@ -714,8 +761,8 @@ async def test_map_wraps_the_stream() -> None:
 
 
 async def test_map_finalised_directly() -> None:
-    """ST-10: get_final_response() on a mapped stream that was never iterated consumes the inner
-    one."""
+    """ST-10: get_final_response() on a mapped stream that was never iterated consumes
+    the inner one."""
     inner: ResponseStream[ChatResponseUpdate, ChatResponse] = ResponseStream(
         source([ChatResponseUpdate(["a"], "assistant"), ChatResponseUpdate(["b"])]),
         finalizer=ChatResponse.from_updates,
@@ -726,7 +773,8 @@ async def test_map_finalised_directly() -> None:
 
 
 async def test_closing_the_mapped_stream_closes_the_inner_one() -> None:
-    """ST-10, ST-7: closing the outer stream closes the inner one, whether or not it had started."""
+    """ST-10, ST-7: closing the outer stream closes the inner one, whether or not it had
+    started."""
     log: list[str] = []
     inner: ResponseStream[int, Any] = ResponseStream(
         source([1, 2, 3], log), cleanup_hooks=[lambda: log.append("inner cleanup")]
@@ -742,7 +790,9 @@ async def test_closing_the_mapped_stream_closes_the_inner_one() -> None:
 
     for wrap in ("map", "source"):
         log.clear()
-        inner = ResponseStream(source([1], log), cleanup_hooks=[lambda: log.append("inner cleanup")])
+        inner = ResponseStream(
+            source([1], log), cleanup_hooks=[lambda: log.append("inner cleanup")]
+        )
         outer = inner.map(str, list) if wrap == "map" else ResponseStream(inner)
         if wrap == "source":
             await outer  # resolved but never pulled
@@ -753,8 +803,8 @@ async def test_closing_the_mapped_stream_closes_the_inner_one() -> None:
 
 
 async def test_breaking_out_of_a_mapped_stream_closes_both() -> None:
-    """ST-10, ST-7: a consumer that breaks out of the outer stream closes the inner stream and
-    source."""
+    """ST-10, ST-7: a consumer that breaks out of the outer stream closes the inner
+    stream and source."""
     log: list[str] = []
     inner: ResponseStream[int, Any] = ResponseStream(
         source([1, 2, 3], log), cleanup_hooks=[lambda: log.append("inner cleanup")]
@@ -767,8 +817,8 @@ async def test_breaking_out_of_a_mapped_stream_closes_both() -> None:
 
 
 async def test_with_hooks_return_the_same_stream() -> None:
-    """ST-11: with_transform_hook, with_result_hook and with_cleanup_hook append a hook and return
-    self."""
+    """ST-11: with_transform_hook, with_result_hook and with_cleanup_hook append a hook
+    and return self."""
     log: list[str] = []
     stream: ResponseStream[int, list[int]] = ResponseStream(source([1]))
     assert stream.with_transform_hook(lambda u: u + 1) is stream
@@ -783,8 +833,8 @@ async def test_with_hooks_return_the_same_stream() -> None:
 
 
 async def test_late_result_and_cleanup_hooks_are_stream_errors() -> None:
-    """ST-11: a result hook after the final response was computed, or a cleanup hook after cleanup
-    ran, is a StreamError."""
+    """ST-11: a result hook after the final response was computed, or a cleanup hook
+    after cleanup ran, is a StreamError."""
     stream: ResponseStream[int, list[int]] = ResponseStream(source([1]))
     await stream.get_final_response()
     with pytest.raises(StreamError):
@@ -800,11 +850,17 @@ async def test_late_result_and_cleanup_hooks_are_stream_errors() -> None:
     assert closed.with_transform_hook(lambda u: u) is closed
 
 
-async def test_middleware_rewrites_what_the_consumer_sees_and_the_final_response_separately() -> None:
-    """ST-12: a transform hook rewrites what the consumer sees, a result hook rewrites the final
-    response, a cleanup hook releases resources, and map / wrapping replaces the stream."""
+async def test_middleware_rewrites_what_the_consumer_sees_and_the_final_response_separately() -> (
+    None
+):
+    """ST-12: a transform hook rewrites what the consumer sees, a result hook rewrites
+    the final response, a cleanup hook releases resources, and map / wrapping replaces
+    the stream."""
     released: list[str] = []
-    updates = [ChatResponseUpdate(["secret "], "assistant"), ChatResponseUpdate(["data"])]
+    updates = [
+        ChatResponseUpdate(["secret "], "assistant"),
+        ChatResponseUpdate(["data"]),
+    ]
     stream: ResponseStream[ChatResponseUpdate, ChatResponse] = ResponseStream(
         source(updates), finalizer=ChatResponse.from_updates
     )
@@ -815,7 +871,9 @@ async def test_middleware_rewrites_what_the_consumer_sees_and_the_final_response
     def sign(r: ChatResponse) -> ChatResponse:
         return ChatResponse([*r.messages], model="signed")
 
-    stream.with_transform_hook(redact).with_result_hook(sign).with_cleanup_hook(lambda: released.append("connection"))
+    stream.with_transform_hook(redact).with_result_hook(sign).with_cleanup_hook(
+        lambda: released.append("connection")
+    )
     assert [u.text async for u in stream] == ["****** ", "data"]
     final = await stream.get_final_response()
     assert final.text == "secret data"
@@ -836,8 +894,12 @@ async def test_middleware_rewrites_what_the_consumer_sees_and_the_final_response
 @settings(max_examples=60, deadline=None)
 @given(
     updates=st.lists(st.integers(-50, 50), max_size=8),
-    transforms=st.lists(st.tuples(st.integers(-3, 3), st.booleans(), st.booleans()), max_size=3),
-    results=st.lists(st.tuples(st.integers(0, 9), st.booleans(), st.booleans()), max_size=3),
+    transforms=st.lists(
+        st.tuples(st.integers(-3, 3), st.booleans(), st.booleans()), max_size=3
+    ),
+    results=st.lists(
+        st.tuples(st.integers(0, 9), st.booleans(), st.booleans()), max_size=3
+    ),
     source_kind=st.sampled_from(["generator", "coroutine", "stream"]),
     consume=st.booleans(),
 )
@@ -848,8 +910,9 @@ def test_consumer_sees_transformed_updates_and_final_is_hooked_finalizer(
     source_kind: str,
     consume: bool,
 ) -> None:
-    """ST-4, ST-5, ST-9: for random updates and hooks, the consumer sees the updates through the
-    transform hooks and the final response is finalizer(raw updates) through the result hooks."""
+    """ST-4, ST-5, ST-9: for random updates and hooks, the consumer sees the updates
+    through the transform hooks and the final response is finalizer(raw updates) through
+    the result hooks."""
 
     def make_transform(k: int, is_async: bool, keep: bool) -> Any:
         def sync(u: int) -> int | None:

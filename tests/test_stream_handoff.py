@@ -1,5 +1,6 @@
-"""A stream lent by its source (`Handoff`, spec/stream.md ST-51), read as the tool loop reads a
-model call's stream: in the source's place, with the source's cleanup where it lent it."""
+"""A stream lent by its source (`Handoff`, spec/stream.md ST-51), read as the tool loop
+reads a model call's stream: in the source's place, with the source's cleanup where it
+lent it."""
 
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ from minagent._stream import Handoff
 
 
 class Provider:
-    """A lent stream's source: yields ``items`` (raising ``fail`` after them, if given) and records
-    whether it was closed."""
+    """A lent stream's source: yields ``items`` (raising ``fail`` after them, if given)
+    and records whether it was closed."""
 
-    def __init__(self, items: list[Any], fail: BaseException | None = None, gate: asyncio.Event | None = None) -> None:
+    def __init__(
+        self,
+        items: list[Any],
+        fail: BaseException | None = None,
+        gate: asyncio.Event | None = None,
+    ) -> None:
         self.items, self.fail, self.gate, self.closed = items, fail, gate, False
 
     async def __call__(self) -> AsyncIterator[Any]:
@@ -32,10 +38,15 @@ class Provider:
             self.closed = True
 
 
-def lent_stream(provider: Provider, *, hooked: bool = False) -> ResponseStream[Any, list[Any]]:
-    """A model call's stream: folds (records) its updates; with ``hooked`` a transform hook of its own."""
+def lent_stream(
+    provider: Provider, *, hooked: bool = False
+) -> ResponseStream[Any, list[Any]]:
+    """A model call's stream: folds (records) its updates; with ``hooked`` a transform
+    hook of its own."""
     seen: list[Any] = []
-    stream: ResponseStream[Any, list[Any]] = ResponseStream.over(provider(), _Recorder(seen))
+    stream: ResponseStream[Any, list[Any]] = ResponseStream.over(
+        provider(), _Recorder(seen)
+    )
     return stream.with_transform_hook(lambda u: f"{u}!") if hooked else stream
 
 
@@ -51,10 +62,16 @@ class _Recorder:
 
 
 class Source:
-    """A driver: yields "start", lends ``lent`` (with ``transform``), then yields the lent stream's
-    final response; records the error thrown in at the handoff, and whether its cleanup ran."""
+    """A driver: yields "start", lends ``lent`` (with ``transform``), then yields the
+    lent stream's final response; records the error thrown in at the handoff, and
+    whether its cleanup ran."""
 
-    def __init__(self, lent: ResponseStream[Any, Any], transform: Any = None, recover: bool = False) -> None:
+    def __init__(
+        self,
+        lent: ResponseStream[Any, Any],
+        transform: Any = None,
+        recover: bool = False,
+    ) -> None:
         self.lent, self.transform, self.recover = lent, transform, recover
         self.thrown: BaseException | None = None
         self.cleaned = False
@@ -81,11 +98,14 @@ async def read(stream: ResponseStream[Any, Any]) -> list[Any]:
     return [u async for u in stream]
 
 
-@pytest.mark.parametrize("hooked", [False, True], ids=["read-at-its-source", "with-its-own-hook"])
+@pytest.mark.parametrize(
+    "hooked", [False, True], ids=["read-at-its-source", "with-its-own-hook"]
+)
 async def test_the_lent_streams_updates_come_in_the_sources_place(hooked: bool) -> None:
-    """ST-51: the reader reads the lent stream's updates where the source lent it, then goes on with
-    the source, which takes the lent stream's final response (its fold saw every update); a lent
-    stream with a hook of its own is read through its reader, so the hook runs."""
+    """ST-51: the reader reads the lent stream's updates where the source lent it, then
+    goes on with the source, which takes the lent stream's final response (its fold saw
+    every update); a lent stream with a hook of its own is read through its reader, so
+    the hook runs."""
     provider = Provider(["a", "b", "c"])
     lent = lent_stream(provider, hooked=hooked)
     source = Source(lent)
@@ -99,19 +119,35 @@ async def test_the_lent_streams_updates_come_in_the_sources_place(hooked: bool) 
 
 
 async def test_the_transform_maps_each_lent_update_and_none_drops_it() -> None:
-    """ST-51: each lent update passes the handoff's transform, a None result drops it, and then this
-    stream's own mapping (here the agent's view) as any update of the source."""
+    """ST-51: each lent update passes the handoff's transform, a None result drops it,
+    and then this stream's own mapping (here the agent's view) as any update of the
+    source."""
     provider = Provider(["keep", "drop", "keep2"])
-    source = Source(lent_stream(provider), transform=lambda u: None if u == "drop" else u.upper())
-    stream = ResponseStream._mapping(ResponseStream.of_run(source(), lambda: None), lambda u: ("view", u), lambda _: 0)
+    source = Source(
+        lent_stream(provider), transform=lambda u: None if u == "drop" else u.upper()
+    )
+    stream = ResponseStream._mapping(
+        ResponseStream.of_run(source(), lambda: None),
+        lambda u: ("view", u),
+        lambda _: 0,
+    )
     got = await read(stream)
-    assert got[1:4] == [("view", "KEEP"), ("view", "KEEP2"), ("view", ("final", ["keep", "drop", "keep2"]))]
+    assert got[1:4] == [
+        ("view", "KEEP"),
+        ("view", "KEEP2"),
+        ("view", ("final", ["keep", "drop", "keep2"])),
+    ]
 
 
-@pytest.mark.parametrize("hooked", [False, True], ids=["read-at-its-source", "with-its-own-hook"])
-async def test_a_lent_streams_error_is_thrown_into_the_source_where_it_lent_it(hooked: bool) -> None:
-    """ST-51: an error of the lent stream fails it and reaches the source at its handoff: a source
-    that lets it through fails the stream with that same error after its cleanup ran."""
+@pytest.mark.parametrize(
+    "hooked", [False, True], ids=["read-at-its-source", "with-its-own-hook"]
+)
+async def test_a_lent_streams_error_is_thrown_into_the_source_where_it_lent_it(
+    hooked: bool,
+) -> None:
+    """ST-51: an error of the lent stream fails it and reaches the source at its
+    handoff: a source that lets it through fails the stream with that same error after
+    its cleanup ran."""
     error = ValueError("model failed")
     provider = Provider(["a"], fail=error)
     lent = lent_stream(provider, hooked=hooked)
@@ -137,8 +173,8 @@ async def test_a_lent_streams_error_is_thrown_into_the_source_where_it_lent_it(h
 
 
 async def test_a_source_that_recovers_from_the_error_goes_on() -> None:
-    """ST-51: what the source does with the thrown error is what the reader gets: a source that
-    catches it and yields goes on, and the stream ends normally."""
+    """ST-51: what the source does with the thrown error is what the reader gets: a
+    source that catches it and yields goes on, and the stream ends normally."""
     provider = Provider(["a"], fail=KeyError("gone"))
     source = Source(lent_stream(provider), recover=True)
     stream = ResponseStream.of_run(source(), lambda: "done")
@@ -147,10 +183,15 @@ async def test_a_source_that_recovers_from_the_error_goes_on() -> None:
     assert await stream.get_final_response() == "done"
 
 
-@pytest.mark.parametrize("hooked", [False, True], ids=["read-at-its-source", "with-its-own-hook"])
-async def test_closing_while_a_stream_is_lent_closes_the_source_and_the_lent_stream(hooked: bool) -> None:
-    """ST-51, ST-7: leaving the stream while it reads a lent stream closes the source (its cleanup
-    runs) and the lent stream's source; no task is left behind (the test fixture checks)."""
+@pytest.mark.parametrize(
+    "hooked", [False, True], ids=["read-at-its-source", "with-its-own-hook"]
+)
+async def test_closing_while_a_stream_is_lent_closes_the_source_and_the_lent_stream(
+    hooked: bool,
+) -> None:
+    """ST-51, ST-7: leaving the stream while it reads a lent stream closes the source
+    (its cleanup runs) and the lent stream's source; no task is left behind (the test
+    fixture checks)."""
     provider = Provider(["a", "b", "c"])
     lent = lent_stream(provider, hooked=hooked)
     source = Source(lent)
@@ -165,8 +206,9 @@ async def test_closing_while_a_stream_is_lent_closes_the_source_and_the_lent_str
 
 
 async def test_consumers_in_two_tasks_take_turns_on_a_lent_stream() -> None:
-    """ST-51, ST-13: two tasks reading one stream while it reads a lent stream each get some of the
-    updates, every update exactly once, in order overall, and the source goes on after it."""
+    """ST-51, ST-13: two tasks reading one stream while it reads a lent stream each get
+    some of the updates, every update exactly once, in order overall, and the source
+    goes on after it."""
     gate = asyncio.Event()
     provider = Provider([f"u{i}" for i in range(20)], gate=gate)
     stream = ResponseStream.of_run(Source(lent_stream(provider))(), lambda: "done")
@@ -182,5 +224,9 @@ async def test_consumers_in_two_tasks_take_turns_on_a_lent_stream() -> None:
     gate.set()
     await asyncio.gather(*tasks)
     updates = [u for _, u in got]
-    assert updates == ["start", *[f"u{i}" for i in range(20)], ("final", [f"u{i}" for i in range(20)])]
+    assert updates == [
+        "start",
+        *[f"u{i}" for i in range(20)],
+        ("final", [f"u{i}" for i in range(20)]),
+    ]
     assert {n for n, _ in got} == {1, 2}

@@ -1,5 +1,5 @@
-"""Threads: history, service mode, serialisation, restore elsewhere, atomic updates, approvals
-through a thread, concurrency (spec/threads.md)."""
+"""Threads: history, service mode, serialisation, restore elsewhere, atomic updates,
+approvals through a thread, concurrency (spec/threads.md)."""
 
 from __future__ import annotations
 
@@ -34,10 +34,14 @@ from minagent import (
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+MODES = pytest.mark.parametrize(
+    "stream", [False, True], ids=["non-streaming", "streaming"]
+)
 
 
-async def run(agent: Any, messages: Any, *, stream: bool, **kwargs: Any) -> AgentResponse:
+async def run(
+    agent: Any, messages: Any, *, stream: bool, **kwargs: Any
+) -> AgentResponse:
     if not stream:
         return await agent.run(messages, **kwargs)
     response_stream = agent.run(messages, stream=True, **kwargs)
@@ -58,16 +62,28 @@ def add(a: int, b: int) -> int:
 
 @MODES
 async def test_history_is_sent_and_appended(stream: bool) -> None:
-    """TH-1: a run sends the thread's history before its input, then appends its input and every
-    response message (tool calls and results included)."""
-    client = ScriptedChatClient([[call("add", {"a": 2, "b": 3}, call_id="c1")], "five", "ten"])
+    """TH-1: a run sends the thread's history before its input, then appends its input
+    and every response message (tool calls and results included)."""
+    client = ScriptedChatClient(
+        [[call("add", {"a": 2, "b": 3}, call_id="c1")], "five", "ten"]
+    )
     agent = Agent(client, tools=[add])
     thread = agent.get_new_thread()
     await run(agent, "2+3?", stream=stream, thread=thread)
-    assert [m.role for m in thread.messages] == ["user", "assistant", "tool", "assistant"]
+    assert [m.role for m in thread.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
     assert thread.messages[1].contents[0].call_id == "c1"
     assert thread.messages[2].contents[0].result == 5
-    await run(agent, [Message("user", ["double"]), Message("user", ["it"])], stream=stream, thread=thread)
+    await run(
+        agent,
+        [Message("user", ["double"]), Message("user", ["it"])],
+        stream=stream,
+        thread=thread,
+    )
     assert client.requests[2].texts == [
         "user: 2+3?",
         "assistant: ",
@@ -83,8 +99,9 @@ async def test_history_is_sent_and_appended(stream: bool) -> None:
 
 @MODES
 async def test_injected_messages_are_stored_once_in_order(stream: bool) -> None:
-    """TH-1: messages injected through the inbox and through FunctionInvocationContext.messages
-    are part of the stored history, once each, where the model saw them."""
+    """TH-1: messages injected through the inbox and through
+    FunctionInvocationContext.messages are part of the stored history, once each, where
+    the model saw them."""
 
     @tool
     def note(ctx: FunctionInvocationContext) -> str:
@@ -120,10 +137,12 @@ async def test_runs_without_a_thread_share_nothing() -> None:
 
 
 @MODES
-async def test_conversation_id_switches_the_thread_to_service_mode(stream: bool) -> None:
-    """TH-1: a response with a conversation_id makes it the thread's service_thread_id; from
-    then on runs send only new messages with options["conversation_id"], and the local history
-    is not extended."""
+async def test_conversation_id_switches_the_thread_to_service_mode(
+    stream: bool,
+) -> None:
+    """TH-1: a response with a conversation_id makes it the thread's service_thread_id;
+    from then on runs send only new messages with options["conversation_id"], and the
+    local history is not extended."""
     client = ScriptedChatClient(
         [
             reply("stored remotely", conversation_id="conv-1"),
@@ -175,7 +194,9 @@ JSON_SCALARS = (
 )
 JSON = st.recursive(
     JSON_SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3)
+    ),
     max_leaves=4,
 )
 EXTRA = st.dictionaries(KEYS.map(lambda k: f"x_{k}"), JSON, max_size=2)
@@ -185,7 +206,9 @@ OPTIONAL_TEXT = st.none() | st.text(max_size=8)
 
 @st.composite
 def function_calls(draw: st.DrawFn) -> Content:
-    arguments = draw(st.none() | st.text(max_size=10) | st.dictionaries(KEYS, JSON, max_size=2))
+    arguments = draw(
+        st.none() | st.text(max_size=10) | st.dictionaries(KEYS, JSON, max_size=2)
+    )
     return Content.from_function_call(
         draw(IDS),
         draw(st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True)),
@@ -197,16 +220,25 @@ def function_calls(draw: st.DrawFn) -> Content:
 
 @st.composite
 def contents(draw: st.DrawFn) -> Content:
-    kind = draw(st.sampled_from(["text", "call", "result", "request", "response", "unknown", "error"]))
+    kind = draw(
+        st.sampled_from(
+            ["text", "call", "result", "request", "response", "unknown", "error"]
+        )
+    )
     props = draw(st.dictionaries(KEYS, JSON, max_size=2))
     extra = draw(EXTRA)
     if kind == "text":
-        return Content.from_text(draw(st.text(max_size=20)), additional_properties=props, extra=extra)
+        return Content.from_text(
+            draw(st.text(max_size=20)), additional_properties=props, extra=extra
+        )
     if kind == "call":
         return draw(function_calls())
     if kind == "result":
         return Content.from_function_result(
-            draw(IDS), draw(JSON), exception=draw(st.none() | st.text(max_size=8)), extra=extra
+            draw(IDS),
+            draw(JSON),
+            exception=draw(st.none() | st.text(max_size=8)),
+            extra=extra,
         )
     if kind == "request":
         return Content.from_function_approval_request(draw(IDS), draw(function_calls()))
@@ -215,9 +247,17 @@ def contents(draw: st.DrawFn) -> Content:
             draw(st.booleans()), draw(IDS), draw(function_calls()), extra=extra
         )
     if kind == "error":
-        return Content.from_error(draw(st.text(max_size=8)), error_code=draw(OPTIONAL_TEXT))
-    name = draw(st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True).filter(lambda n: n not in _KNOWN))
-    return Content(name, text=draw(OPTIONAL_TEXT), additional_properties=props, extra=extra)
+        return Content.from_error(
+            draw(st.text(max_size=8)), error_code=draw(OPTIONAL_TEXT)
+        )
+    name = draw(
+        st.from_regex(r"[a-z][a-z_]{0,10}", fullmatch=True).filter(
+            lambda n: n not in _KNOWN
+        )
+    )
+    return Content(
+        name, text=draw(OPTIONAL_TEXT), additional_properties=props, extra=extra
+    )
 
 
 _KNOWN = {
@@ -229,7 +269,10 @@ _KNOWN = {
 @st.composite
 def messages(draw: st.DrawFn) -> Message:
     return Message(
-        draw(st.sampled_from(["user", "assistant", "tool", "system"]) | st.text(min_size=1, max_size=6)),
+        draw(
+            st.sampled_from(["user", "assistant", "tool", "system"])
+            | st.text(min_size=1, max_size=6)
+        ),
         draw(st.lists(contents(), max_size=3)),
         author_name=draw(OPTIONAL_TEXT),
         message_id=draw(st.none() | IDS),
@@ -251,9 +294,10 @@ def threads(draw: st.DrawFn) -> AgentThread:
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(thread=threads())
 def test_serialised_threads_round_trip(thread: AgentThread) -> None:
-    """TH-2: serialize() is plain JSON data; deserialize_thread restores an equal thread (messages
-    with text, calls, results, approval requests and responses, unknown content kinds and
-    unknown fields included), also after a trip through json.dumps / json.loads."""
+    """TH-2: serialize() is plain JSON data; deserialize_thread restores an equal thread
+    (messages with text, calls, results, approval requests and responses, unknown
+    content kinds and unknown fields included), also after a trip through json.dumps /
+    json.loads."""
     agent = Agent(ScriptedChatClient())
     data = thread.serialize()
     assert data["type"] == "agent_thread"
@@ -277,19 +321,21 @@ def test_serialised_threads_round_trip(thread: AgentThread) -> None:
             "function_approval_request",
             "function_approval_response",
         }:
-            return  # service mode sends no history; approvals are resumed by the loop (TH-4)
+            # service mode sends no history; approvals are resumed by the loop (TH-4)
+            return
         client = ScriptedChatClient(["ok"])
         restored = agent.deserialize_thread(loaded)
         await Agent(client).run("next", thread=restored)
-        # what is sent is the history made valid (HI-1): dangling calls get a result, orphans go
+        # what is sent is the history made valid (HI-1): dangling calls get a result,
+        # orphans go
         assert client.requests[0].messages[:-1] == repair_history(thread.messages)
 
     asyncio.run(still_usable())
 
 
 def test_serialised_form_fields() -> None:
-    """TH-2: the serialised form holds type, version, thread_id, service_thread_id, messages
-    and state; AgentThread.deserialize and agent.deserialize_thread agree."""
+    """TH-2: the serialised form holds type, version, thread_id, service_thread_id,
+    messages and state; AgentThread.deserialize and agent.deserialize_thread agree."""
     thread = AgentThread(
         messages=[Message("user", ["hi"])],
         service_thread_id="conv",
@@ -297,9 +343,18 @@ def test_serialised_form_fields() -> None:
         state={"k": [1]},
     )
     data = thread.serialize()
-    assert set(data) == {"type", "version", "thread_id", "service_thread_id", "messages", "state"}
+    assert set(data) == {
+        "type",
+        "version",
+        "thread_id",
+        "service_thread_id",
+        "messages",
+        "state",
+    }
     assert data["messages"] == [Message("user", ["hi"]).to_dict()]
-    assert AgentThread.deserialize(data) == Agent(ScriptedChatClient()).deserialize_thread(data)
+    assert AgentThread.deserialize(data) == Agent(
+        ScriptedChatClient()
+    ).deserialize_thread(data)
     assert AgentThread.deserialize(data) != AgentThread()
 
 
@@ -307,7 +362,10 @@ def test_serialised_form_fields() -> None:
     ("data", "path"),
     [
         ({"type": "message", "version": 1}, "agent_thread.type"),
-        ({"type": "agent_thread", "version": 1, "messages": "x"}, "agent_thread.messages"),
+        (
+            {"type": "agent_thread", "version": 1, "messages": "x"},
+            "agent_thread.messages",
+        ),
         (
             {"type": "agent_thread", "version": 1, "messages": [{"type": "message"}]},
             "agent_thread.messages[0].role",
@@ -319,7 +377,8 @@ def test_serialised_form_fields() -> None:
     ],
 )
 def test_bad_serialised_threads_name_the_field(data: dict[str, Any], path: str) -> None:
-    """TH-2: data that does not describe a thread is a SerializationError naming the path."""
+    """TH-2: data that does not describe a thread is a SerializationError naming the
+    path."""
     with pytest.raises(SerializationError) as info:
         AgentThread.deserialize(data)
     assert info.value.path == path
@@ -347,9 +406,12 @@ asyncio.run(main())
 
 
 async def test_a_thread_restored_in_a_new_process_continues() -> None:
-    """TH-2: a thread serialised after one run (with a tool call) and restored in another
-    process continues the conversation: the second turn's request holds the first turn."""
-    client = ScriptedChatClient([[call("add", {"a": 20, "b": 22}, call_id="c1")], "It is 42."])
+    """TH-2: a thread serialised after one run (with a tool call) and restored in
+    another process continues the conversation: the second turn's request holds the
+    first turn."""
+    client = ScriptedChatClient(
+        [[call("add", {"a": 20, "b": 22}, call_id="c1")], "It is 42."]
+    )
     agent = Agent(client, "Be helpful.", tools=[add])
     thread = agent.get_new_thread()
     await agent.run("first question", thread=thread)
@@ -384,7 +446,10 @@ async def test_a_thread_restored_in_a_new_process_continues() -> None:
     restored = AgentThread.deserialize(out["thread"])
     assert restored.thread_id == thread.thread_id
     assert restored.messages[:4] == thread.messages
-    assert [m.text for m in restored.messages[4:]] == ["second question", "second answer"]
+    assert [m.text for m in restored.messages[4:]] == [
+        "second question",
+        "second answer",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -394,7 +459,9 @@ async def test_a_thread_restored_in_a_new_process_continues() -> None:
 @MODES
 async def test_a_failing_run_leaves_the_thread_unchanged(stream: bool) -> None:
     """TH-3: when the client raises, the thread is as it was."""
-    client = ScriptedChatClient(["ok", [call("add", {"a": 1, "b": 1}, call_id="c1")], RuntimeError("boom")])
+    client = ScriptedChatClient(
+        ["ok", [call("add", {"a": 1, "b": 1}, call_id="c1")], RuntimeError("boom")]
+    )
     agent = Agent(client, tools=[add])
     thread = agent.get_new_thread()
     await run(agent, "first", stream=stream, thread=thread)
@@ -409,8 +476,12 @@ async def passthrough(context: AgentContext, call_next: Any) -> None:
     await call_next()
 
 
-@pytest.mark.parametrize("middleware", [None, [passthrough]], ids=["plain", "agent-middleware"])
-async def test_a_stream_closed_early_leaves_the_thread_unchanged(middleware: Any) -> None:
+@pytest.mark.parametrize(
+    "middleware", [None, [passthrough]], ids=["plain", "agent-middleware"]
+)
+async def test_a_stream_closed_early_leaves_the_thread_unchanged(
+    middleware: Any,
+) -> None:
     """TH-3: a stream closed after its first update does not touch the thread."""
     client = ScriptedChatClient([text_chunks("a", "b", "c")])
     agent = Agent(client, middleware=middleware)
@@ -429,7 +500,8 @@ async def test_a_stream_closed_early_leaves_the_thread_unchanged(middleware: Any
 
 
 async def test_a_stream_abandoned_by_break_leaves_the_thread_unchanged() -> None:
-    """TH-3: leaving the loop without closing explicitly does not update the thread either."""
+    """TH-3: leaving the loop without closing explicitly does not update the thread
+    either."""
     agent = Agent(ScriptedChatClient([text_chunks("a", "b")]))
     thread = agent.get_new_thread()
     stream = agent.run("hi", stream=True, thread=thread)
@@ -450,7 +522,10 @@ async def test_a_cancelled_run_leaves_the_thread_unchanged() -> None:
         await asyncio.Event().wait()
         return "unreachable"
 
-    agent = Agent(ScriptedChatClient([[call("wait_forever", {}, call_id="w1")]]), tools=[wait_forever])
+    agent = Agent(
+        ScriptedChatClient([[call("wait_forever", {}, call_id="w1")]]),
+        tools=[wait_forever],
+    )
     thread = agent.get_new_thread()
     task = asyncio.ensure_future(agent.run("go", thread=thread))
     await started.wait()
@@ -460,14 +535,24 @@ async def test_a_cancelled_run_leaves_the_thread_unchanged() -> None:
     assert thread.messages == []
 
 
-async def test_a_stream_consumed_without_get_final_response_updates_the_thread() -> None:
-    """TH-3: iterating a stream to its end updates the thread without get_final_response()."""
-    client = ScriptedChatClient([[call("add", {"a": 1, "b": 2}, call_id="c1")], text_chunks("thr", "ee")])
+async def test_a_stream_consumed_without_get_final_response_updates_the_thread() -> (
+    None
+):
+    """TH-3: iterating a stream to its end updates the thread without
+    get_final_response()."""
+    client = ScriptedChatClient(
+        [[call("add", {"a": 1, "b": 2}, call_id="c1")], text_chunks("thr", "ee")]
+    )
     agent = Agent(client, tools=[add])
     thread = agent.get_new_thread()
     async for _ in agent.run("1+2", stream=True, thread=thread):
         pass
-    assert [m.role for m in thread.messages] == ["user", "assistant", "tool", "assistant"]
+    assert [m.role for m in thread.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+    ]
     assert thread.messages[-1].text == "three"
 
 
@@ -476,10 +561,12 @@ async def test_a_stream_consumed_without_get_final_response_updates_the_thread()
 
 
 @MODES
-async def test_approval_paused_in_a_thread_resumes_with_a_clean_transcript(stream: bool) -> None:
+async def test_approval_paused_in_a_thread_resumes_with_a_clean_transcript(
+    stream: bool,
+) -> None:
     """TH-4: the paused run stores the approval request in the thread (which survives
-    serialisation); the next run sends the approval response through the thread, the tool runs,
-    and the model sees a clean call/result transcript."""
+    serialisation); the next run sends the approval response through the thread, the
+    tool runs, and the model sees a clean call/result transcript."""
     ran: list[int] = []
 
     @tool(approval_mode="always_require")
@@ -488,7 +575,13 @@ async def test_approval_paused_in_a_thread_resumes_with_a_clean_transcript(strea
         ran.append(amount)
         return f"paid {amount}"
 
-    client = ScriptedChatClient([[call("pay", {"amount": 10}, call_id="c1")], "Payment done.", "You are welcome."])
+    client = ScriptedChatClient(
+        [
+            [call("pay", {"amount": 10}, call_id="c1")],
+            "Payment done.",
+            "You are welcome.",
+        ]
+    )
     agent = Agent(client, tools=[pay])
     thread = agent.get_new_thread()
     paused = await run(agent, "pay 10", stream=stream, thread=thread)
@@ -499,7 +592,12 @@ async def test_approval_paused_in_a_thread_resumes_with_a_clean_transcript(strea
     assert stored == ["text", "function_call", "function_approval_request"]
 
     thread = agent.deserialize_thread(json.loads(json.dumps(thread.serialize())))
-    [request] = [c for m in thread.messages for c in m.contents if c.type == "function_approval_request"]
+    [request] = [
+        c
+        for m in thread.messages
+        for c in m.contents
+        if c.type == "function_approval_request"
+    ]
     resumed = await run(
         agent,
         Message("user", [request.to_function_approval_response(True)]),
@@ -538,11 +636,15 @@ async def test_rejected_approval_through_a_thread() -> None:
         """Delete a file."""
         raise AssertionError("must not run")
 
-    client = ScriptedChatClient([[call("delete", {"path": "/"}, call_id="d1")], "Not deleted."])
+    client = ScriptedChatClient(
+        [[call("delete", {"path": "/"}, call_id="d1")], "Not deleted."]
+    )
     agent = Agent(client, tools=[delete])
     thread = agent.get_new_thread()
     [request] = (await agent.run("delete /", thread=thread)).user_input_requests
-    await agent.run(Message("user", [request.to_function_approval_response(False)]), thread=thread)
+    await agent.run(
+        Message("user", [request.to_function_approval_response(False)]), thread=thread
+    )
     result = client.requests[1].messages[2].contents[0]
     assert result.type == "function_result"
     assert result.exception == "rejected"
@@ -559,8 +661,8 @@ def echo_last_user(messages: list[Message], options: dict[str, Any]) -> str:
 
 
 async def test_fifty_concurrent_runs_keep_their_histories_apart() -> None:
-    """TH-5: 50 concurrent runs (half of them streaming) on one agent with separate threads,
-    twice, never see each other's messages."""
+    """TH-5: 50 concurrent runs (half of them streaming) on one agent with separate
+    threads, twice, never see each other's messages."""
     turns = 2
     count = 50
 
@@ -596,7 +698,8 @@ async def test_fifty_concurrent_runs_keep_their_histories_apart() -> None:
 
 
 def test_thread_repr_and_equality() -> None:
-    """TH-2: a thread shows where its history lives; equality is equality of the serialised form."""
+    """TH-2: a thread shows where its history lives; equality is equality of the
+    serialised form."""
     from minagent import AgentThread, Message
 
     local = AgentThread(messages=[Message("user", ["hi"])], thread_id="t1")
@@ -609,7 +712,8 @@ def test_thread_repr_and_equality() -> None:
 
 
 async def test_default_context_provider_adds_nothing() -> None:
-    """AG-6: the base ContextProvider's invoking returns an empty Context and invoked does nothing."""
+    """AG-6: the base ContextProvider's invoking returns an empty Context and invoked
+    does nothing."""
     from minagent import Context, ContextProvider, Message
 
     provider = ContextProvider()

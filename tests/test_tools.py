@@ -1,4 +1,5 @@
-"""`FunctionTool`, `@tool`, tool results and `FunctionInvocationConfiguration` (spec/tools.md).
+"""`FunctionTool`, `@tool`, tool results and `FunctionInvocationConfiguration`
+(spec/tools.md).
 
 This module deliberately does not use `from __future__ import annotations`, so that the
 functions below carry real (non-string) annotations; the string-annotation cases live in
@@ -92,8 +93,9 @@ def _context(tool_: FunctionTool, call_id: str = "call-1") -> FunctionInvocation
 
 
 def test_bare_decorator_defaults() -> None:
-    """TL-1: bare `@tool` takes the name from `__name__`, the description from the docstring's
-    summary, the parameters from the signature, and the defaults for the other fields."""
+    """TL-1: bare `@tool` takes the name from `__name__`, the description from the
+    docstring's summary, the parameters from the signature, and the defaults for the
+    other fields."""
     t = tool(get_weather)
     assert isinstance(t, FunctionTool)
     assert t.name == "get_weather"
@@ -102,7 +104,11 @@ def test_bare_decorator_defaults() -> None:
         "type": "object",
         "properties": {
             "city": {"type": "string"},
-            "units": {"type": "string", "enum": ["metric", "imperial"], "default": "metric"},
+            "units": {
+                "type": "string",
+                "enum": ["metric", "imperial"],
+                "default": "metric",
+            },
         },
         "required": ["city"],
         "additionalProperties": False,
@@ -126,8 +132,8 @@ def test_bare_decorator_syntax_and_no_docstring() -> None:
 
 
 def test_decorator_with_arguments() -> None:
-    """TL-1: `@tool(name=..., description=..., approval_mode=..., sequential=True)` sets every
-    field; the parameters are still generated from the signature."""
+    """TL-1: `@tool(name=..., description=..., approval_mode=..., sequential=True)` sets
+    every field; the parameters are still generated from the signature."""
 
     @tool(
         name="weather.lookup",
@@ -148,7 +154,8 @@ def test_decorator_with_arguments() -> None:
 
 
 def test_decorator_with_arguments_keeps_generated_defaults() -> None:
-    """TL-1: `@tool(...)` without name or description falls back to `__name__` and the docstring."""
+    """TL-1: `@tool(...)` without name or description falls back to `__name__` and the
+    docstring."""
     t = tool(sequential=True)(get_weather)
     assert (t.name, t.description, t.sequential) == (
         "get_weather",
@@ -158,8 +165,8 @@ def test_decorator_with_arguments_keeps_generated_defaults() -> None:
 
 
 def test_generated_parameters_for_many_types() -> None:
-    """TL-1: the generated schema covers scalars, Optional, Literal, Enum, list, dict, TypedDict,
-    dataclass, defaults and Annotated / docstring descriptions."""
+    """TL-1: the generated schema covers scalars, Optional, Literal, Enum, list, dict,
+    TypedDict, dataclass, defaults and Annotated / docstring descriptions."""
     t = tool(everything)
     assert t.description == "Do everything at once."
     params = t.parameters
@@ -190,7 +197,10 @@ def test_generated_parameters_for_many_types() -> None:
     assert props["unit"] == {"type": "string", "enum": ["metric", "imperial"]}
     assert props["color"] == {"type": "string", "enum": ["red", "green"]}
     assert props["tags"] == {"type": "array", "items": {"type": "string"}}
-    assert props["extra"] == {"type": "object", "additionalProperties": {"type": "integer"}}
+    assert props["extra"] == {
+        "type": "object",
+        "additionalProperties": {"type": "integer"},
+    }
     assert props["point"] == {
         "type": "object",
         "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
@@ -199,17 +209,25 @@ def test_generated_parameters_for_many_types() -> None:
     }
     assert props["box"] == {
         "type": "object",
-        "properties": {"width": {"type": "number"}, "height": {"type": "number", "default": 1.0}},
+        "properties": {
+            "width": {"type": "number"},
+            "height": {"type": "number", "default": 1.0},
+        },
         "required": ["width"],
         "additionalProperties": False,
     }
     assert props["limit"] == {"type": "integer", "default": 10}
-    assert props["note"] == {"type": "string", "description": "a short note", "default": ""}
+    assert props["note"] == {
+        "type": "string",
+        "description": "a short note",
+        "default": "",
+    }
     assert json.loads(json.dumps(params)) == params
 
 
 def test_generated_parameters_under_future_annotations() -> None:
-    """TL-1: string annotations (`from __future__ import annotations`) generate the same schema."""
+    """TL-1: string annotations (`from __future__ import annotations`) generate the same
+    schema."""
     t = tool(fx.order)
     assert t.description == "Place an order."
     assert t.parameters["required"] == ["items"]
@@ -229,7 +247,8 @@ def test_generated_parameters_under_future_annotations() -> None:
 
 
 async def test_decorated_tool_is_still_callable() -> None:
-    """TL-1: the decorated object is still callable like the function, sync and async."""
+    """TL-1: the decorated object is still callable like the function, sync and
+    async."""
     t = tool(everything)
     args: dict[str, Any] = {
         "text": "ab",
@@ -259,11 +278,21 @@ async def test_decorated_tool_is_still_callable() -> None:
 
 @pytest.mark.parametrize(
     "bad_name",
-    ["", "has space", "semi;colon", "a" * 129, "trailing\n", "ünïcode", "slash/name", 42, None],
+    [
+        "",
+        "has space",
+        "semi;colon",
+        "a" * 129,
+        "trailing\n",
+        "ünïcode",
+        "slash/name",
+        42,
+        None,
+    ],
 )
 def test_bad_name_is_a_tool_error(bad_name: Any) -> None:
-    """TL-2: a name that is not 1-128 letters, digits, `_`, `.`, `-` is a ToolError naming the
-    field and the offending value."""
+    """TL-2: a name that is not 1-128 letters, digits, `_`, `.`, `-` is a ToolError
+    naming the field and the offending value."""
     with pytest.raises(ToolError) as info:
         FunctionTool(name=bad_name)
     message = str(info.value)
@@ -271,14 +300,17 @@ def test_bad_name_is_a_tool_error(bad_name: Any) -> None:
     assert repr(bad_name) in message
 
 
-@pytest.mark.parametrize("good_name", ["a", "get_weather", "ns.tool-v2", "A1", "x" * 128])
+@pytest.mark.parametrize(
+    "good_name", ["a", "get_weather", "ns.tool-v2", "A1", "x" * 128]
+)
 def test_good_names(good_name: str) -> None:
     """TL-2: every name of 1-128 letters, digits, `_`, `.` and `-` is accepted."""
     assert FunctionTool(name=good_name).name == good_name
 
 
 def test_bad_approval_mode_is_a_tool_error() -> None:
-    """TL-2: an approval_mode other than never_require / always_require names tool and field."""
+    """TL-2: an approval_mode other than never_require / always_require names tool and
+    field."""
     with pytest.raises(ToolError) as info:
         FunctionTool(name="deploy", approval_mode="sometimes")  # type: ignore[arg-type]
     message = str(info.value)
@@ -290,7 +322,8 @@ def test_bad_approval_mode_is_a_tool_error() -> None:
 
 
 def test_non_callable_func_is_a_tool_error() -> None:
-    """TL-2: a func that is not callable is a ToolError naming the tool and the field."""
+    """TL-2: a func that is not callable is a ToolError naming the tool and the
+    field."""
     with pytest.raises(ToolError) as info:
         FunctionTool(name="calc", func=42)  # type: ignore[arg-type]
     message = str(info.value)
@@ -303,8 +336,8 @@ def test_non_callable_func_is_a_tool_error() -> None:
     [{"type": "array", "items": {}}, {"type": "string"}, [1, 2], "object"],
 )
 def test_parameters_must_be_an_object_schema(bad_parameters: Any) -> None:
-    """TL-2: parameters that are not a JSON schema of type object are a ToolError naming the tool
-    and the field."""
+    """TL-2: parameters that are not a JSON schema of type object are a ToolError naming
+    the tool and the field."""
     with pytest.raises(ToolError) as info:
         FunctionTool(name="calc", parameters=bad_parameters)
     message = str(info.value)
@@ -313,8 +346,8 @@ def test_parameters_must_be_an_object_schema(bad_parameters: Any) -> None:
 
 
 def test_raw_parameters_are_used_as_given() -> None:
-    """TL-2: given parameters are used as is; nothing is generated, even for a function whose
-    signature has no supported schema."""
+    """TL-2: given parameters are used as is; nothing is generated, even for a function
+    whose signature has no supported schema."""
     raw = {
         "type": "object",
         "properties": {"payload": {"type": "string", "contentEncoding": "base64"}},
@@ -334,19 +367,32 @@ def test_raw_parameters_are_used_as_given() -> None:
 
 
 async def test_raw_parameters_still_pass_the_context() -> None:
-    """TL-2, TL-4: with raw parameters the function still receives the invocation context."""
-    raw = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+    """TL-2, TL-4: with raw parameters the function still receives the invocation
+    context."""
+    raw = {
+        "type": "object",
+        "properties": {"query": {"type": "string"}},
+        "required": ["query"],
+    }
     t = FunctionTool(name="search", func=fx.with_context, parameters=raw)
     assert t.parameters == raw
     ctx = _context(t, "call-raw")
-    assert await t.invoke({"query": "q"}, context=ctx, skip_parsing=True) == {"query": "q", "call_id": "call-raw"}
+    assert await t.invoke({"query": "q"}, context=ctx, skip_parsing=True) == {
+        "query": "q",
+        "call_id": "call-raw",
+    }
 
 
 def test_normalize_tools_accepts_every_kind() -> None:
-    """TL-2: tool lists accept FunctionTools, plain functions (wrapped with `tool`), declaration
-    dicts and tool-like objects, in order; None is an empty list and one item a list of one."""
+    """TL-2: tool lists accept FunctionTools, plain functions (wrapped with `tool`),
+    declaration dicts and tool-like objects, in order; None is an empty list and one
+    item a list of one."""
     existing = tool(get_weather)
-    declaration = {"name": "lookup", "description": "", "parameters": {"type": "object"}}
+    declaration = {
+        "name": "lookup",
+        "description": "",
+        "parameters": {"type": "object"},
+    }
 
     class ToolLike:
         name = "agent_tool"
@@ -385,7 +431,8 @@ class _NotATool:
     [(42, "42"), ("get_weather", "'get_weather'"), (_NotATool(), "<half a tool>")],
 )
 def test_normalize_tools_rejects_other_values(item: Any, shown: str) -> None:
-    """TL-2: anything else is a ToolError that shows the value and says what a tool can be."""
+    """TL-2: anything else is a ToolError that shows the value and says what a tool can
+    be."""
     with pytest.raises(ToolError) as info:
         normalize_tools([tool(get_weather), item])
     message = str(info.value)
@@ -398,18 +445,23 @@ def test_normalize_tools_rejects_other_values(item: Any, shown: str) -> None:
 
 
 def test_to_dict_is_the_declaration() -> None:
-    """TL-3: `to_dict()` is exactly {name, description, parameters}, plain JSON, and matches the
-    attributes of the same names."""
+    """TL-3: `to_dict()` is exactly {name, description, parameters}, plain JSON, and
+    matches the attributes of the same names."""
     t = tool(get_weather)
     d = t.to_dict()
-    assert d == {"name": t.name, "description": t.description, "parameters": t.parameters}
+    assert d == {
+        "name": t.name,
+        "description": t.description,
+        "parameters": t.parameters,
+    }
     assert d["name"] == "get_weather"
     assert d["description"] == "Get the weather for a city."
     assert json.loads(json.dumps(d)) == d
 
 
 def test_to_dict_of_a_declaration_only_tool() -> None:
-    """TL-3: a declaration-only tool without parameters declares an empty object schema."""
+    """TL-3: a declaration-only tool without parameters declares an empty object
+    schema."""
     d = FunctionTool(name="ask_user", description="Ask the user.").to_dict()
     assert d["name"] == "ask_user"
     assert d["description"] == "Ask the user."
@@ -421,7 +473,8 @@ def test_to_dict_of_a_declaration_only_tool() -> None:
 
 
 async def test_invoke_passes_arguments_as_keywords() -> None:
-    """TL-4: `invoke` calls the function with the arguments as keyword arguments (any mapping)."""
+    """TL-4: `invoke` calls the function with the arguments as keyword arguments (any
+    mapping)."""
     seen: list[tuple[str, int]] = []
 
     def record(*, city: str, days: int = 1) -> str:
@@ -430,7 +483,10 @@ async def test_invoke_passes_arguments_as_keywords() -> None:
 
     t = tool(record)
     assert await t.invoke({"city": "Oslo", "days": 3}, skip_parsing=True) == "Oslo:3"
-    assert await t.invoke(types.MappingProxyType({"city": "Rome"}), skip_parsing=True) == "Rome:1"
+    assert (
+        await t.invoke(types.MappingProxyType({"city": "Rome"}), skip_parsing=True)
+        == "Rome:1"
+    )
     assert seen == [("Oslo", 3), ("Rome", 1)]
 
 
@@ -448,7 +504,8 @@ async def test_sync_function_runs_in_a_worker_thread() -> None:
 
 
 async def test_sync_function_does_not_block_the_loop() -> None:
-    """TL-4: while a sync tool sleeps for 0.2 s, another coroutine on the loop makes progress."""
+    """TL-4: while a sync tool sleeps for 0.2 s, another coroutine on the loop makes
+    progress."""
     events: list[str] = []
     loop = asyncio.get_running_loop()
     started = asyncio.Event()
@@ -470,7 +527,8 @@ async def test_sync_function_does_not_block_the_loop() -> None:
 
 
 async def test_async_function_is_awaited_on_the_loop() -> None:
-    """TL-4: an async function is awaited (on the loop's thread) and its value returned."""
+    """TL-4: an async function is awaited (on the loop's thread) and its value
+    returned."""
     threads: list[int] = []
 
     @tool
@@ -484,7 +542,8 @@ async def test_async_function_is_awaited_on_the_loop() -> None:
 
 
 async def test_tool_exception_propagates_from_invoke() -> None:
-    """TL-4: an exception raised by the function reaches the caller of `invoke` (sync and async)."""
+    """TL-4: an exception raised by the function reaches the caller of `invoke` (sync
+    and async)."""
 
     def boom() -> None:
         raise LookupError("sync boom")
@@ -499,8 +558,8 @@ async def test_tool_exception_propagates_from_invoke() -> None:
 
 
 async def test_context_parameter_plain_annotation() -> None:
-    """TL-4: a parameter annotated `FunctionInvocationContext` receives the context passed to
-    `invoke` and is not part of the schema."""
+    """TL-4: a parameter annotated `FunctionInvocationContext` receives the context
+    passed to `invoke` and is not part of the schema."""
     received: list[Any] = []
 
     def search(query: str, ctx: FunctionInvocationContext) -> str:
@@ -517,16 +576,22 @@ async def test_context_parameter_plain_annotation() -> None:
     assert t.validate_arguments({"query": "q"}) == []
 
 
-@pytest.mark.parametrize(("func", "param"), [(fx.with_context, "context"), (fx.with_late_context, "ctx")])
+@pytest.mark.parametrize(
+    ("func", "param"), [(fx.with_context, "context"), (fx.with_late_context, "ctx")]
+)
 async def test_context_parameter_string_annotation(func: Any, param: str) -> None:
-    """TL-4: under `from __future__ import annotations` (also when the context type is imported
-    only for type checkers) the context parameter is found, filled and left out of the schema."""
+    """TL-4: under `from __future__ import annotations` (also when the context type is
+    imported only for type checkers) the context parameter is found, filled and left out
+    of the schema."""
     t = tool(func)
     assert param not in t.parameters["properties"]
     assert param not in t.parameters["required"]
     assert t.parameters["properties"] == {"query": {"type": "string"}}
     ctx = _context(t, "call-42")
-    assert await t.invoke({"query": "q"}, context=ctx, skip_parsing=True) == {"query": "q", "call_id": "call-42"}
+    assert await t.invoke({"query": "q"}, context=ctx, skip_parsing=True) == {
+        "query": "q",
+        "call_id": "call-42",
+    }
 
 
 # --------------------------------------------------------------------------- TL-5
@@ -564,9 +629,12 @@ def test_result_value_scalars_unchanged(value: Any) -> None:
 
 
 def test_result_value_containers() -> None:
-    """TL-5: mappings and sequences are converted element by element; tuples and sets become
-    lists; mapping keys become strings."""
-    assert result_value({"a": (1, 2), "b": [{"c": None}]}) == {"a": [1, 2], "b": [{"c": None}]}
+    """TL-5: mappings and sequences are converted element by element; tuples and sets
+    become lists; mapping keys become strings."""
+    assert result_value({"a": (1, 2), "b": [{"c": None}]}) == {
+        "a": [1, 2],
+        "b": [{"c": None}],
+    }
     assert result_value((1, "x", (2.5,))) == [1, "x", [2.5]]
     assert sorted(result_value({3, 1, 2})) == [1, 2, 3]
     assert result_value(frozenset({"only"})) == ["only"]
@@ -594,14 +662,19 @@ def test_result_value_dataclass() -> None:
 
 
 def test_result_value_to_dict() -> None:
-    """TL-5: an object with `to_dict()` is converted through it (and the result made JSON)."""
-    assert result_value(HasToDict()) == {"kind": "custom", "pair": [1, 2], "nested": {"ok": True}}
+    """TL-5: an object with `to_dict()` is converted through it (and the result made
+    JSON)."""
+    assert result_value(HasToDict()) == {
+        "kind": "custom",
+        "pair": [1, 2],
+        "nested": {"ok": True},
+    }
     assert result_value([HasToDict()]) == [result_value(HasToDict())]
 
 
 def test_result_value_anything_else_is_str() -> None:
-    """TL-5: anything else becomes `str()`: arbitrary objects, bytes, classes (even with a
-    `to_dict` method), nested inside containers too."""
+    """TL-5: anything else becomes `str()`: arbitrary objects, bytes, classes (even with
+    a `to_dict` method), nested inside containers too."""
     assert result_value(Opaque()) == "<opaque thing>"
     thing = object()
     assert result_value(thing) == str(thing)
@@ -612,15 +685,23 @@ def test_result_value_anything_else_is_str() -> None:
 
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.dictionaries(st.text(max_size=8), children, max_size=5)
+    ),
     max_leaves=25,
 )
 
 
 @given(_json_values)
 def test_result_value_keeps_json_values(value: Any) -> None:
-    """TL-5: any JSON value comes back equal, and the result survives a JSON round trip."""
+    """TL-5: any JSON value comes back equal, and the result survives a JSON round
+    trip."""
     out = result_value(value)
     assert out == value
     assert json.loads(json.dumps(out)) == out
@@ -630,13 +711,17 @@ def test_result_value_keeps_json_values(value: Any) -> None:
 
 
 async def test_declaration_only_tool() -> None:
-    """TL-6: a tool with no function is declaration-only; `invoke` and calling it raise ToolError
-    naming the tool, and the function is never needed for the declaration."""
+    """TL-6: a tool with no function is declaration-only; `invoke` and calling it raise
+    ToolError naming the tool, and the function is never needed for the declaration."""
     schema = {"type": "object", "properties": {"question": {"type": "string"}}}
     t = FunctionTool(name="ask_user", description="Ask the user.", parameters=schema)
     assert t.declaration_only is True
     assert t.func is None
-    assert t.to_dict() == {"name": "ask_user", "description": "Ask the user.", "parameters": schema}
+    assert t.to_dict() == {
+        "name": "ask_user",
+        "description": "Ask the user.",
+        "parameters": schema,
+    }
     with pytest.raises(ToolError, match="ask_user"):
         await t.invoke({"question": "why?"})
     with pytest.raises(ToolError, match="ask_user"):
@@ -655,7 +740,8 @@ def test_validate_arguments_valid() -> None:
 
 
 def test_validate_arguments_reports_every_issue_with_its_path() -> None:
-    """TL-7: invalid arguments give every issue, each naming the path of the failing argument."""
+    """TL-7: invalid arguments give every issue, each naming the path of the failing
+    argument."""
     t = tool(get_weather)
     issues = t.validate_arguments({"units": "kelvin", "zone": 1})
     assert all(isinstance(issue, ValidationIssue) for issue in issues)
@@ -670,7 +756,9 @@ def test_validate_arguments_reports_every_issue_with_its_path() -> None:
 def test_validate_arguments_nested_paths() -> None:
     """TL-7: issues inside nested values name the full path."""
     t = tool(fx.order)
-    issues = t.validate_arguments({"items": [{"sku": "a", "qty": 1}, {"sku": "b", "qty": "two"}]})
+    issues = t.validate_arguments(
+        {"items": [{"sku": "a", "qty": 1}, {"sku": "b", "qty": "two"}]}
+    )
     assert [issue.path for issue in issues] == ["$.items[1].qty"]
     assert "integer" in issues[0].problem
     assert t.validate_arguments("not an object") != []
@@ -691,7 +779,8 @@ def test_validate_arguments_uses_raw_parameters() -> None:
 
 
 def test_function_invocation_configuration_defaults() -> None:
-    """LP-1, LP-34: a dataclass with the seed-000 defaults plus max_function_calls=None and
+    """LP-1, LP-34: a dataclass with the seed-000 defaults plus max_function_calls=None
+    and
     disable_approval_response_binding=False."""
     config = FunctionInvocationConfiguration()
     assert dataclasses.is_dataclass(config)
@@ -733,7 +822,9 @@ def test_function_invocation_configuration_accepts_boundaries() -> None:
         ("max_function_calls", -1),
     ],
 )
-def test_function_invocation_configuration_rejects_out_of_range(field: str, value: Any) -> None:
+def test_function_invocation_configuration_rejects_out_of_range(
+    field: str, value: Any
+) -> None:
     """LP-1: out-of-range values are a ValueError naming the field."""
     with pytest.raises(ValueError, match=field):
         FunctionInvocationConfiguration(**{field: value})
@@ -764,7 +855,10 @@ async def test_unconvertible_result_is_an_error_result_not_a_failed_run() -> Non
     response = await client.get_response("go", options={"tools": [make_broken]})
     result = response.messages[1].contents[0]
     assert result.exception == "cannot serialise"
-    assert "could not be converted to JSON: RuntimeError: cannot serialise" in result.result
+    assert (
+        "could not be converted to JSON: RuntimeError: cannot serialise"
+        in result.result
+    )
     assert response.text == "done"
 
 
@@ -788,33 +882,53 @@ class _Shaped:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_any_object_of_the_tool_protocol_is_called_like_a_function_tool(stream: bool) -> None:
-    """TL-12: FunctionTool, as_tool() and an object of the shape satisfy ToolProtocol; the loop calls
-    the shaped object with the validated arguments, in both modes."""
+async def test_any_object_of_the_tool_protocol_is_called_like_a_function_tool(
+    stream: bool,
+) -> None:
+    """TL-12: FunctionTool, as_tool() and an object of the shape satisfy ToolProtocol;
+    the loop calls the shaped object with the validated arguments, in both modes."""
     from minagent import Agent, ToolProtocol
     from minagent.testing import ScriptedChatClient, call, reply
 
     shaped = _Shaped()
     assert isinstance(shaped, ToolProtocol)
     assert isinstance(tool(get_weather), ToolProtocol)
-    assert isinstance(Agent(ScriptedChatClient([]), name="helper").as_tool(), ToolProtocol)
+    assert isinstance(
+        Agent(ScriptedChatClient([]), name="helper").as_tool(), ToolProtocol
+    )
     assert not isinstance(_NotATool(), ToolProtocol)
-    client = ScriptedChatClient([reply(call("shaped", {"n": 21}, call_id="c1")), "done"])
+    client = ScriptedChatClient(
+        [reply(call("shaped", {"n": 21}, call_id="c1")), "done"]
+    )
     agent = Agent(client, tools=[shaped])
     if stream:
         response = await agent.run("go", stream=True).get_final_response()
     else:
         response = await agent.run("go")
     assert shaped.seen == [{"n": 21}]
-    results = [c.result for m in response.messages for c in m.contents if c.type == "function_result"]
+    results = [
+        c.result
+        for m in response.messages
+        for c in m.contents
+        if c.type == "function_result"
+    ]
     assert results == [42]
     assert response.text == "done"
 
 
-@given(levels=st.lists(st.lists(st.sampled_from(["f", "g", "declared"]), max_size=3), min_size=1, max_size=4))
-def test_one_normaliser_wraps_a_function_once_across_levels(levels: list[list[str]]) -> None:
-    """TL-12, OP-3: normalising the levels of one run in order with one ``known`` list wraps each
-    plain function once: every later level gets the same FunctionTool object."""
+@given(
+    levels=st.lists(
+        st.lists(st.sampled_from(["f", "g", "declared"]), max_size=3),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_one_normaliser_wraps_a_function_once_across_levels(
+    levels: list[list[str]],
+) -> None:
+    """TL-12, OP-3: normalising the levels of one run in order with one ``known`` list
+    wraps each plain function once: every later level gets the same FunctionTool
+    object."""
 
     def f(x: int) -> int:
         return x
@@ -822,7 +936,11 @@ def test_one_normaliser_wraps_a_function_once_across_levels(levels: list[list[st
     def g(y: str) -> str:
         return y
 
-    source = {"f": f, "g": g, "declared": {"name": "declared", "parameters": {"type": "object"}}}
+    source = {
+        "f": f,
+        "g": g,
+        "declared": {"name": "declared", "parameters": {"type": "object"}},
+    }
     known: list[Any] = []
     made: dict[str, Any] = {}
     for level in levels:

@@ -1,4 +1,5 @@
-"""A run's tools normalised once into a `ToolSet` of `ToolSpec` records (spec/tools.md TL-13)."""
+"""A run's tools normalised once into a `ToolSet` of `ToolSpec` records (spec/tools.md
+TL-13)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,11 @@ def double(x: int) -> int:
 
 DECLARED = {
     "type": "function",
-    "function": {"name": "lookup", "description": "Look up.", "parameters": {"type": "object"}},
+    "function": {
+        "name": "lookup",
+        "description": "Look up.",
+        "parameters": {"type": "object"},
+    },
 }
 HOSTED = {"type": "web_search_preview"}
 
@@ -45,10 +50,12 @@ async def run(agent: Agent, stream: bool, **kwargs: Any) -> Any:
 
 
 @MODES
-async def test_the_tools_are_normalised_once_per_run(stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """TL-13: the agent's tools are normalised when it is made; a run without tools of its own
-    normalises nothing again, a run with its own tools normalises its list once — not again in the
-    client or the loop."""
+async def test_the_tools_are_normalised_once_per_run(
+    stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TL-13: the agent's tools are normalised when it is made; a run without tools of
+    its own normalises nothing again, a run with its own tools normalises its list once
+    — not again in the client or the loop."""
     calls: list[int] = []
     real = toolset_module.normalize_tools
 
@@ -57,7 +64,14 @@ async def test_the_tools_are_normalised_once_per_run(stream: bool, monkeypatch: 
         return real(tools, known)
 
     monkeypatch.setattr(toolset_module, "normalize_tools", counting)
-    client = ScriptedChatClient([[call("add", {"a": 1, "b": 2}, call_id="c1")], "3", [call("double", {"x": 2})], "4"])
+    client = ScriptedChatClient(
+        [
+            [call("add", {"a": 1, "b": 2}, call_id="c1")],
+            "3",
+            [call("double", {"x": 2})],
+            "4",
+        ]
+    )
     agent = Agent(client, tools=[add])
     assert len(calls) == 1
     assert (await run(agent, stream)).text == "3"
@@ -68,9 +82,10 @@ async def test_the_tools_are_normalised_once_per_run(stream: bool, monkeypatch: 
 
 
 def test_a_toolset_holds_one_record_per_tool() -> None:
-    """TL-13, LP-11, LP-13, LP-5: the records say name, description, schema, what answers a call
-    (nothing for a declaration dict), approval and sequential; a hosted dict has no name and is kept
-    as it is; the ToolSet is the list of the tools themselves, in order."""
+    """TL-13, LP-11, LP-13, LP-5: the records say name, description, schema, what
+    answers a call (nothing for a declaration dict), approval and sequential; a hosted
+    dict has no name and is kept as it is; the ToolSet is the list of the tools
+    themselves, in order."""
     tools = ToolSet.of([add, guarded, double, DECLARED, HOSTED])
     assert isinstance(tools, list)
     assert tools[0] is add
@@ -98,8 +113,9 @@ def test_a_toolset_holds_one_record_per_tool() -> None:
 
 @MODES
 async def test_a_toolset_edited_in_place_is_read_anew(stream: bool) -> None:
-    """TL-13: the agent's tools are a list; a tool appended to it joins the next run (its records
-    are read anew), and the provider receives a list of its own, never the agent's."""
+    """TL-13: the agent's tools are a list; a tool appended to it joins the next run
+    (its records are read anew), and the provider receives a list of its own, never the
+    agent's."""
     client = ScriptedChatClient([[call("double", {"x": 4}, call_id="c1")], "8"])
     agent = Agent(client, tools=[add])
     agent.default_options["tools"].append(tool(double))
@@ -111,9 +127,10 @@ async def test_a_toolset_edited_in_place_is_read_anew(stream: bool) -> None:
 
 
 def test_a_codec_reads_records_of_any_tool_list() -> None:
-    """TL-13: `minagent.providers.tool_specs` gives the records of a ToolSet as they are, and of a
-    plain list read now; a dict with a ``type`` is a provider's own declaration (``wire``), a
-    {name, description, parameters} dict and a tool object are described by the record's fields."""
+    """TL-13: `minagent.providers.tool_specs` gives the records of a ToolSet as they
+    are, and of a plain list read now; a dict with a ``type`` is a provider's own
+    declaration (``wire``), a {name, description, parameters} dict and a tool object are
+    described by the record's fields."""
     from minagent.providers import ToolSpec as PublicToolSpec
     from minagent.providers import tool_specs as public_tool_specs
 
@@ -121,7 +138,11 @@ def test_a_codec_reads_records_of_any_tool_list() -> None:
     plain = {"name": "find", "description": "Find.", "parameters": {"type": "object"}}
     specs = public_tool_specs([add, plain, DECLARED, HOSTED])
     assert [s.wire for s in specs] == [None, None, DECLARED, HOSTED]
-    assert (specs[1].name, specs[1].description, specs[1].parameters) == ("find", "Find.", {"type": "object"})
+    assert (specs[1].name, specs[1].description, specs[1].parameters) == (
+        "find",
+        "Find.",
+        {"type": "object"},
+    )
     assert specs[1].declaration is plain
     assert specs[0].declaration is None
     assert public_tool_specs(None) == ()

@@ -1,6 +1,6 @@
 """Upstream's provider class bases (spec/upstream.md UP-1 .. UP-3): a class with its own
-``get_response`` behind a layer, the streaming forms its model call may return, and a layered
-client with no model call at all."""
+``get_response`` behind a layer, the streaming forms its model call may return, and a
+layered client with no model call at all."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from minagent import Agent, BaseChatClient, ChatResponse, ChatResponseUpdate, Content, Message
+from minagent import (
+    Agent,
+    BaseChatClient,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    Message,
+)
 from minagent.upstream import (
     ChatMiddlewareLayer,
     ChatTelemetryLayer,
@@ -44,15 +51,17 @@ async def _gen(texts: list[str]) -> AsyncIterator[ChatResponseUpdate]:
 
 
 class _Backend:
-    """A class with its own ``get_response`` (not a minagent client); ``form`` picks what it
-    returns when streaming."""
+    """A class with its own ``get_response`` (not a minagent client); ``form`` picks
+    what it returns when streaming."""
 
     form = "generator"
 
     def __init__(self) -> None:
         self.calls: list[tuple[list[str], bool]] = []
 
-    def get_response(self, messages: Any, *, stream: bool = False, options: Any = None, **kwargs: Any) -> Any:
+    def get_response(
+        self, messages: Any, *, stream: bool = False, options: Any = None, **kwargs: Any
+    ) -> Any:
         self.calls.append(([m.text for m in messages], stream))
         texts = ["an", "swer"]
         if not stream:
@@ -78,13 +87,18 @@ class _Backend:
         return {"text": "answer"}  # a dict is not a stream
 
 
-@pytest.mark.parametrize("layer", [FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryLayer])
+@pytest.mark.parametrize(
+    "layer", [FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryLayer]
+)
 @pytest.mark.parametrize("form", ["generator", "plain", "awaitable", "response"])
 @pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
-async def test_get_response_behind_a_layer_is_the_model_call(layer: type, form: str, stream: bool) -> None:
-    """UP-2: a class with its own ``get_response`` behind a layer is that layer's model call, in
-    both modes; streaming, it may give a stream of updates (a generator or any async iterable), an
-    awaitable of one, or a whole response. UP-1: each layer subscripted is the layer itself."""
+async def test_get_response_behind_a_layer_is_the_model_call(
+    layer: type, form: str, stream: bool
+) -> None:
+    """UP-2: a class with its own ``get_response`` behind a layer is that layer's model
+    call, in both modes; streaming, it may give a stream of updates (a generator or any
+    async iterable), an awaitable of one, or a whole response. UP-1: each layer
+    subscripted is the layer itself."""
     assert layer[dict] is layer
 
     class Client(layer[dict], BaseChatClient, _Backend):  # type: ignore[misc]
@@ -104,7 +118,8 @@ async def test_get_response_behind_a_layer_is_the_model_call(layer: type, form: 
 
 
 async def test_a_synchronous_get_response_behind_a_layer() -> None:
-    """UP-2: the model call behind a layer may return the response itself, not an awaitable."""
+    """UP-2: the model call behind a layer may return the response itself, not an
+    awaitable."""
 
     class Client(FunctionInvocationLayer, BaseChatClient, _Backend):
         pass
@@ -115,7 +130,8 @@ async def test_a_synchronous_get_response_behind_a_layer() -> None:
 
 
 async def test_a_streaming_model_call_that_gives_no_updates_is_a_type_error() -> None:
-    """UP-2: streaming, the model call must give updates; a dict is a `TypeError` naming its type."""
+    """UP-2: streaming, the model call must give updates; a dict is a `TypeError` naming
+    its type."""
 
     class Client(ChatMiddlewareLayer, BaseChatClient, _Backend):
         pass
@@ -129,8 +145,9 @@ async def test_a_streaming_model_call_that_gives_no_updates_is_a_type_error() ->
 
 @pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 async def test_a_layered_client_with_no_model_call_says_so(stream: bool) -> None:
-    """UP-1: a layer over `BaseChatClient` with neither a hook nor a ``get_response`` behind it is
-    a `BaseChatClient` without a provider: the call says the hook is missing, in both modes."""
+    """UP-1: a layer over `BaseChatClient` with neither a hook nor a ``get_response``
+    behind it is a `BaseChatClient` without a provider: the call says the hook is
+    missing, in both modes."""
 
     class Bare(FunctionInvocationLayer, BaseChatClient):
         pass
@@ -142,16 +159,20 @@ async def test_a_layered_client_with_no_model_call_says_so(stream: bool) -> None
         else:
             await Bare().get_response("q")
 
-    with pytest.raises(NotImplementedError, match="Bare must implement _inner_get_response"):
+    with pytest.raises(
+        NotImplementedError, match="Bare must implement _inner_get_response"
+    ):
         await call()
 
 
 async def test_single_hook_with_its_own_streaming_hook_keeps_it() -> None:
-    """UP-2: a class with upstream's one hook that also writes minagent's streaming hook keeps
-    its streaming hook; the one hook serves the non-streaming call."""
+    """UP-2: a class with upstream's one hook that also writes minagent's streaming hook
+    keeps its streaming hook; the one hook serves the non-streaming call."""
 
     class Provider(BaseChatClient):
-        async def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+        async def _inner_get_response(
+            self, *, messages: Any, stream: bool, options: Any, **kwargs: Any
+        ) -> Any:
             return ChatResponse(messages=[Message("assistant", ["whole"])])
 
         async def _inner_get_streaming_response(
@@ -161,13 +182,16 @@ async def test_single_hook_with_its_own_streaming_hook_keeps_it() -> None:
 
     client = Provider()
     assert (await client.get_response("q")).text == "whole"
-    assert "".join([u.text async for u in client.get_response("q", stream=True)]) == "own stream"
+    assert (
+        "".join([u.text async for u in client.get_response("q", stream=True)])
+        == "own stream"
+    )
 
 
 def test_adapting_a_class_leaves_what_needs_no_adapting() -> None:
-    """UP-2: only upstream's one hook (it takes ``stream``) is adapted, once: a class without a
-    hook, with minagent's hook, with a hook whose signature cannot be read, or already adapted is
-    left as it is."""
+    """UP-2: only upstream's one hook (it takes ``stream``) is adapted, once: a class
+    without a hook, with minagent's hook, with a hook whose signature cannot be read, or
+    already adapted is left as it is."""
 
     class NoHook:
         pass
@@ -186,7 +210,9 @@ def test_adapting_a_class_leaves_what_needs_no_adapting() -> None:
         _inner_get_response = Unreadable()
 
     class OneHook:
-        async def _inner_get_response(self, *, messages: Any, stream: bool, options: Any) -> Any:
+        async def _inner_get_response(
+            self, *, messages: Any, stream: bool, options: Any
+        ) -> Any:
             return None
 
     for cls in (NoHook, TwoHooks, Opaque):
@@ -203,12 +229,17 @@ def test_adapting_a_class_leaves_what_needs_no_adapting() -> None:
 
 @pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 async def test_minagents_own_hook_on_the_layers_streams(stream: bool) -> None:
-    """UP-1: the layers add nothing a `BaseChatClient` lacks: a provider on them with minagent's
-    non-streaming hook only is driven in both modes, streaming its response as updates (LP-2)."""
+    """UP-1: the layers add nothing a `BaseChatClient` lacks: a provider on them with
+    minagent's non-streaming hook only is driven in both modes, streaming its response
+    as updates (LP-2)."""
 
     class Provider(ChatTelemetryLayer, FunctionInvocationLayer, BaseChatClient):
-        async def _inner_get_response(self, *, messages: Any, options: Any, **kwargs: Any) -> ChatResponse:
-            return ChatResponse(messages=[Message("assistant", [f"echo {messages[-1].text}"])])
+        async def _inner_get_response(
+            self, *, messages: Any, options: Any, **kwargs: Any
+        ) -> ChatResponse:
+            return ChatResponse(
+                messages=[Message("assistant", [f"echo {messages[-1].text}"])]
+            )
 
     client = Provider()
     if stream:
@@ -219,13 +250,18 @@ async def test_minagents_own_hook_on_the_layers_streams(stream: bool) -> None:
 
 
 @pytest.mark.parametrize("agent_run", [True, False], ids=["agent", "client"])
-async def test_leaving_a_stream_early_closes_the_single_hooks_stream_at_once(agent_run: bool) -> None:
-    """UP-2, LP-22: leaving a stream early closes the stream that a provider with upstream's one
-    hook returned before ``aclose()`` returns, not later, when the event loop collects it."""
+async def test_leaving_a_stream_early_closes_the_single_hooks_stream_at_once(
+    agent_run: bool,
+) -> None:
+    """UP-2, LP-22: leaving a stream early closes the stream that a provider with
+    upstream's one hook returned before ``aclose()`` returns, not later, when the event
+    loop collects it."""
     closed: list[str] = []
 
     class Provider(BaseChatClient):
-        def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+        def _inner_get_response(
+            self, *, messages: Any, stream: bool, options: Any, **kwargs: Any
+        ) -> Any:
             async def updates() -> Any:
                 try:
                     for text in ["a", "b", "c"]:
@@ -235,7 +271,11 @@ async def test_leaving_a_stream_early_closes_the_single_hooks_stream_at_once(age
 
             return updates()
 
-    stream = Agent(Provider()).run("hi", stream=True) if agent_run else Provider().get_response("hi", stream=True)
+    stream = (
+        Agent(Provider()).run("hi", stream=True)
+        if agent_run
+        else Provider().get_response("hi", stream=True)
+    )
     async for update in stream:
         assert update.text == "a"
         break

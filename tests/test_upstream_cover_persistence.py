@@ -1,6 +1,6 @@
-"""Per-service-call history persistence (spec/sessions.md SE-60 .. SE-63), the agent shapes the
-first tests leave out: no history provider, one provider not in a list, two history providers of
-which only one loads, and the stand-in provider used directly."""
+"""Per-service-call history persistence (spec/sessions.md SE-60 .. SE-63), the agent
+shapes the first tests leave out: no history provider, one provider not in a list, two
+history providers of which only one loads, and the stand-in provider used directly."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ def _agent(client: SpyClient, context_providers: Any) -> Agent:
 
 @both_modes
 async def test_without_a_history_provider_one_in_memory_is_used(stream: bool) -> None:
-    """SE-60: with no history provider an `InMemoryHistoryProvider` stands in, saving after every
-    model call: the session holds the whole exchange, and the next run is sent it."""
+    """SE-60: with no history provider an `InMemoryHistoryProvider` stands in, saving
+    after every model call: the session holds the whole exchange, and the next run is
+    sent it."""
     client = SpyClient(SpyHistory())
     agent = _agent(client, None)
     [stand_in] = agent.context_providers
@@ -46,7 +47,8 @@ async def test_without_a_history_provider_one_in_memory_is_used(stream: bool) ->
 
 @both_modes
 async def test_one_provider_not_in_a_list(stream: bool) -> None:
-    """SE-60: a single history provider (not in a list) is stood in for as one in a list is."""
+    """SE-60: a single history provider (not in a list) is stood in for as one in a list
+    is."""
     history = SpyHistory()
     client = SpyClient(history)
     agent = _agent(client, history)
@@ -59,8 +61,9 @@ async def test_one_provider_not_in_a_list(stream: bool) -> None:
 
 @both_modes
 async def test_two_history_providers_one_loading(stream: bool) -> None:
-    """SE-61, SE-63: every history provider saves after every call; the history sent to a later
-    call is that of the provider that loads (a provider with ``load_messages=False`` is not read)."""
+    """SE-61, SE-63: every history provider saves after every call; the history sent to
+    a later call is that of the provider that loads (a provider with
+    ``load_messages=False`` is not read)."""
     archive = SpyHistory(load_messages=False)
     archive.source_id = "archive"
     archive.stored = [Message("user", ["archived, never sent"])]
@@ -77,13 +80,17 @@ async def test_two_history_providers_one_loading(stream: bool) -> None:
         ["user", "assistant", "user", "assistant", "tool"],
     ]
     for provider in (archive, history):
-        assert [[m.role for m in batch] for batch in provider.saves] == [["user", "assistant"], ["tool", "assistant"]]
+        assert [[m.role for m in batch] for batch in provider.saves] == [
+            ["user", "assistant"],
+            ["tool", "assistant"],
+        ]
     assert all("archived" not in m.text for m in history.stored)
 
 
 async def test_the_stand_in_reads_and_writes_its_provider() -> None:
-    """SE-60: the provider that stands in for a history provider reads and writes that provider's
-    store, so code that calls the agent's provider directly sees the same history."""
+    """SE-60: the provider that stands in for a history provider reads and writes that
+    provider's store, so code that calls the agent's provider directly sees the same
+    history."""
     inner = SpyHistory()
     agent = _agent(SpyClient(inner), [inner])
     [stand_in] = agent.context_providers
@@ -96,16 +103,27 @@ async def test_the_stand_in_reads_and_writes_its_provider() -> None:
 
 @both_modes
 async def test_a_saver_on_another_agent_saves_nothing(stream: bool) -> None:
-    """SE-60, SE-61: the saver saves for the runs of the agent whose history providers it stands
-    in for; put on an agent without per-call persistence, it passes every call through and that
-    agent saves once, after the run (SE-5)."""
+    """SE-60, SE-61: the saver saves for the runs of the agent whose history providers
+    it stands in for; put on an agent without per-call persistence, it passes every call
+    through and that agent saves once, after the run (SE-5)."""
     first = SpyHistory()
-    saver = [m for m in _agent(SpyClient(first), [first]).middleware if isinstance(m, PerCallSaver)]
+    saver = [
+        m
+        for m in _agent(SpyClient(first), [first]).middleware
+        if isinstance(m, PerCallSaver)
+    ]
     assert len(saver) == 1
     history = SpyHistory()
     client = SpyClient(history)
-    other = Agent(client=client, tools=[lookup_weather], context_providers=[history], middleware=saver)
+    other = Agent(
+        client=client,
+        tools=[lookup_weather],
+        context_providers=[history],
+        middleware=saver,
+    )
     assert await run(other, AgentSession(), stream) == "It is sunny in Seattle."
     assert client.saves_before_call == [0, 0]
-    assert [[m.role for m in batch] for batch in history.saves] == [["user", "assistant", "tool", "assistant"]]
+    assert [[m.role for m in batch] for batch in history.saves] == [
+        ["user", "assistant", "tool", "assistant"]
+    ]
     assert first.saves == []

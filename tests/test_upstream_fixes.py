@@ -1,5 +1,6 @@
-"""Upstream users' code that failed on minagent, each behaviour with its rule: tool schemas in
-upstream's form, bundles, callable middleware classes, deep copies of contents."""
+"""Upstream users' code that failed on minagent, each behaviour with its rule: tool
+schemas in upstream's form, bundles, callable middleware classes, deep copies of
+contents."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ from minagent.testing import ScriptedChatClient, call, reply
 
 
 def test_parameters_call_gives_upstreams_form_of_a_generated_schema() -> None:
-    """TL-60: titled ``<name>_input``, each property titled, no additionalProperties; the dict the
-    model receives is unchanged."""
+    """TL-60: titled ``<name>_input``, each property titled, no additionalProperties;
+    the dict the model receives is unchanged."""
 
     @tool(name="search")
     def search_flows(category: Literal["Data", "Network"], max_hits: int = 3) -> str:
@@ -37,7 +38,11 @@ def test_parameters_call_gives_upstreams_form_of_a_generated_schema() -> None:
 
     assert search_flows.parameters() == {
         "properties": {
-            "category": {"enum": ["Data", "Network"], "title": "Category", "type": "string"},
+            "category": {
+                "enum": ["Data", "Network"],
+                "title": "Category",
+                "type": "string",
+            },
             "max_hits": {"default": 3, "title": "Max Hits", "type": "integer"},
         },
         "required": ["category"],
@@ -56,12 +61,20 @@ def test_parameters_call_of_a_tool_without_arguments_has_no_required() -> None:
     def ping() -> str:
         return "pong"
 
-    assert ping.parameters() == {"properties": {}, "title": "ping_input", "type": "object"}
+    assert ping.parameters() == {
+        "properties": {},
+        "title": "ping_input",
+        "type": "object",
+    }
 
 
 def test_parameters_given_are_returned_as_given() -> None:
     """TL-60: a schema given as ``parameters=`` is not rewritten."""
-    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": False}
+    schema = {
+        "type": "object",
+        "properties": {"q": {"type": "string"}},
+        "additionalProperties": False,
+    }
     t = FunctionTool(name="q", parameters=schema)
     assert t.parameters() == schema
     assert t.parameters() is t.parameters
@@ -69,9 +82,11 @@ def test_parameters_given_are_returned_as_given() -> None:
 
 @given(st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True))
 def test_every_generated_property_is_titled(name: str) -> None:
-    """TL-60: a property's title is its name, underscores as spaces, each word capitalised."""
+    """TL-60: a property's title is its name, underscores as spaces, each word
+    capitalised."""
     f = FunctionTool(name="t", parameters=None, func=None)
-    f = tool(eval(f"lambda {name}: 0", {}), name="t")  # a function whose one parameter is ``name``
+    # a function whose one parameter is ``name``
+    f = tool(eval(f"lambda {name}: 0", {}), name="t")
     assert f.parameters()["properties"][name]["title"] == name.replace("_", " ").title()
 
 
@@ -83,7 +98,8 @@ def _t(name: str) -> FunctionTool:
 
 
 def test_an_iterable_bundle_is_flattened() -> None:
-    """TL-61: a class with only ``__iter__`` (a toolbox), nested in a list, is its tools."""
+    """TL-61: a class with only ``__iter__`` (a toolbox), nested in a list, is its
+    tools."""
 
     class Toolbox:
         def __init__(self, tools: list[Any]) -> None:
@@ -110,12 +126,15 @@ def test_a_bundle_with_a_tools_attribute_is_flattened() -> None:
 
 
 class CountCalls:
-    """Function middleware written as a class with ``__call__`` (upstream's callable-class style)."""
+    """Function middleware written as a class with ``__call__`` (upstream's
+    callable-class style)."""
 
     def __init__(self) -> None:
         self.seen: list[str] = []
 
-    async def __call__(self, context: FunctionInvocationContext, call_next: Any) -> None:
+    async def __call__(
+        self, context: FunctionInvocationContext, call_next: Any
+    ) -> None:
         self.seen.append(context.function.name)
         await call_next()
 
@@ -131,14 +150,19 @@ async def test_a_callable_class_instance_runs_as_middleware(stream: bool) -> Non
     counter = CountCalls()
     client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 2})), reply("3")])
     agent = Agent(client, tools=[add], middleware=[counter])
-    run = agent.run("sum", stream=True).get_final_response() if stream else agent.run("sum")
+    run = (
+        agent.run("sum", stream=True).get_final_response()
+        if stream
+        else agent.run("sum")
+    )
     text = (await run).text
     assert text == "3"
     assert counter.seen == ["add"]
 
 
 def test_callable_class_errors_say_upstreams_words() -> None:
-    """MW-60: too few parameters, a contradicting marker, no way to tell: named, in upstream's words."""
+    """MW-60: too few parameters, a contradicting marker, no way to tell: named, in
+    upstream's words."""
 
     class OneParam:
         async def __call__(self, context: Any) -> None: ...
@@ -146,7 +170,9 @@ def test_callable_class_errors_say_upstreams_words() -> None:
     class Mismatch:
         _middleware_type = "agent"
 
-        async def __call__(self, context: FunctionInvocationContext, call_next: Any) -> None: ...
+        async def __call__(
+            self, context: FunctionInvocationContext, call_next: Any
+        ) -> None: ...
 
     class Unknown:
         async def __call__(self, a: Any, b: Any) -> None: ...
@@ -176,15 +202,19 @@ def test_a_class_is_not_taken_for_a_callable_object() -> None:
 
 
 def test_deepcopy_of_content_message_and_response_keeps_raw_by_reference() -> None:
-    """TY-60: a content (whose class has class variables), a message and a response deep-copy;
-    ``raw_representation`` is shared, everything else copied."""
+    """TY-60: a content (whose class has class variables), a message and a response
+    deep-copy; ``raw_representation`` is shared, everything else copied."""
     lock = threading.Lock()  # cannot be deep-copied
-    content = Content.from_text("hi", raw_representation=lock, additional_properties={"k": [1]})
+    content = Content.from_text(
+        "hi", raw_representation=lock, additional_properties={"k": [1]}
+    )
     clone = copy.deepcopy(content)
     assert clone == content
     assert clone.raw_representation is lock
     assert clone.additional_properties is not content.additional_properties
-    response = ChatResponse(messages=[Message("assistant", [content], raw_representation=lock)])
+    response = ChatResponse(
+        messages=[Message("assistant", [content], raw_representation=lock)]
+    )
     copied = copy.deepcopy(response)
     assert copied.messages[0].raw_representation is lock
     assert copied.messages[0].contents[0].raw_representation is lock

@@ -1,8 +1,9 @@
-"""Issue 26: upstream's users' code through minagent's run, in upstream's dialect, both modes.
+"""Issue 26: upstream's users' code through minagent's run, in upstream's dialect, both
+modes.
 
-Un-annotated middleware and tools, upstream's names (`client_kwargs={"middleware": ...}`,
-`_inner_get_response(*, messages, stream, options)`, `FunctionInvocationLayer`, ...). Every test that
-involves a run runs it streaming and non-streaming.
+Un-annotated middleware and tools, upstream's names (`client_kwargs={"middleware":
+...}`, `_inner_get_response(*, messages, stream, options)`, `FunctionInvocationLayer`,
+...). Every test that involves a run runs it streaming and non-streaming.
 """
 
 import itertools
@@ -28,13 +29,20 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply
-from minagent.upstream import ChatMiddlewareLayer, ChatTelemetryLayer, FunctionInvocationLayer
+from minagent.upstream import (
+    ChatMiddlewareLayer,
+    ChatTelemetryLayer,
+    FunctionInvocationLayer,
+)
 
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+MODES = pytest.mark.parametrize(
+    "stream", [False, True], ids=["non-streaming", "streaming"]
+)
 
 
 async def run(target, *args, stream=False, **kwargs):
-    """An agent's run or a client's get_response, in either mode, to its final response."""
+    """An agent's run or a client's get_response, in either mode, to its final
+    response."""
     method = target.run if hasattr(target, "run") else target.get_response
     if not stream:
         return await method(*args, **kwargs)
@@ -55,17 +63,22 @@ def get_weather(location):
 
 
 def results(response):
-    return [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    return [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
 
 
 # -- streamed calls as upstream's providers stream them (TY-10, LP-26) --------------------------
 
 
 def upstream_chunks(call_id, name, arguments, cuts):
-    """A call streamed as upstream's tests build it: call_id and name repeated on every chunk."""
+    """A call streamed as upstream's tests build it: call_id and name repeated on every
+    chunk."""
     points = sorted({0, *cuts, len(arguments)})
     return [
-        ChatResponseUpdate([Content.from_function_call(call_id, name, arguments[a:b])], "assistant")
+        ChatResponseUpdate(
+            [Content.from_function_call(call_id, name, arguments[a:b])], "assistant"
+        )
         for a, b in itertools.pairwise(points)
     ]
 
@@ -73,23 +86,37 @@ def upstream_chunks(call_id, name, arguments, cuts):
 ARGUMENTS = json.dumps({"location": 'Paris, "the city" {of} [light] \\ ok'})
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cuts=st.lists(st.integers(min_value=1, max_value=len(ARGUMENTS) - 1), max_size=12))
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    cuts=st.lists(st.integers(min_value=1, max_value=len(ARGUMENTS) - 1), max_size=12)
+)
 def test_repeated_id_and_name_chunks_fold_into_one_call(cuts):
-    """TY-10: chunks that repeat call_id and name, the arguments split anywhere, fold into one call."""
-    folded = ChatResponse.from_updates(upstream_chunks("call_1", "get_weather", ARGUMENTS, cuts))
+    """TY-10: chunks that repeat call_id and name, the arguments split anywhere, fold
+    into one call."""
+    folded = ChatResponse.from_updates(
+        upstream_chunks("call_1", "get_weather", ARGUMENTS, cuts)
+    )
     found = [c for c in folded.messages[0].contents if c.type == "function_call"]
     assert len(found) == 1
     assert found[0].call_id == "call_1"
     assert found[0].name == "get_weather"
-    assert found[0].parse_arguments() == {"location": 'Paris, "the city" {of} [light] \\ ok'}
+    assert found[0].parse_arguments() == {
+        "location": 'Paris, "the city" {of} [light] \\ ok'
+    }
 
 
 @MODES
 async def test_upstream_style_streamed_call_runs(stream):
-    """TY-10, LP-26: a call streamed with repeated id and name runs once, in both modes."""
+    """TY-10, LP-26: a call streamed with repeated id and name runs once, in both
+    modes."""
     calls_made.clear()
-    chunks = upstream_chunks("call_1", "get_weather", json.dumps({"location": "Paris"}), [1, 5, 9, 14])
+    chunks = upstream_chunks(
+        "call_1", "get_weather", json.dumps({"location": "Paris"}), [1, 5, 9, 14]
+    )
     client = ScriptedChatClient([chunks, reply("It is sunny.")])
     response = await run(Agent(client, tools=[get_weather]), "weather?", stream=stream)
     assert calls_made == ["Paris"]
@@ -99,10 +126,15 @@ async def test_upstream_style_streamed_call_runs(stream):
 
 @MODES
 async def test_two_separate_calls_sharing_an_id_stay_two(stream):
-    """TY-10, LP-26: two complete calls with one id are two calls; the second is renamed and runs too."""
+    """TY-10, LP-26: two complete calls with one id are two calls; the second is renamed
+    and runs too."""
     calls_made.clear()
-    first = upstream_chunks("call_1", "get_weather", json.dumps({"location": "Paris"}), [3])
-    second = upstream_chunks("call_1", "get_weather", json.dumps({"location": "Rome"}), [4])
+    first = upstream_chunks(
+        "call_1", "get_weather", json.dumps({"location": "Paris"}), [3]
+    )
+    second = upstream_chunks(
+        "call_1", "get_weather", json.dumps({"location": "Rome"}), [4]
+    )
     client = ScriptedChatClient([first + second, reply("Both sunny.")])
     response = await run(Agent(client, tools=[get_weather]), "weather?", stream=stream)
     assert sorted(calls_made) == ["Paris", "Rome"]
@@ -122,11 +154,17 @@ def upstream_provider(*bases):
 
         def _inner_get_response(self, *, messages, stream, options, **kwargs):
             self.seen.append((stream, [m.text for m in messages]))
-            asked = any(c.type == "function_result" for m in messages for c in m.contents)
+            asked = any(
+                c.type == "function_result" for m in messages for c in m.contents
+            )
             contents = (
                 [Content.from_text("Sunny, says the tool.")]
                 if asked
-                else [Content.from_function_call("c1", "get_weather", '{"location": "Oslo"}')]
+                else [
+                    Content.from_function_call(
+                        "c1", "get_weather", '{"location": "Oslo"}'
+                    )
+                ]
             )
             if stream:
 
@@ -152,13 +190,18 @@ BASES = [
 
 
 @MODES
-@pytest.mark.parametrize("bases", BASES, ids=["BaseChatClient", "tool layer", "all layers"])
+@pytest.mark.parametrize(
+    "bases", BASES, ids=["BaseChatClient", "tool layer", "all layers"]
+)
 async def test_a_single_hook_provider_runs_under_agent_run(stream, bases):
-    """UP-1, UP-2: a provider with upstream's single hook, on upstream's class bases, drives
-    `Agent.run` in both modes: the tool loop runs and the hook is called with `stream` set."""
+    """UP-1, UP-2: a provider with upstream's single hook, on upstream's class bases,
+    drives `Agent.run` in both modes: the tool loop runs and the hook is called with
+    `stream` set."""
     calls_made.clear()
     client = upstream_provider(*bases)()
-    response = await run(Agent(client, tools=[get_weather]), "weather in Oslo?", stream=stream)
+    response = await run(
+        Agent(client, tools=[get_weather]), "weather in Oslo?", stream=stream
+    )
     assert response.text == "Sunny, says the tool."
     assert calls_made == ["Oslo"]
     assert [s for s, _ in client.seen] == [stream, stream]
@@ -180,9 +223,9 @@ async def test_layer_middleware_attributes(stream):
         seen.append("function")
         await call_next()
 
-    client = upstream_provider(FunctionInvocationLayer, ChatMiddlewareLayer, BaseChatClient)(
-        middleware=[chat_mw, func_mw]
-    )
+    client = upstream_provider(
+        FunctionInvocationLayer, ChatMiddlewareLayer, BaseChatClient
+    )(middleware=[chat_mw, func_mw])
     assert client.chat_middleware == [chat_mw]
     assert client.function_middleware == [func_mw]
     await run(Agent(client, tools=[get_weather]), "weather?", stream=stream)
@@ -194,8 +237,9 @@ async def test_layer_middleware_attributes(stream):
 
 @MODES
 async def test_middleware_in_client_kwargs_runs(stream):
-    """MW-14: `client_kwargs={"middleware": [...]}` runs as the run's middleware and never reaches
-    the provider as a keyword; a session given there is the run's session."""
+    """MW-14: `client_kwargs={"middleware": [...]}` runs as the run's middleware and
+    never reaches the provider as a keyword; a session given there is the run's
+    session."""
     seen = []
 
     class Counting(ChatMiddleware):
@@ -206,7 +250,10 @@ async def test_middleware_in_client_kwargs_runs(stream):
     session = AgentSession()
     client = ScriptedChatClient([reply("hi")])
     response = await run(
-        client, "hello", stream=stream, client_kwargs={"middleware": [Counting()], "session": session, "x": 1}
+        client,
+        "hello",
+        stream=stream,
+        client_kwargs={"middleware": [Counting()], "session": session, "x": 1},
     )
     assert response.text == "hi"
     assert seen == [session]
@@ -218,7 +265,8 @@ async def test_middleware_in_client_kwargs_runs(stream):
 
 @MODES
 async def test_error_limit_gives_no_conversation_id(stream):
-    """LP-8: a loop stopped by `max_consecutive_errors_per_request` returns no conversation_id."""
+    """LP-8: a loop stopped by `max_consecutive_errors_per_request` returns no
+    conversation_id."""
 
     @tool
     def broken(x):
@@ -236,8 +284,8 @@ async def test_error_limit_gives_no_conversation_id(stream):
 
 @MODES
 async def test_after_a_limit_no_approval_request_for_a_call_that_never_runs(stream):
-    """LP-9: the last call (tool_choice none) drops calls, and approval requests for them, but keeps
-    updates that carry only metadata."""
+    """LP-9: the last call (tool_choice none) drops calls, and approval requests for
+    them, but keeps updates that carry only metadata."""
 
     @tool(approval_mode="always_require")
     def delete(path):
@@ -245,14 +293,18 @@ async def test_after_a_limit_no_approval_request_for_a_call_that_never_runs(stre
 
     last = reply(
         "done",
-        Content.from_function_approval_request("c9", Content.from_function_call("c9", "delete", '{"path": "/"}')),
+        Content.from_function_approval_request(
+            "c9", Content.from_function_call("c9", "delete", '{"path": "/"}')
+        ),
         finish_reason="stop",
     )
     client = ScriptedChatClient(
         [reply(call("get_weather", {"location": "A"})), last],
         function_invocation_configuration={"max_iterations": 1},
     )
-    response = await run(Agent(client, tools=[get_weather, delete]), "go", stream=stream)
+    response = await run(
+        Agent(client, tools=[get_weather, delete]), "go", stream=stream
+    )
     kinds = [c.type for m in response.messages for c in m.contents]
     assert "function_approval_request" not in kinds
     assert response.user_input_requests == []
@@ -262,15 +314,17 @@ async def test_after_a_limit_no_approval_request_for_a_call_that_never_runs(stre
 
 @MODES
 async def test_user_input_required_without_contents_answers_the_call(stream):
-    """LP-11: a tool raising `UserInputRequiredError` with no contents gets an error result and the
-    loop goes on."""
+    """LP-11: a tool raising `UserInputRequiredError` with no contents gets an error
+    result and the loop goes on."""
     from minagent import UserInputRequiredError
 
     @tool
     def ask(question):
         raise UserInputRequiredError(contents=[])
 
-    client = ScriptedChatClient([reply(call("ask", {"question": "?"})), reply("carried on")])
+    client = ScriptedChatClient(
+        [reply(call("ask", {"question": "?"})), reply("carried on")]
+    )
     response = await run(Agent(client, tools=[ask]), "go", stream=stream)
     assert response.text == "carried on"
     assert results(response)[0].exception is not None
@@ -278,9 +332,12 @@ async def test_user_input_required_without_contents_answers_the_call(stream):
 
 @MODES
 async def test_hosted_approval_passes_through(stream):
-    """LP-31: an approval response for a call the service runs (its call names a `server_label`)
-    is passed to the provider as it is; nothing local runs or is rejected."""
-    hosted_call = Content.from_function_call("mcp_1", "search", "{}", additional_properties={"server_label": "docs"})
+    """LP-31: an approval response for a call the service runs (its call names a
+    `server_label`) is passed to the provider as it is; nothing local runs or is
+    rejected."""
+    hosted_call = Content.from_function_call(
+        "mcp_1", "search", "{}", additional_properties={"server_label": "docs"}
+    )
     answer = Content.from_function_approval_response(True, "mcp_1", hosted_call)
     client = ScriptedChatClient([reply("searched")])
     response = await run(client, [Message("user", [answer])], stream=stream)
@@ -296,8 +353,8 @@ async def test_hosted_approval_passes_through(stream):
 
 @MODES
 async def test_a_tool_adds_and_removes_tools(stream):
-    """LP-33: `context.tools` is the run's tool list; `add_tools` / `remove_tools` change what the next
-    model call is given and what the next batch can run."""
+    """LP-33: `context.tools` is the run's tool list; `add_tools` / `remove_tools`
+    change what the next model call is given and what the next batch can run."""
 
     @tool
     def unlock(ctx: FunctionInvocationContext):
@@ -307,7 +364,11 @@ async def test_a_tool_adds_and_removes_tools(stream):
 
     calls_made.clear()
     client = ScriptedChatClient(
-        [reply(call("unlock")), reply(call("get_weather", {"location": "Bern"})), reply("done")]
+        [
+            reply(call("unlock")),
+            reply(call("get_weather", {"location": "Bern"})),
+            reply("done"),
+        ]
     )
     response = await run(Agent(client, tools=[unlock]), "go", stream=stream)
     names = [[t.name for t in r.options["tools"]] for r in client.requests]
@@ -318,9 +379,14 @@ async def test_a_tool_adds_and_removes_tools(stream):
 
 @MODES
 async def test_queued_messages_reach_the_next_model_call(stream):
-    """LP-32: `enqueue_messages(session, ...)` queues messages in the session's state; the session's
-    next run gives them to the model, once; `MessageInjectionMiddleware` requires a session."""
-    from minagent import MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY, MessageInjectionMiddleware, enqueue_messages
+    """LP-32: `enqueue_messages(session, ...)` queues messages in the session's state;
+    the session's next run gives them to the model, once; `MessageInjectionMiddleware`
+    requires a session."""
+    from minagent import (
+        MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY,
+        MessageInjectionMiddleware,
+        enqueue_messages,
+    )
 
     session = AgentSession()
     enqueue_messages(session, "also: be brief")
@@ -335,13 +401,18 @@ async def test_queued_messages_reach_the_next_model_call(stream):
     assert second.count("user: also: be brief") == 1  # the history's, not queued again
     assert not session.state[MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY]
     with pytest.raises(Exception, match="requires an AgentSession"):
-        await run(ScriptedChatClient([reply("x")]), "hi", stream=stream, middleware=[MessageInjectionMiddleware()])
+        await run(
+            ScriptedChatClient([reply("x")]),
+            "hi",
+            stream=stream,
+            middleware=[MessageInjectionMiddleware()],
+        )
 
 
 @MODES
 async def test_as_tool_propagates_the_session(stream):
-    """AG-16: `as_tool(propagate_session=True)`: the sub-agent's run shares the calling run's session
-    state; without it the sub-agent sees none of it."""
+    """AG-16: `as_tool(propagate_session=True)`: the sub-agent's run shares the calling
+    run's session state; without it the sub-agent sees none of it."""
     seen = []
 
     @tool
@@ -353,10 +424,14 @@ async def test_as_tool_propagates_the_session(stream):
         seen.clear()
 
         inner = Agent(
-            ScriptedChatClient([reply(call("remember")), reply("inner done")]), name="inner", tools=[remember]
+            ScriptedChatClient([reply(call("remember")), reply("inner done")]),
+            name="inner",
+            tools=[remember],
         )
         outer = Agent(
-            ScriptedChatClient([reply(call("inner", {"task": "go"})), reply("outer done")]),
+            ScriptedChatClient(
+                [reply(call("inner", {"task": "go"})), reply("outer done")]
+            ),
             tools=[inner.as_tool(propagate_session=propagate)],
         )
         session = AgentSession()
@@ -368,8 +443,8 @@ async def test_as_tool_propagates_the_session(stream):
 
 @MODES
 async def test_an_optional_context_parameter_is_injected(stream):
-    """TL-4, TL-14: `ctx: FunctionInvocationContext | None = None` (upstream's optional context) is
-    not in the schema and receives the context in a run."""
+    """TL-4, TL-14: `ctx: FunctionInvocationContext | None = None` (upstream's optional
+    context) is not in the schema and receives the context in a run."""
     seen = []
 
     @tool
@@ -378,7 +453,9 @@ async def test_an_optional_context_parameter_is_injected(stream):
         return city.upper()
 
     assert list(lookup.parameters["properties"]) == ["city"]
-    client = ScriptedChatClient([reply(call("lookup", {"city": "oslo"})), reply("OSLO it is.")])
+    client = ScriptedChatClient(
+        [reply(call("lookup", {"city": "oslo"})), reply("OSLO it is.")]
+    )
     response = await run(Agent(client, tools=[lookup]), "city?", stream=stream)
     assert seen == [{"city": "oslo"}]
     assert [r.result for r in results(response)] == ["OSLO"]

@@ -1,5 +1,5 @@
-"""Frictions that upstream users met (the examples engineer's list): each now works or says what
-to write instead."""
+"""Frictions that upstream users met (the examples engineer's list): each now works or
+says what to write instead."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ OptionsT = TypeVar("OptionsT")
 
 
 def test_agent_generics_are_subscriptable() -> None:
-    """AG-60: ``Agent[OptionsT]`` and friends are the classes themselves; subclasses written for
-    upstream (generic in their options) work."""
+    """AG-60: ``Agent[OptionsT]`` and friends are the classes themselves; subclasses
+    written for upstream (generic in their options) work."""
     assert Agent[ChatOptions] is Agent
     assert RawAgent[dict[str, Any]] is RawAgent
     assert BaseAgent[Any] is BaseAgent
@@ -31,12 +31,20 @@ def test_agent_generics_are_subscriptable() -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize(("key", "value"), [("instructions", "be brief"), ("temperature", 0.2), ("model", "m")])
-async def test_chat_options_as_get_response_keywords_are_refused(stream: bool, key: str, value: Any) -> None:
-    """OP-60: never silently sent along; the error says to write ``options={...}``; the same
-    option in ``options`` is honoured."""
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("instructions", "be brief"), ("temperature", 0.2), ("model", "m")],
+)
+async def test_chat_options_as_get_response_keywords_are_refused(
+    stream: bool, key: str, value: Any
+) -> None:
+    """OP-60: never silently sent along; the error says to write ``options={...}``; the
+    same option in ``options`` is honoured."""
     client = ScriptedChatClient(["hi", "hi"])
-    with pytest.raises(TypeError, match=rf"got {key}=: chat options go in options=\{{'{key}': \.\.\.\}}"):
+    with pytest.raises(
+        TypeError,
+        match=rf"got {key}=: chat options go in options=\{{'{key}': \.\.\.\}}",
+    ):
         client.get_response("x", stream=stream, **{key: value})
     response = client.get_response("x", stream=stream, options={key: value})
     final = await (response.get_final_response() if stream else response)
@@ -66,8 +74,11 @@ async def test_other_get_response_keywords_still_reach_the_provider() -> None:
     ],
 )
 def test_upstream_names_say_what_to_use(name: str, words: str) -> None:
-    """SE-64: ``minagent.<upstream name>`` is an AttributeError that says what to use instead."""
-    with pytest.raises(AttributeError, match=f"no attribute '{name}': use .*{re.escape(words)}"):
+    """SE-64: ``minagent.<upstream name>`` is an AttributeError that says what to use
+    instead."""
+    with pytest.raises(
+        AttributeError, match=f"no attribute '{name}': use .*{re.escape(words)}"
+    ):
         getattr(minagent, name)
     with pytest.raises(ImportError, match=name):
         exec(f"from minagent import {name}", {})
@@ -75,7 +86,9 @@ def test_upstream_names_say_what_to_use(name: str, words: str) -> None:
 
 def test_other_missing_names_keep_pythons_message() -> None:
     """SE-64: a name that is nobody's, or a dunder, gets the plain message."""
-    with pytest.raises(AttributeError, match=r"^module 'minagent' has no attribute 'no_such_name'$"):
+    with pytest.raises(
+        AttributeError, match=r"^module 'minagent' has no attribute 'no_such_name'$"
+    ):
         minagent.no_such_name  # noqa: B018
     assert not hasattr(minagent, "__wrapped__")
 
@@ -94,12 +107,18 @@ def test_other_missing_names_keep_pythons_message() -> None:
 def test_thread_era_attributes_say_what_to_use(attribute: str, words: str) -> None:
     """SE-64: a thread's attributes of the thread era say what became of them."""
     thread = Agent(ScriptedChatClient([])).get_new_thread()
-    with pytest.raises(AttributeError, match=f"AgentThread.{attribute} is upstream's thread-era API: .*"):
+    with pytest.raises(
+        AttributeError,
+        match=f"AgentThread.{attribute} is upstream's thread-era API: .*",
+    ):
         getattr(thread, attribute)
     with pytest.raises(AttributeError) as info:
         getattr(thread, attribute)
     assert words in str(info.value)
-    with pytest.raises(AttributeError, match=r"'AgentThread' object has no attribute 'nothing_like_it'$"):
+    with pytest.raises(
+        AttributeError,
+        match=r"'AgentThread' object has no attribute 'nothing_like_it'$",
+    ):
         thread.nothing_like_it  # noqa: B018
 
 
@@ -111,8 +130,8 @@ def test_thread_era_attributes_say_what_to_use(attribute: str, words: str) -> No
     ],
 )
 def test_upstreams_configuration_keys_say_what_to_write(key: str, words: str) -> None:
-    """LP-60: in a dict, by item or by attribute: the LP-24 error with the field list and the hint;
-    the configuration keeps its values."""
+    """LP-60: in a dict, by item or by attribute: the LP-24 error with the field list
+    and the hint; the configuration keeps its values."""
     client = ScriptedChatClient([])
     with pytest.raises(KeyError) as by_dict:
         ScriptedChatClient([], function_invocation_configuration={key: 1})

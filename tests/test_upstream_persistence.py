@@ -1,5 +1,5 @@
-"""Per-service-call history persistence, written the way upstream users write it (spec/sessions.md
-SE-60 .. SE-63): a provider with upstream's single hook, ``Agent(...,
+"""Per-service-call history persistence, written the way upstream users write it
+(spec/sessions.md SE-60 .. SE-63): a provider with upstream's single hook, ``Agent(...,
 require_per_service_call_history_persistence=True)``, both modes."""
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ from minagent import (
     ResponseStream,
     tool,
 )
-from minagent.upstream import AgentInvalidRequestException, ChatClientInvalidResponseException
+from minagent.upstream import (
+    AgentInvalidRequestException,
+    ChatClientInvalidResponseException,
+)
 
 both_modes = pytest.mark.parametrize("stream", [False, True], ids=["sync", "stream"])
 
@@ -41,38 +44,67 @@ class SpyHistory(HistoryProvider):
         self.saves: list[list[Message]] = []
         self.responses: list[Any] = []
 
-    async def get_messages(self, session_id: str | None, *, state: Any = None, **kwargs: Any) -> list[Message]:
+    async def get_messages(
+        self, session_id: str | None, *, state: Any = None, **kwargs: Any
+    ) -> list[Message]:
         self.loads += 1
         return list(self.stored)
 
     async def save_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: Any = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: Any = None,
+        **kwargs: Any,
     ) -> None:
         self.saves.append(list(messages))
         self.stored.extend(messages)
 
-    async def after_run(self, *, agent: Any, session: Any, context: Any, state: Any) -> None:
+    async def after_run(
+        self, *, agent: Any, session: Any, context: Any, state: Any
+    ) -> None:
         self.responses.append(context.response)
-        await super().after_run(agent=agent, session=session, context=context, state=state)
+        await super().after_run(
+            agent=agent, session=session, context=context, state=state
+        )
 
 
 class SpyClient(BaseChatClient):
-    """A provider written for upstream: one ``_inner_get_response(*, messages, stream, options)``."""
+    """A provider written for upstream: one ``_inner_get_response(*, messages, stream,
+    options)``."""
 
-    def __init__(self, history: SpyHistory, *, stores: bool = False, conversation_id: str | None = "svc") -> None:
+    def __init__(
+        self,
+        history: SpyHistory,
+        *,
+        stores: bool = False,
+        conversation_id: str | None = "svc",
+    ) -> None:
         super().__init__()
         self.STORES_BY_DEFAULT = stores
         self.history = history
         self.conversation_id = conversation_id
         self.script = [
-            [Content.from_function_call("call_1", "lookup_weather", '{"location": "Seattle"}')],
+            [
+                Content.from_function_call(
+                    "call_1", "lookup_weather", '{"location": "Seattle"}'
+                )
+            ],
             [Content.from_text("It is sunny in Seattle.")],
         ]
         self.saves_before_call: list[int] = []
         self.sent: list[list[str]] = []
         self.options: list[dict[str, Any]] = []
 
-    def _inner_get_response(self, *, messages: Sequence[Message], stream: bool, options: dict[str, Any], **kw: Any):  # type: ignore[no-untyped-def]
+    def _inner_get_response(
+        self,
+        *,
+        messages: Sequence[Message],
+        stream: bool,
+        options: dict[str, Any],
+        **kw: Any,
+    ):  # type: ignore[no-untyped-def]
         self.saves_before_call.append(len(self.history.saves))
         self.sent.append([m.role for m in messages])
         self.options.append(dict(options))
@@ -83,13 +115,21 @@ class SpyClient(BaseChatClient):
         if stream:
 
             async def updates() -> AsyncIterable[ChatResponseUpdate]:
-                yield ChatResponseUpdate(contents=contents, role="assistant", conversation_id=conv, response_id="r")
+                yield ChatResponseUpdate(
+                    contents=contents,
+                    role="assistant",
+                    conversation_id=conv,
+                    response_id="r",
+                )
 
             return ResponseStream(updates(), finalizer=ChatResponse.from_updates)
 
         async def get() -> ChatResponse:
             return ChatResponse(
-                messages=[Message("assistant", contents)], conversation_id=conv, response_id="r", finish_reason="stop"
+                messages=[Message("assistant", contents)],
+                conversation_id=conv,
+                response_id="r",
+                finish_reason="stop",
             )
 
         return get()
@@ -97,7 +137,14 @@ class SpyClient(BaseChatClient):
 
 async def run(agent: Agent, session: AgentSession, stream: bool, **kw: Any) -> str:
     if stream:
-        return "".join([u.text async for u in agent.run("Weather in Seattle?", session=session, stream=True, **kw)])
+        return "".join(
+            [
+                u.text
+                async for u in agent.run(
+                    "Weather in Seattle?", session=session, stream=True, **kw
+                )
+            ]
+        )
     return (await agent.run("Weather in Seattle?", session=session, **kw)).text
 
 
@@ -113,14 +160,18 @@ def make(history: SpyHistory, client: SpyClient, flag: bool = True, **kw: Any) -
 
 @both_modes
 async def test_saved_after_every_model_call(stream: bool) -> None:
-    """SE-60, SE-61: the function-call turn is saved before the second model call; one save per call."""
+    """SE-60, SE-61: the function-call turn is saved before the second model call; one
+    save per call."""
     history = SpyHistory()
     client = SpyClient(history)
     session = AgentSession()
     text = await run(make(history, client), session, stream)
     assert text == "It is sunny in Seattle."
     assert client.saves_before_call == [0, 1]
-    assert [[m.role for m in batch] for batch in history.saves] == [["user", "assistant"], ["tool", "assistant"]]
+    assert [[m.role for m in batch] for batch in history.saves] == [
+        ["user", "assistant"],
+        ["tool", "assistant"],
+    ]
     assert history.stored[-1].text == "It is sunny in Seattle."
 
 
@@ -136,8 +187,8 @@ async def test_flag_false_saves_once_at_the_end(stream: bool) -> None:
 
 @both_modes
 async def test_each_call_reaches_after_run_as_an_agent_response(stream: bool) -> None:
-    """SE-61: ``after_run`` sees each call's response, with its metadata; ``store_outputs=False``
-    keeps the assistant's messages out."""
+    """SE-61: ``after_run`` sees each call's response, with its metadata;
+    ``store_outputs=False`` keeps the assistant's messages out."""
     history = SpyHistory(store_outputs=False)
     client = SpyClient(history)
     await run(make(history, client), AgentSession(), stream)
@@ -153,13 +204,16 @@ async def test_each_call_reaches_after_run_as_an_agent_response(stream: bool) ->
 async def test_storing_service_skips_loading_and_sets_the_session_id(
     stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """SE-62: the service keeps the conversation: no load, a warning about load_messages, the id
-    reaches the session; ``store=None`` counts as unset and is not sent."""
+    """SE-62: the service keeps the conversation: no load, a warning about
+    load_messages, the id reaches the session; ``store=None`` counts as unset and is not
+    sent."""
     history = SpyHistory()
     client = SpyClient(history, stores=True)
     session = AgentSession()
     with caplog.at_level(logging.WARNING, logger="agent_framework"):
-        await run(make(history, client, default_options={"store": None}), session, stream)
+        await run(
+            make(history, client, default_options={"store": None}), session, stream
+        )
     assert history.loads == 0
     assert client.saves_before_call == [0, 1]
     assert session.service_session_id == "svc"
@@ -168,8 +222,11 @@ async def test_storing_service_skips_loading_and_sets_the_session_id(
 
 
 @both_modes
-async def test_storing_service_without_id_is_warned_about(stream: bool, caplog: pytest.LogCaptureFixture) -> None:
-    """SE-62: a storing service that returns no conversation_id is warned about on every call."""
+async def test_storing_service_without_id_is_warned_about(
+    stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SE-62: a storing service that returns no conversation_id is warned about on every
+    call."""
     history = SpyHistory(load_messages=False)
     client = SpyClient(history, stores=True, conversation_id=None)
     with caplog.at_level(logging.WARNING, logger="agent_framework"):
@@ -181,8 +238,9 @@ async def test_storing_service_without_id_is_warned_about(stream: bool, caplog: 
 
 @both_modes
 async def test_local_history_is_reloaded_before_every_call(stream: bool) -> None:
-    """SE-63: without service storage the history is loaded before the run and before the second
-    call, whose messages are the saved history and the new tool result; no response_id."""
+    """SE-63: without service storage the history is loaded before the run and before
+    the second call, whose messages are the saved history and the new tool result; no
+    response_id."""
     history = SpyHistory()
     history.stored = [Message("user", ["Earlier"]), Message("assistant", ["Answer"])]
     client = SpyClient(history, stores=False)
@@ -200,45 +258,74 @@ async def test_local_history_is_reloaded_before_every_call(stream: bool) -> None
 
 
 @both_modes
-async def test_a_conversation_id_without_service_storage_is_refused(stream: bool) -> None:
-    """SE-63: a conversation id given to the run, or returned by a call, cannot be used without
-    service storage; the errors say so."""
+async def test_a_conversation_id_without_service_storage_is_refused(
+    stream: bool,
+) -> None:
+    """SE-63: a conversation id given to the run, or returned by a call, cannot be used
+    without service storage; the errors say so."""
     history = SpyHistory()
     agent = make(history, SpyClient(history))
     with pytest.raises(
-        AgentInvalidRequestException, match="require_per_service_call_history_persistence cannot be used"
+        AgentInvalidRequestException,
+        match="require_per_service_call_history_persistence cannot be used",
     ):
-        await run(agent, AgentSession(), stream, options={"store": False, "conversation_id": "c1"})
+        await run(
+            agent,
+            AgentSession(),
+            stream,
+            options={"store": False, "conversation_id": "c1"},
+        )
 
     class Stubborn(SpyClient):
         def _inner_get_response(self, **kw: Any):  # type: ignore[no-untyped-def]
-            kw["options"] = {**kw["options"], "store": True}  # the service keeps it anyway
+            # the service keeps it anyway
+            kw["options"] = {**kw["options"], "store": True}
             return super()._inner_get_response(**kw)
 
     history = SpyHistory()
     agent = make(history, Stubborn(history))
     with pytest.raises(
-        ChatClientInvalidResponseException, match="require_per_service_call_history_persistence cannot be used"
+        ChatClientInvalidResponseException,
+        match="require_per_service_call_history_persistence cannot be used",
     ):
         await run(agent, AgentSession(), stream, options={"store": False})
 
 
 async def test_concurrent_runs_keep_their_own_records() -> None:
-    """SE-61: two runs of one agent at once, on two sessions, each save their own messages."""
+    """SE-61: two runs of one agent at once, on two sessions, each save their own
+    messages."""
     import asyncio
 
     from minagent import InMemoryHistoryProvider
 
     class Client(BaseChatClient):
-        def _inner_get_response(self, *, messages: Sequence[Message], stream: bool, options: dict[str, Any], **kw: Any):  # type: ignore[no-untyped-def]
+        def _inner_get_response(
+            self,
+            *,
+            messages: Sequence[Message],
+            stream: bool,
+            options: dict[str, Any],
+            **kw: Any,
+        ):  # type: ignore[no-untyped-def]
             async def get() -> ChatResponse:
                 await asyncio.sleep(0)
                 if messages[-1].role == "user":
                     args = json.dumps({"location": messages[-1].text})
                     return ChatResponse(
-                        messages=[Message("assistant", [Content.from_function_call("c", "lookup_weather", args)])]
+                        messages=[
+                            Message(
+                                "assistant",
+                                [
+                                    Content.from_function_call(
+                                        "c", "lookup_weather", args
+                                    )
+                                ],
+                            )
+                        ]
                     )
-                return ChatResponse(messages=[Message("assistant", [messages[-1].contents[0].result])])
+                return ChatResponse(
+                    messages=[Message("assistant", [messages[-1].contents[0].result])]
+                )
 
             return get()
 
@@ -250,8 +337,13 @@ async def test_concurrent_runs_keep_their_own_records() -> None:
         require_per_service_call_history_persistence=True,
     )
     a, b = AgentSession(), AgentSession()
-    texts = await asyncio.gather(agent.run("Oslo", session=a), agent.run("Rome", session=b))
-    assert [t.text for t in texts] == ["Weather in Oslo: sunny", "Weather in Rome: sunny"]
+    texts = await asyncio.gather(
+        agent.run("Oslo", session=a), agent.run("Rome", session=b)
+    )
+    assert [t.text for t in texts] == [
+        "Weather in Oslo: sunny",
+        "Weather in Rome: sunny",
+    ]
     for session, city in ((a, "Oslo"), (b, "Rome")):
         stored = session.state["in_memory"]["messages"]
         assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
@@ -261,8 +353,8 @@ async def test_concurrent_runs_keep_their_own_records() -> None:
 
 @both_modes
 async def test_an_agent_run_inside_a_tool_keeps_its_own_record(stream: bool) -> None:
-    """SE-61: an agent with per-call persistence run inside another's tool saves to its own
-    session; the outer run's next call still saves to the outer session."""
+    """SE-61: an agent with per-call persistence run inside another's tool saves to its
+    own session; the outer run's next call still saves to the outer session."""
     from minagent import InMemoryHistoryProvider, tool
     from minagent.testing import ScriptedChatClient, call, reply
 
@@ -285,7 +377,9 @@ async def test_an_agent_run_inside_a_tool_keeps_its_own_record(stream: bool) -> 
     )
     session = AgentSession()
     if stream:
-        text = (await outer.run("go", session=session, stream=True).get_final_response()).text
+        text = (
+            await outer.run("go", session=session, stream=True).get_final_response()
+        ).text
     else:
         text = (await outer.run("go", session=session)).text
     assert text == "outer answer"

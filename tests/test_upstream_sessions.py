@@ -1,5 +1,5 @@
-"""Structured service session ids and streaming providers with finalizers, as upstream users
-write them (spec/sessions.md SE-65, spec/providers.md PV-60)."""
+"""Structured service session ids and streaming providers with finalizers, as upstream
+users write them (spec/sessions.md SE-65, spec/providers.md PV-60)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ STRUCTURED = {"context_id": "ctx-1", "task_id": "task-2", "task_state": "working
 
 
 def test_a_structured_service_session_id_is_kept_and_round_trips() -> None:
-    """SE-65: a dict id is taken by get_session and the constructor, and to_dict/from_dict copy it."""
+    """SE-65: a dict id is taken by get_session and the constructor, and
+    to_dict/from_dict copy it."""
     agent = Agent(ScriptedChatClient([]))
     session = agent.get_session(service_session_id=STRUCTURED)
     assert session.service_session_id == STRUCTURED
@@ -47,7 +48,9 @@ def test_get_session_refuses_what_is_not_an_id(bad: Any) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_a_chat_client_agent_refuses_a_structured_id_before_calling(stream: bool) -> None:
+async def test_a_chat_client_agent_refuses_a_structured_id_before_calling(
+    stream: bool,
+) -> None:
     """SE-65: the run fails before any model call, saying a string is expected."""
     client = ScriptedChatClient(["never"])
     agent = Agent(client)
@@ -57,19 +60,29 @@ async def test_a_chat_client_agent_refuses_a_structured_id_before_calling(stream
         if stream
         else agent.run("Hello", session=session)
     )
-    with pytest.raises(AgentInvalidRequestException, match="expects a string service_session_id"):
+    with pytest.raises(
+        AgentInvalidRequestException, match="expects a string service_session_id"
+    ):
         await run
     assert client.requests == []
 
 
 class FinalizingClient(BaseChatClient):
-    """Upstream's single hook; the conversation id is known only to the stream's finalizer."""
+    """Upstream's single hook; the conversation id is known only to the stream's
+    finalizer."""
 
     def __init__(self) -> None:
         super().__init__()
         self.finalized = False
 
-    def _inner_get_response(self, *, messages: Sequence[Message], stream: bool, options: dict[str, Any], **kw: Any):  # type: ignore[no-untyped-def]
+    def _inner_get_response(
+        self,
+        *,
+        messages: Sequence[Message],
+        stream: bool,
+        options: dict[str, Any],
+        **kw: Any,
+    ):  # type: ignore[no-untyped-def]
         async def updates() -> AsyncIterable[ChatResponseUpdate]:
             yield ChatResponseUpdate([Content.from_text("Hel")], "assistant")
             yield ChatResponseUpdate([Content.from_text("lo")], "assistant")
@@ -85,8 +98,8 @@ class FinalizingClient(BaseChatClient):
 
 
 async def test_a_finalizers_ids_reach_the_response_and_the_session() -> None:
-    """PV-60: the finalizer's conversation and response ids reach the final response and, through
-    it, the session; the text is unchanged."""
+    """PV-60: the finalizer's conversation and response ids reach the final response
+    and, through it, the session; the text is unchanged."""
     agent = Agent(FinalizingClient())
     session = AgentSession()
     stream = agent.run("Hi", session=session, stream=True)
@@ -95,7 +108,9 @@ async def test_a_finalizers_ids_reach_the_response_and_the_session() -> None:
     assert "".join(texts) == "Hello"
     assert final.text == "Hello"
     assert session.service_session_id == "conv-9"
-    direct = await FinalizingClient().get_response("Hi", stream=True).get_final_response()
+    direct = (
+        await FinalizingClient().get_response("Hi", stream=True).get_final_response()
+    )
     assert direct.conversation_id == "conv-9"
     assert direct.response_id == "resp-9"
 

@@ -1,9 +1,9 @@
 """Issue 12: code written the way the seeds and upstream users write it.
 
-Deliberately in users' style: middleware and tools without annotations where users write none,
-upstream's spellings (`function_invocation_kwargs=`, `Role.USER`, `Message(role=..., text=...)`,
-`client.as_agent(...)`, `config["max_iterations"] = 5`). Every test runs in both modes where the
-rule has two.
+Deliberately in users' style: middleware and tools without annotations where users write
+none, upstream's spellings (`function_invocation_kwargs=`, `Role.USER`,
+`Message(role=..., text=...)`, `client.as_agent(...)`, `config["max_iterations"] = 5`).
+Every test runs in both modes where the rule has two.
 """
 
 import asyncio
@@ -43,7 +43,9 @@ from minagent import (
 )
 from minagent.testing import ScriptedChatClient, call, reply
 
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+MODES = pytest.mark.parametrize(
+    "stream", [False, True], ids=["non-streaming", "streaming"]
+)
 
 
 async def run(agent, *args, stream=False, **kwargs):
@@ -99,8 +101,9 @@ def _weather_script():
 @MODES
 @pytest.mark.parametrize("where", ["agent", "run", "client", "bound-process"])
 async def test_unannotated_class_middleware_runs_wherever_it_is_given(stream, where):
-    """MW-2, MW-3: instances of the middleware classes need no annotation, also as bound `process`
-    methods, given to Agent(middleware=...), run(middleware=...) or to the client inside an Agent."""
+    """MW-2, MW-3: instances of the middleware classes need no annotation, also as bound
+    `process` methods, given to Agent(middleware=...), run(middleware=...) or to the
+    client inside an Agent."""
     log = []
     instances = [AgentLogger(log), ChatLogger(log), FunctionLogger(log)]
     client_mw = instances[1:] if where == "client" else None
@@ -118,7 +121,8 @@ async def test_unannotated_class_middleware_runs_wherever_it_is_given(stream, wh
 
 
 def test_categorized_middleware_is_taken_as_it_is():
-    """MW-3: what categorize_middleware returned can be categorised again, unannotated."""
+    """MW-3: what categorize_middleware returned can be categorised again,
+    unannotated."""
     log = []
     first = categorize_middleware([ChatLogger(log), FunctionLogger(log)])
     again = categorize_middleware(first)
@@ -171,7 +175,8 @@ def test_merge_options_names_the_bad_argument(bad):
 
 @MODES
 async def test_a_shared_provider_message_is_not_renamed(stream):
-    """AG-7: the agent's name goes on a copy; a response shared by two agents keeps its message."""
+    """AG-7: the agent's name goes on a copy; a response shared by two agents keeps its
+    message."""
     shared = ChatResponse([Message("assistant", ["hello"])])
     first = Agent(ScriptedChatClient([shared]), name="first")
     second = Agent(ScriptedChatClient([shared]), name="second")
@@ -186,11 +191,16 @@ _calls = st.lists(st.sampled_from(["weather", "noted", "text"]), min_size=0, max
 
 
 @settings(max_examples=30, deadline=None)
-@given(turns=st.lists(_calls, min_size=1, max_size=3), stream=st.booleans(), with_thread=st.booleans())
+@given(
+    turns=st.lists(_calls, min_size=1, max_size=3),
+    stream=st.booleans(),
+    with_thread=st.booleans(),
+)
 def test_a_run_mutates_none_of_its_inputs(turns, stream, with_thread):
-    """AG-7, OP-7, SO-7: a run with tools, middleware of every layer, a thread and a structured
-    output format, in either mode, leaves unchanged the caller's messages and options (the schema
-    dict included), the provider's responses and the tools' return values (compared by value)."""
+    """AG-7, OP-7, SO-7: a run with tools, middleware of every layer, a thread and a
+    structured output format, in either mode, leaves unchanged the caller's messages and
+    options (the schema dict included), the provider's responses and the tools' return
+    values (compared by value)."""
     returned = {"kind": "note", "tags": ["a", "b"]}
 
     @tool
@@ -203,12 +213,19 @@ def test_a_run_mutates_none_of_its_inputs(turns, stream, with_thread):
         contents = []
         for j, kind in enumerate(turn):
             if kind == "weather":
-                contents.append(call("get_weather", {"location": f"city{i}"}, call_id=f"w{i}{j}"))
+                contents.append(
+                    call("get_weather", {"location": f"city{i}"}, call_id=f"w{i}{j}")
+                )
             elif kind == "noted":
                 contents.append(call("noted", {"text": "x"}, call_id=f"n{i}{j}"))
             else:
                 contents.append(Content.from_text(f"text {i}{j}"))
-        steps.append(ChatResponse([Message("assistant", contents or ["..."])], usage_details=UsageDetails(1, 1)))
+        steps.append(
+            ChatResponse(
+                [Message("assistant", contents or ["..."])],
+                usage_details=UsageDetails(1, 1),
+            )
+        )
     steps.append(ChatResponse([Message("assistant", ["done"])]))
     provider_before = [copy.deepcopy(s.to_dict()) for s in steps]
 
@@ -224,16 +241,35 @@ def test_a_run_mutates_none_of_its_inputs(turns, stream, with_thread):
         await call_next()
 
     messages = [Message("user", ["question"]), Message(Role.USER, text="more")]
-    schema = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-    options = {"metadata": {"k": "v"}, "tools": [noted], "temperature": 0.1, "response_format": schema}
-    before = ([m.to_dict() for m in messages], json.dumps(options["metadata"]), list(options["tools"]))
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+    }
+    options = {
+        "metadata": {"k": "v"},
+        "tools": [noted],
+        "temperature": 0.1,
+        "response_format": schema,
+    }
+    before = (
+        [m.to_dict() for m in messages],
+        json.dumps(options["metadata"]),
+        list(options["tools"]),
+    )
     schema_before = json.dumps(schema, sort_keys=True)
-    client = ScriptedChatClient(steps, function_invocation_configuration={"max_iterations": 10})
-    agent = Agent(client, name="bot", tools=[get_weather], middleware=[edit_chat, edit_function])
+    client = ScriptedChatClient(
+        steps, function_invocation_configuration={"max_iterations": 10}
+    )
+    agent = Agent(
+        client, name="bot", tools=[get_weather], middleware=[edit_chat, edit_function]
+    )
     thread = agent.get_new_thread() if with_thread else None
 
     async def go():
-        return await run(agent, messages, stream=stream, options=options, thread=thread, tenant="u")
+        return await run(
+            agent, messages, stream=stream, options=options, thread=thread, tenant="u"
+        )
 
     response = asyncio.run(go())
     assert response.text
@@ -268,13 +304,19 @@ class ProtocolOnlyClient:
         self.seen = []
 
     def get_response(self, messages, *, stream=False, options=None, **kwargs):
-        self.seen.append(("get_response", stream, sorted(kwargs), [m.text for m in messages]))
+        self.seen.append(
+            ("get_response", stream, sorted(kwargs), [m.text for m in messages])
+        )
         response = ChatResponse([Message("assistant", ["from the protocol client"])])
         if stream:
             return (
                 ResponseStream.from_response(response)
                 if hasattr(ResponseStream, "from_response")
-                else (ResponseStream(_updates_of(response), finalizer=ChatResponse.from_updates))
+                else (
+                    ResponseStream(
+                        _updates_of(response), finalizer=ChatResponse.from_updates
+                    )
+                )
             )
 
         async def answer():
@@ -288,16 +330,25 @@ async def _updates_of(response):
         yield update
 
 
-@pytest.mark.parametrize("middleware", [[], ["chat"], ["function"], ["agent"], ["agent", "chat", "function"]])
+@pytest.mark.parametrize(
+    "middleware", [[], ["chat"], ["function"], ["agent"], ["agent", "chat", "function"]]
+)
 async def test_an_overridden_get_response_sees_the_same_calls_in_both_modes(middleware):
-    """AG-13: the agent calls client.get_response in both modes, so an override is honoured when
-    streaming too, with the same keyword arguments, with and without middleware of each layer."""
+    """AG-13: the agent calls client.get_response in both modes, so an override is
+    honoured when streaming too, with the same keyword arguments, with and without
+    middleware of each layer."""
     log = []
-    made = {"agent": AgentLogger(log), "chat": ChatLogger(log), "function": FunctionLogger(log)}
+    made = {
+        "agent": AgentLogger(log),
+        "chat": ChatLogger(log),
+        "function": FunctionLogger(log),
+    }
     seen = {}
     for stream in (False, True):
         client = OverridingClient(_weather_script())
-        agent = Agent(client, tools=[get_weather], middleware=[made[m] for m in middleware])
+        agent = Agent(
+            client, tools=[get_weather], middleware=[made[m] for m in middleware]
+        )
         response = await run(agent, "weather?", stream=stream)
         assert response.text == "It is sunny."
         seen[stream] = [(name, kw) for name, mode, kw in client.seen]
@@ -308,8 +359,8 @@ async def test_an_overridden_get_response_sees_the_same_calls_in_both_modes(midd
 
 @MODES
 async def test_a_protocol_only_client_is_called_the_same_way(stream):
-    """AG-13: a client that only implements SupportsChatGetResponse gets get_response(stream=...)
-    in both modes, and only the keywords that are set."""
+    """AG-13: a client that only implements SupportsChatGetResponse gets
+    get_response(stream=...) in both modes, and only the keywords that are set."""
     client = ProtocolOnlyClient()
     agent = Agent(client, name="p")
     response = await run(agent, "hello", stream=stream)
@@ -318,7 +369,8 @@ async def test_a_protocol_only_client_is_called_the_same_way(stream):
 
 
 async def test_a_streaming_get_response_must_return_a_response_stream():
-    """AG-13: a client whose streaming get_response returns something else is a TypeError naming it."""
+    """AG-13: a client whose streaming get_response returns something else is a
+    TypeError naming it."""
 
     class Broken(ProtocolOnlyClient):
         def get_response(self, messages, *, stream=False, options=None, **kwargs):
@@ -336,8 +388,9 @@ async def test_a_streaming_get_response_must_return_a_response_stream():
 
 @MODES
 async def test_approval_resumed_with_only_the_request_and_its_answer(stream):
-    """LP-14: the upstream sample sends back the query, the request in an assistant message and the
-    approval in a user message (no thread, no original call): the approved call runs."""
+    """LP-14: the upstream sample sends back the query, the request in an assistant
+    message and the approval in a user message (no thread, no original call): the
+    approved call runs."""
     ran = []
 
     @tool(approval_mode="always_require")
@@ -346,7 +399,9 @@ async def test_approval_resumed_with_only_the_request_and_its_answer(stream):
         ran.append(path)
         return "deleted"
 
-    client = ScriptedChatClient([reply(call("delete_file", {"path": "a.txt"}, call_id="d1")), "Done."])
+    client = ScriptedChatClient(
+        [reply(call("delete_file", {"path": "a.txt"}, call_id="d1")), "Done."]
+    )
     agent = Agent(client, tools=[delete_file])
     query = "Delete a.txt"
     result = await run(agent, query, stream=stream)
@@ -355,7 +410,9 @@ async def test_approval_resumed_with_only_the_request_and_its_answer(stream):
     new_inputs = [query]
     for request in result.user_input_requests:
         new_inputs.append(Message("assistant", [request]))
-        new_inputs.append(Message("user", [request.to_function_approval_response(True)]))
+        new_inputs.append(
+            Message("user", [request.to_function_approval_response(True)])
+        )
     result = await run(agent, new_inputs, stream=stream)
     assert ran == ["a.txt"]
     assert result.text == "Done."
@@ -372,7 +429,8 @@ async def test_approval_resumed_with_only_the_request_and_its_answer(stream):
 
 
 class GeneratorAgent(BaseAgent):
-    """A custom agent whose streaming run is a plain async generator (allowed by the protocol)."""
+    """A custom agent whose streaming run is a plain async generator (allowed by the
+    protocol)."""
 
     def __init__(self):
         super().__init__(name="echoer", description="Echoes the task.")
@@ -396,22 +454,26 @@ class GeneratorAgent(BaseAgent):
 
 @MODES
 async def test_as_tool_accepts_a_plain_async_generator(stream):
-    """AG-8: a custom agent's run(stream=True) may be a plain async generator; the tool returns its
-    text and feeds every update to the callback."""
+    """AG-8: a custom agent's run(stream=True) may be a plain async generator; the tool
+    returns its text and feeds every update to the callback."""
     inner = GeneratorAgent()
     seen = []
     echo = inner.as_tool(stream_callback=seen.append)
-    client = ScriptedChatClient([reply(call("echoer", {"task": "hi"}, call_id="e1")), "ok"])
+    client = ScriptedChatClient(
+        [reply(call("echoer", {"task": "hi"}, call_id="e1")), "ok"]
+    )
     response = await run(Agent(client, tools=[echo]), "go", stream=stream)
-    result = next(c for m in response.messages for c in m.contents if c.type == "function_result")
+    result = next(
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    )
     assert result.result == "echo: hi"
     assert [u.text for u in seen] == ["echo: ", "hi"]
 
 
 @MODES
 async def test_as_tool_forwards_function_invocation_kwargs(stream):
-    """AG-8, AG-2: the outer call's FunctionInvocationContext.kwargs reach the inner agent's run as
-    function_invocation_kwargs, and from there its tools."""
+    """AG-8, AG-2: the outer call's FunctionInvocationContext.kwargs reach the inner
+    agent's run as function_invocation_kwargs, and from there its tools."""
     seen = []
 
     @tool
@@ -420,11 +482,17 @@ async def test_as_tool_forwards_function_invocation_kwargs(stream):
         seen.append(ctx.kwargs.get("user_id"))
         return "you"
 
-    inner_client = ScriptedChatClient([reply(call("whoami", {}, call_id="i1")), "inner done"])
+    inner_client = ScriptedChatClient(
+        [reply(call("whoami", {}, call_id="i1")), "inner done"]
+    )
     inner = Agent(inner_client, name="inner", tools=[whoami])
-    outer_client = ScriptedChatClient([reply(call("inner", {"task": "who"}, call_id="o1")), "outer done"])
+    outer_client = ScriptedChatClient(
+        [reply(call("inner", {"task": "who"}, call_id="o1")), "outer done"]
+    )
     outer = Agent(outer_client, tools=[inner.as_tool()])
-    response = await run(outer, "go", stream=stream, function_invocation_kwargs={"user_id": "u1"})
+    response = await run(
+        outer, "go", stream=stream, function_invocation_kwargs={"user_id": "u1"}
+    )
     assert response.text == "outer done"
     assert seen == ["u1"]
 
@@ -434,7 +502,8 @@ async def test_as_tool_forwards_function_invocation_kwargs(stream):
 
 
 def test_configuration_is_validated_on_every_assignment():
-    """LP-24: attribute, item and client assignment are validated; the old value stays."""
+    """LP-24: attribute, item and client assignment are validated; the old value
+    stays."""
     client = ScriptedChatClient([])
     config = client.function_invocation_configuration
     with pytest.raises(ValueError, match="max_iterations"):
@@ -460,9 +529,16 @@ def test_configuration_is_validated_on_every_assignment():
 
 @MODES
 async def test_item_assignment_takes_effect(stream):
-    """LP-24, LP-7: upstream's client.function_invocation_configuration["max_iterations"] = 1
-    limits the run to one tool round and a final call."""
-    client = ScriptedChatClient([reply(call("get_weather", {"location": "x"})), reply(call("get_weather", {})), "?"])
+    """LP-24, LP-7: upstream's
+    client.function_invocation_configuration["max_iterations"] = 1 limits the run to one
+    tool round and a final call."""
+    client = ScriptedChatClient(
+        [
+            reply(call("get_weather", {"location": "x"})),
+            reply(call("get_weather", {})),
+            "?",
+        ]
+    )
     client.function_invocation_configuration["max_iterations"] = 1
     agent = client.as_agent(tools=[get_weather])
     await run(agent, "go", stream=stream)
@@ -470,9 +546,14 @@ async def test_item_assignment_takes_effect(stream):
 
 
 def test_configuration_from_a_dict_at_construction():
-    """LP-24: a client accepts a dict of configuration fields, as upstream samples pass it."""
-    client = ScriptedChatClient([], function_invocation_configuration={"max_iterations": 5})
-    assert isinstance(client.function_invocation_configuration, FunctionInvocationConfiguration)
+    """LP-24: a client accepts a dict of configuration fields, as upstream samples pass
+    it."""
+    client = ScriptedChatClient(
+        [], function_invocation_configuration={"max_iterations": 5}
+    )
+    assert isinstance(
+        client.function_invocation_configuration, FunctionInvocationConfiguration
+    )
     assert client.function_invocation_configuration.max_iterations == 5
     with pytest.raises(TypeError, match="function_invocation_configuration"):
         ScriptedChatClient([], function_invocation_configuration=5)
@@ -484,9 +565,9 @@ def test_configuration_from_a_dict_at_construction():
 
 @MODES
 async def test_function_invocation_kwargs_reach_tools_not_the_model(stream):
-    """AG-2, LP-25: function_invocation_kwargs reach ctx.kwargs of a tool that declares a
-    FunctionInvocationContext parameter (not in its schema); plain run kwargs too; client_kwargs
-    reach the model call only."""
+    """AG-2, LP-25: function_invocation_kwargs reach ctx.kwargs of a tool that declares
+    a FunctionInvocationContext parameter (not in its schema); plain run kwargs too;
+    client_kwargs reach the model call only."""
     seen = []
 
     @tool
@@ -496,7 +577,9 @@ async def test_function_invocation_kwargs_reach_tools_not_the_model(stream):
         return f"weather for {ctx.kwargs['user_id']}"
 
     assert "ctx" not in get_user_weather.parameters["properties"]
-    client = ScriptedChatClient([reply(call("get_user_weather", {"location": "x"})), "done"])
+    client = ScriptedChatClient(
+        [reply(call("get_user_weather", {"location": "x"})), "done"]
+    )
     agent = Agent(client, tools=[get_user_weather])
     await run(
         agent,
@@ -512,7 +595,8 @@ async def test_function_invocation_kwargs_reach_tools_not_the_model(stream):
 
 @MODES
 async def test_additional_function_arguments_option_is_not_sent(stream):
-    """LP-25: options["additional_function_arguments"] reach the tools and never the model."""
+    """LP-25: options["additional_function_arguments"] reach the tools and never the
+    model."""
     seen = []
 
     @tool
@@ -523,19 +607,31 @@ async def test_additional_function_arguments_option_is_not_sent(stream):
 
     client = ScriptedChatClient([reply(call("probe", {})), "done"])
     await run(
-        Agent(client, tools=[probe]), "go", stream=stream, options={"additional_function_arguments": {"user_id": 7}}
+        Agent(client, tools=[probe]),
+        "go",
+        stream=stream,
+        options={"additional_function_arguments": {"user_id": 7}},
     )
     assert seen == [7]
-    assert all("additional_function_arguments" not in r.options for r in client.requests)
+    assert all(
+        "additional_function_arguments" not in r.options for r in client.requests
+    )
 
 
 async def test_agent_middleware_sees_and_changes_the_three_kinds_of_kwargs():
-    """AG-2, MW-11: AgentContext carries kwargs, function_invocation_kwargs and client_kwargs."""
+    """AG-2, MW-11: AgentContext carries kwargs, function_invocation_kwargs and
+    client_kwargs."""
     seen = []
 
     class Stamp(AgentMiddleware):
         async def process(self, context, next):
-            seen.append((dict(context.kwargs), dict(context.function_invocation_kwargs), dict(context.client_kwargs)))
+            seen.append(
+                (
+                    dict(context.kwargs),
+                    dict(context.function_invocation_kwargs),
+                    dict(context.client_kwargs),
+                )
+            )
             context.function_invocation_kwargs["user_id"] = "changed"
             await next(context)
 
@@ -547,7 +643,9 @@ async def test_agent_middleware_sees_and_changes_the_three_kinds_of_kwargs():
 
     client = ScriptedChatClient([reply(call("probe", {})), "done"])
     agent = Agent(client, tools=[probe], middleware=[Stamp()])
-    await agent.run("go", a=1, function_invocation_kwargs={"user_id": "u"}, client_kwargs={"c": 2})
+    await agent.run(
+        "go", a=1, function_invocation_kwargs={"user_id": "u"}, client_kwargs={"c": 2}
+    )
     assert seen == [({"a": 1}, {"user_id": "u"}, {"c": 2}), "changed"]
 
 
@@ -556,7 +654,8 @@ async def test_agent_middleware_sees_and_changes_the_three_kinds_of_kwargs():
 
 
 class FieldLike:
-    """Duck-typed like pydantic's Field: attributes plus a metadata list of constraint objects."""
+    """Duck-typed like pydantic's Field: attributes plus a metadata list of constraint
+    objects."""
 
     def __init__(self, description=None, **constraints):
         self.description = description
@@ -564,7 +663,8 @@ class FieldLike:
 
 
 def test_annotated_field_metadata_reaches_the_schema():
-    """SC-44: description and constraints of a Field-like object, read by duck typing."""
+    """SC-44: description and constraints of a Field-like object, read by duck
+    typing."""
 
     @tool
     def book(
@@ -576,29 +676,54 @@ def test_annotated_field_metadata_reaches_the_schema():
         return "booked"
 
     props = book.parameters["properties"]
-    assert props["nights"] == {"type": "integer", "description": "How many nights", "minimum": 1, "maximum": 14}
+    assert props["nights"] == {
+        "type": "integer",
+        "description": "How many nights",
+        "minimum": 1,
+        "maximum": 14,
+    }
     assert props["guest"] == {"type": "string", "description": "The guest's name"}
-    assert props["code"] == {"type": "string", "minLength": 3, "pattern": "^[A-Z]+$", "default": "ABC"}
+    assert props["code"] == {
+        "type": "string",
+        "minLength": 3,
+        "pattern": "^[A-Z]+$",
+        "default": "ABC",
+    }
     issues = book.validate_arguments({"nights": 0, "guest": "x", "code": "a"})
     assert {i.path for i in issues} == {"$.nights", "$.code"}
 
 
 def test_real_pydantic_field_metadata_reaches_the_schema():
-    """SC-44: pydantic's own Field (a test-only dependency; the core never imports it)."""
+    """SC-44: pydantic's own Field (a test-only dependency; the core never imports
+    it)."""
     pydantic = pytest.importorskip("pydantic")
 
     @tool
     def book(
-        nights: Annotated[int, pydantic.Field(description="How many nights", ge=1, le=14)],
+        nights: Annotated[
+            int, pydantic.Field(description="How many nights", ge=1, le=14)
+        ],
         tags: Annotated[list[str], pydantic.Field(max_length=2, examples=[["quiet"]])],
     ):
         """Book a room."""
         return "booked"
 
     props = book.parameters["properties"]
-    assert props["nights"] == {"type": "integer", "description": "How many nights", "minimum": 1, "maximum": 14}
-    assert props["tags"] == {"type": "array", "items": {"type": "string"}, "maxItems": 2, "examples": [["quiet"]]}
-    assert [i.path for i in book.validate_arguments({"nights": 20, "tags": ["a", "b", "c"]})] == ["$.nights", "$.tags"]
+    assert props["nights"] == {
+        "type": "integer",
+        "description": "How many nights",
+        "minimum": 1,
+        "maximum": 14,
+    }
+    assert props["tags"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "maxItems": 2,
+        "examples": [["quiet"]],
+    }
+    assert [
+        i.path for i in book.validate_arguments({"nights": 20, "tags": ["a", "b", "c"]})
+    ] == ["$.nights", "$.tags"]
 
 
 def test_multiple_of_and_property_counts_are_validated():
@@ -610,9 +735,9 @@ def test_multiple_of_and_property_counts_are_validated():
     ]
     assert validate(10, {"type": "integer", "multipleOf": 5}) == []
     assert validate(0.3, {"type": "number", "multipleOf": 0.1}) == []
-    assert [i.problem for i in validate({}, {"type": "object", "minProperties": 1})] == [
-        "expected at least 1 properties; got 0"
-    ]
+    assert [
+        i.problem for i in validate({}, {"type": "object", "minProperties": 1})
+    ] == ["expected at least 1 properties; got 0"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -621,8 +746,11 @@ def test_multiple_of_and_property_counts_are_validated():
 
 @MODES
 async def test_print_response_prints_the_text(stream, capsys):
-    """TY-6: print(response) and f"{response}" print the answer, as upstream samples expect."""
-    agent = ScriptedChatClient(["Hello there."]).as_agent(name="greeter", instructions="Be nice.")
+    """TY-6: print(response) and f"{response}" print the answer, as upstream samples
+    expect."""
+    agent = ScriptedChatClient(["Hello there."]).as_agent(
+        name="greeter", instructions="Be nice."
+    )
     response = await run(agent, "hi", stream=stream)
     print(response)
     print(f"Agent: {response}")
@@ -634,7 +762,8 @@ async def test_print_response_prints_the_text(stream, capsys):
 
 
 def test_message_spellings_and_role_constants():
-    """TY-5: Message("user", text=...), Message(role=..., text=...), Role constants equal the strings."""
+    """TY-5: Message("user", text=...), Message(role=..., text=...), Role constants
+    equal the strings."""
     assert Message("user", text="hi") == Message("user", ["hi"])
     assert Message(role="user", text="hi") == Message("user", "hi")
     message = Message(Role.USER, ["hi"])
@@ -649,7 +778,9 @@ def test_message_spellings_and_role_constants():
 
 def test_agent_response_text_has_no_separator():
     """TY-6: AgentResponse.text concatenates the messages' texts (upstream's rule)."""
-    response = AgentResponse([Message("assistant", ["Sunny."]), Message("assistant", [" Agent: OK"])])
+    response = AgentResponse(
+        [Message("assistant", ["Sunny."]), Message("assistant", [" Agent: OK"])]
+    )
     assert response.text == "Sunny. Agent: OK"
 
 
@@ -713,15 +844,18 @@ async def test_client_as_agent_builds_an_agent():
     ],
 )
 def test_upstream_run_spellings_are_rejected_with_the_minagent_spelling(keyword, hint):
-    """AG-12: a keyword that upstream code passes and minagent does not take there is a TypeError
-    naming it and what to write instead."""
+    """AG-12: a keyword that upstream code passes and minagent does not take there is a
+    TypeError naming it and what to write instead."""
     agent = Agent(ScriptedChatClient([]))
     with pytest.raises(TypeError, match=keyword) as raised:
         agent.run("hi", **{keyword: object()})
     assert hint in str(raised.value)
 
 
-@pytest.mark.parametrize(("keyword", "hint"), [("chat_client", "client"), ("context_provider", "context_providers")])
+@pytest.mark.parametrize(
+    ("keyword", "hint"),
+    [("chat_client", "client"), ("context_provider", "context_providers")],
+)
 def test_upstream_constructor_spellings_are_rejected(keyword, hint):
     """AG-12: Agent(chat_client=...) and friends say what to write instead."""
     with pytest.raises(TypeError, match=hint):
@@ -732,9 +866,10 @@ def test_upstream_constructor_spellings_are_rejected(keyword, hint):
 
 @MODES
 async def test_context_terminate_stops_the_pipeline_and_the_loop(stream):
-    """MW-12: upstream's ``context.terminate = True``: call_next then runs nothing further (the
-    tool is not called, the middleware's result stands), and a function pipeline ends the loop;
-    an agent or chat middleware that sets it after call_next changes nothing."""
+    """MW-12: upstream's ``context.terminate = True``: call_next then runs nothing
+    further (the tool is not called, the middleware's result stands), and a function
+    pipeline ends the loop; an agent or chat middleware that sets it after call_next
+    changes nothing."""
     ran: list[str] = []
 
     @tool
@@ -750,9 +885,13 @@ async def test_context_terminate_stops_the_pipeline_and_the_loop(stream):
             await next()
 
     client = ScriptedChatClient([reply(call("lookup", {"key": "k"})), "never"])
-    response = await run(Agent(client, tools=[lookup], middleware=[Stopper()]), "go", stream=stream)
+    response = await run(
+        Agent(client, tools=[lookup], middleware=[Stopper()]), "go", stream=stream
+    )
     assert ran == []
-    [result] = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    [result] = [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
     assert result.result == "from middleware"
     assert len(client.requests) == 1  # the loop stopped after the batch
 
@@ -766,7 +905,11 @@ async def test_context_terminate_stops_the_pipeline_and_the_loop(stream):
         await next()
         context.terminate = True
 
-    answered = await run(Agent(ScriptedChatClient(["hello"]), middleware=[late, late_chat]), "hi", stream=stream)
+    answered = await run(
+        Agent(ScriptedChatClient(["hello"]), middleware=[late, late_chat]),
+        "hi",
+        stream=stream,
+    )
     assert answered.text == "hello"
 
 
@@ -782,8 +925,8 @@ def test_a_middleware_class_instead_of_an_instance_names_the_fix():
 
 @MODES
 async def test_max_invocations_limits_a_tool_over_its_lifetime(stream):
-    """TL-8: after max_invocations the tool is not called; the model gets an error result and the
-    run goes on; the counters are the tool's own."""
+    """TL-8: after max_invocations the tool is not called; the model gets an error
+    result and the run goes on; the counters are the tool's own."""
     calls = []
 
     @tool(max_invocations=1)
@@ -793,19 +936,28 @@ async def test_max_invocations_limits_a_tool_over_its_lifetime(stream):
         return "unlocked"
 
     client = ScriptedChatClient(
-        [reply(call("unlock", {"door": "a"}, call_id="u1")), reply(call("unlock", {"door": "b"}, call_id="u2")), "ok"]
+        [
+            reply(call("unlock", {"door": "a"}, call_id="u1")),
+            reply(call("unlock", {"door": "b"}, call_id="u2")),
+            "ok",
+        ]
     )
     response = await run(Agent(client, tools=[unlock]), "go", stream=stream)
-    results = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    results = [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
     assert calls == ["a"]
     assert results[0].result == "unlocked"
-    assert results[1].exception == "tool 'unlock' has reached its maximum of 1 invocations"
+    assert (
+        results[1].exception == "tool 'unlock' has reached its maximum of 1 invocations"
+    )
     assert unlock.invocation_count == 1
     assert response.text == "ok"
 
 
 async def test_max_invocation_exceptions_counts_failures():
-    """TL-8: invocation_exception_count counts raising invocations; at the limit invoke refuses."""
+    """TL-8: invocation_exception_count counts raising invocations; at the limit invoke
+    refuses."""
 
     @tool(max_invocation_exceptions=2)
     def flaky():
@@ -824,8 +976,9 @@ async def test_max_invocation_exceptions_counts_failures():
 
 @MODES
 async def test_threads_can_be_awaited_as_upstream_thread_era_samples_do(stream):
-    """TH-6: `await thread.serialize()` gives plain JSON data and `await agent.deserialize_thread(...)`
-    gives the thread; the synchronous forms still work."""
+    """TH-6: `await thread.serialize()` gives plain JSON data and `await
+    agent.deserialize_thread(...)` gives the thread; the synchronous forms still
+    work."""
     client = ScriptedChatClient(["one", "two"])
     agent = Agent(client)
     thread = agent.get_new_thread()
@@ -852,14 +1005,16 @@ async def test_updates_list_their_user_input_requests(stream):
     client = ScriptedChatClient([reply(call("pay", {"amount": 3}, call_id="p1"))])
     agent = Agent(client, tools=[pay])
     stream_ = agent.run("pay 3", stream=True)
-    requests = [r for update in [u async for u in stream_] for r in update.user_input_requests]
+    requests = [
+        r for update in [u async for u in stream_] for r in update.user_input_requests
+    ]
     assert [r.function_call.call_id for r in requests] == ["p1"]
     assert (await stream_.get_final_response()).user_input_requests == requests
 
 
 async def test_a_coroutine_from_a_streaming_get_response_is_closed_not_leaked(recwarn):
-    """AG-13: a protocol client whose streaming get_response returns a coroutine gets a TypeError,
-    and the coroutine is closed (no "never awaited" warning)."""
+    """AG-13: a protocol client whose streaming get_response returns a coroutine gets a
+    TypeError, and the coroutine is closed (no "never awaited" warning)."""
 
     class CoroutineClient:
         def get_response(self, messages, *, stream=False, options=None, **kwargs):
@@ -876,8 +1031,9 @@ async def test_a_coroutine_from_a_streaming_get_response_is_closed_not_leaked(re
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 13's behaviours, written the way the seeds and upstream samples write code: class
-# middleware without annotations, `next(context)` and `call_next()`, upstream names.
+# Issue 13's behaviours, written the way the seeds and upstream samples write code:
+# class middleware without annotations, `next(context)` and `call_next()`, upstream
+# names.
 
 
 class CountingMiddleware(FunctionMiddleware):
@@ -891,7 +1047,8 @@ class CountingMiddleware(FunctionMiddleware):
 
 @MODES
 async def test_seed_style_run_survives_a_tool_raising_stop_iteration(stream):
-    """TL-9, LP-6: a sync tool that raises StopIteration gives an error result; the run goes on."""
+    """TL-9, LP-6: a sync tool that raises StopIteration gives an error result; the run
+    goes on."""
 
     @tool
     def first_item(items):
@@ -899,12 +1056,18 @@ async def test_seed_style_run_survives_a_tool_raising_stop_iteration(stream):
         return next(iter(items))
 
     middleware = CountingMiddleware()
-    client = ScriptedChatClient([reply(call("first_item", {"items": []}, call_id="f1")), "There are no items."])
+    client = ScriptedChatClient(
+        [reply(call("first_item", {"items": []}, call_id="f1")), "There are no items."]
+    )
     agent = client.as_agent(name="lister", tools=[first_item], middleware=[middleware])
-    response = await asyncio.wait_for(run(agent, Message(role="user", text="first?"), stream=stream), 10)
+    response = await asyncio.wait_for(
+        run(agent, Message(role="user", text="first?"), stream=stream), 10
+    )
     assert str(response) == "There are no items."
     assert middleware.seen == ["first_item"]
-    result = next(c for m in response.messages for c in m.contents if c.type == "function_result")
+    result = next(
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    )
     assert result.exception.startswith("the tool raised StopIteration")
 
 
@@ -923,7 +1086,12 @@ async def test_seed_style_two_calls_with_one_id_both_run(stream):
     )
     agent = Agent(client=client, tools=[get_weather], middleware=[middleware])
     response = await run(agent, "weather?", stream=stream)
-    results = {c.call_id: c.result for m in response.messages for c in m.contents if c.type == "function_result"}
+    results = {
+        c.call_id: c.result
+        for m in response.messages
+        for c in m.contents
+        if c.type == "function_result"
+    }
     assert results == {"x": "sunny in Oslo", "x~2": "sunny in Rome"}
     assert middleware.seen == ["get_weather", "get_weather"]
 
@@ -938,10 +1106,12 @@ class Recorder(ChatMiddleware):
 
 
 async def test_seed_style_final_response_awaited_while_another_task_streams():
-    """ST-13: one task prints the stream, another awaits get_final_response(); both see the whole
-    answer and the thread is updated once."""
+    """ST-13: one task prints the stream, another awaits get_final_response(); both see
+    the whole answer and the thread is updated once."""
     recorder = Recorder()
-    client = ScriptedChatClient([[ChatResponseUpdate([f"part{i} "], "assistant") for i in range(20)]])
+    client = ScriptedChatClient(
+        [[ChatResponseUpdate([f"part{i} "], "assistant") for i in range(20)]]
+    )
     agent = Agent(client=client, middleware=[recorder])
     thread = agent.get_new_thread()
     stream = agent.run("tell me", stream=True, thread=thread)
@@ -963,12 +1133,17 @@ async def test_seed_style_final_response_awaited_while_another_task_streams():
 
 
 class Connection:
-    """A tool that holds a connection: an async context manager with a name, parameters and invoke."""
+    """A tool that holds a connection: an async context manager with a name, parameters
+    and invoke."""
 
     def __init__(self, log):
         self.name = "lookup"
         self.description = "Looks something up."
-        self.parameters = {"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}
+        self.parameters = {
+            "type": "object",
+            "properties": {"key": {"type": "string"}},
+            "required": ["key"],
+        }
         self.log = log
 
     async def __aenter__(self):
@@ -984,8 +1159,9 @@ class Connection:
 
 @MODES
 async def test_seed_style_run_level_connection_is_closed_after_the_run(stream):
-    """AG-9: a connection given to one run outside `async with agent` is opened for that run and
-    closed when it ends; inside `async with agent` it stays open until the block ends."""
+    """AG-9: a connection given to one run outside `async with agent` is opened for that
+    run and closed when it ends; inside `async with agent` it stays open until the block
+    ends."""
     log = []
     client = ScriptedChatClient([reply(call("lookup", {"key": "k"})), "found", "again"])
     agent = Agent(client=client)
@@ -999,17 +1175,19 @@ async def test_seed_style_run_level_connection_is_closed_after_the_run(stream):
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 14, in users' style: the middleware list edited in place between runs (MW-3), a chat
-# middleware without annotations that hooks the model's stream (ST-6, ST-9), upstream-spelled chunks
-# folded into the final response (TY-14).
+# Issue 14, in users' style: the middleware list edited in place between runs (MW-3), a
+# chat middleware without annotations that hooks the model's stream (ST-6, ST-9),
+# upstream-spelled chunks folded into the final response (TY-14).
 
 
 @MODES
 async def test_middleware_appended_to_the_agents_list_runs_on_the_next_run(stream):
-    """MW-3: `agent.middleware.append(...)`, `.remove(...)` between runs take effect on the next
-    run (the categorisation is not stale); the runs do not change the list."""
+    """MW-3: `agent.middleware.append(...)`, `.remove(...)` between runs take effect on
+    the next run (the categorisation is not stale); the runs do not change the list."""
     log = []
-    client = ScriptedChatClient([*_weather_script(), *_weather_script(), *_weather_script()])
+    client = ScriptedChatClient(
+        [*_weather_script(), *_weather_script(), *_weather_script()]
+    )
     chat, function = ChatLogger(log), FunctionLogger(log)
     agent = Agent(client, tools=[get_weather], middleware=[chat])
     await run(agent, "weather?", stream=stream)
@@ -1034,7 +1212,9 @@ class StreamWatcher(ChatMiddleware):
     async def process(self, context, next):
         await next(context)
         if context.stream:
-            context.result.with_result_hook(lambda response: self.seen.append(response.text))
+            context.result.with_result_hook(
+                lambda response: self.seen.append(response.text)
+            )
             context.result.with_cleanup_hook(lambda: self.seen.append("cleanup"))
         else:
             self.seen.append(context.result.text)
@@ -1042,10 +1222,13 @@ class StreamWatcher(ChatMiddleware):
 
 @MODES
 async def test_an_unannotated_chat_middleware_hooks_the_models_stream(stream):
-    """ST-6, ST-9: a chat middleware written without annotations, `next(context)`, that adds a result
-    and a cleanup hook to the model's stream sees the whole answer once, in both modes."""
+    """ST-6, ST-9: a chat middleware written without annotations, `next(context)`, that
+    adds a result and a cleanup hook to the model's stream sees the whole answer once,
+    in both modes."""
     seen = []
-    client = ScriptedChatClient([ChatResponse(messages=[Message("assistant", ["Hello there"])])])
+    client = ScriptedChatClient(
+        [ChatResponse(messages=[Message("assistant", ["Hello there"])])]
+    )
     agent = Agent(client, middleware=[StreamWatcher(seen)])
     response = await run(agent, "hi", stream=stream)
     assert response.text == "Hello there"
@@ -1053,14 +1236,17 @@ async def test_an_unannotated_chat_middleware_hooks_the_models_stream(stream):
 
 
 class ChunkClient(BaseChatClient):
-    """A provider written as upstream's samples write one: chunks spelled with keywords."""
+    """A provider written as upstream's samples write one: chunks spelled with
+    keywords."""
 
     def __init__(self, words):
         super().__init__()
         self.words = words
 
     async def _inner_get_response(self, *, messages, options, **kwargs):
-        return ChatResponse(messages=[Message(role="assistant", text="".join(self.words))], model="m1")
+        return ChatResponse(
+            messages=[Message(role="assistant", text="".join(self.words))], model="m1"
+        )
 
     async def _inner_get_streaming_response(self, *, messages, options, **kwargs):
         for i, word in enumerate(self.words):
@@ -1075,9 +1261,9 @@ class ChunkClient(BaseChatClient):
 
 @MODES
 async def test_upstream_spelled_chunks_fold_into_the_final_response(stream):
-    """TY-14, TY-11: chunks spelled with keywords (`contents=`, `Role.ASSISTANT`, the model and
-    finish reason on the last chunk) give the same final response in both modes; the chunks are not
-    changed by the run."""
+    """TY-14, TY-11: chunks spelled with keywords (`contents=`, `Role.ASSISTANT`, the
+    model and finish reason on the last chunk) give the same final response in both
+    modes; the chunks are not changed by the run."""
     words = ["The ", "weather ", "is ", "sunny."]
     client = ChunkClient(words)
     response = await run(Agent(client, name="Helper"), "weather?", stream=stream)
@@ -1087,8 +1273,12 @@ async def test_upstream_spelled_chunks_fold_into_the_final_response(stream):
     assert chat.model == "m1"
     if stream:
         assert chat.finish_reason == "stop"
-        kept = ChatResponseUpdate(contents=[Content.from_text(text="x")], role="assistant")
-        agent_update = AgentResponseUpdate.from_chat_update(kept, agent_id="a", author_name="Helper")
+        kept = ChatResponseUpdate(
+            contents=[Content.from_text(text="x")], role="assistant"
+        )
+        agent_update = AgentResponseUpdate.from_chat_update(
+            kept, agent_id="a", author_name="Helper"
+        )
         assert agent_update.contents == kept.contents
         assert agent_update.contents is not kept.contents
         assert kept.author_name is None

@@ -1,5 +1,6 @@
-"""PK-2, PK-11: a vendor copies the top-level files of minagent/ and nothing else, and gets a working
-agent: the tool loop, middleware at all three layers, both modes, a session in memory."""
+"""PK-2, PK-11: a vendor copies the top-level files of minagent/ and nothing else, and
+gets a working agent: the tool loop, middleware at all three layers, both modes, a
+session in memory."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "minagent"
 
-# A program a vendor would write: no minagent.testing (a folder), its own scripted client instead.
+# A program a vendor would write: no minagent.testing (a folder), its own scripted
+# client instead.
 PROGRAM = '''
 import asyncio, sys
 import minagent
@@ -77,9 +79,9 @@ asyncio.run(main())
 
 
 def test_the_top_level_files_alone_are_a_working_agent(tmp_path: Path) -> None:
-    """PK-2: only minagent/*.py copied, run with the standard library only (`-I -S`): tool loop,
-    agent/chat/function middleware, non-streaming and streaming, a session in memory; nothing of a
-    folder is loaded."""
+    """PK-2: only minagent/*.py copied, run with the standard library only (`-I -S`):
+    tool loop, agent/chat/function middleware, non-streaming and streaming, a session in
+    memory; nothing of a folder is loaded."""
     copy = tmp_path / "vendor" / "minagent"
     copy.mkdir(parents=True)
     for path in PACKAGE.glob("*.py"):
@@ -100,16 +102,20 @@ def test_the_top_level_files_alone_are_a_working_agent(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     first, modules = done.stdout.splitlines()
-    assert first == "sum=5 sum=5 sum=5 8 agent,chat,function,chat,agent,chat,function,chat"
+    assert (
+        first == "sum=5 sum=5 sum=5 8 agent,chat,function,chat,agent,chat,function,chat"
+    )
     loaded = ast.literal_eval(modules)  # the module names the program printed
     assert loaded
     assert all(name.split(".")[1].startswith("_") for name in loaded)
 
 
 def test_the_core_is_small_and_every_module_is_short() -> None:
-    """PK-11: the core (the top-level files) is at most 8,000 lines, and no module of minagent/ is
-    over 600 lines."""
-    core = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.glob("*.py"))
+    """PK-11: the core (the top-level files) is at most 8,000 lines, and no module of
+    minagent/ is over 600 lines."""
+    core = sum(
+        len(p.read_text(encoding="utf-8").splitlines()) for p in PACKAGE.glob("*.py")
+    )
     assert core <= 8000, core
     long = {
         str(p.relative_to(PACKAGE)): n
@@ -120,8 +126,9 @@ def test_the_core_is_small_and_every_module_is_short() -> None:
 
 
 def test_every_module_opens_with_what_it_is_and_its_spec() -> None:
-    """PK-11: every module of minagent/ opens with a docstring whose first paragraph names its spec
-    file, and a module of the core that holds state states its rules and theory of operation."""
+    """PK-11: every module of minagent/ opens with a docstring whose first paragraph
+    names its spec file, and a module of the core that holds state states its rules and
+    theory of operation."""
     import ast
 
     unnamed = []
@@ -130,9 +137,23 @@ def test_every_module_opens_with_what_it_is_and_its_spec() -> None:
         if "spec/" not in doc.split("\n\n")[0]:
             unnamed.append(str(path.relative_to(PACKAGE)))
     assert unnamed == []
-    stateful = ["_agents", "_calls", "_clients", "_loop", "_loop_table", "_middleware", "_observe", "_run"]
+    stateful = [
+        "_agents",
+        "_calls",
+        "_clients",
+        "_loop",
+        "_loop_table",
+        "_middleware",
+        "_observe",
+        "_run",
+    ]
     stateful += ["_sessions", "_stream", "_toolset", "_transcript"]
     for stem in stateful:
-        doc = ast.get_docstring(ast.parse((PACKAGE / f"{stem}.py").read_text(encoding="utf-8"))) or ""
+        doc = (
+            ast.get_docstring(
+                ast.parse((PACKAGE / f"{stem}.py").read_text(encoding="utf-8"))
+            )
+            or ""
+        )
         assert "\nRules\n-----\n1. " in doc, stem
         assert "Theory of operation" in doc or stem in ("_clients", "_compat"), stem

@@ -14,15 +14,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-LINTED = ["minagent", "plugins", "tests", "tools", "benchmarks"]
-# every plugin's package (plugins/<name>/minagent_*) is typed-checked along with the core
+LINTED = ["minagent", "plugins", "tests", "tools", "benchmarks", "examples"]
+# every plugin's package (plugins/<name>/minagent_*) is typed-checked along with the
+# core
 TYPED = [
     "minagent",
-    *sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("plugins/*/minagent_*") if p.is_dir() and "." not in p.name),
+    *sorted(
+        str(p.relative_to(ROOT))
+        for p in ROOT.glob("plugins/*/minagent_*")
+        if p.is_dir() and "." not in p.name
+    ),
 ]
 
 
-_TESTS = (  # start from no data: stale data files of an earlier run would be combined too
+# start from no data: stale data files of an earlier run would be combined too
+_TESTS = (
     "import subprocess, sys; subprocess.run([sys.executable, '-m', 'coverage', 'erase'], check=True); "
     "sys.exit(subprocess.run([sys.executable, '-m', 'coverage', 'run', '-m', 'pytest', '-p', 'no:cacheprovider'])"
     ".returncode)"
@@ -43,7 +49,8 @@ def gates(fast: bool) -> list[tuple[str, list[str]]]:
         ("ruff", [PY, "-m", "ruff", "check", *LINTED]),
         ("format", [PY, "-m", "ruff", "format", "--check", *LINTED]),
         ("mypy", [PY, "-m", "mypy", *TYPED]),
-        # the main run and every measured subprocess wrote a data file: combine them, then report
+        # the main run and every measured subprocess wrote a data file: combine them,
+        # then report
         ("coverage", [PY, "-c", _COVERAGE]),
         ("other-pythons", [PY, "tools/other_pythons.py"]),  # PK-5
     ]

@@ -1,11 +1,13 @@
-"""Run the test suite on every further CPython >= 3.11 this machine offers (issue 13, PK-5).
+"""Run the test suite on every further CPython >= 3.11 this machine offers (issue 13,
+PK-5).
 
     python tools/other_pythons.py          # find, install, test; print which versions ran
 
 Interpreters are found, not hard-coded: ``python3.N`` on PATH and every version under
-``$(pyenv root)/versions``, for N >= 11, other than the interpreter running this script. Each
-gets its own virtual environment under ``.venv-pythons/`` with ``requirements-test.txt``
-installed, and runs ``pytest``. The exit status is non-zero when any version fails.
+``$(pyenv root)/versions``, for N >= 11, other than the interpreter running this script.
+Each gets its own virtual environment under ``.venv-pythons/`` with
+``requirements-test.txt`` installed, and runs ``pytest``. The exit status is non-zero
+when any version fails.
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ VENVS = ROOT / ".venv-pythons"
 def version_of(python: str) -> tuple[int, int, str] | None:
     try:
         out = subprocess.run(
-            [python, "-c", "import sys, platform; print(platform.python_implementation(), *sys.version_info[:3])"],
+            [
+                python,
+                "-c",
+                "import sys, platform; print(platform.python_implementation(), *sys.version_info[:3])",
+            ],
             capture_output=True,
             text=True,
             timeout=30,
@@ -69,22 +75,43 @@ def run(python: str, label: str) -> bool:
     if not (venv / "bin" / "python").exists():
         subprocess.run([python, "-m", "venv", str(venv)], check=True)
     py = str(venv / "bin" / "python")
-    install = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", "requirements-test.txt"]
+    install = [
+        py,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--disable-pip-version-check",
+        "-r",
+        "requirements-test.txt",
+    ]
     if subprocess.run(install, cwd=ROOT).returncode != 0:
-        print(f"other-pythons: {label}: installing the test requirements failed", flush=True)
+        print(
+            f"other-pythons: {label}: installing the test requirements failed",
+            flush=True,
+        )
         return False
-    return subprocess.run([py, "-m", "pytest", "-p", "no:cacheprovider", "-q"], cwd=ROOT).returncode == 0
+    return (
+        subprocess.run(
+            [py, "-m", "pytest", "-p", "no:cacheprovider", "-q"], cwd=ROOT
+        ).returncode
+        == 0
+    )
 
 
 def main() -> int:
     found = interpreters()
-    ran: list[str] = [f"{sys.version_info.major}.{sys.version_info.minor} (the main run)"]
+    ran: list[str] = [
+        f"{sys.version_info.major}.{sys.version_info.minor} (the main run)"
+    ]
     failed: list[str] = []
     for (major, minor), (python, full) in found.items():
         label = f"{major}.{minor}"
         print(f"\n=== pytest on CPython {full} ({python})", flush=True)
         (ran if run(python, label) else failed).append(label)
-    print(f"\nother-pythons: ran on CPython {', '.join(ran + failed)}; failed: {', '.join(failed) or 'none'}")
+    print(
+        f"\nother-pythons: ran on CPython {', '.join(ran + failed)}; failed: {', '.join(failed) or 'none'}"
+    )
     return 1 if failed else 0
 
 

@@ -1,20 +1,21 @@
 """The command line: ``python -m minagent [--version | about | demo | run PROMPT ...]``
 (spec/package.md PK-3, spec/agent.md AG-10).
 
-``demo`` runs offline: a small agent with two tools and one middleware per layer answers a
-question with a built-in scripted model, and every step through the layers is printed as it
-happens, followed by the streamed answer.
+``demo`` runs offline: a small agent with two tools and one middleware per layer answers
+a question with a built-in scripted model, and every step through the layers is printed
+as it happens, followed by the streamed answer.
 
 Rules
 -----
-1. The command line is a face: it builds agents from public names, runs them and prints; it
-   decides nothing about a run.
-2. Exit status 0 is success, 1 a provider's failure, 2 a usage error (a bad option, a base URL,
-   a session file or a serve target that cannot be used), 3 a run that stopped at a limit of the
-   tool loop before the model answered. Every failure is one ``error:`` line on stderr, never a
-   traceback (AG-10, AG-15), and no message or help text cites a rule ID.
-3. The MCP server, the run trace and the scripted model are imported only by the command that
-   needs them.
+1. The command line is a face: it builds agents from public names, runs them and prints;
+   it decides nothing about a run.
+2. Exit status 0 is success, 1 a provider's failure, 2 a usage error (a bad option, a
+   base URL, a session file or a serve target that cannot be used), 3 a run that stopped
+   at a limit of the tool loop before the model answered. Every failure is one
+   ``error:`` line on stderr, never a traceback (AG-10, AG-15), and no message or help
+   text cites a rule ID.
+3. The MCP server, the run trace and the scripted model are imported only by the command
+   that needs them.
 """
 
 from __future__ import annotations
@@ -61,29 +62,73 @@ commands:
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    parser = argparse.ArgumentParser(prog="python -m minagent", description="minagent command line")
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    parser = argparse.ArgumentParser(
+        prog="python -m minagent", description="minagent command line"
+    )
+    parser.add_argument(
+        "--version", action="store_true", help="print the version and exit"
+    )
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("about", help="what minagent is")
     demo_command = sub.add_parser("demo", help="run the offline demo")
     _trace_options(demo_command)
     run = sub.add_parser("run", help="run a prompt against a provider plugin")
     run.add_argument("prompt", help="what to ask the model")
-    run.add_argument("--provider", required=True, help="plugin name, e.g. openai, anthropic, ollama")
-    run.add_argument("--model", required=True, help="the provider's model name, e.g. gpt-4o-mini")
-    run.add_argument("--base-url", default=None, help="the server's URL (default: the provider's, or its variable)")
-    run.add_argument("--api-key", default=None, help="the API key (default: the provider's variable)")
-    run.add_argument("--system", "--instructions", dest="instructions", default=None, help="system instructions")
-    run.add_argument("--session-db", default=None, help="SQLite file that keeps conversations (needs --session)")
-    run.add_argument("--session", default=None, help="the conversation to continue (needs --session-db)")
+    run.add_argument(
+        "--provider", required=True, help="plugin name, e.g. openai, anthropic, ollama"
+    )
+    run.add_argument(
+        "--model", required=True, help="the provider's model name, e.g. gpt-4o-mini"
+    )
+    run.add_argument(
+        "--base-url",
+        default=None,
+        help="the server's URL (default: the provider's, or its variable)",
+    )
+    run.add_argument(
+        "--api-key", default=None, help="the API key (default: the provider's variable)"
+    )
+    run.add_argument(
+        "--system",
+        "--instructions",
+        dest="instructions",
+        default=None,
+        help="system instructions",
+    )
+    run.add_argument(
+        "--session-db",
+        default=None,
+        help="SQLite file that keeps conversations (needs --session)",
+    )
+    run.add_argument(
+        "--session",
+        default=None,
+        help="the conversation to continue (needs --session-db)",
+    )
     _trace_options(run)
-    serve = sub.add_parser("mcp-serve", help="serve an agent as an MCP server, over stdio or HTTP")
-    serve.add_argument("target", help="module:attribute naming an agent or a zero-argument factory")
-    serve.add_argument("--name", default=None, help="the MCP server's name (default: the agent's)")
-    serve.add_argument("--http", metavar="HOST:PORT", default=None, help="serve Streamable HTTP at HOST:PORT/mcp")
-    sub.add_parser("conformance", add_help=False, help="the flow conformance kit (spec/conformance.md)")
+    serve = sub.add_parser(
+        "mcp-serve", help="serve an agent as an MCP server, over stdio or HTTP"
+    )
+    serve.add_argument(
+        "target", help="module:attribute naming an agent or a zero-argument factory"
+    )
+    serve.add_argument(
+        "--name", default=None, help="the MCP server's name (default: the agent's)"
+    )
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default=None,
+        help="serve Streamable HTTP at HOST:PORT/mcp",
+    )
+    sub.add_parser(
+        "conformance",
+        add_help=False,
+        help="the flow conformance kit (spec/conformance.md)",
+    )
     given = list(sys.argv[1:] if argv is None else argv)
-    if given[:1] == ["conformance"]:  # CF-4: the kit parses its own arguments; loaded only for this command
+    # CF-4: the kit parses its own arguments; loaded only for this command
+    if given[:1] == ["conformance"]:
         from ..conformance.flow_report import main as conformance
 
         return conformance(given[1:], out)
@@ -104,11 +149,22 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             print("error: --session and --session-db go together", file=sys.stderr)
             return 2
         where = (args.session_db, args.session)
-        connection = {k: v for k, v in (("base_url", args.base_url), ("api_key", args.api_key)) if v is not None}
+        connection = {
+            k: v
+            for k, v in (("base_url", args.base_url), ("api_key", args.api_key))
+            if v is not None
+        }
         with _run_trace(args) as middleware:  # OB-14
             return asyncio.run(
                 run_prompt(
-                    args.prompt, args.provider, args.model, args.instructions, out, *where, middleware, **connection
+                    args.prompt,
+                    args.provider,
+                    args.model,
+                    args.instructions,
+                    out,
+                    *where,
+                    middleware,
+                    **connection,
                 )
             )
     print(ABOUT, file=out, end="")
@@ -116,14 +172,24 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 
 def _trace_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--trace", metavar="FILE", default=None, help="write a Mermaid diagram of the run")
-    command.add_argument("--trace-json", metavar="FILE", default=None, help="write the run trace's raw events")
+    command.add_argument(
+        "--trace",
+        metavar="FILE",
+        default=None,
+        help="write a Mermaid diagram of the run",
+    )
+    command.add_argument(
+        "--trace-json",
+        metavar="FILE",
+        default=None,
+        help="write the run trace's raw events",
+    )
 
 
 @contextlib.contextmanager
 def _run_trace(args: argparse.Namespace) -> Iterator[list[Any] | None]:
-    """OB-14: record the command's runs when --trace or --trace-json asks; the files are written
-    also when the run fails."""
+    """OB-14: record the command's runs when --trace or --trace-json asks; the files are
+    written also when the run fails."""
     if args.trace is None and args.trace_json is None:
         yield None
         return
@@ -135,7 +201,9 @@ def _run_trace(args: argparse.Namespace) -> Iterator[list[Any] | None]:
             yield list(trace.middleware)
     finally:
         if args.trace is not None:
-            Path(args.trace).write_text(f"```mermaid\n{trace.to_mermaid()}```\n", encoding="utf-8")
+            Path(args.trace).write_text(
+                f"```mermaid\n{trace.to_mermaid()}```\n", encoding="utf-8"
+            )
         if args.trace_json is not None:
             Path(args.trace_json).write_text(trace.to_json() + "\n", encoding="utf-8")
 
@@ -153,7 +221,8 @@ async def run_prompt(
 ) -> int:
     try:
         client = get_client(provider, model=model, **connection)
-    except (LookupError, ValueError, TypeError) as exc:  # no plugin; a bad base URL or key (AG-15)
+    # no plugin; a bad base URL or key (AG-15)
+    except (LookupError, ValueError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     from ..providers.errors import ProviderError  # loaded on first use (import time)
@@ -161,28 +230,40 @@ async def run_prompt(
     providers: list[Any] = []
     store: SQLiteSessionStore | None = None
     session: AgentSession | None = None
-    if session_db is not None and session_id is not None:  # SE-18: the conversation lives in the file
+    # SE-18: the conversation lives in the file
+    if session_db is not None and session_id is not None:
         try:
             providers.append(SQLiteHistoryProvider("history", path=session_db))
             store = SQLiteSessionStore(session_db)
             session = await store.get(session_id) or AgentSession(session_id=session_id)
-        except (sqlite3.Error, OSError, SQLiteSchemaError) as exc:  # AG-15: not minagent's SQLite database
-            print(f"error: --session-db {session_db}: {_sqlite_problem(session_db, exc)}", file=sys.stderr)
+        # AG-15: not minagent's SQLite database
+        except (sqlite3.Error, OSError, SQLiteSchemaError) as exc:
+            print(
+                f"error: --session-db {session_db}: {_sqlite_problem(session_db, exc)}",
+                file=sys.stderr,
+            )
             return 2
     try:
         async with Agent(client, instructions, context_providers=providers) as agent:
-            stream = agent.run(prompt, stream=True, session=session, middleware=middleware)
+            stream = agent.run(
+                prompt, stream=True, session=session, middleware=middleware
+            )
             async for update in stream:
                 print(update.text, end="", file=out, flush=True)
             print(file=out)
             final = await stream.get_final_response()
         if store is not None and session is not None and session_id is not None:
             await store.set(session_id, session)
-    except ProviderError as exc:  # AG-10: a provider's failure is one line, not a traceback
+    # AG-10: a provider's failure is one line, not a traceback
+    except ProviderError as exc:
         print(f"\nerror: {exc}", file=sys.stderr)
         return 1
-    if final.messages and final.messages[-1].text == LIMIT_FALLBACK_TEXT:  # AG-15: no answer, a limit
-        print("error: the run stopped at a limit of the tool loop before the model answered", file=sys.stderr)
+    # AG-15: no answer, a limit
+    if final.messages and final.messages[-1].text == LIMIT_FALLBACK_TEXT:
+        print(
+            "error: the run stopped at a limit of the tool loop before the model answered",
+            file=sys.stderr,
+        )
         return 3
     return 0
 
@@ -192,11 +273,15 @@ def _sqlite_problem(path: str, exc: BaseException) -> str:
     folder = Path(path).parent
     if not folder.is_dir():
         return f"its folder {str(folder)!r} does not exist"
-    if isinstance(exc, sqlite3.DatabaseError | SQLiteSchemaError) and "not a database" in str(exc):
+    if isinstance(
+        exc, sqlite3.DatabaseError | SQLiteSchemaError
+    ) and "not a database" in str(exc):
         return "the file is not a SQLite database"
     if isinstance(exc, SQLiteSchemaError):
         return str(exc).removeprefix(f"{path}: ")
-    return f"cannot be used as minagent's session database ({type(exc).__name__}: {exc})"
+    return (
+        f"cannot be used as minagent's session database ({type(exc).__name__}: {exc})"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,7 +307,8 @@ async def to_fahrenheit(celsius: float) -> float:
 
 
 def scripted_model(messages: list[Message], options: dict[str, Any]) -> Any:
-    """The demo's model: weather first, then the conversion, then the answer in chunks."""
+    """The demo's model: weather first, then the conversion, then the answer in
+    chunks."""
     results = [c for m in messages for c in m.contents if c.type == "function_result"]
     if not results:
         city = "Paris"
@@ -230,7 +316,11 @@ def scripted_model(messages: list[Message], options: dict[str, Any]) -> Any:
             [
                 Message(
                     "assistant",
-                    [Content.from_function_call("c1", "get_weather", json.dumps({"city": city}))],
+                    [
+                        Content.from_function_call(
+                            "c1", "get_weather", json.dumps({"city": city})
+                        )
+                    ],
                 )
             ]
         )
@@ -240,7 +330,11 @@ def scripted_model(messages: list[Message], options: dict[str, Any]) -> Any:
             [
                 Message(
                     "assistant",
-                    [Content.from_function_call("c2", "to_fahrenheit", json.dumps({"celsius": celsius}))],
+                    [
+                        Content.from_function_call(
+                            "c2", "to_fahrenheit", json.dumps({"celsius": celsius})
+                        )
+                    ],
                 )
             ]
         )
@@ -248,7 +342,9 @@ def scripted_model(messages: list[Message], options: dict[str, Any]) -> Any:
     answer = f"In {weather['city']} it is {weather['celsius']:g} °C, which is {fahrenheit:g} °F."
     words = answer.split(" ")
     return [
-        ChatResponseUpdate([Content.from_text(word if i == 0 else " " + word)], "assistant")
+        ChatResponseUpdate(
+            [Content.from_text(word if i == 0 else " " + word)], "assistant"
+        )
         for i, word in enumerate(words)
     ]
 
@@ -267,17 +363,28 @@ async def demo(out: TextIO, middleware: Sequence[Any] | None = None) -> None:
             f"agent middleware  > run starts with {len(context.messages)} message(s), stream={context.stream}",
         )
         await call_next()
-        say(0, "agent middleware  < the run's stream is ready (updates follow as they are produced)")
+        say(
+            0,
+            "agent middleware  < the run's stream is ready (updates follow as they are produced)",
+        )
 
     async def chat_layer(context: ChatContext, call_next: Any) -> None:
         nonlocal calls
         calls += 1
-        say(1, f"chat middleware   > model call {calls} with {len(context.messages)} message(s)")
+        say(
+            1,
+            f"chat middleware   > model call {calls} with {len(context.messages)} message(s)",
+        )
         await call_next()
         say(1, f"chat middleware   < model call {calls} answered")
 
-    async def function_layer(context: FunctionInvocationContext, call_next: Any) -> None:
-        say(2, f"function middleware > {context.function.name}({json.dumps(context.arguments)})")
+    async def function_layer(
+        context: FunctionInvocationContext, call_next: Any
+    ) -> None:
+        say(
+            2,
+            f"function middleware > {context.function.name}({json.dumps(context.arguments)})",
+        )
         await call_next()
         say(
             2,
@@ -301,11 +408,17 @@ async def demo(out: TextIO, middleware: Sequence[Any] | None = None) -> None:
             if content.type == "function_call" and content.name:
                 say(2, f"model asks for {content.name}({content.arguments})")
             elif content.type == "function_result":
-                say(2, f"tool result for {content.call_id}: {json.dumps(content.result)}")
+                say(
+                    2,
+                    f"tool result for {content.call_id}: {json.dumps(content.result)}",
+                )
         if update.text:
             if not answering:
                 print(f"\n{agent.name}: ", end="", file=out)
                 answering = True
             print(update.text, end="", file=out, flush=True)
     final = await stream.get_final_response()
-    print(f"\n\n({len(final.messages)} messages in the response, {calls} model calls)", file=out)
+    print(
+        f"\n\n({len(final.messages)} messages in the response, {calls} model calls)",
+        file=out,
+    )

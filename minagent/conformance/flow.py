@@ -1,30 +1,32 @@
-"""The flow conformance kit: what an adapter builds and what it reports (spec/conformance.md, CF-1 .. CF-4).
+"""The flow conformance kit: what an adapter builds and what it reports
+(spec/conformance.md, CF-1 .. CF-4).
 
 The kit runs minagent's behavioural rules of the flow (spec/middleware.md, spec/loop.md,
 spec/agent.md, spec/options.md, spec/sessions.md, spec/structured.md) against any
-implementation of the same flow. The implementation is reached through an *adapter*: an object
-with a name, the features it offers, the differences it expects, and one method,
+implementation of the same flow. The implementation is reached through an *adapter*: an
+object with a name, the features it offers, the differences it expects, and one method,
 
     async def run(self, world: World) -> list[TurnResult]
 
-which builds an agent from ``world.plan`` (a scripted model, tools, middleware at the three
-layers, options, context providers, a session) in its framework's idiom, runs every turn in
-``world.stream`` mode, and reports each turn's response in the neutral form below. Everything
-the flow does on the way — what the model was sent, which middleware, tool and provider ran in
-which order — reaches the kit because the adapter's model, tools, middleware and providers call
-the world: ``world.answer``, ``world.tool``, ``world.middleware``, ``world.provider``.
+which builds an agent from ``world.plan`` (a scripted model, tools, middleware at the
+three layers, options, context providers, a session) in its framework's idiom, runs
+every turn in ``world.stream`` mode, and reports each turn's response in the neutral
+form below. Everything the flow does on the way — what the model was sent, which
+middleware, tool and provider ran in which order — reaches the kit because the adapter's
+model, tools, middleware and providers call the world: ``world.answer``, ``world.tool``,
+``world.middleware``, ``world.provider``.
 
 Rules
 -----
-1. The vocabulary is neutral: a plan says what the model answers, what a tool and a middleware
-   do (pass, terminate, override the result, raise, change the arguments), never how a framework
-   spells it; the adapter builds each in its own idiom (CF-1).
-2. Neutral messages are plain JSON data (``message``, ``text``, ``call``, ``result``, ...): a
-   result is compared as text, arguments as a dict, so frameworks are compared on the flow, not
-   on their types (CF-1).
-3. The world records in the order things happen: ``events`` (``A>`` a middleware entered,
-   ``A<`` it left normally, ``model``, ``tool:NAME``, ``P>``/``P<`` a provider before/after the
-   run) and ``requests`` (each model call's messages and options).
+1. The vocabulary is neutral: a plan says what the model answers, what a tool and a
+   middleware do (pass, terminate, override the result, raise, change the arguments),
+   never how a framework spells it; the adapter builds each in its own idiom (CF-1).
+2. Neutral messages are plain JSON data (``message``, ``text``, ``call``, ``result``,
+   ...): a result is compared as text, arguments as a dict, so frameworks are compared
+   on the flow, not on their types (CF-1).
+3. The world records in the order things happen: ``events`` (``A>`` a middleware
+   entered, ``A<`` it left normally, ``model``, ``tool:NAME``, ``P>``/``P<`` a provider
+   before/after the run) and ``requests`` (each model call's messages and options).
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ __all__ = [
 Layer = Literal["agent", "chat", "function"]
 Json = Any
 
-# What an adapter may lack; a scenario that needs a missing feature is not applicable (CF-2).
+# What an adapter may lack; a scenario that needs a missing feature is not applicable
+# (CF-2).
 FEATURES: Mapping[str, str] = MappingProxyType(
     {
         "inbox": "a message put from outside the loop (a tool, another task) reaches the next model call",
@@ -84,11 +87,13 @@ FEATURES: Mapping[str, str] = MappingProxyType(
 
 
 class FlowFailure(Exception):
-    """Raised by a middleware whose exit is ``raise``: the run's caller must see it (MW-T5, LP-21)."""
+    """Raised by a middleware whose exit is ``raise``: the run's caller must see it
+    (MW-T5, LP-21)."""
 
 
 class ToolFailure(RuntimeError):
-    """Raised by a tool whose plan says it fails: the model must get an error result (LP-6)."""
+    """Raised by a tool whose plan says it fails: the model must get an error result
+    (LP-6)."""
 
 
 class ModelFailure(RuntimeError):
@@ -107,19 +112,28 @@ def text(value: str) -> dict[str, Json]:
     return {"type": "text", "text": value}
 
 
-def call(call_id: str, name: str, arguments: Any = None, *, user_input_request: bool = False) -> dict[str, Json]:
-    """A function call; ``arguments`` given as a JSON string is parsed when it is a JSON object."""
+def call(
+    call_id: str, name: str, arguments: Any = None, *, user_input_request: bool = False
+) -> dict[str, Json]:
+    """A function call; ``arguments`` given as a JSON string is parsed when it is a JSON
+    object."""
     if isinstance(arguments, str):
         with contextlib.suppress(ValueError):  # not JSON: kept as the text it is
             arguments = json.loads(arguments) if arguments.strip() else {}
-    out: dict[str, Json] = {"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments or {}}
+    out: dict[str, Json] = {
+        "type": "function_call",
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments or {},
+    }
     if user_input_request:
         out["user_input_request"] = True
     return out
 
 
 def result_text(value: Any) -> str:
-    """A tool result as text: a str as it is, None as ``""``, anything else as compact JSON."""
+    """A tool result as text: a str as it is, None as ``""``, anything else as compact
+    JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -128,12 +142,23 @@ def result_text(value: Any) -> str:
 
 
 def result(call_id: str, value: Any, *, error: bool = False) -> dict[str, Json]:
-    return {"type": "function_result", "call_id": call_id, "result": result_text(value), "error": error}
+    return {
+        "type": "function_result",
+        "call_id": call_id,
+        "result": result_text(value),
+        "error": error,
+    }
 
 
 def approval_request(id: str, call_id: str, name: str) -> dict[str, Json]:
-    """A request to approve the call ``call_id`` of ``name``; ``id`` is the request's own id."""
-    return {"type": "function_approval_request", "id": id, "call_id": call_id, "name": name}
+    """A request to approve the call ``call_id`` of ``name``; ``id`` is the request's
+    own id."""
+    return {
+        "type": "function_approval_request",
+        "id": id,
+        "call_id": call_id,
+        "name": name,
+    }
 
 
 def approval_response(id: str, approved: bool) -> dict[str, Json]:
@@ -150,7 +175,8 @@ def message(role: str, contents: Sequence[Mapping[str, Json]]) -> dict[str, Json
 
 @dataclass(frozen=True)
 class Call:
-    """A function call the model makes. ``split``: where the streamed arguments string is cut."""
+    """A function call the model makes. ``split``: where the streamed arguments string
+    is cut."""
 
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
@@ -164,8 +190,9 @@ class Call:
 
 @dataclass(frozen=True)
 class Answer:
-    """One model answer. ``split``: where the streamed text is cut into chunks; ``inject``: messages
-    that arrive in the inbox while the model answers; ``fail``: the model call raises."""
+    """One model answer. ``split``: where the streamed text is cut into chunks;
+    ``inject``: messages that arrive in the inbox while the model answers; ``fail``: the
+    model call raises."""
 
     text: str = ""
     calls: tuple[Call, ...] = ()
@@ -176,15 +203,22 @@ class Answer:
     fail: str | None = None
 
     def chunks(self) -> list[dict[str, Json]]:
-        """The answer as a stream carries it, in neutral chunks: ``{"text"}``, ``{"call_id", "name",
-        "arguments"}`` (a continuation has ``call_id`` and ``name`` None), ``{"usage"}``. The adapter
-        turns each chunk into one update; a ``conversation_id`` goes on every chunk."""
-        out: list[dict[str, Json]] = [{"text": piece} for piece in _cut(self.text, self.split) if piece]
+        """The answer as a stream carries it, in neutral chunks: ``{"text"}``,
+        ``{"call_id", "name", "arguments"}`` (a continuation has ``call_id`` and
+        ``name`` None), ``{"usage"}``. The adapter turns each chunk into one update; a
+        ``conversation_id`` goes on every chunk."""
+        out: list[dict[str, Json]] = [
+            {"text": piece} for piece in _cut(self.text, self.split) if piece
+        ]
         for c in self.calls:
             for i, piece in enumerate(_cut(c.arguments_json, c.split)):
                 first = i == 0
                 out.append(
-                    {"call_id": c.call_id if first else None, "name": c.name if first else None, "arguments": piece}
+                    {
+                        "call_id": c.call_id if first else None,
+                        "name": c.name if first else None,
+                        "arguments": piece,
+                    }
                 )
         if self.usage is not None:
             out.append({"usage": self.usage})
@@ -198,10 +232,11 @@ def _cut(value: str, at: tuple[int, ...]) -> list[str]:
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool. It returns ``results`` in turn (cycling), or raises `ToolFailure` when ``fail`` is set;
-    ``append`` adds a user message to the live transcript, ``inject`` puts one into the inbox;
-    ``wait_for`` waits until the named tool has started (so it finishes last when both run
-    concurrently). ``schema``: its parameters (default: an object with no properties)."""
+    """A tool. It returns ``results`` in turn (cycling), or raises `ToolFailure` when
+    ``fail`` is set; ``append`` adds a user message to the live transcript, ``inject``
+    puts one into the inbox; ``wait_for`` waits until the named tool has started (so it
+    finishes last when both run concurrently). ``schema``: its parameters (default: an
+    object with no properties)."""
 
     name: str
     results: tuple[str, ...] = ("ok",)
@@ -215,20 +250,26 @@ class Tool:
 
     @property
     def parameters(self) -> dict[str, Any]:
-        return json.loads(json.dumps(dict(self.schema))) if self.schema else {"type": "object", "properties": {}}
+        return (
+            json.loads(json.dumps(dict(self.schema)))
+            if self.schema
+            else {"type": "object", "properties": {}}
+        )
 
 
 @dataclass(frozen=True)
 class Mw:
-    """A middleware, by what it does (spec/middleware.md, the control-flow table): enter (event
-    ``NAME>``), make its changes, call ``call_next`` ``calls`` times, then leave by ``exit``:
-    ``return`` (event ``NAME<``), ``terminate`` (the framework's termination, with ``term_result``
-    when given) or ``raise`` (`FlowFailure`). ``result`` is set before or after ``call_next``
-    (``when``): a response with that text in the agent and chat layers, that value in the function
-    layer. ``option`` sets a run option (agent) or this call's option (chat); ``add_message`` adds
-    a user message to this model call's messages (chat); ``arguments`` replaces the arguments and
-    ``append`` appends to the live transcript (function); with ``only`` a function middleware acts
-    on calls of that tool only and passes the others through without a trace."""
+    """A middleware, by what it does (spec/middleware.md, the control-flow table): enter
+    (event ``NAME>``), make its changes, call ``call_next`` ``calls`` times, then leave
+    by ``exit``:
+    ``return`` (event ``NAME<``), ``terminate`` (the framework's termination, with
+    ``term_result`` when given) or ``raise`` (`FlowFailure`). ``result`` is set before
+    or after ``call_next`` (``when``): a response with that text in the agent and chat
+    layers, that value in the function layer. ``option`` sets a run option (agent) or
+    this call's option (chat); ``add_message`` adds a user message to this model call's
+    messages (chat); ``arguments`` replaces the arguments and ``append`` appends to the
+    live transcript (function); with ``only`` a function middleware acts on calls of
+    that tool only and passes the others through without a trace."""
 
     name: str
     layer: Layer
@@ -246,7 +287,8 @@ class Mw:
 
 @dataclass(frozen=True)
 class Provider:
-    """A context provider: before the run it adds instructions, user messages and tools."""
+    """A context provider: before the run it adds instructions, user messages and
+    tools."""
 
     name: str
     instructions: str | None = None
@@ -264,7 +306,8 @@ class Approval:
 
 @dataclass(frozen=True)
 class Turn:
-    """One run: its input (texts are user messages), run options, run-level tools and middleware."""
+    """One run: its input (texts are user messages), run options, run-level tools and
+    middleware."""
 
     input: tuple[str | Approval, ...] = ("go",)
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -274,9 +317,9 @@ class Turn:
 
 @dataclass(frozen=True)
 class Plan:
-    """The agent to build and the runs to make. ``config`` holds the loop's configuration
-    (spec/loop.md LP-1 names); ``options`` the agent's default options; with ``session`` every
-    turn runs on one session with a local history."""
+    """The agent to build and the runs to make. ``config`` holds the loop's
+    configuration (spec/loop.md LP-1 names); ``options`` the agent's default options;
+    with ``session`` every turn runs on one session with a local history."""
 
     script: tuple[Answer, ...]
     turns: tuple[Turn, ...] = (Turn(),)
@@ -295,9 +338,10 @@ class Plan:
 
 @dataclass
 class TurnResult:
-    """One run's outcome, neutral: the response's messages (None when the run raised), the error,
-    the updates the consumer saw (streaming), usage ``(input, output)``, the parsed structured
-    value, and the session's stored history after the run (with ``plan.session``)."""
+    """One run's outcome, neutral: the response's messages (None when the run raised),
+    the error, the updates the consumer saw (streaming), usage ``(input, output)``, the
+    parsed structured value, and the session's stored history after the run (with
+    ``plan.session``)."""
 
     messages: list[dict[str, Json]] | None = None
     error: BaseException | None = None
@@ -309,20 +353,24 @@ class TurnResult:
 
 @dataclass
 class Request:
-    """One model call: its messages and options, neutral (options keys: ``tool_choice`` as its mode
-    string or None, ``tools`` as names, ``instructions``, ``temperature``, ``metadata``,
-    ``response_format`` as True when set, ``conversation_id``; a key only when set)."""
+    """One model call: its messages and options, neutral (options keys: ``tool_choice``
+    as its mode string or None, ``tools`` as names, ``instructions``, ``temperature``,
+    ``metadata``, ``response_format`` as True when set, ``conversation_id``; a key only
+    when set)."""
 
     messages: list[dict[str, Json]]
     options: dict[str, Json]
 
 
 class MiddlewareOps(Protocol):
-    """What `World.middleware` asks of one middleware's context, written by the adapter."""
+    """What `World.middleware` asks of one middleware's context, written by the
+    adapter."""
 
-    def set_result(self, text: str) -> None: ...  # agent/chat: a response with this text; function: the value
+    # agent/chat: a response with this text; function: the value
+    def set_result(self, text: str) -> None: ...
 
-    def terminate(self, result: str | None) -> NoReturn: ...  # raise the termination (its result: as set_result)
+    # raise the termination (its result: as set_result)
+    def terminate(self, result: str | None) -> NoReturn: ...
 
     def set_option(self, key: str, value: Any) -> None: ...
 
@@ -337,8 +385,9 @@ class MiddlewareOps(Protocol):
 class FlowAdapter(Protocol):
     """An implementation of the flow, as the kit drives it (CF-1).
 
-    ``features``: what of `FEATURES` it offers; ``expected``: rule ID -> why it differs (the
-    decision of spec/decisions.md that explains it); ``notes``: feature -> why it is missing."""
+    ``features``: what of `FEATURES` it offers; ``expected``: rule ID -> why it differs
+    (the decision of spec/decisions.md that explains it); ``notes``: feature -> why it
+    is missing."""
 
     name: str
     features: frozenset[str]
@@ -360,7 +409,8 @@ class World:
         self.requests: list[Request] = []
         self.events: list[str] = []
         self.results: list[TurnResult] = []
-        self.arguments: list[tuple[str, dict[str, Any]]] = []  # each tool invocation's arguments
+        # each tool invocation's arguments
+        self.arguments: list[tuple[str, dict[str, Any]]] = []
         self.created: list[int] = []  # len(events) when each streaming run was created
         self._position = 0
         self._inbox: Callable[[str], None] | None = None
@@ -372,8 +422,11 @@ class World:
 
     # -- the model -------------------------------------------------------------------------
 
-    def answer(self, messages: Sequence[Mapping[str, Json]], options: Mapping[str, Json]) -> Answer:
-        """The scripted model: record the request, take the next answer (its injections arrive now)."""
+    def answer(
+        self, messages: Sequence[Mapping[str, Json]], options: Mapping[str, Json]
+    ) -> Answer:
+        """The scripted model: record the request, take the next answer (its injections
+        arrive now)."""
         self.requests.append(Request([dict(m) for m in messages], dict(options)))
         self.events.append("model")
         if self._position >= len(self.plan.script):
@@ -394,16 +447,26 @@ class World:
 
     def inject(self, item: str) -> None:
         if self._inbox is None:
-            raise RuntimeError("the plan injects a message but the adapter bound no inbox")
+            raise RuntimeError(
+                "the plan injects a message but the adapter bound no inbox"
+            )
         self._inbox(item)
 
     # -- tools -----------------------------------------------------------------------------
 
-    async def tool(self, name: str, arguments: Mapping[str, Any], append: Callable[[str], None] | None = None) -> str:
-        """Run the plan's tool ``name``: record ``tool:NAME``, do what it does, return its result."""
+    async def tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        append: Callable[[str], None] | None = None,
+    ) -> str:
+        """Run the plan's tool ``name``: record ``tool:NAME``, do what it does, return
+        its result."""
         spec = self.tools.get(name)
         if spec is None:
-            raise KeyError(f"the plan has no tool {name!r}; it has {sorted(self.tools)}")
+            raise KeyError(
+                f"the plan has no tool {name!r}; it has {sorted(self.tools)}"
+            )
         self.events.append(f"tool:{name}")
         self.arguments.append((name, dict(arguments)))
         self._started.add(name)
@@ -418,7 +481,9 @@ class World:
                 return f"{spec.wait_for} did not start while {name} ran"
         if spec.append is not None:
             if append is None:
-                raise RuntimeError("the tool appends to the transcript but the adapter gave no way to")
+                raise RuntimeError(
+                    "the tool appends to the transcript but the adapter gave no way to"
+                )
             append(spec.append)
         if spec.inject is not None:
             self.inject(spec.inject)
@@ -429,10 +494,16 @@ class World:
     # -- middleware and providers ------------------------------------------------------------
 
     async def middleware(
-        self, mw: Mw, ops: MiddlewareOps, call_next: Callable[[], Awaitable[None]], *, tool: str | None = None
+        self,
+        mw: Mw,
+        ops: MiddlewareOps,
+        call_next: Callable[[], Awaitable[None]],
+        *,
+        tool: str | None = None,
     ) -> None:
-        """What ``mw`` does, through the adapter's ``ops`` on its context (the class docstring of `Mw`);
-        a function middleware's adapter passes the called tool's name as ``tool``."""
+        """What ``mw`` does, through the adapter's ``ops`` on its context (the class
+        docstring of `Mw`); a function middleware's adapter passes the called tool's
+        name as ``tool``."""
         if mw.only is not None and tool != mw.only:
             await call_next()
             return
@@ -461,11 +532,16 @@ class World:
         self.events.append(f"{provider.name}{'>' if when == 'before' else '<'}")
 
     def stream_created(self) -> None:
-        """Call right after ``run(..., stream=True)`` returned, before using the stream (AG-3)."""
+        """Call right after ``run(..., stream=True)`` returned, before using the stream
+        (AG-3)."""
         self.created.append(len(self.events))
 
     # -- reading the record ------------------------------------------------------------------
 
     @property
     def last(self) -> TurnResult:
-        return self.results[-1] if self.results else TurnResult(error=RuntimeError("the adapter reported no turn"))
+        return (
+            self.results[-1]
+            if self.results
+            else TurnResult(error=RuntimeError("the adapter reported no turn"))
+        )

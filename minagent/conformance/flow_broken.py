@@ -1,7 +1,8 @@
-"""A deliberately broken minagent, to show that the flow kit catches what it must (spec/conformance.md CF-8).
+"""A deliberately broken minagent, to show that the flow kit catches what it must
+(spec/conformance.md CF-8).
 
-Each break is a classic mistake in an implementation of the flow, and names the rules that must
-catch it — and no other rule may (CF-8):
+Each break is a classic mistake in an implementation of the flow, and names the rules
+that must catch it — and no other rule may (CF-8):
 
 | break | what it does | caught by |
 |---|---|---|
@@ -9,8 +10,9 @@ catch it — and no other rule may (CF-8):
 | ``max-iterations-off-by-one`` | one tool round more than ``max_iterations`` allows | LP-7, LP-T4, LP-T10 |
 | ``stream-skips-function-middleware`` | streaming runs register no function middleware | LP-2 |
 
-The loop table's rows LP-T4 and LP-T10 are where "no room" is decided by ``max_iterations``, so
-they name it too; a streaming-only difference is a parity difference (LP-2, flow_run rule 2).
+The loop table's rows LP-T4 and LP-T10 are where "no room" is decided by
+``max_iterations``, so they name it too; a streaming-only difference is a parity
+difference (LP-2, flow_run rule 2).
 
     python -m minagent conformance --adapter minagent.conformance.flow_broken:adapter
 
@@ -51,15 +53,25 @@ class BrokenAdapter(MinagentAdapter):
     def __init__(self, breaks: tuple[str, ...] = tuple(BREAKS)) -> None:
         unknown = set(breaks) - set(BREAKS)
         if unknown:
-            raise ValueError(f"unknown breaks {sorted(unknown)}; the breaks are {sorted(BREAKS)}")
+            raise ValueError(
+                f"unknown breaks {sorted(unknown)}; the breaks are {sorted(BREAKS)}"
+            )
         self.breaks = frozenset(breaks)
         self.name = f"broken minagent ({', '.join(sorted(self.breaks))})"
 
     def model(self, world: World) -> BaseChatClient:
-        return _OffByOne(world) if "max-iterations-off-by-one" in self.breaks else ScriptedModel(world)
+        return (
+            _OffByOne(world)
+            if "max-iterations-off-by-one" in self.breaks
+            else ScriptedModel(world)
+        )
 
     def middleware(self, world: World, spec: Mw) -> Any:
-        if spec.layer == "function" and world.stream and "stream-skips-function-middleware" in self.breaks:
+        if (
+            spec.layer == "function"
+            and world.stream
+            and "stream-skips-function-middleware" in self.breaks
+        ):
             return None
         if spec.layer == "chat" and "chat-once-per-run" in self.breaks:
             ran: list[bool] = []

@@ -1,17 +1,18 @@
 """The flow kit's adapter for minagent itself (spec/conformance.md CF-1, CF-5).
 
-``python -m minagent conformance --adapter minagent.conformance.flow_minagent:adapter`` runs the
-kit against this tree's minagent; every rule must hold (CF-5). It is also the example of an
-adapter: a scripted chat client that asks ``world.answer``, tools that call ``world.tool``,
-middleware that calls ``world.middleware`` with the context's operations, context providers that
-call ``world.provider``, and a loop over the plan's turns.
+``python -m minagent conformance --adapter minagent.conformance.flow_minagent:adapter``
+runs the kit against this tree's minagent; every rule must hold (CF-5). It is also the
+example of an adapter: a scripted chat client that asks ``world.answer``, tools that
+call ``world.tool``, middleware that calls ``world.middleware`` with the context's
+operations, context providers that call ``world.provider``, and a loop over the plan's
+turns.
 
 Rules
 -----
-1. Built from public names only, the way a user writes minagent code (``Agent``, ``@agent_middleware``,
-   ``FunctionTool``, ``ContextProvider``, ``Inbox``).
-2. Everything the framework returns is reported neutrally (`minagent.conformance.flow`); the
-   adapter decides nothing the kit checks.
+1. Built from public names only, the way a user writes minagent code (``Agent``,
+   ``@agent_middleware``, ``FunctionTool``, ``ContextProvider``, ``Inbox``).
+2. Everything the framework returns is reported neutrally (`minagent.conformance.flow`);
+   the adapter decides nothing the kit checks.
 """
 
 from __future__ import annotations
@@ -63,7 +64,13 @@ from .flow import (
     text,
 )
 
-__all__ = ["MinagentAdapter", "adapter", "neutral_content", "neutral_message", "neutral_options"]
+__all__ = [
+    "MinagentAdapter",
+    "adapter",
+    "neutral_content",
+    "neutral_message",
+    "neutral_options",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -76,13 +83,22 @@ def neutral_content(content: Content) -> dict[str, Any]:
         return text(content.text or "")
     if kind == "function_call":
         return call(
-            content.call_id or "", content.name or "", content.arguments, user_input_request=content.user_input_request
+            content.call_id or "",
+            content.name or "",
+            content.arguments,
+            user_input_request=content.user_input_request,
         )
     if kind == "function_result":
-        return result(content.call_id or "", content.result, error=content.exception is not None)
+        return result(
+            content.call_id or "", content.result, error=content.exception is not None
+        )
     if kind == "function_approval_request":
         fc = content.function_call
-        return approval_request(content.id or "", fc.call_id or "" if fc else "", fc.name or "" if fc else "")
+        return approval_request(
+            content.id or "",
+            fc.call_id or "" if fc else "",
+            fc.name or "" if fc else "",
+        )
     if kind == "function_approval_response":
         return approval_response(content.id or "", bool(content.approved))
     return {"type": kind}
@@ -93,16 +109,23 @@ def neutral_message(m: Message) -> dict[str, Any]:
 
 
 def neutral_update(u: ChatResponseUpdate | AgentResponseUpdate) -> dict[str, Any]:
-    return message(u.role or "", [neutral_content(c) for c in u.contents if c.type != "usage"])
+    return message(
+        u.role or "", [neutral_content(c) for c in u.contents if c.type != "usage"]
+    )
 
 
 def neutral_options(options: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "tool_choice" in options:
         choice = options["tool_choice"]
-        out["tool_choice"] = choice.get("mode") if isinstance(choice, Mapping) else choice
+        out["tool_choice"] = (
+            choice.get("mode") if isinstance(choice, Mapping) else choice
+        )
     if options.get("tools"):
-        out["tools"] = [t.get("name") if isinstance(t, Mapping) else getattr(t, "name", None) for t in options["tools"]]
+        out["tools"] = [
+            t.get("name") if isinstance(t, Mapping) else getattr(t, "name", None)
+            for t in options["tools"]
+        ]
     for key in ("instructions", "temperature", "metadata", "conversation_id"):
         if options.get(key) is not None:
             out[key] = options[key]
@@ -112,7 +135,11 @@ def neutral_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _usage(usage: tuple[int, int] | None) -> UsageDetails | None:
-    return None if usage is None else UsageDetails(input_token_count=usage[0], output_token_count=usage[1])
+    return (
+        None
+        if usage is None
+        else UsageDetails(input_token_count=usage[0], output_token_count=usage[1])
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,23 +147,35 @@ def _usage(usage: tuple[int, int] | None) -> UsageDetails | None:
 
 
 class ScriptedModel(BaseChatClient):
-    """A chat client whose answers are the plan's script, asked of the world call by call."""
+    """A chat client whose answers are the plan's script, asked of the world call by
+    call."""
 
     def __init__(self, world: World) -> None:
-        super().__init__(function_invocation_configuration=dict(world.plan.config) or None)
+        super().__init__(
+            function_invocation_configuration=dict(world.plan.config) or None
+        )
         self.world = world
 
-    def _answer(self, messages: Sequence[Message], options: Mapping[str, Any]) -> Answer:
-        return self.world.answer([neutral_message(m) for m in messages], neutral_options(options))
+    def _answer(
+        self, messages: Sequence[Message], options: Mapping[str, Any]
+    ) -> Answer:
+        return self.world.answer(
+            [neutral_message(m) for m in messages], neutral_options(options)
+        )
 
     async def _inner_get_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> ChatResponse:
         answer = self._answer(messages, options)
         contents = [Content.from_text(answer.text)] if answer.text else []
-        contents += [Content.from_function_call(c.call_id, c.name, c.arguments_json) for c in answer.calls]
+        contents += [
+            Content.from_function_call(c.call_id, c.name, c.arguments_json)
+            for c in answer.calls
+        ]
         return ChatResponse(
-            [Message("assistant", contents)], usage_details=_usage(answer.usage), conversation_id=answer.conversation_id
+            [Message("assistant", contents)],
+            usage_details=_usage(answer.usage),
+            conversation_id=answer.conversation_id,
         )
 
     async def _inner_get_streaming_response(
@@ -147,10 +186,18 @@ class ScriptedModel(BaseChatClient):
             if "text" in chunk:
                 contents = [Content.from_text(chunk["text"])]
             elif "usage" in chunk:
-                contents = [Content.from_usage(_usage(chunk["usage"]) or UsageDetails())]
+                contents = [
+                    Content.from_usage(_usage(chunk["usage"]) or UsageDetails())
+                ]
             else:
-                contents = [Content.from_function_call(chunk["call_id"] or "", chunk["name"], chunk["arguments"])]
-            yield ChatResponseUpdate(contents, "assistant", conversation_id=answer.conversation_id)
+                contents = [
+                    Content.from_function_call(
+                        chunk["call_id"] or "", chunk["name"], chunk["arguments"]
+                    )
+                ]
+            yield ChatResponseUpdate(
+                contents, "assistant", conversation_id=answer.conversation_id
+            )
 
 
 # --------------------------------------------------------------------------------------------
@@ -164,7 +211,8 @@ async def _one(update: Any) -> AsyncIterator[Any]:
 def _agent_result(value: str, stream: bool) -> Any:
     if stream:
         return ResponseStream(
-            _one(AgentResponseUpdate([Content.from_text(value)], "assistant")), finalizer=AgentResponse.from_updates
+            _one(AgentResponseUpdate([Content.from_text(value)], "assistant")),
+            finalizer=AgentResponse.from_updates,
         )
     return AgentResponse([Message("assistant", [value])])
 
@@ -172,7 +220,8 @@ def _agent_result(value: str, stream: bool) -> Any:
 def _chat_result(value: str, stream: bool) -> Any:
     if stream:
         return ResponseStream(
-            _one(ChatResponseUpdate([Content.from_text(value)], "assistant")), finalizer=ChatResponse.from_updates
+            _one(ChatResponseUpdate([Content.from_text(value)], "assistant")),
+            finalizer=ChatResponse.from_updates,
         )
     return ChatResponse([Message("assistant", [value])])
 
@@ -180,7 +229,9 @@ def _chat_result(value: str, stream: bool) -> Any:
 class Ops:
     """The operations `World.middleware` needs, on one context of any layer."""
 
-    def __init__(self, context: AgentContext | ChatContext | FunctionInvocationContext) -> None:
+    def __init__(
+        self, context: AgentContext | ChatContext | FunctionInvocationContext
+    ) -> None:
         self.context = context
 
     def _value(self, value: str) -> Any:
@@ -195,7 +246,9 @@ class Ops:
         self.context.result = self._value(value)
 
     def terminate(self, value: str | None) -> NoReturn:
-        raise MiddlewareTermination(result=None if value is None else self._value(value))
+        raise MiddlewareTermination(
+            result=None if value is None else self._value(value)
+        )
 
     def set_option(self, key: str, value: Any) -> None:
         c = self.context
@@ -240,8 +293,12 @@ def build_middleware(world: World, spec: Mw) -> Any:
         return chat_layer
 
     @function_middleware
-    async def function_layer(context: FunctionInvocationContext, call_next: CallNext) -> None:
-        await world.middleware(spec, Ops(context), call_next, tool=context.function.name)
+    async def function_layer(
+        context: FunctionInvocationContext, call_next: CallNext
+    ) -> None:
+        await world.middleware(
+            spec, Ops(context), call_next, tool=context.function.name
+        )
 
     return function_layer
 
@@ -249,7 +306,11 @@ def build_middleware(world: World, spec: Mw) -> Any:
 def build_tool(world: World, spec: Tool) -> FunctionTool:
     async def run(ctx: FunctionInvocationContext, **arguments: Any) -> str:
         transcript = ctx.messages if ctx is not None else None
-        append = None if transcript is None else (lambda value: transcript.append(Message("user", [value])))
+        append = (
+            None
+            if transcript is None
+            else (lambda value: transcript.append(Message("user", [value])))
+        )
         return await world.tool(spec.name, arguments, append)
 
     return FunctionTool(
@@ -261,7 +322,8 @@ def build_tool(world: World, spec: Tool) -> FunctionTool:
 
 
 class PlanProvider(ContextProvider):
-    """A context provider of the plan (SE-3): adds its instructions, messages and tools."""
+    """A context provider of the plan (SE-3): adds its instructions, messages and
+    tools."""
 
     def __init__(self, world: World, spec: Provider) -> None:
         super().__init__(spec.name)
@@ -269,18 +331,32 @@ class PlanProvider(ContextProvider):
         self.spec = spec
 
     async def before_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
         self.world.provider(self.spec, "before")
         if self.spec.instructions:
             context.extend_instructions(self.spec.name, self.spec.instructions)
         if self.spec.messages:
-            context.extend_messages(self.spec.name, [Message("user", [m]) for m in self.spec.messages])
+            context.extend_messages(
+                self.spec.name, [Message("user", [m]) for m in self.spec.messages]
+            )
         if self.spec.tools:
-            context.extend_tools(self.spec.name, [build_tool(self.world, t) for t in self.spec.tools])
+            context.extend_tools(
+                self.spec.name, [build_tool(self.world, t) for t in self.spec.tools]
+            )
 
     async def after_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
         self.world.provider(self.spec, "after")
 
@@ -330,7 +406,12 @@ class MinagentAdapter:
         return world.results
 
     async def run_turn(
-        self, world: World, agent: Agent, session: AgentSession | None, turn: Turn, previous: Any
+        self,
+        world: World,
+        agent: Agent,
+        session: AgentSession | None,
+        turn: Turn,
+        previous: Any,
     ) -> tuple[TurnResult, Any]:
         inbox = Inbox()
         world.bind_inbox(inbox.put)
@@ -355,7 +436,11 @@ class MinagentAdapter:
                 response = await agent.run(messages, **kwargs)
             out.messages = [neutral_message(m) for m in response.messages]
             usage = response.usage_details
-            out.usage = None if usage is None else (usage.input_token_count, usage.output_token_count)
+            out.usage = (
+                None
+                if usage is None
+                else (usage.input_token_count, usage.output_token_count)
+            )
             out.value = response.try_value
         except Exception as exc:
             out.error = exc
@@ -366,13 +451,20 @@ class MinagentAdapter:
 
 
 def _input(turn: Turn, previous: Any) -> list[Message]:
-    """The turn's input; an `Approval` answers the previous response's request of that call."""
+    """The turn's input; an `Approval` answers the previous response's request of that
+    call."""
     messages: list[Message] = []
     for item in turn.input:
         if isinstance(item, Approval):
             requests = [] if previous is None else previous.user_input_requests
-            request = next(r for r in requests if r.function_call and r.function_call.call_id == item.call_id)
-            messages.append(Message("user", [request.to_function_approval_response(item.approved)]))
+            request = next(
+                r
+                for r in requests
+                if r.function_call and r.function_call.call_id == item.call_id
+            )
+            messages.append(
+                Message("user", [request.to_function_approval_response(item.approved)])
+            )
         else:
             messages.append(Message("user", [item]))
     return messages

@@ -3,17 +3,19 @@
     python -m minagent conformance --adapter module:factory [--rules MW-*,LP-*] [--json FILE]
                                    [--seed N] [--examples N]
 
-Loads the adapter (``module:factory``: an adapter, or a callable that returns one), runs every
-scenario — the fixed ones and ``--examples`` drawn from each generated family with ``--seed`` —
-and prints one Markdown table row per rule: holds, differs or not applicable, with the first
-differing observation and the adapter's explanation. ``--json`` writes the same report as JSON
-(its schema is in spec/conformance.md). Progress goes to stderr when stderr is a terminal.
+Loads the adapter (``module:factory``: an adapter, or a callable that returns one), runs
+every scenario — the fixed ones and ``--examples`` drawn from each generated family with
+``--seed`` — and prints one Markdown table row per rule: holds, differs or not
+applicable, with the first differing observation and the adapter's explanation.
+``--json`` writes the same report as JSON (its schema is in spec/conformance.md).
+Progress goes to stderr when stderr is a terminal.
 
 Rules
 -----
-1. Exit status: 0 when every difference is one the adapter expects, 1 when any is not, 2 for a
-   usage error (an adapter that cannot be loaded, an unknown rule pattern) (CF-4).
-2. The report holds only JSON data: the same run gives the same report but for ``seconds``.
+1. Exit status: 0 when every difference is one the adapter expects, 1 when any is not, 2
+   for a usage error (an adapter that cannot be loaded, an unknown rule pattern) (CF-4).
+2. The report holds only JSON data: the same run gives the same report but for
+   ``seconds``.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ ALIASES = {
 
 
 def generated(seed: int = SEED, examples: int = EXAMPLES) -> list[Scenario]:
-    """``examples`` scenarios of each family, each drawn from its own seeded generator (CF-3)."""
+    """``examples`` scenarios of each family, each drawn from its own seeded generator
+    (CF-3)."""
     import random
 
     return [
@@ -73,7 +76,11 @@ def generated(seed: int = SEED, examples: int = EXAMPLES) -> list[Scenario]:
 
 def scenarios(seed: int = SEED, examples: int = EXAMPLES) -> list[Scenario]:
     """Every scenario of the kit: the fixed ones, then the generated ones."""
-    fixed = [*flow_middleware.scenarios(), *flow_loop.scenarios(), *flow_agent.scenarios()]
+    fixed = [
+        *flow_middleware.scenarios(),
+        *flow_loop.scenarios(),
+        *flow_agent.scenarios(),
+    ]
     return [*fixed, *generated(seed, examples)]
 
 
@@ -86,18 +93,24 @@ def load_adapter(spec: str) -> FlowAdapter:
     spec = ALIASES.get(spec, spec)
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
-        raise AdapterError(f"--adapter must be module:factory (or one of {', '.join(ALIASES)}), got {spec!r}")
+        raise AdapterError(
+            f"--adapter must be module:factory (or one of {', '.join(ALIASES)}), got {spec!r}"
+        )
     try:
         target: Any = getattr(importlib.import_module(module_name), attribute)
     except (ImportError, AttributeError) as exc:
         raise AdapterError(f"cannot load {spec}: {type(exc).__name__}: {exc}") from exc
-    if isinstance(target, type) or (not isinstance(target, FlowAdapter) and callable(target)):
+    if isinstance(target, type) or (
+        not isinstance(target, FlowAdapter) and callable(target)
+    ):
         try:
             target = target()
         except Exception as exc:
             raise AdapterError(f"{spec}() failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(target, FlowAdapter):
-        raise AdapterError(f"{spec} is not an adapter (name, features, expected, async run(world))")
+        raise AdapterError(
+            f"{spec} is not an adapter (name, features, expected, async run(world))"
+        )
     return target
 
 
@@ -115,12 +128,20 @@ class Report:
 
     @property
     def unexpected(self) -> list[str]:
-        return [r for r, v in self.rules.items() if v.verdict == "differs" and r not in self.adapter.expected]
+        return [
+            r
+            for r, v in self.rules.items()
+            if v.verdict == "differs" and r not in self.adapter.expected
+        ]
 
     @property
     def stale(self) -> list[str]:
         """Differences the adapter expects that did not occur (among the rules run)."""
-        return [r for r in self.adapter.expected if r in self.rules and self.rules[r].verdict != "differs"]
+        return [
+            r
+            for r in self.adapter.expected
+            if r in self.rules and self.rules[r].verdict != "differs"
+        ]
 
     def count(self, verdict: str) -> int:
         return sum(1 for v in self.rules.values() if v.verdict == verdict)
@@ -134,7 +155,10 @@ class Report:
                 "name": self.adapter.name,
                 "factory": self.factory,
                 "features": sorted(self.adapter.features),
-                "missing": {f: notes.get(f, FEATURES[f]) for f in sorted(set(FEATURES) - self.adapter.features)},
+                "missing": {
+                    f: notes.get(f, FEATURES[f])
+                    for f in sorted(set(FEATURES) - self.adapter.features)
+                },
             },
             "seed": self.seed,
             "examples": self.examples,
@@ -176,7 +200,11 @@ class Report:
             "|---|---|---:|---|",
         ]
         for v in self.rules.values():
-            shown = "**differs (unexpected)**" if v.verdict == "differs" and not v.expected else v.verdict
+            shown = (
+                "**differs (unexpected)**"
+                if v.verdict == "differs" and not v.expected
+                else v.verdict
+            )
             lines.append(f"| {v.rule} | {shown} | {v.checks} | {_why(v)} |")
         if self.stale:
             lines += ["", f"Expected to differ but held: {', '.join(self.stale)}."]
@@ -204,16 +232,25 @@ def _short(value: Any, limit: int = 240) -> str:
 
 
 def render(value: Any) -> str:
-    """A neutral value, compactly: messages as ``role: item, item · role: ...``, the rest as JSON."""
+    """A neutral value, compactly: messages as ``role: item, item · role: ...``, the
+    rest as JSON."""
     if _is_messages(value):
-        return " · ".join(f"{m['role']}: {', '.join(_content(c) for c in m['contents'])}" for m in value) or "(none)"
+        return (
+            " · ".join(
+                f"{m['role']}: {', '.join(_content(c) for c in m['contents'])}"
+                for m in value
+            )
+            or "(none)"
+        )
     if isinstance(value, list) and value and all(_is_messages(v) for v in value):
         return " ; ".join(f"[{render(v)}]" for v in value)
     return json.dumps(value, ensure_ascii=False)
 
 
 def _is_messages(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(m, dict) and "role" in m and "contents" in m for m in value)
+    return isinstance(value, list) and all(
+        isinstance(m, dict) and "role" in m and "contents" in m for m in value
+    )
 
 
 def _content(c: Mapping[str, Any]) -> str:
@@ -228,7 +265,9 @@ def _content(c: Mapping[str, Any]) -> str:
         flag = " (error)" if c.get("error") else ""
         return f"{c.get('call_id')}→{json.dumps(c.get('result'), ensure_ascii=False)}{flag}"
     if kind == "function_approval_request":
-        return f"approve? {c.get('call_id')} {c.get('name')}" + (f" [id {c['id']}]" if "id" in c else "")
+        return f"approve? {c.get('call_id')} {c.get('name')}" + (
+            f" [id {c['id']}]" if "id" in c else ""
+        )
     if kind == "function_approval_response":
         return f"{'approved' if c.get('approved') else 'rejected'} {c.get('id')}"
     return str(kind)
@@ -249,7 +288,9 @@ async def run_report(
 ) -> Report:
     chosen = scenarios(seed, examples)
     runs = sum(len(s.modes) for s in chosen if select(s.rules, patterns))
-    rules, seconds = await run_kit(adapter, chosen, patterns=patterns, progress=progress)
+    rules, seconds = await run_kit(
+        adapter, chosen, patterns=patterns, progress=progress
+    )
     return Report(adapter, factory, seed, examples, runs, seconds, rules)
 
 
@@ -280,13 +321,22 @@ def command(
         return 2
     progress = _progress(err) if err.isatty() else None
     report = asyncio.run(
-        run_report(adapter, factory=adapter_spec, patterns=patterns, seed=seed, examples=examples, progress=progress)
+        run_report(
+            adapter,
+            factory=adapter_spec,
+            patterns=patterns,
+            seed=seed,
+            examples=examples,
+            progress=progress,
+        )
     )
     if progress is not None:
         print("\r\033[K", end="", file=err, flush=True)
     out.write(report.to_markdown())
     if json_path is not None:
-        Path(json_path).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        Path(json_path).write_text(
+            json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8"
+        )
     return 1 if report.unexpected else 0
 
 
@@ -298,18 +348,48 @@ def _progress(err: TextIO) -> Callable[[int, int, str], None]:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """``python -m minagent conformance ARGS`` (the command line hands the arguments over)."""
+    """``python -m minagent conformance ARGS`` (the command line hands the arguments
+    over)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m minagent conformance", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--adapter", required=True, help="module:factory of the adapter (or: minagent, broken)")
-    parser.add_argument("--rules", default=None, help="comma-separated rule patterns, e.g. MW-*,LP-T*")
-    parser.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
-    parser.add_argument("--seed", type=int, default=SEED, help=f"seed of the generated scenarios (default {SEED})")
-    parser.add_argument("--examples", type=int, default=EXAMPLES, help=f"examples per family (default {EXAMPLES})")
+    parser = argparse.ArgumentParser(
+        prog="python -m minagent conformance", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--adapter",
+        required=True,
+        help="module:factory of the adapter (or: minagent, broken)",
+    )
+    parser.add_argument(
+        "--rules", default=None, help="comma-separated rule patterns, e.g. MW-*,LP-T*"
+    )
+    parser.add_argument(
+        "--json", default=None, metavar="FILE", help="also write the report as JSON"
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=SEED,
+        help=f"seed of the generated scenarios (default {SEED})",
+    )
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=EXAMPLES,
+        help=f"examples per family (default {EXAMPLES})",
+    )
     args = parser.parse_args(argv)
-    return command(args.adapter, rules=args.rules, json_path=args.json, seed=args.seed, examples=args.examples, out=out)
+    return command(
+        args.adapter,
+        rules=args.rules,
+        json_path=args.json,
+        seed=args.seed,
+        examples=args.examples,
+        out=out,
+    )
 
 
-if __name__ == "__main__":  # pragma: no cover - exercised through python -m minagent conformance
+if (
+    __name__ == "__main__"
+):  # pragma: no cover - exercised through python -m minagent conformance
     raise SystemExit(main())

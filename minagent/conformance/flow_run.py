@@ -1,22 +1,24 @@
-"""Running the flow kit: scenarios, checks and verdicts (spec/conformance.md CF-2, CF-3, CF-6).
+"""Running the flow kit: scenarios, checks and verdicts (spec/conformance.md CF-2, CF-3,
+CF-6).
 
-A `Scenario` is a plan, the rules it checks, the features it needs, and a ``check`` function that
-compares what one run recorded (the `World`) with what the rules say, one `Check` per comparison,
-each for exactly one rule. `run_kit` runs every scenario in both modes (and the generated ones,
-drawn with a fixed seed and count) and folds the checks into one verdict per rule.
+A `Scenario` is a plan, the rules it checks, the features it needs, and a ``check``
+function that compares what one run recorded (the `World`) with what the rules say, one
+`Check` per comparison, each for exactly one rule. `run_kit` runs every scenario in both
+modes (and the generated ones, drawn with a fixed seed and count) and folds the checks
+into one verdict per rule.
 
 Rules
 -----
-1. A check belongs to one rule; a rule holds when every check of it held, differs when one did
-   not (the first such check is its observation), and is not applicable when every scenario
-   that checks it needs a feature the adapter lacks (CF-2).
-2. Parity (LP-2, design decision 11): a check that holds in one mode and not in the other is a
-   difference of LP-2, reported with the rule and mode that showed it; the rule itself keeps the
-   verdict of the modes agreeing (CF-2).
-3. Reproducible: generated scenarios draw from ``random.Random`` seeded with the seed, the
-   family and the example's index, so one seed and count give one report (CF-3).
-4. No run hangs the kit: each run has ``TIMEOUT`` seconds; an adapter that fails or times out
-   is a difference of the scenario's first rule, never a crash of the kit.
+1. A check belongs to one rule; a rule holds when every check of it held, differs when
+   one did not (the first such check is its observation), and is not applicable when
+   every scenario that checks it needs a feature the adapter lacks (CF-2).
+2. Parity (LP-2, design decision 11): a check that holds in one mode and not in the
+   other is a difference of LP-2, reported with the rule and mode that showed it; the
+   rule itself keeps the verdict of the modes agreeing (CF-2).
+3. Reproducible: generated scenarios draw from ``random.Random`` seeded with the seed,
+   the family and the example's index, so one seed and count give one report (CF-3).
+4. No run hangs the kit: each run has ``TIMEOUT`` seconds; an adapter that fails or
+   times out is a difference of the scenario's first rule, never a crash of the kit.
 """
 
 from __future__ import annotations
@@ -54,7 +56,8 @@ Verdict = Literal["holds", "differs", "not applicable"]
 
 
 class Draw(Protocol):
-    """Where a generated scenario takes its choices from (``random`` in the kit; hypothesis in tests)."""
+    """Where a generated scenario takes its choices from (``random`` in the kit;
+    hypothesis in tests)."""
 
     def integer(self, low: int, high: int) -> int: ...
 
@@ -101,15 +104,30 @@ class Expect:
         what: str = "the response's messages",
         view: Callable[[Any], Any] | None = None,
     ) -> None:
-        """The last run's messages (seen through ``view``); a run that raised shows its error."""
+        """The last run's messages (seen through ``view``); a run that raised shows its
+        error."""
         last = world.last
         if last.error is not None:
-            self.equal(rule, what, f"the run raised {describe_error(last.error)}", expected)
+            self.equal(
+                rule, what, f"the run raised {describe_error(last.error)}", expected
+            )
         else:
-            self.equal(rule, what, last.messages if view is None else view(last.messages), expected)
+            self.equal(
+                rule,
+                what,
+                last.messages if view is None else view(last.messages),
+                expected,
+            )
 
-    def raised(self, rule: str, world: World, expected: str | None, what: str = "the run's error") -> None:
-        """The last run's error, described; ``expected`` is its description or None (no error)."""
+    def raised(
+        self,
+        rule: str,
+        world: World,
+        expected: str | None,
+        what: str = "the run's error",
+    ) -> None:
+        """The last run's error, described; ``expected`` is its description or None (no
+        error)."""
         self.equal(rule, what, describe_error(world.last.error), expected)
 
 
@@ -119,7 +137,8 @@ def describe_error(error: BaseException | None) -> str | None:
 
 @dataclass(frozen=True)
 class Scenario:
-    """A plan and the rules it checks (``rules[0]`` takes the adapter's own failures, rule 4)."""
+    """A plan and the rules it checks (``rules[0]`` takes the adapter's own failures,
+    rule 4)."""
 
     name: str
     plan: Plan
@@ -153,28 +172,55 @@ class _Outcome:
     missing: frozenset[str] = frozenset()
 
 
-async def run_scenario(adapter: FlowAdapter, scenario: Scenario, *, stream: bool) -> list[Check]:
+async def run_scenario(
+    adapter: FlowAdapter, scenario: Scenario, *, stream: bool
+) -> list[Check]:
     """One run of ``scenario`` in one mode, and its checks (rule 4)."""
     world = World(scenario.plan, stream=stream)
     try:
         await asyncio.wait_for(adapter.run(world), TIMEOUT)
     except TimeoutError:
-        return [Check(scenario.rules[0], "the run finishes", False, f"within {TIMEOUT:g} s", "timed out")]
+        return [
+            Check(
+                scenario.rules[0],
+                "the run finishes",
+                False,
+                f"within {TIMEOUT:g} s",
+                "timed out",
+            )
+        ]
     except Exception as exc:
-        return [Check(scenario.rules[0], "the adapter runs the plan", False, "no error", describe_error(exc))]
+        return [
+            Check(
+                scenario.rules[0],
+                "the adapter runs the plan",
+                False,
+                "no error",
+                describe_error(exc),
+            )
+        ]
     expect = Expect()
     try:
         scenario.check(world, expect)
     except Exception as exc:  # an observation of a shape the check did not foresee
         expect.checks.append(
-            Check(scenario.rules[0], "the observation can be read", False, "a readable run", describe_error(exc))
+            Check(
+                scenario.rules[0],
+                "the observation can be read",
+                False,
+                "a readable run",
+                describe_error(exc),
+            )
         )
     return expect.checks
 
 
 def select(rules: Iterable[str], patterns: Sequence[str] | None) -> bool:
-    """Whether any of ``rules`` matches one of ``patterns`` (``MW-*``, ``LP-T1``); no patterns: all."""
-    return not patterns or any(fnmatch.fnmatchcase(r, p) for r in rules for p in patterns)
+    """Whether any of ``rules`` matches one of ``patterns`` (``MW-*``, ``LP-T1``); no
+    patterns: all."""
+    return not patterns or any(
+        fnmatch.fnmatchcase(r, p) for r in rules for p in patterns
+    )
 
 
 def _mode(stream: bool) -> str:
@@ -188,7 +234,8 @@ async def run_kit(
     patterns: Sequence[str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> tuple[dict[str, RuleVerdict], float]:
-    """Every scenario in every mode it names; the verdict per rule and the seconds it took."""
+    """Every scenario in every mode it names; the verdict per rule and the seconds it
+    took."""
     chosen = [s for s in scenarios if select(s.rules, patterns)]
     runs = [(s, m) for s in chosen for m in s.modes]
     outcomes: list[_Outcome] = []
@@ -220,13 +267,17 @@ def verdicts(
     by_check: dict[tuple[str, str, str], dict[str, Check]] = {}
     for outcome in outcomes:
         if outcome.checks is None:
-            why = "; ".join(f"{f}: {notes[f]}" if f in notes else f for f in sorted(outcome.missing))
+            why = "; ".join(
+                f"{f}: {notes[f]}" if f in notes else f for f in sorted(outcome.missing)
+            )
             for rule in outcome.scenario.rules:
                 item = entry(rule)
                 item.reason = item.reason or f"needs {why}"
             continue
         for check in outcome.checks:
-            by_check.setdefault((outcome.scenario.name, check.rule, check.what), {})[outcome.mode] = check
+            by_check.setdefault((outcome.scenario.name, check.rule, check.what), {})[
+                outcome.mode
+            ] = check
     parity_selected = select([PARITY], patterns)
     for (scenario, rule, _what), modes in by_check.items():
         failing = {m: c for m, c in modes.items() if not c.holds}
@@ -235,19 +286,33 @@ def verdicts(
             holding = next(m for m in modes if m not in failing)
             _count(entry(rule), None, set(modes))
             item = entry(PARITY)
-            _count(item, _observation(scenario, mode, check, f"{rule} holds {holding} but not {mode}"), {mode})
+            _count(
+                item,
+                _observation(
+                    scenario, mode, check, f"{rule} holds {holding} but not {mode}"
+                ),
+                {mode},
+            )
             continue
         first = next(iter(failing.items()), None)
-        observation = None if first is None else _observation(scenario, first[0], first[1])
+        observation = (
+            None if first is None else _observation(scenario, first[0], first[1])
+        )
         _count(entry(rule), observation, set(failing or modes))
     expected = adapter.expected
     for rule, item in table.items():
         if item.verdict == "differs" and rule in expected:
             item.expected = expected[rule]
-    return {rule: table[rule] for rule in sorted(table, key=_rule_key) if select([rule], patterns)}
+    return {
+        rule: table[rule]
+        for rule in sorted(table, key=_rule_key)
+        if select([rule], patterns)
+    }
 
 
-def _count(item: RuleVerdict, observation: dict[str, Any] | None, modes: set[str]) -> None:
+def _count(
+    item: RuleVerdict, observation: dict[str, Any] | None, modes: set[str]
+) -> None:
     item.checks += 1
     if observation is not None:
         if item.verdict != "differs":
@@ -257,7 +322,9 @@ def _count(item: RuleVerdict, observation: dict[str, Any] | None, modes: set[str
         item.verdict = "holds"
 
 
-def _observation(scenario: str, mode: str, check: Any, note: str | None = None) -> dict[str, Any]:
+def _observation(
+    scenario: str, mode: str, check: Any, note: str | None = None
+) -> dict[str, Any]:
     out = {
         "scenario": scenario,
         "mode": mode,

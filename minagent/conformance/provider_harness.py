@@ -1,18 +1,20 @@
-"""The provider kit's harness: what a plugin implements, and `ScriptedHarness` (spec/providers.md).
+"""The provider kit's harness: what a plugin implements, and `ScriptedHarness`
+(spec/providers.md).
 
 Rules
 -----
-1. The harness knows no wire format: a plugin's subclass decides how a step looks on its wire;
-   this module keeps only the script and the record.
+1. The harness knows no wire format: a plugin's subclass decides how a step looks on its
+   wire; this module keeps only the script and the record.
 2. Nothing here runs a check: the checks are in `providers.py`.
 
 Theory of operation
 -------------------
-A `ScriptedHarness` holds a queue of `ScriptedStep` and the bodies its fake server received.
-Each ``script_*`` call describes the answer to the next request the fake server receives,
-whatever the request's mode; the server renders it as a whole body when the request does not
-stream and as a stream when it does, with the same ids, model and ``created`` either way (so
-both modes must decode to equal responses, PV-9). ``reset()`` empties both.
+A `ScriptedHarness` holds a queue of `ScriptedStep` and the bodies its fake server
+received. Each ``script_*`` call describes the answer to the next request the fake
+server receives, whatever the request's mode; the server renders it as a whole body when
+the request does not stream and as a stream when it does, with the same ids, model and
+``created`` either way (so both modes must decode to equal responses, PV-9). ``reset()``
+empties both.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ __all__ = [
 
 
 class ConformanceError(AssertionError):
-    """A conformance check failed; the message says what was expected and what happened."""
+    """A conformance check failed; the message says what was expected and what
+    happened."""
 
 
 @dataclass(frozen=True)
@@ -49,11 +52,11 @@ class ScriptedCall:
 class ScriptedStep:
     """The answer to one request.
 
-    ``kind``: ``"text"`` (``text``), ``"tool_calls"`` (``calls``, in order, in one response),
-    ``"error"`` (a non-2xx answer: ``status``, ``message`` as the provider's error message,
-    ``headers``), or ``"stall"`` (a stream that sends ``text`` as one delta and then nothing,
-    holding the connection open until the client goes away). ``usage`` is reported with the
-    answer when set.
+    ``kind``: ``"text"`` (``text``), ``"tool_calls"`` (``calls``, in order, in one
+    response), ``"error"`` (a non-2xx answer: ``status``, ``message`` as the provider's
+    error message, ``headers``), or ``"stall"`` (a stream that sends ``text`` as one
+    delta and then nothing, holding the connection open until the client goes away).
+    ``usage`` is reported with the answer when set.
     """
 
     kind: Literal["text", "tool_calls", "error", "stall"]
@@ -69,14 +72,14 @@ class ScriptedStep:
 class ProviderHarness(Protocol):
     """The plugin's side of the kit: a fake server that plays a script, and its client.
 
-    ``request_id_header`` is the response header in which the provider sends its request id.
-    ``make_client(**kwargs)`` returns a new client of the plugin aimed at the fake server;
-    ``kwargs`` are passed to the client's constructor, which accepts at least ``max_retries``,
-    ``sleep``, ``rng`` and ``api_key`` (PV-32). ``requests()`` returns the JSON bodies the
-    server received since the last ``reset()``, in order; ``tool_results(body)`` the payloads
-    of the tool results that body sends, in order; ``declared_tools(body)`` the names of the
-    tools it declares. ``open_connections()`` counts the client connections the server holds
-    open right now.
+    ``request_id_header`` is the response header in which the provider sends its request
+    id. ``make_client(**kwargs)`` returns a new client of the plugin aimed at the fake
+    server; ``kwargs`` are passed to the client's constructor, which accepts at least
+    ``max_retries``, ``sleep``, ``rng`` and ``api_key`` (PV-32). ``requests()`` returns
+    the JSON bodies the server received since the last ``reset()``, in order;
+    ``tool_results(body)`` the payloads of the tool results that body sends, in order;
+    ``declared_tools(body)`` the names of the tools it declares. ``open_connections()``
+    counts the client connections the server holds open right now.
     """
 
     request_id_header: str
@@ -100,7 +103,9 @@ class ProviderHarness(Protocol):
         self, calls: Sequence[ScriptedCall], *, usage: UsageDetails | None = None
     ) -> None: ...
 
-    def script_error(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None: ...
+    def script_error(
+        self, status: int, message: str, headers: Mapping[str, str] | None = None
+    ) -> None: ...
 
     def script_stalled_stream(self, text: str) -> None: ...
 
@@ -114,11 +119,13 @@ class ProviderHarness(Protocol):
 
 
 class ScriptedHarness:
-    """The bookkeeping half of a `ProviderHarness`: the script queue and the request record.
+    """The bookkeeping half of a `ProviderHarness`: the script queue and the request
+    record.
 
-    A plugin subclasses it, adds ``make_client``, ``tool_results``, ``declared_tools`` and
-    ``open_connections``, and has its fake server call ``record(body)`` and ``next_step()`` for
-    every request (``next_step`` raises `ConformanceError` when the script is exhausted).
+    A plugin subclasses it, adds ``make_client``, ``tool_results``, ``declared_tools``
+    and ``open_connections``, and has its fake server call ``record(body)`` and
+    ``next_step()`` for every request (``next_step`` raises `ConformanceError` when the
+    script is exhausted).
     """
 
     request_id_header = "x-request-id"
@@ -142,13 +149,23 @@ class ScriptedHarness:
         *,
         usage: UsageDetails | None = None,
     ) -> None:
-        self.script_parallel_tool_calls([ScriptedCall(name, arguments, call_id)], usage=usage)
+        self.script_parallel_tool_calls(
+            [ScriptedCall(name, arguments, call_id)], usage=usage
+        )
 
-    def script_parallel_tool_calls(self, calls: Sequence[ScriptedCall], *, usage: UsageDetails | None = None) -> None:
+    def script_parallel_tool_calls(
+        self, calls: Sequence[ScriptedCall], *, usage: UsageDetails | None = None
+    ) -> None:
         self.steps.append(ScriptedStep("tool_calls", calls=tuple(calls), usage=usage))
 
-    def script_error(self, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
-        self.steps.append(ScriptedStep("error", status=status, message=message, headers=dict(headers or {})))
+    def script_error(
+        self, status: int, message: str, headers: Mapping[str, str] | None = None
+    ) -> None:
+        self.steps.append(
+            ScriptedStep(
+                "error", status=status, message=message, headers=dict(headers or {})
+            )
+        )
 
     def script_stalled_stream(self, text: str) -> None:
         self.steps.append(ScriptedStep("stall", text=text))
@@ -161,5 +178,7 @@ class ScriptedHarness:
 
     def next_step(self) -> ScriptedStep:
         if not self.steps:
-            raise ConformanceError(f"request {len(self.received)} reached the fake server, but no answer is scripted")
+            raise ConformanceError(
+                f"request {len(self.received)} reached the fake server, but no answer is scripted"
+            )
         return self.steps.pop(0)

@@ -1,10 +1,12 @@
-"""The provider conformance kit: the checks and how to run them (spec/providers.md, PV-33, PV-34).
+"""The provider conformance kit: the checks and how to run them (spec/providers.md,
+PV-33, PV-34).
 
-A provider plugin proves that its client honours the generic contract by running these checks
-against its own loopback fake server. The kit knows no wire format: the plugin's tests
-implement `ProviderHarness` — usually by subclassing `ScriptedHarness`, which keeps the
-script and the record, so that the plugin writes only how a step looks on its wire — and the
-kit drives real clients through ``get_response`` and `Agent.run` with real ``@tool`` functions.
+A provider plugin proves that its client honours the generic contract by running these
+checks against its own loopback fake server. The kit knows no wire format: the plugin's
+tests implement `ProviderHarness` — usually by subclassing `ScriptedHarness`, which
+keeps the script and the record, so that the plugin writes only how a step looks on its
+wire — and the kit drives real clients through ``get_response`` and `Agent.run` with
+real ``@tool`` functions.
 
     async def test_conformance_text() -> None:
         \"\"\"PV-34: ...\"\"\"
@@ -12,17 +14,19 @@ kit drives real clients through ``get_response`` and `Agent.run` with real ``@to
             await run_check(harness, "text")
 
 ``run_conformance(harness)`` runs every check and returns one `CheckResult` per check;
-``run_check(harness, name)`` runs one and raises `ConformanceError` when it fails. Every check
-names the rules it proves (``CHECKS``). The harness, and the script's semantics, are in
-`provider_harness.py`.
+``run_check(harness, name)`` runs one and raises `ConformanceError` when it fails. Every
+check names the rules it proves (``CHECKS``). The harness, and the script's semantics,
+are in `provider_harness.py`.
 
 Rules
 -----
-1. A check drives a real client of the plugin through its public API only (``get_response``,
-   `Agent.run`, ``@tool``), in both modes where the rule concerns both.
+1. A check drives a real client of the plugin through its public API only
+   (``get_response``, `Agent.run`, ``@tool``), in both modes where the rule concerns
+   both.
 2. A failing check raises `ConformanceError` saying what it expected and what happened;
    ``run_check`` adds the rules the check proves.
-3. No check leaves anything running: clients are closed, and no single wait exceeds ``_WAIT``.
+3. No check leaves anything running: clients are closed, and no single wait exceeds
+   ``_WAIT``.
 """
 
 from __future__ import annotations
@@ -45,7 +49,13 @@ from ..providers.errors import (
     RateLimitError,
     ServerError,
 )
-from .provider_harness import ConformanceError, ProviderHarness, ScriptedCall, ScriptedHarness, ScriptedStep
+from .provider_harness import (
+    ConformanceError,
+    ProviderHarness,
+    ScriptedCall,
+    ScriptedHarness,
+    ScriptedStep,
+)
 
 __all__ = [
     "CHECKS",
@@ -103,7 +113,9 @@ async def _client(harness: ProviderHarness, **kwargs: Any) -> AsyncIterator[Any]
             await closer()
 
 
-async def _respond(client: Any, prompt: str, *, stream: bool, **kwargs: Any) -> ChatResponse:
+async def _respond(
+    client: Any, prompt: str, *, stream: bool, **kwargs: Any
+) -> ChatResponse:
     if stream:
         result = client.get_response([Message("user", [prompt])], stream=True, **kwargs)
         async with asyncio.timeout(_WAIT):
@@ -112,7 +124,9 @@ async def _respond(client: Any, prompt: str, *, stream: bool, **kwargs: Any) -> 
             final: ChatResponse = await result.get_final_response()
             return final
     async with asyncio.timeout(_WAIT):
-        response: ChatResponse = await client.get_response([Message("user", [prompt])], **kwargs)
+        response: ChatResponse = await client.get_response(
+            [Message("user", [prompt])], **kwargs
+        )
         return response
 
 
@@ -128,22 +142,31 @@ def _mode(stream: bool) -> str:
 
 
 async def check_text(harness: ProviderHarness) -> None:
-    """Plain text, non-streaming: one assistant message with the text, a finish reason."""
+    """Plain text, non-streaming: one assistant message with the text, a finish
+    reason."""
     harness.reset()
     harness.script_text("Hello from the conformance kit.")
     async with _client(harness) as client:
         response = await _respond(client, "Say hello.", stream=False)
-    _expect(response.text == "Hello from the conformance kit.", f"text was {response.text!r}")
+    _expect(
+        response.text == "Hello from the conformance kit.",
+        f"text was {response.text!r}",
+    )
     _expect(
         [m.role for m in response.messages] == ["assistant"],
         f"expected one assistant message, got roles {[m.role for m in response.messages]}",
     )
-    _expect(response.finish_reason is not None, "the response has no finish_reason (PV-8)")
-    _expect(len(harness.requests()) == 1, f"{len(harness.requests())} requests, expected 1")
+    _expect(
+        response.finish_reason is not None, "the response has no finish_reason (PV-8)"
+    )
+    _expect(
+        len(harness.requests()) == 1, f"{len(harness.requests())} requests, expected 1"
+    )
 
 
 async def check_streaming_text(harness: ProviderHarness) -> None:
-    """Plain text, streaming: assistant updates whose texts join to the text; same final."""
+    """Plain text, streaming: assistant updates whose texts join to the text; same
+    final."""
     harness.reset()
     text = "Streaming words arrive one by one."
     harness.script_text(text)
@@ -161,7 +184,9 @@ async def check_streaming_text(harness: ProviderHarness) -> None:
         f"streamed roles {[u.role for u in updates]} are not all assistant (PV-16)",
     )
     _expect(final.text == text, f"final text {final.text!r}")
-    _expect(final.finish_reason is not None, "the streamed response has no finish_reason")
+    _expect(
+        final.finish_reason is not None, "the streamed response has no finish_reason"
+    )
 
 
 _WEATHER = {"Paris": "Sunny, 21 degrees in Paris", "Tokyo": "Rain, 14 degrees in Tokyo"}
@@ -178,14 +203,17 @@ def _weather_tool(seen: list[tuple[str, str]]) -> Any:
 
 
 async def check_tool_round_trip(harness: ProviderHarness) -> None:
-    """A tool call through `Agent.run`, both modes: the tool runs, its result is sent back."""
+    """A tool call through `Agent.run`, both modes: the tool runs, its result is sent
+    back."""
     for stream in MODES:
         harness.reset()
         seen: list[tuple[str, str]] = []
         harness.script_tool_call("get_weather", {"location": "Paris"}, "call_kit_1")
         harness.script_text("It is sunny in Paris.")
         async with _client(harness) as client:
-            agent = Agent(client, "You report the weather.", tools=[_weather_tool(seen)])
+            agent = Agent(
+                client, "You report the weather.", tools=[_weather_tool(seen)]
+            )
             async with asyncio.timeout(_WAIT):
                 if stream:
                     run = agent.run("Weather in Paris?", stream=True)
@@ -196,9 +224,22 @@ async def check_tool_round_trip(harness: ProviderHarness) -> None:
                     response = await agent.run("Weather in Paris?")
         mode = _mode(stream)
         _expect(seen == [("Paris", "celsius")], f"{mode}: the tool saw {seen}")
-        _expect(response.text.endswith("It is sunny in Paris."), f"{mode}: {response.text!r}")
-        calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
-        results = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+        _expect(
+            response.text.endswith("It is sunny in Paris."),
+            f"{mode}: {response.text!r}",
+        )
+        calls = [
+            c
+            for m in response.messages
+            for c in m.contents
+            if c.type == "function_call"
+        ]
+        results = [
+            c
+            for m in response.messages
+            for c in m.contents
+            if c.type == "function_result"
+        ]
         _expect(
             len(calls) == 1 and calls[0].name == "get_weather",
             f"{mode}: calls in the response: {calls}",
@@ -224,14 +265,19 @@ async def check_tool_round_trip(harness: ProviderHarness) -> None:
 
 
 async def check_parallel_tool_calls(harness: ProviderHarness) -> None:
-    """Two calls in one response, both modes: both run, both results go back, in call order."""
+    """Two calls in one response, both modes: both run, both results go back, in call
+    order."""
     for stream in MODES:
         harness.reset()
         seen: list[tuple[str, str]] = []
         harness.script_parallel_tool_calls(
             [
                 ScriptedCall("get_weather", {"location": "Paris"}, "call_kit_p"),
-                ScriptedCall("get_weather", {"location": "Tokyo", "unit": "kelvin"}, "call_kit_tyo"),
+                ScriptedCall(
+                    "get_weather",
+                    {"location": "Tokyo", "unit": "kelvin"},
+                    "call_kit_tyo",
+                ),
             ]
         )
         harness.script_text("Sunny in Paris, rain in Tokyo.")
@@ -245,11 +291,20 @@ async def check_parallel_tool_calls(harness: ProviderHarness) -> None:
             sorted(seen) == [("Paris", "celsius"), ("Tokyo", "kelvin")],
             f"{mode}: the tool saw {seen}",
         )
-        calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
-        _expect(len(calls) == 2, f"{mode}: {len(calls)} calls in the response, expected 2")
+        calls = [
+            c
+            for m in response.messages
+            for c in m.contents
+            if c.type == "function_call"
+        ]
+        _expect(
+            len(calls) == 2, f"{mode}: {len(calls)} calls in the response, expected 2"
+        )
         tool_messages = [m for m in response.messages if m.role == "tool"]
         _expect(
-            len(tool_messages) == 1 and [c.call_id for c in tool_messages[0].contents] == [c.call_id for c in calls],
+            len(tool_messages) == 1
+            and [c.call_id for c in tool_messages[0].contents]
+            == [c.call_id for c in calls],
             f"{mode}: expected one tool message with both results in call order, got {tool_messages}",
         )
         sent = harness.requests()
@@ -275,7 +330,11 @@ async def check_usage(harness: ProviderHarness) -> None:
         mode = _mode(stream)
         _expect(usage is not None, f"{mode}: no usage_details")
         assert usage is not None
-        got = (usage.input_token_count, usage.output_token_count, usage.total_token_count)
+        got = (
+            usage.input_token_count,
+            usage.output_token_count,
+            usage.total_token_count,
+        )
         _expect(got == (11, 7, 18), f"{mode}: usage (input, output, total) was {got}")
         _expect(response.text == "Counted.", f"{mode}: text {response.text!r}")
 
@@ -293,13 +352,16 @@ _STATUS_ERRORS: tuple[tuple[int, type[ProviderError]], ...] = (
 
 
 async def check_error_status(harness: ProviderHarness) -> None:
-    """Each error status raises its typed error with status, message and request id (PV-23)."""
+    """Each error status raises its typed error with status, message and request id
+    (PV-23)."""
     for stream in MODES:
         for status, expected in _STATUS_ERRORS:
             harness.reset()
             message = f"kit says no ({status})"
             request_id = f"req_kit_{status}"
-            harness.script_error(status, message, {harness.request_id_header: request_id})
+            harness.script_error(
+                status, message, {harness.request_id_header: request_id}
+            )
             mode = f"{_mode(stream)} HTTP {status}"
             async with _client(harness, max_retries=0) as client:
                 try:
@@ -313,9 +375,16 @@ async def check_error_status(harness: ProviderHarness) -> None:
                 f"{mode}: raised {type(error).__name__}, expected {expected.__name__}",
             )
             _expect(error.status == status, f"{mode}: .status is {error.status}")
-            _expect(message in error.provider_message, f"{mode}: {error.provider_message!r}")
-            _expect(error.request_id == request_id, f"{mode}: .request_id {error.request_id!r}")
-            _expect(message in str(error) and str(status) in str(error), f"{mode}: {error}")
+            _expect(
+                message in error.provider_message, f"{mode}: {error.provider_message!r}"
+            )
+            _expect(
+                error.request_id == request_id,
+                f"{mode}: .request_id {error.request_id!r}",
+            )
+            _expect(
+                message in str(error) and str(status) in str(error), f"{mode}: {error}"
+            )
             _expect(len(harness.requests()) == 1, f"{mode}: retried with max_retries=0")
 
 
@@ -329,7 +398,9 @@ async def check_secrets(harness: ProviderHarness) -> None:
             await _respond(client, "Hi.", stream=False)
         except ProviderError as exc:
             texts = [str(exc), repr(exc), exc.provider_message, *map(str, exc.args)]
-            _expect(not any(SECRET in t for t in texts), f"the key is in the error: {texts}")
+            _expect(
+                not any(SECRET in t for t in texts), f"the key is in the error: {texts}"
+            )
         else:
             raise ConformanceError("a 401 raised nothing")
 
@@ -353,7 +424,8 @@ class _FixedRandom:
 
 
 async def check_retry(harness: ProviderHarness) -> None:
-    """Retryable answers are retried after the server's or the policy's delay (PV-25, PV-27)."""
+    """Retryable answers are retried after the server's or the policy's delay (PV-25,
+    PV-27)."""
     for stream in MODES:
         mode = _mode(stream)
         harness.reset()
@@ -362,11 +434,18 @@ async def check_retry(harness: ProviderHarness) -> None:
         harness.script_error(429, "slow down", {"retry-after-ms": "1500"})
         harness.script_error(503, "overloaded")
         harness.script_text("Third time lucky.")
-        async with _client(harness, max_retries=2, sleep=sleep, rng=_FixedRandom(0.0)) as client:
+        async with _client(
+            harness, max_retries=2, sleep=sleep, rng=_FixedRandom(0.0)
+        ) as client:
             response = await _respond(client, "Retry.", stream=stream)
         _expect(response.text == "Third time lucky.", f"{mode}: text {response.text!r}")
-        _expect(len(harness.requests()) == 3, f"{mode}: {len(harness.requests())} requests")
-        _expect(sleep.calls == [1.5, 0.0], f"{mode}: slept {sleep.calls}, expected [1.5, 0.0]")
+        _expect(
+            len(harness.requests()) == 3, f"{mode}: {len(harness.requests())} requests"
+        )
+        _expect(
+            sleep.calls == [1.5, 0.0],
+            f"{mode}: slept {sleep.calls}, expected [1.5, 0.0]",
+        )
 
         harness.reset()
         harness.script_error(503, "still overloaded")
@@ -376,19 +455,31 @@ async def check_retry(harness: ProviderHarness) -> None:
             except ServerError:
                 pass
             else:
-                raise ConformanceError(f"{mode}: a 503 with max_retries=0 raised no ServerError")
+                raise ConformanceError(
+                    f"{mode}: a 503 with max_retries=0 raised no ServerError"
+                )
         _expect(len(harness.requests()) == 1, f"{mode}: max_retries=0 still retried")
 
 
 async def check_stream_equals_non_stream(harness: ProviderHarness) -> None:
-    """The same script gives equal final responses in both modes, tool loop included (PV-9)."""
+    """The same script gives equal final responses in both modes, tool loop included
+    (PV-9)."""
     responses: list[ChatResponse] = []
     for stream in MODES:
         harness.reset()
-        harness.script_tool_call("get_weather", {"location": "Tokyo"}, "call_kit_eq", usage=_USAGE)
+        harness.script_tool_call(
+            "get_weather", {"location": "Tokyo"}, "call_kit_eq", usage=_USAGE
+        )
         harness.script_text("Rain in Tokyo.", usage=_USAGE)
         async with _client(harness) as client:
-            responses.append(await _respond(client, "Tokyo?", stream=stream, options={"tools": [_weather_tool([])]}))
+            responses.append(
+                await _respond(
+                    client,
+                    "Tokyo?",
+                    stream=stream,
+                    options={"tools": [_weather_tool([])]},
+                )
+            )
     plain, streamed = responses
     if plain != streamed:
         raise ConformanceError(
@@ -402,7 +493,9 @@ async def _cancel_consumer(client: Any) -> None:
     first = asyncio.Event()
 
     async def consume() -> None:
-        async for update in client.get_response([Message("user", ["Go."])], stream=True):
+        async for update in client.get_response(
+            [Message("user", ["Go."])], stream=True
+        ):
             if update.text:
                 first.set()
 
@@ -412,7 +505,8 @@ async def _cancel_consumer(client: Any) -> None:
             await first.wait()
     finally:
         task.cancel()
-        await asyncio.wait([task])  # never raises, so our own cancellation is not swallowed
+        # never raises, so our own cancellation is not swallowed
+        await asyncio.wait([task])
     _expect(task.cancelled(), f"the consumer ended without being cancelled: {task!r}")
 
 
@@ -438,7 +532,8 @@ async def check_cancellation(harness: ProviderHarness) -> None:
             else:
                 await _leave_early(client)
         still_open = await harness.open_connections()
-        for _ in range(int(_WAIT / 0.01)):  # the server notices closed connections soon, not at once
+        # the server notices closed connections soon, not at once
+        for _ in range(int(_WAIT / 0.01)):
             if not still_open:
                 break
             await asyncio.sleep(0.01)
@@ -472,28 +567,37 @@ CHECKS: tuple[ConformanceCheck, ...] = tuple(
 
 
 def _detail(exc: Exception) -> str:
-    return str(exc) if isinstance(exc, ConformanceError) else f"{type(exc).__name__}: {exc}"
+    return (
+        str(exc)
+        if isinstance(exc, ConformanceError)
+        else f"{type(exc).__name__}: {exc}"
+    )
 
 
 async def run_check(harness: ProviderHarness, name: str) -> CheckResult:
-    """Run one check by name; raise `ConformanceError` (naming its rules) when it fails."""
+    """Run one check by name; raise `ConformanceError` (naming its rules) when it
+    fails."""
     for check in CHECKS:
         if check.name == name:
             try:
                 await check.run(harness)
             except Exception as exc:  # an unexpected exception fails the check too
-                raise ConformanceError(f"{name} ({', '.join(check.rules)}): {_detail(exc)}") from exc
+                raise ConformanceError(
+                    f"{name} ({', '.join(check.rules)}): {_detail(exc)}"
+                ) from exc
             return CheckResult(check.name, check.rules, True)
     raise KeyError(f"no conformance check {name!r}; known: {[c.name for c in CHECKS]}")
 
 
 async def run_conformance(harness: ProviderHarness) -> list[CheckResult]:
-    """Run every check; one `CheckResult` per check, failures included (never raises for them)."""
+    """Run every check; one `CheckResult` per check, failures included (never raises for
+    them)."""
     results: list[CheckResult] = []
     for check in CHECKS:
         try:
             await check.run(harness)
-        except Exception as exc:  # a failing check is a result, and the others still run
+        # a failing check is a result, and the others still run
+        except Exception as exc:
             results.append(CheckResult(check.name, check.rules, False, _detail(exc)))
         else:
             results.append(CheckResult(check.name, check.rules, True))

@@ -1,6 +1,7 @@
 """An agent as a tool (spec/agent.md AG-8, AG-16).
 
-Optional: loaded when ``agent.as_tool()`` is first called (the seam ``BaseAgent.as_tool``).
+Optional: loaded when ``agent.as_tool()`` is first called (the seam
+``BaseAgent.as_tool``).
 
 Rules
 -----

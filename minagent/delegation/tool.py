@@ -1,8 +1,9 @@
 """An agent as a tool (spec/agent.md AG-8, AG-16).
 
-`agent_tool` is `BaseAgent.as_tool`: a `FunctionTool` with one required string parameter that runs
-the agent once, streaming, passes every update to the caller's callback, and answers with the final
-text; the sub-agent's user-input requests become the calling run's (`UserInputRequiredError`).
+`agent_tool` is `BaseAgent.as_tool`: a `FunctionTool` with one required string parameter
+that runs the agent once, streaming, passes every update to the caller's callback, and
+answers with the final text; the sub-agent's user-input requests become the calling
+run's (`UserInputRequiredError`).
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ def agent_tool(
     approval_mode: Any,
     propagate_session: bool,
 ) -> FunctionTool:
-    """AG-8: ``agent`` as a tool; with ``propagate_session`` its run shares the calling run's session
-    state, under a session of its own (AG-16)."""
+    """AG-8: ``agent`` as a tool; with ``propagate_session`` its run shares the calling
+    run's session state, under a session of its own (AG-16)."""
     tool_name = name or sanitize_tool_name(agent.name)
     parameters = {
         "type": "object",
@@ -56,12 +57,16 @@ def agent_tool(
 
     async def run_agent(ctx: FunctionInvocationContext, **arguments: Any) -> str:
         outer = dict(ctx.kwargs) if ctx is not None else {}
-        kwargs: dict[str, Any] = {"function_invocation_kwargs": outer} if outer else {}  # AG-8
+        # AG-8
+        kwargs: dict[str, Any] = {"function_invocation_kwargs": outer} if outer else {}
         if propagate_session and ctx is not None and ctx.session is not None:
-            kwargs["session"] = child = AgentSession(session_id=ctx.session.session_id)  # AG-16
+            # AG-16
+            kwargs["session"] = child = AgentSession(session_id=ctx.session.session_id)
             child.state = ctx.session.state
             child._claim_key = f"{child.session_id}#{tool_name}#{os.urandom(4).hex()}"
-        final = await _consume(agent.run(arguments[arg_name], stream=True, **kwargs), stream_callback)
+        final = await _consume(
+            agent.run(arguments[arg_name], stream=True, **kwargs), stream_callback
+        )
         if final.user_input_requests:
             raise UserInputRequiredError(final.user_input_requests)
         return final.text
@@ -76,7 +81,8 @@ def agent_tool(
 
 
 def sanitize_tool_name(name: str | None) -> str:
-    """Runs of characters other than letters and digits become one "_", trimmed; a leading digit gets "_"."""
+    """Runs of characters other than letters and digits become one "_", trimmed; a
+    leading digit gets "_"."""
     cleaned = re.sub(r"[^A-Za-z0-9]+", "_", name or "").strip("_")
     if cleaned and cleaned[0].isdigit():
         cleaned = f"_{cleaned}"
@@ -84,8 +90,9 @@ def sanitize_tool_name(name: str | None) -> str:
 
 
 async def _consume(result: Any, callback: Callable[[Any], Any] | None) -> AgentResponse:
-    """Any agent's streaming result as a final `AgentResponse` (AG-8): a `ResponseStream`, any
-    async iterable of updates, an awaitable of either, or an awaitable of a response."""
+    """Any agent's streaming result as a final `AgentResponse` (AG-8): a
+    `ResponseStream`, any async iterable of updates, an awaitable of either, or an
+    awaitable of a response."""
     if inspect.isawaitable(result) and not hasattr(result, "__aiter__"):
         result = await result
     if not hasattr(result, "__aiter__"):
@@ -112,7 +119,11 @@ async def _consume(result: Any, callback: Callable[[Any], Any] | None) -> AgentR
     final = getattr(result, "get_final_response", None)
     if final is not None:
         response = await final()
-        return response if isinstance(response, AgentResponse) else AgentResponse.from_chat_response(response)
+        return (
+            response
+            if isinstance(response, AgentResponse)
+            else AgentResponse.from_chat_response(response)
+        )
     texts = [
         u
         if isinstance(u, AgentResponseUpdate | ChatResponseUpdate)

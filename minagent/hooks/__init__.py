@@ -1,12 +1,13 @@
-"""Lifecycle hooks (seed 004), compiled onto the three middleware pipelines (spec/hooks.md).
+"""Lifecycle hooks (seed 004), compiled onto the three middleware pipelines
+(spec/hooks.md).
 
 Rules
 -----
-1. This package is optional: nothing in the core imports it, and it reaches the core through
-   public names only.
-2. ``__init__`` only re-exports: what hooks receive is in `requests.py`, `HookMiddleware`, its
-   checks and the decorators in `compile.py`, the streaming bridge of ``wrap_model_call`` in
-   `streaming.py`.
+1. This package is optional: nothing in the core imports it, and it reaches the core
+   through public names only.
+2. ``__init__`` only re-exports: what hooks receive is in `requests.py`,
+   `HookMiddleware`, its checks and the decorators in `compile.py`, the streaming bridge
+   of ``wrap_model_call`` in `streaming.py`.
 """
 
 from .compile import (
@@ -18,7 +19,9 @@ from .compile import (
     wrap_model_call,
     wrap_tool_call,
 )
-from .requests import Handler as Handler  # the wrap hooks' second parameter; importable, as before
+
+# the wrap hooks' second parameter; importable, as before
+from .requests import Handler as Handler
 from .requests import HookState, ModelRequest, ToolCallRequest
 
 __all__ = [

@@ -1,13 +1,16 @@
-"""What hooks receive: `HookState`, `ModelRequest`, `ToolCallRequest` and ``handler`` (spec/hooks.md).
+"""What hooks receive: `HookState`, `ModelRequest`, `ToolCallRequest` and ``handler``
+(spec/hooks.md).
 
 Rules
 -----
-1. Everything a hook is handed is defined here. States and requests are frozen: a hook changes a
-   request only through ``override()``, which returns a copy (HK-5, HK-8, HK-10).
-2. Nothing here runs a pipeline. `Handler` only counts calls and hands the work to the function
-   it was built with; the compilers (`compile.py`, `streaming.py`) decide what that work is.
-3. ``handler(request)`` never starts work on its own: the awaitable it returns does, when awaited
-   (HK-4).
+1. Everything a hook is handed is defined here. States and requests are frozen: a hook
+   changes a request only through ``override()``, which returns a copy (HK-5, HK-8,
+   HK-10).
+2. Nothing here runs a pipeline. `Handler` only counts calls and hands the work to the
+   function it was built with; the compilers (`compile.py`, `streaming.py`) decide what
+   that work is.
+3. ``handler(request)`` never starts work on its own: the awaitable it returns does,
+   when awaited (HK-4).
 """
 
 from __future__ import annotations
@@ -27,13 +30,15 @@ __all__ = ["Handler", "HookState", "ModelRequest", "ToolCallRequest"]
 
 @dataclass(frozen=True)
 class HookState:
-    """What a ``before_*`` / ``after_*`` hook sees (HK-5). Read-only: return an update instead.
+    """What a ``before_*`` / ``after_*`` hook sees (HK-5). Read-only: return an update
+    instead.
 
-    ``messages`` are the messages as they stand at this point (for ``before_model``: as this model
-    call will send them); ``options`` the run's (or this call's) options; ``thread`` the run's
-    thread (None in the model hooks and outside an agent); ``kwargs`` the run's keyword arguments;
-    ``response`` the finished response (``after_model``: the `ChatResponse` of the call;
-    ``after_agent``: the `AgentResponse`), else None.
+    ``messages`` are the messages as they stand at this point (for ``before_model``: as
+    this model call will send them); ``options`` the run's (or this call's) options;
+    ``thread`` the run's thread (None in the model hooks and outside an agent);
+    ``kwargs`` the run's keyword arguments; ``response`` the finished response
+    (``after_model``: the `ChatResponse` of the call; ``after_agent``: the
+    `AgentResponse`), else None.
     """
 
     messages: tuple[Message, ...]
@@ -50,9 +55,10 @@ _OPTION_FIELDS = ("instructions", "tools", "tool_choice", "response_format")
 class ModelRequest:
     """One model call as ``wrap_model_call`` sees it (HK-8). Immutable: use `override`.
 
-    ``instructions``, ``tools``, ``tool_choice`` and ``response_format`` are the options of
-    those names taken out; ``options`` holds the rest (model settings). ``client`` is the client
-    the call goes to; overriding it sends this call to another client's provider call directly.
+    ``instructions``, ``tools``, ``tool_choice`` and ``response_format`` are the options
+    of those names taken out; ``options`` holds the rest (model settings). ``client`` is
+    the client the call goes to; overriding it sends this call to another client's
+    provider call directly.
     """
 
     messages: tuple[Message, ...]
@@ -70,7 +76,8 @@ class ModelRequest:
         return self.instructions
 
     def override(self, **changes: Any) -> ModelRequest:
-        """A copy with ``changes`` (any field name; ``system_prompt`` means ``instructions``)."""
+        """A copy with ``changes`` (any field name; ``system_prompt`` means
+        ``instructions``)."""
         if "system_prompt" in changes:
             changes["instructions"] = changes.pop("system_prompt")
         unknown = set(changes) - set(self.__dataclass_fields__)
@@ -83,12 +90,19 @@ class ModelRequest:
             changes["messages"] = tuple(changes["messages"])
         if "tools" in changes:
             changes["tools"] = tuple(normalize_tools(changes["tools"]))
-            if not changes["tools"] and "tool_choice" not in changes and self.tool_choice in ("auto", "required"):
-                changes["tool_choice"] = None  # no tools left: providers refuse a tool choice (HK-8)
+            if (
+                not changes["tools"]
+                and "tool_choice" not in changes
+                and self.tool_choice in ("auto", "required")
+            ):
+                # no tools left: providers refuse a tool choice (HK-8)
+                changes["tool_choice"] = None
         if "options" in changes:
             bad = [k for k in changes["options"] if k in _OPTION_FIELDS]
             if bad:
-                raise TypeError(f"ModelRequest.override(options=...) may not hold {bad}; override those fields")
+                raise TypeError(
+                    f"ModelRequest.override(options=...) may not hold {bad}; override those fields"
+                )
             changes["options"] = MappingProxyType(dict(changes["options"]))
         return replace(self, **changes)
 
@@ -121,9 +135,10 @@ class ModelRequest:
 class ToolCallRequest:
     """One tool call as ``wrap_tool_call`` sees it (HK-10). Immutable: use `override`.
 
-    ``tool_call`` is the model's ``function_call`` `Content`; ``tool`` the tool that runs it, or
-    None for a declaration-only tool (a dict or a tool without a function, LP-11); ``arguments``
-    the validated argument dict; ``state`` the run's messages and kwargs.
+    ``tool_call`` is the model's ``function_call`` `Content`; ``tool`` the tool that
+    runs it, or None for a declaration-only tool (a dict or a tool without a function,
+    LP-11); ``arguments`` the validated argument dict; ``state`` the run's messages and
+    kwargs.
     """
 
     tool_call: Content
@@ -132,7 +147,8 @@ class ToolCallRequest:
     state: HookState
 
     def override(self, **changes: Any) -> ToolCallRequest:
-        """A copy with ``changes``; a new ``tool_call`` without ``arguments`` brings its own arguments."""
+        """A copy with ``changes``; a new ``tool_call`` without ``arguments`` brings its
+        own arguments."""
         unknown = set(changes) - set(self.__dataclass_fields__)
         if unknown:
             raise TypeError(
@@ -151,7 +167,8 @@ class ToolCallRequest:
 
 
 class _HandlerCall:
-    """The awaitable ``handler(request)`` returns; the work starts when it is awaited (HK-4)."""
+    """The awaitable ``handler(request)`` returns; the work starts when it is awaited
+    (HK-4)."""
 
     __slots__ = ("_factory", "_name")
 
@@ -170,10 +187,12 @@ class _HandlerCall:
 
 
 class Handler:
-    """``handler`` of a wrap hook: ``await handler(request)`` runs the rest of the pipeline.
+    """``handler`` of a wrap hook: ``await handler(request)`` runs the rest of the
+    pipeline.
 
-    ``streamed`` counts the model updates already relayed to a streaming consumer by this
-    handler (always 0 when not streaming): a retry after that would repeat them (ML-2).
+    ``streamed`` counts the model updates already relayed to a streaming consumer by
+    this handler (always 0 when not streaming): a retry after that would repeat them
+    (ML-2).
     """
 
     __slots__ = ("_run", "_where", "calls", "streamed")
@@ -190,7 +209,8 @@ class Handler:
 
 
 async def _call(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call a hook written ``def`` or ``async def``: an awaitable result is awaited (HK-4)."""
+    """Call a hook written ``def`` or ``async def``: an awaitable result is awaited
+    (HK-4)."""
     value = fn(*args)
     while inspect.isawaitable(value):
         value = await value

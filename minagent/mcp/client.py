@@ -2,30 +2,34 @@
 
 Rules
 -----
-1. Everything a client does over a `Session` lives here: the handshake, the tool and prompt
-   lists, calls, notifications, and mapping results to what the loop sees (MCP-3 .. MCP-8,
-   MCP-11 .. MCP-15, MCP-20).
+1. Everything a client does over a `Session` lives here: the handshake, the tool and
+   prompt lists, calls, notifications, and mapping results to what the loop sees (MCP-3
+   .. MCP-8, MCP-11 .. MCP-15, MCP-20).
 2. This module does not know how bytes move: a subclass opens a `Transport`
    (``_open_transport``), and nothing else about the transport is visible here.
-3. A failed ``connect()`` leaves nothing running; ``close()`` leaves nothing running either.
+3. A failed ``connect()`` leaves nothing running; ``close()`` leaves nothing running
+   either.
 
 Theory of operation
 -------------------
-An `MCPTool` stands for one MCP server. It is an async context manager and a *tool set*: it is
-given to an agent like a tool, and once connected its ``functions`` — one `FunctionTool` per
-server tool — are what the model sees and the loop calls (MCP-20).
+An `MCPTool` stands for one MCP server. It is an async context manager and a *tool set*:
+it is given to an agent like a tool, and once connected its ``functions`` — one
+`FunctionTool` per server tool — are what the model sees and the loop calls (MCP-20).
 
-    closed --connect()--> connected --close()--> closed        (connect again is allowed)
+    closed --connect()--> connected --close()--> closed        (connect again is
+    allowed)
 
-``connect()`` opens the transport (the subclass's ``_open_transport``), starts a `Session`,
-sends ``initialize`` with our protocol version, checks the server's answer (MCP-3), sends
-``notifications/initialized`` and loads ``tools/list`` page by page (MCP-4). A failure on
-the way closes whatever was opened, so a failed connect leaves nothing running.
-``notifications/tools/list_changed`` starts one background reload; ``functions`` always
-returns the last complete list (MCP-5). A call sends ``tools/call`` and maps the result
-(MCP-11, MCP-12); cancelling the caller sends ``notifications/cancelled`` (MCP-7).
+``connect()`` opens the transport (the subclass's ``_open_transport``), starts a
+`Session`, sends ``initialize`` with our protocol version, checks the server's answer
+(MCP-3), sends ``notifications/initialized`` and loads ``tools/list`` page by page
+(MCP-4). A failure on the way closes whatever was opened, so a failed connect leaves
+nothing running. ``notifications/tools/list_changed`` starts one background reload;
+``functions`` always returns the last complete list (MCP-5). A call sends ``tools/call``
+and maps the result (MCP-11, MCP-12); cancelling the caller sends
+``notifications/cancelled`` (MCP-7).
 
-Transports are elsewhere: `stdio.py` here, streamable HTTP in the ``minagent-mcp-http`` plugin.
+Transports are elsewhere: `stdio.py` here, streamable HTTP in the ``minagent-mcp-http``
+plugin.
 """
 
 from __future__ import annotations
@@ -78,7 +82,8 @@ _LOG_LEVELS = {
 
 
 class MCPTool:
-    """One MCP server as a set of tools; subclasses provide ``_open_transport`` (MCP-1)."""
+    """One MCP server as a set of tools; subclasses provide ``_open_transport``
+    (MCP-1)."""
 
     def __init__(
         self,
@@ -99,13 +104,19 @@ class MCPTool:
         if not isinstance(name, str) or not name:
             raise ValueError(f"an MCP tool needs a non-empty name, got {name!r}")
         if isinstance(allowed_tools, str):
-            raise TypeError("allowed_tools must be a collection of tool names, not one string")
+            raise TypeError(
+                "allowed_tools must be a collection of tool names, not one string"
+            )
         if request_timeout is not None and request_timeout <= 0:
-            raise ValueError(f"request_timeout must be positive or None, got {request_timeout!r}")
+            raise ValueError(
+                f"request_timeout must be positive or None, got {request_timeout!r}"
+            )
         self.name = name
         self.description = description or ""
         self.tool_name_prefix = tool_name_prefix or ""
-        self.allowed_tools = frozenset(allowed_tools) if allowed_tools is not None else None
+        self.allowed_tools = (
+            frozenset(allowed_tools) if allowed_tools is not None else None
+        )
         self.request_timeout = request_timeout
         self.load_prompts = load_prompts
         self.approval_mode: Any = _check_approval_mode(approval_mode)
@@ -131,7 +142,9 @@ class MCPTool:
     # -- what a transport provides --------------------------------------------------------------
 
     async def _open_transport(self) -> Transport:
-        raise NotImplementedError(f"{type(self).__name__} must implement _open_transport")
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement _open_transport"
+        )
 
     # -- life cycle -----------------------------------------------------------------------------
 
@@ -145,13 +158,15 @@ class MCPTool:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        """The last context to exit closes: a tool shared by two agents outlives the first (MCP-20)."""
+        """The last context to exit closes: a tool shared by two agents outlives the
+        first (MCP-20)."""
         self._users = max(self._users - 1, 0)
         if self._users == 0:
             await self.close()
 
     async def connect(self) -> None:
-        """Start the transport, initialize, load the tools (MCP-3, MCP-4); no-op when connected.
+        """Start the transport, initialize, load the tools (MCP-3, MCP-4); no-op when
+        connected.
 
         A connection whose server has gone is closed and started again (MCP-8)."""
         if self._session is not None:
@@ -160,7 +175,9 @@ class MCPTool:
             await self._disconnect()
         try:
             self._transport = await self._open_transport()
-            self._session = Session(self._transport, name=self.name, on_notification=self._notified)
+            self._session = Session(
+                self._transport, name=self.name, on_notification=self._notified
+            )
             self._session.start()
             await self._initialize()
             if self.load_tools_on_connect or self.load_prompts:
@@ -176,7 +193,9 @@ class MCPTool:
 
     async def _disconnect(self) -> None:
         reload, self._reload = self._reload, None
-        background = [t for t in (reload, *self._callbacks) if t is not None and not t.done()]
+        background = [
+            t for t in (reload, *self._callbacks) if t is not None and not t.done()
+        ]
         for task in background:
             task.cancel()
         for task in background:
@@ -198,9 +217,14 @@ class MCPTool:
             "capabilities": {},
             "clientInfo": {"name": "minagent", "version": __version__},
         }
-        result = await session.request("initialize", params, timeout=self.request_timeout, cancellable=False)
+        result = await session.request(
+            "initialize", params, timeout=self.request_timeout, cancellable=False
+        )
         if not isinstance(result, dict):
-            raise MCPProtocolError(f"MCP server {self.name!r}: initialize result is not an object", server=self.name)
+            raise MCPProtocolError(
+                f"MCP server {self.name!r}: initialize result is not an object",
+                server=self.name,
+            )
         version = result.get("protocolVersion")
         if version not in SUPPORTED_PROTOCOL_VERSIONS:
             raise MCPProtocolError(
@@ -217,12 +241,14 @@ class MCPTool:
         await session.notify("notifications/initialized")
 
     def _initialized(self, protocol_version: str) -> None:
-        """Hook for transports that need the negotiated version (HTTP sends it as a header)."""
+        """Hook for transports that need the negotiated version (HTTP sends it as a
+        header)."""
 
     def _require_session(self) -> Session:
         if self._session is None:
             raise MCPConnectionError(
-                f"MCP server {self.name!r} is not connected: use `async with` or give it to an agent", server=self.name
+                f"MCP server {self.name!r} is not connected: use `async with` or give it to an agent",
+                server=self.name,
             )
         return self._session
 
@@ -230,23 +256,29 @@ class MCPTool:
 
     @property
     def functions(self) -> list[FunctionTool]:
-        """The server's tools as `FunctionTool`s, as of the last complete ``tools/list`` (MCP-4, MCP-5)."""
+        """The server's tools as `FunctionTool`s, as of the last complete ``tools/list``
+        (MCP-4, MCP-5)."""
         self._require_session()
         return list(self._functions)
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
-        """Every page of a paginated list (MCP-4): follow ``nextCursor`` until it is absent, at most
-        `MAX_LIST_PAGES` pages."""
+        """Every page of a paginated list (MCP-4): follow ``nextCursor`` until it is
+        absent, at most `MAX_LIST_PAGES` pages."""
         session = self._require_session()
         items: list[dict[str, Any]] = []
         cursor: str | None = None
         seen: set[str] = set()
         while True:
-            result = await session.request(method, {"cursor": cursor} if cursor else {}, timeout=self.request_timeout)
+            result = await session.request(
+                method,
+                {"cursor": cursor} if cursor else {},
+                timeout=self.request_timeout,
+            )
             page = result.get(key) if isinstance(result, dict) else None
             if not isinstance(page, list):
                 raise MCPProtocolError(
-                    f"MCP server {self.name!r}: {method} result has no {key!r} list", server=self.name
+                    f"MCP server {self.name!r}: {method} result has no {key!r} list",
+                    server=self.name,
                 )
             items.extend(item for item in page if isinstance(item, dict))
             cursor = result.get("nextCursor")
@@ -254,11 +286,13 @@ class MCPTool:
                 return items
             if not isinstance(cursor, str):
                 raise MCPProtocolError(
-                    f"MCP server {self.name!r}: {method} nextCursor is not a string", server=self.name
+                    f"MCP server {self.name!r}: {method} nextCursor is not a string",
+                    server=self.name,
                 )
             if cursor in seen:
                 raise MCPProtocolError(
-                    f"MCP server {self.name!r}: {method} repeats cursor {str(cursor)[:100]!r}", server=self.name
+                    f"MCP server {self.name!r}: {method} repeats cursor {str(cursor)[:100]!r}",
+                    server=self.name,
                 )
             if len(seen) + 1 >= MAX_LIST_PAGES:
                 raise MCPProtocolError(
@@ -271,16 +305,24 @@ class MCPTool:
     async def load_tools(self) -> list[FunctionTool]:
         """Load (or reload) the server's tools; returns the new ``functions``."""
         found: list[FunctionTool] = []
-        specs = await self._list("tools/list", "tools") if self.load_tools_on_connect else []
+        specs = (
+            await self._list("tools/list", "tools")
+            if self.load_tools_on_connect
+            else []
+        )
         for spec in specs:
             name = spec.get("name")
-            if not isinstance(name, str) or (self.allowed_tools is not None and name not in self.allowed_tools):
+            if not isinstance(name, str) or (
+                self.allowed_tools is not None and name not in self.allowed_tools
+            ):
                 continue  # MCP-6
             found.append(self._make_function(name, spec))
         if self.load_prompts and "prompts" in self.server_capabilities:
             for spec in await self._list("prompts/list", "prompts"):
                 name = spec.get("name")
-                if isinstance(name, str) and (self.allowed_tools is None or name in self.allowed_tools):
+                if isinstance(name, str) and (
+                    self.allowed_tools is None or name in self.allowed_tools
+                ):
                     found.append(self._make_prompt_function(name, spec))
         self._functions = found
         return list(found)
@@ -299,7 +341,8 @@ class MCPTool:
         schema = spec.get("inputSchema")
         if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
             raise MCPProtocolError(
-                f"MCP server {self.name!r}: tool {name!r} has no inputSchema of type 'object'", server=self.name
+                f"MCP server {self.name!r}: tool {name!r} has no inputSchema of type 'object'",
+                server=self.name,
             )
 
         async def call(**arguments: Any) -> Any:
@@ -312,7 +355,8 @@ class MCPTool:
             func=call,
             parameters=schema,
             approval_mode=self._approval(name),
-            result_parser=SKIP_PARSING,  # TL-14: invoke returns the server's result as it is
+            # TL-14: invoke returns the server's result as it is
+            result_parser=SKIP_PARSING,
         )
 
     def _make_prompt_function(self, name: str, spec: Mapping[str, Any]) -> FunctionTool:
@@ -320,7 +364,10 @@ class MCPTool:
         required: list[str] = []
         for argument in spec.get("arguments") or []:
             if isinstance(argument, Mapping) and isinstance(argument.get("name"), str):
-                properties[argument["name"]] = {"type": "string", "description": str(argument.get("description", ""))}
+                properties[argument["name"]] = {
+                    "type": "string",
+                    "description": str(argument.get("description", "")),
+                }
                 if argument.get("required"):
                     required.append(argument["name"])
 
@@ -332,7 +379,11 @@ class MCPTool:
             name=self._public_name(name),
             description=description if isinstance(description, str) else "",
             func=get,
-            parameters={"type": "object", "properties": properties, "required": required},
+            parameters={
+                "type": "object",
+                "properties": properties,
+                "required": required,
+            },
             approval_mode=self._approval(name),
             result_parser=SKIP_PARSING,
         )
@@ -341,13 +392,19 @@ class MCPTool:
         """The approval mode of one server tool (MCP-15)."""
         mode = self.approval_mode
         if isinstance(mode, Mapping):
-            return "always_require" if name in mode.get("always_require_approval", ()) else "never_require"
+            return (
+                "always_require"
+                if name in mode.get("always_require_approval", ())
+                else "never_require"
+            )
         return "always_require" if mode == "always_require" else "never_require"
 
     def _notified(self, method: str, params: dict[str, Any]) -> None:
         if method == "notifications/tools/list_changed":  # MCP-5
             if self._reload is None or self._reload.done():
-                self._reload = asyncio.create_task(self._reload_tools(), name=f"mcp-reload:{self.name}")
+                self._reload = asyncio.create_task(
+                    self._reload_tools(), name=f"mcp-reload:{self.name}"
+                )
         elif method == "notifications/progress":
             self._on_progress(params)
         elif method == "notifications/message":
@@ -368,40 +425,59 @@ class MCPTool:
         if not isinstance(progress, int | float):
             return
         outcome = callback(
-            float(progress), float(total) if isinstance(total, int | float) else None, params.get("message")
+            float(progress),
+            float(total) if isinstance(total, int | float) else None,
+            params.get("message"),
         )
         if inspect.isawaitable(outcome):
             task = asyncio.ensure_future(outcome)
-            self._callbacks.add(task)  # awaited or cancelled by close(): nothing outlives the tool
+            # awaited or cancelled by close(): nothing outlives the tool
+            self._callbacks.add(task)
             task.add_done_callback(self._callbacks.discard)
 
     # -- calls ----------------------------------------------------------------------------------
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Any:
-        """Call a server tool by its server-side name; the result as the loop should see it (MCP-11)."""
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None
+    ) -> Any:
+        """Call a server tool by its server-side name; the result as the loop should see
+        it (MCP-11)."""
         session = self._require_session()
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments or {})}
         if self.progress_callback is not None:
             self._progress += 1
             params["_meta"] = {"progressToken": f"{self.name}-{self._progress}"}
-        result = await session.request("tools/call", params, timeout=self.request_timeout)
+        result = await session.request(
+            "tools/call", params, timeout=self.request_timeout
+        )
         return self._tool_result(name, result)
 
     def _tool_result(self, name: str, result: Any) -> Any:
         if not isinstance(result, dict):
-            raise MCPProtocolError(f"MCP server {self.name!r}: tools/call result is not an object", server=self.name)
+            raise MCPProtocolError(
+                f"MCP server {self.name!r}: tools/call result is not an object",
+                server=self.name,
+            )
         blocks = result.get("content") or []
         if not isinstance(blocks, list):
-            raise MCPProtocolError(f"MCP server {self.name!r}: tools/call content is not a list", server=self.name)
+            raise MCPProtocolError(
+                f"MCP server {self.name!r}: tools/call content is not a list",
+                server=self.name,
+            )
         contents = [self._content(block) for block in blocks]
         if result.get("isError"):  # MCP-12
-            text = "\n".join(c.text for c in contents if c.type == "text" and c.text) or "the tool reported an error"
+            text = (
+                "\n".join(c.text for c in contents if c.type == "text" and c.text)
+                or "the tool reported an error"
+            )
             raise MCPToolError(text, server=self.name)
         structured = result.get("structuredContent")
         if isinstance(structured, dict) and all(c.type == "text" for c in contents):
             return dict(structured)  # MCP-11: the text blocks only repeat it as JSON
         if isinstance(structured, dict):
-            contents.append(Content.from_text(json.dumps(structured, ensure_ascii=False)))
+            contents.append(
+                Content.from_text(json.dumps(structured, ensure_ascii=False))
+            )
         if len(contents) == 1 and contents[0].type == "text":
             return contents[0].text
         return contents
@@ -412,17 +488,26 @@ class MCPTool:
         if kind == "text" and isinstance(block.get("text"), str):
             return Content.from_text(block["text"])
         if kind in ("image", "audio") and isinstance(block.get("data"), str):
-            return self._data(block["data"], str(block.get("mimeType") or "application/octet-stream"))
+            return self._data(
+                block["data"], str(block.get("mimeType") or "application/octet-stream")
+            )
         if kind == "resource_link" and isinstance(block.get("uri"), str):
-            extra = {k: block[k] for k in ("name", "title", "description") if k in block}
-            return Content.from_uri(block["uri"], block.get("mimeType"), additional_properties=extra)
+            extra = {
+                k: block[k] for k in ("name", "title", "description") if k in block
+            }
+            return Content.from_uri(
+                block["uri"], block.get("mimeType"), additional_properties=extra
+            )
         if kind == "resource" and isinstance(block.get("resource"), dict):
             resource = block["resource"]
             extra = {"uri": resource.get("uri")}
             if isinstance(resource.get("text"), str):
                 return Content.from_text(resource["text"], additional_properties=extra)
             if isinstance(resource.get("blob"), str):
-                content = self._data(resource["blob"], str(resource.get("mimeType") or "application/octet-stream"))
+                content = self._data(
+                    resource["blob"],
+                    str(resource.get("mimeType") or "application/octet-stream"),
+                )
                 content.additional_properties.update(extra)
                 return content
         raise MCPProtocolError(
@@ -435,24 +520,33 @@ class MCPTool:
             base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
             raise MCPProtocolError(
-                f"MCP server {self.name!r} sent {media_type} data that is not base64", server=self.name
+                f"MCP server {self.name!r} sent {media_type} data that is not base64",
+                server=self.name,
             ) from None
         return Content.from_uri(f"data:{media_type};base64,{data}", media_type)
 
-    async def get_prompt(self, name: str, arguments: Mapping[str, Any] | None = None) -> str:
-        """``prompts/get``: the prompt's messages as ``role: text`` lines (``load_prompts=True``)."""
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, Any] | None = None
+    ) -> str:
+        """``prompts/get``: the prompt's messages as ``role: text`` lines
+        (``load_prompts=True``)."""
         session = self._require_session()
         result = await session.request(
-            "prompts/get", {"name": name, "arguments": dict(arguments or {})}, timeout=self.request_timeout
+            "prompts/get",
+            {"name": name, "arguments": dict(arguments or {})},
+            timeout=self.request_timeout,
         )
         lines = []
         for message in result.get("messages", []) if isinstance(result, dict) else []:
             content = self._content(message.get("content"))
-            lines.append(f"{message.get('role')}: {content.text if content.type == 'text' else content.uri}")
+            lines.append(
+                f"{message.get('role')}: {content.text if content.type == 'text' else content.uri}"
+            )
         return "\n".join(lines)
 
     async def ping(self) -> None:
-        """Ask the server for a sign of life; raises `MCPTimeoutError` when it gives none."""
+        """Ask the server for a sign of life; raises `MCPTimeoutError` when it gives
+        none."""
         await self._require_session().request("ping", timeout=self.request_timeout)
 
 
@@ -471,14 +565,20 @@ _UNSUPPORTED = {
 
 
 def _check_approval_mode(mode: Any) -> Any:
-    """None, "never_require", "always_require", or upstream's per-tool mapping (MCP-15)."""
+    """None, "never_require", "always_require", or upstream's per-tool mapping
+    (MCP-15)."""
     if mode is None:
         return "never_require"
     if mode in ("never_require", "always_require"):
         return mode
-    if isinstance(mode, Mapping) and set(mode) <= {"always_require_approval", "never_require_approval"}:
+    if isinstance(mode, Mapping) and set(mode) <= {
+        "always_require_approval",
+        "never_require_approval",
+    }:
         lists = {key: value for key, value in mode.items() if value is not None}
-        if all(not isinstance(v, str) and isinstance(v, Collection) for v in lists.values()):
+        if all(
+            not isinstance(v, str) and isinstance(v, Collection) for v in lists.values()
+        ):
             return {key: frozenset(value) for key, value in lists.items()}
     raise ValueError(
         "approval_mode must be 'never_require', 'always_require', None, or a mapping with "

@@ -1,28 +1,31 @@
-"""MCP servers run as subprocesses: `MCPStdioTool` and its transport (spec/mcp.md, MCP-2, MCP-9, MCP-10).
+"""MCP servers run as subprocesses: `MCPStdioTool` and its transport (spec/mcp.md,
+MCP-2, MCP-9, MCP-10).
 
 Rules
 -----
-1. Everything about the subprocess lives here: starting it, framing messages as lines on its
-   stdin/stdout (MCP-2), forwarding its stderr to `logging` (MCP-9), and stopping it (MCP-10).
+1. Everything about the subprocess lives here: starting it, framing messages as lines on
+   its stdin/stdout (MCP-2), forwarding its stderr to `logging` (MCP-9), and stopping it
+   (MCP-10).
 2. Nothing here speaks MCP: the protocol is `MCPTool`'s (`client.py`) and the session's
    (`jsonrpc.py`).
-3. The process is always reaped, whatever stops it, cancellation included; it runs in a process
-   group of its own, and closing ends the group too (MCP-43).
-4. Closing never waits for a pipe without a bound: a process outside the group (a daemon) that
-   holds the server's stdout or stderr does not keep the client waiting (MCP-43).
+3. The process is always reaped, whatever stops it, cancellation included; it runs in a
+   process group of its own, and closing ends the group too (MCP-43).
+4. Closing never waits for a pipe without a bound: a process outside the group (a
+   daemon) that holds the server's stdout or stderr does not keep the client waiting
+   (MCP-43).
 
 Theory of operation
 -------------------
-``MCPStdioTool._open_transport`` starts the process and wraps it in a `_StdioTransport`, which
-the `Session` reads and writes. One task forwards the server's stderr, line by line, for as
-long as the process runs. Closing follows the specification's order: close stdin, wait;
-terminate, wait; kill — the signals go to the server's process group, which it leads
-(``start_new_session``). Once the server has exited, whatever it left in its group is ended the
-same way (SIGTERM, then SIGKILL), and its stderr gets a bounded wait for its end; a pipe still
-held by a process outside the group (a daemon) is then closed on our side, so the process is
-reaped and nothing of ours waits on it. Exit is read from the child watcher's return code, not
-from ``process.wait()``, which (Python 3.11) also waits for every pipe to close. Closing is
-shielded, so a cancelled close still finishes.
+``MCPStdioTool._open_transport`` starts the process and wraps it in a `_StdioTransport`,
+which the `Session` reads and writes. One task forwards the server's stderr, line by
+line, for as long as the process runs. Closing follows the specification's order: close
+stdin, wait; terminate, wait; kill — the signals go to the server's process group, which
+it leads (``start_new_session``). Once the server has exited, whatever it left in its
+group is ended the same way (SIGTERM, then SIGKILL), and its stderr gets a bounded wait
+for its end; a pipe still held by a process outside the group (a daemon) is then closed
+on our side, so the process is reaped and nothing of ours waits on it. Exit is read from
+the child watcher's return code, not from ``process.wait()``, which (Python 3.11) also
+waits for every pipe to close. Closing is shielded, so a cancelled close still finishes.
 """
 
 from __future__ import annotations
@@ -52,31 +55,42 @@ logger = logging.getLogger("minagent.mcp")
 
 MAX_LINE_BYTES = MAX_MESSAGE_BYTES
 STDERR_TAIL = 10  # lines of a server's stderr kept for the error that says it exited
-_DRAIN = 0.2  # seconds for the rest of stderr once nothing of the server's group holds the pipe
+# seconds for the rest of stderr once nothing of the server's group holds the pipe
+_DRAIN = 0.2
 _POLL = 0.01
 
 
 class _StdioTransport:
-    """Newline-delimited JSON-RPC over a subprocess's stdin/stdout (MCP-2, MCP-9, MCP-10)."""
+    """Newline-delimited JSON-RPC over a subprocess's stdin/stdout (MCP-2, MCP-9,
+    MCP-10)."""
 
-    def __init__(self, process: asyncio.subprocess.Process, name: str, shutdown_timeout: float) -> None:
+    def __init__(
+        self, process: asyncio.subprocess.Process, name: str, shutdown_timeout: float
+    ) -> None:
         self.process = process
         self.name = name
         self.shutdown_timeout = shutdown_timeout
         self._write_lock = asyncio.Lock()
-        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)  # its last lines, for MCP-9's error
-        self._stderr = asyncio.create_task(self._forward_stderr(), name=f"mcp-stderr:{name}")
+        # its last lines, for MCP-9's error
+        self.stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL)
+        self._stderr = asyncio.create_task(
+            self._forward_stderr(), name=f"mcp-stderr:{name}"
+        )
 
     async def send(self, message: dict[str, Any]) -> None:
         stdin = self.process.stdin
         if stdin is None or stdin.is_closing():
-            raise MCPConnectionError(f"MCP server {self.name!r} is not running", server=self.name)
+            raise MCPConnectionError(
+                f"MCP server {self.name!r} is not running", server=self.name
+            )
         async with self._write_lock:
             try:
                 stdin.write(encode_message(message))
                 await stdin.drain()
             except (ConnectionError, BrokenPipeError) as exc:
-                raise MCPConnectionError(f"MCP server {self.name!r} stopped reading: {exc}", server=self.name) from None
+                raise MCPConnectionError(
+                    f"MCP server {self.name!r} stopped reading: {exc}", server=self.name
+                ) from None
 
     async def receive(self) -> dict[str, Any] | None:
         stdout = self.process.stdout
@@ -86,16 +100,22 @@ class _StdioTransport:
                 line = await stdout.readline()
             except ValueError:  # LimitOverrunError surfaces as ValueError from readline
                 raise MCPProtocolError(
-                    f"MCP server {self.name!r} sent a message longer than {MAX_LINE_BYTES} bytes", server=self.name
+                    f"MCP server {self.name!r} sent a message longer than {MAX_LINE_BYTES} bytes",
+                    server=self.name,
                 ) from None
             if not line:
                 code = await self._exit_code()
                 detail = f" (exit code {code})" if code is not None else ""
-                with contextlib.suppress(TimeoutError):  # what it said last, before it went (MCP-9)
+                # what it said last, before it went (MCP-9)
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(self._stderr), 1.0)
                 if self.stderr_tail:
-                    detail += "; its last lines on stderr:\n" + "\n".join(f"  {line}" for line in self.stderr_tail)
-                raise MCPConnectionError(f"MCP server {self.name!r} exited{detail}", server=self.name)
+                    detail += "; its last lines on stderr:\n" + "\n".join(
+                        f"  {line}" for line in self.stderr_tail
+                    )
+                raise MCPConnectionError(
+                    f"MCP server {self.name!r} exited{detail}", server=self.name
+                )
             if line.strip():
                 return decode_message(line, server=self.name)
 
@@ -104,7 +124,8 @@ class _StdioTransport:
         return self.process.returncode
 
     async def _exited(self, seconds: float) -> bool:
-        """Whether the server has exited within ``seconds``: its return code, never its pipes."""
+        """Whether the server has exited within ``seconds``: its return code, never its
+        pipes."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         while self.process.returncode is None:
@@ -123,7 +144,8 @@ class _StdioTransport:
                 logger.info("MCP %s stderr: %s", self.name, text)
 
     async def aclose(self) -> None:
-        """Close stdin, wait; terminate, wait; kill; always reap (MCP-10). Survives cancellation."""
+        """Close stdin, wait; terminate, wait; kill; always reap (MCP-10). Survives
+        cancellation."""
         await asyncio.shield(self._shutdown())
 
     async def _shutdown(self) -> None:
@@ -142,15 +164,19 @@ class _StdioTransport:
                 self._stderr.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._stderr
-            pipes = getattr(process, "_transport", None)  # asyncio offers no public way to close them
+            # asyncio offers no public way to close them
+            pipes = getattr(process, "_transport", None)
             if pipes is not None:
-                pipes.close()  # after the exit: closes our ends only (it kills a process still running)
+                # after the exit: closes our ends only (it kills a process still
+                # running)
+                pipes.close()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.shutdown_timeout):
                     await process.wait()  # the pipes are closed: this reaps
 
     def _signal(self, sig: signal.Signals) -> bool:
-        """Send ``sig`` to the server's process group (MCP-43); False when nobody is left in it."""
+        """Send ``sig`` to the server's process group (MCP-43); False when nobody is
+        left in it."""
         try:
             if hasattr(os, "killpg"):
                 os.killpg(self.process.pid, sig)
@@ -161,8 +187,9 @@ class _StdioTransport:
         return True
 
     async def _end_group(self) -> None:
-        """MCP-43: after the server exited, what it left in its group is ended; stderr then gets a
-        bounded wait for its end (a daemon outside the group may hold it for ever)."""
+        """MCP-43: after the server exited, what it left in its group is ended; stderr
+        then gets a bounded wait for its end (a daemon outside the group may hold it for
+        ever)."""
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if not self._signal(sig):
                 break
@@ -196,8 +223,13 @@ class MCPStdioTool(MCPTool):
         additional_properties: Mapping[str, Any] | None = None,
         **unsupported: Any,
     ) -> None:
-        if encoding is not None and encoding.replace("-", "").replace("_", "").lower() != "utf8":
-            raise ValueError(f"encoding={encoding!r}: MCP messages are UTF-8 by the specification; leave encoding out")
+        if (
+            encoding is not None
+            and encoding.replace("-", "").replace("_", "").lower() != "utf8"
+        ):
+            raise ValueError(
+                f"encoding={encoding!r}: MCP messages are UTF-8 by the specification; leave encoding out"
+            )
         super().__init__(
             name,
             description=description,
@@ -237,8 +269,12 @@ class MCPStdioTool(MCPTool):
                 env=env,
                 cwd=self.cwd,
                 limit=MAX_LINE_BYTES,
-                start_new_session=True,  # its own process group, ended when it closes (MCP-43)
+                # its own process group, ended when it closes (MCP-43)
+                start_new_session=True,
             )
         except OSError as exc:
-            raise MCPConnectionError(f"MCP server {self.name!r} could not be started: {exc}", server=self.name) from exc
+            raise MCPConnectionError(
+                f"MCP server {self.name!r} could not be started: {exc}",
+                server=self.name,
+            ) from exc
         return _StdioTransport(process, self.name, self.shutdown_timeout)

@@ -2,11 +2,11 @@
 
 Rules
 -----
-1. A call whose policy is not ``"never"`` runs only when a decider approved it (`Approve`, `Edit`)
-   or the caller approved its pause; otherwise it pauses the run (LP-13) or is answered with the
-   `Reject` message.
-2. The caller's answers are read from the run's messages in ``before_agent`` and kept per run
-   (`per_run.py`), never on the instance.
+1. A call whose policy is not ``"never"`` runs only when a decider approved it
+   (`Approve`, `Edit`) or the caller approved its pause; otherwise it pauses the run
+   (LP-13) or is answered with the `Reject` message.
+2. The caller's answers are read from the run's messages in ``before_agent`` and kept
+   per run (`per_run.py`), never on the instance.
 """
 
 from __future__ import annotations
@@ -48,11 +48,13 @@ Decider = Callable[[ToolCallRequest], "Decision | Awaitable[Decision | None] | N
 
 
 class HumanApproval(_PerRun):
-    """A review policy per tool: a decider in process, or a pause for the caller's answer (ML-8).
+    """A review policy per tool: a decider in process, or a pause for the caller's
+    answer (ML-8).
 
-    ``policy`` maps a tool name to ``"always"`` (pause for the caller), ``"never"``, or a decider
-    ``(request) -> Approve() | Edit(arguments) | Reject(message) | None`` (``def`` or ``async def``;
-    None pauses for the caller). Tools not named follow ``default``.
+    ``policy`` maps a tool name to ``"always"`` (pause for the caller), ``"never"``, or
+    a decider ``(request) -> Approve() | Edit(arguments) | Reject(message) | None``
+    (``def`` or ``async def``; None pauses for the caller). Tools not named follow
+    ``default``.
     """
 
     def __init__(self, policy: Mapping[str, Any], *, default: Any = "never") -> None:
@@ -68,7 +70,10 @@ class HumanApproval(_PerRun):
         answers = self._counts().approvals
         for message in state.messages:
             for c in message.contents:
-                if c.type == "function_approval_response" and c.function_call is not None:
+                if (
+                    c.type == "function_approval_response"
+                    and c.function_call is not None
+                ):
                     answers[c.function_call.call_id or c.id or ""] = c
         return None
 
@@ -79,16 +84,30 @@ class HumanApproval(_PerRun):
             return await handler(request)
         answer = self._counts().approvals.get(request.tool_call.call_id or "")
         decision: Any = None
-        if answer is not None:  # the caller answered a pause (LP-14 lets approved calls through)
-            edited = answer.function_call.parse_arguments() if answer.function_call is not None else None
-            decision = Edit(edited) if edited is not None and edited != dict(request.arguments) else Approve()
+        # the caller answered a pause (LP-14 lets approved calls through)
+        if answer is not None:
+            edited = (
+                answer.function_call.parse_arguments()
+                if answer.function_call is not None
+                else None
+            )
+            decision = (
+                Edit(edited)
+                if edited is not None and edited != dict(request.arguments)
+                else Approve()
+            )
         elif callable(rule):
             decision = rule(request)
             while inspect.isawaitable(decision):
                 decision = await decision
-        if decision is None:  # pause: the call comes back with an approval request (LP-13's contents)
+        # pause: the call comes back with an approval request (LP-13's contents)
+        if decision is None:
             raise UserInputRequiredError(
-                [Content.from_function_approval_request(request.tool_call.call_id or "", request.tool_call)]
+                [
+                    Content.from_function_approval_request(
+                        request.tool_call.call_id or "", request.tool_call
+                    )
+                ]
             )
         if isinstance(decision, Approve):
             return await handler(request)

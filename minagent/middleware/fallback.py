@@ -1,10 +1,12 @@
-"""`ModelFallback`: a failed model call goes to the next client (spec/middleware-library.md, ML-3, ML-4).
+"""`ModelFallback`: a failed model call goes to the next client
+(spec/middleware-library.md, ML-3, ML-4).
 
 Rules
 -----
-1. A call is sent on only while nothing of it was streamed (ML-2); when every client failed, the
-   failures come out together as `FallbackExhaustedError`, which is retryable when one of them is
-   (ML-14), so a `ModelRetry` outside walks the chain again.
+1. A call is sent on only while nothing of it was streamed (ML-2); when every client
+   failed, the failures come out together as `FallbackExhaustedError`, which is
+   retryable when one of them is (ML-14), so a `ModelRetry` outside walks the chain
+   again.
 """
 
 from __future__ import annotations
@@ -23,16 +25,23 @@ logger = logging.getLogger("minagent.middleware")
 
 
 class FallbackExhaustedError(MinagentError):
-    """Every client of a `ModelFallback` failed; ``errors`` holds each failure in order (ML-4).
+    """Every client of a `ModelFallback` failed; ``errors`` holds each failure in order
+    (ML-4).
 
-    ``retryable`` is true when one of the failures is (ML-14); ``retry_after`` is the shortest
-    wait any of them asks for, or None."""
+    ``retryable`` is true when one of the failures is (ML-14); ``retry_after`` is the
+    shortest wait any of them asks for, or None."""
 
     def __init__(self, errors: Sequence[BaseException]) -> None:
-        super().__init__(f"all {len(errors)} model clients failed; last: {type(errors[-1]).__name__}: {errors[-1]}")
+        super().__init__(
+            f"all {len(errors)} model clients failed; last: {type(errors[-1]).__name__}: {errors[-1]}"
+        )
         self.errors = list(errors)
         self.retryable = any(_default_retryable(e) for e in self.errors)
-        hints = [float(h) for e in self.errors if _is_delay(h := getattr(e, "retry_after", None))]
+        hints = [
+            float(h)
+            for e in self.errors
+            if _is_delay(h := getattr(e, "retry_after", None))
+        ]
         self.retry_after: float | None = min(hints) if hints else None
 
 
@@ -48,18 +57,26 @@ class ModelFallback(HookMiddleware):
             raise ValueError("ModelFallback needs at least one fallback client")
         for client in clients:
             if not callable(getattr(client, "_inner_get_response", None)):
-                raise TypeError(f"ModelFallback clients must be BaseChatClient instances, got {type(client).__name__}")
+                raise TypeError(
+                    f"ModelFallback clients must be BaseChatClient instances, got {type(client).__name__}"
+                )
         self.clients = list(clients)
-        self.should_fall_back = _predicate(retry_on) if retry_on is not None else (lambda exc: True)
+        self.should_fall_back = (
+            _predicate(retry_on) if retry_on is not None else (lambda exc: True)
+        )
 
     async def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
         errors: list[BaseException] = []
         for client in [None, *self.clients]:
             try:
-                return await handler(request if client is None else request.override(client=client))
+                return await handler(
+                    request if client is None else request.override(client=client)
+                )
             except Exception as exc:
                 errors.append(exc)
                 if handler.streamed or not self.should_fall_back(exc):
                     raise
-                logger.debug("ModelFallback: %s; trying the next client", type(exc).__name__)
+                logger.debug(
+                    "ModelFallback: %s; trying the next client", type(exc).__name__
+                )
         raise FallbackExhaustedError(errors) from errors[-1]

@@ -1,15 +1,17 @@
-"""History processing: `HistoryTrimmer`, `Summarizer`, `clean_cut` (spec/middleware-library.md, ML-9, ML-10).
+"""History processing: `HistoryTrimmer`, `Summarizer`, `clean_cut`
+(spec/middleware-library.md, ML-9, ML-10).
 
 Rules
 -----
 1. Messages are cut only where no function call is parted from its result (`clean_cut`).
-2. System messages are always kept; only the model call's messages change, never the run's
-   transcript.
+2. System messages are always kept; only the model call's messages change, never the
+   run's transcript.
 
 Theory of operation
 -------------------
-`Summarizer` keeps one cache per instance: the summary of a list of messages, keyed by their
-JSON form, so the same older turns are summarised once however many calls send them.
+`Summarizer` keeps one cache per instance: the summary of a list of messages, keyed by
+their JSON form, so the same older turns are summarised once however many calls send
+them.
 """
 
 from __future__ import annotations
@@ -26,24 +28,36 @@ __all__ = ["HistoryTrimmer", "Summarizer", "approx_tokens", "clean_cut"]
 
 
 def approx_tokens(message: Message) -> int:
-    """A rough token count: four characters per token, plus four per message (ML-9's default counter)."""
+    """A rough token count: four characters per token, plus four per message (ML-9's
+    default counter)."""
     size = 0
     for c in message.contents:
         if c.text:
             size += len(c.text)
         elif c.type in ("function_call", "function_result"):
             payload = c.arguments if c.type == "function_call" else c.result
-            size += len(payload if isinstance(payload, str) else json.dumps(payload, default=str))
+            size += len(
+                payload
+                if isinstance(payload, str)
+                else json.dumps(payload, default=str)
+            )
     return 4 + size // 4
 
 
 def _answers(messages: Sequence[Message]) -> list[set[str]]:
-    return [{c.call_id or "" for c in m.contents if c.type == "function_result"} for m in messages]
+    return [
+        {c.call_id or "" for c in m.contents if c.type == "function_result"}
+        for m in messages
+    ]
 
 
 def _calls(messages: Sequence[Message]) -> list[set[str]]:
     return [
-        {c.call_id or "" for c in m.contents if c.type == "function_call" and not c.informational_only}
+        {
+            c.call_id or ""
+            for c in m.contents
+            if c.type == "function_call" and not c.informational_only
+        }
         for m in messages
     ]
 
@@ -51,15 +65,17 @@ def _calls(messages: Sequence[Message]) -> list[set[str]]:
 def _clean_cut(messages: Sequence[Message], cut: int) -> bool:
     """Keeping ``messages[cut:]`` splits no call from its result (ML-9)."""
     before = set().union(*_calls(messages[:cut])) if cut else set()
-    after_answers = set().union(*_answers(messages[cut:])) if cut < len(messages) else set()
+    after_answers = (
+        set().union(*_answers(messages[cut:])) if cut < len(messages) else set()
+    )
     after_calls = set().union(*_calls(messages[cut:])) if cut < len(messages) else set()
     before_answers = set().union(*_answers(messages[:cut])) if cut else set()
     return not (before & after_answers) and not (after_calls & before_answers)
 
 
 def clean_cut(messages: Sequence[Message], wanted: int) -> int:
-    """The cut nearest ``wanted`` that keeps call/result pairs together: forward (keep fewer) when
-    that leaves something, else backward (keep more) (ML-9)."""
+    """The cut nearest ``wanted`` that keeps call/result pairs together: forward (keep
+    fewer) when that leaves something, else backward (keep more) (ML-9)."""
     for cut in range(wanted, len(messages)):
         if _clean_cut(messages, cut):
             return cut
@@ -70,11 +86,14 @@ def clean_cut(messages: Sequence[Message], wanted: int) -> int:
 
 
 def _split_system(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:
-    return [m for m in messages if m.role == "system"], [m for m in messages if m.role != "system"]
+    return [m for m in messages if m.role == "system"], [
+        m for m in messages if m.role != "system"
+    ]
 
 
 class HistoryTrimmer(HookMiddleware):
-    """Send each model call only the last messages: ``max_messages`` and/or ``max_tokens`` (ML-9)."""
+    """Send each model call only the last messages: ``max_messages`` and/or
+    ``max_tokens`` (ML-9)."""
 
     def __init__(
         self,
@@ -93,8 +112,9 @@ class HistoryTrimmer(HookMiddleware):
 
     @property
     def history_window(self) -> int | None:
-        """SE-23: at most this many stored messages reach a model call, so a history provider that
-        reads it (`SQLiteHistoryProvider`) loads no more; None when only ``max_tokens`` bounds it."""
+        """SE-23: at most this many stored messages reach a model call, so a history
+        provider that reads it (`SQLiteHistoryProvider`) loads no more; None when only
+        ``max_tokens`` bounds it."""
         return self.max_messages
 
     def trim(self, messages: Sequence[Message]) -> list[Message]:
@@ -111,7 +131,8 @@ class HistoryTrimmer(HookMiddleware):
             wanted = max(wanted, cut)
         if wanted == 0:
             return list(messages)
-        cut = clean_cut(rest, min(wanted, len(rest) - 1))  # never nothing: at least the last clean suffix
+        # never nothing: at least the last clean suffix
+        cut = clean_cut(rest, min(wanted, len(rest) - 1))
         return [*system, *rest[cut:]]
 
     def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:
@@ -122,8 +143,8 @@ class HistoryTrimmer(HookMiddleware):
 
 
 class Summarizer(HookMiddleware):
-    """Replace older turns by a summary written by ``client`` once there are more than ``trigger_messages``
-    messages, keeping the last ``keep_last`` (ML-10)."""
+    """Replace older turns by a summary written by ``client`` once there are more than
+    ``trigger_messages`` messages, keeping the last ``keep_last`` (ML-10)."""
 
     PROMPT = (
         "Summarize the conversation below for the assistant who continues it. Keep facts, decisions, "
@@ -132,14 +153,21 @@ class Summarizer(HookMiddleware):
     PREFIX = "Summary of the earlier conversation:\n"
 
     def __init__(
-        self, client: Any, *, trigger_messages: int = 40, keep_last: int = 10, prompt: str | None = None
+        self,
+        client: Any,
+        *,
+        trigger_messages: int = 40,
+        keep_last: int = 10,
+        prompt: str | None = None,
     ) -> None:
         _positive("trigger_messages", trigger_messages, allow_none=False)
         _positive("keep_last", keep_last, allow_none=False, minimum=0)
         if keep_last >= trigger_messages:
             raise ValueError("keep_last must be smaller than trigger_messages")
         if not callable(getattr(client, "get_response", None)):
-            raise TypeError(f"Summarizer needs a chat client, got {type(client).__name__}")
+            raise TypeError(
+                f"Summarizer needs a chat client, got {type(client).__name__}"
+            )
         self.client = client
         self.trigger_messages = trigger_messages
         self.keep_last = keep_last
@@ -150,8 +178,11 @@ class Summarizer(HookMiddleware):
         key = json.dumps([m.to_dict() for m in messages], sort_keys=True, default=str)
         if key not in self._cache:
             lines = [f"{m.role}: {_describe(m)}" for m in messages]
-            # A separate, non-streaming request: its tokens never reach the run's stream (pain point 3).
-            response = await self.client.get_response([Message("user", [self.prompt + "\n".join(lines)])])
+            # A separate, non-streaming request: its tokens never reach the run's stream
+            # (pain point 3).
+            response = await self.client.get_response(
+                [Message("user", [self.prompt + "\n".join(lines)])]
+            )
             self._cache[key] = response.text
         return self._cache[key]
 
@@ -177,5 +208,7 @@ def _describe(message: Message) -> str:
                 f"[called {c.name}({c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)})]"
             )
         elif c.type == "function_result":
-            parts.append(f"[result: {c.result if isinstance(c.result, str) else json.dumps(c.result, default=str)}]")
+            parts.append(
+                f"[result: {c.result if isinstance(c.result, str) else json.dumps(c.result, default=str)}]"
+            )
     return " ".join(parts)

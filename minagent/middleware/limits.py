@@ -1,10 +1,12 @@
-"""Call limits: `ModelCallLimit` and `ToolCallLimit` (spec/middleware-library.md, ML-5, ML-6).
+"""Call limits: `ModelCallLimit` and `ToolCallLimit` (spec/middleware-library.md, ML-5,
+ML-6).
 
 Rules
 -----
 1. A model call is counted in ``before_model``, before it is made; a tool call in
    ``wrap_tool_call``, before it runs. A call over the limit is not made.
-2. The counts are per run (`per_run.py`) and per thread (``thread.state``), never per instance.
+2. The counts are per run (`per_run.py`) and per thread (``thread.state``), never per
+   instance.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ __all__ = ["CallLimitExceededError", "ModelCallLimit", "ToolCallLimit"]
 
 
 class CallLimitExceededError(MinagentError):
-    """A `ModelCallLimit` or `ToolCallLimit` with ``exit_behavior="error"`` was reached (ML-5, ML-6)."""
+    """A `ModelCallLimit` or `ToolCallLimit` with ``exit_behavior="error"`` was reached
+    (ML-5, ML-6)."""
 
     def __init__(self, message: str, *, kind: str, count: int, limit: int) -> None:
         super().__init__(message)
@@ -31,7 +34,8 @@ class CallLimitExceededError(MinagentError):
 
 
 class ModelCallLimit(_PerRun):
-    """At most ``run_limit`` model calls per run and ``thread_limit`` per thread (ML-5)."""
+    """At most ``run_limit`` model calls per run and ``thread_limit`` per thread
+    (ML-5)."""
 
     TEXT = "Model call limit reached; the run ended before a final answer."
 
@@ -54,25 +58,37 @@ class ModelCallLimit(_PerRun):
     def before_model(self, state: HookState) -> Any:
         counts = self._counts()
         thread = counts.thread
-        used = [(counts.model, self.run_limit, "run"), (self._thread_count(thread), self.thread_limit, "thread")]
-        over = [(n, limit, scope) for n, limit, scope in used if limit is not None and n >= limit]
+        used = [
+            (counts.model, self.run_limit, "run"),
+            (self._thread_count(thread), self.thread_limit, "thread"),
+        ]
+        over = [
+            (n, limit, scope)
+            for n, limit, scope in used
+            if limit is not None and n >= limit
+        ]
         if over:
             n, limit, scope = over[0]
             if self.exit_behavior == "error":
                 raise CallLimitExceededError(
-                    f"model call limit of {limit} per {scope} reached", kind="model", count=n, limit=limit
+                    f"model call limit of {limit} per {scope} reached",
+                    kind="model",
+                    count=n,
+                    limit=limit,
                 )
             return {"jump_to": "end", "response": self.TEXT}
         counts.model += 1
         self._bump_thread(thread)
         last = any(limit is not None and n + 1 >= limit for n, limit, _ in used)
         if last and self.exit_behavior == "final_answer":
-            return {"options": {"tool_choice": "none"}}  # the last call allowed: no tools (as LP-7)
+            # the last call allowed: no tools (as LP-7)
+            return {"options": {"tool_choice": "none"}}
         return None
 
 
 class ToolCallLimit(_PerRun):
-    """At most ``run_limit`` tool calls per run and ``thread_limit`` per thread, counted before a call runs (ML-6)."""
+    """At most ``run_limit`` tool calls per run and ``thread_limit`` per thread, counted
+    before a call runs (ML-6)."""
 
     TEXT = "Error: tool call limit reached; this call was not executed."
     END_TEXT = "Tool call limit reached; the run ended."
@@ -100,8 +116,15 @@ class ToolCallLimit(_PerRun):
             return await handler(request)
         counts = self._counts()
         thread = counts.thread
-        used = [(counts.tools, self.run_limit, "run"), (self._thread_count(thread), self.thread_limit, "thread")]
-        over = [(n, limit, scope) for n, limit, scope in used if limit is not None and n >= limit]
+        used = [
+            (counts.tools, self.run_limit, "run"),
+            (self._thread_count(thread), self.thread_limit, "thread"),
+        ]
+        over = [
+            (n, limit, scope)
+            for n, limit, scope in used
+            if limit is not None and n >= limit
+        ]
         if not over:
             counts.tools += 1
             self._bump_thread(thread)
@@ -109,7 +132,10 @@ class ToolCallLimit(_PerRun):
         n, limit, scope = over[0]
         if self.exit_behavior == "error":
             raise CallLimitExceededError(
-                f"tool call limit of {limit} per {scope} reached", kind="tool", count=n, limit=limit
+                f"tool call limit of {limit} per {scope} reached",
+                kind="tool",
+                count=n,
+                limit=limit,
             )
         if self.exit_behavior == "end":
             counts.ended = True
@@ -117,4 +143,8 @@ class ToolCallLimit(_PerRun):
         return self.TEXT
 
     def after_agent(self, state: HookState) -> Any:
-        return {"messages": [Message("assistant", [self.END_TEXT])]} if self._counts().ended else None
+        return (
+            {"messages": [Message("assistant", [self.END_TEXT])]}
+            if self._counts().ended
+            else None
+        )

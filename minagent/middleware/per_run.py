@@ -1,20 +1,21 @@
-"""Per-run state of the library's middleware: `_PerRun` (spec/middleware-library.md, ML-5, ML-6, ML-8).
+"""Per-run state of the library's middleware: `_PerRun` (spec/middleware-library.md,
+ML-5, ML-6, ML-8).
 
 Rules
 -----
-1. A value that belongs to one run lives in the context variable ``_RUN``, set by the run scope
-   compiled in before the middleware's hooks; never on the middleware instance, which concurrent
-   runs share.
-2. Nothing outlives the run: the previous value is restored however the run ends, including
-   failure and an abandoned stream (its cleanup hook, ST-6).
+1. A value that belongs to one run lives in the context variable ``_RUN``, set by the
+   run scope compiled in before the middleware's hooks; never on the middleware
+   instance, which concurrent runs share.
+2. Nothing outlives the run: the previous value is restored however the run ends,
+   including failure and an abandoned stream (its cleanup hook, ST-6).
 
 Theory of operation
 -------------------
-`_PerRun` compiles one more agent middleware, ``run_scope``, outermost of its parts. It maps
-``id(middleware)`` to fresh `_RunCounts` in ``_RUN`` for the run; the hooks read them through
-``_counts()``. Concurrent runs, each in its own task, never see each other's counts.
-Counts per thread live in ``thread.state`` under the class's key, so they travel with a
-serialised thread (TH-2).
+`_PerRun` compiles one more agent middleware, ``run_scope``, outermost of its parts. It
+maps ``id(middleware)`` to fresh `_RunCounts` in ``_RUN`` for the run; the hooks read
+them through ``_counts()``. Concurrent runs, each in its own task, never see each
+other's counts. Counts per thread live in ``thread.state`` under the class's key, so
+they travel with a serialised thread (TH-2).
 """
 
 from __future__ import annotations
@@ -38,26 +39,34 @@ class _RunCounts:
     approvals: dict[str, Content] = field(default_factory=dict)
 
 
-_RUN: contextvars.ContextVar[dict[int, _RunCounts]] = contextvars.ContextVar("minagent_middleware_run")
+_RUN: contextvars.ContextVar[dict[int, _RunCounts]] = contextvars.ContextVar(
+    "minagent_middleware_run"
+)
 
 
 class _PerRun(HookMiddleware):
-    """Per-run state in a context variable (see the module docstring); per-thread counts in
-    ``thread.state`` (so they travel with a serialised thread, TH-2)."""
+    """Per-run state in a context variable (see the module docstring); per-thread counts
+    in ``thread.state`` (so they travel with a serialised thread, TH-2)."""
 
     def _counts(self) -> _RunCounts:
         counts = _RUN.get({}).get(id(self))
-        if counts is None:  # pragma: no cover - run_scope is compiled in with every hook of these classes
-            raise MinagentError(f"{type(self).__name__} needs an Agent run: pass it to Agent(middleware=[...])")
+        if (
+            counts is None
+        ):  # pragma: no cover - run_scope is compiled in with every hook of these classes
+            raise MinagentError(
+                f"{type(self).__name__} needs an Agent run: pass it to Agent(middleware=[...])"
+            )
         return counts
 
     def _compile(self, hooks: frozenset[str], tools: list[Any]) -> list[MiddlewareFn]:
-        """The run scope first (outermost of this middleware's parts), then the hooks (HK-1)."""
+        """The run scope first (outermost of this middleware's parts), then the hooks
+        (HK-1)."""
         owner = self
 
         async def run_scope(context: AgentContext, call_next: CallNext) -> None:
-            """Fresh counts for this run; the previous value is restored however the run ends, also
-            when it fails, so nothing outlives the run (a stream restores it in its cleanup, ST-6)."""
+            """Fresh counts for this run; the previous value is restored however the run
+            ends, also when it fails, so nothing outlives the run (a stream restores it
+            in its cleanup, ST-6)."""
             previous = _RUN.get({})
             _RUN.set({**previous, id(owner): _RunCounts(context.thread)})
             if context.stream:

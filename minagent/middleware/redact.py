@@ -1,18 +1,20 @@
-"""`Redact`: secrets replaced in the model's output, and input if asked (spec/middleware-library.md).
+"""`Redact`: secrets replaced in the model's output, and input if asked
+(spec/middleware-library.md).
 
 Rules
 -----
-1. Output is redacted in both modes, and with ``inputs=True`` what the model receives too (ML-11);
-   streamed text is held back until it can no longer start a secret of up to
-   ``max_secret_length`` characters (ML-12).
-2. `Redact` is plain chat middleware: it needs no hook. Around the model call it adds its filter to
-   the core's ``REDACTIONS``, so a trace of that call records the output redacted too (OB-21).
+1. Output is redacted in both modes, and with ``inputs=True`` what the model receives
+   too (ML-11); streamed text is held back until it can no longer start a secret of up
+   to ``max_secret_length`` characters (ML-12).
+2. `Redact` is plain chat middleware: it needs no hook. Around the model call it adds
+   its filter to the core's ``REDACTIONS``, so a trace of that call records the output
+   redacted too (OB-21).
 
 Theory of operation
 -------------------
-The state of one stream is the text held back (``pending``), local to its generator: at most
-``max_secret_length - 1`` characters, flushed, redacted, when anything other than text comes or
-the stream ends.
+The state of one stream is the text held back (``pending``), local to its generator: at
+most ``max_secret_length - 1`` characters, flushed, redacted, when anything other than
+text comes or the stream ends.
 """
 
 from __future__ import annotations
@@ -33,18 +35,22 @@ __all__ = ["Redact"]
 
 
 class Redact(ChatMiddleware):
-    """Replace secrets matching ``patterns`` in model output — streamed or not — and, with ``inputs=True``,
-    in what the model receives (ML-11, ML-12).
+    """Replace secrets matching ``patterns`` in model output — streamed or not — and,
+    with ``inputs=True``, in what the model receives (ML-11, ML-12).
 
-    Streaming holds back the last ``max_secret_length - 1`` characters of text until the next chunk
-    shows whether they start a secret, so a secret split across chunk boundaries is still caught.
+    Streaming holds back the last ``max_secret_length - 1`` characters of text until the
+    next chunk shows whether they start a secret, so a secret split across chunk
+    boundaries is still caught.
     """
 
-    # Ready-made patterns (ML-11); combine them with your own: Redact([Redact.EMAIL, r"acct-\d{8}"]).
+    # Ready-made patterns (ML-11); combine them with your own: Redact([Redact.EMAIL,
+    # r"acct-\d{8}"]).
     EMAIL = r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
     IPV4 = r"\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b"
     CREDIT_CARD = r"\b(?:\d[ -]?){12,18}\d\b"
-    API_KEY = r"\b(?:sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36})\b"
+    API_KEY = (
+        r"\b(?:sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{36})\b"
+    )
 
     def __init__(
         self,
@@ -86,7 +92,8 @@ class Redact(ChatMiddleware):
     async def process(self, context: ChatContext, call_next: CallNext) -> None:
         if self.inputs:
             context.messages = [self._message(m) for m in context.messages]
-        token = REDACTIONS.set((*REDACTIONS.get(), self.redact))  # OB-21: the chat span records it redacted
+        # OB-21: the chat span records it redacted
+        token = REDACTIONS.set((*REDACTIONS.get(), self.redact))
         try:
             await call_next()
         finally:
@@ -94,12 +101,18 @@ class Redact(ChatMiddleware):
         if not context.stream:
             response: ChatResponse = context.result
             messages = [self._message(m) for m in response.messages]
-            if any(a is not b for a, b in zip(messages, response.messages, strict=True)):
+            if any(
+                a is not b for a, b in zip(messages, response.messages, strict=True)
+            ):
                 context.result = replace(response, messages=messages)
             return
-        context.result = ResponseStream(self._redacted(context.result), finalizer=ChatResponse.from_updates)
+        context.result = ResponseStream(
+            self._redacted(context.result), finalizer=ChatResponse.from_updates
+        )
 
-    async def _redacted(self, stream: ResponseStream[Any, Any]) -> AsyncIterator[ChatResponseUpdate]:
+    async def _redacted(
+        self, stream: ResponseStream[Any, Any]
+    ) -> AsyncIterator[ChatResponseUpdate]:
         pending = ""
         hold = self.max_secret_length - 1
         iterator = stream.__aiter__()
@@ -113,7 +126,8 @@ class Redact(ChatMiddleware):
                         if emitted:
                             contents.append(replace(c, text=emitted))
                         continue
-                    if pending:  # anything else ends the text run: flush it first, fully redacted
+                    # anything else ends the text run: flush it first, fully redacted
+                    if pending:
                         contents.append(Content.from_text(self.redact(pending)))
                         pending = ""
                     contents.append(c)
@@ -121,10 +135,13 @@ class Redact(ChatMiddleware):
         finally:
             await iterator.aclose()
         if pending:
-            yield ChatResponseUpdate([Content.from_text(self.redact(pending))], "assistant")
+            yield ChatResponseUpdate(
+                [Content.from_text(self.redact(pending))], "assistant"
+            )
 
     def _safe_prefix(self, text: str, hold: int) -> tuple[str, str]:
-        """Split ``text`` into a redacted part safe to send now and the rest to hold back (ML-12)."""
+        """Split ``text`` into a redacted part safe to send now and the rest to hold
+        back (ML-12)."""
         cut = max(0, len(text) - hold)
         out: list[str] = []
         at = 0

@@ -1,13 +1,15 @@
-"""Retries: `ModelRetry` and `ToolRetry`, with backoff (spec/middleware-library.md, ML-1, ML-2, ML-7).
+"""Retries: `ModelRetry` and `ToolRetry`, with backoff (spec/middleware-library.md,
+ML-1, ML-2, ML-7).
 
 Rules
 -----
-1. What is retried, and how long to wait before the next attempt, is decided here: ``retry_on``
-   (`_predicate`) and `_Backoff`; `fallback.py` takes its ``retry_on`` from here too. A fallback's
-   exhaustion is judged by the failures it holds (ML-14).
-2. A model call whose updates already reached a streaming consumer is never retried (ML-2).
-3. Control flow is not failure: `MiddlewareTermination` and `UserInputRequiredError` pass through
-   `ToolRetry` untouched.
+1. What is retried, and how long to wait before the next attempt, is decided here:
+   ``retry_on`` (`_predicate`) and `_Backoff`; `fallback.py` takes its ``retry_on`` from
+   here too. A fallback's exhaustion is judged by the failures it holds (ML-14).
+2. A model call whose updates already reached a streaming consumer is never retried
+   (ML-2).
+3. Control flow is not failure: `MiddlewareTermination` and `UserInputRequiredError`
+   pass through `ToolRetry` untouched.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ logger = logging.getLogger("minagent.middleware")
 
 
 def _default_retryable(exc: BaseException) -> bool:
-    """Provider errors say whether a retry can help (``retryable``); connection and timeout errors can."""
+    """Provider errors say whether a retry can help (``retryable``); connection and
+    timeout errors can."""
     flag = getattr(exc, "retryable", None)
     if isinstance(flag, bool):
         return flag
@@ -49,11 +52,16 @@ def _predicate(retry_on: Any) -> Callable[[BaseException], bool]:
         return lambda exc: isinstance(exc, kinds)
     if callable(retry_on):
         return retry_on  # type: ignore[no-any-return]
-    raise TypeError(f"retry_on must be an exception class, a tuple of them or a predicate, got {retry_on!r}")
+    raise TypeError(
+        f"retry_on must be an exception class, a tuple of them or a predicate, got {retry_on!r}"
+    )
 
 
-def _exhausted_aware(should_retry: Callable[[BaseException], bool]) -> Callable[[BaseException], bool]:
-    """ML-14: a fallback chain that failed is retried when one of its failures would be."""
+def _exhausted_aware(
+    should_retry: Callable[[BaseException], bool],
+) -> Callable[[BaseException], bool]:
+    """ML-14: a fallback chain that failed is retried when one of its failures would
+    be."""
 
     def check(exc: BaseException) -> bool:
         from .fallback import FallbackExhaustedError  # fallback.py imports this module
@@ -75,16 +83,23 @@ class _Backoff:
     def __post_init__(self) -> None:
         for name in ("initial_delay", "backoff_factor", "max_delay"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or value < 0
+            ):
                 raise ValueError(f"{name} must be a number >= 0, got {value!r}")
 
     def delay(self, retry: int, exc: BaseException | None = None) -> float:
-        """Seconds before retry number ``retry`` (1 first): the error's ``retry_after`` hint when it has one,
-        else exponential backoff with equal jitter; both capped at ``max_delay`` (ML-1)."""
+        """Seconds before retry number ``retry`` (1 first): the error's ``retry_after``
+        hint when it has one, else exponential backoff with equal jitter; both capped at
+        ``max_delay`` (ML-1)."""
         hint = getattr(exc, "retry_after", None)
         if isinstance(hint, int | float) and not isinstance(hint, bool) and hint >= 0:
             return float(min(hint, self.max_delay))
-        base = min(self.initial_delay * self.backoff_factor ** (retry - 1), self.max_delay)
+        base = min(
+            self.initial_delay * self.backoff_factor ** (retry - 1), self.max_delay
+        )
         return base / 2 + random.uniform(0, base / 2) if self.jitter else base
 
 
@@ -107,9 +122,13 @@ class ModelRetry(HookMiddleware):
         _positive("max_retries", max_retries, allow_none=False, minimum=0)
         _choice("on_failure", on_failure, ("raise", "answer"))
         if give_up_after is not None and (
-            isinstance(give_up_after, bool) or not isinstance(give_up_after, int | float) or give_up_after < 0
+            isinstance(give_up_after, bool)
+            or not isinstance(give_up_after, int | float)
+            or give_up_after < 0
         ):
-            raise ValueError(f"give_up_after must be a number >= 0 or None, got {give_up_after!r}")
+            raise ValueError(
+                f"give_up_after must be a number >= 0 or None, got {give_up_after!r}"
+            )
         self.max_retries = max_retries
         self.should_retry = _exhausted_aware(_predicate(retry_on))
         self.backoff = _Backoff(initial_delay, backoff_factor, max_delay, jitter)
@@ -118,7 +137,8 @@ class ModelRetry(HookMiddleware):
         self.sleep = sleep
 
     def _hint_too_long(self, exc: BaseException) -> bool:
-        """The server asks to wait longer than ``give_up_after``: fail fast, e.g. for a fallback (ML-1)."""
+        """The server asks to wait longer than ``give_up_after``: fail fast, e.g. for a
+        fallback (ML-1)."""
         hint = getattr(exc, "retry_after", None)
         return (
             self.give_up_after is not None
@@ -133,15 +153,23 @@ class ModelRetry(HookMiddleware):
             try:
                 return await handler(request)
             except Exception as exc:
-                stop = retry >= self.max_retries or not self.should_retry(exc) or self._hint_too_long(exc)
+                stop = (
+                    retry >= self.max_retries
+                    or not self.should_retry(exc)
+                    or self._hint_too_long(exc)
+                )
                 if handler.streamed or stop:
                     if self.on_failure == "answer" and not handler.streamed:
                         text = f"The model call failed after {retry + 1} attempt(s): {type(exc).__name__}: {exc}"
-                        return ChatResponse([Message("assistant", [text])], finish_reason="error")
+                        return ChatResponse(
+                            [Message("assistant", [text])], finish_reason="error"
+                        )
                     raise
                 retry += 1
                 wait = self.backoff.delay(retry, exc)
-                logger.debug("ModelRetry: %s; retry %d in %.2fs", type(exc).__name__, retry, wait)
+                logger.debug(
+                    "ModelRetry: %s; retry %d in %.2fs", type(exc).__name__, retry, wait
+                )
                 await self.sleep(wait)
 
 
@@ -172,7 +200,9 @@ class ToolRetry(HookMiddleware):
 
     async def wrap_tool_call(self, request: ToolCallRequest, handler: Handler) -> Any:
         name = request.tool_call.name or ""
-        if request.tool is None or (self.tool_names is not None and name not in self.tool_names):
+        if request.tool is None or (
+            self.tool_names is not None and name not in self.tool_names
+        ):
             return await handler(request)
         retry = 0
         while True:

@@ -1,22 +1,23 @@
-"""What a failed provider call means: typed errors and the delay a server asks for (spec/providers.md).
+"""What a failed provider call means: typed errors and the delay a server asks for
+(spec/providers.md).
 
 Rules
 -----
-1. Every failure a provider client raises on purpose is a `ProviderError` subclass (PV-23); its
-   class comes from one table, ``_STATUS_ERRORS``, for an HTTP status.
-2. The text of an error says what failed and where; it never holds a secret once it has left a
-   client (``ProviderError.redact``, PV-24, PV-35).
+1. Every failure a provider client raises on purpose is a `ProviderError` subclass
+   (PV-23); its class comes from one table, ``_STATUS_ERRORS``, for an HTTP status.
+2. The text of an error says what failed and where; it never holds a secret once it has
+   left a client (``ProviderError.redact``, PV-24, PV-35).
 3. What a server's headers say about waiting (PV-27, PV-28) is read here, once: by
    ``ProviderError.retry_after`` and by the retry policy.
 
 Theory of operation
 -------------------
-``error_for_status`` turns a non-2xx answer into the class of PV-23 with the text of PV-24
-(``describe``). A timeout without an answer is `ProviderTimeoutError`, a refused or reset
-connection `ProviderConnectionError`, a stream that breaks after its first byte
-`StreamInterruptedError`. ``server_delay`` reads ``retry-after-ms``, ``retry-after`` and, for a
-429, the ``x-ratelimit-reset-*`` durations (``parse_duration``). Standard library only; nothing
-here knows an HTTP library or a wire format.
+``error_for_status`` turns a non-2xx answer into the class of PV-23 with the text of
+PV-24 (``describe``). A timeout without an answer is `ProviderTimeoutError`, a refused
+or reset connection `ProviderConnectionError`, a stream that breaks after its first byte
+`StreamInterruptedError`. ``server_delay`` reads ``retry-after-ms``, ``retry-after``
+and, for a 429, the ``x-ratelimit-reset-*`` durations (``parse_duration``). Standard
+library only; nothing here knows an HTTP library or a wire format.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ __all__ = [
     "server_delay",
 ]
 
-# Attributes of an error that are not plain data and are left alone by ``ProviderError.redact``.
+# Attributes of an error that are not plain data and are left alone by
+# ``ProviderError.redact``.
 _KEEP_ATTRIBUTES = frozenset({"updates"})
 
 
@@ -58,10 +60,11 @@ _KEEP_ATTRIBUTES = frozenset({"updates"})
 class ProviderError(MinagentError):
     """A model provider's call failed. Every transport failure is one of the subclasses.
 
-    ``status`` is the HTTP status (None when there was no HTTP answer), ``provider_message``
-    the provider's own explanation, ``request_id`` the provider's id for the request (quote it
-    to their support), ``retryable`` whether the failure is of a kind a retry can cure, and
-    ``headers`` the response headers with lower-case names (empty without an answer).
+    ``status`` is the HTTP status (None when there was no HTTP answer),
+    ``provider_message`` the provider's own explanation, ``request_id`` the provider's
+    id for the request (quote it to their support), ``retryable`` whether the failure is
+    of a kind a retry can cure, and ``headers`` the response headers with lower-case
+    names (empty without an answer).
     """
 
     default_retryable: ClassVar[bool] = False
@@ -80,25 +83,31 @@ class ProviderError(MinagentError):
         super().__init__(message)
         self.message = message
         self.status = status
-        self.provider_message = message if provider_message is None else provider_message
+        self.provider_message = (
+            message if provider_message is None else provider_message
+        )
         self.request_id = request_id
         self.retryable = self.default_retryable if retryable is None else retryable
         self.provider = provider
-        self.headers: dict[str, str] = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+        self.headers: dict[str, str] = {
+            str(k).lower(): str(v) for k, v in (headers or {}).items()
+        }
 
     @property
     def retry_after(self) -> float | None:
-        """The wait in seconds the server asked for in its headers (PV-27), uncapped, or None."""
+        """The wait in seconds the server asked for in its headers (PV-27), uncapped, or
+        None."""
         return server_delay(self.headers, status=self.status)
 
     def redact(self, *secrets: str | Secret | None) -> Self:
-        """Remove the secrets from this error, in place, and cut its chain (PV-24, PV-35).
+        """Remove the secrets from this error, in place, and cut its chain (PV-24,
+        PV-35).
 
-        Every text is passed through ``redact``: the message, the args, and every attribute
-        that holds plain data (strings, and the strings inside dicts, lists and tuples, such as
-        an echoed error body); the headers through ``redact_headers``. ``__cause__`` and
-        ``__context__`` are cleared, so no library exception (which may hold the request
-        headers) stays reachable from the error.
+        Every text is passed through ``redact``: the message, the args, and every
+        attribute that holds plain data (strings, and the strings inside dicts, lists
+        and tuples, such as an echoed error body); the headers through
+        ``redact_headers``. ``__cause__`` and ``__context__`` are cleared, so no library
+        exception (which may hold the request headers) stays reachable from the error.
         """
         self.__cause__ = None
         self.__context__ = None
@@ -127,7 +136,8 @@ class NotFoundError(ProviderError):
 
 
 class RateLimitError(ProviderError):
-    """HTTP 429: a rate limit or quota was hit; ``retry_after`` tells how long to wait."""
+    """HTTP 429: a rate limit or quota was hit; ``retry_after`` tells how long to
+    wait."""
 
     default_retryable = True
 
@@ -145,7 +155,8 @@ class ProviderTimeoutError(ProviderError, TimeoutError):
 
 
 class ProviderConnectionError(ProviderError, ConnectionError):
-    """The connection was refused, reset or dropped before an answer. Also a `ConnectionError`."""
+    """The connection was refused, reset or dropped before an answer. Also a
+    `ConnectionError`."""
 
     default_retryable = True
 
@@ -153,12 +164,13 @@ class ProviderConnectionError(ProviderError, ConnectionError):
 class StreamInterruptedError(ProviderError):
     """A stream failed after its first byte was received: never retried (PV-29).
 
-    The updates decoded before the failure were delivered; the caller decides whether to send
-    the request again.
+    The updates decoded before the failure were delivered; the caller decides whether to
+    send the request again.
     """
 
 
-# Status -> error class (PV-23). Not listed: 5xx -> ServerError, anything else -> ProviderError.
+# Status -> error class (PV-23). Not listed: 5xx -> ServerError, anything else ->
+# ProviderError.
 _STATUS_ERRORS: dict[int, type[ProviderError]] = {
     400: BadRequestError,
     401: AuthenticationError,
@@ -201,7 +213,13 @@ def error_for_status(
     )
 
 
-def describe(status: int | None, message: str, request_id: str | None = None, *, provider: str | None = None) -> str:
+def describe(
+    status: int | None,
+    message: str,
+    request_id: str | None = None,
+    *,
+    provider: str | None = None,
+) -> str:
     """``"<provider>: HTTP <status> <reason>: <message> (request id <id>)"`` (PV-24)."""
     text = message
     if status is not None:
@@ -238,10 +256,11 @@ _UNIT_SECONDS = {
 
 
 def parse_duration(text: str) -> float | None:
-    """Seconds of a duration such as ``1m30s``, ``6m0s``, ``20ms``, ``1.5s`` or ``2`` (PV-28).
+    """Seconds of a duration such as ``1m30s``, ``6m0s``, ``20ms``, ``1.5s`` or ``2``
+    (PV-28).
 
-    Go's ``time.Duration`` syntax (units h, m, s, ms, us/µs, ns, in any combination); a bare
-    number is seconds. Anything else, or a negative value, is None.
+    Go's ``time.Duration`` syntax (units h, m, s, ms, us/µs, ns, in any combination); a
+    bare number is seconds. Anything else, or a negative value, is None.
     """
     text = text.strip()
     if not text:
@@ -269,15 +288,20 @@ def _non_negative(text: str) -> float | None:
 
 
 def server_delay(
-    headers: Mapping[str, str] | None, *, status: int | None = None, now: float | None = None
+    headers: Mapping[str, str] | None,
+    *,
+    status: int | None = None,
+    now: float | None = None,
 ) -> float | None:
-    """The wait the server asks for, in seconds, uncapped; None when it names none (PV-27).
+    """The wait the server asks for, in seconds, uncapped; None when it names none
+    (PV-27).
 
     In this order, the first usable header wins: ``retry-after-ms`` (milliseconds),
-    ``retry-after`` (seconds, or an HTTP date, counted from ``now``, default ``time.time()``;
-    a past date is 0), and — for a 429 only, since providers send them on every answer —
-    ``x-ratelimit-reset-requests`` / ``x-ratelimit-reset-tokens`` (PV-28 durations): of the
-    limits whose ``x-ratelimit-remaining-*`` is 0, or of all given when none is, the longest.
+    ``retry-after`` (seconds, or an HTTP date, counted from ``now``, default
+    ``time.time()``; a past date is 0), and — for a 429 only, since providers send them
+    on every answer — ``x-ratelimit-reset-requests`` / ``x-ratelimit-reset-tokens``
+    (PV-28 durations): of the limits whose ``x-ratelimit-remaining-*`` is 0, or of all
+    given when none is, the longest.
     """
     if not headers:
         return None
@@ -300,7 +324,11 @@ def server_delay(
         reset = parse_duration(lowered.get(f"x-ratelimit-reset-{limit}", ""))
         if reset is not None:
             resets[limit] = reset
-    exhausted = [resets[limit] for limit in resets if lowered.get(f"x-ratelimit-remaining-{limit}", "").strip() == "0"]
+    exhausted = [
+        resets[limit]
+        for limit in resets
+        if lowered.get(f"x-ratelimit-remaining-{limit}", "").strip() == "0"
+    ]
     chosen = exhausted or list(resets.values())
     return max(chosen) if chosen else None
 

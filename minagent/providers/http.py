@@ -1,33 +1,36 @@
-"""One HTTP chat client for every provider: `WireCodec` and `HTTPChatClient` (spec/providers.md).
+"""One HTTP chat client for every provider: `WireCodec` and `HTTPChatClient`
+(spec/providers.md).
 
 Rules
 -----
-1. Everything a provider call does on the network is decided here, once, for every plugin: the
-   request's URL and headers (PV-38), when to try again (PV-25 .. PV-29), which error a failure
-   is (PV-23, PV-35: one table, ``_FAILURES``), what is bounded (PV-36), what is redacted
-   (PV-24) and when a connection is given back or closed (PV-30). Which event loop a connection
-   pool belongs to (PV-37) is `LoopBound`'s, in ``transport``.
+1. Everything a provider call does on the network is decided here, once, for every
+   plugin: the request's URL and headers (PV-38), when to try again (PV-25 .. PV-29),
+   which error a failure is (PV-23, PV-35: one table, ``_FAILURES``), what is bounded
+   (PV-36), what is redacted (PV-24) and when a connection is given back or closed
+   (PV-30). Which event loop a connection pool belongs to (PV-37) is `LoopBound`'s, in
+   ``transport``.
 2. A plugin never touches the network. It is its connection settings (environment, URL,
-   credentials: a subclass of `HTTPChatClient`) plus a `WireCodec` (sans-I/O: bytes in, wire
-   types out, and back).
-3. A `Transport` (``transport``) only moves bytes; an HTTP library's exceptions reach this
-   module only as the kinds of `TransportError`.
+   credentials: a subclass of `HTTPChatClient`) plus a `WireCodec` (sans-I/O: bytes in,
+   wire types out, and back).
+3. A `Transport` (``transport``) only moves bytes; an HTTP library's exceptions reach
+   this module only as the kinds of `TransportError`.
 4. Every error leaves a client scrubbed (``ProviderError.redact``), raised outside the
    ``except`` block that caught its cause, so nothing the library held is chained to it.
 
 Theory of operation
 -------------------
-A call encodes the messages (``codec.encode``), then makes attempts under ``retry_call``. An
-attempt is one `Request` through ``transport.send``: a non-2xx answer becomes the codec's typed
-error; a 2xx body is read whole (non-streaming, at most ``max_body_size``) or up to its first
-chunk (streaming). So everything before the first byte of a stream is inside the attempt and
-retried, and nothing after it is (PV-29). The stream is then fed chunk by chunk to the codec's
-`StreamDecoder`, whose updates are yielded as soon as they are decoded; a decoder error comes
-with the updates decoded before it, which are yielded first (PV-14). At the end the codec says
-whether the stream was complete (PV-15); an incomplete or broken stream is a
-`StreamInterruptedError`. A streaming request answered with a JSON body is decoded whole.
-Every exit that is not a clean end (an error, the consumer's cancellation, an early
-``aclose()``) closes the response, and with it its connection (PV-30).
+A call encodes the messages (``codec.encode``), then makes attempts under
+``retry_call``. An attempt is one `Request` through ``transport.send``: a non-2xx answer
+becomes the codec's typed error; a 2xx body is read whole (non-streaming, at most
+``max_body_size``) or up to its first chunk (streaming). So everything before the first
+byte of a stream is inside the attempt and retried, and nothing after it is (PV-29). The
+stream is then fed chunk by chunk to the codec's `StreamDecoder`, whose updates are
+yielded as soon as they are decoded; a decoder error comes with the updates decoded
+before it, which are yielded first (PV-14). At the end the codec says whether the stream
+was complete (PV-15); an incomplete or broken stream is a `StreamInterruptedError`. A
+streaming request answered with a JSON body is decoded whole. Every exit that is not a
+clean end (an error, the consumer's cancellation, an early ``aclose()``) closes the
+response, and with it its connection (PV-30).
 """
 
 from __future__ import annotations
@@ -41,7 +44,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Protocol, Self
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
-from .. import BaseChatClient, ChatResponse, ChatResponseUpdate, FunctionInvocationConfiguration, Message
+from .. import (
+    BaseChatClient,
+    ChatResponse,
+    ChatResponseUpdate,
+    FunctionInvocationConfiguration,
+    Message,
+)
 from .errors import (
     AuthenticationError,
     ProviderConnectionError,
@@ -66,7 +75,8 @@ __all__ = [
 DEFAULT_MAX_BODY_SIZE = 32 * 1024 * 1024  # bytes of a 2xx non-streaming body (PV-36)
 DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # one line or event of a stream (PV-36)
 MAX_ERROR_BODY = 64 * 1024  # bytes of a non-2xx body read for its message (PV-11)
-_SECRET_MARGIN = 4096  # read past the cut, so that no cut can split a secret before it is redacted (PV-24)
+# read past the cut, so that no cut can split a secret before it is redacted (PV-24)
+_SECRET_MARGIN = 4096
 
 Sleep = Callable[[float], Awaitable[object]]
 
@@ -75,8 +85,9 @@ Sleep = Callable[[float], Awaitable[object]]
 
 
 class StreamDecoder(Protocol):
-    """Bytes of a streaming answer in, updates out (PV-12 .. PV-16). An error raised by ``feed``
-    or ``close`` is a `ProviderError` carrying, as ``.updates``, what it decoded before it."""
+    """Bytes of a streaming answer in, updates out (PV-12 .. PV-16). An error raised by
+    ``feed`` or ``close`` is a `ProviderError` carrying, as ``.updates``, what it
+    decoded before it."""
 
     @property
     def done(self) -> bool:
@@ -91,10 +102,10 @@ class StreamDecoder(Protocol):
 class WireCodec(Protocol):
     """A provider's wire format, sans-I/O (PV-1): what a plugin gives `HTTPChatClient`.
 
-    ``encode`` returns the body and a *context* (anything: the tool-id map, a seed) that goes
-    with the request to ``decode`` / ``stream_decoder``. ``protocol_error`` is the class of the
-    plugin's PV-10 errors (it takes a message). ``unfinished`` says why a stream that ended
-    here is not a complete answer (PV-15), or None when it is.
+    ``encode`` returns the body and a *context* (anything: the tool-id map, a seed) that
+    goes with the request to ``decode`` / ``stream_decoder``. ``protocol_error`` is the
+    class of the plugin's PV-10 errors (it takes a message). ``unfinished`` says why a
+    stream that ended here is not a complete answer (PV-15), or None when it is.
     """
 
     @property
@@ -109,17 +120,30 @@ class WireCodec(Protocol):
     def headers(self, *, stream: bool) -> dict[str, str]: ...
 
     def encode(
-        self, messages: list[Message], options: Mapping[str, Any], *, model: str, stream: bool
+        self,
+        messages: list[Message],
+        options: Mapping[str, Any],
+        *,
+        model: str,
+        stream: bool,
     ) -> tuple[bytes, Any]: ...
 
     def decode(self, body: bytes, context: Any) -> ChatResponse: ...
 
-    def stream_decoder(self, context: Any, *, max_line_size: int | None) -> StreamDecoder: ...
+    def stream_decoder(
+        self, context: Any, *, max_line_size: int | None
+    ) -> StreamDecoder: ...
 
-    def parse_error(self, status: int, body: bytes, headers: Mapping[str, str]) -> tuple[str, str | None]: ...
+    def parse_error(
+        self, status: int, body: bytes, headers: Mapping[str, str]
+    ) -> tuple[str, str | None]: ...
 
     def status_error(
-        self, status: int, message: str, request_id: str | None, headers: Mapping[str, str]
+        self,
+        status: int,
+        message: str,
+        request_id: str | None,
+        headers: Mapping[str, str],
     ) -> ProviderError: ...
 
     def unfinished(self, decoder: Any, finished: bool) -> str | None: ...
@@ -130,13 +154,26 @@ class WireCodec(Protocol):
 
 
 # What a transport failure before the answer is complete becomes (PV-23, PV-35): kind ->
-# (class, retryable, text). After the first byte of a stream every kind is an interruption (PV-29).
+# (class, retryable, text). After the first byte of a stream every kind is an
+# interruption (PV-29).
 _FAILURES: dict[str, tuple[type[ProviderError], bool, str]] = {
-    "connect": (ProviderConnectionError, True, "connection failed ({url}): {detail}{hint}"),
+    "connect": (
+        ProviderConnectionError,
+        True,
+        "connection failed ({url}): {detail}{hint}",
+    ),
     "network": (ProviderConnectionError, True, "connection failed ({url}): {detail}"),
-    "protocol": (ProviderConnectionError, True, "the answer of {url} is not valid HTTP: {detail}"),
+    "protocol": (
+        ProviderConnectionError,
+        True,
+        "the answer of {url} is not valid HTTP: {detail}",
+    ),
     "connect_timeout": (ProviderTimeoutError, True, "{waited} ({url})"),
-    "read_timeout": (ProviderTimeoutError, True, "no answer within {timeout} s: {waited} ({url})"),
+    "read_timeout": (
+        ProviderTimeoutError,
+        True,
+        "no answer within {timeout} s: {waited} ({url})",
+    ),
     "total_timeout": (ProviderTimeoutError, True, "{waited} ({url})"),
     "other": (ProviderError, False, "the request to {url} failed: {detail}"),
 }
@@ -146,11 +183,12 @@ _USERINFO = re.compile(r"//.*@")  # greedy: a raw "/" in a password must not spl
 class HTTPChatClient(BaseChatClient):
     """A chat client over HTTP: the transport rules of spec/providers.md, written once.
 
-    A plugin subclasses it with its connection settings: ``path`` (appended to the base URL's
-    path), ``api_key_env`` (named when a 401 arrives without a key), ``connect_hint`` (added
-    when nothing answers), ``user_agent``, ``keeps_request_id`` (OA-29) and ``_auth_headers``;
-    its constructor reads the environment and passes a `WireCodec` and a `Transport`. Retries
-    are logged by the logger named after the subclass's top-level package.
+    A plugin subclasses it with its connection settings: ``path`` (appended to the base
+    URL's path), ``api_key_env`` (named when a 401 arrives without a key),
+    ``connect_hint`` (added when nothing answers), ``user_agent``, ``keeps_request_id``
+    (OA-29) and ``_auth_headers``; its constructor reads the environment and passes a
+    `WireCodec` and a `Transport`. Retries are logged by the logger named after the
+    subclass's top-level package.
     """
 
     path: ClassVar[str] = ""
@@ -158,8 +196,10 @@ class HTTPChatClient(BaseChatClient):
     connect_hint: ClassVar[str] = ""
     user_agent: ClassVar[str] = "minagent"
     keeps_request_id: ClassVar[bool] = False
-    not_found_hint: ClassVar[str] = ""  # added to a 404's text: what a wrong base URL usually is (PV-45)
-    hosted: ClassVar[tuple[str, ...]] = ()  # hosts (or ".suffix"es) that need credentials (PV-46)
+    # added to a 404's text: what a wrong base URL usually is (PV-45)
+    not_found_hint: ClassVar[str] = ""
+    # hosts (or ".suffix"es) that need credentials (PV-46)
+    hosted: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -180,9 +220,13 @@ class HTTPChatClient(BaseChatClient):
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         max_line_size: int | None = DEFAULT_MAX_LINE_SIZE,
         middleware: Any = None,
-        function_invocation_configuration: FunctionInvocationConfiguration | None = None,
+        function_invocation_configuration: FunctionInvocationConfiguration
+        | None = None,
     ) -> None:
-        super().__init__(middleware=middleware, function_invocation_configuration=function_invocation_configuration)
+        super().__init__(
+            middleware=middleware,
+            function_invocation_configuration=function_invocation_configuration,
+        )
         self.model = model
         self.codec = codec
         self.transport = transport
@@ -200,9 +244,14 @@ class HTTPChatClient(BaseChatClient):
         self.default_query: dict[str, str] = {}
         for name, value in (default_query or {}).items():
             if not isinstance(name, str) or not isinstance(value, str):
-                raise TypeError(f"default_query: names and values must be str, got {name!r}: {value!r}")
+                raise TypeError(
+                    f"default_query: names and values must be str, got {name!r}: {value!r}"
+                )
             self.default_query[name] = value
-        for name, size in (("max_body_size", max_body_size), ("max_line_size", max_line_size)):
+        for name, size in (
+            ("max_body_size", max_body_size),
+            ("max_line_size", max_line_size),
+        ):
             if size is None and name == "max_line_size":
                 continue
             if not isinstance(size, int) or isinstance(size, bool) or size < 1:
@@ -214,7 +263,8 @@ class HTTPChatClient(BaseChatClient):
         self._logger = logging.getLogger(type(self).__module__.partition(".")[0])
 
     def _init_url(self, url: str, key: str) -> None:
-        """Split the base URL: endpoint, query (kept, OA-30) and credentials (a secret, PV-24)."""
+        """Split the base URL: endpoint, query (kept, OA-30) and credentials (a secret,
+        PV-24)."""
         url = url.strip()
         masked = redact(_USERINFO.sub("//***@", url), key)
         parts = urlsplit(url)
@@ -227,7 +277,9 @@ class HTTPChatClient(BaseChatClient):
         port: int | None = None
         with contextlib.suppress(ValueError):
             port = parts.port
-        if port is None and parts.netloc.rsplit("@", 1)[-1].rstrip("]").count(":") > parts.hostname.count(":"):
+        if port is None and parts.netloc.rsplit("@", 1)[-1].rstrip("]").count(
+            ":"
+        ) > parts.hostname.count(":"):
             raise ValueError(f"base_url has an invalid port: {masked!r}")
         if port is not None:
             netloc = f"{netloc}:{port}"
@@ -235,7 +287,13 @@ class HTTPChatClient(BaseChatClient):
         self._endpoint = urlunsplit((parts.scheme, netloc, path, "", ""))
         self._base_query = parse_qsl(parts.query, keep_blank_values=True)
         user = self._url_user
-        shown = netloc if not user else f"{user}:***@{netloc}" if password else f"{user}@{netloc}"
+        shown = (
+            netloc
+            if not user
+            else f"{user}:***@{netloc}"
+            if password
+            else f"{user}@{netloc}"
+        )
         self.base_url = urlunsplit((parts.scheme, shown, path, parts.query, ""))
 
     @property
@@ -250,11 +308,13 @@ class HTTPChatClient(BaseChatClient):
 
     @property
     def session(self) -> Any:
-        """The transport's session (an ``aiohttp.ClientSession`` by default), once there is one."""
+        """The transport's session (an ``aiohttp.ClientSession`` by default), once there
+        is one."""
         return getattr(self.transport, "session", None)
 
     async def aclose(self) -> None:
-        """Close what the transport opened (a session passed in stays open). Idempotent."""
+        """Close what the transport opened (a session passed in stays open).
+        Idempotent."""
         await self.transport.aclose()
 
     async def __aenter__(self) -> Self:
@@ -268,7 +328,9 @@ class HTTPChatClient(BaseChatClient):
     async def _inner_get_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> ChatResponse:
-        body, context = self.codec.encode(messages, options, model=self.model, stream=False)
+        body, context = self.codec.encode(
+            messages, options, model=self.model, stream=False
+        )
         response, raw = await self._send(body, stream=False)
         request_id = self._request_id(response.headers)
         result = self._decode(raw, context, request_id)
@@ -279,13 +341,16 @@ class HTTPChatClient(BaseChatClient):
     async def _inner_get_streaming_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
-        body, context = self.codec.encode(messages, options, model=self.model, stream=True)
+        body, context = self.codec.encode(
+            messages, options, model=self.model, stream=True
+        )
         response, first = await self._send(body, stream=True)
         request_id = self._request_id(response.headers)
         tag = request_id if self.keeps_request_id else None
         clean = False
         try:
-            if _content_type(response.headers) == "application/json":  # a server that ignored stream
+            # a server that ignored stream
+            if _content_type(response.headers) == "application/json":
                 whole, failure = await self._rest_of_body(response, first, request_id)
                 if failure is not None:
                     raise failure
@@ -293,7 +358,9 @@ class HTTPChatClient(BaseChatClient):
                     yield _tagged(update, tag)
                 clean = True
                 return
-            decoder = self.codec.stream_decoder(context, max_line_size=self.max_line_size)
+            decoder = self.codec.stream_decoder(
+                context, max_line_size=self.max_line_size
+            )
             finished = False  # a finish_reason was seen (PV-15)
             chunk = first
             while True:
@@ -323,8 +390,9 @@ class HTTPChatClient(BaseChatClient):
                 raise self._interrupted(why, request_id)
             clean = True
         finally:
-            # PV-30: every other exit (an error, the consumer's cancellation, an early aclose())
-            # closes the response and its connection; a clean end gives the connection back.
+            # PV-30: every other exit (an error, the consumer's cancellation, an early
+            # aclose()) closes the response and its connection; a clean end gives the
+            # connection back.
             if clean:
                 response.release()
             else:
@@ -333,11 +401,17 @@ class HTTPChatClient(BaseChatClient):
     # -- sending ----------------------------------------------------------------------------------
 
     def _auth_headers(self) -> dict[str, str]:
-        """The credentials' headers: ``Authorization: Bearer <key>`` unless a plugin says otherwise."""
-        return {"Authorization": f"Bearer {self._api_key.reveal()}"} if self._api_key else {}
+        """The credentials' headers: ``Authorization: Bearer <key>`` unless a plugin
+        says otherwise."""
+        return (
+            {"Authorization": f"Bearer {self._api_key.reveal()}"}
+            if self._api_key
+            else {}
+        )
 
     def _connection_headers(self) -> dict[str, str]:
-        """The connection's own headers, before ``default_headers`` (which may replace them)."""
+        """The connection's own headers, before ``default_headers`` (which may replace
+        them)."""
         return {"User-Agent": self.user_agent}
 
     def _headers(self, *, stream: bool) -> dict[str, str]:
@@ -345,23 +419,28 @@ class HTTPChatClient(BaseChatClient):
         headers.update(self._connection_headers())
         headers.update(self.default_headers)
         headers.update(self._auth_headers())
-        if self._url_user and "Authorization" not in headers:  # user:password@ in the base URL
+        # user:password@ in the base URL
+        if self._url_user and "Authorization" not in headers:
             pair = f"{self._url_user}:{self._url_password.reveal()}".encode()
             headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
         return headers
 
     def _query(self) -> list[tuple[str, str]]:
-        """The base URL's query, then ``default_query`` (which wins for a name in both, OA-30)."""
+        """The base URL's query, then ``default_query`` (which wins for a name in both,
+        OA-30)."""
         if not self.default_query:
             return list(self._base_query)
-        return [(k, v) for k, v in self._base_query if k not in self.default_query] + list(self.default_query.items())
+        return [
+            (k, v) for k, v in self._base_query if k not in self.default_query
+        ] + list(self.default_query.items())
 
     async def _send(self, body: bytes, *, stream: bool) -> tuple[Response, bytes]:
-        """Attempts under the retry policy (PV-25); the last error when every attempt failed."""
+        """Attempts under the retry policy (PV-25); the last error when every attempt
+        failed."""
         host = urlsplit(self._endpoint).hostname or ""
-        if any(host == h or (h.startswith(".") and host.endswith(h)) for h in self.hosted) and not (
-            self._auth_headers() or self._url_user
-        ):
+        if any(
+            host == h or (h.startswith(".") and host.endswith(h)) for h in self.hosted
+        ) and not (self._auth_headers() or self._url_user):
             raise AuthenticationError(  # PV-46: nothing is sent
                 describe(
                     None,
@@ -380,15 +459,26 @@ class HTTPChatClient(BaseChatClient):
         )
 
     async def _attempt(self, body: bytes, *, stream: bool) -> tuple[Response, bytes]:
-        """One request: a 2xx response with its whole body (released), or, when streaming, with
-        its first chunk (still open: the caller closes it). Every failure is a `ProviderError`."""
+        """One request: a 2xx response with its whole body (released), or, when
+        streaming, with its first chunk (still open: the caller closes it). Every
+        failure is a `ProviderError`."""
         url = f"{self._endpoint}{self.path}"
         query = self._query()
-        timeouts = Timeouts(connect=self.timeout, read=self.timeout, total=self.total_timeout)
-        request = Request(
-            "POST", f"{url}?{urlencode(query)}" if query else url, self._headers(stream=stream), body, timeouts
+        timeouts = Timeouts(
+            connect=self.timeout, read=self.timeout, total=self.total_timeout
         )
-        self._logger.debug("POST %s (stream=%s)", redact(f"{self.base_url}{self.path}", *self._secrets), stream)
+        request = Request(
+            "POST",
+            f"{url}?{urlencode(query)}" if query else url,
+            self._headers(stream=stream),
+            body,
+            timeouts,
+        )
+        self._logger.debug(
+            "POST %s (stream=%s)",
+            redact(f"{self.base_url}{self.path}", *self._secrets),
+            stream,
+        )
         response: Response | None = None
         kept = False
         failure: ProviderError
@@ -402,7 +492,11 @@ class HTTPChatClient(BaseChatClient):
                     kept = True
                     return response, first
                 failure = ProviderConnectionError(
-                    describe(None, "the stream ended before its first byte", provider=self.codec.provider),
+                    describe(
+                        None,
+                        "the stream ended before its first byte",
+                        provider=self.codec.provider,
+                    ),
                     provider_message="",
                     request_id=self._request_id(response.headers),
                     provider=self.codec.provider,
@@ -423,7 +517,8 @@ class HTTPChatClient(BaseChatClient):
         raise self._scrub(failure)  # outside the except: nothing is chained (PV-35)
 
     async def _read_body(self, response: Response, first: bytes = b"") -> bytes:
-        """The whole 2xx body (after ``first``, already read), at most ``max_body_size`` bytes (PV-36)."""
+        """The whole 2xx body (after ``first``, already read), at most ``max_body_size``
+        bytes (PV-36)."""
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_body_size:
             raise self._too_large(response)
@@ -445,7 +540,8 @@ class HTTPChatClient(BaseChatClient):
     async def _rest_of_body(
         self, response: Response, first: bytes, request_id: str | None
     ) -> tuple[bytes, ProviderError | None]:
-        """The whole body of a JSON answer to a stream, or the scrubbed error to raise."""
+        """The whole body of a JSON answer to a stream, or the scrubbed error to
+        raise."""
         try:
             return await self._read_body(response, first), None
         except ProviderError as error:
@@ -454,7 +550,8 @@ class HTTPChatClient(BaseChatClient):
             return b"", self._interrupted(self._what(error), request_id)
 
     async def _read_chunk(self, response: Response) -> tuple[bytes, str | None]:
-        """The next chunk of a stream, or ``(b"", what failed)``: the caller raises (PV-29, PV-35)."""
+        """The next chunk of a stream, or ``(b"", what failed)``: the caller raises
+        (PV-29, PV-35)."""
         try:
             return await response.read_chunk(), None
         except TransportError as error:
@@ -469,20 +566,36 @@ class HTTPChatClient(BaseChatClient):
                 if not chunk:
                     break
                 raw += chunk
-        except TransportError as error:  # the status is the error; the body only adds its text
+        # the status is the error; the body only adds its text
+        except TransportError as error:
             unreadable = f" (the error body could not be read: {error.detail})"
         text = raw.decode("utf-8", "replace")
-        if (scrubbed := redact(text, *self._secrets)) != text:  # PV-24: redact first, then cut
+        # PV-24: redact first, then cut
+        if (scrubbed := redact(text, *self._secrets)) != text:
             raw = scrubbed.encode("utf-8")
-        message, request_id = self.codec.parse_error(response.status, raw[:MAX_ERROR_BODY], headers)
+        message, request_id = self.codec.parse_error(
+            response.status, raw[:MAX_ERROR_BODY], headers
+        )
         message += unreadable
         if response.status == 401 and not self._api_key:
-            message += f" (no API key was configured: pass api_key= or set {self.api_key_env})"
+            message += (
+                f" (no API key was configured: pass api_key= or set {self.api_key_env})"
+            )
         failure = self.codec.status_error(response.status, message, request_id, headers)
-        hint = f"; {self.not_found_hint}" if response.status == 404 and self.not_found_hint else ""
-        text, tail = failure.message, f" (request id {request_id})" if request_id else ""
-        text = text.removesuffix(tail) if tail and text.endswith(tail) else text  # PV-45: where, before the id
-        failure.message = f"{text} (POST {url}{hint}){tail if text != failure.message else ''}"
+        hint = (
+            f"; {self.not_found_hint}"
+            if response.status == 404 and self.not_found_hint
+            else ""
+        )
+        text, tail = (
+            failure.message,
+            f" (request id {request_id})" if request_id else "",
+        )
+        # PV-45: where, before the id
+        text = text.removesuffix(tail) if tail and text.endswith(tail) else text
+        failure.message = (
+            f"{text} (POST {url}{hint}){tail if text != failure.message else ''}"
+        )
         failure.args = (failure.message, *failure.args[1:])
         return failure
 
@@ -496,7 +609,8 @@ class HTTPChatClient(BaseChatClient):
     # -- errors -------------------------------------------------------------------------------------
 
     def _what(self, error: TransportError) -> str:
-        """What failed, without the base URL: a timeout's bound, or the library's words."""
+        """What failed, without the base URL: a timeout's bound, or the library's
+        words."""
         if error.kind == "connect_timeout":
             return f"could not connect within timeout={self.timeout} s"
         if error.kind == "read_timeout":
@@ -505,14 +619,23 @@ class HTTPChatClient(BaseChatClient):
             return f"the request took longer than total_timeout={self.total_timeout} s"
         return error.detail
 
-    def _transport_error(self, error: TransportError, response: Response | None) -> ProviderError:
-        """PV-35: a transport failure before the answer was complete, as a typed error (``_FAILURES``)."""
+    def _transport_error(
+        self, error: TransportError, response: Response | None
+    ) -> ProviderError:
+        """PV-35: a transport failure before the answer was complete, as a typed error
+        (``_FAILURES``)."""
         cls, retryable, text = _FAILURES.get(error.kind, _FAILURES["other"])
         hint = f"; {self.connect_hint}" if self.connect_hint else ""
         text = text.format(
-            url=self.base_url, detail=error.detail, hint=hint, timeout=self.timeout, waited=self._what(error)
+            url=self.base_url,
+            detail=error.detail,
+            hint=hint,
+            timeout=self.timeout,
+            waited=self._what(error),
         )
-        request_id = self._request_id(response.headers) if response is not None else None
+        request_id = (
+            self._request_id(response.headers) if response is not None else None
+        )
         return cls(
             describe(None, text, request_id, provider=self.codec.provider),
             provider_message="",
@@ -523,31 +646,44 @@ class HTTPChatClient(BaseChatClient):
         )
 
     def _truncated(self, error: ProviderError, decoder: StreamDecoder) -> bool:
-        """A protocol error at the end of a stream that never saw its terminator: the body ended
-        inside an event (PV-29), unless the error is a bound (PV-36)."""
-        return isinstance(error, self.codec.protocol_error) and not decoder.done and "max_line_size" not in str(error)
+        """A protocol error at the end of a stream that never saw its terminator: the
+        body ended inside an event (PV-29), unless the error is a bound (PV-36)."""
+        return (
+            isinstance(error, self.codec.protocol_error)
+            and not decoder.done
+            and "max_line_size" not in str(error)
+        )
 
     def _scrub(self, error: ProviderError) -> ProviderError:
-        """The error as it may leave the client: secrets redacted, chain cut (PV-24, PV-35)."""
+        """The error as it may leave the client: secrets redacted, chain cut (PV-24,
+        PV-35)."""
         return error.redact(*self._secrets)
 
     def _interrupted(self, what: str, request_id: str | None) -> StreamInterruptedError:
         error = StreamInterruptedError(
-            describe(None, f"the stream was interrupted: {what}", request_id, provider=self.codec.provider),
+            describe(
+                None,
+                f"the stream was interrupted: {what}",
+                request_id,
+                provider=self.codec.provider,
+            ),
             provider_message="",
             request_id=request_id,
             provider=self.codec.provider,
         )
         return error.redact(*self._secrets)
 
-    def _finish_error(self, error: ProviderError, request_id: str | None) -> ProviderError:
+    def _finish_error(
+        self, error: ProviderError, request_id: str | None
+    ) -> ProviderError:
         """A codec error leaving the client: with the request id and without the key."""
         if error.request_id is None and request_id:
             error.request_id = request_id
         return self._scrub(error)
 
     def _decode(self, raw: bytes, context: Any, request_id: str | None) -> ChatResponse:
-        """A whole answer as a response; only the codec's typed errors come out (PV-10)."""
+        """A whole answer as a response; only the codec's typed errors come out
+        (PV-10)."""
         try:
             return self.codec.decode(raw, context)
         except ProviderError as error:
@@ -557,7 +693,8 @@ class HTTPChatClient(BaseChatClient):
 def _step(
     step: Callable[..., list[ChatResponseUpdate]], chunk: bytes | None
 ) -> tuple[list[ChatResponseUpdate], ProviderError | None]:
-    """Run one decoder step; an error comes back with the updates decoded before it (PV-14)."""
+    """Run one decoder step; an error comes back with the updates decoded before it
+    (PV-14)."""
     try:
         return (step(chunk) if chunk is not None else step()), None
     except ProviderError as error:
@@ -585,8 +722,17 @@ def _check_headers(headers: Mapping[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in headers.items():
         if not isinstance(name, str) or not isinstance(value, str):
-            raise TypeError(f"default_headers: header names and values must be str, got {name!r}")
-        if not name or any(c in name for c in "\r\n:") or "\r" in value or "\n" in value:
-            raise ValueError(f"default_headers: header {name!r} has an empty name, a colon or a line break")
+            raise TypeError(
+                f"default_headers: header names and values must be str, got {name!r}"
+            )
+        if (
+            not name
+            or any(c in name for c in "\r\n:")
+            or "\r" in value
+            or "\n" in value
+        ):
+            raise ValueError(
+                f"default_headers: header {name!r} has an empty name, a colon or a line break"
+            )
         out[name] = value
     return out

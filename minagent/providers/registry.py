@@ -1,4 +1,5 @@
-"""Provider plugin discovery through the entry-point group ``minagent.clients`` (spec/providers.md PV-22)."""
+"""Provider plugin discovery through the entry-point group ``minagent.clients``
+(spec/providers.md PV-22)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ class PluginNotFoundError(MinagentError, LookupError):
 
 
 def entry_points(*, group: str) -> Any:
-    """importlib.metadata.entry_points, imported on first use (it costs ~20 ms at import time)."""
+    """importlib.metadata.entry_points, imported on first use (it costs ~20 ms at import
+    time)."""
     from importlib.metadata import entry_points as find
 
     return find(group=group)
@@ -26,7 +28,8 @@ def available_providers() -> list[str]:
     return sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
 
 
-# The plugin folder of this checkout that provides each provider name (PV-22): what to install.
+# The plugin folder of this checkout that provides each provider name (PV-22): what to
+# install.
 FOLDERS = {
     "openai": "openai",
     "openai-responses": "openai",
@@ -38,14 +41,18 @@ FOLDERS = {
 
 
 def install_command(*folders: str) -> str:
-    """The command that installs plugin folders from a checkout of minagent, the core and the
-    shared transport with them: no distribution of this project is on a package registry (PK-12)."""
-    return "pip install -e . " + " ".join(f"-e plugins/{folder}" for folder in ("http", *folders))
+    """The command that installs plugin folders from a checkout of minagent, the core
+    and the shared transport with them: no distribution of this project is on a package
+    registry (PK-12)."""
+    return "pip install -e . " + " ".join(
+        f"-e plugins/{folder}" for folder in ("http", *folders)
+    )
 
 
 def get_client(provider: str, /, **kwargs: Any) -> BaseChatClient:
-    """Create the chat client that the plugin registered as ``provider`` (e.g. "openai"): a
-    `BaseChatClient` (a plugin that registers anything else is a `TypeError` naming it, PV-22)."""
+    """Create the chat client that the plugin registered as ``provider`` (e.g.
+    "openai"): a `BaseChatClient` (a plugin that registers anything else is a
+    `TypeError` naming it, PV-22)."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == provider:
             client = ep.load()(**kwargs)
@@ -63,4 +70,6 @@ def get_client(provider: str, /, **kwargs: Any) -> BaseChatClient:
         else "install the plugin that registers it in the entry-point group "
         f"{ENTRY_POINT_GROUP!r} (from a checkout of minagent: `{install_command('<folder>')}`)"
     )
-    raise PluginNotFoundError(f"no minagent plugin provides the client {provider!r} (installed: {installed}); {how}")
+    raise PluginNotFoundError(
+        f"no minagent plugin provides the client {provider!r} (installed: {installed}); {how}"
+    )

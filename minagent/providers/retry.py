@@ -1,19 +1,21 @@
-"""The retry policy: when a failed call is tried again, and after how long (spec/providers.md).
+"""The retry policy: when a failed call is tried again, and after how long
+(spec/providers.md).
 
 Rules
 -----
 1. Only a `ProviderError` is ever retried, never a `StreamInterruptedError` and never a
    cancellation (PV-25); the policy decides from the error alone (``should_retry``).
-2. The wait before a retry is the server's delay when it names one, capped, else full-jitter
-   backoff (PV-26, PV-27); the clock (``sleep``) and the randomness (``rng``) are parameters,
-   so tests never wait.
+2. The wait before a retry is the server's delay when it names one, capped, else
+   full-jitter backoff (PV-26, PV-27); the clock (``sleep``) and the randomness
+   (``rng``) are parameters, so tests never wait.
 
 Theory of operation
 -------------------
-``retry_call(attempt, policy=..., sleep=..., rng=...)`` runs ``attempt()`` until it returns or
-the policy gives up, and raises the last error. Each retry is logged at INFO with the error's
-text, which a client has already redacted. `RetryPolicy` is a frozen value: ``max_retries``,
-the backoff bounds, the server-delay cap and the retryable statuses.
+``retry_call(attempt, policy=..., sleep=..., rng=...)`` runs ``attempt()`` until it
+returns or the policy gives up, and raises the last error. Each retry is logged at INFO
+with the error's text, which a client has already redacted. `RetryPolicy` is a frozen
+value: ``max_retries``, the backoff bounds, the server-delay cap and the retryable
+statuses.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ class RetryPolicy:
     """When a failed call is tried again, and after how long (PV-25 .. PV-27).
 
     ``max_retries`` attempts after the first; delays are ``rng.random() * min(max_delay,
-    base_delay * 2 ** (attempt - 1))`` (exponential backoff with full jitter), or the server's
-    delay from the headers, used as given but never longer than ``max_server_delay``.
+    base_delay * 2 ** (attempt - 1))`` (exponential backoff with full jitter), or the
+    server's delay from the headers, used as given but never longer than
+    ``max_server_delay``.
     """
 
     max_retries: int = 2
@@ -61,18 +64,25 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         for name in ("max_retries", "base_delay", "max_delay", "max_server_delay"):
             value = getattr(self, name)
-            if not (isinstance(value, int | float) and value >= 0 and math.isfinite(value)):
-                raise ValueError(f"RetryPolicy.{name} must be a finite number >= 0, got {value!r}")
+            if not (
+                isinstance(value, int | float) and value >= 0 and math.isfinite(value)
+            ):
+                raise ValueError(
+                    f"RetryPolicy.{name} must be a finite number >= 0, got {value!r}"
+                )
 
     def retries_status(self, status: int) -> bool:
         """Whether an answer with this HTTP status is retried (PV-25)."""
-        return status in self.retry_statuses or (self.retry_server_errors and 500 <= status <= 599)
+        return status in self.retry_statuses or (
+            self.retry_server_errors and 500 <= status <= 599
+        )
 
     def should_retry(self, error: BaseException, retries_done: int) -> bool:
-        """Whether to try again after ``error`` when ``retries_done`` retries were made (PV-25).
+        """Whether to try again after ``error`` when ``retries_done`` retries were made
+        (PV-25).
 
-        Only a `ProviderError` is retried, never a `StreamInterruptedError`; a response header
-        ``x-should-retry: true`` / ``false`` overrides the status rule.
+        Only a `ProviderError` is retried, never a `StreamInterruptedError`; a response
+        header ``x-should-retry: true`` / ``false`` overrides the status rule.
         """
         if retries_done >= self.max_retries or not isinstance(error, ProviderError):
             return False
@@ -96,8 +106,8 @@ class RetryPolicy:
     ) -> float:
         """Seconds to wait before retry number ``attempt`` (1 for the first retry).
 
-        The server's delay (``server_delay``) capped at ``max_server_delay`` when it names one
-        (PV-27), else full-jitter backoff (PV-26).
+        The server's delay (``server_delay``) capped at ``max_server_delay`` when it
+        names one (PV-27), else full-jitter backoff (PV-26).
         """
         if attempt < 1:
             raise ValueError(f"attempt counts retries from 1, got {attempt}")
@@ -116,10 +126,11 @@ async def retry_call(
     rng: SupportsRandom | None = None,
     logger: logging.Logger | None = None,
 ) -> T:
-    """Run ``attempt()`` until it succeeds or the policy gives up; raise the last error (PV-25).
+    """Run ``attempt()`` until it succeeds or the policy gives up; raise the last error
+    (PV-25).
 
-    Each retry waits ``policy.delay(n, error.headers, rng, status=error.status)`` through
-    ``sleep``; cancellation during the wait or an attempt propagates at once.
+    Each retry waits ``policy.delay(n, error.headers, rng, status=error.status)``
+    through ``sleep``; cancellation during the wait or an attempt propagates at once.
     """
     retries = 0
     while True:
@@ -131,5 +142,11 @@ async def retry_call(
             retries += 1
             wait = policy.delay(retries, error.headers, rng, status=error.status)
             if logger is not None:
-                logger.info("retry %d of %d in %.3f s after: %s", retries, policy.max_retries, wait, error)
+                logger.info(
+                    "retry %d of %d in %.3f s after: %s",
+                    retries,
+                    policy.max_retries,
+                    wait,
+                    error,
+                )
         await sleep(wait)

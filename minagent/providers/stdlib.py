@@ -1,32 +1,34 @@
-"""`StdlibTransport`: HTTP/1.1 over asyncio streams and ``ssl`` (spec/providers.md PV-41 .. PV-44).
+"""`StdlibTransport`: HTTP/1.1 over asyncio streams and ``ssl`` (spec/providers.md PV-41
+.. PV-44).
 
 Rules
 -----
-1. It only moves bytes, as every `Transport` (PV-39): it never retries, decodes or times anything
-   on its own account; the request's `Timeouts` bound connecting (the wait for a pooled
-   connection, TCP, the proxy's ``CONNECT`` and TLS), each wait for data (the answer's head
-   included) and the whole exchange.
+1. It only moves bytes, as every `Transport` (PV-39): it never retries, decodes or times
+   anything on its own account; the request's `Timeouts` bound connecting (the wait for
+   a pooled connection, TCP, the proxy's ``CONNECT`` and TLS), each wait for data (the
+   answer's head included) and the whole exchange.
 2. Every exception of the operating system, ``ssl``, ``zlib`` or asyncio becomes a
-   `TransportError` through one function, ``transport_error`` (what failed while connecting is
-   ``connect``; an answer that is not HTTP/1.x is ``protocol``; a connection that broke is
-   ``network``), raised outside the ``except`` block, so nothing is chained to it. Cancellation
-   passes through, and closes the connection.
-3. A connection goes back to its pool only after an answer whose body was read to its framed end
-   (``Content-Length`` or chunked) and that allows keep-alive; every other end closes it. A pool
-   belongs to one event loop (`LoopBound`, PV-37).
-4. With ``trust_env`` the environment's ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``ALL_PROXY`` /
-   ``NO_PROXY`` apply (as urllib reads them): plain HTTP goes to the proxy in absolute form,
-   HTTPS through a ``CONNECT`` tunnel; a proxy's ``user:password@`` is sent as
+   `TransportError` through one function, ``transport_error`` (what failed while
+   connecting is ``connect``; an answer that is not HTTP/1.x is ``protocol``; a
+   connection that broke is ``network``), raised outside the ``except`` block, so
+   nothing is chained to it. Cancellation passes through, and closes the connection.
+3. A connection goes back to its pool only after an answer whose body was read to its
+   framed end (``Content-Length`` or chunked) and that allows keep-alive; every other
+   end closes it. A pool belongs to one event loop (`LoopBound`, PV-37).
+4. With ``trust_env`` the environment's ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``ALL_PROXY``
+   / ``NO_PROXY`` apply (as urllib reads them): plain HTTP goes to the proxy in absolute
+   form, HTTPS through a ``CONNECT`` tunnel; a proxy's ``user:password@`` is sent as
    ``Proxy-Authorization`` and appears in no error.
 
 Theory of operation
 -------------------
-``send`` takes a connection for the request's origin (and proxy) from the pool or opens one,
-writes the request (``Content-Length`` framed), and reads the answer's head, skipping ``1xx``
-heads. The `_Response` then reads the body as it arrives: ``Content-Length`` bytes, the chunks of
-a chunked body (their sizes, extensions and trailers consumed here), or everything until the
-server closes; a ``gzip`` or ``deflate`` body is inflated chunk by chunk. Each read waits at most
-the read bound and never past the exchange's deadline.
+``send`` takes a connection for the request's origin (and proxy) from the pool or opens
+one, writes the request (``Content-Length`` framed), and reads the answer's head,
+skipping ``1xx`` heads. The `_Response` then reads the body as it arrives:
+``Content-Length`` bytes, the chunks of a chunked body (their sizes, extensions and
+trailers consumed here), or everything until the server closes; a ``gzip`` or
+``deflate`` body is inflated chunk by chunk. Each read waits at most the read bound and
+never past the exchange's deadline.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ class _Deadline(Exception):
 
 
 def transport_error(exc: BaseException, *, connecting: bool = False) -> TransportError:
-    """The `TransportError` of an exception raised while connecting or exchanging (rule 2)."""
+    """The `TransportError` of an exception raised while connecting or exchanging (rule
+    2)."""
     if isinstance(exc, TransportError):
         return exc
     if isinstance(exc, _Deadline):
@@ -83,7 +86,8 @@ def transport_error(exc: BaseException, *, connecting: bool = False) -> Transpor
     detail = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     if isinstance(exc, HTTPProtocolError | asyncio.LimitOverrunError | zlib.error):
         return TransportError("protocol", detail)
-    if isinstance(exc, OSError | EOFError | BrokenConnection):  # refused, reset, TLS, DNS, EOF
+    # refused, reset, TLS, DNS, EOF
+    if isinstance(exc, OSError | EOFError | BrokenConnection):
         return TransportError("connect" if connecting else "network", detail)
     return TransportError("other", detail)
 
@@ -91,7 +95,12 @@ def transport_error(exc: BaseException, *, connecting: bool = False) -> Transpor
 class _Connection:
     __slots__ = ("idle_since", "key", "reader", "writer")
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, key: tuple[Any, ...]) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        key: tuple[Any, ...],
+    ) -> None:
         self.reader = reader
         self.writer = writer
         self.key = key
@@ -114,7 +123,10 @@ class _Pool:
         idle = self.idle.get(key)
         while idle:
             connection = idle.pop()
-            if now - connection.idle_since < KEEPALIVE and not connection.reader.at_eof():
+            if (
+                now - connection.idle_since < KEEPALIVE
+                and not connection.reader.at_eof()
+            ):
                 return connection
             connection.close()
         return None
@@ -148,12 +160,19 @@ class _Pool:
 class StdlibTransport:
     """A `Transport` over asyncio streams and ``ssl``, standard library only (PV-41).
 
-    ``trust_env`` applies the environment's proxy settings (rule 4); ``ssl_context`` replaces
-    ``ssl.create_default_context()`` for HTTPS; ``limit`` bounds the connections in use at once
-    (a request waits for one within its connect bound). One pool per event loop (PV-37).
+    ``trust_env`` applies the environment's proxy settings (rule 4); ``ssl_context``
+    replaces ``ssl.create_default_context()`` for HTTPS; ``limit`` bounds the
+    connections in use at once (a request waits for one within its connect bound). One
+    pool per event loop (PV-37).
     """
 
-    def __init__(self, *, trust_env: bool = True, ssl_context: ssl.SSLContext | None = None, limit: int = 100) -> None:
+    def __init__(
+        self,
+        *,
+        trust_env: bool = True,
+        ssl_context: ssl.SSLContext | None = None,
+        limit: int = 100,
+    ) -> None:
         self.trust_env = trust_env
         self._ssl = ssl_context
         self._pools: LoopBound[_Pool] = LoopBound(lambda: _Pool(limit))
@@ -161,7 +180,8 @@ class StdlibTransport:
 
     @property
     def in_use(self) -> int:
-        """Connections handed out with a response and not yet released or closed (PV-30)."""
+        """Connections handed out with a response and not yet released or closed
+        (PV-30)."""
         pool = self._pools.value
         return len(pool.in_use) if pool is not None else 0
 
@@ -177,11 +197,21 @@ class StdlibTransport:
         connection: _Connection | None = None
         try:
             url = urlsplit(request.url)
-            connection = await _bounded(self._connect(pool, url), times.connect, deadline, "connect_timeout")
-            connection.writer.write(self._head(request, url, connection.key[3]) + request.body)
-            await _bounded(connection.writer.drain(), times.read, deadline, "read_timeout")
-            head = await _bounded(_read_head(connection.reader), times.read, deadline, "read_timeout")
-            response = _Response(pool, connection, request.method, *head, times.read, deadline)
+            connection = await _bounded(
+                self._connect(pool, url), times.connect, deadline, "connect_timeout"
+            )
+            connection.writer.write(
+                self._head(request, url, connection.key[3]) + request.body
+            )
+            await _bounded(
+                connection.writer.drain(), times.read, deadline, "read_timeout"
+            )
+            head = await _bounded(
+                _read_head(connection.reader), times.read, deadline, "read_timeout"
+            )
+            response = _Response(
+                pool, connection, request.method, *head, times.read, deadline
+            )
         except BaseException as exc:
             if connection is not None:
                 pool.discard(connection)
@@ -195,7 +225,11 @@ class StdlibTransport:
     # -- connecting ---------------------------------------------------------------------------------
 
     async def _connect(self, pool: _Pool, url: Any) -> _Connection:
-        scheme, host, port = url.scheme, url.hostname or "", url.port or (443 if url.scheme == "https" else 80)
+        scheme, host, port = (
+            url.scheme,
+            url.hostname or "",
+            url.port or (443 if url.scheme == "https" else 80),
+        )
         proxy = self._proxy_for(scheme, host)
         key = (scheme, host, port, proxy)
         await pool.slots.acquire()
@@ -214,21 +248,34 @@ class StdlibTransport:
         scheme, host, port, proxy = key
         tls = self._context() if scheme == "https" else None
         if proxy is None:
-            reader, writer = await asyncio.open_connection(host, port, ssl=tls, limit=READ_SIZE * 4)
+            reader, writer = await asyncio.open_connection(
+                host, port, ssl=tls, limit=READ_SIZE * 4
+            )
             return _Connection(reader, writer, key)
         parts = urlsplit(proxy)
         if parts.scheme != "http":
-            raise OSError(f"unsupported proxy {_shown(proxy)}: only http:// proxies are supported")
-        reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 80, limit=READ_SIZE * 4)
+            raise OSError(
+                f"unsupported proxy {_shown(proxy)}: only http:// proxies are supported"
+            )
+        reader, writer = await asyncio.open_connection(
+            parts.hostname, parts.port or 80, limit=READ_SIZE * 4
+        )
         connection = _Connection(reader, writer, key)
         if tls is None:
-            return connection  # plain HTTP: the request goes to the proxy in absolute form
+            # plain HTTP: the request goes to the proxy in absolute form
+            return connection
         try:
             target = f"{_host(host)}:{port}"
-            writer.write(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{_proxy_auth(proxy)}\r\n".encode("latin-1"))
+            writer.write(
+                f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n{_proxy_auth(proxy)}\r\n".encode(
+                    "latin-1"
+                )
+            )
             _, status, reason, _ = await _read_head(reader)
             if status != 200:
-                raise OSError(f"the proxy {_shown(proxy)} answered CONNECT with {status} {reason}".rstrip())
+                raise OSError(
+                    f"the proxy {_shown(proxy)} answered CONNECT with {status} {reason}".rstrip()
+                )
             await writer.start_tls(tls, server_hostname=host)
         except BaseException:
             writer.close()
@@ -258,14 +305,22 @@ class StdlibTransport:
     def _head(self, request: Request, url: Any, proxy: str | None) -> bytes:
         target = (url.path or "/") + (f"?{url.query}" if url.query else "")
         default = 443 if url.scheme == "https" else 80
-        host = _host(url.hostname or "") + (f":{url.port}" if url.port and url.port != default else "")
+        host = _host(url.hostname or "") + (
+            f":{url.port}" if url.port and url.port != default else ""
+        )
         if proxy is not None and url.scheme == "http":
             target = f"http://{host}{target}"
         lines = [f"{request.method} {target} HTTP/1.1", f"Host: {host}"]
         given = {name.lower() for name in request.headers}
         for name, value in request.headers.items():
-            if not _TOKEN.fullmatch(name.encode("latin-1", "replace")) or "\r" in value or "\n" in value:
-                raise HTTPProtocolError(f"header {name!r} cannot be sent: a bad name or a line break")
+            if (
+                not _TOKEN.fullmatch(name.encode("latin-1", "replace"))
+                or "\r" in value
+                or "\n" in value
+            ):
+                raise HTTPProtocolError(
+                    f"header {name!r} cannot be sent: a bad name or a line break"
+                )
             lines.append(f"{name}: {value}")
         if "accept-encoding" not in given:
             lines.append("Accept-Encoding: gzip, deflate")
@@ -311,7 +366,9 @@ class _Response:
         self.status, self.headers = status, headers
         self._read, self._deadline = read, deadline
         connection_header = headers.get("connection", "").lower()
-        self._keep = "close" not in connection_header and (version == 1 or "keep-alive" in connection_header)
+        self._keep = "close" not in connection_header and (
+            version == 1 or "keep-alive" in connection_header
+        )
         self._left = 0  # bytes of a Content-Length body still to come
         self._chunks: _Dechunker | None = None
         self._done = False
@@ -325,13 +382,19 @@ class _Response:
         elif "content-length" in headers:
             lengths = {value.strip() for value in headers["content-length"].split(",")}
             if len(lengths) != 1 or not next(iter(lengths)).isdigit():
-                raise HTTPProtocolError(f"invalid Content-Length {headers['content-length']!r}")
+                raise HTTPProtocolError(
+                    f"invalid Content-Length {headers['content-length']!r}"
+                )
             self._mode, self._left = "length", int(lengths.pop())
             self._done = self._left == 0
         else:
             self._mode, self._keep = "close", False
         encoding = headers.get("content-encoding", "").strip().lower()
-        wbits = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}.get(encoding)
+        wbits = {
+            "gzip": 16 + zlib.MAX_WBITS,
+            "x-gzip": 16 + zlib.MAX_WBITS,
+            "deflate": zlib.MAX_WBITS,
+        }.get(encoding)
         self._inflate = zlib.decompressobj(wbits) if wbits is not None else None
 
     async def read_chunk(self) -> bytes:
@@ -339,7 +402,9 @@ class _Response:
         try:
             done = self._done
             while not done:
-                raw, done = await _bounded(self._next_raw(), self._read, self._deadline, "read_timeout")
+                raw, done = await _bounded(
+                    self._next_raw(), self._read, self._deadline, "read_timeout"
+                )
                 if self._inflate is None:
                     if raw:
                         return raw
@@ -364,7 +429,9 @@ class _Response:
         if self._mode == "length":
             data = await reader.read(min(self._left, READ_SIZE))
             if not data:
-                raise BrokenConnection(f"the connection closed with {self._left} bytes of the body still to come")
+                raise BrokenConnection(
+                    f"the connection closed with {self._left} bytes of the body still to come"
+                )
             self._left -= len(data)
             self._done = self._left == 0
             return data
@@ -379,11 +446,13 @@ class _Response:
         payload = self._chunks.feed(data)
         if self._chunks.done:
             self._done = True
-            self._keep = self._keep and not self._chunks.extra  # bytes after the body: not HTTP we sent for
+            # bytes after the body: not HTTP we sent for
+            self._keep = self._keep and not self._chunks.extra
         return payload
 
     def release(self) -> None:
-        """A clean end: a body read to its end on a keep-alive connection goes back to the pool."""
+        """A clean end: a body read to its end on a keep-alive connection goes back to
+        the pool."""
         connection, self._connection = self._connection, None
         if connection is None:
             return
@@ -400,11 +469,12 @@ class _Response:
 
 
 class _Dechunker:
-    """A chunked body's framing, sans-I/O: bytes as they arrive in, the payload out (PV-42).
+    """A chunked body's framing, sans-I/O: bytes as they arrive in, the payload out
+    (PV-42).
 
-    Whole reads are parsed at once, however many chunks they hold (one wait per read, not per
-    chunk); chunk extensions and trailers are consumed; ``extra`` says that bytes followed the
-    last chunk."""
+    Whole reads are parsed at once, however many chunks they hold (one wait per read,
+    not per chunk); chunk extensions and trailers are consumed; ``extra`` says that
+    bytes followed the last chunk."""
 
     __slots__ = ("buffer", "done", "extra", "left", "state")
 
@@ -450,7 +520,9 @@ class _Dechunker:
                     self.done = not line.strip()
                     continue
                 digits = line.split(b";", 1)[0].strip()
-                if not digits or not all(c in b"0123456789abcdefABCDEF" for c in digits):
+                if not digits or not all(
+                    c in b"0123456789abcdefABCDEF" for c in digits
+                ):
                     raise HTTPProtocolError(f"invalid chunk size line {line[:40]!r}")
                 self.left = int(digits, 16)
                 self.state = "data" if self.left else "trailers"
@@ -459,8 +531,11 @@ class _Dechunker:
         return bytes(out)
 
 
-async def _bounded(aw: Awaitable[T], read: float | None, deadline: float | None, kind: FailureKind) -> T:
-    """Await ``aw`` for at most ``read`` seconds and never past ``deadline`` (rule 1)."""
+async def _bounded(
+    aw: Awaitable[T], read: float | None, deadline: float | None, kind: FailureKind
+) -> T:
+    """Await ``aw`` for at most ``read`` seconds and never past ``deadline`` (rule
+    1)."""
     if read is None and deadline is None:
         return await aw
     loop = asyncio.get_running_loop()
@@ -477,16 +552,25 @@ async def _line(reader: asyncio.StreamReader, what: str) -> bytes:
     try:
         line = await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as exc:
-        raise BrokenConnection(f"the connection closed inside the answer's {what}") from exc
+        raise BrokenConnection(
+            f"the connection closed inside the answer's {what}"
+        ) from exc
     except asyncio.LimitOverrunError as exc:
-        raise HTTPProtocolError(f"the answer's {what} line is longer than {MAX_HEAD_LINE} bytes") from exc
+        raise HTTPProtocolError(
+            f"the answer's {what} line is longer than {MAX_HEAD_LINE} bytes"
+        ) from exc
     if len(line) > MAX_HEAD_LINE + 2:
-        raise HTTPProtocolError(f"the answer's {what} line is longer than {MAX_HEAD_LINE} bytes")
+        raise HTTPProtocolError(
+            f"the answer's {what} line is longer than {MAX_HEAD_LINE} bytes"
+        )
     return line
 
 
-async def _read_head(reader: asyncio.StreamReader) -> tuple[int, int, str, dict[str, str]]:
-    """The status line and headers of the next final answer (``1xx`` heads are skipped)."""
+async def _read_head(
+    reader: asyncio.StreamReader,
+) -> tuple[int, int, str, dict[str, str]]:
+    """The status line and headers of the next final answer (``1xx`` heads are
+    skipped)."""
     while True:
         line = await _line(reader, "status")
         match = _STATUS.fullmatch(line)
@@ -504,10 +588,17 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, int, str, dict[
             text = value.strip().decode("latin-1")
             headers[key] = f"{headers[key]}, {text}" if key in headers else text
         else:
-            raise HTTPProtocolError(f"the answer has more than {MAX_HEAD_LINES} header lines")
+            raise HTTPProtocolError(
+                f"the answer has more than {MAX_HEAD_LINES} header lines"
+            )
         status = int(match.group(2))
         if not 100 <= status < 200 or status == 101:
-            return int(match.group(1)), status, (match.group(3) or b"").decode("latin-1"), headers
+            return (
+                int(match.group(1)),
+                status,
+                (match.group(3) or b"").decode("latin-1"),
+                headers,
+            )
 
 
 def _host(host: str) -> str:
@@ -517,7 +608,9 @@ def _host(host: str) -> str:
 def _shown(proxy: str) -> str:
     """A proxy URL as errors show it: without its credentials (rule 4)."""
     parts = urlsplit(proxy)
-    return f"{parts.scheme}://{_host(parts.hostname or '')}" + (f":{parts.port}" if parts.port else "")
+    return f"{parts.scheme}://{_host(parts.hostname or '')}" + (
+        f":{parts.port}" if parts.port else ""
+    )
 
 
 def _proxy_auth(proxy: str) -> str:

@@ -1,21 +1,23 @@
-"""What moves bytes: `Transport`, its requests and answers, and `LoopBound` (spec/providers.md PV-39, PV-37).
+"""What moves bytes: `Transport`, its requests and answers, and `LoopBound`
+(spec/providers.md PV-39, PV-37).
 
 Rules
 -----
-1. A transport only moves bytes: it never retries, decodes or times anything on its own account
-   (the request carries its `Timeouts`), and raises nothing but `TransportError` (and
-   cancellation, and the `RuntimeError` of PV-37).
-2. A connection pool belongs to the event loop it was opened on; `LoopBound` is the one place
-   that knows how to keep it there (PV-37), for every transport.
+1. A transport only moves bytes: it never retries, decodes or times anything on its own
+   account (the request carries its `Timeouts`), and raises nothing but `TransportError`
+   (and cancellation, and the `RuntimeError` of PV-37).
+2. A connection pool belongs to the event loop it was opened on; `LoopBound` is the one
+   place that knows how to keep it there (PV-37), for every transport.
 
 Theory of operation
 -------------------
-``Transport.send(Request)`` returns a `Response` once the status line and headers have arrived;
-the body is read with ``read_chunk()`` until ``b""``, and the response ends with ``release()``
-(clean) or ``close()`` (anything else, PV-30). A transport maps its library's exceptions to the
-seven kinds of `TransportError` with one table; `HTTPChatClient` (``http``) turns each kind into
-a typed `ProviderError`, once. Standard library only: an aiohttp transport lives in the plugin
-``minagent-http``, a standard-library one can sit beside it without changing the client.
+``Transport.send(Request)`` returns a `Response` once the status line and headers have
+arrived; the body is read with ``read_chunk()`` until ``b""``, and the response ends
+with ``release()`` (clean) or ``close()`` (anything else, PV-30). A transport maps its
+library's exceptions to the seven kinds of `TransportError` with one table;
+`HTTPChatClient` (``http``) turns each kind into a typed `ProviderError`, once. Standard
+library only: an aiohttp transport lives in the plugin ``minagent-http``, a
+standard-library one can sit beside it without changing the client.
 """
 
 from __future__ import annotations
@@ -40,16 +42,25 @@ __all__ = [
     "transport_for",
 ]
 
-FailureKind = Literal["connect", "connect_timeout", "read_timeout", "total_timeout", "protocol", "network", "other"]
+FailureKind = Literal[
+    "connect",
+    "connect_timeout",
+    "read_timeout",
+    "total_timeout",
+    "protocol",
+    "network",
+    "other",
+]
 
 
 class TransportError(MinagentError):
     """A transport could not send a request or read its answer (PV-35).
 
-    ``kind`` says what failed: ``connect`` (no connection could be made), ``connect_timeout``,
-    ``read_timeout`` (a wait for data), ``total_timeout`` (the whole exchange), ``protocol``
-    (the answer is not valid HTTP), ``network`` (the connection broke), ``other`` (anything
-    else the library raised). ``detail`` is the library's exception as ``"Type: text"``.
+    ``kind`` says what failed: ``connect`` (no connection could be made),
+    ``connect_timeout``, ``read_timeout`` (a wait for data), ``total_timeout`` (the
+    whole exchange), ``protocol`` (the answer is not valid HTTP), ``network`` (the
+    connection broke), ``other`` (anything else the library raised). ``detail`` is the
+    library's exception as ``"Type: text"``.
     """
 
     def __init__(self, kind: FailureKind, detail: str) -> None:
@@ -60,8 +71,9 @@ class TransportError(MinagentError):
 
 @dataclass(frozen=True, slots=True)
 class Timeouts:
-    """Seconds, None for no bound: connecting (including the wait for a pooled connection),
-    each wait for data, and the whole exchange from sending to the end of the body."""
+    """Seconds, None for no bound: connecting (including the wait for a pooled
+    connection), each wait for data, and the whole exchange from sending to the end of
+    the body."""
 
     connect: float | None = None
     read: float | None = None
@@ -70,7 +82,8 @@ class Timeouts:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One HTTP request: a method, an absolute URL (its query included), headers and a body."""
+    """One HTTP request: a method, an absolute URL (its query included), headers and a
+    body."""
 
     method: str
     url: str
@@ -91,11 +104,13 @@ class Response(Protocol):
         ...
 
     async def read_chunk(self) -> bytes:
-        """The next bytes of the body as they arrive; ``b""`` at its end; `TransportError`."""
+        """The next bytes of the body as they arrive; ``b""`` at its end;
+        `TransportError`."""
         ...
 
     def release(self) -> None:
-        """A clean end: the connection may serve another request once the body was read."""
+        """A clean end: the connection may serve another request once the body was
+        read."""
 
     def close(self) -> None:
         """Any other end: the connection is closed (PV-30)."""
@@ -104,9 +119,9 @@ class Response(Protocol):
 class Transport(Protocol):
     """What moves bytes (httpx's ``AsyncBaseTransport``): one method, and ``aclose()``.
 
-    ``send`` returns once the status line and headers have arrived, and raises nothing but
-    `TransportError` (a RuntimeError of PV-37 aside). ``aclose()`` closes what the transport
-    opened (idempotent); a later ``send`` opens anew.
+    ``send`` returns once the status line and headers have arrived, and raises nothing
+    but `TransportError` (a RuntimeError of PV-37 aside). ``aclose()`` closes what the
+    transport opened (idempotent); a later ``send`` opens anew.
     """
 
     async def send(self, request: Request) -> Response: ...
@@ -127,11 +142,12 @@ P = TypeVar("P", bound=_Pool)
 class LoopBound(Generic[P]):
     """A connection pool that belongs to the event loop it was opened on (PV-37).
 
-    ``get()`` opens the pool on first use, on the running loop, and starts there a *keeper*
-    (an async generator) that closes it when the loop shuts down its async generators (as
-    ``asyncio.run`` does). On another loop: when the pool's loop is closed, the pool is closed
-    and a new one opened; when it is still open, ``get()`` raises `RuntimeError` saying what
-    to do. ``aclose()`` closes the pool (idempotent); the next ``get()`` opens a new one.
+    ``get()`` opens the pool on first use, on the running loop, and starts there a
+    *keeper* (an async generator) that closes it when the loop shuts down its async
+    generators (as ``asyncio.run`` does). On another loop: when the pool's loop is
+    closed, the pool is closed and a new one opened; when it is still open, ``get()``
+    raises `RuntimeError` saying what to do. ``aclose()`` closes the pool (idempotent);
+    the next ``get()`` opens a new one.
     """
 
     def __init__(self, open_pool: Callable[[], P]) -> None:
@@ -155,7 +171,8 @@ class LoopBound(Generic[P]):
             pool = self._open()
             self.value, self._loop = pool, loop
             self._keeper = _keeper(pool)
-            await self._keeper.asend(None)  # now closed by the loop's shutdown_asyncgens()
+            # now closed by the loop's shutdown_asyncgens()
+            await self._keeper.asend(None)
         return pool
 
     async def aclose(self) -> None:
@@ -177,12 +194,14 @@ async def _keeper(pool: _Pool) -> AsyncGenerator[None, None]:
 
 
 def aiohttp_transport() -> Callable[..., Transport] | None:
-    """The aiohttp transport's class when it can be used: the plugin ``minagent_http`` beside this
-    copy of minagent (a sibling package when minagent is vendored, else the top-level one) and
-    aiohttp importable; None otherwise (PV-41)."""
+    """The aiohttp transport's class when it can be used: the plugin ``minagent_http``
+    beside this copy of minagent (a sibling package when minagent is vendored, else the
+    top-level one) and aiohttp importable; None otherwise (PV-41)."""
     core = __name__.rsplit(".", 2)[0]  # "minagent", or "myapp._vendor.minagent"
     parent = core.rpartition(".")[0]
-    for name in (f"{parent}.minagent_http", "minagent_http") if parent else ("minagent_http",):
+    for name in (
+        (f"{parent}.minagent_http", "minagent_http") if parent else ("minagent_http",)
+    ):
         try:
             module = import_module(name)
         except ImportError:  # not there, or aiohttp is not installed
@@ -192,19 +211,26 @@ def aiohttp_transport() -> Callable[..., Transport] | None:
     return None
 
 
-def transport_for(transport: Transport | None, *, session: Any = None, trust_env: bool = True) -> Transport:
-    """What a plugin's constructor sends through (PV-41): ``transport`` when given; else the
-    aiohttp transport (over ``session`` when given) when aiohttp and ``minagent_http`` are
-    importable; else the standard library's `StdlibTransport` (``stdlib``)."""
+def transport_for(
+    transport: Transport | None, *, session: Any = None, trust_env: bool = True
+) -> Transport:
+    """What a plugin's constructor sends through (PV-41): ``transport`` when given; else
+    the aiohttp transport (over ``session`` when given) when aiohttp and
+    ``minagent_http`` are importable; else the standard library's `StdlibTransport`
+    (``stdlib``)."""
     if transport is not None:
         if session is not None:
-            raise ValueError("pass session= or transport=, not both: a transport brings its own connections")
+            raise ValueError(
+                "pass session= or transport=, not both: a transport brings its own connections"
+            )
         return transport
     found = aiohttp_transport()
     if found is not None:
         return found(session=session, trust_env=trust_env)
     if session is not None:
-        raise ValueError("session= is an aiohttp.ClientSession, but aiohttp (or minagent_http) cannot be imported")
+        raise ValueError(
+            "session= is an aiohttp.ClientSession, but aiohttp (or minagent_http) cannot be imported"
+        )
     from .stdlib import StdlibTransport
 
     return StdlibTransport(trust_env=trust_env)

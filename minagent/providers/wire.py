@@ -3,19 +3,21 @@
 
 Rules
 -----
-1. A codec reads wire JSON with `loads`: whatever the bytes, it returns a value or raises the
-   codec's protocol error naming what was read — never a bare ``ValueError``, ``RecursionError``
-   or ``UnicodeDecodeError``.
-2. `WIRE_ERRORS` are what a parser of well-formed but hostile JSON can still hit (a number where
-   a string belongs, a timestamp out of range); a codec turns them into its protocol error at
-   its entry points (``decode``, each event of a stream, ``parse_error``) with `unreadable`.
+1. A codec reads wire JSON with `loads`: whatever the bytes, it returns a value or
+   raises the codec's protocol error naming what was read — never a bare ``ValueError``,
+   ``RecursionError`` or ``UnicodeDecodeError``.
+2. `WIRE_ERRORS` are what a parser of well-formed but hostile JSON can still hit (a
+   number where a string belongs, a timestamp out of range); a codec turns them into its
+   protocol error at its entry points (``decode``, each event of a stream,
+   ``parse_error``) with `unreadable`.
 
 Theory of operation
 -------------------
-``loads`` decodes bytes as UTF-8 (invalid bytes become U+FFFD), parses with NaN and Infinity
-refused, and maps the parser's failures — bad JSON, an integer beyond the interpreter's digit
-limit, nesting beyond its recursion limit — to one message. Escaped lone surrogates, which JSON
-can carry but UTF-8 cannot, become U+FFFD, so what a codec returns can always be encoded again.
+``loads`` decodes bytes as UTF-8 (invalid bytes become U+FFFD), parses with NaN and
+Infinity refused, and maps the parser's failures — bad JSON, an integer beyond the
+interpreter's digit limit, nesting beyond its recursion limit — to one message. Escaped
+lone surrogates, which JSON can carry but UTF-8 cannot, become U+FFFD, so what a codec
+returns can always be encoded again.
 """
 
 from __future__ import annotations
@@ -69,15 +71,24 @@ def _repaired(value: Any) -> Any:
     return value
 
 
-def loads(data: bytes | bytearray | str, what: str, error: Callable[[str], Exception]) -> Any:
-    """Strict JSON of wire data (PV-49): the value, or ``error(message)`` naming ``what``."""
-    text = bytes(data).decode("utf-8", "replace") if isinstance(data, bytes | bytearray) else data
+def loads(
+    data: bytes | bytearray | str, what: str, error: Callable[[str], Exception]
+) -> Any:
+    """Strict JSON of wire data (PV-49): the value, or ``error(message)`` naming
+    ``what``."""
+    text = (
+        bytes(data).decode("utf-8", "replace")
+        if isinstance(data, bytes | bytearray)
+        else data
+    )
     try:
         value = json.loads(text, parse_constant=_no_constant)
-        return _repaired(value) if _SURROGATE_ESCAPE.search(text) else value  # deep too: RecursionError
+        # deep too: RecursionError
+        return _repaired(value) if _SURROGATE_ESCAPE.search(text) else value
     except json.JSONDecodeError as exc:
         problem = f"{exc.msg} at position {exc.pos}"
-    except RecursionError:  # json's own limit, or (3.12+, whose C parser goes deeper) the repair's
+    # json's own limit, or (3.12+, whose C parser goes deeper) the repair's
+    except RecursionError:
         problem = "nested too deeply"
     except ValueError as exc:  # NaN/Infinity, or an integer with too many digits
         problem = str(exc)[:_SNIPPET]

@@ -1,10 +1,11 @@
 """The deterministic repair of an invalid history (spec/hooks.md HI-3).
 
-``minagent.repair_history`` returns a valid history as it is and reaches this module only for an
-invalid one: later duplicate call ids become ``<id>~2``, ``<id>~3``... (as LP-26 does), each result
-moves right after its call, a call without a result gets a synthesised "not executed" error result,
-and orphan results and messages left empty are dropped — each repair logged at debug level on the
-``minagent.history`` logger. Pure: the input is never changed.
+``minagent.repair_history`` returns a valid history as it is and reaches this module
+only for an invalid one: later duplicate call ids become ``<id>~2``, ``<id>~3``... (as
+LP-26 does), each result moves right after its call, a call without a result gets a
+synthesised "not executed" error result, and orphan results and messages left empty are
+dropped — each repair logged at debug level on the ``minagent.history`` logger. Pure:
+the input is never changed.
 """
 
 from __future__ import annotations
@@ -40,12 +41,15 @@ def repair_invalid_history(messages: Sequence[Message]) -> list[Message]:
                 n += 1
             if new != original:
                 renamed[(i, k)] = new
-                logger.debug("history repair: duplicate call id %r renamed %r", original, new)
+                logger.debug(
+                    "history repair: duplicate call id %r renamed %r", original, new
+                )
             used.add(new)
             calls.append((i, k, original, new))
     # 2. each result answers the earliest unanswered call with its id at or before it
     answer: dict[tuple[int, int], Content] = {}  # call position -> its result (renamed)
-    same_message: dict[tuple[int, int], Content] = {}  # results kept in place (a call's own message)
+    # results kept in place (a call's own message)
+    same_message: dict[tuple[int, int], Content] = {}
     for i, m in enumerate(messages):
         for k, c in enumerate(m.contents):
             if c.type != "function_result":
@@ -54,7 +58,9 @@ def repair_invalid_history(messages: Sequence[Message]) -> list[Message]:
                 (
                     (ci, ck, new)
                     for ci, ck, original, new in calls
-                    if original == (c.call_id or "") and ci <= i and (ci, ck) not in answer
+                    if original == (c.call_id or "")
+                    and ci <= i
+                    and (ci, ck) not in answer
                 ),
                 None,
             )
@@ -65,7 +71,8 @@ def repair_invalid_history(messages: Sequence[Message]) -> list[Message]:
             answer[(ci, ck)] = c if c.call_id == new else replace(c, call_id=new)
             if ci == i:
                 same_message[(i, k)] = answer[(ci, ck)]
-    # 3. rebuild: calls' messages followed by one tool message with their results in call order
+    # 3. rebuild: calls' messages followed by one tool message with their results in
+    #    call order
     out: list[Message] = []
     for i, m in enumerate(messages):
         kept: list[Content] = []
@@ -82,7 +89,10 @@ def repair_invalid_history(messages: Sequence[Message]) -> list[Message]:
                 if result is None and call.call_id in exempt:
                     continue
                 if result is None:
-                    logger.debug("history repair: call %r had no result; 'not executed' result added", call.call_id)
+                    logger.debug(
+                        "history repair: call %r had no result; 'not executed' result added",
+                        call.call_id,
+                    )
                     result = Content.from_function_result(
                         call.call_id or "", NOT_EXECUTED_TEXT, exception="not executed"
                     )
@@ -92,7 +102,11 @@ def repair_invalid_history(messages: Sequence[Message]) -> list[Message]:
         own_ids = {c.call_id for c in kept if c.type == "function_result"}
         pending = [r for r in pending if r.call_id not in own_ids]
         if kept:
-            out.append(m if kept == m.contents and len(kept) == len(m.contents) else m.with_contents(kept))
+            out.append(
+                m
+                if kept == m.contents and len(kept) == len(m.contents)
+                else m.with_contents(kept)
+            )
         elif m.contents:
             logger.debug("history repair: %s message left empty dropped", m.role)
         if pending:

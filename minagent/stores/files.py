@@ -1,45 +1,51 @@
-"""History and sessions in plain files, one file per session (spec/sessions.md SE-24, SE-66, SE-67).
+"""History and sessions in plain files, one file per session (spec/sessions.md SE-24,
+SE-66, SE-67).
 
 Rules
 -----
 1. Never on the event loop: every file operation runs in a worker thread (as SE-13).
-2. A run's messages are appended in one write under an exclusive lock of the file, and read under
-   a shared one, so several processes on one session interleave whole runs and a reader never sees
-   half a run (SE-24); a session snapshot is replaced whole (a temporary file, then `os.replace`),
-   so a reader sees the old snapshot or the new one.
-3. A session id becomes a file name only if it is a safe one; any other id is encoded, so no id can
-   name a file outside the storage directory, and a symlink, FIFO or device placed where a session's
-   file belongs is refused before it is opened (SE-24, SE-66).
-4. What a file holds and cannot read is a `SerializationError` naming the file, the session and the
-   line (or record); an OS failure keeps its `OSError` type and says which session it was (SE-66).
-5. A keyed run is stored once: its key travels with its first message, in the same write, and the
-   look for the key and the append happen under one exclusive lock (SE-67).
+2. A run's messages are appended in one write under an exclusive lock of the file, and
+   read under a shared one, so several processes on one session interleave whole runs
+   and a reader never sees half a run (SE-24); a session snapshot is replaced whole (a
+   temporary file, then `os.replace`), so a reader sees the old snapshot or the new one.
+3. A session id becomes a file name only if it is a safe one; any other id is encoded,
+   so no id can name a file outside the storage directory, and a symlink, FIFO or device
+   placed where a session's file belongs is refused before it is opened (SE-24, SE-66).
+4. What a file holds and cannot read is a `SerializationError` naming the file, the
+   session and the line (or record); an OS failure keeps its `OSError` type and says
+   which session it was (SE-66).
+5. A keyed run is stored once: its key travels with its first message, in the same
+   write, and the look for the key and the append happen under one exclusive lock
+   (SE-67).
 
 Theory of operation
 -------------------
-`FileHistoryProvider` keeps each session's messages in ``<storage_path>/<name>.jsonl``, one message
-(its versioned JSON, TY-8) a line, or with ``serialization_format="msgpack"`` in
-``<name>.msgpack``, each message a MessagePack record after its 4-byte big-endian length.
-`FileSessionStore` keeps each session as one snapshot file, ``<name>.json`` (or ``.msgpack``):
-``{"type": "session", "version": "1.0", "session_id", "service_session_id", "state"}``, the state
-encoded as `AgentSession.to_dict` encodes it. A snapshot that is not JSON (MessagePack) is moved
-aside to ``.<file>.<random>.corrupt`` and the read fails saying to retry; a snapshot of another
-shape or version is an error that leaves the file where it is. Locks: one `threading.Lock` per file
-name stripe within the process, and an OS file lock (``fcntl.flock``; ``msvcrt.locking`` on
-Windows) across processes.
+`FileHistoryProvider` keeps each session's messages in ``<storage_path>/<name>.jsonl``,
+one message (its versioned JSON, TY-8) a line, or with
+``serialization_format="msgpack"`` in ``<name>.msgpack``, each message a MessagePack
+record after its 4-byte big-endian length. `FileSessionStore` keeps each session as one
+snapshot file, ``<name>.json`` (or ``.msgpack``):
+``{"type": "session", "version": "1.0", "session_id", "service_session_id", "state"}``,
+the state encoded as `AgentSession.to_dict` encodes it. A snapshot that is not JSON
+(MessagePack) is moved aside to ``.<file>.<random>.corrupt`` and the read fails saying
+to retry; a snapshot of another shape or version is an error that leaves the file where
+it is. Locks: one `threading.Lock` per file name stripe within the process, and an OS
+file lock (``fcntl.flock``; ``msvcrt.locking`` on Windows) across processes.
 
-Run keys (SE-67): a save that names its run (``run_key=``, or ``state["run_key"]`` as a durable run
-gives it) writes the key into its first message's additional properties (``"minagent_run_key"``,
-taken out again by every load), so the key and the messages are one ``write`` and no crash can leave
-the messages without their key. The save opens the file for reading and appending, takes the
-exclusive OS lock, reads the file, and appends only when no line holds the key: another process's
-save of the same run waits for the lock and then finds the key; it decodes only the lines (records)
-whose bytes hold the property's name and the key's UTF-8 bytes (or, in JSON, a backslash that could
-escape them: JSON escapes no ASCII letter, MessagePack nothing), so its cost is a byte search of the
-file and the decoding of the line that holds the key, if any. A keyed load stops before the line
-that holds its key. A take-back (SE-20) truncates the file when the run's messages are its end and
-otherwise writes the file without them to a temporary file that replaces it; a process that then
-gets the lock of the replaced file sees that the path names another file now, and opens it again.
+Run keys (SE-67): a save that names its run (``run_key=``, or ``state["run_key"]`` as a
+durable run gives it) writes the key into its first message's additional properties
+(``"minagent_run_key"``, taken out again by every load), so the key and the messages are
+one ``write`` and no crash can leave the messages without their key. The save opens the
+file for reading and appending, takes the exclusive OS lock, reads the file, and appends
+only when no line holds the key: another process's save of the same run waits for the
+lock and then finds the key; it decodes only the lines (records) whose bytes hold the
+property's name and the key's UTF-8 bytes (or, in JSON, a backslash that could escape
+them: JSON escapes no ASCII letter, MessagePack nothing), so its cost is a byte search
+of the file and the decoding of the line that holds the key, if any. A keyed load stops
+before the line that holds its key. A take-back (SE-20) truncates the file when the
+run's messages are its end and otherwise writes the file without them to a temporary
+file that replaces it; a process that then gets the lock of the replaced file sees that
+the path names another file now, and opens it again.
 """
 
 from __future__ import annotations
@@ -59,7 +65,13 @@ from pathlib import Path
 from typing import IO, Any, ClassVar, Literal, NamedTuple
 
 from .._exceptions import SerializationError
-from .._sessions import AgentSession, HistoryProvider, check_session_id, decode_state, encode_state
+from .._sessions import (
+    AgentSession,
+    HistoryProvider,
+    check_session_id,
+    decode_state,
+    encode_state,
+)
 from .._types import Message
 from .memory import SessionStore
 from .msgpack import packb, unpackb
@@ -68,18 +80,27 @@ __all__ = ["RUN_KEY_PROPERTY", "FileHistoryProvider", "FileSessionStore"]
 
 Format = Literal["json", "msgpack"]
 _RESERVED = frozenset(
-    {"CON", "PRN", "AUX", "NUL", *(f"{p}{n}" for p in ("COM", "LPT") for n in (*"123456789", "¹", "²", "³"))}
+    {
+        "CON",
+        "PRN",
+        "AUX",
+        "NUL",
+        *(f"{p}{n}" for p in ("COM", "LPT") for n in (*"123456789", "¹", "²", "³")),
+    }
 )
 _ENCODED = "~session-"
 _LOCKS = tuple(threading.Lock() for _ in range(64))
-RUN_KEY_PROPERTY = "minagent_run_key"  # SE-67: the additional property of a keyed run's first message
-_MARK = RUN_KEY_PROPERTY.encode()  # its bytes in a line or record that holds a key (no codec escapes them)
+# SE-67: the additional property of a keyed run's first message
+RUN_KEY_PROPERTY = "minagent_run_key"
+# its bytes in a line or record that holds a key (no codec escapes them)
+_MARK = RUN_KEY_PROPERTY.encode()
 
 
 def file_stem(session_id: str) -> str:
-    """SE-24: the id itself when it is a portable file name (ASCII letters, digits, ``.``, ``_``, ``-``;
-    not a Windows device name, not starting with ``.``, not ending with ``.``), else ``~session-``
-    and its URL-safe base64 (or its SHA-256 when that would be longer than 180 characters)."""
+    """SE-24: the id itself when it is a portable file name (ASCII letters, digits,
+    ``.``, ``_``, ``-``; not a Windows device name, not starting with ``.``, not ending
+    with ``.``), else ``~session-`` and its URL-safe base64 (or its SHA-256 when that
+    would be longer than 180 characters)."""
     device = session_id.split(".", 1)[0].upper()
     if (
         session_id
@@ -89,12 +110,19 @@ def file_stem(session_id: str) -> str:
         and all(c.isascii() and (c.isalnum() or c in "._-") for c in session_id)
     ):
         return session_id
-    encoded = _ENCODED + base64.urlsafe_b64encode(session_id.encode()).decode().rstrip("=")
-    return encoded if len(encoded) <= 180 else f"{_ENCODED}sha256-{hashlib.sha256(session_id.encode()).hexdigest()}"
+    encoded = _ENCODED + base64.urlsafe_b64encode(session_id.encode()).decode().rstrip(
+        "="
+    )
+    return (
+        encoded
+        if len(encoded) <= 180
+        else f"{_ENCODED}sha256-{hashlib.sha256(session_id.encode()).hexdigest()}"
+    )
 
 
 def _path_in(root: Path, name: str, session_id: object) -> Path:
-    """SE-24, SE-66: the session's file in the directory; a symlink placed there is refused."""
+    """SE-24, SE-66: the session's file in the directory; a symlink placed there is
+    refused."""
     candidate = root / name
     path = candidate.resolve()
     if path != candidate or not path.is_relative_to(root):
@@ -106,24 +134,29 @@ def _path_in(root: Path, name: str, session_id: object) -> Path:
 
 
 def _check_regular(path: Path, session_id: object) -> None:
-    """SE-66: refuse a FIFO, socket or device where a session's file belongs, before opening it (a
-    FIFO would block the read forever); a missing file or a directory is left to ``open``."""
+    """SE-66: refuse a FIFO, socket or device where a session's file belongs, before
+    opening it (a FIFO would block the read forever); a missing file or a directory is
+    left to ``open``."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        raise SerializationError(f"{path}: session {session_id!r}", "not a regular file; refused")
+        raise SerializationError(
+            f"{path}: session {session_id!r}", "not a regular file; refused"
+        )
 
 
 @contextlib.contextmanager
 def _os_errors(failed: str, path: Path) -> Iterator[None]:
-    """SE-66: an OS failure keeps its type (PermissionError, IsADirectoryError, ...) and errno, takes
-    ``path`` as its file name, and says what ``failed``."""
+    """SE-66: an OS failure keeps its type (PermissionError, IsADirectoryError, ...) and
+    errno, takes ``path`` as its file name, and says what ``failed``."""
     try:
         yield
     except OSError as exc:
-        raise type(exc)(exc.errno, f"{failed}: {exc.strerror or exc}", str(path)) from exc
+        raise type(exc)(
+            exc.errno, f"{failed}: {exc.strerror or exc}", str(path)
+        ) from exc
 
 
 @contextlib.contextmanager
@@ -147,13 +180,15 @@ def _os_lock(handle: IO[Any], *, exclusive: bool) -> Iterator[None]:
         yield
     finally:
         try:
-            handle.flush()  # SE-67: what was written is in the file before another holder reads it
+            # SE-67: what was written is in the file before another holder reads it
+            handle.flush()
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _same_file(handle: IO[Any], path: Path) -> bool:
-    """SE-67: the path still names the file whose lock is held (a take-back may have replaced it)."""
+    """SE-67: the path still names the file whose lock is held (a take-back may have
+    replaced it)."""
     held = os.fstat(handle.fileno())
     try:
         now = os.stat(path)
@@ -163,10 +198,13 @@ def _same_file(handle: IO[Any], path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def _locked(path: Path, session_id: object, doing: str, *, write: bool) -> Iterator[IO[bytes] | None]:
-    """The session's file, open (``a+b`` to write, ``rb`` to read, None when a read finds none) and
-    locked (exclusive to write, shared to read), the one the path names once the lock is held (SE-67);
-    an OS failure meanwhile says what was being done (SE-66)."""
+def _locked(
+    path: Path, session_id: object, doing: str, *, write: bool
+) -> Iterator[IO[bytes] | None]:
+    """The session's file, open (``a+b`` to write, ``rb`` to read, None when a read
+    finds none) and locked (exclusive to write, shared to read), the one the path names
+    once the lock is held (SE-67); an OS failure meanwhile says what was being done
+    (SE-66)."""
     with _lock_for(path), _os_errors(f"{doing} session {session_id!r}", path):
         while True:
             _check_regular(path, session_id)
@@ -187,7 +225,9 @@ def _lock_for(path: Path) -> threading.Lock:
     return _LOCKS[hash(path) % len(_LOCKS)]
 
 
-def _storage(path: str | os.PathLike[str], serialization_format: str) -> tuple[Path, Path]:
+def _storage(
+    path: str | os.PathLike[str], serialization_format: str
+) -> tuple[Path, Path]:
     if serialization_format not in ("json", "msgpack"):
         raise ValueError("serialization_format must be 'json' or 'msgpack'")
     storage = Path(path)
@@ -203,7 +243,8 @@ def _dumps(value: Any) -> bytes:
 
 
 def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
-    """SE-67 (as SE-40): ``run_key=``, or else ``state["run_key"]``; None when neither names a run."""
+    """SE-67 (as SE-40): ``run_key=``, or else ``state["run_key"]``; None when neither
+    names a run."""
     key = run_key if run_key is not None else (state or {}).get("run_key")
     if key is not None and (not isinstance(key, str) or not key):
         raise ValueError(f"run_key must be a non-empty string, got {key!r}")
@@ -211,7 +252,8 @@ def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
 
 
 class _Entry(NamedTuple):
-    """One stored message: its payload, where its bytes are, its line (record) number."""
+    """One stored message: its payload, where its bytes are, its line (record)
+    number."""
 
     payload: dict[str, Any]
     start: int
@@ -225,7 +267,8 @@ class _Entry(NamedTuple):
 
 
 def _without_key(payload: dict[str, Any]) -> dict[str, Any]:
-    """A message payload without the run key (SE-67); the payload itself when it has none."""
+    """A message payload without the run key (SE-67); the payload itself when it has
+    none."""
     extra = payload.get("additional_properties")
     if not isinstance(extra, dict) or RUN_KEY_PROPERTY not in extra:
         return payload
@@ -235,8 +278,8 @@ def _without_key(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 class FileHistoryProvider(HistoryProvider):
-    """A `HistoryProvider` that appends each session's messages to a file of its own (SE-24); a
-    save that names its run is stored once (SE-67)."""
+    """A `HistoryProvider` that appends each session's messages to a file of its own
+    (SE-24); a save that names its run is stored once (SE-67)."""
 
     DEFAULT_SOURCE_ID: ClassVar[str] = "file_history"
     DEFAULT_SESSION_FILE_STEM: ClassVar[str] = "default"
@@ -256,8 +299,12 @@ class FileHistoryProvider(HistoryProvider):
         dumps: Callable[[Any], str | bytes] | None = None,
         loads: Callable[[str | bytes], Any] | None = None,
     ) -> None:
-        if serialization_format == "msgpack" and (dumps is not None or loads is not None):
-            raise ValueError("Custom dumps and loads are supported only with serialization_format='json'")
+        if serialization_format == "msgpack" and (
+            dumps is not None or loads is not None
+        ):
+            raise ValueError(
+                "Custom dumps and loads are supported only with serialization_format='json'"
+            )
         if dumps is not None or loads is not None:
             warnings.warn(
                 "FileHistoryProvider(dumps=, loads=) are deprecated (as upstream's): omit them to use the "
@@ -292,20 +339,29 @@ class FileHistoryProvider(HistoryProvider):
         run_key: str | None = None,
         **kwargs: Any,
     ) -> list[Message]:
-        """The session's messages in order; for a run that names itself, only those stored before
-        its own (SE-67)."""
+        """The session's messages in order; for a run that names itself, only those
+        stored before its own (SE-67)."""
         path, run = self._session_file_path(session_id), _run_key(run_key, state)
 
         def read() -> list[Message]:
-            with _locked(path, session_id, "FileHistoryProvider cannot read", write=False) as handle:
+            with _locked(
+                path, session_id, "FileHistoryProvider cannot read", write=False
+            ) as handle:
                 raw = b"" if handle is None else handle.read()
             entries = self._entries(raw, path, session_id)
-            ends = [i for i, e in enumerate(entries) if run is not None and e.run_key == run]
-            return [self._message(e, path, session_id) for e in entries[: ends[0] if ends else None]]
+            ends = [
+                i for i, e in enumerate(entries) if run is not None and e.run_key == run
+            ]
+            return [
+                self._message(e, path, session_id)
+                for e in entries[: ends[0] if ends else None]
+            ]
 
         messages = await asyncio.to_thread(read)
         if self.skip_excluded:
-            messages = [m for m in messages if not m.additional_properties.get("_excluded")]
+            messages = [
+                m for m in messages if not m.additional_properties.get("_excluded")
+            ]
         return messages
 
     async def save_messages(
@@ -317,19 +373,25 @@ class FileHistoryProvider(HistoryProvider):
         run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """All of ``messages`` in one write after the stored ones (SE-24); nothing when the run
-        ``run_key`` (or ``state["run_key"]``) names is stored already (SE-67)."""
+        """All of ``messages`` in one write after the stored ones (SE-24); nothing when
+        the run ``run_key`` (or ``state["run_key"]``) names is stored already
+        (SE-67)."""
         path, run = self._session_file_path(session_id), _run_key(run_key, state)
         if not messages:
             return
         data = self._encode(messages, run)  # encoded before anything is written
 
         def append() -> None:
-            with _locked(path, session_id, "FileHistoryProvider cannot append to", write=True) as handle:
+            with _locked(
+                path, session_id, "FileHistoryProvider cannot append to", write=True
+            ) as handle:
                 assert handle is not None
                 if run is not None:
                     handle.seek(0)
-                    if any(e.run_key == run for e in self._entries(handle.read(), path, session_id, key=run)):
+                    if any(
+                        e.run_key == run
+                        for e in self._entries(handle.read(), path, session_id, key=run)
+                    ):
                         return  # SE-67: this run's messages are here already
                 handle.write(data)
 
@@ -344,43 +406,65 @@ class FileHistoryProvider(HistoryProvider):
         run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """SE-20, SE-67: take back the newest stored messages equal to ``messages`` (what this run's
-        save wrote), with the run's key."""
+        """SE-20, SE-67: take back the newest stored messages equal to ``messages``
+        (what this run's save wrote), with the run's key."""
         path, run = self._session_file_path(session_id), _run_key(run_key, state)
         if not messages:
             return
-        wanted = [_without_key(e.payload) for e in self._entries(self._encode(messages, None), path, session_id)]
+        wanted = [
+            _without_key(e.payload)
+            for e in self._entries(self._encode(messages, None), path, session_id)
+        ]
 
         def remove() -> None:
-            with _locked(path, session_id, "FileHistoryProvider cannot take back from", write=True) as handle:
+            with _locked(
+                path,
+                session_id,
+                "FileHistoryProvider cannot take back from",
+                write=True,
+            ) as handle:
                 assert handle is not None
                 handle.seek(0)
                 raw = handle.read()
                 entries = self._entries(raw, path, session_id)
                 for first in range(len(entries) - len(wanted), -1, -1):
                     block = entries[first : first + len(wanted)]
-                    if [_without_key(e.payload) for e in block] == wanted and (run is None or block[0].run_key == run):
+                    if [_without_key(e.payload) for e in block] == wanted and (
+                        run is None or block[0].run_key == run
+                    ):
                         tail = block[-1].number == entries[-1].number
-                        self._cut(handle, path, raw[: block[0].start], raw[block[-1].end :], tail)
+                        self._cut(
+                            handle,
+                            path,
+                            raw[: block[0].start],
+                            raw[block[-1].end :],
+                            tail,
+                        )
                         return
 
         await asyncio.to_thread(remove)
 
     async def clear(self, session_id: str | None) -> None:
-        """Forget the session's messages and run keys (SE-67): the file is emptied under its lock."""
+        """Forget the session's messages and run keys (SE-67): the file is emptied under
+        its lock."""
         path = self._session_file_path(session_id)
 
         def empty() -> None:
-            with _locked(path, session_id, "FileHistoryProvider cannot clear", write=True) as handle:
+            with _locked(
+                path, session_id, "FileHistoryProvider cannot clear", write=True
+            ) as handle:
                 assert handle is not None
                 handle.truncate(0)
 
         await asyncio.to_thread(empty)
 
     @staticmethod
-    def _cut(handle: IO[bytes], path: Path, before: bytes, after: bytes, tail: bool) -> None:
-        """The locked file without what lies between ``before`` and ``after``: a truncation when that
-        was its end, else ``before + after`` written to a temporary file that replaces it (SE-67)."""
+    def _cut(
+        handle: IO[bytes], path: Path, before: bytes, after: bytes, tail: bool
+    ) -> None:
+        """The locked file without what lies between ``before`` and ``after``: a
+        truncation when that was its end, else ``before + after`` written to a temporary
+        file that replaces it (SE-67)."""
         if tail:
             handle.truncate(len(before))
             return
@@ -397,7 +481,10 @@ class FileHistoryProvider(HistoryProvider):
             first = payloads[0]
             payloads[0] = {
                 **first,
-                "additional_properties": {**first.get("additional_properties", {}), RUN_KEY_PROPERTY: run},
+                "additional_properties": {
+                    **first.get("additional_properties", {}),
+                    RUN_KEY_PROPERTY: run,
+                },
             }
         if self.serialization_format == "json":
             return "".join(self._line(p) + "\n" for p in payloads).encode("utf-8")
@@ -408,27 +495,40 @@ class FileHistoryProvider(HistoryProvider):
         text = self.dumps(payload)
         text = text.decode("utf-8") if isinstance(text, bytes) else text
         if "\n" in text or "\r" in text:
-            raise ValueError("FileHistoryProvider.dumps must return single-line JSON for JSON Lines storage")
+            raise ValueError(
+                "FileHistoryProvider.dumps must return single-line JSON for JSON Lines storage"
+            )
         return text
 
-    def _entries(self, raw: bytes, path: Path, session_id: object, *, key: str | None = None) -> list[_Entry]:
-        """SE-66: the stored payloads, or a `SerializationError` naming the file, session and line;
-        with ``key``, only those whose bytes may hold it (SE-67)."""
+    def _entries(
+        self, raw: bytes, path: Path, session_id: object, *, key: str | None = None
+    ) -> list[_Entry]:
+        """SE-66: the stored payloads, or a `SerializationError` naming the file,
+        session and line; with ``key``, only those whose bytes may hold it (SE-67)."""
         if self.serialization_format == "json":
             return self._lines(raw, path, session_id, key)
         return _records(raw, path, session_id, key)
 
-    def _lines(self, raw: bytes, path: Path, session_id: object, key: str | None) -> list[_Entry]:
+    def _lines(
+        self, raw: bytes, path: Path, session_id: object, key: str | None
+    ) -> list[_Entry]:
         out, at = [], 0
-        for number, line in enumerate(raw.split(b"\n"), 1):  # bytes: U+2028 inside a string is no line break
+        # bytes: U+2028 inside a string is no line break
+        for number, line in enumerate(raw.split(b"\n"), 1):
             start, at = at, at + len(line) + 1
-            if not line.strip() or (key is not None and not _may_hold(line, key.encode(), b"\\" in line)):
+            if not line.strip() or (
+                key is not None and not _may_hold(line, key.encode(), b"\\" in line)
+            ):
                 continue
             where = f"{path}: session {session_id!r}, line {number}"
             try:
                 payload = self.loads(line.decode("utf-8").strip())
             except (TypeError, ValueError, RecursionError) as exc:
-                problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+                problem = (
+                    "nested too deeply"
+                    if isinstance(exc, RecursionError)
+                    else str(exc)[:200]
+                )
                 words = f"Failed to deserialize history line {number} from '{path}': {problem}"
                 raise SerializationError(where, words) from None
             out.append(_entry(payload, start, min(at, len(raw)), number, where, path))
@@ -440,33 +540,47 @@ class FileHistoryProvider(HistoryProvider):
         try:
             return Message.from_dict(_without_key(entry.payload))
         except RecursionError:
-            raise SerializationError(where, f"History record {entry.number} in '{path}' is nested too deeply") from None
+            raise SerializationError(
+                where, f"History record {entry.number} in '{path}' is nested too deeply"
+            ) from None
         except (TypeError, ValueError) as exc:
             words = f"History record {entry.number} in '{path}' is not a valid Message payload: {exc}"
             raise SerializationError(where, words) from exc
 
 
 def _may_hold(data: bytes, key: bytes, escaped: bool) -> bool:
-    """SE-67: whether a line (record) may hold the run key ``key``: its bytes hold the property's name,
-    and the key's UTF-8 bytes unless an escape (JSON's backslash) could hide them."""
+    """SE-67: whether a line (record) may hold the run key ``key``: its bytes hold the
+    property's name, and the key's UTF-8 bytes unless an escape (JSON's backslash) could
+    hide them."""
     return _MARK in data and (escaped or key in data)
 
 
-def _records(raw: bytes, path: Path, session_id: object, key: str | None) -> list[_Entry]:
+def _records(
+    raw: bytes, path: Path, session_id: object, key: str | None
+) -> list[_Entry]:
     out, at, number = [], 0, 0
     while at < len(raw):
         number += 1
         where = f"{path}: session {session_id!r}, record {number}"
         size = int.from_bytes(raw[at : at + 4], "big")
         if at + 4 > len(raw) or at + 4 + size > len(raw) or size == 0:
-            raise SerializationError(where, f"History record {number} in '{path}' is truncated (length {size})")
-        if key is not None and not _may_hold(raw[at + 4 : at + 4 + size], key.encode(), False):
+            raise SerializationError(
+                where,
+                f"History record {number} in '{path}' is truncated (length {size})",
+            )
+        if key is not None and not _may_hold(
+            raw[at + 4 : at + 4 + size], key.encode(), False
+        ):
             at += 4 + size
             continue
         try:
             payload = unpackb(raw[at + 4 : at + 4 + size])
         except (ValueError, RecursionError) as exc:
-            problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+            problem = (
+                "nested too deeply"
+                if isinstance(exc, RecursionError)
+                else str(exc)[:200]
+            )
             words = f"Failed to deserialize history record {number} from '{path}': {problem}"
             raise SerializationError(where, words) from None
         out.append(_entry(payload, at, at + 4 + size, number, where, path))
@@ -474,26 +588,39 @@ def _records(raw: bytes, path: Path, session_id: object, key: str | None) -> lis
     return out
 
 
-def _entry(payload: Any, start: int, end: int, number: int, where: str, path: Path) -> _Entry:
+def _entry(
+    payload: Any, start: int, end: int, number: int, where: str, path: Path
+) -> _Entry:
     if not isinstance(payload, dict):
-        raise SerializationError(where, f"History record {number} in '{path}' did not deserialize to a mapping")
+        raise SerializationError(
+            where,
+            f"History record {number} in '{path}' did not deserialize to a mapping",
+        )
     return _Entry(payload, start, end, number)
 
 
 class FileSessionStore(SessionStore):
-    """A `SessionStore` that keeps each session as one snapshot file, replaced whole (SE-24)."""
+    """A `SessionStore` that keeps each session as one snapshot file, replaced whole
+    (SE-24)."""
 
     MAX_SESSION_ID_LENGTH: ClassVar[int] = 128
     VERSION: ClassVar[str] = "1.0"
 
-    def __init__(self, storage_path: str | os.PathLike[str], *, serialization_format: Format = "json") -> None:
+    def __init__(
+        self,
+        storage_path: str | os.PathLike[str],
+        *,
+        serialization_format: Format = "json",
+    ) -> None:
         super().__init__()
         self.storage_path, self._root = _storage(storage_path, serialization_format)
         self.serialization_format = serialization_format
 
     def _session_file_path(self, session_id: str) -> Path:
         if len(check_session_id(session_id)) > self.MAX_SESSION_ID_LENGTH:
-            raise ValueError(f"session_id must be at most {self.MAX_SESSION_ID_LENGTH} characters")
+            raise ValueError(
+                f"session_id must be at most {self.MAX_SESSION_ID_LENGTH} characters"
+            )
         suffix = ".json" if self.serialization_format == "json" else ".msgpack"
         return _path_in(self._root, file_stem(session_id) + suffix, session_id)
 
@@ -514,16 +641,24 @@ class FileSessionStore(SessionStore):
             "service_session_id": session.service_session_id,
             "state": encode_state(session.state),
         }
-        data = _dumps(snapshot) if self.serialization_format == "json" else packb(snapshot)
+        data = (
+            _dumps(snapshot) if self.serialization_format == "json" else packb(snapshot)
+        )
         await asyncio.to_thread(self._write, path, data, session_id)
 
     async def delete(self, session_id: str) -> None:
         path = self._session_file_path(session_id)
 
         def unlink() -> None:
-            with _lock_for(path), _os_errors(f"FileSessionStore cannot delete session {session_id!r}", path):
+            with (
+                _lock_for(path),
+                _os_errors(
+                    f"FileSessionStore cannot delete session {session_id!r}", path
+                ),
+            ):
                 _check_regular(path, session_id)
-                if path.is_dir():  # SE-66: not EPERM on one system and EISDIR on another
+                # SE-66: not EPERM on one system and EISDIR on another
+                if path.is_dir():
                     raise IsADirectoryError(21, "Is a directory", str(path))
                 path.unlink(missing_ok=True)
 
@@ -532,7 +667,10 @@ class FileSessionStore(SessionStore):
     @staticmethod
     def _write(path: Path, data: bytes, session_id: str) -> None:
         temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        with _lock_for(path), _os_errors(f"FileSessionStore cannot write session {session_id!r}", path):
+        with (
+            _lock_for(path),
+            _os_errors(f"FileSessionStore cannot write session {session_id!r}", path),
+        ):
             _check_regular(path, session_id)
             try:
                 temporary.write_bytes(data)
@@ -543,20 +681,35 @@ class FileSessionStore(SessionStore):
     def _read(self, path: Path, session_id: str) -> AgentSession | None:
         where = f"{path}: session {session_id!r}"
         with _lock_for(path):
-            with _os_errors(f"FileSessionStore cannot read session {session_id!r}", path):
+            with _os_errors(
+                f"FileSessionStore cannot read session {session_id!r}", path
+            ):
                 _check_regular(path, session_id)
                 try:
                     raw = path.read_bytes()
                 except FileNotFoundError:
                     return None
             try:
-                snapshot = json.loads(raw) if self.serialization_format == "json" else unpackb(raw)
+                snapshot = (
+                    json.loads(raw)
+                    if self.serialization_format == "json"
+                    else unpackb(raw)
+                )
             except RecursionError:
-                raise SerializationError(where, f"Session snapshot '{path}' is nested too deeply") from None
-            except ValueError as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-                with _os_errors(f"FileSessionStore cannot move aside session {session_id!r}", path):
+                raise SerializationError(
+                    where, f"Session snapshot '{path}' is nested too deeply"
+                ) from None
+            # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            except ValueError as exc:
+                with _os_errors(
+                    f"FileSessionStore cannot move aside session {session_id!r}", path
+                ):
                     moved = self._quarantine_corrupt_snapshot(path, raw)
-                done = f"quarantined to '{moved}'; retry to start a new session" if moved else "changed; retry"
+                done = (
+                    f"quarantined to '{moved}'; retry to start a new session"
+                    if moved
+                    else "changed; retry"
+                )
                 words = f"Failed to deserialize session from '{path}' ({str(exc)[:200]}): the snapshot was {done}"
                 raise SerializationError(where, words) from exc
         return self._restore(snapshot, path, where)
@@ -575,7 +728,10 @@ class FileSessionStore(SessionStore):
 
     def _restore(self, snapshot: Any, path: Path, where: str) -> AgentSession:
         if not isinstance(snapshot, dict):
-            raise SerializationError(where, f"Session snapshot '{path}' has an invalid schema: not a JSON object")
+            raise SerializationError(
+                where,
+                f"Session snapshot '{path}' has an invalid schema: not a JSON object",
+            )
         if snapshot.get("version") != self.VERSION:
             raise SerializationError(
                 where,
@@ -583,12 +739,22 @@ class FileSessionStore(SessionStore):
                 f"expected {self.VERSION!r}",
             )
         session_id, state = snapshot.get("session_id"), snapshot.get("state")
-        if snapshot.get("type") != "session" or not isinstance(session_id, str) or not isinstance(state, dict):
-            raise SerializationError(where, f"Session snapshot '{path}' has an invalid schema")
+        if (
+            snapshot.get("type") != "session"
+            or not isinstance(session_id, str)
+            or not isinstance(state, dict)
+        ):
+            raise SerializationError(
+                where, f"Session snapshot '{path}' has an invalid schema"
+            )
         try:
             restored = decode_state(state, "state")
         except (TypeError, ValueError, AttributeError, KeyError) as exc:
-            raise SerializationError(where, f"Failed to restore session state from '{path}': {exc}") from exc
+            raise SerializationError(
+                where, f"Failed to restore session state from '{path}': {exc}"
+            ) from exc
         return AgentSession(
-            session_id=session_id, service_session_id=snapshot.get("service_session_id"), state=restored
+            session_id=session_id,
+            service_session_id=snapshot.get("service_session_id"),
+            state=restored,
         )

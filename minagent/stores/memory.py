@@ -2,9 +2,9 @@
 
 Rules
 -----
-1. A stored session is its `to_dict` data: ``get`` gives an independent copy, ``set`` keeps a copy;
-   the durable stores (`SQLiteSessionStore`, `FileSessionStore`, the Redis plugin's) keep the same
-   three methods and the same `AgentSession.to_dict` data.
+1. A stored session is its `to_dict` data: ``get`` gives an independent copy, ``set``
+   keeps a copy; the durable stores (`SQLiteSessionStore`, `FileSessionStore`, the Redis
+   plugin's) keep the same three methods and the same `AgentSession.to_dict` data.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ __all__ = ["SessionStore"]
 
 
 class SessionStore:
-    """Sessions by id, in memory (SE-11): ``get`` returns an independent copy (or None), ``set``
-    stores a copy, ``delete`` forgets. Durable stores (`SQLiteSessionStore`, Redis) keep the
-    same three methods and the same `to_dict` data."""
+    """Sessions by id, in memory (SE-11): ``get`` returns an independent copy (or None),
+    ``set`` stores a copy, ``delete`` forgets. Durable stores (`SQLiteSessionStore`,
+    Redis) keep the same three methods and the same `to_dict` data."""
 
     def __init__(self) -> None:
         self._sessions: dict[str, dict[str, Any]] = {}

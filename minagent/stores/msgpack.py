@@ -1,9 +1,11 @@
-"""MessagePack in the standard library, the subset JSON data needs (spec/sessions.md SE-24).
+"""MessagePack in the standard library, the subset JSON data needs (spec/sessions.md
+SE-24).
 
-`packb` writes None, bool, int (64-bit), float (64-bit), str, bytes, lists and dicts with str keys
-in their shortest MessagePack form; `unpackb` reads every MessagePack type those produce and the
-other sizes of each (a file written by another implementation reads back), and raises `ValueError`
-on truncated or unknown data. Nothing here holds state.
+`packb` writes None, bool, int (64-bit), float (64-bit), str, bytes, lists and dicts
+with str keys in their shortest MessagePack form; `unpackb` reads every MessagePack type
+those produce and the other sizes of each (a file written by another implementation
+reads back), and raises `ValueError` on truncated or unknown data. Nothing here holds
+state.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ def packb(value: Any) -> bytes:
     return bytes(out)
 
 
-def _header(out: bytearray, n: int, small: int, small_limit: int, codes: tuple[int, int, int]) -> None:
+def _header(
+    out: bytearray, n: int, small: int, small_limit: int, codes: tuple[int, int, int]
+) -> None:
     if n < small_limit:
         out.append(small | n)
     elif n < 0x100 and codes[0]:
@@ -32,8 +36,18 @@ def _header(out: bytearray, n: int, small: int, small_limit: int, codes: tuple[i
         out += struct.pack(">BI", codes[2], n)
 
 
-_UNSIGNED = ((0xCC, "B", 1 << 8), (0xCD, "H", 1 << 16), (0xCE, "I", 1 << 32), (0xCF, "Q", 1 << 64))
-_SIGNED = ((0xD0, "b", 1 << 7), (0xD1, "h", 1 << 15), (0xD2, "i", 1 << 31), (0xD3, "q", 1 << 63))
+_UNSIGNED = (
+    (0xCC, "B", 1 << 8),
+    (0xCD, "H", 1 << 16),
+    (0xCE, "I", 1 << 32),
+    (0xCF, "Q", 1 << 64),
+)
+_SIGNED = (
+    (0xD0, "b", 1 << 7),
+    (0xD1, "h", 1 << 15),
+    (0xD2, "i", 1 << 31),
+    (0xD3, "q", 1 << 63),
+)
 
 
 def _pack(value: Any, out: bytearray) -> None:
@@ -70,11 +84,31 @@ def _pack(value: Any, out: bytearray) -> None:
         raise TypeError(f"cannot write {type(value).__name__} as MessagePack")
 
 
-# code -> (struct format of a fixed-size value, or of a length, and what the length counts)
-_FIXED = {0xCA: ">f", 0xCB: ">d", 0xCC: ">B", 0xCD: ">H", 0xCE: ">I", 0xCF: ">Q", 0xD0: ">b", 0xD1: ">h"}
+# code -> (struct format of a fixed-size value, or of a length, and what the length
+# counts)
+_FIXED = {
+    0xCA: ">f",
+    0xCB: ">d",
+    0xCC: ">B",
+    0xCD: ">H",
+    0xCE: ">I",
+    0xCF: ">Q",
+    0xD0: ">b",
+    0xD1: ">h",
+}
 _FIXED |= {0xD2: ">i", 0xD3: ">q"}
-_SIZED = {0xD9: (">B", "str"), 0xDA: (">H", "str"), 0xDB: (">I", "str"), 0xC4: (">B", "bin")}
-_SIZED |= {0xC5: (">H", "bin"), 0xC6: (">I", "bin"), 0xDC: (">H", "array"), 0xDD: (">I", "array")}
+_SIZED = {
+    0xD9: (">B", "str"),
+    0xDA: (">H", "str"),
+    0xDB: (">I", "str"),
+    0xC4: (">B", "bin"),
+}
+_SIZED |= {
+    0xC5: (">H", "bin"),
+    0xC6: (">I", "bin"),
+    0xDC: (">H", "array"),
+    0xDD: (">I", "array"),
+}
 _SIZED |= {0xDE: (">H", "map"), 0xDF: (">I", "map")}
 
 
@@ -99,7 +133,11 @@ def _unpack(data: memoryview, at: int) -> tuple[Any, int]:
         return (code if code < 0x80 else code - 0x100), at
     if code < 0xC0:  # fixmap, fixarray, fixstr
         kind, n = (
-            ("map", code & 0x0F) if code < 0x90 else ("array", code & 0x0F) if code < 0xA0 else ("str", code & 0x1F)
+            ("map", code & 0x0F)
+            if code < 0x90
+            else ("array", code & 0x0F)
+            if code < 0xA0
+            else ("str", code & 0x1F)
         )
         return _sized(data, at, kind, n)
     if code in (0xC0, 0xC2, 0xC3):

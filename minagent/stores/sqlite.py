@@ -2,43 +2,47 @@
 
 Rules
 -----
-1. Never on the event loop: every database call runs in a worker thread, on a connection opened
-   for that call and closed after it (SE-13).
-2. A run's messages are stored all or nothing, in one transaction (SE-15, SE-16), and taken back
-   when a later save of the same run failed (SE-20); a run that names itself (``run_key``) is
-   stored once, however often it is saved (SE-40).
-3. The schema changes only through `MIGRATIONS`; a file newer than this code is refused (SE-14),
-   and so is a database that is not ours, before anything in it changes (SE-21).
+1. Never on the event loop: every database call runs in a worker thread, on a connection
+   opened for that call and closed after it (SE-13).
+2. A run's messages are stored all or nothing, in one transaction (SE-15, SE-16), and
+   taken back when a later save of the same run failed (SE-20); a run that names itself
+   (``run_key``) is stored once, however often it is saved (SE-40).
+3. The schema changes only through `MIGRATIONS`; a file newer than this code is refused
+   (SE-14), and so is a database that is not ours, before anything in it changes
+   (SE-21).
 4. ``sqlite3`` is imported on first use, never when the module is.
-5. What is stored and cannot be read is a `SerializationError` naming the file and the row (SE-22).
+5. What is stored and cannot be read is a `SerializationError` naming the file and the
+   row (SE-22).
 
 Theory of operation
 -------------------
 One database file holds many sessions: table ``messages`` (one row per message: provider
-``source_id``, ``session_id``, a sequence number, the message as our versioned JSON) and table
-``sessions`` (one row per stored `AgentSession`, its `to_dict` JSON), and, from schema version 2,
-table ``runs`` (the keys of the runs whose messages a session holds, SE-40). The file's schema version
-is ``PRAGMA user_version``; opening a file of an older version runs the steps of `MIGRATIONS`
-in order, one transaction each, and a file newer than this code knows is an error (SE-14). A
-file is ours when its ``PRAGMA application_id`` is `APPLICATION_ID` (set when we create it),
-when it is empty, or when it holds exactly our two tables (a file written before the id was
-set); anything else is refused by reading alone, before WAL mode or a table touches it (SE-21).
-With a window (``max_messages``, or the agent's `HistoryTrimmer`) a run loads only the last
-messages, newest first through the primary key, never the whole session (SE-23).
+``source_id``, ``session_id``, a sequence number, the message as our versioned JSON) and
+table ``sessions`` (one row per stored `AgentSession`, its `to_dict` JSON), and, from
+schema version 2, table ``runs`` (the keys of the runs whose messages a session holds,
+SE-40). The file's schema version is ``PRAGMA user_version``; opening a file of an older
+version runs the steps of `MIGRATIONS` in order, one transaction each, and a file newer
+than this code knows is an error (SE-14). A file is ours when its ``PRAGMA
+application_id`` is `APPLICATION_ID` (set when we create it), when it is empty, or when
+it holds exactly our two tables (a file written before the id was set); anything else is
+refused by reading alone, before WAL mode or a table touches it (SE-21). With a window
+(``max_messages``, or the agent's `HistoryTrimmer`) a run loads only the last messages,
+newest first through the primary key, never the whole session (SE-23).
 
-Every call runs in a worker thread (``asyncio.to_thread``), never on the event loop, on a
-connection opened for that call and closed after it, so no connection is shared between
-threads or outlives a call (SE-13). The file is in WAL mode (readers do not block the writer)
-and every connection waits up to ``timeout`` seconds for a lock. A run's messages are written
-by one ``save_messages`` call in one ``BEGIN IMMEDIATE`` transaction that reads the next
-sequence number and inserts every row: a run's messages are stored all or nothing, and runs
-from several processes appending to one session interleave as whole runs (SE-15, SE-16). A
-cancellation that arrives while a write is under way does not cut it: the thread finishes the
-transaction, which commits whole or not at all. A keyed save first inserts its key into ``runs``
-in that same transaction (``INSERT OR IGNORE``, with the sequence number of its first message);
-when the key was there already the transaction appends nothing, so a save repeated after a crash,
-or raced by another process, appends once. A keyed load reads only the rows before that first
-sequence number: a recovered run sees the history without its own messages.
+Every call runs in a worker thread (``asyncio.to_thread``), never on the event loop, on
+a connection opened for that call and closed after it, so no connection is shared
+between threads or outlives a call (SE-13). The file is in WAL mode (readers do not
+block the writer) and every connection waits up to ``timeout`` seconds for a lock. A
+run's messages are written by one ``save_messages`` call in one ``BEGIN IMMEDIATE``
+transaction that reads the next sequence number and inserts every row: a run's messages
+are stored all or nothing, and runs from several processes appending to one session
+interleave as whole runs (SE-15, SE-16). A cancellation that arrives while a write is
+under way does not cut it: the thread finishes the transaction, which commits whole or
+not at all. A keyed save first inserts its key into ``runs`` in that same transaction
+(``INSERT OR IGNORE``, with the sequence number of its first message); when the key was
+there already the transaction appends nothing, so a save repeated after a crash, or
+raced by another process, appends once. A keyed load reads only the rows before that
+first sequence number: a recovered run sees the history without its own messages.
 """
 
 from __future__ import annotations
@@ -67,8 +71,12 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 2
-APPLICATION_ID = 0x6D696E61  # "mina": PRAGMA application_id of a file minagent created (SE-21)
-_OUR_TABLES = {"messages": {"source_id", "session_id", "seq", "data"}, "sessions": {"session_id", "data", "updated"}}
+# "mina": PRAGMA application_id of a file minagent created (SE-21)
+APPLICATION_ID = 0x6D696E61
+_OUR_TABLES = {
+    "messages": {"source_id", "session_id", "seq", "data"},
+    "sessions": {"session_id", "data", "updated"},
+}
 
 
 def _create_v1(conn: sqlite3.Connection) -> None:
@@ -89,18 +97,23 @@ def _create_v2(conn: sqlite3.Connection) -> None:
     )
 
 
-# MIGRATIONS[n] takes a file of schema version n to n + 1 (SE-14). A later schema adds its step
-# here and raises SCHEMA_VERSION; files written by older versions are migrated when opened.
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _create_v1, 1: _create_v2}
+# MIGRATIONS[n] takes a file of schema version n to n + 1 (SE-14). A later schema adds
+# its step here and raises SCHEMA_VERSION; files written by older versions are migrated
+# when opened.
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    0: _create_v1,
+    1: _create_v2,
+}
 
 
 class SQLiteSchemaError(MinagentError, RuntimeError):
-    """The database file's schema is newer than this minagent knows (SE-14), or the file is not a
-    minagent database (SE-21); the message names the file."""
+    """The database file's schema is newer than this minagent knows (SE-14), or the file
+    is not a minagent database (SE-21); the message names the file."""
 
 
 class _Database:
-    """One file: connections per call, the schema checked on this object's first call."""
+    """One file: connections per call, the schema checked on this object's first
+    call."""
 
     def __init__(self, path: str | os.PathLike[str], timeout: float) -> None:
         self.path = os.fspath(path)
@@ -140,7 +153,8 @@ class _Database:
                 if version == SCHEMA_VERSION:
                     conn.execute("COMMIT")
                     return
-                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")  # SE-21: the file is ours (checked)
+                # SE-21: the file is ours (checked)
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
                 MIGRATIONS[version](conn)
                 conn.execute(f"PRAGMA user_version = {version + 1}")
                 conn.execute("COMMIT")
@@ -152,16 +166,29 @@ class _Database:
         """SE-21: refuse, by reading alone, a file that is not a minagent database."""
         import sqlite3
 
-        try:  # one read transaction: a file another process is creating is seen before or after a step, never mid-way
+        # one read transaction: a file another process is creating is seen before or
+        # after a step, never mid-way
+        try:
             conn.execute("BEGIN")
             app = int(conn.execute("PRAGMA application_id").fetchone()[0])
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            columns = {t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")} for t in tables & _OUR_TABLES.keys()}
+            tables = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'"
+                )
+            }
+            columns = {
+                t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")}
+                for t in tables & _OUR_TABLES.keys()
+            }
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
-            raise SQLiteSchemaError(f"{self.path}: not an SQLite database ({exc}); nothing was changed") from None
-        ours = columns == _OUR_TABLES and tables == _OUR_TABLES.keys() and app == 0  # written before the id
+            raise SQLiteSchemaError(
+                f"{self.path}: not an SQLite database ({exc}); nothing was changed"
+            ) from None
+        # written before the id
+        ours = columns == _OUR_TABLES and tables == _OUR_TABLES.keys() and app == 0
         if app == APPLICATION_ID or (app == 0 and version == 0 and not tables) or ours:
             return
         shown = ", ".join(sorted(tables)) or "none"
@@ -171,7 +198,8 @@ class _Database:
         )
 
     async def call(self, work: Callable[[sqlite3.Connection], Any]) -> Any:
-        """``work(connection)`` in a worker thread, on a connection of its own (SE-13)."""
+        """``work(connection)`` in a worker thread, on a connection of its own
+        (SE-13)."""
 
         def run() -> Any:
             conn = self.connect()
@@ -188,39 +216,55 @@ def _loaded(text: str, where: str) -> Any:
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as exc:
-        problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
-        raise SerializationError(where, f"the stored data is not valid JSON ({problem})") from None
+        problem = (
+            "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        )
+        raise SerializationError(
+            where, f"the stored data is not valid JSON ({problem})"
+        ) from None
 
 
 def _message(text: str, where: str) -> Message:
     try:
         return Message.from_dict(_loaded(text, where), path=where)
     except RecursionError:
-        raise SerializationError(where, "the stored message is nested too deeply") from None
+        raise SerializationError(
+            where, "the stored message is nested too deeply"
+        ) from None
 
 
 def _is_result(message: Message) -> bool:
-    """A message that starts with a tool result or approval answer: its call is further back (SE-23)."""
-    return any(c.type in ("function_result", "function_approval_response") for c in message.contents)
+    """A message that starts with a tool result or approval answer: its call is further
+    back (SE-23)."""
+    return any(
+        c.type in ("function_result", "function_approval_response")
+        for c in message.contents
+    )
 
 
 def _window(agent: Any) -> int | None:
-    """SE-23: what the agent's `HistoryTrimmer` sends at most (its ``history_window``), or None."""
+    """SE-23: what the agent's `HistoryTrimmer` sends at most (its ``history_window``),
+    or None."""
     middleware = getattr(agent, "middleware", None)
     items = middleware if isinstance(middleware, list | tuple) else [middleware]
-    windows = [w for m in items if isinstance(w := getattr(m, "history_window", None), int)]
+    windows = [
+        w for m in items if isinstance(w := getattr(m, "history_window", None), int)
+    ]
     return min(windows) if windows else None
 
 
 def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
-    """SE-40: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
+    """SE-40: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when
+    none."""
     key = run_key if run_key is not None else (state or {}).get("run_key")
     if key is not None and (not isinstance(key, str) or not key):
         raise ValueError(f"run_key must be a non-empty string, got {key!r}")
     return key
 
 
-def _write(conn: sqlite3.Connection, statements: Callable[[sqlite3.Connection], object]) -> None:
+def _write(
+    conn: sqlite3.Connection, statements: Callable[[sqlite3.Connection], object]
+) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         statements(conn)
@@ -231,11 +275,12 @@ def _write(conn: sqlite3.Connection, statements: Callable[[sqlite3.Connection], 
 
 
 class SQLiteHistoryProvider(HistoryProvider):
-    """A session's messages in a SQLite file (SE-13): ``SQLiteHistoryProvider("history", path="chat.db")``.
+    """A session's messages in a SQLite file (SE-13): ``SQLiteHistoryProvider("history",
+    path="chat.db")``.
 
-    The ``source_id`` keys the rows, so several providers (or agents) may share one file. With
-    ``max_messages`` (or a `HistoryTrimmer` with ``max_messages`` in the agent's middleware) a run
-    loads only the last messages (SE-23).
+    The ``source_id`` keys the rows, so several providers (or agents) may share one
+    file. With ``max_messages`` (or a `HistoryTrimmer` with ``max_messages`` in the
+    agent's middleware) a run loads only the last messages (SE-23).
     """
 
     def __init__(
@@ -260,9 +305,13 @@ class SQLiteHistoryProvider(HistoryProvider):
             store_outputs=store_outputs,
         )
         if max_messages is not None and (
-            isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1
+            isinstance(max_messages, bool)
+            or not isinstance(max_messages, int)
+            or max_messages < 1
         ):
-            raise ValueError(f"max_messages must be an int >= 1 or None, got {max_messages!r}")
+            raise ValueError(
+                f"max_messages must be an int >= 1 or None, got {max_messages!r}"
+            )
         self.max_messages = max_messages
         self._db = _Database(path, timeout)
 
@@ -271,11 +320,19 @@ class SQLiteHistoryProvider(HistoryProvider):
         return self._db.path
 
     async def before_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
-        """The stored messages as this provider's context, at most the window's (SE-23)."""
+        """The stored messages as this provider's context, at most the window's
+        (SE-23)."""
         window = self.max_messages or _window(agent)
-        context.extend_messages(self, await self.get_messages(context.session_id, state=state, last=window))
+        context.extend_messages(
+            self, await self.get_messages(context.session_id, state=state, last=window)
+        )
 
     async def get_messages(
         self,
@@ -286,24 +343,39 @@ class SQLiteHistoryProvider(HistoryProvider):
         run_key: str | None = None,
         **kwargs: Any,
     ) -> list[Message]:
-        """The session's messages in order; with ``last``, only the last ``last`` of them, starting
-        after any leading tool result whose call is further back (SE-23); for a run that names
-        itself, only those stored before its own (SE-40)."""
-        key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
+        """The session's messages in order; with ``last``, only the last ``last`` of
+        them, starting after any leading tool result whose call is further back (SE-23);
+        for a run that names itself, only those stored before its own (SE-40)."""
+        key, source, run = (
+            check_session_id(session_id),
+            self._source(),
+            _run_key(run_key, state),
+        )
 
         def read(conn: sqlite3.Connection) -> list[tuple[int, str]]:
-            where, args = "FROM messages WHERE source_id = ? AND session_id = ?", [source, key]
-            if run is not None:  # SE-40: the history as it was before this run's messages
+            where, args = (
+                "FROM messages WHERE source_id = ? AND session_id = ?",
+                [source, key],
+            )
+            # SE-40: the history as it was before this run's messages
+            if run is not None:
                 where += " AND seq < COALESCE((SELECT first_seq FROM runs WHERE source_id = ? AND session_id = ?"
                 where += " AND run_key = ?), seq + 1)"
                 args += [source, key, run]
             if last is None:
-                return conn.execute(f"SELECT seq, data {where} ORDER BY seq", args).fetchall()
-            newest = conn.execute(f"SELECT seq, data {where} ORDER BY seq DESC LIMIT ?", [*args, last])
+                return conn.execute(
+                    f"SELECT seq, data {where} ORDER BY seq", args
+                ).fetchall()
+            newest = conn.execute(
+                f"SELECT seq, data {where} ORDER BY seq DESC LIMIT ?", [*args, last]
+            )
             return list(reversed(newest.fetchall()))
 
         rows: list[tuple[int, str]] = await self._db.call(read)
-        messages = [_message(data, f"{self.path}: session {key!r}, row {seq}") for seq, data in rows]
+        messages = [
+            _message(data, f"{self.path}: session {key!r}, row {seq}")
+            for seq, data in rows
+        ]
         while last is not None and messages and _is_result(messages[0]):
             messages.pop(0)  # SE-23: never a result without its call
         return messages
@@ -317,16 +389,23 @@ class SQLiteHistoryProvider(HistoryProvider):
         run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """All of ``messages`` in one transaction, after the stored ones (SE-15); nothing when the
-        run ``run_key`` (or ``state["run_key"]``) names is stored already (SE-40)."""
-        key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
-        data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]  # fails before anything is written
+        """All of ``messages`` in one transaction, after the stored ones (SE-15);
+        nothing when the run ``run_key`` (or ``state["run_key"]``) names is stored
+        already (SE-40)."""
+        key, source, run = (
+            check_session_id(session_id),
+            self._source(),
+            _run_key(run_key, state),
+        )
+        # fails before anything is written
+        data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
         if not data:
             return
 
         def append(conn: sqlite3.Connection) -> None:
             row = conn.execute(
-                "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE source_id = ? AND session_id = ?", (source, key)
+                "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE source_id = ? AND session_id = ?",
+                (source, key),
             ).fetchone()
             start = int(row[0]) + 1
             if (
@@ -353,9 +432,13 @@ class SQLiteHistoryProvider(HistoryProvider):
         run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """SE-20: take back the newest rows equal to ``messages`` (what this run's save wrote), and
-        the run's key (SE-40)."""
-        key, source, run = check_session_id(session_id), self._source(), _run_key(run_key, state)
+        """SE-20: take back the newest rows equal to ``messages`` (what this run's save
+        wrote), and the run's key (SE-40)."""
+        key, source, run = (
+            check_session_id(session_id),
+            self._source(),
+            _run_key(run_key, state),
+        )
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
 
         def remove(conn: sqlite3.Connection) -> None:
@@ -364,13 +447,16 @@ class SQLiteHistoryProvider(HistoryProvider):
                 conn.execute(f"DELETE FROM runs WHERE {where}", (source, key, run))
             rows = conn.execute(
                 "SELECT seq, data FROM messages WHERE source_id = ? AND session_id = ? ORDER BY seq DESC LIMIT ?",
-                (source, key, len(data) + 1000),  # other processes' runs may have come after this one (SE-16)
+                # other processes' runs may have come after this one (SE-16)
+                (source, key, len(data) + 1000),
             ).fetchall()[::-1]
             for start in range(len(rows) - len(data), -1, -1):
                 if [d for _seq, d in rows[start : start + len(data)]] == data:
                     first, end = rows[start][0], rows[start + len(data) - 1][0]
                     where = "source_id = ? AND session_id = ? AND seq BETWEEN ? AND ?"
-                    conn.execute(f"DELETE FROM messages WHERE {where}", (source, key, first, end))
+                    conn.execute(
+                        f"DELETE FROM messages WHERE {where}", (source, key, first, end)
+                    )
                     return
 
         if data:
@@ -382,7 +468,10 @@ class SQLiteHistoryProvider(HistoryProvider):
 
         def forget(conn: sqlite3.Connection) -> None:
             for table in ("messages", "runs"):
-                conn.execute(f"DELETE FROM {table} WHERE source_id = ? AND session_id = ?", (source, key))
+                conn.execute(
+                    f"DELETE FROM {table} WHERE source_id = ? AND session_id = ?",
+                    (source, key),
+                )
 
         await self._db.call(lambda conn: _write(conn, forget))
 
@@ -391,8 +480,9 @@ class SQLiteHistoryProvider(HistoryProvider):
 
 
 class SQLiteSessionStore:
-    """Sessions by id in a SQLite file (SE-17): ``get`` (None when absent), ``set``, ``delete``,
-    with the data `AgentSession.to_dict()` writes; may share its file with `SQLiteHistoryProvider`."""
+    """Sessions by id in a SQLite file (SE-17): ``get`` (None when absent), ``set``,
+    ``delete``, with the data `AgentSession.to_dict()` writes; may share its file with
+    `SQLiteHistoryProvider`."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self._db = _Database(path, timeout)
@@ -404,7 +494,9 @@ class SQLiteSessionStore:
     async def get(self, session_id: str) -> AgentSession | None:
         key = check_session_id(session_id)
         row = await self._db.call(
-            lambda conn: conn.execute("SELECT data FROM sessions WHERE session_id = ?", (key,)).fetchone()
+            lambda conn: conn.execute(
+                "SELECT data FROM sessions WHERE session_id = ?", (key,)
+            ).fetchone()
         )
         if row is None:
             return None
@@ -412,15 +504,19 @@ class SQLiteSessionStore:
         try:
             return AgentSession.from_dict(_loaded(row[0], where))
         except RecursionError:
-            raise SerializationError(where, "the stored session is nested too deeply") from None
+            raise SerializationError(
+                where, "the stored session is nested too deeply"
+            ) from None
         except SerializationError as exc:
             if exc.path.startswith(where):
                 raise
-            raise SerializationError(where, str(exc)) from exc  # SE-22: from_dict names only its own path
+            # SE-22: from_dict names only its own path
+            raise SerializationError(where, str(exc)) from exc
 
     async def set(self, session_id: str, session: AgentSession) -> None:
         key = check_session_id(session_id)
-        data = json.dumps(session.to_dict(), ensure_ascii=False)  # a state that is not JSON fails here, nothing written
+        # a state that is not JSON fails here, nothing written
+        data = json.dumps(session.to_dict(), ensure_ascii=False)
 
         def upsert(conn: sqlite3.Connection) -> None:
             conn.execute(
@@ -434,5 +530,10 @@ class SQLiteSessionStore:
     async def delete(self, session_id: str) -> None:
         key = check_session_id(session_id)
         await self._db.call(
-            lambda conn: _write(conn, lambda c: c.execute("DELETE FROM sessions WHERE session_id = ?", (key,)))
+            lambda conn: _write(
+                conn,
+                lambda c: c.execute(
+                    "DELETE FROM sessions WHERE session_id = ?", (key,)
+                ),
+            )
         )

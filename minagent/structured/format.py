@@ -1,14 +1,16 @@
-"""Structured output: ``options["response_format"]`` in, ``response.value`` out (spec/structured.md).
+"""Structured output: ``options["response_format"]`` in, ``response.value`` out
+(spec/structured.md).
 
-Theory of operation: `ResponseFormat.of(value)` normalises whatever the caller gave (a dataclass, a
-TypedDict, a pydantic-style class, a JSON schema dict, ``"json"``, ``"text"``) once, into an
-immutable object holding the provider-neutral wire form (SO-2) and what is needed to read the
-answer back. For a dataclass or TypedDict that is the strict schema derived with the tools' schema
-builder (SO-4) and a converter compiled by `_convert` (SC-52); for a pydantic-style class its own
-``model_validate_json`` (SO-14); for a schema dict the schema itself (SO-13). `BaseChatClient`
-normalises the run's option before the first model call and attaches the format to the final
-response, whose ``value`` calls `ResponseFormat.parse` lazily (SO-9). Nothing here holds state
-after construction, apart from per-class memos of resolved type hints.
+Theory of operation: `ResponseFormat.of(value)` normalises whatever the caller gave (a
+dataclass, a TypedDict, a pydantic-style class, a JSON schema dict, ``"json"``,
+``"text"``) once, into an immutable object holding the provider-neutral wire form (SO-2)
+and what is needed to read the answer back. For a dataclass or TypedDict that is the
+strict schema derived with the tools' schema builder (SO-4) and a converter compiled by
+`_convert` (SC-52); for a pydantic-style class its own ``model_validate_json`` (SO-14);
+for a schema dict the schema itself (SO-13). `BaseChatClient` normalises the run's
+option before the first model call and attaches the format to the final response, whose
+``value`` calls `ResponseFormat.parse` lazily (SO-9). Nothing here holds state after
+construction, apart from per-class memos of resolved type hints.
 """
 
 from __future__ import annotations
@@ -40,8 +42,20 @@ _ACCEPTED = (
     "expected a dataclass, a TypedDict, a class with model_json_schema() and model_validate_json() "
     "(a pydantic model), a JSON schema dict, {'type': 'json_schema', 'json_schema': {...}}, 'json' or 'text'"
 )
-# Keywords whose value is a schema, a list of schemas, or a map of names to schemas (SO-4).
-_SCHEMA_KEYS = frozenset({"items", "additionalProperties", "not", "contains", "if", "then", "else", "propertyNames"})
+# Keywords whose value is a schema, a list of schemas, or a map of names to schemas
+# (SO-4).
+_SCHEMA_KEYS = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "if",
+        "then",
+        "else",
+        "propertyNames",
+    }
+)
 _SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
 _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
 
@@ -49,11 +63,13 @@ _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperti
 class StructuredOutputError(MinagentError, ValueError):
     """The answer could not be read as the requested structured output (SO-11 .. SO-14).
 
-    ``text`` is what the model said; ``issues`` what is wrong with it, where (empty when the
-    answer is not JSON at all); ``path`` where the first issue is (``"$"``, the whole answer, when
-    there is none) (SO-28)."""
+    ``text`` is what the model said; ``issues`` what is wrong with it, where (empty when
+    the answer is not JSON at all); ``path`` where the first issue is (``"$"``, the
+    whole answer, when there is none) (SO-28)."""
 
-    def __init__(self, message: str, text: str, issues: Sequence[ValidationIssue] = ()) -> None:
+    def __init__(
+        self, message: str, text: str, issues: Sequence[ValidationIssue] = ()
+    ) -> None:
         super().__init__(message)
         self.text: str = text
         self.issues: list[ValidationIssue] = list(issues)
@@ -64,13 +80,24 @@ SHOWN = 80  # characters of an answer that is not JSON shown in the error (SO-11
 
 
 class StructuredOutputDecodeError(StructuredOutputError):
-    """The answer is not JSON; ``position`` (0-based), ``line``, ``column`` locate it (SO-11)."""
+    """The answer is not JSON; ``position`` (0-based), ``line``, ``column`` locate it
+    (SO-11)."""
 
-    def __init__(self, message: str, text: str, position: int | None, line: int | None, column: int | None) -> None:
+    def __init__(
+        self,
+        message: str,
+        text: str,
+        position: int | None,
+        line: int | None,
+        column: int | None,
+    ) -> None:
         start = text.strip()
         shown = start[:SHOWN] + ("..." if len(start) > SHOWN else "")
         super().__init__(
-            f"{message}; the answer begins {shown!r}" if start else f"{message}; the answer is empty", text
+            f"{message}; the answer begins {shown!r}"
+            if start
+            else f"{message}; the answer is empty",
+            text,
         )
         self.position = position
         self.line = line
@@ -78,10 +105,15 @@ class StructuredOutputDecodeError(StructuredOutputError):
 
 
 class StructuredOutputValidationError(StructuredOutputError):
-    """The answer is JSON of the wrong shape; ``issues`` say where and why, ``path`` the first (SO-12)."""
+    """The answer is JSON of the wrong shape; ``issues`` say where and why, ``path`` the
+    first (SO-12)."""
 
     def __init__(self, name: str, text: str, issues: list[ValidationIssue]) -> None:
-        super().__init__(f"the answer does not match {name}:\n{describe_issues(issues)}", text, issues)
+        super().__init__(
+            f"the answer does not match {name}:\n{describe_issues(issues)}",
+            text,
+            issues,
+        )
 
 
 def _name(raw: object) -> str:
@@ -102,12 +134,22 @@ def _admits_null(schema: Any) -> bool:
     kind = schema.get("type")
     if kind == "null" or (isinstance(kind, list) and "null" in kind):
         return True
-    if None in (schema.get("enum") or ()) or ("const" in schema and schema["const"] is None):
+    if None in (schema.get("enum") or ()) or (
+        "const" in schema and schema["const"] is None
+    ):
         return True
-    return any(_admits_null(s) for key in ("anyOf", "oneOf") for s in schema.get(key) or ())
+    return any(
+        _admits_null(s) for key in ("anyOf", "oneOf") for s in schema.get(key) or ()
+    )
 
 
-def strict_schema(node: Any, *, nullable: bool, root: Any = None, expanding: frozenset[str] = frozenset()) -> Any:
+def strict_schema(
+    node: Any,
+    *,
+    nullable: bool,
+    root: Any = None,
+    expanding: frozenset[str] = frozenset(),
+) -> Any:
     """SO-4, SO-5, SO-15: a copy of ``node`` in the strict subset providers accept."""
     if not isinstance(node, Mapping):
         return node
@@ -118,7 +160,8 @@ def strict_schema(node: Any, *, nullable: bool, root: Any = None, expanding: fro
 
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key == "default" and (nullable or value is None):  # SO-4 drops defaults, SO-5 only null ones
+        # SO-4 drops defaults, SO-5 only null ones
+        if key == "default" and (nullable or value is None):
             continue
         if key in _SCHEMA_MAPS and isinstance(value, Mapping):
             out[key] = {name: strict(s) for name, s in value.items()}
@@ -129,16 +172,23 @@ def strict_schema(node: Any, *, nullable: bool, root: Any = None, expanding: fro
         else:
             out[key] = value
     all_of = out.get("allOf")
-    if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):  # SO-5: one-item allOf
+    # SO-5: one-item allOf
+    if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
         del out["allOf"]
         out.update(all_of[0])
     ref = out.get("$ref")
-    if isinstance(ref, str) and len(out) > 1 and ref not in expanding:  # SO-15: written out in place
+    # SO-15: written out in place
+    if isinstance(ref, str) and len(out) > 1 and ref not in expanding:
         target = _resolve(root, ref)
         if target is not None:
             del out["$ref"]
             kept = out.pop("$defs", None)
-            out = {**strict_schema(target, nullable=nullable, root=root, expanding=expanding | {ref}), **out}
+            out = {
+                **strict_schema(
+                    target, nullable=nullable, root=root, expanding=expanding | {ref}
+                ),
+                **out,
+            }
             if kept is not None:
                 out["$defs"] = kept
     properties = out.get("properties")
@@ -183,21 +233,28 @@ def _accepts_none(tp: Any) -> bool:
 
 
 def _is_structure(tp: Any) -> bool:
-    return isinstance(tp, type) and (typing.is_typeddict(tp) or dataclasses.is_dataclass(tp))
+    return isinstance(tp, type) and (
+        typing.is_typeddict(tp) or dataclasses.is_dataclass(tp)
+    )
 
 
 def _open(schema: Any) -> Any:
-    """SO-29: a copy of a class's strict schema that admits properties it does not declare."""
+    """SO-29: a copy of a class's strict schema that admits properties it does not
+    declare."""
     if isinstance(schema, dict):
-        return {k: _open(v) for k, v in schema.items() if not (k == "additionalProperties" and v is False)}
+        return {
+            k: _open(v)
+            for k, v in schema.items()
+            if not (k == "additionalProperties" and v is False)
+        }
     if isinstance(schema, list):
         return [_open(v) for v in schema]
     return schema
 
 
 class _NullPruner:
-    """SO-10: drops the nulls SO-4 allowed for fields whose type has no ``None`` (defaults apply),
-    and the keys the class does not declare (SO-29)."""
+    """SO-10: drops the nulls SO-4 allowed for fields whose type has no ``None``
+    (defaults apply), and the keys the class does not declare (SO-29)."""
 
     def __init__(self) -> None:
         self._memo: dict[type, tuple[dict[str, Any], frozenset[str]]] = {}
@@ -213,7 +270,11 @@ class _NullPruner:
                 optional = frozenset(
                     f.name
                     for f in dataclasses.fields(cls)
-                    if f.init and (f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
+                    if f.init
+                    and (
+                        f.default is not dataclasses.MISSING
+                        or f.default_factory is not dataclasses.MISSING
+                    )
                 )
             info = self._memo[cls] = (hints, optional)
         return info
@@ -228,7 +289,10 @@ class _NullPruner:
             return {  # SO-29: a key the class does not declare is dropped
                 key: self.prune(hints[key], item)
                 for key, item in value.items()
-                if key in hints and not (item is None and key in optional and not _accepts_none(hints[key]))
+                if key in hints
+                and not (
+                    item is None and key in optional and not _accepts_none(hints[key])
+                )
             }
         if origin is Union or origin is types.UnionType:
             for arg in args:  # the first member of the value's kind
@@ -238,7 +302,9 @@ class _NullPruner:
         kind = tp if origin is None else origin
         if isinstance(value, list) and args:
             if kind is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-                return [self.prune(a, v) for a, v in zip(args, value, strict=False)] + value[len(args) :]
+                return [
+                    self.prune(a, v) for a, v in zip(args, value, strict=False)
+                ] + value[len(args) :]
             if kind is tuple or kind in SEQUENCE_TYPES or kind in SET_TYPES:
                 return [self.prune(args[0], v) for v in value]
         if isinstance(value, dict) and kind in MAPPING_TYPES and len(args) == 2:
@@ -272,29 +338,38 @@ def _typed_dict_required(cls: type, hints: dict[str, Any]) -> frozenset[str]:
 def _loc_path(loc: object) -> str:
     path = "$"
     for part in loc if isinstance(loc, list | tuple) else ():
-        path = f"{path}[{part}]" if isinstance(part, int) and not isinstance(part, bool) else property_path(path, part)
+        path = (
+            f"{path}[{part}]"
+            if isinstance(part, int) and not isinstance(part, bool)
+            else property_path(path, part)
+        )
     return path
 
 
 def _decode(text: str) -> Any:
-    """SO-11: the JSON value of ``text``, or `StructuredOutputDecodeError` at the first bad character."""
+    """SO-11: the JSON value of ``text``, or `StructuredOutputDecodeError` at the first
+    bad character."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         pos, line, col = exc.pos, exc.lineno, exc.colno
-        if exc.msg.startswith("Illegal trailing comma"):  # Python >= 3.13 names the comma, earlier
-            pos, col = pos + 1, col + 1  # versions the character after it: one answer on every version
+        # Python >= 3.13 names the comma, earlier
+        if exc.msg.startswith("Illegal trailing comma"):
+            # versions the character after it: one answer on every version
+            pos, col = pos + 1, col + 1
         where = f"position {pos} (line {line}, column {col})"
         message = f"the answer is not valid JSON: {exc.msg} at {where}"
         raise StructuredOutputDecodeError(message, text, pos, line, col) from None
-    except (ValueError, RecursionError) as exc:  # an integer beyond the digit limit; absurd nesting
+    # an integer beyond the digit limit; absurd nesting
+    except (ValueError, RecursionError) as exc:
         raise StructuredOutputDecodeError(
             f"the answer is not valid JSON (not usable): {exc}", text, None, None, None
         ) from None
 
 
 class ResponseFormat:
-    """A normalised ``response_format`` (SO-1, SO-2): the wire form and how to read the answer."""
+    """A normalised ``response_format`` (SO-1, SO-2): the wire form and how to read the
+    answer."""
 
     __slots__ = (
         "_checked",
@@ -340,10 +415,13 @@ class ResponseFormat:
         if _is_structure(target):
             self._pruner = _NullPruner()
             self._convert = _compile(target)
-            self._checked = _open(schema)  # SO-29: unknown keys are ignored, as pydantic does
+            # SO-29: unknown keys are ignored, as pydantic does
+            self._checked = _open(schema)
 
     def __repr__(self) -> str:
-        return f"ResponseFormat({self.kind!r}, name={self.name!r}, strict={self.strict!r})"
+        return (
+            f"ResponseFormat({self.kind!r}, name={self.name!r}, strict={self.strict!r})"
+        )
 
     @property
     def wire(self) -> dict[str, Any]:
@@ -352,7 +430,11 @@ class ResponseFormat:
             return cast("dict[str, Any]", _plain(self._wire))
         if self.kind != "json_schema":
             return {"type": "json_object" if self.kind == "json" else "text"}
-        spec: dict[str, Any] = {"name": self.name, "schema": _plain(self.schema), "strict": self.strict}
+        spec: dict[str, Any] = {
+            "name": self.name,
+            "schema": _plain(self.schema),
+            "strict": self.strict,
+        }
         if self.description:
             spec["description"] = self.description
         return {"type": "json_schema", "json_schema": spec}
@@ -381,18 +463,37 @@ class ResponseFormat:
             if builder.defs:
                 derived["$defs"] = builder.defs
             schema = strict_schema(derived, nullable=True)
-            return cls("json_schema", target=value, name=_name(value.__name__), schema=schema, strict=True)
-        if isinstance(value, type) and callable(getattr(value, "model_json_schema", None)):
-            if not any(callable(getattr(value, m, None)) for m in ("model_validate_json", "model_validate")):
+            return cls(
+                "json_schema",
+                target=value,
+                name=_name(value.__name__),
+                schema=schema,
+                strict=True,
+            )
+        if isinstance(value, type) and callable(
+            getattr(value, "model_json_schema", None)
+        ):
+            if not any(
+                callable(getattr(value, m, None))
+                for m in ("model_validate_json", "model_validate")
+            ):
                 raise TypeError(
                     f"response_format {value!r} has model_json_schema() but neither model_validate_json() "
                     "nor model_validate(): give it one, or pass its JSON schema dict"
                 )
             raw = cast(Any, value).model_json_schema()
             if not isinstance(raw, Mapping):
-                raise TypeError(f"{value.__name__}.model_json_schema() returned {type(raw).__name__}, not a dict")
+                raise TypeError(
+                    f"{value.__name__}.model_json_schema() returned {type(raw).__name__}, not a dict"
+                )
             schema = strict_schema(_plain(dict(raw)), nullable=False)
-            return cls("json_schema", target=value, name=_name(value.__name__), schema=schema, strict=True)
+            return cls(
+                "json_schema",
+                target=value,
+                name=_name(value.__name__),
+                schema=schema,
+                strict=True,
+            )
         raise TypeError(f"unsupported response_format {value!r}: {_ACCEPTED}")
 
     @classmethod
@@ -407,12 +508,18 @@ class ResponseFormat:
             wire = _plain(dict(value))  # SO-2: the OpenAI wire form passes unchanged
             value = value["json_schema"]
         if "schema" in value:
-            schema, name, strict = value["schema"], value.get("name"), value.get("strict", False)
+            schema, name, strict = (
+                value["schema"],
+                value.get("name"),
+                value.get("strict", False),
+            )
             description = value.get("description")
         else:
             schema, name, strict, description = value, None, False, None
         if not isinstance(schema, Mapping):
-            raise TypeError(f"response_format schema must be a dict, got {type(schema).__name__}")
+            raise TypeError(
+                f"response_format schema must be a dict, got {type(schema).__name__}"
+            )
         if not name:
             title = schema.get("title")
             name = title if isinstance(title, str) and title else "response"
@@ -425,21 +532,25 @@ class ResponseFormat:
             name=_name(name),
             schema=plain,
             strict=strict,
-            description=description if isinstance(description, str) and description else None,
+            description=description
+            if isinstance(description, str) and description
+            else None,
             wire=wire,
         )
 
     # -- reading the answer -------------------------------------------------------------------------
 
     def parse(self, text: str) -> Any:
-        """SO-10 .. SO-14: the answer ``text`` as a value of this format (None for ``"text"``)."""
+        """SO-10 .. SO-14: the answer ``text`` as a value of this format (None for
+        ``"text"``)."""
         if self.kind == "text":
             return None
         data = _decode(text)
         if self.kind == "json":
             return data
         target = self.target
-        if isinstance(target, type) and self._convert is None:  # a pydantic-style class (SO-14)
+        # a pydantic-style class (SO-14)
+        if isinstance(target, type) and self._convert is None:
             return self._pydantic(target, text, data)
         assert self._checked is not None
         issues = validate(data, self._checked)
@@ -454,7 +565,9 @@ class ResponseFormat:
         except (ConversionMismatch, ArgumentConversionError) as exc:
             message = str(exc).removeprefix("argument ")
             path, _, problem = message.partition(": ")
-            raise StructuredOutputValidationError(self.name, text, [ValidationIssue(path, problem)]) from exc
+            raise StructuredOutputValidationError(
+                self.name, text, [ValidationIssue(path, problem)]
+            ) from exc
 
     def _pydantic(self, target: Any, text: str, data: Any) -> Any:
         try:
@@ -467,8 +580,13 @@ class ResponseFormat:
             if callable(errors):
                 try:
                     for error in errors():
-                        issues.append(ValidationIssue(_loc_path(error.get("loc")), str(error.get("msg"))))
-                except Exception:  # an errors() of another shape: fall back to the message
+                        issues.append(
+                            ValidationIssue(
+                                _loc_path(error.get("loc")), str(error.get("msg"))
+                            )
+                        )
+                # an errors() of another shape: fall back to the message
+                except Exception:
                     issues = []
             if not issues:
                 issues = [ValidationIssue("$", f"{type(exc).__name__}: {exc}")]

@@ -1,6 +1,6 @@
-"""Test doubles and the provider conformance kit: `ScriptedChatClient` (`minagent.testing.scripted`),
-the in-memory HTTP transport `MockTransport` (`minagent.testing.mock_transport`) (spec/providers.md PV-33,
-PV-40).
+"""Test doubles and the provider conformance kit: `ScriptedChatClient`
+(`minagent.testing.scripted`), the in-memory HTTP transport `MockTransport`
+(`minagent.testing.mock_transport`) (spec/providers.md PV-33, PV-40).
 
 Optional: nothing in the core imports this folder.
 """
@@ -17,7 +17,14 @@ from ..conformance.providers import (
     run_conformance,
 )
 from .mock_transport import MockResponse, MockTransport
-from .scripted import Request, ScriptedChatClient, ScriptExhaustedError, call, reply, text_chunks
+from .scripted import (
+    Request,
+    ScriptedChatClient,
+    ScriptExhaustedError,
+    call,
+    reply,
+    text_chunks,
+)
 
 __all__ = [
     "CHECKS",

@@ -1,28 +1,38 @@
-"""`MockTransport`: an in-memory `minagent.providers.Transport` for tests (spec/providers.md PV-40).
+"""`MockTransport`: an in-memory `minagent.providers.Transport` for tests
+(spec/providers.md PV-40).
 
 Rules
 -----
 1. Nothing leaves the process: a handler function answers every request.
-2. The transport records every request it was sent and every response it handed out, and each
-   response records how it ended (``released`` or ``closed``), so a test can check that no
-   connection was left open (PV-30).
+2. The transport records every request it was sent and every response it handed out, and
+   each response records how it ended (``released`` or ``closed``), so a test can check
+   that no connection was left open (PV-30).
 
 Theory of operation
 -------------------
-``MockTransport(handler)`` calls ``handler(request)`` (a function or a coroutine function) on
-each ``send``. The handler returns a `MockResponse`, or raises a `TransportError`: a failure
-before the answer (``connect``, ``read_timeout``, ...). A `MockResponse`'s body is bytes (one
-chunk), an iterable of chunks, or an async iterable of chunks. A `TransportError` among the
-chunks is raised when the reader reaches it (a connection that breaks mid-body); an async
-iterable may wait on anything (a server that stalls). ``MockTransport.answering(*answers)``
-answers the requests in order from a list. ``aclose()`` only counts: there is nothing to close.
+``MockTransport(handler)`` calls ``handler(request)`` (a function or a coroutine
+function) on each ``send``. The handler returns a `MockResponse`, or raises a
+`TransportError`: a failure before the answer (``connect``, ``read_timeout``, ...). A
+`MockResponse`'s body is bytes (one chunk), an iterable of chunks, or an async iterable
+of chunks. A `TransportError` among the chunks is raised when the reader reaches it (a
+connection that breaks mid-body); an async iterable may wait on anything (a server that
+stalls). ``MockTransport.answering(*answers)`` answers the requests in order from a
+list. ``aclose()`` only counts: there is nothing to close.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any
 
 from ..providers.transport import Request, TransportError
@@ -34,9 +44,16 @@ Handler = Callable[[Request], "MockResponse | Awaitable[MockResponse]"]
 
 
 class MockResponse:
-    """An answer with a status, headers (names kept in lower case) and a body read in chunks."""
+    """An answer with a status, headers (names kept in lower case) and a body read in
+    chunks."""
 
-    def __init__(self, status: int = 200, body: Body = b"", *, headers: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int = 200,
+        body: Body = b"",
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
         self.status = status
         self.headers = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
         self.request: Request | None = None
@@ -53,9 +70,15 @@ class MockResponse:
             self._sync = iter(body)
 
     @classmethod
-    def json(cls, data: Any, status: int = 200, *, headers: Mapping[str, str] | None = None) -> MockResponse:
+    def json(
+        cls, data: Any, status: int = 200, *, headers: Mapping[str, str] | None = None
+    ) -> MockResponse:
         """A JSON body with ``content-type: application/json``."""
-        return cls(status, json.dumps(data).encode(), headers={"content-type": "application/json", **(headers or {})})
+        return cls(
+            status,
+            json.dumps(data).encode(),
+            headers={"content-type": "application/json", **(headers or {})},
+        )
 
     @property
     def open(self) -> bool:
@@ -64,7 +87,9 @@ class MockResponse:
 
     async def read_chunk(self) -> bytes:
         if self.closed:
-            raise TransportError("network", "ClientConnectionError: the response was closed")
+            raise TransportError(
+                "network", "ClientConnectionError: the response was closed"
+            )
         while True:
             if self._async is not None:
                 try:
@@ -91,7 +116,8 @@ class MockResponse:
 
 
 class MockTransport:
-    """A `Transport` whose answers come from ``handler(request)``; see the module docstring."""
+    """A `Transport` whose answers come from ``handler(request)``; see the module
+    docstring."""
 
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
@@ -101,12 +127,15 @@ class MockTransport:
 
     @classmethod
     def answering(cls, *answers: MockResponse | TransportError) -> MockTransport:
-        """Answer the requests in order: a `MockResponse` is returned, a `TransportError` raised."""
+        """Answer the requests in order: a `MockResponse` is returned, a
+        `TransportError` raised."""
         queue = list(answers)
 
         def handler(request: Request) -> MockResponse:
             if not queue:
-                raise AssertionError(f"request {len(transport.requests)} was not expected: {request.url}")
+                raise AssertionError(
+                    f"request {len(transport.requests)} was not expected: {request.url}"
+                )
             answer = queue.pop(0)
             if isinstance(answer, TransportError):
                 raise answer

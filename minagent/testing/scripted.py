@@ -1,4 +1,5 @@
-"""Test doubles: `ScriptedChatClient`, a real `BaseChatClient` that plays back a script (spec/loop.md).
+"""Test doubles: `ScriptedChatClient`, a real `BaseChatClient` that plays back a script
+(spec/loop.md).
 
 Each model call consumes one step of the script. A step is:
 
@@ -6,17 +7,18 @@ Each model call consumes one step of the script. A step is:
 * a str: an assistant message with that text;
 * a `Content` or a list of `Content`: one assistant message with those contents (use
   `call(...)` for function calls);
-* a list of `ChatResponseUpdate`: streamed exactly as given (in non-streaming mode, merged with
-  `ChatResponse.from_updates`), so chunk boundaries and argument deltas are under the test's
-  control;
+* a list of `ChatResponseUpdate`: streamed exactly as given (in non-streaming mode,
+  merged with `ChatResponse.from_updates`), so chunk boundaries and argument deltas are
+  under the test's control;
 * an exception instance: raised by the call;
 * a callable ``(messages, options) -> step``: computed at call time.
 
-Every request is recorded in ``client.requests`` (messages and options as received, copied).
-A ``response_format`` is recorded in its normalised wire form (spec/structured.md SO-7):
-``client.requests[0].options["response_format"] == ResponseFormat.of(MyDataclass).wire``.
-A call beyond the end of the script raises `ScriptExhaustedError`; ``assert_consumed()`` fails
-when steps are left over.
+Every request is recorded in ``client.requests`` (messages and options as received,
+copied). A ``response_format`` is recorded in its normalised wire form
+(spec/structured.md SO-7):
+``client.requests[0].options["response_format"] ==
+ResponseFormat.of(MyDataclass).wire``. A call beyond the end of the script raises
+`ScriptExhaustedError`; ``assert_consumed()`` fails when steps are left over.
 """
 
 from __future__ import annotations
@@ -32,7 +34,14 @@ from .._responses import ChatResponse, ChatResponseUpdate
 from .._tools import FunctionInvocationConfiguration
 from .._types import Content, Message, UsageDetails
 
-__all__ = ["Request", "ScriptExhaustedError", "ScriptedChatClient", "call", "reply", "text_chunks"]
+__all__ = [
+    "Request",
+    "ScriptExhaustedError",
+    "ScriptedChatClient",
+    "call",
+    "reply",
+    "text_chunks",
+]
 
 Step: TypeAlias = Any
 
@@ -59,20 +68,37 @@ class Request:
 _ids = count(1)
 
 
-def call(name: str, arguments: Mapping[str, Any] | str | None = None, *, call_id: str | None = None) -> Content:
+def call(
+    name: str,
+    arguments: Mapping[str, Any] | str | None = None,
+    *,
+    call_id: str | None = None,
+) -> Content:
     """A function call content; arguments given as a dict are sent as a JSON string."""
-    args = json.dumps(dict(arguments)) if isinstance(arguments, Mapping) else (arguments or "{}")
+    args = (
+        json.dumps(dict(arguments))
+        if isinstance(arguments, Mapping)
+        else (arguments or "{}")
+    )
     return Content.from_function_call(call_id or f"call_{next(_ids)}", name, args)
 
 
-def reply(*contents: Content | str, usage: UsageDetails | None = None, **fields: Any) -> ChatResponse:
+def reply(
+    *contents: Content | str, usage: UsageDetails | None = None, **fields: Any
+) -> ChatResponse:
     """An assistant response with these contents (and usage)."""
-    return ChatResponse([Message("assistant", list(contents))], usage_details=usage, **fields)
+    return ChatResponse(
+        [Message("assistant", list(contents))], usage_details=usage, **fields
+    )
 
 
-def text_chunks(*chunks: str, usage: UsageDetails | None = None) -> list[ChatResponseUpdate]:
+def text_chunks(
+    *chunks: str, usage: UsageDetails | None = None
+) -> list[ChatResponseUpdate]:
     """A streamed assistant text, one update per chunk."""
-    updates = [ChatResponseUpdate([Content.from_text(chunk)], "assistant") for chunk in chunks]
+    updates = [
+        ChatResponseUpdate([Content.from_text(chunk)], "assistant") for chunk in chunks
+    ]
     if usage is not None:
         updates.append(ChatResponseUpdate([Content.from_usage(usage)]))
     return updates
@@ -86,7 +112,9 @@ class ScriptedChatClient(BaseChatClient):
         steps: Sequence[Step] = (),
         *,
         middleware: Any = None,
-        function_invocation_configuration: FunctionInvocationConfiguration | Mapping[str, Any] | None = None,
+        function_invocation_configuration: FunctionInvocationConfiguration
+        | Mapping[str, Any]
+        | None = None,
         model: str = "scripted",
     ) -> None:
         super().__init__(
@@ -104,10 +132,20 @@ class ScriptedChatClient(BaseChatClient):
 
     def assert_consumed(self) -> None:
         if self.unconsumed:
-            raise AssertionError(f"{len(self.unconsumed)} scripted step(s) were never used: {self.unconsumed!r:.500}")
+            raise AssertionError(
+                f"{len(self.unconsumed)} scripted step(s) were never used: {self.unconsumed!r:.500}"
+            )
 
-    def _next(self, messages: list[Message], options: dict[str, Any], stream: bool, kwargs: dict[str, Any]) -> Step:
-        self.requests.append(Request(list(messages), dict(options), stream, dict(kwargs)))
+    def _next(
+        self,
+        messages: list[Message],
+        options: dict[str, Any],
+        stream: bool,
+        kwargs: dict[str, Any],
+    ) -> Step:
+        self.requests.append(
+            Request(list(messages), dict(options), stream, dict(kwargs))
+        )
         if self.position >= len(self.steps):
             seen = "; ".join(Request(messages, options, stream).texts)[-300:]
             raise ScriptExhaustedError(
@@ -116,7 +154,9 @@ class ScriptedChatClient(BaseChatClient):
             )
         step = self.steps[self.position]
         self.position += 1
-        if callable(step) and not isinstance(step, Content | ChatResponse | BaseException):
+        if callable(step) and not isinstance(
+            step, Content | ChatResponse | BaseException
+        ):
             step = step(messages, options)
         if isinstance(step, BaseException):
             raise step
@@ -140,7 +180,11 @@ class ScriptedChatClient(BaseChatClient):
 
 
 def _is_update_list(step: Step) -> bool:
-    return isinstance(step, list) and bool(step) and all(isinstance(u, ChatResponseUpdate) for u in step)
+    return (
+        isinstance(step, list)
+        and bool(step)
+        and all(isinstance(u, ChatResponseUpdate) for u in step)
+    )
 
 
 def _as_response(step: Step) -> ChatResponse:

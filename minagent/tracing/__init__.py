@@ -1,7 +1,8 @@
 """Tracing: OpenTelemetry GenAI spans and the run trace (spec/observability.md).
 
-Optional: loaded on first use (``minagent.set_tracer``, ``minagent.RunTrace``, ...). It attaches to
-the core's wrap points (`minagent._observe`); the core never imports this folder.
+Optional: loaded on first use (``minagent.set_tracer``, ``minagent.RunTrace``, ...). It
+attaches to the core's wrap points (`minagent._observe`); the core never imports this
+folder.
 """
 
 from .genai import (

@@ -2,37 +2,44 @@
 
 Rules
 -----
-1. Tracing is an observer of the route (`minagent._observe`): it wraps the agent run, the
-   model-call leaf and a tool call's execution; the route itself never asks whether it is traced.
-2. Observers never change the observed: a span is started and ended around what runs, the same
-   values and exceptions pass through.
-3. Contents (messages, arguments, results) are recorded only with ``record_content=True``, and
-   never the values of secret parameters, at any depth (OB-6, OB-16), nor what `Redact` took out
-   of the model's output, nor a tool's exception text without ``record_content=True`` (OB-21).
-4. A tracer that raises never fails the run: every call into it is guarded (``safety.Guard``),
-   the first failure logged, the rest of the run traced as well as the tracer allows (OB-22).
+1. Tracing is an observer of the route (`minagent._observe`): it wraps the agent run,
+   the model-call leaf and a tool call's execution; the route itself never asks whether
+   it is traced.
+2. Observers never change the observed: a span is started and ended around what runs,
+   the same values and exceptions pass through.
+3. Contents (messages, arguments, results) are recorded only with
+   ``record_content=True``, and never the values of secret parameters, at any depth
+   (OB-6, OB-16), nor what `Redact` took out of the model's output, nor a tool's
+   exception text without ``record_content=True`` (OB-21).
+4. A tracer that raises never fails the run: every call into it is guarded
+   (``safety.Guard``), the first failure logged, the rest of the run traced as well as
+   the tracer allows (OB-22).
 
 Theory of operation
 -------------------
-``set_tracer(tracer)`` installs a `GenAIObserver` for that tracer (``None`` installs the core's
-default, which observes nothing). Its wrap points start these spans:
+``set_tracer(tracer)`` installs a `GenAIObserver` for that tracer (``None`` installs the
+core's default, which observes nothing). Its wrap points start these spans:
 
-    wrap point        span                       starts / ends
-    the agent run     ``invoke_agent {name}``    when the run starts / when it returns, fails,
+    wrap point        span                       starts / ends the agent run
+    ``invoke_agent {name}``    when the run starts / when it returns, fails,
                                                  or its stream ends or is closed
-    the model call    ``chat {model}``           before the provider is called / when its
-                                                 response arrives or its stream ends or closes
-    a tool call       ``execute_tool {name}``    before the call is checked / when its result
+    the model call    ``chat {model}``           before the provider is called / when
+    its
+                                                 response arrives or its stream ends or
+                                                 closes
+    a tool call       ``execute_tool {name}``    before the call is checked / when its
+    result
                                                  is made
 
-Nesting (OB-3) uses a context variable, ``_CURRENT``: the agent's span is current while the run
-works (around the whole coroutine, or around every pull of its stream, so nothing leaks into the
-caller's context between pulls), and a tool's span is current while the tool runs, so a chat or
-tool span's parent is the run's span and an agent run as a tool nests under ``execute_tool``.
-The parent is handed to ``start_span`` explicitly; ``Tracer.activate(span)`` is entered only
-around a tool's execution, so a tracing library's own notion of "current" (OpenTelemetry's context)
-follows into the tool and the tool's own spans nest under ``execute_tool`` (OB-4). The loop's
-notes (model turn, step, injected messages) become events on the current span (OB-11).
+Nesting (OB-3) uses a context variable, ``_CURRENT``: the agent's span is current while
+the run works (around the whole coroutine, or around every pull of its stream, so
+nothing leaks into the caller's context between pulls), and a tool's span is current
+while the tool runs, so a chat or tool span's parent is the run's span and an agent run
+as a tool nests under ``execute_tool``. The parent is handed to ``start_span``
+explicitly; ``Tracer.activate(span)`` is entered only around a tool's execution, so a
+tracing library's own notion of "current" (OpenTelemetry's context) follows into the
+tool and the tool's own spans nest under ``execute_tool`` (OB-4). The loop's notes
+(model turn, step, injected messages) become events on the current span (OB-11).
 
 Attributes use the OpenTelemetry GenAI semantic-convention names (OB-5).
 """
@@ -51,7 +58,15 @@ from .._stream import ResponseStream
 from .._toolset import tool_specs
 from .._types import Content, Message
 from .._wire import UsageDetails
-from .safety import SECRET_TEXT, Guard, hide, real_span, scrub, secret_names, secret_values
+from .safety import (
+    SECRET_TEXT,
+    Guard,
+    hide,
+    real_span,
+    scrub,
+    secret_names,
+    secret_values,
+)
 
 __all__ = [
     "SECRET_TEXT",
@@ -84,17 +99,24 @@ class Span(Protocol):
 class Tracer(Protocol):
     """What tracing calls to trace a run (OB-1).
 
-    ``start_span`` starts a span named ``name`` under ``parent`` (None: whatever the tracer itself
-    considers current) with the given attributes. ``activate(span)`` is a context manager that makes
-    the span current for the tracer's own library while a tool runs (OB-4)."""
+    ``start_span`` starts a span named ``name`` under ``parent`` (None: whatever the
+    tracer itself considers current) with the given attributes. ``activate(span)`` is a
+    context manager that makes the span current for the tracer's own library while a
+    tool runs (OB-4)."""
 
-    def start_span(self, name: str, attributes: Mapping[str, Any], parent: Span | None) -> Span: ...
+    def start_span(
+        self, name: str, attributes: Mapping[str, Any], parent: Span | None
+    ) -> Span: ...
 
     def activate(self, span: Span) -> AbstractContextManager[Any]: ...
 
 
-_CURRENT: contextvars.ContextVar[Span | None] = contextvars.ContextVar("minagent_span", default=None)
-_RAISED: contextvars.ContextVar[list[BaseException] | None] = contextvars.ContextVar("minagent_raised", default=None)
+_CURRENT: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
+    "minagent_span", default=None
+)
+_RAISED: contextvars.ContextVar[list[BaseException] | None] = contextvars.ContextVar(
+    "minagent_raised", default=None
+)
 
 # The OpenTelemetry GenAI semantic-convention names (OB-5).
 OPERATION = "gen_ai.operation.name"
@@ -135,9 +157,10 @@ Redactions = tuple[Callable[[str], str], ...]
 
 
 class RecordedToolError(Exception):
-    """What a span records of a tool's exception when its text may hold a secret (OB-21): the text
-    without the call's secret values, or with ``record_content=False`` only the exception's type.
-    ``error_type`` names the tool's own exception class, as `error_type()` reports it."""
+    """What a span records of a tool's exception when its text may hold a secret
+    (OB-21): the text without the call's secret values, or with ``record_content=False``
+    only the exception's type. ``error_type`` names the tool's own exception class, as
+    `error_type()` reports it."""
 
     def __init__(self, message: str, error_type: str) -> None:
         super().__init__(message)
@@ -147,14 +170,17 @@ class RecordedToolError(Exception):
 def set_tracer(tracer: Tracer | None, *, record_content: bool = False) -> None:
     """Trace every run from now on with ``tracer`` (None: stop tracing) (OB-1, OB-6).
 
-    ``record_content=True`` also records message contents and tool arguments and results."""
+    ``record_content=True`` also records message contents and tool arguments and
+    results."""
     if tracer is not None and not isinstance(tracer, Tracer):
         raise TypeError(
             f"set_tracer() takes a Tracer (start_span(name, attributes, parent) and activate(span)), "
             f"got {type(tracer).__name__}"
         )
     if not isinstance(record_content, bool):
-        raise TypeError(f"record_content must be a bool, got {type(record_content).__name__}")
+        raise TypeError(
+            f"record_content must be a bool, got {type(record_content).__name__}"
+        )
     install(GenAIObserver(tracer, record_content) if tracer is not None else None)
 
 
@@ -165,7 +191,8 @@ def get_tracer() -> Tracer | None:
 
 
 def records_content() -> bool:
-    """Whether the tracer in use records contents (``set_tracer(..., record_content=True)``, OB-6)."""
+    """Whether the tracer in use records contents (``set_tracer(...,
+    record_content=True)``, OB-6)."""
     observer = current()
     return isinstance(observer, GenAIObserver) and observer.record_content
 
@@ -176,16 +203,21 @@ def current_span() -> Span | None:
 
 
 def error_type(error: BaseException) -> str:
-    """OB-7: ``error.type`` is the exception's class, qualified by its module unless built in (for a
-    `RecordedToolError`, the class of the exception it stands for)."""
+    """OB-7: ``error.type`` is the exception's class, qualified by its module unless
+    built in (for a `RecordedToolError`, the class of the exception it stands for)."""
     if isinstance(error, RecordedToolError):
         return error.error_type
     cls = type(error)
-    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
+    return (
+        cls.__qualname__
+        if cls.__module__ == "builtins"
+        else f"{cls.__module__}.{cls.__qualname__}"
+    )
 
 
 class GenAIObserver(Observer):
-    """The route's wrap points as OpenTelemetry GenAI spans of ``tracer`` (see the module docstring)."""
+    """The route's wrap points as OpenTelemetry GenAI spans of ``tracer`` (see the
+    module docstring)."""
 
     def __init__(self, tracer: Tracer, record_content: bool = False) -> None:
         self.tracer = tracer
@@ -195,22 +227,30 @@ class GenAIObserver(Observer):
     def _start(self, name: str, attributes: dict[str, Any]) -> Span:
         return cast(Span, self._guard.start(name, attributes, _CURRENT.get()))
 
-    def _fail(self, span: Span, error: BaseException, recorded: BaseException | None = None) -> None:
-        """Record ``error`` on ``span`` (``recorded`` in its place when given, OB-21); closing a
-        stream early (GeneratorExit) is not an error."""
+    def _fail(
+        self, span: Span, error: BaseException, recorded: BaseException | None = None
+    ) -> None:
+        """Record ``error`` on ``span`` (``recorded`` in its place when given, OB-21);
+        closing a stream early (GeneratorExit) is not an error."""
         if not isinstance(error, GeneratorExit):
             self._guard.set(span, {ERROR_TYPE: error_type(error)})
             self._guard.record(span, recorded if recorded is not None else error)
 
     def _event(self, name: str, attributes: Mapping[str, Any]) -> None:
-        """OB-11: a loop event on the current span, for spans that have ``add_event`` (OpenTelemetry's do)."""
+        """OB-11: a loop event on the current span, for spans that have ``add_event``
+        (OpenTelemetry's do)."""
         self._guard.event(_CURRENT.get(), name, attributes)
 
     # -- notes (OB-11) --------------------------------------------------------------------------
 
     def model_turn(self, number: int, tool_choice: Any, last: bool) -> None:
-        choice = tool_choice.get("mode") if isinstance(tool_choice, Mapping) else tool_choice
-        self._event("minagent.model_call", {"number": number, "tool_choice": str(choice or "auto"), "last": last})
+        choice = (
+            tool_choice.get("mode") if isinstance(tool_choice, Mapping) else tool_choice
+        )
+        self._event(
+            "minagent.model_call",
+            {"number": number, "tool_choice": str(choice or "auto"), "last": last},
+        )
 
     def step(self, outcome: str, next_step: str) -> None:
         self._event("minagent.step", {"outcome": outcome, "next": next_step})
@@ -225,7 +265,9 @@ class GenAIObserver(Observer):
 
     # -- attributes -----------------------------------------------------------------------------
 
-    def _response_attributes(self, response: Any, tools: Any = None, redactions: Redactions = ()) -> dict[str, Any]:
+    def _response_attributes(
+        self, response: Any, tools: Any = None, redactions: Redactions = ()
+    ) -> dict[str, Any]:
         """Attributes of a finished ChatResponse or AgentResponse (OB-5)."""
         out = _usage_attributes(getattr(response, "usage_details", None))
         if (response_id := getattr(response, "response_id", None)) is not None:
@@ -237,16 +279,21 @@ class GenAIObserver(Observer):
         if (conversation := getattr(response, "conversation_id", None)) is not None:
             out[CONVERSATION_ID] = str(conversation)
         if self.record_content:
-            out[OUTPUT_MESSAGES] = _messages_json(getattr(response, "messages", []), tools, redactions)
+            out[OUTPUT_MESSAGES] = _messages_json(
+                getattr(response, "messages", []), tools, redactions
+            )
         return out
 
     # -- invoke_agent ---------------------------------------------------------------------------
 
     def run(self, agent: Any, messages: Sequence[Any], stream: bool, result: T) -> T:
-        """The run ``result`` (a coroutine, or a ResponseStream when streaming) inside an
-        ``invoke_agent`` span that starts when the run starts (OB-8)."""
+        """The run ``result`` (a coroutine, or a ResponseStream when streaming) inside
+        an ``invoke_agent`` span that starts when the run starts (OB-8)."""
         name = getattr(agent, "name", None)
-        attributes: dict[str, Any] = {OPERATION: "invoke_agent", AGENT_ID: str(agent.id)}
+        attributes: dict[str, Any] = {
+            OPERATION: "invoke_agent",
+            AGENT_ID: str(agent.id),
+        }
         if name:
             attributes[AGENT_NAME] = str(name)
         if description := getattr(agent, "description", None):
@@ -265,9 +312,14 @@ class GenAIObserver(Observer):
             run = cast(ResponseStream[Any, Any], result)
             pulls = self._agent_pulls(span_name, attributes, run, tools)
             return cast(T, ResponseStream.of_run(pulls, run.get_final_response))
-        return cast(T, self._agent_run(span_name, attributes, cast(Awaitable[Any], result), tools))
+        return cast(
+            T,
+            self._agent_run(span_name, attributes, cast(Awaitable[Any], result), tools),
+        )
 
-    async def _agent_run(self, name: str, attributes: dict[str, Any], run: Awaitable[Any], tools: Any) -> Any:
+    async def _agent_run(
+        self, name: str, attributes: dict[str, Any], run: Awaitable[Any], tools: Any
+    ) -> Any:
         span = self._start(name, attributes)
         token = _CURRENT.set(span)
         try:
@@ -282,9 +334,14 @@ class GenAIObserver(Observer):
             self._guard.end(span)
 
     async def _agent_pulls(
-        self, name: str, attributes: dict[str, Any], stream: ResponseStream[Any, Any], tools: Any
+        self,
+        name: str,
+        attributes: dict[str, Any],
+        stream: ResponseStream[Any, Any],
+        tools: Any,
     ) -> AsyncGenerator[Any]:
-        """The run's stream, each pull (and the final response) with the run's span current."""
+        """The run's stream, each pull (and the final response) with the run's span
+        current."""
         span = self._start(name, attributes)
         iterator = aiter(stream)
         try:
@@ -299,7 +356,10 @@ class GenAIObserver(Observer):
                 yield update
             token = _CURRENT.set(span)
             try:
-                self._guard.set(span, self._response_attributes(await stream.get_final_response(), tools))
+                self._guard.set(
+                    span,
+                    self._response_attributes(await stream.get_final_response(), tools),
+                )
             finally:
                 _CURRENT.reset(token)
         except BaseException as exc:
@@ -317,7 +377,11 @@ class GenAIObserver(Observer):
     def _chat_attributes(
         self, client: Any, options: Mapping[str, Any], messages: Sequence[Message]
     ) -> tuple[str, dict[str, Any]]:
-        model = options.get("model") or getattr(client, "model", None) or getattr(client, "model_id", None)
+        model = (
+            options.get("model")
+            or getattr(client, "model", None)
+            or getattr(client, "model_id", None)
+        )
         attributes: dict[str, Any] = {OPERATION: "chat"}
         if model:
             attributes[REQUEST_MODEL] = str(model)
@@ -327,7 +391,9 @@ class GenAIObserver(Observer):
         for key, attribute in REQUEST_PARAMETERS.items():
             value = options.get(key)
             if value is not None:
-                attributes[attribute] = [value] if key == "stop" and isinstance(value, str) else value
+                attributes[attribute] = (
+                    [value] if key == "stop" and isinstance(value, str) else value
+                )
         if conversation := options.get("conversation_id"):
             attributes[CONVERSATION_ID] = str(conversation)
         if self.record_content:
@@ -335,16 +401,21 @@ class GenAIObserver(Observer):
         return (f"chat {model}" if model else "chat"), attributes
 
     def model_call(self, call: ModelCall) -> ModelCall:
-        """The model-call leaf inside a ``chat {model}`` span (OB-9); streaming: a stream whose span
-        ends when the provider's stream ends or is closed."""
+        """The model-call leaf inside a ``chat {model}`` span (OB-9); streaming: a
+        stream whose span ends when the provider's stream ends or is closed."""
 
         def traced(
-            client: Any, messages: list[Any], options: dict[str, Any], kwargs: dict[str, Any], stream: bool
+            client: Any,
+            messages: list[Any],
+            options: dict[str, Any],
+            kwargs: dict[str, Any],
+            stream: bool,
         ) -> Any:
             name, attributes = self._chat_attributes(client, options, messages)
             span = self._start(name, attributes)
             tools = options.get("tools")
-            redactions = REDACTIONS.get()  # OB-21: what the chat middleware around this call takes out
+            # OB-21: what the chat middleware around this call takes out
+            redactions = REDACTIONS.get()
             try:
                 result = call(client, messages, options, kwargs, stream)
             except BaseException as exc:
@@ -355,12 +426,18 @@ class GenAIObserver(Observer):
                 inner = cast(ResponseStream[Any, ChatResponse], result)
                 updates = self._chat_updates(span, inner, tools, redactions)
                 return ResponseStream.of_run(updates, inner.get_final_response)
-            return self._chat_response(span, cast(Awaitable[ChatResponse], result), tools, redactions)
+            return self._chat_response(
+                span, cast(Awaitable[ChatResponse], result), tools, redactions
+            )
 
         return traced
 
     async def _chat_response(
-        self, span: Span, response: Awaitable[ChatResponse], tools: Any, redactions: Redactions
+        self,
+        span: Span,
+        response: Awaitable[ChatResponse],
+        tools: Any,
+        redactions: Redactions,
     ) -> ChatResponse:
         try:
             result = await response
@@ -373,9 +450,14 @@ class GenAIObserver(Observer):
             self._guard.end(span)
 
     async def _chat_updates(
-        self, span: Span, updates: ResponseStream[Any, ChatResponse], tools: Any, redactions: Redactions
+        self,
+        span: Span,
+        updates: ResponseStream[Any, ChatResponse],
+        tools: Any,
+        redactions: Redactions,
     ) -> AsyncGenerator[Any]:
-        """The provider's updates, passed on; the span records the folded response at the end (OB-9)."""
+        """The provider's updates, passed on; the span records the folded response at
+        the end (OB-9)."""
         try:
             async for update in updates:
                 yield update
@@ -393,15 +475,17 @@ class GenAIObserver(Observer):
     # -- execute_tool ---------------------------------------------------------------------------
 
     def tool_call(self, invoke: ToolInvoke, lookup: Callable[[Any], Any]) -> ToolInvoke:
-        """One tool call inside an ``execute_tool {name}`` span, current (and activated) while the
-        call runs (OB-10)."""
+        """One tool call inside an ``execute_tool {name}`` span, current (and activated)
+        while the call runs (OB-10)."""
 
         async def traced(call: Content, view: Any) -> tuple[Any, bool]:
             return await self._trace_tool(invoke, call, view, lookup(call))
 
         return traced
 
-    async def _trace_tool(self, invoke: ToolInvoke, call: Content, view: Any, tool: Any) -> tuple[Any, bool]:
+    async def _trace_tool(
+        self, invoke: ToolInvoke, call: Content, view: Any, tool: Any
+    ) -> tuple[Any, bool]:
         name = call.name or ""
         attributes: dict[str, Any] = {
             OPERATION: "execute_tool",
@@ -422,11 +506,18 @@ class GenAIObserver(Observer):
             if errors:  # the tool raised: its call got an error result (LP-6)
                 self._fail(span, errors[-1], self._recordable(errors[-1], call, tool))
             elif isinstance(result, Content) and result.exception is not None:
-                self._guard.set(span, {ERROR_TYPE: _result_error_type(result.exception)})
+                self._guard.set(
+                    span, {ERROR_TYPE: _result_error_type(result.exception)}
+                )
             if isinstance(result, Content) and self.record_content:
                 value = result.result
-                text = value if isinstance(value, str) else json.dumps(value, default=str)
-                self._guard.set(span, {TOOL_RESULT: scrub(text, _secret_values_of(call, tool))})  # OB-21
+                text = (
+                    value if isinstance(value, str) else json.dumps(value, default=str)
+                )
+                # OB-21
+                self._guard.set(
+                    span, {TOOL_RESULT: scrub(text, _secret_values_of(call, tool))}
+                )
             return outcome
         except BaseException as exc:
             self._fail(span, exc)
@@ -436,22 +527,30 @@ class GenAIObserver(Observer):
             _CURRENT.reset(token)
             self._guard.end(span)
 
-    def _recordable(self, error: BaseException, call: Content, tool: Any) -> BaseException:
-        """OB-21: a tool's exception as its span may record it: without ``record_content`` its type
-        only (its text can quote the arguments); with it, its text without the call's secret values."""
+    def _recordable(
+        self, error: BaseException, call: Content, tool: Any
+    ) -> BaseException:
+        """OB-21: a tool's exception as its span may record it: without
+        ``record_content`` its type only (its text can quote the arguments); with it,
+        its text without the call's secret values."""
         kind = error_type(error)
         if not self.record_content:
-            return RecordedToolError(f"{kind} (its message is recorded only with record_content=True)", kind)
+            return RecordedToolError(
+                f"{kind} (its message is recorded only with record_content=True)", kind
+            )
         text = str(error)
         clean = scrub(text, _secret_values_of(call, tool))
         return error if clean == text else RecordedToolError(clean, kind)
 
 
 def _connection_attributes(client: Any) -> dict[str, Any]:
-    """OB-28: the provider's name (``provider_name``, else its codec's ``provider``) and the server's
-    address and port (from ``base_url``; the scheme's port when the URL has none)."""
+    """OB-28: the provider's name (``provider_name``, else its codec's ``provider``) and
+    the server's address and port (from ``base_url``; the scheme's port when the URL has
+    none)."""
     out: dict[str, Any] = {}
-    provider = getattr(client, "provider_name", None) or getattr(getattr(client, "codec", None), "provider", None)
+    provider = getattr(client, "provider_name", None) or getattr(
+        getattr(client, "codec", None), "provider", None
+    )
     if provider:
         out[PROVIDER_NAME] = str(provider)
     base_url = getattr(client, "base_url", None)
@@ -470,8 +569,9 @@ def _connection_attributes(client: Any) -> dict[str, Any]:
 
 
 def _tool_definitions(tools: Any) -> str | None:
-    """OB-28: the function tools offered, as the conventions' JSON list of ``{"type": "function",
-    "name", "description", "parameters"}``; a provider's own declarations as they are."""
+    """OB-28: the function tools offered, as the conventions' JSON list of ``{"type":
+    "function", "name", "description", "parameters"}``; a provider's own declarations as
+    they are."""
     if not tools:
         return None
     definitions: list[Any] = []
@@ -485,26 +585,44 @@ def _tool_definitions(tools: Any) -> str | None:
         if spec.parameters is not None:
             definition["parameters"] = spec.parameters
         definitions.append(definition)
-    return json.dumps(definitions, ensure_ascii=False, default=str) if definitions else None
+    return (
+        json.dumps(definitions, ensure_ascii=False, default=str)
+        if definitions
+        else None
+    )
 
 
-def _messages_json(messages: Sequence[Message], tools: Any = None, redactions: Redactions = ()) -> str:
-    """The messages as recorded (OB-6): arguments of secret parameters in calls replaced, at any
-    depth (OB-16); text and results through the chat middleware's redactions (OB-21)."""
+def _messages_json(
+    messages: Sequence[Message], tools: Any = None, redactions: Redactions = ()
+) -> str:
+    """The messages as recorded (OB-6): arguments of secret parameters in calls
+    replaced, at any depth (OB-16); text and results through the chat middleware's
+    redactions (OB-21)."""
     data = [m.to_dict() for m in messages]
     secrets = {getattr(t, "name", None): secret_names(t) for t in tools or ()}
     if any(secrets.values()):
-        values: dict[Any, list[str]] = {}  # call id -> its secret values, taken out of its result (OB-21)
+        # call id -> its secret values, taken out of its result (OB-21)
+        values: dict[Any, list[str]] = {}
         for message in data:
             for content in message.get("contents", ()):
-                hidden = secrets.get(content.get("name")) if content.get("type") == "function_call" else None
+                hidden = (
+                    secrets.get(content.get("name"))
+                    if content.get("type") == "function_call"
+                    else None
+                )
                 if hidden:
-                    values[content.get("call_id")] = secret_values(_parsed(content.get("arguments")), hidden)
+                    values[content.get("call_id")] = secret_values(
+                        _parsed(content.get("arguments")), hidden
+                    )
                     content["arguments"] = _hide(content.get("arguments"), hidden)
-                elif content.get("type") == "function_result" and values.get(content.get("call_id")):
+                elif content.get("type") == "function_result" and values.get(
+                    content.get("call_id")
+                ):
                     for key in ("result", "exception"):
                         if isinstance(content.get(key), str):
-                            content[key] = scrub(content[key], values[content.get("call_id")])
+                            content[key] = scrub(
+                                content[key], values[content.get("call_id")]
+                            )
     if redactions:
         for message in data:
             for content in message.get("contents", ()):
@@ -563,20 +681,27 @@ def _usage_attributes(usage: UsageDetails | None) -> dict[str, Any]:
 
 
 def _arguments_text(call: Content, tool: Any) -> str:
-    """The call's arguments as recorded (OB-6), values of secret parameters replaced at any depth (OB-16)."""
+    """The call's arguments as recorded (OB-6), values of secret parameters replaced at
+    any depth (OB-16)."""
     secret = secret_names(tool)
     arguments = call.arguments
     if not secret:
-        return arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
+        return (
+            arguments
+            if isinstance(arguments, str)
+            else json.dumps(arguments, default=str)
+        )
     try:
         parsed = call.parse_arguments() or {}
     except Exception:
-        return SECRET_TEXT  # unparsable arguments of a tool with secrets: nothing of them is shown
+        # unparsable arguments of a tool with secrets: nothing of them is shown
+        return SECRET_TEXT
     return json.dumps(hide(parsed, secret), default=str)
 
 
 def _result_error_type(exception: str) -> str:
-    """OB-7: an error result the runner made without an exception: a low-cardinality kind."""
+    """OB-7: an error result the runner made without an exception: a low-cardinality
+    kind."""
     if exception.startswith("unknown function"):
         return "unknown_tool"
     if exception == "invalid arguments":

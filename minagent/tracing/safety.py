@@ -1,24 +1,24 @@
-"""What keeps tracing from breaking the run or leaking a secret (spec/observability.md OB-16,
-OB-21, OB-22).
+"""What keeps tracing from breaking the run or leaking a secret (spec/observability.md
+OB-16, OB-21, OB-22).
 
 Rules
 -----
-1. A tracer never breaks the observed: every call into it (``start_span``, ``activate``, and a
-   span's ``set_attributes``, ``record_error``, ``add_event``, ``end``) goes through a `Guard`,
-   which logs its first failure with the traceback at WARNING, later ones at DEBUG, and goes on;
-   a span the tracer failed to start is a `NoSpan` (OB-22).
-2. What a span records of a tool call never holds the value of a parameter the tool's schema
-   marks secret, at any depth of the arguments (OB-16, OB-21).
+1. A tracer never breaks the observed: every call into it (``start_span``, ``activate``,
+   and a span's ``set_attributes``, ``record_error``, ``add_event``, ``end``) goes
+   through a `Guard`, which logs its first failure with the traceback at WARNING, later
+   ones at DEBUG, and goes on; a span the tracer failed to start is a `NoSpan` (OB-22).
+2. What a span records of a tool call never holds the value of a parameter the tool's
+   schema marks secret, at any depth of the arguments (OB-16, OB-21).
 
 Theory of operation
 -------------------
-`secret_names(tool)` walks the tool's schema — properties, array items, map values, ``$ref``
-into ``$defs``/``definitions``, ``anyOf``/``oneOf``/``allOf`` — and returns the names of the
-properties whose value is secret (``writeOnly: true`` or ``format: password``, or an array or map
-of such). `hide` replaces the values under those names, at any depth, with ``[secret]``;
-`secret_values` collects those values, and `scrub` takes them out of a text (a tool's exception
-message, its error result). A name marked secret anywhere counts everywhere: a value is hidden
-too often rather than once too few.
+`secret_names(tool)` walks the tool's schema — properties, array items, map values,
+``$ref`` into ``$defs``/``definitions``, ``anyOf``/``oneOf``/``allOf`` — and returns the
+names of the properties whose value is secret (``writeOnly: true`` or ``format:
+password``, or an array or map of such). `hide` replaces the values under those names,
+at any depth, with ``[secret]``; `secret_values` collects those values, and `scrub`
+takes them out of a text (a tool's exception message, its error result). A name marked
+secret anywhere counts everywhere: a value is hidden too often rather than once too few.
 """
 
 from __future__ import annotations
@@ -28,12 +28,22 @@ from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
-__all__ = ["SECRET_TEXT", "Guard", "NoSpan", "hide", "real_span", "scrub", "secret_names", "secret_values"]
+__all__ = [
+    "SECRET_TEXT",
+    "Guard",
+    "NoSpan",
+    "hide",
+    "real_span",
+    "scrub",
+    "secret_names",
+    "secret_values",
+]
 
 logger = logging.getLogger("minagent.tracing")
 
 SECRET_TEXT = "[secret]"
-_MAX_DEPTH = 64  # how deep a schema or an argument value is walked; deeper values are hidden whole
+# how deep a schema or an argument value is walked; deeper values are hidden whole
+_MAX_DEPTH = 64
 
 
 class NoSpan:
@@ -53,14 +63,16 @@ class NoSpan:
 
 
 def real_span(span: Any) -> Any:
-    """The nearest span the tracer started: ``span`` itself, or the parent of a `NoSpan`."""
+    """The nearest span the tracer started: ``span`` itself, or the parent of a
+    `NoSpan`."""
     while isinstance(span, NoSpan):
         span = span.parent
     return span
 
 
 class Guard:
-    """Calls into one tracer; a failure is logged (the first at WARNING) and swallowed (OB-22)."""
+    """Calls into one tracer; a failure is logged (the first at WARNING) and swallowed
+    (OB-22)."""
 
     def __init__(self, tracer: Any) -> None:
         self.tracer = tracer
@@ -69,9 +81,19 @@ class Guard:
     def failed(self, what: str) -> None:
         self.failures += 1
         if self.failures == 1:
-            logger.warning("tracing: %s of %s raised; the run goes on", what, type(self.tracer).__name__, exc_info=True)
+            logger.warning(
+                "tracing: %s of %s raised; the run goes on",
+                what,
+                type(self.tracer).__name__,
+                exc_info=True,
+            )
         else:
-            logger.debug("tracing: %s of %s raised again", what, type(self.tracer).__name__, exc_info=True)
+            logger.debug(
+                "tracing: %s of %s raised again",
+                what,
+                type(self.tracer).__name__,
+                exc_info=True,
+            )
 
     def start(self, name: str, attributes: Mapping[str, Any], parent: Any) -> Any:
         try:
@@ -111,8 +133,8 @@ class Guard:
 
 
 class _Activation(AbstractContextManager[None]):
-    """``tracer.activate(span)`` around a tool's execution, guarded; it never swallows what the
-    tool raised (OB-4, OB-22)."""
+    """``tracer.activate(span)`` around a tool's execution, guarded; it never swallows
+    what the tool raised (OB-4, OB-22)."""
 
     def __init__(self, guard: Guard, span: Any) -> None:
         self.guard = guard
@@ -146,7 +168,8 @@ def _is_secret(schema: Mapping[str, Any]) -> bool:
 
 
 def secret_names(tool: Any) -> frozenset[str]:
-    """OB-16, OB-21: the names of every property the tool's schema marks secret, at any depth."""
+    """OB-16, OB-21: the names of every property the tool's schema marks secret, at any
+    depth."""
     root = getattr(tool, "parameters", None)
     if not isinstance(root, Mapping):
         return frozenset()
@@ -171,7 +194,10 @@ def secret_names(tool: Any) -> frozenset[str]:
             pending.append((schema.get(key), depth + 1))
         for key in ("$defs", "definitions"):
             defs = schema.get(key)
-            pending.extend((d, depth + 1) for d in (defs.values() if isinstance(defs, Mapping) else ()))
+            pending.extend(
+                (d, depth + 1)
+                for d in (defs.values() if isinstance(defs, Mapping) else ())
+            )
         for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
             branches = schema.get(key)
             if isinstance(branches, list):
@@ -179,21 +205,28 @@ def secret_names(tool: Any) -> frozenset[str]:
     return frozenset(names)
 
 
-def _holds_secret(root: Mapping[str, Any], schema: Mapping[str, Any], memo: dict[int, bool]) -> bool:
-    """The value is secret: marked so, or an array or map of secrets, or so through a ``$ref`` or
-    an alternative. Each schema node is judged once (``memo``; a node met again on its own path
-    counts as not secret), so shared and recursive definitions cost linear time."""
+def _holds_secret(
+    root: Mapping[str, Any], schema: Mapping[str, Any], memo: dict[int, bool]
+) -> bool:
+    """The value is secret: marked so, or an array or map of secrets, or so through a
+    ``$ref`` or an alternative. Each schema node is judged once (``memo``; a node met
+    again on its own path counts as not secret), so shared and recursive definitions
+    cost linear time."""
     known = memo.get(id(schema))
     if known is not None:
         return known
     memo[id(schema)] = False  # on the path: a cycle adds nothing
     ref = schema.get("$ref")
-    candidates: list[Any] = [_resolve(root, ref)] if isinstance(ref, str) and ref.startswith("#/") else []
+    candidates: list[Any] = (
+        [_resolve(root, ref)] if isinstance(ref, str) and ref.startswith("#/") else []
+    )
     candidates += [schema.get("items"), schema.get("additionalProperties")]
     for key in ("anyOf", "oneOf", "allOf"):
         branches = schema.get(key)
         candidates += branches if isinstance(branches, list) else []
-    result = _is_secret(schema) or any(isinstance(c, Mapping) and _holds_secret(root, c, memo) for c in candidates)
+    result = _is_secret(schema) or any(
+        isinstance(c, Mapping) and _holds_secret(root, c, memo) for c in candidates
+    )
     memo[id(schema)] = result
     return result
 
@@ -207,18 +240,23 @@ def _resolve(root: Mapping[str, Any], ref: str) -> Any:
 
 
 def hide(value: Any, names: frozenset[str], depth: int = 0) -> Any:
-    """A copy of ``value`` with the value under every key in ``names`` replaced by ``[secret]``."""
+    """A copy of ``value`` with the value under every key in ``names`` replaced by
+    ``[secret]``."""
     if depth > _MAX_DEPTH:
         return SECRET_TEXT
     if isinstance(value, Mapping):
-        return {k: SECRET_TEXT if k in names else hide(v, names, depth + 1) for k, v in value.items()}
+        return {
+            k: SECRET_TEXT if k in names else hide(v, names, depth + 1)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [hide(v, names, depth + 1) for v in value]
     return value
 
 
 def secret_values(value: Any, names: frozenset[str]) -> list[str]:
-    """The texts of the values under the keys in ``names``, at any depth, longest first."""
+    """The texts of the values under the keys in ``names``, at any depth, longest
+    first."""
     found: list[str] = []
     pending: list[tuple[Any, bool, int]] = [(value, False, 0)]
     while pending:
@@ -226,7 +264,9 @@ def secret_values(value: Any, names: frozenset[str]) -> list[str]:
         if depth > _MAX_DEPTH:
             continue
         if isinstance(item, Mapping):
-            pending.extend((v, secret or k in names, depth + 1) for k, v in item.items())
+            pending.extend(
+                (v, secret or k in names, depth + 1) for k, v in item.items()
+            )
         elif isinstance(item, list | tuple):
             pending.extend((v, secret, depth + 1) for v in item)
         elif secret and item is not None and not isinstance(item, bool):

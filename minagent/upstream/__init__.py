@@ -1,11 +1,13 @@
-"""Upstream's API on minagent: provider class bases, helpers and exception names (spec/upstream.md).
+"""Upstream's API on minagent: provider class bases, helpers and exception names
+(spec/upstream.md).
 
-Optional: loaded on first use of one of its names (``minagent.FunctionInvocationLayer``, ...).
+Optional: loaded on first use of one of its names (``minagent.FunctionInvocationLayer``,
+...).
 
 Rules
 -----
-1. Built on the core's public names only; the core reaches it through one seam (a provider class
-   with upstream's single hook, spec/decisions.md).
+1. Built on the core's public names only; the core reaches it through one seam (a
+   provider class with upstream's single hook, spec/decisions.md).
 2. ``__init__`` only re-exports.
 """
 
@@ -36,7 +38,13 @@ from .helpers import (
     prepend_instructions_to_messages,
     validate_tool_mode,
 )
-from .layers import ChatMiddlewareLayer, ChatTelemetryLayer, FunctionInvocationLayer, OptionsCoT, adapt_single_hook
+from .layers import (
+    ChatMiddlewareLayer,
+    ChatTelemetryLayer,
+    FunctionInvocationLayer,
+    OptionsCoT,
+    adapt_single_hook,
+)
 from .state import register_state_type
 from .threads import AgentThread, Context
 
@@ -75,7 +83,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """SE-64: one of upstream's names minagent has not is an AttributeError saying what to use."""
+    """SE-64: one of upstream's names minagent has not is an AttributeError saying what
+    to use."""
     from .spellings import hint
 
     raise AttributeError(f"module 'minagent' has no attribute {name!r}{hint(name)}")

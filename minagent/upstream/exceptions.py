@@ -1,7 +1,8 @@
 """Upstream's exception names on minagent's hierarchy (spec/upstream.md UP-8).
 
-Upstream's names for minagent's own errors are the same classes; upstream's classes minagent has no
-counterpart of derive from `MinagentError` (PK-6), so ``except MinagentError`` catches them too.
+Upstream's names for minagent's own errors are the same classes; upstream's classes
+minagent has no counterpart of derive from `MinagentError` (PK-6), so ``except
+MinagentError`` catches them too.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Upstream's helper functions, written on minagent's public names (spec/upstream.md UP-7).
+"""Upstream's helper functions, written on minagent's public names (spec/upstream.md
+UP-7).
 
-Each helper does what upstream's function of the same name does, so code written for upstream
-keeps working after its imports change; minagent's own code does not need them.
+Each helper does what upstream's function of the same name does, so code written for
+upstream keeps working after its imports change; minagent's own code does not need them.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ __all__ = [
 
 
 class TextSpanRegion(TypedDict, total=False):
-    """Where an annotation applies in a text: upstream's ``{"type": "text_span", ...}`` dict."""
+    """Where an annotation applies in a text: upstream's ``{"type": "text_span", ...}``
+    dict."""
 
     type: Literal["text_span"]
     start_index: int
@@ -42,7 +44,8 @@ class TextSpanRegion(TypedDict, total=False):
 
 
 class Annotation(TypedDict, total=False):
-    """An annotation of a content (a citation): upstream's dict, kept in ``Content.annotations``."""
+    """An annotation of a content (a citation): upstream's dict, kept in
+    ``Content.annotations``."""
 
     type: Literal["citation"]
     title: str
@@ -56,7 +59,8 @@ class Annotation(TypedDict, total=False):
 
 
 class ToolMode(TypedDict, total=False):
-    """``options["tool_choice"]`` as a dict: a mode, and the function a ``"required"`` mode names."""
+    """``options["tool_choice"]`` as a dict: a mode, and the function a ``"required"``
+    mode names."""
 
     mode: Literal["auto", "required", "none"]
     required_function_name: str
@@ -64,24 +68,31 @@ class ToolMode(TypedDict, total=False):
 
 
 def prepend_instructions_to_messages(
-    messages: list[Message], instructions: str | Sequence[str] | None, role: str = "system"
+    messages: list[Message],
+    instructions: str | Sequence[str] | None,
+    role: str = "system",
 ) -> list[Message]:
-    """UP-7: a new list with a message of ``role`` per instruction before ``messages``; an instruction
-    that is already the message at its place (same role and text) is not added again."""
+    """UP-7: a new list with a message of ``role`` per instruction before ``messages``;
+    an instruction that is already the message at its place (same role and text) is not
+    added again."""
     if instructions is None:
         return messages
     texts = [instructions] if isinstance(instructions, str) else list(instructions)
     new = [
         text
         for i, text in enumerate(texts)
-        if not (i < len(messages) and messages[i].role == role and messages[i].text == text)
+        if not (
+            i < len(messages) and messages[i].role == role and messages[i].text == text
+        )
     ]
     return [*(Message(role, [text]) for text in new), *messages] if new else messages
 
 
-def add_usage_details(first: Mapping[str, Any] | None, second: Mapping[str, Any] | None) -> UsageDetails:
-    """UP-7: the key-by-key sum of two usages; a key whose value is not an int in either is dropped,
-    and None is the other usage (or an empty one)."""
+def add_usage_details(
+    first: Mapping[str, Any] | None, second: Mapping[str, Any] | None
+) -> UsageDetails:
+    """UP-7: the key-by-key sum of two usages; a key whose value is not an int in either
+    is dropped, and None is the other usage (or an empty one)."""
     if first is None or second is None:
         only = second if first is None else first
         return UsageDetails(**only) if only is not None else UsageDetails()
@@ -89,41 +100,58 @@ def add_usage_details(first: Mapping[str, Any] | None, second: Mapping[str, Any]
     out = UsageDetails()
     for key in keys:
         a, b = first.get(key), second.get(key)
-        if any(v is not None and (not isinstance(v, int) or isinstance(v, bool)) for v in (a, b)):
+        if any(
+            v is not None and (not isinstance(v, int) or isinstance(v, bool))
+            for v in (a, b)
+        ):
             continue
         if a is not None or b is not None:
             out[key] = (a or 0) + (b or 0)
     return out
 
 
-def map_chat_to_agent_update(update: ChatResponseUpdate, agent_name: str | None) -> AgentResponseUpdate:
-    """UP-7: the agent's view of a chat update, authored by ``agent_name`` unless it names its author."""
+def map_chat_to_agent_update(
+    update: ChatResponseUpdate, agent_name: str | None
+) -> AgentResponseUpdate:
+    """UP-7: the agent's view of a chat update, authored by ``agent_name`` unless it
+    names its author."""
     return AgentResponseUpdate.from_chat_update(update, author_name=agent_name)
 
 
 def validate_tool_mode(tool_choice: str | Mapping[str, Any] | None) -> ToolMode | None:
-    """UP-7: ``tool_choice`` as a `ToolMode` dict; a mode other than auto, required and none, or a
-    dict that combines keys upstream does not allow together, is a `ContentError`."""
+    """UP-7: ``tool_choice`` as a `ToolMode` dict; a mode other than auto, required and
+    none, or a dict that combines keys upstream does not allow together, is a
+    `ContentError`."""
     if tool_choice is None:
         return None
-    choice: dict[str, Any] = {"mode": tool_choice} if isinstance(tool_choice, str) else dict(tool_choice)
+    choice: dict[str, Any] = (
+        {"mode": tool_choice} if isinstance(tool_choice, str) else dict(tool_choice)
+    )
     mode = choice.get("mode")
     if mode not in ("auto", "required", "none"):
         raise ContentError(
-            "tool_choice dict must contain 'mode' key" if "mode" not in choice else f"Invalid tool choice: {mode}"
+            "tool_choice dict must contain 'mode' key"
+            if "mode" not in choice
+            else f"Invalid tool choice: {mode}"
         )
     if mode != "required" and "required_function_name" in choice:
-        raise ContentError("tool_choice with mode other than 'required' cannot have 'required_function_name'")
+        raise ContentError(
+            "tool_choice with mode other than 'required' cannot have 'required_function_name'"
+        )
     if "allowed_tools" in choice:
         allowed = choice["allowed_tools"]
         if mode == "none":
-            raise ContentError("tool_choice 'allowed_tools' is only valid when mode is 'auto' or 'required'")
+            raise ContentError(
+                "tool_choice 'allowed_tools' is only valid when mode is 'auto' or 'required'"
+            )
         if (
             isinstance(allowed, str)
             or not isinstance(allowed, Sequence)
             or not all(isinstance(n, str) for n in allowed)
         ):
-            raise ContentError("tool_choice 'allowed_tools' must be a non-string sequence of strings")
+            raise ContentError(
+                "tool_choice 'allowed_tools' must be a non-string sequence of strings"
+            )
         choice["allowed_tools"] = list(allowed)
     return choice  # type: ignore[return-value]
 
@@ -131,7 +159,8 @@ def validate_tool_mode(tool_choice: str | Mapping[str, Any] | None) -> ToolMode 
 def normalize_function_invocation_configuration(
     config: FunctionInvocationConfiguration | Mapping[str, Any] | None,
 ) -> FunctionInvocationConfiguration:
-    """UP-7: a configuration from None, a configuration or a dict, each value checked (LP-24)."""
+    """UP-7: a configuration from None, a configuration or a dict, each value checked
+    (LP-24)."""
     return FunctionInvocationConfiguration.coerce(config)
 
 
@@ -154,10 +183,13 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 
 
 def detect_media_type_from_base64(
-    *, data_bytes: bytes | None = None, data_str: str | None = None, data_uri: str | None = None
+    *,
+    data_bytes: bytes | None = None,
+    data_str: str | None = None,
+    data_uri: str | None = None,
 ) -> str | None:
-    """UP-7: the media type the data's first bytes announce (None when unknown); exactly one of the
-    three is given, else a `ValueError`."""
+    """UP-7: the media type the data's first bytes announce (None when unknown); exactly
+    one of the three is given, else a `ValueError`."""
     if sum(x is not None for x in (data_bytes, data_str, data_uri)) != 1:
         raise ValueError("Provide exactly one of data_bytes, data_str, or data_uri.")
     if data_uri is not None:

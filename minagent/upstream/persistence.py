@@ -1,31 +1,33 @@
-"""Per-service-call history persistence, upstream's ``require_per_service_call_history_persistence``
-(spec/sessions.md SE-60 .. SE-63).
+"""Per-service-call history persistence, upstream's
+``require_per_service_call_history_persistence`` (spec/sessions.md SE-60 .. SE-63).
 
 Rules
 -----
-1. ``Agent(..., require_per_service_call_history_persistence=True)`` replaces each of the agent's
-   history providers by a `PerCallHistory` that stands in for it, and adds one `PerCallSaver` as
-   chat middleware; ``False`` changes nothing (SE-60).
-2. After every model call the saver hands each history provider what that call added: the run's
-   input on the first call, the tool results and injected messages since the previous call on
-   the others (``store_inputs``), and the call's response (``store_outputs``). Nothing is saved
-   again at the end of the run (SE-61).
-3. Where the service keeps the conversation (the effective ``store`` is true, or unset and the
-   client's ``STORES_BY_DEFAULT`` is true) history is not loaded, a provider that would load is
-   warned about, and the service's id reaches the session after every call (SE-62).
+1. ``Agent(..., require_per_service_call_history_persistence=True)`` replaces each of
+   the agent's history providers by a `PerCallHistory` that stands in for it, and adds
+   one `PerCallSaver` as chat middleware; ``False`` changes nothing (SE-60).
+2. After every model call the saver hands each history provider what that call added:
+   the run's input on the first call, the tool results and injected messages since the
+   previous call on the others (``store_inputs``), and the call's response
+   (``store_outputs``). Nothing is saved again at the end of the run (SE-61).
+3. Where the service keeps the conversation (the effective ``store`` is true, or unset
+   and the client's ``STORES_BY_DEFAULT`` is true) history is not loaded, a provider
+   that would load is warned about, and the service's id reaches the session after every
+   call (SE-62).
 4. Where it does not, a ``conversation_id`` is refused: one given to the run
-   (`AgentInvalidRequestException`) or one the service returns (`ChatClientInvalidResponseException`);
-   the responses carry no ``response_id``, since the history, not the service, holds the
-   conversation (SE-63).
+   (`AgentInvalidRequestException`) or one the service returns
+   (`ChatClientInvalidResponseException`); the responses carry no ``response_id``, since
+   the history, not the service, holds the conversation (SE-63).
 
 Theory of operation
 -------------------
-A `PerCallHistory`'s ``before_run`` decides the run's mode, loads (or not) and records the run in
-a context variable, which the run's model calls inherit, under its saver and the run's session;
-the saver reads that record, so concurrent runs of one agent, and the runs of agents nested in a
-tool of another, never share one. What a later call adds is what follows the last
-assistant message of its messages (the previous call's response): the tool results and injected
-messages; a call that continues a service's conversation is sent only those.
+A `PerCallHistory`'s ``before_run`` decides the run's mode, loads (or not) and records
+the run in a context variable, which the run's model calls inherit, under its saver and
+the run's session; the saver reads that record, so concurrent runs of one agent, and the
+runs of agents nested in a tool of another, never share one. What a later call adds is
+what follows the last assistant message of its messages (the previous call's response):
+the tool results and injected messages; a call that continues a service's conversation
+is sent only those.
 """
 
 from __future__ import annotations
@@ -35,7 +37,14 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from minagent import AgentResponse, AgentSession, ChatMiddleware, HistoryProvider, Message, SessionContext
+from minagent import (
+    AgentResponse,
+    AgentSession,
+    ChatMiddleware,
+    HistoryProvider,
+    Message,
+    SessionContext,
+)
 from minagent._sessions import source_id_of
 
 from .exceptions import AgentInvalidRequestException, ChatClientInvalidResponseException
@@ -57,9 +66,10 @@ class _Run:
         self.called = False  # whether a model call of the run returned
 
 
-# the runs under way in this context, by (saver, the run's session): nested runs of other agents keep theirs
-_RUNS: contextvars.ContextVar[dict[tuple[int, int], _Run] | None] = contextvars.ContextVar(
-    "minagent_per_call", default=None
+# the runs under way in this context, by (saver, the run's session): nested runs of
+# other agents keep theirs
+_RUNS: contextvars.ContextVar[dict[tuple[int, int], _Run] | None] = (
+    contextvars.ContextVar("minagent_per_call", default=None)
 )
 
 
@@ -69,41 +79,64 @@ def _key(saver: Any, session: Any) -> tuple[int, int]:
 
 def _stores(client: Any, options: dict[str, Any]) -> bool:
     store = options.get("store")
-    return bool(getattr(client, "STORES_BY_DEFAULT", False)) if store is None else bool(store)
+    return (
+        bool(getattr(client, "STORES_BY_DEFAULT", False))
+        if store is None
+        else bool(store)
+    )
 
 
 class PerCallHistory(HistoryProvider):
-    """Stands in for a history provider when history is saved after every model call (SE-60)."""
+    """Stands in for a history provider when history is saved after every model call
+    (SE-60)."""
 
     def __init__(self, inner: HistoryProvider, saver: PerCallSaver) -> None:
-        super().__init__(inner.source_id, load_messages=True)  # loads or not by ``inner``: no default history
+        # loads or not by ``inner``: no default history
+        super().__init__(inner.source_id, load_messages=True)
         self.inner = inner
         self.saver = saver
 
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> list[Message]:
         return await self.inner.get_messages(session_id, state=state, **kwargs)
 
     async def save_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: dict[str, Any] | None = None,
+        **kwargs: Any,
     ) -> None:
         await self.inner.save_messages(session_id, messages, state=state, **kwargs)
 
     async def before_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
         runs = _RUNS.get()
         if runs is None:
             runs = {}
             _RUNS.set(runs)
-        key = _key(self.saver, context._thread)  # the session the run was given (None: none)
+        # the session the run was given (None: none)
+        key = _key(self.saver, context._thread)
         run = runs.get(key)
         if run is None or run.context is not context:
             options = {**getattr(agent, "default_options", {}), **context.options}
             run = _Run(agent, context, _stores(getattr(agent, "client", None), options))
             runs[key] = run
-            if not run.storing and (context.options.get("conversation_id") or context.service_session_id):
+            if not run.storing and (
+                context.options.get("conversation_id") or context.service_session_id
+            ):
                 raise AgentInvalidRequestException(
                     f"{_NAME} cannot be used with a service-managed conversation_id when the service does not "
                     "store history (store=False): drop the conversation_id, or let the service store it"
@@ -117,10 +150,17 @@ class PerCallHistory(HistoryProvider):
                     self.source_id,
                 )
         elif self.inner.load_messages:
-            context.extend_messages(self, await self.inner.get_messages(context.session_id, state=state))
+            context.extend_messages(
+                self, await self.inner.get_messages(context.session_id, state=state)
+            )
 
     async def after_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
         return None  # saved after every model call (SE-61)
 
@@ -133,14 +173,23 @@ class PerCallSaver(ChatMiddleware):
         if run is None:
             await call_next()
             return
-        new = _added_since_last_call(context.messages) if run.called else list(run.context.input_messages)
-        if run.called and not run.storing:  # the history, as saved so far, precedes what is new
+        new = (
+            _added_since_last_call(context.messages)
+            if run.called
+            else list(run.context.input_messages)
+        )
+        # the history, as saved so far, precedes what is new
+        if run.called and not run.storing:
             history: list[Message] = []
             for provider, session, state in run.entries:
                 if provider.load_messages:
-                    history = await provider.get_messages(session.session_id, state=state)
+                    history = await provider.get_messages(
+                        session.session_id, state=state
+                    )
                     break
-            others = run.context.get_messages(exclude_sources={source_id_of(p) for p, _, _ in run.entries})
+            others = run.context.get_messages(
+                exclude_sources={source_id_of(p) for p, _, _ in run.entries}
+            )
             context.messages = [*others, *history, *new]
         await call_next()
         if context.stream and context.result is not None:
@@ -161,7 +210,10 @@ class PerCallSaver(ChatMiddleware):
                 for _, session, _ in run.entries:
                     session.service_session_id = conversation_id
             else:
-                _LOG.warning("%s: the service returned no conversation_id; the next run cannot resume it", _NAME)
+                _LOG.warning(
+                    "%s: the service returned no conversation_id; the next run cannot resume it",
+                    _NAME,
+                )
         elif conversation_id:
             raise ChatClientInvalidResponseException(
                 f"{_NAME} cannot be used when the service manages the conversation (it returned conversation_id "
@@ -188,9 +240,12 @@ class PerCallSaver(ChatMiddleware):
                 options=run.context.options,
             )
             view._response = this_call
-            await provider.after_run(agent=run.agent, session=session, context=view, state=state)
+            await provider.after_run(
+                agent=run.agent, session=session, context=view, state=state
+            )
             key = source_id_of(provider)
-            if state and session.state.get(key) is not state:  # a new entry joins once it holds something (SE-4)
+            # a new entry joins once it holds something (SE-4)
+            if state and session.state.get(key) is not state:
                 session.state[key] = state
 
 
@@ -199,8 +254,11 @@ def _added_since_last_call(messages: Sequence[Message]) -> list[Message]:
     return list(messages[last + 1 :])
 
 
-def per_service_call(context_providers: Any, middleware: Any) -> tuple[list[Any], list[Any]]:
-    """The agent's providers and middleware when history is saved after every model call (SE-60)."""
+def per_service_call(
+    context_providers: Any, middleware: Any
+) -> tuple[list[Any], list[Any]]:
+    """The agent's providers and middleware when history is saved after every model call
+    (SE-60)."""
     if context_providers is None:
         providers: list[Any] = []
     elif isinstance(context_providers, Sequence):
@@ -212,6 +270,15 @@ def per_service_call(context_providers: Any, middleware: Any) -> tuple[list[Any]
 
         providers.insert(0, InMemoryHistoryProvider())
     saver = PerCallSaver()
-    providers = [PerCallHistory(p, saver) if isinstance(p, HistoryProvider) else p for p in providers]
-    given = [] if middleware is None else list(middleware) if isinstance(middleware, Sequence) else [middleware]
+    providers = [
+        PerCallHistory(p, saver) if isinstance(p, HistoryProvider) else p
+        for p in providers
+    ]
+    given = (
+        []
+        if middleware is None
+        else list(middleware)
+        if isinstance(middleware, Sequence)
+        else [middleware]
+    )
     return providers, [*given, saver]

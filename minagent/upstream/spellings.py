@@ -1,8 +1,9 @@
-"""What to write instead of upstream's keywords minagent does not take (spec/agent.md AG-12).
+"""What to write instead of upstream's keywords minagent does not take (spec/agent.md
+AG-12).
 
-Each name upstream code passes where minagent takes none is an error that says what to write
-instead, never a keyword that silently joins ``**kwargs``; the core loads this table through
-``minagent._compat.reject_spellings`` only when such a keyword arrives.
+Each name upstream code passes where minagent takes none is an error that says what to
+write instead, never a keyword that silently joins ``**kwargs``; the core loads this
+table through ``minagent._compat.reject_spellings`` only when such a keyword arrives.
 """
 
 from __future__ import annotations
@@ -12,7 +13,15 @@ from typing import Any
 
 from minagent import ChatOptions
 
-__all__ = ["AGENT_SPELLINGS", "CONFIG_SPELLINGS", "REMOVED_NAMES", "RUN_SPELLINGS", "config_hint", "hint", "reject"]
+__all__ = [
+    "AGENT_SPELLINGS",
+    "CONFIG_SPELLINGS",
+    "REMOVED_NAMES",
+    "RUN_SPELLINGS",
+    "config_hint",
+    "hint",
+    "reject",
+]
 
 RUN_SPELLINGS = {
     "context_provider": "context providers belong to the agent: Agent(client, context_providers=[...])",
@@ -29,20 +38,27 @@ AGENT_SPELLINGS = {
     "tokenizer": "minagent has no tokenizers",
     "additional_properties": "minagent agents have no additional_properties",
 }
-CONFIG_SPELLINGS = {  # LP-60: upstream's configuration keys minagent has not, and what to write instead
+# LP-60: upstream's configuration keys minagent has not, and what to write instead
+CONFIG_SPELLINGS = {
     "max_duration_seconds": "wrap the run in asyncio.timeout(seconds); cancelling a run closes what it opened",
     "allow_concurrent_invocation": "a batch's calls run concurrently; a tool made with sequential=True runs alone",
 }
 
 
 def config_hint(name: str) -> str:
-    """LP-60: what to write instead of an unknown configuration key that is upstream's ('' for others)."""
-    return f"; {name} is upstream's: {CONFIG_SPELLINGS[name]}" if name in CONFIG_SPELLINGS else ""
+    """LP-60: what to write instead of an unknown configuration key that is upstream's
+    ('' for others)."""
+    return (
+        f"; {name} is upstream's: {CONFIG_SPELLINGS[name]}"
+        if name in CONFIG_SPELLINGS
+        else ""
+    )
 
 
 _OPTION_KEYS = frozenset(ChatOptions.__annotations__) | {"model_id"}
 _HISTORY = "a history provider, InMemoryHistoryProvider (the default) or a HistoryProvider subclass"
-REMOVED_NAMES = {  # SE-64: upstream names (mostly of the thread era) minagent has not, and what to use
+# SE-64: upstream names (mostly of the thread era) minagent has not, and what to use
+REMOVED_NAMES = {
     "ChatMessageStore": _HISTORY,
     "ChatMessageStoreProtocol": _HISTORY,
     "ChatMessageStoreState": _HISTORY,
@@ -62,14 +78,16 @@ REMOVED_NAMES = {  # SE-64: upstream names (mostly of the thread era) minagent h
 
 
 def hint(name: str) -> str:
-    """SE-64: what to use instead of ``minagent.<name>`` when it is one of upstream's names; else nothing."""
+    """SE-64: what to use instead of ``minagent.<name>`` when it is one of upstream's
+    names; else nothing."""
     found = REMOVED_NAMES.get(name)
     return f": use {found}" if found else ""
 
 
 def reject(kwargs: Mapping[str, Any], kind: str, where: str, parts: Any = None) -> Any:
-    """A `TypeError` for the first keyword of ``kwargs`` that is one of upstream's (AG-12); an agent's
-    ``require_per_service_call_history_persistence`` is adopted (SE-60) and its parts returned."""
+    """A `TypeError` for the first keyword of ``kwargs`` that is one of upstream's
+    (AG-12); an agent's ``require_per_service_call_history_persistence`` is adopted
+    (SE-60) and its parts returned."""
     if kind == "session":  # SE-65
         from .exceptions import AgentInvalidRequestException
 
@@ -88,8 +106,13 @@ def reject(kwargs: Mapping[str, Any], kind: str, where: str, parts: Any = None) 
     for key in kwargs:
         if key in spellings:
             raise TypeError(f"{where} got {key}=: {spellings[key]}")
-        if key in _OPTION_KEYS and where.endswith(("run()", "get_response()")):  # AG-12, OP-60
-            raise TypeError(f"{where} got {key}=: chat options go in options={{{key!r}: ...}}")
+        # AG-12, OP-60
+        if key in _OPTION_KEYS and where.endswith(("run()", "get_response()")):
+            raise TypeError(
+                f"{where} got {key}=: chat options go in options={{{key!r}: ...}}"
+            )
     if kind == "agent" and kwargs:
-        raise TypeError(f"{where} got an unexpected keyword argument {next(iter(kwargs))!r}")
+        raise TypeError(
+            f"{where} got an unexpected keyword argument {next(iter(kwargs))!r}"
+        )
     return parts

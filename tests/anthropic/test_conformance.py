@@ -1,7 +1,8 @@
-"""The provider conformance kit run against the Anthropic plugin's loopback server (PV-33, PV-34).
+"""The provider conformance kit run against the Anthropic plugin's loopback server
+(PV-33, PV-34).
 
-One test per check of ``minagent.testing.CHECKS``; each docstring cites the rules the check
-proves (AN-21: the kit drives `AnthropicChatClient` end to end).
+One test per check of ``minagent.testing.CHECKS``; each docstring cites the rules the
+check proves (AN-21: the kit drives `AnthropicChatClient` end to end).
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ async def test_conformance_secrets() -> None:
 
 
 async def test_conformance_retry() -> None:
-    """PV-25, PV-27, PV-32: retries with the server's delay and full jitter, injected sleep."""
+    """PV-25, PV-27, PV-32: retries with the server's delay and full jitter, injected
+    sleep."""
     async with FakeAnthropic() as harness:
         await run_check(harness, "retry")
 
@@ -68,7 +70,8 @@ async def test_conformance_stream_equals_non_stream() -> None:
 
 
 async def test_conformance_cancellation() -> None:
-    """PV-30: cancelled and early-closed streams close their connections; no task is left."""
+    """PV-30: cancelled and early-closed streams close their connections; no task is
+    left."""
     async with FakeAnthropic() as harness:
         await run_check(harness, "cancellation")
 

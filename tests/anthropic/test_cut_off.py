@@ -1,4 +1,5 @@
-"""A streamed tool call cut off by ``max_tokens`` over the loopback Messages server (AN-25)."""
+"""A streamed tool call cut off by ``max_tokens`` over the loopback Messages server
+(AN-25)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def get_weather(city: str) -> str:
 
 
 def cut_off_stream() -> Any:
-    """A tool_use whose input stops in the middle of a string, with stop_reason max_tokens."""
+    """A tool_use whose input stops in the middle of a string, with stop_reason
+    max_tokens."""
     start = {
         "id": "msg_cut",
         "type": "message",
@@ -34,27 +36,48 @@ def cut_off_stream() -> Any:
         [
             event("message_start", {"message": start}),
             event("content_block_start", {"index": 0, "content_block": block}),
-            event("content_block_delta", {"index": 0, "delta": {"type": "input_json_delta", "partial_json": '{"ci'}}),
             event(
-                "content_block_delta", {"index": 0, "delta": {"type": "input_json_delta", "partial_json": 'ty": "Pa'}}
+                "content_block_delta",
+                {
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": '{"ci'},
+                },
+            ),
+            event(
+                "content_block_delta",
+                {
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": 'ty": "Pa'},
+                },
             ),
             event("content_block_stop", {"index": 0}),
-            event("message_delta", {"delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 20}}),
+            event(
+                "message_delta",
+                {
+                    "delta": {"stop_reason": "max_tokens"},
+                    "usage": {"output_tokens": 20},
+                },
+            ),
             event("message_stop", {}),
         ]
     )
 
-    async def handler(server: FakeAnthropic, request: web.Request, _body: dict[str, Any]) -> web.StreamResponse:
+    async def handler(
+        server: FakeAnthropic, request: web.Request, _body: dict[str, Any]
+    ) -> web.StreamResponse:
         return await send_chunks(request, data)
 
     return handler
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_a_call_cut_off_by_max_tokens_gets_an_error_result_and_the_run_goes_on(stream: bool) -> None:
-    """AN-25, LP-6: the model gets an error result for the call it could not finish, the next
-    request carries the call as tool_use input {} with that result, and the run ends normally; a
-    later run on the same session (in either mode) sends the same history again without failing."""
+async def test_a_call_cut_off_by_max_tokens_gets_an_error_result_and_the_run_goes_on(
+    stream: bool,
+) -> None:
+    """AN-25, LP-6: the model gets an error result for the call it could not finish, the
+    next request carries the call as tool_use input {} with that result, and the run
+    ends normally; a later run on the same session (in either mode) sends the same
+    history again without failing."""
     async with FakeAnthropic() as server:
         server.add(cut_off_stream())
         server.script_text("Sorry, I was cut off.")
@@ -77,8 +100,16 @@ async def test_a_call_cut_off_by_max_tokens_gets_an_error_result_and_the_run_goe
         requests = server.requests()
     assert len(requests) == 3
     for body in requests[1:]:
-        call, result = body["messages"][1]["content"][0], body["messages"][2]["content"][0]
-        assert call == {"type": "tool_use", "id": "toolu_cut", "name": "get_weather", "input": {}}
+        call, result = (
+            body["messages"][1]["content"][0],
+            body["messages"][2]["content"][0],
+        )
+        assert call == {
+            "type": "tool_use",
+            "id": "toolu_cut",
+            "name": "get_weather",
+            "input": {},
+        }
         assert result["tool_use_id"] == "toolu_cut"
         assert result["is_error"] is True
         assert result["content"].startswith(

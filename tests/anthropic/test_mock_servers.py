@@ -1,12 +1,15 @@
-"""`AnthropicChatClient` against third-party mock servers from PyPI, run as subprocesses on 127.0.0.1.
+"""`AnthropicChatClient` against third-party mock servers from PyPI, run as subprocesses
+on 127.0.0.1.
 
-* ``fakellm`` (pinned in requirements-test.txt) answers ``POST /v1/messages`` from YAML rules:
-  a plain run and a streamed run of an agent with a real tool succeed, and a rule answering 429
-  is a typed `RateLimitError`.
-* ``llmock`` (pinned too) serves the Messages API under ``/anthropic`` and injects faults through
-  its ``/_llmock/scenario`` control API: rate limits and overload (529) are survived by the
-  client's retries honouring ``retry-after``, a dropped, a truncated and a malformed stream are
-  reported as typed errors and not retried. Its own journal counts the requests the client made.
+* ``fakellm`` (pinned in requirements-test.txt) answers ``POST /v1/messages`` from YAML
+  rules:
+  a plain run and a streamed run of an agent with a real tool succeed, and a rule
+  answering 429 is a typed `RateLimitError`.
+* ``llmock`` (pinned too) serves the Messages API under ``/anthropic`` and injects
+  faults through its ``/_llmock/scenario`` control API: rate limits and overload (529)
+  are survived by the client's retries honouring ``retry-after``, a dropped, a truncated
+  and a malformed stream are reported as typed errors and not retried. Its own journal
+  counts the requests the client made.
 
 Every test checks that no child process is left behind.
 """
@@ -27,10 +30,18 @@ import aiohttp
 import pytest
 from minagent_anthropic import AnthropicChatClient, AnthropicProtocolError
 
-from minagent import Agent, Message, RateLimitError, ServerError, StreamInterruptedError, tool
+from minagent import (
+    Agent,
+    Message,
+    RateLimitError,
+    ServerError,
+    StreamInterruptedError,
+    tool,
+)
 
 pytestmark = pytest.mark.skipif(
-    not (shutil.which("fakellm") and shutil.which("llmock")), reason="fakellm/llmock not installed"
+    not (shutil.which("fakellm") and shutil.which("llmock")),
+    reason="fakellm/llmock not installed",
 )
 
 _BIN = Path(sys.executable).parent
@@ -60,18 +71,26 @@ def _children() -> list[int]:
 
 
 @contextlib.asynccontextmanager
-async def serving(args: list[str], ready_url: str, *, cwd: Path | None = None) -> AsyncIterator[None]:
-    """Run a server subprocess until ``ready_url`` answers; stop it (and reap it) on exit."""
+async def serving(
+    args: list[str], ready_url: str, *, cwd: Path | None = None
+) -> AsyncIterator[None]:
+    """Run a server subprocess until ``ready_url`` answers; stop it (and reap it) on
+    exit."""
     before = set(_children())
     process = await asyncio.create_subprocess_exec(
-        *args, cwd=cwd, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+        *args,
+        cwd=cwd,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
     )
     try:
         async with aiohttp.ClientSession() as session:
             for _ in range(300):
                 if process.returncode is not None:
                     err = await process.stderr.read() if process.stderr else b""
-                    raise AssertionError(f"{args[0]} exited with {process.returncode}: {err.decode()[-2000:]}")
+                    raise AssertionError(
+                        f"{args[0]} exited with {process.returncode}: {err.decode()[-2000:]}"
+                    )
                 try:
                     async with session.get(ready_url) as response:
                         if response.status < 500:
@@ -93,7 +112,9 @@ async def serving(args: list[str], ready_url: str, *, cwd: Path | None = None) -
         if process.stderr is not None:
             await process.stderr.read()
     assert process.returncode is not None
-    assert set(_children()) <= before, f"child processes left: {set(_children()) - before}"
+    assert set(_children()) <= before, (
+        f"child processes left: {set(_children()) - before}"
+    )
 
 
 class Sleeps:
@@ -114,7 +135,9 @@ def weather_tool(seen: list[str]) -> Any:
     return get_weather
 
 
-async def run_agent(client: AnthropicChatClient, tools: list[Any], prompt: str, *, stream: bool) -> Any:
+async def run_agent(
+    client: AnthropicChatClient, tools: list[Any], prompt: str, *, stream: bool
+) -> Any:
     agent = Agent(client, "You report the weather.", tools=tools)
     if stream:
         run = agent.run(prompt, stream=True)
@@ -158,31 +181,54 @@ async def fakellm(tmp_path: Path) -> AsyncIterator[str]:
     config = tmp_path / "fakellm.yaml"
     config.write_text(FAKELLM_RULES)
     port = _free_port()
-    args = [str(_BIN / "fakellm"), "serve", "--host", "127.0.0.1", "--port", str(port), "--config", str(config)]
+    args = [
+        str(_BIN / "fakellm"),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        str(config),
+    ]
     async with serving(args, f"http://127.0.0.1:{port}/_fakellm/stats"):
         yield f"http://127.0.0.1:{port}"
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_fakellm_plain_and_streamed_agent_runs(tmp_path: Path, stream: bool) -> None:
-    """AN-19, AN-20, PV-34: against fakellm (a third-party Anthropic mock), an agent run with a real
-    tool succeeds in both modes: the tool runs, its result goes back, the answer arrives."""
+async def test_fakellm_plain_and_streamed_agent_runs(
+    tmp_path: Path, stream: bool
+) -> None:
+    """AN-19, AN-20, PV-34: against fakellm (a third-party Anthropic mock), an agent run
+    with a real tool succeeds in both modes: the tool runs, its result goes back, the
+    answer arrives."""
     seen: list[str] = []
     async with fakellm(tmp_path) as base_url:
-        client = AnthropicChatClient("claude-sonnet-4-5", base_url=base_url, api_key="sk-ant-fake")
+        client = AnthropicChatClient(
+            "claude-sonnet-4-5", base_url=base_url, api_key="sk-ant-fake"
+        )
         async with client:
-            response = await run_agent(client, [weather_tool(seen)], "What is the weather in Paris?", stream=stream)
+            response = await run_agent(
+                client,
+                [weather_tool(seen)],
+                "What is the weather in Paris?",
+                stream=stream,
+            )
     assert seen == ["Paris"]
     assert response.text.endswith("It is sunny in Paris.")
-    calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
-    results = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    calls = [
+        c for m in response.messages for c in m.contents if c.type == "function_call"
+    ]
+    results = [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
     assert [c.call_id for c in calls] == [r.call_id for r in results]
     assert calls[0].call_id.startswith("toolu_")
 
 
 async def test_fakellm_rate_limit_is_a_typed_error(tmp_path: Path) -> None:
-    """AN-20, PV-23: fakellm's 429 rule is a RateLimitError carrying its message, after the
-    configured retries."""
+    """AN-20, PV-23: fakellm's 429 rule is a RateLimitError carrying its message, after
+    the configured retries."""
     sleep = Sleeps()
     async with fakellm(tmp_path) as base_url:
         client = AnthropicChatClient(
@@ -210,7 +256,9 @@ class LLMock:
         self.base_url = f"{root}/anthropic"
 
     async def scenario(self, *behaviors: dict[str, Any]) -> None:
-        async with self.session.post(f"{self.root}/_llmock/scenario", json={"behaviors": list(behaviors)}) as r:
+        async with self.session.post(
+            f"{self.root}/_llmock/scenario", json={"behaviors": list(behaviors)}
+        ) as r:
             assert r.status == 201, await r.text()
 
     async def reset(self) -> None:
@@ -226,8 +274,20 @@ class LLMock:
 @contextlib.asynccontextmanager
 async def llmock() -> AsyncIterator[LLMock]:
     port = _free_port()
-    args = [str(_BIN / "llmock"), "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
-    async with serving(args, f"http://127.0.0.1:{port}/health"), aiohttp.ClientSession() as session:
+    args = [
+        str(_BIN / "llmock"),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+    ]
+    async with (
+        serving(args, f"http://127.0.0.1:{port}/health"),
+        aiohttp.ClientSession() as session,
+    ):
         yield LLMock(f"http://127.0.0.1:{port}", session)
 
 
@@ -237,24 +297,33 @@ def client_for(mock: LLMock, **kw: Any) -> AnthropicChatClient:
 
 
 async def test_llmock_plain_and_streamed_runs_and_faults() -> None:
-    """AN-19, AN-20, PV-25, PV-27, PV-29: against llmock (a third-party Anthropic mock with fault
-    injection): a plain and a streamed run succeed; 429 and 529 with retry-after are survived by
-    retrying after the server's delay; a 529 beyond the retries is a ServerError; a stream
-    dropped, truncated or malformed after its first byte is a typed error and not retried."""
+    """AN-19, AN-20, PV-25, PV-27, PV-29: against llmock (a third-party Anthropic mock
+    with fault injection): a plain and a streamed run succeed; 429 and 529 with
+    retry-after are survived by retrying after the server's delay; a 529 beyond the
+    retries is a ServerError; a stream dropped, truncated or malformed after its first
+    byte is a typed error and not retried."""
     async with llmock() as mock:
-        # plain and streamed runs, with a scripted reply and a tool call through an agent
+        # plain and streamed runs, with a scripted reply and a tool call through an
+        # agent
         await mock.scenario({"type": "reply", "text": "Hello from llmock."})
         async with client_for(mock) as client:
             plain = await client.get_response([Message("user", ["Hi"])])
         assert plain.text == "Hello from llmock."
         assert plain.finish_reason == "stop"
         await mock.scenario(
-            {"type": "reply", "tool_calls": [{"name": "get_weather", "arguments": {"location": "Oslo"}}]},
+            {
+                "type": "reply",
+                "tool_calls": [
+                    {"name": "get_weather", "arguments": {"location": "Oslo"}}
+                ],
+            },
             {"type": "reply", "text": "Sunny in Oslo."},
         )
         seen: list[str] = []
         async with client_for(mock) as client:
-            streamed = await run_agent(client, [weather_tool(seen)], "Weather in Oslo?", stream=True)
+            streamed = await run_agent(
+                client, [weather_tool(seen)], "Weather in Oslo?", stream=True
+            )
         assert seen == ["Oslo"]
         assert streamed.text.endswith("Sunny in Oslo.")
 
@@ -272,9 +341,12 @@ async def test_llmock_plain_and_streamed_runs_and_faults() -> None:
         assert sleep.calls == [2.0, 1.0]
         assert [q["status"] for q in await mock.requests()] == [429, 529, 200]
 
-        # overload beyond the retries: a typed, retryable ServerError with the server's delay
+        # overload beyond the retries: a typed, retryable ServerError with the server's
+        # delay
         await mock.reset()
-        await mock.scenario({"type": "fail", "status": 529, "retry_after": 3, "times": 2})
+        await mock.scenario(
+            {"type": "fail", "status": 529, "retry_after": 3, "times": 2}
+        )
         async with client_for(mock, max_retries=1, sleep=Sleeps()) as client:
             with pytest.raises(ServerError) as info:
                 await consume(client)
@@ -305,7 +377,8 @@ async def consume(client: AnthropicChatClient) -> None:
 
 
 def test_mock_server_packages_are_the_pinned_ones() -> None:
-    """AN-20: the mock servers used above are the PyPI releases pinned in requirements-test.txt."""
+    """AN-20: the mock servers used above are the PyPI releases pinned in
+    requirements-test.txt."""
     from importlib.metadata import version
 
     assert version("fakellm") == "0.3.5"

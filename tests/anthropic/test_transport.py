@@ -1,4 +1,5 @@
-"""`AnthropicChatClient` over a loopback Messages server: headers, retries, streams, secrets, discovery."""
+"""`AnthropicChatClient` over a loopback Messages server: headers, retries, streams,
+secrets, discovery."""
 
 from __future__ import annotations
 
@@ -13,7 +14,11 @@ import pytest
 from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from minagent_anthropic import AnthropicChatClient, AnthropicProtocolError, AnthropicStreamError
+from minagent_anthropic import (
+    AnthropicChatClient,
+    AnthropicProtocolError,
+    AnthropicStreamError,
+)
 
 from minagent import (
     Agent,
@@ -74,7 +79,9 @@ async def collect(client: AnthropicChatClient, texts: list[str]) -> None:
 
 
 def error_step(status: int, message: str, headers: dict[str, str] | None = None) -> Any:
-    async def handler(server: FakeAnthropic, request: web.Request, _: dict[str, Any]) -> web.StreamResponse:
+    async def handler(
+        server: FakeAnthropic, request: web.Request, _: dict[str, Any]
+    ) -> web.StreamResponse:
         return error_response(status, message, headers=headers)
 
     return handler
@@ -85,11 +92,16 @@ def error_step(status: int, message: str, headers: dict[str, str] | None = None)
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_request_url_headers_and_body(stream: bool) -> None:
-    """AN-19, AN-1: POST /v1/messages with x-api-key, anthropic-version and the codec's body."""
+    """AN-19, AN-1: POST /v1/messages with x-api-key, anthropic-version and the codec's
+    body."""
     async with FakeAnthropic() as server:
         server.script_text("Hello!")
-        async with server.make_client(api_key=KEY, default_headers={"anthropic-beta": "b1"}) as client:
-            response = await ask(client, stream=stream, options={"model": "claude-opus-4-1"})
+        async with server.make_client(
+            api_key=KEY, default_headers={"anthropic-beta": "b1"}
+        ) as client:
+            response = await ask(
+                client, stream=stream, options={"model": "claude-opus-4-1"}
+            )
         headers = {k.lower(): v for k, v in server.headers[0].items()}
         [body] = server.requests()
     assert response.text == "Hello!"
@@ -106,22 +118,28 @@ async def test_request_url_headers_and_body(stream: bool) -> None:
 
 
 async def test_older_api_version_allows_sampling_options() -> None:
-    """AN-19, AN-12: anthropic_version='2023-06-01' is sent as the header and lets temperature through;
-    with the default version the option is refused before anything is sent."""
+    """AN-19, AN-12: anthropic_version='2023-06-01' is sent as the header and lets
+    temperature through; with the default version the option is refused before anything
+    is sent."""
     async with FakeAnthropic() as server:
         server.script_text("ok")
         async with server.make_client(anthropic_version="2023-06-01") as client:
-            await client.get_response([Message("user", ["Hi"])], options={"temperature": 0.1})
+            await client.get_response(
+                [Message("user", ["Hi"])], options={"temperature": 0.1}
+            )
         async with server.make_client() as client:
             with pytest.raises(ValueError, match="temperature"):
-                await client.get_response([Message("user", ["Hi"])], options={"temperature": 0.1})
+                await client.get_response(
+                    [Message("user", ["Hi"])], options={"temperature": 0.1}
+                )
         assert len(server.requests()) == 1
         assert server.requests()[0]["temperature"] == 0.1
         assert server.headers[0]["anthropic-version"] == "2023-06-01"
 
 
 async def test_environment_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    """AN-19: ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are the defaults; max_tokens per client."""
+    """AN-19: ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are the defaults; max_tokens per
+    client."""
     async with FakeAnthropic() as server:
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url + "/")
@@ -136,7 +154,9 @@ async def test_environment_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert AnthropicChatClient("m").base_url == "https://api.anthropic.com"
 
 
-async def test_no_key_sends_no_header_and_a_401_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_key_sends_no_header_and_a_401_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """AN-19: without a key no x-api-key is sent; a 401 names the missing key."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     async with FakeAnthropic() as server:
@@ -148,7 +168,8 @@ async def test_no_key_sends_no_header_and_a_401_says_so(monkeypatch: pytest.Monk
 
 
 def test_constructor_validation_and_repr() -> None:
-    """AN-19: a non-http URL, a bad timeout or max_tokens are ValueErrors; repr hides the key."""
+    """AN-19: a non-http URL, a bad timeout or max_tokens are ValueErrors; repr hides
+    the key."""
     with pytest.raises(ValueError, match="http"):
         AnthropicChatClient("m", base_url="ftp://x")
     with pytest.raises(ValueError, match="timeout"):
@@ -156,15 +177,22 @@ def test_constructor_validation_and_repr() -> None:
     with pytest.raises(ValueError, match="max_tokens"):
         AnthropicChatClient("m", max_tokens=0)
     client = AnthropicChatClient("claude-x", api_key=KEY, base_url="http://127.0.0.1:1")
-    assert repr(client) == "AnthropicChatClient(model='claude-x', base_url='http://127.0.0.1:1', api_key='***')"
+    assert (
+        repr(client)
+        == "AnthropicChatClient(model='claude-x', base_url='http://127.0.0.1:1', api_key='***')"
+    )
 
 
 # -- AN-20: retries -------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize(("status", "error_type"), [(429, "rate_limit_error"), (529, "overloaded_error")])
-async def test_429_and_529_are_retried_after_retry_after(stream: bool, status: int, error_type: str) -> None:
+@pytest.mark.parametrize(
+    ("status", "error_type"), [(429, "rate_limit_error"), (529, "overloaded_error")]
+)
+async def test_429_and_529_are_retried_after_retry_after(
+    stream: bool, status: int, error_type: str
+) -> None:
     """AN-20, PV-25, PV-27: 429 and 529 are retried after the server's retry-after."""
     sleep = Sleeps()
     async with FakeAnthropic() as server:
@@ -180,10 +208,15 @@ async def test_429_and_529_are_retried_after_retry_after(stream: bool, status: i
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_overloaded_beyond_retries_is_a_server_error(stream: bool) -> None:
-    """AN-20, PV-23: a 529 after the last retry is a ServerError with status and retry_after."""
+    """AN-20, PV-23: a 529 after the last retry is a ServerError with status and
+    retry_after."""
     async with FakeAnthropic() as server:
         for _ in range(2):
-            server.add(error_step(529, "Overloaded", {"retry-after": "7", "request-id": "req_529"}))
+            server.add(
+                error_step(
+                    529, "Overloaded", {"retry-after": "7", "request-id": "req_529"}
+                )
+            )
         async with server.make_client(max_retries=1, sleep=Sleeps()) as client:
             with pytest.raises(ServerError) as info:
                 await ask(client, stream=stream)
@@ -196,9 +229,14 @@ async def test_overloaded_beyond_retries_is_a_server_error(stream: bool) -> None
 
 
 async def test_rate_limit_type_and_message() -> None:
-    """AN-20, AN-18: a 429 is a RateLimitError carrying the provider's message and request id."""
+    """AN-20, AN-18: a 429 is a RateLimitError carrying the provider's message and
+    request id."""
     async with FakeAnthropic() as server:
-        server.add(error_step(429, "Number of request tokens has exceeded your per-minute rate limit"))
+        server.add(
+            error_step(
+                429, "Number of request tokens has exceeded your per-minute rate limit"
+            )
+        )
         async with server.make_client(max_retries=0) as client:
             with pytest.raises(RateLimitError, match="per-minute rate limit") as info:
                 await client.get_response([Message("user", ["Hi"])])
@@ -206,8 +244,8 @@ async def test_rate_limit_type_and_message() -> None:
 
 
 async def test_no_retry_after_the_first_byte() -> None:
-    """AN-20, PV-29: a stream dropped after its first byte is StreamInterruptedError, after the
-    text that arrived was yielded; it is never retried."""
+    """AN-20, PV-29: a stream dropped after its first byte is StreamInterruptedError,
+    after the text that arrived was yielded; it is never retried."""
     data = transcript("text.sse")
     cut = data.index(b"event: content_block_stop")
     async with FakeAnthropic() as server:
@@ -222,7 +260,8 @@ async def test_no_retry_after_the_first_byte() -> None:
 
 
 async def test_a_stream_that_ends_before_its_first_byte_is_retried() -> None:
-    """PV-29, AN-20: a 2xx stream closed before any byte is a connection failure, retried."""
+    """PV-29, AN-20: a 2xx stream closed before any byte is a connection failure,
+    retried."""
     async with FakeAnthropic() as server:
         server.add(disconnect_after(b"", 0))
         server.script_text("second try")
@@ -233,8 +272,8 @@ async def test_a_stream_that_ends_before_its_first_byte_is_retried() -> None:
 
 
 async def test_error_event_mid_stream_is_typed_and_keeps_what_was_streamed() -> None:
-    """AN-17, AN-20, PV-14: an error event after text raises AnthropicStreamError once the
-    text was yielded; it is not retried and carries the request id."""
+    """AN-17, AN-20, PV-14: an error event after text raises AnthropicStreamError once
+    the text was yielded; it is not retried and carries the request id."""
     async with FakeAnthropic() as server:
         server.add(replay(transcript("error_midstream.sse"), request_id="req_mid"))
         server.script_text("must not be used")
@@ -250,7 +289,8 @@ async def test_error_event_mid_stream_is_typed_and_keeps_what_was_streamed() -> 
 
 
 async def test_stream_without_message_stop_or_stop_reason_is_interrupted() -> None:
-    """AN-20, PV-15: a body that ends early, cleanly, is not presented as a complete answer."""
+    """AN-20, PV-15: a body that ends early, cleanly, is not presented as a complete
+    answer."""
     data = transcript("text.sse")
     truncated = data[: data.index(b"event: message_delta")]
     async with FakeAnthropic() as server:
@@ -261,11 +301,13 @@ async def test_stream_without_message_stop_or_stop_reason_is_interrupted() -> No
 
 
 async def test_bodies_the_protocol_does_not_allow() -> None:
-    """AN-20, PV-10: a 2xx body that is not JSON is an AnthropicProtocolError; a streaming
-    request answered with a JSON body is decoded whole."""
+    """AN-20, PV-10: a 2xx body that is not JSON is an AnthropicProtocolError; a
+    streaming request answered with a JSON body is decoded whole."""
     async with FakeAnthropic() as server:
         server.add(raw(200, "<html>oops</html>"))
-        message = whole_message("msg_j", "m", [{"type": "text", "text": "whole"}], "end_turn", None)
+        message = whole_message(
+            "msg_j", "m", [{"type": "text", "text": "whole"}], "end_turn", None
+        )
         server.add(raw(200, json.dumps(message)))
         async with server.make_client(max_retries=0) as client:
             with pytest.raises(AnthropicProtocolError, match="not valid JSON"):
@@ -279,19 +321,31 @@ async def test_bodies_the_protocol_does_not_allow() -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_tool_ids_are_normalised_on_the_wire_and_mapped_back(stream: bool) -> None:
-    """AN-8, LP-26: a rejected id goes out normalised; an answer that refers to the wire id comes
-    back with the caller's id; the caller's messages are untouched."""
+async def test_tool_ids_are_normalised_on_the_wire_and_mapped_back(
+    stream: bool,
+) -> None:
+    """AN-8, LP-26: a rejected id goes out normalised; an answer that refers to the wire
+    id comes back with the caller's id; the caller's messages are untouched."""
     original = "call.7|abc"
     history = [
         Message("user", ["Weather?"]),
-        Message("assistant", [Content.from_function_call(original, "get_weather", '{"city": "Oslo"}')]),
+        Message(
+            "assistant",
+            [Content.from_function_call(original, "get_weather", '{"city": "Oslo"}')],
+        ),
         Message("tool", [Content.from_function_result(original, "cold")]),
     ]
 
-    async def echo_wire_id(server: FakeAnthropic, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+    async def echo_wire_id(
+        server: FakeAnthropic, request: web.Request, body: dict[str, Any]
+    ) -> web.StreamResponse:
         wire = body["messages"][1]["content"][0]["id"]
-        block = {"type": "tool_use", "id": wire, "name": "get_weather", "input": {"city": "Oslo"}}
+        block = {
+            "type": "tool_use",
+            "id": wire,
+            "name": "get_weather",
+            "input": {"city": "Oslo"},
+        }
         message = whole_message("msg_echo", "m", [block], "tool_use", None)
         if body.get("stream"):
             response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
@@ -303,15 +357,17 @@ async def test_tool_ids_are_normalised_on_the_wire_and_mapped_back(stream: bool)
 
     async with FakeAnthropic() as server:
         server.add(echo_wire_id)
-        async with server.make_client(function_invocation_configuration=NO_TOOLS) as client:
+        async with server.make_client(
+            function_invocation_configuration=NO_TOOLS
+        ) as client:
             response = await ask(client, stream=stream, messages=history)
         sent = server.requests()[0]["messages"]
     wire = sent[1]["content"][0]["id"]
     assert wire != original
     assert sent[2]["content"][0]["tool_use_id"] == wire
     [call] = response.messages[0].contents
-    # mapped back to the caller's id, which the history already holds, so the loop makes it
-    # unique (LP-26); unmapped it would be the wire id
+    # mapped back to the caller's id, which the history already holds, so the loop makes
+    # it unique (LP-26); unmapped it would be the wire id
     assert call.call_id == f"{original}~2"
     assert history[1].contents[0].call_id == original
 
@@ -330,15 +386,19 @@ def _texts_of(error: BaseException) -> list[str]:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-async def test_the_key_is_in_no_error_and_no_log(stream: bool, caplog: pytest.LogCaptureFixture) -> None:
-    """PV-24, AN-19: an echoed key, a retried failure and a refused connection never show the
-    key in str, repr, args, attributes, the exception chain or a log record."""
+async def test_the_key_is_in_no_error_and_no_log(
+    stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """PV-24, AN-19: an echoed key, a retried failure and a refused connection never
+    show the key in str, repr, args, attributes, the exception chain or a log record."""
     caplog.set_level(logging.DEBUG)
     errors: list[BaseException] = []
     async with FakeAnthropic() as server:
         server.add(error_step(529, f"overloaded for key {KEY}", {"x-echo": KEY}))
         server.add(error_step(401, f"invalid x-api-key: {KEY}"))
-        async with server.make_client(api_key=KEY, max_retries=1, sleep=Sleeps()) as client:
+        async with server.make_client(
+            api_key=KEY, max_retries=1, sleep=Sleeps()
+        ) as client:
             with pytest.raises(AuthenticationError) as info:
                 await ask(client, stream=stream)
             errors.append(info.value)
@@ -347,7 +407,9 @@ async def test_the_key_is_in_no_error_and_no_log(stream: bool, caplog: pytest.Lo
             with pytest.raises(StreamInterruptedError) as interrupted:
                 await ask(client, stream=True)
             errors.append(interrupted.value)
-    async with AnthropicChatClient("m", api_key=KEY, base_url="http://127.0.0.1:9", max_retries=0) as client:
+    async with AnthropicChatClient(
+        "m", api_key=KEY, base_url="http://127.0.0.1:9", max_retries=0
+    ) as client:
         with pytest.raises(ProviderConnectionError) as refused:
             await ask(client, stream=stream)
         errors.append(refused.value)
@@ -365,14 +427,23 @@ async def test_the_key_is_in_no_error_and_no_log(stream: bool, caplog: pytest.Lo
 
 def test_entry_point_resolves_the_client() -> None:
     """AN-21, PV-22: get_client('anthropic') builds an AnthropicChatClient."""
-    client = get_client("anthropic", model="claude-sonnet-4-5", api_key="k", base_url="http://127.0.0.1:1")
+    client = get_client(
+        "anthropic",
+        model="claude-sonnet-4-5",
+        api_key="k",
+        base_url="http://127.0.0.1:1",
+    )
     assert isinstance(client, AnthropicChatClient)
     assert client.model == "claude-sonnet-4-5"
 
 
 async def _run(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        sys.executable,
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     try:
         out, err = await asyncio.wait_for(process.communicate(), 60)
@@ -384,7 +455,8 @@ async def _run(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
 
 
 async def test_codec_import_does_not_load_aiohttp() -> None:
-    """AN-21, PV-1: importing the package and using the codec does not import aiohttp."""
+    """AN-21, PV-1: importing the package and using the codec does not import
+    aiohttp."""
     code = (
         "import sys, minagent_anthropic as m\n"
         "from minagent import Message\n"
@@ -398,13 +470,25 @@ async def test_codec_import_does_not_load_aiohttp() -> None:
 
 
 async def test_cli_run_with_provider_anthropic() -> None:
-    """AN-21: `python -m minagent run --provider anthropic` streams the answer from the server
-    named by ANTHROPIC_BASE_URL, with the key from ANTHROPIC_API_KEY."""
+    """AN-21: `python -m minagent run --provider anthropic` streams the answer from the
+    server named by ANTHROPIC_BASE_URL, with the key from ANTHROPIC_API_KEY."""
     async with FakeAnthropic() as server:
         server.script_text("Bonjour from the fake Claude.")
-        env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": KEY}
+        env = {
+            **os.environ,
+            "ANTHROPIC_BASE_URL": server.base_url,
+            "ANTHROPIC_API_KEY": KEY,
+        }
         code, out, err = await _run(
-            "-m", "minagent", "run", "Say hello", "--provider", "anthropic", "--model", "claude-haiku-4-5", env=env
+            "-m",
+            "minagent",
+            "run",
+            "Say hello",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-haiku-4-5",
+            env=env,
         )
         [body] = server.requests()
     assert code == 0, err
@@ -421,8 +505,8 @@ async def test_cli_run_with_provider_anthropic() -> None:
 @settings(max_examples=25)
 @given(data=st.data())
 def test_random_network_chunking_gives_identical_responses(data: st.DataObject) -> None:
-    """PV-12, AN-16: every transcript written by the server in random byte pieces gives the same
-    updates and final response as the codec decoding it whole."""
+    """PV-12, AN-16: every transcript written by the server in random byte pieces gives
+    the same updates and final response as the codec decoding it whole."""
     from minagent_anthropic import MessagesStreamDecoder
 
     name = data.draw(st.sampled_from(COMPLETE))
@@ -434,7 +518,9 @@ def test_random_network_chunking_gives_identical_responses(data: st.DataObject) 
     async def go() -> tuple[list[Any], ChatResponse]:
         async with FakeAnthropic() as server:
             server.add(replay(body, cuts))
-            async with server.make_client(function_invocation_configuration=NO_TOOLS) as client:
+            async with server.make_client(
+                function_invocation_configuration=NO_TOOLS
+            ) as client:
                 stream = client.get_response([Message("user", ["Hi"])], stream=True)
                 updates = [u async for u in stream]
                 return updates, await stream.get_final_response()
@@ -448,10 +534,12 @@ def test_random_network_chunking_gives_identical_responses(data: st.DataObject) 
 
 
 async def test_an_answer_that_is_not_http_is_a_typed_scrubbed_error() -> None:
-    """PV-35: bytes that are not HTTP become a retryable ProviderConnectionError whose chain is
-    cut and whose texts hold no key; it was retried once and failed again."""
+    """PV-35: bytes that are not HTTP become a retryable ProviderConnectionError whose
+    chain is cut and whose texts hold no key; it was retried once and failed again."""
 
-    async def garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def garbage(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         await reader.read(100)
         writer.write(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
         await writer.drain()
@@ -461,9 +549,15 @@ async def test_an_answer_that_is_not_http_is_a_typed_scrubbed_error() -> None:
     port = server.sockets[0].getsockname()[1]
     try:
         async with AnthropicChatClient(
-            "m", api_key=KEY, base_url=f"http://127.0.0.1:{port}", max_retries=1, sleep=Sleeps()
+            "m",
+            api_key=KEY,
+            base_url=f"http://127.0.0.1:{port}",
+            max_retries=1,
+            sleep=Sleeps(),
         ) as client:
-            with pytest.raises(ProviderConnectionError, match=r"not valid HTTP|connection failed") as info:
+            with pytest.raises(
+                ProviderConnectionError, match=r"not valid HTTP|connection failed"
+            ) as info:
                 await client.get_response([Message("user", ["Hi"])])
     finally:
         server.close()
@@ -476,14 +570,19 @@ async def test_an_answer_that_is_not_http_is_a_typed_scrubbed_error() -> None:
 
 async def test_sizes_are_bounded() -> None:
     """PV-36: a 2xx body past max_body_size and a stream line past max_line_size are
-    AnthropicProtocolErrors naming the bound; neither is retried; updates before it are kept."""
-    big = whole_message("msg_big", "m", [{"type": "text", "text": "x" * 5000}], "end_turn", None)
+    AnthropicProtocolErrors naming the bound; neither is retried; updates before it are
+    kept."""
+    big = whole_message(
+        "msg_big", "m", [{"type": "text", "text": "x" * 5000}], "end_turn", None
+    )
     data = transcript("text.sse")
     long_line = data.replace(b'"text": "Hello"', b'"text": "' + b"y" * 5000 + b'"', 1)
     async with FakeAnthropic() as server:
         server.add(raw(200, json.dumps(big)))
         server.add(replay(long_line))
-        async with server.make_client(max_body_size=1000, max_line_size=1000, max_retries=2) as client:
+        async with server.make_client(
+            max_body_size=1000, max_line_size=1000, max_retries=2
+        ) as client:
             with pytest.raises(AnthropicProtocolError, match="max_body_size=1000"):
                 await client.get_response([Message("user", ["Hi"])])
             texts: list[str] = []
@@ -494,8 +593,8 @@ async def test_sizes_are_bounded() -> None:
 
 
 def test_a_client_works_across_event_loops() -> None:
-    """PV-37: one client used under two asyncio.run() calls opens a fresh session on the second
-    loop; a client whose session belongs to another open loop says what to do."""
+    """PV-37: one client used under two asyncio.run() calls opens a fresh session on the
+    second loop; a client whose session belongs to another open loop says what to do."""
     client = AnthropicChatClient("m", api_key="k", base_url="http://127.0.0.1:1")
 
     async def once(port_holder: list[int]) -> str:
@@ -527,12 +626,15 @@ def test_a_client_works_across_event_loops() -> None:
 
 
 async def test_base_url_password_is_a_secret() -> None:
-    """PV-24, AN-19: a password in the base URL is shown as *** and never appears in errors."""
+    """PV-24, AN-19: a password in the base URL is shown as *** and never appears in
+    errors."""
     password = "pa55-w0rd-SECRET"
     async with FakeAnthropic() as server:
         server.add(error_step(400, f"bad request from {password}"))
         url = server.base_url.replace("http://", f"http://proxyuser:{password}@")
-        async with AnthropicChatClient("m", api_key=KEY, base_url=url, max_retries=0) as client:
+        async with AnthropicChatClient(
+            "m", api_key=KEY, base_url=url, max_retries=0
+        ) as client:
             assert password not in repr(client)
             assert "proxyuser:***@" in client.base_url
             with pytest.raises(ProviderError) as info:
@@ -546,44 +648,88 @@ async def test_base_url_password_is_a_secret() -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_thinking_is_replayed_unchanged_in_the_tool_loop(stream: bool) -> None:
-    """AN-9, AN-13, AN-16: with extended thinking, the thinking and redacted_thinking blocks that
-    preceded a tool call go back, unchanged and with their signature, in the next request of the
-    tool loop, before the tool_use, in both modes."""
+    """AN-9, AN-13, AN-16: with extended thinking, the thinking and redacted_thinking
+    blocks that preceded a tool call go back, unchanged and with their signature, in the
+    next request of the tool loop, before the tool_use, in both modes."""
     blocks = [
-        {"type": "thinking", "thinking": "The user wants Paris weather.", "signature": "EqQBsignature=="},
+        {
+            "type": "thinking",
+            "thinking": "The user wants Paris weather.",
+            "signature": "EqQBsignature==",
+        },
         {"type": "redacted_thinking", "data": "EmwKAhgBredacted"},
-        {"type": "tool_use", "id": "toolu_01Think", "name": "get_weather", "input": {"city": "Paris"}},
+        {
+            "type": "tool_use",
+            "id": "toolu_01Think",
+            "name": "get_weather",
+            "input": {"city": "Paris"},
+        },
     ]
     first = whole_message("msg_think", "claude-sonnet-4-5", blocks, "tool_use", None)
 
-    async def thinking_answer(server: FakeAnthropic, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+    async def thinking_answer(
+        server: FakeAnthropic, request: web.Request, body: dict[str, Any]
+    ) -> web.StreamResponse:
         if not body.get("stream"):
             return web.json_response(first)
         start = {**first, "content": [], "stop_reason": None}
         parts = [
             event("message_start", {"message": start}),
-            event("content_block_start", {"index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
-            event("content_block_delta", {"index": 0, "delta": {"type": "thinking_delta", "thinking": "The user "}}),
             event(
-                "content_block_delta",
-                {"index": 0, "delta": {"type": "thinking_delta", "thinking": "wants Paris weather."}},
+                "content_block_start",
+                {"index": 0, "content_block": {"type": "thinking", "thinking": ""}},
             ),
             event(
                 "content_block_delta",
-                {"index": 0, "delta": {"type": "signature_delta", "signature": "EqQBsignature=="}},
+                {
+                    "index": 0,
+                    "delta": {"type": "thinking_delta", "thinking": "The user "},
+                },
+            ),
+            event(
+                "content_block_delta",
+                {
+                    "index": 0,
+                    "delta": {
+                        "type": "thinking_delta",
+                        "thinking": "wants Paris weather.",
+                    },
+                },
+            ),
+            event(
+                "content_block_delta",
+                {
+                    "index": 0,
+                    "delta": {
+                        "type": "signature_delta",
+                        "signature": "EqQBsignature==",
+                    },
+                },
             ),
             event("content_block_stop", {"index": 0}),
             event("content_block_start", {"index": 1, "content_block": blocks[1]}),
             event("content_block_stop", {"index": 1}),
-            event("content_block_start", {"index": 2, "content_block": {**blocks[2], "input": {}}}),
+            event(
+                "content_block_start",
+                {"index": 2, "content_block": {**blocks[2], "input": {}}},
+            ),
             event(
                 "content_block_delta",
-                {"index": 2, "delta": {"type": "input_json_delta", "partial_json": '{"city": "Paris"}'}},
+                {
+                    "index": 2,
+                    "delta": {
+                        "type": "input_json_delta",
+                        "partial_json": '{"city": "Paris"}',
+                    },
+                },
             ),
             event("content_block_stop", {"index": 2}),
             event(
                 "message_delta",
-                {"delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 9}},
+                {
+                    "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                    "usage": {"output_tokens": 9},
+                },
             ),
             event("message_stop", {}),
         ]
@@ -614,5 +760,9 @@ async def test_thinking_is_replayed_unchanged_in_the_tool_loop(stream: bool) -> 
     assert response.text == "It is sunny in Paris."
     assert second["messages"][1] == {"role": "assistant", "content": blocks}
     assert second["messages"][2]["content"] == [
-        {"type": "tool_result", "tool_use_id": "toolu_01Think", "content": "Sunny in Paris"}
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_01Think",
+            "content": "Sunny in Paris",
+        }
     ]

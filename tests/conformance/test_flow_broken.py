@@ -1,5 +1,5 @@
-"""A deliberately broken minagent: each break is caught by the rules that name it, and by no other
-(spec/conformance.md CF-8)."""
+"""A deliberately broken minagent: each break is caught by the rules that name it, and
+by no other (spec/conformance.md CF-8)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from minagent.conformance.flow_report import run_report
 
 @pytest.mark.parametrize("broken", sorted(BREAKS))
 async def test_each_break_is_caught_by_its_rules_and_no_other(broken: str) -> None:
-    """CF-8, LP-3, LP-7, LP-T4, LP-T10, LP-2: the rules that differ are exactly the ones the break names;
-    the first observation of each shows the break."""
+    """CF-8, LP-3, LP-7, LP-T4, LP-T10, LP-2: the rules that differ are exactly the ones
+    the break names; the first observation of each shows the break."""
     report = await run_report(BrokenAdapter((broken,)))
     differs = {rule for rule, v in report.rules.items() if v.verdict == "differs"}
     assert differs == set(BREAKS[broken])
@@ -28,7 +28,8 @@ async def test_each_break_is_caught_by_its_rules_and_no_other(broken: str) -> No
 
 
 async def test_all_breaks_together_are_caught_each_by_its_rules() -> None:
-    """CF-8: with the three breaks at once, the differing rules are the union of theirs."""
+    """CF-8: with the three breaks at once, the differing rules are the union of
+    theirs."""
     report = await run_report(BrokenAdapter())
     differs = {rule for rule, v in report.rules.items() if v.verdict == "differs"}
     assert differs == {rule for rules in BREAKS.values() for rule in rules}

@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def defined_rules() -> set[str]:
     """Every rule ID spec/ defines, as tools/spec_trace.py reads them."""
-    loader = importlib.util.spec_from_file_location("spec_trace", ROOT / "tools" / "spec_trace.py")
+    loader = importlib.util.spec_from_file_location(
+        "spec_trace", ROOT / "tools" / "spec_trace.py"
+    )
     assert loader is not None
     assert loader.loader is not None
     module = importlib.util.module_from_spec(loader)
@@ -32,11 +34,13 @@ T = TypeVar("T")
 
 
 async def test_every_rule_holds_on_minagent_in_both_modes() -> None:
-    """CF-5, CF-2: with the default seed and examples, every rule the kit checks holds on minagent, and
-    every scenario but the streaming-only ones ran in both modes."""
+    """CF-5, CF-2: with the default seed and examples, every rule the kit checks holds
+    on minagent, and every scenario but the streaming-only ones ran in both modes."""
     report = await run_report(MinagentAdapter())
     verdicts = {rule: v.verdict for rule, v in report.rules.items()}
-    assert set(verdicts.values()) == {"holds"}, {r: v for r, v in verdicts.items() if v != "holds"}
+    assert set(verdicts.values()) == {"holds"}, {
+        r: v for r, v in verdicts.items() if v != "holds"
+    }
     assert report.unexpected == []
     assert report.stale == []
     chosen = scenarios()
@@ -47,20 +51,54 @@ async def test_every_rule_holds_on_minagent_in_both_modes() -> None:
 
 
 def test_the_scenarios_cover_the_flow() -> None:
-    """CF-3: the scenarios check every row of the control-flow table and of the loop table, the
-    limits, approvals and their resume, mid-run injection, parity, options merging, sessions and
-    context providers, and structured output."""
+    """CF-3: the scenarios check every row of the control-flow table and of the loop
+    table, the limits, approvals and their resume, mid-run injection, parity, options
+    merging, sessions and context providers, and structured output."""
     rules = {r for s in scenarios(examples=1) for r in s.rules}
     assert {f"MW-T{n}" for n in range(1, 8)} <= rules
     assert {f"LP-T{n}" for n in range(1, 19)} <= rules
-    assert {"LP-7", "LP-8", "LP-12", "LP-13", "LP-14", "LP-30", "LP-15", "LP-16", "LP-17", "LP-2"} <= rules
-    assert {"AG-3", "AG-5", "OP-1", "OP-4", "OP-5", "OP-6", "SE-3", "SE-5", "SE-6", "TH-1"} <= rules
-    assert {"SO-7", "SO-8", "SO-9", "MW-4", "MW-5", "MW-6", "MW-7", "MW-8", "LP-3", "LP-21"} <= rules
+    assert {
+        "LP-7",
+        "LP-8",
+        "LP-12",
+        "LP-13",
+        "LP-14",
+        "LP-30",
+        "LP-15",
+        "LP-16",
+        "LP-17",
+        "LP-2",
+    } <= rules
+    assert {
+        "AG-3",
+        "AG-5",
+        "OP-1",
+        "OP-4",
+        "OP-5",
+        "OP-6",
+        "SE-3",
+        "SE-5",
+        "SE-6",
+        "TH-1",
+    } <= rules
+    assert {
+        "SO-7",
+        "SO-8",
+        "SO-9",
+        "MW-4",
+        "MW-5",
+        "MW-6",
+        "MW-7",
+        "MW-8",
+        "LP-3",
+        "LP-21",
+    } <= rules
 
 
 async def test_every_scenario_cites_defined_rules_and_checks_only_those() -> None:
-    """CF-3: every rule a scenario names is defined in spec/, and each of its checks is of a rule it
-    names (so a report never attributes a check to a rule the scenario does not cite)."""
+    """CF-3: every rule a scenario names is defined in spec/, and each of its checks is
+    of a rule it names (so a report never attributes a check to a rule the scenario does
+    not cite)."""
     defined = defined_rules()
     adapter = MinagentAdapter()
     for scenario in scenarios(examples=3):
@@ -76,7 +114,8 @@ def _shape(s: Scenario) -> tuple[str, Any, tuple[str, ...]]:
 
 
 def test_generated_scenarios_are_reproducible() -> None:
-    """CF-3: a seed and an example count give the same scenarios every time; another seed others."""
+    """CF-3: a seed and an example count give the same scenarios every time; another
+    seed others."""
     first = [_shape(s) for s in generated(seed=7, examples=10)]
     assert first == [_shape(s) for s in generated(seed=7, examples=10)]
     assert first != [_shape(s) for s in generated(seed=8, examples=10)]
@@ -87,7 +126,8 @@ def test_generated_scenarios_are_reproducible() -> None:
 
 
 class HypothesisDraw:
-    """The kit's `Draw`, fed by hypothesis (the kit itself draws from a seeded `random`)."""
+    """The kit's `Draw`, fed by hypothesis (the kit itself draws from a seeded
+    `random`)."""
 
     def __init__(self, data: st.DataObject) -> None:
         self.data = data
@@ -102,8 +142,9 @@ class HypothesisDraw:
 @settings(max_examples=60)
 @given(data=st.data())
 def test_generated_families_hold_on_minagent_for_any_draw(data: st.DataObject) -> None:
-    """CF-3, CF-5, MW-6, MW-7, MW-8, LP-21, LP-4, LP-6, LP-T9, LP-23, LP-2: any chain of middleware, any
-    tool rounds and any chunking the families can draw holds on minagent in both modes."""
+    """CF-3, CF-5, MW-6, MW-7, MW-8, LP-21, LP-4, LP-6, LP-T9, LP-23, LP-2: any chain of
+    middleware, any tool rounds and any chunking the families can draw holds on minagent
+    in both modes."""
     name = data.draw(st.sampled_from(sorted(FAMILIES)))
     scenario = FAMILIES[name](HypothesisDraw(data), name)
     for stream in scenario.modes:

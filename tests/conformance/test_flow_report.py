@@ -1,4 +1,5 @@
-"""The flow kit's verdicts, report and command (spec/conformance.md CF-1, CF-2, CF-4, CF-6)."""
+"""The flow kit's verdicts, report and command (spec/conformance.md CF-1, CF-2, CF-4,
+CF-6)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,13 @@ from minagent.conformance import flow_run
 from minagent.conformance.flow import FEATURES, Answer, Mw, Plan, TurnResult, World
 from minagent.conformance.flow_broken import BREAKS, BrokenAdapter
 from minagent.conformance.flow_minagent import MinagentAdapter
-from minagent.conformance.flow_report import Report, command, load_adapter, render, run_report
+from minagent.conformance.flow_report import (
+    Report,
+    command,
+    load_adapter,
+    render,
+    run_report,
+)
 from minagent.conformance.flow_run import Expect, Scenario, run_kit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,7 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def schema() -> dict[str, Any]:
     """The JSON report's schema, as spec/conformance.md gives it."""
     page = (ROOT / "spec" / "conformance.md").read_text(encoding="utf-8")
-    block = page.split("## The JSON report", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    block = (
+        page.split("## The JSON report", 1)[1].split("```json", 1)[1].split("```", 1)[0]
+    )
     loaded: dict[str, Any] = json.loads(block)
     return loaded
 
@@ -42,14 +51,23 @@ class Lacking(MinagentAdapter):
 
 
 class Expecting(BrokenAdapter):
-    """The broken adapter, listing its breaks' rules as expected, and one rule it holds."""
+    """The broken adapter, listing its breaks' rules as expected, and one rule it
+    holds."""
 
-    expected: Mapping[str, str] = {**{r: "known" for rules in BREAKS.values() for r in rules}, "MW-T1": "known"}
+    expected: Mapping[str, str] = {
+        **{r: "known" for rules in BREAKS.values() for r in rules},
+        "MW-T1": "known",
+    }
 
 
 def python_m_minagent(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "minagent", *args], capture_output=True, text=True, timeout=300, cwd=ROOT, check=False
+        [sys.executable, "-m", "minagent", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
     )
 
 
@@ -58,9 +76,9 @@ def python_m_minagent(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 async def test_reports_validate_against_the_schema_of_the_spec_page() -> None:
-    """CF-6: the JSON report of a clean run, of a broken adapter and of one lacking features each
-    validate against the schema spec/conformance.md gives, with minagent's own validator; the schema
-    is not vacuous."""
+    """CF-6: the JSON report of a clean run, of a broken adapter and of one lacking
+    features each validate against the schema spec/conformance.md gives, with minagent's
+    own validator; the schema is not vacuous."""
     the_schema = schema()
     for adapter in (MinagentAdapter(), BrokenAdapter(), Lacking()):
         data = (await run_report(adapter, factory="x:y", examples=3)).to_json()
@@ -69,8 +87,12 @@ async def test_reports_validate_against_the_schema_of_the_spec_page() -> None:
     assert data["summary"]["unexpected"] == len(data["unexpected"]) > 0
     broken = [r for r in data["rules"] if r["verdict"] == "differs"]
     assert broken
-    assert all(r["observation"]["expected"] != r["observation"]["observed"] for r in broken)
-    assert validate({**data, "rules": [{**data["rules"][0], "verdict": "maybe"}]}, the_schema)
+    assert all(
+        r["observation"]["expected"] != r["observation"]["observed"] for r in broken
+    )
+    assert validate(
+        {**data, "rules": [{**data["rules"][0], "verdict": "maybe"}]}, the_schema
+    )
     assert validate({k: v for k, v in data.items() if k != "stale"}, the_schema)
 
 
@@ -89,9 +111,12 @@ async def test_a_report_is_the_same_for_the_same_seed() -> None:
 # Verdicts
 
 
-async def test_a_missing_feature_makes_its_rules_not_applicable_with_the_reason() -> None:
-    """CF-2: a rule whose every scenario needs a feature the adapter lacks is not applicable, with the
-    feature and the adapter's note; a rule some scenario checks without it still holds."""
+async def test_a_missing_feature_makes_its_rules_not_applicable_with_the_reason() -> (
+    None
+):
+    """CF-2: a rule whose every scenario needs a feature the adapter lacks is not
+    applicable, with the feature and the adapter's note; a rule some scenario checks
+    without it still holds."""
     report = await run_report(Lacking(), examples=2)
     verdicts = dict(report.rules.items())
     assert verdicts["LP-15"].verdict == "not applicable"
@@ -105,7 +130,10 @@ async def test_a_missing_feature_makes_its_rules_not_applicable_with_the_reason(
     assert set(missing) == set(FEATURES)
     assert missing["inbox"] == "no inbox here"
     assert missing["transcript"] == FEATURES["transcript"]
-    assert "| LP-16 | not applicable | 0 | needs inbox: no inbox here |" in report.to_markdown()
+    assert (
+        "| LP-16 | not applicable | 0 | needs inbox: no inbox here |"
+        in report.to_markdown()
+    )
 
 
 class _Failing(MinagentAdapter):
@@ -133,21 +161,25 @@ class _Silent(MinagentAdapter):
 async def test_an_adapter_that_fails_or_hangs_is_a_difference_of_the_first_rule(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """CF-2: a run that raises out of the adapter, or takes too long, is a difference of the scenario's
-    first rule, and the kit goes on."""
-    scenario = Scenario("s", Plan(script=(Answer("a"),)), ("MW-T1", "MW-T2"), lambda w, e: None)
+    """CF-2: a run that raises out of the adapter, or takes too long, is a difference of
+    the scenario's first rule, and the kit goes on."""
+    scenario = Scenario(
+        "s", Plan(script=(Answer("a"),)), ("MW-T1", "MW-T2"), lambda w, e: None
+    )
     table, _ = await run_kit(_Failing(), [scenario])
     assert set(table) == {"MW-T1"}
     assert table["MW-T1"].verdict == "differs"
-    assert (table["MW-T1"].observation or {})["observed"] == "RuntimeError: the adapter broke"
+    assert (table["MW-T1"].observation or {})[
+        "observed"
+    ] == "RuntimeError: the adapter broke"
     monkeypatch.setattr(flow_run, "TIMEOUT", 0.05)
     table, _ = await run_kit(_Slow(), [scenario])
     assert (table["MW-T1"].observation or {})["observed"] == "timed out"
 
 
 async def test_an_observation_the_check_cannot_read_is_a_difference() -> None:
-    """CF-2: a check that cannot read what the adapter reported is a difference of the first rule; an
-    adapter that reports no run shows as a run that raised."""
+    """CF-2: a check that cannot read what the adapter reported is a difference of the
+    first rule; an adapter that reports no run shows as a run that raised."""
 
     def needs_a_request(world: World, expect: Expect) -> None:
         expect.equal("MW-T1", "first request", world.requests[0].messages, [])
@@ -156,16 +188,23 @@ async def test_an_observation_the_check_cannot_read_is_a_difference() -> None:
         expect.response("MW-T1", world, [])
 
     plan = Plan(script=(Answer("a"),))
-    table, _ = await run_kit(_Silent(), [Scenario("s", plan, ("MW-T1",), needs_a_request)])
-    assert (table["MW-T1"].observation or {})["check"] == "MW-T1: the observation can be read"
-    table, _ = await run_kit(_Silent(), [Scenario("s", plan, ("MW-T1",), reads_the_response)])
+    table, _ = await run_kit(
+        _Silent(), [Scenario("s", plan, ("MW-T1",), needs_a_request)]
+    )
+    assert (table["MW-T1"].observation or {})[
+        "check"
+    ] == "MW-T1: the observation can be read"
+    table, _ = await run_kit(
+        _Silent(), [Scenario("s", plan, ("MW-T1",), reads_the_response)]
+    )
     observed = (table["MW-T1"].observation or {})["observed"]
     assert observed == "the run raised RuntimeError: the adapter reported no turn"
 
 
 async def test_a_difference_in_one_mode_only_is_a_parity_difference() -> None:
-    """CF-2, LP-2: a check that holds in one mode and not the other makes LP-2 differ, naming the rule
-    and the mode; without LP-2 among the selected rules the rule itself differs."""
+    """CF-2, LP-2: a check that holds in one mode and not the other makes LP-2 differ,
+    naming the rule and the mode; without LP-2 among the selected rules the rule itself
+    differs."""
 
     def streaming_differs(world: World, expect: Expect) -> None:
         expect.equal("MW-T1", "mode", world.stream, False)
@@ -174,7 +213,9 @@ async def test_a_difference_in_one_mode_only_is_a_parity_difference() -> None:
     table, _ = await run_kit(MinagentAdapter(), [scenario])
     assert table["MW-T1"].verdict == "holds"
     assert table["LP-2"].verdict == "differs"
-    assert (table["LP-2"].observation or {})["note"] == "MW-T1 holds non-streaming but not streaming"
+    assert (table["LP-2"].observation or {})[
+        "note"
+    ] == "MW-T1 holds non-streaming but not streaming"
     table, _ = await run_kit(MinagentAdapter(), [scenario], patterns=["MW-*"])
     assert set(table) == {"MW-T1"}
     assert table["MW-T1"].verdict == "differs"
@@ -186,10 +227,18 @@ async def test_a_difference_in_one_mode_only_is_a_parity_difference() -> None:
 
 
 def test_the_command_prints_a_row_per_rule_and_writes_json(tmp_path: Path) -> None:
-    """CF-4, CF-6: `python -m minagent conformance` prints one Markdown row per selected rule and writes
-    the JSON report; exit status 0 when every difference is expected."""
+    """CF-4, CF-6: `python -m minagent conformance` prints one Markdown row per selected
+    rule and writes the JSON report; exit status 0 when every difference is expected."""
     out = tmp_path / "report.json"
-    done = python_m_minagent("conformance", "--adapter", "minagent", "--rules", "MW-T*,LP-T1", "--json", str(out))
+    done = python_m_minagent(
+        "conformance",
+        "--adapter",
+        "minagent",
+        "--rules",
+        "MW-T*,LP-T1",
+        "--json",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     rows = re.findall(r"^\| ([A-Z]{2}-[A-Z]?\d+) \| (\w[\w ]*) \|", done.stdout, re.M)
     assert rows == [("LP-T1", "holds")] + [(f"MW-T{n}", "holds") for n in range(1, 8)]
@@ -201,16 +250,26 @@ def test_the_command_prints_a_row_per_rule_and_writes_json(tmp_path: Path) -> No
 
 
 def test_the_command_fails_on_an_unexpected_difference() -> None:
-    """CF-4: a difference the adapter does not expect is exit status 1, shown as unexpected."""
-    done = python_m_minagent("conformance", "--adapter", "broken", "--rules", "LP-3", "--examples", "0")
+    """CF-4: a difference the adapter does not expect is exit status 1, shown as
+    unexpected."""
+    done = python_m_minagent(
+        "conformance", "--adapter", "broken", "--rules", "LP-3", "--examples", "0"
+    )
     assert done.returncode == 1
     assert "| LP-3 | **differs (unexpected)** |" in done.stdout
 
 
 def test_the_command_runs_upstreams_adapter_from_a_checkout() -> None:
-    """CF-4, CF-7: the upstream adapter loads by module:factory; its differences are expected (exit 0)."""
+    """CF-4, CF-7: the upstream adapter loads by module:factory; its differences are
+    expected (exit 0)."""
     done = python_m_minagent(
-        "conformance", "--adapter", "tests.conformance.upstream_adapter:adapter", "--rules", "MW-*", "--examples", "2"
+        "conformance",
+        "--adapter",
+        "tests.conformance.upstream_adapter:adapter",
+        "--rules",
+        "MW-*",
+        "--examples",
+        "2",
     )
     assert done.returncode == 0, done.stderr
     assert "| MW-6 | differs | " in done.stdout
@@ -221,15 +280,22 @@ def test_the_command_runs_upstreams_adapter_from_a_checkout() -> None:
     ("args", "message"),
     [
         (["--adapter", "no_such_module:adapter"], "cannot load no_such_module:adapter"),
-        (["--adapter", "minagent.conformance.flow:World"], "flow:World() failed: TypeError"),
+        (
+            ["--adapter", "minagent.conformance.flow:World"],
+            "flow:World() failed: TypeError",
+        ),
         (["--adapter", "minagent.conformance.flow:FEATURES"], "is not an adapter"),
         (["--adapter", "minagent.conformance.flow"], "must be module:factory"),
-        (["--adapter", "minagent", "--rules", "XX-*"], "no scenario checks a rule matching"),
+        (
+            ["--adapter", "minagent", "--rules", "XX-*"],
+            "no scenario checks a rule matching",
+        ),
         (["--adapter", "minagent", "--examples", "-1"], "--examples must be >= 0"),
     ],
 )
 def test_usage_errors_exit_2(args: list[str], message: str) -> None:
-    """CF-4: an adapter that cannot be loaded, a pattern no scenario matches, a negative example count."""
+    """CF-4: an adapter that cannot be loaded, a pattern no scenario matches, a negative
+    example count."""
     out, err = io.StringIO(), io.StringIO()
     from minagent.cli import main
 
@@ -250,7 +316,8 @@ class _Terminal(io.StringIO):
 
 
 def test_progress_goes_to_a_terminal_only(tmp_path: Path) -> None:
-    """CF-4: progress is written to stderr when it is a terminal, and erased at the end."""
+    """CF-4: progress is written to stderr when it is a terminal, and erased at the
+    end."""
     out, err = io.StringIO(), _Terminal()
     assert command("minagent", rules="LP-T1,LP-T2", out=out, err=err) == 0
     assert "[1/4] LP-T1 answered, room (non-streaming)" in err.getvalue()
@@ -259,8 +326,8 @@ def test_progress_goes_to_a_terminal_only(tmp_path: Path) -> None:
 
 
 def test_expected_differences_pass_and_stale_ones_are_listed() -> None:
-    """CF-4, CF-6: an adapter that expects its differences exits 0; an expected difference that did
-    not occur is listed as stale."""
+    """CF-4, CF-6: an adapter that expects its differences exits 0; an expected
+    difference that did not occur is listed as stale."""
     report = asyncio.run(run_report(Expecting(), examples=2))
     assert report.unexpected == []
     assert report.stale == ["MW-T1"]
@@ -269,33 +336,54 @@ def test_expected_differences_pass_and_stale_ones_are_listed() -> None:
 
 
 def test_load_adapter_takes_an_instance_a_factory_or_an_alias() -> None:
-    """CF-4: ``module:attribute`` names an adapter or a callable returning one; aliases name the shipped."""
+    """CF-4: ``module:attribute`` names an adapter or a callable returning one; aliases
+    name the shipped."""
     assert load_adapter("minagent").name == "minagent"
-    assert isinstance(load_adapter("minagent.conformance.flow_minagent:MinagentAdapter"), MinagentAdapter)
+    assert isinstance(
+        load_adapter("minagent.conformance.flow_minagent:MinagentAdapter"),
+        MinagentAdapter,
+    )
     assert load_adapter("broken").name.startswith("broken minagent")
     assert isinstance(Report, type)
 
 
 def test_render_shows_neutral_messages_compactly() -> None:
-    """CF-4: the Markdown report shows messages as role: contents, everything else as JSON."""
-    from minagent.conformance.flow import approval_request, approval_response, call, message, result, text
+    """CF-4: the Markdown report shows messages as role: contents, everything else as
+    JSON."""
+    from minagent.conformance.flow import (
+        approval_request,
+        approval_response,
+        call,
+        message,
+        result,
+        text,
+    )
 
     messages = [
-        message("assistant", [text("hi"), call("c1", "f", {"a": 1}, user_input_request=True)]),
-        message("tool", [result("c1", "boom", error=True), approval_request("r1", "c1", "f")]),
+        message(
+            "assistant",
+            [text("hi"), call("c1", "f", {"a": 1}, user_input_request=True)],
+        ),
+        message(
+            "tool",
+            [result("c1", "boom", error=True), approval_request("r1", "c1", "f")],
+        ),
         message("user", [approval_response("r1", False), {"type": "usage"}]),
     ]
     assert render(messages) == (
         'assistant: "hi", call c1 f({"a": 1}) (user input) · tool: c1→"boom" (error), approve? c1 f [id r1]'
         " · user: rejected r1, usage"
     )
-    assert render([messages[:1], []]) == '[assistant: "hi", call c1 f({"a": 1}) (user input)] ; [(none)]'
+    assert (
+        render([messages[:1], []])
+        == '[assistant: "hi", call c1 f({"a": 1}) (user input)] ; [(none)]'
+    )
     assert render({"n": 1}) == '{"n": 1}'
 
 
 def test_a_middleware_description_runs_the_same_on_every_adapter() -> None:
-    """CF-1: the world runs a neutral middleware's description: its events, and ``only`` limiting a
-    function middleware to one tool's calls."""
+    """CF-1: the world runs a neutral middleware's description: its events, and ``only``
+    limiting a function middleware to one tool's calls."""
     world = World(Plan(script=()), stream=False)
     calls: list[str] = []
 
@@ -306,19 +394,30 @@ def test_a_middleware_description_runs_the_same_on_every_adapter() -> None:
     async def call_next() -> None:
         calls.append("next")
 
-    asyncio.run(world.middleware(Mw("M", "function", only="g"), Ops(), call_next, tool="f"))
+    asyncio.run(
+        world.middleware(Mw("M", "function", only="g"), Ops(), call_next, tool="f")
+    )
     assert world.events == []
     assert calls == ["next"]
-    spec = Mw("M", "chat", option=("temperature", 1), add_message="x", result="r", when="before", calls=2)
+    spec = Mw(
+        "M",
+        "chat",
+        option=("temperature", 1),
+        add_message="x",
+        result="r",
+        when="before",
+        calls=2,
+    )
     asyncio.run(world.middleware(spec, Ops(), call_next))
     assert world.events == ["M>", "M<"]
     assert calls == ["next", "set_option", "add_message", "set_result", "next", "next"]
 
 
 def test_the_world_refuses_what_the_adapter_did_not_give_it() -> None:
-    """CF-1: the world fails loudly when a plan needs what the adapter did not provide (an inbox, a
-    way to append), when the model is called beyond the script, and when a scripted answer fails;
-    a tool waiting for another that never starts says so in its result."""
+    """CF-1: the world fails loudly when a plan needs what the adapter did not provide
+    (an inbox, a way to append), when the model is called beyond the script, and when a
+    scripted answer fails; a tool waiting for another that never starts says so in its
+    result."""
     from minagent.conformance.flow import ModelFailure, ScriptExhausted, Tool
 
     tools = (Tool("a", append="x"), Tool("w", wait_for="never"))

@@ -1,19 +1,21 @@
-"""The flow kit's adapter for the upstream framework, `agent-framework-core` 1.23.0 (spec/conformance.md CF-7).
+"""The flow kit's adapter for the upstream framework, `agent-framework-core` 1.23.0
+(spec/conformance.md CF-7).
 
-A test-only adapter (``minagent/`` never imports ``agent_framework``; requirements-test.txt pins
-it). Run it with
+A test-only adapter (``minagent/`` never imports ``agent_framework``;
+requirements-test.txt pins it). Run it with
 
     python -m minagent conformance --adapter tests.conformance.upstream_adapter:adapter
 
-It is written the way upstream's samples and tests write code: a chat client composed like the
-shipped ones (``FunctionInvocationLayer``, ``ChatMiddlewareLayer``, ``ChatTelemetryLayer``,
-``BaseChatClient``) whose one hook ``_inner_get_response`` asks the kit's world for the answer;
-decorated function middleware; ``FunctionTool`` with a JSON schema; a ``ContextProvider``
-subclass; and, for the inbox, upstream's own mid-run injection (``enqueue_messages`` on the
-run's session, drained by ``MessageInjectionMiddleware``).
+It is written the way upstream's samples and tests write code: a chat client composed
+like the shipped ones (``FunctionInvocationLayer``, ``ChatMiddlewareLayer``,
+``ChatTelemetryLayer``, ``BaseChatClient``) whose one hook ``_inner_get_response`` asks
+the kit's world for the answer; decorated function middleware; ``FunctionTool`` with a
+JSON schema; a ``ContextProvider`` subclass; and, for the inbox, upstream's own mid-run
+injection (``enqueue_messages`` on the run's session, drained by
+``MessageInjectionMiddleware``).
 
-``EXPECTED`` lists every rule upstream does not hold and the decision of spec/decisions.md that
-explains it; ``NOTES`` says why a feature is missing.
+``EXPECTED`` lists every rule upstream does not hold and the decision of
+spec/decisions.md that explains it; ``NOTES`` says why a feature is missing.
 """
 
 from __future__ import annotations
@@ -118,10 +120,16 @@ def neutral_content(content: Content) -> dict[str, Any]:
             user_input_request=bool(getattr(content, "user_input_request", False)),
         )
     if kind == "function_result":
-        return result(content.call_id or "", content.result, error=content.exception is not None)
+        return result(
+            content.call_id or "", content.result, error=content.exception is not None
+        )
     if kind == "function_approval_request":
         fc = content.function_call
-        return approval_request(content.id or "", fc.call_id or "" if fc else "", fc.name or "" if fc else "")
+        return approval_request(
+            content.id or "",
+            fc.call_id or "" if fc else "",
+            fc.name or "" if fc else "",
+        )
     if kind == "function_approval_response":
         return approval_response(content.id or "", bool(content.approved))
     return {"type": kind}
@@ -132,16 +140,23 @@ def neutral_message(m: Message) -> dict[str, Any]:
 
 
 def neutral_update(u: Any) -> dict[str, Any]:
-    return message(u.role or "", [neutral_content(c) for c in u.contents if c.type != "usage"])
+    return message(
+        u.role or "", [neutral_content(c) for c in u.contents if c.type != "usage"]
+    )
 
 
 def neutral_options(options: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "tool_choice" in options:
         choice = options["tool_choice"]
-        out["tool_choice"] = choice.get("mode") if isinstance(choice, Mapping) else choice
+        out["tool_choice"] = (
+            choice.get("mode") if isinstance(choice, Mapping) else choice
+        )
     if options.get("tools"):
-        out["tools"] = [t.get("name") if isinstance(t, Mapping) else getattr(t, "name", None) for t in options["tools"]]
+        out["tools"] = [
+            t.get("name") if isinstance(t, Mapping) else getattr(t, "name", None)
+            for t in options["tools"]
+        ]
     for key in ("instructions", "temperature", "metadata", "conversation_id"):
         if options.get(key) is not None:
             out[key] = options[key]
@@ -151,14 +166,20 @@ def neutral_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _usage(usage: tuple[int, int] | None) -> dict[str, int] | None:
-    return None if usage is None else {"input_token_count": usage[0], "output_token_count": usage[1]}
+    return (
+        None
+        if usage is None
+        else {"input_token_count": usage[0], "output_token_count": usage[1]}
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # The scripted model
 
 
-class ScriptedModel(FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryLayer, BaseChatClient):  # type: ignore[misc]
+class ScriptedModel(
+    FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryLayer, BaseChatClient
+):  # type: ignore[misc]
     OTEL_PROVIDER_NAME = "scripted"
 
     def __init__(self, world: World) -> None:
@@ -166,18 +187,31 @@ class ScriptedModel(FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryL
         super().__init__(function_invocation_configuration=config or None)
         self.world = world
 
-    def _answer(self, messages: Sequence[Message], options: Mapping[str, Any]) -> Answer:
-        return self.world.answer([neutral_message(m) for m in messages], neutral_options(options))
+    def _answer(
+        self, messages: Sequence[Message], options: Mapping[str, Any]
+    ) -> Answer:
+        return self.world.answer(
+            [neutral_message(m) for m in messages], neutral_options(options)
+        )
 
-    def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+    def _inner_get_response(
+        self, *, messages: Any, stream: bool, options: Any, **kwargs: Any
+    ) -> Any:
         if stream:
-            return ResponseStream(self._stream(messages, options), finalizer=ChatResponse.from_updates)
+            return ResponseStream(
+                self._stream(messages, options), finalizer=ChatResponse.from_updates
+            )
         return self._respond(messages, options)
 
-    async def _respond(self, messages: Sequence[Message], options: Mapping[str, Any]) -> ChatResponse:
+    async def _respond(
+        self, messages: Sequence[Message], options: Mapping[str, Any]
+    ) -> ChatResponse:
         answer = self._answer(messages, options)
         contents = [Content.from_text(answer.text)] if answer.text else []
-        contents += [Content.from_function_call(c.call_id, c.name, arguments=c.arguments_json) for c in answer.calls]
+        contents += [
+            Content.from_function_call(c.call_id, c.name, arguments=c.arguments_json)
+            for c in answer.calls
+        ]
         return ChatResponse(
             messages=[Message("assistant", contents)],
             usage_details=_usage(answer.usage),
@@ -196,10 +230,16 @@ class ScriptedModel(FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryL
             else:
                 contents = [
                     Content.from_function_call(
-                        chunk["call_id"] or "", chunk["name"] or "", arguments=chunk["arguments"]
+                        chunk["call_id"] or "",
+                        chunk["name"] or "",
+                        arguments=chunk["arguments"],
                     )
                 ]
-            yield ChatResponseUpdate(role="assistant", contents=contents, conversation_id=answer.conversation_id)
+            yield ChatResponseUpdate(
+                role="assistant",
+                contents=contents,
+                conversation_id=answer.conversation_id,
+            )
 
 
 # --------------------------------------------------------------------------------------------
@@ -213,12 +253,16 @@ async def _one(update: Any) -> AsyncIterator[Any]:
 def _value(context: Any, value: str) -> Any:
     if isinstance(context, AgentContext):
         if context.stream:
-            update = AgentResponseUpdate(role="assistant", contents=[Content.from_text(value)])
+            update = AgentResponseUpdate(
+                role="assistant", contents=[Content.from_text(value)]
+            )
             return ResponseStream(_one(update), finalizer=AgentResponse.from_updates)
         return AgentResponse(messages=[Message("assistant", [value])])
     if isinstance(context, ChatContext):
         if context.stream:
-            update = ChatResponseUpdate(role="assistant", contents=[Content.from_text(value)])
+            update = ChatResponseUpdate(
+                role="assistant", contents=[Content.from_text(value)]
+            )
             return ResponseStream(_one(update), finalizer=ChatResponse.from_updates)
         return ChatResponse(messages=[Message("assistant", [value])])
     return value
@@ -232,7 +276,9 @@ class Ops:
         self.context.result = _value(self.context, value)
 
     def terminate(self, value: str | None) -> NoReturn:
-        raise MiddlewareTermination(result=None if value is None else _value(self.context, value))
+        raise MiddlewareTermination(
+            result=None if value is None else _value(self.context, value)
+        )
 
     def set_option(self, key: str, value: Any) -> None:
         self.context.options = {**(self.context.options or {}), key: value}
@@ -264,8 +310,12 @@ def build_middleware(world: World, spec: Mw) -> Any:
         return chat_layer
 
     @function_middleware
-    async def function_layer(context: FunctionInvocationContext, call_next: Any) -> None:
-        await world.middleware(spec, Ops(context), call_next, tool=context.function.name)
+    async def function_layer(
+        context: FunctionInvocationContext, call_next: Any
+    ) -> None:
+        await world.middleware(
+            spec, Ops(context), call_next, tool=context.function.name
+        )
 
     return function_layer
 
@@ -289,16 +339,24 @@ class PlanProvider(ContextProvider):  # type: ignore[misc]
         self.world = world
         self.spec = spec
 
-    async def before_run(self, *, agent: Any, session: Any, context: Any, state: Any) -> None:
+    async def before_run(
+        self, *, agent: Any, session: Any, context: Any, state: Any
+    ) -> None:
         self.world.provider(self.spec, "before")
         if self.spec.instructions:
             context.extend_instructions(self.spec.name, self.spec.instructions)
         if self.spec.messages:
-            context.extend_messages(self.spec.name, [Message("user", [m]) for m in self.spec.messages])
+            context.extend_messages(
+                self.spec.name, [Message("user", [m]) for m in self.spec.messages]
+            )
         if self.spec.tools:
-            context.extend_tools(self.spec.name, [build_tool(self.world, t) for t in self.spec.tools])
+            context.extend_tools(
+                self.spec.name, [build_tool(self.world, t) for t in self.spec.tools]
+            )
 
-    async def after_run(self, *, agent: Any, session: Any, context: Any, state: Any) -> None:
+    async def after_run(
+        self, *, agent: Any, session: Any, context: Any, state: Any
+    ) -> None:
         self.world.provider(self.spec, "after")
 
 
@@ -344,7 +402,9 @@ class UpstreamAdapter:
         self, world: World, agent: Any, session: Any, turn: Turn, previous: Any
     ) -> tuple[TurnResult, Any]:
         if session is not None:
-            world.bind_inbox(lambda value: enqueue_messages(session, [Message("user", [value])]))
+            world.bind_inbox(
+                lambda value: enqueue_messages(session, [Message("user", [value])])
+            )
         kwargs: dict[str, Any] = {
             "session": session,
             "options": dict(turn.options) or None,
@@ -364,10 +424,16 @@ class UpstreamAdapter:
             else:
                 response = await agent.run(messages, **kwargs)
             if not isinstance(response, AgentResponse):
-                raise TypeError(f"the run's response is {response!r}, not an AgentResponse")
+                raise TypeError(
+                    f"the run's response is {response!r}, not an AgentResponse"
+                )
             out.messages = [neutral_message(m) for m in response.messages]
             usage = response.usage_details or {}
-            out.usage = (usage.get("input_token_count"), usage.get("output_token_count")) if usage else None
+            out.usage = (
+                (usage.get("input_token_count"), usage.get("output_token_count"))
+                if usage
+                else None
+            )
             if turn.options.get("response_format") is not None:
                 out.value = response.value
         except Exception as exc:
@@ -383,8 +449,14 @@ def _input(turn: Turn, previous: Any) -> list[Message]:
     for item in turn.input:
         if isinstance(item, Approval):
             requests = [] if previous is None else previous.user_input_requests
-            request = next(r for r in requests if r.function_call and r.function_call.call_id == item.call_id)
-            messages.append(Message("user", [request.to_function_approval_response(item.approved)]))
+            request = next(
+                r
+                for r in requests
+                if r.function_call and r.function_call.call_id == item.call_id
+            )
+            messages.append(
+                Message("user", [request.to_function_approval_response(item.approved)])
+            )
         else:
             messages.append(Message("user", [item]))
     return messages

@@ -1,26 +1,31 @@
-"""A durable agent run in a process of its own, for the crash, approval and worker tests (spec/dbos.md).
+"""A durable agent run in a process of its own, for the crash, approval and worker tests
+(spec/dbos.md).
 
     python -m tests.dbos._app run WID [--stream] [--session] [--approval]  start a run, print its response
     python -m tests.dbos._app recover WID [--stream] [--session] DBOS.launch(), print the recovered response
     python -m tests.dbos._app approve WID CALL_ID yes|no         answer from a process with a DBOSClient only
     python -m tests.dbos._app cancel WID                         cancel from a process with a DBOSClient only
     python -m tests.dbos._app worker                             take runs from the queue until killed; when a
-                                                                 file "takeover" beside COUNTS names executors,
-                                                                 recover their pending runs
+                                                                 file "takeover" beside
+                                                                 COUNTS names executors,
+                                                                 recover their pending
+                                                                 runs
 
-The environment says where: ``DBOS_URL`` (the system database), ``COUNTS`` (a file every model call
-and tool execution appends a line to), ``CRASH`` (where this process kills itself with SIGKILL:
-``model:N`` inside the N-th model round, ``tool:NAME`` inside that tool, ``between:N`` after the
-steps before model round N completed and before it starts, ``session`` inside the session store's
-``set`` after it wrote, ``history`` inside the history provider's save after it wrote), ``STORE`` (a
-SQLite session store), ``HISTORY`` (the agent's history provider: ``sqlite:PATH``, or
-``redis:URL`` on the key prefix ``minagent-tests:``, logging each save's run key and how many
-messages it appended), ``EXECUTOR`` (the DBOS executor id, added
-to every line logged), ``SLOW`` (seconds ``add`` sleeps), ``CONCURRENCY`` (a worker's runs at once).
+The environment says where: ``DBOS_URL`` (the system database), ``COUNTS`` (a file every
+model call and tool execution appends a line to), ``CRASH`` (where this process kills
+itself with SIGKILL:
+``model:N`` inside the N-th model round, ``tool:NAME`` inside that tool, ``between:N``
+after the steps before model round N completed and before it starts, ``session`` inside
+the session store's ``set`` after it wrote, ``history`` inside the history provider's
+save after it wrote), ``STORE`` (a SQLite session store), ``HISTORY`` (the agent's
+history provider: ``sqlite:PATH``, or ``redis:URL`` on the key prefix
+``minagent-tests:``, logging each save's run key and how many messages it appended),
+``EXECUTOR`` (the DBOS executor id, added to every line logged), ``SLOW`` (seconds
+``add`` sleeps), ``CONCURRENCY`` (a worker's runs at once).
 
-The model is a function of the request: round N (the number of tool messages it received so
-far) asks for the tools of that round, then answers; each answer's message id is new (random) and
-logged, so a test sees which process made which call.
+The model is a function of the request: round N (the number of tool messages it received
+so far) asks for the tools of that round, then answers; each answer's message id is new
+(random) and logged, so a test sees which process made which call.
 """
 
 from __future__ import annotations
@@ -37,7 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from dbos import DBOS, DBOSClient
-from minagent_dbos import DurableAgent, approve, cancel, idempotency_key, recover, result
+from minagent_dbos import (
+    DurableAgent,
+    approve,
+    cancel,
+    idempotency_key,
+    recover,
+    result,
+)
 
 from minagent import (
     Agent,
@@ -70,7 +82,9 @@ def log(line: str) -> None:
 def crash_if(point: str) -> None:
     if os.environ.get("CRASH") == point:
         if point.startswith("tool:"):
-            time.sleep(0.5)  # the other call of the batch finishes its step: this one is the step running
+            # the other call of the batch finishes its step: this one is the step
+            # running
+            time.sleep(0.5)
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -79,7 +93,8 @@ def rounds(messages: list[Message]) -> int:
 
 
 class RoundsClient(BaseChatClient):
-    """Round 0: add and charge (concurrently); round 1: add again; round 2: the answer."""
+    """Round 0: add and charge (concurrently); round 1: add again; round 2: the
+    answer."""
 
     def answer(self, messages: list[Message]) -> ChatResponse:
         n = rounds(messages)
@@ -88,19 +103,40 @@ class RoundsClient(BaseChatClient):
         crash_if(f"model:{n}")
         if n == 0:
             contents = [
-                Content.from_function_call("c-add", "add", json.dumps({"a": 1, "b": 2})),
-                Content.from_function_call("c-charge", "charge", json.dumps({"amount": 5})),
+                Content.from_function_call(
+                    "c-add", "add", json.dumps({"a": 1, "b": 2})
+                ),
+                Content.from_function_call(
+                    "c-charge", "charge", json.dumps({"amount": 5})
+                ),
             ]
         elif n == 1:
-            contents = [Content.from_function_call("c-add2", "add", json.dumps({"a": 3, "b": 3}))]
+            contents = [
+                Content.from_function_call(
+                    "c-add2", "add", json.dumps({"a": 3, "b": 3})
+                )
+            ]
         elif n == 2 and "needs-approval" in (messages[0].text or ""):
-            contents = [Content.from_function_call("c-refund", "refund", json.dumps({"amount": 5}))]
+            contents = [
+                Content.from_function_call(
+                    "c-refund", "refund", json.dumps({"amount": 5})
+                )
+            ]
         else:
-            results = [str(c.result) for m in messages for c in m.contents if c.type == "function_result"]
+            results = [
+                str(c.result)
+                for m in messages
+                for c in m.contents
+                if c.type == "function_result"
+            ]
             contents = [Content.from_text(f"done: {', '.join(results)}")]
-        return ChatResponse([Message("assistant", contents, message_id=message_id)], model="rounds")
+        return ChatResponse(
+            [Message("assistant", contents, message_id=message_id)], model="rounds"
+        )
 
-    async def _inner_get_response(self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any) -> Any:
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> Any:
         return self.answer(messages)
 
     async def _inner_get_streaming_response(
@@ -112,9 +148,15 @@ class RoundsClient(BaseChatClient):
             if content.type == "text" and content.text:
                 half = len(content.text) // 2
                 for part in (content.text[:half], content.text[half:]):
-                    yield ChatResponseUpdate([Content.from_text(part)], "assistant", message_id=message.message_id)
+                    yield ChatResponseUpdate(
+                        [Content.from_text(part)],
+                        "assistant",
+                        message_id=message.message_id,
+                    )
             else:
-                yield ChatResponseUpdate([content], "assistant", message_id=message.message_id)
+                yield ChatResponseUpdate(
+                    [content], "assistant", message_id=message.message_id
+                )
 
 
 @tool
@@ -156,9 +198,12 @@ class CrashingStore(SQLiteSessionStore):
 
 
 class CountedSaves:
-    """A history provider's saves logged: ``history save APPENDED RUN_KEY`` (DU-13, DU-18)."""
+    """A history provider's saves logged: ``history save APPENDED RUN_KEY`` (DU-13,
+    DU-18)."""
 
-    async def save_messages(self, session_id: Any, messages: Any, *, state: Any = None, **kwargs: Any) -> None:
+    async def save_messages(
+        self, session_id: Any, messages: Any, *, state: Any = None, **kwargs: Any
+    ) -> None:
         before = len(await self.get_messages(session_id))  # type: ignore[attr-defined]
         await super().save_messages(session_id, messages, state=state, **kwargs)  # type: ignore[misc]
         appended = len(await self.get_messages(session_id)) - before  # type: ignore[attr-defined]
@@ -192,12 +237,20 @@ def history() -> list[Any]:
 
 
 def configure() -> DurableAgent:
-    config: Any = {"name": APP, "system_database_url": os.environ["DBOS_URL"], "log_level": "ERROR"}
+    config: Any = {
+        "name": APP,
+        "system_database_url": os.environ["DBOS_URL"],
+        "log_level": "ERROR",
+    }
     if os.environ.get("EXECUTOR"):
         config["executor_id"] = os.environ["EXECUTOR"]
     DBOS(config=config)
     agent = Agent(
-        RoundsClient(), tools=[add, charge, refund], middleware=[between], name="rounds", context_providers=history()
+        RoundsClient(),
+        tools=[add, charge, refund],
+        middleware=[between],
+        name="rounds",
+        context_providers=history(),
     )
     store = CrashingStore(os.environ["STORE"]) if os.environ.get("STORE") else None
     durable = DurableAgent(agent, name="rounds", sessions=store)
@@ -209,11 +262,17 @@ def emit(kind: str, data: Any) -> None:
     print(json.dumps({kind: data}), flush=True)
 
 
-async def start(durable: DurableAgent, wid: str, stream: bool, with_session: bool) -> None:
+async def start(
+    durable: DurableAgent, wid: str, stream: bool, with_session: bool
+) -> None:
     store = durable.sessions
     session = None
     if with_session:
-        session = await store.get("s1") if store is not None else AgentSession(session_id="s1")
+        session = (
+            await store.get("s1")
+            if store is not None
+            else AgentSession(session_id="s1")
+        )
         assert session is not None, "the test stores session s1 first"
     text = "sum it needs-approval" if "--approval" in sys.argv else "sum it"
     if stream:
@@ -228,10 +287,14 @@ async def start(durable: DurableAgent, wid: str, stream: bool, with_session: boo
         emit("session", session.to_dict())
 
 
-async def finish(durable: DurableAgent, wid: str, stream: bool, with_session: bool) -> None:
-    session = AgentSession(session_id="s1") if with_session else None  # takes the recorded state (DU-13)
+async def finish(
+    durable: DurableAgent, wid: str, stream: bool, with_session: bool
+) -> None:
+    # takes the recorded state (DU-13)
+    session = AgentSession(session_id="s1") if with_session else None
     if stream:
-        attached = durable.attach(wid, session=session)  # before launch: the recovered run is seen whole (DU-9)
+        # before launch: the recovered run is seen whole (DU-9)
+        attached = durable.attach(wid, session=session)
         DBOS.launch()
         async for update in attached:
             emit("update", update.to_dict())
@@ -254,7 +317,8 @@ def ordered(order: Path) -> list[str]:
 
 
 async def take_over(order: Path) -> None:
-    """A worker: when the file ``order`` names dead executors, run their pending runs here (DU-14)."""
+    """A worker: when the file ``order`` names dead executors, run their pending runs
+    here (DU-14)."""
     while True:
         dead = await asyncio.to_thread(ordered, order)
         if dead:
@@ -283,7 +347,9 @@ async def main(argv: list[str]) -> None:
             await finish(durable, argv[1], "--stream" in argv, "--session" in argv)
         elif command == "worker":
             DBOS.launch()
-            await DBOS.register_queue_async(QUEUE, worker_concurrency=int(os.environ.get("CONCURRENCY", "4")))
+            await DBOS.register_queue_async(
+                QUEUE, worker_concurrency=int(os.environ.get("CONCURRENCY", "4"))
+            )
             print("ready", flush=True)
             await take_over(Path(os.environ["COUNTS"]).with_name("takeover"))
     finally:

@@ -1,6 +1,7 @@
-"""A real PostgreSQL server for the tests (spec/dbos.md DU-15): Debian's ``postgresql`` package,
-initialised in a temporary directory and started on a free port as an unprivileged user (as root,
-the ``postgres`` user the package creates: the server refuses to run as root), then stopped."""
+"""A real PostgreSQL server for the tests (spec/dbos.md DU-15): Debian's ``postgresql``
+package, initialised in a temporary directory and started on a free port as an
+unprivileged user (as root, the ``postgres`` user the package creates: the server
+refuses to run as root), then stopped."""
 
 from __future__ import annotations
 
@@ -16,18 +17,24 @@ from pathlib import Path
 
 
 def binaries() -> Path | None:
-    """The directory of ``initdb`` and ``pg_ctl``: on PATH, or Debian's /usr/lib/postgresql/N/bin."""
+    """The directory of ``initdb`` and ``pg_ctl``: on PATH, or Debian's
+    /usr/lib/postgresql/N/bin."""
     found = shutil.which("initdb")
     if found is not None and shutil.which("pg_ctl") is not None:
         return Path(found).resolve().parent
-    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
+    versions = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(p.split("/")[4]),
+    )
     return Path(versions[-1]).parent if versions else None
 
 
 def missing() -> str | None:
     """Why no server can be started here, or None."""
     if binaries() is None:
-        return "needs PostgreSQL's server programs (Debian: apt-get install -y postgresql)"
+        return (
+            "needs PostgreSQL's server programs (Debian: apt-get install -y postgresql)"
+        )
     if os.geteuid() == 0:
         try:
             pwd.getpwnam("postgres")
@@ -37,7 +44,8 @@ def missing() -> str | None:
 
 
 class PostgresServer:
-    """One server in a directory of its own; ``url`` is a database for DBOS to create and use."""
+    """One server in a directory of its own; ``url`` is a database for DBOS to create
+    and use."""
 
     def __init__(self, *, fsync: bool = False) -> None:
         bin_dir = binaries()
@@ -47,23 +55,39 @@ class PostgresServer:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
-        self.user: pwd.struct_passwd | None = pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+        self.user: pwd.struct_passwd | None = (
+            pwd.getpwnam("postgres") if os.geteuid() == 0 else None
+        )
         self.started = False
-        self.fsync = fsync  # off for the tests (speed); on for the benchmark (what a deployment has)
+        # off for the tests (speed); on for the benchmark (what a deployment has)
+        self.fsync = fsync
 
     @property
     def url(self) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/minagent_tests"
 
     def _as_user(self, *command: str) -> list[str]:
-        return ["runuser", "-u", "postgres", "--", *command] if self.user is not None else list(command)
+        return (
+            ["runuser", "-u", "postgres", "--", *command]
+            if self.user is not None
+            else list(command)
+        )
 
     def start(self) -> None:
         data = self.directory / "data"
         if self.user is not None:
             os.chown(self.directory, self.user.pw_uid, self.user.pw_gid)
         subprocess.run(
-            self._as_user(str(self.bin / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8"),
+            self._as_user(
+                str(self.bin / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "-E",
+                "UTF8",
+            ),
             check=True,
             capture_output=True,
         )
@@ -99,7 +123,15 @@ class PostgresServer:
     def stop(self) -> None:
         if self.started:
             subprocess.run(
-                self._as_user(str(self.bin / "pg_ctl"), "-D", str(self.directory / "data"), "-m", "fast", "-w", "stop"),
+                self._as_user(
+                    str(self.bin / "pg_ctl"),
+                    "-D",
+                    str(self.directory / "data"),
+                    "-m",
+                    "fast",
+                    "-w",
+                    "stop",
+                ),
                 check=True,
                 capture_output=True,
                 timeout=120,

@@ -1,8 +1,8 @@
 """Durable runs in one process, on DBOS with a SQLite system database (spec/dbos.md).
 
-Replays are made in-process with ``DBOS.fork_workflow``: a fork re-executes the workflow with the
-recorded results of the steps before ``start_step``, exactly as a recovery after a crash does (the
-tests with real crashes are in test_dbos_crash.py).
+Replays are made in-process with ``DBOS.fork_workflow``: a fork re-executes the workflow
+with the recorded results of the steps before ``start_step``, exactly as a recovery
+after a crash does (the tests with real crashes are in test_dbos_crash.py).
 """
 
 from __future__ import annotations
@@ -88,7 +88,9 @@ async def plain_run(agent: Any, messages: Any, stream: bool, **kwargs: Any) -> A
 
 
 async def steps_of(workflow_id: str) -> list[str]:
-    return [s["function_name"] for s in await DBOS.list_workflow_steps_async(workflow_id)]
+    return [
+        s["function_name"] for s in await DBOS.list_workflow_steps_async(workflow_id)
+    ]
 
 
 executed: list[str] = []
@@ -124,14 +126,18 @@ def refund(amount: int) -> str:
 
 def two_rounds() -> list[Any]:
     return [
-        [call("add", {"a": 1, "b": 2}, call_id="c1"), call("shout", {"text": "hi"}, call_id="c2")],
+        [
+            call("add", {"a": 1, "b": 2}, call_id="c1"),
+            call("shout", {"text": "hi"}, call_id="c2"),
+        ],
         [call("add", {"a": 3, "b": 4}, call_id="c3")],
         "all done",
     ]
 
 
 class TestWorkflow:
-    """DU-1, DU-2, DU-3, DU-4: a run is a workflow; every model call and tool call is one step."""
+    """DU-1, DU-2, DU-3, DU-4: a run is a workflow; every model call and tool call is
+    one step."""
 
     @pytest.mark.parametrize("stream", MODES)
     async def test_steps_and_result(self, app: Path, stream: bool) -> None:
@@ -142,16 +148,32 @@ class TestWorkflow:
         executed.clear()
         response = await run(durable, "go", stream, workflow_id="w1")
         assert response.text == "all done"
-        assert [m.role for m in response.messages] == ["assistant", "tool", "assistant", "tool", "assistant"]
+        assert [m.role for m in response.messages] == [
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
         assert response.agent_id == agent.id
         assert sorted(executed) == ["add 1 2", "add 3 4", "shout hi"]
         tool_add, tool_shout = f"{TOOL_STEP}:add", f"{TOOL_STEP}:shout"
-        assert await steps_of("w1") == [MODEL_STEP, tool_add, tool_shout, MODEL_STEP, tool_add, MODEL_STEP]
-        stored = await result("w1")  # DU-2: the recorded result, restored with from_dict
+        assert await steps_of("w1") == [
+            MODEL_STEP,
+            tool_add,
+            tool_shout,
+            MODEL_STEP,
+            tool_add,
+            MODEL_STEP,
+        ]
+        # DU-2: the recorded result, restored with from_dict
+        stored = await result("w1")
         assert stored.to_dict() == response.to_dict()
 
     @pytest.mark.parametrize("stream", MODES)
-    async def test_a_finished_workflow_id_gives_its_recorded_response(self, app: Path, stream: bool) -> None:
+    async def test_a_finished_workflow_id_gives_its_recorded_response(
+        self, app: Path, stream: bool
+    ) -> None:
         client = ScriptedChatClient(["only once"])
         durable = DurableAgent(Agent(client), name="once")
         DBOS.launch()
@@ -165,9 +187,15 @@ class TestWorkflow:
         durable = DurableAgent(Agent(client), name="lazy")
         DBOS.launch()
         stream = durable.run("hi", stream=True, workflow_id="never")
-        assert await DBOS.get_workflow_status_async("never") is None  # nothing before the first use
+        # nothing before the first use
+        assert await DBOS.get_workflow_status_async("never") is None
         await stream.aclose()
-        for bad in ({"tools": [add]}, {"middleware": []}, {"inbox": None}, {"thread": None}):
+        for bad in (
+            {"tools": [add]},
+            {"middleware": []},
+            {"inbox": None},
+            {"thread": None},
+        ):
             with pytest.raises(TypeError, match="recorded"):
                 durable.run("hi", **bad)
         with pytest.raises(TypeError, match="unexpected keyword"):
@@ -188,36 +216,55 @@ class TestWorkflow:
 
 
 class TestReplay:
-    """DU-4, DU-8: a replay (a fork from a later step) returns recorded results without running
-    the model or the tools, and raises a recorded tool exception as the tool's (LP-6)."""
+    """DU-4, DU-8: a replay (a fork from a later step) returns recorded results without
+    running the model or the tools, and raises a recorded tool exception as the tool's
+    (LP-6)."""
 
     @pytest.mark.parametrize("stream", MODES)
     async def test_fork_replays_recorded_steps(self, app: Path, stream: bool) -> None:
         def answer(messages: list[Message], _options: dict[str, Any]) -> ChatResponse:
-            results = [str(c.result) for m in messages for c in m.contents if c.type == "function_result"]
+            results = [
+                str(c.result)
+                for m in messages
+                for c in m.contents
+                if c.type == "function_result"
+            ]
             return reply(f"results: {results}")
 
         client = ScriptedChatClient(
-            [[call("fail", {"reason": "x"}, call_id="f1"), call("add", {"a": 2, "b": 2}, call_id="a1")], answer, answer]
+            [
+                [
+                    call("fail", {"reason": "x"}, call_id="f1"),
+                    call("add", {"a": 2, "b": 2}, call_id="a1"),
+                ],
+                answer,
+                answer,
+            ]
         )
         picks: list[float] = []
 
         @chat_middleware
         async def choose(context: Any, call_next: Any) -> None:
-            picks.append(await recorded(lambda: float(len(picks) + 100)))  # a "random" choice, recorded
+            # a "random" choice, recorded
+            picks.append(await recorded(lambda: float(len(picks) + 100)))
             await call_next()
 
-        durable = DurableAgent(Agent(client, tools=[fail, add], middleware=[choose]), name="replay")
+        durable = DurableAgent(
+            Agent(client, tools=[fail, add], middleware=[choose]), name="replay"
+        )
         DBOS.launch()
         executed.clear()
         original = await run(durable, "go", stream, workflow_id="orig")
         names = await steps_of("orig")
         assert names.count("minagent.recorded") == 2
-        second_choice = len(names) - names[::-1].index("minagent.recorded")  # its 1-based step id
+        # its 1-based step id
+        second_choice = len(names) - names[::-1].index("minagent.recorded")
         handle = await DBOS.fork_workflow_async("orig", second_choice)
         forked = await handle.get_result()
-        assert sorted(executed) == ["add 2 2", "fail x"]  # the tools ran once, in the original only
-        assert len(client.requests) == 3  # the forked run made only its last model call again
+        # the tools ran once, in the original only
+        assert sorted(executed) == ["add 2 2", "fail x"]
+        # the forked run made only its last model call again
+        assert len(client.requests) == 3
         assert forked["response"]["messages"] == original.to_dict()["messages"]
         failure = original.messages[1].contents[0]
         assert failure.exception is not None
@@ -242,30 +289,51 @@ def launched(app: Path) -> Iterator[Path]:
 
 
 class TestSameBehaviour:
-    """DU-5: a durable run and a plain run of one scripted conversation send identical requests,
-    run the middleware in the same order and produce identical transcripts, in both modes."""
+    """DU-5: a durable run and a plain run of one scripted conversation send identical
+    requests, run the middleware in the same order and produce identical transcripts, in
+    both modes."""
 
-    @settings(max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=12, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
     @given(
         script=st.lists(
-            st.lists(st.tuples(st.sampled_from(["add", "shout", "fail"]), st.integers(0, 50)), min_size=1, max_size=3),
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["add", "shout", "fail"]), st.integers(0, 50)
+                ),
+                min_size=1,
+                max_size=3,
+            ),
             max_size=3,
         ),
-        final=st.lists(st.text("abc xyz", min_size=1, max_size=6), min_size=1, max_size=3),
+        final=st.lists(
+            st.text("abc xyz", min_size=1, max_size=6), min_size=1, max_size=3
+        ),
         stream=st.booleans(),
     )
     def test_durable_equals_plain(
-        self, launched: Path, script: list[list[tuple[str, int]]], final: list[str], stream: bool
+        self,
+        launched: Path,
+        script: list[list[tuple[str, int]]],
+        final: list[str],
+        stream: bool,
     ) -> None:
         asyncio.run(self._compare(script, final, stream))
 
-    async def _compare(self, script: list[list[tuple[str, int]]], final: list[str], stream: bool) -> None:
+    async def _compare(
+        self, script: list[list[tuple[str, int]]], final: list[str], stream: bool
+    ) -> None:
         steps: list[Any] = []
         for r, batch in enumerate(script):
             contents = []
             for i, (name, n) in enumerate(batch):
                 args = (
-                    {"a": n, "b": 1} if name == "add" else {"text": f"t{n}"} if name == "shout" else {"reason": str(n)}
+                    {"a": n, "b": 1}
+                    if name == "add"
+                    else {"text": f"t{n}"}
+                    if name == "shout"
+                    else {"reason": str(n)}
                 )
                 contents.append(call(name, args, call_id=f"r{r}c{i}"))
             steps.append(contents)
@@ -284,38 +352,57 @@ class TestSameBehaviour:
                 await call_next()
 
             @function_middleware
-            async def on_tool(context: FunctionInvocationContext, call_next: Any) -> None:
+            async def on_tool(
+                context: FunctionInvocationContext, call_next: Any
+            ) -> None:
                 log.append(f"tool {context.function.name} before")
                 await call_next()
                 log.append(f"tool {context.function.name} after")
 
             client = ScriptedChatClient(list(steps), middleware=[client_chat])
-            return Agent(client, tools=[add, shout, fail], middleware=[outer_chat, on_tool], name="same"), client
+            return Agent(
+                client,
+                tools=[add, shout, fail],
+                middleware=[outer_chat, on_tool],
+                name="same",
+            ), client
 
         plain_log: list[str] = []
         plain_agent, plain_client = build(plain_log)
-        plain = await plain_run(plain_agent, "start", stream, session=AgentSession(session_id="s"))
+        plain = await plain_run(
+            plain_agent, "start", stream, session=AgentSession(session_id="s")
+        )
         durable_log: list[str] = []
         agent, client = build(durable_log)
         DURABLE.agent = agent
-        durable = await run(DURABLE, "start", stream, session=AgentSession(session_id="s"))
+        durable = await run(
+            DURABLE, "start", stream, session=AgentSession(session_id="s")
+        )
 
         def requests(c: ScriptedChatClient) -> list[Any]:
             out = []
             for r in c.requests:
                 options = {k: v for k, v in r.options.items() if k != "tools"}
                 names = [t.name for t in r.options.get("tools", [])]
-                out.append(([m.to_dict() for m in r.messages], options, names, r.stream))
+                out.append(
+                    ([m.to_dict() for m in r.messages], options, names, r.stream)
+                )
             return out
 
         assert requests(client) == requests(plain_client)
-        assert [m.to_dict() for m in durable.messages] == [m.to_dict() for m in plain.messages]
-        assert sorted(durable_log) == sorted(plain_log)  # concurrent tools interleave freely
-        assert [e for e in durable_log if "chat" in e] == [e for e in plain_log if "chat" in e]
+        assert [m.to_dict() for m in durable.messages] == [
+            m.to_dict() for m in plain.messages
+        ]
+        # concurrent tools interleave freely
+        assert sorted(durable_log) == sorted(plain_log)
+        assert [e for e in durable_log if "chat" in e] == [
+            e for e in plain_log if "chat" in e
+        ]
 
 
 class TestIdempotencyKey:
-    """DU-7: every tool call has the key "{workflow_id}:{call_id}", in a worker thread too."""
+    """DU-7: every tool call has the key "{workflow_id}:{call_id}", in a worker thread
+    too."""
 
     @pytest.mark.parametrize("stream", MODES)
     async def test_key(self, app: Path, stream: bool) -> None:
@@ -334,9 +421,17 @@ class TestIdempotencyKey:
             return "ok"
 
         client = ScriptedChatClient(
-            [[call("sync_tool", {}, call_id="k1"), call("async_tool", {}, call_id="k2")], "end"]
+            [
+                [
+                    call("sync_tool", {}, call_id="k1"),
+                    call("async_tool", {}, call_id="k2"),
+                ],
+                "end",
+            ]
         )
-        durable = DurableAgent(Agent(client, tools=[sync_tool, async_tool]), name="keys")
+        durable = DurableAgent(
+            Agent(client, tools=[sync_tool, async_tool]), name="keys"
+        )
         DBOS.launch()
         await run(durable, "go", stream, workflow_id="wk")
         assert sorted(seen) == [("wk:k1", "wk:k1"), ("wk:k2",)]
@@ -356,7 +451,9 @@ class TestStreaming:
             await asyncio.wait_for(seen_call.wait(), 10)
             return "seen"
 
-        client = ScriptedChatClient([[call("wait_for_caller", {}, call_id="w")], text_chunks("a", "b", "c")])
+        client = ScriptedChatClient(
+            [[call("wait_for_caller", {}, call_id="w")], text_chunks("a", "b", "c")]
+        )
         durable = DurableAgent(Agent(client, tools=[wait_for_caller]), name="live")
         DBOS.launch()
         stream = durable.run("go", stream=True, workflow_id="live1")
@@ -377,26 +474,46 @@ class TestApprovals:
     @pytest.mark.parametrize("stream", MODES)
     async def test_approve_and_reject(self, app: Path, stream: bool) -> None:
         client = ScriptedChatClient(
-            [[call("refund", {"amount": 5}, call_id="r1"), call("refund", {"amount": 7}, call_id="r2")], "finished"]
+            [
+                [
+                    call("refund", {"amount": 5}, call_id="r1"),
+                    call("refund", {"amount": 7}, call_id="r2"),
+                ],
+                "finished",
+            ]
         )
         durable = DurableAgent(Agent(client, tools=[refund]), name="approvals")
         DBOS.launch()
         executed.clear()
-        task = asyncio.ensure_future(run(durable, "refund both", stream, workflow_id="ap"))
+        task = asyncio.ensure_future(
+            run(durable, "refund both", stream, workflow_id="ap")
+        )
         requests = await pending_approvals("ap", wait_seconds=20)
         assert [r.id for r in requests] == ["r1", "r2"]
         assert executed == []
         await approve("ap", {"r1": True})  # r2 not named: rejected
         response = await asyncio.wait_for(task, 30)
         assert executed == ["refund 5"]
-        results = {c.call_id: c.result for m in response.messages for c in m.contents if c.type == "function_result"}
-        assert results == {"r1": "refunded 5", "r2": "Error: Tool call invocation was rejected by user."}
+        results = {
+            c.call_id: c.result
+            for m in response.messages
+            for c in m.contents
+            if c.type == "function_result"
+        }
+        assert results == {
+            "r1": "refunded 5",
+            "r2": "Error: Tool call invocation was rejected by user.",
+        }
         assert response.text.endswith("finished")
         assert await pending_approvals("ap", wait_seconds=1) == []
 
     async def test_timeout_rejects_everything(self, app: Path) -> None:
-        client = ScriptedChatClient([[call("refund", {"amount": 5}, call_id="r1")], "gave up"])
-        durable = DurableAgent(Agent(client, tools=[refund]), name="timeout", approval_timeout=0.5)
+        client = ScriptedChatClient(
+            [[call("refund", {"amount": 5}, call_id="r1")], "gave up"]
+        )
+        durable = DurableAgent(
+            Agent(client, tools=[refund]), name="timeout", approval_timeout=0.5
+        )
         DBOS.launch()
         executed.clear()
         response = await durable.run("refund", workflow_id="to")
@@ -405,18 +522,26 @@ class TestApprovals:
 
     async def test_without_waiting_the_pause_returns(self, app: Path) -> None:
         client = ScriptedChatClient([[call("refund", {"amount": 5}, call_id="r1")]])
-        durable = DurableAgent(Agent(client, tools=[refund]), name="nowait", wait_for_approvals=False)
+        durable = DurableAgent(
+            Agent(client, tools=[refund]), name="nowait", wait_for_approvals=False
+        )
         DBOS.launch()
         response = await durable.run("refund", workflow_id="nw")
-        assert [c.type for c in response.user_input_requests] == ["function_approval_request"]
+        assert [c.type for c in response.user_input_requests] == [
+            "function_approval_request"
+        ]
 
     async def test_cancel_while_waiting(self, app: Path) -> None:
         """DU-12: a cancelled run stops at once, and its session is unchanged."""
-        client = ScriptedChatClient([[call("refund", {"amount": 5}, call_id="r1")], "never"])
+        client = ScriptedChatClient(
+            [[call("refund", {"amount": 5}, call_id="r1")], "never"]
+        )
         durable = DurableAgent(Agent(client, tools=[refund]), name="cancelled")
         DBOS.launch()
         session = AgentSession(session_id="c")
-        task = asyncio.ensure_future(durable.run("refund", workflow_id="cw", session=session))
+        task = asyncio.ensure_future(
+            durable.run("refund", workflow_id="cw", session=session)
+        )
         assert len(await pending_approvals("cw", wait_seconds=20)) == 1
         await cancel("cw")
         with pytest.raises(dbos.error.DBOSException, match="cancelled"):
@@ -426,8 +551,8 @@ class TestApprovals:
 
 
 class TestSessions:
-    """DU-13: the caller's session takes the run's state once, after the run; a failed run changes
-    nothing; with sessions= the last step stores the session whole."""
+    """DU-13: the caller's session takes the run's state once, after the run; a failed
+    run changes nothing; with sessions= the last step stores the session whole."""
 
     @pytest.mark.parametrize("stream", MODES)
     async def test_session_history(self, app: Path, stream: bool) -> None:
@@ -440,7 +565,11 @@ class TestSessions:
         await run(durable, "two", stream, session=session)
         texts = [m.text for m in session.state["in_memory"]["messages"]]
         assert texts == ["one", "first answer", "two", "second answer"]
-        assert [m.text for m in client.requests[1].messages] == ["one", "first answer", "two"]
+        assert [m.text for m in client.requests[1].messages] == [
+            "one",
+            "first answer",
+            "two",
+        ]
         kept = await store.get("s1")
         assert kept is not None
         assert kept.to_dict() == session.to_dict()
@@ -456,15 +585,20 @@ class TestSessions:
         assert session.state == {}
 
     async def test_providers_get_a_recorded_session(self, app: Path) -> None:
-        """DU-8: a run without a session on an agent with providers: the session id is a step."""
+        """DU-8: a run without a session on an agent with providers: the session id is a
+        step."""
         ids: list[str] = []
 
         class Seen(ContextProvider):
-            async def before_run(self, *, agent: Any, session: AgentSession, context: Any, state: Any) -> None:
+            async def before_run(
+                self, *, agent: Any, session: AgentSession, context: Any, state: Any
+            ) -> None:
                 ids.append(session.session_id)
 
         client = ScriptedChatClient(["a"])
-        durable = DurableAgent(Agent(client, context_providers=[Seen("seen")]), name="providers")
+        durable = DurableAgent(
+            Agent(client, context_providers=[Seen("seen")]), name="providers"
+        )
         DBOS.launch()
         await durable.run("x", workflow_id="pv")
         assert "minagent.recorded" in await steps_of("pv")
@@ -480,29 +614,52 @@ class TestRunKeys:
 
     @pytest.mark.parametrize("stream", MODES)
     async def test_each_agent_run_names_itself(self, app: Path, stream: bool) -> None:
-        """DU-18, DU-11, SE-40: a run paused for an approval makes two agent runs, keyed "{wid}:0" and
-        "{wid}:1", which each history provider sees in its load and its save; the key is taken out
-        after each (an entry made for it removed, a provider's own entry kept without it), so the
-        caller's session and sessions= never hold it; the store holds both parts once."""
+        """DU-18, DU-11, SE-40: a run paused for an approval makes two agent runs, keyed
+        "{wid}:0" and "{wid}:1", which each history provider sees in its load and its
+        save; the key is taken out after each (an entry made for it removed, a
+        provider's own entry kept without it), so the caller's session and sessions=
+        never hold it; the store holds both parts once."""
         seen: list[tuple[str, str, Any]] = []
 
         class Recording(SQLiteHistoryProvider):
-            async def get_messages(self, session_id: Any, *, state: Any = None, **kwargs: Any) -> list[Message]:
-                seen.append((self.source_id or "", "load", (state or {}).get("run_key")))
+            async def get_messages(
+                self, session_id: Any, *, state: Any = None, **kwargs: Any
+            ) -> list[Message]:
+                seen.append(
+                    (self.source_id or "", "load", (state or {}).get("run_key"))
+                )
                 return await super().get_messages(session_id, state=state, **kwargs)
 
-            async def save_messages(self, session_id: Any, messages: Any, *, state: Any = None, **kwargs: Any) -> None:
-                seen.append((self.source_id or "", "save", (state or {}).get("run_key")))
+            async def save_messages(
+                self,
+                session_id: Any,
+                messages: Any,
+                *,
+                state: Any = None,
+                **kwargs: Any,
+            ) -> None:
+                seen.append(
+                    (self.source_id or "", "save", (state or {}).get("run_key"))
+                )
                 await super().save_messages(session_id, messages, state=state, **kwargs)
 
         class Memory(InMemoryHistoryProvider):
-            async def save_messages(self, session_id: Any, messages: Any, *, state: Any = None, **kwargs: Any) -> None:
+            async def save_messages(
+                self,
+                session_id: Any,
+                messages: Any,
+                *,
+                state: Any = None,
+                **kwargs: Any,
+            ) -> None:
                 seen.append(("memory", "save", (state or {}).get("run_key")))
                 await super().save_messages(session_id, messages, state=state, **kwargs)
 
         history = Recording("history", path=app / "history.db")
         agent = Agent(
-            ScriptedChatClient([[call("refund", {"amount": 5}, call_id="r1")], "finished"]),
+            ScriptedChatClient(
+                [[call("refund", {"amount": 5}, call_id="r1")], "finished"]
+            ),
             tools=[refund],
             context_providers=[history, Memory("memory", load_messages=False)],
         )
@@ -510,7 +667,9 @@ class TestRunKeys:
         durable = DurableAgent(agent, name="keyed", sessions=store)
         DBOS.launch()
         session = AgentSession(session_id="k")
-        task = asyncio.ensure_future(run(durable, "refund", stream, workflow_id="kw", session=session))
+        task = asyncio.ensure_future(
+            run(durable, "refund", stream, workflow_id="kw", session=session)
+        )
         assert len(await pending_approvals("kw", wait_seconds=20)) == 1
         await approve("kw", {"r1": True})
         await asyncio.wait_for(task, 30)
@@ -522,7 +681,8 @@ class TestRunKeys:
             ("memory", "save", "kw:1"),
             ("history", "save", "kw:1"),
         ]
-        assert set(session.state) == {"memory", "minagent.approval_requests"}  # the approval's record (LP-34)
+        # the approval's record (LP-34)
+        assert set(session.state) == {"memory", "minagent.approval_requests"}
         assert list(session.state["memory"]) == ["messages"]
         kept = await store.get("k")
         assert kept is not None
@@ -535,15 +695,20 @@ class TestRunKeys:
 
 
 class TestQueue:
-    """DU-14: a run put on a DBOS queue by this process runs, and result() gives its response."""
+    """DU-14: a run put on a DBOS queue by this process runs, and result() gives its
+    response."""
 
     async def test_enqueue_and_result(self, app: Path) -> None:
-        client = ScriptedChatClient([[call("add", {"a": 2, "b": 5}, call_id="q1")], "seven"])
+        client = ScriptedChatClient(
+            [[call("add", {"a": 2, "b": 5}, call_id="q1")], "seven"]
+        )
         durable = DurableAgent(Agent(client, tools=[add]), name="queued")
         DBOS.launch()
         queue = await DBOS.register_queue_async("runs", worker_concurrency=2)
         session = AgentSession(session_id="q")
-        wid = await durable.enqueue(queue, "add them", workflow_id="queued-1", session=session)
+        wid = await durable.enqueue(
+            queue, "add them", workflow_id="queued-1", session=session
+        )
         assert wid == "queued-1"
         response = await asyncio.wait_for(result(wid, session=session), 60)
         assert response.text == "seven"
@@ -552,8 +717,9 @@ class TestQueue:
 
 
 class TestPlacement:
-    """DU-3: the agent's chat middleware runs outside the model step (again on a replay); the
-    chat middleware a context provider adds comes after the run's, so inside the step (recorded)."""
+    """DU-3: the agent's chat middleware runs outside the model step (again on a
+    replay); the chat middleware a context provider adds comes after the run's, so
+    inside the step (recorded)."""
 
     async def test_provider_middleware_is_inside_the_step(self, app: Path) -> None:
         outside: list[int] = []
@@ -570,24 +736,37 @@ class TestPlacement:
             await call_next()
 
         class Adds(ContextProvider):
-            async def before_run(self, *, agent: Any, session: AgentSession, context: Any, state: Any) -> None:
+            async def before_run(
+                self, *, agent: Any, session: AgentSession, context: Any, state: Any
+            ) -> None:
                 context.extend_middleware(self.source_id, [from_provider])
 
-        client = ScriptedChatClient([[call("add", {"a": 1, "b": 1}, call_id="p1")], "two", "two"])
-        agent = Agent(client, tools=[add], middleware=[agent_level], context_providers=[Adds("adds")])
+        client = ScriptedChatClient(
+            [[call("add", {"a": 1, "b": 1}, call_id="p1")], "two", "two"]
+        )
+        agent = Agent(
+            client,
+            tools=[add],
+            middleware=[agent_level],
+            context_providers=[Adds("adds")],
+        )
         durable = DurableAgent(agent, name="placement")
         DBOS.launch()
         await durable.run("go", workflow_id="pl", session=AgentSession(session_id="pl"))
         assert (len(outside), len(inside)) == (2, 2)
         names = await steps_of("pl")
-        handle = await DBOS.fork_workflow_async("pl", len(names) - names[::-1].index(MODEL_STEP))
+        handle = await DBOS.fork_workflow_async(
+            "pl", len(names) - names[::-1].index(MODEL_STEP)
+        )
         await handle.get_result()
-        assert (len(outside), len(inside)) == (4, 3)  # replayed first call: outside ran, inside did not
+        # replayed first call: outside ran, inside did not
+        assert (len(outside), len(inside)) == (4, 3)
 
 
 def test_the_overhead_benchmark_runs() -> None:
-    """DU-16: benchmarks/durable.py runs the same conversation plain and durable (it fails on wrong
-    work) and prints the overhead per step; the figures themselves are never asserted."""
+    """DU-16: benchmarks/durable.py runs the same conversation plain and durable (it
+    fails on wrong work) and prints the overhead per step; the figures themselves are
+    never asserted."""
     import subprocess
     import sys
 
@@ -601,27 +780,37 @@ def test_the_overhead_benchmark_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "overhead per step ms" in done.stdout
-    rows = [line.split() for line in done.stdout.splitlines() if line.strip()[:2] in ("1 ", "21")]
+    rows = [
+        line.split()
+        for line in done.stdout.splitlines()
+        if line.strip()[:2] in ("1 ", "21")
+    ]
     assert [row[0] for row in rows] == ["1", "21", "1", "21"]  # SQLite default and WAL
 
 
 def test_unixepoch_for_old_sqlite() -> None:
-    """DU-17: the replacement unixepoch answers as SQLite's does, subsec included, and makes a
-    DBOS-style default work on any SQLite."""
+    """DU-17: the replacement unixepoch answers as SQLite's does, subsec included, and
+    makes a DBOS-style default work on any SQLite."""
     import sqlite3
     import time
 
     from minagent_dbos import _sqlite
 
-    assert (sys.version_info >= (3, 12) and sqlite3.sqlite_version_info < (3, 42, 0)) == _sqlite.NEEDED
+    assert (
+        sys.version_info >= (3, 12) and sqlite3.sqlite_version_info < (3, 42, 0)
+    ) == _sqlite.NEEDED
     assert _sqlite.unixepoch("2020-01-01") == 1577836800
-    assert _sqlite.unixepoch("2020-01-01 00:00:01.5", "subsec") == pytest.approx(1577836801.5)
+    assert _sqlite.unixepoch("2020-01-01 00:00:01.5", "subsec") == pytest.approx(
+        1577836801.5
+    )
     assert _sqlite.unixepoch("2020-01-01", "+1 day") == 1577923200
     assert _sqlite.unixepoch("not a date") is None
     before = time.time()
     with sqlite3.connect(":memory:") as db:
         _sqlite.install(db)
-        db.execute("CREATE TABLE t (a INTEGER, at INTEGER NOT NULL DEFAULT (unixepoch('subsec') * 1000))")
+        db.execute(
+            "CREATE TABLE t (a INTEGER, at INTEGER NOT NULL DEFAULT (unixepoch('subsec') * 1000))"
+        )
         db.execute("INSERT INTO t (a) VALUES (1)")
         (at,) = db.execute("SELECT at FROM t").fetchone()
         assert isinstance(db.execute("SELECT unixepoch()").fetchone()[0], int)

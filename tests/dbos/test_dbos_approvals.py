@@ -1,7 +1,8 @@
 """Approvals and cancellation across processes (spec/dbos.md DU-11, DU-12).
 
-One process runs a durable run that pauses for the approval of a ``refund`` call; another
-process, which has only a ``DBOSClient`` (DBOS not launched), answers or cancels it.
+One process runs a durable run that pauses for the approval of a ``refund`` call;
+another process, which has only a ``DBOSClient`` (DBOS not launched), answers or cancels
+it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from .test_dbos_crash import ROOT, counts, printed  # noqa: E402
 def environment(directory: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("CRASH", None)
-    env.update(DBOS_URL=f"sqlite:///{directory}/dbos.sqlite", COUNTS=str(directory / "counts"))
+    env.update(
+        DBOS_URL=f"sqlite:///{directory}/dbos.sqlite", COUNTS=str(directory / "counts")
+    )
     return env
 
 
@@ -57,9 +60,16 @@ def waiting_for(directory: Path, workflow_id: str) -> list[str]:
     """The call ids the run waits for, read by this process through a DBOSClient."""
 
     async def read() -> list[str]:
-        client = dbos.DBOSClient(system_database_url=f"sqlite:///{directory}/dbos.sqlite")
+        client = dbos.DBOSClient(
+            system_database_url=f"sqlite:///{directory}/dbos.sqlite"
+        )
         try:
-            return [c.id or "" for c in await pending_approvals(workflow_id, client=client, wait_seconds=60)]
+            return [
+                c.id or ""
+                for c in await pending_approvals(
+                    workflow_id, client=client, wait_seconds=60
+                )
+            ]
         finally:
             client.destroy()
 
@@ -68,8 +78,11 @@ def waiting_for(directory: Path, workflow_id: str) -> list[str]:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_approval_from_another_process(tmp_path: Path, stream: bool) -> None:
-    """DU-11: the run waits; an approval sent from a second process resumes it; the tool runs once."""
-    runner = start(tmp_path, "run", "w1", "--approval", *(["--stream"] if stream else []))
+    """DU-11: the run waits; an approval sent from a second process resumes it; the tool
+    runs once."""
+    runner = start(
+        tmp_path, "run", "w1", "--approval", *(["--stream"] if stream else [])
+    )
     try:
         assert waiting_for(tmp_path, "w1") == ["c-refund"]
         assert counts(tmp_path)["tool refund c-refund"] == 0
@@ -79,13 +92,17 @@ def test_approval_from_another_process(tmp_path: Path, stream: bool) -> None:
         runner.kill()
     assert runner.returncode == 0, err
     response = printed(subprocess.CompletedProcess([], 0, out, err), "response")[0]
-    assert response["messages"][-1]["contents"][0]["text"] == "done: 3, charged 5, 6, refunded 5"
+    assert (
+        response["messages"][-1]["contents"][0]["text"]
+        == "done: 3, charged 5, 6, refunded 5"
+    )
     assert counts(tmp_path)["tool refund c-refund"] == 1
 
 
 def test_waiting_run_survives_a_crash(tmp_path: Path) -> None:
-    """DU-11, DU-6: a run waiting for approval is killed with SIGKILL; the approval is sent while no
-    process runs it; DBOS.launch() in a new process resumes the run with that answer."""
+    """DU-11, DU-6: a run waiting for approval is killed with SIGKILL; the approval is
+    sent while no process runs it; DBOS.launch() in a new process resumes the run with
+    that answer."""
     runner = start(tmp_path, "run", "w1", "--approval")
     try:
         assert waiting_for(tmp_path, "w1") == ["c-refund"]
@@ -104,15 +121,22 @@ def test_waiting_run_survives_a_crash(tmp_path: Path) -> None:
     )
     assert recovered.returncode == 0, recovered.stderr
     response = printed(recovered, "response")[0]
-    results = [c for m in response["messages"] for c in m["contents"] if c.get("call_id") == "c-refund"]
+    results = [
+        c
+        for m in response["messages"]
+        for c in m["contents"]
+        if c.get("call_id") == "c-refund"
+    ]
     assert results[-1]["result"] == "Error: Tool call invocation was rejected by user."
     ran = counts(tmp_path)
     assert ran["tool refund c-refund"] == 0
-    assert [ran[f"model {n}"] for n in range(4)] == [1, 1, 1, 1]  # nothing made twice: the wait was durable
+    # nothing made twice: the wait was durable
+    assert [ran[f"model {n}"] for n in range(4)] == [1, 1, 1, 1]
 
 
 def test_cancel_from_another_process(tmp_path: Path) -> None:
-    """DU-12: a second process cancels the waiting run: the run stops at once and nothing more runs."""
+    """DU-12: a second process cancels the waiting run: the run stops at once and
+    nothing more runs."""
     runner = start(tmp_path, "run", "w1", "--approval")
     try:
         assert waiting_for(tmp_path, "w1") == ["c-refund"]

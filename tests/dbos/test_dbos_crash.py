@@ -1,10 +1,11 @@
-"""Crash and recovery with real processes killed with SIGKILL (spec/dbos.md DU-6, DU-7, DU-8, DU-10,
-DU-13, DU-18, DU-19; spec/sessions.md SE-40; spec/redis.md RD-9).
+"""Crash and recovery with real processes killed with SIGKILL (spec/dbos.md DU-6, DU-7,
+DU-8, DU-10, DU-13, DU-18, DU-19; spec/sessions.md SE-40; spec/redis.md RD-9).
 
-A process (tests/dbos/_app.py) runs a durable run of three model rounds (round 0 calls ``add`` and
-``charge`` concurrently, round 1 calls ``add``, round 2 answers) and kills itself with SIGKILL at
-one point; a new process calls ``DBOS.launch()`` and prints the recovered response. Every model
-call and tool execution appends a line to a file, so the tests count which calls ran how often.
+A process (tests/dbos/_app.py) runs a durable run of three model rounds (round 0 calls
+``add`` and ``charge`` concurrently, round 1 calls ``add``, round 2 answers) and kills
+itself with SIGKILL at one point; a new process calls ``DBOS.launch()`` and prints the
+recovered response. Every model call and tool execution appends a line to a file, so the
+tests count which calls ran how often.
 """
 
 from __future__ import annotations
@@ -28,17 +29,30 @@ from minagent import AgentSession, Message, SQLiteSessionStore
 
 ROOT = Path(__file__).resolve().parents[2]
 MODES = [False, True]
-CALLS = ["model 0", "tool add c-add", "tool charge c-charge", "model 1", "tool add c-add2", "model 2"]
+CALLS = [
+    "model 0",
+    "tool add c-add",
+    "tool charge c-charge",
+    "model 1",
+    "tool add c-add2",
+    "model 2",
+]
 
 
 def app(
-    directory: Path, *args: str, crash: str | None = None, store: bool = False, history: str | None = None
+    directory: Path,
+    *args: str,
+    crash: str | None = None,
+    store: bool = False,
+    history: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop("CRASH", None)
     if history is not None:
         env["HISTORY"] = history
-    env.update(DBOS_URL=f"sqlite:///{directory}/dbos.sqlite", COUNTS=str(directory / "counts"))
+    env.update(
+        DBOS_URL=f"sqlite:///{directory}/dbos.sqlite", COUNTS=str(directory / "counts")
+    )
     if crash is not None:
         env["CRASH"] = crash
     if store:
@@ -74,11 +88,16 @@ def counts(directory: Path) -> Counter[str]:
 
 
 def printed(process: subprocess.CompletedProcess[str], kind: str) -> list[Any]:
-    return [json.loads(line)[kind] for line in process.stdout.splitlines() if line.startswith(f'{{"{kind}"')]
+    return [
+        json.loads(line)[kind]
+        for line in process.stdout.splitlines()
+        if line.startswith(f'{{"{kind}"')
+    ]
 
 
 def normalised(response: dict[str, Any]) -> dict[str, Any]:
-    """The response with the model's random message ids reduced to their round, and no agent id."""
+    """The response with the model's random message ids reduced to their round, and no
+    agent id."""
     text = re.sub(r'"(m\d)-[0-9a-f]{8}"', r'"\1"', json.dumps(response))
     data = json.loads(text)
     data.pop("agent_id", None)
@@ -101,23 +120,33 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, dict[str, 
 @pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize(
     ("point", "twice"),
-    [("model:1", "model 1"), ("tool:charge", "tool charge c-charge"), ("between:1", None)],
+    [
+        ("model:1", "model 1"),
+        ("tool:charge", "tool charge c-charge"),
+        ("between:1", None),
+    ],
     ids=["at-a-model-call", "inside-a-tool", "between-steps"],
 )
 def test_killed_run_is_finished_by_a_new_process(
-    tmp_path: Path, reference: dict[bool, dict[str, Any]], point: str, twice: str | None, stream: bool
+    tmp_path: Path,
+    reference: dict[bool, dict[str, Any]],
+    point: str,
+    twice: str | None,
+    stream: bool,
 ) -> None:
-    """DU-6: after SIGKILL at a model call, inside a tool or between steps, DBOS.launch() in a new
-    process finishes the run: completed calls are not repeated, the call running at the crash runs
-    again (at least once), and the response equals the uncrashed run's. DU-7: the repeated tool
-    call had the same idempotency key. DU-8: the ids the model made before the crash and the agent
-    id of the first process are kept."""
+    """DU-6: after SIGKILL at a model call, inside a tool or between steps,
+    DBOS.launch() in a new process finishes the run: completed calls are not repeated,
+    the call running at the crash runs again (at least once), and the response equals
+    the uncrashed run's. DU-7: the repeated tool call had the same idempotency key.
+    DU-8: the ids the model made before the crash and the agent id of the first process
+    are kept."""
     mode = ["--stream"] if stream else []
     crashed = app(tmp_path, "run", "w1", *mode, crash=point)
     assert crashed.returncode == -9, crashed.stderr
     before = counts(tmp_path)
     first_agent = lines(tmp_path)[0][1]
-    first_ids = {w[1]: w[2] for w in lines(tmp_path) if w[0] == "model"}  # round -> id made by the first process
+    # round -> id made by the first process
+    first_ids = {w[1]: w[2] for w in lines(tmp_path) if w[0] == "model"}
     recovered = app(tmp_path, "recover", "w1", *mode)
     assert recovered.returncode == 0, recovered.stderr
     response = printed(recovered, "response")[0]
@@ -127,30 +156,43 @@ def test_killed_run_is_finished_by_a_new_process(
     assert keys == {"w1:c-charge"}
     assert normalised(response) == normalised(reference[stream])
     assert response["agent_id"] == first_agent
-    ids = [m.get("message_id") for m in response["messages"] if m["role"] == "assistant"]
-    assert ids[0] == first_ids["0"]  # round 0 completed before the crash: replayed, not made again
+    ids = [
+        m.get("message_id") for m in response["messages"] if m["role"] == "assistant"
+    ]
+    # round 0 completed before the crash: replayed, not made again
+    assert ids[0] == first_ids["0"]
     if point == "between:1":
-        assert ids[1] != first_ids.get("1")  # round 1 had not started: made by the new process
+        # round 1 had not started: made by the new process
+        assert ids[1] != first_ids.get("1")
 
 
 def test_recovered_stream_replays_recorded_calls(tmp_path: Path) -> None:
-    """DU-10: a stream attached in the recovering process gets each model call completed before the
-    crash as its recorded response's updates (one per message), then the rest live, and the final
-    response equals the uncrashed run's."""
+    """DU-10: a stream attached in the recovering process gets each model call completed
+    before the crash as its recorded response's updates (one per message), then the rest
+    live, and the final response equals the uncrashed run's."""
     crashed = app(tmp_path, "run", "w1", "--stream", crash="model:1")
     assert crashed.returncode == -9
     live = printed(crashed, "update")
-    assert [c["type"] for c in live[0]["contents"]] == ["function_call"]  # the provider's own chunking
+    # the provider's own chunking
+    assert [c["type"] for c in live[0]["contents"]] == ["function_call"]
     recovered = app(tmp_path, "recover", "w1", "--stream")
     assert recovered.returncode == 0, recovered.stderr
     updates = printed(recovered, "update")
     first = updates[0]
-    assert [c.get("call_id") for c in first["contents"]] == ["c-add", "c-charge"]  # replayed: one per message
+    # replayed: one per message
+    assert [c.get("call_id") for c in first["contents"]] == ["c-add", "c-charge"]
     assert first["message_id"] == live[0]["message_id"]
-    assert [c["type"] for c in updates[1]["contents"]] == ["function_result", "function_result"]
-    texts = "".join(c.get("text", "") for u in updates for c in u["contents"] if c["type"] == "text")
+    assert [c["type"] for c in updates[1]["contents"]] == [
+        "function_result",
+        "function_result",
+    ]
+    texts = "".join(
+        c.get("text", "") for u in updates for c in u["contents"] if c["type"] == "text"
+    )
     final = printed(recovered, "response")[0]
-    assert texts == final["messages"][-1]["contents"][0]["text"] == "done: 3, charged 5, 6"
+    assert (
+        texts == final["messages"][-1]["contents"][0]["text"] == "done: 3, charged 5, 6"
+    )
 
 
 def seed(directory: Path) -> None:
@@ -158,7 +200,9 @@ def seed(directory: Path) -> None:
 
     async def put() -> None:
         session = AgentSession(session_id="s1")
-        session.state["in_memory"] = {"messages": [Message("user", ["earlier"]), Message("assistant", ["answer"])]}
+        session.state["in_memory"] = {
+            "messages": [Message("user", ["earlier"]), Message("assistant", ["answer"])]
+        }
         await SQLiteSessionStore(directory / "sessions.db").set("s1", session)
 
     asyncio.run(put())
@@ -177,18 +221,24 @@ def history(directory: Path) -> list[str]:
 
 @pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize(
-    ("point", "sets"), [("tool:charge", 1), ("session", 2)], ids=["inside-a-tool", "inside-the-store"]
+    ("point", "sets"),
+    [("tool:charge", 1), ("session", 2)],
+    ids=["inside-a-tool", "inside-the-store"],
 )
-def test_session_history_written_once_across_a_crash(tmp_path: Path, point: str, sets: int, stream: bool) -> None:
-    """DU-13: a durable run on a session stored with sessions= leaves the run's messages in the
-    store exactly once, also when the process dies inside a tool, or inside the store's set after it
-    wrote (the session step runs again and replaces the session whole)."""
+def test_session_history_written_once_across_a_crash(
+    tmp_path: Path, point: str, sets: int, stream: bool
+) -> None:
+    """DU-13: a durable run on a session stored with sessions= leaves the run's messages
+    in the store exactly once, also when the process dies inside a tool, or inside the
+    store's set after it wrote (the session step runs again and replaces the session
+    whole)."""
     seed(tmp_path)
     mode = ["--stream"] if stream else []
     crashed = app(tmp_path, "run", "w1", "--session", *mode, crash=point, store=True)
     assert crashed.returncode == -9
     if point != "session":
-        assert history(tmp_path) == ["user: earlier", "assistant: answer"]  # nothing before the run ends
+        # nothing before the run ends
+        assert history(tmp_path) == ["user: earlier", "assistant: answer"]
     recovered = app(tmp_path, "recover", "w1", *mode, store=True)
     assert recovered.returncode == 0, recovered.stderr
     assert counts(tmp_path)["session set"] == sets
@@ -201,12 +251,17 @@ def test_session_history_written_once_across_a_crash(tmp_path: Path, point: str,
 
 @pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize(
-    ("point", "sets"), [("tool:charge", 1), ("session", 2)], ids=["inside-a-tool", "inside-the-store"]
+    ("point", "sets"),
+    [("tool:charge", 1), ("session", 2)],
+    ids=["inside-a-tool", "inside-the-store"],
 )
-def test_in_memory_history_is_restored_not_repeated(tmp_path: Path, point: str, sets: int, stream: bool) -> None:
-    """DU-19, DU-13: the in-memory history of a recovered run starts again from the workflow's
-    input: the caller's session in the recovering process receives the run's messages once, after
-    the earlier ones, with no run key anywhere in its state (DU-18)."""
+def test_in_memory_history_is_restored_not_repeated(
+    tmp_path: Path, point: str, sets: int, stream: bool
+) -> None:
+    """DU-19, DU-13: the in-memory history of a recovered run starts again from the
+    workflow's input: the caller's session in the recovering process receives the run's
+    messages once, after the earlier ones, with no run key anywhere in its state
+    (DU-18)."""
     seed(tmp_path)
     mode = ["--stream"] if stream else []
     crashed = app(tmp_path, "run", "w1", "--session", *mode, crash=point, store=True)
@@ -217,8 +272,15 @@ def test_in_memory_history_is_restored_not_repeated(tmp_path: Path, point: str, 
     state = printed(recovered, "session")[0]["state"]
     assert list(state) == ["in_memory"]
     assert list(state["in_memory"]) == ["messages"]
-    kept = [(m["role"], m["contents"][0].get("text")) for m in state["in_memory"]["messages"]]
-    assert kept[:3] == [("user", "earlier"), ("assistant", "answer"), ("user", "sum it")]
+    kept = [
+        (m["role"], m["contents"][0].get("text"))
+        for m in state["in_memory"]["messages"]
+    ]
+    assert kept[:3] == [
+        ("user", "earlier"),
+        ("assistant", "answer"),
+        ("user", "sum it"),
+    ]
     assert len(kept) == 3 + 5
     assert "run_key" not in json.dumps(state)
 
@@ -230,7 +292,9 @@ class Redis:
         from tests.sessions.test_redis import SERVER, RedisServer
 
         if SERVER is None:
-            pytest.skip("needs redis-server on PATH (Debian: apt-get install -y redis-server)")
+            pytest.skip(
+                "needs redis-server on PATH (Debian: apt-get install -y redis-server)"
+            )
         pytest.importorskip("minagent_redis")
         self.server = RedisServer(directory)
 
@@ -243,7 +307,8 @@ class Redis:
 
 
 def stored(kind: str, where: str) -> list[tuple[str, str | None]]:
-    """The session s1's messages in the history provider's store, as the test's own process reads them."""
+    """The session s1's messages in the history provider's store, as the test's own
+    process reads them."""
     import asyncio
 
     from minagent import FileHistoryProvider, SQLiteHistoryProvider
@@ -252,10 +317,14 @@ def stored(kind: str, where: str) -> list[tuple[str, str | None]]:
         if kind == "sqlite":
             return await SQLiteHistoryProvider("history", path=where).get_messages("s1")
         if kind == "files":
-            return await FileHistoryProvider(where, source_id="history").get_messages("s1")
+            return await FileHistoryProvider(where, source_id="history").get_messages(
+                "s1"
+            )
         from minagent_redis import RedisHistoryProvider
 
-        provider = RedisHistoryProvider("history", url=where, key_prefix="minagent-tests:")
+        provider = RedisHistoryProvider(
+            "history", url=where, key_prefix="minagent-tests:"
+        )
         try:
             return await provider.get_messages("s1")
         finally:
@@ -272,11 +341,12 @@ RUN_MESSAGES = 6  # the input and the run's five messages: three assistant, two 
 def test_history_provider_writes_once_across_a_crash(
     tmp_path: Path, reference: dict[bool, dict[str, Any]], kind: str, stream: bool
 ) -> None:
-    """DU-13, DU-18, SE-40, SE-67, RD-9: a history provider with a store of its own (SQLite, plain
-    files, Redis) that wrote the run's messages when the process was killed (after its save, before
-    the workflow finished) holds them exactly once after the recovery: the recovered workflow saves again with
-    the same run key ("w1:0") and appends nothing. No model call or tool runs twice, the response
-    equals the uncrashed run's, and the caller's session holds no run key."""
+    """DU-13, DU-18, SE-40, SE-67, RD-9: a history provider with a store of its own
+    (SQLite, plain files, Redis) that wrote the run's messages when the process was
+    killed (after its save, before the workflow finished) holds them exactly once after
+    the recovery: the recovered workflow saves again with the same run key ("w1:0") and
+    appends nothing. No model call or tool runs twice, the response equals the uncrashed
+    run's, and the caller's session holds no run key."""
     mode = ["--stream"] if stream else []
     with contextlib.ExitStack() as stack:
         if kind == "redis":
@@ -284,7 +354,9 @@ def test_history_provider_writes_once_across_a_crash(
         else:
             where = str(tmp_path / ("history.db" if kind == "sqlite" else "history"))
         history = f"{kind}:{where}"
-        crashed = app(tmp_path, "run", "w1", "--session", *mode, crash="history", history=history)
+        crashed = app(
+            tmp_path, "run", "w1", "--session", *mode, crash="history", history=history
+        )
         assert crashed.returncode == -9, crashed.stderr
         assert len(stored(kind, where)) == RUN_MESSAGES  # written before the crash
         recovered = app(tmp_path, "recover", "w1", "--session", *mode, history=history)

@@ -1,5 +1,6 @@
-"""Scale out on PostgreSQL: a DBOS queue spreads durable runs over worker processes (spec/dbos.md
-DU-14, DU-15). The server is real (tests/dbos/_postgres.py); the workers are tests/dbos/_app.py."""
+"""Scale out on PostgreSQL: a DBOS queue spreads durable runs over worker processes
+(spec/dbos.md DU-14, DU-15). The server is real (tests/dbos/_postgres.py); the workers
+are tests/dbos/_app.py."""
 
 from __future__ import annotations
 
@@ -47,7 +48,12 @@ def test_the_server_is_real_and_stopped() -> None:
     instance.start()
     try:
         done = subprocess.run(
-            ["psql", f"postgresql://postgres@127.0.0.1:{instance.port}/postgres", "-tAc", "show server_version"],
+            [
+                "psql",
+                f"postgresql://postgres@127.0.0.1:{instance.port}/postgres",
+                "-tAc",
+                "show server_version",
+            ],
             capture_output=True,
             text=True,
             timeout=60,
@@ -56,14 +62,23 @@ def test_the_server_is_real_and_stopped() -> None:
         assert done.stdout.strip()[0].isdigit()
     finally:
         instance.stop()
-    with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", instance.port), timeout=2):
+    with (
+        pytest.raises(ConnectionRefusedError),
+        socket.create_connection(("127.0.0.1", instance.port), timeout=2),
+    ):
         pass
 
 
 def worker(directory: Path, url: str, executor: str) -> subprocess.Popen[str]:
     env = dict(os.environ)
     env.pop("CRASH", None)
-    env.update(DBOS_URL=url, COUNTS=str(directory / "counts"), EXECUTOR=executor, SLOW="0.05", CONCURRENCY="4")
+    env.update(
+        DBOS_URL=url,
+        COUNTS=str(directory / "counts"),
+        EXECUTOR=executor,
+        SLOW="0.05",
+        CONCURRENCY="4",
+    )
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.dbos._app", "worker"],
         cwd=ROOT,
@@ -79,14 +94,21 @@ def worker(directory: Path, url: str, executor: str) -> subprocess.Popen[str]:
 
 def logged(directory: Path) -> list[list[str]]:
     path = directory / "counts"
-    return [line.split() for line in path.read_text().splitlines()] if path.exists() else []
+    return (
+        [line.split() for line in path.read_text().splitlines()]
+        if path.exists()
+        else []
+    )
 
 
 async def enqueue_all(url: str) -> list[str]:
     client = dbos.DBOSClient(system_database_url=url)
     try:
         return [
-            await enqueue(client, "rounds", "minagent-runs", "sum it", workflow_id=f"run-{i:03}") for i in range(RUNS)
+            await enqueue(
+                client, "rounds", "minagent-runs", "sum it", workflow_id=f"run-{i:03}"
+            )
+            for i in range(RUNS)
         ]
     finally:
         client.destroy()
@@ -111,14 +133,17 @@ async def results(url: str, ids: list[str]) -> dict[str, Any]:
 def test_two_workers_share_a_queue_and_one_finishes_the_runs_of_the_other(
     tmp_path: Path, server: PostgresServer
 ) -> None:
-    """DU-14: 100 queued runs across 2 worker processes all finish exactly once; the worker killed
-    with SIGKILL mid-run has its runs finished by the other (told to recover the dead executor)."""
+    """DU-14: 100 queued runs across 2 worker processes all finish exactly once; the
+    worker killed with SIGKILL mid-run has its runs finished by the other (told to
+    recover the dead executor)."""
     first = worker(tmp_path, server.url, "w-1")
     second = worker(tmp_path, server.url, "w-2")
     try:
         ids = asyncio.run(enqueue_all(server.url))
         deadline = time.monotonic() + 120
-        while sum(1 for w in logged(tmp_path) if w[0] == "model" and w[-1] == "w-1") < 15:
+        while (
+            sum(1 for w in logged(tmp_path) if w[0] == "model" and w[-1] == "w-1") < 15
+        ):
             assert time.monotonic() < deadline, "worker w-1 took no runs"
             time.sleep(0.05)
         first.send_signal(signal.SIGKILL)
@@ -131,7 +156,11 @@ def test_two_workers_share_a_queue_and_one_finishes_the_runs_of_the_other(
             process.kill()
             process.wait(timeout=60)
     assert second.stdout is not None
-    told = [json.loads(line)["recovered"] for line in second.stdout.read().splitlines() if '"recovered"' in line]
+    told = [
+        json.loads(line)["recovered"]
+        for line in second.stdout.read().splitlines()
+        if '"recovered"' in line
+    ]
     assert first.returncode == -9
     responses = outcome["responses"]
     assert len(responses) == RUNS
@@ -150,15 +179,21 @@ def test_two_workers_share_a_queue_and_one_finishes_the_runs_of_the_other(
     for wid in ids:
         calls = by_run[wid]
         assert set(calls) == {"add c-add", "charge c-charge", "add c-add2"}
-        # a run the dead worker was running may repeat the steps it was in (the calls of one batch,
-        # which run concurrently); every other call ran once
+        # a run the dead worker was running may repeat the steps it was in (the calls of
+        # one batch, which run concurrently); every other call ran once
         limit = 2 if wid in unfinished_at_kill else 1
         assert all(n <= limit for n in calls.values()), (wid, calls)
         repeated = {call for call, n in calls.items() if n > 1}
-        assert repeated <= {"add c-add", "charge c-charge"} or repeated <= {"add c-add2"}, (wid, calls)
+        assert repeated <= {"add c-add", "charge c-charge"} or repeated <= {
+            "add c-add2"
+        }, (wid, calls)
     assert any(words[-1] == "w-2" for words in lines[killed_at:])
-    repeated_runs = {wid: dict(c) for wid, c in by_run.items() if any(n > 1 for n in c.values())}
+    repeated_runs = {
+        wid: dict(c) for wid, c in by_run.items() if any(n > 1 for n in c.values())
+    }
     executors = Counter(outcome["executors"].values())
     taken = len(unfinished_at_kill)
-    print(f"\nruns per executor {dict(executors)}; taken over from w-1: {taken}; repeated: {repeated_runs}")
+    print(
+        f"\nruns per executor {dict(executors)}; taken over from w-1: {taken}; repeated: {repeated_runs}"
+    )
     assert {outcome["executors"][wid] for wid in ids} <= {"w-1", "w-2"}

@@ -6,17 +6,21 @@ from typing import Any
 
 import pytest
 
-BOTH_MODES = pytest.mark.parametrize("stream", [False, True], ids=["stream=False", "stream=True"])
+BOTH_MODES = pytest.mark.parametrize(
+    "stream", [False, True], ids=["stream=False", "stream=True"]
+)
 
 
 async def run(agent: Any, messages: Any = None, *, stream: bool, **kwargs: Any) -> Any:
-    """``agent.run`` in the given mode; when streaming, the updates are consumed, then the final response."""
+    """``agent.run`` in the given mode; when streaming, the updates are consumed, then
+    the final response."""
     if not stream:
         return await agent.run(messages, **kwargs)
     response_stream = agent.run(messages, stream=True, **kwargs)
     updates = [u async for u in response_stream]
     final = await response_stream.get_final_response()
-    final.additional_properties["_updates"] = updates  # for tests that look at what was streamed
+    # for tests that look at what was streamed
+    final.additional_properties["_updates"] = updates
     return final
 
 

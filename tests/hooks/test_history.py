@@ -1,4 +1,5 @@
-"""The history invariant and its repair (HI-1 .. HI-3): property tests over hostile histories."""
+"""The history invariant and its repair (HI-1 .. HI-3): property tests over hostile
+histories."""
 
 from __future__ import annotations
 
@@ -27,7 +28,12 @@ contents = st.one_of(
     st.builds(lambda t: Content.from_text(t), st.sampled_from(["x", "y"])),
     st.builds(_call, IDS),
     st.builds(_result, IDS),
-    st.builds(lambda i: Content.from_function_call(i, "hosted", "{}", informational_only=True), IDS),
+    st.builds(
+        lambda i: Content.from_function_call(
+            i, "hosted", "{}", informational_only=True
+        ),
+        IDS,
+    ),
 )
 messages = st.builds(
     lambda role, cs: Message(role, cs),
@@ -49,7 +55,8 @@ def _valid_history(draw_calls: list[list[str]]) -> list[Message]:
 
 @given(histories)
 def test_any_history_becomes_valid(history):
-    """HI-3: whatever the input, the repaired history satisfies HI-1, and the input is not mutated."""
+    """HI-3: whatever the input, the repaired history satisfies HI-1, and the input is
+    not mutated."""
     before = copy.deepcopy(history)
     repaired = repair_history(history)
     assert is_valid_history(repaired)
@@ -69,14 +76,19 @@ def test_valid_history_is_untouched(calls):
 
 @given(histories)
 def test_real_results_are_kept(history):
-    """HI-3: a result that answers a call earlier in the history is never lost (it is moved, not dropped)."""
+    """HI-3: a result that answers a call earlier in the history is never lost (it is
+    moved, not dropped)."""
     repaired = repair_history(history)
     kept = [
-        c.result for m in repaired for c in m.contents if c.type == "function_result" and c.result != NOT_EXECUTED_TEXT
+        c.result
+        for m in repaired
+        for c in m.contents
+        if c.type == "function_result" and c.result != NOT_EXECUTED_TEXT
     ]
     calls_so_far: dict[str, int] = {}
     expected = 0
-    for m in history:  # a result may answer a call of its own message or of an earlier one
+    # a result may answer a call of its own message or of an earlier one
+    for m in history:
         for c in m.contents:
             if c.type == "function_call" and not c.informational_only:
                 calls_so_far[c.call_id] = calls_so_far.get(c.call_id, 0) + 1
@@ -88,8 +100,9 @@ def test_real_results_are_kept(history):
 
 
 def test_repairs_named_cases(caplog):
-    """HI-3: a dangling call gets a synthesised result right after it; an orphan result is dropped; a
-    duplicate call id is renamed <id>~2 with its result; each repair is logged at debug level."""
+    """HI-3: a dangling call gets a synthesised result right after it; an orphan result
+    is dropped; a duplicate call id is renamed <id>~2 with its result; each repair is
+    logged at debug level."""
     history = [
         Message("user", ["hi"]),
         Message("assistant", [_call("a")]),
@@ -102,7 +115,10 @@ def test_repairs_named_cases(caplog):
     ]
     with caplog.at_level(logging.DEBUG, logger="minagent.history"):
         repaired = repair_history(history)
-    assert [(m.role, [(c.type, c.call_id) for c in m.contents if c.call_id]) for m in repaired] == [
+    assert [
+        (m.role, [(c.type, c.call_id) for c in m.contents if c.call_id])
+        for m in repaired
+    ] == [
         ("user", []),
         ("assistant", [("function_call", "a")]),
         ("tool", [("function_result", "a")]),
@@ -121,15 +137,21 @@ def test_repairs_named_cases(caplog):
 
 
 def test_result_moved_next_to_its_call():
-    """HI-3: a result separated from its call by another message is moved right after the call."""
-    history = [Message("assistant", [_call("a")]), Message("user", ["x"]), Message("tool", [_result("a")])]
+    """HI-3: a result separated from its call by another message is moved right after
+    the call."""
+    history = [
+        Message("assistant", [_call("a")]),
+        Message("user", ["x"]),
+        Message("tool", [_result("a")]),
+    ]
     repaired = repair_history(history)
     assert [m.role for m in repaired] == ["assistant", "tool", "user"]
     assert repaired[1].contents[0].result == "r-a"
 
 
 def test_call_awaiting_approval_is_exempt():
-    """HI-1: a call carried by a pending approval request is answered by the loop (LP-14), not here."""
+    """HI-1: a call carried by a pending approval request is answered by the loop
+    (LP-14), not here."""
     call = _call("a")
     history = [
         Message("user", ["hi"]),
@@ -137,7 +159,8 @@ def test_call_awaiting_approval_is_exempt():
     ]
     assert is_valid_history(history)
     assert repair_history(history) == history
-    broken = [*history, Message("tool", [_result("zzz")])]  # invalid elsewhere: the pending call stays as it is
+    # invalid elsewhere: the pending call stays as it is
+    broken = [*history, Message("tool", [_result("zzz")])]
     assert repair_history(broken) == history
 
 
@@ -149,7 +172,8 @@ def test_hosted_call_answered_in_its_own_message(role):
 
 
 def _valid_by_the_first_algorithm(messages: list[Message]) -> bool:
-    """HI-1 as it was first written (message by message, a set per question): the reference."""
+    """HI-1 as it was first written (message by message, a set per question): the
+    reference."""
     if not any(
         c.type in ("function_call", "function_result", "function_approval_request")
         for m in messages
@@ -166,7 +190,11 @@ def _valid_by_the_first_algorithm(messages: list[Message]) -> bool:
     i, n = 0, len(messages)
     while i < n:
         m = messages[i]
-        calls = [c.call_id for c in m.contents if c.type == "function_call" and not c.informational_only]
+        calls = [
+            c.call_id
+            for c in m.contents
+            if c.type == "function_call" and not c.informational_only
+        ]
         if len(set(calls)) != len(calls) or seen & set(calls):
             return False
         seen.update(calls)
@@ -176,9 +204,14 @@ def _valid_by_the_first_algorithm(messages: list[Message]) -> bool:
             calls
             and j < n
             and messages[j].role == "tool"
-            and not any(c.type == "function_call" and not c.informational_only for c in messages[j].contents)
+            and not any(
+                c.type == "function_call" and not c.informational_only
+                for c in messages[j].contents
+            )
         ):
-            block.extend(c.call_id for c in messages[j].contents if c.type == "function_result")
+            block.extend(
+                c.call_id for c in messages[j].contents if c.type == "function_result"
+            )
             j += 1
         results = own + block
         if m.role == "tool" and not calls:
@@ -186,13 +219,19 @@ def _valid_by_the_first_algorithm(messages: list[Message]) -> bool:
                 return False
             i += 1
             continue
-        if len(set(results)) != len(results) or set(results) - set(calls) or (set(calls) - exempt) - set(results):
+        if (
+            len(set(results)) != len(results)
+            or set(results) - set(calls)
+            or (set(calls) - exempt) - set(results)
+        ):
             return False
         i = j
     return True
 
 
-_approval = st.builds(lambda i: Content.from_function_approval_request(i, _call(i)), IDS)
+_approval = st.builds(
+    lambda i: Content.from_function_approval_request(i, _call(i)), IDS
+)
 
 
 @settings(max_examples=500)
@@ -206,7 +245,10 @@ _approval = st.builds(lambda i: Content.from_function_approval_request(i, _call(
         max_size=10,
     )
 )
-def test_the_one_pass_check_agrees_with_the_first_algorithm(history: list[Message]) -> None:
-    """HI-1: the one-pass `is_valid_history` answers as the first, message-by-message algorithm
-    did, for any history of texts, calls (hosted ones too), results and approval requests."""
+def test_the_one_pass_check_agrees_with_the_first_algorithm(
+    history: list[Message],
+) -> None:
+    """HI-1: the one-pass `is_valid_history` answers as the first, message-by-message
+    algorithm did, for any history of texts, calls (hosted ones too), results and
+    approval requests."""
     assert is_valid_history(history) == _valid_by_the_first_algorithm(history)

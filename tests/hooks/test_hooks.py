@@ -1,4 +1,5 @@
-"""minagent.hooks: HookMiddleware compiled onto the three pipelines (spec/hooks.md, HK-1 .. HK-12)."""
+"""minagent.hooks: HookMiddleware compiled onto the three pipelines (spec/hooks.md, HK-1
+.. HK-12)."""
 
 from __future__ import annotations
 
@@ -40,10 +41,19 @@ from ._util import BOTH_MODES, ask, run, streamed_text, tool_t
 # ---------------------------------------------------------------------------------------------
 # The ordering contract, over random stacks of hook and plain middleware (HK-2)
 
-HOOKS = ["before_agent", "after_agent", "before_model", "after_model", "wrap_model_call", "wrap_tool_call"]
+HOOKS = [
+    "before_agent",
+    "after_agent",
+    "before_model",
+    "after_model",
+    "wrap_model_call",
+    "wrap_tool_call",
+]
 
 
-def _hook_class(i: int, hooks: frozenset[str], sync: bool, log: list[str]) -> HookMiddleware:
+def _hook_class(
+    i: int, hooks: frozenset[str], sync: bool, log: list[str]
+) -> HookMiddleware:
     body: dict[str, Any] = {}
     for name in ("before_agent", "after_agent", "before_model", "after_model"):
         if name in hooks:
@@ -60,7 +70,8 @@ def _hook_class(i: int, hooks: frozenset[str], sync: bool, log: list[str]) -> Ho
         async def wrap_model(self: Any, request: Any, handler: Any) -> Any:
             log.append(f"{i}.wrap_model.before")
             response = await handler(request)
-            assert isinstance(response, ChatResponse)  # HK-7: the finished response, in both modes
+            # HK-7: the finished response, in both modes
+            assert isinstance(response, ChatResponse)
             log.append(f"{i}.wrap_model.after")
             return response
 
@@ -78,15 +89,22 @@ def _hook_class(i: int, hooks: frozenset[str], sync: bool, log: list[str]) -> Ho
 
 
 def _plain(i: int, layer: str, log: list[str]) -> Any:
-    """Plain middleware written stream-aware: its "after" sees the finished response (ST-12)."""
-    base = {"agent": AgentMiddleware, "chat": ChatMiddleware, "function": FunctionMiddleware}[layer]
+    """Plain middleware written stream-aware: its "after" sees the finished response
+    (ST-12)."""
+    base = {
+        "agent": AgentMiddleware,
+        "chat": ChatMiddleware,
+        "function": FunctionMiddleware,
+    }[layer]
 
     class Plain(base):  # type: ignore[valid-type, misc]
         async def process(self, context: Any, call_next: Any) -> None:
             log.append(f"{i}.{layer}.before")
             await call_next()
             if getattr(context, "stream", False):
-                context.result.with_result_hook(lambda _r: log.append(f"{i}.{layer}.after"))
+                context.result.with_result_hook(
+                    lambda _r: log.append(f"{i}.{layer}.after")
+                )
             else:
                 log.append(f"{i}.{layer}.after")
 
@@ -94,8 +112,9 @@ def _plain(i: int, layer: str, log: list[str]) -> Any:
 
 
 def _expected(stack: list[tuple[str, Any]]) -> list[str]:
-    """The contract, HK-2: position in the list decides, per pipeline; before_* in list order,
-    after_* in reverse; within one hook middleware before_model, wrap_model_call, after_model."""
+    """The contract, HK-2: position in the list decides, per pipeline; before_* in list
+    order, after_* in reverse; within one hook middleware before_model, wrap_model_call,
+    after_model."""
 
     def layer(name: str) -> tuple[list[str], list[str]]:
         enter: list[str] = []
@@ -130,21 +149,28 @@ def _expected(stack: list[tuple[str, Any]]) -> list[str]:
 
 item = st.one_of(
     st.tuples(st.just("plain"), st.sampled_from(["agent", "chat", "function"])),
-    st.tuples(st.just("hook"), st.frozensets(st.sampled_from(HOOKS), min_size=1), st.booleans()).map(
-        lambda t: ("hook", t[1], t[2])
-    ),
+    st.tuples(
+        st.just("hook"),
+        st.frozensets(st.sampled_from(HOOKS), min_size=1),
+        st.booleans(),
+    ).map(lambda t: ("hook", t[1], t[2])),
 )
 
 
 @settings(max_examples=80)
 @given(st.lists(item, max_size=5), st.booleans(), st.integers(0, 5))
-def test_random_stacks_follow_the_ordering_contract(stack: list[Any], stream: bool, split: int) -> None:
-    """HK-2, HK-1, HK-4, HK-6: any stack of hook middleware (def or async def hooks) and plain
-    middleware of any layer, the first `split` given to the agent and the rest to run() (agent-level
-    outside run-level, MW-4), logs in the order the contract predicts, in both modes."""
+def test_random_stacks_follow_the_ordering_contract(
+    stack: list[Any], stream: bool, split: int
+) -> None:
+    """HK-2, HK-1, HK-4, HK-6: any stack of hook middleware (def or async def hooks) and
+    plain middleware of any layer, the first `split` given to the agent and the rest to
+    run() (agent-level outside run-level, MW-4), logs in the order the contract
+    predicts, in both modes."""
     log: list[str] = []
     built = [
-        _plain(i, entry[1], log) if entry[0] == "plain" else _hook_class(i, entry[1], entry[2], log)
+        _plain(i, entry[1], log)
+        if entry[0] == "plain"
+        else _hook_class(i, entry[1], entry[2], log)
         for i, entry in enumerate(stack)
     ]
     client = ScriptedChatClient([[call("tool_t")], "done"])
@@ -160,7 +186,8 @@ def test_random_stacks_follow_the_ordering_contract(stack: list[Any], stream: bo
 
 
 def test_only_overridden_hooks_are_compiled():
-    """HK-3: a hook not overridden is not compiled in; a layer without hooks gets no middleware."""
+    """HK-3: a hook not overridden is not compiled in; a layer without hooks gets no
+    middleware."""
 
     class OnlyTools(HookMiddleware):
         def wrap_tool_call(self, request, handler):
@@ -175,7 +202,8 @@ def test_only_overridden_hooks_are_compiled():
 
 @BOTH_MODES
 async def test_hook_middleware_on_a_client(stream):
-    """HK-1: a hook middleware with model and tool hooks works as a client's middleware too."""
+    """HK-1: a hook middleware with model and tool hooks works as a client's middleware
+    too."""
     log = []
 
     class Logger(HookMiddleware):
@@ -193,20 +221,26 @@ async def test_hook_middleware_on_a_client(stream):
 
 
 def test_agent_hooks_refused_where_no_agent_layer_runs():
-    """HK-1: agent hooks and tools need an Agent: a client or a RawAgent refuses them with the usual error."""
+    """HK-1: agent hooks and tools need an Agent: a client or a RawAgent refuses them
+    with the usual error."""
 
     class Tools(HookMiddleware):
         tools = (tool_t,)
 
-    with pytest.raises(MiddlewareException, match="agent middleware cannot run in a chat client"):
+    with pytest.raises(
+        MiddlewareException, match="agent middleware cannot run in a chat client"
+    ):
         ScriptedChatClient([], middleware=[Tools()])
     with pytest.raises(MiddlewareException, match="runs no agent middleware"):
         RawAgent(ScriptedChatClient([]), middleware=[Tools()])
 
 
 def test_async_twins_and_state_schema_are_refused():
-    """HK-12: seed 004's a* twins and state_schema are refused at class definition, saying what to write."""
-    with pytest.raises(MiddlewareException, match=r"write `async def wrap_model_call\(\.\.\.\)`"):
+    """HK-12: seed 004's a* twins and state_schema are refused at class definition,
+    saying what to write."""
+    with pytest.raises(
+        MiddlewareException, match=r"write `async def wrap_model_call\(\.\.\.\)`"
+    ):
 
         class Twin(HookMiddleware):
             async def awrap_model_call(self, request, handler):
@@ -219,20 +253,24 @@ def test_async_twins_and_state_schema_are_refused():
 
 
 async def test_sync_hook_using_the_handler_result_gets_a_clear_error():
-    """HK-4: handler(request) is an awaitable; a def hook that uses it as the response is told to await."""
+    """HK-4: handler(request) is an awaitable; a def hook that uses it as the response
+    is told to await."""
 
     class Sync(HookMiddleware):
         def wrap_model_call(self, request, handler):
             return handler(request).text.upper()
 
     agent = Agent(ScriptedChatClient(["hi"]), middleware=[Sync()])
-    with pytest.raises(AttributeError, match=r"write Sync\.wrap_model_call as `async def`"):
+    with pytest.raises(
+        AttributeError, match=r"write Sync\.wrap_model_call as `async def`"
+    ):
         await agent.run("x")
 
 
 @BOTH_MODES
 async def test_sync_wrap_hook_may_return_the_handler_awaitable(stream):
-    """HK-4: a def wrap hook that returns handler(request) as it is works in both modes."""
+    """HK-4: a def wrap hook that returns handler(request) as it is works in both
+    modes."""
 
     @wrap_model_call
     def passthrough(request, handler):
@@ -250,14 +288,19 @@ async def test_sync_wrap_hook_may_return_the_handler_awaitable(stream):
 
 @BOTH_MODES
 async def test_before_agent_updates_input_and_options(stream):
-    """HK-5: before_agent sees the input, thread and kwargs; its messages join the run's input (the
-    thread stores them) and its options are merged over the run's."""
+    """HK-5: before_agent sees the input, thread and kwargs; its messages join the run's
+    input (the thread stores them) and its options are merged over the run's."""
     seen = []
 
     class Prepare(HookMiddleware):
         def before_agent(self, state):
-            seen.append((len(state.messages), state.thread is not None, dict(state.kwargs)))
-            return {"messages": [Message("user", ["(be brief)"])], "options": {"temperature": 0.1}}
+            seen.append(
+                (len(state.messages), state.thread is not None, dict(state.kwargs))
+            )
+            return {
+                "messages": [Message("user", ["(be brief)"])],
+                "options": {"temperature": 0.1},
+            }
 
     client = ScriptedChatClient(["ok"])
     agent = Agent(client, middleware=[Prepare()])
@@ -271,7 +314,8 @@ async def test_before_agent_updates_input_and_options(stream):
 
 @BOTH_MODES
 async def test_before_model_messages_are_for_this_call_only(stream):
-    """HK-5: before_model's messages are appended to this model call's messages only (LP-3)."""
+    """HK-5: before_model's messages are appended to this model call's messages only
+    (LP-3)."""
 
     @before_model
     def remind(state):
@@ -286,8 +330,9 @@ async def test_before_model_messages_are_for_this_call_only(stream):
 
 @BOTH_MODES
 async def test_after_hooks_append_to_the_response(stream):
-    """HK-5, HK-6: after_model sees the finished response and its messages join the transcript; after_agent
-    appends to the run's response; when streaming, both are streamed after the model's updates."""
+    """HK-5, HK-6: after_model sees the finished response and its messages join the
+    transcript; after_agent appends to the run's response; when streaming, both are
+    streamed after the model's updates."""
     seen = []
 
     class Audit(HookMiddleware):
@@ -309,7 +354,8 @@ async def test_after_hooks_append_to_the_response(stream):
 
 @BOTH_MODES
 async def test_jump_to_end_before_agent(stream):
-    """HK-5: before_agent with jump_to="end" answers without calling the model; after_agent still runs."""
+    """HK-5: before_agent with jump_to="end" answers without calling the model;
+    after_agent still runs."""
     log = []
 
     class Cache(HookMiddleware):
@@ -330,19 +376,24 @@ async def test_jump_to_end_before_agent(stream):
 
 @BOTH_MODES
 async def test_jump_to_end_and_tools_before_model(stream):
-    """HK-5: before_model with jump_to="tools" skips the model and runs the prepared calls; with "end" the
-    prepared answer ends the loop."""
+    """HK-5: before_model with jump_to="tools" skips the model and runs the prepared
+    calls; with "end" the prepared answer ends the loop."""
     calls = []
 
     class Planner(HookMiddleware):
         def before_model(self, state):
             calls.append(len(state.messages))
             if len(calls) == 1:
-                return {"jump_to": "tools", "response": ChatResponse([Message("assistant", [call("tool_t")])])}
+                return {
+                    "jump_to": "tools",
+                    "response": ChatResponse([Message("assistant", [call("tool_t")])]),
+                }
             return {"jump_to": "end", "response": "planned answer"}
 
     client = ScriptedChatClient([])
-    result = await run(Agent(client, tools=[tool_t], middleware=[Planner()]), "x", stream=stream)
+    result = await run(
+        Agent(client, tools=[tool_t], middleware=[Planner()]), "x", stream=stream
+    )
     assert client.requests == []
     assert [m.role for m in result.messages] == ["assistant", "tool", "assistant"]
     assert result.messages[1].contents[0].result == "ok"
@@ -351,14 +402,17 @@ async def test_jump_to_end_and_tools_before_model(stream):
 
 @BOTH_MODES
 async def test_jump_to_end_after_model_drops_calls(stream):
-    """HK-5: after_model with jump_to="end" removes the response's calls (not run) and ends the loop."""
+    """HK-5: after_model with jump_to="end" removes the response's calls (not run) and
+    ends the loop."""
 
     @after_model
     def stop(state):
         return {"jump_to": "end", "response": "stopped"}
 
     client = ScriptedChatClient([[call("tool_t")]])
-    result = await run(Agent(client, tools=[tool_t], middleware=[stop]), "x", stream=stream)
+    result = await run(
+        Agent(client, tools=[tool_t], middleware=[stop]), "x", stream=stream
+    )
     assert [m.role for m in result.messages] == ["assistant"]
     assert result.text == "stopped"
 
@@ -372,7 +426,10 @@ async def test_jump_to_end_after_model_drops_calls(stream):
         ({"jump_to": "sideways"}, "allowed: 'end', 'tools'"),
         ({"response": "x"}, "without jump_to"),
         (
-            {"jump_to": "end", "response": ChatResponse([Message("assistant", [call("tool_t")])])},
+            {
+                "jump_to": "end",
+                "response": ChatResponse([Message("assistant", [call("tool_t")])]),
+            },
             "without function calls",
         ),
         ({"jump_to": "tools", "response": "x"}, "needs a response with function calls"),
@@ -387,7 +444,9 @@ async def test_bad_updates_are_errors(update, message):
             return update
 
     with pytest.raises(MiddlewareException, match=message) as info:
-        await Agent(ScriptedChatClient(["x"]), tools=[tool_t], middleware=[Bad()]).run("x")
+        await Agent(ScriptedChatClient(["x"]), tools=[tool_t], middleware=[Bad()]).run(
+            "x"
+        )
     assert "Bad.before_model" in str(info.value)
 
 
@@ -397,8 +456,9 @@ async def test_bad_updates_are_errors(update, message):
 
 @BOTH_MODES
 async def test_override_applies_to_one_call_only(stream):
-    """HK-8: override() changes tools, instructions, tool_choice and model settings for the call it is
-    given to; the request is immutable; unknown fields are a TypeError."""
+    """HK-8: override() changes tools, instructions, tool_choice and model settings for
+    the call it is given to; the request is immutable; unknown fields are a
+    TypeError."""
     requests: list[ModelRequest] = []
 
     @wrap_model_call
@@ -409,28 +469,41 @@ async def test_override_applies_to_one_call_only(stream):
                 request.tools = ()  # type: ignore[misc]
             with pytest.raises(TypeError, match="unknown field"):
                 request.override(model="x")
-            request = request.override(tools=[], system_prompt="No tools.", options={"temperature": 0})
+            request = request.override(
+                tools=[], system_prompt="No tools.", options={"temperature": 0}
+            )
         return await handler(request)
 
     client = ScriptedChatClient(["one", "two"])
     agent = Agent(
-        client, instructions="Be helpful.", tools=[tool_t], default_options={"temperature": 1}, middleware=[first_only]
+        client,
+        instructions="Be helpful.",
+        tools=[tool_t],
+        default_options={"temperature": 1},
+        middleware=[first_only],
     )
     await run(agent, "a", stream=stream)
     await run(agent, "b", stream=stream)
     first, second = client.requests
     assert "tools" not in first.options
     assert "tool_choice" not in first.options
-    assert (first.options["instructions"], first.options["temperature"]) == ("No tools.", 0)
+    assert (first.options["instructions"], first.options["temperature"]) == (
+        "No tools.",
+        0,
+    )
     assert [t.name for t in second.options["tools"]] == ["tool_t"]
-    assert (second.options["instructions"], second.options["temperature"]) == ("Be helpful.", 1)
+    assert (second.options["instructions"], second.options["temperature"]) == (
+        "Be helpful.",
+        1,
+    )
     assert requests[0].instructions == "Be helpful."
     assert requests[0].system_prompt == "Be helpful."
 
 
 @BOTH_MODES
 async def test_override_client_sends_the_call_elsewhere(stream):
-    """HK-8: override(client=other) sends this call to the other client's provider call."""
+    """HK-8: override(client=other) sends this call to the other client's provider
+    call."""
     other = ScriptedChatClient(["from other"])
 
     @wrap_model_call
@@ -453,7 +526,8 @@ async def test_override_client_sends_the_call_elsewhere(stream):
 
 @BOTH_MODES
 async def test_wrap_model_call_without_handler_answers(stream):
-    """HK-7: a wrap hook that never calls handler answers the call; when streaming its answer is streamed."""
+    """HK-7: a wrap hook that never calls handler answers the call; when streaming its
+    answer is streamed."""
 
     @wrap_model_call
     async def canned(request, handler):
@@ -468,8 +542,9 @@ async def test_wrap_model_call_without_handler_answers(stream):
 
 
 async def test_streaming_wrap_relays_updates_as_they_come():
-    """HK-7: while streaming, handler relays each update before the model produces the next one and
-    counts them in handler.streamed; the hook's return value is the final response."""
+    """HK-7: while streaming, handler relays each update before the model produces the
+    next one and counts them in handler.streamed; the hook's return value is the final
+    response."""
     counts = []
 
     @wrap_model_call
@@ -488,7 +563,8 @@ async def test_streaming_wrap_relays_updates_as_they_come():
 
 
 async def test_closing_the_stream_early_cancels_the_wrap_hook():
-    """HK-7: closing the stream early cancels the hook's task and awaits it (no task left, conftest checks)."""
+    """HK-7: closing the stream early cancels the hook's task and awaits it (no task
+    left, conftest checks)."""
     cancelled = []
 
     @wrap_model_call
@@ -515,7 +591,9 @@ async def test_wrap_hook_errors_reach_the_consumer():
         await handler(request)
         raise RuntimeError("boom")
 
-    stream = Agent(ScriptedChatClient([text_chunks("a")]), middleware=[boom]).run("x", stream=True)
+    stream = Agent(ScriptedChatClient([text_chunks("a")]), middleware=[boom]).run(
+        "x", stream=True
+    )
     with pytest.raises(RuntimeError, match="boom"):
         async for _update in stream:
             pass
@@ -527,7 +605,8 @@ async def test_wrap_hook_errors_reach_the_consumer():
 
 @BOTH_MODES
 async def test_contributed_tools_do_not_touch_the_callers_list(stream):
-    """HK-9: the middleware's tools join the run's, after them; the caller's list is unchanged."""
+    """HK-9: the middleware's tools join the run's, after them; the caller's list is
+    unchanged."""
 
     def extra() -> str:
         """Extra."""
@@ -545,8 +624,9 @@ async def test_contributed_tools_do_not_touch_the_callers_list(stream):
 
 @BOTH_MODES
 async def test_wrap_tool_call_request(stream):
-    """HK-10: the request holds the call, the tool and the arguments; override(arguments=...) changes
-    what the tool receives; a tool's exception comes out of handler and becomes the error result."""
+    """HK-10: the request holds the call, the tool and the arguments;
+    override(arguments=...) changes what the tool receives; a tool's exception comes out
+    of handler and becomes the error result."""
     seen: list[ToolCallRequest] = []
 
     def add(a: int, b: int) -> int:
@@ -564,10 +644,19 @@ async def test_wrap_tool_call_request(stream):
             with pytest.raises(ValueError, match="bad"):
                 await handler(request)
             return await handler(request)
-        return await handler(request.override(arguments={"a": request.arguments["a"] * 2, "b": 0}))
+        return await handler(
+            request.override(arguments={"a": request.arguments["a"] * 2, "b": 0})
+        )
 
-    client = ScriptedChatClient([[call("add", {"a": 2, "b": 5}, call_id="c1"), call("fail", call_id="c2")], "done"])
-    result = await run(Agent(client, tools=[add, fail], middleware=[double]), "x", stream=stream)
+    client = ScriptedChatClient(
+        [
+            [call("add", {"a": 2, "b": 5}, call_id="c1"), call("fail", call_id="c2")],
+            "done",
+        ]
+    )
+    result = await run(
+        Agent(client, tools=[add, fail], middleware=[double]), "x", stream=stream
+    )
     assert [r.tool_call.call_id for r in seen] == ["c1", "c2"]
     assert isinstance(seen[0].tool, FunctionTool)
     assert seen[0].tool.name == "add"
@@ -578,7 +667,8 @@ async def test_wrap_tool_call_request(stream):
 
 @BOTH_MODES
 async def test_declaration_only_tool_via_handler_stays_pending(stream):
-    """HK-10: for a declaration-only tool request.tool is None; awaiting handler leaves the call pending (LP-11)."""
+    """HK-10: for a declaration-only tool request.tool is None; awaiting handler leaves
+    the call pending (LP-11)."""
     tools_seen = []
 
     @wrap_tool_call
@@ -588,7 +678,9 @@ async def test_declaration_only_tool_via_handler_stays_pending(stream):
 
     declared = {"name": "ask_user", "parameters": {"type": "object", "properties": {}}}
     client = ScriptedChatClient([[call("ask_user")]])
-    result = await run(Agent(client, tools=[declared], middleware=[look]), "x", stream=stream)
+    result = await run(
+        Agent(client, tools=[declared], middleware=[look]), "x", stream=stream
+    )
     assert tools_seen == [None]
     assert [c.name for c in result.user_input_requests] == ["ask_user"]
 
@@ -613,7 +705,11 @@ async def test_decorators_make_named_hook_middleware(stream):
     assert isinstance(start, HookMiddleware)
     assert start.name == "start"
     assert finish.overridden() == {"after_agent"}
-    await run(Agent(ScriptedChatClient(["x"]), middleware=[start, finish, seen]), "x", stream=stream)
+    await run(
+        Agent(ScriptedChatClient(["x"]), middleware=[start, finish, seen]),
+        "x",
+        stream=stream,
+    )
     assert log == ["start", "model", "finish"]
     with pytest.raises(TypeError, match="decorates a function"):
         before_model(3)  # type: ignore[arg-type]
@@ -625,11 +721,16 @@ async def test_decorators_make_named_hook_middleware(stream):
     [
         {},
         {"tool_choice": "required", "temperature": 0.5},
-        {"response_format": {"type": "json_object"}, "metadata": {"a": "b"}, "tool_choice": "none"},
+        {
+            "response_format": {"type": "json_object"},
+            "metadata": {"a": "b"},
+            "tool_choice": "none",
+        },
     ],
 )
 async def test_unchanged_request_sends_what_the_call_would_send(stream, options):
-    """HK-8: a wrap hook that passes the request on unchanged changes nothing the provider receives."""
+    """HK-8: a wrap hook that passes the request on unchanged changes nothing the
+    provider receives."""
 
     @wrap_model_call
     async def passthrough(request, handler):
@@ -637,15 +738,17 @@ async def test_unchanged_request_sends_what_the_call_would_send(stream, options)
 
     plain, wrapped = ScriptedChatClient(["x"]), ScriptedChatClient(["x"])
     for client, middleware in ((plain, []), (wrapped, [passthrough])):
-        agent = Agent(client, instructions="hi", default_options=options, middleware=middleware)
+        agent = Agent(
+            client, instructions="hi", default_options=options, middleware=middleware
+        )
         await run(agent, "x", stream=stream)
     assert wrapped.requests[0].options == plain.requests[0].options
     assert wrapped.requests[0].texts == plain.requests[0].texts
 
 
 def test_compiled_once_and_again_when_changed():
-    """HK-3, HK-9: a hook middleware compiles once (the same functions on every run, tools wrapped once)
-    and again when its tools change."""
+    """HK-3, HK-9: a hook middleware compiles once (the same functions on every run,
+    tools wrapped once) and again when its tools change."""
 
     def extra() -> str:
         """Extra."""

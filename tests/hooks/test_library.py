@@ -1,4 +1,5 @@
-"""minagent.middleware: the library, in both modes, with its failure paths (spec/middleware-library.md)."""
+"""minagent.middleware: the library, in both modes, with its failure paths
+(spec/middleware-library.md)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,9 @@ class BreaksMidStream(BaseChatClient):
         super().__init__()
         self.calls = 0
 
-    async def _inner_get_response(self, *, messages: Any, options: Any, **kwargs: Any) -> ChatResponse:
+    async def _inner_get_response(
+        self, *, messages: Any, options: Any, **kwargs: Any
+    ) -> ChatResponse:
         self.calls += 1
         raise Transient("down")
 
@@ -86,7 +89,8 @@ class BreaksMidStream(BaseChatClient):
 
 @BOTH_MODES
 async def test_retry_honours_the_providers_hint(stream):
-    """ML-1: a RateLimitError's retry_after (Retry-After header) is the wait, capped at max_delay."""
+    """ML-1: a RateLimitError's retry_after (Retry-After header) is the wait, capped at
+    max_delay."""
     sleeps = Sleeps()
     errors = [
         RateLimitError("slow down", status=429, headers={"retry-after": "3"}),
@@ -101,11 +105,14 @@ async def test_retry_honours_the_providers_hint(stream):
 
 @BOTH_MODES
 async def test_retry_backoff_and_jitter(stream):
-    """ML-1: without a hint the waits grow exponentially; jitter keeps each between half and all of it."""
+    """ML-1: without a hint the waits grow exponentially; jitter keeps each between half
+    and all of it."""
     sleeps = Sleeps()
     client = ScriptedChatClient([Transient("a"), Transient("b"), Transient("c"), "ok"])
     retry = ModelRetry(3, initial_delay=1, backoff_factor=2, jitter=False, sleep=sleeps)
-    assert (await run(Agent(client, middleware=[retry]), "x", stream=stream)).text == "ok"
+    assert (
+        await run(Agent(client, middleware=[retry]), "x", stream=stream)
+    ).text == "ok"
     assert sleeps.delays == [1, 2, 4]
     sleeps.delays.clear()
     random.seed(7)
@@ -118,35 +125,48 @@ async def test_retry_backoff_and_jitter(stream):
 
 @BOTH_MODES
 async def test_retry_exhausted_raises_or_answers(stream):
-    """ML-1: after max_retries the error propagates, or with on_failure="answer" becomes the call's answer;
-    an error that is not retryable is not retried at all."""
+    """ML-1: after max_retries the error propagates, or with on_failure="answer" becomes
+    the call's answer; an error that is not retryable is not retried at all."""
     sleeps = Sleeps()
     client = ScriptedChatClient([Transient("1"), Transient("2")])
     with pytest.raises(Transient, match="2"):
-        await run(Agent(client, middleware=[ModelRetry(1, sleep=sleeps)]), "x", stream=stream)
+        await run(
+            Agent(client, middleware=[ModelRetry(1, sleep=sleeps)]), "x", stream=stream
+        )
     client = ScriptedChatClient([Transient("1"), Transient("2")])
-    result = await run(Agent(client, middleware=[ModelRetry(1, on_failure="answer", sleep=sleeps)]), "x", stream=stream)
+    result = await run(
+        Agent(client, middleware=[ModelRetry(1, on_failure="answer", sleep=sleeps)]),
+        "x",
+        stream=stream,
+    )
     assert result.text == "The model call failed after 2 attempt(s): Transient: 2"
     client = ScriptedChatClient([ValueError("bug")])
     sleeps.delays.clear()
     with pytest.raises(ValueError, match="bug"):
-        await run(Agent(client, middleware=[ModelRetry(3, sleep=sleeps)]), "x", stream=stream)
+        await run(
+            Agent(client, middleware=[ModelRetry(3, sleep=sleeps)]), "x", stream=stream
+        )
     assert sleeps.delays == []
     client = ScriptedChatClient([KeyError("k"), "ok"])
     picky = ModelRetry(1, retry_on=KeyError, sleep=sleeps)
-    assert (await run(Agent(client, middleware=[picky]), "x", stream=stream)).text == "ok"
+    assert (
+        await run(Agent(client, middleware=[picky]), "x", stream=stream)
+    ).text == "ok"
 
 
 @BOTH_MODES
 async def test_retry_gives_up_on_a_long_hint_so_the_fallback_takes_over(stream):
-    """ML-1, ML-3: with give_up_after, a Retry-After longer than it is not waited for: the fallback answers."""
+    """ML-1, ML-3: with give_up_after, a Retry-After longer than it is not waited for:
+    the fallback answers."""
     sleeps = Sleeps()
     long_wait = RateLimitError("quota", status=429, headers={"retry-after": "120"})
     short_wait = RateLimitError("burst", status=429, headers={"retry-after": "1"})
     backup = ScriptedChatClient(["backup"])
     primary = ScriptedChatClient([short_wait, long_wait])
     retry = ModelRetry(3, give_up_after=30, sleep=sleeps)
-    result = await run(Agent(primary, middleware=[ModelFallback(backup), retry]), "x", stream=stream)
+    result = await run(
+        Agent(primary, middleware=[ModelFallback(backup), retry]), "x", stream=stream
+    )
     assert result.text == "backup"
     assert sleeps.delays == [1.0]
     with pytest.raises(ValueError, match="give_up_after"):
@@ -154,9 +174,12 @@ async def test_retry_gives_up_on_a_long_hint_so_the_fallback_takes_over(stream):
 
 
 async def test_retry_never_after_a_streamed_update():
-    """ML-2: a stream that fails after its first update reached the consumer is not retried."""
+    """ML-2: a stream that fails after its first update reached the consumer is not
+    retried."""
     client = BreaksMidStream()
-    stream = Agent(client, middleware=[ModelRetry(3, sleep=Sleeps())]).run("x", stream=True)
+    stream = Agent(client, middleware=[ModelRetry(3, sleep=Sleeps())]).run(
+        "x", stream=True
+    )
     seen = []
 
     async def consume():
@@ -175,11 +198,14 @@ async def test_retry_never_after_a_streamed_update():
 
 @BOTH_MODES
 async def test_fallback_uses_the_next_client(stream):
-    """ML-3: a failed call goes to the next client, with the same messages and options."""
+    """ML-3: a failed call goes to the next client, with the same messages and
+    options."""
     primary = ScriptedChatClient([Transient("down")])
     second = ScriptedChatClient([Transient("down too")])
     third = ScriptedChatClient(["from third"])
-    agent = Agent(primary, instructions="Be brief.", middleware=[ModelFallback(second, third)])
+    agent = Agent(
+        primary, instructions="Be brief.", middleware=[ModelFallback(second, third)]
+    )
     result = await run(agent, "x", stream=stream)
     assert result.text == "from third"
     assert third.requests[0].texts == ["user: x"]
@@ -188,9 +214,11 @@ async def test_fallback_uses_the_next_client(stream):
 
 @BOTH_MODES
 async def test_fallback_exhausted(stream):
-    """ML-4: when every client failed, FallbackExhaustedError lists the errors in order."""
+    """ML-4: when every client failed, FallbackExhaustedError lists the errors in
+    order."""
     agent = Agent(
-        ScriptedChatClient([Transient("1")]), middleware=[ModelFallback(ScriptedChatClient([Transient("2")]))]
+        ScriptedChatClient([Transient("1")]),
+        middleware=[ModelFallback(ScriptedChatClient([Transient("2")]))],
     )
     with pytest.raises(FallbackExhaustedError) as info:
         await run(agent, "x", stream=stream)
@@ -200,27 +228,37 @@ async def test_fallback_exhausted(stream):
 
 @BOTH_MODES
 async def test_fallback_after_retries_and_filter(stream):
-    """ML-3: with [ModelFallback, ModelRetry] the primary is retried first; retry_on limits what falls back."""
+    """ML-3: with [ModelFallback, ModelRetry] the primary is retried first; retry_on
+    limits what falls back."""
     sleeps = Sleeps()
     primary = ScriptedChatClient([Transient("1"), Transient("2")])
     backup = ScriptedChatClient(["backup"])
-    agent = Agent(primary, middleware=[ModelFallback(backup), ModelRetry(1, sleep=sleeps)])
+    agent = Agent(
+        primary, middleware=[ModelFallback(backup), ModelRetry(1, sleep=sleeps)]
+    )
     assert (await run(agent, "x", stream=stream)).text == "backup"
     assert len(primary.requests) == 2
-    agent = Agent(ScriptedChatClient([ValueError("no")]), middleware=[ModelFallback(backup, retry_on=Transient)])
+    agent = Agent(
+        ScriptedChatClient([ValueError("no")]),
+        middleware=[ModelFallback(backup, retry_on=Transient)],
+    )
     with pytest.raises(ValueError, match="no"):
         await run(agent, "x", stream=stream)
 
 
 @BOTH_MODES
 async def test_retry_walks_the_whole_fallback_chain_again(stream):
-    """ML-14, ML-3: with [ModelRetry, ModelFallback], when every client failed with a retryable
-    error the chain is tried again from the primary; the exhaustion is retryable, its retry_after
-    the shortest hint; a retry_on class matches the failures inside it."""
+    """ML-14, ML-3: with [ModelRetry, ModelFallback], when every client failed with a
+    retryable error the chain is tried again from the primary; the exhaustion is
+    retryable, its retry_after the shortest hint; a retry_on class matches the failures
+    inside it."""
     sleeps = Sleeps()
     primary = ScriptedChatClient([Transient("p1"), "primary answer"])
     backup = ScriptedChatClient([Transient("b1"), "backup answer"])
-    agent = Agent(primary, middleware=[ModelRetry(2, sleep=sleeps, jitter=False), ModelFallback(backup)])
+    agent = Agent(
+        primary,
+        middleware=[ModelRetry(2, sleep=sleeps, jitter=False), ModelFallback(backup)],
+    )
     assert (await run(agent, "x", stream=stream)).text == "primary answer"
     assert (len(primary.requests), len(backup.requests)) == (2, 1)
     assert sleeps.delays == [1.0]
@@ -231,14 +269,22 @@ async def test_retry_walks_the_whole_fallback_chain_again(stream):
     assert FallbackExhaustedError([ValueError("no")]).retryable is False
     primary = ScriptedChatClient([Transient("p1"), "primary again"])
     backup = ScriptedChatClient([Transient("b1")])
-    agent = Agent(primary, middleware=[ModelRetry(1, retry_on=Transient, sleep=sleeps), ModelFallback(backup)])
+    agent = Agent(
+        primary,
+        middleware=[
+            ModelRetry(1, retry_on=Transient, sleep=sleeps),
+            ModelFallback(backup),
+        ],
+    )
     assert (await run(agent, "x", stream=stream)).text == "primary again"
 
 
 async def test_fallback_never_after_a_streamed_update():
     """ML-2: no fallback after an update was streamed."""
     backup = ScriptedChatClient(["backup"])
-    stream = Agent(BreaksMidStream(), middleware=[ModelFallback(backup)]).run("x", stream=True)
+    stream = Agent(BreaksMidStream(), middleware=[ModelFallback(backup)]).run(
+        "x", stream=True
+    )
     with pytest.raises(Transient):
         async for _ in stream:
             pass
@@ -251,8 +297,8 @@ async def test_fallback_never_after_a_streamed_update():
 
 @BOTH_MODES
 async def test_model_call_limit_end(stream):
-    """ML-5: "end": the call over the run limit is not made; its answer is the limit text; a new run starts
-    from zero."""
+    """ML-5: "end": the call over the run limit is not made; its answer is the limit
+    text; a new run starts from zero."""
     client = ScriptedChatClient([[call("tool_t")], [call("tool_t")], "fresh"])
     agent = Agent(client, tools=[tool_t], middleware=[ModelCallLimit(run_limit=2)])
     result = await run(agent, "x", stream=stream)
@@ -265,7 +311,11 @@ async def test_model_call_limit_end(stream):
 async def test_model_call_limit_final_answer(stream):
     """ML-5: "final_answer": the last allowed call is made with tool_choice "none"."""
     client = ScriptedChatClient([[call("tool_t")], "final"])
-    agent = Agent(client, tools=[tool_t], middleware=[ModelCallLimit(run_limit=2, exit_behavior="final_answer")])
+    agent = Agent(
+        client,
+        tools=[tool_t],
+        middleware=[ModelCallLimit(run_limit=2, exit_behavior="final_answer")],
+    )
     result = await run(agent, "x", stream=stream)
     assert result.text == "final"
     assert client.requests[0].options["tool_choice"] == "auto"
@@ -274,8 +324,12 @@ async def test_model_call_limit_final_answer(stream):
 
 @BOTH_MODES
 async def test_model_call_limit_error_and_thread(stream):
-    """ML-5: "error" raises CallLimitExceededError; the thread count spans runs and survives serialisation."""
-    agent = Agent(ScriptedChatClient(["1", "2"]), middleware=[ModelCallLimit(thread_limit=2, exit_behavior="error")])
+    """ML-5: "error" raises CallLimitExceededError; the thread count spans runs and
+    survives serialisation."""
+    agent = Agent(
+        ScriptedChatClient(["1", "2"]),
+        middleware=[ModelCallLimit(thread_limit=2, exit_behavior="error")],
+    )
     thread = agent.get_new_thread()
     await run(agent, "a", stream=stream, thread=thread)
     restored = AgentThread.deserialize(thread.serialize())
@@ -287,14 +341,17 @@ async def test_model_call_limit_error_and_thread(stream):
 
 def test_limits_need_an_agent():
     """ML-5: a limit on a chat client is the agent-middleware error (HK-1)."""
-    with pytest.raises(MiddlewareException, match="agent middleware cannot run in a chat client"):
+    with pytest.raises(
+        MiddlewareException, match="agent middleware cannot run in a chat client"
+    ):
         ScriptedChatClient([], middleware=[ModelCallLimit(run_limit=1)])
 
 
 @BOTH_MODES
 async def test_tool_call_limit_continue(stream):
-    """ML-6: counted before each call, also inside one concurrent batch: the call over the limit gets the
-    limit text and the model goes on; tool_name counts only that tool."""
+    """ML-6: counted before each call, also inside one concurrent batch: the call over
+    the limit gets the limit text and the model goes on; tool_name counts only that
+    tool."""
     ran = []
 
     @tool
@@ -303,25 +360,45 @@ async def test_tool_call_limit_continue(stream):
         ran.append(text)
         return "noted"
 
-    client = ScriptedChatClient([[call("note", {"text": "a"}), call("note", {"text": "b"}), call("tool_t")], "ok"])
+    client = ScriptedChatClient(
+        [
+            [call("note", {"text": "a"}), call("note", {"text": "b"}), call("tool_t")],
+            "ok",
+        ]
+    )
     limit = ToolCallLimit(tool_name="note", run_limit=1)
-    result = await run(Agent(client, tools=[note, tool_t], middleware=[limit]), "x", stream=stream)
+    result = await run(
+        Agent(client, tools=[note, tool_t], middleware=[limit]), "x", stream=stream
+    )
     assert ran == ["a"]
-    assert [c.result for c in result.messages[1].contents] == ["noted", ToolCallLimit.TEXT, "ok"]
+    assert [c.result for c in result.messages[1].contents] == [
+        "noted",
+        ToolCallLimit.TEXT,
+        "ok",
+    ]
     assert result.text == "ok"
 
 
 @BOTH_MODES
 async def test_tool_call_limit_end_and_error(stream):
-    """ML-6: "end" finishes the batch and ends the run with the end text; "error" raises out of the run."""
+    """ML-6: "end" finishes the batch and ends the run with the end text; "error" raises
+    out of the run."""
     client = ScriptedChatClient([[call("tool_t"), call("tool_t")]])
-    agent = Agent(client, tools=[tool_t], middleware=[ToolCallLimit(run_limit=1, exit_behavior="end")])
+    agent = Agent(
+        client,
+        tools=[tool_t],
+        middleware=[ToolCallLimit(run_limit=1, exit_behavior="end")],
+    )
     result = await run(agent, "x", stream=stream)
     assert [c.result for c in result.messages[1].contents] == ["ok", ToolCallLimit.TEXT]
     assert result.messages[-1].text == ToolCallLimit.END_TEXT
     assert len(client.requests) == 1
     client = ScriptedChatClient([[call("tool_t"), call("tool_t")]])
-    agent = Agent(client, tools=[tool_t], middleware=[ToolCallLimit(run_limit=1, exit_behavior="error")])
+    agent = Agent(
+        client,
+        tools=[tool_t],
+        middleware=[ToolCallLimit(run_limit=1, exit_behavior="error")],
+    )
     with pytest.raises(CallLimitExceededError, match="tool call limit of 1 per run"):
         await run(agent, "x", stream=stream)
 
@@ -331,18 +408,26 @@ async def test_run_state_does_not_outlive_a_failed_run(stream):
     """ML-5: the per-run counts are gone after the run, also when it failed."""
     from minagent.middleware.per_run import _RUN
 
-    agent = Agent(ScriptedChatClient([Transient("x")]), middleware=[ModelCallLimit(run_limit=1)])
+    agent = Agent(
+        ScriptedChatClient([Transient("x")]), middleware=[ModelCallLimit(run_limit=1)]
+    )
     with pytest.raises(Transient):
         await run(agent, "x", stream=stream)
     assert _RUN.get({}) == {}
-    await run(Agent(ScriptedChatClient(["ok"]), middleware=[ModelCallLimit(run_limit=1)]), "x", stream=stream)
+    await run(
+        Agent(ScriptedChatClient(["ok"]), middleware=[ModelCallLimit(run_limit=1)]),
+        "x",
+        stream=stream,
+    )
     assert _RUN.get({}) == {}
 
 
 async def test_concurrent_runs_count_apart():
     """ML-5: two runs at once on one agent each have their own count."""
     client = ScriptedChatClient(["a", "b"])
-    agent = Agent(client, middleware=[ModelCallLimit(run_limit=1, exit_behavior="error")])
+    agent = Agent(
+        client, middleware=[ModelCallLimit(run_limit=1, exit_behavior="error")]
+    )
     results = await asyncio.gather(agent.run("1"), agent.run("2"))
     assert sorted(r.text for r in results) == ["a", "b"]
 
@@ -353,7 +438,8 @@ async def test_concurrent_runs_count_apart():
 
 @BOTH_MODES
 async def test_tool_retry(stream):
-    """ML-7: a failing tool is run again; when retries run out the error result (or the message) remains."""
+    """ML-7: a failing tool is run again; when retries run out the error result (or the
+    message) remains."""
     attempts = []
 
     @tool
@@ -366,18 +452,31 @@ async def test_tool_retry(stream):
 
     sleeps = Sleeps()
     client = ScriptedChatClient([[call("flaky")], "ok"])
-    result = await run(Agent(client, tools=[flaky], middleware=[ToolRetry(2, sleep=sleeps)]), "x", stream=stream)
+    result = await run(
+        Agent(client, tools=[flaky], middleware=[ToolRetry(2, sleep=sleeps)]),
+        "x",
+        stream=stream,
+    )
     assert result.messages[1].contents[0].result == "fine"
     assert len(sleeps.delays) == 2
     attempts.clear()
     client = ScriptedChatClient([[call("flaky")], "ok"])
-    result = await run(Agent(client, tools=[flaky], middleware=[ToolRetry(1, sleep=sleeps)]), "x", stream=stream)
+    result = await run(
+        Agent(client, tools=[flaky], middleware=[ToolRetry(1, sleep=sleeps)]),
+        "x",
+        stream=stream,
+    )
     assert result.messages[1].contents[0].exception == "flake"
     attempts.clear()
     client = ScriptedChatClient([[call("flaky")], "ok"])
     retry = ToolRetry(0, on_failure="message", sleep=sleeps)
-    result = await run(Agent(client, tools=[flaky], middleware=[retry]), "x", stream=stream)
-    assert result.messages[1].contents[0].result == "Error: flaky failed after 1 attempt(s): RuntimeError: flake"
+    result = await run(
+        Agent(client, tools=[flaky], middleware=[retry]), "x", stream=stream
+    )
+    assert (
+        result.messages[1].contents[0].result
+        == "Error: flaky failed after 1 attempt(s): RuntimeError: flake"
+    )
 
 
 @BOTH_MODES
@@ -385,7 +484,11 @@ async def test_tool_retry_skips_declarations_and_other_tools(stream):
     """ML-7: declaration-only calls and tools not named are not retried."""
     declared = {"name": "ask", "parameters": {"type": "object", "properties": {}}}
     client = ScriptedChatClient([[call("ask")]])
-    result = await run(Agent(client, tools=[declared], middleware=[ToolRetry(3, sleep=Sleeps())]), "x", stream=stream)
+    result = await run(
+        Agent(client, tools=[declared], middleware=[ToolRetry(3, sleep=Sleeps())]),
+        "x",
+        stream=stream,
+    )
     assert [c.name for c in result.user_input_requests] == ["ask"]
 
     @tool
@@ -396,7 +499,13 @@ async def test_tool_retry_skips_declarations_and_other_tools(stream):
     sleeps = Sleeps()
     client = ScriptedChatClient([[call("boom")], "ok"])
     await run(
-        Agent(client, tools=[boom], middleware=[ToolRetry(3, tool_names=["other"], sleep=sleeps)]), "x", stream=stream
+        Agent(
+            client,
+            tools=[boom],
+            middleware=[ToolRetry(3, tool_names=["other"], sleep=sleeps)],
+        ),
+        "x",
+        stream=stream,
     )
     assert sleeps.delays == []
 
@@ -419,7 +528,8 @@ def _recorder():
 
 @BOTH_MODES
 async def test_approval_decided_in_process(stream):
-    """ML-8: a decider approves, edits the arguments, or rejects with a message; "never" tools just run."""
+    """ML-8: a decider approves, edits the arguments, or rejects with a message; "never"
+    tools just run."""
     delete, ran = _recorder()
 
     async def decide(request):
@@ -432,41 +542,77 @@ async def test_approval_decided_in_process(stream):
 
     calls = [call("delete", {"path": p}) for p in "abc"]
     client = ScriptedChatClient([[*calls, call("tool_t")], "done"])
-    agent = Agent(client, tools=[delete, tool_t], middleware=[HumanApproval({"delete": decide})])
+    agent = Agent(
+        client, tools=[delete, tool_t], middleware=[HumanApproval({"delete": decide})]
+    )
     result = await run(agent, "x", stream=stream)
     assert ran == ["a", "b.bak"]
-    assert [c.result for c in result.messages[1].contents] == ["deleted a", "deleted b.bak", "Not that one.", "ok"]
+    assert [c.result for c in result.messages[1].contents] == [
+        "deleted a",
+        "deleted b.bak",
+        "Not that one.",
+        "ok",
+    ]
 
 
 @BOTH_MODES
 @pytest.mark.parametrize("answer", ["approve", "reject", "edit", "respond"])
 async def test_approval_pauses_for_the_caller(stream, answer):
-    """ML-8: "always" pauses the call with a function_approval_request (other calls run); the caller's answer
-    resumes it: approved runs, edited runs with the new arguments, rejected gets the rejection result, and a
-    result sent instead (reject with a message) reaches the model as the call's result."""
+    """ML-8: "always" pauses the call with a function_approval_request (other calls
+    run); the caller's answer resumes it: approved runs, edited runs with the new
+    arguments, rejected gets the rejection result, and a result sent instead (reject
+    with a message) reaches the model as the call's result."""
     delete, ran = _recorder()
-    client = ScriptedChatClient([[call("delete", {"path": "a"}, call_id="c1"), call("tool_t", call_id="c2")], "done"])
-    agent = Agent(client, tools=[delete, tool_t], middleware=[HumanApproval({"delete": "always"})])
+    client = ScriptedChatClient(
+        [
+            [call("delete", {"path": "a"}, call_id="c1"), call("tool_t", call_id="c2")],
+            "done",
+        ]
+    )
+    agent = Agent(
+        client, tools=[delete, tool_t], middleware=[HumanApproval({"delete": "always"})]
+    )
     thread = agent.get_new_thread()
     paused = await run(agent, "x", stream=stream, thread=thread)
     assert ran == []
-    requests = [c for m in paused.messages for c in m.contents if c.type == "function_approval_request"]
+    requests = [
+        c
+        for m in paused.messages
+        for c in m.contents
+        if c.type == "function_approval_request"
+    ]
     assert [r.function_call.call_id for r in requests] == ["c1"]
     assert paused.messages[1].contents[0].result == "ok"  # the other call ran
     request = requests[0]
     if answer == "edit":
         edited = Content.from_function_call("c1", "delete", {"path": "z"})
-        reply = Message("user", [Content.from_function_approval_response(True, request.id, edited)])
+        reply = Message(
+            "user", [Content.from_function_approval_response(True, request.id, edited)]
+        )
     elif answer == "respond":
-        reply = Message("tool", [Content.from_function_result("c1", "Not now: the disk is being backed up.")])
+        reply = Message(
+            "tool",
+            [
+                Content.from_function_result(
+                    "c1", "Not now: the disk is being backed up."
+                )
+            ],
+        )
     else:
-        reply = Message("user", [request.to_function_approval_response(answer == "approve")])
+        reply = Message(
+            "user", [request.to_function_approval_response(answer == "approve")]
+        )
     result = await run(agent, reply, stream=stream, thread=thread)
     assert result.text == "done"
     assert ran == {"approve": ["a"], "edit": ["z"], "reject": [], "respond": []}[answer]
     sent = client.requests[-1].messages
     assert is_valid_history(sent)
-    results = {c.call_id: c.result for m in sent for c in m.contents if c.type == "function_result"}
+    results = {
+        c.call_id: c.result
+        for m in sent
+        for c in m.contents
+        if c.type == "function_result"
+    }
     expected = {
         "approve": "deleted a",
         "edit": "deleted z",
@@ -477,7 +623,8 @@ async def test_approval_pauses_for_the_caller(stream, answer):
 
 
 def test_approval_policy_is_checked():
-    """ML-13: a policy value that is neither "always", "never" nor callable is a ValueError naming the tool."""
+    """ML-13: a policy value that is neither "always", "never" nor callable is a
+    ValueError naming the tool."""
     with pytest.raises(ValueError, match="'delete'"):
         HumanApproval({"delete": "sometimes"})
 
@@ -485,7 +632,9 @@ def test_approval_policy_is_checked():
 async def test_approval_decider_must_decide():
     """ML-8: a decider returning something else is a TypeError saying what to return."""
     agent = Agent(
-        ScriptedChatClient([[call("tool_t")], "x"]), tools=[tool_t], middleware=[HumanApproval({"tool_t": lambda r: 1})]
+        ScriptedChatClient([[call("tool_t")], "x"]),
+        tools=[tool_t],
+        middleware=[HumanApproval({"tool_t": lambda r: 1})],
     )
     with pytest.raises(TypeError, match=r"must return Approve\(\)"):
         await agent.run("x")
@@ -496,8 +645,8 @@ async def test_approval_decider_must_decide():
 
 
 def _history(shape: list[str]) -> list[Message]:
-    """system, then per letter: u = user text, a = assistant text, p = a call/result pair, b = two calls
-    answered in one tool message."""
+    """system, then per letter: u = user text, a = assistant text, p = a call/result
+    pair, b = two calls answered in one tool message."""
     out = [Message("system", ["rules"])]
     for n, kind in enumerate(shape):
         if kind == "u":
@@ -511,9 +660,16 @@ def _history(shape: list[str]) -> list[Message]:
             ]
         else:
             out += [
-                Message("assistant", [call("f", call_id=f"b{n}"), call("g", call_id=f"c{n}")]),
                 Message(
-                    "tool", [Content.from_function_result(f"b{n}", "r"), Content.from_function_result(f"c{n}", "r")]
+                    "assistant",
+                    [call("f", call_id=f"b{n}"), call("g", call_id=f"c{n}")],
+                ),
+                Message(
+                    "tool",
+                    [
+                        Content.from_function_result(f"b{n}", "r"),
+                        Content.from_function_result(f"c{n}", "r"),
+                    ],
                 ),
             ]
     return out
@@ -521,9 +677,9 @@ def _history(shape: list[str]) -> list[Message]:
 
 @given(st.lists(st.sampled_from("uapb"), min_size=1, max_size=8))
 def test_trimming_never_splits_a_pair(shape):
-    """ML-9: at every limit — so at every boundary position around each call/result pair — the trimmed
-    history keeps the system message, is a suffix of the input, stays valid (HI-1), and holds at most
-    the limit unless only a longer suffix is clean."""
+    """ML-9: at every limit — so at every boundary position around each call/result pair
+    — the trimmed history keeps the system message, is a suffix of the input, stays
+    valid (HI-1), and holds at most the limit unless only a longer suffix is clean."""
     history = _history(shape)
     rest = history[1:]
     for limit in range(1, len(rest) + 1):
@@ -534,12 +690,16 @@ def test_trimming_never_splits_a_pair(shape):
         assert is_valid_history(trimmed)
         assert kept
         if len(kept) > limit:  # no clean cut with at most `limit` messages exists
-            assert all(not is_valid_history(rest[cut:]) for cut in range(len(rest) - limit, len(rest)))
+            assert all(
+                not is_valid_history(rest[cut:])
+                for cut in range(len(rest) - limit, len(rest))
+            )
 
 
 @given(st.lists(st.sampled_from("uapb"), min_size=1, max_size=8), st.integers(5, 80))
 def test_token_trimming_never_splits_a_pair(shape, budget):
-    """ML-9: the token budget (with a pluggable counter) cuts the same way; system messages count."""
+    """ML-9: the token budget (with a pluggable counter) cuts the same way; system
+    messages count."""
     history = _history(shape)
     rest = history[1:]
     trimmed = HistoryTrimmer(max_tokens=budget, counter=lambda m: 10).trim(history)
@@ -550,7 +710,10 @@ def test_token_trimming_never_splits_a_pair(shape, budget):
     assert kept == rest[len(rest) - len(kept) :]
     allowed = budget // 10 - 1  # the system message counts too
     if len(kept) > allowed:  # no clean suffix fits the budget
-        assert all(not is_valid_history(rest[cut:]) for cut in range(max(len(rest) - allowed, 0), len(rest)))
+        assert all(
+            not is_valid_history(rest[cut:])
+            for cut in range(max(len(rest) - allowed, 0), len(rest))
+        )
 
 
 @BOTH_MODES
@@ -558,7 +721,9 @@ async def test_trimmer_changes_one_call_not_the_transcript(stream):
     """ML-9: each model call gets the trimmed history; the thread keeps everything."""
     client = ScriptedChatClient([[call("tool_t")], "done"])
     agent = Agent(client, tools=[tool_t], middleware=[HistoryTrimmer(max_messages=2)])
-    thread = agent.get_new_thread(messages=[Message("user", ["old"]), Message("assistant", ["older answer"])])
+    thread = agent.get_new_thread(
+        messages=[Message("user", ["old"]), Message("assistant", ["older answer"])]
+    )
     await run(agent, "new", stream=stream, thread=thread)
     assert client.requests[0].texts == ["assistant: older answer", "user: new"]
     assert [m.role for m in client.requests[1].messages] == ["assistant", "tool"]
@@ -568,7 +733,8 @@ async def test_trimmer_changes_one_call_not_the_transcript(stream):
 
 @BOTH_MODES
 async def test_summarizer(stream):
-    """ML-10: older turns become one summary message written by another client; the summary is cached."""
+    """ML-10: older turns become one summary message written by another client; the
+    summary is cached."""
     summarizer_client = ScriptedChatClient(["SUMMARY"])
     client = ScriptedChatClient(["answer"])
     summarizer = Summarizer(summarizer_client, trigger_messages=3, keep_last=1)
@@ -583,7 +749,8 @@ async def test_summarizer(stream):
     assert result.text == "answer"
     assert client.requests[0].texts == [f"user: {Summarizer.PREFIX}SUMMARY", "user: q2"]
     assert "[called f({})]" in summarizer_client.requests[0].texts[0]
-    assert await summarizer.summarize([*old, Message("assistant", ["a1"])]) == "SUMMARY"  # cached: no new call
+    # cached: no new call
+    assert await summarizer.summarize([*old, Message("assistant", ["a1"])]) == "SUMMARY"
     assert streamed_text(result) == ("answer" if stream else "")
 
 
@@ -598,12 +765,20 @@ def test_constructor_checks():
         (lambda: ModelFallback(object()), TypeError, "BaseChatClient"),
         (lambda: ModelCallLimit(), ValueError, "run_limit or thread_limit"),
         (lambda: ModelCallLimit(run_limit=0), ValueError, "run_limit"),
-        (lambda: ModelCallLimit(run_limit=1, exit_behavior="x"), ValueError, "exit_behavior"),
+        (
+            lambda: ModelCallLimit(run_limit=1, exit_behavior="x"),
+            ValueError,
+            "exit_behavior",
+        ),
         (lambda: ToolCallLimit(), ValueError, "run_limit or thread_limit"),
         (lambda: ToolRetry(True), ValueError, "max_retries"),
         (lambda: HistoryTrimmer(), ValueError, "max_messages or max_tokens"),
         (lambda: Summarizer(object()), TypeError, "chat client"),
-        (lambda: Summarizer(ScriptedChatClient([]), trigger_messages=2, keep_last=2), ValueError, "keep_last"),
+        (
+            lambda: Summarizer(ScriptedChatClient([]), trigger_messages=2, keep_last=2),
+            ValueError,
+            "keep_last",
+        ),
         (lambda: Redact([]), ValueError, "non-empty"),
         (lambda: Redact(["a*"]), ValueError, "empty string"),
         (lambda: Redact(["a"], max_secret_length=0), ValueError, "max_secret_length"),
@@ -624,20 +799,28 @@ PATTERNS = [r"sk-[A-Za-z0-9]{16}"]
 @settings(max_examples=150)
 @given(st.sets(st.integers(1, len(TEXT) - 1), max_size=6))
 def test_streamed_secret_split_anywhere_is_redacted(cuts):
-    """ML-12: wherever the chunk boundaries fall, the streamed text and the final text equal the redacted
-    full text."""
+    """ML-12: wherever the chunk boundaries fall, the streamed text and the final text
+    equal the redacted full text."""
     bounds = [0, *sorted(cuts), len(TEXT)]
     chunks = [TEXT[a:b] for a, b in itertools.pairwise(bounds)]
     expected = TEXT.replace(SECRET, "[REDACTED]")
     client = ScriptedChatClient([text_chunks(*chunks)])
-    result = asyncio.run(ask(client, "x", stream=True, middleware=[Redact(PATTERNS, max_secret_length=30)]))
+    result = asyncio.run(
+        ask(
+            client,
+            "x",
+            stream=True,
+            middleware=[Redact(PATTERNS, max_secret_length=30)],
+        )
+    )
     assert streamed_text(result) == expected
     assert result.text == expected
 
 
 @pytest.mark.parametrize("boundary", range(1, len(SECRET)))
 async def test_every_boundary_inside_the_secret(boundary):
-    """ML-12: every single boundary inside the secret (exhaustively), with the default hold-back."""
+    """ML-12: every single boundary inside the secret (exhaustively), with the default
+    hold-back."""
     chunks = ["key ", SECRET[:boundary], SECRET[boundary:], " end"]
     client = ScriptedChatClient([text_chunks(*chunks)])
     result = await ask(client, "x", stream=True, middleware=[Redact(PATTERNS)])
@@ -646,12 +829,17 @@ async def test_every_boundary_inside_the_secret(boundary):
 
 @BOTH_MODES
 async def test_redact_outputs_and_inputs(stream):
-    """ML-11: response text is redacted in both modes; with inputs=True so are the messages the model gets
-    (tool results included); the caller's messages are not mutated."""
-    client = ScriptedChatClient([[Content.from_text(f"here: {SECRET}"), call("tool_t")], f"again {SECRET}"])
+    """ML-11: response text is redacted in both modes; with inputs=True so are the
+    messages the model gets (tool results included); the caller's messages are not
+    mutated."""
+    client = ScriptedChatClient(
+        [[Content.from_text(f"here: {SECRET}"), call("tool_t")], f"again {SECRET}"]
+    )
     mine = Message("user", [f"my key is {SECRET}"])
     redact = Redact(PATTERNS, inputs=True)
-    result = await run(Agent(client, tools=[tool_t], middleware=[redact]), mine, stream=stream)
+    result = await run(
+        Agent(client, tools=[tool_t], middleware=[redact]), mine, stream=stream
+    )
     assert SECRET not in str([m.to_dict() for m in result.messages])
     assert client.requests[0].texts == ["user: my key is [REDACTED]"]
     assert mine.text == f"my key is {SECRET}"
@@ -660,13 +848,22 @@ async def test_redact_outputs_and_inputs(stream):
 
 
 async def test_redact_flushes_before_other_contents():
-    """ML-12: a non-text content ends the held text: it is flushed, redacted, before it."""
+    """ML-12: a non-text content ends the held text: it is flushed, redacted, before
+    it."""
     updates = [
         ChatResponseUpdate([Content.from_text(f"a {SECRET[:5]}")], "assistant"),
-        ChatResponseUpdate([Content.from_text(SECRET[5:]), call("tool_t", call_id="q")], "assistant"),
+        ChatResponseUpdate(
+            [Content.from_text(SECRET[5:]), call("tool_t", call_id="q")], "assistant"
+        ),
     ]
     client = ScriptedChatClient([updates, "done"])
-    result = await ask(client, "x", stream=True, options={"tools": [tool_t]}, middleware=[Redact(PATTERNS)])
+    result = await ask(
+        client,
+        "x",
+        stream=True,
+        options={"tools": [tool_t]},
+        middleware=[Redact(PATTERNS)],
+    )
     first = result.messages[0]
     assert [c.type for c in first.contents][-1] == "function_call"
     assert first.text == "a [REDACTED]"
@@ -676,11 +873,24 @@ async def test_redact_flushes_before_other_contents():
     ("pattern", "text", "expected"),
     [
         (Redact.EMAIL, "mail ann.lee+x@mail.example.org now", "mail [REDACTED] now"),
-        (Redact.IPV4, "host 192.168.10.255 and 999.1.1.1", "host [REDACTED] and 999.1.1.1"),
-        (Redact.CREDIT_CARD, "card 4111 1111 1111 1111 ok, order 12345", "card [REDACTED] ok, order 12345"),
-        (Redact.API_KEY, "key sk-proj_abcdefghijklmnop1234 and AKIAABCDEFGHIJKLMNOP", "key [REDACTED] and [REDACTED]"),
+        (
+            Redact.IPV4,
+            "host 192.168.10.255 and 999.1.1.1",
+            "host [REDACTED] and 999.1.1.1",
+        ),
+        (
+            Redact.CREDIT_CARD,
+            "card 4111 1111 1111 1111 ok, order 12345",
+            "card [REDACTED] ok, order 12345",
+        ),
+        (
+            Redact.API_KEY,
+            "key sk-proj_abcdefghijklmnop1234 and AKIAABCDEFGHIJKLMNOP",
+            "key [REDACTED] and [REDACTED]",
+        ),
     ],
 )
 def test_ready_made_patterns(pattern, text, expected):
-    """ML-11: the ready-made patterns find what they name and leave look-alikes alone."""
+    """ML-11: the ready-made patterns find what they name and leave look-alikes
+    alone."""
     assert Redact([pattern]).redact(text) == expected

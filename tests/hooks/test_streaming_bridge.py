@@ -1,4 +1,5 @@
-"""The streaming bridge of ``wrap_model_call`` and context variables (spec/hooks.md, HK-13)."""
+"""The streaming bridge of ``wrap_model_call`` and context variables (spec/hooks.md,
+HK-13)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ def _run_parts(seen: _Seen) -> tuple[Any, list[Any]]:
         async def process(self, context: Any, call_next: Any) -> None:
             await call_next()
             if context.stream:
-                context.result.with_result_hook(lambda _r: seen.read("outer after call_next"))
+                context.result.with_result_hook(
+                    lambda _r: seen.read("outer after call_next")
+                )
             else:
                 seen.read("outer after call_next")
 
@@ -68,10 +71,11 @@ def _run_parts(seen: _Seen) -> tuple[Any, list[Any]]:
 
 @BOTH_MODES
 async def test_context_variables_set_by_a_wrap_hook(stream: bool) -> None:
-    """HK-13: streaming, a variable the wrap_model_call hook sets reaches the inner middleware and the
-    provider call only, never the consumer, outer middleware after call_next, after_model hooks, the
-    tools or the next model call's outer hooks; without streaming all of them see it. A change to
-    the object a variable holds is seen in both modes."""
+    """HK-13: streaming, a variable the wrap_model_call hook sets reaches the inner
+    middleware and the provider call only, never the consumer, outer middleware after
+    call_next, after_model hooks, the tools or the next model call's outer hooks;
+    without streaming all of them see it. A change to the object a variable holds is
+    seen in both modes."""
     seen = _Seen()
     probe, middleware = _run_parts(seen)
     holder: dict[str, int] = {}
@@ -84,7 +88,9 @@ async def test_context_variables_set_by_a_wrap_hook(stream: bool) -> None:
 
         return answer
 
-    client = ScriptedChatClient([provider([call("probe", {}, call_id="c1")]), provider(text_chunks("do", "ne"))])
+    client = ScriptedChatClient(
+        [provider([call("probe", {}, call_id="c1")]), provider(text_chunks("do", "ne"))]
+    )
     agent = Agent(client, tools=[probe], middleware=middleware)
     if stream:
         run = agent.run("go", stream=True)
@@ -94,9 +100,13 @@ async def test_context_variables_set_by_a_wrap_hook(stream: bool) -> None:
     else:
         final = await agent.run("go")
     assert final.text == "done"
-    assert holder == {"calls": 2}  # both modes: the holder is shared, only the binding is per task
+    # both modes: the holder is shared, only the binding is per task
+    assert holder == {"calls": 2}
     # both modes: the inner pipeline runs where the hook runs
-    assert (seen.parts["inner"], seen.parts["provider call"]) == (["call 1", "call 2"], ["call 1", "call 2"])
+    assert (seen.parts["inner"], seen.parts["provider call"]) == (
+        ["call 1", "call 2"],
+        ["call 1", "call 2"],
+    )
     if stream:
         assert seen.parts == {
             "outer before_model": ["unset", "unset"],
@@ -107,7 +117,8 @@ async def test_context_variables_set_by_a_wrap_hook(stream: bool) -> None:
             "outer after_model": ["unset", "unset"],
             "tool": ["unset"],
         }
-        assert len(seen.parts["consumer"]) >= 2  # at least the two chunks of the answer were read
+        # at least the two chunks of the answer were read
+        assert len(seen.parts["consumer"]) >= 2
     else:
         assert seen.parts == {
             "outer before_model": ["unset", "call 1"],

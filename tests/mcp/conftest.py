@@ -1,7 +1,9 @@
-"""MCP tests: helpers to start peers, and a session-wide check that no MCP process outlives the tests.
+"""MCP tests: helpers to start peers, and a session-wide check that no MCP process
+outlives the tests.
 
-Every server these tests start carries ``MCP_TEST_MARKER_ROOT`` in its command line or runs one
-of the scripts in this directory; after the session none of them may still exist (MCP-10).
+Every server these tests start carries ``MCP_TEST_MARKER_ROOT`` in its command line or
+runs one of the scripts in this directory; after the session none of them may still
+exist (MCP-10).
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ def our_processes() -> list[tuple[int, str, str]]:
         if not entry.name.isdigit() or int(entry.name) == me:
             continue
         try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            cmdline = (
+                (entry / "cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode("utf-8", "replace")
+            )
             stat = (entry / "stat").read_text()
         except OSError:
             continue
@@ -47,7 +54,8 @@ def our_processes() -> list[tuple[int, str, str]]:
 
 @pytest.fixture(scope="session", autouse=True)
 def no_mcp_process_survives() -> Iterator[None]:
-    """MCP-10: after the whole session, no server process we started is alive (or a zombie)."""
+    """MCP-10: after the whole session, no server process we started is alive (or a
+    zombie)."""
     yield
     left = our_processes()
     assert not left, f"MCP server processes outlived the tests: {left}"
@@ -61,7 +69,8 @@ PYTHON = sys.executable
 
 
 async def eventually(check: Callable[[], bool], seconds: float = 10.0) -> None:
-    """Wait until ``check()`` is true; fail after ``seconds`` (for effects in another process)."""
+    """Wait until ``check()`` is true; fail after ``seconds`` (for effects in another
+    process)."""
     async with asyncio.timeout(seconds):
         while not check():  # noqa: ASYNC110 - the condition lives in another process: polling is the only way
             await asyncio.sleep(0.02)

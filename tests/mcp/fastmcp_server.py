@@ -1,11 +1,12 @@
-"""An MCP server written with the official SDK's FastMCP, run as a subprocess by the tests.
+"""An MCP server written with the official SDK's FastMCP, run as a subprocess by the
+tests.
 
-``python fastmcp_server.py MODE``: ``normal``; ``paged`` (tools/list answers two tools per page);
-``garbage`` (prints a banner on stdout before serving); ``crash-on-start`` (exits at once);
-``http PORT`` / ``http-json PORT`` (Streamable HTTP on 127.0.0.1:PORT at /mcp, answering with SSE
-streams or with JSON).
-The environment variable ``MCP_TEST_MARKER`` names a file the slow tool writes ``cancelled`` to
-when the server cancels it, so a test can see that the cancellation arrived.
+``python fastmcp_server.py MODE``: ``normal``; ``paged`` (tools/list answers two tools
+per page); ``garbage`` (prints a banner on stdout before serving); ``crash-on-start``
+(exits at once); ``http PORT`` / ``http-json PORT`` (Streamable HTTP on 127.0.0.1:PORT
+at /mcp, answering with SSE streams or with JSON). The environment variable
+``MCP_TEST_MARKER`` names a file the slow tool writes ``cancelled`` to when the server
+cancels it, so a test can see that the cancellation arrived.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ server = FastMCP("test-server", instructions="A server for minagent's tests.")
 
 def tiny_png() -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data))
+        )
 
     header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
     return (
@@ -114,10 +120,17 @@ def mixed() -> list[types.ContentBlock]:
     """Text, a resource link, an embedded text resource and audio."""
     return [
         types.TextContent(type="text", text="see also"),
-        types.ResourceLink(type="resource_link", uri="file:///notes.txt", name="notes", mimeType="text/plain"),
+        types.ResourceLink(
+            type="resource_link",
+            uri="file:///notes.txt",
+            name="notes",
+            mimeType="text/plain",
+        ),
         types.EmbeddedResource(
             type="resource",
-            resource=types.TextResourceContents(uri="memo://1", mimeType="text/plain", text="the memo"),
+            resource=types.TextResourceContents(
+                uri="memo://1", mimeType="text/plain", text="the memo"
+            ),
         ),
         types.AudioContent(type="audio", data="AAAA", mimeType="audio/wav"),
     ]
@@ -135,9 +148,15 @@ if MODE == "paged":
     @low.list_tools()
     async def paged(request: types.ListToolsRequest) -> types.ListToolsResult:
         tools = await server.list_tools()
-        start = int(request.params.cursor) if request.params and request.params.cursor else 0
+        start = (
+            int(request.params.cursor)
+            if request.params and request.params.cursor
+            else 0
+        )
         end = start + 2
-        return types.ListToolsResult(tools=tools[start:end], nextCursor=str(end) if end < len(tools) else None)
+        return types.ListToolsResult(
+            tools=tools[start:end], nextCursor=str(end) if end < len(tools) else None
+        )
 
 
 if __name__ == "__main__":

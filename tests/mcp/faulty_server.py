@@ -1,13 +1,15 @@
-"""A minimal stdio MCP server that misbehaves on purpose (fault injection for the stdio transport).
+"""A minimal stdio MCP server that misbehaves on purpose (fault injection for the stdio
+transport).
 
-``python faulty_server.py MODE``; every mode answers ``initialize``, ``tools/list`` (no tools) and
-``ping`` until its fault:
+``python faulty_server.py MODE``; every mode answers ``initialize``, ``tools/list`` (no
+tools) and ``ping`` until its fault:
 
 ``blank``          writes blank lines before every answer (they must be skipped);
 ``huge``           answers ``initialize`` with one line longer than 32 MiB;
-``close-stdout``   closes its stdout at ``initialize`` but keeps running until its stdin ends;
-``deaf``           after ``tools/list`` closes its stdin and sleeps (killed by the client's close);
-``stops-reading``  after ``tools/list`` stops reading its stdin, then exits with status 4.
+``close-stdout``   closes its stdout at ``initialize`` but keeps running until its stdin
+ends; ``deaf``           after ``tools/list`` closes its stdin and sleeps (killed by the
+client's close); ``stops-reading``  after ``tools/list`` stops reading its stdin, then
+exits with status 4.
 """
 
 from __future__ import annotations
@@ -37,14 +39,23 @@ for line in sys.stdin:
         continue
     method = message["method"]
     if method == "initialize" and MODE == "huge":
-        write(b'{"jsonrpc": "2.0", "id": 1, "result": "' + b"x" * (33 * 1024 * 1024) + b'"}\n')
+        write(
+            b'{"jsonrpc": "2.0", "id": 1, "result": "'
+            + b"x" * (33 * 1024 * 1024)
+            + b'"}\n'
+        )
         continue
     if method == "initialize" and MODE == "close-stdout":
         os.close(1)
         continue
     if MODE == "blank":
         write(b"\n  \n")
-    write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": RESULTS.get(method, {})}).encode() + b"\n")
+    write(
+        json.dumps(
+            {"jsonrpc": "2.0", "id": message["id"], "result": RESULTS.get(method, {})}
+        ).encode()
+        + b"\n"
+    )
     if method == "tools/list" and MODE == "deaf":
         os.close(0)
         time.sleep(60)

@@ -1,16 +1,19 @@
-"""A Streamable HTTP MCP server that attacks its client on purpose (spec/mcp.md, MCP-45, MCP-46).
+"""A Streamable HTTP MCP server that attacks its client on purpose (spec/mcp.md, MCP-45,
+MCP-46).
 
 ``python hostile_http_server.py MODE [MIB]`` binds 127.0.0.1 on a free port and prints
-``PORT <n>`` on stdout. ``initialize``, notifications and ``tools/list`` (no tools) are answered
-normally; ``ping`` is the attack:
+``PORT <n>`` on stdout. ``initialize``, notifications and ``tools/list`` (no tools) are
+answered normally; ``ping`` is the attack:
 
-``huge-json``    a JSON answer MIB MiB long (a valid JSON-RPC answer with a long string);
-``huge-sse``     an SSE answer whose one event is MIB MiB long;
-``huge-error``   HTTP 500 with a body that never ends;
-``sse-no-answer`` an SSE answer with a notification, then the end of the stream, no answer;
-``sse-resumed-no-answer`` an SSE answer with one event (id 1) that then breaks; the GET that
-                 resumes it (``Last-Event-ID: 1``) sends a notification and ends, no answer;
-``flood``        an SSE answer carrying MIB x 1,000 ``ping`` requests of the server and never the
+``huge-json``    a JSON answer MIB MiB long (a valid JSON-RPC answer with a long
+string); ``huge-sse``     an SSE answer whose one event is MIB MiB long; ``huge-error``
+HTTP 500 with a body that never ends; ``sse-no-answer`` an SSE answer with a
+notification, then the end of the stream, no answer; ``sse-resumed-no-answer`` an SSE
+answer with one event (id 1) that then breaks; the GET that
+                 resumes it (``Last-Event-ID: 1``) sends a notification and ends, no
+                 answer;
+``flood``        an SSE answer carrying MIB x 1,000 ``ping`` requests of the server and
+never the
                  answer; the client's answers to them (POSTs) are never answered;
 ``normal``       every answer is normal.
 """
@@ -31,7 +34,11 @@ INIT = {
     "serverInfo": {"name": "hostile", "version": "1"},
 }
 CHUNK = b"x" * (1024 * 1024)
-NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}}
+NOTE = {
+    "jsonrpc": "2.0",
+    "method": "notifications/message",
+    "params": {"level": "info", "data": "working"},
+}
 
 
 async def long_text(response: web.StreamResponse, mib: int) -> None:
@@ -42,7 +49,8 @@ async def long_text(response: web.StreamResponse, mib: int) -> None:
 async def post(request: web.Request) -> web.StreamResponse:
     message = json.loads(await request.read())
     if MODE == "flood" and "method" not in message:
-        await asyncio.Event().wait()  # never reads an answer: the client's POST waits for ever
+        # never reads an answer: the client's POST waits for ever
+        await asyncio.Event().wait()
     if "id" not in message or "method" not in message:
         return web.Response(status=202)
     method, request_id = message["method"], message["id"]
@@ -50,16 +58,24 @@ async def post(request: web.Request) -> web.StreamResponse:
         answer = {"jsonrpc": "2.0", "id": request_id, "result": INIT}
         return web.json_response(answer, headers={"Mcp-Session-Id": "hostile-1"})
     if method != "ping":
-        return web.json_response({"jsonrpc": "2.0", "id": request_id, "result": {"tools": []}})
+        return web.json_response(
+            {"jsonrpc": "2.0", "id": request_id, "result": {"tools": []}}
+        )
     if MODE == "huge-error":
-        response = web.StreamResponse(status=500, headers={"Content-Type": "text/plain"})
+        response = web.StreamResponse(
+            status=500, headers={"Content-Type": "text/plain"}
+        )
         await response.prepare(request)
         while True:
             await response.write(CHUNK)
     if MODE == "huge-json":
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         await response.prepare(request)
-        await response.write(b'{"jsonrpc": "2.0", "id": ' + json.dumps(request_id).encode() + b', "result": {"pad": "')
+        await response.write(
+            b'{"jsonrpc": "2.0", "id": '
+            + json.dumps(request_id).encode()
+            + b', "result": {"pad": "'
+        )
         await long_text(response, MIB)
         await response.write(b'"}}')
         return response
@@ -67,7 +83,9 @@ async def post(request: web.Request) -> web.StreamResponse:
     await response.prepare(request)
     if MODE == "huge-sse":
         await response.write(
-            b'data: {"jsonrpc": "2.0", "id": ' + json.dumps(request_id).encode() + b', "result": {"p": "'
+            b'data: {"jsonrpc": "2.0", "id": '
+            + json.dumps(request_id).encode()
+            + b', "result": {"p": "'
         )
         await long_text(response, MIB)
         await response.write(b'"}}\n\n')
@@ -84,7 +102,9 @@ async def post(request: web.Request) -> web.StreamResponse:
         return response
     await response.write(f"data: {json.dumps(NOTE)}\n\n".encode())
     if MODE != "sse-no-answer":
-        await response.write(f"data: {json.dumps({'jsonrpc': '2.0', 'id': request_id, 'result': {}})}\n\n".encode())
+        await response.write(
+            f"data: {json.dumps({'jsonrpc': '2.0', 'id': request_id, 'result': {}})}\n\n".encode()
+        )
     return response
 
 

@@ -1,7 +1,8 @@
-"""Serve ``served_agent`` over Streamable HTTP in a process of its own (the hostile-client tests).
+"""Serve ``served_agent`` over Streamable HTTP in a process of its own (the
+hostile-client tests).
 
-``python -m tests.mcp.http_served PORT MAX_SESSIONS SESSION_TIMEOUT READ_TIMEOUT``, run from the
-repository root; serves until killed.
+``python -m tests.mcp.http_served PORT MAX_SESSIONS SESSION_TIMEOUT READ_TIMEOUT``, run
+from the repository root; serves until killed.
 """
 
 from __future__ import annotations

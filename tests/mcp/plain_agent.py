@@ -1,5 +1,5 @@
-"""``mcp-serve tests.mcp.plain_agent:agent``: an agent-like object with ``as_tool()`` and no
-async context (MCP-34 serves it without entering one)."""
+"""``mcp-serve tests.mcp.plain_agent:agent``: an agent-like object with ``as_tool()``
+and no async context (MCP-34 serves it without entering one)."""
 
 from __future__ import annotations
 

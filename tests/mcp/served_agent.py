@@ -1,7 +1,9 @@
-"""Agents for ``python -m minagent mcp-serve tests.mcp.served_agent:...`` (scripted model, no network).
+"""Agents for ``python -m minagent mcp-serve tests.mcp.served_agent:...`` (scripted
+model, no network).
 
-The model answers ``answer: <task>``; a task starting with ``slow`` makes it call the tool
-``wait`` first, which sleeps and, when cancelled, writes ``cancelled`` to ``$MCP_TEST_MARKER``.
+The model answers ``answer: <task>``; a task starting with ``slow`` makes it call the
+tool ``wait`` first, which sleeps and, when cancelled, writes ``cancelled`` to
+``$MCP_TEST_MARKER``.
 """
 
 from __future__ import annotations

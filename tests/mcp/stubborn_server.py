@@ -1,4 +1,5 @@
-"""A process that ignores SIGTERM and never reads its stdin: closing must escalate to SIGKILL."""
+"""A process that ignores SIGTERM and never reads its stdin: closing must escalate to
+SIGKILL."""
 
 import signal
 import time

@@ -1,5 +1,6 @@
-"""Fault injection for the HTTP client: a loopback aiohttp server that breaks an SSE answer
-mid-stream (a real peer cannot be made to do that on demand) and expires sessions (MCP-40)."""
+"""Fault injection for the HTTP client: a loopback aiohttp server that breaks an SSE
+answer mid-stream (a real peer cannot be made to do that on demand) and expires sessions
+(MCP-40)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,22 @@ from minagent_mcp_http import MCPStreamableHTTPTool
 
 from minagent import MCPConnectionError
 
-INIT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}}
-TOOLS = {"tools": [{"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]}
+INIT = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "fake", "version": "1"},
+}
+TOOLS = {
+    "tools": [
+        {
+            "name": "echo",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+            },
+        }
+    ]
+}
 
 
 class FakeServer:
@@ -34,15 +49,22 @@ class FakeServer:
         method, request_id = message["method"], message["id"]
         if method == "initialize":
             return web.json_response(
-                {"jsonrpc": "2.0", "id": request_id, "result": INIT}, headers={"Mcp-Session-Id": "s-1"}
+                {"jsonrpc": "2.0", "id": request_id, "result": INIT},
+                headers={"Mcp-Session-Id": "s-1"},
             )
         if method == "tools/list":
-            return web.json_response({"jsonrpc": "2.0", "id": request_id, "result": TOOLS})
+            return web.json_response(
+                {"jsonrpc": "2.0", "id": request_id, "result": TOOLS}
+            )
         # tools/call: an SSE answer that breaks after its first event (id "e1")
         self.call_id = request_id
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        progress = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "working"}}
+        progress = {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "info", "data": "working"},
+        }
         await response.write(f"id: e1\ndata: {json.dumps(progress)}\n\n".encode())
         assert request.transport is not None
         request.transport.close()  # the connection breaks before the answer
@@ -54,7 +76,11 @@ class FakeServer:
             return web.Response(status=405)
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        answer = {"jsonrpc": "2.0", "id": self.call_id, "result": {"content": [{"type": "text", "text": "resumed"}]}}
+        answer = {
+            "jsonrpc": "2.0",
+            "id": self.call_id,
+            "result": {"content": [{"type": "text", "text": "resumed"}]},
+        }
         await response.write(f"id: e2\ndata: {json.dumps(answer)}\n\n".encode())
         return response
 
@@ -83,11 +109,14 @@ async def fake_server() -> AsyncIterator[tuple[FakeServer, str]]:
 
 
 async def test_broken_sse_answer_is_resumed_with_last_event_id() -> None:
-    """MCP-40: a POST's SSE stream that breaks is resumed by GET with Last-Event-ID; headers carry the session."""
+    """MCP-40: a POST's SSE stream that breaks is resumed by GET with Last-Event-ID;
+    headers carry the session."""
     async with fake_server() as (fake, url):
         async with MCPStreamableHTTPTool("fake", url, headers={"X-Key": "k"}) as server:
             assert await server.call_tool("echo", {"text": "x"}) == "resumed"
-        resumed = [h for m, h in fake.seen if m == "GET" and h.get("Last-Event-ID") == "e1"]
+        resumed = [
+            h for m, h in fake.seen if m == "GET" and h.get("Last-Event-ID") == "e1"
+        ]
         assert resumed
         assert resumed[0]["Mcp-Session-Id"] == "s-1"
         assert resumed[0]["MCP-Protocol-Version"] == "2025-06-18"
@@ -101,7 +130,10 @@ async def test_broken_sse_answer_is_resumed_with_last_event_id() -> None:
 
 async def test_expired_session_is_a_connection_error() -> None:
     """MCP-40: HTTP 404 for a known session says the session expired."""
-    async with fake_server() as (fake, url), MCPStreamableHTTPTool("fake", url) as server:
+    async with (
+        fake_server() as (fake, url),
+        MCPStreamableHTTPTool("fake", url) as server,
+    ):
         fake.expired = True
         with pytest.raises(MCPConnectionError, match="'fake': the session has expired"):
             await server.call_tool("echo", {"text": "x"})
@@ -124,7 +156,9 @@ async def test_http_request_timeout() -> None:
         port = s.getsockname()[1]
     try:
         await web.TCPSite(runner, "127.0.0.1", port).start()
-        tool = MCPStreamableHTTPTool("hang", f"http://127.0.0.1:{port}/mcp", request_timeout=0.5)
+        tool = MCPStreamableHTTPTool(
+            "hang", f"http://127.0.0.1:{port}/mcp", request_timeout=0.5
+        )
         with pytest.raises(TimeoutError, match="'hang' did not answer 'initialize'"):
             await tool.connect()
     finally:
@@ -133,7 +167,8 @@ async def test_http_request_timeout() -> None:
 
 
 def test_http_upstream_keywords() -> None:
-    """MCP-14: http_client and header_provider say to use headers=; terminate_on_close=False skips DELETE."""
+    """MCP-14: http_client and header_provider say to use headers=;
+    terminate_on_close=False skips DELETE."""
     with pytest.raises(TypeError, match=r"http_client=\.\.\.: .*headers="):
         MCPStreamableHTTPTool("x", "http://127.0.0.1:1/mcp", http_client=object())
     with pytest.raises(TypeError, match=r"header_provider=\.\.\.: pass the headers"):

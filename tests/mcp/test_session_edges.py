@@ -1,5 +1,6 @@
-"""The JSON-RPC session under faults a real peer cannot produce on demand: a transport that
-breaks, answers racing the end of the stream, cancellations racing a closing peer (MCP-7, MCP-8)."""
+"""The JSON-RPC session under faults a real peer cannot produce on demand: a transport
+that breaks, answers racing the end of the stream, cancellations racing a closing peer
+(MCP-7, MCP-8)."""
 
 from __future__ import annotations
 
@@ -21,11 +22,13 @@ from .test_session import pipes
 
 
 class Broken:
-    """A transport whose ``receive`` raises ``error`` once the test sets it, and whose ``send``
-    can block or raise."""
+    """A transport whose ``receive`` raises ``error`` once the test sets it, and whose
+    ``send`` can block or raise."""
 
     def __init__(self) -> None:
-        self.failing: asyncio.Future[BaseException] = asyncio.get_running_loop().create_future()
+        self.failing: asyncio.Future[BaseException] = (
+            asyncio.get_running_loop().create_future()
+        )
         self.sent: list[dict[str, Any]] = []
         self.block_send = False
         self.send_error: BaseException | None = None
@@ -45,7 +48,8 @@ class Broken:
 
 
 async def test_start_twice_runs_one_reader() -> None:
-    """MCP-8: starting a session again keeps its one reader (the only consumer of the stream)."""
+    """MCP-8: starting a session again keeps its one reader (the only consumer of the
+    stream)."""
     client_end, _server_end = pipes()
     session = Session(client_end, name="s")
     session.start()
@@ -68,8 +72,9 @@ async def test_start_twice_runs_one_reader() -> None:
 async def test_transport_failure_fails_waiting_requests(
     error: BaseException, message: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """MCP-8: whatever the transport raises while reading, every waiting request and every later
-    one fails with MCPConnectionError naming the server; a transport bug is logged with its traceback."""
+    """MCP-8: whatever the transport raises while reading, every waiting request and
+    every later one fails with MCPConnectionError naming the server; a transport bug is
+    logged with its traceback."""
     transport = Broken()
     session = Session(transport, name="s")
     session.start()
@@ -82,15 +87,18 @@ async def test_transport_failure_fails_waiting_requests(
         assert info.value.server == "s"
         with pytest.raises(MCPConnectionError, match=message):
             await session.request("ping")
-        logged = any("reading failed" in r.getMessage() and r.exc_info for r in caplog.records)
+        logged = any(
+            "reading failed" in r.getMessage() and r.exc_info for r in caplog.records
+        )
         assert logged is isinstance(error, RuntimeError)
     finally:
         await session.aclose()
 
 
 async def test_peer_gone_while_sending_is_not_a_timeout() -> None:
-    """MCP-7, MCP-8: when the peer goes away while a request is still being sent and then its
-    timeout passes, the caller gets the connection error, not a timeout, and no cancellation is sent."""
+    """MCP-7, MCP-8: when the peer goes away while a request is still being sent and
+    then its timeout passes, the caller gets the connection error, not a timeout, and no
+    cancellation is sent."""
     transport = Broken()
     transport.block_send = True
     session = Session(transport, name="s")
@@ -106,10 +114,13 @@ async def test_peer_gone_while_sending_is_not_a_timeout() -> None:
         await session.aclose()
 
 
-async def test_cancellation_that_cannot_be_sent_still_times_out(caplog: pytest.LogCaptureFixture) -> None:
-    """MCP-7: when the `notifications/cancelled` after a timeout cannot be sent (the peer is
-    going), the caller still gets MCPTimeoutError naming the method, without waiting for the send
-    (a task of the session sends it); the failure is logged at DEBUG."""
+async def test_cancellation_that_cannot_be_sent_still_times_out(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """MCP-7: when the `notifications/cancelled` after a timeout cannot be sent (the
+    peer is going), the caller still gets MCPTimeoutError naming the method, without
+    waiting for the send (a task of the session sends it); the failure is logged at
+    DEBUG."""
     client_end, _server_end = pipes()
     session = Session(client_end, name="s")
     session.start()
@@ -122,10 +133,14 @@ async def test_cancellation_that_cannot_be_sent_still_times_out(caplog: pytest.L
             waiting = asyncio.create_task(session.request("tools/call", timeout=0.05))
             await asyncio.sleep(0.01)
             client_end.send = refuse  # type: ignore[method-assign]
-            with pytest.raises(MCPTimeoutError, match=r"did not answer 'tools/call' within 0\.05 s"):
+            with pytest.raises(
+                MCPTimeoutError, match=r"did not answer 'tools/call' within 0\.05 s"
+            ):
                 await waiting
             sent = "could not send the cancellation of 1: peer is going"
-            await eventually(lambda: any(sent in r.getMessage() for r in caplog.records))
+            await eventually(
+                lambda: any(sent in r.getMessage() for r in caplog.records)
+            )
     finally:
         await session.aclose()
 
@@ -141,7 +156,8 @@ async def test_cancelled_as_the_peer_goes_sends_no_cancellation() -> None:
         await asyncio.sleep(0)
         assert server_end.inbox.qsize() == 1  # the request
         server_end.inbox.get_nowait()
-        await server_end.aclose()  # the end of the stream is queued before the cancellation
+        # the end of the stream is queued before the cancellation
+        await server_end.aclose()
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
@@ -152,7 +168,8 @@ async def test_cancelled_as_the_peer_goes_sends_no_cancellation() -> None:
 
 
 async def test_answer_arriving_with_the_end_of_stream_is_delivered() -> None:
-    """MCP-8: an answer read just before the stream ended is the request's result (nothing is lost)."""
+    """MCP-8: an answer read just before the stream ended is the request's result
+    (nothing is lost)."""
     client_end, server_end = pipes()
     session = Session(client_end, name="s")
     session.start()
@@ -169,15 +186,20 @@ async def test_answer_arriving_with_the_end_of_stream_is_delivered() -> None:
 
 
 async def test_cancellation_of_an_unknown_request_is_ignored() -> None:
-    """MCP-7, MCP-32: `notifications/cancelled` for no running request changes nothing."""
+    """MCP-7, MCP-32: `notifications/cancelled` for no running request changes
+    nothing."""
     client_end, server_end = pipes()
     seen: list[str] = []
-    session = Session(client_end, name="s", on_notification=lambda method, params: seen.append(method))
+    session = Session(
+        client_end, name="s", on_notification=lambda method, params: seen.append(method)
+    )
     peer = Session(server_end, name="peer")
     session.start()
     peer.start()
     try:
-        await peer.notify("notifications/cancelled", {"requestId": 99, "reason": "nothing"})
+        await peer.notify(
+            "notifications/cancelled", {"requestId": 99, "reason": "nothing"}
+        )
         assert await peer.request("ping", timeout=5) == {}
         assert seen == []  # cancellations are the session's own business
     finally:
@@ -185,9 +207,12 @@ async def test_cancellation_of_an_unknown_request_is_ignored() -> None:
         await peer.aclose()
 
 
-async def test_handler_errors_become_error_answers(caplog: pytest.LogCaptureFixture) -> None:
-    """MCP-31: a handler's MCPRequestError is answered with its code, message and data; any other
-    exception is logged and answered with -32603 naming it; the session keeps serving."""
+async def test_handler_errors_become_error_answers(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """MCP-31: a handler's MCPRequestError is answered with its code, message and data;
+    any other exception is logged and answered with -32603 naming it; the session keeps
+    serving."""
 
     async def handle(method: str, params: dict[str, Any]) -> Any:
         if method == "typed":
@@ -204,7 +229,11 @@ async def test_handler_errors_become_error_answers(caplog: pytest.LogCaptureFixt
     try:
         with pytest.raises(MCPRequestError) as typed:
             await client.request("typed", timeout=5)
-        assert (typed.value.code, typed.value.error_message, typed.value.data) == (-32602, "bad params", {"field": "x"})
+        assert (typed.value.code, typed.value.error_message, typed.value.data) == (
+            -32602,
+            "bad params",
+            {"field": "x"},
+        )
         with pytest.raises(MCPRequestError) as bug:
             await client.request("bug", timeout=5)
         assert bug.value.code == -32603
@@ -218,9 +247,9 @@ async def test_handler_errors_become_error_answers(caplog: pytest.LogCaptureFixt
 
 @pytest.mark.parametrize("serving", [False, True], ids=["client-side", "server-side"])
 async def test_requests_that_cannot_run_are_refused(serving: bool) -> None:
-    """MCP-36: either side answers a request with a null, float, bool or object id with -32600 and
-    id null; a request reusing the id of a running one gets -32600 with that id while the running
-    one is answered as usual; the session keeps serving."""
+    """MCP-36: either side answers a request with a null, float, bool or object id with
+    -32600 and id null; a request reusing the id of a running one gets -32600 with that
+    id while the running one is answered as usual; the session keeps serving."""
     release = asyncio.Event()
 
     async def handle(method: str, params: dict[str, Any]) -> Any:
@@ -247,11 +276,18 @@ async def test_requests_that_cannot_run_are_refused(serving: bool) -> None:
             assert refused == {
                 "jsonrpc": "2.0",
                 "id": 5,
-                "error": {"code": -32600, "message": "request id 5 is already in use by a running request"},
+                "error": {
+                    "code": -32600,
+                    "message": "request id 5 is already in use by a running request",
+                },
             }
             release.set()
             async with asyncio.timeout(5):
-                assert await raw.receive() == {"jsonrpc": "2.0", "id": 5, "result": {"method": "slow"}}
+                assert await raw.receive() == {
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "result": {"method": "slow"},
+                }
         await raw.send({"jsonrpc": "2.0", "id": 6, "method": "ping"})
         async with asyncio.timeout(5):
             assert await raw.receive() == {"jsonrpc": "2.0", "id": 6, "result": {}}

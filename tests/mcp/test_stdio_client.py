@@ -1,4 +1,5 @@
-"""Our standard-library stdio client against servers written with the official SDK (FastMCP)."""
+"""Our standard-library stdio client against servers written with the official SDK
+(FastMCP)."""
 
 from __future__ import annotations
 
@@ -30,30 +31,45 @@ def fastmcp(mode: str = "normal", **kwargs: Any) -> MCPStdioTool:
 
 
 async def test_list_and_call_tools() -> None:
-    """MCP-1, MCP-3, MCP-4: the handshake, the tool list as FunctionTools with the server's schemas."""
+    """MCP-1, MCP-3, MCP-4: the handshake, the tool list as FunctionTools with the
+    server's schemas."""
     async with fastmcp() as server:
         assert server.protocol_version == "2025-06-18"
         assert server.server_info["name"] == "test-server"
         assert server.instructions == "A server for minagent's tests."
         tools = {t.name: t for t in server.functions}
-        assert set(tools) >= {"echo", "weather", "fail", "picture", "slow", "crash", "grow"}
+        assert set(tools) >= {
+            "echo",
+            "weather",
+            "fail",
+            "picture",
+            "slow",
+            "crash",
+            "grow",
+        }
         echo = tools["echo"]
         assert echo.description == "Echo the text back."
         assert echo.parameters["properties"]["text"]["type"] == "string"
         assert echo.parameters["required"] == ["text"]
         assert await echo.invoke({"text": "hi"}) == {"result": "echo: hi"}
-        assert echo.validate_arguments({"text": 3})  # MCP-4: our validator checks before sending
+        # MCP-4: our validator checks before sending
+        assert echo.validate_arguments({"text": 3})
         await server.ping()
 
 
 async def test_structured_result_is_the_object() -> None:
-    """MCP-11: structuredContent is what the model sees when the other blocks are only its text."""
+    """MCP-11: structuredContent is what the model sees when the other blocks are only
+    its text."""
     async with fastmcp() as server:
-        assert await server.call_tool("weather", {"city": "Oslo"}) == {"city": "Oslo", "celsius": 21.5}
+        assert await server.call_tool("weather", {"city": "Oslo"}) == {
+            "city": "Oslo",
+            "celsius": 21.5,
+        }
 
 
 async def test_error_result_raises_tool_error_the_model_sees() -> None:
-    """MCP-12: isError becomes MCPToolError with the server's text, marked model-visible."""
+    """MCP-12: isError becomes MCPToolError with the server's text, marked
+    model-visible."""
     async with fastmcp() as server:
         with pytest.raises(MCPToolError, match="failed because bad input") as info:
             await server.call_tool("fail", {"reason": "bad input"})
@@ -76,7 +92,8 @@ async def test_image_result_is_a_data_content() -> None:
 
 
 async def test_pagination_follows_next_cursor() -> None:
-    """MCP-4: a server that pages its tools two at a time still yields every tool, in order."""
+    """MCP-4: a server that pages its tools two at a time still yields every tool, in
+    order."""
     async with fastmcp() as plain:
         expected = [t.name for t in plain.functions]
     async with fastmcp("paged") as paged:
@@ -85,7 +102,8 @@ async def test_pagination_follows_next_cursor() -> None:
 
 
 async def test_list_changed_reloads_the_tools() -> None:
-    """MCP-5: notifications/tools/list_changed makes the new tool appear in `functions`."""
+    """MCP-5: notifications/tools/list_changed makes the new tool appear in
+    `functions`."""
     async with fastmcp() as server:
         assert "late" not in [t.name for t in server.functions]
         await server.call_tool("grow", {})
@@ -95,8 +113,11 @@ async def test_list_changed_reloads_the_tools() -> None:
 
 
 async def test_prefix_and_allowed_tools() -> None:
-    """MCP-6: allowed_tools filters by the server's names; tool_name_prefix renames for the model."""
-    async with fastmcp(tool_name_prefix="t_", allowed_tools=["echo", "weather"]) as server:
+    """MCP-6: allowed_tools filters by the server's names; tool_name_prefix renames for
+    the model."""
+    async with fastmcp(
+        tool_name_prefix="t_", allowed_tools=["echo", "weather"]
+    ) as server:
         assert sorted(t.name for t in server.functions) == ["t_echo", "t_weather"]
         echo = next(t for t in server.functions if t.name == "t_echo")
         assert await echo.invoke({"text": "x"}) == {"result": "echo: x"}
@@ -105,7 +126,9 @@ async def test_prefix_and_allowed_tools() -> None:
 async def test_progress_reaches_the_callback() -> None:
     """MCP-9: notifications/progress for a call are surfaced to progress_callback."""
     seen: list[tuple[float, float | None, str | None]] = []
-    async with fastmcp(progress_callback=lambda p, t, m: seen.append((p, t, m))) as server:
+    async with fastmcp(
+        progress_callback=lambda p, t, m: seen.append((p, t, m))
+    ) as server:
         assert await server.call_tool("slow", {"seconds": 0.01}) == {"result": "slept"}
     assert seen == [(0.5, 1.0, "half way")]
 
@@ -115,7 +138,9 @@ async def test_stderr_is_forwarded_to_logging(caplog: pytest.LogCaptureFixture) 
     with caplog.at_level(logging.INFO, logger="minagent.mcp"):
         async with fastmcp() as server:
             await server.call_tool("echo", {"text": "x"})
-    assert any("stderr" in r.getMessage() for r in caplog.records if r.name == "minagent.mcp")
+    assert any(
+        "stderr" in r.getMessage() for r in caplog.records if r.name == "minagent.mcp"
+    )
 
 
 async def test_log_messages_reach_logging(caplog: pytest.LogCaptureFixture) -> None:
@@ -129,10 +154,15 @@ async def test_log_messages_reach_logging(caplog: pytest.LogCaptureFixture) -> N
 
 
 async def test_cancelled_call_cancels_on_the_server(tmp_path: Path) -> None:
-    """MCP-7: cancelling the caller sends notifications/cancelled; the server stops the tool."""
+    """MCP-7: cancelling the caller sends notifications/cancelled; the server stops the
+    tool."""
     marker = tmp_path / "marker"
     async with MCPStdioTool(
-        "test", PYTHON, args=server_args(), env={"MCP_TEST_MARKER": str(marker)}, progress_callback=lambda *a: None
+        "test",
+        PYTHON,
+        args=server_args(),
+        env={"MCP_TEST_MARKER": str(marker)},
+        progress_callback=lambda *a: None,
     ) as server:
         task = asyncio.create_task(server.call_tool("slow", {"seconds": 30}))
         await asyncio.sleep(1.0)
@@ -141,26 +171,38 @@ async def test_cancelled_call_cancels_on_the_server(tmp_path: Path) -> None:
             await task
         await eventually(marker.exists)
         assert marker.read_text() == "cancelled"
-        assert await server.call_tool("echo", {"text": "still alive"}) == {"result": "echo: still alive"}
+        assert await server.call_tool("echo", {"text": "still alive"}) == {
+            "result": "echo: still alive"
+        }
 
 
 async def test_request_timeout_cancels_and_raises(tmp_path: Path) -> None:
-    """MCP-7: a call past request_timeout raises MCPTimeoutError and the server is told to stop."""
+    """MCP-7: a call past request_timeout raises MCPTimeoutError and the server is told
+    to stop."""
     marker = tmp_path / "marker"
     async with MCPStdioTool(
-        "test", PYTHON, args=server_args(), env={"MCP_TEST_MARKER": str(marker)}, request_timeout=5
+        "test",
+        PYTHON,
+        args=server_args(),
+        env={"MCP_TEST_MARKER": str(marker)},
+        request_timeout=5,
     ) as server:
         server.request_timeout = 0.5
-        with pytest.raises(MCPTimeoutError, match=r"'test' did not answer 'tools/call' within 0\.5 s"):
+        with pytest.raises(
+            MCPTimeoutError, match=r"'test' did not answer 'tools/call' within 0\.5 s"
+        ):
             await server.call_tool("slow", {"seconds": 30})
         await eventually(marker.exists)
 
 
 async def test_server_crash_mid_call_is_a_typed_error() -> None:
-    """MCP-8: the process dies during a call: MCPConnectionError naming the server, no hang."""
+    """MCP-8: the process dies during a call: MCPConnectionError naming the server, no
+    hang."""
     async with fastmcp() as server:
         async with asyncio.timeout(20):
-            with pytest.raises(MCPConnectionError, match=r"MCP server 'test' exited \(exit code 3\)") as info:
+            with pytest.raises(
+                MCPConnectionError, match=r"MCP server 'test' exited \(exit code 3\)"
+            ) as info:
                 await server.call_tool("crash", {})
         assert info.value.server == "test"
         assert not server.is_connected
@@ -168,11 +210,14 @@ async def test_server_crash_mid_call_is_a_typed_error() -> None:
             await server.call_tool("echo", {"text": "x"})
         await server.connect()  # MCP-8: connect() starts a server that has gone again
         assert server.is_connected
-        assert await server.call_tool("echo", {"text": "back"}) == {"result": "echo: back"}
+        assert await server.call_tool("echo", {"text": "back"}) == {
+            "result": "echo: back"
+        }
 
 
 async def test_server_that_exits_at_start() -> None:
-    """MCP-8, MCP-10: a server that exits before answering initialize: a typed error, nothing left."""
+    """MCP-8, MCP-10: a server that exits before answering initialize: a typed error,
+    nothing left."""
     tool = fastmcp("crash-on-start")
     with pytest.raises(MCPConnectionError, match="exit code 5"):
         await tool.connect()
@@ -181,8 +226,11 @@ async def test_server_that_exits_at_start() -> None:
 
 
 async def test_initialize_never_answered_times_out() -> None:
-    """MCP-3, MCP-10: no answer to initialize within request_timeout: MCPTimeoutError, process stopped."""
-    tool = MCPStdioTool("silent", PYTHON, args=[str(HERE / "silent_server.py")], request_timeout=0.5)
+    """MCP-3, MCP-10: no answer to initialize within request_timeout: MCPTimeoutError,
+    process stopped."""
+    tool = MCPStdioTool(
+        "silent", PYTHON, args=[str(HERE / "silent_server.py")], request_timeout=0.5
+    )
     with pytest.raises(MCPTimeoutError, match="'silent' did not answer 'initialize'"):
         await tool.connect()
     assert not tool.is_connected
@@ -192,7 +240,9 @@ async def test_initialize_never_answered_times_out() -> None:
 async def test_garbage_on_stdout_is_a_protocol_error() -> None:
     """MCP-2: a non-JSON line on stdout is an MCPProtocolError quoting it."""
     tool = fastmcp("garbage")
-    with pytest.raises(MCPProtocolError, match=r"not JSON.*Starting the server") as info:
+    with pytest.raises(
+        MCPProtocolError, match=r"not JSON.*Starting the server"
+    ) as info:
         await tool.connect()
     assert info.value.server == "test"
     assert not [p for p in our_processes() if "garbage" in p[2]]
@@ -207,12 +257,16 @@ async def test_command_not_found() -> None:
 
 async def test_functions_before_connecting() -> None:
     """MCP-20: `functions` of an unconnected server says how to connect."""
-    with pytest.raises(MCPConnectionError, match=r"not connected: use `async with` or give it to an agent"):
+    with pytest.raises(
+        MCPConnectionError,
+        match=r"not connected: use `async with` or give it to an agent",
+    ):
         _ = fastmcp().functions
 
 
 async def test_close_reaps_the_process_and_is_idempotent() -> None:
-    """MCP-10: after close the process is gone (not even a zombie); closing twice is fine."""
+    """MCP-10: after close the process is gone (not even a zombie); closing twice is
+    fine."""
     tool = fastmcp()
     await tool.connect()
     pid = tool.pid
@@ -224,7 +278,9 @@ async def test_close_reaps_the_process_and_is_idempotent() -> None:
 
 async def test_cancelled_connect_leaves_nothing() -> None:
     """MCP-10: a connect cancelled half-way stops the process it started."""
-    tool = MCPStdioTool("silent", PYTHON, args=[str(HERE / "silent_server.py")], request_timeout=30)
+    tool = MCPStdioTool(
+        "silent", PYTHON, args=[str(HERE / "silent_server.py")], request_timeout=30
+    )
     task = asyncio.create_task(tool.connect())
     await asyncio.sleep(0.5)
     task.cancel()
@@ -235,8 +291,14 @@ async def test_cancelled_connect_leaves_nothing() -> None:
 
 
 def test_framing_round_trip() -> None:
-    """MCP-2: one message is one line; embedded newlines are escaped; decoding restores it."""
-    message = {"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"text": "a\nb\r\nc", "n": "é"}}
+    """MCP-2: one message is one line; embedded newlines are escaped; decoding restores
+    it."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "x",
+        "params": {"text": "a\nb\r\nc", "n": "é"},
+    }
     line = encode_message(message)
     assert line.endswith(b"\n")
     assert line.count(b"\n") == 1
@@ -256,7 +318,8 @@ def test_arguments_are_validated() -> None:
 
 
 async def test_resource_and_audio_blocks() -> None:
-    """MCP-11: resource links, embedded resources and audio become contents; nothing is dropped."""
+    """MCP-11: resource links, embedded resources and audio become contents; nothing is
+    dropped."""
     async with fastmcp() as server:
         result = await server.call_tool("mixed", {})
     assert [c.type for c in result] == ["text", "uri", "text", "data"]
@@ -284,21 +347,32 @@ async def test_prompts_as_tools() -> None:
 
 
 def test_exports_load_on_first_use() -> None:
-    """MCP-1: the MCP names are exported from minagent, and `import minagent` does not load them."""
+    """MCP-1: the MCP names are exported from minagent, and `import minagent` does not
+    load them."""
     import subprocess
 
     code = (
         "import sys, minagent; before = sorted(m for m in sys.modules if m.startswith('minagent') and 'mcp' in m); "
         "tool = minagent.MCPStdioTool; print(before, tool.__mro__[1].__name__, 'MCPStdioTool' in minagent.__all__)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert done.stdout.strip() == "[] MCPTool True"
 
 
 async def test_stubborn_server_is_killed() -> None:
     """MCP-10: a server that ignores stdin closing and SIGTERM is killed and reaped."""
     tool = MCPStdioTool(
-        "stubborn", PYTHON, args=[str(HERE / "stubborn_server.py")], request_timeout=1.0, shutdown_timeout=0.3
+        "stubborn",
+        PYTHON,
+        args=[str(HERE / "stubborn_server.py")],
+        request_timeout=1.0,
+        shutdown_timeout=0.3,
     )
     with pytest.raises(MCPTimeoutError):
         await tool.connect()
@@ -316,7 +390,8 @@ async def test_stubborn_server_is_killed() -> None:
     ],
 )
 def test_upstream_keywords_not_taken_say_what_to_do(keyword: str, hint: str) -> None:
-    """MCP-14: an upstream keyword minagent does not take is a TypeError naming it, with a hint."""
+    """MCP-14: an upstream keyword minagent does not take is a TypeError naming it, with
+    a hint."""
     with pytest.raises(TypeError, match=rf"{keyword}=\.\.\.: .*{hint}"):
         MCPStdioTool("x", PYTHON, **{keyword: object()})
     with pytest.raises(ValueError, match="UTF-8"):
@@ -324,8 +399,16 @@ def test_upstream_keywords_not_taken_say_what_to_do(keyword: str, hint: str) -> 
 
 
 async def test_upstream_keywords_taken() -> None:
-    """MCP-14: args=None, approval_mode=None, encoding='utf-8' work; load_tools=False offers no tools."""
-    tool = MCPStdioTool("x", PYTHON, args=None, approval_mode=None, encoding="utf-8", additional_properties={"a": 1})
+    """MCP-14: args=None, approval_mode=None, encoding='utf-8' work; load_tools=False
+    offers no tools."""
+    tool = MCPStdioTool(
+        "x",
+        PYTHON,
+        args=None,
+        approval_mode=None,
+        encoding="utf-8",
+        additional_properties={"a": 1},
+    )
     assert tool.args == []
     assert tool.approval_mode == "never_require"
     assert tool.additional_properties == {"a": 1}

@@ -1,5 +1,5 @@
-"""A recording tracer for the observability tests (OB-1): every span with its parent, attributes,
-errors and how many times it ended."""
+"""A recording tracer for the observability tests (OB-1): every span with its parent,
+attributes, errors and how many times it ended."""
 
 from __future__ import annotations
 
@@ -9,7 +9,13 @@ from typing import Any
 
 
 class RecordedSpan:
-    def __init__(self, tracer: RecordingTracer, name: str, attributes: Mapping[str, Any], parent: Any) -> None:
+    def __init__(
+        self,
+        tracer: RecordingTracer,
+        name: str,
+        attributes: Mapping[str, Any],
+        parent: Any,
+    ) -> None:
         self.tracer = tracer
         self.name = name
         self.attributes = dict(attributes)
@@ -39,7 +45,9 @@ class RecordingTracer:
         self.active: list[RecordedSpan] = []
         self.active_at_activate: list[list[RecordedSpan]] = []
 
-    def start_span(self, name: str, attributes: Mapping[str, Any], parent: Any) -> RecordedSpan:
+    def start_span(
+        self, name: str, attributes: Mapping[str, Any], parent: Any
+    ) -> RecordedSpan:
         span = RecordedSpan(self, name, attributes, parent)
         self.spans.append(span)
         self.order.append(("start", name))
@@ -55,7 +63,10 @@ class RecordingTracer:
 
     def tree(self) -> list[tuple[str, str | None]]:
         """(span name, parent name) in start order."""
-        return [(s.name, s.parent.name if s.parent is not None else None) for s in self.spans]
+        return [
+            (s.name, s.parent.name if s.parent is not None else None)
+            for s in self.spans
+        ]
 
     def named(self, prefix: str) -> list[RecordedSpan]:
         return [s for s in self.spans if s.name.startswith(prefix)]

@@ -43,7 +43,10 @@ def finished(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
 
 def tree(spans: list[ReadableSpan]) -> list[tuple[str, str | None]]:
     by_id = {s.context.span_id: s.name for s in spans if s.context is not None}
-    return [(s.name, by_id.get(s.parent.span_id) if s.parent is not None else None) for s in spans]
+    return [
+        (s.name, by_id.get(s.parent.span_id) if s.parent is not None else None)
+        for s in spans
+    ]
 
 
 async def run(agent: Any, prompt: str, stream: bool) -> Any:
@@ -60,12 +63,20 @@ def lookup(key: str) -> str:
 
 @MODES
 async def test_span_tree_of_a_tool_loop_run(provider: Any, stream: bool) -> None:
-    """OB-17, OB-18: a tool-loop run exports invoke_agent with chat, execute_tool, chat under it,
-    with the GenAI attributes, span kinds and the loop's events."""
+    """OB-17, OB-18: a tool-loop run exports invoke_agent with chat, execute_tool, chat
+    under it, with the GenAI attributes, span kinds and the loop's events."""
     _, exporter = provider
     usage = UsageDetails(input_token_count=7, output_token_count=2)
-    first = ChatResponse([Message("assistant", [call("lookup", {"key": "a"}, call_id="c1")])], usage_details=usage)
-    last = ChatResponse([Message("assistant", ["A"])], response_id="r2", finish_reason="stop", usage_details=usage)
+    first = ChatResponse(
+        [Message("assistant", [call("lookup", {"key": "a"}, call_id="c1")])],
+        usage_details=usage,
+    )
+    last = ChatResponse(
+        [Message("assistant", ["A"])],
+        response_id="r2",
+        finish_reason="stop",
+        usage_details=usage,
+    )
     agent = Agent(ScriptedChatClient([first, last]), name="Bot", tools=[lookup])
     assert (await run(agent, "go", stream)).text == "A"
     spans = finished(exporter)
@@ -76,8 +87,15 @@ async def test_span_tree_of_a_tool_loop_run(provider: Any, stream: bool) -> None
         ("chat scripted", "invoke_agent Bot"),
     ]
     agent_span, _chat1, tool_span, chat2 = spans
-    assert {s.instrumentation_scope.name for s in spans if s.instrumentation_scope} == {"minagent"}
-    assert [s.kind for s in spans] == [SpanKind.INTERNAL, SpanKind.CLIENT, SpanKind.INTERNAL, SpanKind.CLIENT]
+    assert {s.instrumentation_scope.name for s in spans if s.instrumentation_scope} == {
+        "minagent"
+    }
+    assert [s.kind for s in spans] == [
+        SpanKind.INTERNAL,
+        SpanKind.CLIENT,
+        SpanKind.INTERNAL,
+        SpanKind.CLIENT,
+    ]
     assert agent_span.attributes is not None
     assert chat2.attributes is not None
     assert tool_span.attributes is not None
@@ -90,15 +108,18 @@ async def test_span_tree_of_a_tool_loop_run(provider: Any, stream: bool) -> None
     assert chat2.attributes["gen_ai.usage.input_tokens"] == 7
     assert tool_span.attributes["gen_ai.tool.name"] == "lookup"
     assert tool_span.attributes["gen_ai.tool.call.id"] == "c1"
-    steps = [dict(e.attributes or {}) for e in agent_span.events if e.name == "minagent.step"]
+    steps = [
+        dict(e.attributes or {}) for e in agent_span.events if e.name == "minagent.step"
+    ]
     assert [s["outcome"] for s in steps] == ["calls", "ran", "answered"]
     assert all(s.status.status_code is StatusCode.UNSET for s in spans)
 
 
 @MODES
 async def test_errors_set_status_and_error_type(provider: Any, stream: bool) -> None:
-    """OB-18, OB-21: a failing tool and a failing model mark their spans ERROR, with error.type and
-    the exception event; the tool's exception is recorded by its class, without its text."""
+    """OB-18, OB-21: a failing tool and a failing model mark their spans ERROR, with
+    error.type and the exception event; the tool's exception is recorded by its class,
+    without its text."""
     _, exporter = provider
 
     @tool
@@ -118,7 +139,8 @@ async def test_errors_set_status_and_error_type(provider: Any, stream: bool) -> 
     assert [e.name for e in tool_span.events] == ["exception"]
     assert tool_span.status.description == "ValueError"
     event = dict(tool_span.events[0].attributes or {})
-    assert event["exception.type"] == "ValueError"  # OB-21: the tool's class, its text not recorded
+    # OB-21: the tool's class, its text not recorded
+    assert event["exception.type"] == "ValueError"
     assert "nope" not in str(event)
     assert agent_span.status.status_code is StatusCode.ERROR
     assert agent_span.attributes is not None
@@ -129,7 +151,8 @@ async def test_errors_set_status_and_error_type(provider: Any, stream: bool) -> 
 
 @MODES
 async def test_cancellation_ends_every_span(provider: Any, stream: bool) -> None:
-    """OB-18: a run cancelled inside a tool exports all its spans, ended, marked cancelled."""
+    """OB-18: a run cancelled inside a tool exports all its spans, ended, marked
+    cancelled."""
     _, exporter = provider
     started = asyncio.Event()
 
@@ -140,14 +163,22 @@ async def test_cancellation_ends_every_span(provider: Any, stream: bool) -> None
         await asyncio.sleep(30)
         return key
 
-    agent = Agent(ScriptedChatClient([call("slow", {"key": "a"}, call_id="c1"), "done"]), name="Bot", tools=[slow])
+    agent = Agent(
+        ScriptedChatClient([call("slow", {"key": "a"}, call_id="c1"), "done"]),
+        name="Bot",
+        tools=[slow],
+    )
     task = asyncio.ensure_future(run(agent, "go", stream))
     await started.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     spans = finished(exporter)
-    assert [s.name for s in spans] == ["invoke_agent Bot", "chat scripted", "execute_tool slow"]
+    assert [s.name for s in spans] == [
+        "invoke_agent Bot",
+        "chat scripted",
+        "execute_tool slow",
+    ]
     assert all(s.end_time is not None for s in spans)
     for span in (spans[0], spans[2]):
         assert span.attributes is not None
@@ -155,9 +186,11 @@ async def test_cancellation_ends_every_span(provider: Any, stream: bool) -> None
 
 
 @MODES
-async def test_a_tools_own_spans_nest_under_execute_tool(provider: Any, stream: bool) -> None:
-    """OB-19: a span the tool starts with OpenTelemetry's API is a child of execute_tool, and an
-    application span around the run is the run's parent (OB-17)."""
+async def test_a_tools_own_spans_nest_under_execute_tool(
+    provider: Any, stream: bool
+) -> None:
+    """OB-19: a span the tool starts with OpenTelemetry's API is a child of
+    execute_tool, and an application span around the run is the run's parent (OB-17)."""
     tracer_provider, exporter = provider
     app_tracer = trace.get_tracer("app", tracer_provider=tracer_provider)
 
@@ -167,7 +200,11 @@ async def test_a_tools_own_spans_nest_under_execute_tool(provider: Any, stream: 
         with app_tracer.start_as_current_span("database query"):
             return key
 
-    agent = Agent(ScriptedChatClient([call("fetch", {"key": "a"}, call_id="c1"), "done"]), name="Bot", tools=[fetch])
+    agent = Agent(
+        ScriptedChatClient([call("fetch", {"key": "a"}, call_id="c1"), "done"]),
+        name="Bot",
+        tools=[fetch],
+    )
     with app_tracer.start_as_current_span("request"):
         await run(agent, "go", stream)
     spans = finished(exporter)
@@ -182,7 +219,8 @@ async def test_a_tools_own_spans_nest_under_execute_tool(provider: Any, stream: 
 
 
 def test_uninstrument_restores_the_previous_tracer() -> None:
-    """OB-17: instrument() installs the bridge, uninstrument() puts back what was there."""
+    """OB-17: instrument() installs the bridge, uninstrument() puts back what was
+    there."""
     assert minagent.get_tracer() is None
     tracer = minagent_otel.instrument(TracerProvider(), record_content=True)
     assert minagent.get_tracer() is tracer
@@ -193,8 +231,17 @@ def test_uninstrument_restores_the_previous_tracer() -> None:
 
 
 def test_attribute_values_are_what_opentelemetry_accepts() -> None:
-    """OB-18: scalars pass, lists of one type pass, anything else becomes strings; None is dropped."""
+    """OB-18: scalars pass, lists of one type pass, anything else becomes strings; None
+    is dropped."""
     from minagent_otel import _attributes
 
-    converted = _attributes({"a": 1, "b": ["x", "y"], "c": [1, "x"], "d": None, "e": {"k": 1}, "f": 0.5})
-    assert converted == {"a": 1, "b": ["x", "y"], "c": ["1", "x"], "e": "{'k': 1}", "f": 0.5}
+    converted = _attributes(
+        {"a": 1, "b": ["x", "y"], "c": [1, "x"], "d": None, "e": {"k": 1}, "f": 0.5}
+    )
+    assert converted == {
+        "a": 1,
+        "b": ["x", "y"],
+        "c": ["1", "x"],
+        "e": "{'k': 1}",
+        "f": 0.5,
+    }

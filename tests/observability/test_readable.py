@@ -1,6 +1,6 @@
-"""Observability users can read (spec/observability.md OB-28, OB-29): the connection and the tools
-on the spans, and a Mermaid picture that names the middleware, shows durations and says when a
-limit ended the run."""
+"""Observability users can read (spec/observability.md OB-28, OB-29): the connection and
+the tools on the spans, and a Mermaid picture that names the middleware, shows durations
+and says when a limit ended the run."""
 
 from __future__ import annotations
 
@@ -13,7 +13,15 @@ import pytest
 from minagent_anthropic import AnthropicChatClient
 from minagent_openai import AzureOpenAIChatClient, OpenAIChatClient
 
-from minagent import Agent, FunctionInvocationConfiguration, Message, RunTrace, chat_middleware, set_tracer, tool
+from minagent import (
+    Agent,
+    FunctionInvocationConfiguration,
+    Message,
+    RunTrace,
+    chat_middleware,
+    set_tracer,
+    tool,
+)
 from minagent.testing import MockResponse, MockTransport, ScriptedChatClient, call
 
 from ._recording import RecordingTracer
@@ -46,20 +54,31 @@ def get_weather(city: str) -> str:
     ("make", "provider", "address", "port"),
     [
         (
-            lambda t: OpenAIChatClient("gpt-4o-mini", api_key="k", base_url="https://api.example.com/v1", transport=t),
+            lambda t: OpenAIChatClient(
+                "gpt-4o-mini",
+                api_key="k",
+                base_url="https://api.example.com/v1",
+                transport=t,
+            ),
             "openai",
             "api.example.com",
             443,
         ),
         (
-            lambda t: OpenAIChatClient("gpt-4o-mini", base_url="http://127.0.0.1:9911/v1", transport=t),
+            lambda t: OpenAIChatClient(
+                "gpt-4o-mini", base_url="http://127.0.0.1:9911/v1", transport=t
+            ),
             "openai",
             "127.0.0.1",
             9911,
         ),
         (
             lambda t: AzureOpenAIChatClient(
-                "dep", endpoint="https://me.openai.azure.com", api_key="k", api_version="v", transport=t
+                "dep",
+                endpoint="https://me.openai.azure.com",
+                api_key="k",
+                api_version="v",
+                transport=t,
             ),
             "azure.ai.openai",
             "me.openai.azure.com",
@@ -93,8 +112,8 @@ async def test_chat_and_agent_spans_carry_provider_server_and_tools(
 
 
 async def test_anthropic_and_a_client_without_a_url(tracer: RecordingTracer) -> None:
-    """OB-28: the provider's name comes from its codec; a client with no base URL (a scripted
-    one) gets no server attributes; no tools, no definitions."""
+    """OB-28: the provider's name comes from its codec; a client with no base URL (a
+    scripted one) gets no server attributes; no tools, no definitions."""
     body = {
         "id": "m1",
         "type": "message",
@@ -113,8 +132,13 @@ async def test_anthropic_and_a_client_without_a_url(tracer: RecordingTracer) -> 
     await client.get_response([Message("user", ["hello"])])
     await ScriptedChatClient(["hi"]).get_response("hello")
     anthropic, scripted = tracer.spans
-    assert (anthropic.attributes["gen_ai.provider.name"], anthropic.attributes["server.port"]) == ("anthropic", 443)
-    assert not {"server.address", "server.port", "gen_ai.tool.definitions"} & set(scripted.attributes)
+    assert (
+        anthropic.attributes["gen_ai.provider.name"],
+        anthropic.attributes["server.port"],
+    ) == ("anthropic", 443)
+    assert not {"server.address", "server.port", "gen_ai.tool.definitions"} & set(
+        scripted.attributes
+    )
     assert "gen_ai.tool.definitions" not in anthropic.attributes
 
 
@@ -125,16 +149,20 @@ async def traced(agent: Agent, stream: bool) -> RunTrace:
     trace = RunTrace()
     with trace.recording():
         if stream:
-            await agent.run("go", stream=True, middleware=trace.middleware).get_final_response()
+            await agent.run(
+                "go", stream=True, middleware=trace.middleware
+            ).get_final_response()
         else:
             await agent.run("go", middleware=trace.middleware)
     return trace
 
 
 @MODES
-async def test_the_picture_names_the_middleware_and_shows_durations(stream: bool) -> None:
-    """OB-29: the diagram names each middleware of the agent and of its client, by layer (not the
-    trace's own), and every return arrow says how long its call took."""
+async def test_the_picture_names_the_middleware_and_shows_durations(
+    stream: bool,
+) -> None:
+    """OB-29: the diagram names each middleware of the agent and of its client, by layer
+    (not the trace's own), and every return arrow says how long its call took."""
 
     async def audit(context: Any, call_next: Any) -> None:
         await call_next()
@@ -149,7 +177,10 @@ async def test_the_picture_names_the_middleware_and_shows_durations(stream: bool
         async def process(self, context: Any, call_next: Any) -> None:
             await call_next()
 
-    client = ScriptedChatClient([call("get_weather", {"city": "Oslo"}), "sunny"], middleware=[chat_middleware(audit)])
+    client = ScriptedChatClient(
+        [call("get_weather", {"city": "Oslo"}), "sunny"],
+        middleware=[chat_middleware(audit)],
+    )
     agent = Agent(client, tools=[get_weather], middleware=[Guard(), Timing().process])
     trace = await traced(agent, stream)
     diagram = trace.to_mermaid()
@@ -165,16 +196,21 @@ async def test_the_picture_names_the_middleware_and_shows_durations(stream: bool
 
 @MODES
 async def test_a_limit_ending_is_labelled_as_such(stream: bool) -> None:
-    """OB-29: after a limit, the last step says "limit reached → finish" and the run's return
-    "after a limit", never "answered → finish"; a run without a limit keeps "answered → finish"."""
+    """OB-29: after a limit, the last step says "limit reached → finish" and the run's
+    return "after a limit", never "answered → finish"; a run without a limit keeps
+    "answered → finish"."""
 
     @tool
     def fail(city: str) -> str:
         """Always fails."""
         raise KeyError(city)
 
-    client = ScriptedChatClient([call("fail", {"city": "x"}), call("fail", {"city": "y"})])
-    client.function_invocation_configuration = FunctionInvocationConfiguration(max_consecutive_errors_per_request=1)
+    client = ScriptedChatClient(
+        [call("fail", {"city": "x"}), call("fail", {"city": "y"})]
+    )
+    client.function_invocation_configuration = FunctionInvocationConfiguration(
+        max_consecutive_errors_per_request=1
+    )
     diagram = (await traced(Agent(client, tools=[fail]), stream)).to_mermaid()
     assert "Note over A: limit reached → finish" in diagram
     assert "answered → finish" not in diagram

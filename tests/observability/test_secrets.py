@@ -1,4 +1,5 @@
-"""Logging under the `minagent` hierarchy and no secret anywhere (spec/observability.md OB-15, OB-16)."""
+"""Logging under the `minagent` hierarchy and no secret anywhere (spec/observability.md
+OB-15, OB-16)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ from typing import Any
 import pytest
 
 import minagent
-from minagent import Agent, BaseChatClient, ChatResponse, FunctionTool, Message, RunTrace, set_tracer
+from minagent import (
+    Agent,
+    BaseChatClient,
+    ChatResponse,
+    FunctionTool,
+    Message,
+    RunTrace,
+    set_tracer,
+)
 from minagent.providers import Secret, redact
 from minagent.testing import call
 
@@ -19,11 +28,13 @@ KEY = "sk-test-FAKEKEY-0123456789abcdef"
 MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 
 plugin_logger = logging.getLogger("minagent_fakeprovider")
-HEADERS_SEEN: list[Any] = []  # kept outside the client, whose vars are searched for the key
+# kept outside the client, whose vars are searched for the key
+HEADERS_SEEN: list[Any] = []
 
 
 class KeyedClient(BaseChatClient):
-    """A provider the way plugins are written: the key in a Secret, a DEBUG record per request."""
+    """A provider the way plugins are written: the key in a Secret, a DEBUG record per
+    request."""
 
     def __init__(self, api_key: str) -> None:
         super().__init__()
@@ -36,7 +47,10 @@ class KeyedClient(BaseChatClient):
     ) -> ChatResponse:
         self.calls += 1
         HEADERS_SEEN.append(kwargs.get("headers"))
-        plugin_logger.debug("POST %s", redact(f"https://api.example/v1?key={self._key.reveal()}", self._key))
+        plugin_logger.debug(
+            "POST %s",
+            redact(f"https://api.example/v1?key={self._key.reveal()}", self._key),
+        )
         if self.calls == 1:
             login = call("login", {"user": "bob", "password": KEY}, call_id="c1")
             return ChatResponse([Message("assistant", [login])], response_id="r1")
@@ -92,18 +106,30 @@ class Fanout:
         self.tracers = tracers
 
     def start_span(self, name: str, attributes: Any, parent: Any) -> FanoutSpan:
-        parents = parent.spans if isinstance(parent, FanoutSpan) else [None] * len(self.tracers)
-        return FanoutSpan([t.start_span(name, attributes, p) for t, p in zip(self.tracers, parents, strict=True)])
+        parents = (
+            parent.spans
+            if isinstance(parent, FanoutSpan)
+            else [None] * len(self.tracers)
+        )
+        return FanoutSpan(
+            [
+                t.start_span(name, attributes, p)
+                for t, p in zip(self.tracers, parents, strict=True)
+            ]
+        )
 
     def activate(self, span: Any) -> Any:
         return self.tracers[0].activate(span.spans[0])
 
 
 @MODES
-async def test_a_whole_run_at_debug_level_shows_no_secret(stream: bool, caplog: pytest.LogCaptureFixture) -> None:
-    """OB-16, OB-15, OB-6: a run with an API key, an Authorization and an x-api-key header and a
-    secret tool argument, at DEBUG level, traced with contents and recorded as a run trace: the key
-    is in no log record, repr, span attribute, trace event or diagram (while the tool got it)."""
+async def test_a_whole_run_at_debug_level_shows_no_secret(
+    stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """OB-16, OB-15, OB-6: a run with an API key, an Authorization and an x-api-key
+    header and a secret tool argument, at DEBUG level, traced with contents and recorded
+    as a run trace: the key is in no log record, repr, span attribute, trace event or
+    diagram (while the tool got it)."""
     caplog.set_level(logging.DEBUG)
     seen: list[str] = []
     client = KeyedClient(KEY)
@@ -113,9 +139,14 @@ async def test_a_whole_run_at_debug_level_shows_no_secret(stream: bool, caplog: 
     trace = RunTrace()
     set_tracer(Fanout(spans, trace), record_content=True)
     try:
-        kwargs: dict[str, Any] = {"client_kwargs": {"headers": headers}, "middleware": trace.middleware}
+        kwargs: dict[str, Any] = {
+            "client_kwargs": {"headers": headers},
+            "middleware": trace.middleware,
+        }
         if stream:
-            response = await agent.run("log me in", stream=True, **kwargs).get_final_response()
+            response = await agent.run(
+                "log me in", stream=True, **kwargs
+            ).get_final_response()
         else:
             response = await agent.run("log me in", **kwargs)
     finally:
@@ -126,13 +157,18 @@ async def test_a_whole_run_at_debug_level_shows_no_secret(stream: bool, caplog: 
 
     records = [r for r in caplog.records if r.name.startswith("minagent")]
     assert {r.name for r in records} >= {"minagent.client", "minagent_fakeprovider"}
-    texts = [r.getMessage() for r in caplog.records] + [logging.Formatter().format(r) for r in caplog.records]
+    texts = [r.getMessage() for r in caplog.records] + [
+        logging.Formatter().format(r) for r in caplog.records
+    ]
     assert all(KEY not in text for text in texts)
     attributes = json.dumps([s.attributes for s in spans.spans], default=str)
     assert KEY not in attributes
     assert '"[secret]"' in attributes or "[secret]" in attributes
     tool_span = spans.named("execute_tool")[0]
-    assert json.loads(tool_span.attributes["gen_ai.tool.call.arguments"]) == {"user": "bob", "password": "[secret]"}
+    assert json.loads(tool_span.attributes["gen_ai.tool.call.arguments"]) == {
+        "user": "bob",
+        "password": "[secret]",
+    }
     assert [e["kind"] for e in trace.events if e["kind"].startswith("tool")] == [
         "tool_start",
         "tool_in",
@@ -145,9 +181,11 @@ async def test_a_whole_run_at_debug_level_shows_no_secret(stream: bool, caplog: 
     assert KEY not in repr(vars(client))
 
 
-def test_the_loop_logs_each_model_call_and_tool_call(caplog: pytest.LogCaptureFixture) -> None:
-    """OB-15: DEBUG records on `minagent.client` for each model call and each tool call, with counts,
-    names and ids only."""
+def test_the_loop_logs_each_model_call_and_tool_call(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """OB-15: DEBUG records on `minagent.client` for each model call and each tool call,
+    with counts, names and ids only."""
     import asyncio
 
     caplog.set_level(logging.DEBUG, logger="minagent")
@@ -160,11 +198,17 @@ def test_the_loop_logs_each_model_call_and_tool_call(caplog: pytest.LogCaptureFi
         "tool call login [c1]",
         "model call 2 (model=None, tool_choice=auto, stream=False): finish_reason=None, 1 message(s)",
     ]
-    assert all(r.levelno == logging.DEBUG for r in caplog.records if r.name == "minagent.client")
+    assert all(
+        r.levelno == logging.DEBUG
+        for r in caplog.records
+        if r.name == "minagent.client"
+    )
     assert logging.getLogger("minagent").handlers == []
 
 
-async def test_a_failing_tool_is_logged_by_type_only(caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_failing_tool_is_logged_by_type_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """OB-15, OB-16: a tool's exception is logged by its type, never its text."""
     caplog.set_level(logging.DEBUG, logger="minagent")
 
@@ -184,7 +228,10 @@ def test_secret_parameters_are_read_from_the_schema() -> None:
     from minagent._schema import secret_parameters
 
     assert secret_parameters(login_tool([])) == frozenset({"password"})
-    assert secret_parameters(FunctionTool(name="x", parameters={"type": "object"})) == frozenset()
+    assert (
+        secret_parameters(FunctionTool(name="x", parameters={"type": "object"}))
+        == frozenset()
+    )
     assert secret_parameters(object()) == frozenset()
     assert minagent.get_tracer() is None
 
@@ -193,26 +240,36 @@ def test_context_reprs_carry_no_secret() -> None:
     """OB-20: kwargs show their keys only; secret tool arguments show as [secret]."""
     from minagent import ChatContext, FunctionInvocationContext, FunctionTool
 
-    chat = ChatContext(None, [], kwargs={"headers": {"Authorization": "Bearer sk-live-123456789"}})
+    chat = ChatContext(
+        None, [], kwargs={"headers": {"Authorization": "Bearer sk-live-123456789"}}
+    )
     assert "sk-live" not in repr(chat)
     assert "headers" in repr(chat)
     login = FunctionTool(
         name="login",
         parameters={
             "type": "object",
-            "properties": {"user": {"type": "string"}, "password": {"type": "string", "format": "password"}},
+            "properties": {
+                "user": {"type": "string"},
+                "password": {"type": "string", "format": "password"},
+            },
         },
     )
-    context = FunctionInvocationContext(login, {"user": "ada", "password": "hunter2-secret"})
+    context = FunctionInvocationContext(
+        login, {"user": "ada", "password": "hunter2-secret"}
+    )
     assert "hunter2" not in repr(context)
     assert "[secret]" in repr(context)
     assert "ada" in repr(context)
 
 
 @MODES
-async def test_debug_is_asked_once_per_request(caplog: pytest.LogCaptureFixture, stream: bool) -> None:
-    """OB-15: whether DEBUG is enabled is asked when the request starts: a level raised by the tool
-    while the request runs applies from the next request, which logs every call."""
+async def test_debug_is_asked_once_per_request(
+    caplog: pytest.LogCaptureFixture, stream: bool
+) -> None:
+    """OB-15: whether DEBUG is enabled is asked when the request starts: a level raised
+    by the tool while the request runs applies from the next request, which logs every
+    call."""
     logger = logging.getLogger("minagent.client")
     caplog.set_level(logging.INFO, logger="minagent.client")  # restored after the test
     caplog.handler.setLevel(logging.DEBUG)  # the logger's level decides
@@ -221,12 +278,17 @@ async def test_debug_is_asked_once_per_request(caplog: pytest.LogCaptureFixture,
         logger.setLevel(logging.DEBUG)
         return "ok"
 
-    tool = FunctionTool(name="login", func=raise_level, parameters=login_tool([]).parameters)
+    tool = FunctionTool(
+        name="login", func=raise_level, parameters=login_tool([]).parameters
+    )
     for expected in (0, 3):
-        agent = Agent(KeyedClient(KEY), tools=[tool])  # a fresh client: a tool call, then the answer
+        # a fresh client: a tool call, then the answer
+        agent = Agent(KeyedClient(KEY), tools=[tool])
         caplog.clear()
         if stream:
             await agent.run("hi", stream=True).get_final_response()
         else:
             await agent.run("hi")
-        assert len([r for r in caplog.records if r.name == "minagent.client"]) == expected
+        assert (
+            len([r for r in caplog.records if r.name == "minagent.client"]) == expected
+        )

@@ -44,7 +44,9 @@ def recorded(tracer: RecordingTracer) -> str:
     )
 
 
-def tool_of(name: str, parameters: dict[str, Any], func: Callable[..., Any]) -> FunctionTool:
+def tool_of(
+    name: str, parameters: dict[str, Any], func: Callable[..., Any]
+) -> FunctionTool:
     return FunctionTool(name=name, description="", func=func, parameters=parameters)
 
 
@@ -53,13 +55,21 @@ NESTED = {
     "properties": {
         "creds": {
             "type": "object",
-            "properties": {"user": {"type": "string"}, "token": {"type": "string", "writeOnly": True}},
+            "properties": {
+                "user": {"type": "string"},
+                "token": {"type": "string", "writeOnly": True},
+            },
         },
         "keys": {"type": "array", "items": {"type": "string", "format": "password"}},
         "vault": {"$ref": "#/$defs/Vault"},
         "either": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/Vault"}]},
     },
-    "$defs": {"Vault": {"type": "object", "properties": {"pin": {"type": "string", "format": "password"}}}},
+    "$defs": {
+        "Vault": {
+            "type": "object",
+            "properties": {"pin": {"type": "string", "format": "password"}},
+        }
+    },
 }
 NESTED_ARGUMENTS = {
     "creds": {"user": "bob", "token": SECRET},
@@ -71,13 +81,16 @@ NESTED_ARGUMENTS = {
 
 @MODES
 async def test_secrets_nested_in_arguments_are_never_recorded(stream: bool) -> None:
-    """OB-21, OB-16: with record_content=True, a secret inside an object parameter, an array of
-    secrets, a secret behind $ref and behind anyOf are recorded as "[secret]" in the tool span's
-    arguments and in the chat and agent spans' messages; the rest is recorded as it is."""
+    """OB-21, OB-16: with record_content=True, a secret inside an object parameter, an
+    array of secrets, a secret behind $ref and behind anyOf are recorded as "[secret]"
+    in the tool span's arguments and in the chat and agent spans' messages; the rest is
+    recorded as it is."""
     tracer = RecordingTracer()
     set_tracer(tracer, record_content=True)
     connect = tool_of("connect", NESTED, lambda **arguments: "connected")
-    agent = Agent(ScriptedChatClient([call("connect", NESTED_ARGUMENTS), "ok"]), tools=[connect])
+    agent = Agent(
+        ScriptedChatClient([call("connect", NESTED_ARGUMENTS), "ok"]), tools=[connect]
+    )
     assert (await run(agent, "go", stream)).text == "ok"
     assert SECRET not in recorded(tracer)
     [span] = tracer.named("execute_tool")
@@ -87,26 +100,35 @@ async def test_secrets_nested_in_arguments_are_never_recorded(stream: bool) -> N
         "vault": {"pin": "[secret]"},
         "either": {"pin": "[secret]"},
     }
-    assert '"user": "bob"' in tracer.named("chat")[-1].attributes["gen_ai.input.messages"]
+    assert (
+        '"user": "bob"' in tracer.named("chat")[-1].attributes["gen_ai.input.messages"]
+    )
 
 
 def failing_login(password: str) -> str:
     raise ValueError(f"wrong password {password} for the account")
 
 
-LOGIN = {"type": "object", "properties": {"password": {"type": "string", "format": "password"}}}
+LOGIN = {
+    "type": "object",
+    "properties": {"password": {"type": "string", "format": "password"}},
+}
 
 
 @MODES
 @pytest.mark.parametrize("record_content", [False, True])
-async def test_a_tools_exception_text_keeps_no_secret(stream: bool, record_content: bool) -> None:
-    """OB-21, OB-7: a tool whose exception quotes its secret argument: without record_content the
-    span records a RecordedToolError of the exception's type only; with it, the text with the
-    secret replaced; error.type names the tool's exception in both cases."""
+async def test_a_tools_exception_text_keeps_no_secret(
+    stream: bool, record_content: bool
+) -> None:
+    """OB-21, OB-7: a tool whose exception quotes its secret argument: without
+    record_content the span records a RecordedToolError of the exception's type only;
+    with it, the text with the secret replaced; error.type names the tool's exception in
+    both cases."""
     tracer = RecordingTracer()
     set_tracer(tracer, record_content=record_content)
     agent = Agent(
-        ScriptedChatClient([call("login", {"password": SECRET}), "ok"]), tools=[tool_of("login", LOGIN, failing_login)]
+        ScriptedChatClient([call("login", {"password": SECRET}), "ok"]),
+        tools=[tool_of("login", LOGIN, failing_login)],
     )
     assert (await run(agent, "go", stream)).text == "ok"
     assert SECRET not in recorded(tracer)
@@ -117,16 +139,22 @@ async def test_a_tools_exception_text_keeps_no_secret(stream: bool, record_conte
     if record_content:
         assert str(error) == "wrong password [secret] for the account"
     else:
-        assert str(error) == "ValueError (its message is recorded only with record_content=True)"
+        assert (
+            str(error)
+            == "ValueError (its message is recorded only with record_content=True)"
+        )
 
 
 @MODES
 async def test_the_chat_span_keeps_nothing_redact_removed(stream: bool) -> None:
-    """OB-21, ML-11, ML-12: with record_content=True and Redact in the chat middleware, the chat
-    span's output messages are redacted as the run's consumer saw them."""
+    """OB-21, ML-11, ML-12: with record_content=True and Redact in the chat middleware,
+    the chat span's output messages are redacted as the run's consumer saw them."""
     tracer = RecordingTracer()
     set_tracer(tracer, record_content=True)
-    agent = Agent(ScriptedChatClient([f"my key is {SECRET} ok"]), middleware=[Redact([r"hunter2-\S+"])])
+    agent = Agent(
+        ScriptedChatClient([f"my key is {SECRET} ok"]),
+        middleware=[Redact([r"hunter2-\S+"])],
+    )
     assert (await run(agent, "go", stream)).text == "my key is [REDACTED] ok"
     assert SECRET not in recorded(tracer)
     [chat] = tracer.named("chat")
@@ -171,7 +199,15 @@ class Raising(RecordingTracer):
         return manager
 
 
-HOOKS = ["start_span", "set_attributes", "record_error", "end", "add_event", "activate", "activate-exit"]
+HOOKS = [
+    "start_span",
+    "set_attributes",
+    "record_error",
+    "end",
+    "add_event",
+    "activate",
+    "activate-exit",
+]
 
 
 @MODES
@@ -179,8 +215,9 @@ HOOKS = ["start_span", "set_attributes", "record_error", "end", "add_event", "ac
 async def test_a_tracer_that_raises_never_fails_the_run(
     stream: bool, hook: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """OB-22: a tracer raising in any hook leaves the run as it is without a tracer (its answer,
-    the tool's error result); the first failure is logged once at WARNING with its traceback."""
+    """OB-22: a tracer raising in any hook leaves the run as it is without a tracer (its
+    answer, the tool's error result); the first failure is logged once at WARNING with
+    its traceback."""
     tracer = Raising(hook)
     set_tracer(tracer, record_content=True)
     client = ScriptedChatClient([call("login", {"password": "x"}), "done"])
@@ -188,9 +225,19 @@ async def test_a_tracer_that_raises_never_fails_the_run(
     with caplog.at_level(logging.DEBUG, logger="minagent.tracing"):
         answer = await run(agent, "go", stream)
     assert answer.text == "done"
-    assert [c.type for m in answer.messages for c in m.contents][:2] == ["function_call", "function_result"]
+    assert [c.type for m in answer.messages for c in m.contents][:2] == [
+        "function_call",
+        "function_result",
+    ]
     assert tracer.raised >= 1
-    warnings = [r for r in caplog.records if r.name == "minagent.tracing" and r.levelno == logging.WARNING]
+    warnings = [
+        r
+        for r in caplog.records
+        if r.name == "minagent.tracing" and r.levelno == logging.WARNING
+    ]
     assert len(warnings) == 1
     assert warnings[0].exc_info is not None
-    assert len([r for r in caplog.records if r.name == "minagent.tracing"]) == tracer.raised
+    assert (
+        len([r for r in caplog.records if r.name == "minagent.tracing"])
+        == tracer.raised
+    )

@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 import minagent
-from minagent import Agent, ChatResponse, Content, Message, UsageDetails, set_tracer, tool
+from minagent import (
+    Agent,
+    ChatResponse,
+    Content,
+    Message,
+    UsageDetails,
+    set_tracer,
+    tool,
+)
 from minagent.testing import ScriptedChatClient, call, text_chunks
 from minagent.tracing import genai
 
@@ -53,7 +61,8 @@ def weather_agent(*steps: Any, tools: Any = (get_weather,), **kwargs: Any) -> Ag
 
 
 def test_set_tracer_checks_its_argument() -> None:
-    """OB-1: set_tracer takes a Tracer or None; anything else is a TypeError naming the methods."""
+    """OB-1: set_tracer takes a Tracer or None; anything else is a TypeError naming the
+    methods."""
     with pytest.raises(TypeError, match="start_span"):
         set_tracer(object())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="record_content"):
@@ -69,7 +78,9 @@ def test_set_tracer_checks_its_argument() -> None:
 
 
 @MODES
-async def test_no_tracer_no_tracing_code(stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_tracer_no_tracing_code(
+    stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """OB-2: with no tracer the flow never enters the tracing module's span code."""
 
     def forbidden(*args: Any, **kwargs: Any) -> Any:
@@ -77,17 +88,32 @@ async def test_no_tracer_no_tracing_code(stream: bool, monkeypatch: pytest.Monke
 
     for name in ("_messages_json", "_usage_attributes"):
         monkeypatch.setattr(genai, name, forbidden)
-    for name in ("run", "model_call", "tool_call", "step", "model_turn", "tool_raised", "_start", "_fail", "_event"):
+    for name in (
+        "run",
+        "model_call",
+        "tool_call",
+        "step",
+        "model_turn",
+        "tool_raised",
+        "_start",
+        "_fail",
+        "_event",
+    ):
         monkeypatch.setattr(genai.GenAIObserver, name, forbidden)
-    agent = weather_agent(call("get_weather", {"city": "Oslo"}, call_id="c1"), "done", tools=[get_weather, broken])
+    agent = weather_agent(
+        call("get_weather", {"city": "Oslo"}, call_id="c1"),
+        "done",
+        tools=[get_weather, broken],
+    )
     response = await run(agent, "weather?", stream)
     assert response.text == "done"
     assert minagent.current_span() is None
 
 
 def test_no_tracer_loads_no_tracing(tmp_path: Any) -> None:
-    """OB-2: a run in both modes, a tool call and a failing tool included, with no tracer set imports
-    nothing of minagent.tracing; set_tracer(None) afterwards installs the pass-through observer."""
+    """OB-2: a run in both modes, a tool call and a failing tool included, with no
+    tracer set imports nothing of minagent.tracing; set_tracer(None) afterwards installs
+    the pass-through observer."""
     import subprocess
     import sys
 
@@ -115,7 +141,9 @@ async def main():
 
 asyncio.run(main())
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
     set_tracer(RecordingTracer())
@@ -127,7 +155,8 @@ asyncio.run(main())
 
 @MODES
 async def test_tool_loop_span_tree(tracer: RecordingTracer, stream: bool) -> None:
-    """OB-3, OB-5, OB-10, OB-1: invoke_agent holds chat, execute_tool, chat; every span ends once."""
+    """OB-3, OB-5, OB-10, OB-1: invoke_agent holds chat, execute_tool, chat; every span
+    ends once."""
     agent = weather_agent(call("get_weather", {"city": "Oslo"}, call_id="c1"), "done")
     await run(agent, "weather?", stream)
     assert tracer.tree() == [
@@ -156,9 +185,15 @@ async def test_tool_loop_span_tree(tracer: RecordingTracer, stream: bool) -> Non
 
 
 @MODES
-async def test_concurrent_calls_are_sibling_spans(tracer: RecordingTracer, stream: bool) -> None:
-    """OB-10, OB-3: two calls of one batch get two execute_tool spans under the run's span."""
-    calls = [call("get_weather", {"city": "Oslo"}, call_id="c1"), call("get_weather", {"city": "Rome"}, call_id="c2")]
+async def test_concurrent_calls_are_sibling_spans(
+    tracer: RecordingTracer, stream: bool
+) -> None:
+    """OB-10, OB-3: two calls of one batch get two execute_tool spans under the run's
+    span."""
+    calls = [
+        call("get_weather", {"city": "Oslo"}, call_id="c1"),
+        call("get_weather", {"city": "Rome"}, call_id="c2"),
+    ]
     agent = weather_agent(calls, "done")
     await run(agent, "weather?", stream)
     tools = tracer.named("execute_tool")
@@ -167,11 +202,15 @@ async def test_concurrent_calls_are_sibling_spans(tracer: RecordingTracer, strea
 
 
 @MODES
-async def test_agent_as_tool_nests_under_execute_tool(tracer: RecordingTracer, stream: bool) -> None:
+async def test_agent_as_tool_nests_under_execute_tool(
+    tracer: RecordingTracer, stream: bool
+) -> None:
     """OB-3: an agent run inside a tool has the tool's span as parent."""
     inner = Agent(ScriptedChatClient(["inner answer"]), name="Inner")
     outer = Agent(
-        ScriptedChatClient([call("Inner", {"task": "help"}, call_id="c1"), "outer answer"]),
+        ScriptedChatClient(
+            [call("Inner", {"task": "help"}, call_id="c1"), "outer answer"]
+        ),
         name="Outer",
         tools=[inner.as_tool()],
     )
@@ -189,7 +228,8 @@ async def test_agent_as_tool_nests_under_execute_tool(tracer: RecordingTracer, s
 
 
 async def test_current_span_never_leaks_between_pulls(tracer: RecordingTracer) -> None:
-    """OB-3, OB-8: the run's span is current only inside the run, not in the caller between pulls."""
+    """OB-3, OB-8: the run's span is current only inside the run, not in the caller
+    between pulls."""
     agent = weather_agent(call("get_weather", {"city": "Oslo"}, call_id="c1"), "done")
     stream = agent.run("weather?", stream=True)
     assert tracer.spans == []  # OB-8: nothing before the first pull (AG-3)
@@ -208,8 +248,11 @@ async def test_bare_client_call_has_no_parent(tracer: RecordingTracer) -> None:
 
 
 @MODES
-async def test_tool_runs_with_its_span_activated(tracer: RecordingTracer, stream: bool) -> None:
-    """OB-4: the tracer's activate(span) is entered around the tool, and current_span() is its span."""
+async def test_tool_runs_with_its_span_activated(
+    tracer: RecordingTracer, stream: bool
+) -> None:
+    """OB-4: the tracer's activate(span) is entered around the tool, and current_span()
+    is its span."""
     seen: list[tuple[str, str]] = []
 
     @tool
@@ -237,9 +280,11 @@ def usage_response(text: str, response_id: str, inp: int, out: int) -> ChatRespo
 
 
 @MODES
-async def test_usage_and_response_attributes(tracer: RecordingTracer, stream: bool) -> None:
-    """OB-5: response id, model, finish reasons and token usage on chat spans and the run's span;
-    request parameters from the options."""
+async def test_usage_and_response_attributes(
+    tracer: RecordingTracer, stream: bool
+) -> None:
+    """OB-5: response id, model, finish reasons and token usage on chat spans and the
+    run's span; request parameters from the options."""
     first = ChatResponse(
         [Message("assistant", [call("get_weather", {"city": "Oslo"}, call_id="c1")])],
         response_id="r1",
@@ -247,14 +292,26 @@ async def test_usage_and_response_attributes(tracer: RecordingTracer, stream: bo
         finish_reason="tool_calls",
     )
     agent = weather_agent(first, usage_response("done", "r2", 20, 5))
-    options = {"temperature": 0.5, "max_tokens": 99, "seed": 7, "stop": "END", "top_p": 0.9}
+    options = {
+        "temperature": 0.5,
+        "max_tokens": 99,
+        "seed": 7,
+        "stop": "END",
+        "top_p": 0.9,
+    }
     await run(agent, "weather?", stream, options=options)
     chat1, chat2 = tracer.named("chat")
     assert chat1.attributes["gen_ai.response.id"] == "r1"
     assert chat1.attributes["gen_ai.response.finish_reasons"] == ["tool_calls"]
-    assert (chat1.attributes["gen_ai.usage.input_tokens"], chat1.attributes["gen_ai.usage.output_tokens"]) == (10, 3)
+    assert (
+        chat1.attributes["gen_ai.usage.input_tokens"],
+        chat1.attributes["gen_ai.usage.output_tokens"],
+    ) == (10, 3)
     assert chat2.attributes["gen_ai.response.model"] == "scripted-2025"
-    assert (chat2.attributes["gen_ai.usage.input_tokens"], chat2.attributes["gen_ai.usage.output_tokens"]) == (20, 5)
+    assert (
+        chat2.attributes["gen_ai.usage.input_tokens"],
+        chat2.attributes["gen_ai.usage.output_tokens"],
+    ) == (20, 5)
     for key, value in {
         "gen_ai.request.temperature": 0.5,
         "gen_ai.request.max_tokens": 99,
@@ -264,14 +321,18 @@ async def test_usage_and_response_attributes(tracer: RecordingTracer, stream: bo
     }.items():
         assert chat1.attributes[key] == value, key
     agent_span = tracer.spans[0]
-    usage = (agent_span.attributes["gen_ai.usage.input_tokens"], agent_span.attributes["gen_ai.usage.output_tokens"])
+    usage = (
+        agent_span.attributes["gen_ai.usage.input_tokens"],
+        agent_span.attributes["gen_ai.usage.output_tokens"],
+    )
     assert usage == (30, 8)
     assert agent_span.attributes["gen_ai.response.id"] == "r2"
 
 
 @MODES
 async def test_contents_only_when_asked(tracer: RecordingTracer, stream: bool) -> None:
-    """OB-6: no messages, arguments or results by default; all of them with record_content=True."""
+    """OB-6: no messages, arguments or results by default; all of them with
+    record_content=True."""
     agent = weather_agent(call("get_weather", {"city": "Oslo"}, call_id="c1"), "done")
     await run(agent, "secret weather question", stream)
     content_keys = {
@@ -289,27 +350,42 @@ async def test_contents_only_when_asked(tracer: RecordingTracer, stream: bool) -
     await run(agent, "secret weather question", stream)
     agent_span, chat, tool_span, last = recording.spans
     assert "secret weather question" in agent_span.attributes["gen_ai.input.messages"]
-    assert json.loads(agent_span.attributes["gen_ai.output.messages"])[-1]["contents"][0]["text"] == "done"
+    assert (
+        json.loads(agent_span.attributes["gen_ai.output.messages"])[-1]["contents"][0][
+            "text"
+        ]
+        == "done"
+    )
     assert "secret weather question" in chat.attributes["gen_ai.input.messages"]
     assert "get_weather" in chat.attributes["gen_ai.output.messages"]
-    assert json.loads(tool_span.attributes["gen_ai.tool.call.arguments"]) == {"city": "Oslo"}
+    assert json.loads(tool_span.attributes["gen_ai.tool.call.arguments"]) == {
+        "city": "Oslo"
+    }
     assert tool_span.attributes["gen_ai.tool.call.result"] == "sunny in Oslo"
     assert "done" in last.attributes["gen_ai.output.messages"]
 
 
 @MODES
 async def test_errors_are_recorded(tracer: RecordingTracer, stream: bool) -> None:
-    """OB-7: a failing tool, an unknown tool and a failing model each mark their span."""
+    """OB-7: a failing tool, an unknown tool and a failing model each mark their
+    span."""
     steps = [
-        [call("broken", {"city": "x"}, call_id="c1"), call("nope", call_id="c2"), call("get_weather", call_id="c3")],
+        [
+            call("broken", {"city": "x"}, call_id="c1"),
+            call("nope", call_id="c2"),
+            call("get_weather", call_id="c3"),
+        ],
         RuntimeError("model down"),
     ]
     agent = weather_agent(*steps, tools=[get_weather, broken])
     with pytest.raises(RuntimeError, match="model down"):
         await run(agent, "go", stream)
-    by_id = {s.attributes.get("gen_ai.tool.call.id"): s for s in tracer.named("execute_tool")}
+    by_id = {
+        s.attributes.get("gen_ai.tool.call.id"): s for s in tracer.named("execute_tool")
+    }
     assert by_id["c1"].attributes["error.type"] == "ValueError"
-    assert [genai.error_type(e) for e in by_id["c1"].errors] == ["ValueError"]  # its text is not recorded (OB-21)
+    # its text is not recorded (OB-21)
+    assert [genai.error_type(e) for e in by_id["c1"].errors] == ["ValueError"]
     assert by_id["c2"].attributes["error.type"] == "unknown_tool"
     assert by_id["c3"].attributes["error.type"] == "invalid_arguments"
     failed_chat = tracer.named("chat")[-1]
@@ -319,7 +395,9 @@ async def test_errors_are_recorded(tracer: RecordingTracer, stream: bool) -> Non
 
 
 @MODES
-async def test_cancellation_ends_every_span(tracer: RecordingTracer, stream: bool) -> None:
+async def test_cancellation_ends_every_span(
+    tracer: RecordingTracer, stream: bool
+) -> None:
     """OB-7, OB-1: cancelling a run in a tool ends every span once, as cancelled."""
     started = asyncio.Event()
 
@@ -336,7 +414,11 @@ async def test_cancellation_ends_every_span(tracer: RecordingTracer, stream: boo
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert [s.name for s in tracer.spans] == ["invoke_agent Bot", "chat scripted", "execute_tool slow"]
+    assert [s.name for s in tracer.spans] == [
+        "invoke_agent Bot",
+        "chat scripted",
+        "execute_tool slow",
+    ]
     assert all(s.ended == 1 for s in tracer.spans)
     for span in (tracer.spans[0], tracer.spans[2]):
         assert span.attributes["error.type"] == "asyncio.exceptions.CancelledError"
@@ -344,7 +426,8 @@ async def test_cancellation_ends_every_span(tracer: RecordingTracer, stream: boo
 
 
 async def test_closing_the_stream_early_ends_the_spans(tracer: RecordingTracer) -> None:
-    """OB-8, OB-9: a stream closed after its first update ends the chat and agent spans, without error."""
+    """OB-8, OB-9: a stream closed after its first update ends the chat and agent spans,
+    without error."""
     agent = weather_agent(text_chunks("one ", "two ", "three"))
     stream = agent.run("go", stream=True)
     async for _update in stream:
@@ -356,7 +439,8 @@ async def test_closing_the_stream_early_ends_the_spans(tracer: RecordingTracer) 
 
 
 async def test_chat_span_ends_with_the_model_stream(tracer: RecordingTracer) -> None:
-    """OB-9: in streaming the chat span ends when the provider's stream ends, before the tool runs."""
+    """OB-9: in streaming the chat span ends when the provider's stream ends, before the
+    tool runs."""
     agent = weather_agent(call("get_weather", {"city": "Oslo"}, call_id="c1"), "done")
     await agent.run("go", stream=True).get_final_response()
     assert tracer.order[:5] == [
@@ -369,7 +453,8 @@ async def test_chat_span_ends_with_the_model_stream(tracer: RecordingTracer) -> 
 
 
 async def test_span_of_a_run_without_a_name(tracer: RecordingTracer) -> None:
-    """OB-5: an agent without a name gets the span name invoke_agent and no gen_ai.agent.name."""
+    """OB-5: an agent without a name gets the span name invoke_agent and no
+    gen_ai.agent.name."""
     agent = Agent(ScriptedChatClient([Content.from_text("hi")]))
     await agent.run("go")
     assert tracer.spans[0].name == "invoke_agent"

@@ -1,8 +1,10 @@
-"""The provider conformance kit run against the Ollama plugin's loopback server (PV-33, PV-34).
+"""The provider conformance kit run against the Ollama plugin's loopback server (PV-33,
+PV-34).
 
-One test per check of ``minagent.testing.CHECKS``; each docstring cites the rules the check
-proves. The server speaks Ollama's native ``/api/chat`` (NDJSON streams, tool calls whole and
-without ids), so the tool checks also prove the generated call ids (OL-15).
+One test per check of ``minagent.testing.CHECKS``; each docstring cites the rules the
+check proves. The server speaks Ollama's native ``/api/chat`` (NDJSON streams, tool
+calls whole and without ids), so the tool checks also prove the generated call ids
+(OL-15).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from ._fake_server import FakeOllama
 
 
 async def test_conformance_text() -> None:
-    """PV-34, PV-8, OL-11: plain text, non-streaming, through a real client and server."""
+    """PV-34, PV-8, OL-11: plain text, non-streaming, through a real client and
+    server."""
     async with FakeOllama() as harness:
         await run_check(harness, "text")
 
@@ -27,25 +30,29 @@ async def test_conformance_streaming_text() -> None:
 
 
 async def test_conformance_tool_round_trip() -> None:
-    """PV-34, PV-5, PV-7, OL-5, OL-15: a tool call without an id round-trips through Agent.run."""
+    """PV-34, PV-5, PV-7, OL-5, OL-15: a tool call without an id round-trips through
+    Agent.run."""
     async with FakeOllama() as harness:
         await run_check(harness, "tool_round_trip")
 
 
 async def test_conformance_parallel_tool_calls() -> None:
-    """PV-34, PV-13, OL-15: two whole calls in one chunk both run; results go back in order."""
+    """PV-34, PV-13, OL-15: two whole calls in one chunk both run; results go back in
+    order."""
     async with FakeOllama() as harness:
         await run_check(harness, "parallel_tool_calls")
 
 
 async def test_conformance_usage() -> None:
-    """PV-34, PV-8, OL-12: prompt_eval_count / eval_count arrive as usage_details in both modes."""
+    """PV-34, PV-8, OL-12: prompt_eval_count / eval_count arrive as usage_details in
+    both modes."""
     async with FakeOllama() as harness:
         await run_check(harness, "usage")
 
 
 async def test_conformance_error_status() -> None:
-    """PV-23, PV-24, OL-19: each error status raises its typed error with message and request id."""
+    """PV-23, PV-24, OL-19: each error status raises its typed error with message and
+    request id."""
     async with FakeOllama() as harness:
         await run_check(harness, "error_status")
 
@@ -57,19 +64,22 @@ async def test_conformance_secrets() -> None:
 
 
 async def test_conformance_retry() -> None:
-    """PV-25, PV-27, PV-32, OL-22: retries with the server's delay, injected sleep and rng."""
+    """PV-25, PV-27, PV-32, OL-22: retries with the server's delay, injected sleep and
+    rng."""
     async with FakeOllama() as harness:
         await run_check(harness, "retry")
 
 
 async def test_conformance_stream_equals_non_stream() -> None:
-    """PV-34, PV-9, OL-15: equal final responses in both modes, generated call ids included."""
+    """PV-34, PV-9, OL-15: equal final responses in both modes, generated call ids
+    included."""
     async with FakeOllama() as harness:
         await run_check(harness, "stream_equals_non_stream")
 
 
 async def test_conformance_cancellation() -> None:
-    """PV-30: cancelled and early-closed streams close their connections; no task is left."""
+    """PV-30: cancelled and early-closed streams close their connections; no task is
+    left."""
     async with FakeOllama() as harness:
         await run_check(harness, "cancellation")
 

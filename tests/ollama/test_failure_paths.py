@@ -1,8 +1,9 @@
-"""Every failure path of the Ollama transport is typed and scrubbed (PV-24, PV-35 .. PV-37, OL-22).
+"""Every failure path of the Ollama transport is typed and scrubbed (PV-24, PV-35 ..
+PV-37, OL-22).
 
-Everything comes from the loopback Ollama server (malformed HTTP below HTTP is the shared
-transport's, tested once in tests/providers). The API key (Ollama's hosted API) must appear
-nowhere under an error.
+Everything comes from the loopback Ollama server (malformed HTTP below HTTP is the
+shared transport's, tested once in tests/providers). The API key (Ollama's hosted API)
+must appear nowhere under an error.
 """
 
 from __future__ import annotations
@@ -79,13 +80,32 @@ async def _error_of(client: OllamaChatClient, stream: bool) -> BaseException:
 
 
 HTTP_FAILURES = [
-    pytest.param(lambda: raw(401, json.dumps({"error": f"bad key {KEY}"})), id="401-echoing-the-key"),
-    pytest.param(lambda: raw(500, f"upstream said {ENCODED}", content_type="text/plain"), id="500-encoded-key"),
-    pytest.param(lambda: raw(200, json.dumps({"error": f"model crashed {KEY}"})), id="2xx-error-body"),
-    pytest.param(lambda: disconnect_after(transcript("plain_text.ndjson"), 0), id="disconnect"),
+    pytest.param(
+        lambda: raw(401, json.dumps({"error": f"bad key {KEY}"})),
+        id="401-echoing-the-key",
+    ),
+    pytest.param(
+        lambda: raw(500, f"upstream said {ENCODED}", content_type="text/plain"),
+        id="500-encoded-key",
+    ),
+    pytest.param(
+        lambda: raw(200, json.dumps({"error": f"model crashed {KEY}"})),
+        id="2xx-error-body",
+    ),
+    pytest.param(
+        lambda: disconnect_after(transcript("plain_text.ndjson"), 0), id="disconnect"
+    ),
     pytest.param(lambda: silence(), id="timeout"),
-    pytest.param(lambda: raw(200, json.dumps({"message": {"content": "x" * 9000}, "done": True})), id="body-too-large"),
-    pytest.param(lambda: replay(b'{"message": {"content": "' + b"y" * 9000 + b'"}}\n'), id="line-too-long"),
+    pytest.param(
+        lambda: raw(
+            200, json.dumps({"message": {"content": "x" * 9000}, "done": True})
+        ),
+        id="body-too-large",
+    ),
+    pytest.param(
+        lambda: replay(b'{"message": {"content": "' + b"y" * 9000 + b'"}}\n'),
+        id="line-too-long",
+    ),
 ]
 
 
@@ -94,7 +114,8 @@ HTTP_FAILURES = [
 async def test_every_failure_is_typed_and_carries_no_secret(
     make: Any, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """PV-24, PV-35, PV-36: each failure is a ProviderError with no key anywhere and no chain."""
+    """PV-24, PV-35, PV-36: each failure is a ProviderError with no key anywhere and no
+    chain."""
     caplog.set_level(logging.DEBUG)
 
     async def no_sleep(_: float) -> None:
@@ -103,7 +124,12 @@ async def test_every_failure_is_typed_and_carries_no_secret(
     async with FakeOllama() as server:
         server.add(make(), make(), make())
         client = server.make_client(
-            api_key=KEY, max_retries=2, sleep=no_sleep, timeout=0.2, max_body_size=4096, max_line_size=4096
+            api_key=KEY,
+            max_retries=2,
+            sleep=no_sleep,
+            timeout=0.2,
+            max_body_size=4096,
+            max_line_size=4096,
         )
         async with client:
             error = await _error_of(client, stream)
@@ -117,39 +143,51 @@ async def test_every_failure_is_typed_and_carries_no_secret(
 
 async def _error_or_result(client: OllamaChatClient, stream: bool) -> Any:
     if stream:
-        return [u async for u in client.get_response([Message("user", ["Hi"])], stream=True)]
+        return [
+            u async for u in client.get_response([Message("user", ["Hi"])], stream=True)
+        ]
     return await client.get_response([Message("user", ["Hi"])])
 
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_size_limits(stream: bool) -> None:
-    """PV-36: max_body_size bounds a whole body, max_line_size a stream line; typed, not retried."""
+    """PV-36: max_body_size bounds a whole body, max_line_size a stream line; typed, not
+    retried."""
     big = json.dumps({"model": "m", "message": {"content": "z" * 5000}, "done": True})
     async with FakeOllama() as server:
         server.add(raw(200, big, content_type="application/json"))
-        async with server.make_client(max_body_size=1000, function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            max_body_size=1000, function_invocation_configuration=NO_LOOP
+        ) as client:
             with pytest.raises(OllamaProtocolError, match="max_body_size=1000"):
                 await _error_or_result(client, stream)
         assert len(server.requests()) == 1
     long_line = b'{"message": {"content": "' + b"w" * 5000 + b'"}, "done": false}\n'
     async with FakeOllama() as server:
         server.add(replay(long_line + transcript("plain_text.ndjson")))
-        async with server.make_client(max_line_size=1000, function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            max_line_size=1000, function_invocation_configuration=NO_LOOP
+        ) as client:
             with pytest.raises(OllamaProtocolError, match="max_line_size=1000"):
-                async for _ in client.get_response([Message("user", ["Hi"])], stream=True):
+                async for _ in client.get_response(
+                    [Message("user", ["Hi"])], stream=True
+                ):
                     pass
         assert len(server.requests()) == 1
 
 
 def test_decoder_line_limit_keeps_earlier_updates() -> None:
-    """PV-36, PV-14: a line past max_line_size raises with the updates decoded before it."""
+    """PV-36, PV-14: a line past max_line_size raises with the updates decoded before
+    it."""
     first = transcript("plain_text.ndjson").split(b"\n")[0] + b"\n"
     decoder = OllamaStreamDecoder(max_line_size=600)
     with pytest.raises(OllamaProtocolError, match="max_line_size=600") as caught:
         decoder.feed(first + b'{"message": {"content": "' + b"v" * 700)
     assert [u.text for u in caught.value.updates] == ["The"]
     with pytest.raises(OllamaProtocolError, match="max_line_size=600"):
-        OllamaStreamDecoder(max_line_size=600).feed(b'{"message": {"content": "' + b"v" * 700 + b'"}}\n')
+        OllamaStreamDecoder(max_line_size=600).feed(
+            b'{"message": {"content": "' + b"v" * 700 + b'"}}\n'
+        )
     with pytest.raises(ValueError, match="max_line_size"):
         OllamaStreamDecoder(max_line_size=0)
 
@@ -163,7 +201,8 @@ def test_decoder_line_limit_keeps_earlier_updates() -> None:
     ],
 )
 def test_invalid_limits_and_headers(kwargs: dict[str, Any], match: str) -> None:
-    """PV-36, OL-21: bad limits and header injection are refused when the client is built."""
+    """PV-36, OL-21: bad limits and header injection are refused when the client is
+    built."""
     with pytest.raises((ValueError, TypeError), match=match):
         OllamaChatClient("m", **kwargs)
 
@@ -173,12 +212,15 @@ async def test_nan_in_options_is_refused_before_sending() -> None:
     async with FakeOllama() as server:
         async with server.make_client() as client:
             with pytest.raises(ValueError, match="NaN"):
-                await client.get_response([Message("user", ["Hi"])], options={"temperature": float("nan")})
+                await client.get_response(
+                    [Message("user", ["Hi"])], options={"temperature": float("nan")}
+                )
         assert server.requests() == []
 
 
 def test_a_client_outlives_an_event_loop() -> None:
-    """PV-37: one client under two asyncio.run() calls; no unclosed session is reported."""
+    """PV-37: one client under two asyncio.run() calls; no unclosed session is
+    reported."""
 
     async def main() -> None:
         async with FakeOllama() as server:
@@ -212,7 +254,9 @@ async def test_a_session_on_another_open_loop_is_a_clear_error() -> None:
         client = server.make_client()
         other = asyncio.new_event_loop()
         try:
-            answer = await asyncio.to_thread(other.run_until_complete, client.get_response([Message("user", ["Hi"])]))
+            answer = await asyncio.to_thread(
+                other.run_until_complete, client.get_response([Message("user", ["Hi"])])
+            )
             assert answer.text == "one"
             with pytest.raises(RuntimeError, match=r"aclose\(\)"):
                 await client.get_response([Message("user", ["Hi"])])

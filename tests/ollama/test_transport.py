@@ -1,8 +1,9 @@
-"""The aiohttp transport end to end against the loopback Ollama server (OL-20 .. OL-23, PV-23 ..).
+"""The aiohttp transport end to end against the loopback Ollama server (OL-20 .. OL-23,
+PV-23 ..).
 
 Recorded transcripts are replayed by the server (as an NDJSON stream, or merged into the
-equivalent body when the request does not stream) and driven through ``get_response`` and
-``Agent.run`` with real tools, in both modes.
+equivalent body when the request does not stream) and driven through ``get_response``
+and ``Agent.run`` with real tools, in both modes.
 """
 
 from __future__ import annotations
@@ -16,7 +17,12 @@ from typing import Any
 
 import aiohttp
 import pytest
-from minagent_ollama import OllamaChatClient, OllamaModelNotFoundError, OllamaProtocolError, OllamaStreamError
+from minagent_ollama import (
+    OllamaChatClient,
+    OllamaModelNotFoundError,
+    OllamaProtocolError,
+    OllamaStreamError,
+)
 
 from minagent import (
     Agent,
@@ -33,7 +39,15 @@ from minagent import (
     tool,
 )
 
-from ._fake_server import FakeOllama, disconnect_after, merge_chunks, raw, replay, silence, transcript
+from ._fake_server import (
+    FakeOllama,
+    disconnect_after,
+    merge_chunks,
+    raw,
+    replay,
+    silence,
+    transcript,
+)
 
 MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
 
@@ -59,7 +73,8 @@ async def respond(
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_plain_text_transcript(stream: bool) -> None:
-    """OL-11, OL-17, PV-34: the reference's text stream, in both modes, through a real client."""
+    """OL-11, OL-17, PV-34: the reference's text stream, in both modes, through a real
+    client."""
     async with FakeOllama() as server:
         server.add(replay(transcript("plain_text.ndjson")))
         async with server.make_client() as client:
@@ -75,14 +90,22 @@ async def test_plain_text_transcript(stream: bool) -> None:
 
 
 async def test_both_modes_of_every_transcript_are_equal() -> None:
-    """PV-9, OL-15: each transcript gives equal final responses streamed and not, ids included."""
-    names = ["plain_text.ndjson", "tool_call.ndjson", "parallel_tool_calls.ndjson", "thinking.ndjson"]
+    """PV-9, OL-15: each transcript gives equal final responses streamed and not, ids
+    included."""
+    names = [
+        "plain_text.ndjson",
+        "tool_call.ndjson",
+        "parallel_tool_calls.ndjson",
+        "thinking.ndjson",
+    ]
     async with FakeOllama() as server:
         for name in names:
             finals = []
             for stream in (False, True):
                 server.add(replay(transcript(name)))
-                async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+                async with server.make_client(
+                    function_invocation_configuration=NO_LOOP
+                ) as client:
                     finals.append((await respond(client, stream=stream))[0])
             assert finals[0] == finals[1], name
 
@@ -99,12 +122,18 @@ def get_current_weather(location: str, format: str) -> str:
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
-    """PV-34, OL-4, OL-5, OL-15: the reference's tool call runs; its result goes back with tool_name."""
+    """PV-34, OL-4, OL-5, OL-15: the reference's tool call runs; its result goes back
+    with tool_name."""
     get_current_weather_calls.clear()
     async with FakeOllama() as server:
-        server.add(replay(transcript("tool_call.ndjson")), replay(transcript("plain_text.ndjson")))
+        server.add(
+            replay(transcript("tool_call.ndjson")),
+            replay(transcript("plain_text.ndjson")),
+        )
         async with server.make_client() as client:
-            agent = Agent(client, "You report the weather.", tools=[get_current_weather])
+            agent = Agent(
+                client, "You report the weather.", tools=[get_current_weather]
+            )
             run = agent.run("What is the weather today in Paris?", stream=stream)
             if stream:
                 async for _ in run:
@@ -115,7 +144,9 @@ async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
         first, second = server.requests()
     assert get_current_weather_calls == [{"location": "Paris, FR", "format": "celsius"}]
     assert [t["function"]["name"] for t in first["tools"]] == ["get_current_weather"]
-    calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
+    calls = [
+        c for m in response.messages for c in m.contents if c.type == "function_call"
+    ]
     call_id = calls[0].call_id
     assert second["messages"][-2:] == [
         {
@@ -137,18 +168,31 @@ async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
             "tool_call_id": call_id,
         },
     ]
-    calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
-    results = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    calls = [
+        c for m in response.messages for c in m.contents if c.type == "function_call"
+    ]
+    results = [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
     assert [r.call_id for r in results] == [c.call_id for c in calls]
     assert response.text.endswith("Rayleigh scattering ☀️.")
 
 
 async def test_request_line_headers_and_body() -> None:
-    """OL-21, OL-1: POST /api/chat, JSON and NDJSON accept headers, our user agent, no key."""
+    """OL-21, OL-1: POST /api/chat, JSON and NDJSON accept headers, our user agent, no
+    key."""
     async with FakeOllama() as server:
-        server.add(replay(transcript("plain_text.ndjson")), replay(transcript("plain_text.ndjson")))
+        server.add(
+            replay(transcript("plain_text.ndjson")),
+            replay(transcript("plain_text.ndjson")),
+        )
         async with server.make_client(default_headers={"X-Team": "a"}) as client:
-            await respond(client, "héllo", stream=False, options={"max_tokens": 9, "keep_alive": "1m"})
+            await respond(
+                client,
+                "héllo",
+                stream=False,
+                options={"max_tokens": 9, "keep_alive": "1m"},
+            )
             await respond(client, stream=True)
         plain, streamed = server.headers
         first, second = server.requests()
@@ -169,7 +213,8 @@ async def test_request_line_headers_and_body() -> None:
 
 
 async def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    """OL-21: OLLAMA_HOST (host:port, no scheme) and OLLAMA_API_KEY from the environment."""
+    """OL-21: OLLAMA_HOST (host:port, no scheme) and OLLAMA_API_KEY from the
+    environment."""
     async with FakeOllama() as server:
         assert server.server is not None
         monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{server.server.port}/")
@@ -177,7 +222,10 @@ async def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
         server.add(replay(transcript("plain_text.ndjson")))
         client = OllamaChatClient("llama3.2")
         assert client.base_url == f"http://127.0.0.1:{server.server.port}"
-        assert repr(client) == f"OllamaChatClient(model='llama3.2', base_url='{client.base_url}', api_key='***')"
+        assert (
+            repr(client)
+            == f"OllamaChatClient(model='llama3.2', base_url='{client.base_url}', api_key='***')"
+        )
         async with client:
             response, _ = await respond(client, stream=False)
         assert response.text.startswith("The sky")
@@ -195,14 +243,16 @@ async def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     [({"base_url": "ftp://x"}, "http"), ({"timeout": 0}, "timeout")],
 )
 def test_invalid_configuration(kwargs: dict[str, Any], match: str) -> None:
-    """OL-21: a base URL that is not http(s) and a non-positive timeout are ValueErrors."""
+    """OL-21: a base URL that is not http(s) and a non-positive timeout are
+    ValueErrors."""
     with pytest.raises(ValueError, match=match):
         OllamaChatClient("m", **kwargs)
 
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_model_not_pulled(stream: bool) -> None:
-    """OL-20, PV-23: Ollama's 404 for a missing model is a typed error with its message; no retry."""
+    """OL-20, PV-23: Ollama's 404 for a missing model is a typed error with its message;
+    no retry."""
     message = 'model "llama3:70b" not found, try pulling it first'
     async with FakeOllama() as server:
         server.add(raw(404, json.dumps({"error": message})))
@@ -218,54 +268,80 @@ async def test_model_not_pulled(stream: bool) -> None:
 
 
 async def test_stream_error_line_after_updates() -> None:
-    """OL-18, PV-14, OL-22: a mid-stream error line raises after the earlier updates were yielded."""
+    """OL-18, PV-14, OL-22: a mid-stream error line raises after the earlier updates
+    were yielded."""
     lines = transcript("plain_text.ndjson").split(b"\n")
-    data = lines[0] + b"\n" + lines[1] + b'\n{"error":"an error was encountered while running the model"}\n'
+    data = (
+        lines[0]
+        + b"\n"
+        + lines[1]
+        + b'\n{"error":"an error was encountered while running the model"}\n'
+    )
     async with FakeOllama() as server:
         server.add(replay(data))
-        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            function_invocation_configuration=NO_LOOP
+        ) as client:
             texts: list[str] = []
-            with pytest.raises(OllamaStreamError, match="while running the model") as caught:
-                await collect(client.get_response([Message("user", ["Hi"])], stream=True), texts)
-        assert len(server.requests()) == 1  # errors decoded from a 2xx body are not retried
+            with pytest.raises(
+                OllamaStreamError, match="while running the model"
+            ) as caught:
+                await collect(
+                    client.get_response([Message("user", ["Hi"])], stream=True), texts
+                )
+        # errors decoded from a 2xx body are not retried
+        assert len(server.requests()) == 1
     assert texts == ["The", " sky is"]
     assert caught.value.status is None
 
 
 @pytest.mark.parametrize("cut", ["before_done", "inside_line"])
 async def test_incomplete_stream_is_interrupted(cut: str) -> None:
-    """OL-22, PV-29, PV-15: a stream that ends without its done chunk is StreamInterruptedError."""
+    """OL-22, PV-29, PV-15: a stream that ends without its done chunk is
+    StreamInterruptedError."""
     data = transcript("plain_text.ndjson")
     last = data.rstrip(b"\n").rfind(b"\n") + 1
     body = data[:last] if cut == "before_done" else data[: last + 20]
     async with FakeOllama() as server:
         server.add(replay(body))
-        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            function_invocation_configuration=NO_LOOP
+        ) as client:
             texts: list[str] = []
             with pytest.raises(StreamInterruptedError, match="interrupted"):
-                await collect(client.get_response([Message("user", ["Hi"])], stream=True), texts)
+                await collect(
+                    client.get_response([Message("user", ["Hi"])], stream=True), texts
+                )
     assert "".join(texts) == "The sky is blue — Rayleigh scattering ☀️."
 
 
 async def test_dropped_connection_mid_stream() -> None:
-    """PV-29, OL-22: a disconnect after the first byte is StreamInterruptedError, not retried."""
+    """PV-29, OL-22: a disconnect after the first byte is StreamInterruptedError, not
+    retried."""
     data = transcript("plain_text.ndjson")
     async with FakeOllama() as server:
         server.add(disconnect_after(data, data.index(b"\n") + 1))
-        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            function_invocation_configuration=NO_LOOP
+        ) as client:
             texts: list[str] = []
             with pytest.raises(StreamInterruptedError):
-                await collect(client.get_response([Message("user", ["Hi"])], stream=True), texts)
+                await collect(
+                    client.get_response([Message("user", ["Hi"])], stream=True), texts
+                )
         assert len(server.requests()) == 1
     assert texts == ["The"]
 
 
 async def test_stream_answered_with_json() -> None:
-    """OL-22: a streaming request answered with one JSON body is decoded whole, usage kept."""
+    """OL-22: a streaming request answered with one JSON body is decoded whole, usage
+    kept."""
     merged = merge_chunks(transcript("tool_call.ndjson"))
     async with FakeOllama() as server:
         server.add(raw(200, json.dumps(merged)))
-        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            function_invocation_configuration=NO_LOOP
+        ) as client:
             response, _updates = await respond(client, stream=True)
     assert [c.name for c in response.messages[0].contents] == ["get_current_weather"]
     assert response.usage_details is not None
@@ -275,17 +351,21 @@ async def test_stream_answered_with_json() -> None:
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_non_json_success_body_is_a_protocol_error(stream: bool) -> None:
-    """PV-10, OL-14, OL-22: a 2xx body that is not JSON is OllamaProtocolError, not retried."""
+    """PV-10, OL-14, OL-22: a 2xx body that is not JSON is OllamaProtocolError, not
+    retried."""
     async with FakeOllama() as server:
         server.add(raw(200, "<html>proxy</html>", content_type="application/json"))
-        async with server.make_client(function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            function_invocation_configuration=NO_LOOP
+        ) as client:
             with pytest.raises(OllamaProtocolError, match="proxy"):
                 await respond(client, stream=stream)
         assert len(server.requests()) == 1
 
 
 def test_the_entry_point_and_lazy_import() -> None:
-    """OL-23, PV-22: the ``ollama`` entry point resolves to OllamaChatClient through get_client."""
+    """OL-23, PV-22: the ``ollama`` entry point resolves to OllamaChatClient through
+    get_client."""
     client = get_client("ollama", model="llama3.2")
     assert isinstance(client, OllamaChatClient)
     assert client.model == "llama3.2"
@@ -296,7 +376,8 @@ def test_the_entry_point_and_lazy_import() -> None:
 
 
 async def test_cli_run_with_provider_ollama() -> None:
-    """OL-23: ``python -m minagent run --provider ollama`` streams an answer from OLLAMA_HOST."""
+    """OL-23: ``python -m minagent run --provider ollama`` streams an answer from
+    OLLAMA_HOST."""
     async with FakeOllama() as server:
         assert server.server is not None
         server.add(replay(transcript("plain_text.ndjson")))
@@ -325,13 +406,15 @@ async def test_cli_run_with_provider_ollama() -> None:
 
 
 async def test_connection_refused_is_a_connection_error() -> None:
-    """OL-22, PV-23, PV-24: no server is a retryable ProviderConnectionError naming the URL and
-    saying how to start Ollama."""
+    """OL-22, PV-23, PV-24: no server is a retryable ProviderConnectionError naming the
+    URL and saying how to start Ollama."""
     async with FakeOllama() as server:
         url = server.base_url
     client = OllamaChatClient("llama3.2", base_url=url, max_retries=0)
     async with client:
-        with pytest.raises(ProviderConnectionError, match="connection failed") as caught:
+        with pytest.raises(
+            ProviderConnectionError, match="connection failed"
+        ) as caught:
             await client.get_response([Message("user", ["Hi"])])
     assert url in str(caught.value)
     assert "ollama serve" in str(caught.value)
@@ -339,30 +422,43 @@ async def test_connection_refused_is_a_connection_error() -> None:
     assert caught.value.retryable
 
 
-@pytest.mark.parametrize(("stream", "after_headers"), [(False, False), (True, False), (True, True)])
-async def test_timeouts_before_the_first_byte(stream: bool, after_headers: bool) -> None:
-    """OL-22, PV-23: silence before the first byte of the body is ProviderTimeoutError."""
+@pytest.mark.parametrize(
+    ("stream", "after_headers"), [(False, False), (True, False), (True, True)]
+)
+async def test_timeouts_before_the_first_byte(
+    stream: bool, after_headers: bool
+) -> None:
+    """OL-22, PV-23: silence before the first byte of the body is
+    ProviderTimeoutError."""
     async with FakeOllama() as server:
         server.add(silence(after_headers=after_headers))
-        async with server.make_client(timeout=0.2, max_retries=0, function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            timeout=0.2, max_retries=0, function_invocation_configuration=NO_LOOP
+        ) as client:
             with pytest.raises(ProviderTimeoutError, match=r"no answer within 0\.2 s"):
                 await respond(client, stream=stream)
 
 
 async def test_timeout_after_the_first_byte() -> None:
-    """OL-22, PV-29: silence in the middle of a stream is StreamInterruptedError after the updates."""
+    """OL-22, PV-29: silence in the middle of a stream is StreamInterruptedError after
+    the updates."""
     first_line = transcript("plain_text.ndjson").split(b"\n")[0] + b"\n"
     async with FakeOllama() as server:
         server.add(silence(first=first_line))
-        async with server.make_client(timeout=0.2, max_retries=0, function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            timeout=0.2, max_retries=0, function_invocation_configuration=NO_LOOP
+        ) as client:
             texts: list[str] = []
             with pytest.raises(StreamInterruptedError):
-                await collect(client.get_response([Message("user", ["Hi"])], stream=True), texts)
+                await collect(
+                    client.get_response([Message("user", ["Hi"])], stream=True), texts
+                )
     assert texts == ["The"]
 
 
 async def test_an_empty_stream_is_retried() -> None:
-    """PV-29, OL-22: a 2xx stream that ends before its first byte is retried like a connection error."""
+    """PV-29, OL-22: a 2xx stream that ends before its first byte is retried like a
+    connection error."""
     sleeps: list[float] = []
 
     async def sleep(seconds: float) -> None:
@@ -370,7 +466,9 @@ async def test_an_empty_stream_is_retried() -> None:
 
     async with FakeOllama() as server:
         server.add(replay(b""), replay(transcript("plain_text.ndjson")))
-        async with server.make_client(sleep=sleep, function_invocation_configuration=NO_LOOP) as client:
+        async with server.make_client(
+            sleep=sleep, function_invocation_configuration=NO_LOOP
+        ) as client:
             response, _ = await respond(client, stream=True)
         assert len(server.requests()) == 2
     assert response.finish_reason == "stop"
@@ -387,9 +485,13 @@ async def test_401_without_a_key_says_so() -> None:
 
 
 async def test_session_life_cycle() -> None:
-    """PV-31: the session is created lazily and closed by aclose(); one passed in stays open."""
+    """PV-31: the session is created lazily and closed by aclose(); one passed in stays
+    open."""
     async with FakeOllama() as server:
-        server.add(replay(transcript("plain_text.ndjson")), replay(transcript("plain_text.ndjson")))
+        server.add(
+            replay(transcript("plain_text.ndjson")),
+            replay(transcript("plain_text.ndjson")),
+        )
         client = server.make_client()
         assert client.session is None
         await client.get_response([Message("user", ["Hi"])])

@@ -1,12 +1,13 @@
 """A loopback Chat Completions server and the conformance harness over it.
 
-`FakeOpenAI` answers ``POST /v1/chat/completions`` (any path: Azure deployments, proxies) from a
-queue: a kit step (`ScriptedStep`) is rendered as a JSON body or as an SSE stream according to
-the request's ``stream`` flag, with the same id, model and ``created`` either way; a handler
-answers anything else (recorded transcripts cut into chunks, raw bodies, disconnects,
-silence). Every request body is recorded (``requests()``), with its headers (``headers``). The
-server, the queue and the handlers are the shared loopback helper's (``tests/_loopback.py``);
-this module adds the Chat Completions wire.
+`FakeOpenAI` answers ``POST /v1/chat/completions`` (any path: Azure deployments,
+proxies) from a queue: a kit step (`ScriptedStep`) is rendered as a JSON body or as an
+SSE stream according to the request's ``stream`` flag, with the same id, model and
+``created`` either way; a handler answers anything else (recorded transcripts cut into
+chunks, raw bodies, disconnects, silence). Every request body is recorded
+(``requests()``), with its headers (``headers``). The server, the queue and the handlers
+are the shared loopback helper's (``tests/_loopback.py``); this module adds the Chat
+Completions wire.
 """
 
 from __future__ import annotations
@@ -24,7 +25,16 @@ from minagent import UsageDetails
 from minagent.testing import ScriptedStep
 
 from .. import _loopback
-from .._loopback import SSE_HEADERS, Handler, LoopbackServer, disconnect_after, keep_alive, raw, send_chunks, silence
+from .._loopback import (
+    SSE_HEADERS,
+    Handler,
+    LoopbackServer,
+    disconnect_after,
+    keep_alive,
+    raw,
+    send_chunks,
+    silence,
+)
 
 __all__ = [
     "CREATED",
@@ -67,10 +77,19 @@ class FakeOpenAI(LoopbackServer):
     def declared_tools(self, body: Mapping[str, Any]) -> list[str]:
         return [t["function"]["name"] for t in body.get("tools", [])]
 
-    async def _render(self, step: ScriptedStep, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+    async def _render(
+        self, step: ScriptedStep, request: web.Request, body: dict[str, Any]
+    ) -> web.StreamResponse:
         if step.kind == "error":
             return web.json_response(
-                {"error": {"message": step.message, "type": "error", "param": None, "code": None}},
+                {
+                    "error": {
+                        "message": step.message,
+                        "type": "error",
+                        "param": None,
+                        "code": None,
+                    }
+                },
                 status=step.status,
                 headers=dict(step.headers),
             )
@@ -85,13 +104,20 @@ class FakeOpenAI(LoopbackServer):
             {
                 "id": c.call_id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(dict(c.arguments))},
+                "function": {
+                    "name": c.name,
+                    "arguments": json.dumps(dict(c.arguments)),
+                },
             }
             for c in step.calls
         ]
         if not body.get("stream"):
-            return web.json_response(completion(meta, step.text or None, calls, step.usage))
-        return await send_chunks(request, sse(stream_chunks(meta, step.text, calls, step.usage)))
+            return web.json_response(
+                completion(meta, step.text or None, calls, step.usage)
+            )
+        return await send_chunks(
+            request, sse(stream_chunks(meta, step.text, calls, step.usage))
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -140,7 +166,8 @@ def stream_chunks(
     calls: Sequence[Mapping[str, Any]] = (),
     usage: UsageDetails | None = None,
 ) -> list[dict[str, Any]]:
-    """The chunks of a stream: role, text word by word, calls in fragments, finish, usage."""
+    """The chunks of a stream: role, text word by word, calls in fragments, finish,
+    usage."""
     base = {**meta, "object": "chat.completion.chunk"}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -152,10 +179,22 @@ def stream_chunks(
     for index, call in enumerate(calls):
         head = {"index": index, "id": call["id"], "type": "function"}
         fn = call["function"]
-        chunks.append(chunk({"tool_calls": [{**head, "function": {"name": fn["name"], "arguments": ""}}]}))
+        chunks.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {**head, "function": {"name": fn["name"], "arguments": ""}}
+                    ]
+                }
+            )
+        )
         args = fn["arguments"]
         for piece in (args[: len(args) // 2], args[len(args) // 2 :]):
-            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
+            chunks.append(
+                chunk(
+                    {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+                )
+            )
     chunks.append(chunk({}, "tool_calls" if calls else "stop"))
     if usage is not None:
         chunks.append({**base, "choices": [], "usage": usage_json(usage)})
@@ -163,7 +202,9 @@ def stream_chunks(
 
 
 def sse(chunks: Sequence[Mapping[str, Any]], *, done: bool = True) -> bytes:
-    out = b"".join(f"data: {json.dumps(c, ensure_ascii=False)}\n\n".encode() for c in chunks)
+    out = b"".join(
+        f"data: {json.dumps(c, ensure_ascii=False)}\n\n".encode() for c in chunks
+    )
     return out + (b"data: [DONE]\n\n" if done else b"")
 
 
@@ -172,7 +213,8 @@ def transcript(name: str) -> bytes:
 
 
 def sse_payloads(data: bytes) -> list[str]:
-    """The data of each event of an SSE body (a small independent parser for fixtures)."""
+    """The data of each event of an SSE body (a small independent parser for
+    fixtures)."""
     text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     out = []
     for block in text.split("\n\n"):
@@ -183,7 +225,8 @@ def sse_payloads(data: bytes) -> list[str]:
 
 
 def merge_chunks(data: bytes) -> dict[str, Any]:
-    """The non-streaming body equivalent to a recorded stream (for replay in both modes)."""
+    """The non-streaming body equivalent to a recorded stream (for replay in both
+    modes)."""
     meta: dict[str, Any] = {}
     text, calls, finish, usage = "", [], None, None
     current: dict[int, int] = {}  # tool-call index -> position in calls
@@ -226,7 +269,9 @@ def merge_chunks(data: bytes) -> dict[str, Any]:
     return body
 
 
-async def stall(request: web.Request, meta: Mapping[str, Any], text: str, closing: Any) -> web.StreamResponse:
+async def stall(
+    request: web.Request, meta: Mapping[str, Any], text: str, closing: Any
+) -> web.StreamResponse:
     """One text delta, then keep-alive comments until the client leaves (bounded)."""
     response = web.StreamResponse(headers=SSE_HEADERS)
     await response.prepare(request)
@@ -236,8 +281,11 @@ async def stall(request: web.Request, meta: Mapping[str, Any], text: str, closin
     return await keep_alive(response, closing, b": still thinking\n\n")
 
 
-def replay(data: bytes, cuts: Sequence[int] = (), pauses: Sequence[float] = (), **headers: str) -> Handler:
-    """Answer with a recorded stream (cut as given) or, non-streaming, its merged body."""
+def replay(
+    data: bytes, cuts: Sequence[int] = (), pauses: Sequence[float] = (), **headers: str
+) -> Handler:
+    """Answer with a recorded stream (cut as given) or, non-streaming, its merged
+    body."""
     return _loopback.replay(data, merge_chunks, cuts, pauses, **headers)
 
 

@@ -1,8 +1,8 @@
 """Cancellation closes the HTTP response: no connection or task leaks (PV-30).
 
-The server holds every stream open (one text delta, then keep-alive comments) until the client
-goes away, so a connection is closed only if the client closes it. The conftest fails any test
-that leaves a task running.
+The server holds every stream open (one text delta, then keep-alive comments) until the
+client goes away, so a connection is closed only if the client closes it. The conftest
+fails any test that leaves a task running.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ ROUNDS = 50
 
 
 async def _until_no_connections(server: FakeOpenAI, at_most: int = 0) -> int:
-    """The server's open connections, polled until ``at_most`` or about 5 s have passed."""
+    """The server's open connections, polled until ``at_most`` or about 5 s have
+    passed."""
     for _ in range(500):
         count = await server.open_connections()
         if count <= at_most and server.handlers_running == 0:
@@ -30,7 +31,8 @@ async def _until_no_connections(server: FakeOpenAI, at_most: int = 0) -> int:
 
 
 def _acquired(client: Any) -> int:
-    """Connections the client's pool has handed out and not got back (aiohttp internals)."""
+    """Connections the client's pool has handed out and not got back (aiohttp
+    internals)."""
     session = client.session
     return len(session.connector._acquired) if session is not None else 0
 
@@ -42,7 +44,8 @@ async def _consume_until_cancelled(client: Any, started: asyncio.Event) -> None:
 
 
 async def test_many_cancelled_streams_leave_nothing_open() -> None:
-    """PV-30: 50 consumers cancelled mid-stream: every connection is closed, none acquired."""
+    """PV-30: 50 consumers cancelled mid-stream: every connection is closed, none
+    acquired."""
     async with FakeOpenAI() as server, server.make_client() as client:
         for i in range(ROUNDS):
             server.script_stalled_stream(f"partial {i}")
@@ -58,7 +61,8 @@ async def test_many_cancelled_streams_leave_nothing_open() -> None:
 
 
 async def test_many_streams_closed_early_through_agent_run() -> None:
-    """PV-30: 50 agent streams left early (break + aclose): connections closed, none acquired."""
+    """PV-30: 50 agent streams left early (break + aclose): connections closed, none
+    acquired."""
     async with FakeOpenAI() as server, server.make_client() as client:
         agent = Agent(client)
         for i in range(ROUNDS):
@@ -73,10 +77,13 @@ async def test_many_streams_closed_early_through_agent_run() -> None:
 
 
 async def test_a_pool_of_one_connection_survives_cancellations() -> None:
-    """PV-30: with a pool of one connection, 50 cancelled streams then a normal call works —
-    no connection was kept; the session passed in stays open (PV-31)."""
+    """PV-30: with a pool of one connection, 50 cancelled streams then a normal call
+    works — no connection was kept; the session passed in stays open (PV-31)."""
     connector = aiohttp.TCPConnector(limit=1)
-    async with aiohttp.ClientSession(connector=connector) as session, FakeOpenAI() as server:
+    async with (
+        aiohttp.ClientSession(connector=connector) as session,
+        FakeOpenAI() as server,
+    ):
         async with server.make_client(session=session, timeout=5) as client:
             for i in range(ROUNDS):
                 server.script_stalled_stream(f"partial {i}")
@@ -95,7 +102,8 @@ async def test_a_pool_of_one_connection_survives_cancellations() -> None:
 
 
 async def test_cancelling_a_call_that_waits_for_headers() -> None:
-    """PV-30: cancelled while the server has not answered: the connection is closed too."""
+    """PV-30: cancelled while the server has not answered: the connection is closed
+    too."""
     async with FakeOpenAI() as server, server.make_client() as client:
         for stream in (False, True):
             server.add(silence())

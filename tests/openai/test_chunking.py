@@ -1,9 +1,10 @@
 """The transport is chunking-invariant over the network (PV-12, PV-29, PV-34).
 
-Hypothesis picks a recorded transcript, cuts it into random byte pieces (inside multi-byte
-characters and CRLF pairs included) and has the loopback server write the pieces with small
-awaits between them. Whatever the cuts, the client yields the same updates, and the same final
-response, as the codec decoding the whole transcript at once.
+Hypothesis picks a recorded transcript, cuts it into random byte pieces (inside
+multi-byte characters and CRLF pairs included) and has the loopback server write the
+pieces with small awaits between them. Whatever the cuts, the client yields the same
+updates, and the same final response, as the codec decoding the whole transcript at
+once.
 """
 
 from __future__ import annotations
@@ -33,10 +34,16 @@ def reference(data: bytes) -> list[dict[str, Any]]:
     return [u.to_dict() for u in decoder.feed(data) + decoder.close()]
 
 
-async def served(data: bytes, cuts: list[int], pauses: list[float]) -> tuple[list[Any], Any]:
+async def served(
+    data: bytes, cuts: list[int], pauses: list[float]
+) -> tuple[list[Any], Any]:
     async with FakeOpenAI() as server:
         server.add(replay(data, cuts, pauses))
-        client = server.make_client(function_invocation_configuration=FunctionInvocationConfiguration(enabled=False))
+        client = server.make_client(
+            function_invocation_configuration=FunctionInvocationConfiguration(
+                enabled=False
+            )
+        )
         async with client:
             stream = client.get_response([Message("user", ["Hi"])], stream=True)
             updates = [u async for u in stream]
@@ -48,7 +55,11 @@ async def _checked(coro: Any) -> Any:
     result = await coro
     for _ in range(3):
         await asyncio.sleep(0)
-    leaked = [t for t in asyncio.all_tasks() if t is not asyncio.current_task() and not t.done()]
+    leaked = [
+        t
+        for t in asyncio.all_tasks()
+        if t is not asyncio.current_task() and not t.done()
+    ]
     assert not leaked, leaked
     return result
 
@@ -56,12 +67,16 @@ async def _checked(coro: Any) -> Any:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_network_chunking_gives_identical_updates(data: st.DataObject) -> None:
-    """PV-12, PV-34: the same SSE transcript, written by the server in random byte chunks with
-    small awaits between them, yields identical updates and an identical final response."""
+    """PV-12, PV-34: the same SSE transcript, written by the server in random byte
+    chunks with small awaits between them, yields identical updates and an identical
+    final response."""
     name = data.draw(st.sampled_from(NAMES), label="transcript")
     body = transcript(name)
     cuts = data.draw(st.lists(st.integers(1, len(body) - 1), max_size=40), label="cuts")
-    pauses = data.draw(st.lists(st.sampled_from([0.0, 0.0, 0.001]), max_size=len(cuts) + 1), label="pauses")
+    pauses = data.draw(
+        st.lists(st.sampled_from([0.0, 0.0, 0.001]), max_size=len(cuts) + 1),
+        label="pauses",
+    )
     updates, final = asyncio.run(_checked(served(body, cuts, pauses)))
     expected = reference(body)
     assert [u.to_dict() for u in updates] == expected

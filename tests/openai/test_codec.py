@@ -1,7 +1,9 @@
-"""The sans-I/O Chat Completions codec (spec/providers.md, PV-1 .. PV-16, OA-1 .. OA-19).
+"""The sans-I/O Chat Completions codec (spec/providers.md, PV-1 .. PV-16, OA-1 ..
+OA-19).
 
-Request mapping is checked by exact dict equality; streaming against recorded transcripts in
-``transcripts/`` (shaped after the public API reference), whole, byte by byte and cut at random.
+Request mapping is checked by exact dict equality; streaming against recorded
+transcripts in ``transcripts/`` (shaped after the public API reference), whole, byte by
+byte and cut at random.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ PLUGIN = Path(__file__).resolve().parents[2] / "plugins" / "openai" / "minagent_
 
 @dataclass
 class Tool:
-    """Stands in for the core's FunctionTool: the codec reads only these three attributes."""
+    """Stands in for the core's FunctionTool: the codec reads only these three
+    attributes."""
 
     name: str
     description: str = ""
@@ -60,7 +63,9 @@ WEATHER_DECL = {
 }
 
 
-def req(messages: list[Message], options: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+def req(
+    messages: list[Message], options: dict[str, Any] | None = None, **kw: Any
+) -> dict[str, Any]:
     kw.setdefault("model", "gpt-4o-mini")
     kw.setdefault("stream", False)
     return build_request(messages, options or {}, **kw)
@@ -85,7 +90,13 @@ def test_codec_imports_no_network_library() -> None:
         "m.parse_error(500, b'{}', {})\n"
         "print('aiohttp' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path.cwd())
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path.cwd(),
+    )
     assert out.stdout.strip() == "False"
 
 
@@ -134,14 +145,16 @@ def test_stream_request_asks_for_usage() -> None:
 
 
 def test_model_option_wins_and_a_model_is_required() -> None:
-    """OA-1: options['model'] overrides the argument; no model at all is a ValueError."""
+    """OA-1: options['model'] overrides the argument; no model at all is a
+    ValueError."""
     assert req([user("hi")], {"model": "gpt-4.1"})["model"] == "gpt-4.1"
     with pytest.raises(ValueError, match="model"):
         req([user("hi")], model="")
 
 
 def test_text_roles_and_concatenation() -> None:
-    """OA-2: roles are kept; several text contents become one string; author_name is not sent."""
+    """OA-2: roles are kept; several text contents become one string; author_name is not
+    sent."""
     messages = [
         Message("system", ["You are ", "terse."]),
         Message("developer", ["Use metric units."]),
@@ -161,36 +174,57 @@ def test_instructions_become_a_leading_system_message() -> None:
     body = req([user("hi")], {"instructions": "Be brief."})
     assert body == {
         "model": "gpt-4o-mini",
-        "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}],
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "hi"},
+        ],
     }
 
 
 def test_instructions_are_not_duplicated() -> None:
-    """PV-4: a leading system message with the same text is not repeated; a different one is."""
-    same = req([Message("system", ["Be brief."]), user("hi")], {"instructions": "Be brief."})
+    """PV-4: a leading system message with the same text is not repeated; a different
+    one is."""
+    same = req(
+        [Message("system", ["Be brief."]), user("hi")], {"instructions": "Be brief."}
+    )
     assert same["messages"] == [
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "hi"},
     ]
-    other = req([Message("system", ["Other."]), user("hi")], {"instructions": "Be brief."})
+    other = req(
+        [Message("system", ["Other."]), user("hi")], {"instructions": "Be brief."}
+    )
     assert [m["content"] for m in other["messages"]] == ["Be brief.", "Other.", "hi"]
-    assert req([user("hi")], {"instructions": ""})["messages"] == [{"role": "user", "content": "hi"}]
+    assert req([user("hi")], {"instructions": ""})["messages"] == [
+        {"role": "user", "content": "hi"}
+    ]
 
 
 def test_images_from_data_and_uri_contents() -> None:
-    """OA-3: data and image uri contents become image_url parts, in content order, with detail."""
+    """OA-3: data and image uri contents become image_url parts, in content order, with
+    detail."""
     png = Content.from_data(b"\x89PNG", "image/png")
-    remote = Content.from_uri("https://example.com/cat.jpg", "image/jpeg", additional_properties={"detail": "low"})
+    remote = Content.from_uri(
+        "https://example.com/cat.jpg",
+        "image/jpeg",
+        additional_properties={"detail": "low"},
+    )
     body = req([user("What is this?", png, remote)])
     assert body["messages"] == [
         {
             "role": "user",
             "content": [
                 {"type": "text", "text": "What is this?"},
-                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
                 {
                     "type": "image_url",
-                    "image_url": {"url": "https://example.com/cat.jpg", "detail": "low"},
+                    "image_url": {"url": "data:image/png;base64,iVBORw=="},
+                },
+                {
+                    "type": "image_url",
+                    "image_url": {
+                        "url": "https://example.com/cat.jpg",
+                        "detail": "low",
+                    },
                 },
             ],
         }
@@ -198,12 +232,18 @@ def test_images_from_data_and_uri_contents() -> None:
 
 
 def test_image_only_user_message() -> None:
-    """OA-3: an image alone is a one-part list; a data: URI given to from_uri is data content."""
+    """OA-3: an image alone is a one-part list; a data: URI given to from_uri is data
+    content."""
     image = Content.from_uri("data:image/gif;base64,R0lGOD==")
     assert req([user(image)])["messages"] == [
         {
             "role": "user",
-            "content": [{"type": "image_url", "image_url": {"url": "data:image/gif;base64,R0lGOD=="}}],
+            "content": [
+                {
+                    "type": "image_url",
+                    "image_url": {"url": "data:image/gif;base64,R0lGOD=="},
+                }
+            ],
         }
     ]
 
@@ -211,7 +251,10 @@ def test_image_only_user_message() -> None:
 @pytest.mark.parametrize(
     ("message", "match"),
     [
-        (user(Content.from_data(b"%PDF", "application/pdf")), r"messages\[0\].*application/pdf"),
+        (
+            user(Content.from_data(b"%PDF", "application/pdf")),
+            r"messages\[0\].*application/pdf",
+        ),
         (user(Content.from_uri("https://example.com/x")), r"messages\[0\].*None"),
         (
             Message("assistant", [Content.from_data(b"x", "image/png")]),
@@ -220,13 +263,15 @@ def test_image_only_user_message() -> None:
     ],
 )
 def test_contents_the_api_cannot_carry_are_errors(message: Message, match: str) -> None:
-    """PV-6, OA-3: non-image media and images outside user messages raise, naming the message."""
+    """PV-6, OA-3: non-image media and images outside user messages raise, naming the
+    message."""
     with pytest.raises(ValueError, match=match):
         req([message])
 
 
 def test_assistant_tool_calls() -> None:
-    """OA-4: calls become tool_calls; dict arguments are JSON-encoded, str kept, None is '{}'."""
+    """OA-4: calls become tool_calls; dict arguments are JSON-encoded, str kept, None is
+    '{}'."""
     message = Message(
         "assistant",
         [
@@ -242,7 +287,10 @@ def test_assistant_tool_calls() -> None:
             {
                 "id": "call_1",
                 "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"location": "Paris"}'},
+                "function": {
+                    "name": "get_weather",
+                    "arguments": '{"location": "Paris"}',
+                },
             },
             {
                 "id": "call_2",
@@ -260,25 +308,36 @@ def test_assistant_tool_calls() -> None:
 
 def test_assistant_text_and_tool_calls_together() -> None:
     """OA-4: text and calls of one assistant message stay one message."""
-    message = Message("assistant", ["Let me check.", Content.from_function_call("c1", "f", "{}")])
+    message = Message(
+        "assistant", ["Let me check.", Content.from_function_call("c1", "f", "{}")]
+    )
     assert req([message])["messages"] == [
         {
             "role": "assistant",
             "content": "Let me check.",
-            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "f", "arguments": "{}"},
+                }
+            ],
         }
     ]
 
 
 def test_function_results_become_tool_messages() -> None:
-    """PV-7, OA-5: a tool message per result: str verbatim, JSON otherwise, exception if None."""
+    """PV-7, OA-5: a tool message per result: str verbatim, JSON otherwise, exception if
+    None."""
     results = Message(
         "tool",
         [
             Content.from_function_result("c1", "sunny"),
             Content.from_function_result("c2", {"temp": 21, "unit": "C"}),
             Content.from_function_result("c3", None, exception="boom"),
-            Content.from_function_result("c4", "Error: Function failed.", exception="boom"),
+            Content.from_function_result(
+                "c4", "Error: Function failed.", exception="boom"
+            ),
             Content.from_function_result("c5"),
             Content.from_function_result("c6", [1, "two", None]),
             Content.from_function_result("c7", 3.5),
@@ -303,7 +362,9 @@ def test_function_result_objects_serialise_through_to_dict_or_str() -> None:
             return "opaque!"
 
     content = Content.from_text("inner")
-    message = Message("tool", [Content.from_function_result("c1", {"a": content, "b": Opaque()})])
+    message = Message(
+        "tool", [Content.from_function_result("c1", {"a": content, "b": Opaque()})]
+    )
     assert req([message])["messages"] == [
         {
             "role": "tool",
@@ -323,7 +384,8 @@ def test_results_go_before_other_contents_of_their_message() -> None:
 
 
 def test_bookkeeping_contents_are_not_sent() -> None:
-    """PV-6: reasoning, usage, error, approval contents are dropped; an emptied message too."""
+    """PV-6: reasoning, usage, error, approval contents are dropped; an emptied message
+    too."""
     call = Content.from_function_call("c9", "delete_all", "{}")
     messages = [
         user("hi"),
@@ -352,7 +414,9 @@ def test_informational_calls_and_their_results_are_not_sent() -> None:
         Message(
             "assistant",
             [
-                Content.from_function_call("h1", "web_search", "{}", informational_only=True),
+                Content.from_function_call(
+                    "h1", "web_search", "{}", informational_only=True
+                ),
                 "Found it.",
             ],
         ),
@@ -362,7 +426,8 @@ def test_informational_calls_and_their_results_are_not_sent() -> None:
 
 
 def test_tools_from_objects_dicts_and_wire_dicts() -> None:
-    """OA-6, PV-5: tool objects and name dicts are wrapped; wire dicts pass through unchanged."""
+    """OA-6, PV-5: tool objects and name dicts are wrapped; wire dicts pass through
+    unchanged."""
     wire = {
         "type": "function",
         "function": {"name": "raw", "parameters": {"type": "object"}},
@@ -384,11 +449,17 @@ def test_tools_from_objects_dicts_and_wire_dicts() -> None:
         WEATHER_DECL,
         {
             "type": "function",
-            "function": {"name": "get_time", "parameters": {"type": "object", "properties": {}}},
+            "function": {
+                "name": "get_time",
+                "parameters": {"type": "object", "properties": {}},
+            },
         },
         {
             "type": "function",
-            "function": {"name": "ping", "parameters": {"type": "object", "properties": {}}},
+            "function": {
+                "name": "ping",
+                "parameters": {"type": "object", "properties": {}},
+            },
         },
         wire,
     ]
@@ -440,12 +511,23 @@ def test_undeclarable_tools_are_type_errors(tool: Any) -> None:
 )
 def test_tool_choice_mapping(choice: Any, wire: Any) -> None:
     """OA-7: every tool_choice form maps to its wire value."""
-    body = req([user("hi")], {"tools": [WEATHER], "tool_choice": choice, "parallel_tool_calls": False})
+    body = req(
+        [user("hi")],
+        {"tools": [WEATHER], "tool_choice": choice, "parallel_tool_calls": False},
+    )
     assert body["tool_choice"] == wire
     assert body["parallel_tool_calls"] is False
 
 
-@pytest.mark.parametrize("choice", ["sometimes", {"mode": "auto", "required_function_name": "f"}, {"mode": "maybe"}, 3])
+@pytest.mark.parametrize(
+    "choice",
+    [
+        "sometimes",
+        {"mode": "auto", "required_function_name": "f"},
+        {"mode": "maybe"},
+        3,
+    ],
+)
 def test_unsupported_tool_choice_is_a_value_error(choice: Any) -> None:
     """OA-7: an unknown tool_choice is rejected, not sent."""
     with pytest.raises(ValueError, match="tool_choice"):
@@ -454,14 +536,26 @@ def test_unsupported_tool_choice_is_a_value_error(choice: Any) -> None:
 
 @pytest.mark.parametrize("tools", [None, []])
 def test_no_tools_means_no_tool_keys(tools: Any) -> None:
-    """PV-5: without tools, tools, tool_choice and parallel_tool_calls are all omitted."""
-    body = req([user("hi")], {"tools": tools, "tool_choice": "required", "parallel_tool_calls": True})
-    assert body == {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+    """PV-5: without tools, tools, tool_choice and parallel_tool_calls are all
+    omitted."""
+    body = req(
+        [user("hi")],
+        {"tools": tools, "tool_choice": "required", "parallel_tool_calls": True},
+    )
+    assert body == {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": "hi"}],
+    }
 
 
 def test_response_format_bare_schema_named_from_title() -> None:
-    """OA-8: a bare schema is wrapped; the name comes from its title, sanitised; strict is False."""
-    schema = {"title": "Weather report!", "type": "object", "properties": {"t": {"type": "number"}}}
+    """OA-8: a bare schema is wrapped; the name comes from its title, sanitised; strict
+    is False."""
+    schema = {
+        "title": "Weather report!",
+        "type": "object",
+        "properties": {"t": {"type": "number"}},
+    }
     assert req([user("hi")], {"response_format": schema})["response_format"] == {
         "type": "json_schema",
         "json_schema": {"name": "Weather_report_", "schema": schema, "strict": False},
@@ -471,9 +565,19 @@ def test_response_format_bare_schema_named_from_title() -> None:
 def test_response_format_default_name_and_long_names() -> None:
     """OA-8: no title gives 'response'; names are cut to 64 characters."""
     schema = {"type": "object", "properties": {}}
-    assert req([user("hi")], {"response_format": schema})["response_format"]["json_schema"]["name"] == "response"
+    assert (
+        req([user("hi")], {"response_format": schema})["response_format"][
+            "json_schema"
+        ]["name"]
+        == "response"
+    )
     long = {"schema": schema, "name": "n" * 100}
-    assert req([user("hi")], {"response_format": long})["response_format"]["json_schema"]["name"] == "n" * 64
+    assert (
+        req([user("hi")], {"response_format": long})["response_format"]["json_schema"][
+            "name"
+        ]
+        == "n" * 64
+    )
 
 
 def test_response_format_wrapper() -> None:
@@ -484,7 +588,12 @@ def test_response_format_wrapper() -> None:
         "required": ["a"],
         "additionalProperties": False,
     }
-    wrapper = {"name": "answer", "schema": schema, "strict": True, "description": "The answer."}
+    wrapper = {
+        "name": "answer",
+        "schema": schema,
+        "strict": True,
+        "description": "The answer.",
+    }
     assert req([user("hi")], {"response_format": wrapper})["response_format"] == {
         "type": "json_schema",
         "json_schema": {
@@ -503,8 +612,14 @@ def test_response_format_wrapper() -> None:
         ("text", {"type": "text"}),
         ({"type": "json_object"}, {"type": "json_object"}),
         (
-            {"type": "json_schema", "json_schema": {"name": "x", "schema": {}, "strict": True}},
-            {"type": "json_schema", "json_schema": {"name": "x", "schema": {}, "strict": True}},
+            {
+                "type": "json_schema",
+                "json_schema": {"name": "x", "schema": {}, "strict": True},
+            },
+            {
+                "type": "json_schema",
+                "json_schema": {"name": "x", "schema": {}, "strict": True},
+            },
         ),
     ],
 )
@@ -514,18 +629,27 @@ def test_response_format_wire_values_pass_through(value: Any, wire: Any) -> None
 
 
 def test_response_format_from_a_model_class() -> None:
-    """OA-8, SO-5: a pydantic-style model class gives its name and its schema made strict."""
+    """OA-8, SO-5: a pydantic-style model class gives its name and its schema made
+    strict."""
 
     class Answer:
         @staticmethod
         def model_json_schema() -> dict[str, Any]:
-            return {"title": "ignored", "type": "object", "properties": {"x": {"type": "integer"}}}
+            return {
+                "title": "ignored",
+                "type": "object",
+                "properties": {"x": {"type": "integer"}},
+            }
 
         @staticmethod
         def model_validate_json(text: str) -> Any:
             return text
 
-    strict = {**Answer.model_json_schema(), "required": ["x"], "additionalProperties": False}
+    strict = {
+        **Answer.model_json_schema(),
+        "required": ["x"],
+        "additionalProperties": False,
+    }
     assert req([user("hi")], {"response_format": Answer})["response_format"] == {
         "type": "json_schema",
         "json_schema": {"name": "Answer", "schema": strict, "strict": True},
@@ -541,7 +665,8 @@ def test_response_format_rejects_other_values() -> None:
 
 
 def test_max_tokens_is_sent_as_max_completion_tokens() -> None:
-    """OA-9: max_tokens goes out as max_completion_tokens by default, or under max_tokens_key."""
+    """OA-9: max_tokens goes out as max_completion_tokens by default, or under
+    max_tokens_key."""
     assert req([user("hi")], {"max_tokens": 50})["max_completion_tokens"] == 50
     assert "max_tokens" not in req([user("hi")], {"max_tokens": 50})
     legacy = req([user("hi")], {"max_tokens": 50}, max_tokens_key="max_tokens")
@@ -578,7 +703,8 @@ def test_pass_through_options() -> None:
 
 
 def test_internal_options_never_leak() -> None:
-    """PV-3: conversation_id, instructions, tool objects and _private keys are not sent."""
+    """PV-3: conversation_id, instructions, tool objects and _private keys are not
+    sent."""
     options = {
         "conversation_id": "conv-1",
         "instructions": "x",
@@ -590,13 +716,18 @@ def test_internal_options_never_leak() -> None:
     body = req([user("hi")], options)
     assert body == {
         "model": "gpt-4o-mini",
-        "messages": [{"role": "system", "content": "x"}, {"role": "user", "content": "hi"}],
+        "messages": [
+            {"role": "system", "content": "x"},
+            {"role": "user", "content": "hi"},
+        ],
     }
 
 
 def test_extra_body_is_merged_last() -> None:
     """PV-3: extra_body keys are sent as given and win over computed keys."""
-    body = req([user("hi")], {"temperature": 1, "extra_body": {"top_k": 40, "temperature": 0}})
+    body = req(
+        [user("hi")], {"temperature": 1, "extra_body": {"top_k": 40, "temperature": 0}}
+    )
     assert body == {
         "model": "gpt-4o-mini",
         "messages": [{"role": "user", "content": "hi"}],
@@ -608,11 +739,15 @@ def test_extra_body_is_merged_last() -> None:
 
 
 def test_request_is_plain_json_and_inputs_are_untouched() -> None:
-    """PV-2: the body round-trips through JSON and shares nothing with the unchanged inputs."""
+    """PV-2: the body round-trips through JSON and shares nothing with the unchanged
+    inputs."""
     messages = [
         Message("system", ["sys"]),
         user("look", Content.from_data(b"\x00\x01", "image/png")),
-        Message("assistant", [Content.from_function_call("c1", "get_weather", {"location": "Paris"})]),
+        Message(
+            "assistant",
+            [Content.from_function_call("c1", "get_weather", {"location": "Paris"})],
+        ),
         Message("tool", [Content.from_function_result("c1", {"t": 1})]),
     ]
     options: dict[str, Any] = {
@@ -648,7 +783,9 @@ def completion(message: dict[str, Any], **over: Any) -> dict[str, Any]:
         "object": "chat.completion",
         "created": 1715000000,
         "model": "gpt-4o-mini-2024-07-18",
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}
+        ],
         "usage": {"prompt_tokens": 9, "completion_tokens": 12, "total_tokens": 21},
     }
     body.update(over)
@@ -656,7 +793,8 @@ def completion(message: dict[str, Any], **over: Any) -> dict[str, Any]:
 
 
 def test_parse_text_response() -> None:
-    """PV-8, OA-11, OA-12: text, ids, model, created_at, finish_reason, usage and raw body."""
+    """PV-8, OA-11, OA-12: text, ids, model, created_at, finish_reason, usage and raw
+    body."""
     body = completion({"role": "assistant", "content": "Hello there.", "refusal": None})
     response = parse_response(body)
     assert response == ChatResponse(
@@ -665,7 +803,9 @@ def test_parse_text_response() -> None:
         model="gpt-4o-mini-2024-07-18",
         created_at="2024-05-06T12:53:20Z",
         finish_reason="stop",
-        usage_details=UsageDetails(input_token_count=9, output_token_count=12, total_token_count=21),
+        usage_details=UsageDetails(
+            input_token_count=9, output_token_count=12, total_token_count=21
+        ),
     )
     assert response.raw_representation is body
 
@@ -680,7 +820,10 @@ def test_parse_tool_calls_response() -> None:
                 {
                     "id": "call_a",
                     "type": "function",
-                    "function": {"name": "get_weather", "arguments": '{"location":"Paris"}'},
+                    "function": {
+                        "name": "get_weather",
+                        "arguments": '{"location":"Paris"}',
+                    },
                 },
                 {
                     "id": "call_b",
@@ -706,15 +849,22 @@ def test_tool_calls_without_ids_get_synthetic_ids() -> None:
         "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}] * 2,
     }
     contents = parse_response(completion(message)).messages[0].contents
-    assert [c.call_id for c in contents] == ["call_0_chatcmpl-123", "call_1_chatcmpl-123"]
-    assert [c.call_id for c in parse_response(completion(message, id=None)).messages[0].contents] == [
+    assert [c.call_id for c in contents] == [
+        "call_0_chatcmpl-123",
+        "call_1_chatcmpl-123",
+    ]
+    assert [
+        c.call_id
+        for c in parse_response(completion(message, id=None)).messages[0].contents
+    ] == [
         "call_0",
         "call_1",
     ]
 
 
 def test_refusal_and_reasoning_order() -> None:
-    """OA-11: reasoning, refusal (text flagged refusal), content, in that order; no empty text."""
+    """OA-11: reasoning, refusal (text flagged refusal), content, in that order; no
+    empty text."""
     message = {
         "role": "assistant",
         "reasoning_content": "hmm",
@@ -723,16 +873,21 @@ def test_refusal_and_reasoning_order() -> None:
     }
     assert parse_response(completion(message)).messages[0].contents == [
         Content.from_text_reasoning("hmm"),
-        Content.from_text("I can't help with that.", additional_properties={"refusal": True}),
+        Content.from_text(
+            "I can't help with that.", additional_properties={"refusal": True}
+        ),
     ]
-    assert parse_response(completion({"reasoning": "r", "content": "x"})).messages[0].contents == [
+    assert parse_response(completion({"reasoning": "r", "content": "x"})).messages[
+        0
+    ].contents == [
         Content.from_text_reasoning("r"),
         Content.from_text("x"),
     ]
 
 
 def test_content_parts_and_unknown_finish_reasons() -> None:
-    """OA-11: a list of content parts gives one text per text part; finish_reason is unchanged."""
+    """OA-11: a list of content parts gives one text per text part; finish_reason is
+    unchanged."""
     message = {
         "role": "assistant",
         "content": [
@@ -751,7 +906,9 @@ def test_content_parts_and_unknown_finish_reasons() -> None:
 
 def test_empty_message_gives_an_empty_assistant_message() -> None:
     """OA-11: content null and nothing else is an assistant message with no contents."""
-    response = parse_response(completion({"role": "assistant", "content": None}, usage=None))
+    response = parse_response(
+        completion({"role": "assistant", "content": None}, usage=None)
+    )
     assert response.messages == [Message("assistant", [], message_id="chatcmpl-123")]
     assert response.usage_details is None
 
@@ -770,7 +927,9 @@ def test_usage_details_mapping() -> None:
             "rejected_prediction_tokens": 1,
         },
     }
-    assert parse_response(completion({"content": "x"}, usage=usage)).usage_details == UsageDetails(
+    assert parse_response(
+        completion({"content": "x"}, usage=usage)
+    ).usage_details == UsageDetails(
         input_token_count=100,
         output_token_count=50,
         total_token_count=150,
@@ -782,15 +941,19 @@ def test_usage_details_mapping() -> None:
             "completion_tokens_details.rejected_prediction_tokens": 1,
         },
     )
-    assert parse_response(completion({"content": "x"}, usage={"prompt_tokens": 3})).usage_details == UsageDetails(
-        input_token_count=3
-    )
+    assert parse_response(
+        completion({"content": "x"}, usage={"prompt_tokens": 3})
+    ).usage_details == UsageDetails(input_token_count=3)
 
 
 def test_empty_metadata_counts_as_absent() -> None:
     """OA-13: an empty id or model and created == 0 are None."""
     response = parse_response(completion({"content": "x"}, id="", model="", created=0))
-    assert (response.response_id, response.model, response.created_at) == (None, None, None)
+    assert (response.response_id, response.model, response.created_at) == (
+        None,
+        None,
+        None,
+    )
     assert response.messages[0].message_id is None
 
 
@@ -808,18 +971,23 @@ def test_only_choice_zero_is_read() -> None:
         ({"id": "x", "choices": []}, "no choice"),
         ({"id": "x"}, "no choice"),
         ({"choices": [{"index": 0, "message": "hi"}]}, "no message"),
-        ({"choices": [{"index": 0, "message": {"tool_calls": ["x"]}}]}, r"tool_calls\[0\]"),
+        (
+            {"choices": [{"index": 0, "message": {"tool_calls": ["x"]}}]},
+            r"tool_calls\[0\]",
+        ),
     ],
 )
 def test_malformed_bodies_are_protocol_errors(body: Any, match: str) -> None:
-    """PV-10: a body of the wrong shape is an OpenAIProtocolError (a ValueError), not a KeyError."""
+    """PV-10: a body of the wrong shape is an OpenAIProtocolError (a ValueError), not a
+    KeyError."""
     with pytest.raises(OpenAIProtocolError, match=match) as info:
         parse_response(body)
     assert isinstance(info.value, ValueError)
 
 
 def test_error_object_in_a_body_raises() -> None:
-    """PV-14, OA-18: a 2xx body holding an error object raises OpenAIStreamError with its fields."""
+    """PV-14, OA-18: a 2xx body holding an error object raises OpenAIStreamError with
+    its fields."""
     body = {
         "error": {
             "message": "Rate limit reached",
@@ -859,7 +1027,11 @@ def test_error_object_in_a_body_raises() -> None:
             {},
             ("Bad model", None),
         ),
-        (b'{"error": "model not found"}', {"request-id": "r2"}, ("model not found", "r2")),
+        (
+            b'{"error": "model not found"}',
+            {"request-id": "r2"},
+            ("model not found", "r2"),
+        ),
         (
             b'{"object": "error", "message": "context too long", "code": 400}',
             None,
@@ -874,12 +1046,14 @@ def test_error_object_in_a_body_raises() -> None:
     ],
 )
 def test_parse_error(body: Any, headers: Any, expected: tuple[str, str | None]) -> None:
-    """PV-11, OA-19: provider message, body text or status line; request id from the headers."""
+    """PV-11, OA-19: provider message, body text or status line; request id from the
+    headers."""
     assert parse_error(503, body, headers) == expected
 
 
 def test_parse_error_truncates_long_bodies_and_handles_odd_statuses() -> None:
-    """PV-11: body text is cut to 500 characters; an unknown status has no reason phrase."""
+    """PV-11: body text is cut to 500 characters; an unknown status has no reason
+    phrase."""
     message, _ = parse_error(500, b"x" * 2000, {})
     assert message == "x" * 500
     assert parse_error(599, b"", {}) == ("HTTP 599", None)
@@ -910,7 +1084,9 @@ def sse(*chunks: Any) -> bytes:
     return "".join(out).encode()
 
 
-def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **over: Any) -> dict[str, Any]:
+def chunk(
+    delta: dict[str, Any] | None = None, finish: str | None = None, **over: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": "chatcmpl-S",
         "object": "chat.completion.chunk",
@@ -922,7 +1098,12 @@ def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **over
     return body
 
 
-def tc(index: int | None = None, id: str | None = None, name: str | None = None, args: Any = None) -> dict[str, Any]:
+def tc(
+    index: int | None = None,
+    id: str | None = None,
+    name: str | None = None,
+    args: Any = None,
+) -> dict[str, Any]:
     call: dict[str, Any] = {"function": {}}
     if index is not None:
         call["index"] = index
@@ -940,7 +1121,13 @@ def transcript(name: str) -> bytes:
     return (TRANSCRIPTS / name).read_bytes()
 
 
-def upd(contents: list[Content], rid: str, model: str, created: str, finish: str | None = None) -> ChatResponseUpdate:
+def upd(
+    contents: list[Content],
+    rid: str,
+    model: str,
+    created: str,
+    finish: str | None = None,
+) -> ChatResponseUpdate:
     return ChatResponseUpdate(
         contents,
         "assistant",
@@ -968,7 +1155,8 @@ PLAIN_USAGE = UsageDetails(
 
 
 def test_plain_text_transcript_updates() -> None:
-    """PV-16, OA-14, OA-16, OA-17: one update per chunk; usage chunk gives a usage content."""
+    """PV-16, OA-14, OA-16, OA-17: one update per chunk; usage chunk gives a usage
+    content."""
     updates, decoder = feed_all(transcript("plain_text.sse"))
     meta = ("chatcmpl-AbC1", "gpt-4o-mini-2024-07-18", "2024-05-06T12:53:20Z")
     assert updates == [
@@ -987,7 +1175,11 @@ def test_plain_text_transcript_final_response() -> None:
     """PV-9, PV-12: from_updates gives the whole text, metadata and usage."""
     updates, _ = feed_all(transcript("plain_text.sse"))
     assert ChatResponse.from_updates(updates) == ChatResponse(
-        [Message("assistant", ["Hello, wörld — ünïcode 👋!"], message_id="chatcmpl-AbC1")],
+        [
+            Message(
+                "assistant", ["Hello, wörld — ünïcode 👋!"], message_id="chatcmpl-AbC1"
+            )
+        ],
         response_id="chatcmpl-AbC1",
         model="gpt-4o-mini-2024-07-18",
         created_at="2024-05-06T12:53:20Z",
@@ -997,7 +1189,8 @@ def test_plain_text_transcript_final_response() -> None:
 
 
 def test_one_tool_call_transcript_updates() -> None:
-    """PV-13, OA-15: every argument fragment carries the call id; the name comes once."""
+    """PV-13, OA-15: every argument fragment carries the call id; the name comes
+    once."""
     updates, _ = feed_all(transcript("one_tool_call.sse"))
     meta = ("chatcmpl-T001", "gpt-4o-2024-08-06", "2024-05-06T12:55:00Z")
     fc = Content.from_function_call
@@ -1030,7 +1223,8 @@ PARALLEL_CALLS = [
 
 
 def test_parallel_tool_calls_transcript() -> None:
-    """PV-13, OA-15, OA-16: parallel calls reassemble into one content each, in order."""
+    """PV-13, OA-15, OA-16: parallel calls reassemble into one content each, in
+    order."""
     updates, decoder = feed_all(transcript("parallel_tool_calls.sse"))
     final = ChatResponse.from_updates(updates)
     assert final.messages[0].contents == PARALLEL_CALLS
@@ -1078,7 +1272,9 @@ def test_parallel_stream_equals_the_non_streaming_body() -> None:
             "completion_tokens_details": {"reasoning_tokens": 0},
         },
     }
-    streamed = ChatResponse.from_updates(feed_all(transcript("parallel_tool_calls.sse"))[0])
+    streamed = ChatResponse.from_updates(
+        feed_all(transcript("parallel_tool_calls.sse"))[0]
+    )
     assert streamed == parse_response(body)
 
 
@@ -1105,26 +1301,40 @@ def test_plain_stream_equals_the_non_streaming_body() -> None:
 
 
 def test_whole_tool_calls_in_one_chunk_at_a_reused_index() -> None:
-    """OA-15: complete calls sent whole, each at index 0 with its own id, stay separate calls."""
+    """OA-15: complete calls sent whole, each at index 0 with its own id, stay separate
+    calls."""
     updates, _ = feed_all(transcript("whole_tool_call.sse"))
     final = ChatResponse.from_updates(updates)
     assert final.messages[0].contents == [
-        Content.from_function_call("call_a1b2c3", "get_weather", '{"location":"Paris","unit":"celsius"}'),
-        Content.from_function_call("call_d4e5f6", "get_time", '{"zone":"Europe/Paris"}'),
+        Content.from_function_call(
+            "call_a1b2c3", "get_weather", '{"location":"Paris","unit":"celsius"}'
+        ),
+        Content.from_function_call(
+            "call_d4e5f6", "get_time", '{"zone":"Europe/Paris"}'
+        ),
     ]
-    assert final.usage_details == UsageDetails(input_token_count=150, output_token_count=40, total_token_count=190)
+    assert final.usage_details == UsageDetails(
+        input_token_count=150, output_token_count=40, total_token_count=190
+    )
     assert final.finish_reason == "tool_calls"
 
 
 def test_keepalive_crlf_transcript() -> None:
-    """PV-12, PV-16, OA-16: comments ignored, CRLF, multi-line data, usage on the finish chunk."""
+    """PV-12, PV-16, OA-16: comments ignored, CRLF, multi-line data, usage on the finish
+    chunk."""
     updates, decoder = feed_all(transcript("keepalive_crlf.sse"))
     meta = ("chatcmpl-K004", "gpt-4o-mini", "2024-05-06T13:00:00Z")
     assert updates == [
         upd([Content.from_text("Line one")], *meta),
         upd([Content.from_text("\nline two ✓")], *meta),
         upd(
-            [Content.from_usage(UsageDetails(input_token_count=5, output_token_count=4, total_token_count=9))],
+            [
+                Content.from_usage(
+                    UsageDetails(
+                        input_token_count=5, output_token_count=4, total_token_count=9
+                    )
+                )
+            ],
             *meta,
             finish="length",
         ),
@@ -1158,8 +1368,11 @@ def test_line_ending_variants_are_equal(name: str, eol: bytes) -> None:
     cuts=st.lists(st.integers(min_value=0, max_value=6000), max_size=60),
     crlf=st.booleans(),
 )
-def test_random_chunking_gives_identical_updates_and_responses(name: str, cuts: list[int], crlf: bool) -> None:
-    """PV-12, PV-13: any cut points give identical updates and an identical from_updates result."""
+def test_random_chunking_gives_identical_updates_and_responses(
+    name: str, cuts: list[int], crlf: bool
+) -> None:
+    """PV-12, PV-13: any cut points give identical updates and an identical from_updates
+    result."""
     lf = transcript(name).replace(b"\r\n", b"\n")
     data = lf.replace(b"\n", b"\r\n") if crlf else lf
     cuts = [c % (len(data) + 1) for c in cuts]
@@ -1179,7 +1392,8 @@ def final_calls(*chunks: Any) -> list[Content]:
 
 
 def test_interleaved_parallel_deltas() -> None:
-    """PV-13, OA-15: deltas of two calls alternating, two in one chunk, still merge per call."""
+    """PV-13, OA-15: deltas of two calls alternating, two in one chunk, still merge per
+    call."""
     calls = final_calls(
         chunk({"tool_calls": [tc(0, "c0", "f", ""), tc(1, "c1", "g", '{"b"')]}),
         chunk({"tool_calls": [tc(0, args='{"a"')]}),
@@ -1192,7 +1406,8 @@ def test_interleaved_parallel_deltas() -> None:
 
 
 def test_each_delta_carries_the_call_id_and_the_name_once() -> None:
-    """PV-13: later deltas carry the call id and an empty name, even when the server repeats it."""
+    """PV-13: later deltas carry the call id and an empty name, even when the server
+    repeats it."""
     updates, _ = feed_all(
         sse(
             chunk({"tool_calls": [tc(0, "c0", "f", '{"x":')]}),
@@ -1206,7 +1421,8 @@ def test_each_delta_carries_the_call_id_and_the_name_once() -> None:
 
 
 def test_deltas_without_index() -> None:
-    """OA-15: no index: a new id starts a call, a known id continues it, no id the last one."""
+    """OA-15: no index: a new id starts a call, a known id continues it, no id the last
+    one."""
     calls = final_calls(
         chunk({"tool_calls": [tc(None, "a", "f", '{"q":'), tc(None, "b", "g", "{}")]}),
         chunk({"tool_calls": [tc(None, "a", args=' "x"')]}),
@@ -1219,7 +1435,8 @@ def test_deltas_without_index() -> None:
 
 
 def test_calls_without_ids_get_synthetic_ids_consistently() -> None:
-    """OA-15, OA-11: a call whose deltas never carry an id gets call_<index>_<response id>."""
+    """OA-15, OA-11: a call whose deltas never carry an id gets call_<index>_<response
+    id>."""
     calls = final_calls(
         chunk({"tool_calls": [tc(0, name="f", args="{")]}),
         chunk({"tool_calls": [tc(0, args="}")]}),
@@ -1239,7 +1456,8 @@ def test_object_arguments_are_json_encoded() -> None:
 
 
 def test_text_and_calls_in_one_stream() -> None:
-    """OA-14, PV-13: text before a call stays a separate text content of the same message."""
+    """OA-14, PV-13: text before a call stays a separate text content of the same
+    message."""
     contents = final_calls(
         chunk({"role": "assistant", "content": "Checking"}),
         chunk({"content": "..."}),
@@ -1252,7 +1470,8 @@ def test_text_and_calls_in_one_stream() -> None:
 
 
 def test_reasoning_and_refusal_deltas() -> None:
-    """OA-14, OA-11: reasoning deltas merge into one text_reasoning; refusals keep their flag."""
+    """OA-14, OA-11: reasoning deltas merge into one text_reasoning; refusals keep their
+    flag."""
     contents = final_calls(
         chunk({"reasoning_content": "Let me "}),
         chunk({"reasoning_content": "think."}),
@@ -1266,7 +1485,8 @@ def test_reasoning_and_refusal_deltas() -> None:
 
 
 def test_other_choices_and_empty_chunks_give_no_update() -> None:
-    """OA-14, PV-16, OA-13: other choices are ignored; no choice 0 and no usage, no update."""
+    """OA-14, PV-16, OA-13: other choices are ignored; no choice 0 and no usage, no
+    update."""
     azure_first = {
         "id": "",
         "object": "",
@@ -1282,8 +1502,11 @@ def test_other_choices_and_empty_chunks_give_no_update() -> None:
 
 
 def test_done_ends_the_stream_and_later_data_is_ignored() -> None:
-    """OA-17, PV-15: [DONE] (whitespace ignored) sets done; later events, even bad, are ignored."""
-    updates, decoder = feed_all(sse(chunk({"content": "a"}), "  [DONE] ", chunk({"content": "b"}), "{not json"))
+    """OA-17, PV-15: [DONE] (whitespace ignored) sets done; later events, even bad, are
+    ignored."""
+    updates, decoder = feed_all(
+        sse(chunk({"content": "a"}), "  [DONE] ", chunk({"content": "b"}), "{not json")
+    )
     assert [u.text for u in updates] == ["a"]
     assert decoder.done
 
@@ -1298,7 +1521,9 @@ def test_stream_without_done_is_not_an_error_in_the_codec() -> None:
 def test_close_flushes_an_event_without_its_blank_line() -> None:
     """PV-15, PV-21: a last event without its blank line is still decoded by close()."""
     decoder = ChatCompletionsStreamDecoder()
-    assert decoder.feed(b"data: " + json.dumps(chunk({"content": "tail"})).encode()) == []
+    assert (
+        decoder.feed(b"data: " + json.dumps(chunk({"content": "tail"})).encode()) == []
+    )
     assert [u.text for u in decoder.close()] == ["tail"]
 
 
@@ -1306,7 +1531,8 @@ def test_close_flushes_an_event_without_its_blank_line() -> None:
 
 
 def test_error_object_in_stream_raises_with_fields_and_prior_updates() -> None:
-    """PV-14, OA-18: an error chunk raises OpenAIStreamError carrying the earlier updates."""
+    """PV-14, OA-18: an error chunk raises OpenAIStreamError carrying the earlier
+    updates."""
     error = {
         "error": {
             "message": "The server had an error",
@@ -1332,7 +1558,8 @@ def test_error_object_in_stream_raises_with_fields_and_prior_updates() -> None:
 @settings(max_examples=100, deadline=None)
 @given(cuts=st.lists(st.integers(min_value=0, max_value=2000), max_size=30))
 def test_error_delivery_is_chunking_invariant(cuts: list[int]) -> None:
-    """PV-14, PV-12: returned updates plus the error's updates are the same for any chunking."""
+    """PV-14, PV-12: returned updates plus the error's updates are the same for any
+    chunking."""
     data = sse(
         chunk({"content": "a"}),
         chunk({"content": "b"}),
@@ -1381,7 +1608,8 @@ def test_error_event_type_raises_even_with_text_data() -> None:
 
 
 def test_malformed_json_names_the_truncated_line() -> None:
-    """PV-10, OA-18: bad JSON is an OpenAIProtocolError quoting the data, cut to 200 characters."""
+    """PV-10, OA-18: bad JSON is an OpenAIProtocolError quoting the data, cut to 200
+    characters."""
     bad = '{"id": "x", "choices": [' + "y" * 500
     with pytest.raises(OpenAIProtocolError) as info:
         feed_all(sse(chunk({"content": "ok"}), bad))

@@ -1,6 +1,8 @@
-"""Client configuration: Azure, query strings, proxies, organization/project, request ids, loops.
+"""Client configuration: Azure, query strings, proxies, organization/project, request
+ids, loops.
 
-spec/providers.md OA-20, OA-29 .. OA-32, PV-37 (issue 20 items 1-3 and 6, issue 13 item 8).
+spec/providers.md OA-20, OA-29 .. OA-32, PV-37 (issue 20 items 1-3 and 6, issue 13 item
+8).
 """
 
 from __future__ import annotations
@@ -42,11 +44,14 @@ def _dead_port() -> int:
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_default_query_and_a_base_url_query_are_both_sent(stream: bool) -> None:
-    """OA-30: the base URL's query is kept; default_query is added and wins for a shared name."""
+    """OA-30: the base URL's query is kept; default_query is added and wins for a shared
+    name."""
     async with FakeOpenAI() as server:
         server.script_text("ok")
         url = f"{server.base_url}?tenant=a&api-version=old"
-        async with OpenAIChatClient("m", base_url=url, default_query={"api-version": "new", "x": "1"}) as client:
+        async with OpenAIChatClient(
+            "m", base_url=url, default_query={"api-version": "new", "x": "1"}
+        ) as client:
             response = await _ask(client, stream)
         assert response.text == "ok"
         assert server.queries == [[("tenant", "a"), ("api-version", "new"), ("x", "1")]]
@@ -56,8 +61,11 @@ async def test_default_query_and_a_base_url_query_are_both_sent(stream: bool) ->
 # -- organization, project, user agent (OA-20) ---------------------------------------------------
 
 
-async def test_organization_and_project_from_arguments_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """OA-20 (issue 20 item 6): OpenAI-Organization / OpenAI-Project from args or env."""
+async def test_organization_and_project_from_arguments_and_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OA-20 (issue 20 item 6): OpenAI-Organization / OpenAI-Project from args or
+    env."""
     monkeypatch.setenv("OPENAI_ORG_ID", "org-env")
     monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-env")
     async with FakeOpenAI() as server:
@@ -66,15 +74,23 @@ async def test_organization_and_project_from_arguments_and_environment(monkeypat
         server.script_text("c")
         async with server.make_client() as client:
             await _ask(client, False)
-        async with server.make_client(organization="org-arg", project="proj-arg") as client:
+        async with server.make_client(
+            organization="org-arg", project="proj-arg"
+        ) as client:
             await _ask(client, False)
         monkeypatch.delenv("OPENAI_ORG_ID")
         monkeypatch.delenv("OPENAI_PROJECT_ID")
         async with server.make_client() as client:
             await _ask(client, False)
         first, second, third = server.headers
-    assert (first["OpenAI-Organization"], first["OpenAI-Project"]) == ("org-env", "proj-env")
-    assert (second["OpenAI-Organization"], second["OpenAI-Project"]) == ("org-arg", "proj-arg")
+    assert (first["OpenAI-Organization"], first["OpenAI-Project"]) == (
+        "org-env",
+        "proj-env",
+    )
+    assert (second["OpenAI-Organization"], second["OpenAI-Project"]) == (
+        "org-arg",
+        "proj-arg",
+    )
     assert "OpenAI-Organization" not in third
     assert "OpenAI-Project" not in third
     assert third["User-Agent"].startswith("minagent-openai/")
@@ -97,21 +113,27 @@ async def test_the_request_id_is_kept_on_the_response(stream: bool) -> None:
 # -- proxies (OA-31) -----------------------------------------------------------------------------
 
 
-async def test_http_proxy_from_the_environment_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_http_proxy_from_the_environment_is_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """OA-31 (issue 20 item 2): HTTP_PROXY routes the request through the proxy."""
     async with FakeOpenAI() as proxy:
         proxy.script_text("via proxy")
         monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        async with OpenAIChatClient("m", base_url="http://api.openai.invalid/v1", max_retries=0) as client:
+        async with OpenAIChatClient(
+            "m", base_url="http://api.openai.invalid/v1", max_retries=0
+        ) as client:
             response = await _ask(client, False)
         assert response.text == "via proxy"
         assert proxy.targets == ["http://api.openai.invalid/v1/chat/completions"]
 
 
 @pytest.mark.parametrize("how", ["no_proxy", "trust_env_false"])
-async def test_no_proxy_and_trust_env_false_go_direct(how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_proxy_and_trust_env_false_go_direct(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """OA-31: NO_PROXY exempts a host; trust_env=False ignores the environment."""
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{_dead_port()}")
     kwargs: dict[str, Any] = {}
@@ -132,8 +154,11 @@ async def test_no_proxy_and_trust_env_false_go_direct(how: str, monkeypatch: pyt
 
 
 @pytest.mark.parametrize("stream", MODES)
-async def test_azure_deployment_url_api_version_and_api_key(stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """OA-32 (issue 20 item 3): deployment URL, api-version query, api-key header, env defaults."""
+async def test_azure_deployment_url_api_version_and_api_key(
+    stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OA-32 (issue 20 item 3): deployment URL, api-version query, api-key header, env
+    defaults."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-not-for-azure")
     async with FakeOpenAI() as server:
         server.script_text("azure")
@@ -154,18 +179,24 @@ async def test_azure_deployment_url_api_version_and_api_key(stream: bool, monkey
 
 
 async def test_azure_v1_base_url_and_ad_token() -> None:
-    """OA-32: base_url= replaces the deployment URL (api_version optional); ad_token is Bearer."""
+    """OA-32: base_url= replaces the deployment URL (api_version optional); ad_token is
+    Bearer."""
     async with FakeOpenAI() as server:
         server.script_text("v1")
-        async with AzureOpenAIChatClient("dep", base_url=server.base_url, ad_token="entra-token-123") as client:
+        async with AzureOpenAIChatClient(
+            "dep", base_url=server.base_url, ad_token="entra-token-123"
+        ) as client:
             await _ask(client, False)
         assert server.queries == [[]]
         assert server.headers[0]["Authorization"] == "Bearer entra-token-123"
         assert "api-key" not in server.headers[0]
 
 
-async def test_azure_ad_token_from_the_environment_wins_over_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """OA-32: AZURE_OPENAI_AD_TOKEN is the default ad_token, and a token wins over a key."""
+async def test_azure_ad_token_from_the_environment_wins_over_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OA-32: AZURE_OPENAI_AD_TOKEN is the default ad_token, and a token wins over a
+    key."""
     monkeypatch.setenv("AZURE_OPENAI_AD_TOKEN", "entra-env-0123456789")
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-key-0123456789")
     async with FakeOpenAI() as server:
@@ -178,7 +209,12 @@ async def test_azure_ad_token_from_the_environment_wins_over_the_key(monkeypatch
 
 def test_azure_configuration_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     """OA-32: a missing endpoint or version names the argument and the variable."""
-    for name in ("AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_AD_TOKEN"):
+    for name in (
+        "AZURE_OPENAI_ENDPOINT",
+        "OPENAI_API_VERSION",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_AD_TOKEN",
+    ):
         monkeypatch.delenv(name, raising=False)
     with pytest.raises(ValueError, match="AZURE_OPENAI_ENDPOINT"):
         AzureOpenAIChatClient("dep", api_version="2024-10-21")
@@ -186,7 +222,9 @@ def test_azure_configuration_errors(monkeypatch: pytest.MonkeyPatch) -> None:
         AzureOpenAIChatClient("dep", endpoint="https://x.openai.azure.com")
     with pytest.raises(ValueError, match="deployment"):
         AzureOpenAIChatClient("", endpoint="https://x", api_version="v")
-    client = AzureOpenAIChatClient("dep", endpoint="https://x.openai.azure.com/", api_version="2024-10-21")
+    client = AzureOpenAIChatClient(
+        "dep", endpoint="https://x.openai.azure.com/", api_version="2024-10-21"
+    )
     assert client.base_url == "https://x.openai.azure.com/openai/deployments/dep"
     assert client.default_query == {"api-version": "2024-10-21"}
 
@@ -195,7 +233,9 @@ async def test_azure_401_names_the_azure_variable() -> None:
     """OA-32: without a key, a 401 says which variable to set."""
     async with FakeOpenAI() as server:
         server.add(raw(401, '{"error": {"message": "no key"}}'))
-        async with AzureOpenAIChatClient("d", base_url=server.base_url, api_key="") as client:
+        async with AzureOpenAIChatClient(
+            "d", base_url=server.base_url, api_key=""
+        ) as client:
             with pytest.raises(Exception, match="AZURE_OPENAI_API_KEY"):
                 await _ask(client, False)
 
@@ -204,7 +244,8 @@ async def test_azure_401_names_the_azure_variable() -> None:
 
 
 def test_a_client_outlives_an_event_loop() -> None:
-    """PV-37 (issue 13 item 8): one client under two asyncio.run() calls; no unclosed session."""
+    """PV-37 (issue 13 item 8): one client under two asyncio.run() calls; no unclosed
+    session."""
 
     async def main() -> None:
         async with FakeOpenAI() as server:
@@ -218,7 +259,8 @@ def test_a_client_outlives_an_event_loop() -> None:
 
                 return asyncio.run(call())
 
-            # the server runs in this loop; each client call runs in its own loop in a thread
+            # the server runs in this loop; each client call runs in its own loop in a
+            # thread
             first = await asyncio.to_thread(run_once)
             assert client.session is not None
             assert client.session.closed  # closed when the first loop shut down
@@ -230,7 +272,11 @@ def test_a_client_outlives_an_event_loop() -> None:
         warnings.simplefilter("always")
         asyncio.run(main())
         gc.collect()
-    assert [w for w in caught if "Unclosed" in str(w.message) or "unclosed" in str(w.message)] == []
+    assert [
+        w
+        for w in caught
+        if "Unclosed" in str(w.message) or "unclosed" in str(w.message)
+    ] == []
 
 
 async def test_a_session_on_another_open_loop_is_a_clear_error() -> None:
@@ -256,12 +302,19 @@ async def test_a_session_on_another_open_loop_is_a_clear_error() -> None:
 
 def test_the_azure_entry_point() -> None:
     """OA-32, PV-22: get_client('azure_openai') builds the Azure client."""
-    client = get_client("azure_openai", deployment="d", endpoint="https://x", api_version="v", api_key="k")
+    client = get_client(
+        "azure_openai",
+        deployment="d",
+        endpoint="https://x",
+        api_version="v",
+        api_key="k",
+    )
     assert isinstance(client, AzureOpenAIChatClient)
 
 
 def test_a_loop_closed_without_shutting_down_its_generators() -> None:
-    """PV-37: run_until_complete + close() (no shutdown_asyncgens): the next loop still works."""
+    """PV-37: run_until_complete + close() (no shutdown_asyncgens): the next loop still
+    works."""
 
     async def main() -> None:
         async with FakeOpenAI() as server:
@@ -272,14 +325,18 @@ def test_a_loop_closed_without_shutting_down_its_generators() -> None:
             def bare_loop() -> str:
                 loop = asyncio.new_event_loop()
                 try:
-                    return loop.run_until_complete(client.get_response([Message("user", ["Hi"])])).text
+                    return loop.run_until_complete(
+                        client.get_response([Message("user", ["Hi"])])
+                    ).text
                 finally:
                     loop.close()
 
             def run_once() -> str:
                 async def call() -> str:
                     async with client:
-                        return (await client.get_response([Message("user", ["Hi"])])).text
+                        return (
+                            await client.get_response([Message("user", ["Hi"])])
+                        ).text
 
                 return asyncio.run(call())
 
@@ -292,7 +349,16 @@ def test_a_loop_closed_without_shutting_down_its_generators() -> None:
         asyncio.run(main())
         gc.collect()
     messages = [str(w.message) for w in caught]
-    assert [m for m in messages if "Unclosed client session" in m or "Unclosed connector" in m] == []
+    assert [
+        m
+        for m in messages
+        if "Unclosed client session" in m or "Unclosed connector" in m
+    ] == []
     assert [m for m in messages if "never awaited" in m] == []
-    # The dead loop's sockets cannot be closed any more (documented in PV-37); only they may warn.
-    assert all(m.startswith(("unclosed transport", "unclosed <socket")) for m in messages if "nclosed" in m), messages
+    # The dead loop's sockets cannot be closed any more (documented in PV-37); only they
+    # may warn.
+    assert all(
+        m.startswith(("unclosed transport", "unclosed <socket"))
+        for m in messages
+        if "nclosed" in m
+    ), messages

@@ -1,8 +1,9 @@
-"""The provider conformance kit run against the OpenAI plugin's loopback server (PV-33, PV-34).
+"""The provider conformance kit run against the OpenAI plugin's loopback server (PV-33,
+PV-34).
 
-One test per check of ``minagent.testing.CHECKS``; each docstring cites the rules the check
-proves. The last tests check the kit itself: every check is run here, and a client that breaks
-a rule makes the matching check fail.
+One test per check of ``minagent.testing.CHECKS``; each docstring cites the rules the
+check proves. The last tests check the kit itself: every check is run here, and a client
+that breaks a rule makes the matching check fail.
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ import pytest
 from minagent_openai import OpenAIChatClient
 
 from minagent import ChatResponse, ChatResponseUpdate, Message
-from minagent.testing import CHECKS, ConformanceError, ProviderHarness, run_check, run_conformance
+from minagent.testing import (
+    CHECKS,
+    ConformanceError,
+    ProviderHarness,
+    run_check,
+    run_conformance,
+)
 
 from ._fake_server import FakeOpenAI
 
@@ -62,7 +69,8 @@ async def test_conformance_secrets() -> None:
 
 
 async def test_conformance_retry() -> None:
-    """PV-25, PV-27, PV-32: retries with the server's delay and full jitter, injected sleep."""
+    """PV-25, PV-27, PV-32: retries with the server's delay and full jitter, injected
+    sleep."""
     async with FakeOpenAI() as harness:
         await run_check(harness, "retry")
 
@@ -74,7 +82,8 @@ async def test_conformance_stream_equals_non_stream() -> None:
 
 
 async def test_conformance_cancellation() -> None:
-    """PV-30: cancelled and early-closed streams close their connections; no task is left."""
+    """PV-30: cancelled and early-closed streams close their connections; no task is
+    left."""
     async with FakeOpenAI() as harness:
         await run_check(harness, "cancellation")
 
@@ -120,7 +129,9 @@ class _DropsUsage(OpenAIChatClient):
     async def _inner_get_streaming_response(self, **kw: Any) -> Any:
         async for update in super()._inner_get_streaming_response(**kw):
             contents = [c for c in update.contents if c.type != "usage"]
-            yield ChatResponseUpdate(contents, update.role, message_id=update.message_id)
+            yield ChatResponseUpdate(
+                contents, update.role, message_id=update.message_id
+            )
 
 
 class _WrongErrors(OpenAIChatClient):
@@ -145,10 +156,16 @@ class _BrokenHarness(FakeOpenAI):
 
 @pytest.mark.parametrize(
     ("cls", "failing"),
-    [(_DropsUsage, {"usage", "stream_equals_non_stream"}), (_WrongErrors, {"error_status"})],
+    [
+        (_DropsUsage, {"usage", "stream_equals_non_stream"}),
+        (_WrongErrors, {"error_status"}),
+    ],
 )
-async def test_a_broken_client_fails_the_matching_checks(cls: type[OpenAIChatClient], failing: set[str]) -> None:
-    """PV-33: the kit catches a client that breaks a rule; the other checks still run."""
+async def test_a_broken_client_fails_the_matching_checks(
+    cls: type[OpenAIChatClient], failing: set[str]
+) -> None:
+    """PV-33: the kit catches a client that breaks a rule; the other checks still
+    run."""
     async with _BrokenHarness(cls) as harness:
         results = await run_conformance(harness)
         failed = {r.name for r in results if not r.passed}

@@ -1,10 +1,12 @@
-"""Every failure path of the transport: a typed error, and the key nowhere in it (PV-24, PV-35).
+"""Every failure path of the transport: a typed error, and the key nowhere in it (PV-24,
+PV-35).
 
-Malformed HTTP comes from a raw TCP server (bad status line, non-HTTP bytes, an oversized or
-broken header, broken chunked encoding, a body sent one byte at a time); HTTP-level failures
-from the loopback fake, which echoes the key wherever a server could: in the body, URL-encoded,
-and in response headers. Each error is searched, recursively, in its ``str``, ``repr``,
-``args``, every attribute, its ``headers`` and its ``__cause__``/``__context__`` chain.
+Malformed HTTP comes from a raw TCP server (bad status line, non-HTTP bytes, an
+oversized or broken header, broken chunked encoding, a body sent one byte at a time);
+HTTP-level failures from the loopback fake, which echoes the key wherever a server
+could: in the body, URL-encoded, and in response headers. Each error is searched,
+recursively, in its ``str``, ``repr``, ``args``, every attribute, its ``headers`` and
+its ``__cause__``/``__context__`` chain.
 """
 
 from __future__ import annotations
@@ -31,7 +33,15 @@ from minagent import (
 )
 
 from .. import _loopback
-from ._fake_server import SSE_HEADERS, FakeOpenAI, disconnect_after, raw, send_chunks, silence, transcript
+from ._fake_server import (
+    SSE_HEADERS,
+    FakeOpenAI,
+    disconnect_after,
+    raw,
+    send_chunks,
+    silence,
+    transcript,
+)
 
 KEY = "sk-proj-TOP+SECRET/0123456789=abcdef"
 ENCODED = quote(KEY, safe="")
@@ -42,7 +52,8 @@ MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streami
 
 
 def find_secret(error: BaseException, secret: str = KEY) -> list[str]:
-    """Every place under ``error`` where ``secret`` (or its URL-encoded form) shows: paths."""
+    """Every place under ``error`` where ``secret`` (or its URL-encoded form) shows:
+    paths."""
     hits: list[str] = []
     seen: set[int] = set()
     forms = {secret, quote(secret, safe=""), quote(secret)}
@@ -89,7 +100,9 @@ def find_secret(error: BaseException, secret: str = KEY) -> list[str]:
                 walk(getattr(value, slot), f"{path}.{slot}", depth + 1)
 
     walk(error, "error", 0)
-    if isinstance(error, BaseException) and any(form in "".join(traceback.format_exception(error)) for form in forms):
+    if isinstance(error, BaseException) and any(
+        form in "".join(traceback.format_exception(error)) for form in forms
+    ):
         hits.append("formatted traceback")
     return hits
 
@@ -116,7 +129,8 @@ def test_the_search_finds_what_it_looks_for() -> None:
 # -- servers ------------------------------------------------------------------------------------
 
 
-RawServer = functools.partial(_loopback.RawServer, base_path="/v1")  # the shared raw TCP server
+# the shared raw TCP server
+RawServer = functools.partial(_loopback.RawServer, base_path="/v1")
 
 
 def _body(text: str = "Hi") -> bytes:
@@ -126,20 +140,41 @@ def _body(text: str = "Hi") -> bytes:
             "object": "chat.completion",
             "created": 1,
             "model": "m",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
         }
     ).encode()
 
 
 def _http(status_line: bytes, headers: bytes = b"", body: bytes = b"") -> bytes:
-    return status_line + b"\r\n" + headers + b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return (
+        status_line
+        + b"\r\n"
+        + headers
+        + b"Content-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
 
 
 MALFORMED = [
     pytest.param(b"HTTP/1.1 abc OK\r\nContent-Length: 0\r\n\r\n", id="bad-status-line"),
-    pytest.param(b"\x00\x01 not http at all " + KEY.encode() + b"\r\n\r\n", id="non-http-bytes-with-the-key"),
-    pytest.param(_http(b"HTTP/1.1 200 OK", b"X-Big: " + b"a" * 20000 + b"\r\n"), id="oversized-header"),
-    pytest.param(_http(b"HTTP/1.1 200 OK", b"X\x01Bad: " + KEY.encode() + b"\r\n"), id="broken-header"),
+    pytest.param(
+        b"\x00\x01 not http at all " + KEY.encode() + b"\r\n\r\n",
+        id="non-http-bytes-with-the-key",
+    ),
+    pytest.param(
+        _http(b"HTTP/1.1 200 OK", b"X-Big: " + b"a" * 20000 + b"\r\n"),
+        id="oversized-header",
+    ),
+    pytest.param(
+        _http(b"HTTP/1.1 200 OK", b"X\x01Bad: " + KEY.encode() + b"\r\n"),
+        id="broken-header",
+    ),
     pytest.param(
         b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
         id="broken-chunked-body",
@@ -153,7 +188,9 @@ async def _no_sleep(_: float) -> None:
 
 async def _call(client: OpenAIChatClient, stream: bool) -> Any:
     if stream:
-        return [u async for u in client.get_response([Message("user", ["Hi"])], stream=True)]
+        return [
+            u async for u in client.get_response([Message("user", ["Hi"])], stream=True)
+        ]
     return await client.get_response([Message("user", ["Hi"])])
 
 
@@ -170,7 +207,8 @@ async def _error_of(client: OpenAIChatClient, stream: bool) -> BaseException:
 async def test_malformed_http_is_a_typed_retried_error_without_the_key(
     answer: bytes, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """PV-35: bad status line, non-HTTP bytes, oversized/broken headers, broken chunking."""
+    """PV-35: bad status line, non-HTTP bytes, oversized/broken headers, broken
+    chunking."""
     caplog.set_level(logging.DEBUG)
     sleeps: list[float] = []
 
@@ -178,10 +216,14 @@ async def test_malformed_http_is_a_typed_retried_error_without_the_key(
         sleeps.append(seconds)
 
     async with RawServer(answer) as server:
-        client = OpenAIChatClient("m", api_key=KEY, base_url=server.base_url, max_retries=1, sleep=sleep)
+        client = OpenAIChatClient(
+            "m", api_key=KEY, base_url=server.base_url, max_retries=1, sleep=sleep
+        )
         async with client:
             error = await _error_of(client, stream)
-    assert isinstance(error, ProviderConnectionError | StreamInterruptedError), repr(error)
+    assert isinstance(error, ProviderConnectionError | StreamInterruptedError), repr(
+        error
+    )
     if isinstance(error, ProviderConnectionError):
         assert error.retryable
         assert len(sleeps) == 1
@@ -192,11 +234,19 @@ async def test_malformed_http_is_a_typed_retried_error_without_the_key(
 
 
 async def test_a_body_sent_one_byte_at_a_time_hits_the_total_timeout() -> None:
-    """OA-23, PV-35: total_timeout bounds an attempt although each read gets its byte in time."""
-    answer = _http(b"HTTP/1.1 200 OK", b"Content-Type: application/json\r\n", _body("x" * 400))
+    """OA-23, PV-35: total_timeout bounds an attempt although each read gets its byte in
+    time."""
+    answer = _http(
+        b"HTTP/1.1 200 OK", b"Content-Type: application/json\r\n", _body("x" * 400)
+    )
     async with RawServer(answer, trickle=0.005) as server:
         client = OpenAIChatClient(
-            "m", api_key=KEY, base_url=server.base_url, timeout=5, total_timeout=0.3, max_retries=0
+            "m",
+            api_key=KEY,
+            base_url=server.base_url,
+            timeout=5,
+            total_timeout=0.3,
+            max_retries=0,
         )
         async with client:
             error = await _error_of(client, stream=False)
@@ -205,13 +255,21 @@ async def test_a_body_sent_one_byte_at_a_time_hits_the_total_timeout() -> None:
     assert find_secret(error) == []
 
 
-async def test_a_stream_sent_one_byte_at_a_time_is_interrupted_by_the_total_timeout() -> None:
-    """OA-23: after the first byte, the total timeout interrupts the stream (not retried)."""
+async def test_a_stream_sent_one_byte_at_a_time_is_interrupted_by_the_total_timeout() -> (
+    None
+):
+    """OA-23: after the first byte, the total timeout interrupts the stream (not
+    retried)."""
     chunk = {"id": "c", "choices": [{"index": 0, "delta": {"content": "x" * 200}}]}
     sse = f"data: {json.dumps(chunk)}\n\n".encode() * 3
-    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n" % len(sse)
+    head = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: %d\r\n\r\n"
+        % len(sse)
+    )
     async with RawServer(head + sse, trickle=0.003) as server:
-        client = OpenAIChatClient("m", api_key=KEY, base_url=server.base_url, timeout=5, total_timeout=0.4)
+        client = OpenAIChatClient(
+            "m", api_key=KEY, base_url=server.base_url, timeout=5, total_timeout=0.4
+        )
         async with client:
             error = await _error_of(client, stream=True)
     assert isinstance(error, StreamInterruptedError), repr(error)
@@ -223,29 +281,59 @@ async def test_a_stream_sent_one_byte_at_a_time_is_interrupted_by_the_total_time
 
 
 def _echo_everywhere(status: int) -> Callable[..., Awaitable[web.StreamResponse]]:
-    async def handler(server: FakeOpenAI, request: web.Request, _: Any) -> web.StreamResponse:
+    async def handler(
+        server: FakeOpenAI, request: web.Request, _: Any
+    ) -> web.StreamResponse:
         auth = request.headers.get("Authorization", "")
-        body = {"error": {"message": f"bad key {KEY} ({ENCODED}) from {auth}", "param": KEY, "code": KEY}}
-        headers = {"x-echo-auth": auth, "x-echo-key": KEY, "x-echo-encoded": ENCODED, "x-request-id": "req_1"}
+        body = {
+            "error": {
+                "message": f"bad key {KEY} ({ENCODED}) from {auth}",
+                "param": KEY,
+                "code": KEY,
+            }
+        }
+        headers = {
+            "x-echo-auth": auth,
+            "x-echo-key": KEY,
+            "x-echo-encoded": ENCODED,
+            "x-request-id": "req_1",
+        }
         return web.json_response(body, status=status, headers=headers)
 
     return handler
 
 
 def _sse_error_with_the_key() -> Callable[..., Awaitable[web.StreamResponse]]:
-    async def handler(server: FakeOpenAI, request: web.Request, _: Any) -> web.StreamResponse:
-        event = {"error": {"message": f"key {KEY}", "type": KEY, "param": ENCODED, "code": KEY}}
-        return await send_chunks(request, f"data: {json.dumps(event)}\n\n".encode(), headers={"x-echo": KEY})
+    async def handler(
+        server: FakeOpenAI, request: web.Request, _: Any
+    ) -> web.StreamResponse:
+        event = {
+            "error": {
+                "message": f"key {KEY}",
+                "type": KEY,
+                "param": ENCODED,
+                "code": KEY,
+            }
+        }
+        return await send_chunks(
+            request, f"data: {json.dumps(event)}\n\n".encode(), headers={"x-echo": KEY}
+        )
 
     return handler
 
 
 def _huge(stream: bool) -> Callable[..., Awaitable[web.StreamResponse]]:
-    async def handler(server: FakeOpenAI, request: web.Request, _: Any) -> web.StreamResponse:
+    async def handler(
+        server: FakeOpenAI, request: web.Request, _: Any
+    ) -> web.StreamResponse:
         data = json.dumps({"echo": KEY, "pad": "x" * 5000}).encode()
         if request.headers.get("Accept") == "text/event-stream":
-            return await send_chunks(request, b"data: " + data + b"\n\n", headers={"x-echo": KEY})
-        return web.Response(body=data, content_type="application/json", headers={"x-echo": KEY})
+            return await send_chunks(
+                request, b"data: " + data + b"\n\n", headers={"x-echo": KEY}
+            )
+        return web.Response(
+            body=data, content_type="application/json", headers={"x-echo": KEY}
+        )
 
     return handler
 
@@ -256,13 +344,24 @@ HTTP_FAILURES = [
     pytest.param(lambda: _echo_everywhere(429), id="429"),
     pytest.param(lambda: _echo_everywhere(500), id="500"),
     pytest.param(lambda: raw(200, f"<html>{KEY} {ENCODED}</html>"), id="2xx-not-json"),
-    pytest.param(lambda: raw(200, json.dumps({"error": {"message": KEY, "code": KEY}})), id="2xx-error-object"),
+    pytest.param(
+        lambda: raw(200, json.dumps({"error": {"message": KEY, "code": KEY}})),
+        id="2xx-error-object",
+    ),
     pytest.param(lambda: raw(200, '{"a": [' * 5000), id="2xx-deeply-nested"),
-    pytest.param(lambda: raw(200, '{"n": ' + "9" * 5000 + ', "k": "' + KEY + '"}'), id="2xx-huge-integer"),
+    pytest.param(
+        lambda: raw(200, '{"n": ' + "9" * 5000 + ', "k": "' + KEY + '"}'),
+        id="2xx-huge-integer",
+    ),
     pytest.param(_sse_error_with_the_key, id="stream-error-event"),
     pytest.param(lambda: _huge(True), id="over-the-size-limits"),
-    pytest.param(lambda: disconnect_after(transcript("plain_text.sse"), 300, x_echo=KEY), id="disconnect"),
-    pytest.param(lambda: disconnect_after(b"", 0, x_echo=KEY), id="disconnect-before-first-byte"),
+    pytest.param(
+        lambda: disconnect_after(transcript("plain_text.sse"), 300, x_echo=KEY),
+        id="disconnect",
+    ),
+    pytest.param(
+        lambda: disconnect_after(b"", 0, x_echo=KEY), id="disconnect-before-first-byte"
+    ),
     pytest.param(lambda: silence(after_headers=True), id="timeout-after-headers"),
     pytest.param(lambda: silence(), id="timeout"),
 ]
@@ -273,31 +372,44 @@ HTTP_FAILURES = [
 async def test_every_failure_is_typed_and_carries_no_secret(
     make: Any, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """PV-24, PV-35, issue 13 items 1 and 15: repr, args, attributes, headers, chain — no key."""
+    """PV-24, PV-35, issue 13 items 1 and 15: repr, args, attributes, headers, chain —
+    no key."""
     caplog.set_level(logging.DEBUG)
     async with FakeOpenAI() as server:
         server.add(make(), make(), make())
         client = server.make_client(
-            api_key=KEY, max_retries=2, sleep=_no_sleep, timeout=0.2, max_body_size=4096, max_line_size=4096
+            api_key=KEY,
+            max_retries=2,
+            sleep=_no_sleep,
+            timeout=0.2,
+            max_body_size=4096,
+            max_line_size=4096,
         )
         async with client:
             error = await _error_of(client, stream)
-            assert KEY not in repr(client) + repr(vars(client))  # the key is held in a Secret
+            # the key is held in a Secret
+            assert KEY not in repr(client) + repr(vars(client))
     assert isinstance(error, ProviderError), repr(error)
     assert error.__cause__ is None
     assert error.__context__ is None
     assert find_secret(error) == [], find_secret(error)
-    assert all(KEY not in logging.Formatter().format(r) and ENCODED not in r.getMessage() for r in caplog.records)
+    assert all(
+        KEY not in logging.Formatter().format(r) and ENCODED not in r.getMessage()
+        for r in caplog.records
+    )
 
 
 async def test_408_keeps_status_message_and_request_id_and_is_retried() -> None:
-    """PV-23 (issue 20 item 1): a 408 answer is a status error, not "no answer in time"."""
+    """PV-23 (issue 20 item 1): a 408 answer is a status error, not "no answer in
+    time"."""
     sleeps: list[float] = []
 
     async def sleep(seconds: float) -> None:
         sleeps.append(seconds)
 
-    body = {"error": {"message": "the request took too long to arrive", "type": "timeout"}}
+    body = {
+        "error": {"message": "the request took too long to arrive", "type": "timeout"}
+    }
     answer = raw(408, json.dumps(body), headers={"x-request-id": "req_408"})
     async with FakeOpenAI() as server:
         server.add(answer, answer)
@@ -317,11 +429,17 @@ async def test_408_keeps_status_message_and_request_id_and_is_retried() -> None:
 
 
 async def test_the_key_in_a_connection_refused_error_and_base_url_credentials() -> None:
-    """PV-24, PV-35: userinfo in base_url: shown as ***, redacted from errors, sent as Basic auth."""
+    """PV-24, PV-35: userinfo in base_url: shown as ***, redacted from errors, sent as
+    Basic auth."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    client = OpenAIChatClient("m", api_key="", base_url=f"http://user:{ENCODED}@127.0.0.1:{port}/v1", sleep=_no_sleep)
+    client = OpenAIChatClient(
+        "m",
+        api_key="",
+        base_url=f"http://user:{ENCODED}@127.0.0.1:{port}/v1",
+        sleep=_no_sleep,
+    )
     assert KEY not in repr(client)
     assert ENCODED not in repr(client)
     assert "user:***@127.0.0.1" in repr(client)
@@ -331,9 +449,12 @@ async def test_the_key_in_a_connection_refused_error_and_base_url_credentials() 
     assert f"127.0.0.1:{port}" in str(error)
     assert find_secret(error) == []
     with pytest.raises(ValueError, match="carries credentials") as info:
-        OpenAIChatClient("m", api_key="sk-other-key-123", base_url=f"http://user:{ENCODED}@host/v1")
+        OpenAIChatClient(
+            "m", api_key="sk-other-key-123", base_url=f"http://user:{ENCODED}@host/v1"
+        )
     with pytest.raises(ValueError, match="invalid port") as info:
-        OpenAIChatClient("m", base_url=f"http://user:{KEY}@host/v1")  # an unencoded '/' in userinfo
+        # an unencoded '/' in userinfo
+        OpenAIChatClient("m", base_url=f"http://user:{KEY}@host/v1")
     assert find_secret(info.value) == []
     assert find_secret(info.value) == []
 
@@ -353,10 +474,13 @@ async def test_base_url_credentials_are_sent_as_basic_auth() -> None:
 
 
 async def test_oversized_bodies_and_lines_are_protocol_errors() -> None:
-    """PV-36: max_body_size bounds a 2xx body, max_line_size a stream line; typed, not retried."""
+    """PV-36: max_body_size bounds a 2xx body, max_line_size a stream line; typed, not
+    retried."""
     async with FakeOpenAI() as server:
         server.add(_huge(False), _huge(True))
-        async with server.make_client(max_body_size=1000, max_line_size=1000, sleep=_no_sleep) as client:
+        async with server.make_client(
+            max_body_size=1000, max_line_size=1000, sleep=_no_sleep
+        ) as client:
             with pytest.raises(OpenAIProtocolError, match="max_body_size=1000"):
                 await _call(client, stream=False)
             with pytest.raises(OpenAIProtocolError, match="max_line_size=1000"):
@@ -367,16 +491,21 @@ async def test_oversized_bodies_and_lines_are_protocol_errors() -> None:
 
 
 async def test_a_declared_length_over_the_limit_fails_before_reading() -> None:
-    """PV-36: a Content-Length above max_body_size is refused without reading the body."""
+    """PV-36: a Content-Length above max_body_size is refused without reading the
+    body."""
     answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 999999999\r\n\r\n{"
-    async with RawServer(answer) as server, OpenAIChatClient("m", base_url=server.base_url, max_body_size=100) as c:
+    async with (
+        RawServer(answer) as server,
+        OpenAIChatClient("m", base_url=server.base_url, max_body_size=100) as c,
+    ):
         error = await _error_of(c, stream=False)
     assert isinstance(error, OpenAIProtocolError)
     assert "max_body_size=100" in str(error)
 
 
 async def test_invalid_default_headers_are_refused_at_construction() -> None:
-    """OA-20: a header with a line break is a ValueError, not a library error at send time."""
+    """OA-20: a header with a line break is a ValueError, not a library error at send
+    time."""
     with pytest.raises(ValueError, match="line break"):
         OpenAIChatClient("m", default_headers={"X-A": "1\r\nX-Injected: 2"})
     with pytest.raises(TypeError, match="must be str"):
@@ -386,7 +515,13 @@ async def test_invalid_default_headers_are_refused_at_construction() -> None:
 async def test_sse_response_headers_stay_usable_after_redaction() -> None:
     """PV-35: redaction keeps non-secret headers (request id, retry hints) intact."""
     async with FakeOpenAI() as server:
-        server.add(raw(429, "{}", headers={"retry-after-ms": "5", "x-request-id": "req_9", "x-echo": KEY}))
+        server.add(
+            raw(
+                429,
+                "{}",
+                headers={"retry-after-ms": "5", "x-request-id": "req_9", "x-echo": KEY},
+            )
+        )
         async with server.make_client(api_key=KEY, max_retries=0) as client:
             error = await _error_of(client, stream=False)
     assert isinstance(error, ProviderError)
@@ -398,8 +533,11 @@ async def test_sse_response_headers_stay_usable_after_redaction() -> None:
 
 @pytest.mark.parametrize("key", ["llama", "test", "ollama"])
 async def test_placeholder_keys_leave_error_texts_and_urls_alone(key: str) -> None:
-    """PV-24 (issue 20 item 4): a short placeholder key does not turn llama3 into [redacted]3."""
-    body = {"error": {"message": 'model "llama3" not found at http://test-server/ollama/v1'}}
+    """PV-24 (issue 20 item 4): a short placeholder key does not turn llama3 into
+    [redacted]3."""
+    body = {
+        "error": {"message": 'model "llama3" not found at http://test-server/ollama/v1'}
+    }
     async with FakeOpenAI() as server:
         server.add(raw(404, json.dumps(body), headers={"x-model": "llama3-test"}))
         async with server.make_client(api_key=key, max_retries=0) as client:
@@ -407,16 +545,24 @@ async def test_placeholder_keys_leave_error_texts_and_urls_alone(key: str) -> No
             assert repr(client).count("[redacted]") == 0
             assert server.base_url in repr(client)
     assert isinstance(error, ProviderError)
-    assert error.provider_message == 'model "llama3" not found at http://test-server/ollama/v1'
+    assert (
+        error.provider_message
+        == 'model "llama3" not found at http://test-server/ollama/v1'
+    )
     assert error.headers["x-model"] == "llama3-test"
     assert "[redacted]" not in str(error)
 
 
 def test_provider_error_redact_scrubs_every_attribute_and_the_chain() -> None:
-    """PV-35: message, args, notes, nested plain data, headers; __cause__/__context__ cut."""
+    """PV-35: message, args, notes, nested plain data, headers; __cause__/__context__
+    cut."""
     error = OpenAIProtocolError(f"bad {KEY}")
     error.request_id = f"req-{ENCODED}"
-    error.headers = {"x-echo": KEY, "authorization": "Bearer anything", "x-request-id": "req_1"}
+    error.headers = {
+        "x-echo": KEY,
+        "authorization": "Bearer anything",
+        "x-request-id": "req_1",
+    }
     error.body = {"nested": [{"deep": (f"Bearer {KEY}",)}], KEY: 1}  # type: ignore[attr-defined]
     error.add_note(f"note {KEY}")
     error.__cause__ = RuntimeError(KEY)
@@ -424,7 +570,11 @@ def test_provider_error_redact_scrubs_every_attribute_and_the_chain() -> None:
     assert find_secret(error)
     error.redact(KEY)
     assert find_secret(error) == []
-    assert error.headers == {"x-echo": "[redacted]", "authorization": "[redacted]", "x-request-id": "req_1"}
+    assert error.headers == {
+        "x-echo": "[redacted]",
+        "authorization": "[redacted]",
+        "x-request-id": "req_1",
+    }
     assert error.body == {"nested": [{"deep": ("Bearer [redacted]",)}], "[redacted]": 1}  # type: ignore[attr-defined]
     assert error.__notes__ == ["note [redacted]"]
     assert error.__suppress_context__

@@ -1,8 +1,9 @@
 """Typed errors and the retry policy (spec/providers.md, PV-23 .. PV-29, OA-23).
 
-The policy is checked as a pure function (``minagent.providers.errors``), then through the OpenAI
-transport against the loopback server. Sleeping is injected: delays are asserted as the values
-the client asked to sleep, attempts as the requests the server saw; nothing waits for real.
+The policy is checked as a pure function (``minagent.providers.errors``), then through
+the OpenAI transport against the loopback server. Sleeping is injected: delays are
+asserted as the values the client asked to sleep, attempts as the requests the server
+saw; nothing waits for real.
 """
 
 from __future__ import annotations
@@ -43,7 +44,14 @@ from minagent.providers import (
     server_delay,
 )
 
-from ._fake_server import FakeOpenAI, collect_texts, disconnect_after, replay, silence, transcript
+from ._fake_server import (
+    FakeOpenAI,
+    collect_texts,
+    disconnect_after,
+    replay,
+    silence,
+    transcript,
+)
 
 NOW = 1_715_000_000.0
 
@@ -88,19 +96,25 @@ class Sleeps:
         (302, ProviderError, False),
     ],
 )
-def test_error_for_status(status: int, cls: type[ProviderError], retryable: bool) -> None:
+def test_error_for_status(
+    status: int, cls: type[ProviderError], retryable: bool
+) -> None:
     """PV-23: the status picks the class; retryable for 408, 409, 429 and 5xx."""
     error = error_for_status(status, "why", "req_1", provider="p", headers={"X-A": "b"})
     assert type(error) is cls
-    assert (error.status, error.provider_message, error.request_id) == (status, "why", "req_1")
+    assert (error.status, error.provider_message, error.request_id) == (
+        status,
+        "why",
+        "req_1",
+    )
     assert error.retryable is retryable
     assert error.headers == {"x-a": "b"}
     assert isinstance(error, minagent.MinagentError)
 
 
 def test_timeout_and_connection_errors_are_builtin_kinds_too() -> None:
-    """PV-23: ProviderTimeoutError is a TimeoutError, ProviderConnectionError a ConnectionError,
-    both retryable; StreamInterruptedError is not retryable."""
+    """PV-23: ProviderTimeoutError is a TimeoutError, ProviderConnectionError a
+    ConnectionError, both retryable; StreamInterruptedError is not retryable."""
     timeout = ProviderTimeoutError("slow")
     assert isinstance(timeout, TimeoutError)
     assert timeout.retryable
@@ -127,15 +141,22 @@ def test_timeout_and_connection_errors_are_builtin_kinds_too() -> None:
         (599, "odd", None, "p: HTTP 599: odd"),
     ],
 )  # fmt: skip
-def test_error_text(status: int, message: str, request_id: str | None, text: str) -> None:
-    """PV-24: provider, status, reason, message and request id; the status is not repeated."""
+def test_error_text(
+    status: int, message: str, request_id: str | None, text: str
+) -> None:
+    """PV-24: provider, status, reason, message and request id; the status is not
+    repeated."""
     assert str(error_for_status(status, message, request_id, provider="p")) == text
 
 
 def test_redact_and_secret() -> None:
-    """PV-24: redact replaces every whole-token occurrence; Secret never shows its value."""
+    """PV-24: redact replaces every whole-token occurrence; Secret never shows its
+    value."""
     key = "sk-proj-1234567"
-    assert redact(f"key {key} and {key}. again", key) == "key [redacted] and [redacted]. again"
+    assert (
+        redact(f"key {key} and {key}. again", key)
+        == "key [redacted] and [redacted]. again"
+    )
     assert redact("nothing", "") == "nothing"
     assert redact("nothing", None) == "nothing"
     secret = Secret(key)
@@ -151,7 +172,8 @@ def test_redact_and_secret() -> None:
 
 @pytest.mark.parametrize("key", ["llama", "test", "ollama", "sk-none", "EMPTY"])
 def test_placeholder_keys_do_not_corrupt_text(key: str) -> None:
-    """PV-24: keys shorter than MIN_SECRET_LENGTH are not secrets: text keeps every character."""
+    """PV-24: keys shorter than MIN_SECRET_LENGTH are not secrets: text keeps every
+    character."""
     text = f'model "llama3" at http://test-server:11434/ollama/v1 said {key}'
     assert redact(text, key) == text
     error = error_for_status(404, text, None, provider="p").redact(key)
@@ -171,12 +193,14 @@ def test_placeholder_keys_do_not_corrupt_text(key: str) -> None:
     ],
 )
 def test_only_whole_tokens_are_redacted(text: str, expected: str) -> None:
-    """PV-24: a key touched by a letter or a digit is inside a longer token: not an occurrence."""
+    """PV-24: a key touched by a letter or a digit is inside a longer token: not an
+    occurrence."""
     assert redact(text, "sk-abcdefgh") == expected
 
 
 def test_url_encoded_key_and_header_values_are_redacted() -> None:
-    """PV-24, PV-35: the URL-encoded key, and header values that carry it, are redacted."""
+    """PV-24, PV-35: the URL-encoded key, and header values that carry it, are
+    redacted."""
     from urllib.parse import quote, quote_plus
 
     from minagent.providers import redact_headers
@@ -185,7 +209,12 @@ def test_url_encoded_key_and_header_values_are_redacted() -> None:
     text = f"GET /v1?k={quote(key, safe='')}&j={quote_plus(key)} {key}"
     assert redact(text, key) == "GET /v1?k=[redacted]&j=[redacted] [redacted]"
     short = "test"
-    headers = {"Authorization": f"Bearer {short}", "X-Echo": short, "x-model": "test-1", "Api-Key": "x"}
+    headers = {
+        "Authorization": f"Bearer {short}",
+        "X-Echo": short,
+        "x-model": "test-1",
+        "Api-Key": "x",
+    }
     assert redact_headers(headers, short) == {
         "authorization": "[redacted]",
         "x-echo": "[redacted]",
@@ -232,7 +261,9 @@ def test_full_jitter_backoff() -> None:
     base=st.floats(0, 10),
     cap=st.floats(0, 100),
 )
-def test_backoff_is_within_bounds(attempt: int, r: float, base: float, cap: float) -> None:
+def test_backoff_is_within_bounds(
+    attempt: int, r: float, base: float, cap: float
+) -> None:
     """PV-26: every backoff delay lies in [0, min(cap, base * 2 ** (n - 1))]."""
     policy = RetryPolicy(base_delay=base, max_delay=cap)
     delay = policy.delay(attempt, rng=FixedRandom(r))
@@ -270,7 +301,9 @@ def test_default_rng_is_used_without_one() -> None:
         ({}, 429, None),
     ],
 )  # fmt: skip
-def test_server_delay(headers: Mapping[str, str], status: int, expected: float | None) -> None:
+def test_server_delay(
+    headers: Mapping[str, str], status: int, expected: float | None
+) -> None:
     """PV-27, PV-28: which header wins, how each is read, resets for 429 only."""
     got = server_delay(headers, status=status, now=NOW)
     assert got == pytest.approx(expected) if expected is not None else got is None
@@ -282,32 +315,42 @@ def test_server_delay_is_used_as_given_but_capped() -> None:
     rng = FixedRandom(0.0)
     assert policy.delay(1, {"retry-after": "12"}, rng, status=429) == 12.0
     assert policy.delay(1, {"retry-after": "3600"}, rng, status=429) == 60.0
-    assert RetryPolicy(max_server_delay=5).delay(1, {"retry-after-ms": "9000"}, rng) == 5.0
+    assert (
+        RetryPolicy(max_server_delay=5).delay(1, {"retry-after-ms": "9000"}, rng) == 5.0
+    )
     error = error_for_status(429, "slow", headers={"retry-after": "3600"})
     assert error.retry_after == 3600.0  # uncapped on the error, for the caller
 
 
 def test_should_retry() -> None:
-    """PV-25: retryable statuses and failures, the count, x-should-retry, never interrupted."""
+    """PV-25: retryable statuses and failures, the count, x-should-retry, never
+    interrupted."""
     policy = RetryPolicy(max_retries=2)
     assert policy.should_retry(error_for_status(503, "x"), 0)
     assert policy.should_retry(error_for_status(503, "x"), 1)
     assert not policy.should_retry(error_for_status(503, "x"), 2)
     assert not policy.should_retry(error_for_status(400, "x"), 0)
-    assert policy.should_retry(error_for_status(400, "x", headers={"x-should-retry": "true"}), 0)
-    assert not policy.should_retry(error_for_status(503, "x", headers={"X-Should-Retry": "false"}), 0)
+    assert policy.should_retry(
+        error_for_status(400, "x", headers={"x-should-retry": "true"}), 0
+    )
+    assert not policy.should_retry(
+        error_for_status(503, "x", headers={"X-Should-Retry": "false"}), 0
+    )
     assert policy.should_retry(ProviderConnectionError("refused"), 0)
     assert policy.should_retry(ProviderTimeoutError("slow"), 0)
     assert not policy.should_retry(StreamInterruptedError("cut"), 0)
     assert not policy.should_retry(ValueError("not a provider error"), 0)
-    assert not RetryPolicy(retry_server_errors=False).should_retry(error_for_status(503, "x"), 0)
+    assert not RetryPolicy(retry_server_errors=False).should_retry(
+        error_for_status(503, "x"), 0
+    )
     assert not RetryPolicy(max_retries=0).should_retry(error_for_status(429, "x"), 0)
     with pytest.raises(ValueError, match="max_retries"):
         RetryPolicy(max_retries=-1)
 
 
 async def test_retry_call_gives_up_with_the_last_error() -> None:
-    """PV-25: max_retries + 1 attempts; the last error is raised; each wait goes to sleep."""
+    """PV-25: max_retries + 1 attempts; the last error is raised; each wait goes to
+    sleep."""
     sleeps = Sleeps()
     attempts: list[int] = []
 
@@ -316,7 +359,12 @@ async def test_retry_call_gives_up_with_the_last_error() -> None:
         raise error_for_status(500, f"boom {len(attempts)}")
 
     with pytest.raises(ServerError, match="boom 3"):
-        await retry_call(attempt, policy=RetryPolicy(max_retries=2), sleep=sleeps, rng=FixedRandom(1.0))
+        await retry_call(
+            attempt,
+            policy=RetryPolicy(max_retries=2),
+            sleep=sleeps,
+            rng=FixedRandom(1.0),
+        )
     assert attempts == [0, 1, 2]
     assert sleeps.calls == [0.5, 1.0]
 
@@ -343,7 +391,9 @@ RATE_LIMIT_HEADERS = [
         45.0,
         id="reset-requests",
     ),
-    pytest.param({"x-ratelimit-reset-requests": "1m30s"}, 60.0, id="reset-requests-capped"),
+    pytest.param(
+        {"x-ratelimit-reset-requests": "1m30s"}, 60.0, id="reset-requests-capped"
+    ),
     pytest.param({"x-ratelimit-reset-tokens": "1.5s"}, 1.5, id="reset-tokens-seconds"),
     pytest.param({"x-ratelimit-reset-tokens": "20ms"}, 0.02, id="reset-tokens"),
     pytest.param({}, 0.25, id="no-header-backoff"),
@@ -352,8 +402,11 @@ RATE_LIMIT_HEADERS = [
 
 @pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 @pytest.mark.parametrize(("headers", "delay"), RATE_LIMIT_HEADERS)
-async def test_429_is_retried_after_the_server_delay(headers: dict[str, str], delay: float, stream: bool) -> None:
-    """PV-25, PV-27: a 429 is retried after the delay its headers name, then succeeds."""
+async def test_429_is_retried_after_the_server_delay(
+    headers: dict[str, str], delay: float, stream: bool
+) -> None:
+    """PV-25, PV-27: a 429 is retried after the delay its headers name, then
+    succeeds."""
     sleeps = Sleeps()
     async with FakeOpenAI() as server:
         server.script_error(429, "Rate limit reached", headers)
@@ -369,9 +422,12 @@ async def test_429_with_an_http_date() -> None:
     """PV-27: Retry-After as an HTTP date is the time until that date (from now)."""
     sleeps = Sleeps()
     async with FakeOpenAI() as server:
-        # a date far enough ahead that the seconds between now and the check do not matter
+        # a date far enough ahead that the seconds between now and the check do not
+        # matter
         when = datetime.fromtimestamp(datetime.now(UTC).timestamp() + 45, UTC)
-        server.script_error(429, "slow down", {"Retry-After": format_datetime(when, usegmt=True)})
+        server.script_error(
+            429, "slow down", {"Retry-After": format_datetime(when, usegmt=True)}
+        )
         server.script_text("ok")
         async with client_for(server, sleep=sleeps) as client:
             await _respond(client, False)
@@ -380,7 +436,8 @@ async def test_429_with_an_http_date() -> None:
 
 
 async def test_503_then_success_and_giving_up() -> None:
-    """PV-25, PV-26: 503s are retried with backoff; after max_retries the ServerError is raised."""
+    """PV-25, PV-26: 503s are retried with backoff; after max_retries the ServerError is
+    raised."""
     sleeps = Sleeps()
     async with FakeOpenAI() as server:
         server.script_error(503, "overloaded")
@@ -398,7 +455,8 @@ async def test_503_then_success_and_giving_up() -> None:
 
 
 async def test_x_should_retry_and_non_retryable_statuses() -> None:
-    """PV-25: 400 is not retried unless x-should-retry: true; 503 with false is not retried."""
+    """PV-25: 400 is not retried unless x-should-retry: true; 503 with false is not
+    retried."""
     async with FakeOpenAI() as server:
         server.script_error(400, "bad")
         server.script_error(400, "flaky", {"x-should-retry": "true"})
@@ -416,13 +474,17 @@ async def test_x_should_retry_and_non_retryable_statuses() -> None:
 async def test_retry_policy_wins_over_max_retries() -> None:
     """PV-32: retry_policy replaces the policy max_retries would build."""
     async with FakeOpenAI() as server:
-        client = client_for(server, max_retries=5, retry_policy=RetryPolicy(max_retries=0))
+        client = client_for(
+            server, max_retries=5, retry_policy=RetryPolicy(max_retries=0)
+        )
         assert client.retry_policy.max_retries == 0
         assert client_for(server, max_retries=5).retry_policy.max_retries == 5
         await client.aclose()
 
 
-async def test_retries_are_logged_without_the_key(caplog: pytest.LogCaptureFixture) -> None:
+async def test_retries_are_logged_without_the_key(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """PV-25, PV-24: each retry is logged at INFO with the (redacted) error."""
     caplog.set_level(logging.DEBUG)
     async with FakeOpenAI() as server:
@@ -430,7 +492,11 @@ async def test_retries_are_logged_without_the_key(caplog: pytest.LogCaptureFixtu
         server.script_text("ok")
         async with client_for(server, api_key="sk-logged-key") as client:
             await _respond(client, False)
-    retries = [r for r in caplog.records if r.name == "minagent_openai" and "retry" in r.getMessage()]
+    retries = [
+        r
+        for r in caplog.records
+        if r.name == "minagent_openai" and "retry" in r.getMessage()
+    ]
     assert len(retries) == 1
     assert retries[0].levelno == logging.INFO
     assert "retry 1 of 2" in retries[0].getMessage()
@@ -442,10 +508,11 @@ async def test_retries_are_logged_without_the_key(caplog: pytest.LogCaptureFixtu
 
 
 async def test_mid_stream_disconnect_is_not_retried() -> None:
-    """PV-29: after the first byte a disconnect is StreamInterruptedError, never retried; the
-    updates before it were delivered."""
+    """PV-29: after the first byte a disconnect is StreamInterruptedError, never
+    retried; the updates before it were delivered."""
     data = transcript("plain_text.sse")
-    cut = data.index(b"data:", data.index("wörld".encode()))  # after two complete events
+    # after two complete events
+    cut = data.index(b"data:", data.index("wörld".encode()))
     sleeps = Sleeps()
     async with FakeOpenAI() as server:
         server.add(disconnect_after(data, cut, x_request_id="req_cut"))
@@ -463,7 +530,8 @@ async def test_mid_stream_disconnect_is_not_retried() -> None:
 
 
 async def test_disconnect_before_the_first_byte_is_retried() -> None:
-    """PV-29: a 2xx stream that drops before its first byte is retried like a failed connect."""
+    """PV-29: a 2xx stream that drops before its first byte is retried like a failed
+    connect."""
     sleeps = Sleeps()
     async with FakeOpenAI() as server:
         server.add(disconnect_after(b"", 0), replay(transcript("plain_text.sse")))
@@ -475,12 +543,16 @@ async def test_disconnect_before_the_first_byte_is_retried() -> None:
 
 
 async def test_connection_refused() -> None:
-    """PV-23, PV-25: nothing listening is ProviderConnectionError after max_retries retries."""
-    with socket.socket() as sock:  # a port that was free a moment ago, with nothing listening
+    """PV-23, PV-25: nothing listening is ProviderConnectionError after max_retries
+    retries."""
+    # a port that was free a moment ago, with nothing listening
+    with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     sleeps = Sleeps()
-    client = minagent_openai_client(f"http://127.0.0.1:{port}/v1", sleep=sleeps, max_retries=3)
+    client = minagent_openai_client(
+        f"http://127.0.0.1:{port}/v1", sleep=sleeps, max_retries=3
+    )
     async with client:
         for stream in (False, True):
             with pytest.raises(ProviderConnectionError) as info:
@@ -493,12 +565,17 @@ async def test_connection_refused() -> None:
 
 
 async def test_timeout_before_an_answer_is_retried() -> None:
-    """OA-23, PV-23, PV-25: no answer within `timeout` is ProviderTimeoutError, retried."""
+    """OA-23, PV-23, PV-25: no answer within `timeout` is ProviderTimeoutError,
+    retried."""
     sleeps = Sleeps()
     async with FakeOpenAI() as server:
         server.add(silence(), silence())
-        async with client_for(server, sleep=sleeps, timeout=0.2, max_retries=1) as client:
-            with pytest.raises(ProviderTimeoutError, match=r"no data within timeout=0\.2 s") as info:
+        async with client_for(
+            server, sleep=sleeps, timeout=0.2, max_retries=1
+        ) as client:
+            with pytest.raises(
+                ProviderTimeoutError, match=r"no data within timeout=0\.2 s"
+            ) as info:
                 await _respond(client, False)
         assert len(server.requests()) == 2
     assert isinstance(info.value, TimeoutError)
@@ -506,7 +583,8 @@ async def test_timeout_before_an_answer_is_retried() -> None:
 
 
 async def test_timeout_after_the_first_byte_is_an_interruption() -> None:
-    """OA-23, PV-29: a stream that goes quiet for longer than `timeout` is interrupted."""
+    """OA-23, PV-29: a stream that goes quiet for longer than `timeout` is
+    interrupted."""
     sleeps = Sleeps()
     async with FakeOpenAI() as server:
         server.add(silence(after_headers=True))
@@ -518,7 +596,9 @@ async def test_timeout_after_the_first_byte_is_an_interruption() -> None:
             assert response.text == "a"
             assert len(sleeps.calls) == 1
             server.add(_quiet_after_first_event())
-            with pytest.raises(StreamInterruptedError, match=r"no data within timeout=0\.2 s"):
+            with pytest.raises(
+                StreamInterruptedError, match=r"no data within timeout=0\.2 s"
+            ):
                 await _respond(client, True)
         assert len(server.requests()) == 3
     assert len(sleeps.calls) == 1
@@ -530,7 +610,9 @@ def _quiet_after_first_event() -> Any:
 
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        await response.write(b'data: {"id":"q","choices":[{"index":0,"delta":{"content":"a"}}]}\n\n')
+        await response.write(
+            b'data: {"id":"q","choices":[{"index":0,"delta":{"content":"a"}}]}\n\n'
+        )
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(server.closing.wait(), 10)
         return response
@@ -539,7 +621,8 @@ def _quiet_after_first_event() -> Any:
 
 
 async def test_cancelled_backoff_stops_retrying() -> None:
-    """PV-25, PV-30: cancelling during the wait between attempts ends the call at once."""
+    """PV-25, PV-30: cancelling during the wait between attempts ends the call at
+    once."""
     waiting = asyncio.Event()
 
     async def forever(seconds: float) -> None:

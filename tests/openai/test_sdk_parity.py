@@ -1,13 +1,15 @@
 """Wire parity with the official ``openai`` SDK for Chat Completions (OA-33, issue 20).
 
 Requests: the same conversation is sent through `OpenAIChatClient` and through
-``openai.AsyncOpenAI().chat.completions.create`` (written as a user of the SDK writes it) to the
-recording loopback server; the JSON bodies must be equal. Deliberate differences (OA-33): the
-SDK sends what it is given, so it is given ``max_completion_tokens`` (OA-9) and, when
-streaming, ``stream_options={"include_usage": True}`` (OA-1), which minagent always asks for.
+``openai.AsyncOpenAI().chat.completions.create`` (written as a user of the SDK writes
+it) to the recording loopback server; the JSON bodies must be equal. Deliberate
+differences (OA-33): the SDK sends what it is given, so it is given
+``max_completion_tokens`` (OA-9) and, when streaming, ``stream_options={"include_usage":
+True}`` (OA-1), which minagent always asks for.
 
-Streams: every recorded transcript is replayed to both; the SDK's chunks, accumulated as its
-users do, give the same text, tool calls, finish reason and usage as minagent's updates.
+Streams: every recorded transcript is replayed to both; the SDK's chunks, accumulated as
+its users do, give the same text, tool calls, finish reason and usage as minagent's
+updates.
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ from minagent import ChatResponse, Content, Message, tool
 from ._fake_server import FakeOpenAI, replay, transcript
 
 MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
-TRANSCRIPTS = ["plain_text.sse", "one_tool_call.sse", "parallel_tool_calls.sse", "whole_tool_call.sse"]
+TRANSCRIPTS = [
+    "plain_text.sse",
+    "one_tool_call.sse",
+    "parallel_tool_calls.sse",
+    "whole_tool_call.sse",
+]
 PNG = b"\x89PNG\r\n\x1a\n0000"
 
 
@@ -47,15 +54,22 @@ WEATHER_DECLARATION = {
 
 def _sdk(server: FakeOpenAI) -> openai.AsyncOpenAI:
     return openai.AsyncOpenAI(
-        api_key="sk-parity", base_url=server.base_url, max_retries=0, organization="org-1", project="proj-1"
+        api_key="sk-parity",
+        base_url=server.base_url,
+        max_retries=0,
+        organization="org-1",
+        project="proj-1",
     )
 
 
 def _ours(server: FakeOpenAI) -> OpenAIChatClient:
-    return server.make_client(api_key="sk-parity", organization="org-1", project="proj-1", max_retries=0)
+    return server.make_client(
+        api_key="sk-parity", organization="org-1", project="proj-1", max_retries=0
+    )
 
 
-# Each case: minagent's (messages, options) and the SDK call a user writes for the same request.
+# Each case: minagent's (messages, options) and the SDK call a user writes for the same
+# request.
 CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
     "plain": (
         [Message("user", ["Hello"])],
@@ -64,9 +78,19 @@ CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
     ),
     "system-and-sampling": (
         [Message("system", ["Be brief."]), Message("user", ["Hi"])],
-        {"temperature": 0.2, "top_p": 0.9, "max_tokens": 50, "seed": 7, "stop": ["\n"], "user": "u1"},
         {
-            "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}],
+            "temperature": 0.2,
+            "top_p": 0.9,
+            "max_tokens": 50,
+            "seed": 7,
+            "stop": ["\n"],
+            "user": "u1",
+        },
+        {
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Hi"},
+            ],
             "temperature": 0.2,
             "top_p": 0.9,
             "max_completion_tokens": 50,
@@ -78,8 +102,17 @@ CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
     "tool-history": (
         [
             Message("user", ["Weather in Paris?"]),
-            Message("assistant", [Content.from_function_call("call_1", "get_weather", '{"location": "Paris"}')]),
-            Message("tool", [Content.from_function_result("call_1", "Paris: 21 celsius")]),
+            Message(
+                "assistant",
+                [
+                    Content.from_function_call(
+                        "call_1", "get_weather", '{"location": "Paris"}'
+                    )
+                ],
+            ),
+            Message(
+                "tool", [Content.from_function_result("call_1", "Paris: 21 celsius")]
+            ),
         ],
         {"tools": [get_weather], "tool_choice": "auto", "parallel_tool_calls": True},
         {
@@ -92,11 +125,18 @@ CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
                         {
                             "id": "call_1",
                             "type": "function",
-                            "function": {"name": "get_weather", "arguments": '{"location": "Paris"}'},
+                            "function": {
+                                "name": "get_weather",
+                                "arguments": '{"location": "Paris"}',
+                            },
                         }
                     ],
                 },
-                {"role": "tool", "tool_call_id": "call_1", "content": "Paris: 21 celsius"},
+                {
+                    "role": "tool",
+                    "tool_call_id": "call_1",
+                    "content": "Paris: 21 celsius",
+                },
             ],
             "tools": [WEATHER_DECLARATION],
             "tool_choice": "auto",
@@ -105,7 +145,13 @@ CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
     ),
     "required-function": (
         [Message("user", ["Weather?"])],
-        {"tools": [get_weather], "tool_choice": {"mode": "required", "required_function_name": "get_weather"}},
+        {
+            "tools": [get_weather],
+            "tool_choice": {
+                "mode": "required",
+                "required_function_name": "get_weather",
+            },
+        },
         {
             "messages": [{"role": "user", "content": "Weather?"}],
             "tools": [WEATHER_DECLARATION],
@@ -121,7 +167,12 @@ CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
                     "role": "user",
                     "content": [
                         {"type": "text", "text": "What is this?"},
-                        {"type": "image_url", "image_url": {"url": Content.from_data(PNG, "image/png").uri}},
+                        {
+                            "type": "image_url",
+                            "image_url": {
+                                "url": Content.from_data(PNG, "image/png").uri
+                            },
+                        },
                     ],
                 }
             ]
@@ -132,7 +183,10 @@ CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
         {
             "response_format": {
                 "name": "City",
-                "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                "schema": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                },
                 "strict": True,
             }
         },
@@ -142,7 +196,10 @@ CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
                 "type": "json_schema",
                 "json_schema": {
                     "name": "City",
-                    "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                    "schema": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                    },
                     "strict": True,
                 },
             },
@@ -172,38 +229,64 @@ CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
 @pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize("case", sorted(CASES))
 async def test_request_bodies_equal_the_sdks(case: str, stream: bool) -> None:
-    """OA-33: the same request through minagent and through the SDK: equal JSON bodies."""
+    """OA-33: the same request through minagent and through the SDK: equal JSON
+    bodies."""
     messages, options, sdk_kwargs = CASES[case]
     async with FakeOpenAI() as server:
-        server.add(replay(transcript("plain_text.sse")), replay(transcript("plain_text.sse")))
+        server.add(
+            replay(transcript("plain_text.sse")), replay(transcript("plain_text.sse"))
+        )
         async with _ours(server) as client:
             if stream:
-                _ = [u async for u in client.get_response(messages, stream=True, options=options)]
+                _ = [
+                    u
+                    async for u in client.get_response(
+                        messages, stream=True, options=options
+                    )
+                ]
             else:
                 await client.get_response(messages, options=options)
         sdk = _sdk(server)
         try:
-            extra: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}} if stream else {}
-            answer = await sdk.chat.completions.create(model="gpt-4o-mini", **sdk_kwargs, **extra)
+            extra: dict[str, Any] = (
+                {"stream": True, "stream_options": {"include_usage": True}}
+                if stream
+                else {}
+            )
+            answer = await sdk.chat.completions.create(
+                model="gpt-4o-mini", **sdk_kwargs, **extra
+            )
             if stream:
                 _ = [chunk async for chunk in answer]  # type: ignore[union-attr]
         finally:
             await sdk.close()
         ours, theirs = server.requests()
-        ours_headers, their_headers = ({k.lower(): v for k, v in h.items()} for h in server.headers)
+        ours_headers, their_headers = (
+            {k.lower(): v for k, v in h.items()} for h in server.headers
+        )
     assert ours == theirs, json.dumps({"minagent": ours, "sdk": theirs}, indent=1)
-    for name in ("openai-organization", "openai-project", "content-type", "authorization"):
+    for name in (
+        "openai-organization",
+        "openai-project",
+        "content-type",
+        "authorization",
+    ):
         assert ours_headers[name] == their_headers[name], name
 
 
 def _sdk_accumulate(chunks: list[Any]) -> dict[str, Any]:
-    """What an SDK user assembles from a stream: text, calls by index, finish reason, usage."""
+    """What an SDK user assembles from a stream: text, calls by index, finish reason,
+    usage."""
     text, finish, usage = "", None, None
     calls: dict[int, dict[str, str]] = {}
     order: list[int] = []
     for chunk in chunks:
         if chunk.usage is not None:
-            usage = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens, chunk.usage.total_tokens)
+            usage = (
+                chunk.usage.prompt_tokens,
+                chunk.usage.completion_tokens,
+                chunk.usage.total_tokens,
+            )
         for choice in chunk.choices:
             if choice.index != 0:
                 continue
@@ -214,8 +297,13 @@ def _sdk_accumulate(chunks: list[Any]) -> dict[str, Any]:
                 if current is None or (call.id and call.id != current["id"]):
                     key = len(order)
                     order.append(key)
-                    calls[call.index] = current = {"id": call.id or "", "name": "", "arguments": ""}
-                    calls[-1 - key] = current  # keep every call, also when an index is reused
+                    calls[call.index] = current = {
+                        "id": call.id or "",
+                        "name": "",
+                        "arguments": "",
+                    }
+                    # keep every call, also when an index is reused
+                    calls[-1 - key] = current
                 if call.function is not None:
                     current["name"] += call.function.name or ""
                     current["arguments"] += call.function.arguments or ""
@@ -231,22 +319,40 @@ def _ours_accumulate(response: ChatResponse) -> dict[str, Any]:
         if c.type == "function_call"
     ]
     usage = response.usage_details
-    counts = None if usage is None else (usage.input_token_count, usage.output_token_count, usage.total_token_count)
-    return {"text": response.text, "calls": calls, "finish_reason": response.finish_reason, "usage": counts}
+    counts = (
+        None
+        if usage is None
+        else (
+            usage.input_token_count,
+            usage.output_token_count,
+            usage.total_token_count,
+        )
+    )
+    return {
+        "text": response.text,
+        "calls": calls,
+        "finish_reason": response.finish_reason,
+        "usage": counts,
+    }
 
 
 @pytest.mark.parametrize("name", TRANSCRIPTS)
 async def test_recorded_streams_parse_like_the_sdk(name: str) -> None:
-    """OA-33, PV-13: the same recorded stream: same text, calls, finish reason and usage."""
+    """OA-33, PV-13: the same recorded stream: same text, calls, finish reason and
+    usage."""
     data = transcript(name)
     decoder = ChatCompletionsStreamDecoder()
-    ours = _ours_accumulate(ChatResponse.from_updates([*decoder.feed(data), *decoder.close()]))
+    ours = _ours_accumulate(
+        ChatResponse.from_updates([*decoder.feed(data), *decoder.close()])
+    )
     async with FakeOpenAI() as server:
         server.add(replay(data))
         sdk = _sdk(server)
         try:
             stream = await sdk.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}], stream=True
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": "Hi"}],
+                stream=True,
             )
             theirs = _sdk_accumulate([chunk async for chunk in stream])
         finally:
@@ -255,7 +361,8 @@ async def test_recorded_streams_parse_like_the_sdk(name: str) -> None:
 
 
 async def test_a_stream_the_sdk_cannot_parse() -> None:
-    """OA-33, PV-18, PV-19: comments, CRLF and multi-line data: minagent decodes, the SDK fails."""
+    """OA-33, PV-18, PV-19: comments, CRLF and multi-line data: minagent decodes, the
+    SDK fails."""
     data = transcript("keepalive_crlf.sse")
     decoder = ChatCompletionsStreamDecoder()
     ours = ChatResponse.from_updates([*decoder.feed(data), *decoder.close()])
@@ -266,14 +373,17 @@ async def test_a_stream_the_sdk_cannot_parse() -> None:
         sdk = _sdk(server)
         try:
             stream = await sdk.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}], stream=True
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": "Hi"}],
+                stream=True,
             )
             try:
                 with pytest.raises(json.JSONDecodeError):
                     _ = [chunk async for chunk in stream]
             finally:
                 await stream.close()
-                for _ in range(20):  # the SDK's abandoned async generators finish closing
+                # the SDK's abandoned async generators finish closing
+                for _ in range(20):
                     await asyncio.sleep(0.01)
         finally:
             await sdk.close()
@@ -285,25 +395,46 @@ async def test_azure_requests_equal_the_sdks(auth: str) -> None:
     from minagent_openai import AzureOpenAIChatClient
 
     async with FakeOpenAI() as server:
-        server.add(replay(transcript("plain_text.sse")), replay(transcript("plain_text.sse")))
+        server.add(
+            replay(transcript("plain_text.sse")), replay(transcript("plain_text.sse"))
+        )
         endpoint = server.base_url.removesuffix("/v1")
-        credentials = {"api_key": "azure-key-0123456789"} if auth == "api_key" else {"ad_token": "entra-0123456789"}
-        async with AzureOpenAIChatClient("prod-4o", endpoint=endpoint, api_version="2024-10-21", **credentials) as ours:
+        credentials = (
+            {"api_key": "azure-key-0123456789"}
+            if auth == "api_key"
+            else {"ad_token": "entra-0123456789"}
+        )
+        async with AzureOpenAIChatClient(
+            "prod-4o", endpoint=endpoint, api_version="2024-10-21", **credentials
+        ) as ours:
             await ours.get_response([Message("user", ["Hi"])])
         sdk_credentials = (
-            {"api_key": "azure-key-0123456789"} if auth == "api_key" else {"azure_ad_token": "entra-0123456789"}
+            {"api_key": "azure-key-0123456789"}
+            if auth == "api_key"
+            else {"azure_ad_token": "entra-0123456789"}
         )
         sdk = openai.AsyncAzureOpenAI(
-            azure_endpoint=endpoint, api_version="2024-10-21", max_retries=0, **sdk_credentials
+            azure_endpoint=endpoint,
+            api_version="2024-10-21",
+            max_retries=0,
+            **sdk_credentials,
         )
         try:
-            await sdk.chat.completions.create(model="prod-4o", messages=[{"role": "user", "content": "Hi"}])
+            await sdk.chat.completions.create(
+                model="prod-4o", messages=[{"role": "user", "content": "Hi"}]
+            )
         finally:
             await sdk.close()
         mine, theirs = server.requests()
-        mine_headers, their_headers = ({k.lower(): v for k, v in h.items()} for h in server.headers)
+        mine_headers, their_headers = (
+            {k.lower(): v for k, v in h.items()} for h in server.headers
+        )
     assert mine == theirs
-    assert server.paths[0] == server.paths[1] == "/openai/deployments/prod-4o/chat/completions"
+    assert (
+        server.paths[0]
+        == server.paths[1]
+        == "/openai/deployments/prod-4o/chat/completions"
+    )
     assert server.queries[0] == server.queries[1] == [("api-version", "2024-10-21")]
     for name in ("api-key", "authorization"):
         assert mine_headers.get(name) == their_headers.get(name), name

@@ -1,7 +1,9 @@
-"""The API key never appears in repr, exception text, tracebacks or log records (PV-24, OA-20).
+"""The API key never appears in repr, exception text, tracebacks or log records (PV-24,
+OA-20).
 
-Every failure path is provoked with a server that echoes the key back where it can: in an error
-body, in a malformed success body, in a stream error event. All loggers are captured at DEBUG.
+Every failure path is provoked with a server that echoes the key back where it can: in
+an error body, in a malformed success body, in a stream error event. All loggers are
+captured at DEBUG.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ import pytest
 
 from minagent import Message, ProviderError
 
-from ._fake_server import FakeOpenAI, disconnect_after, raw, send_chunks, silence, transcript
+from ._fake_server import (
+    FakeOpenAI,
+    disconnect_after,
+    raw,
+    send_chunks,
+    silence,
+    transcript,
+)
 
 KEY = "sk-proj-TOPSECRET-0123456789abcdef"
 
@@ -64,9 +73,13 @@ FAILURES = [
     pytest.param(lambda: _echo(401), id="401-echoing-the-key"),
     pytest.param(lambda: _echo(500), id="500-echoing-the-key"),
     pytest.param(lambda: raw(200, f"<html>{KEY}</html>"), id="bad-json-with-the-key"),
-    pytest.param(lambda: raw(200, json.dumps({"error": f"bad {KEY}"})), id="error-body"),
+    pytest.param(
+        lambda: raw(200, json.dumps({"error": f"bad {KEY}"})), id="error-body"
+    ),
     pytest.param(lambda: _always_sse(), id="stream-error-event"),
-    pytest.param(lambda: disconnect_after(transcript("plain_text.sse"), 300), id="disconnect"),
+    pytest.param(
+        lambda: disconnect_after(transcript("plain_text.sse"), 300), id="disconnect"
+    ),
     pytest.param(lambda: silence(), id="timeout"),
 ]
 
@@ -76,7 +89,8 @@ FAILURES = [
 async def test_the_key_is_never_in_error_text_or_logs(
     make: Any, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """PV-24: whatever fails, and whatever the server echoes, the key is redacted everywhere."""
+    """PV-24: whatever fails, and whatever the server echoes, the key is redacted
+    everywhere."""
     caplog.set_level(logging.DEBUG)
 
     async def no_sleep(_: float) -> None:
@@ -84,18 +98,25 @@ async def test_the_key_is_never_in_error_text_or_logs(
 
     async with FakeOpenAI() as server:
         server.add(make(), make(), make())
-        client = server.make_client(api_key=KEY, max_retries=2, sleep=no_sleep, timeout=0.2)
+        client = server.make_client(
+            api_key=KEY, max_retries=2, sleep=no_sleep, timeout=0.2
+        )
         async with client:
             error = await _fail(client, stream)
             assert KEY not in repr(client)
             assert KEY not in repr(vars(client))
-        assert server.headers[0]["Authorization"] == f"Bearer {KEY}"  # it was sent, though
+        # it was sent, though
+        assert server.headers[0]["Authorization"] == f"Bearer {KEY}"
     assert KEY not in _texts(error), _texts(error)
     assert all(KEY not in record.getMessage() for record in caplog.records)
-    assert all(KEY not in logging.Formatter().format(record) for record in caplog.records)
+    assert all(
+        KEY not in logging.Formatter().format(record) for record in caplog.records
+    )
 
 
-async def test_the_key_is_not_in_a_connection_error(caplog: pytest.LogCaptureFixture) -> None:
+async def test_the_key_is_not_in_a_connection_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """PV-24: a refused connection reports where it failed, never the key."""
     caplog.set_level(logging.DEBUG)
     with socket.socket() as sock:
@@ -106,7 +127,9 @@ async def test_the_key_is_not_in_a_connection_error(caplog: pytest.LogCaptureFix
     async def no_sleep(_: float) -> None:
         return None
 
-    client = OpenAIChatClient("m", api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1", sleep=no_sleep)
+    client = OpenAIChatClient(
+        "m", api_key=KEY, base_url=f"http://127.0.0.1:{port}/v1", sleep=no_sleep
+    )
     async with client:
         error = await _fail(client, stream=False)
     assert f"127.0.0.1:{port}" in str(error)
@@ -115,11 +138,16 @@ async def test_the_key_is_not_in_a_connection_error(caplog: pytest.LogCaptureFix
 
 
 def test_repr_and_invalid_base_url_never_show_the_key() -> None:
-    """PV-24, OA-20: repr shows '***' for the key; a configuration error redacts it too."""
+    """PV-24, OA-20: repr shows '***' for the key; a configuration error redacts it
+    too."""
     from minagent_openai import OpenAIChatClient
 
-    client = OpenAIChatClient("gpt-4o-mini", api_key=KEY, base_url="http://localhost:1/v1")
-    assert repr(client) == ("OpenAIChatClient(model='gpt-4o-mini', base_url='http://localhost:1/v1', api_key='***')")
+    client = OpenAIChatClient(
+        "gpt-4o-mini", api_key=KEY, base_url="http://localhost:1/v1"
+    )
+    assert repr(client) == (
+        "OpenAIChatClient(model='gpt-4o-mini', base_url='http://localhost:1/v1', api_key='***')"
+    )
     with pytest.raises(ValueError, match="redacted") as info:
         OpenAIChatClient("m", api_key=KEY, base_url=f"ftp://host/{KEY}")
     assert KEY not in str(info.value)

@@ -1,4 +1,5 @@
-"""The server-sent events decoder of the OpenAI plugin (spec/providers.md, PV-17 .. PV-21)."""
+"""The server-sent events decoder of the OpenAI plugin (spec/providers.md, PV-17 ..
+PV-21)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from minagent_openai import SSEDecoder, SSEEvent
 TRANSCRIPTS = Path(__file__).parent / "transcripts"
 
 
-def decode(data: bytes, cuts: list[int] | None = None) -> tuple[list[SSEEvent], SSEDecoder]:
+def decode(
+    data: bytes, cuts: list[int] | None = None
+) -> tuple[list[SSEEvent], SSEDecoder]:
     """Feed ``data`` cut at ``cuts`` (byte offsets), then close; all events in order."""
     decoder = SSEDecoder()
     events: list[SSEEvent] = []
@@ -42,7 +45,8 @@ def test_multi_line_data_joins_with_lf() -> None:
 
 
 def test_one_leading_space_is_removed_only() -> None:
-    """PV-19: exactly one space after the colon is dropped; no colon means an empty value."""
+    """PV-19: exactly one space after the colon is dropped; no colon means an empty
+    value."""
     assert events_of(b"data:x\n\ndata:  two\n\ndata\n\n") == [
         SSEEvent("x"),
         SSEEvent(" two"),
@@ -51,13 +55,15 @@ def test_one_leading_space_is_removed_only() -> None:
 
 
 def test_comments_and_keep_alives_are_ignored() -> None:
-    """PV-19: lines starting with a colon are comments; a comment-only block dispatches nothing."""
+    """PV-19: lines starting with a colon are comments; a comment-only block dispatches
+    nothing."""
     data = b": keep-alive\n\n:\n\ndata: a\n: in between\ndata: b\n\n: trailing\n\n"
     assert events_of(data) == [SSEEvent("a\nb")]
 
 
 def test_event_type_id_and_retry() -> None:
-    """PV-19, PV-20: event sets the type for one event; id persists; retry needs digits."""
+    """PV-19, PV-20: event sets the type for one event; id persists; retry needs
+    digits."""
     data = b"retry: 1500\nevent: error\nid: 7\ndata: x\n\ndata: y\n\nretry: soon\nid: a\0b\ndata: z\n\n"
     events, decoder = decode(data)
     assert events == [
@@ -70,12 +76,16 @@ def test_event_type_id_and_retry() -> None:
 
 
 def test_unknown_fields_are_ignored() -> None:
-    """PV-19: field names are exact; unknown fields and 'data ' with a space are ignored."""
-    assert events_of(b"foo: bar\ndata : no\nDATA: no\ndata: yes\n\n") == [SSEEvent("yes")]
+    """PV-19: field names are exact; unknown fields and 'data ' with a space are
+    ignored."""
+    assert events_of(b"foo: bar\ndata : no\nDATA: no\ndata: yes\n\n") == [
+        SSEEvent("yes")
+    ]
 
 
 def test_event_without_data_is_not_dispatched() -> None:
-    """PV-20: a block with no data line dispatches nothing, and its event type does not leak."""
+    """PV-20: a block with no data line dispatches nothing, and its event type does not
+    leak."""
     assert events_of(b"event: ping\n\ndata: a\n\n") == [SSEEvent("a", "message")]
 
 
@@ -98,7 +108,8 @@ def test_mixed_line_endings() -> None:
 
 
 def test_crlf_split_across_chunks_is_one_line_ending() -> None:
-    """PV-18: CR at the end of a chunk and LF at the start of the next are one ending."""
+    """PV-18: CR at the end of a chunk and LF at the start of the next are one
+    ending."""
     decoder = SSEDecoder()
     assert decoder.feed(b"data: a\r") == []
     assert decoder.feed(b"\n") == []
@@ -109,7 +120,8 @@ def test_crlf_split_across_chunks_is_one_line_ending() -> None:
 
 
 def test_cr_at_chunk_end_ends_the_line_at_once() -> None:
-    """PV-18: an event ended by CR CR is dispatched without waiting for the next chunk."""
+    """PV-18: an event ended by CR CR is dispatched without waiting for the next
+    chunk."""
     decoder = SSEDecoder()
     assert decoder.feed(b"data: a\r\r") == [SSEEvent("a")]
 
@@ -140,7 +152,8 @@ def test_leading_byte_order_mark_is_dropped() -> None:
 
 
 def test_close_flushes_unterminated_event() -> None:
-    """PV-21: close() dispatches the pending event and processes an unterminated last line."""
+    """PV-21: close() dispatches the pending event and processes an unterminated last
+    line."""
     decoder = SSEDecoder()
     assert decoder.feed(b"data: a\ndata: b") == []
     assert decoder.close() == [SSEEvent("a\nb")]
@@ -171,7 +184,8 @@ TRANSCRIPT_FILES = sorted(p.name for p in TRANSCRIPTS.glob("*.sse"))
 
 @pytest.mark.parametrize("name", TRANSCRIPT_FILES)
 def test_transcripts_byte_by_byte(name: str) -> None:
-    """PV-12, PV-18: feeding a recorded stream one byte at a time gives the same events."""
+    """PV-12, PV-18: feeding a recorded stream one byte at a time gives the same
+    events."""
     data = (TRANSCRIPTS / name).read_bytes()
     whole = events_of(data)
     assert whole
@@ -184,8 +198,11 @@ def test_transcripts_byte_by_byte(name: str) -> None:
     cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=40),
     eol=st.sampled_from([b"\n", b"\r\n", b"\r"]),
 )
-def test_transcripts_random_chunks_and_line_endings(name: str, cuts: list[int], eol: bytes) -> None:
-    """PV-12, PV-17, PV-18: any cut points and any line-ending style give identical events."""
+def test_transcripts_random_chunks_and_line_endings(
+    name: str, cuts: list[int], eol: bytes
+) -> None:
+    """PV-12, PV-17, PV-18: any cut points and any line-ending style give identical
+    events."""
     lf = (TRANSCRIPTS / name).read_bytes().replace(b"\r\n", b"\n")
     data = lf.replace(b"\n", eol)
     cuts = [c % (len(data) + 1) for c in cuts]
@@ -193,7 +210,8 @@ def test_transcripts_random_chunks_and_line_endings(name: str, cuts: list[int], 
 
 
 def test_keepalive_transcript_events() -> None:
-    """PV-19, PV-20: the CRLF transcript's comments vanish, its split data line joins with a LF."""
+    """PV-19, PV-20: the CRLF transcript's comments vanish, its split data line joins
+    with a LF."""
     data = (TRANSCRIPTS / "keepalive_crlf.sse").read_bytes()
     assert b"\r\n" in data  # the file must keep its CRLF line endings (.gitattributes)
     events, decoder = decode(data)

@@ -1,23 +1,25 @@
-"""Third-party OpenAI-compatible servers as real peers (issue 20; PV-25, PV-29, PV-34, OA-23).
+"""Third-party OpenAI-compatible servers as real peers (issue 20; PV-25, PV-29, PV-34,
+OA-23).
 
-`fakellm` (rules from a YAML file) and `llmock` (fault scenarios over its admin API, and a
-verdict on how the client behaved) are started as subprocesses on 127.0.0.1 once per module
-and stopped at its end; the last test asserts that no child process is left.
+`fakellm` (rules from a YAML file) and `llmock` (fault scenarios over its admin API, and
+a verdict on how the client behaved) are started as subprocesses on 127.0.0.1 once per
+module and stopped at its end; the last test asserts that no child process is left.
 
 Each llmock fault has a typed error or a documented recovery:
 
 ===================  ============================================================================
-408, 503 burst       retried (PV-25), then the answer; more failures than retries: the typed error
-429 + Retry-After    retried after the server's delay, as given (PV-27); llmock's verdict agrees
-stream disconnect    `StreamInterruptedError` after the updates received (PV-29)
-stream truncation    `StreamInterruptedError` "ended before [DONE] and without a finish_reason"
-stream stall         `StreamInterruptedError` after ``timeout`` (OA-23), not after the stall
-malformed chunk      `OpenAIProtocolError` naming the chunk (OA-18); never skipped
+408, 503 burst       retried (PV-25), then the answer; more failures than retries: the
+typed error 429 + Retry-After    retried after the server's delay, as given (PV-27);
+llmock's verdict agrees stream disconnect    `StreamInterruptedError` after the updates
+received (PV-29) stream truncation    `StreamInterruptedError` "ended before [DONE] and
+without a finish_reason" stream stall         `StreamInterruptedError` after ``timeout``
+(OA-23), not after the stall malformed chunk      `OpenAIProtocolError` naming the chunk
+(OA-18); never skipped
 ===================  ============================================================================
 
 llmock's verdict reports the last two as ``truncated_stream_accepted`` and
-``malformed_chunk_ignored`` because it counts only a retry as recovery; raising a typed error
-and leaving the decision to the caller is the documented behaviour (PV-29).
+``malformed_chunk_ignored`` because it counts only a retry as recovery; raising a typed
+error and leaving the decision to the caller is the documented behaviour (PV-29).
 """
 
 from __future__ import annotations
@@ -37,7 +39,14 @@ from typing import Any
 import pytest
 from minagent_openai import OpenAIChatClient, OpenAIProtocolError
 
-from minagent import Agent, ChatResponseUpdate, Message, ServerError, StreamInterruptedError, tool
+from minagent import (
+    Agent,
+    ChatResponseUpdate,
+    Message,
+    ServerError,
+    StreamInterruptedError,
+    tool,
+)
 
 MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
 LLMOCK_TEXT = "Mock response from gpt-4o-mini."  # llmock --response-style static
@@ -76,17 +85,24 @@ def _free_port() -> int:
     return port
 
 
-def _start(code: str, args: list[str], health: str, log: Path) -> subprocess.Popen[bytes]:
+def _start(
+    code: str, args: list[str], health: str, log: Path
+) -> subprocess.Popen[bytes]:
     out = log.open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-c", code, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        [sys.executable, "-c", code, *args],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     out.close()
     _STARTED.append(process)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}: {log.read_text()[-2000:]}")
+            raise RuntimeError(
+                f"server exited with {process.returncode}: {log.read_text()[-2000:]}"
+            )
         try:
             with urllib.request.urlopen(health, timeout=1):
                 return process
@@ -132,7 +148,10 @@ class LLMock:
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
-            f"{self.root}{path}", data=data, method=method, headers={"Content-Type": "application/json"}
+            f"{self.root}{path}",
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=10) as answer:
             return json.loads(answer.read() or b"null")
@@ -153,7 +172,12 @@ class LLMock:
 
     def findings(self) -> list[str]:
         verdict = self.verdict()
-        return sorted({str(f.get("code") or f.get("finding") or f) for f in verdict.get("findings", [])})
+        return sorted(
+            {
+                str(f.get("code") or f.get("finding") or f)
+                for f in verdict.get("findings", [])
+            }
+        )
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +186,15 @@ def llmock_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMock]:
     port = _free_port()
     process = _start(
         "from llmock.cli import app; app()",
-        ["serve", "--host", "127.0.0.1", "--port", str(port), "--response-style", "static"],
+        [
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--response-style",
+            "static",
+        ],
         f"http://127.0.0.1:{port}/health",
         directory / "server.log",
     )
@@ -202,7 +234,9 @@ async def _run(agent: Agent, prompt: str, stream: bool) -> tuple[Any, list[Any]]
     return await run.get_final_response(), updates
 
 
-async def _respond(client: OpenAIChatClient, stream: bool, seen: list[ChatResponseUpdate] | None = None) -> Any:
+async def _respond(
+    client: OpenAIChatClient, stream: bool, seen: list[ChatResponseUpdate] | None = None
+) -> Any:
     if not stream:
         return await client.get_response([Message("user", ["hello"])])
     result = client.get_response([Message("user", ["hello"])], stream=True)
@@ -219,7 +253,9 @@ async def _respond(client: OpenAIChatClient, stream: bool, seen: list[ChatRespon
 @pytest.mark.parametrize("stream", MODES)
 async def test_fakellm_plain_text(fakellm: str, stream: bool) -> None:
     """PV-34: a plain answer from fakellm through Agent.run, both modes."""
-    async with OpenAIChatClient("gpt-4o-mini", api_key="not-used", base_url=fakellm) as client:
+    async with OpenAIChatClient(
+        "gpt-4o-mini", api_key="not-used", base_url=fakellm
+    ) as client:
         response, updates = await _run(Agent(client), "hello there", stream)
     assert response.text == "Hello from fakellm, friend."
     assert response.messages[-1].role == "assistant"
@@ -230,17 +266,25 @@ async def test_fakellm_plain_text(fakellm: str, stream: bool) -> None:
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_fakellm_tool_round_trip(fakellm: str, stream: bool) -> None:
-    """PV-34: fakellm's tool call runs the real tool; its result goes back; the answer follows."""
+    """PV-34: fakellm's tool call runs the real tool; its result goes back; the answer
+    follows."""
     seen: list[dict[str, Any]] = []
-    conversation = {"X-Fakellm-Conversation-Id": f"weather-{stream}-{time.monotonic_ns()}"}
+    conversation = {
+        "X-Fakellm-Conversation-Id": f"weather-{stream}-{time.monotonic_ns()}"
+    }
     async with OpenAIChatClient(
-        "gpt-4o-mini", api_key="not-used", base_url=fakellm, default_headers=conversation
+        "gpt-4o-mini",
+        api_key="not-used",
+        base_url=fakellm,
+        default_headers=conversation,
     ) as client:
         agent = Agent(client, tools=[weather_tool(seen)])
         response, _ = await _run(agent, "What is the weather in Paris?", stream)
     assert seen == [{"location": "Paris", "unit": "celsius"}]
     assert response.text.endswith("It is 21 degrees in Paris.")
-    results = [c for m in response.messages for c in m.contents if c.type == "function_result"]
+    results = [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
     assert [r.result for r in results] == ["Paris: 21 celsius"]
 
 
@@ -251,7 +295,9 @@ async def test_fakellm_tool_round_trip(fakellm: str, stream: bool) -> None:
 @pytest.mark.parametrize("stream", MODES)
 async def test_llmock_plain_text(llmock: LLMock, stream: bool) -> None:
     """PV-34: llmock's static answer, with usage, in both modes."""
-    async with OpenAIChatClient("gpt-4o-mini", api_key="not-used", base_url=llmock.base_url) as client:
+    async with OpenAIChatClient(
+        "gpt-4o-mini", api_key="not-used", base_url=llmock.base_url
+    ) as client:
         response, updates = await _run(Agent(client), "hello", stream)
     assert response.text == LLMOCK_TEXT
     assert response.usage_details is not None
@@ -262,9 +308,12 @@ async def test_llmock_plain_text(llmock: LLMock, stream: bool) -> None:
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_llmock_tool_round_trip(llmock: LLMock, stream: bool) -> None:
-    """PV-34: llmock calls the offered tool with schema-valid arguments, then answers."""
+    """PV-34: llmock calls the offered tool with schema-valid arguments, then
+    answers."""
     seen: list[dict[str, Any]] = []
-    async with OpenAIChatClient("gpt-4o-mini", api_key="not-used", base_url=llmock.base_url) as client:
+    async with OpenAIChatClient(
+        "gpt-4o-mini", api_key="not-used", base_url=llmock.base_url
+    ) as client:
         agent = Agent(client, tools=[weather_tool(seen)])
         response, _ = await _run(agent, "What is the weather in Paris?", stream)
     assert len(seen) == 1
@@ -281,12 +330,18 @@ async def test_llmock_tool_round_trip(llmock: LLMock, stream: bool) -> None:
 
 @pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize("status", [408, 503])
-async def test_llmock_retryable_statuses_are_retried(llmock: LLMock, status: int, stream: bool) -> None:
+async def test_llmock_retryable_statuses_are_retried(
+    llmock: LLMock, status: int, stream: bool
+) -> None:
     """PV-23, PV-25: a 408 and a burst of 503s are retried, then the answer arrives."""
     llmock.scenario({"type": "fail", "status": status, "times": 2})
     sleeps = Sleeps()
     async with OpenAIChatClient(
-        "gpt-4o-mini", api_key="not-used", base_url=llmock.base_url, sleep=sleeps, max_retries=2
+        "gpt-4o-mini",
+        api_key="not-used",
+        base_url=llmock.base_url,
+        sleep=sleeps,
+        max_retries=2,
     ) as client:
         response = await _respond(client, stream)
     assert response.text == LLMOCK_TEXT
@@ -298,7 +353,11 @@ async def test_llmock_503_burst_longer_than_the_retries(llmock: LLMock) -> None:
     """PV-25: more failures than retries: the last typed error, with its status."""
     llmock.scenario({"type": "fail", "status": 503, "times": 5})
     async with OpenAIChatClient(
-        "gpt-4o-mini", api_key="not-used", base_url=llmock.base_url, sleep=Sleeps(), max_retries=2
+        "gpt-4o-mini",
+        api_key="not-used",
+        base_url=llmock.base_url,
+        sleep=Sleeps(),
+        max_retries=2,
     ) as client:
         with pytest.raises(ServerError) as info:
             await _respond(client, False)
@@ -307,10 +366,15 @@ async def test_llmock_503_burst_longer_than_the_retries(llmock: LLMock) -> None:
 
 
 @pytest.mark.parametrize("stream", MODES)
-async def test_llmock_429_with_retry_after_waits_as_asked(llmock: LLMock, stream: bool) -> None:
-    """PV-27: the server's Retry-After is the wait; llmock's verdict finds nothing wrong."""
+async def test_llmock_429_with_retry_after_waits_as_asked(
+    llmock: LLMock, stream: bool
+) -> None:
+    """PV-27: the server's Retry-After is the wait; llmock's verdict finds nothing
+    wrong."""
     llmock.scenario({"type": "fail", "status": 429, "retry_after": 0.3, "times": 1})
-    async with OpenAIChatClient("gpt-4o-mini", api_key="not-used", base_url=llmock.base_url) as client:
+    async with OpenAIChatClient(
+        "gpt-4o-mini", api_key="not-used", base_url=llmock.base_url
+    ) as client:
         started = time.monotonic()
         response = await _respond(client, stream)
         waited = time.monotonic() - started
@@ -320,10 +384,13 @@ async def test_llmock_429_with_retry_after_waits_as_asked(llmock: LLMock, stream
 
 
 async def test_llmock_stream_disconnect(llmock: LLMock) -> None:
-    """PV-29: a dropped stream is StreamInterruptedError after what arrived; not retried."""
+    """PV-29: a dropped stream is StreamInterruptedError after what arrived; not
+    retried."""
     llmock.scenario({"type": "stream_fault", "kind": "disconnect", "after_chunks": 3})
     seen: list[ChatResponseUpdate] = []
-    async with OpenAIChatClient("gpt-4o-mini", api_key="not-used", base_url=llmock.base_url) as client:
+    async with OpenAIChatClient(
+        "gpt-4o-mini", api_key="not-used", base_url=llmock.base_url
+    ) as client:
         with pytest.raises(StreamInterruptedError):
             await _respond(client, True, seen)
     assert seen
@@ -331,23 +398,43 @@ async def test_llmock_stream_disconnect(llmock: LLMock) -> None:
     assert len(llmock.requests()) == 1
 
 
-async def test_llmock_stream_truncation_is_never_a_complete_answer(llmock: LLMock) -> None:
-    """PV-15, PV-29: a stream that ends early without a finish_reason is an interruption."""
+async def test_llmock_stream_truncation_is_never_a_complete_answer(
+    llmock: LLMock,
+) -> None:
+    """PV-15, PV-29: a stream that ends early without a finish_reason is an
+    interruption."""
     llmock.scenario({"type": "stream_fault", "kind": "truncate", "after_chunks": 3})
-    async with OpenAIChatClient("gpt-4o-mini", api_key="not-used", base_url=llmock.base_url) as client:
-        with pytest.raises(StreamInterruptedError, match=r"before \[DONE\] and without a finish_reason"):
+    async with OpenAIChatClient(
+        "gpt-4o-mini", api_key="not-used", base_url=llmock.base_url
+    ) as client:
+        with pytest.raises(
+            StreamInterruptedError, match=r"before \[DONE\] and without a finish_reason"
+        ):
             await _respond(client, True)
-    # llmock's verdict still says truncated_stream_accepted: it counts only a retry as recovery,
-    # and PV-29 deliberately raises instead (the caller decides whether to send again).
+    # llmock's verdict still says truncated_stream_accepted: it counts only a retry as
+    # recovery, and PV-29 deliberately raises instead (the caller decides whether to
+    # send again).
     assert len(llmock.requests()) == 1
 
 
 async def test_llmock_stream_stall_times_out(llmock: LLMock) -> None:
-    """OA-23: a stalled stream ends after `timeout`, not after the stall (nothing hangs)."""
-    llmock.scenario({"type": "stream_fault", "kind": "stall", "after_chunks": 2, "stall_seconds": 30})
-    async with OpenAIChatClient("gpt-4o-mini", api_key="not-used", base_url=llmock.base_url, timeout=0.5) as client:
+    """OA-23: a stalled stream ends after `timeout`, not after the stall (nothing
+    hangs)."""
+    llmock.scenario(
+        {
+            "type": "stream_fault",
+            "kind": "stall",
+            "after_chunks": 2,
+            "stall_seconds": 30,
+        }
+    )
+    async with OpenAIChatClient(
+        "gpt-4o-mini", api_key="not-used", base_url=llmock.base_url, timeout=0.5
+    ) as client:
         started = time.monotonic()
-        with pytest.raises(StreamInterruptedError, match=r"no data within timeout=0\.5 s"):
+        with pytest.raises(
+            StreamInterruptedError, match=r"no data within timeout=0\.5 s"
+        ):
             await _respond(client, True)
         assert time.monotonic() - started < 10
     assert "no_read_timeout" not in llmock.findings()
@@ -356,18 +443,24 @@ async def test_llmock_stream_stall_times_out(llmock: LLMock) -> None:
 async def test_llmock_malformed_chunk_is_a_protocol_error(llmock: LLMock) -> None:
     """OA-18, OA-28: a corrupted chunk is OpenAIProtocolError; never skipped."""
     llmock.scenario({"type": "stream_fault", "kind": "malformed", "after_chunks": 2})
-    async with OpenAIChatClient("gpt-4o-mini", api_key="not-used", base_url=llmock.base_url) as client:
+    async with OpenAIChatClient(
+        "gpt-4o-mini", api_key="not-used", base_url=llmock.base_url
+    ) as client:
         with pytest.raises(OpenAIProtocolError, match="not valid JSON"):
             await _respond(client, True)
-    assert len(llmock.requests()) == 1  # not retried (PV-25): a 2xx body that is not the protocol
+    # not retried (PV-25): a 2xx body that is not the protocol
+    assert len(llmock.requests()) == 1
 
 
 # =============================================================================================
 # Cleanup
 
 
-def test_zz_servers_stop_and_leave_no_child_process(fakellm: str, llmock_server: LLMock) -> None:
-    """Both servers stop when asked, and nothing they started is left (issue 20, tests)."""
+def test_zz_servers_stop_and_leave_no_child_process(
+    fakellm: str, llmock_server: LLMock
+) -> None:
+    """Both servers stop when asked, and nothing they started is left (issue 20,
+    tests)."""
     for process in list(_STARTED):
         _stop(process)
         assert process.returncode is not None

@@ -1,8 +1,9 @@
-"""The aiohttp transport end to end against the loopback server (spec/providers.md, OA-20 ..).
+"""The aiohttp transport end to end against the loopback server (spec/providers.md,
+OA-20 ..).
 
-Recorded transcripts are replayed by the server (as a stream, or merged into the equivalent
-body when the request does not stream) and driven through ``get_response`` and ``Agent.run``
-with real tools, in both modes.
+Recorded transcripts are replayed by the server (as a stream, or merged into the
+equivalent body when the request does not stream) and driven through ``get_response``
+and ``Agent.run`` with real tools, in both modes.
 """
 
 from __future__ import annotations
@@ -98,14 +99,16 @@ async def test_plain_text_transcript(stream: bool) -> None:
 
 
 async def test_both_modes_of_every_transcript_are_equal() -> None:
-    """PV-9, PV-34: each transcript, streamed or merged into a body, gives the same response."""
+    """PV-9, PV-34: each transcript, streamed or merged into a body, gives the same
+    response."""
     for name in ("plain_text.sse", "one_tool_call.sse", "parallel_tool_calls.sse",
                  "whole_tool_call.sse", "keepalive_crlf.sse"):  # fmt: skip
         finals = []
         async with FakeOpenAI() as server:
             server.add(replay(transcript(name)), replay(transcript(name)))
             client = server.make_client(function_invocation_configuration=None)
-            client.function_invocation_configuration.enabled = False  # return calls unexecuted
+            # return calls unexecuted
+            client.function_invocation_configuration.enabled = False
             async with client:
                 for stream in (False, True):
                     finals.append((await respond(client, stream=stream))[0])
@@ -114,10 +117,14 @@ async def test_both_modes_of_every_transcript_are_equal() -> None:
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
-    """PV-34, OA-4, OA-5: Agent.run executes the recorded call and sends its result back."""
+    """PV-34, OA-4, OA-5: Agent.run executes the recorded call and sends its result
+    back."""
     seen: list[str] = []
     async with FakeOpenAI() as server:
-        server.add(replay(transcript("one_tool_call.sse")), replay(transcript("plain_text.sse")))
+        server.add(
+            replay(transcript("one_tool_call.sse")),
+            replay(transcript("plain_text.sse")),
+        )
         async with server.make_client() as client:
             agent = Agent(client, "Be brief.", tools=weather_tools(seen))
             if stream:
@@ -130,7 +137,10 @@ async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
     assert seen == ["Paris"]
     assert response.text.endswith("Hello, wörld — ünïcode 👋!")
     assert first["messages"][0] == {"role": "system", "content": "Be brief."}
-    assert [t["function"]["name"] for t in first["tools"]] == ["get_weather", "get_time"]
+    assert [t["function"]["name"] for t in first["tools"]] == [
+        "get_weather",
+        "get_time",
+    ]
     assert first.get("stream", False) is stream
     assert second["messages"][-2]["tool_calls"][0]["id"] == "call_weather1"
     assert second["messages"][-1] == {
@@ -145,7 +155,8 @@ async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
 @pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize("name", ["parallel_tool_calls.sse", "whole_tool_call.sse"])
 async def test_agent_runs_recorded_parallel_calls(name: str, stream: bool) -> None:
-    """PV-34, PV-13: every call of a recorded parallel batch runs; results go back in order."""
+    """PV-34, PV-13: every call of a recorded parallel batch runs; results go back in
+    order."""
     seen: list[str] = []
     async with FakeOpenAI() as server:
         server.add(replay(transcript(name)), replay(transcript("plain_text.sse")))
@@ -158,7 +169,9 @@ async def test_agent_runs_recorded_parallel_calls(name: str, stream: bool) -> No
             else:
                 response = await run
         second = server.requests()[1]
-    calls = [c for m in response.messages for c in m.contents if c.type == "function_call"]
+    calls = [
+        c for m in response.messages for c in m.contents if c.type == "function_call"
+    ]
     tool_messages = [m for m in second["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == [c.call_id for c in calls]
     if name == "parallel_tool_calls.sse":
@@ -171,7 +184,8 @@ async def test_agent_runs_recorded_parallel_calls(name: str, stream: bool) -> No
 
 
 async def test_keepalives_and_crlf_transcript() -> None:
-    """PV-34, PV-19: comments, CRLF and multi-line data arrive as the codec decodes them."""
+    """PV-34, PV-19: comments, CRLF and multi-line data arrive as the codec decodes
+    them."""
     async with FakeOpenAI() as server:
         server.add(replay(transcript("keepalive_crlf.sse")))
         async with server.make_client() as client:
@@ -185,14 +199,17 @@ async def test_keepalives_and_crlf_transcript() -> None:
 
 
 async def test_request_line_headers_and_body() -> None:
-    """OA-20, OA-21: POST {base}/chat/completions with the documented headers and body."""
+    """OA-20, OA-21: POST {base}/chat/completions with the documented headers and
+    body."""
     async with FakeOpenAI() as server:
         server.script_text("a")
         server.script_text("b")
         client = server.make_client(api_key="sk-abc", default_headers={"X-Trace": "t1"})
         async with client:
             await respond(client, stream=False)
-            await respond(client, stream=True, options={"model": "gpt-4.1", "max_tokens": 5})
+            await respond(
+                client, stream=True, options={"model": "gpt-4.1", "max_tokens": 5}
+            )
         plain, streamed = server.requests()
         h_plain, h_stream = server.headers
     assert h_plain["Authorization"] == "Bearer sk-abc"
@@ -201,9 +218,13 @@ async def test_request_line_headers_and_body() -> None:
     assert h_plain["Content-Type"] == "application/json"
     from importlib.metadata import version
 
-    assert h_plain["User-Agent"] == f"minagent-openai/{version('minagent-openai')}"  # OA-20
+    # OA-20
+    assert h_plain["User-Agent"] == f"minagent-openai/{version('minagent-openai')}"
     assert h_plain["X-Trace"] == "t1"
-    assert plain == {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}
+    assert plain == {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": "Hi"}],
+    }
     assert streamed["model"] == "gpt-4.1"  # options["model"] wins for one call
     assert streamed["max_completion_tokens"] == 5
     assert streamed["stream"] is True
@@ -225,7 +246,8 @@ async def test_max_tokens_key_and_utf8_body() -> None:
 async def test_no_key_sends_no_authorization_and_says_so_on_401(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """OA-20: without a key there is no Authorization header; a 401 says no key was set."""
+    """OA-20: without a key there is no Authorization header; a 401 says no key was
+    set."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     async with FakeOpenAI() as server:
         server.script_text("local servers need no key")
@@ -239,7 +261,8 @@ async def test_no_key_sends_no_authorization_and_says_so_on_401(
 
 
 async def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
-    """OA-20: OPENAI_API_KEY and OPENAI_BASE_URL are the defaults; the default base is OpenAI."""
+    """OA-20: OPENAI_API_KEY and OPENAI_BASE_URL are the defaults; the default base is
+    OpenAI."""
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     assert OpenAIChatClient("m", api_key="k").base_url == "https://api.openai.com/v1"
     async with FakeOpenAI() as server:
@@ -263,16 +286,19 @@ async def test_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_invalid_configuration(kwargs: dict[str, Any], match: str) -> None:
-    """OA-20, OA-23: a base URL that is not http(s) and a timeout <= 0 are ValueErrors."""
+    """OA-20, OA-23: a base URL that is not http(s) and a timeout <= 0 are
+    ValueErrors."""
     with pytest.raises(ValueError, match=match):
         OpenAIChatClient("m", api_key="k", **kwargs)
 
 
 def test_the_entry_point_and_lazy_import() -> None:
-    """PV-22, OA-25, PV-41: get_client("openai") builds the client; importing the package and
-    touching OpenAIChatClient do not import aiohttp, building a client does (its default
-    transport, where aiohttp is installed)."""
-    client = get_client("openai", model="gpt-4o-mini", api_key="k", base_url="http://h/v1")
+    """PV-22, OA-25, PV-41: get_client("openai") builds the client; importing the
+    package and touching OpenAIChatClient do not import aiohttp, building a client does
+    (its default transport, where aiohttp is installed)."""
+    client = get_client(
+        "openai", model="gpt-4o-mini", api_key="k", base_url="http://h/v1"
+    )
     assert isinstance(client, OpenAIChatClient)
     code = (
         "import sys, minagent_openai as m\n"
@@ -282,7 +308,9 @@ def test_the_entry_point_and_lazy_import() -> None:
         "m.OpenAIChatClient('m', base_url='http://h/v1')\n"
         "print(before, touched, 'aiohttp' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert out.stdout.split() == ["False", "False", "True"]
 
 
@@ -299,8 +327,8 @@ def test_unknown_attribute_of_the_package() -> None:
 
 
 async def test_session_is_lazy_owned_and_closed() -> None:
-    """PV-31: no session before the first call; aclose closes it (idempotent); a new call
-    opens a new one; async with closes it."""
+    """PV-31: no session before the first call; aclose closes it (idempotent); a new
+    call opens a new one; async with closes it."""
     async with FakeOpenAI() as server:
         server.script_text("one")
         server.script_text("two")
@@ -334,7 +362,8 @@ async def test_a_session_passed_in_is_not_closed() -> None:
 
 
 async def test_agent_context_closes_the_client() -> None:
-    """PV-31: `async with agent:` enters the client and closes its session on exit (AG-9)."""
+    """PV-31: `async with agent:` enters the client and closes its session on exit
+    (AG-9)."""
     async with FakeOpenAI() as server:
         server.script_text("hi")
         client = server.make_client()
@@ -351,9 +380,13 @@ async def test_agent_context_closes_the_client() -> None:
 
 @pytest.mark.parametrize("stream", MODES)
 async def test_error_body_and_request_id(stream: bool) -> None:
-    """OA-22, PV-23, PV-24, PV-45: the message comes from the body, the id from x-request-id; the
-    text names the method and URL, and for a 404 says that the base URL usually ends in /v1."""
-    detail = {"message": "The model `gpt-9` does not exist", "type": "invalid_request_error"}
+    """OA-22, PV-23, PV-24, PV-45: the message comes from the body, the id from
+    x-request-id; the text names the method and URL, and for a 404 says that the base
+    URL usually ends in /v1."""
+    detail = {
+        "message": "The model `gpt-9` does not exist",
+        "type": "invalid_request_error",
+    }
     body = {"error": {**detail, "param": None, "code": "model_not_found"}}
     async with FakeOpenAI() as server:
         server.add(raw(404, json.dumps(body), headers={"x-request-id": "req_404"}))
@@ -374,12 +407,15 @@ async def test_error_body_and_request_id(stream: bool) -> None:
 
 
 async def test_plain_text_and_huge_error_bodies() -> None:
-    """OA-22: a text body is the message (cut to 500 characters); at most 64 KiB is read."""
+    """OA-22: a text body is the message (cut to 500 characters); at most 64 KiB is
+    read."""
     async with FakeOpenAI() as server:
         server.add(raw(502, "Bad gateway from the proxy\n", content_type="text/plain"))
         server.add(raw(500, b"x" * 2_000_000, content_type="text/plain"))
         async with server.make_client(max_retries=0) as client:
-            with pytest.raises(ProviderError, match="HTTP 502 Bad Gateway: Bad gateway from"):
+            with pytest.raises(
+                ProviderError, match="HTTP 502 Bad Gateway: Bad gateway from"
+            ):
                 await respond(client, stream=False)
             with pytest.raises(ProviderError) as info:
                 await respond(client, stream=False)
@@ -391,7 +427,9 @@ async def test_non_json_success_body_is_a_protocol_error() -> None:
     async with FakeOpenAI() as server:
         server.add(raw(200, "<html>oops</html>", headers={"x-request-id": "req_html"}))
         async with server.make_client() as client:
-            with pytest.raises(OpenAIProtocolError, match=r"not valid JSON.*<html>oops") as info:
+            with pytest.raises(
+                OpenAIProtocolError, match=r"not valid JSON.*<html>oops"
+            ) as info:
                 await respond(client, stream=False)
         assert len(server.requests()) == 1
     assert isinstance(info.value, ProviderError)
@@ -401,7 +439,8 @@ async def test_non_json_success_body_is_a_protocol_error() -> None:
 
 
 async def test_error_object_in_a_success_body() -> None:
-    """OA-22, OA-18: {"error": ...} in a 2xx body raises OpenAIStreamError, not retried."""
+    """OA-22, OA-18: {"error": ...} in a 2xx body raises OpenAIStreamError, not
+    retried."""
     async with FakeOpenAI() as server:
         server.add(raw(200, json.dumps({"error": {"message": "upstream failed"}})))
         async with server.make_client() as client:
@@ -416,9 +455,13 @@ async def test_stream_error_event_after_updates() -> None:
     meta = {"id": "chatcmpl-E", "created": CREATED, "model": "m"}
     data = sse(stream_chunks(meta, "Partial answer"), done=False)
     data = data.replace(b'"finish_reason": "stop"', b'"finish_reason": null')
-    data += b'data: {"error": {"message": "server overloaded", "type": "server_error"}}\n\n'
+    data += (
+        b'data: {"error": {"message": "server overloaded", "type": "server_error"}}\n\n'
+    )
 
-    async def handler(server: FakeOpenAI, request: web.Request, _: Any) -> web.StreamResponse:
+    async def handler(
+        server: FakeOpenAI, request: web.Request, _: Any
+    ) -> web.StreamResponse:
         from ._fake_server import send_chunks
 
         return await send_chunks(request, data, headers={"x-request-id": "req_stream"})
@@ -437,7 +480,8 @@ async def test_stream_error_event_after_updates() -> None:
 
 
 async def test_stream_answered_with_json() -> None:
-    """OA-24: a streaming request answered with a JSON body is decoded as a whole body."""
+    """OA-24: a streaming request answered with a JSON body is decoded as a whole
+    body."""
     meta = {"id": "chatcmpl-J", "created": CREATED, "model": "m"}
     body = merge_chunks(sse(stream_chunks(meta, "whole answer")))
     async with FakeOpenAI() as server:
@@ -455,7 +499,8 @@ async def test_stream_answered_with_json() -> None:
 
 
 async def test_stream_without_done_but_finished_is_complete() -> None:
-    """PV-15, PV-29: a stream that ends without [DONE] after a finish_reason is complete."""
+    """PV-15, PV-29: a stream that ends without [DONE] after a finish_reason is
+    complete."""
     meta = {"id": "chatcmpl-F", "created": CREATED, "model": "m"}
     data = sse(stream_chunks(meta, "done enough"), done=False)
     async with FakeOpenAI() as server:
@@ -489,19 +534,22 @@ async def test_incomplete_stream_is_interrupted(truncate: str) -> None:
 
 
 def test_reference_decoder_matches_fixture_parser() -> None:
-    """PV-12: the fixture merger and the codec agree on every transcript (fixture sanity)."""
+    """PV-12: the fixture merger and the codec agree on every transcript (fixture
+    sanity)."""
     from minagent_openai import parse_response
 
     for name in ("plain_text.sse", "one_tool_call.sse", "parallel_tool_calls.sse"):
         data = transcript(name)
         decoder = ChatCompletionsStreamDecoder()
         updates = decoder.feed(data) + decoder.close()
-        assert ChatResponse.from_updates(updates) == parse_response(merge_chunks(data)), name
+        assert ChatResponse.from_updates(updates) == parse_response(
+            merge_chunks(data)
+        ), name
 
 
 async def test_last_event_without_a_blank_line() -> None:
-    """PV-21, PV-29: an event the body ends without its blank line is still delivered; an
-    error event there still raises."""
+    """PV-21, PV-29: an event the body ends without its blank line is still delivered;
+    an error event there still raises."""
     meta = {"id": "chatcmpl-L", "created": CREATED, "model": "m"}
     data = sse(stream_chunks(meta, "tail"), done=False).rstrip(b"\n")
     error = b'data: {"error": {"message": "late failure"}}'
@@ -516,7 +564,8 @@ async def test_last_event_without_a_blank_line() -> None:
 
 
 async def test_an_empty_stream_is_retried() -> None:
-    """PV-29: a 2xx stream that ends before its first byte is a connection failure, retried."""
+    """PV-29: a 2xx stream that ends before its first byte is a connection failure,
+    retried."""
     waits: list[float] = []
 
     async def sleep(seconds: float) -> None:

@@ -1,11 +1,14 @@
-"""Hostile wire data and strict requests (spec/providers.md, OA-13, OA-26 .. OA-28, PV-3, PV-36).
+"""Hostile wire data and strict requests (spec/providers.md, OA-13, OA-26 .. OA-28,
+PV-3, PV-36).
 
-Decoding: valid bodies and streams are mutated (hypothesis) — values replaced by other JSON,
-by 5000-digit integers, 5000-deep nesting, ``NaN``/``Infinity`` literals, ``created = 1e20``;
-keys deleted; bytes flipped — and only `OpenAIProtocolError` / `OpenAIStreamError` may come
-out. What decodes must be usable: every tool call has a name.
+Decoding: valid bodies and streams are mutated (hypothesis) — values replaced by other
+JSON, by 5000-digit integers, 5000-deep nesting, ``NaN``/``Infinity`` literals,
+``created = 1e20``; keys deleted; bytes flipped — and only `OpenAIProtocolError` /
+`OpenAIStreamError` may come out. What decodes must be usable: every tool call has a
+name.
 
-Encoding: every option either reaches the wire or is an error naming it; NaN never leaves.
+Encoding: every option either reaches the wire or is an error naming it; NaN never
+leaves.
 """
 
 from __future__ import annotations
@@ -47,7 +50,11 @@ VALID_BODY: dict[str, Any] = {
                 "content": "Checking.",
                 "refusal": None,
                 "tool_calls": [
-                    {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"a": 1}'}}
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"a": 1}'},
+                    }
                 ],
             },
             "finish_reason": "tool_calls",
@@ -63,8 +70,18 @@ VALID_BODY: dict[str, Any] = {
 }
 
 VALID_CHUNKS: list[dict[str, Any]] = [
-    {"id": "c1", "created": 1715000000, "model": "m", "choices": [{"index": 0, "delta": {"role": "assistant"}}]},
-    {"id": "c1", "created": 1715000000, "model": "m", "choices": [{"index": 0, "delta": {"content": "Hi"}}]},
+    {
+        "id": "c1",
+        "created": 1715000000,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"role": "assistant"}}],
+    },
+    {
+        "id": "c1",
+        "created": 1715000000,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "Hi"}}],
+    },
     {
         "id": "c1",
         "created": 1715000000,
@@ -74,15 +91,34 @@ VALID_CHUNKS: list[dict[str, Any]] = [
                 "index": 0,
                 "delta": {
                     "tool_calls": [
-                        {"index": 0, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": ""}}
+                        {
+                            "index": 0,
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": ""},
+                        }
                     ]
                 },
             }
         ],
     },
-    {"id": "c1", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]}}]},
+    {
+        "id": "c1",
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [{"index": 0, "function": {"arguments": "{}"}}]
+                },
+            }
+        ],
+    },
     {"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
-    {"id": "c1", "choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}},
+    {
+        "id": "c1",
+        "choices": [],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3},
+    },
 ]
 
 # Placeholders rendered as text no json.dumps can produce (OA-28's hostile values).
@@ -97,11 +133,24 @@ HOSTILE = {
 }
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
     max_leaves=8,
 )
-replacement = st.sampled_from(sorted(HOSTILE)) | json_values | st.just(42) | st.just("") | st.just({})
+replacement = (
+    st.sampled_from(sorted(HOSTILE))
+    | json_values
+    | st.just(42)
+    | st.just("")
+    | st.just({})
+)
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -146,7 +195,11 @@ def mutated(draw: st.DrawFn, base: Any) -> str:
     text = _render(value)
     if draw(st.booleans()):  # and sometimes break the bytes themselves
         position = draw(st.integers(0, max(0, len(text) - 1)))
-        text = text[:position] + draw(st.sampled_from(["", "}", "\x00", '"', "\\", "\ud800"])) + text[position + 1 :]
+        text = (
+            text[:position]
+            + draw(st.sampled_from(["", "}", "\x00", '"', "\\", "\ud800"]))
+            + text[position + 1 :]
+        )
     return text
 
 
@@ -160,7 +213,8 @@ def _usable(response: ChatResponse) -> None:
 @settings(max_examples=400)
 @given(mutated(VALID_BODY))
 def test_decode_response_raises_only_typed_errors(text: str) -> None:
-    """OA-28, PV-10: whatever the body, a ChatResponse or a typed protocol/stream error."""
+    """OA-28, PV-10: whatever the body, a ChatResponse or a typed protocol/stream
+    error."""
     try:
         response = decode_response(text.encode("utf-8", "surrogatepass"))
     except TYPED:
@@ -199,40 +253,63 @@ def test_stream_decoder_raises_only_typed_errors(case: tuple[bytes, list[int]]) 
     ("text", "match"),
     [
         ('{"id": "x", "created": 1e20, "choices": []}', "no choice"),
-        ('{"choices": [{"message": {"content": "a"}}], "created": Infinity}', "not valid JSON"),
+        (
+            '{"choices": [{"message": {"content": "a"}}], "created": Infinity}',
+            "not valid JSON",
+        ),
         ('{"choices": [{"message": {"content": "a"}}], "n": NaN}', "not valid JSON"),
         ("[" * 100_000, "not valid JSON"),
-        ('{"choices": [{"message": {"content": "a"}}], "usage": {"prompt_tokens": ' + "9" * 5000 + "}}", "JSON"),
+        (
+            '{"choices": [{"message": {"content": "a"}}], "usage": {"prompt_tokens": '
+            + "9" * 5000
+            + "}}",
+            "JSON",
+        ),
         ('{"choices": [{"message": {"content": 42}}]}', "content must be"),
         ('{"choices": [{"message": {"tool_calls": {"id": 1}}}]}', "tool_calls must be"),
-        ('{"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"arguments": "{}"}}]}}]}', "no function"),
-        ('{"choices": [{"message": {"tool_calls": [{"id": "c"}]}}]}', "no function name"),
+        (
+            '{"choices": [{"message": {"tool_calls": [{"id": "c", "function": {"arguments": "{}"}}]}}]}',
+            "no function",
+        ),
+        (
+            '{"choices": [{"message": {"tool_calls": [{"id": "c"}]}}]}',
+            "no function name",
+        ),
         (b"\xff\xfe{}", "not valid JSON"),
     ],
 )
 def test_hostile_bodies_give_the_protocol_error(text: str | bytes, match: str) -> None:
-    """OA-28 (issue 13 item 7): each case was a bare ValueError/RecursionError/OverflowError."""
+    """OA-28 (issue 13 item 7): each case was a bare
+    ValueError/RecursionError/OverflowError."""
     with pytest.raises(OpenAIProtocolError, match=match):
         decode_response(text.encode() if isinstance(text, str) else text)
 
 
 @pytest.mark.parametrize("created", [1e20, 10**30, -5, 253402300800])
 def test_created_out_of_range_counts_as_absent(created: float) -> None:
-    """OA-13: a created that is no representable time is absent, not OverflowError/OSError."""
+    """OA-13: a created that is no representable time is absent, not
+    OverflowError/OSError."""
     body = {"id": "x", "created": created, "choices": [{"message": {"content": "a"}}]}
     assert parse_response(body).created_at is None
 
 
 def test_the_largest_created_that_is_a_date() -> None:
     """OA-13: the bound is exclusive of year 10000, inclusive of 9999-12-31T23:59:59."""
-    body = {"id": "x", "created": 253402300799, "choices": [{"message": {"content": "a"}}]}
+    body = {
+        "id": "x",
+        "created": 253402300799,
+        "choices": [{"message": {"content": "a"}}],
+    }
     assert parse_response(body).created_at == "9999-12-31T23:59:59Z"
 
 
 @pytest.mark.parametrize(
     ("chunk", "match"),
     [
-        ('{"choices": [{"delta": {"content": "a"}}], "created": Infinity}', "not valid JSON"),
+        (
+            '{"choices": [{"delta": {"content": "a"}}], "created": Infinity}',
+            "not valid JSON",
+        ),
         ('{"x": ' + "[" * 50_000 + "]" * 50_000 + "}", "not valid JSON"),
         ('{"choices": [{"delta": {"content": 42}}]}', "content must be"),
         ('{"u": ' + "7" * 5000 + "}", "JSON"),
@@ -247,7 +324,15 @@ def test_hostile_stream_chunks_give_the_protocol_error(chunk: str, match: str) -
 
 def test_a_streamed_call_that_never_gets_a_name_is_a_protocol_error() -> None:
     """OA-28: by [DONE] (or the end of the bytes) every call has its function name."""
-    chunk = {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "k", "function": {}}]}}]}
+    chunk = {
+        "id": "c",
+        "choices": [
+            {
+                "index": 0,
+                "delta": {"tool_calls": [{"index": 0, "id": "k", "function": {}}]},
+            }
+        ],
+    }
     data = f"data: {json.dumps(chunk)}\n\n".encode()
     decoder = ChatCompletionsStreamDecoder()
     first = decoder.feed(data)
@@ -260,22 +345,36 @@ def test_a_streamed_call_that_never_gets_a_name_is_a_protocol_error() -> None:
     with pytest.raises(OpenAIProtocolError, match="no function name"):
         decoder.close()
     # the name may come in a later delta
-    later = {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"name": "f"}}]}}]}
+    later = {
+        "id": "c",
+        "choices": [
+            {
+                "index": 0,
+                "delta": {"tool_calls": [{"index": 0, "function": {"name": "f"}}]},
+            }
+        ],
+    }
     decoder = ChatCompletionsStreamDecoder()
-    updates = decoder.feed(data + f"data: {json.dumps(later)}\n\ndata: [DONE]\n\n".encode())
+    updates = decoder.feed(
+        data + f"data: {json.dumps(later)}\n\ndata: [DONE]\n\n".encode()
+    )
     assert ChatResponse.from_updates(updates).messages[0].contents[0].name == "f"
 
 
-@pytest.mark.parametrize("body", ["[" * 100_000, '{"error": {"message": ' + "1" * 5000 + "}}", "NaN"])
+@pytest.mark.parametrize(
+    "body", ["[" * 100_000, '{"error": {"message": ' + "1" * 5000 + "}}", "NaN"]
+)
 def test_hostile_error_bodies_give_their_text(body: str) -> None:
-    """OA-28, PV-11: a non-2xx body that is not usable JSON gives its text as the message."""
+    """OA-28, PV-11: a non-2xx body that is not usable JSON gives its text as the
+    message."""
     message, request_id = parse_error(500, body.encode(), {})
     assert message == body.strip()[:500]
     assert request_id is None
 
 
 def test_sse_line_and_event_limits() -> None:
-    """PV-36: a line, or one event's data, past max_line_size is SSELimitError with prior events."""
+    """PV-36: a line, or one event's data, past max_line_size is SSELimitError with
+    prior events."""
     decoder = SSEDecoder(max_line_size=10)
     with pytest.raises(SSELimitError) as info:
         decoder.feed(b"data: a\n\n" + b"data: " + b"x" * 20)
@@ -284,7 +383,8 @@ def test_sse_line_and_event_limits() -> None:
     with pytest.raises(SSELimitError, match="data of an event"):
         decoder.feed(b"data: 12345\ndata: 12345\ndata: 1\n")
     decoder = SSEDecoder(max_line_size=10)
-    assert [e.data for e in decoder.feed(b"data: 12\ndata: 34\n\n")] == ["12\n34"]  # within the bound
+    # within the bound
+    assert [e.data for e in decoder.feed(b"data: 12\ndata: 34\n\n")] == ["12\n34"]
     with pytest.raises(ValueError, match="max_line_size"):
         SSEDecoder(max_line_size=0)
     stream = ChatCompletionsStreamDecoder(max_line_size=90)
@@ -295,11 +395,17 @@ def test_sse_line_and_event_limits() -> None:
 
 
 # =============================================================================================
-# Requests: no silent drops (OA-10, OA-26), valid JSON only (OA-27), extra_body None (PV-3)
+# Requests: no silent drops (OA-10, OA-26), valid JSON only (OA-27), extra_body None
+# (PV-3)
 
 
 def _req(options: dict[str, Any], **kw: Any) -> dict[str, Any]:
-    return build_request([Message("user", ["hi"])], options, model="gpt-4o-mini", stream=kw.pop("stream", False))
+    return build_request(
+        [Message("user", ["hi"])],
+        options,
+        model="gpt-4o-mini",
+        stream=kw.pop("stream", False),
+    )
 
 
 STANDARD = {
@@ -319,7 +425,8 @@ STANDARD = {
 
 @pytest.mark.parametrize(("key", "value"), list(STANDARD.items()))
 def test_standard_fields_reach_the_wire(key: str, value: Any) -> None:
-    """OA-10 (issue 20 item 5): each standard request field set through options is sent."""
+    """OA-10 (issue 20 item 5): each standard request field set through options is
+    sent."""
     assert _req({key: value})[key] == value
 
 
@@ -332,7 +439,8 @@ def test_standard_fields_reach_the_wire(key: str, value: Any) -> None:
     )
 )
 def test_every_option_key_is_sent_internal_or_an_error(options: dict[str, int]) -> None:
-    """OA-26: for any option dict, each key is on the wire, internal, or a ValueError naming it."""
+    """OA-26: for any option dict, each key is on the wire, internal, or a ValueError
+    naming it."""
     internal = {"conversation_id", "instructions", "additional_function_arguments"}
     failure: Exception | None = None
     try:
@@ -343,7 +451,11 @@ def test_every_option_key_is_sent_internal_or_an_error(options: dict[str, int]) 
         assert any(repr(k) in str(failure) for k in options), failure
         return
     for key in options:
-        assert key in internal or key in body or (key == "max_tokens" and "max_completion_tokens" in body), key
+        assert (
+            key in internal
+            or key in body
+            or (key == "max_tokens" and "max_completion_tokens" in body)
+        ), key
 
 
 @pytest.mark.parametrize(
@@ -358,7 +470,8 @@ def test_every_option_key_is_sent_internal_or_an_error(options: dict[str, int]) 
     ],
 )
 def test_unknown_options_are_errors_that_say_what_to_write(key: str, hint: str) -> None:
-    """OA-26: an unknown key is a ValueError naming it and saying what to write instead."""
+    """OA-26: an unknown key is a ValueError naming it and saying what to write
+    instead."""
     with pytest.raises(ValueError, match=f"'{key}'") as info:
         _req({key: 1})
     assert hint in str(info.value)
@@ -372,7 +485,8 @@ def test_n_other_than_one_is_an_error() -> None:
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 def test_nan_and_infinity_never_reach_the_wire(bad: float) -> None:
-    """OA-27: a non-finite float in an option, in call arguments, or anywhere: ValueError."""
+    """OA-27: a non-finite float in an option, in call arguments, or anywhere:
+    ValueError."""
     with pytest.raises(ValueError, match="'temperature'"):
         _req({"temperature": bad})
     with pytest.raises(ValueError, match="extra_body"):
@@ -390,7 +504,14 @@ def test_a_non_finite_tool_result_is_sent_as_strings() -> None:
     """OA-27: a tool's result with NaN/Infinity is still valid JSON on the wire."""
     messages = [
         Message("assistant", [Content.from_function_call("c1", "f", "{}")]),
-        Message("tool", [Content.from_function_result("c1", {"a": math.nan, "b": [math.inf, -math.inf, 1.5]})]),
+        Message(
+            "tool",
+            [
+                Content.from_function_result(
+                    "c1", {"a": math.nan, "b": [math.inf, -math.inf, 1.5]}
+                )
+            ],
+        ),
     ]
     body = build_request(messages, {}, model="m", stream=False)
     payload = body["messages"][1]["content"]
@@ -400,8 +521,12 @@ def test_a_non_finite_tool_result_is_sent_as_strings() -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_extra_body_none_removes_a_field(stream: bool) -> None:
-    """PV-3 (issue 20 item 5): extra_body={"stream_options": None} drops the field, never null."""
-    body = _req({"temperature": 1, "extra_body": {"stream_options": None, "temperature": None}}, stream=stream)
+    """PV-3 (issue 20 item 5): extra_body={"stream_options": None} drops the field,
+    never null."""
+    body = _req(
+        {"temperature": 1, "extra_body": {"stream_options": None, "temperature": None}},
+        stream=stream,
+    )
     assert "stream_options" not in body
     assert "temperature" not in body
     assert None not in body.values()
@@ -409,7 +534,8 @@ def test_extra_body_none_removes_a_field(stream: bool) -> None:
 
 
 def test_one_response_id_per_stream() -> None:
-    """OA-14: a server that sends a new id on a later chunk still gives one message, one id."""
+    """OA-14: a server that sends a new id on a later chunk still gives one message, one
+    id."""
     chunks = [
         {"id": "first", "choices": [{"index": 0, "delta": {"content": "a", "tool_calls": [
             {"index": 0, "id": "k", "function": {"name": "f", "arguments": ""}}]}}]},
@@ -417,7 +543,10 @@ def test_one_response_id_per_stream() -> None:
             {"index": 0, "function": {"arguments": "{}"}}]}}]},
         {"id": "third", "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
     ]  # fmt: skip
-    data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode() + b"data: [DONE]\n\n"
+    data = (
+        "".join(f"data: {json.dumps(c)}\n\n" for c in chunks).encode()
+        + b"data: [DONE]\n\n"
+    )
     decoder = ChatCompletionsStreamDecoder()
     updates = decoder.feed(data)
     assert {u.response_id for u in updates} == {"first"}
@@ -431,19 +560,28 @@ def test_one_response_id_per_stream() -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_unpaired_surrogates_are_repaired_where_text_enters(stream: bool) -> None:
-    """OA-34 (issue 13 item 4): lone surrogates become U+FFFD; pairs stay; the next request encodes."""
+    """OA-34 (issue 13 item 4): lone surrogates become U+FFFD; pairs stay; the next
+    request encodes."""
     escaped = '"a\\ud800b \\ud83d\\ude00 \\udfff"'
     if stream:
-        head = '{"id": "c", "choices": [{"index": 0, "delta": {"content": ' + escaped + "}}]}"
+        head = (
+            '{"id": "c", "choices": [{"index": 0, "delta": {"content": '
+            + escaped
+            + "}}]}"
+        )
         tail = '{"id": "c", "choices": [{"index": 0, "delta": {"content": "\\udc00!"}, "finish_reason": "stop"}]}'
         decoder = ChatCompletionsStreamDecoder()
-        response = ChatResponse.from_updates(decoder.feed(f"data: {head}\n\ndata: {tail}\n\n".encode()))
+        response = ChatResponse.from_updates(
+            decoder.feed(f"data: {head}\n\ndata: {tail}\n\n".encode())
+        )
         assert response.text == "a\ufffdb \U0001f600 \ufffd\ufffd!"
     else:
         body = '{"id": "c", "choices": [{"message": {"content": ' + escaped + "}}]}"
         response = decode_response(body.encode())
         assert response.text == "a\ufffdb \U0001f600 \ufffd"
-    replay = build_request([*response.messages, Message("user", ["next"])], {}, model="m", stream=False)
+    replay = build_request(
+        [*response.messages, Message("user", ["next"])], {}, model="m", stream=False
+    )
     encode_request(replay)  # would raise UnicodeEncodeError with a lone surrogate
     message, _ = parse_error(400, b'{"error": {"message": "bad \\ud800"}}')
     assert message == "bad \ufffd"

@@ -1,14 +1,17 @@
 """A loopback Responses API server and the conformance harness over it.
 
-`FakeResponses` answers ``POST /v1/responses`` (and Azure's paths) from a queue, like the Chat
-Completions fake of ``tests/openai``: a queued kit step (`ScriptedStep`) is rendered as a whole
-``response`` object or, when the request streams, as the event sequence the service sends for
-it (``events``); a queued handler answers anything else (recorded transcripts cut into chunks,
-raw bodies, disconnects). Every request body and its headers are recorded. The server, the
-queue and the handlers are the shared loopback helper's (``tests/_loopback.py``).
+`FakeResponses` answers ``POST /v1/responses`` (and Azure's paths) from a queue, like
+the Chat Completions fake of ``tests/openai``: a queued kit step (`ScriptedStep`) is
+rendered as a whole ``response`` object or, when the request streams, as the event
+sequence the service sends for it (``events``); a queued handler answers anything else
+(recorded transcripts cut into chunks, raw bodies, disconnects). Every request body and
+its headers are recorded. The server, the queue and the handlers are the shared loopback
+helper's (``tests/_loopback.py``).
 
-``response_body`` and ``events`` are also how the transcripts in ``transcripts/`` were made:
-``events`` turns a whole response into the stream the service sends for it, event by event.
+``response_body`` and ``events`` are also how the transcripts in ``transcripts/`` were
+made:
+``events`` turns a whole response into the stream the service sends for it, event by
+event.
 """
 
 from __future__ import annotations
@@ -27,7 +30,15 @@ from minagent import UsageDetails
 from minagent.testing import ScriptedStep
 
 from .. import _loopback
-from .._loopback import SSE_HEADERS, Handler, LoopbackServer, disconnect_after, keep_alive, raw, send_chunks
+from .._loopback import (
+    SSE_HEADERS,
+    Handler,
+    LoopbackServer,
+    disconnect_after,
+    keep_alive,
+    raw,
+    send_chunks,
+)
 
 __all__ = [
     "CREATED",
@@ -55,7 +66,8 @@ CREATED = 1715000000
 class FakeResponses(LoopbackServer):
     """The fake server, and the `ProviderHarness` of the conformance kit over it."""
 
-    routes = ("/v1/responses", "/openai/responses", "/openai/v1/responses")  # OpenAI, Azure
+    # OpenAI, Azure
+    routes = ("/v1/responses", "/openai/responses", "/openai/v1/responses")
     client_class = OpenAIResponsesClient
     base_path = "/v1"
     api_key = "sk-test-harness"
@@ -65,15 +77,28 @@ class FakeResponses(LoopbackServer):
         super().__init__(model=model)
 
     def tool_results(self, body: Mapping[str, Any]) -> list[str]:
-        return [i["output"] for i in body["input"] if i.get("type") == "function_call_output"]
+        return [
+            i["output"]
+            for i in body["input"]
+            if i.get("type") == "function_call_output"
+        ]
 
     def declared_tools(self, body: Mapping[str, Any]) -> list[str]:
         return [t["name"] for t in body.get("tools", []) if t.get("type") == "function"]
 
-    async def _render(self, step: ScriptedStep, request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
+    async def _render(
+        self, step: ScriptedStep, request: web.Request, body: dict[str, Any]
+    ) -> web.StreamResponse:
         if step.kind == "error":
             return web.json_response(
-                {"error": {"message": step.message, "type": "invalid_request_error", "param": None, "code": None}},
+                {
+                    "error": {
+                        "message": step.message,
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": None,
+                    }
+                },
                 status=step.status,
                 headers=dict(step.headers),
             )
@@ -82,7 +107,13 @@ class FakeResponses(LoopbackServer):
         if step.kind == "stall":
             return await stall(request, f"resp_fake{n}", model, step.text, self.closing)
         calls = [(c.call_id, c.name, json.dumps(dict(c.arguments))) for c in step.calls]
-        whole = response_body(f"resp_fake{n}", model, text=step.text, calls=calls, usage=usage_json(step.usage))
+        whole = response_body(
+            f"resp_fake{n}",
+            model,
+            text=step.text,
+            calls=calls,
+            usage=usage_json(step.usage),
+        )
         if not body.get("stream"):
             return web.json_response(whole)
         return await send_chunks(request, sse(events(whole)))
@@ -97,9 +128,13 @@ def usage_json(usage: UsageDetails | None) -> dict[str, Any] | None:
         return None
     return {
         "input_tokens": usage.input_token_count,
-        "input_tokens_details": {"cached_tokens": usage.cache_read_input_token_count or 0},
+        "input_tokens_details": {
+            "cached_tokens": usage.cache_read_input_token_count or 0
+        },
         "output_tokens": usage.output_token_count,
-        "output_tokens_details": {"reasoning_tokens": usage.reasoning_output_token_count or 0},
+        "output_tokens_details": {
+            "reasoning_tokens": usage.reasoning_output_token_count or 0
+        },
         "total_tokens": usage.total_token_count,
     }
 
@@ -116,8 +151,11 @@ def response_body(
     status: str = "completed",
     incomplete_reason: str | None = None,
 ) -> dict[str, Any]:
-    """A whole ``response`` object: reasoning, extra items, a message with ``text``, calls."""
-    output: list[dict[str, Any]] = [dict(r) for r in reasoning] + [dict(i) for i in extra_items]
+    """A whole ``response`` object: reasoning, extra items, a message with ``text``,
+    calls."""
+    output: list[dict[str, Any]] = [dict(r) for r in reasoning] + [
+        dict(i) for i in extra_items
+    ]
     suffix = response_id.removeprefix("resp_")
     if text:
         output.append(
@@ -126,7 +164,14 @@ def response_body(
                 "type": "message",
                 "status": "completed",
                 "role": "assistant",
-                "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}],
+                "content": [
+                    {
+                        "type": "output_text",
+                        "text": text,
+                        "annotations": [],
+                        "logprobs": [],
+                    }
+                ],
             }
         )
     for i, (call_id, name, arguments) in enumerate(calls):
@@ -146,7 +191,9 @@ def response_body(
         "created_at": CREATED,
         "status": status,
         "error": None,
-        "incomplete_details": {"reason": incomplete_reason} if incomplete_reason else None,
+        "incomplete_details": {"reason": incomplete_reason}
+        if incomplete_reason
+        else None,
         "instructions": None,
         "model": model,
         "output": output,
@@ -179,16 +226,52 @@ def events(whole: Mapping[str, Any]) -> list[dict[str, Any]]:
                 }
             )
             for c, part in enumerate(item["content"]):
-                empty = {**part, "text": ""} if part["type"] == "output_text" else {**part, "refusal": ""}
-                base = {"item_id": item["id"], "output_index": index, "content_index": c}
-                out.append({"type": "response.content_part.added", **base, "part": empty})
+                empty = (
+                    {**part, "text": ""}
+                    if part["type"] == "output_text"
+                    else {**part, "refusal": ""}
+                )
+                base = {
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "content_index": c,
+                }
+                out.append(
+                    {"type": "response.content_part.added", **base, "part": empty}
+                )
                 if part["type"] == "output_text":
                     for word in re.findall(r"\S+\s*|\s+", part["text"]):
-                        out.append({"type": "response.output_text.delta", **base, "delta": word, "logprobs": []})
-                    out.append({"type": "response.output_text.done", **base, "text": part["text"], "logprobs": []})
+                        out.append(
+                            {
+                                "type": "response.output_text.delta",
+                                **base,
+                                "delta": word,
+                                "logprobs": [],
+                            }
+                        )
+                    out.append(
+                        {
+                            "type": "response.output_text.done",
+                            **base,
+                            "text": part["text"],
+                            "logprobs": [],
+                        }
+                    )
                 else:
-                    out.append({"type": "response.refusal.delta", **base, "delta": part["refusal"]})
-                    out.append({"type": "response.refusal.done", **base, "refusal": part["refusal"]})
+                    out.append(
+                        {
+                            "type": "response.refusal.delta",
+                            **base,
+                            "delta": part["refusal"],
+                        }
+                    )
+                    out.append(
+                        {
+                            "type": "response.refusal.done",
+                            **base,
+                            "refusal": part["refusal"],
+                        }
+                    )
                 out.append({"type": "response.content_part.done", **base, "part": part})
         elif kind == "function_call":
             out.append(
@@ -217,9 +300,19 @@ def events(whole: Mapping[str, Any]) -> list[dict[str, Any]]:
                 }
             )
         elif kind == "reasoning":
-            out.append({"type": "response.output_item.added", "output_index": index, "item": {**item, "summary": []}})
+            out.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": {**item, "summary": []},
+                }
+            )
             for s, summary in enumerate(item.get("summary", [])):
-                base = {"item_id": item["id"], "output_index": index, "summary_index": s}
+                base = {
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "summary_index": s,
+                }
                 out.append(
                     {
                         "type": "response.reasoning_summary_part.added",
@@ -227,23 +320,66 @@ def events(whole: Mapping[str, Any]) -> list[dict[str, Any]]:
                         "part": {"type": "summary_text", "text": ""},
                     }
                 )
-                out.append({"type": "response.reasoning_summary_text.delta", **base, "delta": summary["text"]})
-                out.append({"type": "response.reasoning_summary_text.done", **base, "text": summary["text"]})
-                out.append({"type": "response.reasoning_summary_part.done", **base, "part": summary})
+                out.append(
+                    {
+                        "type": "response.reasoning_summary_text.delta",
+                        **base,
+                        "delta": summary["text"],
+                    }
+                )
+                out.append(
+                    {
+                        "type": "response.reasoning_summary_text.done",
+                        **base,
+                        "text": summary["text"],
+                    }
+                )
+                out.append(
+                    {
+                        "type": "response.reasoning_summary_part.done",
+                        **base,
+                        "part": summary,
+                    }
+                )
         else:
             out.append(
-                {"type": "response.output_item.added", "output_index": index, "item": {**item, "status": "in_progress"}}
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": {**item, "status": "in_progress"},
+                }
             )
-            out.append({"type": f"response.{kind}.in_progress", "item_id": item.get("id"), "output_index": index})
-            out.append({"type": f"response.{kind}.completed", "item_id": item.get("id"), "output_index": index})
-        out.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    terminal = "response.incomplete" if whole["status"] == "incomplete" else "response.completed"
+            out.append(
+                {
+                    "type": f"response.{kind}.in_progress",
+                    "item_id": item.get("id"),
+                    "output_index": index,
+                }
+            )
+            out.append(
+                {
+                    "type": f"response.{kind}.completed",
+                    "item_id": item.get("id"),
+                    "output_index": index,
+                }
+            )
+        out.append(
+            {"type": "response.output_item.done", "output_index": index, "item": item}
+        )
+    terminal = (
+        "response.incomplete"
+        if whole["status"] == "incomplete"
+        else "response.completed"
+    )
     out.append({"type": terminal, "response": dict(whole)})
     return [{**e, "sequence_number": next(seq)} for e in out]
 
 
 def sse(event_list: Sequence[Mapping[str, Any]]) -> bytes:
-    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode() for e in event_list)
+    return b"".join(
+        f"event: {e['type']}\ndata: {json.dumps(e, ensure_ascii=False)}\n\n".encode()
+        for e in event_list
+    )
 
 
 def transcript(name: str) -> bytes:
@@ -266,22 +402,36 @@ def sse_payloads(data: bytes) -> list[dict[str, Any]]:
 def final_body(data: bytes) -> dict[str, Any]:
     """The whole response of a recorded stream: its terminal event's response."""
     for event in reversed(sse_payloads(data)):
-        if event.get("type") in ("response.completed", "response.incomplete", "response.failed"):
+        if event.get("type") in (
+            "response.completed",
+            "response.incomplete",
+            "response.failed",
+        ):
             return dict(event["response"])
     raise AssertionError("transcript without a terminal event")
 
 
-async def stall(request: web.Request, response_id: str, model: str, text: str, closing: Any) -> web.StreamResponse:
+async def stall(
+    request: web.Request, response_id: str, model: str, text: str, closing: Any
+) -> web.StreamResponse:
     """One text delta, then keep-alive comments until the client leaves (bounded)."""
     response = web.StreamResponse(headers=SSE_HEADERS)
     await response.prepare(request)
     whole = response_body(response_id, model, text=text)
     head = [e for e in events(whole) if e["type"] != "response.completed"]
-    head = head[: next(i for i, e in enumerate(head) if e["type"] == "response.output_text.delta") + 1]
+    head = head[
+        : next(
+            i for i, e in enumerate(head) if e["type"] == "response.output_text.delta"
+        )
+        + 1
+    ]
     await response.write(sse(head))
     return await keep_alive(response, closing, b": keep-alive\n\n")
 
 
-def replay(data: bytes, cuts: Sequence[int] = (), pauses: Sequence[float] = (), **headers: str) -> Handler:
-    """Answer with a recorded stream (cut as given) or, non-streaming, its final response."""
+def replay(
+    data: bytes, cuts: Sequence[int] = (), pauses: Sequence[float] = (), **headers: str
+) -> Handler:
+    """Answer with a recorded stream (cut as given) or, non-streaming, its final
+    response."""
     return _loopback.replay(data, final_body, cuts, pauses, **headers)

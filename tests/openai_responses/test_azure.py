@@ -1,5 +1,5 @@
-"""The Responses API of Azure OpenAI (spec/openai-responses.md, OR-23), over the loopback server
-and side by side with the official SDK's ``AsyncAzureOpenAI``."""
+"""The Responses API of Azure OpenAI (spec/openai-responses.md, OR-23), over the
+loopback server and side by side with the official SDK's ``AsyncAzureOpenAI``."""
 
 from __future__ import annotations
 
@@ -41,11 +41,13 @@ async def _ask(client: AzureOpenAIResponsesClient, stream: bool) -> str:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_v1_api(stream: bool) -> None:
-    """OR-23: without api_version, POST {endpoint}/openai/v1/responses with the api-key header;
-    the deployment is the body's model."""
+    """OR-23: without api_version, POST {endpoint}/openai/v1/responses with the api-key
+    header; the deployment is the body's model."""
     async with FakeResponses() as server:
         server.script_text("Hello from Azure.")
-        client = AzureOpenAIResponsesClient("my-deployment", endpoint=server.root + "/", api_key="az-key")
+        client = AzureOpenAIResponsesClient(
+            "my-deployment", endpoint=server.root + "/", api_key="az-key"
+        )
         assert await _ask(client, stream) == "Hello from Azure."
         assert server.paths == ["/openai/v1/responses"]
         assert server.queries == [{}]
@@ -55,8 +57,11 @@ async def test_v1_api(stream: bool) -> None:
         assert server.requests()[0]["model"] == "my-deployment"
 
 
-async def test_versioned_api_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """OR-23: endpoint, key and version from the environment; api-version in the query."""
+async def test_versioned_api_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """OR-23: endpoint, key and version from the environment; api-version in the
+    query."""
     async with FakeResponses() as server:
         monkeypatch.setenv("AZURE_OPENAI_ENDPOINT", server.root)
         monkeypatch.setenv("AZURE_OPENAI_API_KEY", "env-key")
@@ -72,7 +77,9 @@ async def test_entra_token_and_base_url() -> None:
     """OR-23: ad_token is sent as a bearer token; base_url replaces the computed URL."""
     async with FakeResponses() as server:
         server.script_text("ok")
-        client = AzureOpenAIResponsesClient("dep", base_url=f"{server.root}/openai/v1", ad_token="entra-token")
+        client = AzureOpenAIResponsesClient(
+            "dep", base_url=f"{server.root}/openai/v1", ad_token="entra-token"
+        )
         assert await _ask(client, False) == "ok"
         assert server.paths == ["/openai/v1/responses"]
         assert server.headers[0]["Authorization"] == "Bearer entra-token"
@@ -80,11 +87,17 @@ async def test_entra_token_and_base_url() -> None:
 
 
 def test_missing_endpoint_and_entry_point() -> None:
-    """OR-23: no endpoint is a ValueError naming the variable; the entry point builds the client."""
+    """OR-23: no endpoint is a ValueError naming the variable; the entry point builds
+    the client."""
     with pytest.raises(ValueError, match="AZURE_OPENAI_ENDPOINT"):
         AzureOpenAIResponsesClient("dep", api_key="k")
     key = "azure-secret-key-123"
-    client = get_client("azure_openai_responses", deployment="dep", endpoint="https://x.openai.azure.com", api_key=key)
+    client = get_client(
+        "azure_openai_responses",
+        deployment="dep",
+        endpoint="https://x.openai.azure.com",
+        api_key=key,
+    )
     assert isinstance(client, AzureOpenAIResponsesClient)
     assert client.base_url == "https://x.openai.azure.com/openai/v1"
     assert key not in repr(client)
@@ -92,20 +105,35 @@ def test_missing_endpoint_and_entry_point() -> None:
 
 
 async def test_same_request_as_the_azure_sdk() -> None:
-    """OR-23, OR-22: the same call through our client and AsyncAzureOpenAI reaches the same path,
-    query, key header and body."""
+    """OR-23, OR-22: the same call through our client and AsyncAzureOpenAI reaches the
+    same path, query, key header and body."""
     version = "2025-04-01-preview"
     async with FakeResponses() as server:
         server.script_text("ok")
         server.script_text("ok")
-        ours = AzureOpenAIResponsesClient("dep", endpoint=server.root, api_key="az-key", api_version=version)
+        ours = AzureOpenAIResponsesClient(
+            "dep", endpoint=server.root, api_key="az-key", api_version=version
+        )
         async with ours:
-            await ours.get_response([Message("user", ["Hi"])], options={"temperature": 0.5})
-        sdk = openai.AsyncAzureOpenAI(azure_endpoint=server.root, api_key="az-key", api_version=version, max_retries=0)
+            await ours.get_response(
+                [Message("user", ["Hi"])], options={"temperature": 0.5}
+            )
+        sdk = openai.AsyncAzureOpenAI(
+            azure_endpoint=server.root,
+            api_key="az-key",
+            api_version=version,
+            max_retries=0,
+        )
         async with sdk:
             await sdk.responses.create(
                 model="dep",
-                input=[{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]}],
+                input=[
+                    {
+                        "type": "message",
+                        "role": "user",
+                        "content": [{"type": "input_text", "text": "Hi"}],
+                    }
+                ],
                 temperature=0.5,
             )
         first, second = server.requests()

@@ -1,8 +1,9 @@
-"""The provider conformance kit run against the Responses client's loopback server (PV-33, PV-34).
+"""The provider conformance kit run against the Responses client's loopback server
+(PV-33, PV-34).
 
-One test per check of ``minagent.testing.CHECKS``; each docstring cites the rules the check
-proves. The fake server keeps no state: by default each response id becomes the thread's id
-(OR-15), so the tool loop's second request carries only the new items and
+One test per check of ``minagent.testing.CHECKS``; each docstring cites the rules the
+check proves. The fake server keeps no state: by default each response id becomes the
+thread's id (OR-15), so the tool loop's second request carries only the new items and
 ``previous_response_id``, which the harness's ``tool_results`` reads all the same.
 """
 
@@ -16,7 +17,8 @@ from ._fake_server import FakeResponses
 
 
 async def test_conformance_text() -> None:
-    """PV-34, PV-8, OR-13, OR-15: plain text, non-streaming, through a real client and server."""
+    """PV-34, PV-8, OR-13, OR-15: plain text, non-streaming, through a real client and
+    server."""
     async with FakeResponses() as harness:
         await run_check(harness, "text")
 
@@ -28,7 +30,8 @@ async def test_conformance_streaming_text() -> None:
 
 
 async def test_conformance_tool_round_trip() -> None:
-    """PV-34, PV-5, PV-7, OR-4, OR-8: a tool call round trip through Agent.run with a real @tool."""
+    """PV-34, PV-5, PV-7, OR-4, OR-8: a tool call round trip through Agent.run with a
+    real @tool."""
     async with FakeResponses() as harness:
         await run_check(harness, "tool_round_trip")
 
@@ -58,7 +61,8 @@ async def test_conformance_secrets() -> None:
 
 
 async def test_conformance_retry() -> None:
-    """PV-25, PV-27, PV-32, OR-20: retries with the server's delay and full jitter, injected sleep."""
+    """PV-25, PV-27, PV-32, OR-20: retries with the server's delay and full jitter,
+    injected sleep."""
     async with FakeResponses() as harness:
         await run_check(harness, "retry")
 
@@ -70,7 +74,8 @@ async def test_conformance_stream_equals_non_stream() -> None:
 
 
 async def test_conformance_cancellation() -> None:
-    """PV-30, OR-20: cancelled and early-closed streams close their connections; no task is left."""
+    """PV-30, OR-20: cancelled and early-closed streams close their connections; no task
+    is left."""
     async with FakeResponses() as harness:
         await run_check(harness, "cancellation")
 
@@ -83,7 +88,8 @@ def test_every_check_has_a_test_here() -> None:
 
 
 async def test_run_conformance_passes_every_check() -> None:
-    """PV-33: run_conformance over the Responses harness reports every check as passed."""
+    """PV-33: run_conformance over the Responses harness reports every check as
+    passed."""
     async with FakeResponses() as harness:
         assert isinstance(harness, ProviderHarness)
         results = await run_conformance(harness)

@@ -1,10 +1,11 @@
-"""The Responses client against a real third-party server: ``llmock`` (its ``POST /v1/responses``),
-started as a subprocess on 127.0.0.1 and stopped after the tests (OR-20, PV-34).
+"""The Responses client against a real third-party server: ``llmock`` (its ``POST
+/v1/responses``), started as a subprocess on 127.0.0.1 and stopped after the tests
+(OR-20, PV-34).
 
 llmock answers like a model: offered tools, it calls the best-matching one with example
 arguments; once the last input item is a function call output, it answers in text. Its
-scenario queue injects faults (``/_llmock/scenario``) and its journal records every request
-with its body (``/_llmock/requests``).
+scenario queue injects faults (``/_llmock/scenario``) and its journal records every
+request with its body (``/_llmock/requests``).
 """
 
 from __future__ import annotations
@@ -54,7 +55,11 @@ class LLMock:
         self.call("POST", "/_llmock/scenario", {"behaviors": list(behaviors)})
 
     def bodies(self) -> list[Any]:
-        return [r["body"] for r in self.call("GET", "/_llmock/requests")["requests"] if r["path"] == "/v1/responses"]
+        return [
+            r["body"]
+            for r in self.call("GET", "/_llmock/requests")["requests"]
+            if r["path"] == "/v1/responses"
+        ]
 
     def client(self, **kwargs: Any) -> OpenAIResponsesClient:
         kwargs.setdefault("api_key", "llmock-test-key")
@@ -72,9 +77,24 @@ def _free_port() -> int:
 def llmock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMock]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LLMOCK_")}
-    command = [sys.executable, "-m", "llmock.cli", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    log = (tmp_path_factory.mktemp("llmock") / "stderr.log").open("w+b")  # a file never fills up
-    process = subprocess.Popen([*command, "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=log, env=env)
+    command = [
+        sys.executable,
+        "-m",
+        "llmock.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    # a file never fills up
+    log = (tmp_path_factory.mktemp("llmock") / "stderr.log").open("w+b")
+    process = subprocess.Popen(
+        [*command, "--log-level", "warning"],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        env=env,
+    )
     server = LLMock(port, process)
     try:
         deadline = time.monotonic() + 30
@@ -126,8 +146,8 @@ async def test_text(llmock: LLMock, stream: bool) -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_tool_round_trip_and_thread(llmock: LLMock, stream: bool) -> None:
-    """PV-34, OR-10, OR-15: llmock calls the tool, the output goes back with previous_response_id,
-    and the thread continues on the service."""
+    """PV-34, OR-10, OR-15: llmock calls the tool, the output goes back with
+    previous_response_id, and the thread continues on the service."""
     llmock.reset()
     seen: list[str] = []
 
@@ -140,7 +160,9 @@ async def test_tool_round_trip_and_thread(llmock: LLMock, stream: bool) -> None:
     async with llmock.client() as client:
         agent = Agent(client, "Weather bot.", tools=[get_weather])
         thread = agent.get_new_thread()
-        first = await _run(agent, "What is the weather in Paris?", stream, thread=thread)
+        first = await _run(
+            agent, "What is the weather in Paris?", stream, thread=thread
+        )
         after_first = thread.service_thread_id
         await _run(agent, "And in Rome?", stream, thread=thread)
     assert seen == ["mock-city", "mock-city"]  # llmock's example argument for a string
@@ -153,19 +175,28 @@ async def test_tool_round_trip_and_thread(llmock: LLMock, stream: bool) -> None:
     assert "previous_response_id" not in bodies[0]
     assert bodies[1]["previous_response_id"] == call_response
     assert bodies[1]["input"] == [
-        {"type": "function_call_output", "call_id": bodies[1]["input"][0]["call_id"], "output": "Sunny in mock-city"}
+        {
+            "type": "function_call_output",
+            "call_id": bodies[1]["input"][0]["call_id"],
+            "output": "Sunny in mock-city",
+        }
     ]
     assert after_first is not None
     assert after_first != call_response
     assert bodies[2]["previous_response_id"] == after_first
     assert bodies[2]["input"] == [
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "And in Rome?"}]}
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "And in Rome?"}],
+        }
     ]
     assert [i["type"] for i in bodies[3]["input"]] == ["function_call_output"]
 
 
 class _Sleeps:
-    """asyncio.sleep that records its delays (llmock's verdict checks the real timing)."""
+    """asyncio.sleep that records its delays (llmock's verdict checks the real
+    timing)."""
 
     def __init__(self) -> None:
         self.calls: list[float] = []
@@ -182,7 +213,8 @@ class _Half:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_rate_limit_and_bursts_are_retried(llmock: LLMock, stream: bool) -> None:
-    """OR-20, PV-25, PV-27: llmock's 429 with Retry-After and a 503 burst are retried; the verdict passes."""
+    """OR-20, PV-25, PV-27: llmock's 429 with Retry-After and a 503 burst are retried;
+    the verdict passes."""
     llmock.reset()
     llmock.script(
         {"type": "fail", "status": 429, "retry_after": 0.2},
@@ -193,13 +225,22 @@ async def test_rate_limit_and_bursts_are_retried(llmock: LLMock, stream: bool) -
     async with llmock.client(max_retries=3, sleep=sleep, rng=_Half()) as client:
         response = await _run(Agent(client), "Hi", stream)
     assert response.text == "Finally."
-    assert sleep.calls == [pytest.approx(0.2, abs=0.01), pytest.approx(0.1, abs=0.01), pytest.approx(0.1, abs=0.01)]
+    assert sleep.calls == [
+        pytest.approx(0.2, abs=0.01),
+        pytest.approx(0.1, abs=0.01),
+        pytest.approx(0.1, abs=0.01),
+    ]
     verdict = llmock.call("GET", "/_llmock/verdict")
     assert verdict["passed"], verdict
 
 
-@pytest.mark.parametrize(("status", "error"), [(429, RateLimitError), (503, ServerError), (408, ProviderTimeoutError)])
-async def test_errors_without_retries(llmock: LLMock, status: int, error: type[Exception]) -> None:
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [(429, RateLimitError), (503, ServerError), (408, ProviderTimeoutError)],
+)
+async def test_errors_without_retries(
+    llmock: LLMock, status: int, error: type[Exception]
+) -> None:
     """OR-20, PV-23: llmock's error answers become typed errors with their status."""
     llmock.reset()
     llmock.script({"type": "fail", "status": status, "message": "llmock says no"})
@@ -215,15 +256,21 @@ async def test_errors_without_retries(llmock: LLMock, status: int, error: type[E
         ({"kind": "disconnect", "after_chunks": 3}, StreamInterruptedError),
         ({"kind": "truncate", "after_chunks": 3}, StreamInterruptedError),
         ({"kind": "malformed", "after_chunks": 3}, OpenAIProtocolError),
-        ({"kind": "stall", "after_chunks": 3, "stall_seconds": 5.0}, StreamInterruptedError),
+        (
+            {"kind": "stall", "after_chunks": 3, "stall_seconds": 5.0},
+            StreamInterruptedError,
+        ),
     ],
 )
-async def test_stream_faults(llmock: LLMock, fault: dict[str, Any], error: type[Exception]) -> None:
-    """OR-18, OR-20, PV-15, PV-29: llmock's stream faults are typed errors; nothing hangs or is
-    taken for a whole answer."""
+async def test_stream_faults(
+    llmock: LLMock, fault: dict[str, Any], error: type[Exception]
+) -> None:
+    """OR-18, OR-20, PV-15, PV-29: llmock's stream faults are typed errors; nothing
+    hangs or is taken for a whole answer."""
     llmock.reset()
     llmock.script(
-        {"type": "reply", "text": "one two three four five six seven eight nine ten"}, {"type": "stream_fault", **fault}
+        {"type": "reply", "text": "one two three four five six seven eight nine ten"},
+        {"type": "stream_fault", **fault},
     )
     async with llmock.client(max_retries=0, timeout=0.5) as client:
         stream = client.get_response([Message("user", ["Hi"])], stream=True)

@@ -1,5 +1,6 @@
-"""The Responses transport over a loopback server (spec/openai-responses.md, OR-20, OR-21;
-OR-10 and OR-15 through Agent.run, with the thread on the service and on this side)."""
+"""The Responses transport over a loopback server (spec/openai-responses.md, OR-20,
+OR-21; OR-10 and OR-15 through Agent.run, with the thread on the service and on this
+side)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from minagent_openai import OpenAIProtocolError, OpenAIResponsesClient, OpenAIStreamError, ResponsesStreamDecoder
+from minagent_openai import (
+    OpenAIProtocolError,
+    OpenAIResponsesClient,
+    OpenAIStreamError,
+    ResponsesStreamDecoder,
+)
 
 from minagent import (
     Agent,
@@ -49,7 +55,10 @@ NAMES = [
 
 
 async def respond(
-    client: OpenAIResponsesClient, stream: bool, messages: list[Message] | None = None, **options: Any
+    client: OpenAIResponsesClient,
+    stream: bool,
+    messages: list[Message] | None = None,
+    **options: Any,
 ) -> ChatResponse:
     messages = messages or [Message("user", ["Hi"])]
     if stream:
@@ -68,19 +77,29 @@ async def test_path_headers_and_body(stream: bool) -> None:
     async with FakeResponses() as server:
         server.script_text("ok")
         async with server.make_client(api_key="sk-abc") as client:
-            response = await respond(client, stream, model="gpt-5", instructions="Be brief.", temperature=0.3)
+            response = await respond(
+                client, stream, model="gpt-5", instructions="Be brief.", temperature=0.3
+            )
         assert response.text == "ok"
         assert server.paths == ["/v1/responses"]
         headers = server.headers[0]
         assert headers["Authorization"] == "Bearer sk-abc"
         assert headers["Content-Type"] == "application/json"
-        assert headers["Accept"] == ("text/event-stream" if stream else "application/json")
+        assert headers["Accept"] == (
+            "text/event-stream" if stream else "application/json"
+        )
         assert headers["User-Agent"].startswith("minagent-openai")
         [body] = server.requests()
         expected = {
             "model": "gpt-5",
             "instructions": "Be brief.",
-            "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Hi"}]}],
+            "input": [
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": "Hi"}],
+                }
+            ],
             "temperature": 0.3,
         }
         if stream:
@@ -90,7 +109,8 @@ async def test_path_headers_and_body(stream: bool) -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_store_false_keeps_the_thread_here(stream: bool) -> None:
-    """OR-15, OR-20: the request's store option reaches the codec: no conversation_id."""
+    """OR-15, OR-20: the request's store option reaches the codec: no
+    conversation_id."""
     async with FakeResponses() as server:
         server.script_text("ok")
         server.script_text("ok")
@@ -111,8 +131,8 @@ async def _run(agent: Agent, text: str, thread: Any, stream: bool) -> Any:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_thread_lives_on_the_service(stream: bool) -> None:
-    """OR-10, OR-15: through Agent.run the response id becomes the thread's service id, and the
-    next run sends only its new message with previous_response_id."""
+    """OR-10, OR-15: through Agent.run the response id becomes the thread's service id,
+    and the next run sends only its new message with previous_response_id."""
     async with FakeResponses() as server:
         server.script_text("Hello Ada.")
         server.script_text("Your name is Ada.")
@@ -130,13 +150,18 @@ async def test_thread_lives_on_the_service(stream: bool) -> None:
         assert follow["previous_response_id"] == "resp_fake1"
         assert follow["instructions"] == "You remember names."
         assert follow["input"] == [
-            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "What is my name?"}]}
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "What is my name?"}],
+            }
         ]
 
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_tool_loop_on_the_service(stream: bool) -> None:
-    """OR-10, OR-15, LP-19: after a tool call only the call's output goes back, with the thread id."""
+    """OR-10, OR-15, LP-19: after a tool call only the call's output goes back, with the
+    thread id."""
 
     @tool
     def get_weather(location: str) -> str:
@@ -152,13 +177,20 @@ async def test_tool_loop_on_the_service(stream: bool) -> None:
         assert response.text == "It is sunny."
         second = server.requests()[1]
         assert second["previous_response_id"] == "resp_fake1"
-        assert second["input"] == [{"type": "function_call_output", "call_id": "call_1", "output": "Sunny in Paris"}]
+        assert second["input"] == [
+            {
+                "type": "function_call_output",
+                "call_id": "call_1",
+                "output": "Sunny in Paris",
+            }
+        ]
 
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_stateless_thread_replays_reasoning(stream: bool) -> None:
-    """OR-5, OR-14, OR-15: with store=False the whole history goes back, reasoning items with
-    their encrypted content and calls with their item ids, and no previous_response_id."""
+    """OR-5, OR-14, OR-15: with store=False the whole history goes back, reasoning items
+    with their encrypted content and calls with their item ids, and no
+    previous_response_id."""
 
     @tool
     def get_weather(location: str) -> str:
@@ -174,7 +206,10 @@ async def test_stateless_thread_replays_reasoning(stream: bool) -> None:
                 client,
                 "Weather bot.",
                 tools=[get_weather],
-                default_options={"store": False, "include": ["reasoning.encrypted_content"]},
+                default_options={
+                    "store": False,
+                    "include": ["reasoning.encrypted_content"],
+                },
             )
             thread = agent.get_new_thread()
             await _run(agent, "Paris?", thread, stream)
@@ -189,7 +224,10 @@ async def test_stateless_thread_replays_reasoning(stream: bool) -> None:
                 "type": "reasoning",
                 "id": "rs_T004",
                 "summary": [
-                    {"type": "summary_text", "text": "**Checking the weather**\n\nThe user wants Paris."},
+                    {
+                        "type": "summary_text",
+                        "text": "**Checking the weather**\n\nThe user wants Paris.",
+                    },
                     {"type": "summary_text", "text": "I will call the tool."},
                 ],
                 "encrypted_content": "gAAAAABo-ENCRYPTED-REASONING==",
@@ -214,11 +252,19 @@ async def test_stateless_thread_replays_reasoning(stream: bool) -> None:
 
 
 async def test_streamed_json_answer() -> None:
-    """OR-20: a streaming request answered with a JSON body is parsed whole and yielded."""
-    body = response_body("resp_j", "m", text="Whole.", usage={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3})
+    """OR-20: a streaming request answered with a JSON body is parsed whole and
+    yielded."""
+    body = response_body(
+        "resp_j",
+        "m",
+        text="Whole.",
+        usage={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+    )
     async with FakeResponses() as server:
         server.add(raw(200, json.dumps(body)))
-        async with server.make_client(function_invocation_configuration=NO_TOOLS) as client:
+        async with server.make_client(
+            function_invocation_configuration=NO_TOOLS
+        ) as client:
             final = await respond(client, True)
         assert final.text == "Whole."
         assert final.finish_reason == "stop"
@@ -228,7 +274,8 @@ async def test_streamed_json_answer() -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_failed_response_raises_with_request_id(stream: bool) -> None:
-    """OR-13, OR-18, OR-20: a failed response is OpenAIStreamError with the answer's request id."""
+    """OR-13, OR-18, OR-20: a failed response is OpenAIStreamError with the answer's
+    request id."""
     data = transcript("failed.sse")
 
     async def handler(server: FakeResponses, request: Any, body: dict[str, Any]) -> Any:
@@ -236,7 +283,11 @@ async def test_failed_response_raises_with_request_id(stream: bool) -> None:
             return await send_chunks(request, data, headers={"x-request-id": "req_f"})
         failed = events(response_body("resp_T009", "m"))[-1]["response"]
         failed.update(
-            status="failed", error={"code": "server_error", "message": "The model failed to generate a response."}
+            status="failed",
+            error={
+                "code": "server_error",
+                "message": "The model failed to generate a response.",
+            },
         )
         from aiohttp import web
 
@@ -253,7 +304,8 @@ async def test_failed_response_raises_with_request_id(stream: bool) -> None:
 
 
 async def test_stream_without_terminal_event_is_interrupted() -> None:
-    """OR-20, PV-15: a stream that ends before response.completed is StreamInterruptedError."""
+    """OR-20, PV-15: a stream that ends before response.completed is
+    StreamInterruptedError."""
     data = transcript("plain_text.sse")
     cut = data.rindex(b"event: response.completed")
 
@@ -265,7 +317,9 @@ async def test_stream_without_terminal_event_is_interrupted() -> None:
         texts: list[str] = []
 
         async def consume(client: OpenAIResponsesClient) -> None:
-            async for update in client.get_response([Message("user", ["Hi"])], stream=True):
+            async for update in client.get_response(
+                [Message("user", ["Hi"])], stream=True
+            ):
                 texts.append(update.text)
 
         async with server.make_client(max_retries=3) as client:
@@ -276,7 +330,8 @@ async def test_stream_without_terminal_event_is_interrupted() -> None:
 
 
 async def test_dropped_connection_mid_stream() -> None:
-    """OR-20, PV-29: a connection dropped after the first byte is StreamInterruptedError, not retried."""
+    """OR-20, PV-29: a connection dropped after the first byte is
+    StreamInterruptedError, not retried."""
     data = transcript("plain_text.sse")
     async with FakeResponses() as server:
         server.add(disconnect_after(data, len(data) // 2))
@@ -296,7 +351,8 @@ async def test_body_that_is_not_json() -> None:
 
 
 async def test_bad_options_fail_before_sending() -> None:
-    """OR-11, OR-20: an option the API cannot take is a ValueError and nothing is sent."""
+    """OR-11, OR-20: an option the API cannot take is a ValueError and nothing is
+    sent."""
     async with FakeResponses() as server:
         async with server.make_client() as client:
             with pytest.raises(ValueError, match="'stop' cannot be sent"):
@@ -304,10 +360,14 @@ async def test_bad_options_fail_before_sending() -> None:
         assert server.requests() == []
 
 
-async def served(data: bytes, cuts: list[int], pauses: list[float]) -> tuple[list[Any], ChatResponse]:
+async def served(
+    data: bytes, cuts: list[int], pauses: list[float]
+) -> tuple[list[Any], ChatResponse]:
     async with FakeResponses() as server:
         server.add(replay(data, cuts, pauses))
-        async with server.make_client(function_invocation_configuration=NO_TOOLS) as client:
+        async with server.make_client(
+            function_invocation_configuration=NO_TOOLS
+        ) as client:
             stream = client.get_response([Message("user", ["Hi"])], stream=True)
             updates = [u async for u in stream]
             final = await stream.get_final_response()
@@ -322,12 +382,14 @@ def reference(data: bytes) -> list[dict[str, Any]]:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_random_network_chunking(data: st.DataObject) -> None:
-    """PV-12, OR-16, OR-20: a transcript written in random pieces over the network gives the
-    same updates as the codec decoding it whole."""
+    """PV-12, OR-16, OR-20: a transcript written in random pieces over the network gives
+    the same updates as the codec decoding it whole."""
     name = data.draw(st.sampled_from(NAMES), label="transcript")
     body = transcript(name)
     cuts = data.draw(st.lists(st.integers(1, len(body) - 1), max_size=30), label="cuts")
-    pauses = data.draw(st.lists(st.sampled_from([0.0, 0.001]), max_size=len(cuts) + 1), label="pauses")
+    pauses = data.draw(
+        st.lists(st.sampled_from([0.0, 0.001]), max_size=len(cuts) + 1), label="pauses"
+    )
     updates, final = asyncio.run(served(body, cuts, pauses))
     expected = reference(body)
     got = [u.to_dict() for u in updates]
@@ -340,12 +402,17 @@ def test_random_network_chunking(data: st.DataObject) -> None:
 
 
 def test_entry_point_and_lazy_import() -> None:
-    """OR-21, PV-22, PV-41: get_client("openai-responses") builds the client; importing the
-    package and touching the class load no aiohttp; building a client does (its default
-    transport, where aiohttp is installed)."""
-    client = get_client("openai-responses", model="gpt-5", api_key="k", base_url="http://h/v1")
+    """OR-21, PV-22, PV-41: get_client("openai-responses") builds the client; importing
+    the package and touching the class load no aiohttp; building a client does (its
+    default transport, where aiohttp is installed)."""
+    client = get_client(
+        "openai-responses", model="gpt-5", api_key="k", base_url="http://h/v1"
+    )
     assert isinstance(client, OpenAIResponsesClient)
-    assert repr(client) == "OpenAIResponsesClient(model='gpt-5', base_url='http://h/v1', api_key='***')"
+    assert (
+        repr(client)
+        == "OpenAIResponsesClient(model='gpt-5', base_url='http://h/v1', api_key='***')"
+    )
     code = (
         "import sys, minagent_openai\n"
         "from minagent_openai import build_responses_request, ResponsesStreamDecoder\n"
@@ -355,33 +422,44 @@ def test_entry_point_and_lazy_import() -> None:
         "minagent_openai.OpenAIResponsesClient('gpt-5', base_url='http://h/v1')\n"
         "assert 'aiohttp' in sys.modules\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    )
 
 
 def test_kept_contents_survive_a_thread_round_trip() -> None:
-    """OR-6, OR-13: a hosted item kept as a content serialises and is replayed unchanged."""
+    """OR-6, OR-13: a hosted item kept as a content serialises and is replayed
+    unchanged."""
     item = {"id": "ws_1", "type": "web_search_call", "status": "completed"}
-    content = Content("web_search_call", id="ws_1", additional_properties={"openai_item": item})
+    content = Content(
+        "web_search_call", id="ws_1", additional_properties={"openai_item": item}
+    )
     again = Content.from_dict(json.loads(json.dumps(content.to_dict())))
     from minagent_openai import build_responses_request
 
-    body = build_responses_request([Message("assistant", [again])], {}, model="m", stream=False)
+    body = build_responses_request(
+        [Message("assistant", [again])], {}, model="m", stream=False
+    )
     assert body["input"] == [item]
 
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_request_id_is_kept(stream: bool) -> None:
-    """OR-20: the answer's x-request-id is in additional_properties["request_id"], in both modes."""
+    """OR-20: the answer's x-request-id is in additional_properties["request_id"], in
+    both modes."""
     async with FakeResponses() as server:
         server.add(replay(transcript("plain_text.sse"), x_request_id="req_77"))
-        async with server.make_client(function_invocation_configuration=NO_TOOLS) as client:
+        async with server.make_client(
+            function_invocation_configuration=NO_TOOLS
+        ) as client:
             response = await respond(client, stream)
         assert response.additional_properties["request_id"] == "req_77"
         assert response.text.startswith("Bonjour")
 
 
 async def test_credentials_in_the_base_url() -> None:
-    """OR-20: user:password@ in the base URL is sent as Basic auth, as by OpenAIChatClient."""
+    """OR-20: user:password@ in the base URL is sent as Basic auth, as by
+    OpenAIChatClient."""
     async with FakeResponses() as server:
         server.script_text("ok")
         url = server.base_url.replace("http://", "http://alice:s3cret-pass@")
@@ -393,17 +471,23 @@ async def test_credentials_in_the_base_url() -> None:
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_size_limits(stream: bool) -> None:
-    """OR-16, OR-20, PV-36: an overlong event or body is an OpenAIProtocolError naming the bound."""
+    """OR-16, OR-20, PV-36: an overlong event or body is an OpenAIProtocolError naming
+    the bound."""
     body = response_body("resp_big", "m", text="x" * 5000)
     async with FakeResponses() as server:
         server.add(replay(sse(events(body))))
-        async with server.make_client(max_line_size=1000, max_body_size=1000, max_retries=0) as client:
-            with pytest.raises(OpenAIProtocolError, match=r"max_line_size=1000|max_body_size=1000"):
+        async with server.make_client(
+            max_line_size=1000, max_body_size=1000, max_retries=0
+        ) as client:
+            with pytest.raises(
+                OpenAIProtocolError, match=r"max_line_size=1000|max_body_size=1000"
+            ):
                 await respond(client, stream)
 
 
 def test_sending_is_the_chat_clients() -> None:
-    """OR-20: the Responses client sends through OpenAIChatClient's own attempt, with its path."""
+    """OR-20: the Responses client sends through OpenAIChatClient's own attempt, with
+    its path."""
     import inspect
 
     from minagent_openai._client import OpenAIChatClient
@@ -436,7 +520,9 @@ async def test_serialized_threads_keep_what_replay_needs(stream: bool) -> None:
             local = Agent(client, tools=[get_weather], default_options={"store": False})
             thread = local.get_new_thread()
             await _run(local, "Paris?", thread, stream)
-            restored = AgentThread.deserialize(json.loads(json.dumps(thread.serialize())))
+            restored = AgentThread.deserialize(
+                json.loads(json.dumps(thread.serialize()))
+            )
             await _run(local, "Again?", restored, stream)
 
             remote = Agent(client)

@@ -1,17 +1,19 @@
-"""A toy provider for the shared transport's tests: a codec, a client, and one wire two ways.
+"""A toy provider for the shared transport's tests: a codec, a client, and one wire two
+ways.
 
 The toy wire: a request is JSON ``{"model", "messages", "stream"}``; a whole answer is
-``{"text", "finish"}``; a stream is NDJSON, one ``{"text"}`` per line, then ``{"finish"}`` and
-``{"done": true}``; ``{"error": message}`` is an error, as a body, a line, or a non-2xx body.
+``{"text", "finish"}``; a stream is NDJSON, one ``{"text"}`` per line, then
+``{"finish"}`` and ``{"done": true}``; ``{"error": message}`` is an error, as a body, a
+line, or a non-2xx body.
 
-`Wire` plays scripted `Answer`s to a `ToyClient` through one of three transports: the in-memory
-`MockTransport`, or the aiohttp transport or the standard library's against a loopback server
-(`tests._loopback`).
-Failures are rendered as each transport meets them: a ``drop`` after the chunks is a
-`TransportError("network")` in memory and an aborted connection on the loopback; a ``stall``
-after them is a `TransportError("read_timeout")` in memory and silence past ``timeout`` on the
-loopback; ``silent`` is the same before the status line; ``hold`` keeps the body open without
-data until the client goes away (in memory, a body that waits forever).
+`Wire` plays scripted `Answer`s to a `ToyClient` through one of three transports: the
+in-memory `MockTransport`, or the aiohttp transport or the standard library's against a
+loopback server (`tests._loopback`). Failures are rendered as each transport meets them:
+a ``drop`` after the chunks is a `TransportError("network")` in memory and an aborted
+connection on the loopback; a ``stall`` after them is a `TransportError("read_timeout")`
+in memory and silence past ``timeout`` on the loopback; ``silent`` is the same before
+the status line; ``hold`` keeps the body open without data until the client goes away
+(in memory, a body that waits forever).
 """
 
 from __future__ import annotations
@@ -28,12 +30,23 @@ from aiohttp import web
 from minagent_http import AiohttpTransport
 
 from minagent import ChatResponse, ChatResponseUpdate, Content, Message, ProviderError
-from minagent.providers import HTTPChatClient, Request, StdlibTransport, TransportError, error_for_status
+from minagent.providers import (
+    HTTPChatClient,
+    Request,
+    StdlibTransport,
+    TransportError,
+    error_for_status,
+)
 from minagent.testing import MockResponse, MockTransport
 
 from .._loopback import NDJSON_HEADERS, LoopbackServer
 
-TEXT_LINES = (b'{"text": "Hel"}\n', b'{"text": "lo"}\n', b'{"finish": "stop"}\n', b'{"done": true}\n')
+TEXT_LINES = (
+    b'{"text": "Hel"}\n',
+    b'{"text": "lo"}\n',
+    b'{"finish": "stop"}\n',
+    b'{"done": true}\n',
+)
 
 
 class ToyProtocolError(ProviderError, ValueError):
@@ -52,9 +65,13 @@ def _update(line: Mapping[str, Any]) -> ChatResponseUpdate | None:
     if "error" in line:
         raise ToyStreamError(str(line["error"]))
     if "text" in line:
-        return ChatResponseUpdate([Content.from_text(line["text"])], "assistant", message_id="m1")
+        return ChatResponseUpdate(
+            [Content.from_text(line["text"])], "assistant", message_id="m1"
+        )
     if "finish" in line:
-        return ChatResponseUpdate([], "assistant", message_id="m1", finish_reason=line["finish"])
+        return ChatResponseUpdate(
+            [], "assistant", message_id="m1", finish_reason=line["finish"]
+        )
     return None
 
 
@@ -69,7 +86,9 @@ class ToyDecoder:
         *lines, self._buffer = self._buffer.split(b"\n")
         updates = self._lines(lines)
         if self.max_line_size is not None and len(self._buffer) > self.max_line_size:
-            error = ToyProtocolError(f"toy: a line is longer than max_line_size={self.max_line_size}")
+            error = ToyProtocolError(
+                f"toy: a line is longer than max_line_size={self.max_line_size}"
+            )
             error.updates = updates
             raise error
         return updates
@@ -111,14 +130,26 @@ class ToyCodec:
         self.error_bodies: list[bytes] = []
 
     def headers(self, *, stream: bool) -> dict[str, str]:
-        return {"Content-Type": "application/json", "Accept": "application/x-ndjson" if stream else "application/json"}
+        return {
+            "Content-Type": "application/json",
+            "Accept": "application/x-ndjson" if stream else "application/json",
+        }
 
     def encode(
-        self, messages: list[Message], options: Mapping[str, Any], *, model: str, stream: bool
+        self,
+        messages: list[Message],
+        options: Mapping[str, Any],
+        *,
+        model: str,
+        stream: bool,
     ) -> tuple[bytes, Any]:
         if options.get("bad"):
             raise ValueError("the option 'bad' cannot be sent")
-        body = {"model": options.get("model", model), "messages": [m.text for m in messages], "stream": stream}
+        body = {
+            "model": options.get("model", model),
+            "messages": [m.text for m in messages],
+            "stream": stream,
+        }
         return json.dumps(body).encode(), "context"
 
     def decode(self, body: bytes, context: Any) -> ChatResponse:
@@ -126,7 +157,9 @@ class ToyCodec:
         try:
             data = json.loads(body)
         except ValueError:
-            raise ToyProtocolError(f"toy: the body is not JSON: {body[:50]!r}") from None
+            raise ToyProtocolError(
+                f"toy: the body is not JSON: {body[:50]!r}"
+            ) from None
         if "error" in data:
             raise ToyStreamError(str(data["error"]))
         message = Message("assistant", [data["text"]], message_id="m1")
@@ -136,7 +169,9 @@ class ToyCodec:
         assert context == "context"
         return ToyDecoder(max_line_size)
 
-    def parse_error(self, status: int, body: bytes, headers: Mapping[str, str]) -> tuple[str, str | None]:
+    def parse_error(
+        self, status: int, body: bytes, headers: Mapping[str, str]
+    ) -> tuple[str, str | None]:
         self.error_bodies.append(body)
         try:
             message = str(json.loads(body)["error"])
@@ -145,12 +180,22 @@ class ToyCodec:
         return message, headers.get("x-request-id")
 
     def status_error(
-        self, status: int, message: str, request_id: str | None, headers: Mapping[str, str]
+        self,
+        status: int,
+        message: str,
+        request_id: str | None,
+        headers: Mapping[str, str],
     ) -> ProviderError:
-        return error_for_status(status, message, request_id, provider="toy", headers=headers)
+        return error_for_status(
+            status, message, request_id, provider="toy", headers=headers
+        )
 
     def unfinished(self, decoder: ToyDecoder, finished: bool) -> str | None:
-        return None if decoder.done or finished else "the stream ended before its done line"
+        return (
+            None
+            if decoder.done or finished
+            else "the stream ended before its done line"
+        )
 
 
 class ToyClient(HTTPChatClient):
@@ -160,8 +205,12 @@ class ToyClient(HTTPChatClient):
     user_agent = "toy/1.0"
     keeps_request_id = True
 
-    def __init__(self, model: str = "toy-1", *, transport: Any, base_url: str, **kwargs: Any) -> None:
-        super().__init__(model, codec=ToyCodec(), transport=transport, base_url=base_url, **kwargs)
+    def __init__(
+        self, model: str = "toy-1", *, transport: Any, base_url: str, **kwargs: Any
+    ) -> None:
+        super().__init__(
+            model, codec=ToyCodec(), transport=transport, base_url=base_url, **kwargs
+        )
 
     def _connection_headers(self) -> dict[str, str]:
         return {**super()._connection_headers(), "X-Toy": "1"}
@@ -183,13 +232,22 @@ class Answer:
 
 def text(stream: bool, **headers: str) -> Answer:
     if stream:
-        return Answer(chunks=TEXT_LINES, headers={"content-type": "application/x-ndjson", **headers})
+        return Answer(
+            chunks=TEXT_LINES,
+            headers={"content-type": "application/x-ndjson", **headers},
+        )
     body = json.dumps({"text": "Hello", "finish": "stop"}).encode()
-    return Answer(chunks=(body,), headers={"content-type": "application/json", **headers})
+    return Answer(
+        chunks=(body,), headers={"content-type": "application/json", **headers}
+    )
 
 
 def refusal(status: int, message: str, **headers: str) -> Answer:
-    return Answer(status, (json.dumps({"error": message}).encode(),), {"content-type": "application/json", **headers})
+    return Answer(
+        status,
+        (json.dumps({"error": message}).encode(),),
+        {"content-type": "application/json", **headers},
+    )
 
 
 class Wire:
@@ -225,7 +283,9 @@ class Wire:
             assert self.server is not None
             kwargs.setdefault("base_url", f"{self.server.root}/v1")
             transport = (
-                AiohttpTransport(trust_env=False) if self.kind == "aiohttp" else StdlibTransport(trust_env=False)
+                AiohttpTransport(trust_env=False)
+                if self.kind == "aiohttp"
+                else StdlibTransport(trust_env=False)
             )
         client = cls(transport=transport, **kwargs)
         self.clients.append(client)
@@ -243,17 +303,23 @@ class Wire:
         """The path and query of each request."""
         if self.server is not None:
             return list(zip(self.server.paths, self.server.queries, strict=True))
-        return [(urlsplit(r.url).path, parse_qsl(urlsplit(r.url).query)) for r in self.mock.requests]
+        return [
+            (urlsplit(r.url).path, parse_qsl(urlsplit(r.url).query))
+            for r in self.mock.requests
+        ]
 
     @property
     def headers(self) -> list[dict[str, str]]:
         if self.server is not None:
             return [{k.lower(): v for k, v in h.items()} for h in self.server.headers]
-        return [{k.lower(): v for k, v in r.headers.items()} for r in self.mock.requests]
+        return [
+            {k.lower(): v for k, v in r.headers.items()} for r in self.mock.requests
+        ]
 
     async def held(self, client: ToyClient) -> int:
-        """Responses the client still holds open (PV-30): in memory, neither released nor
-        closed; over aiohttp, connections its pool handed out and did not get back."""
+        """Responses the client still holds open (PV-30): in memory, neither released
+        nor closed; over aiohttp, connections its pool handed out and did not get
+        back."""
         if self.kind == "memory":
             return len(self.mock.open_responses())
         for _ in range(3):
@@ -261,7 +327,11 @@ class Wire:
         if isinstance(client.transport, StdlibTransport):
             return client.transport.in_use
         session = client.session
-        return len(session.connector._acquired) if session is not None and session.connector else 0
+        return (
+            len(session.connector._acquired)
+            if session is not None and session.connector
+            else 0
+        )
 
     def _next(self) -> Answer | TransportError:
         if not self.answers:
@@ -273,14 +343,28 @@ class Wire:
         if isinstance(answer, TransportError):
             raise answer
         if answer.then == "silent":
-            raise TransportError("read_timeout", "SocketTimeoutError: Timeout on reading data from socket")
+            raise TransportError(
+                "read_timeout",
+                "SocketTimeoutError: Timeout on reading data from socket",
+            )
         if answer.then == "hold":
-            return MockResponse(answer.status, _held(answer.chunks), headers=answer.headers)
+            return MockResponse(
+                answer.status, _held(answer.chunks), headers=answer.headers
+            )
         chunks: list[bytes | TransportError] = list(answer.chunks)
         if answer.then == "drop":
-            chunks.append(TransportError("network", "ClientPayloadError: Response payload is not completed"))
+            chunks.append(
+                TransportError(
+                    "network", "ClientPayloadError: Response payload is not completed"
+                )
+            )
         elif answer.then in ("stall", "hold"):
-            chunks.append(TransportError("read_timeout", "SocketTimeoutError: Timeout on reading data from socket"))
+            chunks.append(
+                TransportError(
+                    "read_timeout",
+                    "SocketTimeoutError: Timeout on reading data from socket",
+                )
+            )
         return MockResponse(answer.status, chunks, headers=answer.headers)
 
 
@@ -303,12 +387,16 @@ class _ToyServer(LoopbackServer):
         self.queries.append(list(request.query.items()))
         answer = self.wire._next()
         if isinstance(answer, TransportError):  # the loopback renders only answers
-            raise AssertionError(f"a {answer.kind} failure cannot be scripted on the loopback server")
+            raise AssertionError(
+                f"a {answer.kind} failure cannot be scripted on the loopback server"
+            )
         if answer.then == "silent":
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.closing.wait(), 10)
             return web.Response()
-        response = web.StreamResponse(status=answer.status, headers=answer.headers or NDJSON_HEADERS)
+        response = web.StreamResponse(
+            status=answer.status, headers=answer.headers or NDJSON_HEADERS
+        )
         await response.prepare(request)
         for chunk in answer.chunks:
             await response.write(chunk)

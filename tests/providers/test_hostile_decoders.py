@@ -1,9 +1,11 @@
-"""Hostile wire data into the Anthropic, Ollama and Responses decoders (PV-49, PV-10, PV-14).
+"""Hostile wire data into the Anthropic, Ollama and Responses decoders (PV-49, PV-10,
+PV-14).
 
-Valid bodies and streams are mutated (hypothesis): values replaced by other JSON, by 5000-digit
-integers, 100,000-deep nesting, ``NaN``, ``1e20``, escaped lone surrogates; the bytes cut
-anywhere. Only the codec's typed errors may come out; ``parse_error`` never raises. Over the
-loopback servers, a 429 whose body is hostile keeps its status and is retried, in both modes."""
+Valid bodies and streams are mutated (hypothesis): values replaced by other JSON, by
+5000-digit integers, 100,000-deep nesting, ``NaN``, ``1e20``, escaped lone surrogates;
+the bytes cut anywhere. Only the codec's typed errors may come out; ``parse_error``
+never raises. Over the loopback servers, a 429 whose body is hostile keeps its status
+and is retried, in both modes."""
 
 from __future__ import annotations
 
@@ -35,11 +37,22 @@ HOSTILE = {
     "__SURROGATE__": '"\\udc80"',
 }
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
     max_leaves=6,
 )
-replacement = st.sampled_from(sorted(HOSTILE)) | json_values | st.sampled_from([5, "", {}, [], None, True, -1, 1.5])
+replacement = (
+    st.sampled_from(sorted(HOSTILE))
+    | json_values
+    | st.sampled_from([5, "", {}, [], None, True, -1, 1.5])
+)
 
 META = {"model": "llama3.2", "created_at": CREATED_AT}
 USAGE = {
@@ -52,12 +65,19 @@ USAGE = {
 ANTHROPIC_BODY = whole_message(
     "msg_1",
     "claude",
-    [{"type": "text", "text": "Hi"}, {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}}],
+    [
+        {"type": "text", "text": "Hi"},
+        {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}},
+    ],
     "tool_use",
     None,
 )
-OLLAMA_BODY = ollama_whole(META, "Hi", [{"function": {"name": "f", "arguments": {"a": 1}}}])
-RESPONSES_BODY = response_body("resp_1", "gpt-5", text="Hi", calls=[("call_1", "f", '{"a": 1}')], usage=USAGE)
+OLLAMA_BODY = ollama_whole(
+    META, "Hi", [{"function": {"name": "f", "arguments": {"a": 1}}}]
+)
+RESPONSES_BODY = response_body(
+    "resp_1", "gpt-5", text="Hi", calls=[("call_1", "f", '{"a": 1}')], usage=USAGE
+)
 
 
 CODECS: dict[str, tuple[Any, Any, dict[str, Any], list[Any], str]] = {
@@ -66,17 +86,29 @@ CODECS: dict[str, tuple[Any, Any, dict[str, Any], list[Any], str]] = {
         MessagesCodec(),
         {},
         ANTHROPIC_BODY,
-        [json.loads(x[6:]) for x in stream_of(ANTHROPIC_BODY).decode().splitlines() if x.startswith("data: ")],
+        [
+            json.loads(x[6:])
+            for x in stream_of(ANTHROPIC_BODY).decode().splitlines()
+            if x.startswith("data: ")
+        ],
         "sse",
     ),
     "ollama": (
         OllamaCodec(),
         "seed",
         OLLAMA_BODY,
-        stream_chunks(META, "Hi there", [{"function": {"name": "f", "arguments": {"a": 1}}}]),
+        stream_chunks(
+            META, "Hi there", [{"function": {"name": "f", "arguments": {"a": 1}}}]
+        ),
         "ndjson",
     ),
-    "responses": (ResponsesCodec(), None, RESPONSES_BODY, events(RESPONSES_BODY), "sse"),
+    "responses": (
+        ResponsesCodec(),
+        None,
+        RESPONSES_BODY,
+        events(RESPONSES_BODY),
+        "sse",
+    ),
 }
 
 
@@ -120,7 +152,9 @@ def mutated(draw: st.DrawFn, base: Any) -> str:
 def _frame(framing: str, items: list[str], kinds: list[str]) -> bytes:
     if framing == "ndjson":
         return "".join(f"{text}\n" for text in items).encode("utf-8", "surrogatepass")
-    return "".join(f"event: {k}\ndata: {t}\n\n" for k, t in zip(kinds, items, strict=True)).encode()
+    return "".join(
+        f"event: {k}\ndata: {t}\n\n" for k, t in zip(kinds, items, strict=True)
+    ).encode()
 
 
 @st.composite
@@ -138,8 +172,11 @@ def hostile_stream(draw: st.DrawFn, name: str) -> tuple[bytes, list[int]]:
 @pytest.mark.parametrize("name", sorted(CODECS))
 @settings(max_examples=150)
 @given(data=st.data())
-def test_a_hostile_body_gives_a_response_or_the_codecs_error(name: str, data: st.DataObject) -> None:
-    """PV-49, PV-10: whatever the body, decode returns a response or raises a ProviderError."""
+def test_a_hostile_body_gives_a_response_or_the_codecs_error(
+    name: str, data: st.DataObject
+) -> None:
+    """PV-49, PV-10: whatever the body, decode returns a response or raises a
+    ProviderError."""
     codec, context, body, _items, _framing = CODECS[name]
     text = data.draw(mutated(body))
     try:
@@ -147,15 +184,18 @@ def test_a_hostile_body_gives_a_response_or_the_codecs_error(name: str, data: st
     except ProviderError:
         return
     assert isinstance(response, ChatResponse)
-    json.dumps([m.to_dict() for m in response.messages]).encode("utf-8")  # what it returns can be sent again
+    # what it returns can be sent again
+    json.dumps([m.to_dict() for m in response.messages]).encode("utf-8")
 
 
 @pytest.mark.parametrize("name", sorted(CODECS))
 @settings(max_examples=150)
 @given(data=st.data())
-def test_a_hostile_stream_gives_updates_or_the_codecs_error(name: str, data: st.DataObject) -> None:
-    """PV-49, PV-14: a mutated stream cut anywhere gives updates, or a ProviderError carrying the
-    updates decoded by the same call before it."""
+def test_a_hostile_stream_gives_updates_or_the_codecs_error(
+    name: str, data: st.DataObject
+) -> None:
+    """PV-49, PV-14: a mutated stream cut anywhere gives updates, or a ProviderError
+    carrying the updates decoded by the same call before it."""
     codec, context, _body, _items, _framing = CODECS[name]
     raw, cuts = data.draw(hostile_stream(name))
     decoder = codec.stream_decoder(context, max_line_size=None)
@@ -182,14 +222,17 @@ ERROR_BODIES = [
 
 def _error_body(template: str) -> str:
     for placeholder, hostile in HOSTILE.items():
-        template = template.replace(f'"{placeholder}"', hostile).replace(placeholder, hostile)
+        template = template.replace(f'"{placeholder}"', hostile).replace(
+            placeholder, hostile
+        )
     return template
 
 
 @pytest.mark.parametrize("name", sorted(CODECS))
 @pytest.mark.parametrize("template", ERROR_BODIES)
 def test_parse_error_never_raises(name: str, template: str) -> None:
-    """PV-49, PV-11: a hostile error body gives a message (its start as plain text), never an exception."""
+    """PV-49, PV-11: a hostile error body gives a message (its start as plain text),
+    never an exception."""
     codec = CODECS[name][0]
     message, _request_id = codec.parse_error(429, _error_body(template).encode(), {})
     assert isinstance(message, str)
@@ -197,9 +240,16 @@ def test_parse_error_never_raises(name: str, template: str) -> None:
 
 
 def hostile_429(template: str) -> Any:
-    async def handler(server: Any, request: web.Request, _body: dict[str, Any]) -> web.StreamResponse:
+    async def handler(
+        server: Any, request: web.Request, _body: dict[str, Any]
+    ) -> web.StreamResponse:
         text = _error_body(template)
-        return web.Response(status=429, text=text, content_type="application/json", headers={"retry-after": "0"})
+        return web.Response(
+            status=429,
+            text=text,
+            content_type="application/json",
+            headers={"retry-after": "0"},
+        )
 
     return handler
 
@@ -221,9 +271,9 @@ SERVERS = {"anthropic": FakeAnthropic, "ollama": FakeOllama, "responses": FakeRe
 async def test_a_429_with_a_hostile_body_keeps_its_status_and_is_retried(
     name: str, stream: bool, template: str
 ) -> None:
-    """PV-49, PV-25: a 429 whose body is a 5000-digit integer or 100,000-deep nesting is a
-    RateLimitError with status 429 and is retried: the retry's answer is the call's answer; with
-    no retry left it is the error the caller sees."""
+    """PV-49, PV-25: a 429 whose body is a 5000-digit integer or 100,000-deep nesting is
+    a RateLimitError with status 429 and is retried: the retry's answer is the call's
+    answer; with no retry left it is the error the caller sees."""
     async with SERVERS[name]() as server:
         server.add(hostile_429(template))
         server.script_text("after the retry")
@@ -245,20 +295,29 @@ async def test_a_429_with_a_hostile_body_keeps_its_status_and_is_retried(
 
 @pytest.mark.parametrize("created", [1e20, 10**30, -5])
 def test_a_responses_created_at_out_of_range_counts_as_absent(created: float) -> None:
-    """PV-49, OA-13: a Responses created_at that is no representable time (1e20) is absent, not an
-    OverflowError."""
+    """PV-49, OA-13: a Responses created_at that is no representable time (1e20) is
+    absent, not an OverflowError."""
     body = {**RESPONSES_BODY, "created_at": created}
     assert ResponsesCodec().decode(json.dumps(body).encode(), None).created_at is None
 
 
 @pytest.mark.parametrize("name", sorted(CODECS))
 def test_content_of_the_wrong_type_is_the_codecs_error(name: str) -> None:
-    """PV-49: ``content: 5`` (a number where text or blocks belong) gives a response or the
-    codec's ProviderError, never a TypeError."""
+    """PV-49: ``content: 5`` (a number where text or blocks belong) gives a response or
+    the codec's ProviderError, never a TypeError."""
     codec, context, body, _items, _framing = CODECS[name]
-    changed = {**body, "content": 5} if name != "ollama" else {**body, "message": {"role": "assistant", "content": 5}}
+    changed = (
+        {**body, "content": 5}
+        if name != "ollama"
+        else {**body, "message": {"role": "assistant", "content": 5}}
+    )
     if name == "responses":
-        changed = {**body, "output": [{"type": "message", "id": "m", "role": "assistant", "content": 5}]}
+        changed = {
+            **body,
+            "output": [
+                {"type": "message", "id": "m", "role": "assistant", "content": 5}
+            ],
+        }
     try:
         response = codec.decode(json.dumps(changed).encode(), context)
     except ProviderError:
@@ -268,11 +327,13 @@ def test_content_of_the_wrong_type_is_the_codecs_error(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(CODECS))
 @pytest.mark.parametrize("wrong", [5, True, {"a": 1}])
-def test_content_of_the_wrong_type_in_a_stream_is_the_codecs_error(name: str, wrong: Any) -> None:
+def test_content_of_the_wrong_type_in_a_stream_is_the_codecs_error(
+    name: str, wrong: Any
+) -> None:
     """PV-49, PV-14: a stream event whose ``content`` (anywhere in it: the Anthropic
-    ``message_start``'s ``message.content``, an Ollama chunk's ``message.content``, a Responses
-    item's ``content``) is a number, a bool or an object gives updates or the codec's ProviderError,
-    never a TypeError."""
+    ``message_start``'s ``message.content``, an Ollama chunk's ``message.content``, a
+    Responses item's ``content``) is a number, a bool or an object gives updates or the
+    codec's ProviderError, never a TypeError."""
     _codec, context, _body, items, framing = CODECS[name]
     kinds = [str(i.get("type", "message")) for i in items]
     changed = 0

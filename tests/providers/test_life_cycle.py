@@ -1,7 +1,8 @@
-"""The shared transport's life cycle and its parts (spec/providers.md, PV-31, PV-37, PV-39, PV-40).
+"""The shared transport's life cycle and its parts (spec/providers.md, PV-31, PV-37,
+PV-39, PV-40).
 
-`LoopBound` and the aiohttp transport's sessions across event loops, the one exception table,
-and the in-memory transport itself.
+`LoopBound` and the aiohttp transport's sessions across event loops, the one exception
+table, and the in-memory transport itself.
 """
 
 from __future__ import annotations
@@ -38,13 +39,15 @@ class FakePool:
 
 
 def test_a_pool_belongs_to_the_event_loop_it_was_opened_on() -> None:
-    """PV-37: opened lazily on the running loop, closed when that loop shuts down its async
-    generators (asyncio.run), reopened on the next loop; another loop that is still open is a
-    RuntimeError saying what to do; aclose() closes it (idempotent) and the next get() reopens."""
+    """PV-37: opened lazily on the running loop, closed when that loop shuts down its
+    async generators (asyncio.run), reopened on the next loop; another loop that is
+    still open is a RuntimeError saying what to do; aclose() closes it (idempotent) and
+    the next get() reopens."""
     bound: LoopBound[FakePool] = LoopBound(FakePool)
     assert bound.value is None
     first = asyncio.run(bound.get())
-    assert first.closed  # asyncio.run shut its async generators down: the keeper closed it
+    # asyncio.run shut its async generators down: the keeper closed it
+    assert first.closed
     second = asyncio.run(bound.get())
     assert second is not first
     other = asyncio.new_event_loop()
@@ -75,7 +78,8 @@ def test_a_pool_belongs_to_the_event_loop_it_was_opened_on() -> None:
     still = asyncio.new_event_loop()
     try:
         sixth = still.run_until_complete(bound.get())
-        asyncio.run(bound.aclose())  # from another loop: the pool is closed, its keeper left to its loop
+        # from another loop: the pool is closed, its keeper left to its loop
+        asyncio.run(bound.aclose())
         assert sixth.closed
         assert bound.value is None
     finally:
@@ -84,9 +88,9 @@ def test_a_pool_belongs_to_the_event_loop_it_was_opened_on() -> None:
 
 
 def test_sessions_across_event_loops() -> None:
-    """PV-37, PV-31: one client under two asyncio.run() calls opens a fresh aiohttp session on
-    the second, and nothing warns about an unclosed session; a session of another loop that is
-    still open is a RuntimeError until aclose() on that loop."""
+    """PV-37, PV-31: one client under two asyncio.run() calls opens a fresh aiohttp
+    session on the second, and nothing warns about an unclosed session; a session of
+    another loop that is still open is a RuntimeError until aclose() on that loop."""
     transport = AiohttpTransport(trust_env=False)
     client = ToyClient(transport=transport, base_url="http://127.0.0.1:1/v1")
 
@@ -128,9 +132,9 @@ def test_sessions_across_event_loops() -> None:
 
 
 async def test_the_aiohttp_transport_opens_lazily_and_closes() -> None:
-    """PV-31: no session before the first call; aclose() closes it (idempotent) and the next call
-    opens a new one; `async with client:` closes it; a session passed in is used and never closed;
-    a transport passed in is refused together with a session."""
+    """PV-31: no session before the first call; aclose() closes it (idempotent) and the
+    next call opens a new one; `async with client:` closes it; a session passed in is
+    used and never closed; a transport passed in is refused together with a session."""
     async with Wire("aiohttp") as wire:
         wire.add(text(False), text(True), text(False))
         client = wire.client()
@@ -149,14 +153,18 @@ async def test_the_aiohttp_transport_opens_lazily_and_closes() -> None:
         assert second is not first
         assert second.closed
         async with aiohttp.ClientSession() as session:
-            given = ToyClient(transport=AiohttpTransport(session=session), base_url=client.base_url)
+            given = ToyClient(
+                transport=AiohttpTransport(session=session), base_url=client.base_url
+            )
             async with given:
                 await given.get_response([Message("user", ["Hi"])])
                 assert given.session is session
             assert not session.closed
     mock = MockTransport.answering()
     assert transport_for(mock, session=None, trust_env=True) is mock
-    assert isinstance(transport_for(None, session=None, trust_env=False), AiohttpTransport)
+    assert isinstance(
+        transport_for(None, session=None, trust_env=False), AiohttpTransport
+    )
     with pytest.raises(ValueError, match="not both"):
         transport_for(mock, session=session, trust_env=True)
 
@@ -172,8 +180,9 @@ async def test_aclose_closes_the_transport() -> None:
 
 
 def test_the_exception_table() -> None:
-    """PV-39: one table maps every exception of aiohttp and of the OS to a TransportError kind;
-    the first match wins, so a subclass is listed before its base; anything else is "other"."""
+    """PV-39: one table maps every exception of aiohttp and of the OS to a
+    TransportError kind; the first match wins, so a subclass is listed before its base;
+    anything else is "other"."""
     cases: list[tuple[BaseException, str]] = [
         (aiohttp.ConnectionTimeoutError("connect"), "connect_timeout"),
         (aiohttp.SocketTimeoutError("read"), "read_timeout"),
@@ -191,7 +200,9 @@ def test_the_exception_table() -> None:
         error = transport_error(exc)  # type: ignore[arg-type]
         assert error.kind == kind, (exc, error.kind)
         assert error.detail.startswith(type(exc).__name__)
-    assert transport_error(aiohttp.ClientResponseError(None, (), message="bad")).detail == (  # type: ignore[arg-type]
+    assert transport_error(
+        aiohttp.ClientResponseError(None, (), message="bad")
+    ).detail == (  # type: ignore[arg-type]
         "ClientResponseError: bad"
     )
     kinds = [kind for _, kind in EXCEPTIONS]
@@ -199,14 +210,17 @@ def test_the_exception_table() -> None:
     for i, (earlier, _) in enumerate(EXCEPTIONS):
         for later, _ in EXCEPTIONS[i + 1 :]:
             for cls in later if isinstance(later, tuple) else (later,):
-                shadowed = cls in (earlier if isinstance(earlier, tuple) else (earlier,))
+                shadowed = cls in (
+                    earlier if isinstance(earlier, tuple) else (earlier,)
+                )
                 assert not shadowed
 
 
 async def test_the_mock_transport() -> None:
-    """PV-40: MockTransport answers from a handler (plain or async) or in order; a TransportError
-    the handler raises fails the send, one among the chunks fails the read where it stands; an
-    async body may wait; every request and response is recorded with how it ended."""
+    """PV-40: MockTransport answers from a handler (plain or async) or in order; a
+    TransportError the handler raises fails the send, one among the chunks fails the
+    read where it stands; an async body may wait; every request and response is recorded
+    with how it ended."""
 
     async def handler(request: Request) -> MockResponse:
         return MockResponse(201, [b"a", b"", b"b"], headers={"X-One": "1"})
@@ -225,7 +239,9 @@ async def test_the_mock_transport() -> None:
         yield b"y"
 
     broken = MockResponse(200, [b"a", TransportError("network", "Cut: gone")])
-    queued = MockTransport.answering(TransportError("connect", "Refused: no"), broken, MockResponse(body=slowly()))
+    queued = MockTransport.answering(
+        TransportError("connect", "Refused: no"), broken, MockResponse(body=slowly())
+    )
     with pytest.raises(TransportError, match="no"):
         await queued.send(Request("POST", "http://h"))
     first = await queued.send(Request("POST", "http://h"))

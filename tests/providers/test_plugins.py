@@ -1,7 +1,9 @@
-"""Every chat plugin is a connection plus a codec over the one client (spec/providers.md PV-38, PV-1).
+"""Every chat plugin is a connection plus a codec over the one client (spec/providers.md
+PV-38, PV-1).
 
-Each plugin's client runs here over the in-memory transport: what it sends (URL, headers, body)
-is its connection's and its codec's, and what comes back is decoded by its codec, in both modes.
+Each plugin's client runs here over the in-memory transport: what it sends (URL,
+headers, body) is its connection's and its codec's, and what comes back is decoded by
+its codec, in both modes.
 """
 
 from __future__ import annotations
@@ -33,18 +35,33 @@ CHAT = (
     b'data: {"id": "c1", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n'
     b"data: [DONE]\n\n"
 )
-CHAT_BODY = {"id": "c1", "model": "m", "choices": [{"index": 0, "message": {"content": "Hi"}, "finish_reason": "stop"}]}
+CHAT_BODY = {
+    "id": "c1",
+    "model": "m",
+    "choices": [{"index": 0, "message": {"content": "Hi"}, "finish_reason": "stop"}],
+}
 RESPONSE = {
     "id": "resp_1",
     "model": "m",
     "status": "completed",
-    "output": [{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi"}]}],
+    "output": [
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Hi"}],
+        }
+    ],
 }
 RESPONSES = (
     f"event: response.output_text.delta\ndata: {json.dumps({'type': 'response.output_text.delta', 'delta': 'Hi'})}\n\n"
     f"event: response.completed\ndata: {json.dumps({'type': 'response.completed', 'response': RESPONSE})}\n\n"
 ).encode()
-MESSAGE = {"type": "message", "id": "msg_1", "model": "m", "content": [{"type": "text", "text": "Hi"}]}
+MESSAGE = {
+    "type": "message",
+    "id": "msg_1",
+    "model": "m",
+    "content": [{"type": "text", "text": "Hi"}],
+}
 MESSAGES = (
     b'event: message_start\ndata: {"type": "message_start", '
     b'"message": {"id": "msg_1", "model": "m", "content": []}}\n\n'
@@ -54,10 +71,18 @@ MESSAGES = (
     b'"delta": {"type": "text_delta", "text": "Hi"}}\n\n'
     b'event: message_stop\ndata: {"type": "message_stop"}\n\n'
 )
-OLLAMA = {"model": "m", "message": {"role": "assistant", "content": "Hi"}, "done": True, "done_reason": "stop"}
+OLLAMA = {
+    "model": "m",
+    "message": {"role": "assistant", "content": "Hi"},
+    "done": True,
+    "done_reason": "stop",
+}
 
-# client, constructor arguments, URL sent, the credentials' header, a whole answer, a stream
-CASES: list[tuple[type[HTTPChatClient], dict[str, Any], str, tuple[str, str], Any, MockResponse]] = [
+# client, constructor arguments, URL sent, the credentials' header, a whole answer, a
+# stream
+CASES: list[
+    tuple[type[HTTPChatClient], dict[str, Any], str, tuple[str, str], Any, MockResponse]
+] = [
     (
         OpenAIChatClient,
         {"model": "m", "base_url": "https://h/v1"},
@@ -104,12 +129,18 @@ CASES: list[tuple[type[HTTPChatClient], dict[str, Any], str, tuple[str, str], An
         "http://h:11434/api/chat",
         ("authorization", "Bearer sk-plugin-key"),
         OLLAMA,
-        MockResponse(200, json.dumps(OLLAMA).encode() + b"\n", headers={"content-type": "application/x-ndjson"}),
+        MockResponse(
+            200,
+            json.dumps(OLLAMA).encode() + b"\n",
+            headers={"content-type": "application/x-ndjson"},
+        ),
     ),
 ]
 
 
-@pytest.mark.parametrize(("cls", "kwargs", "url", "credentials", "whole", "stream"), CASES, ids=lambda c: "")
+@pytest.mark.parametrize(
+    ("cls", "kwargs", "url", "credentials", "whole", "stream"), CASES, ids=lambda c: ""
+)
 async def test_every_plugin_over_the_in_memory_transport(
     cls: type[HTTPChatClient],
     kwargs: dict[str, Any],
@@ -119,9 +150,9 @@ async def test_every_plugin_over_the_in_memory_transport(
     stream: MockResponse,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """PV-38: each plugin's client is its connection (URL, credentials) and its codec over
-    HTTPChatClient, and sends through any Transport given as ``transport=`` (never with
-    ``session=``); both modes decode through the plugin's codec."""
+    """PV-38: each plugin's client is its connection (URL, credentials) and its codec
+    over HTTPChatClient, and sends through any Transport given as ``transport=`` (never
+    with ``session=``); both modes decode through the plugin's codec."""
     monkeypatch.delenv("OPENAI_API_VERSION", raising=False)
     transport = MockTransport.answering(MockResponse.json(whole), stream)
     client = cls(**kwargs, api_key="sk-plugin-key", transport=transport)
@@ -137,23 +168,36 @@ async def test_every_plugin_over_the_in_memory_transport(
         headers = {k.lower(): v for k, v in request.headers.items()}
         assert headers[credentials[0]] == credentials[1]
         assert json.loads(request.body)
-    assert [(r.released, r.closed) for r in transport.responses] == [(True, False), (True, False)]
+    assert [(r.released, r.closed) for r in transport.responses] == [
+        (True, False),
+        (True, False),
+    ]
     assert transport.aclosed == 1
     with pytest.raises(ValueError, match="not both"):
         cls(**kwargs, api_key="k", transport=transport, session=object())  # type: ignore[arg-type]
 
 
 def test_no_provider_module_imports_aiohttp() -> None:
-    """PV-1, PV-39, PV-41: no module of a chat provider plugin imports aiohttp, even lazily (only
-    for type checkers, under ``TYPE_CHECKING``, the type of ``session=``): minagent_http is the only
-    one that does; the MCP client sends through it too."""
-    modules = [*PLUGINS.glob("openai/minagent_openai/*.py"), *PLUGINS.glob("anthropic/minagent_anthropic/*.py")]
-    modules += [*PLUGINS.glob("ollama/minagent_ollama/*.py"), PLUGINS / "mcp-http/minagent_mcp_http/_client.py"]
+    """PV-1, PV-39, PV-41: no module of a chat provider plugin imports aiohttp, even
+    lazily (only for type checkers, under ``TYPE_CHECKING``, the type of ``session=``):
+    minagent_http is the only one that does; the MCP client sends through it too."""
+    modules = [
+        *PLUGINS.glob("openai/minagent_openai/*.py"),
+        *PLUGINS.glob("anthropic/minagent_anthropic/*.py"),
+    ]
+    modules += [
+        *PLUGINS.glob("ollama/minagent_ollama/*.py"),
+        PLUGINS / "mcp-http/minagent_mcp_http/_client.py",
+    ]
     assert len(modules) > 20
     for path in modules:
         imported: set[str] = set()
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        for block in [n for n in ast.walk(tree) if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"]:
+        for block in [
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"
+        ]:
             block.body = []  # never runs
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):

@@ -1,5 +1,5 @@
-"""Redact first, then cut: a key cut by the 500-character bound of a plain-text error body never
-leaks, with any of the four HTTP clients, in either mode (PV-24, PV-48)."""
+"""Redact first, then cut: a key cut by the 500-character bound of a plain-text error
+body never leaks, with any of the four HTTP clients, in either mode (PV-24, PV-48)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,20 @@ from ..openai._fake_server import FakeOpenAI
 from ..openai_responses._fake_server import FakeResponses
 
 KEY = "sk-proj-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t"  # 47 characters
-SERVERS = {"openai": FakeOpenAI, "responses": FakeResponses, "anthropic": FakeAnthropic, "ollama": FakeOllama}
+SERVERS = {
+    "openai": FakeOpenAI,
+    "responses": FakeResponses,
+    "anthropic": FakeAnthropic,
+    "ollama": FakeOllama,
+}
 
 
 def plain_error(before: int) -> Any:
     """HTTP 400 with a plain-text body whose key starts after ``before`` characters."""
 
-    async def handler(server: Any, request: web.Request, _body: dict[str, Any]) -> web.StreamResponse:
+    async def handler(
+        server: Any, request: web.Request, _body: dict[str, Any]
+    ) -> web.StreamResponse:
         text = "x" * (before - 1) + " " + KEY + " and more text after the key"
         return web.Response(status=400, text=text, content_type="text/plain")
 
@@ -30,7 +37,12 @@ def plain_error(before: int) -> Any:
 
 
 def texts_of(error: BaseException) -> list[str]:
-    return [str(error), repr(error), *map(str, error.args), *(str(v) for v in vars(error).values())]
+    return [
+        str(error),
+        repr(error),
+        *map(str, error.args),
+        *(str(v) for v in vars(error).values()),
+    ]
 
 
 def leaked(texts: list[str]) -> list[str]:
@@ -50,9 +62,12 @@ async def ask(client: Any, stream: bool) -> None:
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("provider", sorted(SERVERS))
 @pytest.mark.parametrize("before", [456, 470, 492, 499])
-async def test_a_key_cut_by_the_bound_of_an_error_body_never_leaks(provider: str, stream: bool, before: int) -> None:
-    """PV-48, PV-24: the error body is redacted before the codec cuts it to 500 characters, so the
-    part of the key before the cut is not in the error either; the text around it is."""
+async def test_a_key_cut_by_the_bound_of_an_error_body_never_leaks(
+    provider: str, stream: bool, before: int
+) -> None:
+    """PV-48, PV-24: the error body is redacted before the codec cuts it to 500
+    characters, so the part of the key before the cut is not in the error either; the
+    text around it is."""
     async with SERVERS[provider]() as server:
         server.add(plain_error(before))
         async with server.make_client(api_key=KEY, max_retries=0) as client:

@@ -1,9 +1,10 @@
-"""The standard library's HTTP/1.1 transport on the wire (spec/providers.md PV-41 .. PV-44).
+"""The standard library's HTTP/1.1 transport on the wire (spec/providers.md PV-41 ..
+PV-44).
 
-What the shared rules ask of every transport is tested once for both network transports in
-``test_transport`` (the toy provider against one loopback server). Here: what is the standard
-library transport's own — keep-alive, body framing, inflating, proxies, TLS through a tunnel,
-and which transport a plugin gets by default.
+What the shared rules ask of every transport is tested once for both network transports
+in ``test_transport`` (the toy provider against one loopback server). Here: what is the
+standard library transport's own — keep-alive, body framing, inflating, proxies, TLS
+through a tunnel, and which transport a plugin gets by default.
 """
 
 from __future__ import annotations
@@ -23,16 +24,28 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minagent.providers import Request, StdlibTransport, Timeouts, TransportError, transport_for
+from minagent.providers import (
+    Request,
+    StdlibTransport,
+    Timeouts,
+    TransportError,
+    transport_for,
+)
 from minagent.providers.stdlib import transport_error
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
 class Server:
-    """A raw loopback HTTP server: counts connections, records request heads and bodies."""
+    """A raw loopback HTTP server: counts connections, records request heads and
+    bodies."""
 
-    def __init__(self, answers: list[bytes | list[bytes | float]], *, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(
+        self,
+        answers: list[bytes | list[bytes | float]],
+        *,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.answers = answers
         self.tasks: set[asyncio.Task[None]] = set()
         self.tls = tls
@@ -43,7 +56,9 @@ class Server:
         self._server: asyncio.Server | None = None
 
     async def __aenter__(self) -> Server:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, ssl=self.tls)
+        self._server = await asyncio.start_server(
+            self._handle, "127.0.0.1", 0, ssl=self.tls
+        )
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -57,7 +72,9 @@ class Server:
             await asyncio.gather(*pending, return_exceptions=True)
         await self._server.wait_closed()
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _handle(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         self.connections += 1
         task = asyncio.current_task()
         assert task is not None
@@ -96,32 +113,49 @@ def _answer(body: bytes, *headers: str) -> bytes:
 
 def _chunked(*chunks: bytes) -> list[bytes | float]:
     head = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-    return [head, *(b"%x;ext=1\r\n%s\r\n" % (len(c), c) for c in chunks), b"0\r\nX-Trailer: t\r\n\r\n"]
+    return [
+        head,
+        *(b"%x;ext=1\r\n%s\r\n" % (len(c), c) for c in chunks),
+        b"0\r\nX-Trailer: t\r\n\r\n",
+    ]
 
 
-async def _body(transport: StdlibTransport, url: str, **kw: object) -> tuple[int, dict[str, str], list[bytes]]:
-    response = await transport.send(Request("POST", url, {"Content-Type": "application/json"}, b"{}", **kw))  # type: ignore[arg-type]
+async def _body(
+    transport: StdlibTransport, url: str, **kw: object
+) -> tuple[int, dict[str, str], list[bytes]]:
+    response = await transport.send(
+        Request("POST", url, {"Content-Type": "application/json"}, b"{}", **kw)
+    )  # type: ignore[arg-type]
     parts = []
     try:
         while chunk := await response.read_chunk():
             parts.append(chunk)
     except BaseException:
-        response.close()  # as HTTPChatClient does on every exit that is not clean (PV-30)
+        # as HTTPChatClient does on every exit that is not clean (PV-30)
+        response.close()
         raise
     response.release()
     return response.status, dict(response.headers), parts
 
 
 async def test_keep_alive_reuses_one_connection_and_frames_bodies() -> None:
-    """PV-42: answers framed by Content-Length and chunked (extensions and trailers consumed) are
-    read to their end and their connection serves the next request; the request carries Host,
-    Content-Length and the body; a body read to its end leaves no connection in use."""
-    answers: list[bytes | list[bytes | float]] = [_answer(b'{"a": 1}'), _chunked(b"data: one\n\n", b"data: two\n\n")]
+    """PV-42: answers framed by Content-Length and chunked (extensions and trailers
+    consumed) are read to their end and their connection serves the next request; the
+    request carries Host, Content-Length and the body; a body read to its end leaves no
+    connection in use."""
+    answers: list[bytes | list[bytes | float]] = [
+        _answer(b'{"a": 1}'),
+        _chunked(b"data: one\n\n", b"data: two\n\n"),
+    ]
     answers.append(_answer(b"last"))
     async with Server(answers) as server:
         transport = StdlibTransport(trust_env=False)
         url = f"http://127.0.0.1:{server.port}/v1/chat?x=1"
-        assert await _body(transport, url) == (200, {"content-length": "8"}, [b'{"a": 1}'])
+        assert await _body(transport, url) == (
+            200,
+            {"content-length": "8"},
+            [b'{"a": 1}'],
+        )
         status, headers, parts = await _body(transport, url)
         assert (status, headers["transfer-encoding"]) == (200, "chunked")
         assert b"".join(parts) == b"data: one\n\ndata: two\n\n"
@@ -138,13 +172,19 @@ async def test_keep_alive_reuses_one_connection_and_frames_bodies() -> None:
 
 
 async def test_connection_close_and_unread_bodies_are_not_reused() -> None:
-    """PV-42: an answer with ``Connection: close``, one framed by the end of the connection and
-    one released before its end each close their connection; the next request opens another."""
+    """PV-42: an answer with ``Connection: close``, one framed by the end of the
+    connection and one released before its end each close their connection; the next
+    request opens another."""
     answers: list[bytes | list[bytes | float]] = [_answer(b"a", "Connection: close")]
-    async with Server(answers) as one, Server([b"HTTP/1.1 200 OK\r\n\r\nuntil the end"]) as two:
+    async with (
+        Server(answers) as one,
+        Server([b"HTTP/1.1 200 OK\r\n\r\nuntil the end"]) as two,
+    ):
         transport = StdlibTransport(trust_env=False)
         assert (await _body(transport, f"http://127.0.0.1:{one.port}/"))[2] == [b"a"]
-        assert (await _body(transport, f"http://127.0.0.1:{two.port}/"))[2] == [b"until the end"]
+        assert (await _body(transport, f"http://127.0.0.1:{two.port}/"))[2] == [
+            b"until the end"
+        ]
         assert transport.in_use == 0
         pool = transport._pools.value
         assert pool is not None
@@ -154,32 +194,48 @@ async def test_connection_close_and_unread_bodies_are_not_reused() -> None:
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
 async def test_compressed_bodies_are_inflated(encoding: str) -> None:
-    """PV-42: a gzip or deflate body is inflated as it arrives; the request asks for them."""
+    """PV-42: a gzip or deflate body is inflated as it arrives; the request asks for
+    them."""
     data = b'{"text": "' + b"x" * 5000 + b'"}'
     packed = gzip.compress(data) if encoding == "gzip" else zlib.compress(data)
     async with Server([_answer(packed, f"Content-Encoding: {encoding}")]) as server:
         transport = StdlibTransport(trust_env=False)
-        assert b"".join((await _body(transport, f"http://127.0.0.1:{server.port}/"))[2]) == data
+        assert (
+            b"".join((await _body(transport, f"http://127.0.0.1:{server.port}/"))[2])
+            == data
+        )
         await transport.aclose()
     assert "Accept-Encoding: gzip, deflate" in server.heads[0]
 
 
 async def test_timeouts_say_which_bound() -> None:
-    """PV-42: silence before the head is a read_timeout; a body that keeps arriving past the
-    whole exchange's bound is a total_timeout; nothing listening is ``connect``."""
-    slow: list[bytes | list[bytes | float]] = [[b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n", *([b"x"] * 50)]]
+    """PV-42: silence before the head is a read_timeout; a body that keeps arriving past
+    the whole exchange's bound is a total_timeout; nothing listening is ``connect``."""
+    slow: list[bytes | list[bytes | float]] = [
+        [b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n", *([b"x"] * 50)]
+    ]
     async with Server([[5.0]]) as silent, Server(slow) as trickle:
         transport = StdlibTransport(trust_env=False)
         with pytest.raises(TransportError) as info:
-            await _body(transport, f"http://127.0.0.1:{silent.port}/", timeouts=Timeouts(read=0.1))
+            await _body(
+                transport,
+                f"http://127.0.0.1:{silent.port}/",
+                timeouts=Timeouts(read=0.1),
+            )
         assert info.value.kind == "read_timeout"
         with pytest.raises(TransportError) as info:
-            await _body(transport, f"http://127.0.0.1:{trickle.port}/", timeouts=Timeouts(read=1, total=0.3))
+            await _body(
+                transport,
+                f"http://127.0.0.1:{trickle.port}/",
+                timeouts=Timeouts(read=1, total=0.3),
+            )
         assert info.value.kind == "total_timeout"
         assert transport.in_use == 0
         await transport.aclose()
     with pytest.raises(TransportError) as info:
-        await _body(StdlibTransport(trust_env=False), f"http://127.0.0.1:{silent.port}/")
+        await _body(
+            StdlibTransport(trust_env=False), f"http://127.0.0.1:{silent.port}/"
+        )
     assert info.value.kind == "connect"
     assert info.value.detail.startswith("ConnectionRefusedError")
 
@@ -187,12 +243,18 @@ async def test_timeouts_say_which_bound() -> None:
 @given(cuts=st.lists(st.integers(min_value=1, max_value=40), max_size=8))
 @settings(max_examples=25)
 def test_a_chunked_body_cut_anywhere_reads_the_same(cuts: list[int]) -> None:
-    """PV-42: however the bytes of a chunked answer are split across TCP writes, the body read
-    is the same bytes."""
+    """PV-42: however the bytes of a chunked answer are split across TCP writes, the
+    body read is the same bytes."""
     whole = b"".join(_chunked(b"data: one\n\n", b"", b"data: two\n\n")[1:])
     whole = whole.replace(b"0\r\n\r\n", b"")  # the empty chunk would end the body early
     head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-    stream = head + b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in (b"data: one\n\n", b"data: two\n\n")) + b"0\r\n\r\n"
+    stream = (
+        head
+        + b"".join(
+            b"%x\r\n%s\r\n" % (len(c), c) for c in (b"data: one\n\n", b"data: two\n\n")
+        )
+        + b"0\r\n\r\n"
+    )
     parts: list[bytes | float] = []
     at = 0
     for cut in cuts:
@@ -203,7 +265,9 @@ def test_a_chunked_body_cut_anywhere_reads_the_same(cuts: list[int]) -> None:
     async def go() -> bytes:
         async with Server([[p for p in parts if p]]) as server:
             transport = StdlibTransport(trust_env=False)
-            body = b"".join((await _body(transport, f"http://127.0.0.1:{server.port}/"))[2])
+            body = b"".join(
+                (await _body(transport, f"http://127.0.0.1:{server.port}/"))[2]
+            )
             await transport.aclose()
             return body
 
@@ -213,7 +277,8 @@ def test_a_chunked_body_cut_anywhere_reads_the_same(cuts: list[int]) -> None:
 
 @contextlib.asynccontextmanager
 async def proxy(record: list[str]) -> AsyncIterator[int]:
-    """A forwarding proxy on the loopback: absolute-form requests and CONNECT tunnels."""
+    """A forwarding proxy on the loopback: absolute-form requests and CONNECT
+    tunnels."""
 
     async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(ConnectionError):
@@ -222,7 +287,9 @@ async def proxy(record: list[str]) -> AsyncIterator[int]:
                 await writer.drain()
         writer.close()
 
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def handle(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
         head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
         record.append(head)
         method, target, _ = head.split(" ", 2)
@@ -251,7 +318,10 @@ async def test_proxies_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
     """PV-44: with trust_env, HTTP_PROXY carries plain HTTP in absolute form with its
     credentials as Proxy-Authorization; NO_PROXY and trust_env=False go direct."""
     seen: list[str] = []
-    async with proxy(seen) as port, Server([_answer(b"via proxy"), _answer(b"direct")]) as server:
+    async with (
+        proxy(seen) as port,
+        Server([_answer(b"via proxy"), _answer(b"direct")]) as server,
+    ):
         monkeypatch.setenv("HTTP_PROXY", f"http://user:pa%40ss@127.0.0.1:{port}")
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
@@ -265,7 +335,10 @@ async def test_proxies_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
         await direct.aclose()
     assert len(seen) == 1
     assert seen[0].startswith(f"POST http://127.0.0.1:{server.port}/v1/x HTTP/1.1")
-    assert f"Proxy-Authorization: Basic {base64.b64encode(b'user:pa@ss').decode()}" in seen[0]
+    assert (
+        f"Proxy-Authorization: Basic {base64.b64encode(b'user:pa@ss').decode()}"
+        in seen[0]
+    )
     assert StdlibTransport(trust_env=False)._proxy_for("http", "example.com") is None
 
 
@@ -273,8 +346,26 @@ def _certificate(folder: Path) -> tuple[Path, Path]:
     if shutil.which("openssl") is None:
         pytest.fail("openssl is needed to make a test certificate")
     key, cert = folder / "key.pem", folder / "cert.pem"
-    request = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert)]
-    subject = ["-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"]
+    request = [
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        str(key),
+        "-out",
+        str(cert),
+    ]
+    subject = [
+        "-days",
+        "1",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        "subjectAltName=DNS:localhost,IP:127.0.0.1",
+    ]
     subprocess.run(
         [*request, *subject],
         check=True,
@@ -283,16 +374,22 @@ def _certificate(folder: Path) -> tuple[Path, Path]:
     return key, cert
 
 
-async def test_https_directly_and_through_a_connect_tunnel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """PV-44, PV-42: HTTPS is verified TLS (a certificate the context does not trust is a
-    ``connect`` failure); through HTTPS_PROXY the transport opens a CONNECT tunnel, then TLS
-    inside it, and keeps the tunnel for the next request."""
+async def test_https_directly_and_through_a_connect_tunnel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PV-44, PV-42: HTTPS is verified TLS (a certificate the context does not trust is
+    a ``connect`` failure); through HTTPS_PROXY the transport opens a CONNECT tunnel,
+    then TLS inside it, and keeps the tunnel for the next request."""
     key, cert = _certificate(tmp_path)
     server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_side.load_cert_chain(cert, key)
     trusting = ssl.create_default_context(cafile=str(cert))
     seen: list[str] = []
-    answers: list[bytes | list[bytes | float]] = [_answer(b"direct"), _answer(b"tunnel 1"), _answer(b"tunnel 2")]
+    answers: list[bytes | list[bytes | float]] = [
+        _answer(b"direct"),
+        _answer(b"tunnel 1"),
+        _answer(b"tunnel 2"),
+    ]
     async with Server(answers, tls=server_side) as server, proxy(seen) as port:
         url = f"https://localhost:{server.port}/v1"
         untrusting = StdlibTransport(trust_env=False)
@@ -310,13 +407,22 @@ async def test_https_directly_and_through_a_connect_tunnel(tmp_path: Path, monke
         assert (await _body(tunnelled, url))[2] == [b"tunnel 1"]
         assert (await _body(tunnelled, url))[2] == [b"tunnel 2"]
         await tunnelled.aclose()
-    assert [h.split("\r\n")[0] for h in seen] == [f"CONNECT localhost:{server.port} HTTP/1.1"]
+    assert [h.split("\r\n")[0] for h in seen] == [
+        f"CONNECT localhost:{server.port} HTTP/1.1"
+    ]
 
 
 def test_the_exception_function() -> None:
-    """PV-42: the OS's, ssl's and zlib's exceptions map to the kinds of TransportError, by phase."""
-    assert transport_error(ConnectionRefusedError(111, "refused"), connecting=True).kind == "connect"
-    assert transport_error(ssl.SSLCertVerificationError("bad"), connecting=True).kind == "connect"
+    """PV-42: the OS's, ssl's and zlib's exceptions map to the kinds of TransportError,
+    by phase."""
+    assert (
+        transport_error(ConnectionRefusedError(111, "refused"), connecting=True).kind
+        == "connect"
+    )
+    assert (
+        transport_error(ssl.SSLCertVerificationError("bad"), connecting=True).kind
+        == "connect"
+    )
     assert transport_error(ConnectionResetError(104, "reset")).kind == "network"
     assert transport_error(asyncio.IncompleteReadError(b"", 10)).kind == "network"
     assert transport_error(zlib.error("bad data")).kind == "protocol"
@@ -324,10 +430,12 @@ def test_the_exception_function() -> None:
     assert transport_error(RuntimeError("odd")).detail == "RuntimeError: odd"
 
 
-def test_a_plugin_gets_aiohttp_where_it_is_installed_and_the_stdlib_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PV-41: ``transport_for`` gives the aiohttp transport where aiohttp and minagent_http can be
-    imported; otherwise the standard library's (a session then is an error); a transport given
-    is used as it is."""
+def test_a_plugin_gets_aiohttp_where_it_is_installed_and_the_stdlib_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PV-41: ``transport_for`` gives the aiohttp transport where aiohttp and
+    minagent_http can be imported; otherwise the standard library's (a session then is
+    an error); a transport given is used as it is."""
     from minagent_http import AiohttpTransport
 
     import minagent.providers.transport as module
@@ -345,11 +453,22 @@ def test_a_plugin_gets_aiohttp_where_it_is_installed_and_the_stdlib_elsewhere(mo
 
 ANSWERS = [
     pytest.param(
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", "protocol", "unsupported Transfer-Encoding", id="te"
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+        "protocol",
+        "unsupported Transfer-Encoding",
+        id="te",
     ),
-    pytest.param(b"HTTP/1.1 200 OK\r\nContent-Length: 3, 4\r\n\r\nabc", "protocol", "invalid Content-Length", id="cl"),
     pytest.param(
-        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", "network", "7 bytes of the body still to come", id="short"
+        b"HTTP/1.1 200 OK\r\nContent-Length: 3, 4\r\n\r\nabc",
+        "protocol",
+        "invalid Content-Length",
+        id="cl",
+    ),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+        "network",
+        "7 bytes of the body still to come",
+        id="short",
     ),
     pytest.param(
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcdef",
@@ -363,25 +482,41 @@ ANSWERS = [
         "line is longer",
         id="size-line",
     ),
-    pytest.param(b"HTTP/1.1 200 OK\r\nContent-Le", "network", "inside the answer's header", id="cut-head"),
     pytest.param(
-        b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 129 + b"\r\n", "protocol", "more than 128 header", id="headers"
+        b"HTTP/1.1 200 OK\r\nContent-Le",
+        "network",
+        "inside the answer's header",
+        id="cut-head",
     ),
     pytest.param(
-        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnope", "protocol", "error", id="gzip"
+        b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 129 + b"\r\n",
+        "protocol",
+        "more than 128 header",
+        id="headers",
+    ),
+    pytest.param(
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnope",
+        "protocol",
+        "error",
+        id="gzip",
     ),
 ]
 
 
 @pytest.mark.parametrize(("answer", "kind", "words"), ANSWERS)
-async def test_answers_that_are_not_valid_http(answer: bytes, kind: str, words: str) -> None:
-    """PV-42: a bad Transfer-Encoding or Content-Length, a body or head cut short, a chunk longer
-    than its size, an overlong size line, too many headers and data that does not inflate are
-    each the TransportError kind of one function, saying what was wrong; nothing stays in use."""
+async def test_answers_that_are_not_valid_http(
+    answer: bytes, kind: str, words: str
+) -> None:
+    """PV-42: a bad Transfer-Encoding or Content-Length, a body or head cut short, a
+    chunk longer than its size, an overlong size line, too many headers and data that
+    does not inflate are each the TransportError kind of one function, saying what was
+    wrong; nothing stays in use."""
     async with Server([[answer, 0.05]]) as server:
         transport = StdlibTransport(trust_env=False)
         with pytest.raises(TransportError) as info:
-            await _body(transport, f"http://127.0.0.1:{server.port}/", timeouts=Timeouts(read=2))
+            await _body(
+                transport, f"http://127.0.0.1:{server.port}/", timeouts=Timeouts(read=2)
+            )
         assert transport.in_use == 0
         await transport.aclose()
     assert info.value.kind == kind, info.value
@@ -389,31 +524,47 @@ async def test_answers_that_are_not_valid_http(answer: bytes, kind: str, words: 
 
 
 async def test_no_body_statuses_and_interim_answers() -> None:
-    """PV-42: a 204 has no body (its connection serves again); a 100 Continue head before the
-    answer is skipped."""
+    """PV-42: a 204 has no body (its connection serves again); a 100 Continue head
+    before the answer is skipped."""
     answers: list[bytes | list[bytes | float]] = [b"HTTP/1.1 204 No Content\r\n\r\n"]
     answers.append(b"HTTP/1.1 100 Continue\r\n\r\n" + _answer(b"after"))
     async with Server(answers) as server:
         transport = StdlibTransport(trust_env=False)
-        assert await _body(transport, f"http://127.0.0.1:{server.port}/") == (204, {}, [])
-        assert (await _body(transport, f"http://127.0.0.1:{server.port}/"))[2] == [b"after"]
+        assert await _body(transport, f"http://127.0.0.1:{server.port}/") == (
+            204,
+            {},
+            [],
+        )
+        assert (await _body(transport, f"http://127.0.0.1:{server.port}/"))[2] == [
+            b"after"
+        ]
         await transport.aclose()
     assert server.connections == 1
 
 
-async def test_proxy_failures_are_connect_errors_without_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PV-44: an https:// proxy, and a proxy that refuses the CONNECT, are ``connect`` failures
-    naming the proxy without its password; a header with a line break is never sent."""
-    refusing: list[bytes | list[bytes | float]] = [b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n"]
+async def test_proxy_failures_are_connect_errors_without_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PV-44: an https:// proxy, and a proxy that refuses the CONNECT, are ``connect``
+    failures naming the proxy without its password; a header with a line break is never
+    sent."""
+    refusing: list[bytes | list[bytes | float]] = [
+        b"HTTP/1.1 407 Proxy Authentication Required\r\n\r\n"
+    ]
     async with Server(refusing) as proxy_server:
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        monkeypatch.setenv("HTTPS_PROXY", f"http://me:s3cret-pw@127.0.0.1:{proxy_server.port}")
+        monkeypatch.setenv(
+            "HTTPS_PROXY", f"http://me:s3cret-pw@127.0.0.1:{proxy_server.port}"
+        )
         transport = StdlibTransport()
         with pytest.raises(TransportError) as info:
             await _body(transport, "https://example.invalid/v1")
         assert info.value.kind == "connect"
-        assert f"the proxy http://127.0.0.1:{proxy_server.port} answered CONNECT with 407" in info.value.detail
+        assert (
+            f"the proxy http://127.0.0.1:{proxy_server.port} answered CONNECT with 407"
+            in info.value.detail
+        )
         assert "s3cret-pw" not in info.value.detail
         await transport.aclose()
     monkeypatch.setenv("HTTPS_PROXY", "https://me:s3cret-pw@127.0.0.1:1")
@@ -427,7 +578,14 @@ async def test_proxy_failures_are_connect_errors_without_credentials(monkeypatch
     async with Server([_answer(b"never")]) as server:
         direct = StdlibTransport(trust_env=False)
         with pytest.raises(TransportError) as info:
-            await direct.send(Request("POST", f"http://127.0.0.1:{server.port}/", {"X-Bad": "a\r\nInjected: 1"}, b""))
+            await direct.send(
+                Request(
+                    "POST",
+                    f"http://127.0.0.1:{server.port}/",
+                    {"X-Bad": "a\r\nInjected: 1"},
+                    b"",
+                )
+            )
         assert info.value.kind == "protocol"
         assert direct.in_use == 0
         await direct.aclose()

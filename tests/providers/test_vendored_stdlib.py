@@ -1,11 +1,12 @@
-"""A provider needs no third-party package: vendored copies against third-party mock servers (PV-41, PV-43).
+"""A provider needs no third-party package: vendored copies against third-party mock
+servers (PV-41, PV-43).
 
 ``minagent/`` and the plugin packages ``minagent_openai``, ``minagent_anthropic`` and
 ``minagent_http`` are copied side by side under ``myapp/_vendor/``; a subprocess whose
 ``sys.path`` holds only that folder and the standard library (``python -I -S``: no
-site-packages, so no aiohttp) talks to fakellm and llmock, started here as subprocesses on
-127.0.0.1: a plain answer, a streamed one and a tool round trip in both modes, for OpenAI Chat
-Completions, the Responses API and Anthropic Messages.
+site-packages, so no aiohttp) talks to fakellm and llmock, started here as subprocesses
+on 127.0.0.1: a plain answer, a streamed one and a tool round trip in both modes, for
+OpenAI Chat Completions, the Responses API and Anthropic Messages.
 """
 
 from __future__ import annotations
@@ -154,7 +155,9 @@ def _free_port() -> int:
 
 def _serve(args: list[str], health: str, log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        process = subprocess.Popen(
+            args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     deadline = time.monotonic() + 60
     while True:
         try:
@@ -163,7 +166,9 @@ def _serve(args: list[str], health: str, log: Path) -> subprocess.Popen[bytes]:
         except OSError:
             if process.poll() is not None or time.monotonic() > deadline:
                 _stop(process)
-                raise RuntimeError(f"{args[2]} did not start: {log.read_text()[-2000:]}") from None
+                raise RuntimeError(
+                    f"{args[2]} did not start: {log.read_text()[-2000:]}"
+                ) from None
             time.sleep(0.1)
 
 
@@ -182,14 +187,28 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
     folder = tmp_path_factory.mktemp("mock-servers")
     (folder / "fakellm.yaml").write_text(FAKELLM_RULES)
     fake_port, mock_port = _free_port(), _free_port()
-    serve = [sys.executable, "-c", "from fakellm.cli import main; main()", "serve", "--host", "127.0.0.1"]
+    serve = [
+        sys.executable,
+        "-c",
+        "from fakellm.cli import main; main()",
+        "serve",
+        "--host",
+        "127.0.0.1",
+    ]
     fake = _serve(
         [*serve, "--port", str(fake_port), "--config", str(folder / "fakellm.yaml")],
         f"http://127.0.0.1:{fake_port}/_fakellm/stats",
         folder / "fakellm.log",
     )
     try:
-        env_free = [sys.executable, "-c", "from llmock.cli import app; app()", "serve", "--host", "127.0.0.1"]
+        env_free = [
+            sys.executable,
+            "-c",
+            "from llmock.cli import app; app()",
+            "serve",
+            "--host",
+            "127.0.0.1",
+        ]
         mock = _serve(
             [*env_free, "--port", str(mock_port), "--log-level", "warning"],
             f"http://127.0.0.1:{mock_port}/health",
@@ -221,15 +240,24 @@ def _vendor(tmp_path: Path) -> Path:
 def test_vendored_providers_talk_to_fakellm_and_llmock_without_aiohttp(
     tmp_path: Path, servers: tuple[str, str]
 ) -> None:
-    """PV-41, PV-43, PV-34: vendored side by side under ``myapp/_vendor`` and run with the
-    standard library only, the OpenAI Chat Completions, Responses and Anthropic clients choose
-    `StdlibTransport` and get plain, streamed and tool round-trip answers, both modes, from
-    fakellm and llmock; no aiohttp and no second (top-level) minagent is loaded."""
+    """PV-41, PV-43, PV-34: vendored side by side under ``myapp/_vendor`` and run with
+    the standard library only, the OpenAI Chat Completions, Responses and Anthropic
+    clients choose `StdlibTransport` and get plain, streamed and tool round-trip
+    answers, both modes, from fakellm and llmock; no aiohttp and no second (top-level)
+    minagent is loaded."""
     app = _vendor(tmp_path)
     script = app / "check.py"
     script.write_text(SCRIPT)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",) and not k.endswith("_PROXY")}
-    env = {k: v for k, v in env.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH",) and not k.endswith("_PROXY")
+    }
+    env = {
+        k: v
+        for k, v in env.items()
+        if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")
+    }
     done = subprocess.run(
         [sys.executable, "-I", "-S", str(script), *servers],
         cwd=app,
@@ -240,18 +268,26 @@ def test_vendored_providers_talk_to_fakellm_and_llmock_without_aiohttp(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
-    assert report["loaded"] == []  # no aiohttp, no yarl, no top-level minagent or plugin
+    # no aiohttp, no yarl, no top-level minagent or plugin
+    assert report["loaded"] == []
     assert all("site-packages" not in p for p in report["path"])
     results = {(r["case"], r["stream"]): r for r in report["results"]}
     assert len(results) == 20
     for (case, stream), result in results.items():
-        assert result["transport"] == "myapp._vendor.minagent.providers.stdlib.StdlibTransport", result
+        assert (
+            result["transport"]
+            == "myapp._vendor.minagent.providers.stdlib.StdlibTransport"
+        ), result
         if case.endswith("/plain"):
-            expected = "Hello from fakellm." if "fakellm" in case else "Hello from llmock."
+            expected = (
+                "Hello from fakellm." if "fakellm" in case else "Hello from llmock."
+            )
             assert result["text"] == expected, (case, stream, result)
             assert result["seen"] == []
         else:
             assert result["seen"] == ["Paris"], (case, stream, result)
             assert result["kinds"].count("function_call") == 1, (case, stream, result)
             assert result["kinds"].count("function_result") == 1, (case, stream, result)
-            assert result["text"].endswith(("It is sunny in Paris.", "Sunny in Paris.")), (case, stream, result)
+            assert result["text"].endswith(
+                ("It is sunny in Paris.", "Sunny in Paris.")
+            ), (case, stream, result)

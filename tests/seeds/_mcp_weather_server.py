@@ -1,4 +1,5 @@
-"""A one-tool MCP server (official SDK's FastMCP), run as a subprocess by seed 003's MCP tests."""
+"""A one-tool MCP server (official SDK's FastMCP), run as a subprocess by seed 003's MCP
+tests."""
 
 from mcp.server.fastmcp import FastMCP
 

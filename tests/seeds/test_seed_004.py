@@ -1,23 +1,31 @@
 """Seed 004 (in Chinese), LangChain v1 agent middleware — its examples in our names.
 
-Seed 004 describes LangChain's `AgentMiddleware` (`before_agent`/`before_model`/`after_model`/
-`after_agent` hooks, `wrap_model_call`/`wrap_tool_call` wrappers, `ModelRequest.override`, tools
-contributed by middleware) and two programs: `FooMiddleware`/`BarMiddleware` (the hook order) and
+Seed 004 describes LangChain's `AgentMiddleware`
+(`before_agent`/`before_model`/`after_model`/ `after_agent` hooks,
+`wrap_model_call`/`wrap_tool_call` wrappers, `ModelRequest.override`, tools contributed
+by middleware) and two programs: `FooMiddleware`/`BarMiddleware` (the hook order) and
 `WeatherMiddleware` (a tool given only as a JSON schema dict, answered by middleware).
 
-What the core does today is tested here in our three pipelines (agent middleware for `*_agent`,
-chat middleware for `*_model`, function middleware for tool calls). The hook API itself
-(`minagent.hooks`) is issue 16; those tests are written in its names, as the issue describes them,
-and skipped until it lands.
+What the core does today is tested here in our three pipelines (agent middleware for
+`*_agent`, chat middleware for `*_model`, function middleware for tool calls). The hook
+API itself (`minagent.hooks`) is issue 16; those tests are written in its names, as the
+issue describes them, and skipped until it lands.
 
-Not concerning the core: `create_agent(model=ChatOpenAI(...))`, `agent.get_graph(xray=True)
-.draw_mermaid_png()` with PIL, and the printed LangGraph channels (`agent.channels`,
-`trigger_to_nodes`) are LangGraph's graph internals; the trailing blog links are noise.
+Not concerning the core: `create_agent(model=ChatOpenAI(...))`,
+`agent.get_graph(xray=True) .draw_mermaid_png()` with PIL, and the printed LangGraph
+channels (`agent.channels`, `trigger_to_nodes`) are LangGraph's graph internals; the
+trailing blog links are noise.
 """
 
 import pytest
 
-from minagent import Agent, AgentMiddleware, ChatMiddleware, FunctionMiddleware, function_middleware
+from minagent import (
+    Agent,
+    AgentMiddleware,
+    ChatMiddleware,
+    FunctionMiddleware,
+    function_middleware,
+)
 from minagent.testing import ScriptedChatClient, call
 
 from ._run import BOTH_MODES, kinds, run
@@ -28,20 +36,31 @@ ISSUE_16 = "needs issue 16: minagent.hooks (HookMiddleware, wrap_tool_call, Mode
 tool = {
     "name": "get_weather",
     "description": "Get weather information for given city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    "parameters": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
 }
 
 
 def weather_script():
     return [
-        [call("get_weather", {"city": "Suzhou"}, call_id="call_LjastyaYNrovwMhSmvoJMcNz")],
+        [
+            call(
+                "get_weather",
+                {"city": "Suzhou"},
+                call_id="call_LjastyaYNrovwMhSmvoJMcNz",
+            )
+        ],
         "The weather in **Suzhou** is **sunny**. ☀️",
     ]
 
 
 def assert_seed_history(thread):
-    """The message history seed 004 prints: Human, AI (tool call get_weather, city: Suzhou), Tool
-    ("It's sunny in Suzhou."), AI ("The weather in **Suzhou** is **sunny**. ☀️")."""
+    """The message history seed 004 prints: Human, AI (tool call get_weather, city:
+    Suzhou), Tool ("It's sunny in Suzhou."), AI ("The weather in **Suzhou** is
+    **sunny**. ☀️")."""
     history = thread.messages
     assert [(m.role, [c.type for c in m.contents]) for m in history] == [
         ("user", ["text"]),
@@ -51,7 +70,10 @@ def assert_seed_history(thread):
     ]
     assert history[0].text == "What is the weather like in Suzhou?"
     function_call = history[1].contents[0]
-    assert (function_call.name, function_call.parse_arguments()) == ("get_weather", {"city": "Suzhou"})
+    assert (function_call.name, function_call.parse_arguments()) == (
+        "get_weather",
+        {"city": "Suzhou"},
+    )
     assert function_call.call_id == "call_LjastyaYNrovwMhSmvoJMcNz"
     assert history[2].contents[0].call_id == "call_LjastyaYNrovwMhSmvoJMcNz"
     assert history[2].contents[0].result == "It's sunny in Suzhou."
@@ -81,17 +103,21 @@ async def weather_middleware(context, call_next):
 
 
 @BOTH_MODES
-@pytest.mark.parametrize("middleware", [WeatherMiddleware(), weather_middleware], ids=["class", "decorator"])
+@pytest.mark.parametrize(
+    "middleware", [WeatherMiddleware(), weather_middleware], ids=["class", "decorator"]
+)
 async def test_dict_tool_answered_by_function_middleware(middleware, stream):
-    """Seed 004, "3.2 针对工具调用的包装": a tool registered as a JSON schema dict has no function
-    ("默认是无法被调用的", cannot be called by default); middleware answers its call
-    (`WeatherMiddleware`, in our function middleware: set `context.result` without `call_next`),
-    and the agent goes on to the final answer. The history is the one the seed prints. Design
-    decision 13. LP-11, TL-2, MW-T2."""
+    """Seed 004, "3.2 针对工具调用的包装": a tool registered as a JSON schema dict has no
+    function ("默认是无法被调用的", cannot be called by default); middleware answers its call
+    (`WeatherMiddleware`, in our function middleware: set `context.result` without
+    `call_next`), and the agent goes on to the final answer. The history is the one the
+    seed prints. Design decision 13. LP-11, TL-2, MW-T2."""
     client = ScriptedChatClient(weather_script())
     agent = Agent(client=client, tools=[tool], middleware=[middleware])
     thread = agent.get_new_thread()
-    result = await run(agent, "What is the weather like in Suzhou?", stream=stream, thread=thread)
+    result = await run(
+        agent, "What is the weather like in Suzhou?", stream=stream, thread=thread
+    )
     assert result.text == "The weather in **Suzhou** is **sunny**. ☀️"
     assert_seed_history(thread)
     assert client.requests[0].options["tools"] == [tool]
@@ -99,10 +125,11 @@ async def test_dict_tool_answered_by_function_middleware(middleware, stream):
 
 @BOTH_MODES
 async def test_dict_tool_without_middleware_is_returned_to_caller(stream):
-    """Seed 004, "3.2": "以这种方式注册的工具并没有绑定一个具体的可执行对象,所以默认是无法被调用的"
-    (a tool registered this way is bound to nothing executable, so by default it cannot be
-    called): without middleware the call comes back to the caller unexecuted, as a pending
-    request. LP-11."""
+    """Seed 004, "3.2":
+    "以这种方式注册的工具并没有绑定一个具体的可执行对象,所以默认是无法被调用的"
+    (a tool registered this way is bound to nothing executable, so by default it cannot be called): without
+    middleware the call comes back to the caller unexecuted, as a pending request.
+    LP-11."""
     client = ScriptedChatClient(weather_script()[:1])
     agent = Agent(client=client, tools=[tool])
     result = await run(agent, "What is the weather like in Suzhou?", stream=stream)
@@ -111,8 +138,8 @@ async def test_dict_tool_without_middleware_is_returned_to_caller(stream):
 
 
 # ---------------------------------------------------------------------------------------------
-# "2. 生命周期拦截器" (lifecycle interceptors): the order of FooMiddleware's and BarMiddleware's
-# hooks, today with the agent and chat pipelines.
+# "2. 生命周期拦截器" (lifecycle interceptors): the order of FooMiddleware's and
+# BarMiddleware's hooks, today with the agent and chat pipelines.
 
 
 def test_tool():
@@ -165,16 +192,22 @@ class BarModelMiddleware(ChatMiddleware):
 
 async def test_lifecycle_order_with_three_pipelines():
     """Seed 004, "2. 生命周期拦截器": the hooks run as `FooMiddleware.before_agent ->
-    FooMiddleware.before_model -> FooMiddleware.after_model -> FooMiddleware.after_agent`, and after
-    the "tools" node runs, `before_model` intercepts again. With `[FooMiddleware(),
-    BarMiddleware()]` the first registered is outermost. In our pipelines (agent middleware around
-    the run, chat middleware around every model call). MW-4, LP-3."""
+    FooMiddleware.before_model -> FooMiddleware.after_model ->
+    FooMiddleware.after_agent`, and after the "tools" node runs, `before_model`
+    intercepts again. With `[FooMiddleware(), BarMiddleware()]` the first registered is
+    outermost. In our pipelines (agent middleware around the run, chat middleware around
+    every model call). MW-4, LP-3."""
     log = []
     client = ScriptedChatClient([[call("test_tool")], "done"])
     agent = Agent(
         client=client,
         tools=[test_tool],
-        middleware=[FooAgentMiddleware(log), BarAgentMiddleware(log), FooModelMiddleware(log), BarModelMiddleware(log)],
+        middleware=[
+            FooAgentMiddleware(log),
+            BarAgentMiddleware(log),
+            FooModelMiddleware(log),
+            BarModelMiddleware(log),
+        ],
     )
     await agent.run("Run the test tool")
     model_call = [
@@ -200,8 +233,9 @@ async def test_lifecycle_order_with_three_pipelines():
 @BOTH_MODES
 async def test_hooks_foo_bar_order(stream):
     """Seed 004, "2. 生命周期拦截器", `FooMiddleware` and `BarMiddleware` overriding
-    `before_agent`, `before_model`, `after_model`, `after_agent`: before_* in list order, after_*
-    in reverse list order; `before_model` runs again after the tools. (issue 16: `HookMiddleware`.)"""
+    `before_agent`, `before_model`, `after_model`, `after_agent`: before_* in list
+    order, after_* in reverse list order; `before_model` runs again after the tools.
+    (issue 16: `HookMiddleware`.)"""
     from minagent.hooks import HookMiddleware
 
     log = []
@@ -233,7 +267,9 @@ async def test_hooks_foo_bar_order(stream):
             log.append("BarMiddleware.after_agent")
 
     client = ScriptedChatClient([[call("test_tool")], "done"])
-    agent = Agent(client=client, tools=[test_tool], middleware=[FooMiddleware(), BarMiddleware()])
+    agent = Agent(
+        client=client, tools=[test_tool], middleware=[FooMiddleware(), BarMiddleware()]
+    )
     await run(agent, "Run the test tool", stream=stream)
     model_call = [
         "FooMiddleware.before_model",
@@ -255,8 +291,9 @@ async def test_hooks_foo_bar_order(stream):
 @BOTH_MODES
 async def test_hooks_wrap_tool_call_answers_dict_tool(stream):
     """Seed 004, "3.2 针对工具调用的包装", `WeatherMiddleware.wrap_tool_call(request, handler)`:
-    `request.tool_call["name"] == "get_weather"` is answered with "It's sunny in {city}.",
-    anything else goes to `handler(request)`. (issue 16: `wrap_tool_call`, `ToolCallRequest`.)"""
+    `request.tool_call["name"] == "get_weather"` is answered with "It's sunny in
+    {city}.", anything else goes to `handler(request)`. (issue 16: `wrap_tool_call`,
+    `ToolCallRequest`.)"""
     from minagent.hooks import HookMiddleware
 
     class WeatherMiddleware(HookMiddleware):
@@ -271,7 +308,9 @@ async def test_hooks_wrap_tool_call_answers_dict_tool(stream):
     client = ScriptedChatClient(weather_script())
     agent = Agent(client=client, tools=[tool], middleware=[WeatherMiddleware()])
     thread = agent.get_new_thread()
-    result = await run(agent, "What is the weather like in Suzhou?", stream=stream, thread=thread)
+    result = await run(
+        agent, "What is the weather like in Suzhou?", stream=stream, thread=thread
+    )
     assert result.text == "The weather in **Suzhou** is **sunny**. ☀️"
     assert_seed_history(thread)
 
@@ -297,8 +336,9 @@ async def test_hooks_middleware_contributes_tools(stream):
 @BOTH_MODES
 async def test_hooks_model_request_override(stream):
     """Seed 004, "3.1 针对模型调用的包装": `ModelRequest.override(**overrides)` returns a changed
-    request (tools, system message / instructions, tool_choice, model settings) for this call
-    only; `wrap_model_call(request, handler)` passes it on. (issue 16: `ModelRequest.override`.)"""
+    request (tools, system message / instructions, tool_choice, model settings) for this
+    call only; `wrap_model_call(request, handler)` passes it on. (issue 16:
+    `ModelRequest.override`.)"""
     from minagent.hooks import HookMiddleware
 
     class OneCallOnly(HookMiddleware):
@@ -308,11 +348,18 @@ async def test_hooks_model_request_override(stream):
         async def wrap_model_call(self, request, handler):
             self.calls += 1
             if self.calls == 1:
-                request = request.override(tools=[], instructions="Answer without tools.")
+                request = request.override(
+                    tools=[], instructions="Answer without tools."
+                )
             return await handler(request)
 
     client = ScriptedChatClient(["first", "second"])
-    agent = Agent(client=client, instructions="Be helpful.", tools=[test_tool], middleware=[OneCallOnly()])
+    agent = Agent(
+        client=client,
+        instructions="Be helpful.",
+        tools=[test_tool],
+        middleware=[OneCallOnly()],
+    )
     await run(agent, "one", stream=stream)
     await run(agent, "two", stream=stream)
     first, second = client.requests

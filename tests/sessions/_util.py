@@ -8,10 +8,14 @@ import pytest
 
 from minagent import AgentResponse
 
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
+MODES = pytest.mark.parametrize(
+    "stream", [False, True], ids=["non-streaming", "streaming"]
+)
 
 
-async def run(agent: Any, messages: Any, *, stream: bool, **kwargs: Any) -> AgentResponse:
+async def run(
+    agent: Any, messages: Any, *, stream: bool, **kwargs: Any
+) -> AgentResponse:
     """One run in either mode, the stream consumed to its end."""
     if not stream:
         return await agent.run(messages, **kwargs)

@@ -17,8 +17,9 @@ from ..test_cli import FakeEntryPoint, fake_entry_points
 def test_run_continues_a_conversation_across_invocations(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: Any
 ) -> None:
-    """SE-18: each invocation with the same --session-db and --session sends the earlier turns and
-    appends its own; another session id in the same file starts afresh; --session alone exits 2."""
+    """SE-18: each invocation with the same --session-db and --session sends the earlier
+    turns and appends its own; another session id in the same file starts afresh;
+    --session alone exits 2."""
     made: list[ScriptedChatClient] = []
 
     def factory(**kwargs: Any) -> ScriptedChatClient:
@@ -32,9 +33,25 @@ def test_run_continues_a_conversation_across_invocations(
     fake_entry_points(monkeypatch, FakeEntryPoint("fake", factory))
     db = str(tmp_path / "chat.db")
     outputs = []
-    for prompt, session in (("hello", "alice"), ("again", "alice"), ("hi", "bob"), ("third", "alice")):
+    for prompt, session in (
+        ("hello", "alice"),
+        ("again", "alice"),
+        ("hi", "bob"),
+        ("third", "alice"),
+    ):
         out = io.StringIO()
-        argv = ["run", prompt, "--provider", "fake", "--model", "m", "--session-db", db, "--session", session]
+        argv = [
+            "run",
+            prompt,
+            "--provider",
+            "fake",
+            "--model",
+            "m",
+            "--session-db",
+            db,
+            "--session",
+            session,
+        ]
         assert main(argv, out=out) == 0
         outputs.append(out.getvalue())
     assert outputs == [
@@ -50,5 +67,11 @@ def test_run_continues_a_conversation_across_invocations(
         "assistant: I have seen 3 message(s)",
         "user: third",
     ]
-    assert main(["run", "x", "--provider", "fake", "--model", "m", "--session", "alice"], out=io.StringIO()) == 2
+    assert (
+        main(
+            ["run", "x", "--provider", "fake", "--model", "m", "--session", "alice"],
+            out=io.StringIO(),
+        )
+        == 2
+    )
     assert "--session and --session-db go together" in capsys.readouterr().err

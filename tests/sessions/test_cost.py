@@ -1,4 +1,5 @@
-"""What a session run costs: copies and checks of the stored history (spec/sessions.md SE-50, SE-51)."""
+"""What a session run costs: copies and checks of the stored history (spec/sessions.md
+SE-50, SE-51)."""
 
 from __future__ import annotations
 
@@ -27,24 +28,35 @@ def _turn(i: int, text: str, with_tool: bool) -> list[Message]:
     """One earlier exchange: a question, optionally a call and its result, an answer."""
     out = [Message("user", [text])]
     if with_tool:
-        out.append(Message("assistant", [Content.from_function_call(f"old{i}", "add", '{"a": 1, "b": 2}')]))
+        out.append(
+            Message(
+                "assistant",
+                [Content.from_function_call(f"old{i}", "add", '{"a": 1, "b": 2}')],
+            )
+        )
         out.append(Message("tool", [Content.from_function_result(f"old{i}", "3")]))
     out.append(Message("assistant", [f"answer {i}"]))
     return out
 
 
 histories = st.lists(st.tuples(st.text(max_size=20), st.booleans()), max_size=8).map(
-    lambda turns: [m for i, (text, with_tool) in enumerate(turns) for m in _turn(i, text, with_tool)]
+    lambda turns: [
+        m
+        for i, (text, with_tool) in enumerate(turns)
+        for m in _turn(i, text, with_tool)
+    ]
 )
 
 
 @MODES
 @settings(max_examples=25, deadline=None)
 @given(past=histories)
-def test_a_session_run_sends_what_an_argument_run_sends(stream: bool, past: list[Message]) -> None:
-    """SE-50: a run on a session whose history holds N messages sends the provider the same
-    messages as the same run with those messages passed as arguments, and the stored messages
-    themselves (not copies), in both modes."""
+def test_a_session_run_sends_what_an_argument_run_sends(
+    stream: bool, past: list[Message]
+) -> None:
+    """SE-50: a run on a session whose history holds N messages sends the provider the
+    same messages as the same run with those messages passed as arguments, and the
+    stored messages themselves (not copies), in both modes."""
     asyncio.run(_compare(stream, past))
 
 
@@ -57,17 +69,23 @@ async def _compare(stream: bool, past: list[Message]) -> None:
     stored = list(past)
     session.state["in_memory"] = {"messages": stored}
     await run(agent, "next", stream=stream, session=session)
-    sent_by_arguments, sent_by_session = by_arguments.requests[0].messages, by_session.requests[0].messages
+    sent_by_arguments, sent_by_session = (
+        by_arguments.requests[0].messages,
+        by_session.requests[0].messages,
+    )
     assert sent_by_session == sent_by_arguments
     assert all(a is b for a, b in zip(sent_by_session[: len(past)], past, strict=True))
-    assert len(session.state["in_memory"]["messages"]) == len(past) + 2  # the input and the answer were saved
+    # the input and the answer were saved
+    assert len(session.state["in_memory"]["messages"]) == len(past) + 2
 
 
 @MODES
-async def test_ten_runs_copy_each_stored_message_once(stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SE-50, SE-7: across ten runs of one session (each with a tool call), every message the
-    session stores is copied exactly once (when it is saved) and no stored message is ever copied
-    again; each run sends the whole history."""
+async def test_ten_runs_copy_each_stored_message_once(
+    stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SE-50, SE-7: across ten runs of one session (each with a tool call), every
+    message the session stores is copied exactly once (when it is saved) and no stored
+    message is ever copied again; each run sends the whole history."""
     steps: list[Any] = []
     for i in range(10):
         steps += [reply(call("add", {"a": i, "b": 1}, call_id=f"c{i}")), f"sum {i}"]
@@ -89,15 +107,19 @@ async def test_ten_runs_copy_each_stored_message_once(stream: bool, monkeypatch:
     stored = session.state["in_memory"]["messages"]
     assert len(stored) == 40  # per run: the question, the call, the result, the answer
     assert not any(copied[id(m)] for m in stored)  # a stored message is never copied
-    assert sum(copied.values()) == len(stored)  # every stored message is one copy, made when saved
+    # every stored message is one copy, made when saved
+    assert sum(copied.values()) == len(stored)
     last = client.requests[-1].messages
-    assert [m.text for m in last if m.role == "user"] == [f"question {i}" for i in range(10)]
+    assert [m.text for m in last if m.role == "user"] == [
+        f"question {i}" for i in range(10)
+    ]
     assert all(a is b for a, b in zip(last[:36], stored[:36], strict=True))
     assert json.loads(str(stored[-3].contents[0].arguments)) == {"a": 9, "b": 1}
 
 
 def _count_checks(monkeypatch: pytest.MonkeyPatch) -> Counter[int]:
-    """How often each message is checked against the history invariant (HI-1), by ``id``."""
+    """How often each message is checked against the history invariant (HI-1), by
+    ``id``."""
     import minagent._history as history_module
     import minagent._transcript as transcript_module
 
@@ -123,10 +145,13 @@ def _tool_script(runs: int) -> list[Any]:
 
 
 @MODES
-async def test_ten_runs_check_each_stored_message_once(stream: bool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SE-51: across ten runs of one session (each with a tool call, so every run's history holds
-    calls and results), each stored message is checked against the history invariant in the first
-    run that loads it and never again; the provider still gets the whole history each time."""
+async def test_ten_runs_check_each_stored_message_once(
+    stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SE-51: across ten runs of one session (each with a tool call, so every run's
+    history holds calls and results), each stored message is checked against the history
+    invariant in the first run that loads it and never again; the provider still gets
+    the whole history each time."""
     client = ScriptedChatClient(_tool_script(10))
     agent = Agent(client, tools=[add])
     session = agent.create_session()
@@ -134,7 +159,8 @@ async def test_ten_runs_check_each_stored_message_once(stream: bool, monkeypatch
     for i in range(10):
         await run(agent, f"question {i}", stream=stream, session=session)
     stored = session.state["in_memory"]["messages"]
-    assert [checked[id(m)] for m in stored] == [1] * 36 + [0] * 4  # the last run's were never loaded
+    # the last run's were never loaded
+    assert [checked[id(m)] for m in stored] == [1] * 36 + [0] * 4
     assert len(client.requests[-1].messages) == 39
     assert session.to_dict() == type(session).from_dict(session.to_dict()).to_dict()
     assert "_checked" not in str(session.to_dict())
@@ -142,9 +168,10 @@ async def test_ten_runs_check_each_stored_message_once(stream: bool, monkeypatch
 
 @MODES
 async def test_a_history_changed_between_runs_is_checked_again(stream: bool) -> None:
-    """SE-51, HI-3: a tool result taken out of the stored history between runs is noticed: the next
-    run checks the history in full and sends the call with a synthesised result; a message replaced
-    by one with an earlier call's id is noticed too."""
+    """SE-51, HI-3: a tool result taken out of the stored history between runs is
+    noticed: the next run checks the history in full and sends the call with a
+    synthesised result; a message replaced by one with an earlier call's id is noticed
+    too."""
     client = ScriptedChatClient([*_tool_script(2), "third", "fourth"])
     agent = Agent(client, tools=[add])
     session = agent.create_session()
@@ -155,7 +182,12 @@ async def test_a_history_changed_between_runs_is_checked_again(stream: bool) -> 
     del stored[2]  # the first call's result
     await run(agent, "question 2", stream=stream, session=session)
     sent = client.requests[-1].messages
-    results = [c for m in sent for c in m.contents if c.type == "function_result" and c.call_id == "c0"]
+    results = [
+        c
+        for m in sent
+        for c in m.contents
+        if c.type == "function_result" and c.call_id == "c0"
+    ]
     assert len(results) == 1
     assert "not executed" in str(results[0].result)
     client = ScriptedChatClient([*_tool_script(2), "third"])
@@ -164,18 +196,23 @@ async def test_a_history_changed_between_runs_is_checked_again(stream: bool) -> 
     for i in range(2):
         await run(agent, f"question {i}", stream=stream, session=session)
     stored = session.state["in_memory"]["messages"]
-    stored[4] = Message("assistant", [Content.from_function_call("c0", "add", "{}")])  # the id of the first call
+    # the id of the first call
+    stored[4] = Message("assistant", [Content.from_function_call("c0", "add", "{}")])
     await run(agent, "question 2", stream=stream, session=session)
     sent = client.requests[-1].messages
     ids = [c.call_id for m in sent for c in m.contents if c.type == "function_call"]
-    assert len(ids) == len(set(ids)) == 3  # the repeated id was renamed (HI-3) before sending
-    answered = {c.call_id for m in sent for c in m.contents if c.type == "function_result"}
+    # the repeated id was renamed (HI-3) before sending
+    assert len(ids) == len(set(ids)) == 3
+    answered = {
+        c.call_id for m in sent for c in m.contents if c.type == "function_result"
+    }
     assert answered == set(ids)
 
 
 class Edits(ChatMiddleware):
-    """Chat middleware written as upstream users write it (un-annotated, ``call_next()``): edits the
-    first message's content in place on the first model call, and records what each call shows."""
+    """Chat middleware written as upstream users write it (un-annotated,
+    ``call_next()``): edits the first message's content in place on the first model
+    call, and records what each call shows."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[str, dict[str, Any]]] = []
@@ -211,10 +248,11 @@ def _function_style() -> Any:
 async def test_chat_middleware_editing_a_content_in_place_never_changes_the_stored_history(
     stream: bool, style: str
 ) -> None:
-    """SE-52, LP-3: a chat middleware that assigns to a loaded message's content (its text and its
-    additional_properties) changes what that model call sends, and nothing else: the stored
-    message, the next model call of the run and the next run see the original, in both modes and
-    in both of upstream's spellings (a class with ``call_next()``, a function with ``next(context)``)."""
+    """SE-52, LP-3: a chat middleware that assigns to a loaded message's content (its
+    text and its additional_properties) changes what that model call sends, and nothing
+    else: the stored message, the next model call of the run and the next run see the
+    original, in both modes and in both of upstream's spellings (a class with
+    ``call_next()``, a function with ``next(context)``)."""
     middleware = Edits() if style.startswith("class") else _function_style()
     client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 2})), "done", "again"])
     agent = Agent(client, tools=[add], middleware=[middleware])

@@ -1,9 +1,11 @@
-"""SE-24: `FileHistoryProvider`, `FileSessionStore` and their MessagePack codec at their edges.
+"""SE-24: `FileHistoryProvider`, `FileSessionStore` and their MessagePack codec at their
+edges.
 
-What the plain-file stores refuse (bad options, bad ids, files they cannot read) and how they
-fail: a clear error naming the file, nothing written by a call that fails, a corrupt snapshot moved
-aside only while it is the one that was read. The MessagePack codec is checked against a real
-peer (msgspec, which upstream's file stores use) in both directions.
+What the plain-file stores refuse (bad options, bad ids, files they cannot read) and how
+they fail: a clear error naming the file, nothing written by a call that fails, a
+corrupt snapshot moved aside only while it is the one that was read. The MessagePack
+codec is checked against a real peer (msgspec, which upstream's file stores use) in both
+directions.
 """
 
 import asyncio
@@ -29,16 +31,19 @@ FORMATS = pytest.mark.parametrize("fmt", ["json", "msgpack"])
 
 
 def test_an_unknown_format_is_refused(tmp_path):
-    """SE-24: the format is "json" or "msgpack"; anything else is a ValueError, and no directory is made."""
+    """SE-24: the format is "json" or "msgpack"; anything else is a ValueError, and no
+    directory is made."""
     for make in (FileHistoryProvider, FileSessionStore):
-        with pytest.raises(ValueError, match="serialization_format must be 'json' or 'msgpack'"):
+        with pytest.raises(
+            ValueError, match="serialization_format must be 'json' or 'msgpack'"
+        ):
             make(tmp_path / "d", serialization_format="yaml")
     assert not (tmp_path / "d").exists()
 
 
 def test_custom_codec_is_json_only_and_deprecated(tmp_path):
-    """SE-24: upstream's `dumps=`/`loads=` work with JSON only (with MessagePack they are a ValueError)
-    and are deprecated; given, they write and read the lines."""
+    """SE-24: upstream's `dumps=`/`loads=` work with JSON only (with MessagePack they
+    are a ValueError) and are deprecated; given, they write and read the lines."""
     with pytest.raises(ValueError, match="only with serialization_format='json'"):
         FileHistoryProvider(tmp_path, serialization_format="msgpack", dumps=json.dumps)
     with pytest.raises(ValueError, match="only with serialization_format='json'"):
@@ -50,7 +55,8 @@ def test_custom_codec_is_json_only_and_deprecated(tmp_path):
         seen = []
         history = FileHistoryProvider(
             tmp_path,
-            dumps=lambda value: json.dumps(value).encode("utf-8"),  # bytes are taken as UTF-8
+            # bytes are taken as UTF-8
+            dumps=lambda value: json.dumps(value).encode("utf-8"),
             loads=lambda line: seen.append(line) or json.loads(line),
         )
     asyncio.run(history.save_messages("s", [Message("user", ["héllo"])]))
@@ -59,13 +65,17 @@ def test_custom_codec_is_json_only_and_deprecated(tmp_path):
 
 
 async def test_multiline_dumps_fails_before_anything_is_written(tmp_path):
-    """SE-24, SE-20: a run is one JSON line per message; a `dumps` that writes several lines fails
-    the save, and nothing of the run is written."""
+    """SE-24, SE-20: a run is one JSON line per message; a `dumps` that writes several
+    lines fails the save, and nothing of the run is written."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        history = FileHistoryProvider(tmp_path, dumps=lambda value: json.dumps(value, indent=1))
+        history = FileHistoryProvider(
+            tmp_path, dumps=lambda value: json.dumps(value, indent=1)
+        )
     with pytest.raises(ValueError, match="single-line JSON"):
-        await history.save_messages("s", [Message("user", ["a"]), Message("assistant", ["b"])])
+        await history.save_messages(
+            "s", [Message("user", ["a"]), Message("assistant", ["b"])]
+        )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -74,14 +84,19 @@ async def test_multiline_dumps_fails_before_anything_is_written(tmp_path):
 
 @FORMATS
 async def test_a_symlink_out_of_the_directory_is_refused(tmp_path, fmt):
-    """SE-24: no session names a file outside the directory, not even through a symlink placed there."""
+    """SE-24: no session names a file outside the directory, not even through a symlink
+    placed there."""
     outside = tmp_path / "outside"
     outside.mkdir()
     root = tmp_path / "root"
     history = FileHistoryProvider(root, serialization_format=fmt)
     store = FileSessionStore(root, serialization_format=fmt)
-    (root / ("s.jsonl" if fmt == "json" else "s.msgpack")).symlink_to(outside / "stolen")
-    (root / ("t.json" if fmt == "json" else "t.msgpack")).symlink_to(outside / "stolen2")
+    (root / ("s.jsonl" if fmt == "json" else "s.msgpack")).symlink_to(
+        outside / "stolen"
+    )
+    (root / ("t.json" if fmt == "json" else "t.msgpack")).symlink_to(
+        outside / "stolen2"
+    )
     with pytest.raises(ValueError, match="escaped storage directory"):
         await history.save_messages("s", [Message("user", ["x"])])
     with pytest.raises(ValueError, match="escaped storage directory"):
@@ -90,8 +105,9 @@ async def test_a_symlink_out_of_the_directory_is_refused(tmp_path, fmt):
 
 
 async def test_session_store_ids_are_bounded_and_sessions_exact(tmp_path):
-    """SE-24: a session id is a non-empty string of at most 128 characters, and the store keeps
-    `AgentSession`s (a subclass is refused, as it would not come back as itself)."""
+    """SE-24: a session id is a non-empty string of at most 128 characters, and the
+    store keeps `AgentSession`s (a subclass is refused, as it would not come back as
+    itself)."""
     store = FileSessionStore(tmp_path)
     await store.set("x" * 128, AgentSession(session_id="x" * 128))
     assert (await store.get("x" * 128)).session_id == "x" * 128
@@ -114,23 +130,37 @@ async def test_session_store_ids_are_bounded_and_sessions_exact(tmp_path):
 @MODES
 @FORMATS
 async def test_skip_excluded_leaves_out_excluded_messages(tmp_path, fmt, stream):
-    """SE-24: with `skip_excluded=True` (upstream's option) a load leaves out the messages whose
-    `additional_properties["_excluded"]` is true; without it they load; a save of nothing writes no file."""
-    history = FileHistoryProvider(tmp_path, serialization_format=fmt, skip_excluded=True)
+    """SE-24: with `skip_excluded=True` (upstream's option) a load leaves out the
+    messages whose `additional_properties["_excluded"]` is true; without it they load; a
+    save of nothing writes no file."""
+    history = FileHistoryProvider(
+        tmp_path, serialization_format=fmt, skip_excluded=True
+    )
     await history.save_messages("s", [])
     assert list(tmp_path.iterdir()) == []
     hidden = Message("user", ["hidden"], additional_properties={"_excluded": True})
     await history.save_messages("s", [hidden, Message("assistant", ["shown"])])
     client = ScriptedChatClient([reply("ok")])
-    await run(Agent(client, context_providers=[history]), "next", stream=stream, session=AgentSession(session_id="s"))
+    await run(
+        Agent(client, context_providers=[history]),
+        "next",
+        stream=stream,
+        session=AgentSession(session_id="s"),
+    )
     assert client.requests[0].texts == ["assistant: shown", "user: next"]
     everything = FileHistoryProvider(tmp_path, serialization_format=fmt)
-    assert [m.text for m in await everything.get_messages("s")] == ["hidden", "shown", "next", "ok"]
+    assert [m.text for m in await everything.get_messages("s")] == [
+        "hidden",
+        "shown",
+        "next",
+        "ok",
+    ]
 
 
 async def test_json_history_skips_blank_lines_and_names_a_bad_line(tmp_path):
-    """SE-24, SE-22: blank lines in a JSON-lines history are nothing; a line that is not JSON, not an
-    object, or not a message fails the load naming the line and the file."""
+    """SE-24, SE-22: blank lines in a JSON-lines history are nothing; a line that is not
+    JSON, not an object, or not a message fails the load naming the line and the
+    file."""
     history = FileHistoryProvider(tmp_path)
     await history.save_messages("s", [Message("user", ["a"])])
     path = tmp_path / "s.jsonl"
@@ -146,15 +176,20 @@ async def test_json_history_skips_blank_lines_and_names_a_bad_line(tmp_path):
             await history.get_messages("s")
         assert str(path) in str(caught.value)
     path.write_text(json.dumps({"type": "message", "role": 5, "contents": []}) + "\n")
-    with pytest.raises(ValueError, match=r"History record 1 .* is not a valid Message payload"):
+    with pytest.raises(
+        ValueError, match=r"History record 1 .* is not a valid Message payload"
+    ):
         await history.get_messages("s")
 
 
 async def test_msgpack_history_names_a_truncated_or_bad_record(tmp_path):
-    """SE-24, SE-22: MessagePack records are each a 4-byte length and the record; a record cut
-    short, of length 0, or not MessagePack fails the load naming the record and the file."""
+    """SE-24, SE-22: MessagePack records are each a 4-byte length and the record; a
+    record cut short, of length 0, or not MessagePack fails the load naming the record
+    and the file."""
     history = FileHistoryProvider(tmp_path, serialization_format="msgpack")
-    await history.save_messages("s", [Message("user", ["a"]), Message("assistant", ["b"])])
+    await history.save_messages(
+        "s", [Message("user", ["a"]), Message("assistant", ["b"])]
+    )
     path = tmp_path / "s.msgpack"
     good = path.read_bytes()
     for tail, words in (
@@ -162,7 +197,10 @@ async def test_msgpack_history_names_a_truncated_or_bad_record(tmp_path):
         (b"\x00\x00\x00\x05\x81", "History record 3 .* is truncated \\(length 5\\)"),
         (b"\x00\x00\x00\x00", "History record 3 .* is truncated \\(length 0\\)"),
         (b"\x00\x00\x00\x01\xc1", "Failed to deserialize history record 3"),
-        (b"\x00\x00\x00\x01\x01", "History record 3 .* did not deserialize to a mapping"),
+        (
+            b"\x00\x00\x00\x01\x01",
+            "History record 3 .* did not deserialize to a mapping",
+        ),
     ):
         path.write_bytes(good + tail)
         with pytest.raises(ValueError, match=words) as caught:
@@ -178,13 +216,17 @@ def _snapshot_path(root, session_id, fmt):
 
 
 @FORMATS
-async def test_a_corrupt_snapshot_is_moved_aside_and_a_retry_starts_afresh(tmp_path, fmt):
-    """SE-24, SE-22: a snapshot that cannot be decoded is moved aside (its bytes kept) and the read
-    fails saying so; the next read finds no session."""
+async def test_a_corrupt_snapshot_is_moved_aside_and_a_retry_starts_afresh(
+    tmp_path, fmt
+):
+    """SE-24, SE-22: a snapshot that cannot be decoded is moved aside (its bytes kept)
+    and the read fails saying so; the next read finds no session."""
     store = FileSessionStore(tmp_path, serialization_format=fmt)
     path = _snapshot_path(tmp_path, "s", fmt)
     path.write_bytes(b"\xc1\xff not a snapshot")
-    with pytest.raises(ValueError, match=r"quarantined to .*retry to start a new session") as caught:
+    with pytest.raises(
+        ValueError, match=r"quarantined to .*retry to start a new session"
+    ) as caught:
         await store.get("s")
     assert str(path) in str(caught.value)
     assert not path.exists()
@@ -194,14 +236,24 @@ async def test_a_corrupt_snapshot_is_moved_aside_and_a_retry_starts_afresh(tmp_p
 
 
 @pytest.mark.parametrize("change", ["rewritten", "deleted"])
-async def test_a_snapshot_changed_while_read_is_left_alone(tmp_path, monkeypatch, change):
-    """SE-24, SE-22: when another process replaces or deletes the snapshot between the read and the
-    decision to move it aside, nothing is moved: the read fails saying to retry, and the retry
-    reads what is there now."""
+async def test_a_snapshot_changed_while_read_is_left_alone(
+    tmp_path, monkeypatch, change
+):
+    """SE-24, SE-22: when another process replaces or deletes the snapshot between the
+    read and the decision to move it aside, nothing is moved: the read fails saying to
+    retry, and the retry reads what is there now."""
     store = FileSessionStore(tmp_path, serialization_format="msgpack")
     path = _snapshot_path(tmp_path, "s", "msgpack")
     path.write_bytes(b"\xc1")
-    good = packb({"type": "session", "version": "1.0", "session_id": "s", "service_session_id": None, "state": {}})
+    good = packb(
+        {
+            "type": "session",
+            "version": "1.0",
+            "session_id": "s",
+            "service_session_id": None,
+            "state": {},
+        }
+    )
 
     def racing_unpackb(raw):
         if change == "rewritten":
@@ -216,7 +268,9 @@ async def test_a_snapshot_changed_while_read_is_left_alone(tmp_path, monkeypatch
     monkeypatch.undo()
     assert not list(tmp_path.glob("*.corrupt"))
     restored = await store.get("s")
-    assert (restored.session_id if restored else None) == ("s" if change == "rewritten" else None)
+    assert (restored.session_id if restored else None) == (
+        "s" if change == "rewritten" else None
+    )
 
 
 @FORMATS
@@ -224,20 +278,40 @@ async def test_a_snapshot_changed_while_read_is_left_alone(tmp_path, monkeypatch
     ("snapshot", "words"),
     [
         ([1, 2], "invalid schema: not a JSON object"),
-        ({"type": "session", "version": "2.0", "session_id": "s", "state": {}}, "Unsupported session snapshot version"),
-        ({"type": "thread", "version": "1.0", "session_id": "s", "state": {}}, "invalid schema"),
-        ({"type": "session", "version": "1.0", "session_id": 7, "state": {}}, "invalid schema"),
-        ({"type": "session", "version": "1.0", "session_id": "s", "state": []}, "invalid schema"),
         (
-            {"type": "session", "version": "1.0", "session_id": "s", "state": {"m": {"type": "message", "role": 5}}},
+            {"type": "session", "version": "2.0", "session_id": "s", "state": {}},
+            "Unsupported session snapshot version",
+        ),
+        (
+            {"type": "thread", "version": "1.0", "session_id": "s", "state": {}},
+            "invalid schema",
+        ),
+        (
+            {"type": "session", "version": "1.0", "session_id": 7, "state": {}},
+            "invalid schema",
+        ),
+        (
+            {"type": "session", "version": "1.0", "session_id": "s", "state": []},
+            "invalid schema",
+        ),
+        (
+            {
+                "type": "session",
+                "version": "1.0",
+                "session_id": "s",
+                "state": {"m": {"type": "message", "role": 5}},
+            },
             "Failed to restore session state",
         ),
     ],
     ids=["not-an-object", "version", "type", "id", "state", "message"],
 )
-async def test_a_snapshot_of_another_shape_is_an_error_that_keeps_the_file(tmp_path, fmt, snapshot, words):
-    """SE-24, SE-22: a snapshot that decodes but is not a version-1.0 session (its state a mapping whose
-    messages `from_dict` takes) fails the read naming the file, and the file stays where it is."""
+async def test_a_snapshot_of_another_shape_is_an_error_that_keeps_the_file(
+    tmp_path, fmt, snapshot, words
+):
+    """SE-24, SE-22: a snapshot that decodes but is not a version-1.0 session (its state
+    a mapping whose messages `from_dict` takes) fails the read naming the file, and the
+    file stays where it is."""
     store = FileSessionStore(tmp_path, serialization_format=fmt)
     path = _snapshot_path(tmp_path, "s", fmt)
     data = json.dumps(snapshot).encode() if fmt == "json" else packb(snapshot)
@@ -252,17 +326,24 @@ async def test_a_snapshot_of_another_shape_is_an_error_that_keeps_the_file(tmp_p
 
 
 @FORMATS
-async def test_without_fcntl_the_first_byte_is_locked_with_msvcrt(tmp_path, monkeypatch, fmt):
-    """SE-24: where `fcntl` is missing (Windows) a history file is locked through `msvcrt.locking` on
-    its first byte for the append or the read, and unlocked after it."""
+async def test_without_fcntl_the_first_byte_is_locked_with_msvcrt(
+    tmp_path, monkeypatch, fmt
+):
+    """SE-24: where `fcntl` is missing (Windows) a history file is locked through
+    `msvcrt.locking` on its first byte for the append or the read, and unlocked after
+    it."""
     calls = []
     msvcrt = types.ModuleType("msvcrt")
     msvcrt.LK_LOCK, msvcrt.LK_UNLCK = 1, 0
-    msvcrt.locking = lambda fd, mode, n: calls.append(("lock" if mode == 1 else "unlock", n))
+    msvcrt.locking = lambda fd, mode, n: calls.append(
+        ("lock" if mode == 1 else "unlock", n)
+    )
     monkeypatch.setitem(sys.modules, "fcntl", None)
     monkeypatch.setitem(sys.modules, "msvcrt", msvcrt)
     history = FileHistoryProvider(tmp_path, serialization_format=fmt)
-    await history.save_messages("s", [Message("user", ["a"]), Message("assistant", ["b"])])
+    await history.save_messages(
+        "s", [Message("user", ["a"]), Message("assistant", ["b"])]
+    )
     assert calls == [("lock", 1), ("unlock", 1)]
     assert [m.text for m in await history.get_messages("s")] == ["a", "b"]
     assert calls == [("lock", 1), ("unlock", 1)] * 2
@@ -277,15 +358,18 @@ json_like = st.recursive(
     | st.floats(allow_nan=False)
     | st.text()
     | st.binary(),
-    lambda inner: st.lists(inner, max_size=20) | st.dictionaries(st.text(max_size=5), inner, max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=20)
+        | st.dictionaries(st.text(max_size=5), inner, max_size=20)
+    ),
     max_leaves=40,
 )
 
 
 @given(json_like)
 def test_msgpack_round_trips_and_agrees_with_a_real_peer(value):
-    """SE-24: the MessagePack codec writes what msgspec (upstream's codec) reads as the same value, and
-    reads back what either writes."""
+    """SE-24: the MessagePack codec writes what msgspec (upstream's codec) reads as the
+    same value, and reads back what either writes."""
     data = packb(value)
     assert unpackb(data) == value
     assert msgspec.msgpack.decode(data) == value
@@ -309,17 +393,33 @@ def test_msgpack_round_trips_and_agrees_with_a_real_peer(value):
         True,
         False,
     ],
-    ids=["str8", "str16", "bin16", "bin32", "str32", "array32", "map32", "uint64", "int64", "int16", "f64", "t", "f"],
+    ids=[
+        "str8",
+        "str16",
+        "bin16",
+        "bin32",
+        "str32",
+        "array32",
+        "map32",
+        "uint64",
+        "int64",
+        "int16",
+        "f64",
+        "t",
+        "f",
+    ],
 )
 def test_msgpack_writes_the_shortest_form_a_peer_writes(value):
-    """SE-24: each value is written in its shortest MessagePack form, byte for byte what msgspec writes."""
+    """SE-24: each value is written in its shortest MessagePack form, byte for byte what
+    msgspec writes."""
     assert packb(value) == msgspec.msgpack.encode(value)
     assert unpackb(packb(value)) == value
 
 
 def test_msgpack_reads_other_sizes_and_refuses_bad_data():
-    """SE-24: a longer form than needed (another writer's) and a 32-bit float read back; unknown type
-    codes, truncated data, trailing bytes and values it cannot write are clear errors."""
+    """SE-24: a longer form than needed (another writer's) and a 32-bit float read back;
+    unknown type codes, truncated data, trailing bytes and values it cannot write are
+    clear errors."""
     assert unpackb(b"\xca\x3f\xc0\x00\x00") == 1.5  # float 32
     assert unpackb(b"\xcd\x00\x05") == 5  # uint 16 for a small value
     assert unpackb(b"\xd2\xff\xff\xff\xfe") == -2  # int 32

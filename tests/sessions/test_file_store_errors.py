@@ -1,7 +1,8 @@
-"""How the plain-file stores fail (spec/sessions.md SE-66, SE-22, SE-24): what a file holds and
-cannot read is a `SerializationError` naming the file, the session and the line or record; a link,
-FIFO or device where a session's file belongs is refused before it is opened; an OS failure keeps
-its `OSError` type and says which store could not do what to which session."""
+"""How the plain-file stores fail (spec/sessions.md SE-66, SE-22, SE-24): what a file
+holds and cannot read is a `SerializationError` naming the file, the session and the
+line or record; a link, FIFO or device where a session's file belongs is refused before
+it is opened; an OS failure keeps its `OSError` type and says which store could not do
+what to which session."""
 
 from __future__ import annotations
 
@@ -22,7 +23,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minagent import AgentSession, FileHistoryProvider, FileSessionStore, Message, SerializationError
+from minagent import (
+    AgentSession,
+    FileHistoryProvider,
+    FileSessionStore,
+    Message,
+    SerializationError,
+)
 from minagent.stores.msgpack import packb
 
 FORMATS = pytest.mark.parametrize("fmt", ["json", "msgpack"])
@@ -48,19 +55,29 @@ GOOD = Message("user", ["a"])
     ("line", "words"),
     [
         (b"{nope", "Failed to deserialize history line 2 from '{path}': Expecting"),
-        (b'{"text": "\xff\xfe"}', "Failed to deserialize history line 2 from '{path}': 'utf-8' codec can't decode"),
-        (b"[" * DEEP + b"]" * DEEP, "Failed to deserialize history line 2 from '{path}': nested too deeply"),
+        (
+            b'{"text": "\xff\xfe"}',
+            "Failed to deserialize history line 2 from '{path}': 'utf-8' codec can't decode",
+        ),
+        (
+            b"[" * DEEP + b"]" * DEEP,
+            "Failed to deserialize history line 2 from '{path}': nested too deeply",
+        ),
         (b"[1]", "History record 2 in '{path}' did not deserialize to a mapping"),
-        (b'{"type": "message", "role": 5}', "History record 2 in '{path}' is not a valid Message payload: "),
+        (
+            b'{"type": "message", "role": 5}',
+            "History record 2 in '{path}' is not a valid Message payload: ",
+        ),
     ],
     ids=["not-json", "not-utf8", "too-deep", "not-a-mapping", "not-a-message"],
 )
 async def test_a_json_history_line_it_cannot_read_is_a_serialization_error(
     tmp_path: Path, line: bytes, words: str
 ) -> None:
-    """SE-66, SE-22: a JSON-lines history line that is not JSON, not in utf-8, nested too deeply, not a
-    mapping or not a message fails the load with a SerializationError (a ValueError) whose path
-    names the file, the session and the line, keeping upstream's words; the file is unchanged."""
+    """SE-66, SE-22: a JSON-lines history line that is not JSON, not in utf-8, nested
+    too deeply, not a mapping or not a message fails the load with a SerializationError
+    (a ValueError) whose path names the file, the session and the line, keeping
+    upstream's words; the file is unchanged."""
     history = FileHistoryProvider(tmp_path)
     await history.save_messages("s", [GOOD])
     path = history_file(tmp_path, "s", "json")
@@ -78,19 +95,35 @@ async def test_a_json_history_line_it_cannot_read_is_a_serialization_error(
 @pytest.mark.parametrize(
     ("tail", "words"),
     [
-        (b"\x00\x00\x00\x05\x81", "History record 2 in '{path}' is truncated (length 5)"),
-        (record(b"\xc1"), "Failed to deserialize history record 2 from '{path}': unsupported MessagePack type 0xc1"),
-        (record(b"\x91" * DEEP + b"\x01"), "Failed to deserialize history record 2 from '{path}': nested too deeply"),
-        (record(b"\x01"), "History record 2 in '{path}' did not deserialize to a mapping"),
-        (record(packb({"type": "message", "role": 5})), "History record 2 in '{path}' is not a valid Message payload"),
+        (
+            b"\x00\x00\x00\x05\x81",
+            "History record 2 in '{path}' is truncated (length 5)",
+        ),
+        (
+            record(b"\xc1"),
+            "Failed to deserialize history record 2 from '{path}': unsupported MessagePack type 0xc1",
+        ),
+        (
+            record(b"\x91" * DEEP + b"\x01"),
+            "Failed to deserialize history record 2 from '{path}': nested too deeply",
+        ),
+        (
+            record(b"\x01"),
+            "History record 2 in '{path}' did not deserialize to a mapping",
+        ),
+        (
+            record(packb({"type": "message", "role": 5})),
+            "History record 2 in '{path}' is not a valid Message payload",
+        ),
     ],
     ids=["truncated", "not-msgpack", "too-deep", "not-a-mapping", "not-a-message"],
 )
 async def test_a_msgpack_history_record_it_cannot_read_is_a_serialization_error(
     tmp_path: Path, tail: bytes, words: str
 ) -> None:
-    """SE-66, SE-22: a MessagePack record cut short, not MessagePack, nested too deeply, not a mapping
-    or not a message is a SerializationError naming the file, the session and the record."""
+    """SE-66, SE-22: a MessagePack record cut short, not MessagePack, nested too deeply,
+    not a mapping or not a message is a SerializationError naming the file, the session
+    and the record."""
     history = FileHistoryProvider(tmp_path, serialization_format="msgpack")
     await history.save_messages("s", [GOOD])
     path = history_file(tmp_path, "s", "msgpack")
@@ -102,19 +135,26 @@ async def test_a_msgpack_history_record_it_cannot_read_is_a_serialization_error(
 
 
 @FORMATS
-async def test_a_snapshot_it_cannot_read_is_a_serialization_error(tmp_path: Path, fmt: str) -> None:
-    """SE-66, SE-22: a snapshot that is not JSON (MessagePack) is a SerializationError naming the file
-    and the session, saying where it was moved; one nested too deeply, or of another shape, is a
-    SerializationError that leaves the file where it is."""
+async def test_a_snapshot_it_cannot_read_is_a_serialization_error(
+    tmp_path: Path, fmt: str
+) -> None:
+    """SE-66, SE-22: a snapshot that is not JSON (MessagePack) is a SerializationError
+    naming the file and the session, saying where it was moved; one nested too deeply,
+    or of another shape, is a SerializationError that leaves the file where it is."""
     store = FileSessionStore(tmp_path, serialization_format=fmt)
     path = snapshot_file(tmp_path, "s", fmt)
     path.write_bytes(b"\xc1\xff not a snapshot")
-    with pytest.raises(SerializationError, match=r"quarantined to .*retry to start a new session") as caught:
+    with pytest.raises(
+        SerializationError, match=r"quarantined to .*retry to start a new session"
+    ) as caught:
         await store.get("s")
     assert caught.value.path == f"{path}: session 's'"
     assert await store.get("s") is None
     deep = b"[" * DEEP + b"]" * DEEP if fmt == "json" else b"\x91" * DEEP + b"\x01"
-    for data, words in ((deep, "is nested too deeply"), (b"[1, 2]" if fmt == "json" else packb([1, 2]), "schema")):
+    for data, words in (
+        (deep, "is nested too deeply"),
+        (b"[1, 2]" if fmt == "json" else packb([1, 2]), "schema"),
+    ):
         path.write_bytes(data)
         with pytest.raises(SerializationError, match=words) as caught:
             await store.get("s")
@@ -123,15 +163,23 @@ async def test_a_snapshot_it_cannot_read_is_a_serialization_error(tmp_path: Path
 
 
 @settings(max_examples=30, deadline=None)
-@given(text=st.text(alphabet=st.sampled_from('a\u2028\u2029\x85\x1c\x1d\x1e\x0b\x0c\r\n\t "\\é'), max_size=12))
+@given(
+    text=st.text(
+        alphabet=st.sampled_from('a\u2028\u2029\x85\x1c\x1d\x1e\x0b\x0c\r\n\t "\\é'),
+        max_size=12,
+    )
+)
 def test_text_with_any_line_break_reads_back_whole(text: str) -> None:
-    """SE-66: a history is split at newline bytes only, so a message whose text holds U+2028, U+0085
-    or another character str.splitlines() breaks at reads back whole, in both formats."""
+    """SE-66: a history is split at newline bytes only, so a message whose text holds
+    U+2028, U+0085 or another character str.splitlines() breaks at reads back whole, in
+    both formats."""
 
     async def round_trip(fmt: str) -> list[str]:
         with tempfile.TemporaryDirectory() as root:
             history = FileHistoryProvider(root, serialization_format=fmt)  # type: ignore[arg-type]
-            await history.save_messages("s", [Message("user", [text]), Message("assistant", ["ok"])])
+            await history.save_messages(
+                "s", [Message("user", [text]), Message("assistant", ["ok"])]
+            )
             return [m.text for m in await history.get_messages("s")]
 
     for fmt in ("json", "msgpack"):
@@ -142,9 +190,11 @@ def test_text_with_any_line_break_reads_back_whole(text: str) -> None:
 
 
 @FORMATS
-async def test_a_symlink_where_a_session_file_belongs_is_a_serialization_error(tmp_path: Path, fmt: str) -> None:
-    """SE-66, SE-24: a symbolic link placed where a session's file belongs is refused, not followed,
-    as a SerializationError naming it, by every call of both stores."""
+async def test_a_symlink_where_a_session_file_belongs_is_a_serialization_error(
+    tmp_path: Path, fmt: str
+) -> None:
+    """SE-66, SE-24: a symbolic link placed where a session's file belongs is refused,
+    not followed, as a SerializationError naming it, by every call of both stores."""
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "target").write_bytes(b"")
@@ -163,7 +213,9 @@ async def test_a_symlink_where_a_session_file_belongs_is_a_serialization_error(t
         store.delete("t"),
     ]
     for call in calls:
-        with pytest.raises(SerializationError, match="escaped storage directory: it is a symbolic link") as caught:
+        with pytest.raises(
+            SerializationError, match="escaped storage directory: it is a symbolic link"
+        ) as caught:
             await call
         assert caught.value.path.startswith(str(root))
     assert (outside / "target").read_bytes() == b""
@@ -172,10 +224,13 @@ async def test_a_symlink_where_a_session_file_belongs_is_a_serialization_error(t
 
 
 @FORMATS
-async def test_a_fifo_where_a_session_file_belongs_is_refused_before_it_is_opened(tmp_path: Path, fmt: str) -> None:
-    """SE-66: a FIFO where a session's file belongs is a SerializationError ("not a regular file"),
-    raised before it is opened, so the call never blocks on it. (A writer opens the FIFO after a
-    while, so a store that did open it would return instead of hanging the test.)"""
+async def test_a_fifo_where_a_session_file_belongs_is_refused_before_it_is_opened(
+    tmp_path: Path, fmt: str
+) -> None:
+    """SE-66: a FIFO where a session's file belongs is a SerializationError ("not a
+    regular file"), raised before it is opened, so the call never blocks on it. (A
+    writer opens the FIFO after a while, so a store that did open it would return
+    instead of hanging the test.)"""
     history = FileHistoryProvider(tmp_path, serialization_format=fmt)
     store = FileSessionStore(tmp_path, serialization_format=fmt)
     fifos = [history_file(tmp_path, "s", fmt), snapshot_file(tmp_path, "t", fmt)]
@@ -198,7 +253,9 @@ async def test_a_fifo_where_a_session_file_belongs_is_refused_before_it_is_opene
             (store.get("t"), fifos[1]),
             (store.set("t", AgentSession(session_id="t")), fifos[1]),
         ):
-            with pytest.raises(SerializationError, match="not a regular file; refused") as caught:
+            with pytest.raises(
+                SerializationError, match="not a regular file; refused"
+            ) as caught:
                 await call
             assert caught.value.path.startswith(str(fifo))
     finally:
@@ -206,7 +263,9 @@ async def test_a_fifo_where_a_session_file_belongs_is_refused_before_it_is_opene
         helper.join()
 
 
-def _history_calls(history: FileHistoryProvider) -> dict[str, Callable[[], Awaitable[Any]]]:
+def _history_calls(
+    history: FileHistoryProvider,
+) -> dict[str, Callable[[], Awaitable[Any]]]:
     return {
         "read": lambda: history.get_messages("s"),
         "append to": lambda: history.save_messages("s", [GOOD]),
@@ -224,14 +283,30 @@ def _store_calls(store: FileSessionStore) -> dict[str, Callable[[], Awaitable[An
 
 
 @FORMATS
-async def test_a_directory_where_a_session_file_belongs_is_an_is_a_directory_error(tmp_path: Path, fmt: str) -> None:
-    """SE-66: a directory where a session's file belongs is an IsADirectoryError (errno EISDIR) whose
-    filename is that path and whose message says which store could not do what to which session;
-    the directory is left as it was."""
+async def test_a_directory_where_a_session_file_belongs_is_an_is_a_directory_error(
+    tmp_path: Path, fmt: str
+) -> None:
+    """SE-66: a directory where a session's file belongs is an IsADirectoryError (errno
+    EISDIR) whose filename is that path and whose message says which store could not do
+    what to which session; the directory is left as it was."""
     history = FileHistoryProvider(tmp_path, serialization_format=fmt)
     store = FileSessionStore(tmp_path, serialization_format=fmt)
-    cases = [("FileHistoryProvider", "s", history_file(tmp_path, "s", fmt), _history_calls(history))]
-    cases.append(("FileSessionStore", "t", snapshot_file(tmp_path, "t", fmt), _store_calls(store)))
+    cases = [
+        (
+            "FileHistoryProvider",
+            "s",
+            history_file(tmp_path, "s", fmt),
+            _history_calls(history),
+        )
+    ]
+    cases.append(
+        (
+            "FileSessionStore",
+            "t",
+            snapshot_file(tmp_path, "t", fmt),
+            _store_calls(store),
+        )
+    )
     for owner, session_id, path, calls in cases:
         path.mkdir()
         (path / "inside").write_text("kept")
@@ -240,14 +315,18 @@ async def test_a_directory_where_a_session_file_belongs_is_an_is_a_directory_err
                 await call()
             assert caught.value.errno == errno.EISDIR
             assert caught.value.filename == str(path)
-            assert caught.value.strerror.startswith(f"{owner} cannot {doing} session {session_id!r}: ")
+            assert caught.value.strerror.startswith(
+                f"{owner} cannot {doing} session {session_id!r}: "
+            )
             assert isinstance(caught.value.__cause__, OSError)
         assert [p.name for p in path.iterdir()] == ["inside"]
 
 
-def test_a_storage_path_that_is_a_file_is_a_not_a_directory_error(tmp_path: Path) -> None:
-    """SE-66: a storage_path that is a file, or under one, is a NotADirectoryError naming it (not
-    mkdir's "File exists"), for both stores."""
+def test_a_storage_path_that_is_a_file_is_a_not_a_directory_error(
+    tmp_path: Path,
+) -> None:
+    """SE-66: a storage_path that is a file, or under one, is a NotADirectoryError
+    naming it (not mkdir's "File exists"), for both stores."""
     path = tmp_path / "plain"
     path.write_text("x")
     for make in (FileHistoryProvider, FileSessionStore):
@@ -263,7 +342,8 @@ def test_a_storage_path_that_is_a_file_is_a_not_a_directory_error(tmp_path: Path
 
 
 def _outcomes(root: str, fmt: str) -> list[tuple[str, int | None, str | None, str]]:
-    """Every call of both stores on ``root``, each failure as (type, errno, filename, strerror)."""
+    """Every call of both stores on ``root``, each failure as (type, errno, filename,
+    strerror)."""
 
     async def calls() -> list[tuple[str, int | None, str | None, str]]:
         history = FileHistoryProvider(root, serialization_format=fmt)  # type: ignore[arg-type]
@@ -274,20 +354,23 @@ def _outcomes(root: str, fmt: str) -> list[tuple[str, int | None, str | None, st
                 await call()
                 out.append(("no error", None, None, ""))
             except OSError as exc:
-                out.append((type(exc).__name__, exc.errno, exc.filename, exc.strerror or ""))
+                out.append(
+                    (type(exc).__name__, exc.errno, exc.filename, exc.strerror or "")
+                )
         return out
 
     return asyncio.run(calls())
 
 
 def _unprivileged(work: Callable[[], Any]) -> Any:
-    """``work()`` as a user the files' modes keep out: as root (whom modes do not stop) in a forked
-    child that becomes nobody (65534), else here."""
+    """``work()`` as a user the files' modes keep out: as root (whom modes do not stop)
+    in a forked child that becomes nobody (65534), else here."""
     if os.geteuid() != 0:
         return work()
     read, write = os.pipe()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the child only runs `work`
+        # fork with threads: the child only runs `work`
+        warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         try:
@@ -309,15 +392,26 @@ def _unprivileged(work: Callable[[], Any]) -> Any:
 
 
 @FORMATS
-def test_a_file_it_may_not_touch_is_a_permission_error_naming_the_session(fmt: str) -> None:
-    """SE-66: files the process may not read or write (mode 0o000, as another user; a directory it may
-    not write in) are a PermissionError (EACCES) from every call, whose filename is the session's
-    file and whose message says which store could not do what to which session; nothing changes."""
+def test_a_file_it_may_not_touch_is_a_permission_error_naming_the_session(
+    fmt: str,
+) -> None:
+    """SE-66: files the process may not read or write (mode 0o000, as another user; a
+    directory it may not write in) are a PermissionError (EACCES) from every call, whose
+    filename is the session's file and whose message says which store could not do what
+    to which session; nothing changes."""
     root = Path(tempfile.mkdtemp())
     try:
         root.chmod(0o755)
-        asyncio.run(FileHistoryProvider(root, serialization_format=fmt).save_messages("s", [GOOD]))
-        asyncio.run(FileSessionStore(root, serialization_format=fmt).set("t", AgentSession(session_id="t")))
+        asyncio.run(
+            FileHistoryProvider(root, serialization_format=fmt).save_messages(
+                "s", [GOOD]
+            )
+        )
+        asyncio.run(
+            FileSessionStore(root, serialization_format=fmt).set(
+                "t", AgentSession(session_id="t")
+            )
+        )
         files = {p: p.read_bytes() for p in root.iterdir()}
         for path in files:
             path.chmod(0o000)
@@ -325,37 +419,57 @@ def test_a_file_it_may_not_touch_is_a_permission_error_naming_the_session(fmt: s
             root.chmod(0o555)
         outcomes = _unprivileged(lambda: _outcomes(str(root), fmt))
         root.chmod(0o755)
-        doing = ["read", "append to", "take back from", "clear", "read", "write", "delete"]
+        doing = [
+            "read",
+            "append to",
+            "take back from",
+            "clear",
+            "read",
+            "write",
+            "delete",
+        ]
         owners = ["FileHistoryProvider"] * 4 + ["FileSessionStore"] * 3
         paths = [history_file(root, "s", fmt)] * 4 + [snapshot_file(root, "t", fmt)] * 3
         sessions = ["s"] * 4 + ["t"] * 3
-        assert [o[:3] for o in outcomes] == [("PermissionError", errno.EACCES, str(p)) for p in paths]
-        for (*_, strerror), owner, what, session_id in zip(outcomes, owners, doing, sessions, strict=True):
-            assert strerror.startswith(f"{owner} cannot {what} session {session_id!r}: ")
+        assert [o[:3] for o in outcomes] == [
+            ("PermissionError", errno.EACCES, str(p)) for p in paths
+        ]
+        for (*_, strerror), owner, what, session_id in zip(
+            outcomes, owners, doing, sessions, strict=True
+        ):
+            assert strerror.startswith(
+                f"{owner} cannot {what} session {session_id!r}: "
+            )
         assert {p: p.read_bytes() for p in root.iterdir()} == files
     finally:
         root.chmod(0o755)
         shutil.rmtree(root)
 
 
-async def test_a_storage_directory_removed_later_is_a_file_not_found_error(tmp_path: Path) -> None:
+async def test_a_storage_directory_removed_later_is_a_file_not_found_error(
+    tmp_path: Path,
+) -> None:
     """SE-66: when the storage directory is gone after the store was made, a save is a
-    FileNotFoundError naming the session's file and saying what failed, a load finds nothing."""
+    FileNotFoundError naming the session's file and saying what failed, a load finds
+    nothing."""
     root = tmp_path / "gone"
     history = FileHistoryProvider(root)
     root.rmdir()
     with pytest.raises(FileNotFoundError) as caught:
         await history.save_messages("s", [GOOD])
     assert caught.value.filename == str(root / "s.jsonl")
-    assert caught.value.strerror.startswith("FileHistoryProvider cannot append to session 's': ")
+    assert caught.value.strerror.startswith(
+        "FileHistoryProvider cannot append to session 's': "
+    )
     assert await history.get_messages("s") == []
 
 
 async def test_a_message_from_dict_cannot_follow_is_a_serialization_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """SE-66, SE-22: should `Message.from_dict` hit the recursion limit on a stored line (fault
-    injected), the load is a SerializationError naming the line, never a RecursionError."""
+    """SE-66, SE-22: should `Message.from_dict` hit the recursion limit on a stored line
+    (fault injected), the load is a SerializationError naming the line, never a
+    RecursionError."""
     history = FileHistoryProvider(tmp_path)
     await history.save_messages("s", [GOOD])
 
@@ -363,32 +477,52 @@ async def test_a_message_from_dict_cannot_follow_is_a_serialization_error(
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setattr(Message, "from_dict", too_deep)
-    with pytest.raises(SerializationError, match=r"History record 1 in .* is nested too deeply") as caught:
+    with pytest.raises(
+        SerializationError, match=r"History record 1 in .* is nested too deeply"
+    ) as caught:
         await history.get_messages("s")
     assert caught.value.path == f"{tmp_path / 's.jsonl'}: session 's', line 1"
 
 
 @FORMATS
-async def test_a_keyed_save_decodes_only_the_lines_that_may_hold_a_key(tmp_path: Path, fmt: Any) -> None:
-    """SE-67, SE-66: a keyed save looks for its key only in the lines (records) whose bytes may hold
-    it (the run-key property's name and the key): one of those it cannot decode fails the save,
-    naming it, and writes nothing; another damaged line does not stop it (a load still names it)."""
+async def test_a_keyed_save_decodes_only_the_lines_that_may_hold_a_key(
+    tmp_path: Path, fmt: Any
+) -> None:
+    """SE-67, SE-66: a keyed save looks for its key only in the lines (records) whose
+    bytes may hold it (the run-key property's name and the key): one of those it cannot
+    decode fails the save, naming it, and writes nothing; another damaged line does not
+    stop it (a load still names it)."""
     history = FileHistoryProvider(tmp_path, serialization_format=fmt)
     await history.save_messages("s", [GOOD], run_key="w:0")
     path = history_file(tmp_path, "s", fmt)
     good = path.read_bytes()
-    damaged = b'{"additional_properties": {"minagent_run_key": "w:1"' if fmt == "json" else b"\xc1minagent_run_key w:1"
+    damaged = (
+        b'{"additional_properties": {"minagent_run_key": "w:1"'
+        if fmt == "json"
+        else b"\xc1minagent_run_key w:1"
+    )
     path.write_bytes(good + (damaged + b"\n" if fmt == "json" else record(damaged)))
     with pytest.raises(SerializationError) as caught:
         await history.save_messages("s", [GOOD], run_key="w:1")
-    assert caught.value.path == f"{path}: session 's', {'line' if fmt == 'json' else 'record'} 2"
-    assert path.read_bytes() == good + (damaged + b"\n" if fmt == "json" else record(damaged))
+    assert (
+        caught.value.path
+        == f"{path}: session 's', {'line' if fmt == 'json' else 'record'} 2"
+    )
+    assert path.read_bytes() == good + (
+        damaged + b"\n" if fmt == "json" else record(damaged)
+    )
     other = b"{nope" if fmt == "json" else b"\xc1"
     path.write_bytes(good + (other + b"\n" if fmt == "json" else record(other)))
-    await history.save_messages("s", [GOOD], run_key="w:0")  # the key is in line 1: nothing appended
+    # the key is in line 1: nothing appended
+    await history.save_messages("s", [GOOD], run_key="w:0")
     await history.save_messages("s", [Message("user", ["new"])], run_key="w:1")
-    assert path.read_bytes().startswith(good + (other + b"\n" if fmt == "json" else record(other)))
+    assert path.read_bytes().startswith(
+        good + (other + b"\n" if fmt == "json" else record(other))
+    )
     assert len(path.read_bytes()) > len(good) + len(other) + 4
     with pytest.raises(SerializationError) as caught:
         await history.get_messages("s")
-    assert caught.value.path == f"{path}: session 's', {'line' if fmt == 'json' else 'record'} 2"
+    assert (
+        caught.value.path
+        == f"{path}: session 's', {'line' if fmt == 'json' else 'record'} 2"
+    )

@@ -1,4 +1,5 @@
-"""Sessions, context providers and history providers (spec/sessions.md SE-1 to SE-12)."""
+"""Sessions, context providers and history providers (spec/sessions.md SE-1 to
+SE-12)."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def add(a: int, b: int) -> int:
 
 
 def test_create_and_get_session() -> None:
-    """SE-1: create_session gives a new session (its own id, or the one given); get_session continues
-    a service conversation; ids must be non-empty strings."""
+    """SE-1: create_session gives a new session (its own id, or the one given);
+    get_session continues a service conversation; ids must be non-empty strings."""
     agent = Agent(ScriptedChatClient())
     one, two = agent.create_session(), agent.create_session()
     assert isinstance(one, AgentSession)
@@ -66,7 +67,8 @@ def test_create_and_get_session() -> None:
 
 @MODES
 async def test_session_keeps_the_conversation(stream: bool) -> None:
-    """SE-1, SE-8: run(session=...) sends the earlier turns in both modes (the default in-memory history)."""
+    """SE-1, SE-8: run(session=...) sends the earlier turns in both modes (the default
+    in-memory history)."""
     client = ScriptedChatClient(["Hi Alice", "You are Alice"])
     agent = Agent(client, "Be brief.")
     session = agent.create_session()
@@ -84,7 +86,8 @@ async def test_session_keeps_the_conversation(stream: bool) -> None:
 
 
 def test_thread_and_session_together_or_wrong_types_are_type_errors() -> None:
-    """SE-1: thread= and session= together, or a session= that is no AgentSession, is a TypeError."""
+    """SE-1: thread= and session= together, or a session= that is no AgentSession, is a
+    TypeError."""
     agent = Agent(ScriptedChatClient())
     with pytest.raises(TypeError, match="both thread= and session="):
         agent.run("hi", thread=agent.get_new_thread(), session=agent.create_session())
@@ -93,8 +96,8 @@ def test_thread_and_session_together_or_wrong_types_are_type_errors() -> None:
 
 
 async def test_to_dict_round_trips_state_and_messages() -> None:
-    """SE-2, SE-7: to_dict is versioned plain JSON (messages of the in-memory history included);
-    from_dict restores an equal session that shares nothing with the data."""
+    """SE-2, SE-7: to_dict is versioned plain JSON (messages of the in-memory history
+    included); from_dict restores an equal session that shares nothing with the data."""
     client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 2})), "3"])
     agent = Agent(client, tools=[add])
     session = agent.create_session()
@@ -108,7 +111,9 @@ async def test_to_dict_round_trips_state_and_messages() -> None:
     restored = AgentSession.from_dict(json.loads(json.dumps(data)))
     assert restored.to_dict() == data
     assert restored == AgentSession.from_dict(data)
-    kinds = [c.type for m in restored.state["in_memory"]["messages"] for c in m.contents]
+    kinds = [
+        c.type for m in restored.state["in_memory"]["messages"] for c in m.contents
+    ]
     assert kinds == ["text", "function_call", "function_result", "text"]
     data["state"]["notes"]["list"].append("changed")
     assert restored.state["notes"]["list"] == [1, 2.5, True, None, "x"]
@@ -116,9 +121,15 @@ async def test_to_dict_round_trips_state_and_messages() -> None:
 
 @pytest.mark.parametrize(
     ("state", "path"),
-    [({"x": object()}, "state.x"), ({"p": {"n": float("nan")}}, "state.p.n"), ({"k": {1: "v"}}, "state.k")],
+    [
+        ({"x": object()}, "state.x"),
+        ({"p": {"n": float("nan")}}, "state.p.n"),
+        ({"k": {1: "v"}}, "state.k"),
+    ],
 )
-def test_state_that_is_not_json_is_a_serialization_error(state: dict[str, Any], path: str) -> None:
+def test_state_that_is_not_json_is_a_serialization_error(
+    state: dict[str, Any], path: str
+) -> None:
     """SE-2: a value that is not JSON-native is a SerializationError naming its path."""
     session = AgentSession(state=state)
     with pytest.raises(SerializationError) as raised:
@@ -133,7 +144,12 @@ def test_state_that_is_not_json_is_a_serialization_error(state: dict[str, Any], 
         {"type": "agent_thread", "version": 1, "session_id": "x"},
         {"type": "session", "version": 1},
         {"type": "session", "version": 1, "session_id": "x", "state": []},
-        {"type": "session", "version": 1, "session_id": "x", "state": {"m": {"type": "message", "version": 1}}},
+        {
+            "type": "session",
+            "version": 1,
+            "session_id": "x",
+            "state": {"m": {"type": "message", "version": 1}},
+        },
     ],
 )
 def test_bad_session_data_is_a_serialization_error(data: Any) -> None:
@@ -153,7 +169,12 @@ class Recorder(ContextProvider):
         self.log = log
 
     async def before_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
         self.log.append(f"before {self.source_id}")
         assert context.response is None
@@ -162,7 +183,12 @@ class Recorder(ContextProvider):
         context.extend_messages(self, [Message("user", [f"context {self.source_id}"])])
 
     async def after_run(
-        self, *, agent: Any, session: AgentSession, context: SessionContext, state: dict[str, Any]
+        self,
+        *,
+        agent: Any,
+        session: AgentSession,
+        context: SessionContext,
+        state: dict[str, Any],
     ) -> None:
         self.log.append(f"after {self.source_id}: {context.response.text}")
         assert session.state[self.source_id] is state
@@ -170,12 +196,15 @@ class Recorder(ContextProvider):
 
 @MODES
 async def test_providers_run_in_order_with_their_own_state(stream: bool) -> None:
-    """SE-3, SE-4: before_run in registration order, after_run in reverse with the response set;
-    the history comes first, then each provider's messages, then the input; instructions joined
-    after the agent's; each provider's state is its own entry of session.state."""
+    """SE-3, SE-4: before_run in registration order, after_run in reverse with the
+    response set; the history comes first, then each provider's messages, then the
+    input; instructions joined after the agent's; each provider's state is its own entry
+    of session.state."""
     log: list[str] = []
     client = ScriptedChatClient(["one", "two"])
-    agent = Agent(client, "agent", context_providers=[Recorder("a", log), Recorder("b", log)])
+    agent = Agent(
+        client, "agent", context_providers=[Recorder("a", log), Recorder("b", log)]
+    )
     session = agent.create_session()
     await run(agent, "q1", stream=stream, session=session)
     await run(agent, "q2", stream=stream, session=session)
@@ -198,8 +227,8 @@ async def test_providers_run_in_order_with_their_own_state(stream: bool) -> None
 
 
 async def test_provider_tools_and_middleware_join_the_run() -> None:
-    """SE-3: tools and chat/function middleware a provider adds are used for the run; agent
-    middleware from a provider is a MiddlewareException."""
+    """SE-3: tools and chat/function middleware a provider adds are used for the run;
+    agent middleware from a provider is a MiddlewareException."""
     seen: list[str] = []
 
     @chat_middleware
@@ -208,7 +237,9 @@ async def test_provider_tools_and_middleware_join_the_run() -> None:
         await call_next()
 
     class Tools(ContextProvider):
-        async def before_run(self, *, agent: Any, session: Any, context: SessionContext, state: Any) -> None:
+        async def before_run(
+            self, *, agent: Any, session: Any, context: SessionContext, state: Any
+        ) -> None:
             context.extend_tools(self.source_id, [add])
             context.extend_middleware(self.source_id, spy)
 
@@ -222,16 +253,21 @@ async def test_provider_tools_and_middleware_join_the_run() -> None:
     async def outer(context: Any, call_next: Any) -> None:
         await call_next()
 
-    with pytest.raises(MiddlewareException, match="may only add chat or function middleware"):
+    with pytest.raises(
+        MiddlewareException, match="may only add chat or function middleware"
+    ):
         SessionContext(input_messages=[]).extend_middleware("x", outer)
 
 
 async def test_without_a_session_providers_get_a_fresh_one() -> None:
-    """SE-4: a run without a session gives the providers a new session each run (no history)."""
+    """SE-4: a run without a session gives the providers a new session each run (no
+    history)."""
     sessions: list[AgentSession] = []
 
     class Spy(ContextProvider):
-        async def before_run(self, *, agent: Any, session: AgentSession, context: Any, state: Any) -> None:
+        async def before_run(
+            self, *, agent: Any, session: AgentSession, context: Any, state: Any
+        ) -> None:
             sessions.append(session)
 
     client = ScriptedChatClient(["a", "b"])
@@ -244,8 +280,11 @@ async def test_without_a_session_providers_get_a_fresh_one() -> None:
 
 
 async def test_an_untouched_state_entry_is_not_added() -> None:
-    """SE-4: a provider that puts nothing in its state leaves no entry in session.state."""
-    agent = Agent(ScriptedChatClient(["a"]), context_providers=[ContextProvider("quiet")])
+    """SE-4: a provider that puts nothing in its state leaves no entry in
+    session.state."""
+    agent = Agent(
+        ScriptedChatClient(["a"]), context_providers=[ContextProvider("quiet")]
+    )
     session = agent.create_session()
     await agent.run("x", session=session)
     assert "quiet" not in session.state
@@ -281,7 +320,11 @@ async def test_a_cancelled_or_abandoned_run_stores_nothing() -> None:
     client = ScriptedChatClient(["never", "a b c"])
     agent = Agent(client)
     session = agent.create_session()
-    task = asyncio.create_task(agent.run("one", session=session, middleware=[slow_model(asyncio.Event(), started)]))
+    task = asyncio.create_task(
+        agent.run(
+            "one", session=session, middleware=[slow_model(asyncio.Event(), started)]
+        )
+    )
     await started.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -303,11 +346,18 @@ class ListHistory(HistoryProvider):
         self.saved: dict[str, list[Message]] = {}
         self.calls = 0
 
-    async def get_messages(self, session_id: str | None, *, state: Any = None, **kwargs: Any) -> list[Message]:
+    async def get_messages(
+        self, session_id: str | None, *, state: Any = None, **kwargs: Any
+    ) -> list[Message]:
         return list(self.saved.get(session_id or "", []))
 
     async def save_messages(
-        self, session_id: str | None, messages: Sequence[Message], *, state: Any = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        messages: Sequence[Message],
+        *,
+        state: Any = None,
+        **kwargs: Any,
     ) -> None:
         self.calls += 1
         self.saved.setdefault(session_id or "", []).extend(messages)
@@ -315,8 +365,9 @@ class ListHistory(HistoryProvider):
 
 @MODES
 async def test_a_history_provider_replaces_the_default(stream: bool) -> None:
-    """SE-6, SE-8: with a HistoryProvider that loads, the default in-memory history is not used;
-    after_run saves input and response (tool calls and results included) in one call."""
+    """SE-6, SE-8: with a HistoryProvider that loads, the default in-memory history is
+    not used; after_run saves input and response (tool calls and results included) in
+    one call."""
     history = ListHistory()
     client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 1})), "2", "again"])
     agent = Agent(client, tools=[add], context_providers=[history])
@@ -332,11 +383,14 @@ async def test_a_history_provider_replaces_the_default(stream: bool) -> None:
 
 
 async def test_history_flags_choose_what_is_stored_and_loaded() -> None:
-    """SE-6: store_inputs / store_outputs / store_context_messages / store_context_from and
+    """SE-6: store_inputs / store_outputs / store_context_messages / store_context_from
+    and
     load_messages=False (the agent then skips before_run; an audit log)."""
 
     class Facts(ContextProvider):
-        async def before_run(self, *, agent: Any, session: Any, context: SessionContext, state: Any) -> None:
+        async def before_run(
+            self, *, agent: Any, session: Any, context: SessionContext, state: Any
+        ) -> None:
             context.extend_messages(self.source_id, [Message("system", ["fact"])])
 
     outputs_only = ListHistory("out", store_inputs=False)
@@ -350,21 +404,39 @@ async def test_history_flags_choose_what_is_stored_and_loaded() -> None:
         load_messages=False,
     )
     client = ScriptedChatClient(["answer", "answer 2"])
-    agent = Agent(client, context_providers=[Facts("facts"), outputs_only, with_context, only_facts])
+    agent = Agent(
+        client,
+        context_providers=[Facts("facts"), outputs_only, with_context, only_facts],
+    )
     session = agent.create_session()
     await agent.run("q", session=session)
     await agent.run("q2", session=session)
     sid = session.session_id
-    assert texts(outputs_only.saved[sid]) == [("assistant", "answer"), ("assistant", "answer 2")]
-    assert texts(with_context.saved[sid])[:3] == [("system", "fact"), ("user", "q"), ("assistant", "answer")]
+    assert texts(outputs_only.saved[sid]) == [
+        ("assistant", "answer"),
+        ("assistant", "answer 2"),
+    ]
+    assert texts(with_context.saved[sid])[:3] == [
+        ("system", "fact"),
+        ("user", "q"),
+        ("assistant", "answer"),
+    ]
     assert texts(only_facts.saved[sid]) == [("system", "fact"), ("system", "fact")]
-    # the audit providers never loaded: the second request holds the outputs-only history, not theirs
-    assert texts(client.requests[1].messages) == [("system", "fact"), ("assistant", "answer"), ("user", "q2")]
+    # the audit providers never loaded: the second request holds the outputs-only
+    # history, not theirs
+    assert texts(client.requests[1].messages) == [
+        ("system", "fact"),
+        ("assistant", "answer"),
+        ("user", "q2"),
+    ]
 
 
 async def test_in_memory_history_keeps_its_own_copies() -> None:
-    """SE-7: the in-memory history stores copies: changing the response later changes nothing."""
-    agent = Agent(ScriptedChatClient(["a"]), context_providers=[InMemoryHistoryProvider("mem")])
+    """SE-7: the in-memory history stores copies: changing the response later changes
+    nothing."""
+    agent = Agent(
+        ScriptedChatClient(["a"]), context_providers=[InMemoryHistoryProvider("mem")]
+    )
     session = agent.create_session()
     response = await agent.run("q", session=session)
     response.messages[0].contents.append(Content.from_text("changed"))
@@ -372,11 +444,16 @@ async def test_in_memory_history_keeps_its_own_copies() -> None:
 
 
 async def test_service_conversation_id_switches_the_session() -> None:
-    """SE-8: a response with a conversation_id sets service_session_id and is not stored locally;
-    later runs send only their input with options["conversation_id"]."""
+    """SE-8: a response with a conversation_id sets service_session_id and is not stored
+    locally; later runs send only their input with options["conversation_id"]."""
     from minagent import ChatResponse
 
-    client = ScriptedChatClient([ChatResponse([Message("assistant", ["hi"])], conversation_id="conv_9"), "again"])
+    client = ScriptedChatClient(
+        [
+            ChatResponse([Message("assistant", ["hi"])], conversation_id="conv_9"),
+            "again",
+        ]
+    )
     agent = Agent(client)
     session = agent.create_session()
     await agent.run("one", session=session)
@@ -392,17 +469,23 @@ async def test_service_conversation_id_switches_the_session() -> None:
 
 @MODES
 async def test_thread_era_providers_work_with_sessions(stream: bool) -> None:
-    """SE-10: invoking/invoked providers (a subclass without __init__, and a duck-typed object) run
-    through before_run/after_run with thread= the caller's session."""
+    """SE-10: invoking/invoked providers (a subclass without __init__, and a duck-typed
+    object) run through before_run/after_run with thread= the caller's session."""
     seen: list[Any] = []
 
     class Old(ContextProvider):
         async def invoking(self, messages: Any, **kwargs: Any) -> Context:
             seen.append(("invoking", [m.text for m in messages], kwargs["thread"]))
-            return Context(instructions="old", messages=[Message("user", ["old context"])])
+            return Context(
+                instructions="old", messages=[Message("user", ["old context"])]
+            )
 
-        async def invoked(self, request_messages: Any, response_messages: Any, **kwargs: Any) -> None:
-            seen.append(("invoked", [m.text for m in response_messages], kwargs["thread"]))
+        async def invoked(
+            self, request_messages: Any, response_messages: Any, **kwargs: Any
+        ) -> None:
+            seen.append(
+                ("invoked", [m.text for m in response_messages], kwargs["thread"])
+            )
 
     class Duck:
         async def invoking(self, messages: Any, **kwargs: Any) -> Context:
@@ -415,9 +498,16 @@ async def test_thread_era_providers_work_with_sessions(stream: bool) -> None:
     agent = Agent(client, context_providers=[Old(), Duck()])  # type: ignore[list-item]
     session = agent.create_session()
     await run(agent, "q", stream=stream, session=session)
-    assert seen == [("invoking", ["q"], session), "duck invoked", ("invoked", ["answer"], session)]
+    assert seen == [
+        ("invoking", ["q"], session),
+        "duck invoked",
+        ("invoked", ["answer"], session),
+    ]
     assert client.requests[0].options["instructions"] == "old\nduck"
-    assert texts(client.requests[0].messages) == [("user", "old context"), ("user", "q")]
+    assert texts(client.requests[0].messages) == [
+        ("user", "old context"),
+        ("user", "q"),
+    ]
     assert "Old" not in session.state
 
 
@@ -425,7 +515,8 @@ async def test_thread_era_providers_work_with_sessions(stream: bool) -> None:
 
 
 async def test_session_store_keeps_copies() -> None:
-    """SE-11: get returns an independent copy or None; set stores a copy; delete forgets; bad ids are ValueErrors."""
+    """SE-11: get returns an independent copy or None; set stores a copy; delete
+    forgets; bad ids are ValueErrors."""
     store = SessionStore()
     session = AgentSession(session_id="s", state={"k": [1]})
     await store.set("s", session)
@@ -458,35 +549,53 @@ def slow_model(gate: asyncio.Event, started: asyncio.Event) -> Any:
 
 @MODES
 async def test_a_second_run_on_a_running_session_is_rejected(stream: bool) -> None:
-    """SE-12: a second run on a running session raises SessionBusyError before anything runs;
-    the first finishes unaffected; then the session is free again. Other sessions run meanwhile."""
+    """SE-12: a second run on a running session raises SessionBusyError before anything
+    runs; the first finishes unaffected; then the session is free again. Other sessions
+    run meanwhile."""
     gate, started = asyncio.Event(), asyncio.Event()
     client = ScriptedChatClient(["other", "done", "next"])
     agent = Agent(client)
     session = agent.create_session()
     first = asyncio.create_task(
-        run(agent, "one", stream=stream, session=session, middleware=[slow_model(gate, started)])
+        run(
+            agent,
+            "one",
+            stream=stream,
+            session=session,
+            middleware=[slow_model(gate, started)],
+        )
     )
     await started.wait()
     with pytest.raises(SessionBusyError, match=session.session_id):
         await run(agent, "two", stream=stream, session=session)
-    with pytest.raises(SessionBusyError):  # the same session through the other spelling, another agent
+    # the same session through the other spelling, another agent
+    with pytest.raises(SessionBusyError):
         await run(
             Agent(client),
             "two",
             stream=stream,
-            thread=AgentThread.deserialize({"type": "agent_thread", "version": 1, "thread_id": session.session_id}),
+            thread=AgentThread.deserialize(
+                {"type": "agent_thread", "version": 1, "thread_id": session.session_id}
+            ),
         )
-    assert (await run(agent, "elsewhere", stream=stream, session=agent.create_session())).text == "other"
+    assert (
+        await run(agent, "elsewhere", stream=stream, session=agent.create_session())
+    ).text == "other"
     gate.set()
     assert (await first).text == "done"
     assert len(client.requests) == 2
     assert (await run(agent, "three", stream=stream, session=session)).text == "next"
-    assert [m.text for m in session.state["in_memory"]["messages"]] == ["one", "done", "three", "next"]
+    assert [m.text for m in session.state["in_memory"]["messages"]] == [
+        "one",
+        "done",
+        "three",
+        "next",
+    ]
 
 
 async def test_the_session_is_freed_however_the_run_ends() -> None:
-    """SE-12: after a failed run and a stream closed early the session takes a new run."""
+    """SE-12: after a failed run and a stream closed early the session takes a new
+    run."""
 
     def fail(messages: Any, options: Any) -> Any:
         raise Boom("x")
@@ -504,36 +613,50 @@ async def test_the_session_is_freed_however_the_run_ends() -> None:
 
 
 @settings(max_examples=60)
-@given(batch=st.lists(message_strategy(), max_size=5), extra=st.dictionaries(st.text(max_size=5), st.integers()))
-def test_every_content_type_round_trips_through_session_state(batch: list[Message], extra: dict[str, int]) -> None:
-    """SE-2, SE-7: messages of every content type in the in-memory history, and JSON values beside
-    them, survive to_dict() -> json -> from_dict() unchanged; ids are version-4 UUIDs."""
+@given(
+    batch=st.lists(message_strategy(), max_size=5),
+    extra=st.dictionaries(st.text(max_size=5), st.integers()),
+)
+def test_every_content_type_round_trips_through_session_state(
+    batch: list[Message], extra: dict[str, int]
+) -> None:
+    """SE-2, SE-7: messages of every content type in the in-memory history, and JSON
+    values beside them, survive to_dict() -> json -> from_dict() unchanged; ids are
+    version-4 UUIDs."""
     session = AgentSession(state={"in_memory": {"messages": batch}, "other": extra})
     data = json.loads(json.dumps(session.to_dict()))
     restored = AgentSession.from_dict(data)
-    assert [m.to_dict() for m in restored.state["in_memory"]["messages"]] == [m.to_dict() for m in batch]
+    assert [m.to_dict() for m in restored.state["in_memory"]["messages"]] == [
+        m.to_dict() for m in batch
+    ]
     assert restored.state["other"] == extra
     assert restored == session
     assert uuid.UUID(session.session_id).version == 4
 
 
 async def test_fifty_concurrent_runs_on_separate_sessions() -> None:
-    """SE-12, TH-5: 50 runs on 50 sessions at once with the in-memory history: each keeps its own turn."""
+    """SE-12, TH-5: 50 runs on 50 sessions at once with the in-memory history: each
+    keeps its own turn."""
 
     def echo(messages: Any, options: Any) -> str:
         return f"echo {messages[-1].text}"
 
     agent = Agent(ScriptedChatClient([echo] * 50))
     sessions = [agent.create_session() for _ in range(50)]
-    await asyncio.gather(*(agent.run(f"q{i}", session=s) for i, s in enumerate(sessions)))
+    await asyncio.gather(
+        *(agent.run(f"q{i}", session=s) for i, s in enumerate(sessions))
+    )
     for i, session in enumerate(sessions):
-        assert texts(session.state["in_memory"]["messages"]) == [("user", f"q{i}"), ("assistant", f"echo q{i}")]
+        assert texts(session.state["in_memory"]["messages"]) == [
+            ("user", f"q{i}"),
+            ("assistant", f"echo q{i}"),
+        ]
 
 
 @MODES
 async def test_get_session_continues_a_service_conversation(stream: bool) -> None:
-    """SE-1, SE-8: a session from get_session(id) sends only the input, with options["conversation_id"]
-    set to that id, and keeps no local history."""
+    """SE-1, SE-8: a session from get_session(id) sends only the input, with
+    options["conversation_id"] set to that id, and keeps no local history."""
     client = ScriptedChatClient(["later"])
     agent = Agent(client)
     session = agent.get_session("conv_7")

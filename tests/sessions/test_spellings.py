@@ -8,7 +8,16 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minagent import Agent, AgentSession, AgentThread, Context, ContextProvider, Message, SessionContext, tool
+from minagent import (
+    Agent,
+    AgentSession,
+    AgentThread,
+    Context,
+    ContextProvider,
+    Message,
+    SessionContext,
+    tool,
+)
 from minagent.testing import ScriptedChatClient, call, reply
 
 
@@ -24,9 +33,13 @@ class ThreadEraNotes(ContextProvider):
     async def invoking(self, messages: Any, **kwargs: Any) -> Context:
         thread = kwargs["thread"]
         runs = thread.state.get("notes", {}).get("runs", 0) if thread is not None else 0
-        return Context(instructions=f"run {runs}", messages=[Message("user", [f"note {runs}"])])
+        return Context(
+            instructions=f"run {runs}", messages=[Message("user", [f"note {runs}"])]
+        )
 
-    async def invoked(self, request_messages: Any, response_messages: Any, **kwargs: Any) -> None:
+    async def invoked(
+        self, request_messages: Any, response_messages: Any, **kwargs: Any
+    ) -> None:
         thread = kwargs["thread"]
         if thread is not None:
             entry = thread.state.setdefault("notes", {})
@@ -39,12 +52,16 @@ class SessionNotes(ContextProvider):
     def __init__(self) -> None:
         super().__init__("notes")
 
-    async def before_run(self, *, agent: Any, session: AgentSession, context: SessionContext, state: Any) -> None:
+    async def before_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: Any
+    ) -> None:
         runs = state.get("runs", 0)
         context.extend_instructions(self.source_id, f"run {runs}")
         context.extend_messages(self, [Message("user", [f"note {runs}"])])
 
-    async def after_run(self, *, agent: Any, session: AgentSession, context: SessionContext, state: Any) -> None:
+    async def after_run(
+        self, *, agent: Any, session: AgentSession, context: SessionContext, state: Any
+    ) -> None:
         state["runs"] = state.get("runs", 0) + 1
 
 
@@ -60,21 +77,35 @@ def script(turns: list[tuple[str, str, int, bool]]) -> list[Any]:
     steps: list[Any] = []
     for i, (_, kind, number, _) in enumerate(turns):
         if kind == "tool":
-            steps += [reply(call("add", {"a": number, "b": i}, call_id=f"c{i}")), f"sum {number + i}"]
+            steps += [
+                reply(call("add", {"a": number, "b": i}, call_id=f"c{i}")),
+                f"sum {number + i}",
+            ]
         elif kind == "service" and i == len(turns) - 1:
             from minagent import ChatResponse
 
-            steps.append(ChatResponse([Message("assistant", [f"kept {number}"])], conversation_id=f"conv{number}"))
+            steps.append(
+                ChatResponse(
+                    [Message("assistant", [f"kept {number}"])],
+                    conversation_id=f"conv{number}",
+                )
+            )
         else:
             steps.append(f"answer {number}")
     return steps
 
 
-async def converse(turns: list[tuple[str, str, int, bool]], spelling: str) -> tuple[list[Any], Any]:
+async def converse(
+    turns: list[tuple[str, str, int, bool]], spelling: str
+) -> tuple[list[Any], Any]:
     client = ScriptedChatClient(script(turns))
-    provider: ContextProvider = ThreadEraNotes() if spelling == "thread" else SessionNotes()
+    provider: ContextProvider = (
+        ThreadEraNotes() if spelling == "thread" else SessionNotes()
+    )
     agent = Agent(client, "base", name="bot", tools=[add], context_providers=[provider])
-    holder: AgentSession = agent.get_new_thread() if spelling == "thread" else agent.create_session()
+    holder: AgentSession = (
+        agent.get_new_thread() if spelling == "thread" else agent.create_session()
+    )
     for text, _, _, stream in turns:
         keyword = {spelling: holder}
         if stream:
@@ -83,12 +114,17 @@ async def converse(turns: list[tuple[str, str, int, bool]], spelling: str) -> tu
                 pass
         else:
             await agent.run(text, **keyword)
-    sent = [([m.to_dict() for m in r.messages], r.options.get("instructions")) for r in client.requests]
+    sent = [
+        ([m.to_dict() for m in r.messages], r.options.get("instructions"))
+        for r in client.requests
+    ]
     if isinstance(holder, AgentThread):
         history = [m.to_dict() for m in holder.messages]
         kept = (holder.service_thread_id, history, holder.serialize().get("state"))
     else:
-        history = [m.to_dict() for m in holder.state.get("in_memory", {}).get("messages", [])]
+        history = [
+            m.to_dict() for m in holder.state.get("in_memory", {}).get("messages", [])
+        ]
         state = {k: v for k, v in holder.to_dict()["state"].items() if k != "in_memory"}
         kept = (holder.service_session_id, history, state or None)
     return sent, kept
@@ -96,19 +132,23 @@ async def converse(turns: list[tuple[str, str, int, bool]], spelling: str) -> tu
 
 @settings(max_examples=40)
 @given(turns=st.lists(TURN, min_size=1, max_size=5))
-def test_thread_and_session_spellings_give_identical_transcripts(turns: list[tuple[str, str, int, bool]]) -> None:
-    """SE-9, SE-10: the same random conversation (text and tool turns, both modes, a switch to a
-    service conversation) through thread=/invoking-invoked and session=/before_run-after_run sends
-    the same messages and instructions to the model and leaves the same history and state."""
+def test_thread_and_session_spellings_give_identical_transcripts(
+    turns: list[tuple[str, str, int, bool]],
+) -> None:
+    """SE-9, SE-10: the same random conversation (text and tool turns, both modes, a
+    switch to a service conversation) through thread=/invoking-invoked and
+    session=/before_run-after_run sends the same messages and instructions to the model
+    and leaves the same history and state."""
     thread_side = asyncio.run(converse(turns, "thread"))
     session_side = asyncio.run(converse(turns, "session"))
     assert thread_side == session_side
 
 
 async def test_a_thread_is_a_session() -> None:
-    """SE-9: AgentThread is an AgentSession; thread_id, service_thread_id, messages and state map to
-    session_id, service_session_id, the default history's messages and state; a thread may be passed
-    as session= and a session's history read through a thread restored from to_dict()."""
+    """SE-9: AgentThread is an AgentSession; thread_id, service_thread_id, messages and
+    state map to session_id, service_session_id, the default history's messages and
+    state; a thread may be passed as session= and a session's history read through a
+    thread restored from to_dict()."""
     client = ScriptedChatClient(["one", "two"])
     agent = Agent(client)
     thread = agent.get_new_thread()
@@ -123,14 +163,19 @@ async def test_a_thread_is_a_session() -> None:
     session = agent.create_session()
     await agent.run("b", session=session)
     restored = AgentThread.deserialize(
-        {"type": "agent_thread", "version": 1, "thread_id": session.session_id, "state": session.to_dict()["state"]}
+        {
+            "type": "agent_thread",
+            "version": 1,
+            "thread_id": session.session_id,
+            "state": session.to_dict()["state"],
+        }
     )
     assert [m.text for m in restored.messages] == ["b", "two"]
 
 
 async def test_agent_middleware_sees_the_session_under_both_names() -> None:
-    """SE-9: AgentContext.session is AgentContext.thread; middleware that replaces it runs the
-    rest of the run on the new session."""
+    """SE-9: AgentContext.session is AgentContext.thread; middleware that replaces it
+    runs the rest of the run on the new session."""
     from minagent import AgentContext, agent_middleware
 
     seen: list[Any] = []

@@ -41,34 +41,58 @@ def add(a: int, b: int) -> int:
 
 
 @MODES
-async def test_history_in_a_file_survives_the_agent(tmp_path: Path, stream: bool) -> None:
-    """SE-13: Agent(client, context_providers=[SQLiteHistoryProvider("history", path=...)]) keeps the
-    conversation in the file: a new agent and provider on the same file continue it; the file holds
-    several sessions; it is in WAL mode."""
+async def test_history_in_a_file_survives_the_agent(
+    tmp_path: Path, stream: bool
+) -> None:
+    """SE-13: Agent(client, context_providers=[SQLiteHistoryProvider("history",
+    path=...)]) keeps the conversation in the file: a new agent and provider on the same
+    file continue it; the file holds several sessions; it is in WAL mode."""
     path = tmp_path / "chat.db"
-    client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 2})), "3", "other", "still 3"])
-    agent = Agent(client, tools=[add], context_providers=[SQLiteHistoryProvider("history", path=str(path))])
+    client = ScriptedChatClient(
+        [reply(call("add", {"a": 1, "b": 2})), "3", "other", "still 3"]
+    )
+    agent = Agent(
+        client,
+        tools=[add],
+        context_providers=[SQLiteHistoryProvider("history", path=str(path))],
+    )
     session = agent.create_session(session_id="alice")
     await run(agent, "add 1 and 2", stream=stream, session=session)
-    await run(agent, "hello", stream=stream, session=agent.create_session(session_id="bob"))
-    later = Agent(client, tools=[add], context_providers=[SQLiteHistoryProvider("history", path=path)])
-    await run(later, "what was it?", stream=stream, session=AgentSession(session_id="alice"))
+    await run(
+        agent, "hello", stream=stream, session=agent.create_session(session_id="bob")
+    )
+    later = Agent(
+        client,
+        tools=[add],
+        context_providers=[SQLiteHistoryProvider("history", path=path)],
+    )
+    await run(
+        later, "what was it?", stream=stream, session=AgentSession(session_id="alice")
+    )
     kinds = [c.type for m in client.requests[3].messages for c in m.contents]
     assert kinds == ["text", "function_call", "function_result", "text", "text"]
     assert session.state == {}  # the history is in the file, not in the session
     stored = await SQLiteHistoryProvider("history", path=path).get_messages("alice")
     assert texts(stored)[-2:] == [("user", "what was it?"), ("assistant", "still 3")]
-    assert texts(await SQLiteHistoryProvider("history", path=path).get_messages("bob")) == [
+    assert texts(
+        await SQLiteHistoryProvider("history", path=path).get_messages("bob")
+    ) == [
         ("user", "hello"),
         ("assistant", "other"),
     ]
-    assert await SQLiteHistoryProvider("other_source", path=path).get_messages("alice") == []
+    assert (
+        await SQLiteHistoryProvider("other_source", path=path).get_messages("alice")
+        == []
+    )
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-async def test_database_calls_run_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SE-13: every connection is opened (and used) in a worker thread, never on the loop's thread."""
+async def test_database_calls_run_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SE-13: every connection is opened (and used) in a worker thread, never on the
+    loop's thread."""
     threads: list[threading.Thread] = []
     real_connect = sqlite3.connect
 
@@ -87,12 +111,16 @@ async def test_database_calls_run_off_the_event_loop(tmp_path: Path, monkeypatch
     assert all(t is not threading.main_thread() for t in threads)
 
 
-async def test_schema_version_and_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """SE-14: a new file gets the current schema version (user_version, 2: SE-40's run keys); a later
-    schema's migration step runs once when an older file is opened; a file newer than the code is a
-    SQLiteSchemaError."""
+async def test_schema_version_and_migrations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SE-14: a new file gets the current schema version (user_version, 2: SE-40's run
+    keys); a later schema's migration step runs once when an older file is opened; a
+    file newer than the code is a SQLiteSchemaError."""
     path = tmp_path / "v.db"
-    await SQLiteHistoryProvider("h", path=path).save_messages("s", [Message("user", ["kept"])])
+    await SQLiteHistoryProvider("h", path=path).save_messages(
+        "s", [Message("user", ["kept"])]
+    )
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
     ran: list[int] = []
@@ -103,19 +131,25 @@ async def test_schema_version_and_migrations(tmp_path: Path, monkeypatch: pytest
 
     monkeypatch.setattr(_sqlite, "SCHEMA_VERSION", 3)
     monkeypatch.setitem(_sqlite.MIGRATIONS, 2, to_v3)
-    assert texts(await SQLiteHistoryProvider("h", path=path).get_messages("s")) == [("user", "kept")]
+    assert texts(await SQLiteHistoryProvider("h", path=path).get_messages("s")) == [
+        ("user", "kept")
+    ]
     await SQLiteHistoryProvider("h", path=path).get_messages("s")
     assert ran == [3]
     monkeypatch.setattr(_sqlite, "SCHEMA_VERSION", 2)
-    with pytest.raises(_sqlite.SQLiteSchemaError, match="newer than this minagent knows"):
+    with pytest.raises(
+        _sqlite.SQLiteSchemaError, match="newer than this minagent knows"
+    ):
         await SQLiteHistoryProvider("h", path=path).get_messages("s")
 
 
 @settings(max_examples=30)
 @given(batch=st.lists(message_strategy(), min_size=1, max_size=6))
-def test_every_content_type_round_trips(tmp_path_factory: pytest.TempPathFactory, batch: list[Message]) -> None:
-    """SE-15: messages (text, calls, results, approval requests and responses, errors, unknown
-    kinds, unknown fields) come back from the file equal to what was saved."""
+def test_every_content_type_round_trips(
+    tmp_path_factory: pytest.TempPathFactory, batch: list[Message]
+) -> None:
+    """SE-15: messages (text, calls, results, approval requests and responses, errors,
+    unknown kinds, unknown fields) come back from the file equal to what was saved."""
     path = tmp_path_factory.mktemp("rt") / "rt.db"
 
     async def trip() -> list[Message]:
@@ -131,8 +165,11 @@ class Boom(Exception):
 
 
 @MODES
-async def test_a_failed_or_cancelled_run_writes_nothing(tmp_path: Path, stream: bool) -> None:
-    """SE-5, SE-15: nothing of a run that fails or is cancelled midway reaches the file."""
+async def test_a_failed_or_cancelled_run_writes_nothing(
+    tmp_path: Path, stream: bool
+) -> None:
+    """SE-5, SE-15: nothing of a run that fails or is cancelled midway reaches the
+    file."""
     provider = SQLiteHistoryProvider("h", path=tmp_path / "f.db")
 
     def fail(messages: Any, options: Any) -> Any:
@@ -152,17 +189,23 @@ async def test_a_failed_or_cancelled_run_writes_nothing(tmp_path: Path, stream: 
     await run(agent, "one", stream=stream, session=session)
     with pytest.raises(Boom):
         await run(agent, "two", stream=stream, session=session)
-    task = asyncio.create_task(run(agent, "three", stream=stream, session=session, middleware=[hold]))
+    task = asyncio.create_task(
+        run(agent, "three", stream=stream, session=session, middleware=[hold])
+    )
     await started.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert texts(await provider.get_messages(session.session_id)) == [("user", "one"), ("assistant", "first")]
+    assert texts(await provider.get_messages(session.session_id)) == [
+        ("user", "one"),
+        ("assistant", "first"),
+    ]
 
 
 async def test_a_write_that_fails_midway_writes_nothing(tmp_path: Path) -> None:
-    """SE-15: a run's messages are one transaction: when the third insert fails, none is stored;
-    a message that cannot be written as JSON fails before anything is written."""
+    """SE-15: a run's messages are one transaction: when the third insert fails, none is
+    stored; a message that cannot be written as JSON fails before anything is
+    written."""
     path = tmp_path / "t.db"
     provider = SQLiteHistoryProvider("h", path=path)
     await provider.save_messages("s", [Message("user", ["before"])])
@@ -180,16 +223,24 @@ async def test_a_write_that_fails_midway_writes_nothing(tmp_path: Path) -> None:
 
 
 async def test_fifty_concurrent_runs_on_one_store(tmp_path: Path) -> None:
-    """SE-13, SE-12: 50 runs on 50 sessions at once, one file: each session holds its own turn."""
+    """SE-13, SE-12: 50 runs on 50 sessions at once, one file: each session holds its
+    own turn."""
 
     def echo(messages: Any, options: Any) -> str:
         return f"echo {messages[-1].text}"
 
     client = ScriptedChatClient([echo] * 100)
-    agent = Agent(client, context_providers=[SQLiteHistoryProvider("h", path=tmp_path / "many.db")])
+    agent = Agent(
+        client,
+        context_providers=[SQLiteHistoryProvider("h", path=tmp_path / "many.db")],
+    )
     sessions = [agent.create_session(session_id=f"s{i}") for i in range(50)]
-    await asyncio.gather(*(agent.run(f"q{i}", session=s) for i, s in enumerate(sessions)))
-    await asyncio.gather(*(agent.run(f"r{i}", session=s) for i, s in enumerate(sessions)))
+    await asyncio.gather(
+        *(agent.run(f"q{i}", session=s) for i, s in enumerate(sessions))
+    )
+    await asyncio.gather(
+        *(agent.run(f"r{i}", session=s) for i, s in enumerate(sessions))
+    )
     provider = SQLiteHistoryProvider("h", path=tmp_path / "many.db")
     for i in range(50):
         assert texts(await provider.get_messages(f"s{i}")) == [
@@ -200,9 +251,11 @@ async def test_fifty_concurrent_runs_on_one_store(tmp_path: Path) -> None:
         ]
 
 
-async def test_a_second_run_on_a_running_sqlite_session_is_rejected(tmp_path: Path) -> None:
-    """SE-12: the concurrency rule holds with the SQLite history: the second run is a SessionBusyError
-    and writes nothing; the first run's messages are stored."""
+async def test_a_second_run_on_a_running_sqlite_session_is_rejected(
+    tmp_path: Path,
+) -> None:
+    """SE-12: the concurrency rule holds with the SQLite history: the second run is a
+    SessionBusyError and writes nothing; the first run's messages are stored."""
     started, gate = asyncio.Event(), asyncio.Event()
 
     @chat_middleware
@@ -213,13 +266,18 @@ async def test_a_second_run_on_a_running_sqlite_session_is_rejected(tmp_path: Pa
 
     provider = SQLiteHistoryProvider("h", path=tmp_path / "busy.db")
     agent = Agent(ScriptedChatClient(["done"]), context_providers=[provider])
-    first = asyncio.create_task(agent.run("one", session=AgentSession(session_id="x"), middleware=[hold]))
+    first = asyncio.create_task(
+        agent.run("one", session=AgentSession(session_id="x"), middleware=[hold])
+    )
     await started.wait()
     with pytest.raises(SessionBusyError):
         await agent.run("two", session=AgentSession(session_id="x"))
     gate.set()
     await first
-    assert texts(await provider.get_messages("x")) == [("user", "one"), ("assistant", "done")]
+    assert texts(await provider.get_messages("x")) == [
+        ("user", "one"),
+        ("assistant", "done"),
+    ]
 
 
 WRITER = """
@@ -236,13 +294,24 @@ asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 
 
 def test_two_processes_append_to_one_file(tmp_path: Path) -> None:
-    """SE-16: two processes appending to one session in one file at once lose nothing, and each
-    run's messages stay together."""
+    """SE-16: two processes appending to one session in one file at once lose nothing,
+    and each run's messages stay together."""
     path = tmp_path / "shared.db"
-    asyncio.run(SQLiteHistoryProvider("h", path=path).get_messages("shared"))  # the schema, before both start
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(path), name, "40"], cwd=ROOT) for name in ("a", "b")]
+    # the schema, before both start
+    asyncio.run(SQLiteHistoryProvider("h", path=path).get_messages("shared"))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(path), name, "40"], cwd=ROOT
+        )
+        for name in ("a", "b")
+    ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
-    stored = [m.text for m in asyncio.run(SQLiteHistoryProvider("h", path=path).get_messages("shared"))]
+    stored = [
+        m.text
+        for m in asyncio.run(
+            SQLiteHistoryProvider("h", path=path).get_messages("shared")
+        )
+    ]
     assert len(stored) == 240
     runs = [stored[i : i + 3] for i in range(0, 240, 3)]
     for batch in runs:
@@ -254,8 +323,9 @@ def test_two_processes_append_to_one_file(tmp_path: Path) -> None:
 
 
 async def test_sqlite_session_store(tmp_path: Path) -> None:
-    """SE-17, SE-11: get/set/delete of to_dict() data by id, sharing a file with the history; bad
-    ids are ValueErrors; a state that is not JSON is a SerializationError and writes nothing."""
+    """SE-17, SE-11: get/set/delete of to_dict() data by id, sharing a file with the
+    history; bad ids are ValueErrors; a state that is not JSON is a SerializationError
+    and writes nothing."""
     path = tmp_path / "s.db"
     store = SQLiteSessionStore(path)
     history = SQLiteHistoryProvider("h", path=path)

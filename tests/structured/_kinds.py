@@ -1,4 +1,5 @@
-"""Shared shapes for the structured-output tests: one answer written in every accepted kind."""
+"""Shared shapes for the structured-output tests: one answer written in every accepted
+kind."""
 
 from __future__ import annotations
 
@@ -56,14 +57,18 @@ class ForecastModel(pydantic.BaseModel):
 
 
 class DuckForecast:
-    """A pydantic-style class without pydantic: model_json_schema() and model_validate_json()."""
+    """A pydantic-style class without pydantic: model_json_schema() and
+    model_validate_json()."""
 
     def __init__(self, city: str, high: int) -> None:
         self.city = city
         self.high = high
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, DuckForecast) and (self.city, self.high) == (other.city, other.high)
+        return isinstance(other, DuckForecast) and (self.city, self.high) == (
+            other.city,
+            other.high,
+        )
 
     def __hash__(self) -> int:
         return hash((self.city, self.high))
@@ -73,7 +78,10 @@ class DuckForecast:
         return {
             "title": "DuckForecast",
             "type": "object",
-            "properties": {"city": {"type": "string"}, "high": {"type": "integer", "default": 0}},
+            "properties": {
+                "city": {"type": "string"},
+                "high": {"type": "integer", "default": 0},
+            },
             "required": ["city"],
         }
 
@@ -102,7 +110,16 @@ FORECAST_JSON = {
     "tags": ["cold"],
     "note": None,
 }
-FORECAST = Forecast(Place("Oslo"), [3.5, 7.0], Sky.RAIN, "C", datetime.date(2026, 11, 24), None, ("cold",), "none")
+FORECAST = Forecast(
+    Place("Oslo"),
+    [3.5, 7.0],
+    Sky.RAIN,
+    "C",
+    datetime.date(2026, 11, 24),
+    None,
+    ("cold",),
+    "none",
+)
 
 # kind -> (response_format, answer JSON, expected value)
 KINDS: dict[str, tuple[Any, Any, Any]] = {
@@ -127,7 +144,10 @@ KINDS: dict[str, tuple[Any, Any, Any]] = {
     ),
     "schema": (SCHEMA, {"city": "Oslo", "high": 7}, {"city": "Oslo", "high": 7}),
     "wrapper": (
-        {"type": "json_schema", "json_schema": {"name": "w", "schema": SCHEMA, "strict": True}},
+        {
+            "type": "json_schema",
+            "json_schema": {"name": "w", "schema": SCHEMA, "strict": True},
+        },
         {"city": "Oslo", "high": 7},
         {"city": "Oslo", "high": 7},
     ),

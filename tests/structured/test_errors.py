@@ -1,4 +1,5 @@
-"""Typed errors: every kind of mismatch names its JSON path; text that is not JSON names the position."""
+"""Typed errors: every kind of mismatch names its JSON path; text that is not JSON names
+the position."""
 
 from __future__ import annotations
 
@@ -71,10 +72,25 @@ def changed(path: list[Any], value: Any, *, delete: bool = False) -> str:
 
 MISMATCHES = [
     # (what is wrong, answer, path, words in the problem)
-    ("wrong type", changed(["items", 0, "qty"], "two"), "$.items[0].qty", "expected integer"),
-    ("missing", changed(["items", 0, "name"], None, delete=True), "$.items[0].name", "required property is missing"),
+    (
+        "wrong type",
+        changed(["items", 0, "qty"], "two"),
+        "$.items[0].qty",
+        "expected integer",
+    ),
+    (
+        "missing",
+        changed(["items", 0, "name"], None, delete=True),
+        "$.items[0].name",
+        "required property is missing",
+    ),
     ("enum", changed(["sky"], "snow"), "$.sky", '"clear", "rain"'),
-    ("literal", changed(["items", 0, "kind"], "toy"), "$.items[0].kind", '"tool", "food"'),
+    (
+        "literal",
+        changed(["items", 0, "kind"], "toy"),
+        "$.items[0].kind",
+        '"tool", "food"',
+    ),
     ("constraint", changed(["items", 0, "qty"], 0), "$.items[0].qty", ">= 1"),
     ("date-time", changed(["when"], "yesterday"), "$.when", "date-time"),
     ("array", changed(["items"], {"name": "a"}), "$.items", "expected array"),
@@ -85,16 +101,23 @@ MISMATCHES = [
 ]
 
 
-@pytest.mark.parametrize(("what", "answer", "path", "words"), MISMATCHES, ids=[m[0] for m in MISMATCHES])
-def test_each_mismatch_names_its_path(what: str, answer: str, path: str, words: str) -> None:
-    """SO-12: a StructuredOutputValidationError whose issues and message name the path and the problem."""
+@pytest.mark.parametrize(
+    ("what", "answer", "path", "words"), MISMATCHES, ids=[m[0] for m in MISMATCHES]
+)
+def test_each_mismatch_names_its_path(
+    what: str, answer: str, path: str, words: str
+) -> None:
+    """SO-12: a StructuredOutputValidationError whose issues and message name the path
+    and the problem."""
     fmt = ResponseFormat.of(Order)
     fmt.parse(json.dumps(GOOD))  # the unchanged answer is fine
     with pytest.raises(StructuredOutputValidationError) as info:
         fmt.parse(answer)
     error = info.value
     assert error.path == path
-    assert any(issue.path == path and words in issue.problem for issue in error.issues), error.issues
+    assert any(
+        issue.path == path and words in issue.problem for issue in error.issues
+    ), error.issues
     assert str(error).startswith("the answer does not match Order:\n")
     assert f"{path}: " in str(error)
     assert error.text == answer
@@ -112,10 +135,19 @@ def test_every_issue_is_reported() -> None:
 
 @pytest.mark.parametrize(
     ("text", "position", "line", "column"),
-    [("", 0, 1, 1), ("sure! {}", 0, 1, 1), ('{"a": 1,}', 8, 1, 9), ('{\n  "a": tru\n}', 9, 2, 8), ("{} {}", 3, 1, 4)],
+    [
+        ("", 0, 1, 1),
+        ("sure! {}", 0, 1, 1),
+        ('{"a": 1,}', 8, 1, 9),
+        ('{\n  "a": tru\n}', 9, 2, 8),
+        ("{} {}", 3, 1, 4),
+    ],
 )
-def test_text_that_is_not_json_names_the_first_bad_character(text: str, position: int, line: int, column: int) -> None:
-    """SO-11: position (0-based), line and column (1-based) of the first bad character, for every kind."""
+def test_text_that_is_not_json_names_the_first_bad_character(
+    text: str, position: int, line: int, column: int
+) -> None:
+    """SO-11: position (0-based), line and column (1-based) of the first bad character,
+    for every kind."""
     for target in (Forecast, ForecastModel, DuckForecast, SCHEMA, "json"):
         with pytest.raises(StructuredOutputDecodeError) as info:
             ResponseFormat.of(target).parse(text)
@@ -131,7 +163,8 @@ def test_whitespace_around_the_json_is_allowed() -> None:
 
 
 def test_a_dataclass_that_refuses_the_value() -> None:
-    """SO-12: a __post_init__ that raises gives the same error, at the path of the refused object."""
+    """SO-12: a __post_init__ that raises gives the same error, at the path of the
+    refused object."""
     with pytest.raises(StructuredOutputValidationError) as info:
         ResponseFormat.of(Even).parse('{"n": 3}')
     assert info.value.path == "$"
@@ -153,9 +186,12 @@ def test_json_format_accepts_any_json() -> None:
 
 
 def test_pydantic_errors_become_paths() -> None:
-    """SO-14: pydantic's ValidationError becomes issues with $ paths; the original is the cause."""
+    """SO-14: pydantic's ValidationError becomes issues with $ paths; the original is
+    the cause."""
     with pytest.raises(StructuredOutputValidationError) as info:
-        ResponseFormat.of(ForecastModel).parse('{"city": "Oslo", "temperatures": [1, "x"], "sky": "snow"}')
+        ResponseFormat.of(ForecastModel).parse(
+            '{"city": "Oslo", "temperatures": [1, "x"], "sky": "snow"}'
+        )
     paths = [issue.path for issue in info.value.issues]
     assert paths == ["$.temperatures[1]", "$.sky"]
     assert isinstance(info.value.__cause__, pydantic.ValidationError)
@@ -165,15 +201,20 @@ def test_duck_type_error_without_errors_method() -> None:
     """SO-14: an exception without errors() becomes one issue at $ with its text."""
     with pytest.raises(StructuredOutputValidationError) as info:
         ResponseFormat.of(DuckForecast).parse('{"city": "Oslo", "high": "hot"}')
-    assert [(i.path, i.problem) for i in info.value.issues] == [("$", "ValueError: high must be an integer")]
+    assert [(i.path, i.problem) for i in info.value.issues] == [
+        ("$", "ValueError: high must be an integer")
+    ]
 
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_value_raises_and_try_value_returns_none(stream: bool) -> None:
-    """SO-9, SO-11, SO-12: value raises the typed error, try_value gives None, in both modes."""
+    """SO-9, SO-11, SO-12: value raises the typed error, try_value gives None, in both
+    modes."""
     client = ScriptedChatClient(["not json", '{"city": 1}'])
     for text_error in (StructuredOutputDecodeError, StructuredOutputValidationError):
-        result: Any = client.get_response("x", options={"response_format": SCHEMA}, stream=stream)
+        result: Any = client.get_response(
+            "x", options={"response_format": SCHEMA}, stream=stream
+        )
         if stream:
             async for _ in result:
                 pass
@@ -186,7 +227,8 @@ async def test_value_raises_and_try_value_returns_none(stream: bool) -> None:
 
 
 def test_try_value_does_not_hide_other_errors() -> None:
-    """SO-9: only StructuredOutputError becomes None; a bug in a model class still raises."""
+    """SO-9: only StructuredOutputError becomes None; a bug in a model class still
+    raises."""
 
     class Broken:
         @classmethod
@@ -199,6 +241,8 @@ def test_try_value_does_not_hide_other_errors() -> None:
 
     from minagent import ChatResponse, Message
 
-    response = ChatResponse([Message("assistant", ["{}"])])._with_format(ResponseFormat.of(Broken))
+    response = ChatResponse([Message("assistant", ["{}"])])._with_format(
+        ResponseFormat.of(Broken)
+    )
     with pytest.raises(KeyboardInterrupt):
         _ = response.try_value

@@ -1,4 +1,5 @@
-"""`ResponseFormat.of`: what it accepts, the wire form, names, and the strict schemas it derives."""
+"""`ResponseFormat.of`: what it accepts, the wire form, names, and the strict schemas it
+derives."""
 
 from __future__ import annotations
 
@@ -53,16 +54,23 @@ def test_accepted_kinds() -> None:
     assert fmt.target is Point
 
 
-@pytest.mark.parametrize("value", [42, int, list[int], object(), lambda: None, ["json"]])
+@pytest.mark.parametrize(
+    "value", [42, int, list[int], object(), lambda: None, ["json"]]
+)
 def test_other_values_are_a_type_error_saying_what_to_write(value: Any) -> None:
     """SO-1: a TypeError that lists the accepted kinds."""
-    with pytest.raises(TypeError, match=r"unsupported response_format .*expected a dataclass, a TypedDict"):
+    with pytest.raises(
+        TypeError,
+        match=r"unsupported response_format .*expected a dataclass, a TypedDict",
+    ):
         ResponseFormat.of(value)
 
 
 def test_other_strings_are_a_value_error() -> None:
     """SO-1: an unknown string is a ValueError listing the accepted kinds."""
-    with pytest.raises(ValueError, match=r"unsupported response_format 'yaml': expected a dataclass"):
+    with pytest.raises(
+        ValueError, match=r"unsupported response_format 'yaml': expected a dataclass"
+    ):
         ResponseFormat.of("yaml")
 
 
@@ -100,14 +108,23 @@ def test_a_model_class_without_model_validate_json() -> None:
         ForecastModel,
         DuckForecast,
         SCHEMA,
-        {"schema": SCHEMA, "name": "weather report!", "strict": True, "description": "d"},
-        {"type": "json_schema", "json_schema": {"name": "x", "schema": SCHEMA, "strict": False, "extra": 1}},
+        {
+            "schema": SCHEMA,
+            "name": "weather report!",
+            "strict": True,
+            "description": "d",
+        },
+        {
+            "type": "json_schema",
+            "json_schema": {"name": "x", "schema": SCHEMA, "strict": False, "extra": 1},
+        },
         "json",
         "text",
     ],
 )
 def test_wire_form_is_plain_json_and_idempotent(value: Any) -> None:
-    """SO-2: the wire form is plain JSON, new on every read, and normalising it again changes nothing."""
+    """SO-2: the wire form is plain JSON, new on every read, and normalising it again
+    changes nothing."""
     fmt = ResponseFormat.of(value)
     wire = fmt.wire
     assert json.loads(json.dumps(wire)) == wire
@@ -120,7 +137,10 @@ def test_wire_form_is_plain_json_and_idempotent(value: Any) -> None:
 
 def test_the_openai_wire_form_passes_unchanged() -> None:
     """SO-2: the OpenAI wrapper is kept as given (copied)."""
-    given = {"type": "json_schema", "json_schema": {"name": "x", "schema": SCHEMA, "strict": True, "extra": 1}}
+    given = {
+        "type": "json_schema",
+        "json_schema": {"name": "x", "schema": SCHEMA, "strict": True, "extra": 1},
+    }
     wire = ResponseFormat.of(given).wire
     assert wire == given
     assert wire["json_schema"]["schema"] is not SCHEMA
@@ -138,12 +158,14 @@ def test_the_openai_wire_form_passes_unchanged() -> None:
     ],
 )
 def test_names(value: Any, name: str) -> None:
-    """SO-3: class name, wrapper name, title or "response"; [A-Za-z0-9_-] only, at most 64 characters."""
+    """SO-3: class name, wrapper name, title or "response"; [A-Za-z0-9_-] only, at most
+    64 characters."""
     assert ResponseFormat.of(value).name == name
 
 
 def test_strict_schema_of_a_dataclass() -> None:
-    """SO-4: all properties required, no extra properties, defaulted fields nullable, no defaults."""
+    """SO-4: all properties required, no extra properties, defaulted fields nullable, no
+    defaults."""
     fmt = ResponseFormat.of(Point)
     assert fmt.strict is True
     assert fmt.schema == {
@@ -160,34 +182,48 @@ def test_strict_schema_of_a_dataclass() -> None:
 
 
 def test_strict_schema_of_a_typeddict() -> None:
-    """SO-4: a NotRequired key becomes a required, nullable property; a null drops the key."""
+    """SO-4: a NotRequired key becomes a required, nullable property; a null drops the
+    key."""
     fmt = ResponseFormat.of(Movie)
     assert fmt.schema is not None
     assert fmt.schema["required"] == ["title", "year"]
-    assert fmt.schema["properties"]["year"] == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
+    assert fmt.schema["properties"]["year"] == {
+        "anyOf": [{"type": "integer"}, {"type": "null"}]
+    }
     assert fmt.parse('{"title": "Heat", "year": null}') == {"title": "Heat"}
-    assert fmt.parse('{"title": "Heat", "year": 1995}') == {"title": "Heat", "year": 1995}
+    assert fmt.parse('{"title": "Heat", "year": 1995}') == {
+        "title": "Heat",
+        "year": 1995,
+    }
 
 
 def test_strict_schema_of_a_recursive_dataclass() -> None:
-    """SO-4: a recursive root is written out at the root and kept under $defs for its references."""
+    """SO-4: a recursive root is written out at the root and kept under $defs for its
+    references."""
     fmt = ResponseFormat.of(Node)
     schema = fmt.schema
     assert schema is not None
     assert schema["type"] == "object"
-    assert schema["properties"]["children"] == {"type": "array", "items": {"$ref": "#/$defs/Node"}}
+    assert schema["properties"]["children"] == {
+        "type": "array",
+        "items": {"$ref": "#/$defs/Node"},
+    }
     assert schema["$defs"]["Node"]["additionalProperties"] is False
     value = fmt.parse('{"value": 1, "children": [{"value": 2, "children": []}]}')
     assert value == Node(1, [Node(2, [])])
 
 
 def test_strict_schema_of_a_model_class() -> None:
-    """SO-5: model_json_schema() made strict; non-required properties are not made nullable."""
+    """SO-5: model_json_schema() made strict; non-required properties are not made
+    nullable."""
     schema = ResponseFormat.of(DuckForecast).schema
     assert schema == {
         "title": "DuckForecast",
         "type": "object",
-        "properties": {"city": {"type": "string"}, "high": {"type": "integer", "default": 0}},
+        "properties": {
+            "city": {"type": "string"},
+            "high": {"type": "integer", "default": 0},
+        },
         "required": ["city", "high"],
         "additionalProperties": False,
     }
@@ -201,20 +237,29 @@ class Folder:
 
 
 def test_refs_with_siblings_are_written_out() -> None:
-    """SO-15: a $ref with a sibling description is replaced by the strict schema it points to; recursion ends."""
+    """SO-15: a $ref with a sibling description is replaced by the strict schema it
+    points to; recursion ends."""
     schema = ResponseFormat.of(Folder).schema
     assert schema is not None
     items = schema["properties"]["children"]["items"]
     assert items["description"] == "a child folder"
     assert items["additionalProperties"] is False
     assert items["required"] == ["name", "children"]
-    assert items["properties"]["children"]["items"] == {"$ref": "#/$defs/Folder", "description": "a child folder"}
+    assert items["properties"]["children"]["items"] == {
+        "$ref": "#/$defs/Folder",
+        "description": "a child folder",
+    }
     assert "$ref" not in schema
-    assert ResponseFormat.of(Folder).parse('{"name": "a", "children": [{"name": "b", "children": []}]}') == Folder(
-        "a", [Folder("b", [])]
-    )
-    pydantic_like = {"schema": {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}}]}}
-    assert ResponseFormat.of(pydantic_like).schema == pydantic_like["schema"]  # a schema dict is sent as given
+    assert ResponseFormat.of(Folder).parse(
+        '{"name": "a", "children": [{"name": "b", "children": []}]}'
+    ) == Folder("a", [Folder("b", [])])
+    pydantic_like = {
+        "schema": {
+            "allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}}]
+        }
+    }
+    # a schema dict is sent as given
+    assert ResponseFormat.of(pydantic_like).schema == pydantic_like["schema"]
 
 
 def test_schema_dicts_keep_their_strictness() -> None:
@@ -231,7 +276,8 @@ def test_schema_dicts_keep_their_strictness() -> None:
 
 
 def test_derived_schemas_validate_their_own_examples() -> None:
-    """SO-4: the strict schema of the sample forecast accepts its answer, and the validator agrees."""
+    """SO-4: the strict schema of the sample forecast accepts its answer, and the
+    validator agrees."""
     from ._kinds import FORECAST_JSON
 
     schema = ResponseFormat.of(Forecast).schema
@@ -245,8 +291,14 @@ def test_one_item_all_of_is_merged() -> None:
     class Wrapped:
         @classmethod
         def model_json_schema(cls) -> dict[str, Any]:
-            inner = {"type": "object", "properties": {"a": {"type": "integer", "default": None}}}
-            return {"type": "object", "properties": {"w": {"allOf": [inner], "description": "d"}}}
+            inner = {
+                "type": "object",
+                "properties": {"a": {"type": "integer", "default": None}},
+            }
+            return {
+                "type": "object",
+                "properties": {"w": {"allOf": [inner], "description": "d"}},
+            }
 
         @classmethod
         def model_validate(cls, data: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Property: for generated dataclass shapes and instances, `value` of the instance's JSON is the instance."""
+"""Property: for generated dataclass shapes and instances, `value` of the instance's
+JSON is the instance."""
 
 from __future__ import annotations
 
@@ -51,12 +52,15 @@ def wrap(shape: Shape, how: str) -> Shape:
     return shape
 
 
-names = st.from_regex(r"[a-z][a-z_]{0,7}", fullmatch=True).filter(lambda n: not keyword.iskeyword(n))
+names = st.from_regex(r"[a-z][a-z_]{0,7}", fullmatch=True).filter(
+    lambda n: not keyword.iskeyword(n)
+)
 
 
 @st.composite
 def shapes(draw: st.DrawFn, depth: int = 0) -> Shape:
-    """A dataclass type and a strategy for its instances (fields with and without defaults)."""
+    """A dataclass type and a strategy for its instances (fields with and without
+    defaults)."""
     field_names = draw(st.lists(names, min_size=1, max_size=4, unique=True))
     fields: list[tuple[str, Any, Any]] = []
     strategies: dict[str, st.SearchStrategy[Any]] = {}
@@ -64,13 +68,18 @@ def shapes(draw: st.DrawFn, depth: int = 0) -> Shape:
     for name in field_names:
         nested = depth < 2 and draw(st.integers(0, 4)) == 0
         shape = draw(shapes(depth + 1)) if nested else draw(st.sampled_from(LEAVES))
-        shape = wrap(shape, draw(st.sampled_from(["plain", "list", "optional", "tuple", "dict"])))
+        shape = wrap(
+            shape, draw(st.sampled_from(["plain", "list", "optional", "tuple", "dict"]))
+        )
         tp, values = shape
         defaults_started = defaults_started or draw(st.booleans())
-        if defaults_started:  # a default the model may leave out with null (SO-4, SO-10)
+        # a default the model may leave out with null (SO-4, SO-10)
+        if defaults_started:
             default = draw(values)
             if isinstance(default, list | dict) or dataclasses.is_dataclass(default):
-                fields.append((name, tp, dataclasses.field(default_factory=lambda d=default: d)))
+                fields.append(
+                    (name, tp, dataclasses.field(default_factory=lambda d=default: d))
+                )
             else:
                 fields.append((name, tp, dataclasses.field(default=default)))
         else:
@@ -83,7 +92,9 @@ def shapes(draw: st.DrawFn, depth: int = 0) -> Shape:
 def to_json(value: Any) -> Any:
     """The JSON a model would send for a Python value."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)
+        }
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, datetime.date | datetime.datetime):
@@ -104,7 +115,8 @@ def instances(draw: st.DrawFn) -> tuple[type, Any]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_value_of_an_instances_json_is_the_instance(case: tuple[type, Any]) -> None:
-    """SO-4, SO-10: the strict schema validates the instance's JSON, and parsing it gives the instance."""
+    """SO-4, SO-10: the strict schema validates the instance's JSON, and parsing it
+    gives the instance."""
     cls, instance = case
     fmt = ResponseFormat.of(cls)
     data = to_json(instance)
@@ -116,17 +128,25 @@ def test_value_of_an_instances_json_is_the_instance(case: tuple[type, Any]) -> N
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances())
 def test_null_for_a_defaulted_field_gives_its_default(case: tuple[type, Any]) -> None:
-    """SO-4, SO-10: a null for a field with a default (whose type has no None) gives the default."""
+    """SO-4, SO-10: a null for a field with a default (whose type has no None) gives the
+    default."""
     cls, instance = case
     fmt = ResponseFormat.of(cls)
     data = to_json(instance)
     expected = dict(vars(instance))
     for f in dataclasses.fields(cls):
-        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        has_default = (
+            f.default is not dataclasses.MISSING
+            or f.default_factory is not dataclasses.MISSING
+        )
         if has_default:
             data[f.name] = None
             if type(None) not in typing.get_args(f.type):
-                expected[f.name] = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+                expected[f.name] = (
+                    f.default
+                    if f.default is not dataclasses.MISSING
+                    else f.default_factory()
+                )  # type: ignore[misc]
             else:
                 expected[f.name] = None
     assert fmt.schema is not None

@@ -1,8 +1,10 @@
-"""Each provider plugin sends exactly its documented wire field, checked on its loopback server.
+"""Each provider plugin sends exactly its documented wire field, checked on its loopback
+server.
 
-The same run (a tool round, then a JSON answer) goes through every plugin's real client and
-fake server in both modes: the request bodies carry the format on every call (SO-8), in the
-provider's own field (OA-8, OR-9, AN-23, OL-9), and ``value`` reads the answer (SO-9).
+The same run (a tool round, then a JSON answer) goes through every plugin's real client
+and fake server in both modes: the request bodies carry the format on every call (SO-8),
+in the provider's own field (OA-8, OR-9, AN-23, OL-9), and ``value`` reads the answer
+(SO-9).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ SCHEMA = ResponseFormat.of(Forecast).schema
 assert SCHEMA is not None
 WIRE = ResponseFormat.of(Forecast).wire
 
-# plugin -> (fake server class, the field of a request body that carries the format, its value)
+# plugin -> (fake server class, the field of a request body that carries the format, its
+# value)
 PLUGINS: dict[str, tuple[type[Any], Callable[[dict[str, Any]], Any], Any]] = {
     "openai": (FakeOpenAI, lambda body: body.get("response_format"), WIRE),
     "openai_responses": (
@@ -54,8 +57,11 @@ OTHER_FIELDS = ("response_format", "text", "output_config", "format")
 @pytest.mark.parametrize("plugin", sorted(PLUGINS))
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("with_tools", [False, True])
-async def test_plugin_sends_its_native_field(plugin: str, stream: bool, with_tools: bool) -> None:
-    """SO-7, SO-8, SO-9, OA-8, OR-9, AN-23, AN-24, OL-9: the format in the provider's field on every call."""
+async def test_plugin_sends_its_native_field(
+    plugin: str, stream: bool, with_tools: bool
+) -> None:
+    """SO-7, SO-8, SO-9, OA-8, OR-9, AN-23, AN-24, OL-9: the format in the provider's
+    field on every call."""
     server_class, field_of, expected = PLUGINS[plugin]
     async with server_class() as server:
         if with_tools:
@@ -63,7 +69,9 @@ async def test_plugin_sends_its_native_field(plugin: str, stream: bool, with_too
         server.script_text(json.dumps(FORECAST_JSON))
         async with server.make_client() as client:
             agent = Agent(client, tools=[lookup] if with_tools else None)
-            result: Any = agent.run("weather?", options={"response_format": Forecast}, stream=stream)
+            result: Any = agent.run(
+                "weather?", options={"response_format": Forecast}, stream=stream
+            )
             if stream:
                 async for _ in result:
                     pass
@@ -90,10 +98,16 @@ async def test_plugin_sends_its_native_field(plugin: str, stream: bool, with_too
 async def test_json_mode_on_the_wire(plugin: str) -> None:
     """OA-8, OR-9, OL-9: "json" is each API's JSON mode."""
     server_class, field_of, _ = PLUGINS[plugin]
-    expected = {"openai": {"type": "json_object"}, "openai_responses": {"type": "json_object"}, "ollama": "json"}
+    expected = {
+        "openai": {"type": "json_object"},
+        "openai_responses": {"type": "json_object"},
+        "ollama": "json",
+    }
     async with server_class() as server:
         server.script_text('{"ok": true}')
         async with server.make_client() as client:
-            response = await client.get_response("x", options={"response_format": "json"})
+            response = await client.get_response(
+                "x", options={"response_format": "json"}
+            )
         assert response.value == {"ok": True}
         assert field_of(server.requests()[0]) == expected[plugin]

@@ -1,4 +1,5 @@
-"""The strict schema of a pydantic model is what the official openai SDK sends for it (SO-5)."""
+"""The strict schema of a pydantic model is what the official openai SDK sends for it
+(SO-5)."""
 
 from __future__ import annotations
 
@@ -47,8 +48,11 @@ class Empty(pydantic.BaseModel):
 
 @pytest.mark.parametrize("model", [ForecastModel, Inner, Outer, Tree, Empty])
 def test_same_wire_form_as_the_openai_sdk(model: type[pydantic.BaseModel]) -> None:
-    """SO-5, SO-15, SO-3, OA-8: ResponseFormat.of(Model).wire equals the SDK's response_format for Model."""
+    """SO-5, SO-15, SO-3, OA-8: ResponseFormat.of(Model).wire equals the SDK's
+    response_format for Model."""
     expected = type_to_response_format_param(model)
     assert ResponseFormat.of(model).wire == expected
-    body = build_request([], {"response_format": model}, model="gpt-4o-mini", stream=False)
+    body = build_request(
+        [], {"response_format": model}, model="gpt-4o-mini", stream=False
+    )
     assert body["response_format"] == expected

@@ -1,7 +1,8 @@
-"""What mypy sees of a user's program: typed results (spec/structured.md SO-28, spec/providers.md PV-22).
+"""What mypy sees of a user's program: typed results (spec/structured.md SO-28,
+spec/providers.md PV-22).
 
-A program written as a user writes it is type-checked with ``mypy --strict`` and its revealed
-types are compared; the same program runs, so the types describe what happens.
+A program written as a user writes it is type-checked with ``mypy --strict`` and its
+revealed types are compared; the same program runs, so the types describe what happens.
 """
 
 from __future__ import annotations
@@ -80,16 +81,26 @@ EXPECTED = [
 
 
 def test_mypy_strict_reveals_the_types_a_user_reads(tmp_path: Path) -> None:
-    """SO-28, PV-22: under ``mypy --strict``, a class as ``options["response_format"]`` types
-    ``.value`` (and ``try_value``) of the awaited run, of the stream's final response and of a
-    client's response as that class (or None: no answer); without one it is Any;
-    `StructuredOutputError` declares ``path``, ``issues`` and ``text``; ``get_client`` returns a
-    `BaseChatClient`. The program type-checks clean, and runs."""
+    """SO-28, PV-22: under ``mypy --strict``, a class as ``options["response_format"]``
+    types ``.value`` (and ``try_value``) of the awaited run, of the stream's final
+    response and of a client's response as that class (or None: no answer); without one
+    it is Any; `StructuredOutputError` declares ``path``, ``issues`` and ``text``;
+    ``get_client`` returns a `BaseChatClient`. The program type-checks clean, and
+    runs."""
     user = tmp_path / "user.py"
     user.write_text(PROGRAM)
     env = {**os.environ, "MYPYPATH": str(ROOT)}
     checked = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--python-version", "3.11", "user.py"],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--python-version",
+            "3.11",
+            "user.py",
+        ],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -98,17 +109,22 @@ def test_mypy_strict_reveals_the_types_a_user_reads(tmp_path: Path) -> None:
     revealed = re.findall(r'Revealed type is "(.*)"', checked.stdout)
     assert revealed == EXPECTED, checked.stdout
     assert "error" not in checked.stdout, checked.stdout
-    ran = subprocess.run([sys.executable, "user.py"], cwd=tmp_path, capture_output=True, text=True)
+    ran = subprocess.run(
+        [sys.executable, "user.py"], cwd=tmp_path, capture_output=True, text=True
+    )
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
-    assert lines[0] == "Oslo City(name='Oslo', country='Norway', population=709000) None " + (
+    assert lines[
+        0
+    ] == "Oslo City(name='Oslo', country='Norway', population=709000) None " + (
         "City(name='Oslo', country='Norway', population=709000)"
     )
     assert lines[1] == "$ [] not json"
 
 
 def test_mypy_catches_a_misspelt_field_of_the_value(tmp_path: Path) -> None:
-    """SO-28: a typo in a field of the typed value is a mypy error, as it is with pydantic-ai."""
+    """SO-28: a typo in a field of the typed value is a mypy error, as it is with
+    pydantic-ai."""
     user = tmp_path / "typo.py"
     user.write_text(
         "from dataclasses import dataclass\nfrom minagent import AgentResponse\n\n"

@@ -1,20 +1,28 @@
-"""minagent-anthropic: the Anthropic Messages API provider for minagent (spec/anthropic.md).
+"""minagent-anthropic: the Anthropic Messages API provider for minagent
+(spec/anthropic.md).
 
 A plugin is its codec and its connection (spec/providers.md, PV-38):
 
 - the sans-I/O codec, importable without aiohttp: `build_request`, `wire_tool_ids`
   (``_request``), `parse_response`, `parse_error` and the errors (``_response``),
-  `MessagesStreamDecoder` (``_stream``, over the shared `SSEDecoder`); ``_codec`` joins them as
-  the `WireCodec` of `minagent.providers.HTTPChatClient`;
-- the connection, `AnthropicChatClient` (the ``minagent.clients`` entry point ``anthropic``),
-  in ``_client``: the environment, the URL and the key over the shared HTTP client and the
-  aiohttp transport of ``minagent_http``, loaded on first use (PV-1, AN-21).
+  `MessagesStreamDecoder` (``_stream``, over the shared `SSEDecoder`); ``_codec`` joins
+  them as the `WireCodec` of `minagent.providers.HTTPChatClient`;
+- the connection, `AnthropicChatClient` (the ``minagent.clients`` entry point
+  ``anthropic``), in ``_client``: the environment, the URL and the key over the shared
+  HTTP client and the aiohttp transport of ``minagent_http``, loaded on first use (PV-1,
+  AN-21).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from ._minagent import SSEDecoder, SSEEvent, SSELimitError
-from ._request import API_VERSION, DEFAULT_MAX_TOKENS, build_request, wire_tool_id, wire_tool_ids
+from ._request import (
+    API_VERSION,
+    DEFAULT_MAX_TOKENS,
+    build_request,
+    wire_tool_id,
+    wire_tool_ids,
+)
 from ._response import (
     AnthropicProtocolError,
     AnthropicStreamError,
@@ -30,7 +38,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """``AnthropicChatClient`` is imported on first use: the codec never loads aiohttp (PV-1)."""
+    """``AnthropicChatClient`` is imported on first use: the codec never loads aiohttp
+    (PV-1)."""
     if name == "AnthropicChatClient":
         from ._client import AnthropicChatClient
 

@@ -2,19 +2,22 @@
 
 Theory of operation
 -------------------
-``build_request(messages, options, *, model, stream)`` renders minagent messages and options
-as the JSON body of ``POST /v1/messages``. It holds no state and never mutates its inputs
-(PV-2). Rendering runs in three steps:
+``build_request(messages, options, *, model, stream)`` renders minagent messages and
+options as the JSON body of ``POST /v1/messages``. It holds no state and never mutates
+its inputs (PV-2). Rendering runs in three steps:
 
-1. every minagent message becomes zero or more *turns* ``(role, blocks)``: system texts are
-   collected for the top-level ``system`` field (AN-2), function results become a ``user`` turn
-   of ``tool_result`` blocks placed before the message's other blocks (AN-3, AN-7);
-2. consecutive turns of the same role are merged, tool results first in a user turn (AN-3);
-3. each turn becomes ``{"role", "content"}`` with a string content when it is a single plain
-   text block.
+1. every minagent message becomes zero or more *turns* ``(role, blocks)``: system texts
+   are collected for the top-level ``system`` field (AN-2), function results become a
+   ``user`` turn of ``tool_result`` blocks placed before the message's other blocks
+   (AN-3, AN-7);
+2. consecutive turns of the same role are merged, tool results first in a user turn
+   (AN-3);
+3. each turn becomes ``{"role", "content"}`` with a string content when it is a single
+   plain text block.
 
 Tool-call ids pass through ``wire_tool_id`` (AN-8) on the way out, in ``tool_use`` and
-``tool_result`` alike, so a pair always matches; ``wire_tool_ids(messages)`` gives the map back.
+``tool_result`` alike, so a pair always matches; ``wire_tool_ids(messages)`` gives the
+map back.
 """
 
 from __future__ import annotations
@@ -28,11 +31,21 @@ from typing import Any
 
 from ._minagent import Content, Message, ResponseFormat, ToolSpec, tool_specs
 
-__all__ = ["API_VERSION", "DEFAULT_MAX_TOKENS", "build_request", "output_schema", "wire_tool_id", "wire_tool_ids"]
+__all__ = [
+    "API_VERSION",
+    "DEFAULT_MAX_TOKENS",
+    "build_request",
+    "output_schema",
+    "wire_tool_id",
+    "wire_tool_ids",
+]
 
-DEFAULT_MAX_TOKENS = 4096  # AN-1: the API requires max_tokens; this is sent when none is given
-API_VERSION = "2026-10-21"  # AN-19: the current anthropic-version, the official SDK's default
-SAMPLING_REMOVED_IN = "2026-10-21"  # AN-12: from this API version on, sampling options are a 400
+# AN-1: the API requires max_tokens; this is sent when none is given
+DEFAULT_MAX_TOKENS = 4096
+# AN-19: the current anthropic-version, the official SDK's default
+API_VERSION = "2026-10-21"
+# AN-12: from this API version on, sampling options are a 400
+SAMPLING_REMOVED_IN = "2026-10-21"
 _SAMPLING = ("temperature", "top_p", "top_k")
 
 # Options sent under the same name when set (AN-12).
@@ -46,7 +59,9 @@ _PASS_THROUGH: tuple[str, ...] = (
     "service_tier",
     "cache_control",
 )
-_NOT_SENT_TYPES = frozenset({"usage", "error", "function_approval_request", "function_approval_response"})
+_NOT_SENT_TYPES = frozenset(
+    {"usage", "error", "function_approval_request", "function_approval_response"}
+)
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 _USER_ROLES = frozenset({"user", "tool"})
 _BASE64_IMAGES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -59,7 +74,8 @@ _INVALID_ID_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def wire_tool_id(call_id: str) -> str:
-    """The id the API accepts for ``call_id``: unchanged when valid, else a deterministic form."""
+    """The id the API accepts for ``call_id``: unchanged when valid, else a
+    deterministic form."""
     if _VALID_ID.fullmatch(call_id):
         return call_id
     digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:10]
@@ -67,7 +83,8 @@ def wire_tool_id(call_id: str) -> str:
 
 
 def wire_tool_ids(messages: Sequence[Message]) -> dict[str, str]:
-    """``{wire id: original id}`` for every call or result id of ``messages`` that AN-8 changes."""
+    """``{wire id: original id}`` for every call or result id of ``messages`` that AN-8
+    changes."""
     out: dict[str, str] = {}
     for message in messages:
         for content in message.contents:
@@ -93,9 +110,10 @@ def build_request(
 ) -> dict[str, Any]:
     """The JSON body of ``POST /v1/messages`` for these messages and options.
 
-    ``model`` is the client's default, used when ``options`` has no ``model``; ``max_tokens``
-    is sent when the options name none (AN-1). ``api_version`` is the ``anthropic-version`` the
-    body is for: from 2026-10-21 on, sampling options are refused (AN-12).
+    ``model`` is the client's default, used when ``options`` has no ``model``;
+    ``max_tokens`` is sent when the options name none (AN-1). ``api_version`` is the
+    ``anthropic-version`` the body is for: from 2026-10-21 on, sampling options are
+    refused (AN-12).
     """
     opts = {k: v for k, v in (options or {}).items() if v is not None}
     sampling = [k for k in _SAMPLING if k in opts]
@@ -107,7 +125,9 @@ def build_request(
         )
     chosen = opts.get("model") or model
     if not chosen or not isinstance(chosen, str):
-        raise ValueError("build_request needs a model: pass model=... or options['model']")
+        raise ValueError(
+            "build_request needs a model: pass model=... or options['model']"
+        )
     limit = opts.get("max_tokens", opts.get("max_completion_tokens", max_tokens))
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"max_tokens must be a positive int, got {limit!r}")
@@ -120,7 +140,9 @@ def build_request(
             body[key] = _plain(opts[key], key)
     if "stop" in opts and "stop_sequences" not in body:
         stop = opts["stop"]
-        body["stop_sequences"] = [stop] if isinstance(stop, str) else _plain(list(stop), "stop")
+        body["stop_sequences"] = (
+            [stop] if isinstance(stop, str) else _plain(list(stop), "stop")
+        )
     if "user" in opts:
         metadata = dict(body.get("metadata") or {})
         metadata.setdefault("user_id", opts["user"])
@@ -143,19 +165,24 @@ def build_request(
     extra = opts.get("extra_body")
     if extra is not None:
         if not isinstance(extra, Mapping):
-            raise TypeError(f"options['extra_body'] must be a dict, got {type(extra).__name__}")
+            raise TypeError(
+                f"options['extra_body'] must be a dict, got {type(extra).__name__}"
+            )
         for key, value in _plain(dict(extra), "extra_body").items():
             if value is None:
-                body.pop(key, None)  # PV-3: None removes a computed field instead of sending null
+                # PV-3: None removes a computed field instead of sending null
+                body.pop(key, None)
             else:
                 body[key] = value
     return body
 
 
 def _plain(value: Any, where: str) -> Any:
-    """``value`` deep-copied as plain JSON data: the body shares nothing with the options (PV-2).
+    """``value`` deep-copied as plain JSON data: the body shares nothing with the
+    options (PV-2).
 
-    Non-finite floats are refused: they are not JSON, and the body must survive a round trip.
+    Non-finite floats are refused: they are not JSON, and the body must survive a round
+    trip.
     """
     try:
         return json.loads(json.dumps(value, allow_nan=False))
@@ -167,7 +194,9 @@ def _output_config(opts: Mapping[str, Any]) -> dict[str, Any]:
     """AN-23: ``output_config`` (a dict), with ``response_format`` as its ``format``."""
     given = opts.get("output_config")
     if given is not None and not isinstance(given, Mapping):
-        raise TypeError(f"options['output_config'] must be a dict, got {type(given).__name__}")
+        raise TypeError(
+            f"options['output_config'] must be a dict, got {type(given).__name__}"
+        )
     config: dict[str, Any] = _plain(dict(given), "output_config") if given else {}
     if "response_format" not in opts:
         return config
@@ -178,7 +207,10 @@ def _output_config(opts: Mapping[str, Any]) -> dict[str, Any]:
             "give a schema instead (a dataclass, a TypedDict, a pydantic model or a JSON schema dict)"
         )
     if fmt.kind == "json_schema":
-        wanted = {"type": "json_schema", "schema": output_schema(fmt.wire["json_schema"]["schema"])}
+        wanted = {
+            "type": "json_schema",
+            "schema": output_schema(fmt.wire["json_schema"]["schema"]),
+        }
         if "format" in config and config["format"] != wanted:
             raise ValueError(
                 "options['response_format'] and options['output_config']['format'] disagree; set only one of them"
@@ -187,21 +219,35 @@ def _output_config(opts: Mapping[str, Any]) -> dict[str, Any]:
     return config
 
 
-# AN-24: what the structured-outputs schema subset keeps; everything else goes into the description
+# AN-24: what the structured-outputs schema subset keeps; everything else goes into the
+# description
 _STRING_FORMATS = frozenset(
-    {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+    {
+        "date-time",
+        "time",
+        "date",
+        "duration",
+        "email",
+        "hostname",
+        "uri",
+        "ipv4",
+        "ipv6",
+        "uuid",
+    }
 )
 _SCALARS = (str, int, float, bool, type(None))
 
 
 def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """AN-24: ``schema`` in the subset the API's structured outputs accept, as the official SDK writes it.
+    """AN-24: ``schema`` in the subset the API's structured outputs accept, as the
+    official SDK writes it.
 
-    ``$defs`` are rewritten; a ``$ref`` stands alone; ``oneOf`` becomes ``anyOf``; an ``enum`` of
-    scalars or a scalar ``const`` replaces ``type``; objects get ``additionalProperties: false``;
-    string ``format``s outside the supported list, ``minItems`` other than 0 or 1 and every other
-    keyword (``minimum``, ``pattern``, ...) are appended to the description as ``{key: value, ...}``
-    so the model still reads them. Raises `ValueError` for a schema without a type or alternatives.
+    ``$defs`` are rewritten; a ``$ref`` stands alone; ``oneOf`` becomes ``anyOf``; an
+    ``enum`` of scalars or a scalar ``const`` replaces ``type``; objects get
+    ``additionalProperties: false``; string ``format``s outside the supported list,
+    ``minItems`` other than 0 or 1 and every other keyword (``minimum``, ``pattern``,
+    ...) are appended to the description as ``{key: value, ...}`` so the model still
+    reads them. Raises `ValueError` for a schema without a type or alternatives.
     """
     rest = dict(schema)
     out: dict[str, Any] = {}
@@ -213,7 +259,11 @@ def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         out["$ref"] = ref
         return out
     kind = rest.pop("type", None)
-    any_of, one_of, all_of = rest.pop("anyOf", None), rest.pop("oneOf", None), rest.pop("allOf", None)
+    any_of, one_of, all_of = (
+        rest.pop("anyOf", None),
+        rest.pop("oneOf", None),
+        rest.pop("allOf", None),
+    )
     enum = rest.get("enum")
     if isinstance(enum, list) and enum and all(isinstance(v, _SCALARS) for v in enum):
         out["enum"] = list(rest.pop("enum"))
@@ -239,7 +289,9 @@ def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         if key in rest:
             out[key] = rest.pop(key)
     if kind == "object":
-        out["properties"] = {name: output_schema(s) for name, s in rest.pop("properties", {}).items()}
+        out["properties"] = {
+            name: output_schema(s) for name, s in rest.pop("properties", {}).items()
+        }
         rest.pop("additionalProperties", None)
         out["additionalProperties"] = False
         if "required" in rest:
@@ -250,7 +302,9 @@ def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     elif kind == "array":
         if "items" in rest:
             out["items"] = output_schema(rest.pop("items"))
-        if rest.get("minItems") in (0, 1) and not isinstance(rest.get("minItems"), bool):
+        if rest.get("minItems") in (0, 1) and not isinstance(
+            rest.get("minItems"), bool
+        ):
             out["minItems"] = rest.pop("minItems")
     if rest:
         described = out.get("description")
@@ -265,12 +319,16 @@ def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 Turn = tuple[str, list[dict[str, Any]]]
 
 
-def _render(messages: Sequence[Message], instructions: Any) -> tuple[Any, list[dict[str, Any]]]:
+def _render(
+    messages: Sequence[Message], instructions: Any
+) -> tuple[Any, list[dict[str, Any]]]:
     """``(system field or None, messages)``."""
     system: list[dict[str, Any]] = []
     if isinstance(instructions, str) and instructions:
         first = messages[0] if messages else None
-        if not (first is not None and first.role == "system" and first.text == instructions):
+        if not (
+            first is not None and first.role == "system" and first.text == instructions
+        ):
             system.append({"type": "text", "text": instructions})
     skipped = {
         c.call_id
@@ -284,7 +342,9 @@ def _render(messages: Sequence[Message], instructions: Any) -> tuple[Any, list[d
             system.extend(_system_blocks(message, index))
         else:
             turns.extend(_turns(message, index, skipped))
-    return _system_field(system), [_message(role, blocks) for role, blocks in _merge(turns)]
+    return _system_field(system), [
+        _message(role, blocks) for role, blocks in _merge(turns)
+    ]
 
 
 def _system_blocks(message: Message, index: int) -> list[dict[str, Any]]:
@@ -298,7 +358,9 @@ def _system_blocks(message: Message, index: int) -> list[dict[str, Any]]:
                 "(the Messages API sends system text in the top-level 'system' field)"
             )
         if content.text:
-            blocks.append(_with_cache_control({"type": "text", "text": content.text}, content))
+            blocks.append(
+                _with_cache_control({"type": "text", "text": content.text}, content)
+            )
     return blocks
 
 
@@ -347,11 +409,15 @@ def _turns(message: Message, index: int, skipped: set[str]) -> list[Turn]:
                 blocks.append(block)
         elif kind == "text":
             if content.text:
-                blocks.append(_with_cache_control({"type": "text", "text": content.text}, content))
+                blocks.append(
+                    _with_cache_control({"type": "text", "text": content.text}, content)
+                )
         elif kind in ("data", "uri"):
             blocks.append(_with_cache_control(_media(content, role, index), content))
         else:
-            raise ValueError(f"messages[{index}]: content type {kind!r} cannot be sent to the Messages API")
+            raise ValueError(
+                f"messages[{index}]: content type {kind!r} cannot be sent to the Messages API"
+            )
     out: list[Turn] = []
     if results:
         out.append(("user", results))
@@ -361,7 +427,8 @@ def _turns(message: Message, index: int, skipped: set[str]) -> list[Turn]:
 
 
 def _merge(turns: Iterable[Turn]) -> list[Turn]:
-    """Consecutive turns of one role as one; tool results first in a user turn (AN-3)."""
+    """Consecutive turns of one role as one; tool results first in a user turn
+    (AN-3)."""
     merged: list[Turn] = []
     for role, blocks in turns:
         if merged and merged[-1][0] == role:
@@ -370,12 +437,17 @@ def _merge(turns: Iterable[Turn]) -> list[Turn]:
             merged.append((role, list(blocks)))
     for role, blocks in merged:
         if role == "user" and any(b["type"] == "tool_result" for b in blocks):
-            blocks.sort(key=lambda b: b["type"] != "tool_result")  # stable: order kept within each kind
+            # stable: order kept within each kind
+            blocks.sort(key=lambda b: b["type"] != "tool_result")
     return merged
 
 
 def _message(role: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
-    if len(blocks) == 1 and blocks[0]["type"] == "text" and set(blocks[0]) == {"type", "text"}:
+    if (
+        len(blocks) == 1
+        and blocks[0]["type"] == "text"
+        and set(blocks[0]) == {"type", "text"}
+    ):
         return {"role": role, "content": blocks[0]["text"]}
     return {"role": role, "content": blocks}
 
@@ -390,8 +462,16 @@ def _with_cache_control(block: dict[str, Any], content: Content) -> dict[str, An
 def _media(content: Content, role: str, index: int) -> dict[str, Any]:
     media = (content.media_type or "").lower()
     if role not in _USER_ROLES:
-        raise ValueError(f"messages[{index}]: media can only be sent in user messages, not {role!r}")
-    kind = "image" if media.startswith("image/") else "document" if media == "application/pdf" else None
+        raise ValueError(
+            f"messages[{index}]: media can only be sent in user messages, not {role!r}"
+        )
+    kind = (
+        "image"
+        if media.startswith("image/")
+        else "document"
+        if media == "application/pdf"
+        else None
+    )
     if kind is None or not content.uri:
         raise ValueError(
             f"messages[{index}]: {content.type} content with media type {content.media_type!r} cannot be "
@@ -407,13 +487,19 @@ def _media(content: Content, role: str, index: int) -> dict[str, Any]:
     data = content.data or b""
     return {
         "type": kind,
-        "source": {"type": "base64", "media_type": media, "data": base64.b64encode(data).decode("ascii")},
+        "source": {
+            "type": "base64",
+            "media_type": media,
+            "data": base64.b64encode(data).decode("ascii"),
+        },
     }
 
 
 def _tool_use(content: Content, index: int) -> dict[str, Any]:
     if not content.call_id or not content.name:
-        raise ValueError(f"messages[{index}]: a function_call needs a call_id and a name, got {content!r}")
+        raise ValueError(
+            f"messages[{index}]: a function_call needs a call_id and a name, got {content!r}"
+        )
     args = content.arguments
     if args is None or args == "":
         arguments: Any = {}
@@ -425,10 +511,15 @@ def _tool_use(content: Content, index: int) -> dict[str, Any]:
         except (ValueError, RecursionError):  # not JSON, too deep, too long an integer
             arguments = None
     if not isinstance(arguments, dict):
-        # AN-25: a call the model could not finish (cut off by max_tokens); the loop answered it
-        # with an error result, and the Messages API needs an object here
+        # AN-25: a call the model could not finish (cut off by max_tokens); the loop
+        # answered it with an error result, and the Messages API needs an object here
         arguments = {}
-    block = {"type": "tool_use", "id": wire_tool_id(content.call_id), "name": content.name, "input": arguments}
+    block = {
+        "type": "tool_use",
+        "id": wire_tool_id(content.call_id),
+        "name": content.name,
+        "input": arguments,
+    }
     return _with_cache_control(block, content)
 
 
@@ -463,10 +554,15 @@ def _json_default(value: Any) -> Any:
 
 
 def _thinking(content: Content) -> dict[str, Any] | None:
-    """AN-9: Anthropic's own reasoning blocks go back unchanged; any other reasoning is not sent."""
+    """AN-9: Anthropic's own reasoning blocks go back unchanged; any other reasoning is
+    not sent."""
     kind = content.additional_properties.get("anthropic_type")
     if kind == "thinking" and content.protected_data is not None:
-        return {"type": "thinking", "thinking": content.text or "", "signature": content.protected_data}
+        return {
+            "type": "thinking",
+            "thinking": content.text or "",
+            "signature": content.protected_data,
+        }
     if kind == "redacted_thinking" and content.protected_data is not None:
         return {"type": "redacted_thinking", "data": content.protected_data}
     return None
@@ -481,13 +577,17 @@ def _tools(value: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
         value = [value]
-    return [_tool(spec) for spec in tool_specs(value)]  # TL-13: the run's records, read once
+    # TL-13: the run's records, read once
+    return [_tool(spec) for spec in tool_specs(value)]
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:
     declared_as = spec.declaration
-    if declared_as is not None and ("type" in declared_as or "input_schema" in declared_as):
-        return dict(_plain(dict(declared_as), "tools"))  # a wire declaration, sent as it is
+    if declared_as is not None and (
+        "type" in declared_as or "input_schema" in declared_as
+    ):
+        # a wire declaration, sent as it is
+        return dict(_plain(dict(declared_as), "tools"))
     name = spec.name
     if not name:
         raise TypeError(f"cannot declare tool {spec.tool!r}: it has no name")

@@ -1,11 +1,13 @@
-"""Answers of the Messages API: whole messages and errors (spec/anthropic.md, AN-13 .. AN-15, AN-18).
+"""Answers of the Messages API: whole messages and errors (spec/anthropic.md, AN-13 ..
+AN-15, AN-18).
 
 Theory of operation
 -------------------
-Sans-I/O: nothing here opens a socket or imports aiohttp (PV-1). ``parse_response(body)`` maps a
-whole message (AN-13 .. AN-15). One function per block kind (``_block``) maps whole blocks and
-the start of streamed blocks (``_stream``), so both modes give equal responses (PV-9).
-``parse_error`` reads a non-2xx answer (PV-11, AN-18). The errors of the plugin live here too.
+Sans-I/O: nothing here opens a socket or imports aiohttp (PV-1).
+``parse_response(body)`` maps a whole message (AN-13 .. AN-15). One function per block
+kind (``_block``) maps whole blocks and the start of streamed blocks (``_stream``), so
+both modes give equal responses (PV-9). ``parse_error`` reads a non-2xx answer (PV-11,
+AN-18). The errors of the plugin live here too.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._minagent import ChatResponse, ChatResponseUpdate, Content, Message, ProviderError, UsageDetails, wire_json
+from ._minagent import (
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    Message,
+    ProviderError,
+    UsageDetails,
+    wire_json,
+)
 
 __all__ = [
     "AnthropicProtocolError",
@@ -36,14 +46,18 @@ PROVIDER = "anthropic"
 
 
 class AnthropicStreamError(ProviderError):
-    """The server reported an error (an ``error`` event, or an error body with a 2xx) (AN-17).
+    """The server reported an error (an ``error`` event, or an error body with a 2xx)
+    (AN-17).
 
-    A `ProviderError` with ``status`` None (AN-20). ``type`` is the provider's error type (for
-    example ``overloaded_error``); ``updates`` holds the updates decoded by the same ``feed()`` /
-    ``close()`` call before the error, which a transport yields before raising (PV-14).
+    A `ProviderError` with ``status`` None (AN-20). ``type`` is the provider's error
+    type (for example ``overloaded_error``); ``updates`` holds the updates decoded by
+    the same ``feed()`` / ``close()`` call before the error, which a transport yields
+    before raising (PV-14).
     """
 
-    def __init__(self, message: str, *, type: str | None = None, body: Any = None) -> None:
+    def __init__(
+        self, message: str, *, type: str | None = None, body: Any = None
+    ) -> None:
         super().__init__(message, provider=PROVIDER)
         self.type = type
         self.body = body
@@ -51,7 +65,8 @@ class AnthropicStreamError(ProviderError):
 
 
 class AnthropicProtocolError(ProviderError, ValueError):
-    """The server's answer is not what the protocol allows (PV-10): bad JSON, wrong shape."""
+    """The server's answer is not what the protocol allows (PV-10): bad JSON, wrong
+    shape."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message, provider=PROVIDER)
@@ -78,7 +93,9 @@ def _raise_error(data: Mapping[str, Any]) -> None:
     error = data.get("error")
     if isinstance(error, Mapping):
         message = _str_or_none(error.get("message")) or _dump(error)
-        raise AnthropicStreamError(message, type=_str_or_none(error.get("type")), body=data)
+        raise AnthropicStreamError(
+            message, type=_str_or_none(error.get("type")), body=data
+        )
     raise AnthropicStreamError(str(error) if error else _dump(data), body=data)
 
 
@@ -117,10 +134,15 @@ def _call_id(block: Mapping[str, Any], tool_ids: Mapping[str, str]) -> str:
     return tool_ids.get(call_id, call_id)
 
 
-def _block(block: Any, index: int, tool_ids: Mapping[str, str], *, whole: bool) -> Content | None:
-    """One content block as a content: a whole block, or the start of a streamed one (AN-13)."""
+def _block(
+    block: Any, index: int, tool_ids: Mapping[str, str], *, whole: bool
+) -> Content | None:
+    """One content block as a content: a whole block, or the start of a streamed one
+    (AN-13)."""
     if not isinstance(block, Mapping):
-        raise AnthropicProtocolError(f"content block {index} is not an object: {_snippet(block)}")
+        raise AnthropicProtocolError(
+            f"content block {index} is not an object: {_snippet(block)}"
+        )
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
@@ -130,7 +152,10 @@ def _block(block: Any, index: int, tool_ids: Mapping[str, str], *, whole: bool) 
         raw = block.get("input")
         arguments = _dump(raw if raw is not None else {}) if whole or raw else ""
         return Content.from_function_call(
-            _call_id(block, tool_ids), name if isinstance(name, str) else "", arguments, raw_representation=block
+            _call_id(block, tool_ids),
+            name if isinstance(name, str) else "",
+            arguments,
+            raw_representation=block,
         )
     if kind == "thinking":
         text = block.get("thinking")
@@ -147,8 +172,14 @@ def _block(block: Any, index: int, tool_ids: Mapping[str, str], *, whole: bool) 
             additional_properties={"anthropic_type": "redacted_thinking"},
         )
     if not isinstance(kind, str) or not kind:
-        raise AnthropicProtocolError(f"content block {index} has no type: {_snippet(block)}")
-    return Content(kind, additional_properties={"anthropic_block": dict(block)}, raw_representation=block)
+        raise AnthropicProtocolError(
+            f"content block {index} has no type: {_snippet(block)}"
+        )
+    return Content(
+        kind,
+        additional_properties={"anthropic_block": dict(block)},
+        raw_representation=block,
+    )
 
 
 def _is_count(value: Any) -> bool:
@@ -160,7 +191,8 @@ def _count(value: Any) -> int | None:
 
 
 def usage_details(usage: Any) -> UsageDetails | None:
-    """AN-15: Anthropic usage as `UsageDetails` (input counts all input, cached included)."""
+    """AN-15: Anthropic usage as `UsageDetails` (input counts all input, cached
+    included)."""
     if not isinstance(usage, Mapping):
         return None
     uncached = _count(usage.get("input_tokens"))
@@ -168,9 +200,15 @@ def usage_details(usage: Any) -> UsageDetails | None:
     read = _count(usage.get("cache_read_input_tokens"))
     output = _count(usage.get("output_tokens"))
     total_input = None if uncached is None else uncached + (created or 0) + (read or 0)
-    total = None if total_input is None and output is None else (total_input or 0) + (output or 0)
+    total = (
+        None
+        if total_input is None and output is None
+        else (total_input or 0) + (output or 0)
+    )
     details = usage.get("output_tokens_details")
-    thinking = _count(details.get("thinking_tokens")) if isinstance(details, Mapping) else None
+    thinking = (
+        _count(details.get("thinking_tokens")) if isinstance(details, Mapping) else None
+    )
     extra: dict[str, int] = {}
     if uncached is not None:
         extra["input_tokens"] = uncached
@@ -195,15 +233,21 @@ def usage_details(usage: Any) -> UsageDetails | None:
 # Whole responses (AN-13)
 
 
-def parse_response(body: Any, *, tool_ids: Mapping[str, str] | None = None) -> ChatResponse:
+def parse_response(
+    body: Any, *, tool_ids: Mapping[str, str] | None = None
+) -> ChatResponse:
     """A non-streaming Messages body as a `ChatResponse` (PV-8, AN-13 .. AN-15)."""
     if not isinstance(body, Mapping):
-        raise AnthropicProtocolError(f"response body is not a JSON object: {_snippet(body)}")
+        raise AnthropicProtocolError(
+            f"response body is not a JSON object: {_snippet(body)}"
+        )
     if body.get("type") == "error":
         _raise_error(body)
     blocks = body.get("content")
     if not isinstance(blocks, list):
-        raise AnthropicProtocolError(f"response body has no content list: {_snippet(body)}")
+        raise AnthropicProtocolError(
+            f"response body has no content list: {_snippet(body)}"
+        )
     ids = tool_ids or {}
     contents: list[Content] = []
     for i, block in enumerate(blocks):
@@ -211,7 +255,10 @@ def parse_response(body: Any, *, tool_ids: Mapping[str, str] | None = None) -> C
         if content is None:
             continue
         if content.type == "text" and contents and contents[-1].type == "text":
-            contents[-1] = Content.from_text((contents[-1].text or "") + (content.text or ""))  # as a stream merges
+            # as a stream merges
+            contents[-1] = Content.from_text(
+                (contents[-1].text or "") + (content.text or "")
+            )
         else:
             contents.append(content)
     response_id = _str_or_none(body.get("id"))
@@ -251,7 +298,8 @@ def parse_error(
         text = _dump(body)
     if text and not isinstance(body, Mapping):
         try:
-            data = wire_json(text, "error body", AnthropicProtocolError)  # PV-49: never raises past here
+            # PV-49: never raises past here
+            data = wire_json(text, "error body", AnthropicProtocolError)
         except AnthropicProtocolError:
             data = None
     message = None

@@ -1,19 +1,22 @@
-"""Streams of the Messages API (spec/anthropic.md, AN-16, AN-17; spec/providers.md PV-12 .. PV-16).
+"""Streams of the Messages API (spec/anthropic.md, AN-16, AN-17; spec/providers.md PV-12
+.. PV-16).
 
 Theory of operation
 -------------------
-Sans-I/O (PV-1). ``MessagesStreamDecoder`` maps the bytes of a streamed answer: the shared
-``SSEDecoder`` gives events, each event's data is one JSON event dispatched on its ``type``
-(AN-16). Its state is what the Messages stream leaves implicit in later events:
+Sans-I/O (PV-1). ``MessagesStreamDecoder`` maps the bytes of a streamed answer: the
+shared ``SSEDecoder`` gives events, each event's data is one JSON event dispatched on
+its ``type`` (AN-16). Its state is what the Messages stream leaves implicit in later
+events:
 
-* the message id and model from ``message_start`` (every later update carries them, PV-16);
-* the content blocks by ``index``: their kind, their call id (``input_json_delta`` fragments
-  carry only the index) and whether a tool call got any argument fragment;
+* the message id and model from ``message_start`` (every later update carries them,
+  PV-16);
+* the content blocks by ``index``: their kind, their call id (``input_json_delta``
+  fragments carry only the index) and whether a tool call got any argument fragment;
 * the usage of ``message_start``, which ``message_delta`` overwrites field by field (its
   counts are cumulative), so the stream reports usage once, at ``message_delta``.
 
-Blocks are mapped by ``_response._block``, as in a whole message, so both modes agree (PV-9).
-``message_stop`` is the terminator (PV-15).
+Blocks are mapped by ``_response._block``, as in a whole message, so both modes agree
+(PV-9). ``message_stop`` is the terminator (PV-15).
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ from ._response import (
 
 __all__ = ["DEFAULT_MAX_LINE_SIZE", "MessagesStreamDecoder"]
 
-DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # characters of one SSE line or event's data (PV-36)
+# characters of one SSE line or event's data (PV-36)
+DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024
 
 
 # --------------------------------------------------------------------------------------------
@@ -59,22 +63,27 @@ class _Block:
     call_id: str | None = None
     fragments: int = 0
     has_input: bool = False
-    held: dict[str, Any] | None = None  # an unmodelled block, sent whole at its stop (AN-16)
+    # an unmodelled block, sent whole at its stop (AN-16)
+    held: dict[str, Any] | None = None
     partial: str = ""  # its input_json_delta fragments
 
 
 class MessagesStreamDecoder:
     """Bytes of a streaming Messages answer in, `ChatResponseUpdate`s out.
 
-    Feed every chunk the transport receives to ``feed()`` and yield what it returns; at end of
-    input call ``close()`` and yield that too; then check ``done`` (PV-15). Errors raised by
-    ``feed()`` / ``close()`` carry the updates decoded before them in ``.updates`` (PV-14).
-    ``tool_ids`` maps wire ids back to the caller's ids (AN-8); ``max_line_size`` bounds one
-    line and one event's data (PV-36): more is an `AnthropicProtocolError` naming the bound.
+    Feed every chunk the transport receives to ``feed()`` and yield what it returns; at
+    end of input call ``close()`` and yield that too; then check ``done`` (PV-15).
+    Errors raised by ``feed()`` / ``close()`` carry the updates decoded before them in
+    ``.updates`` (PV-14). ``tool_ids`` maps wire ids back to the caller's ids (AN-8);
+    ``max_line_size`` bounds one line and one event's data (PV-36): more is an
+    `AnthropicProtocolError` naming the bound.
     """
 
     def __init__(
-        self, *, tool_ids: Mapping[str, str] | None = None, max_line_size: int | None = DEFAULT_MAX_LINE_SIZE
+        self,
+        *,
+        tool_ids: Mapping[str, str] | None = None,
+        max_line_size: int | None = DEFAULT_MAX_LINE_SIZE,
     ) -> None:
         self._sse = SSEDecoder(max_line_size=max_line_size)
         self._tool_ids = dict(tool_ids or {})
@@ -90,7 +99,9 @@ class MessagesStreamDecoder:
     def close(self) -> list[ChatResponseUpdate]:
         return self._step(None)
 
-    def _step(self, chunk: bytes | bytearray | memoryview | None) -> list[ChatResponseUpdate]:
+    def _step(
+        self, chunk: bytes | bytearray | memoryview | None
+    ) -> list[ChatResponseUpdate]:
         limit: SSELimitError | None = None
         try:
             events = self._sse.feed(chunk) if chunk is not None else self._sse.close()
@@ -113,8 +124,11 @@ class MessagesStreamDecoder:
             except (AnthropicStreamError, AnthropicProtocolError) as exc:
                 exc.updates = updates
                 raise
-            except WIRE_ERRORS as exc:  # PV-49: hostile values where the protocol has others
-                error = AnthropicProtocolError(unreadable(f"a {event.event} event", exc))
+            # PV-49: hostile values where the protocol has others
+            except WIRE_ERRORS as exc:
+                error = AnthropicProtocolError(
+                    unreadable(f"a {event.event} event", exc)
+                )
                 error.updates = updates
                 raise error from None
             if update is not None:
@@ -126,25 +140,37 @@ class MessagesStreamDecoder:
             data = wire_json(event.data, "stream data", AnthropicProtocolError)  # PV-49
         except AnthropicProtocolError:
             if event.event == "error":
-                raise AnthropicStreamError(event.data.strip() or "error event without data", body=event.data) from None
+                raise AnthropicStreamError(
+                    event.data.strip() or "error event without data", body=event.data
+                ) from None
             raise
         if not isinstance(data, Mapping):
-            raise AnthropicProtocolError(f"stream event is not a JSON object: {_snippet(event.data)}")
+            raise AnthropicProtocolError(
+                f"stream event is not a JSON object: {_snippet(event.data)}"
+            )
         kind = data.get("type") or event.event
         if kind == "error" or (event.event == "error" and "error" in data):
             _raise_error(data)
         handler = _HANDLERS.get(kind) if isinstance(kind, str) else None
-        return handler(self, data) if handler is not None else None  # ping, unknown events: nothing
+        # ping, unknown events: nothing
+        return handler(self, data) if handler is not None else None
 
     def _update(self, contents: list[Content], **kw: Any) -> ChatResponseUpdate:
         return ChatResponseUpdate(
-            contents, "assistant", response_id=self._id, message_id=self._id, model=self._model, **kw
+            contents,
+            "assistant",
+            response_id=self._id,
+            message_id=self._id,
+            model=self._model,
+            **kw,
         )
 
     def _message_start(self, data: Mapping[str, Any]) -> ChatResponseUpdate:
         message = data.get("message")
         if not isinstance(message, Mapping):
-            raise AnthropicProtocolError(f"message_start without a message object: {_snippet(data)}")
+            raise AnthropicProtocolError(
+                f"message_start without a message object: {_snippet(data)}"
+            )
         self._id = _str_or_none(message.get("id"))
         self._model = _str_or_none(message.get("model"))
         usage = message.get("usage")
@@ -166,27 +192,43 @@ class MessagesStreamDecoder:
         self._blocks[index] = state
         if content is not None and "anthropic_block" in content.additional_properties:
             state.held = dict(content.additional_properties["anthropic_block"])
-            return None  # complete only at content_block_stop (server tool input arrives in fragments)
+            # complete only at content_block_stop (server tool input arrives in
+            # fragments)
+            return None
         return content
 
-    def _content_block_start(self, data: Mapping[str, Any]) -> ChatResponseUpdate | None:
+    def _content_block_start(
+        self, data: Mapping[str, Any]
+    ) -> ChatResponseUpdate | None:
         index = self._index(data)
         content = self._start(index, data.get("content_block"))
-        return None if content is None else self._update([content], raw_representation=data)
+        return (
+            None
+            if content is None
+            else self._update([content], raw_representation=data)
+        )
 
-    def _content_block_delta(self, data: Mapping[str, Any]) -> ChatResponseUpdate | None:
+    def _content_block_delta(
+        self, data: Mapping[str, Any]
+    ) -> ChatResponseUpdate | None:
         index = self._index(data)
         block = self._blocks.get(index)
         if block is None:
-            raise AnthropicProtocolError(f"content_block_delta for block {index}, which was never started")
+            raise AnthropicProtocolError(
+                f"content_block_delta for block {index}, which was never started"
+            )
         delta = data.get("delta")
         if not isinstance(delta, Mapping):
-            raise AnthropicProtocolError(f"content_block_delta without a delta object: {_snippet(data)}")
+            raise AnthropicProtocolError(
+                f"content_block_delta without a delta object: {_snippet(data)}"
+            )
         kind = delta.get("type")
         content: Content | None = None
         if kind == "text_delta":
             text = delta.get("text")
-            content = Content.from_text(text) if isinstance(text, str) and text else None
+            content = (
+                Content.from_text(text) if isinstance(text, str) and text else None
+            )
         elif kind == "input_json_delta":
             partial = delta.get("partial_json")
             if isinstance(partial, str) and partial and block.held is not None:
@@ -201,21 +243,39 @@ class MessagesStreamDecoder:
         elif kind == "signature_delta":
             signature = delta.get("signature")
             if isinstance(signature, str) and signature:
-                content = Content.from_text_reasoning(id=f"thinking_{index}", protected_data=signature)
-        return None if content is None else self._update([content], raw_representation=data)
+                content = Content.from_text_reasoning(
+                    id=f"thinking_{index}", protected_data=signature
+                )
+        return (
+            None
+            if content is None
+            else self._update([content], raw_representation=data)
+        )
 
     def _content_block_stop(self, data: Mapping[str, Any]) -> ChatResponseUpdate | None:
         block = self._blocks.get(self._index(data))
         if block is not None and block.held is not None:
             held, block.held = block.held, None
             if block.partial:
-                held["input"] = wire_json(block.partial, f"the input of a {block.kind} block", AnthropicProtocolError)
-            content = Content(block.kind, additional_properties={"anthropic_block": held}, raw_representation=held)
+                held["input"] = wire_json(
+                    block.partial,
+                    f"the input of a {block.kind} block",
+                    AnthropicProtocolError,
+                )
+            content = Content(
+                block.kind,
+                additional_properties={"anthropic_block": held},
+                raw_representation=held,
+            )
             return self._update([content], raw_representation=data)
         if block is None or block.call_id is None or block.fragments or block.has_input:
             return None
-        block.has_input = True  # a tool call without arguments: "{}" in both modes (PV-9)
-        return self._update([Content.from_function_call(block.call_id, "", "{}")], raw_representation=data)
+        # a tool call without arguments: "{}" in both modes (PV-9)
+        block.has_input = True
+        return self._update(
+            [Content.from_function_call(block.call_id, "", "{}")],
+            raw_representation=data,
+        )
 
     def _message_delta(self, data: Mapping[str, Any]) -> ChatResponseUpdate:
         delta = data.get("delta")
@@ -240,7 +300,9 @@ class MessagesStreamDecoder:
     def _index(self, data: Mapping[str, Any]) -> int:
         index = data.get("index")
         if not isinstance(index, int) or isinstance(index, bool):
-            raise AnthropicProtocolError(f"{data.get('type')} event without an integer index: {_snippet(data)}")
+            raise AnthropicProtocolError(
+                f"{data.get('type')} event without an integer index: {_snippet(data)}"
+            )
         return index
 
 

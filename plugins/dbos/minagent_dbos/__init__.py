@@ -1,6 +1,6 @@
-"""Durable minagent runs on DBOS (spec/dbos.md): a run is a DBOS workflow, each model call and each
-tool call a step, so a run survives a crash, waits for approvals across processes and is spread
-over worker processes by a DBOS queue on PostgreSQL.
+"""Durable minagent runs on DBOS (spec/dbos.md): a run is a DBOS workflow, each model
+call and each tool call a step, so a run survives a crash, waits for approvals across
+processes and is spread over worker processes by a DBOS queue on PostgreSQL.
 
     from dbos import DBOS
     from minagent_dbos import DurableAgent

@@ -1,29 +1,31 @@
-"""`DurableAgent`: an agent's run as a DBOS workflow (spec/dbos.md DU-1, DU-2, DU-5, DU-6, DU-8,
-DU-9, DU-11 .. DU-14).
+"""`DurableAgent`: an agent's run as a DBOS workflow (spec/dbos.md DU-1, DU-2, DU-5,
+DU-6, DU-8, DU-9, DU-11 .. DU-14).
 
 Rules
 -----
 1. The workflow's inputs and result are data: messages, session and response as our own
    ``to_dict`` data, options and keyword arguments as given (DBOS pickles them).
-2. The caller's session changes once, when the recorded result arrives (all or nothing, DU-13).
-3. Everything the workflow waits for from outside (approvals) is a DBOS message, so a replay
-   receives the same answers (DU-8, DU-11).
-4. Each agent run of the workflow names itself to the history providers with a key that every
-   execution draws the same (``{workflow_id}:{n}``), so a store that already holds that run after a
-   crash does not append it again (DU-13, DU-18); the key never leaves the workflow's copy of the
-   session.
+2. The caller's session changes once, when the recorded result arrives (all or nothing,
+   DU-13).
+3. Everything the workflow waits for from outside (approvals) is a DBOS message, so a
+   replay receives the same answers (DU-8, DU-11).
+4. Each agent run of the workflow names itself to the history providers with a key that
+   every execution draws the same (``{workflow_id}:{n}``), so a store that already holds
+   that run after a crash does not append it again (DU-13, DU-18); the key never leaves
+   the workflow's copy of the session.
 
 Theory of operation
 -------------------
-``DurableAgent(agent, name=...)`` registers ``minagent.run:{name}`` (`_workflow`). The workflow
-restores the messages and the session, runs the agent with two innermost run-level middleware
-(`DurableChat`, `DurableTool`: every model call and tool call a step), and, while the run pauses
-for approvals, publishes the requests as an event, waits for the answer message and runs the
-agent again with the answers (LP-14). Around each agent run (`_keyed`) the run's key is the
-``"run_key"`` item of every history provider's state entry on the workflow's copy of the session,
-the ``state`` their saves receive (SE-40). Streaming, it iterates the agent's stream and hands each
-update to the consumer registered for its workflow id in this process (`_CONSUMERS`, a
-thread-safe hand-off: a recovered workflow may run on DBOS's own event loop). The caller's side
+``DurableAgent(agent, name=...)`` registers ``minagent.run:{name}`` (`_workflow`). The
+workflow restores the messages and the session, runs the agent with two innermost
+run-level middleware (`DurableChat`, `DurableTool`: every model call and tool call a
+step), and, while the run pauses for approvals, publishes the requests as an event,
+waits for the answer message and runs the agent again with the answers (LP-14). Around
+each agent run (`_keyed`) the run's key is the ``"run_key"`` item of every history
+provider's state entry on the workflow's copy of the session, the ``state`` their saves
+receive (SE-40). Streaming, it iterates the agent's stream and hands each update to the
+consumer registered for its workflow id in this process (`_CONSUMERS`, a thread-safe
+hand-off: a recovered workflow may run on DBOS's own event loop). The caller's side
 starts (or attaches to) the workflow and restores the result.
 """
 
@@ -69,7 +71,8 @@ APPROVAL_TOPIC = "minagent.approval"
 SESSION_STEP = "minagent.session"
 _WAIT_SLICE = 3600.0  # one recorded wait per hour of waiting for an approval
 _REFUSED = ("tools", "middleware", "inbox", "thread")
-RUN_KEY = "run_key"  # the item of a history provider's state entry that names the run (DU-18, SE-40)
+# the item of a history provider's state entry that names the run (DU-18, SE-40)
+RUN_KEY = "run_key"
 _DONE = object()
 
 
@@ -79,7 +82,8 @@ def workflow_name(name: str) -> str:
 
 
 class _Consumer:
-    """Where a workflow's updates go in this process: a queue on the consumer's event loop."""
+    """Where a workflow's updates go in this process: a queue on the consumer's event
+    loop."""
 
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -100,7 +104,8 @@ _CONSUMERS: dict[str, _Consumer] = {}
 
 
 def _restore(data: Mapping[str, Any], session: AgentSession | None) -> AgentResponse:
-    """The recorded result as a response; the caller's session takes the run's state (DU-13)."""
+    """The recorded result as a response; the caller's session takes the run's state
+    (DU-13)."""
     if session is not None and data.get("session") is not None:
         state = AgentSession.from_dict(data["session"])
         session.state.clear()
@@ -111,13 +116,19 @@ def _restore(data: Mapping[str, Any], session: AgentSession | None) -> AgentResp
 
 @contextmanager
 def _keyed(agent: Any, session: AgentSession | None, key: str) -> Iterator[None]:
-    """DU-18: ``key`` in every history provider's state entry while the agent runs, then taken out."""
+    """DU-18: ``key`` in every history provider's state entry while the agent runs, then
+    taken out."""
     state = session.state if session is not None else {}
-    made: list[tuple[str, dict[str, Any], bool]] = []  # (source id, entry, made for the key)
+    # (source id, entry, made for the key)
+    made: list[tuple[str, dict[str, Any], bool]] = []
     for provider in getattr(agent, "context_providers", None) or []:
         source_id = getattr(provider, "source_id", None) or type(provider).__name__
         entry = state.get(source_id)
-        if session is not None and isinstance(provider, HistoryProvider) and (entry is None or isinstance(entry, dict)):
+        if (
+            session is not None
+            and isinstance(provider, HistoryProvider)
+            and (entry is None or isinstance(entry, dict))
+        ):
             made.append((source_id, state.setdefault(source_id, {}), entry is None))
     for _source_id, entry, _new in made:
         entry[RUN_KEY] = key
@@ -165,9 +176,13 @@ class DurableAgent:
         if not isinstance(name, str) or not name:
             raise ValueError(f"DurableAgent needs a non-empty name, got {name!r}")
         if not callable(getattr(agent, "run", None)):
-            raise TypeError(f"DurableAgent wraps an agent with a run method, got {type(agent).__name__}")
+            raise TypeError(
+                f"DurableAgent wraps an agent with a run method, got {type(agent).__name__}"
+            )
         if approval_timeout is not None and not approval_timeout > 0:
-            raise ValueError(f"approval_timeout must be a positive number of seconds, got {approval_timeout!r}")
+            raise ValueError(
+                f"approval_timeout must be a positive number of seconds, got {approval_timeout!r}"
+            )
         self.agent = agent
         self.name = name
         self.sessions = sessions
@@ -194,8 +209,17 @@ class DurableAgent:
         client_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """DU-2: an awaitable of the response, or with ``stream=True`` a `ResponseStream`."""
-        request = self._request(messages, stream, session, options, function_invocation_kwargs, client_kwargs, kwargs)
+        """DU-2: an awaitable of the response, or with ``stream=True`` a
+        `ResponseStream`."""
+        request = self._request(
+            messages,
+            stream,
+            session,
+            options,
+            function_invocation_kwargs,
+            client_kwargs,
+            kwargs,
+        )
         wid = workflow_id or str(uuid.uuid4())
         if not stream:
             return self._result(lambda: self._start(wid, request), session)
@@ -204,10 +228,16 @@ class DurableAgent:
     def attach(
         self, workflow_id: str, *, session: AgentSession | None = None
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
-        """DU-9: the stream of a run that runs (or will be recovered) in this process. Its updates are
-        kept from this call on, so attaching before ``DBOS.launch()`` sees a recovered run whole."""
+        """DU-9: the stream of a run that runs (or will be recovered) in this process.
+        Its updates are kept from this call on, so attaching before ``DBOS.launch()``
+        sees a recovered run whole."""
         consumer = _CONSUMERS[workflow_id] = _Consumer()
-        return self._relay(workflow_id, session, lambda: DBOS.retrieve_workflow_async(workflow_id), consumer)
+        return self._relay(
+            workflow_id,
+            session,
+            lambda: DBOS.retrieve_workflow_async(workflow_id),
+            consumer,
+        )
 
     async def enqueue(
         self,
@@ -221,7 +251,15 @@ class DurableAgent:
         client_kwargs: Mapping[str, Any] | None = None,
     ) -> str:
         """DU-14: put a (non-streaming) run on ``queue``; its workflow id."""
-        request = self._request(messages, False, session, options, function_invocation_kwargs, client_kwargs, {})
+        request = self._request(
+            messages,
+            False,
+            session,
+            options,
+            function_invocation_kwargs,
+            client_kwargs,
+            {},
+        )
         wid = workflow_id or str(uuid.uuid4())
         with SetWorkflowID(wid):
             await queue.enqueue_async(self._registered, request)
@@ -244,11 +282,17 @@ class DurableAgent:
                 "middleware belong to the agent, and the session is given as session="
             )
         if kwargs:
-            raise TypeError(f"DurableAgent.run() got unexpected keyword arguments: {', '.join(sorted(kwargs))}")
+            raise TypeError(
+                f"DurableAgent.run() got unexpected keyword arguments: {', '.join(sorted(kwargs))}"
+            )
         if session is not None and not isinstance(session, AgentSession):
-            raise TypeError(f"session must be an AgentSession, got {type(session).__name__}")
+            raise TypeError(
+                f"session must be an AgentSession, got {type(session).__name__}"
+            )
         if options is not None and "tools" in options:
-            raise TypeError("a durable run takes no options['tools']: give the tools to the agent")
+            raise TypeError(
+                "a durable run takes no options['tools']: give the tools to the agent"
+            )
         return {
             "messages": [m.to_dict() for m in normalize_messages(messages)],
             "stream": bool(stream),
@@ -263,7 +307,9 @@ class DurableAgent:
         with SetWorkflowID(workflow_id):
             return await DBOS.start_workflow_async(self._registered, request)
 
-    async def _result(self, start: Callable[[], Awaitable[Any]], session: AgentSession | None) -> AgentResponse:
+    async def _result(
+        self, start: Callable[[], Awaitable[Any]], session: AgentSession | None
+    ) -> AgentResponse:
         handle = await start()
         return _restore(await handle.get_result(), session)
 
@@ -307,26 +353,49 @@ class DurableAgent:
         session = AgentSession.from_dict(given) if given is not None else None
         run_session = session
         if run_session is None and getattr(self.agent, "context_providers", None):
-            run_session = AgentSession(session_id=await recorded(lambda: str(uuid.uuid4())))  # DU-8
+            # DU-8
+            run_session = AgentSession(
+                session_id=await recorded(lambda: str(uuid.uuid4()))
+            )
         parts: list[AgentResponse] = []
         while True:
-            response = await self._once(messages, run_session, steps, request, len(parts))
+            response = await self._once(
+                messages, run_session, steps, request, len(parts)
+            )
             parts.append(response)
-            pending = [c for c in response.user_input_requests if c.type == "function_approval_request"]
+            pending = [
+                c
+                for c in response.user_input_requests
+                if c.type == "function_approval_request"
+            ]
             if not pending or not self.wait_for_approvals:
                 break
             answers = await self._answers(pending)
-            reply = Message("user", [c.to_function_approval_response(answers.get(c.id or "") is True) for c in pending])
-            messages = [reply] if run_session is not None else [*messages, *response.messages, reply]
+            reply = Message(
+                "user",
+                [
+                    c.to_function_approval_response(answers.get(c.id or "") is True)
+                    for c in pending
+                ],
+            )
+            messages = (
+                [reply]
+                if run_session is not None
+                else [*messages, *response.messages, reply]
+            )
         final = _combine(parts)
-        if session is not None and self.sessions is not None:  # DU-13: replaced whole, so once
+        # DU-13: replaced whole, so once
+        if session is not None and self.sessions is not None:
             stored = session
 
             async def store() -> None:
                 await self.sessions.set(stored.session_id, stored)
 
             await DBOS.run_step_async({"name": SESSION_STEP}, store)
-        return {"response": final.to_dict(), "session": session.to_dict() if session is not None else None}
+        return {
+            "response": final.to_dict(),
+            "session": session.to_dict() if session is not None else None,
+        }
 
     async def _once(
         self,
@@ -337,8 +406,11 @@ class DurableAgent:
         part: int,
     ) -> AgentResponse:
         agent_id = request["agent_id"]
-        if agent_id is None:  # enqueued by a client: the first executor's agent id, recorded (DU-8)
-            request["agent_id"] = agent_id = await recorded(lambda: getattr(self.agent, "id", None))
+        # enqueued by a client: the first executor's agent id, recorded (DU-8)
+        if agent_id is None:
+            request["agent_id"] = agent_id = await recorded(
+                lambda: getattr(self.agent, "id", None)
+            )
         with _keyed(self.agent, session, f"{steps.workflow_id}:{part}"):  # DU-18
             return await self._run_agent(messages, session, steps, request, agent_id)
 
@@ -370,11 +442,13 @@ class DurableAgent:
                     consumer.push(update)
             response = await run.get_final_response()
         if agent_id is not None:
-            response.agent_id = agent_id  # DU-8: the id of the agent that started the run
+            # DU-8: the id of the agent that started the run
+            response.agent_id = agent_id
         return response
 
     async def _answers(self, pending: list[Content]) -> dict[str, bool]:
-        """DU-11: publish the requests, wait for the answer message (a recorded receive)."""
+        """DU-11: publish the requests, wait for the answer message (a recorded
+        receive)."""
         await DBOS.set_event_async(APPROVALS_EVENT, [c.to_dict() for c in pending])
         left = self.approval_timeout
         answers: dict[str, bool] = {}
@@ -393,8 +467,11 @@ class DurableAgent:
 # -- from any process -----------------------------------------------------------------------------
 
 
-async def approve(workflow_id: str, approvals: Mapping[str, bool], *, client: DBOSClient | None = None) -> None:
-    """DU-11: answer a run's approval requests, by call id (a call not named is rejected)."""
+async def approve(
+    workflow_id: str, approvals: Mapping[str, bool], *, client: DBOSClient | None = None
+) -> None:
+    """DU-11: answer a run's approval requests, by call id (a call not named is
+    rejected)."""
     message = {"approvals": {str(k): v is True for k, v in approvals.items()}}
     if client is None:
         await DBOS.send_async(workflow_id, message, APPROVAL_TOPIC)
@@ -405,7 +482,8 @@ async def approve(workflow_id: str, approvals: Mapping[str, bool], *, client: DB
 async def pending_approvals(
     workflow_id: str, *, client: DBOSClient | None = None, wait_seconds: float = 60.0
 ) -> list[Content]:
-    """DU-11: the approval requests a run waits for (empty when none, or none within ``wait_seconds``)."""
+    """DU-11: the approval requests a run waits for (empty when none, or none within
+    ``wait_seconds``)."""
     if client is None:
         data = await DBOS.get_event_async(workflow_id, APPROVALS_EVENT, wait_seconds)
     else:
@@ -425,7 +503,10 @@ async def cancel(workflow_id: str, *, client: DBOSClient | None = None) -> None:
 
 
 async def result(
-    workflow_id: str, *, session: AgentSession | None = None, client: DBOSClient | None = None
+    workflow_id: str,
+    *,
+    session: AgentSession | None = None,
+    client: DBOSClient | None = None,
 ) -> AgentResponse:
     """DU-14: wait for a run's response (and give ``session`` its state, DU-13)."""
     if client is None:
@@ -445,7 +526,8 @@ async def enqueue(
     session: AgentSession | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> str:
-    """DU-14: put a run of the `DurableAgent` called ``name`` on a queue from a process with a client."""
+    """DU-14: put a run of the `DurableAgent` called ``name`` on a queue from a process
+    with a client."""
     wid = workflow_id or str(uuid.uuid4())
     request = {
         "messages": [m.to_dict() for m in normalize_messages(messages)],
@@ -457,12 +539,18 @@ async def enqueue(
         "agent_id": None,
     }
     await client.enqueue_async(
-        {"queue_name": queue_name, "workflow_name": workflow_name(name), "workflow_id": wid}, request
+        {
+            "queue_name": queue_name,
+            "workflow_name": workflow_name(name),
+            "workflow_id": wid,
+        },
+        request,
     )
     return wid
 
 
 async def recover(executor_ids: list[str]) -> list[str]:
-    """DU-14: run the pending runs of these (dead) executors in this process; their workflow ids."""
+    """DU-14: run the pending runs of these (dead) executors in this process; their
+    workflow ids."""
     handles = await asyncio.to_thread(DBOS._recover_pending_workflows, executor_ids)
     return [h.get_workflow_id() for h in handles]

@@ -1,26 +1,30 @@
-"""The steps of a durable run: the model call and the tool call as DBOS steps (spec/dbos.md DU-3,
-DU-4, DU-7, DU-8, DU-10).
+"""The steps of a durable run: the model call and the tool call as DBOS steps
+(spec/dbos.md DU-3, DU-4, DU-7, DU-8, DU-10).
 
 Rules
 -----
-1. A step holds only the operation: the provider call (inside the chat pipeline's innermost
-   middleware) or the tool's ``invoke`` (inside the function pipeline's). Middleware runs outside,
-   so a replay runs it again exactly as the first execution did.
-2. The loop never sees an object the step produced directly: a model response is recorded as
-   ``to_dict`` data and restored with ``from_dict`` on the first execution and on a replay alike.
-3. The steps of the tool calls of one model response are drawn in call order right after that
-   response (``DBOS.reserve_step``), so concurrent calls map to the same steps in every execution.
+1. A step holds only the operation: the provider call (inside the chat pipeline's
+   innermost middleware) or the tool's ``invoke`` (inside the function pipeline's).
+   Middleware runs outside, so a replay runs it again exactly as the first execution
+   did.
+2. The loop never sees an object the step produced directly: a model response is
+   recorded as ``to_dict`` data and restored with ``from_dict`` on the first execution
+   and on a replay alike.
+3. The steps of the tool calls of one model response are drawn in call order right after
+   that response (``DBOS.reserve_step``), so concurrent calls map to the same steps in
+   every execution.
 
 Theory of operation
 -------------------
-`RunSteps` is one workflow execution's bookkeeping: its id and the reserved steps by call id.
-`DurableChat` is a chat middleware: non-streaming, it runs ``call_next`` in the step and sets
-``context.result`` to the restored response; streaming, it sets ``context.result`` to a stream
-whose source runs the step in a task that consumes the provider's stream, relaying each update
-as it comes, and whose final response is the recorded one (a replayed step relays the recorded
-response's updates instead). `DurableTool` is a function middleware that swaps
-``context.function`` for a `_StepTool` around ``call_next`` (restored after), so the pipeline's
-own operation calls the tool through the step and a replayed exception is the tool's exception.
+`RunSteps` is one workflow execution's bookkeeping: its id and the reserved steps by
+call id. `DurableChat` is a chat middleware: non-streaming, it runs ``call_next`` in the
+step and sets ``context.result`` to the restored response; streaming, it sets
+``context.result`` to a stream whose source runs the step in a task that consumes the
+provider's stream, relaying each update as it comes, and whose final response is the
+recorded one (a replayed step relays the recorded response's updates instead).
+`DurableTool` is a function middleware that swaps ``context.function`` for a `_StepTool`
+around ``call_next`` (restored after), so the pipeline's own operation calls the tool
+through the step and a replayed exception is the tool's exception.
 """
 
 from __future__ import annotations
@@ -44,28 +48,41 @@ from minagent import (
     ResponseStream,
 )
 
-__all__ = ["MODEL_STEP", "TOOL_STEP", "DurableChat", "DurableTool", "RunSteps", "idempotency_key", "recorded"]
+__all__ = [
+    "MODEL_STEP",
+    "TOOL_STEP",
+    "DurableChat",
+    "DurableTool",
+    "RunSteps",
+    "idempotency_key",
+    "recorded",
+]
 
 MODEL_STEP = "minagent.model"
 TOOL_STEP = "minagent.tool"
 RECORDED_STEP = "minagent.recorded"
 
-_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("minagent_dbos_idempotency_key", default=None)
+_key: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "minagent_dbos_idempotency_key", default=None
+)
 _DONE = object()
 T = TypeVar("T")
 
 
 def idempotency_key() -> str:
-    """DU-7: ``"{workflow_id}:{call_id}"`` of the tool call running now, the same in every execution."""
+    """DU-7: ``"{workflow_id}:{call_id}"`` of the tool call running now, the same in
+    every execution."""
     key = _key.get()
     if key is None:
-        raise LookupError("idempotency_key() is only available inside a tool call of a durable run")
+        raise LookupError(
+            "idempotency_key() is only available inside a tool call of a durable run"
+        )
     return key
 
 
 async def recorded(fn: Callable[..., T | Awaitable[T]], *args: Any) -> T:
-    """DU-8: ``fn(*args)`` as a step of the running durable run (its value recorded, a replay
-    returns it); outside a durable run, just ``fn(*args)``."""
+    """DU-8: ``fn(*args)`` as a step of the running durable run (its value recorded, a
+    replay returns it); outside a durable run, just ``fn(*args)``."""
 
     async def step() -> T:
         value = fn(*args)
@@ -78,7 +95,8 @@ async def recorded(fn: Callable[..., T | Awaitable[T]], *args: Any) -> T:
 
 
 class RunSteps:
-    """One workflow execution's steps: its id and the steps reserved for tool calls, by call id."""
+    """One workflow execution's steps: its id and the steps reserved for tool calls, by
+    call id."""
 
     __slots__ = ("reserved", "workflow_id")
 
@@ -96,12 +114,15 @@ class RunSteps:
 
 def _chat_response(result: Any) -> ChatResponse:
     if not isinstance(result, ChatResponse):
-        raise MiddlewareException(f"the chat pipeline of a durable model call produced {type(result).__name__}")
+        raise MiddlewareException(
+            f"the chat pipeline of a durable model call produced {type(result).__name__}"
+        )
     return result
 
 
 class DurableChat(ChatMiddleware):
-    """DU-3: the innermost chat middleware of a durable run; the provider call is a step."""
+    """DU-3: the innermost chat middleware of a durable run; the provider call is a
+    step."""
 
     def __init__(self, steps: RunSteps) -> None:
         self.steps = steps
@@ -120,7 +141,9 @@ class DurableChat(ChatMiddleware):
         self.steps.reserve(response)
         context.result = response
 
-    def _stream(self, context: ChatContext, call_next: CallNext) -> ResponseStream[ChatResponseUpdate, ChatResponse]:
+    def _stream(
+        self, context: ChatContext, call_next: CallNext
+    ) -> ResponseStream[ChatResponseUpdate, ChatResponse]:
         final: list[ChatResponse] = []
 
         async def source() -> AsyncIterator[ChatResponseUpdate]:
@@ -133,7 +156,9 @@ class DurableChat(ChatMiddleware):
                 await call_next()
                 inner = context.result
                 if not isinstance(inner, ResponseStream):
-                    raise MiddlewareException(f"a durable streamed model call produced {type(inner).__name__}")
+                    raise MiddlewareException(
+                        f"a durable streamed model call produced {type(inner).__name__}"
+                    )
                 try:
                     async for update in inner:
                         live.put_nowait(update)
@@ -142,7 +167,9 @@ class DurableChat(ChatMiddleware):
                     await inner.aclose()
                 return response.to_dict()
 
-            task = asyncio.ensure_future(DBOS.run_step_async({"name": MODEL_STEP}, step))
+            task = asyncio.ensure_future(
+                DBOS.run_step_async({"name": MODEL_STEP}, step)
+            )
             task.add_done_callback(lambda _task: live.put_nowait(_DONE))
             try:
                 while (item := await live.get()) is not _DONE:
@@ -163,7 +190,8 @@ class DurableChat(ChatMiddleware):
 
 
 class _StepTool:
-    """The tool as the function pipeline's operation sees it: ``invoke`` runs in a step (DU-4)."""
+    """The tool as the function pipeline's operation sees it: ``invoke`` runs in a step
+    (DU-4)."""
 
     def __init__(self, tool: Any, key: str, reservation: Any) -> None:
         self.tool = tool
@@ -190,14 +218,18 @@ class _StepTool:
 
 
 class DurableTool(FunctionMiddleware):
-    """DU-4, DU-7: the innermost function middleware of a durable run; the tool call is a step."""
+    """DU-4, DU-7: the innermost function middleware of a durable run; the tool call is
+    a step."""
 
     def __init__(self, steps: RunSteps) -> None:
         self.steps = steps
 
-    async def process(self, context: FunctionInvocationContext, call_next: CallNext) -> None:
+    async def process(
+        self, context: FunctionInvocationContext, call_next: CallNext
+    ) -> None:
         tool = context.function
-        if getattr(tool, "declaration_only", False):  # LP-11: nothing runs, nothing to record
+        # LP-11: nothing runs, nothing to record
+        if getattr(tool, "declaration_only", False):
             await call_next()
             return
         call_id = context.call_id or ""

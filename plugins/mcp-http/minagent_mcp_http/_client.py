@@ -1,31 +1,36 @@
-"""`MCPStreamableHTTPTool`: an MCP server over Streamable HTTP as tools (spec/mcp.md, MCP-40, MCP-41).
+"""`MCPStreamableHTTPTool`: an MCP server over Streamable HTTP as tools (spec/mcp.md,
+MCP-40, MCP-41).
 
 Theory of operation
 -------------------
-The transport turns HTTP exchanges into the message stream `minagent`'s MCP session reads:
+The transport turns HTTP exchanges into the message stream `minagent`'s MCP session
+reads:
 
-    send(request)       POST; an HTTP error raises at once (the caller's request fails, the
-                        session lives on); a JSON answer is queued; an SSE answer is read by a
-                        task that queues every message and, when the stream breaks before its
-                        answer, resumes it once with GET + Last-Event-ID
-    send(notification)  POST; 202 expected
-    after initialized   one GET stream for messages the server sends unprompted (405: none)
-    receive()           the next queued message; a queued exception ends the session
-    aclose()            cancel the readers, DELETE the session, close the HTTP client
+    send(request)       POST; an HTTP error raises at once (the caller's request fails,
+    the
+                        session lives on); a JSON answer is queued; an SSE answer is
+                        read by a task that queues every message and, when the stream
+                        breaks before its answer, resumes it once with GET +
+                        Last-Event-ID
+    send(notification)  POST; 202 expected after initialized   one GET stream for
+    messages the server sends unprompted (405: none) receive()           the next queued
+    message; a queued exception ends the session aclose()            cancel the readers,
+    DELETE the session, close the HTTP client
 
-What the server can make the client hold is bounded (MCP-44, MCP-45): a JSON answer and an SSE
-event at most ``MAX_MESSAGE_BYTES`` (the stdio line limit), an error body read to 64 KiB, and
-at most 64 queued messages (a reader waits for room). An SSE answer that ends without the
-answer to its request fails that request at once with a `RequestFailed` (MCP-46).
+What the server can make the client hold is bounded (MCP-44, MCP-45): a JSON answer and
+an SSE event at most ``MAX_MESSAGE_BYTES`` (the stdio line limit), an error body read to
+64 KiB, and at most 64 queued messages (a reader waits for room). An SSE answer that
+ends without the answer to its request fails that request at once with a `RequestFailed`
+(MCP-46).
 
 Every later request carries ``Mcp-Session-Id`` (from the initialize answer) and
 ``MCP-Protocol-Version`` (the negotiated one). The caller's headers are sent with every
 request and appear nowhere else: not in a repr, an error or a log line (MCP-41).
 
-The bytes move through a `minagent.providers.Transport`: by default the aiohttp transport of
-``minagent_http``, the chat providers' own (one session per connection and event loop, every
-library exception mapped by its one table to a `TransportError`), so this module imports no
-HTTP library.
+The bytes move through a `minagent.providers.Transport`: by default the aiohttp
+transport of ``minagent_http``, the chat providers' own (one session per connection and
+event loop, every library exception mapped by its one table to a `TransportError`), so
+this module imports no HTTP library.
 """
 
 from __future__ import annotations
@@ -50,7 +55,14 @@ from minagent.mcp.jsonrpc import (
     decode_message,
     encode_message,
 )
-from minagent.providers import Request, Response, SSEDecoder, SSELimitError, Timeouts, TransportError
+from minagent.providers import (
+    Request,
+    Response,
+    SSEDecoder,
+    SSELimitError,
+    Timeouts,
+    TransportError,
+)
 from minagent.providers import Transport as HTTPTransport
 
 __all__ = ["MCPStreamableHTTPTool"]
@@ -59,7 +71,8 @@ logger = logging.getLogger("minagent.mcp")
 
 _QUEUE_END: Any = object()
 _TIMEOUTS = Timeouts(connect=30.0)  # a stream may stay open as long as the server wants
-MAX_ERROR_BODY = 64 * 1024  # bytes of an HTTP error's body read for its message (MCP-45)
+# bytes of an HTTP error's body read for its message (MCP-45)
+MAX_ERROR_BODY = 64 * 1024
 
 
 async def _body(response: Response, limit: int) -> tuple[bytes, bool]:
@@ -78,14 +91,21 @@ def _content_type(response: Response) -> str:
 
 class _HTTPTransport:
     def __init__(
-        self, url: str, headers: Mapping[str, str], name: str, http: HTTPTransport, *, delete_on_close: bool
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        name: str,
+        http: HTTPTransport,
+        *,
+        delete_on_close: bool,
     ) -> None:
         self.delete_on_close = delete_on_close
         self.url = url
         self.name = name
         self._headers = dict(headers)
         self._http = http
-        self._queue: asyncio.Queue[Any] = asyncio.Queue(MAX_PEER_REQUESTS)  # readers wait for room (MCP-44)
+        # readers wait for room (MCP-44)
+        self._queue: asyncio.Queue[Any] = asyncio.Queue(MAX_PEER_REQUESTS)
         self._tasks: set[asyncio.Task[None]] = set()
         self.session_id: str | None = None
         self.protocol_version: str | None = None
@@ -107,7 +127,8 @@ class _HTTPTransport:
     def _error(self, response: Response, body: str) -> MCPConnectionError:
         if response.status == 404 and self.session_id is not None:
             return MCPConnectionError(
-                f"MCP server {self.name!r}: the session has expired (HTTP 404); connect again", server=self.name
+                f"MCP server {self.name!r}: the session has expired (HTTP 404); connect again",
+                server=self.name,
             )
         try:
             reason = http.HTTPStatus(response.status).phrase
@@ -118,8 +139,12 @@ class _HTTPTransport:
             server=self.name,
         )
 
-    async def _request(self, method: str, headers: Mapping[str, str], body: bytes = b"") -> Response:
-        return await self._http.send(Request(method, self.url, headers, body, _TIMEOUTS))
+    async def _request(
+        self, method: str, headers: Mapping[str, str], body: bytes = b""
+    ) -> Response:
+        return await self._http.send(
+            Request(method, self.url, headers, body, _TIMEOUTS)
+        )
 
     async def send(self, message: dict[str, Any]) -> None:
         headers = self._request_headers("application/json, text/event-stream")
@@ -128,7 +153,8 @@ class _HTTPTransport:
             response = await self._request("POST", headers, encode_message(message))
         except TransportError as exc:
             raise MCPConnectionError(
-                f"MCP server {self.name!r} cannot be reached: {exc.detail}", server=self.name
+                f"MCP server {self.name!r} cannot be reached: {exc.detail}",
+                server=self.name,
             ) from None
         try:
             if response.status >= 400:
@@ -143,7 +169,8 @@ class _HTTPTransport:
         except TransportError as exc:
             response.close()
             raise MCPConnectionError(
-                f"MCP server {self.name!r}: the answer broke: {exc.detail}", server=self.name
+                f"MCP server {self.name!r}: the answer broke: {exc.detail}",
+                server=self.name,
             ) from None
         except BaseException:
             response.close()  # the body may be unread: the connection goes (PV-30)
@@ -165,17 +192,22 @@ class _HTTPTransport:
             self._spawn(self._read_stream(response, request_id, resume=True), "sse")
         else:
             raise MCPProtocolError(
-                f"MCP server {self.name!r} answered a request with Content-Type {kind!r}", server=self.name
+                f"MCP server {self.name!r} answered a request with Content-Type {kind!r}",
+                server=self.name,
             )
 
     def _too_long(self) -> MCPProtocolError:
         return MCPProtocolError(
-            f"MCP server {self.name!r} sent a message longer than {MAX_MESSAGE_BYTES} bytes", server=self.name
+            f"MCP server {self.name!r} sent a message longer than {MAX_MESSAGE_BYTES} bytes",
+            server=self.name,
         )
 
-    async def _read_stream(self, response: Response, request_id: int | str | None, *, resume: bool) -> None:
-        """Queue every message of an SSE stream; resume once with Last-Event-ID if it breaks. A
-        stream that answers ``request_id`` and ends without the answer fails it (MCP-46)."""
+    async def _read_stream(
+        self, response: Response, request_id: int | str | None, *, resume: bool
+    ) -> None:
+        """Queue every message of an SSE stream; resume once with Last-Event-ID if it
+        breaks. A stream that answers ``request_id`` and ends without the answer fails
+        it (MCP-46)."""
         decoder = SSEDecoder(max_line_size=MAX_MESSAGE_BYTES)
         answered = request_id is None
         try:
@@ -183,11 +215,15 @@ class _HTTPTransport:
                 for event in decoder.feed(chunk):
                     if event.event == "message" and event.data.strip():
                         message = decode_message(event.data, server=self.name)
-                        answered = answered or ("method" not in message and message.get("id") == request_id)
+                        answered = answered or (
+                            "method" not in message and message.get("id") == request_id
+                        )
                         await self._queue.put(message)
         except TransportError as exc:
             if not (resume and decoder.last_event_id):
-                broken = f"MCP server {self.name!r}: the event stream broke: {exc.detail}"
+                broken = (
+                    f"MCP server {self.name!r}: the event stream broke: {exc.detail}"
+                )
                 await self._queue.put(MCPConnectionError(broken, server=self.name))
                 return
         except SSELimitError:
@@ -200,13 +236,19 @@ class _HTTPTransport:
             if not answered:
                 assert request_id is not None
                 ended = f"MCP server {self.name!r}: the event stream ended without the answer to request {request_id!r}"
-                await self._queue.put(RequestFailed(request_id, MCPConnectionError(ended, server=self.name)))
+                await self._queue.put(
+                    RequestFailed(
+                        request_id, MCPConnectionError(ended, server=self.name)
+                    )
+                )
             return
         finally:
             response.release()
         await self._resume(decoder.last_event_id, request_id)
 
-    async def _resume(self, last_event_id: str | None, request_id: int | str | None) -> None:
+    async def _resume(
+        self, last_event_id: str | None, request_id: int | str | None
+    ) -> None:
         headers = self._request_headers("text/event-stream")
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
@@ -218,15 +260,20 @@ class _HTTPTransport:
             return
         if response.status != 200:
             response.release()
-            failed = f"MCP server {self.name!r}: resuming answered HTTP {response.status}"
+            failed = (
+                f"MCP server {self.name!r}: resuming answered HTTP {response.status}"
+            )
             await self._queue.put(MCPConnectionError(failed, server=self.name))
             return
         await self._read_stream(response, request_id, resume=False)
 
     async def _listen(self) -> None:
-        """The GET stream for messages the server sends on its own; 405 means it offers none."""
+        """The GET stream for messages the server sends on its own; 405 means it offers
+        none."""
         try:
-            response = await self._request("GET", self._request_headers("text/event-stream"))
+            response = await self._request(
+                "GET", self._request_headers("text/event-stream")
+            )
         except TransportError as exc:
             logger.info("MCP %s: no GET stream: %s", self.name, exc.detail)
             return
@@ -257,17 +304,21 @@ class _HTTPTransport:
             if self.session_id is not None and self.delete_on_close:
                 with contextlib.suppress(TransportError, TimeoutError):
                     async with asyncio.timeout(5):
-                        response = await self._request("DELETE", self._request_headers("application/json"))
+                        response = await self._request(
+                            "DELETE", self._request_headers("application/json")
+                        )
                         response.release()
         finally:
             await self._http.aclose()
-            while self._queue.full():  # the readers are gone: what they queued is not read any more
+            # the readers are gone: what they queued is not read any more
+            while self._queue.full():
                 self._queue.get_nowait()
             self._queue.put_nowait(_QUEUE_END)
 
 
 class MCPStreamableHTTPTool(MCPTool):
-    """An MCP server reached over Streamable HTTP (MCP-40); ``headers`` are never logged (MCP-41)."""
+    """An MCP server reached over Streamable HTTP (MCP-40); ``headers`` are never logged
+    (MCP-41)."""
 
     def __init__(
         self,
@@ -288,7 +339,10 @@ class MCPStreamableHTTPTool(MCPTool):
         **unsupported: Any,
     ) -> None:
         for key, hint in (
-            ("http_client", "the plugin uses its own HTTP session; pass headers=... for what the client added"),
+            (
+                "http_client",
+                "the plugin uses its own HTTP session; pass headers=... for what the client added",
+            ),
             ("header_provider", "pass the headers with headers=..."),
         ):
             if key in unsupported:
@@ -318,8 +372,15 @@ class MCPStreamableHTTPTool(MCPTool):
         return transport.session_id if isinstance(transport, _HTTPTransport) else None
 
     async def _open_transport(self) -> Transport:
-        http = AiohttpTransport(trust_env=False)  # its session opens with the first request
-        return _HTTPTransport(self.url, self._headers, self.name, http, delete_on_close=self.terminate_on_close)
+        # its session opens with the first request
+        http = AiohttpTransport(trust_env=False)
+        return _HTTPTransport(
+            self.url,
+            self._headers,
+            self.name,
+            http,
+            delete_on_close=self.terminate_on_close,
+        )
 
     def _initialized(self, protocol_version: str) -> None:
         if isinstance(self._transport, _HTTPTransport):

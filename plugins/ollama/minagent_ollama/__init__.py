@@ -1,14 +1,15 @@
-"""minagent-ollama: the native Ollama ``/api/chat`` provider for minagent (spec/ollama.md).
+"""minagent-ollama: the native Ollama ``/api/chat`` provider for minagent
+(spec/ollama.md).
 
 A plugin is its codec and its connection (spec/providers.md, PV-38):
 
 - the sans-I/O codec, importable without aiohttp: `build_request` (``_request``),
   `parse_response`, `parse_error` and the errors (``_response``), `OllamaStreamDecoder`
-  (``_stream``), `call_id_seed`, `parse_host`; ``_codec`` joins them as the `WireCodec` of
-  `minagent.providers.HTTPChatClient`;
-- the connection, `OllamaChatClient` (the ``minagent.clients`` entry point ``ollama``), in
-  ``_client``: the environment, the URL and the key over the shared HTTP client and the
-  aiohttp transport of ``minagent_http``, loaded on first use (PV-1, OL-23).
+  (``_stream``), `call_id_seed`, `parse_host`; ``_codec`` joins them as the `WireCodec`
+  of `minagent.providers.HTTPChatClient`;
+- the connection, `OllamaChatClient` (the ``minagent.clients`` entry point ``ollama``),
+  in ``_client``: the environment, the URL and the key over the shared HTTP client and
+  the aiohttp transport of ``minagent_http``, loaded on first use (PV-1, OL-23).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """``OllamaChatClient`` is imported on first use: the codec never loads aiohttp (PV-1)."""
+    """``OllamaChatClient`` is imported on first use: the codec never loads aiohttp
+    (PV-1)."""
     if name == "OllamaChatClient":
         from ._client import OllamaChatClient
 

@@ -1,21 +1,24 @@
-"""The connection of the native Ollama plugin (spec/ollama.md OL-21 .. OL-23, spec/providers.md PV-38).
+"""The connection of the native Ollama plugin (spec/ollama.md OL-21 .. OL-23,
+spec/providers.md PV-38).
 
 Rules
 -----
 1. This module holds only what is Ollama's about the connection: where the server is
-   (``OLLAMA_HOST``, read as the official SDK reads it), the optional key of Ollama's hosted API
-   (``OLLAMA_API_KEY``, sent as ``Authorization: Bearer``), the path, the user agent and what to
-   say when nothing listens. Sending, retrying, timing out, bounding, redacting and closing are
-   `HTTPChatClient`'s (PV-23 .. PV-40); the wire format is `OllamaCodec`'s.
-2. It imports no network library: the default transport is ``transport_for``'s (aiohttp's
-   ``minagent_http`` when it can be imported, else the standard library's, PV-41).
+   (``OLLAMA_HOST``, read as the official SDK reads it), the optional key of Ollama's
+   hosted API (``OLLAMA_API_KEY``, sent as ``Authorization: Bearer``), the path, the
+   user agent and what to say when nothing listens. Sending, retrying, timing out,
+   bounding, redacting and closing are `HTTPChatClient`'s (PV-23 .. PV-40); the wire
+   format is `OllamaCodec`'s.
+2. It imports no network library: the default transport is ``transport_for``'s
+   (aiohttp's ``minagent_http`` when it can be imported, else the standard library's,
+   PV-41).
 
 Theory of operation
 -------------------
-The constructor resolves the environment and hands `HTTPChatClient` an `OllamaCodec` and a
-transport (``transport=``, or an aiohttp transport over ``session=``, which does not read proxy
-settings from the environment). ``timeout`` defaults to 300 s: a local model may take minutes
-to load (OL-22).
+The constructor resolves the environment and hands `HTTPChatClient` an `OllamaCodec` and
+a transport (``transport=``, or an aiohttp transport over ``session=``, which does not
+read proxy settings from the environment). ``timeout`` defaults to 300 s: a local model
+may take minutes to load (OL-22).
 """
 
 from __future__ import annotations
@@ -50,22 +53,25 @@ class OllamaChatClient(HTTPChatClient):
     """A chat client for Ollama's native ``POST /api/chat`` (spec/ollama.md).
 
     ``base_url`` defaults to ``OLLAMA_HOST`` (read as the official SDK reads it), then
-    ``http://127.0.0.1:11434``; ``api_key`` to ``OLLAMA_API_KEY`` (Ollama's hosted API; a
-    local server needs none, and without a key no ``Authorization`` header is sent) (OL-21).
-    ``timeout`` (seconds, None for none) bounds connecting and every wait for data, not a
-    whole stream; the default is long because a local model may take minutes to load (OL-22).
-    ``max_retries`` builds the `RetryPolicy` unless ``retry_policy`` is given. ``session``: an
-    ``aiohttp.ClientSession`` to use (and leave open); by default the client creates one on
-    first use and closes it in ``aclose()`` / ``async with`` (PV-31, PV-37); ``transport``:
-    any `Transport` instead (PV-38). ``max_body_size`` and ``max_line_size`` bound what the
-    server may send (PV-36). ``sleep`` and ``rng`` replace ``asyncio.sleep`` and the random
-    source of the backoff (tests, PV-32). ``options["model"]`` overrides ``model`` per call.
+    ``http://127.0.0.1:11434``; ``api_key`` to ``OLLAMA_API_KEY`` (Ollama's hosted API;
+    a local server needs none, and without a key no ``Authorization`` header is sent)
+    (OL-21). ``timeout`` (seconds, None for none) bounds connecting and every wait for
+    data, not a whole stream; the default is long because a local model may take minutes
+    to load (OL-22). ``max_retries`` builds the `RetryPolicy` unless ``retry_policy`` is
+    given. ``session``: an ``aiohttp.ClientSession`` to use (and leave open); by default
+    the client creates one on first use and closes it in ``aclose()`` / ``async with``
+    (PV-31, PV-37); ``transport``:
+    any `Transport` instead (PV-38). ``max_body_size`` and ``max_line_size`` bound what
+    the server may send (PV-36). ``sleep`` and ``rng`` replace ``asyncio.sleep`` and the
+    random source of the backoff (tests, PV-32). ``options["model"]`` overrides
+    ``model`` per call.
     """
 
     path = "/api/chat"
     api_key_env = "OLLAMA_API_KEY"
     connect_hint = (
-        "is Ollama running there? Start it with `ollama serve`, or set OLLAMA_HOST / base_url to where it listens"
+        "is Ollama running there? Start it with `ollama serve`, "
+        "or set OLLAMA_HOST / base_url to where it listens"
     )
     user_agent = USER_AGENT
 
@@ -78,7 +84,8 @@ class OllamaChatClient(HTTPChatClient):
         timeout: float | None = 300.0,
         max_retries: int = 2,
         middleware: Any = None,
-        function_invocation_configuration: FunctionInvocationConfiguration | None = None,
+        function_invocation_configuration: FunctionInvocationConfiguration
+        | None = None,
         session: ClientSession | None = None,
         retry_policy: RetryPolicy | None = None,
         default_headers: Mapping[str, str] | None = None,
@@ -93,7 +100,9 @@ class OllamaChatClient(HTTPChatClient):
             codec=OllamaCodec(),
             transport=transport_for(transport, session=session, trust_env=False),
             base_url=base_url or parse_host(os.environ.get("OLLAMA_HOST")),
-            api_key=api_key if api_key is not None else os.environ.get(self.api_key_env, ""),
+            api_key=api_key
+            if api_key is not None
+            else os.environ.get(self.api_key_env, ""),
             timeout=timeout,
             max_retries=max_retries,
             retry_policy=retry_policy,

@@ -1,8 +1,10 @@
-"""Requests of Ollama's native chat API: the body of ``POST /api/chat`` (spec/ollama.md OL-1 .. OL-10, OL-21, OL-24).
+"""Requests of Ollama's native chat API: the body of ``POST /api/chat`` (spec/ollama.md
+OL-1 .. OL-10, OL-21, OL-24).
 
-Pure functions of the messages and options; nothing here touches a socket (PV-1). Sampling
-options go into Ollama's nested ``options`` object through one table, ``_MODEL_OPTIONS``;
-an option the codec does not know is refused with what to write instead (OL-24).
+Pure functions of the messages and options; nothing here touches a socket (PV-1).
+Sampling options go into Ollama's nested ``options`` object through one table,
+``_MODEL_OPTIONS``; an option the codec does not know is refused with what to write
+instead (OL-24).
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ DEFAULT_HOST = "http://127.0.0.1:11434"
 def parse_host(host: str | None) -> str:
     """The base URL for an ``OLLAMA_HOST`` value, as the official SDK reads it (OL-21).
 
-    ``None`` or ``""`` is ``http://127.0.0.1:11434``; a missing scheme is ``http``; a missing
-    port is 11434, or 80 / 443 when the scheme was written; a path is kept without its
-    trailing ``/``.
+    ``None`` or ``""`` is ``http://127.0.0.1:11434``; a missing scheme is ``http``; a
+    missing port is 11434, or 80 / 443 when the scheme was written; a path is kept
+    without its trailing ``/``.
     """
     text, port = (host or "").strip(), 11434
     scheme, _, hostport = text.partition("://")
@@ -47,7 +49,9 @@ def parse_host(host: str | None) -> str:
     try:
         explicit = split.port
     except ValueError:
-        raise ValueError(f"OLLAMA_HOST / base_url has an invalid port: {host!r}") from None
+        raise ValueError(
+            f"OLLAMA_HOST / base_url has an invalid port: {host!r}"
+        ) from None
     try:
         if isinstance(ipaddress.ip_address(name), ipaddress.IPv6Address):
             name = f"[{name}]"
@@ -93,7 +97,8 @@ _MODEL_OPTIONS: dict[str, str] = {
         "num_predict",
     )
 }
-_TOP_LEVEL: tuple[str, ...] = ("keep_alive", "think", "logprobs", "top_logprobs")  # sent unchanged (OL-10)
+# sent unchanged (OL-10)
+_TOP_LEVEL: tuple[str, ...] = ("keep_alive", "think", "logprobs", "top_logprobs")
 _HANDLED = frozenset(
     {
         "model",
@@ -123,7 +128,13 @@ _REFUSED: dict[str, str] = {
     "max_completion_tokens": "use options['max_tokens'] (sent as options.num_predict)",
 }
 _NOT_SENT_TYPES = frozenset(
-    {"text_reasoning", "usage", "error", "function_approval_request", "function_approval_response"}
+    {
+        "text_reasoning",
+        "usage",
+        "error",
+        "function_approval_request",
+        "function_approval_response",
+    }
 )
 
 
@@ -138,11 +149,17 @@ def build_request(
 
     ``model`` is the client's default, used when ``options`` has no ``model``.
     """
-    opts = {k: v for k, v in (options or {}).items() if v is not None and not str(k).startswith("_")}
+    opts = {
+        k: v
+        for k, v in (options or {}).items()
+        if v is not None and not str(k).startswith("_")
+    }
     _check_options(opts)
     chosen = opts.get("model") or model
     if not chosen or not isinstance(chosen, str):
-        raise ValueError("build_request needs a model: pass model=... or options['model']")
+        raise ValueError(
+            "build_request needs a model: pass model=... or options['model']"
+        )
     body: dict[str, Any] = {
         "model": chosen,
         "messages": _messages(messages, opts.get("instructions")),
@@ -173,9 +190,15 @@ def build_request(
     extra = opts.get("extra_body")
     if extra is not None:
         if not isinstance(extra, Mapping):
-            raise TypeError(f"options['extra_body'] must be a dict, got {type(extra).__name__}")
+            raise TypeError(
+                f"options['extra_body'] must be a dict, got {type(extra).__name__}"
+            )
         extra = _plain(dict(extra), "extra_body")
-        nested = extra.pop("options", None) if isinstance(extra.get("options"), Mapping) else None
+        nested = (
+            extra.pop("options", None)
+            if isinstance(extra.get("options"), Mapping)
+            else None
+        )
         for key, value in extra.items():
             if value is None:  # PV-3: None removes a computed key
                 body.pop(key, None)
@@ -199,7 +222,8 @@ def _check_options(opts: Mapping[str, Any]) -> None:
 
 
 def _plain(value: Any, where: str) -> Any:
-    """``value`` deep-copied as plain JSON data: the body shares nothing with the options (PV-2)."""
+    """``value`` deep-copied as plain JSON data: the body shares nothing with the
+    options (PV-2)."""
     try:
         return json.loads(json.dumps(value))
     except (TypeError, ValueError) as exc:
@@ -207,7 +231,8 @@ def _plain(value: Any, where: str) -> Any:
 
 
 def _tools_wanted(opts: Mapping[str, Any]) -> bool:
-    """OL-7: what ``tool_choice`` / ``parallel_tool_calls`` ask, as far as Ollama can do it."""
+    """OL-7: what ``tool_choice`` / ``parallel_tool_calls`` ask, as far as Ollama can do
+    it."""
     choice = opts.get("tool_choice")
     mode: Any = choice
     if isinstance(choice, Mapping):
@@ -244,7 +269,9 @@ def _messages(messages: Sequence[Message], instructions: Any) -> list[dict[str, 
     out: list[dict[str, Any]] = []
     if isinstance(instructions, str) and instructions:
         first = messages[0] if messages else None
-        if not (first is not None and first.role == "system" and first.text == instructions):
+        if not (
+            first is not None and first.role == "system" and first.text == instructions
+        ):
             out.append({"role": "system", "content": instructions})
     skipped: set[str] = set()
     names: dict[str, str] = {}
@@ -260,7 +287,9 @@ def _messages(messages: Sequence[Message], instructions: Any) -> list[dict[str, 
     return out
 
 
-def _message(message: Message, index: int, skipped: set[str], names: Mapping[str, str]) -> list[dict[str, Any]]:
+def _message(
+    message: Message, index: int, skipped: set[str], names: Mapping[str, str]
+) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     texts: list[str] = []
     images: list[str] = []
@@ -281,7 +310,9 @@ def _message(message: Message, index: int, skipped: set[str], names: Mapping[str
         elif kind in ("data", "uri"):
             images.append(_image(content, message.role, index))
         else:
-            raise ValueError(f"messages[{index}]: content type {kind!r} cannot be sent to Ollama")
+            raise ValueError(
+                f"messages[{index}]: content type {kind!r} cannot be sent to Ollama"
+            )
     if calls and message.role != "assistant":
         raise ValueError(
             f"messages[{index}]: function_call contents belong in an assistant message, not {message.role!r}"
@@ -315,7 +346,9 @@ def _image(content: Content, role: str, index: int) -> str:
             "Ollama (only images are supported)"
         )
     if role != "user":
-        raise ValueError(f"messages[{index}]: images can only be sent in user messages, not {role!r}")
+        raise ValueError(
+            f"messages[{index}]: images can only be sent in user messages, not {role!r}"
+        )
     header, _, payload = content.uri.partition(",")
     if header.lower().endswith(";base64"):
         return payload
@@ -325,7 +358,9 @@ def _image(content: Content, role: str, index: int) -> str:
 def _tool_call(content: Content, index: int) -> dict[str, Any]:
     """OL-4: arguments as a JSON object; the call id as ``id``."""
     if not content.name:
-        raise ValueError(f"messages[{index}]: a function_call needs a name, got {content!r}")
+        raise ValueError(
+            f"messages[{index}]: a function_call needs a name, got {content!r}"
+        )
     args = content.arguments
     if args is None or args == "":
         arguments: Any = {}
@@ -347,7 +382,9 @@ def _tool_call(content: Content, index: int) -> dict[str, Any]:
     return call
 
 
-def _tool_message(content: Content, index: int, names: Mapping[str, str]) -> dict[str, Any]:
+def _tool_message(
+    content: Content, index: int, names: Mapping[str, str]
+) -> dict[str, Any]:
     """OL-5: one tool message per result; ``tool_name`` found through the call id."""
     if not content.call_id:
         raise ValueError(f"messages[{index}]: a function_result needs a call_id")
@@ -384,7 +421,8 @@ def _tools(value: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
         value = [value]
-    return [_tool(spec) for spec in tool_specs(value)]  # TL-13: the run's records, read once
+    # TL-13: the run's records, read once
+    return [_tool(spec) for spec in tool_specs(value)]
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:
@@ -410,11 +448,14 @@ def _tool(spec: ToolSpec) -> dict[str, Any]:
 def _explicit_format(value: Any) -> Any:
     if value == "json" or isinstance(value, Mapping):
         return _plain(value, "format")
-    raise ValueError(f"unsupported format {value!r}: Ollama takes 'json' or a JSON schema dict")
+    raise ValueError(
+        f"unsupported format {value!r}: Ollama takes 'json' or a JSON schema dict"
+    )
 
 
 def _response_format(value: Any) -> Any:
-    """OL-9: the normalised form of SO-2 as Ollama's ``format``: "json", the schema, or nothing."""
+    """OL-9: the normalised form of SO-2 as Ollama's ``format``: "json", the schema, or
+    nothing."""
     fmt = ResponseFormat.of(value)
     if fmt.kind == "text":
         return None
@@ -428,8 +469,12 @@ def _response_format(value: Any) -> Any:
 
 
 def call_id_seed(body: Mapping[str, Any]) -> str:
-    """A digest of a request body's model and messages: the seed of its calls' ids (OL-15)."""
+    """A digest of a request body's model and messages: the seed of its calls' ids
+    (OL-15)."""
     basis = json.dumps(
-        [body.get("model"), body.get("messages")], sort_keys=True, ensure_ascii=False, separators=(",", ":")
+        [body.get("model"), body.get("messages")],
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
     )
     return hashlib.sha256(basis.encode("utf-8")).hexdigest()[:32]

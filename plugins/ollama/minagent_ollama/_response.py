@@ -1,14 +1,16 @@
-"""Answers of Ollama's native chat API: whole bodies and errors (spec/ollama.md OL-11 .. OL-15, OL-19, OL-20).
+"""Answers of Ollama's native chat API: whole bodies and errors (spec/ollama.md OL-11 ..
+OL-15, OL-19, OL-20).
 
 Theory of operation
 -------------------
-Sans-I/O: nothing here touches a socket, a task or a clock, and aiohttp is never imported (PV-1).
-``parse_response`` maps a whole body (OL-11 .. OL-15); a streamed chunk has the same shape, so
-the stream decoder (``_stream``) maps each line with the same ``_contents``, and both modes
-agree (PV-9). Ollama may send no tool-call ids: ``_CallIds`` makes deterministic ones from the
-request's ``call_id_seed`` and the call itself (OL-15). ``parse_error`` reads a non-2xx answer
-(OL-19) and ``error_for_answer`` types it, a model that is not pulled as
-`OllamaModelNotFoundError` (OL-20). The errors of the plugin live here too.
+Sans-I/O: nothing here touches a socket, a task or a clock, and aiohttp is never
+imported (PV-1). ``parse_response`` maps a whole body (OL-11 .. OL-15); a streamed chunk
+has the same shape, so the stream decoder (``_stream``) maps each line with the same
+``_contents``, and both modes agree (PV-9). Ollama may send no tool-call ids:
+``_CallIds`` makes deterministic ones from the request's ``call_id_seed`` and the call
+itself (OL-15). ``parse_error`` reads a non-2xx answer (OL-19) and ``error_for_answer``
+types it, a model that is not pulled as `OllamaModelNotFoundError` (OL-20). The errors
+of the plugin live here too.
 """
 
 from __future__ import annotations
@@ -51,8 +53,8 @@ _ERROR_TEXT = 500  # characters of a plain-text error body kept (PV-11)
 class OllamaStreamError(ProviderError):
     """Ollama reported an error object, inside a stream or as a 2xx body (PV-14, OL-18).
 
-    ``updates`` holds the updates decoded by the same ``feed()`` / ``close()`` call before the
-    error; a transport yields them before raising.
+    ``updates`` holds the updates decoded by the same ``feed()`` / ``close()`` call
+    before the error; a transport yields them before raising.
     """
 
     def __init__(self, message: str, *, body: Any = None) -> None:
@@ -62,7 +64,8 @@ class OllamaStreamError(ProviderError):
 
 
 class OllamaProtocolError(ProviderError, ValueError):
-    """Ollama's answer is not what the protocol allows (PV-10): bad JSON, wrong shape."""
+    """Ollama's answer is not what the protocol allows (PV-10): bad JSON, wrong
+    shape."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message, provider=PROVIDER)
@@ -70,7 +73,8 @@ class OllamaProtocolError(ProviderError, ValueError):
 
 
 class OllamaModelNotFoundError(NotFoundError):
-    """HTTP 404: the model is not pulled on this Ollama server (OL-20). ``model`` names it."""
+    """HTTP 404: the model is not pulled on this Ollama server (OL-20). ``model`` names
+    it."""
 
     def __init__(self, message: str, *, model: str, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
@@ -113,7 +117,8 @@ def parse_error(
         text = _dump(body)
     if text and not isinstance(body, Mapping):
         try:
-            data = wire_json(text, "error body", OllamaProtocolError)  # PV-49: never raises past here
+            # PV-49: never raises past here
+            data = wire_json(text, "error body", OllamaProtocolError)
         except OllamaProtocolError:
             data = None
     message = _error_message(data) if isinstance(data, Mapping) else None
@@ -142,7 +147,9 @@ def _error_message(data: Mapping[str, Any]) -> str | None:
     return None
 
 
-_NOT_PULLED = re.compile(r"model\s+[\"'`]?(?P<model>[^\"'`\s]+)[\"'`]?\s+not found", re.IGNORECASE)
+_NOT_PULLED = re.compile(
+    r"model\s+[\"'`]?(?P<model>[^\"'`\s]+)[\"'`]?\s+not found", re.IGNORECASE
+)
 
 
 def error_for_answer(
@@ -152,13 +159,21 @@ def error_for_answer(
     *,
     headers: Mapping[str, str] | None = None,
 ) -> ProviderError:
-    """The typed error of a non-2xx answer: PV-23's class, or OL-20's for a model not pulled."""
+    """The typed error of a non-2xx answer: PV-23's class, or OL-20's for a model not
+    pulled."""
     match = _NOT_PULLED.search(message) if status == 404 else None
     if match is None:
-        return error_for_status(status, message, request_id, provider=PROVIDER, headers=headers)
+        return error_for_status(
+            status, message, request_id, provider=PROVIDER, headers=headers
+        )
     model = match.group("model")
     return OllamaModelNotFoundError(
-        describe(status, f"{message} (run: ollama pull {model})", request_id, provider=PROVIDER),
+        describe(
+            status,
+            f"{message} (run: ollama pull {model})",
+            request_id,
+            provider=PROVIDER,
+        ),
         model=model,
         status=status,
         provider_message=message,
@@ -185,19 +200,25 @@ class _CallIds:
         self.count += 1
         if isinstance(call_id, str) and call_id:
             return call_id
-        digest = hashlib.sha256(f"{self.seed}\x1f{index}\x1f{name}\x1f{arguments}".encode()).hexdigest()
+        digest = hashlib.sha256(
+            f"{self.seed}\x1f{index}\x1f{name}\x1f{arguments}".encode()
+        ).hexdigest()
         return f"call_{digest[:24]}"
 
 
 def parse_response(body: Mapping[str, Any], *, id_seed: str = "") -> ChatResponse:
     """A non-streaming ``/api/chat`` body as a `ChatResponse` (PV-8, OL-11 .. OL-15)."""
     if not isinstance(body, Mapping):
-        raise OllamaProtocolError(f"response body is not a JSON object: {_snippet(_dump(body))}")
+        raise OllamaProtocolError(
+            f"response body is not a JSON object: {_snippet(_dump(body))}"
+        )
     _raise_if_error(body)
     message = body.get("message")
     if not isinstance(message, Mapping):
         if not body.get("done"):
-            raise OllamaProtocolError(f"response body has no message object: {_snippet(_dump(body))}")
+            raise OllamaProtocolError(
+                f"response body has no message object: {_snippet(_dump(body))}"
+            )
         message = {}
     contents = _contents(message, _CallIds(id_seed))
     role = message.get("role")
@@ -215,7 +236,9 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-_RFC3339 = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.\d+)?([Zz]|[+-]\d{2}:?\d{2})?$")
+_RFC3339 = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.\d+)?([Zz]|[+-]\d{2}:?\d{2})?$"
+)
 
 
 def _created_at(value: Any) -> str | None:
@@ -252,17 +275,23 @@ def _contents(message: Mapping[str, Any], calls: _CallIds) -> list[Content]:
         for position, call in enumerate(tool_calls):
             out.append(_call_content(call, position, calls))
     elif tool_calls is not None:
-        raise OllamaProtocolError(f"tool_calls is not a list: {_snippet(_dump(tool_calls))}")
+        raise OllamaProtocolError(
+            f"tool_calls is not a list: {_snippet(_dump(tool_calls))}"
+        )
     return out
 
 
 def _call_content(call: Any, position: int, calls: _CallIds) -> Content:
     function = call.get("function") if isinstance(call, Mapping) else None
     if not isinstance(function, Mapping):
-        raise OllamaProtocolError(f"tool_calls[{position}] has no function object: {_snippet(_dump(call))}")
+        raise OllamaProtocolError(
+            f"tool_calls[{position}] has no function object: {_snippet(_dump(call))}"
+        )
     name = function.get("name")
     if not isinstance(name, str) or not name:
-        raise OllamaProtocolError(f"tool_calls[{position}] has no function name: {_snippet(_dump(call))}")
+        raise OllamaProtocolError(
+            f"tool_calls[{position}] has no function name: {_snippet(_dump(call))}"
+        )
     args = function.get("arguments")
     if args is None:
         arguments = "{}"
@@ -271,10 +300,17 @@ def _call_content(call: Any, position: int, calls: _CallIds) -> Content:
     else:
         arguments = json.dumps(args, ensure_ascii=False)
     assert isinstance(call, Mapping)
-    return Content.from_function_call(calls.next(call.get("id"), name, arguments), name, arguments)
+    return Content.from_function_call(
+        calls.next(call.get("id"), name, arguments), name, arguments
+    )
 
 
-_DURATIONS = ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration")
+_DURATIONS = (
+    "total_duration",
+    "load_duration",
+    "prompt_eval_duration",
+    "eval_duration",
+)
 
 
 def _usage(body: Mapping[str, Any]) -> UsageDetails | None:
@@ -287,7 +323,9 @@ def _usage(body: Mapping[str, Any]) -> UsageDetails | None:
     return UsageDetails(
         input_token_count=prompt,
         output_token_count=output,
-        total_token_count=prompt + output if prompt is not None and output is not None else None,
+        total_token_count=prompt + output
+        if prompt is not None and output is not None
+        else None,
         additional_counts=durations,
     )
 

@@ -1,11 +1,13 @@
-"""NDJSON streams of Ollama's native chat API (spec/ollama.md OL-16 .. OL-18, PV-12 .. PV-16).
+"""NDJSON streams of Ollama's native chat API (spec/ollama.md OL-16 .. OL-18, PV-12 ..
+PV-16).
 
 Theory of operation
 -------------------
-Sans-I/O (PV-1). ``OllamaStreamDecoder`` keeps the unfinished last line and a ``_CallIds`` (the
-number of tool calls seen so far, which numbers the calls for their generated ids, OL-15) and
-maps each complete line like a whole body (``_response._contents``), so streaming and
-non-streaming agree (PV-9). The chunk with ``"done": true`` is the terminator (PV-15).
+Sans-I/O (PV-1). ``OllamaStreamDecoder`` keeps the unfinished last line and a
+``_CallIds`` (the number of tool calls seen so far, which numbers the calls for their
+generated ids, OL-15) and maps each complete line like a whole body
+(``_response._contents``), so streaming and non-streaming agree (PV-9). The chunk with
+``"done": true`` is the terminator (PV-15).
 """
 
 from __future__ import annotations
@@ -35,18 +37,25 @@ DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # bytes of one NDJSON line (PV-36)
 class OllamaStreamDecoder:
     """Bytes of a streaming ``/api/chat`` answer (NDJSON) in, `ChatResponseUpdate`s out.
 
-    Feed every chunk the transport receives to ``feed()`` and yield what it returns; at end of
-    input call ``close()`` and yield that too; then check ``done`` (PV-15). Errors raised by
-    ``feed()`` / ``close()`` carry the updates decoded before them in ``.updates`` (PV-14).
-    ``id_seed`` seeds the generated tool-call ids (OL-15). A line longer than ``max_line_size``
-    bytes (None: no bound) is an `OllamaProtocolError` naming the bound (PV-36).
+    Feed every chunk the transport receives to ``feed()`` and yield what it returns; at
+    end of input call ``close()`` and yield that too; then check ``done`` (PV-15).
+    Errors raised by ``feed()`` / ``close()`` carry the updates decoded before them in
+    ``.updates`` (PV-14). ``id_seed`` seeds the generated tool-call ids (OL-15). A line
+    longer than ``max_line_size`` bytes (None: no bound) is an `OllamaProtocolError`
+    naming the bound (PV-36).
     """
 
-    def __init__(self, id_seed: str = "", *, max_line_size: int | None = DEFAULT_MAX_LINE_SIZE) -> None:
+    def __init__(
+        self, id_seed: str = "", *, max_line_size: int | None = DEFAULT_MAX_LINE_SIZE
+    ) -> None:
         if max_line_size is not None and (
-            not isinstance(max_line_size, int) or isinstance(max_line_size, bool) or max_line_size < 1
+            not isinstance(max_line_size, int)
+            or isinstance(max_line_size, bool)
+            or max_line_size < 1
         ):
-            raise ValueError(f"max_line_size must be a positive int (bytes) or None, got {max_line_size!r}")
+            raise ValueError(
+                f"max_line_size must be a positive int (bytes) or None, got {max_line_size!r}"
+            )
         self._buffer = bytearray()
         self._calls = _CallIds(id_seed)
         self.max_line_size = max_line_size
@@ -55,7 +64,8 @@ class OllamaStreamDecoder:
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[ChatResponseUpdate]:
         if self.done:
             return []
-        start = len(self._buffer)  # only the new bytes can hold a new line end: linear in the input
+        # only the new bytes can hold a new line end: linear in the input
+        start = len(self._buffer)
         self._buffer += chunk
         end = self._buffer.rfind(b"\n", start)
         if end < 0:
@@ -64,7 +74,11 @@ class OllamaStreamDecoder:
             lines = bytes(self._buffer[:end]).split(b"\n")
             del self._buffer[: end + 1]
         updates = self._decode(lines)
-        if self.max_line_size is not None and len(self._buffer) > self.max_line_size and not self.done:
+        if (
+            self.max_line_size is not None
+            and len(self._buffer) > self.max_line_size
+            and not self.done
+        ):
             self._buffer.clear()
             error = OllamaProtocolError(
                 f"ollama: a stream line is longer than max_line_size={self.max_line_size} bytes"
@@ -92,7 +106,8 @@ class OllamaStreamDecoder:
             except (OllamaStreamError, OllamaProtocolError) as exc:
                 exc.updates = updates
                 raise
-            except WIRE_ERRORS as exc:  # PV-49: hostile values where the protocol has others
+            # PV-49: hostile values where the protocol has others
+            except WIRE_ERRORS as exc:
                 error = OllamaProtocolError(unreadable("a stream line", exc))
                 error.updates = updates
                 raise error from None
@@ -102,20 +117,26 @@ class OllamaStreamDecoder:
 
     def _line(self, raw: bytes) -> ChatResponseUpdate | None:
         if self.max_line_size is not None and len(raw) > self.max_line_size:
-            raise OllamaProtocolError(f"ollama: a stream line is longer than max_line_size={self.max_line_size} bytes")
+            raise OllamaProtocolError(
+                f"ollama: a stream line is longer than max_line_size={self.max_line_size} bytes"
+            )
         text = raw.decode("utf-8", errors="replace").strip()
         if not text:
             return None
         chunk = wire_json(text, "stream line", OllamaProtocolError)  # PV-49
         if not isinstance(chunk, Mapping):
-            raise OllamaProtocolError(f"stream line is not a JSON object: {_snippet(text)}")
+            raise OllamaProtocolError(
+                f"stream line is not a JSON object: {_snippet(text)}"
+            )
         _raise_if_error(chunk)
         return self._chunk(chunk)
 
     def _chunk(self, chunk: Mapping[str, Any]) -> ChatResponseUpdate | None:
         message = chunk.get("message")
         if message is not None and not isinstance(message, Mapping):
-            raise OllamaProtocolError(f"stream chunk's message is not an object: {_snippet(_dump(chunk))}")
+            raise OllamaProtocolError(
+                f"stream chunk's message is not an object: {_snippet(_dump(chunk))}"
+            )
         contents = _contents(message or {}, self._calls)
         done = chunk.get("done") is True
         if done:

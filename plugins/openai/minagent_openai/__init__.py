@@ -4,22 +4,30 @@ A plugin is its codecs and its connections (spec/providers.md, PV-38):
 
 - the sans-I/O codecs, importable without aiohttp. Chat Completions: `build_request`
   (``_request``), `parse_response`, `parse_error` and the errors (``_response``),
-  `ChatCompletionsStreamDecoder` (``_stream``, over the shared `SSEDecoder`). The Responses API
-  (spec/openai-responses.md): `build_responses_request` (``_responses_request``),
-  `parse_responses_response` (``_responses_response``), `ResponsesStreamDecoder`
-  (``_responses_stream``). ``_codec`` joins each as a `WireCodec`;
-- the connections, `OpenAIChatClient` and `AzureOpenAIChatClient` (``_client``, entry points
-  ``openai`` and ``azure_openai``), `OpenAIResponsesClient` and `AzureOpenAIResponsesClient`
-  (``_responses_client``, entry points ``openai-responses`` and ``azure_openai_responses``):
-  the environment, the URL and the credentials over the shared HTTP client and the aiohttp
-  transport of ``minagent_http``, loaded on first use (PV-1, OA-25, OR-21).
+  `ChatCompletionsStreamDecoder` (``_stream``, over the shared `SSEDecoder`). The
+  Responses API (spec/openai-responses.md): `build_responses_request`
+  (``_responses_request``), `parse_responses_response` (``_responses_response``),
+  `ResponsesStreamDecoder` (``_responses_stream``). ``_codec`` joins each as a
+  `WireCodec`;
+- the connections, `OpenAIChatClient` and `AzureOpenAIChatClient` (``_client``, entry
+  points ``openai`` and ``azure_openai``), `OpenAIResponsesClient` and
+  `AzureOpenAIResponsesClient` (``_responses_client``, entry points ``openai-responses``
+  and ``azure_openai_responses``):
+  the environment, the URL and the credentials over the shared HTTP client and the
+  aiohttp transport of ``minagent_http``, loaded on first use (PV-1, OA-25, OR-21).
 """
 
 from typing import TYPE_CHECKING, Any
 
 from ._minagent import SSEDecoder, SSEEvent
 from ._request import build_request, encode_request
-from ._response import OpenAIProtocolError, OpenAIStreamError, decode_response, parse_error, parse_response
+from ._response import (
+    OpenAIProtocolError,
+    OpenAIStreamError,
+    decode_response,
+    parse_error,
+    parse_response,
+)
 from ._responses_request import build_responses_request
 from ._responses_response import parse_responses_response
 from ._responses_stream import ResponsesStreamDecoder
@@ -40,7 +48,8 @@ def __getattr__(name: str) -> Any:
         from ._client import AzureOpenAIChatClient
 
         return AzureOpenAIChatClient
-    if name == "OpenAIResponsesClient":  # OR-21: the Responses transport, loaded on first use too
+    # OR-21: the Responses transport, loaded on first use too
+    if name == "OpenAIResponsesClient":
         from ._responses_client import OpenAIResponsesClient
 
         return OpenAIResponsesClient

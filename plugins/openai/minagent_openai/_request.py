@@ -1,11 +1,13 @@
-"""Requests of the OpenAI-compatible Chat Completions codec (spec/providers.md, OA-1 .. OA-10).
+"""Requests of the OpenAI-compatible Chat Completions codec (spec/providers.md, OA-1 ..
+OA-10).
 
 Pure functions, no state: ``build_request(messages, options, *, model, stream)`` renders
 minagent messages and options as the JSON body of ``POST /chat/completions``, and
 ``encode_request`` turns it into bytes. Options are read through two tables:
-``_PASS_THROUGH`` (sent as they are, OA-10) and ``_REFUSED`` (errors that say what to write
-instead, OA-26); any other unknown key is an error that points to ``options["extra_body"]``
-(PV-3). Nothing that is not valid JSON is ever returned (OA-27).
+``_PASS_THROUGH`` (sent as they are, OA-10) and ``_REFUSED`` (errors that say what to
+write instead, OA-26); any other unknown key is an error that points to
+``options["extra_body"]`` (PV-3). Nothing that is not valid JSON is ever returned
+(OA-27).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from ._minagent import Content, Message, ResponseFormat, ToolSpec, tool_specs
 
 __all__ = ["build_request", "encode_request"]
 
-# Options sent under the same name when set (OA-10). ``parallel_tool_calls`` only with tools.
+# Options sent under the same name when set (OA-10). ``parallel_tool_calls`` only with
+# tools.
 _PASS_THROUGH: tuple[str, ...] = (
     "temperature",
     "top_p",
@@ -75,7 +78,13 @@ _REFUSED: dict[str, str] = {
     "messages": "pass the messages to get_response()",
 }
 _NOT_SENT_TYPES = frozenset(
-    {"text_reasoning", "usage", "error", "function_approval_request", "function_approval_response"}
+    {
+        "text_reasoning",
+        "usage",
+        "error",
+        "function_approval_request",
+        "function_approval_response",
+    }
 )
 
 
@@ -96,7 +105,9 @@ def build_request(
     _check_keys(opts)
     chosen = opts.get("model") or model
     if not chosen or not isinstance(chosen, str):
-        raise ValueError("build_request needs a model: pass model=... or options['model']")
+        raise ValueError(
+            "build_request needs a model: pass model=... or options['model']"
+        )
     body: dict[str, Any] = {
         "model": chosen,
         "messages": _messages(messages, opts.get("instructions")),
@@ -129,7 +140,9 @@ def build_request(
     extra = opts.get("extra_body")
     if extra is not None:
         if not isinstance(extra, Mapping):
-            raise TypeError(f"options['extra_body'] must be a dict, got {type(extra).__name__}")
+            raise TypeError(
+                f"options['extra_body'] must be a dict, got {type(extra).__name__}"
+            )
         for key, value in extra.items():
             if value is None:  # None removes a computed field (PV-3)
                 body.pop(key, None)
@@ -139,27 +152,36 @@ def build_request(
 
 
 def _check_keys(opts: Mapping[str, Any]) -> None:
-    """OA-26: every option key is read by the codec, internal (``_``), or an error naming it."""
+    """OA-26: every option key is read by the codec, internal (``_``), or an error
+    naming it."""
     for key in opts:
         if not isinstance(key, str):
             raise TypeError(f"option keys must be str, got {key!r}")
         if key in _HANDLED or key.startswith("_"):
             continue
-        hint = _REFUSED.get(key) or f"to send it as a request field, put it in options['extra_body'] = {{{key!r}: ...}}"
-        raise ValueError(f"option {key!r} is not a Chat Completions option of minagent-openai: {hint}")
+        hint = (
+            _REFUSED.get(key)
+            or f"to send it as a request field, put it in options['extra_body'] = {{{key!r}: ...}}"
+        )
+        raise ValueError(
+            f"option {key!r} is not a Chat Completions option of minagent-openai: {hint}"
+        )
 
 
 def _plain(value: Any, where: str) -> Any:
-    """``value`` deep-copied as plain JSON data: the body shares nothing with the options (PV-2).
+    """``value`` deep-copied as plain JSON data: the body shares nothing with the
+    options (PV-2).
 
-    A value that JSON cannot carry is a ``TypeError``; NaN or an infinity a ``ValueError``
-    (not valid JSON, OA-27), both naming the option.
+    A value that JSON cannot carry is a ``TypeError``; NaN or an infinity a
+    ``ValueError`` (not valid JSON, OA-27), both naming the option.
     """
     failure: Exception | None = None
     try:
         result = json.loads(json.dumps(value, allow_nan=False))
     except ValueError as exc:
-        failure = ValueError(f"option {where!r} is not valid JSON (NaN and Infinity are not allowed): {exc}")
+        failure = ValueError(
+            f"option {where!r} is not valid JSON (NaN and Infinity are not allowed): {exc}"
+        )
     except (TypeError, RecursionError) as exc:
         failure = TypeError(f"option {where!r} is not JSON data: {exc}")
     if failure is not None:
@@ -168,12 +190,15 @@ def _plain(value: Any, where: str) -> Any:
 
 
 def encode_request(body: Mapping[str, Any]) -> bytes:
-    """The request body as UTF 8 JSON bytes; NaN or Infinity anywhere is a ``ValueError`` (OA-27)."""
+    """The request body as UTF 8 JSON bytes; NaN or Infinity anywhere is a
+    ``ValueError`` (OA-27)."""
     failure: Exception | None = None
     try:
         return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
     except ValueError as exc:
-        failure = ValueError(f"the request is not valid JSON (NaN and Infinity are not allowed): {exc}")
+        failure = ValueError(
+            f"the request is not valid JSON (NaN and Infinity are not allowed): {exc}"
+        )
     except (TypeError, RecursionError) as exc:
         failure = TypeError(f"the request is not JSON data: {exc}")
     raise failure
@@ -186,7 +211,9 @@ def _messages(messages: Sequence[Message], instructions: Any) -> list[dict[str, 
     out: list[dict[str, Any]] = []
     if isinstance(instructions, str) and instructions:
         first = messages[0] if messages else None
-        if not (first is not None and first.role == "system" and first.text == instructions):
+        if not (
+            first is not None and first.role == "system" and first.text == instructions
+        ):
             out.append({"role": "system", "content": instructions})
     skipped_calls = {
         c.call_id
@@ -199,7 +226,9 @@ def _messages(messages: Sequence[Message], instructions: Any) -> list[dict[str, 
     return out
 
 
-def _message(message: Message, index: int, skipped_calls: set[str]) -> list[dict[str, Any]]:
+def _message(
+    message: Message, index: int, skipped_calls: set[str]
+) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     parts: list[dict[str, Any]] = []
     calls: list[dict[str, Any]] = []
@@ -219,7 +248,9 @@ def _message(message: Message, index: int, skipped_calls: set[str]) -> list[dict
         elif kind in ("data", "uri"):
             parts.append(_image_part(content, message.role, index))
         else:
-            raise ValueError(f"messages[{index}]: content type {kind!r} cannot be sent to Chat Completions")
+            raise ValueError(
+                f"messages[{index}]: content type {kind!r} cannot be sent to Chat Completions"
+            )
     if calls and message.role != "assistant":
         raise ValueError(
             f"messages[{index}]: function_call contents belong in an assistant message, not {message.role!r}"
@@ -246,7 +277,9 @@ def _image_part(content: Content, role: str, index: int) -> dict[str, Any]:
             "cannot be sent to Chat Completions (only images are supported)"
         )
     if role != "user":
-        raise ValueError(f"messages[{index}]: images can only be sent in user messages, not {role!r}")
+        raise ValueError(
+            f"messages[{index}]: images can only be sent in user messages, not {role!r}"
+        )
     image: dict[str, Any] = {"url": content.uri}
     detail = content.additional_properties.get("detail")
     if detail is not None:
@@ -256,14 +289,18 @@ def _image_part(content: Content, role: str, index: int) -> dict[str, Any]:
 
 def _tool_call(content: Content, index: int) -> dict[str, Any]:
     if not content.call_id or not content.name:
-        raise ValueError(f"messages[{index}]: a function_call needs a call_id and a name, got {content!r}")
+        raise ValueError(
+            f"messages[{index}]: a function_call needs a call_id and a name, got {content!r}"
+        )
     args = content.arguments
     if args is None:
         arguments = "{}"
     elif isinstance(args, str):
         arguments = args
     else:
-        arguments = _plain_text(args, f"messages[{index}]: the arguments of call {content.call_id!r}")
+        arguments = _plain_text(
+            args, f"messages[{index}]: the arguments of call {content.call_id!r}"
+        )
     return {
         "id": content.call_id,
         "type": "function",
@@ -274,7 +311,11 @@ def _tool_call(content: Content, index: int) -> dict[str, Any]:
 def _tool_message(content: Content, index: int) -> dict[str, Any]:
     if not content.call_id:
         raise ValueError(f"messages[{index}]: a function_result needs a call_id")
-    return {"role": "tool", "tool_call_id": content.call_id, "content": _result_text(content)}
+    return {
+        "role": "tool",
+        "tool_call_id": content.call_id,
+        "content": _result_text(content),
+    }
 
 
 def _result_text(content: Content) -> str:
@@ -308,7 +349,9 @@ def _plain_text(value: Any, where: str) -> str:
     try:
         return json.dumps(value, allow_nan=False)
     except ValueError as exc:
-        failure = ValueError(f"{where} are not valid JSON (NaN and Infinity are not allowed): {exc}")
+        failure = ValueError(
+            f"{where} are not valid JSON (NaN and Infinity are not allowed): {exc}"
+        )
     except (TypeError, RecursionError) as exc:
         failure = TypeError(f"{where} are not JSON data: {exc}")
     raise failure
@@ -329,7 +372,8 @@ def _tools(value: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
         value = [value]
-    return [_tool(spec) for spec in tool_specs(value)]  # TL-13: the run's records, read once
+    # TL-13: the run's records, read once
+    return [_tool(spec) for spec in tool_specs(value)]
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:
@@ -363,7 +407,10 @@ def _tool_choice(value: Any) -> Any:
             return {"type": "function", "function": {"name": name}}
         if mode in ("auto", "required") and allowed:
             tools = [{"type": "function", "function": {"name": n}} for n in allowed]
-            return {"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": tools}}
+            return {
+                "type": "allowed_tools",
+                "allowed_tools": {"mode": mode, "tools": tools},
+            }
         if mode in ("auto", "none", "required") and not name and not allowed:
             return mode
     raise ValueError(f"unsupported tool_choice {value!r}")
@@ -373,5 +420,6 @@ def _tool_choice(value: Any) -> Any:
 
 
 def _response_format(value: Any) -> dict[str, Any]:
-    """OA-8: the normalised wire form of SO-2, which is this API's own ``response_format``."""
+    """OA-8: the normalised wire form of SO-2, which is this API's own
+    ``response_format``."""
     return ResponseFormat.of(value).wire

@@ -1,19 +1,23 @@
-"""Answers of the OpenAI-compatible Chat Completions API: whole bodies and errors (spec/providers.md).
+"""Answers of the OpenAI-compatible Chat Completions API: whole bodies and errors
+(spec/providers.md).
 
 Theory of operation
 -------------------
-Sans-I/O: nothing here touches a socket, a task or a clock, and aiohttp is never imported (PV-1).
+Sans-I/O: nothing here touches a socket, a task or a clock, and aiohttp is never
+imported (PV-1).
 
-* ``loads`` reads wire JSON strictly and repairs what cannot be sent back (OA-28, OA-34).
-* ``parse_response(body)`` turns a non-streaming body into a ``ChatResponse`` (OA-11 .. OA-13);
-  ``decode_response(bytes)`` is ``loads`` then ``parse_response``.
-* ``parse_error(status, body, headers)`` extracts the provider's message and request id from a
-  non-2xx answer (PV-11, OA-19).
+* ``loads`` reads wire JSON strictly and repairs what cannot be sent back (OA-28,
+  OA-34).
+* ``parse_response(body)`` turns a non-streaming body into a ``ChatResponse`` (OA-11 ..
+  OA-13); ``decode_response(bytes)`` is ``loads`` then ``parse_response``.
+* ``parse_error(status, body, headers)`` extracts the provider's message and request id
+  from a non-2xx answer (PV-11, OA-19).
 * The errors of the plugin, `OpenAIStreamError` and `OpenAIProtocolError`, live here.
 
-The delta of a streamed chunk (``_stream``) and the message of a whole response have the same
-fields, so one function (``_contents``) maps both; streaming and non-streaming agree (PV-9).
-The Responses API (``_responses_*``) shares the errors, ``loads`` and ``parse_error``.
+The delta of a streamed chunk (``_stream``) and the message of a whole response have the
+same fields, so one function (``_contents``) maps both; streaming and non-streaming
+agree (PV-9). The Responses API (``_responses_*``) shares the errors, ``loads`` and
+``parse_error``.
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ __all__ = [
 ]
 
 _SNIPPET = 200  # characters of offending data quoted in an error (PV-10)
-_MAX_CREATED = 253402300800  # 10000-01-01T00:00:00Z: a later ``created`` counts as absent (OA-13)
+# 10000-01-01T00:00:00Z: a later ``created`` counts as absent (OA-13)
+_MAX_CREATED = 253402300800
 _ERROR_TEXT = 500  # characters of a plain-text error body kept (PV-11)
 
 
@@ -54,11 +59,12 @@ _ERROR_TEXT = 500  # characters of a plain-text error body kept (PV-11)
 
 
 class OpenAIStreamError(ProviderError):
-    """The server reported an error object (inside a stream, or as a 2xx body) (PV-14, OA-18).
+    """The server reported an error object (inside a stream, or as a 2xx body) (PV-14,
+    OA-18).
 
-    A `ProviderError` with ``status`` None (OA-22). ``updates`` holds the updates decoded by
-    the same ``feed()`` / ``close()`` call before the error; a transport yields them before
-    raising.
+    A `ProviderError` with ``status`` None (OA-22). ``updates`` holds the updates
+    decoded by the same ``feed()`` / ``close()`` call before the error; a transport
+    yields them before raising.
     """
 
     def __init__(
@@ -79,9 +85,11 @@ class OpenAIStreamError(ProviderError):
 
 
 class OpenAIProtocolError(ProviderError, ValueError):
-    """The server's answer is not what the protocol allows (PV-10): bad JSON, wrong shape.
+    """The server's answer is not what the protocol allows (PV-10): bad JSON, wrong
+    shape.
 
-    A `ProviderError` (OA-22) and a `ValueError`. ``updates``: as for `OpenAIStreamError`.
+    A `ProviderError` (OA-22) and a `ValueError`. ``updates``: as for
+    `OpenAIStreamError`.
     """
 
     def __init__(self, message: str) -> None:
@@ -100,16 +108,17 @@ def _snippet(data: object, limit: int = _SNIPPET) -> str:
 
 
 def _repair(text: str) -> str:
-    """Unpaired surrogates become U+FFFD (OA-34); an escaped pair was already joined by ``json``."""
+    """Unpaired surrogates become U+FFFD (OA-34); an escaped pair was already joined by
+    ``json``."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def loads(data: bytes | bytearray | str, what: str) -> Any:
-    """Strict JSON of wire data (PV-10, OA-28, PV-49): anything that is not JSON, NaN and Infinity
-    included, is an `OpenAIProtocolError` naming ``what``, never a bare ``ValueError``,
-    ``RecursionError`` or ``UnicodeDecodeError``; integers longer than the interpreter's digit
-    limit and nesting deeper than its recursion limit are errors too; invalid bytes and unpaired
-    surrogates become U+FFFD (OA-34)."""
+    """Strict JSON of wire data (PV-10, OA-28, PV-49): anything that is not JSON, NaN
+    and Infinity included, is an `OpenAIProtocolError` naming ``what``, never a bare
+    ``ValueError``, ``RecursionError`` or ``UnicodeDecodeError``; integers longer than
+    the interpreter's digit limit and nesting deeper than its recursion limit are errors
+    too; invalid bytes and unpaired surrogates become U+FFFD (OA-34)."""
     return wire_json(data, what, OpenAIProtocolError)
 
 
@@ -118,25 +127,34 @@ def loads(data: bytes | bytearray | str, what: str) -> Any:
 
 
 def decode_response(raw: bytes | bytearray | str) -> ChatResponse:
-    """The bytes of a non-streaming answer as a `ChatResponse`: ``loads`` then ``parse_response``.
+    """The bytes of a non-streaming answer as a `ChatResponse`: ``loads`` then
+    ``parse_response``.
 
-    Only `OpenAIProtocolError` and `OpenAIStreamError` come out of it, whatever the bytes (OA-28).
+    Only `OpenAIProtocolError` and `OpenAIStreamError` come out of it, whatever the
+    bytes (OA-28).
     """
     return parse_response(loads(raw, "response body"))
 
 
 def parse_response(body: Mapping[str, Any]) -> ChatResponse:
-    """A non-streaming Chat Completions body as a `ChatResponse` (PV-8, OA-11 .. OA-13)."""
+    """A non-streaming Chat Completions body as a `ChatResponse` (PV-8, OA-11 ..
+    OA-13)."""
     if not isinstance(body, Mapping):
-        raise OpenAIProtocolError(f"response body is not a JSON object: {_snippet(body)}")
+        raise OpenAIProtocolError(
+            f"response body is not a JSON object: {_snippet(body)}"
+        )
     _raise_if_error(body, None)
     choices = body.get("choices")
     choice = _choice_zero(choices) if isinstance(choices, list) else None
     if choice is None:
-        raise OpenAIProtocolError(f"response body has no choice: {_snippet(_dump(body))}")
+        raise OpenAIProtocolError(
+            f"response body has no choice: {_snippet(_dump(body))}"
+        )
     message = choice.get("message")
     if not isinstance(message, Mapping):
-        raise OpenAIProtocolError(f"choice has no message object: {_snippet(_dump(choice))}")
+        raise OpenAIProtocolError(
+            f"choice has no message object: {_snippet(_dump(choice))}"
+        )
     meta = _meta(body)
     contents = _contents(message, _CallIds(meta["response_id"]), whole=True)
     usage = _usage(body.get("usage"))
@@ -178,11 +196,18 @@ def _str_or_none(value: Any) -> str | None:
 
 
 def _meta(chunk: Mapping[str, Any]) -> dict[str, Any]:
-    """Response-level fields; an empty id or model and ``created == 0`` count as absent (OA-13)."""
+    """Response-level fields; an empty id or model and ``created == 0`` count as absent
+    (OA-13)."""
     created = chunk.get("created")
     created_at = None
-    if isinstance(created, int | float) and not isinstance(created, bool) and 0 < created < _MAX_CREATED:
-        created_at = datetime.fromtimestamp(created, tz=UTC).isoformat().replace("+00:00", "Z")
+    if (
+        isinstance(created, int | float)
+        and not isinstance(created, bool)
+        and 0 < created < _MAX_CREATED
+    ):
+        created_at = (
+            datetime.fromtimestamp(created, tz=UTC).isoformat().replace("+00:00", "Z")
+        )
     return {
         "response_id": _str_or_none(chunk.get("id")),
         "model": _str_or_none(chunk.get("model")),
@@ -191,7 +216,8 @@ def _meta(chunk: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _CallIds:
-    """Call ids by ``index`` for one response, and ids for calls that arrive without one.
+    """Call ids by ``index`` for one response, and ids for calls that arrive without
+    one.
 
     OA-11, OA-15.
     """
@@ -210,7 +236,9 @@ class _CallIds:
         return [call_id for call_id in self.order if call_id not in self.named]
 
     def synthetic(self, index: int) -> str:
-        return f"call_{index}_{self.response_id}" if self.response_id else f"call_{index}"
+        return (
+            f"call_{index}_{self.response_id}" if self.response_id else f"call_{index}"
+        )
 
     def resolve(self, index: Any, call_id: Any) -> str:
         call_id = call_id if isinstance(call_id, str) and call_id else None
@@ -237,10 +265,13 @@ class _CallIds:
         return name
 
 
-def _contents(message: Mapping[str, Any], calls: _CallIds, *, whole: bool) -> list[Content]:
+def _contents(
+    message: Mapping[str, Any], calls: _CallIds, *, whole: bool
+) -> list[Content]:
     """The contents of a whole message or of one streamed delta, in the order of OA-11.
 
-    In a whole message a tool call without ``index`` is at its position in ``tool_calls``.
+    In a whole message a tool call without ``index`` is at its position in
+    ``tool_calls``.
     """
     out: list[Content] = []
     reasoning = message.get("reasoning_content")
@@ -255,7 +286,9 @@ def _contents(message: Mapping[str, Any], calls: _CallIds, *, whole: bool) -> li
     if isinstance(text, str) and text:
         out.append(Content.from_text(text))
     elif text is not None and not isinstance(text, str | list):
-        raise OpenAIProtocolError(f"content must be a string, a list or null: {_snippet(_dump(text))}")
+        raise OpenAIProtocolError(
+            f"content must be a string, a list or null: {_snippet(_dump(text))}"
+        )
     elif isinstance(text, list):  # some compatible servers answer with content parts
         for part in text:
             if not isinstance(part, Mapping) or part.get("type") != "text":
@@ -267,14 +300,20 @@ def _contents(message: Mapping[str, Any], calls: _CallIds, *, whole: bool) -> li
     if isinstance(tool_calls, list):
         for position, call in enumerate(tool_calls):
             if not isinstance(call, Mapping):
-                raise OpenAIProtocolError(f"tool_calls[{position}] is not an object: {_snippet(_dump(call))}")
+                raise OpenAIProtocolError(
+                    f"tool_calls[{position}] is not an object: {_snippet(_dump(call))}"
+                )
             index = call.get("index", position) if whole else call.get("index")
             content = _call_content(call, index, calls)
             if whole and not content.name:
-                raise OpenAIProtocolError(f"tool_calls[{position}] has no function name: {_snippet(_dump(call))}")
+                raise OpenAIProtocolError(
+                    f"tool_calls[{position}] has no function name: {_snippet(_dump(call))}"
+                )
             out.append(content)
     elif tool_calls is not None:
-        raise OpenAIProtocolError(f"tool_calls must be a list or null: {_snippet(_dump(tool_calls))}")
+        raise OpenAIProtocolError(
+            f"tool_calls must be a list or null: {_snippet(_dump(tool_calls))}"
+        )
     return out
 
 
@@ -290,7 +329,9 @@ def _call_content(call: Mapping[str, Any], index: Any, calls: _CallIds) -> Conte
     else:
         arguments = _dump_arguments(args)
     calls.seen(call_id)
-    return Content.from_function_call(call_id, calls.name_once(call_id, function.get("name")), arguments)
+    return Content.from_function_call(
+        call_id, calls.name_once(call_id, function.get("name")), arguments
+    )
 
 
 def _dump_arguments(args: Any) -> str:
@@ -299,7 +340,9 @@ def _dump_arguments(args: Any) -> str:
         return json.dumps(args, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as exc:
         problem = f"{type(exc).__name__}: {str(exc)[:100]}"
-    raise OpenAIProtocolError(f"tool call arguments cannot be sent on as JSON ({problem})")
+    raise OpenAIProtocolError(
+        f"tool call arguments cannot be sent on as JSON ({problem})"
+    )
 
 
 def _usage(value: Any) -> UsageDetails | None:
@@ -337,7 +380,8 @@ def _count(value: Any) -> int | None:
 
 
 def _raise_if_error(chunk: Mapping[str, Any], event: SSEEvent | None) -> None:
-    """OA-18: ``{"error": {...}}``, ``{"error": "text"}`` or ``{"object": "error", ...}``."""
+    """OA-18: ``{"error": {...}}``, ``{"error": "text"}`` or ``{"object": "error",
+    ...}``."""
     error: Any = chunk.get("error")
     if error is None and chunk.get("object") == "error":
         error = chunk
@@ -351,7 +395,9 @@ def _raise_if_error(chunk: Mapping[str, Any], event: SSEEvent | None) -> None:
         raise OpenAIStreamError(
             message if isinstance(message, str) and message else _dump(error),
             type=_str_or_none(error.get("type")),
-            code=code if isinstance(code, str | int) and not isinstance(code, bool) else None,
+            code=code
+            if isinstance(code, str | int) and not isinstance(code, bool)
+            else None,
             param=_str_or_none(error.get("param")),
             body=chunk,
         )

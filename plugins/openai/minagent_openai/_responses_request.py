@@ -1,15 +1,18 @@
-"""Requests of the OpenAI Responses API, ``POST /responses`` (spec/openai-responses.md OR-1 .. OR-12).
+"""Requests of the OpenAI Responses API, ``POST /responses`` (spec/openai-responses.md
+OR-1 .. OR-12).
 
 Theory of operation
 -------------------
-Plain data in, plain data out; no socket, task or clock, and aiohttp is never imported (PV-1).
-``build_responses_request(messages, options, *, model, stream)`` renders minagent messages as
-Responses input items (OR-2 .. OR-6) and the options as request fields (OR-7 .. OR-12). Every
-option key is accounted for: sent (renamed when the API names it differently), consumed by
-minagent, or an error naming it (OR-11). Nothing is dropped silently.
+Plain data in, plain data out; no socket, task or clock, and aiohttp is never imported
+(PV-1). ``build_responses_request(messages, options, *, model, stream)`` renders
+minagent messages as Responses input items (OR-2 .. OR-6) and the options as request
+fields (OR-7 .. OR-12). Every option key is accounted for: sent (renamed when the API
+names it differently), consumed by minagent, or an error naming it (OR-11). Nothing is
+dropped silently.
 
-The service keeps a thread when ``store`` is not False: the loop and `Agent` send the thread's
-id back as ``options["conversation_id"]``, rendered as ``previous_response_id`` (OR-10).
+The service keeps a thread when ``store`` is not False: the loop and `Agent` send the
+thread's id back as ``options["conversation_id"]``, rendered as ``previous_response_id``
+(OR-10).
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ _PASS_THROUGH: tuple[str, ...] = (
     "prompt",
     "conversation",
 )
-# Options minagent consumes or renders itself (OR-7 .. OR-10); never sent under their own name.
+# Options minagent consumes or renders itself (OR-7 .. OR-10); never sent under their
+# own name.
 _RENDERED = frozenset(
     {
         "model",
@@ -93,7 +97,9 @@ _UNSUPPORTED: dict[str, str] = {
     "timeout": "pass timeout= / total_timeout= to the client",
     "continuation_token": "minagent does not poll background responses; use the SDK for that",
 }
-_NOT_SENT = frozenset({"usage", "error", "function_approval_request", "function_approval_response"})
+_NOT_SENT = frozenset(
+    {"usage", "error", "function_approval_request", "function_approval_response"}
+)
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system", "developer"})
 
 
@@ -104,14 +110,21 @@ def build_responses_request(
     model: str,
     stream: bool,
 ) -> dict[str, Any]:
-    """The JSON body of ``POST /responses`` for these messages and options (OR-1 .. OR-12)."""
+    """The JSON body of ``POST /responses`` for these messages and options (OR-1 ..
+    OR-12)."""
     for key in options or {}:
         if not isinstance(key, str):
             raise TypeError(f"option keys must be str, got {key!r}")
-    opts = {k: v for k, v in (options or {}).items() if v is not None and not k.startswith("_")}
+    opts = {
+        k: v
+        for k, v in (options or {}).items()
+        if v is not None and not k.startswith("_")
+    }
     for key in opts:
         if key in _UNSUPPORTED:
-            raise ValueError(f"option {key!r} cannot be sent to the Responses API: {_UNSUPPORTED[key]}")
+            raise ValueError(
+                f"option {key!r} cannot be sent to the Responses API: {_UNSUPPORTED[key]}"
+            )
         if key not in _RENDERED and key not in _PASS_THROUGH:
             raise ValueError(
                 f"unknown option {key!r} for the Responses API; to send a field minagent does not "
@@ -119,11 +132,15 @@ def build_responses_request(
             )
     chosen = opts.get("model") or model
     if not chosen or not isinstance(chosen, str):
-        raise ValueError("build_responses_request needs a model: pass model=... or options['model']")
+        raise ValueError(
+            "build_responses_request needs a model: pass model=... or options['model']"
+        )
     body: dict[str, Any] = {"model": chosen}
     instructions = opts.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
-        raise TypeError(f"options['instructions'] must be a str, got {type(instructions).__name__}")
+        raise TypeError(
+            f"options['instructions'] must be a str, got {type(instructions).__name__}"
+        )
     if instructions:
         body["instructions"] = instructions
     body["input"] = _input(messages, store=opts.get("store"))
@@ -134,7 +151,9 @@ def build_responses_request(
         body["max_output_tokens"] = _plain(opts["max_tokens"], "max_tokens")
     thread = opts.get("conversation_id")
     if thread is not None and not isinstance(thread, str):
-        raise TypeError(f"options['conversation_id'] must be a str, got {type(thread).__name__}")
+        raise TypeError(
+            f"options['conversation_id'] must be a str, got {type(thread).__name__}"
+        )
     if thread:
         if thread.startswith("conv_"):
             body["conversation"] = thread
@@ -153,7 +172,9 @@ def build_responses_request(
         body["tools"] = tools
         if "tool_choice" in opts:
             body["tool_choice"] = _tool_choice(opts["tool_choice"])
-        parallel = opts.get("parallel_tool_calls", opts.get("allow_multiple_tool_calls"))
+        parallel = opts.get(
+            "parallel_tool_calls", opts.get("allow_multiple_tool_calls")
+        )
         if parallel is not None:
             body["parallel_tool_calls"] = bool(parallel)
     if stream:
@@ -163,17 +184,21 @@ def build_responses_request(
     extra = opts.get("extra_body")
     if extra is not None:
         if not isinstance(extra, Mapping):
-            raise TypeError(f"options['extra_body'] must be a dict, got {type(extra).__name__}")
+            raise TypeError(
+                f"options['extra_body'] must be a dict, got {type(extra).__name__}"
+            )
         for key, value in _plain(dict(extra), "extra_body").items():
             if value is None:
-                body.pop(key, None)  # OR-12: None removes a computed field instead of sending null
+                # OR-12: None removes a computed field instead of sending null
+                body.pop(key, None)
             else:
                 body[key] = value
     return body
 
 
 def _plain(value: Any, where: str) -> Any:
-    """``value`` as a deep copy of plain JSON data (PV-2); NaN and infinities are refused."""
+    """``value`` as a deep copy of plain JSON data (PV-2); NaN and infinities are
+    refused."""
     try:
         return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as exc:
@@ -181,18 +206,24 @@ def _plain(value: Any, where: str) -> Any:
 
 
 def _reasoning(opts: Mapping[str, Any]) -> dict[str, Any]:
-    """OR-10: ``reasoning`` (a dict) with ``reasoning_effort`` as its ``effort`` unless it has one."""
+    """OR-10: ``reasoning`` (a dict) with ``reasoning_effort`` as its ``effort`` unless
+    it has one."""
     given = opts.get("reasoning")
     if given is not None and not isinstance(given, Mapping):
-        raise TypeError(f"options['reasoning'] must be a dict, got {type(given).__name__}")
+        raise TypeError(
+            f"options['reasoning'] must be a dict, got {type(given).__name__}"
+        )
     reasoning: dict[str, Any] = _plain(dict(given), "reasoning") if given else {}
     if "reasoning_effort" in opts:
-        reasoning.setdefault("effort", _plain(opts["reasoning_effort"], "reasoning_effort"))
+        reasoning.setdefault(
+            "effort", _plain(opts["reasoning_effort"], "reasoning_effort")
+        )
     return reasoning
 
 
 def _text(opts: Mapping[str, Any]) -> dict[str, Any]:
-    """OR-9: ``text`` (a dict), ``response_format`` as ``text.format``, ``verbosity``."""
+    """OR-9: ``text`` (a dict), ``response_format`` as ``text.format``,
+    ``verbosity``."""
     given = opts.get("text")
     if given is not None and not isinstance(given, Mapping):
         raise TypeError(f"options['text'] must be a dict, got {type(given).__name__}")
@@ -200,7 +231,9 @@ def _text(opts: Mapping[str, Any]) -> dict[str, Any]:
     if "response_format" in opts:
         fmt = _text_format(opts["response_format"])
         if "format" in text and text["format"] != fmt:
-            raise ValueError("options['response_format'] and options['text']['format'] disagree; set only one of them")
+            raise ValueError(
+                "options['response_format'] and options['text']['format'] disagree; set only one of them"
+            )
         text["format"] = fmt
     if "verbosity" in opts:
         text.setdefault("verbosity", _plain(opts["verbosity"], "verbosity"))
@@ -208,9 +241,15 @@ def _text(opts: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _text_format(value: Any) -> dict[str, Any]:
-    """OR-9: the normalised wire form of SO-2, flattened into the Responses ``text.format``."""
-    if isinstance(value, Mapping) and value.get("type") == "json_schema" and "json_schema" not in value:
-        return dict(_plain(dict(value), "response_format"))  # already the Responses form
+    """OR-9: the normalised wire form of SO-2, flattened into the Responses
+    ``text.format``."""
+    if (
+        isinstance(value, Mapping)
+        and value.get("type") == "json_schema"
+        and "json_schema" not in value
+    ):
+        # already the Responses form
+        return dict(_plain(dict(value), "response_format"))
     wire = ResponseFormat.of(value).wire
     if wire["type"] != "json_schema":
         return wire
@@ -233,8 +272,11 @@ def _input(messages: Sequence[Message], *, store: Any) -> list[dict[str, Any]]:
     return items
 
 
-def _message_items(message: Message, index: int, skipped: set[str], store: Any) -> list[dict[str, Any]]:
-    """A message's items in content order; adjacent texts and images share one message item."""
+def _message_items(
+    message: Message, index: int, skipped: set[str], store: Any
+) -> list[dict[str, Any]]:
+    """A message's items in content order; adjacent texts and images share one message
+    item."""
     items: list[dict[str, Any]] = []
     parts: list[dict[str, Any]] = []
 
@@ -245,7 +287,9 @@ def _message_items(message: Message, index: int, skipped: set[str], store: Any) 
                     f"messages[{index}]: role {message.role!r} cannot carry text or images in the Responses "
                     f"API (use one of {sorted(_MESSAGE_ROLES)})"
                 )
-            items.append({"type": "message", "role": message.role, "content": list(parts)})
+            items.append(
+                {"type": "message", "role": message.role, "content": list(parts)}
+            )
             parts.clear()
 
     for content in message.contents:
@@ -254,7 +298,9 @@ def _message_items(message: Message, index: int, skipped: set[str], store: Any) 
             continue
         if kind == "text":
             if content.text:
-                part_type = "output_text" if message.role == "assistant" else "input_text"
+                part_type = (
+                    "output_text" if message.role == "assistant" else "input_text"
+                )
                 part: dict[str, Any] = {"type": part_type, "text": content.text}
                 if part_type == "output_text":
                     part["annotations"] = []
@@ -281,9 +327,16 @@ def _message_items(message: Message, index: int, skipped: set[str], store: Any) 
                 items.append(reasoning)
         elif isinstance(content.additional_properties.get(ITEM_KEY), Mapping):
             flush()
-            items.append(_plain(dict(content.additional_properties[ITEM_KEY]), f"messages[{index}] item"))
+            items.append(
+                _plain(
+                    dict(content.additional_properties[ITEM_KEY]),
+                    f"messages[{index}] item",
+                )
+            )
         else:
-            raise ValueError(f"messages[{index}]: content type {kind!r} cannot be sent to the Responses API")
+            raise ValueError(
+                f"messages[{index}]: content type {kind!r} cannot be sent to the Responses API"
+            )
     flush()
     return items
 
@@ -300,14 +353,22 @@ def _image_part(content: Content, role: str, index: int) -> dict[str, Any]:
             f"messages[{index}]: images can only be sent in user, system or developer messages, not {role!r}"
         )
     detail = content.additional_properties.get("detail")
-    return {"type": "input_image", "image_url": content.uri, "detail": detail if isinstance(detail, str) else "auto"}
+    return {
+        "type": "input_image",
+        "image_url": content.uri,
+        "detail": detail if isinstance(detail, str) else "auto",
+    }
 
 
 def _call_item(content: Content, index: int) -> dict[str, Any]:
     if not content.call_id or not content.name:
-        raise ValueError(f"messages[{index}]: a function_call needs a call_id and a name, got {content!r}")
+        raise ValueError(
+            f"messages[{index}]: a function_call needs a call_id and a name, got {content!r}"
+        )
     args = content.arguments
-    arguments = "{}" if args is None else args if isinstance(args, str) else json.dumps(args)
+    arguments = (
+        "{}" if args is None else args if isinstance(args, str) else json.dumps(args)
+    )
     item: dict[str, Any] = {
         "type": "function_call",
         "call_id": content.call_id,
@@ -329,7 +390,11 @@ def _call_output(content: Content, index: int) -> dict[str, Any]:
         output = content.exception or ""
     else:
         output = json.dumps(result, default=_json_default)
-    return {"type": "function_call_output", "call_id": content.call_id, "output": output}
+    return {
+        "type": "function_call_output",
+        "call_id": content.call_id,
+        "output": output,
+    }
 
 
 def _json_default(value: Any) -> Any:
@@ -338,7 +403,8 @@ def _json_default(value: Any) -> Any:
 
 
 def _reasoning_item(content: Content, store: Any) -> dict[str, Any] | None:
-    """OR-5: a reasoning item the service gave an id; None when it cannot be replayed."""
+    """OR-5: a reasoning item the service gave an id; None when it cannot be
+    replayed."""
     if not content.id:
         return None
     if store is False and not content.protected_data:
@@ -348,7 +414,11 @@ def _reasoning_item(content: Content, store: Any) -> dict[str, Any] | None:
     if isinstance(summary, list) and all(isinstance(s, str) for s in summary):
         texts = list(summary)
     else:
-        texts = [content.text] if content.text and not isinstance(props.get("reasoning_text"), list) else []
+        texts = (
+            [content.text]
+            if content.text and not isinstance(props.get("reasoning_text"), list)
+            else []
+        )
     item: dict[str, Any] = {
         "type": "reasoning",
         "id": content.id,
@@ -356,7 +426,9 @@ def _reasoning_item(content: Content, store: Any) -> dict[str, Any] | None:
     }
     reasoning_text = props.get("reasoning_text")
     if isinstance(reasoning_text, list) and reasoning_text:
-        item["content"] = [{"type": "reasoning_text", "text": str(t)} for t in reasoning_text]
+        item["content"] = [
+            {"type": "reasoning_text", "text": str(t)} for t in reasoning_text
+        ]
     if content.protected_data:
         item["encrypted_content"] = content.protected_data
     return item
@@ -370,14 +442,19 @@ def _tools(value: Any) -> list[dict[str, Any]]:
         return []
     if isinstance(value, Mapping | str | bytes) or not isinstance(value, Iterable):
         value = [value]
-    return [_tool(spec) for spec in tool_specs(value)]  # TL-13: the run's records, read once
+    # TL-13: the run's records, read once
+    return [_tool(spec) for spec in tool_specs(value)]
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:
     wire = spec.wire
-    if wire is not None and not (wire.get("type") == "function" and isinstance(wire.get("function"), Mapping)):
-        return dict(_plain(dict(wire), "tools"))  # a Responses declaration or a hosted tool, as it is
-    name = spec.name  # a tool, a {name, description, parameters} dict, or the Chat Completions form
+    if wire is not None and not (
+        wire.get("type") == "function" and isinstance(wire.get("function"), Mapping)
+    ):
+        # a Responses declaration or a hosted tool, as it is
+        return dict(_plain(dict(wire), "tools"))
+    # a tool, a {name, description, parameters} dict, or the Chat Completions form
+    name = spec.name
     if not name:
         raise TypeError(f"cannot declare tool {spec.tool!r}: it has no name")
     declaration: dict[str, Any] = {"type": "function", "name": name}

@@ -1,14 +1,16 @@
-"""Answers of the OpenAI Responses API: whole ``response`` objects (spec/openai-responses.md OR-13 .. OR-15).
+"""Answers of the OpenAI Responses API: whole ``response`` objects
+(spec/openai-responses.md OR-13 .. OR-15).
 
 Theory of operation
 -------------------
-Sans-I/O (PV-1). ``parse_responses_response(body, *, store=None)`` turns a whole ``response``
-object into a `ChatResponse` (OR-13 .. OR-15). It builds one update from the output items and
-merges it with ``ChatResponse.from_updates``, so a streamed response (``_responses_stream``,
-which maps items with the same functions), merged the same way, is equal (PV-9). Errors of
-non-2xx answers are read by the Chat Completions ``parse_error``: the error body is the same on
-both APIs. The response id (or the ``conversation`` object's) becomes ``conversation_id``
-unless ``store`` is False (OR-15).
+Sans-I/O (PV-1). ``parse_responses_response(body, *, store=None)`` turns a whole
+``response`` object into a `ChatResponse` (OR-13 .. OR-15). It builds one update from
+the output items and merges it with ``ChatResponse.from_updates``, so a streamed
+response (``_responses_stream``, which maps items with the same functions), merged the
+same way, is equal (PV-9). Errors of non-2xx answers are read by the Chat Completions
+``parse_error``: the error body is the same on both APIs. The response id (or the
+``conversation`` object's) becomes ``conversation_id`` unless ``store`` is False
+(OR-15).
 """
 
 from __future__ import annotations
@@ -23,30 +25,41 @@ from ._response import _MAX_CREATED, OpenAIProtocolError, OpenAIStreamError, _sn
 
 __all__ = ["ITEM_KEY", "parse_responses_response"]
 
-ITEM_KEY = "openai_item"  # additional_properties key of an output item kept whole (OR-13)
+# additional_properties key of an output item kept whole (OR-13)
+ITEM_KEY = "openai_item"
 
 
-def parse_responses_response(body: Mapping[str, Any], *, store: bool | None = None) -> ChatResponse:
+def parse_responses_response(
+    body: Mapping[str, Any], *, store: bool | None = None
+) -> ChatResponse:
     """A whole ``response`` object as a `ChatResponse` (OR-13 .. OR-15).
 
-    ``store`` is the request's ``store`` option: when it is False the response id is not a
-    thread id (OR-15).
+    ``store`` is the request's ``store`` option: when it is False the response id is not
+    a thread id (OR-15).
     """
     if not isinstance(body, Mapping):
-        raise OpenAIProtocolError(f"response body is not a JSON object: {_snippet(body)}")
+        raise OpenAIProtocolError(
+            f"response body is not a JSON object: {_snippet(body)}"
+        )
     _raise_if_failed(body)
     output = body.get("output")
     if not isinstance(output, list):
-        raise OpenAIProtocolError(f"response body has no output list: {_snippet(_dump(body))}")
+        raise OpenAIProtocolError(
+            f"response body has no output list: {_snippet(_dump(body))}"
+        )
     contents: list[Content] = []
     for position, item in enumerate(output):
         if not isinstance(item, Mapping):
-            raise OpenAIProtocolError(f"output[{position}] is not an object: {_snippet(_dump(item))}")
+            raise OpenAIProtocolError(
+                f"output[{position}] is not an object: {_snippet(_dump(item))}"
+            )
         contents.extend(_item_contents(item))
     usage = _usage(body.get("usage"))
     if usage is not None:
         contents.append(Content.from_usage(usage))
-    update = _update(contents, _meta(body, store), finish_reason=_finish_reason(body), raw=body)
+    update = _update(
+        contents, _meta(body, store), finish_reason=_finish_reason(body), raw=body
+    )
     response = ChatResponse.from_updates([update])
     response.raw_representation = body
     return response
@@ -66,8 +79,14 @@ def _str_or_none(value: Any) -> str | None:
 def _meta(response: Mapping[str, Any], store: bool | None) -> dict[str, Any]:
     created = response.get("created_at")
     created_at = None
-    if isinstance(created, int | float) and not isinstance(created, bool) and 0 < created < _MAX_CREATED:
-        created_at = datetime.fromtimestamp(created, tz=UTC).isoformat().replace("+00:00", "Z")
+    if (
+        isinstance(created, int | float)
+        and not isinstance(created, bool)
+        and 0 < created < _MAX_CREATED
+    ):
+        created_at = (
+            datetime.fromtimestamp(created, tz=UTC).isoformat().replace("+00:00", "Z")
+        )
     response_id = _str_or_none(response.get("id"))
     conversation = response.get("conversation")
     conversation_id = None
@@ -85,7 +104,11 @@ def _meta(response: Mapping[str, Any], store: bool | None) -> dict[str, Any]:
 
 
 def _update(
-    contents: list[Content], meta: Mapping[str, Any], *, finish_reason: str | None = None, raw: Any = None
+    contents: list[Content],
+    meta: Mapping[str, Any],
+    *,
+    finish_reason: str | None = None,
+    raw: Any = None,
 ) -> ChatResponseUpdate:
     return ChatResponseUpdate(
         contents,
@@ -101,7 +124,8 @@ def _update(
 
 
 def _finish_reason(response: Mapping[str, Any]) -> str | None:
-    """OR-14: ``stop`` / ``tool_calls`` when completed, the incomplete reason, else None."""
+    """OR-14: ``stop`` / ``tool_calls`` when completed, the incomplete reason, else
+    None."""
     status = response.get("status")
     if status == "incomplete":
         details = response.get("incomplete_details")
@@ -112,7 +136,9 @@ def _finish_reason(response: Mapping[str, Any]) -> str | None:
     if status == "completed":
         output = response.get("output")
         items = output if isinstance(output, list) else []
-        has_calls = any(isinstance(i, Mapping) and i.get("type") == "function_call" for i in items)
+        has_calls = any(
+            isinstance(i, Mapping) and i.get("type") == "function_call" for i in items
+        )
         return "tool_calls" if has_calls else "stop"
     return None
 
@@ -130,17 +156,24 @@ def _message_texts(item: Mapping[str, Any]) -> list[Content]:
         elif part.get("type") == "refusal":
             text = part.get("refusal")
             if isinstance(text, str) and text:
-                out.append(Content.from_text(text, additional_properties={"refusal": True}))
+                out.append(
+                    Content.from_text(text, additional_properties={"refusal": True})
+                )
     return out
 
 
 def _call(item: Mapping[str, Any], arguments: str) -> Content:
     call_id = _str_or_none(item.get("call_id")) or _str_or_none(item.get("id"))
     if call_id is None:
-        raise OpenAIProtocolError(f"function_call item without call_id: {_snippet(_dump(item))}")
+        raise OpenAIProtocolError(
+            f"function_call item without call_id: {_snippet(_dump(item))}"
+        )
     name = item.get("name")
     return Content.from_function_call(
-        call_id, name if isinstance(name, str) else "", arguments, id=_str_or_none(item.get("id"))
+        call_id,
+        name if isinstance(name, str) else "",
+        arguments,
+        id=_str_or_none(item.get("id")),
     )
 
 
@@ -186,9 +219,17 @@ def _item_contents(item: Mapping[str, Any]) -> list[Content]:
     if kind == "reasoning":
         return [_reasoning_content(item)]
     if not isinstance(kind, str) or not kind:
-        raise OpenAIProtocolError(f"output item without a type: {_snippet(_dump(item))}")
+        raise OpenAIProtocolError(
+            f"output item without a type: {_snippet(_dump(item))}"
+        )
     kept = json.loads(json.dumps(item))
-    return [Content(kind, id=_str_or_none(item.get("id")), additional_properties={ITEM_KEY: kept})]
+    return [
+        Content(
+            kind,
+            id=_str_or_none(item.get("id")),
+            additional_properties={ITEM_KEY: kept},
+        )
+    ]
 
 
 def _usage(value: Any) -> UsageDetails | None:
@@ -227,7 +268,9 @@ def _stream_error(error: Any, body: Any) -> OpenAIStreamError:
         return OpenAIStreamError(
             message if isinstance(message, str) and message else _dump(error),
             type=_str_or_none(error.get("type")),
-            code=code if isinstance(code, str | int) and not isinstance(code, bool) else None,
+            code=code
+            if isinstance(code, str | int) and not isinstance(code, bool)
+            else None,
             param=_str_or_none(error.get("param")),
             body=body,
         )
@@ -240,4 +283,6 @@ def _raise_if_failed(response: Mapping[str, Any]) -> None:
     if error is not None:
         raise _stream_error(error, response)
     if response.get("status") == "failed":
-        raise OpenAIStreamError("the response failed without an error object", body=response)
+        raise OpenAIStreamError(
+            "the response failed without an error object", body=response
+        )

@@ -1,14 +1,16 @@
-"""The stream decoder of the OpenAI Responses API (spec/openai-responses.md, OR-16 .. OR-19).
+"""The stream decoder of the OpenAI Responses API (spec/openai-responses.md, OR-16 ..
+OR-19).
 
 Theory of operation
 -------------------
-Sans-I/O, like the rest of the codec (PV-1). Bytes go through `SSEDecoder`; each event's data
-is one JSON event, dispatched on its ``type``. The decoder's state is small: the response's id,
-model and creation time (from ``response.created``) and, per output item, what its deltas
-delivered so far, so that ``response.output_item.done`` supplies whatever the deltas did not
-(a server that sends no deltas loses nothing) and refuses a whole item that contradicts them.
-Reasoning and hosted-tool items are given whole at ``response.output_item.done``, mapped by the
-same functions as a whole body, so the merged stream equals the parsed body (PV-9).
+Sans-I/O, like the rest of the codec (PV-1). Bytes go through `SSEDecoder`; each event's
+data is one JSON event, dispatched on its ``type``. The decoder's state is small: the
+response's id, model and creation time (from ``response.created``) and, per output item,
+what its deltas delivered so far, so that ``response.output_item.done`` supplies
+whatever the deltas did not (a server that sends no deltas loses nothing) and refuses a
+whole item that contradicts them. Reasoning and hosted-tool items are given whole at
+``response.output_item.done``, mapped by the same functions as a whole body, so the
+merged stream equals the parsed body (PV-9).
 """
 
 from __future__ import annotations
@@ -16,7 +18,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._minagent import WIRE_ERRORS, ChatResponseUpdate, Content, SSEDecoder, SSEEvent, SSELimitError, unreadable
+from ._minagent import (
+    WIRE_ERRORS,
+    ChatResponseUpdate,
+    Content,
+    SSEDecoder,
+    SSEEvent,
+    SSELimitError,
+    unreadable,
+)
 from ._response import OpenAIProtocolError, OpenAIStreamError, _snippet, loads
 from ._responses_response import (
     _arguments,
@@ -35,8 +45,9 @@ from ._stream import DEFAULT_MAX_LINE_SIZE
 
 __all__ = ["IGNORED_EVENTS", "ResponsesStreamDecoder"]
 
-# Events that carry nothing the decoder needs (OR-19): their content arrives again, whole, in
-# ``response.output_item.done`` or ``response.completed``, or it is hosted-tool progress.
+# Events that carry nothing the decoder needs (OR-19): their content arrives again,
+# whole, in ``response.output_item.done`` or ``response.completed``, or it is
+# hosted-tool progress.
 IGNORED_EVENTS = frozenset(
     {
         "response.queued",
@@ -93,21 +104,29 @@ _TERMINAL = frozenset({"response.completed", "response.incomplete"})
 
 
 class ResponsesStreamDecoder:
-    """Bytes of a streamed Responses answer in, `ChatResponseUpdate`s out (OR-16 .. OR-19).
+    """Bytes of a streamed Responses answer in, `ChatResponseUpdate`s out (OR-16 ..
+    OR-19).
 
-    Use it like the Chat Completions decoder: ``feed()`` every chunk, ``close()`` at the end,
-    then look at ``done`` (PV-15). Errors carry the updates decoded before them (PV-14).
-    ``store`` is the request's ``store`` option (OR-15).
+    Use it like the Chat Completions decoder: ``feed()`` every chunk, ``close()`` at the
+    end, then look at ``done`` (PV-15). Errors carry the updates decoded before them
+    (PV-14). ``store`` is the request's ``store`` option (OR-15).
     """
 
-    def __init__(self, *, store: bool | None = None, max_line_size: int | None = DEFAULT_MAX_LINE_SIZE) -> None:
+    def __init__(
+        self,
+        *,
+        store: bool | None = None,
+        max_line_size: int | None = DEFAULT_MAX_LINE_SIZE,
+    ) -> None:
         self._sse = SSEDecoder(max_line_size=max_line_size)
         self._store = store
         self._meta: dict[str, Any] = {}
         self._texts: dict[str, str] = {}  # message item id -> text its deltas delivered
         self._refusals: dict[str, str] = {}
-        self._calls: dict[str, Content] = {}  # function_call item id -> the call as announced
-        self._arguments: dict[str, str] = {}  # function_call item id -> argument text delivered
+        # function_call item id -> the call as announced
+        self._calls: dict[str, Content] = {}
+        # function_call item id -> argument text delivered
+        self._arguments: dict[str, str] = {}
         self.done = False
 
     def feed(self, chunk: bytes | bytearray | memoryview) -> list[ChatResponseUpdate]:
@@ -116,8 +135,11 @@ class ResponsesStreamDecoder:
     def close(self) -> list[ChatResponseUpdate]:
         return self._step(None)
 
-    def _step(self, chunk: bytes | bytearray | memoryview | None) -> list[ChatResponseUpdate]:
-        """PV-36: an overlong line is a protocol error after the events completed before it."""
+    def _step(
+        self, chunk: bytes | bytearray | memoryview | None
+    ) -> list[ChatResponseUpdate]:
+        """PV-36: an overlong line is a protocol error after the events completed before
+        it."""
         limit: SSELimitError | None = None
         try:
             events = self._sse.feed(chunk) if chunk is not None else self._sse.close()
@@ -140,7 +162,8 @@ class ResponsesStreamDecoder:
             except (OpenAIStreamError, OpenAIProtocolError) as exc:
                 exc.updates = updates
                 raise
-            except WIRE_ERRORS as exc:  # PV-49: hostile values where the protocol has others
+            # PV-49: hostile values where the protocol has others
+            except WIRE_ERRORS as exc:
                 error = OpenAIProtocolError(unreadable("a stream event", exc))
                 error.updates = updates
                 raise error from None
@@ -154,19 +177,26 @@ class ResponsesStreamDecoder:
             self.done = True
             return None
         try:
-            payload = loads(data, "stream event data")  # strict JSON: no NaN or Infinity (PV-10)
+            # strict JSON: no NaN or Infinity (PV-10)
+            payload = loads(data, "stream event data")
         except OpenAIProtocolError:
             if event.event == "error":
-                raise OpenAIStreamError(data or "error event without data", body=data) from None
+                raise OpenAIStreamError(
+                    data or "error event without data", body=data
+                ) from None
             raise
         if not isinstance(payload, Mapping):
-            raise OpenAIProtocolError(f"stream event is not a JSON object: {_snippet(event.data)}")
+            raise OpenAIProtocolError(
+                f"stream event is not a JSON object: {_snippet(event.data)}"
+            )
         kind = payload.get("type")
         if not isinstance(kind, str) or not kind:
             kind = event.event
         return self._dispatch(kind, payload)
 
-    def _dispatch(self, kind: str, event: Mapping[str, Any]) -> ChatResponseUpdate | None:
+    def _dispatch(
+        self, kind: str, event: Mapping[str, Any]
+    ) -> ChatResponseUpdate | None:
         if kind == "error":
             raise _stream_error(event.get("error", event), event)
         if kind in ("response.created", "response.in_progress", "response.queued"):
@@ -192,7 +222,8 @@ class ResponsesStreamDecoder:
         if kind in _TERMINAL:
             self.done = True
             return self._finish(event)
-        return None  # OR-19: an event type this codec does not know carries nothing it needs
+        # OR-19: an event type this codec does not know carries nothing it needs
+        return None
 
     # -- events -------------------------------------------------------------------------------
 
@@ -211,7 +242,11 @@ class ResponsesStreamDecoder:
         item_id = str(event.get("item_id") or "")
         seen[item_id] = seen.get(item_id, "") + delta
         props = {"refusal": True} if refusal else {}
-        return _update([Content.from_text(delta, additional_properties=props)], self._meta, raw=event)
+        return _update(
+            [Content.from_text(delta, additional_properties=props)],
+            self._meta,
+            raw=event,
+        )
 
     def _arguments_delta(self, event: Mapping[str, Any]) -> ChatResponseUpdate | None:
         delta = event.get("delta")
@@ -230,13 +265,16 @@ class ResponsesStreamDecoder:
     def _item(self, event: Mapping[str, Any]) -> Mapping[str, Any]:
         item = event.get("item")
         if not isinstance(item, Mapping):
-            raise OpenAIProtocolError(f"{event.get('type')} without an item object: {_snippet(_dump(event))}")
+            raise OpenAIProtocolError(
+                f"{event.get('type')} without an item object: {_snippet(_dump(event))}"
+            )
         return item
 
     def _item_added(self, event: Mapping[str, Any]) -> ChatResponseUpdate | None:
         item = self._item(event)
         if item.get("type") != "function_call":
-            return None  # messages and reasoning arrive as deltas or whole at done (OR-17)
+            # messages and reasoning arrive as deltas or whole at done (OR-17)
+            return None
         arguments = _arguments(item)
         call = _call(item, arguments)
         key = str(item.get("id") or call.call_id)
@@ -258,9 +296,13 @@ class ResponsesStreamDecoder:
                 (texts, self._texts, {}),
                 (refusals, self._refusals, {"refusal": True}),
             ):
-                rest = _remainder(final, seen.pop(item_id, ""), f"text of item {item_id!r}")
+                rest = _remainder(
+                    final, seen.pop(item_id, ""), f"text of item {item_id!r}"
+                )
                 if rest:
-                    contents.append(Content.from_text(rest, additional_properties=dict(props)))
+                    contents.append(
+                        Content.from_text(rest, additional_properties=dict(props))
+                    )
         elif kind == "function_call":
             key = item_id or str(item.get("call_id") or "")
             final = _arguments(item)
@@ -268,8 +310,20 @@ class ResponsesStreamDecoder:
                 contents = [_call(item, final)]
             else:
                 call = self._calls.pop(key)
-                rest = _remainder(final, self._arguments.pop(key, ""), f"arguments of call {call.call_id!r}")
-                contents = [Content.from_function_call(call.call_id or "", "", rest, id=call.id)] if rest else []
+                rest = _remainder(
+                    final,
+                    self._arguments.pop(key, ""),
+                    f"arguments of call {call.call_id!r}",
+                )
+                contents = (
+                    [
+                        Content.from_function_call(
+                            call.call_id or "", "", rest, id=call.id
+                        )
+                    ]
+                    if rest
+                    else []
+                )
         else:
             contents = _item_contents(item)
         return _update(contents, self._meta, raw=event) if contents else None
@@ -277,14 +331,18 @@ class ResponsesStreamDecoder:
     def _finish(self, event: Mapping[str, Any]) -> ChatResponseUpdate:
         response = event.get("response")
         if not isinstance(response, Mapping):
-            raise OpenAIProtocolError(f"{event.get('type')} without a response object: {_snippet(_dump(event))}")
+            raise OpenAIProtocolError(
+                f"{event.get('type')} without a response object: {_snippet(_dump(event))}"
+            )
         _raise_if_failed(response)
         self._remember(event)
         contents: list[Content] = []
         usage = _usage(response.get("usage"))
         if usage is not None:
             contents.append(Content.from_usage(usage))
-        return _update(contents, self._meta, finish_reason=_finish_reason(response), raw=event)
+        return _update(
+            contents, self._meta, finish_reason=_finish_reason(response), raw=event
+        )
 
 
 def _remainder(final: str, seen: str, what: str) -> str:
@@ -293,4 +351,6 @@ def _remainder(final: str, seen: str, what: str) -> str:
         return final[len(seen) :]
     if not final:
         return ""  # a done item without the text: the deltas stand
-    raise OpenAIProtocolError(f"the {what} in output_item.done differs from its deltas: {_snippet(final)}")
+    raise OpenAIProtocolError(
+        f"the {what} in output_item.done differs from its deltas: {_snippet(final)}"
+    )

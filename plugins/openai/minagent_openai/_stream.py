@@ -1,14 +1,16 @@
-"""Streams of the OpenAI-compatible Chat Completions API (spec/providers.md PV-12 .. PV-16, OA-14 .. OA-18).
+"""Streams of the OpenAI-compatible Chat Completions API (spec/providers.md PV-12 ..
+PV-16, OA-14 .. OA-18).
 
 Theory of operation
 -------------------
-Sans-I/O (PV-1). ``ChatCompletionsStreamDecoder`` turns the bytes of a streaming answer into
-``ChatResponseUpdate``s: the shared ``SSEDecoder`` gives events, each event's data is one JSON
-chunk, each chunk with a choice or usage gives one update (PV-16). Its only state besides the
-SSE decoder is the table of tool calls by ``index`` (OA-15), which lets every argument fragment
-carry its call's id, so ``ChatResponse.from_updates`` can merge by call id (PV-13). A chunk's
-delta is mapped as a whole message is (``_response._contents``), so both modes agree (PV-9).
-``data: [DONE]`` is the terminator (OA-17).
+Sans-I/O (PV-1). ``ChatCompletionsStreamDecoder`` turns the bytes of a streaming answer
+into ``ChatResponseUpdate``s: the shared ``SSEDecoder`` gives events, each event's data
+is one JSON chunk, each chunk with a choice or usage gives one update (PV-16). Its only
+state besides the SSE decoder is the table of tool calls by ``index`` (OA-15), which
+lets every argument fragment carry its call's id, so ``ChatResponse.from_updates`` can
+merge by call id (PV-13). A chunk's delta is mapped as a whole message is
+(``_response._contents``), so both modes agree (PV-9). ``data: [DONE]`` is the
+terminator (OA-17).
 """
 
 from __future__ import annotations
@@ -40,9 +42,10 @@ DEFAULT_MAX_LINE_SIZE = 16 * 1024 * 1024  # characters of one SSE line or event 
 class ChatCompletionsStreamDecoder:
     """Bytes of a streaming Chat Completions answer in, `ChatResponseUpdate`s out.
 
-    Feed every chunk the transport receives to ``feed()`` and yield what it returns; at end of
-    input call ``close()`` and yield that too; then check ``done`` (PV-15). Errors raised by
-    ``feed()`` / ``close()`` carry the updates decoded before them in ``.updates`` (PV-14).
+    Feed every chunk the transport receives to ``feed()`` and yield what it returns; at
+    end of input call ``close()`` and yield that too; then check ``done`` (PV-15).
+    Errors raised by ``feed()`` / ``close()`` carry the updates decoded before them in
+    ``.updates`` (PV-14).
     """
 
     def __init__(self, *, max_line_size: int | None = DEFAULT_MAX_LINE_SIZE) -> None:
@@ -60,7 +63,9 @@ class ChatCompletionsStreamDecoder:
             self._check_names(updates)
         return updates
 
-    def _step(self, chunk: bytes | bytearray | memoryview | None) -> list[ChatResponseUpdate]:
+    def _step(
+        self, chunk: bytes | bytearray | memoryview | None
+    ) -> list[ChatResponseUpdate]:
         limit: SSELimitError | None = None
         try:
             events = self._sse.feed(chunk) if chunk is not None else self._sse.close()
@@ -74,11 +79,14 @@ class ChatCompletionsStreamDecoder:
         return updates
 
     def _check_names(self, updates: list[ChatResponseUpdate]) -> None:
-        """OA-28: by the end of the stream, every tool call has received its function name."""
+        """OA-28: by the end of the stream, every tool call has received its function
+        name."""
         self._checked = True
         unnamed = self._calls.unnamed()
         if unnamed:
-            error = OpenAIProtocolError(f"the stream ended with tool calls that have no function name: {unnamed[:5]}")
+            error = OpenAIProtocolError(
+                f"the stream ended with tool calls that have no function name: {unnamed[:5]}"
+            )
             error.updates = updates
             raise error
 
@@ -107,11 +115,16 @@ class ChatCompletionsStreamDecoder:
         except OpenAIProtocolError as exc:
             if event.event != "error":
                 raise
-            chunk = exc  # an error event whose data is not JSON: its text is the message
+            # an error event whose data is not JSON: its text is the message
+            chunk = exc
         if isinstance(chunk, OpenAIProtocolError):
-            raise OpenAIStreamError(data[:_ERROR_TEXT] if data else "error event without data", body=data)
+            raise OpenAIStreamError(
+                data[:_ERROR_TEXT] if data else "error event without data", body=data
+            )
         if not isinstance(chunk, Mapping):
-            raise OpenAIProtocolError(f"stream chunk is not a JSON object: {_snippet(event.data)}")
+            raise OpenAIProtocolError(
+                f"stream chunk is not a JSON object: {_snippet(event.data)}"
+            )
         _raise_if_error(chunk, event)
         return self._chunk(chunk)
 
@@ -124,7 +137,8 @@ class ChatCompletionsStreamDecoder:
         meta = _meta(chunk)
         if self._calls.response_id is None:
             self._calls.response_id = meta["response_id"]
-        elif meta["response_id"] is not None:  # OA-14: the stream's first id holds for all of it
+        # OA-14: the stream's first id holds for all of it
+        elif meta["response_id"] is not None:
             meta["response_id"] = self._calls.response_id
         contents: list[Content] = []
         finish_reason = None

@@ -1,15 +1,17 @@
-"""minagent-otel: minagent's spans as OpenTelemetry spans (spec/observability.md OB-17 .. OB-20).
+"""minagent-otel: minagent's spans as OpenTelemetry spans (spec/observability.md OB-17
+.. OB-20).
 
 Theory of operation
 -------------------
-``instrument()`` installs an `OtelTracer` as minagent's tracer (``minagent.set_tracer``). The core
-calls it at three places (agent run, model call, tool call) with the span name, the GenAI
-semantic-convention attributes and the parent span; the bridge starts an OpenTelemetry span under
-that parent's OpenTelemetry span, or, for a run with no minagent parent, under whatever span is
-current in OpenTelemetry's own context (so an application's span encloses the run). While a tool
-runs, the core enters ``activate(span)``, which makes the ``execute_tool`` span current in
-OpenTelemetry's context: spans the tool starts itself nest under it. ``uninstrument()`` puts the
-previous tracer back.
+``instrument()`` installs an `OtelTracer` as minagent's tracer
+(``minagent.set_tracer``). The core calls it at three places (agent run, model call,
+tool call) with the span name, the GenAI semantic-convention attributes and the parent
+span; the bridge starts an OpenTelemetry span under that parent's OpenTelemetry span,
+or, for a run with no minagent parent, under whatever span is current in OpenTelemetry's
+own context (so an application's span encloses the run). While a tool runs, the core
+enters ``activate(span)``, which makes the ``execute_tool`` span current in
+OpenTelemetry's context: spans the tool starts itself nest under it. ``uninstrument()``
+puts the previous tracer back.
 """
 
 from __future__ import annotations
@@ -43,7 +45,8 @@ class OtelSpan:
         self.span.set_attributes(_attributes(attributes))
 
     def record_error(self, error: BaseException) -> None:
-        kind = error_type(error).rpartition(".")[2]  # a RecordedToolError's: the tool's exception (OB-21)
+        # a RecordedToolError's: the tool's exception (OB-21)
+        kind = error_type(error).rpartition(".")[2]
         self.span.record_exception(error, attributes={"exception.type": kind})
         self.span.set_status(Status(StatusCode.ERROR, kind))
 
@@ -58,26 +61,49 @@ class OtelTracer:
     """minagent's tracer protocol on an OpenTelemetry tracer (OB-17)."""
 
     def __init__(self, tracer_provider: trace.TracerProvider | None = None) -> None:
-        self.tracer = trace.get_tracer(SCOPE, minagent.__version__, tracer_provider=tracer_provider)
+        self.tracer = trace.get_tracer(
+            SCOPE, minagent.__version__, tracer_provider=tracer_provider
+        )
 
-    def start_span(self, name: str, attributes: Mapping[str, Any], parent: Any) -> OtelSpan:
-        context = trace.set_span_in_context(parent.span) if isinstance(parent, OtelSpan) else None
+    def start_span(
+        self, name: str, attributes: Mapping[str, Any], parent: Any
+    ) -> OtelSpan:
+        context = (
+            trace.set_span_in_context(parent.span)
+            if isinstance(parent, OtelSpan)
+            else None
+        )
         operation = attributes.get("gen_ai.operation.name")
-        kind = _KINDS.get(operation, SpanKind.INTERNAL) if isinstance(operation, str) else SpanKind.INTERNAL
-        span = self.tracer.start_span(name, context=context, kind=kind, attributes=_attributes(attributes))
+        kind = (
+            _KINDS.get(operation, SpanKind.INTERNAL)
+            if isinstance(operation, str)
+            else SpanKind.INTERNAL
+        )
+        span = self.tracer.start_span(
+            name, context=context, kind=kind, attributes=_attributes(attributes)
+        )
         return OtelSpan(span)
 
     def activate(self, span: Any) -> AbstractContextManager[Any]:
-        """OB-19: the tool's span is OpenTelemetry's current span while the tool runs."""
+        """OB-19: the tool's span is OpenTelemetry's current span while the tool
+        runs."""
         otel_span = span.span if isinstance(span, OtelSpan) else trace.INVALID_SPAN
-        return trace.use_span(otel_span, end_on_exit=False, record_exception=False, set_status_on_exception=False)
+        return trace.use_span(
+            otel_span,
+            end_on_exit=False,
+            record_exception=False,
+            set_status_on_exception=False,
+        )
 
 
-def instrument(tracer_provider: trace.TracerProvider | None = None, *, record_content: bool = False) -> OtelTracer:
-    """Trace every minagent run with OpenTelemetry from now on (OB-17); returns the tracer.
+def instrument(
+    tracer_provider: trace.TracerProvider | None = None, *, record_content: bool = False
+) -> OtelTracer:
+    """Trace every minagent run with OpenTelemetry from now on (OB-17); returns the
+    tracer.
 
-    ``tracer_provider`` defaults to the global one; ``record_content=True`` also records message
-    contents and tool arguments and results (OB-6)."""
+    ``tracer_provider`` defaults to the global one; ``record_content=True`` also records
+    message contents and tool arguments and results (OB-6)."""
     tracer = OtelTracer(tracer_provider)
     _previous.append((minagent.get_tracer(), _record_content()))
     minagent.set_tracer(tracer, record_content=record_content)
@@ -103,7 +129,8 @@ _Value = str | bool | int | float
 
 
 def _attributes(attributes: Mapping[str, Any]) -> dict[str, _Value | Sequence[_Value]]:
-    """OB-18: values OpenTelemetry accepts: scalars, and sequences of one scalar type (else strings)."""
+    """OB-18: values OpenTelemetry accepts: scalars, and sequences of one scalar type
+    (else strings)."""
     out: dict[str, _Value | Sequence[_Value]] = {}
     for key, value in attributes.items():
         if value is None:
@@ -112,7 +139,10 @@ def _attributes(attributes: Mapping[str, Any]) -> dict[str, _Value | Sequence[_V
             out[key] = value
         elif isinstance(value, list | tuple):
             items = [v for v in value if v is not None]
-            same = items and all(type(v) is type(items[0]) and isinstance(v, str | bool | int | float) for v in items)
+            same = items and all(
+                type(v) is type(items[0]) and isinstance(v, str | bool | int | float)
+                for v in items
+            )
             out[key] = list(items) if same else [str(v) for v in items]
         else:
             out[key] = str(value)

@@ -1,38 +1,41 @@
-"""minagent-redis: conversation history and sessions in Redis (spec/sessions.md, RD rules).
+"""minagent-redis: conversation history and sessions in Redis (spec/sessions.md, RD
+rules).
 
 Theory of operation
 -------------------
 `RedisHistoryProvider` keeps a session's messages in one Redis list,
 ``{key_prefix}{source_id}:{session_id}``, one element per message (our versioned JSON).
-A run's messages are appended in one MULTI/EXEC transaction, after the run succeeded (SE-5):
-RPUSH of all of them, then EXPIRE when a ``ttl`` is set. With ``max_messages`` the append is an
-optimistic transaction: WATCH the list, read it, compute the cut that keeps at most
-``max_messages`` and never starts on a tool result (so a call is never split from its result),
-then MULTI / RPUSH / LTRIM / EXPIRE / EXEC, retried when another writer changed the list
-meanwhile. `RedisSessionStore` keeps `AgentSession.to_dict()` JSON under
-``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set).
+A run's messages are appended in one MULTI/EXEC transaction, after the run succeeded
+(SE-5):
+RPUSH of all of them, then EXPIRE when a ``ttl`` is set. With ``max_messages`` the
+append is an optimistic transaction: WATCH the list, read it, compute the cut that keeps
+at most ``max_messages`` and never starts on a tool result (so a call is never split
+from its result), then MULTI / RPUSH / LTRIM / EXPIRE / EXEC, retried when another
+writer changed the list meanwhile. `RedisSessionStore` keeps `AgentSession.to_dict()`
+JSON under ``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set).
 
-A save that names its run (``run_key=``, or ``state["run_key"]``, SE-40) is stored once. The hash
-``{key_prefix}runs:{source_id}:{session_id}`` counts the messages ever pushed to the session's
-list (field ``""``, raised by every append in its transaction, lowered by a take-back) and holds
-each keyed run's count before it. The keyed append is an optimistic transaction that WATCHes the
-hash (and the list, with ``max_messages``), reads the run's field, and appends nothing when it is
-there; otherwise MULTI / RPUSH (/ LTRIM) / HSET / HINCRBY / EXPIRE / EXEC, retried when another
-writer changed them, so of concurrent saves of one run exactly one appends. A keyed load drops the
-last ``pushed - before`` elements: the run's own and those pushed after it, so a recovered run
-sees the history without its own messages; trimming drops from the front and keeps this exact
-(RD-9). (A take-back of messages pushed before a keyed run, from another process, would shift
-that run's place by their number; SE-20 takes back a run's own, newest messages.)
+A save that names its run (``run_key=``, or ``state["run_key"]``, SE-40) is stored once.
+The hash ``{key_prefix}runs:{source_id}:{session_id}`` counts the messages ever pushed
+to the session's list (field ``""``, raised by every append in its transaction, lowered
+by a take-back) and holds each keyed run's count before it. The keyed append is an
+optimistic transaction that WATCHes the hash (and the list, with ``max_messages``),
+reads the run's field, and appends nothing when it is there; otherwise MULTI / RPUSH (/
+LTRIM) / HSET / HINCRBY / EXPIRE / EXEC, retried when another writer changed them, so of
+concurrent saves of one run exactly one appends. A keyed load drops the last ``pushed -
+before`` elements: the run's own and those pushed after it, so a recovered run sees the
+history without its own messages; trimming drops from the front and keeps this exact
+(RD-9). (A take-back of messages pushed before a keyed run, from another process, would
+shift that run's place by their number; SE-20 takes back a run's own, newest messages.)
 
-A Redis that cannot be reached is a `RedisUnavailableError` naming the URL, for every call
-(``clear`` and ``delete`` included); a failed append writes nothing, so once Redis is back the
-stored history is exactly the runs that succeeded. What is stored and cannot be read — not
-JSON, nested too deeply, a key of another type, a run count that is not an integer — is a
-`SerializationError` naming the key and element (RD-7). Any other refusal — a read-only replica,
-``maxmemory`` reached, an ACL that denies the key or command, a refused login — is a
-`RedisCommandError` with Redis' error code and words, naming the server and the key (RD-10).
-``discard_messages`` takes a run's append back when a later save of the same run failed (SE-20,
-RD-8).
+A Redis that cannot be reached is a `RedisUnavailableError` naming the URL, for every
+call (``clear`` and ``delete`` included); a failed append writes nothing, so once Redis
+is back the stored history is exactly the runs that succeeded. What is stored and cannot
+be read — not JSON, nested too deeply, a key of another type, a run count that is not an
+integer — is a `SerializationError` naming the key and element (RD-7). Any other refusal
+— a read-only replica, ``maxmemory`` reached, an ACL that denies the key or command, a
+refused login — is a `RedisCommandError` with Redis' error code and words, naming the
+server and the key (RD-10). ``discard_messages`` takes a run's append back when a later
+save of the same run failed (SE-20, RD-8).
 """
 
 from __future__ import annotations
@@ -49,9 +52,20 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError, WatchError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from minagent import AgentSession, HistoryProvider, Message, MinagentError, SerializationError
+from minagent import (
+    AgentSession,
+    HistoryProvider,
+    Message,
+    MinagentError,
+    SerializationError,
+)
 
-__all__ = ["RedisCommandError", "RedisHistoryProvider", "RedisSessionStore", "RedisUnavailableError"]
+__all__ = [
+    "RedisCommandError",
+    "RedisHistoryProvider",
+    "RedisSessionStore",
+    "RedisUnavailableError",
+]
 
 
 class RedisUnavailableError(MinagentError, ConnectionError):
@@ -59,17 +73,27 @@ class RedisUnavailableError(MinagentError, ConnectionError):
 
 
 class RedisCommandError(MinagentError, RuntimeError):
-    """Redis refused a command for a reason that is not the stored data (RD-10): ``code`` is Redis'
-    error code (``"READONLY"``, ``"OOM"``, ``"NOPERM"``, ``"WRONGPASS"``, ``"ERR"``, ...), ``key`` the
-    key the call was about, ``command`` the refused command's name when known, ``reply`` Redis' words."""
+    """Redis refused a command for a reason that is not the stored data (RD-10):
+    ``code`` is Redis' error code (``"READONLY"``, ``"OOM"``, ``"NOPERM"``,
+    ``"WRONGPASS"``, ``"ERR"``, ...), ``key`` the key the call was about, ``command``
+    the refused command's name when known, ``reply`` Redis' words."""
 
-    def __init__(self, server: str, key: str, code: str, reply: str, command: str | None) -> None:
+    def __init__(
+        self, server: str, key: str, code: str, reply: str, command: str | None
+    ) -> None:
         what = f"{command} on {key!r}" if command else f"a command on {key!r}"
         super().__init__(f"{server} refused {what}: {code} {reply}")
-        self.server, self.key, self.code, self.reply, self.command = server, key, code, reply, command
+        self.server, self.key, self.code, self.reply, self.command = (
+            server,
+            key,
+            code,
+            reply,
+            command,
+        )
 
 
-# RD-10: the error codes redis-py turns into classes of their own (and strips from the message)
+# RD-10: the error codes redis-py turns into classes of their own (and strips from the
+# message)
 _CODES: tuple[tuple[type[Exception], str], ...] = (
     (errors.ReadOnlyError, "READONLY"),
     (errors.NoPermissionError, "NOPERM"),
@@ -83,19 +107,23 @@ _CODES: tuple[tuple[type[Exception], str], ...] = (
     (errors.MovedError, "MOVED"),
     (errors.AskError, "ASK"),
 )
-_DATA_ERRORS = ("WRONGTYPE", "ERR hash value is not an integer")  # RD-7: about what is stored
+# RD-7: about what is stored
+_DATA_ERRORS = ("WRONGTYPE", "ERR hash value is not an integer")
 
 
 def _refusal(exc: Exception) -> tuple[str, str, str | None]:
-    """RD-10: Redis' error code, its words and the refused command (named when redis-py annotated a
-    pipeline's error: ``Command # n (CMD args...) of pipeline caused error: (reply,)``)."""
+    """RD-10: Redis' error code, its words and the refused command (named when redis-py
+    annotated a pipeline's error: ``Command # n (CMD args...) of pipeline caused error:
+    (reply,)``)."""
     text, command = str(exc.args[0]) if exc.args else str(exc), None
     head, marker, tail = text.partition(" of pipeline caused error: ")
     if marker and head.startswith("Command # ") and "(" in head:
         command = head.split("(", 1)[1].split(" ", 1)[0].rstrip(")").upper() or None
         try:
             original = ast.literal_eval(tail)
-            text = str(original[0]) if isinstance(original, tuple) and original else tail
+            text = (
+                str(original[0]) if isinstance(original, tuple) and original else tail
+            )
         except (ValueError, SyntaxError):
             text = tail
     if isinstance(exc, errors.AuthenticationError):
@@ -122,14 +150,16 @@ def _describe(client: aioredis.Redis) -> str:
 
 @asynccontextmanager
 async def _typed(client: aioredis.Redis, key: str) -> AsyncIterator[None]:
-    """RD-4, RD-7, RD-10: redis' own errors as ours: a refused login, unreachable, a key holding
-    another type (the stored data), or any other refusal."""
+    """RD-4, RD-7, RD-10: redis' own errors as ours: a refused login, unreachable, a key
+    holding another type (the stored data), or any other refusal."""
     try:
         yield
     except (errors.AuthenticationError, errors.AuthorizationError) as exc:
         raise RedisCommandError(_describe(client), key, *_refusal(exc)) from exc
     except (RedisConnectionError, RedisTimeoutError) as exc:
-        raise RedisUnavailableError(f"{_describe(client)} is unavailable: {exc}") from exc
+        raise RedisUnavailableError(
+            f"{_describe(client)} is unavailable: {exc}"
+        ) from exc
     except ResponseError as exc:
         code, reply, command = _refusal(exc)
         if f"{code} {reply}".startswith(_DATA_ERRORS):
@@ -142,15 +172,21 @@ def _loaded(item: bytes | str, where: str) -> Any:
     try:
         return json.loads(item)
     except (ValueError, RecursionError) as exc:
-        problem = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
-        raise SerializationError(where, f"the stored data is not valid JSON ({problem})") from None
+        problem = (
+            "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+        )
+        raise SerializationError(
+            where, f"the stored data is not valid JSON ({problem})"
+        ) from None
 
 
 def _message(item: bytes | str, where: str) -> Message:
     try:
         return Message.from_dict(_loaded(item, where), path=where)
     except RecursionError:
-        raise SerializationError(where, "the stored message is nested too deeply") from None
+        raise SerializationError(
+            where, "the stored message is nested too deeply"
+        ) from None
 
 
 def _count(value: bytes | str | None, where: str) -> int:
@@ -158,7 +194,9 @@ def _count(value: bytes | str | None, where: str) -> int:
     try:
         return int(value or 0)
     except ValueError:
-        raise SerializationError(where, f"the stored count is not an integer ({value!r:.60})") from None
+        raise SerializationError(
+            where, f"the stored count is not an integer ({value!r:.60})"
+        ) from None
 
 
 def _check_id(session_id: object) -> str:
@@ -168,16 +206,21 @@ def _check_id(session_id: object) -> str:
 
 
 def _check_ttl(ttl: int | None) -> int | None:
-    if ttl is not None and (not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0):
+    if ttl is not None and (
+        not isinstance(ttl, int) or isinstance(ttl, bool) or ttl <= 0
+    ):
         raise ValueError(f"ttl must be a positive number of seconds, got {ttl!r}")
     return ttl
 
 
-_PUSHED = ""  # RD-9: the field of the runs hash that counts the messages pushed (a run key is never empty)
+# RD-9: the field of the runs hash that counts the messages pushed (a run key is never
+# empty)
+_PUSHED = ""
 
 
 def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
-    """SE-40, RD-9: the run a save names, ``run_key=`` or else ``state["run_key"]``; None when none."""
+    """SE-40, RD-9: the run a save names, ``run_key=`` or else ``state["run_key"]``;
+    None when none."""
     key = run_key if run_key is not None else (state or {}).get("run_key")
     if key is not None and (not isinstance(key, str) or not key):
         raise ValueError(f"run_key must be a non-empty string, got {key!r}")
@@ -186,14 +229,15 @@ def _run_key(run_key: object, state: dict[str, Any] | None) -> str | None:
 
 def _is_result(message: dict[str, Any]) -> bool:
     return any(
-        isinstance(c, dict) and c.get("type") in ("function_result", "function_approval_response")
+        isinstance(c, dict)
+        and c.get("type") in ("function_result", "function_approval_response")
         for c in message.get("contents", [])
     )
 
 
 def safe_cut(messages: Sequence[dict[str, Any]], keep: int) -> int:
-    """The index of the first message kept so that at most ``keep`` remain and the kept part does
-    not start with a tool result (whose call would be gone) (RD-2)."""
+    """The index of the first message kept so that at most ``keep`` remain and the kept
+    part does not start with a tool result (whose call would be gone) (RD-2)."""
     start = max(0, len(messages) - keep)
     while start < len(messages) and _is_result(messages[start]):
         start += 1
@@ -201,7 +245,8 @@ def safe_cut(messages: Sequence[dict[str, Any]], keep: int) -> int:
 
 
 class RedisHistoryProvider(HistoryProvider):
-    """A session's messages in Redis (RD-1): ``RedisHistoryProvider("history", url="redis://...")``."""
+    """A session's messages in Redis (RD-1): ``RedisHistoryProvider("history",
+    url="redis://...")``."""
 
     def __init__(
         self,
@@ -226,8 +271,12 @@ class RedisHistoryProvider(HistoryProvider):
             store_context_from=store_context_from,
             store_outputs=store_outputs,
         )
-        if max_messages is not None and (not isinstance(max_messages, int) or max_messages <= 0):
-            raise ValueError(f"max_messages must be a positive int, got {max_messages!r}")
+        if max_messages is not None and (
+            not isinstance(max_messages, int) or max_messages <= 0
+        ):
+            raise ValueError(
+                f"max_messages must be a positive int, got {max_messages!r}"
+            )
         self.redis = _client(url, client)
         self.key_prefix = key_prefix
         self.ttl = _check_ttl(ttl)
@@ -237,15 +286,20 @@ class RedisHistoryProvider(HistoryProvider):
         return f"{self.key_prefix}{self.source_id}:{_check_id(session_id)}"
 
     def runs_key(self, session_id: str) -> str:
-        """RD-9: the hash of the session's run keys (each the count of messages pushed before that run;
-        the field "" the count pushed in all)."""
+        """RD-9: the hash of the session's run keys (each the count of messages pushed
+        before that run; the field "" the count pushed in all)."""
         return f"{self.key_prefix}runs:{self.source_id}:{_check_id(session_id)}"
 
     async def get_messages(
-        self, session_id: str | None, *, state: dict[str, Any] | None = None, run_key: str | None = None, **kwargs: Any
+        self,
+        session_id: str | None,
+        *,
+        state: dict[str, Any] | None = None,
+        run_key: str | None = None,
+        **kwargs: Any,
     ) -> list[Message]:
-        """The session's messages in order; for a run that names itself, only those pushed before its
-        own (RD-9)."""
+        """The session's messages in order; for a run that names itself, only those
+        pushed before its own (RD-9)."""
         key, run = self.key(_check_id(session_id)), _run_key(run_key, state)
         async with _typed(self.redis, key):
             if run is None:
@@ -255,9 +309,12 @@ class RedisHistoryProvider(HistoryProvider):
                     pipe.lrange(key, 0, -1)
                     pipe.hmget(self.runs_key(_check_id(session_id)), [run, _PUSHED])
                     raw, (before, pushed) = await pipe.execute()
-                if before is not None:  # the run's messages and those pushed after them are the last ones
+                # the run's messages and those pushed after them are the last ones
+                if before is not None:
                     runs = self.runs_key(_check_id(session_id))
-                    since = _count(pushed, f"{runs}[{_PUSHED!r}]") - _count(before, f"{runs}[{run!r}]")
+                    since = _count(pushed, f"{runs}[{_PUSHED!r}]") - _count(
+                        before, f"{runs}[{run!r}]"
+                    )
                     raw = raw[: max(0, len(raw) - since)]
         return [_message(item, f"{key}[{i}]") for i, item in enumerate(raw)]
 
@@ -270,34 +327,46 @@ class RedisHistoryProvider(HistoryProvider):
         run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """All of a run's messages in one transaction, or none (RD-3); nothing when the run
-        ``run_key`` (or ``state["run_key"]``) names is stored already (RD-9)."""
+        """All of a run's messages in one transaction, or none (RD-3); nothing when the
+        run ``run_key`` (or ``state["run_key"]``) names is stored already (RD-9)."""
         key, run = self.key(_check_id(session_id)), _run_key(run_key, state)
-        data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]  # fails before anything is sent
+        # fails before anything is sent
+        data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
         if not data:
             return
         async with _typed(self.redis, key):
             await self._append(key, self.runs_key(_check_id(session_id)), run, data)
 
-    async def _append(self, key: str, runs: str, run: str | None, data: list[str]) -> None:
-        """RD-3, RD-9: RPUSH ``data`` (trimmed with ``max_messages``) and count it in ``runs``; a keyed
-        append records its run and appends nothing when the run is there (optimistic, retried)."""
+    async def _append(
+        self, key: str, runs: str, run: str | None, data: list[str]
+    ) -> None:
+        """RD-3, RD-9: RPUSH ``data`` (trimmed with ``max_messages``) and count it in
+        ``runs``; a keyed append records its run and appends nothing when the run is
+        there (optimistic, retried)."""
         async with self.redis.pipeline(transaction=True) as pipe:
             while True:
                 try:
-                    watched = [*([runs] if run is not None else []), *([key] if self.max_messages else [])]
+                    watched = [
+                        *([runs] if run is not None else []),
+                        *([key] if self.max_messages else []),
+                    ]
                     pushed = 0
                     if watched:
                         await pipe.watch(*watched)
                     if run is not None:
                         before, total = await pipe.hmget(runs, [run, _PUSHED])
                         if before is not None:
-                            return  # this run's messages are here already (leaving the pipeline unwatches)
+                            # this run's messages are here already (leaving the pipeline
+                            # unwatches)
+                            return
                         pushed = _count(total, f"{runs}[{_PUSHED!r}]")
                     start = 0
                     if self.max_messages is not None:
                         stored: list[bytes | str] = await pipe.lrange(key, 0, -1)
-                        every = [_loaded(item, f"{key}[{i}]") for i, item in enumerate([*stored, *data])]
+                        every = [
+                            _loaded(item, f"{key}[{i}]")
+                            for i, item in enumerate([*stored, *data])
+                        ]
                         start = safe_cut(every, self.max_messages)
                     pipe.multi()  # type: ignore[no-untyped-call]
                     pipe.rpush(key, *data)
@@ -312,7 +381,8 @@ class RedisHistoryProvider(HistoryProvider):
                     await pipe.execute()
                     return
                 except WatchError:
-                    continue  # another writer changed the list or the runs meanwhile: read again
+                    # another writer changed the list or the runs meanwhile: read again
+                    continue
 
     async def discard_messages(
         self,
@@ -323,29 +393,39 @@ class RedisHistoryProvider(HistoryProvider):
         run_key: str | None = None,
         **kwargs: Any,
     ) -> None:
-        """SE-20, RD-8: take back the newest elements equal to ``messages`` (what this run appended),
-        and the run's key (RD-9)."""
+        """SE-20, RD-8: take back the newest elements equal to ``messages`` (what this
+        run appended), and the run's key (RD-9)."""
         key, run = self.key(_check_id(session_id)), _run_key(run_key, state)
         data = [json.dumps(m.to_dict(), ensure_ascii=False) for m in messages]
         if not data:
             return
-        async with _typed(self.redis, key), self.redis.pipeline(transaction=True) as pipe:
+        async with (
+            _typed(self.redis, key),
+            self.redis.pipeline(transaction=True) as pipe,
+        ):
             while True:
                 try:
                     await pipe.watch(key)
                     tail = [
-                        i.decode() if isinstance(i, bytes) else i for i in await pipe.lrange(key, -len(data) - 1000, -1)
+                        i.decode() if isinstance(i, bytes) else i
+                        for i in await pipe.lrange(key, -len(data) - 1000, -1)
                     ]
-                    starts = [s for s in range(len(tail) - len(data), -1, -1) if tail[s : s + len(data)] == data]
+                    starts = [
+                        s
+                        for s in range(len(tail) - len(data), -1, -1)
+                        if tail[s : s + len(data)] == data
+                    ]
                     if not starts and run is None:
                         return
                     pipe.multi()  # type: ignore[no-untyped-call]
                     marker = f"minagent-discarded:{id(pipe)}"
-                    for offset in range(len(data) if starts else 0):  # mark the run's elements, then remove the marks
+                    # mark the run's elements, then remove the marks
+                    for offset in range(len(data) if starts else 0):
                         pipe.lset(key, starts[0] + offset - len(tail), marker)
                     pipe.lrem(key, 0, marker)
                     runs = self.runs_key(_check_id(session_id))
-                    if starts:  # as if never pushed, so the runs before keep their places (RD-9)
+                    # as if never pushed, so the runs before keep their places (RD-9)
+                    if starts:
                         pipe.hincrby(runs, _PUSHED, -len(data))
                     if run is not None:
                         pipe.hdel(runs, run)
@@ -365,7 +445,8 @@ class RedisHistoryProvider(HistoryProvider):
 
 
 class RedisSessionStore:
-    """Sessions by id in Redis (RD-5): ``get`` (None when absent), ``set``, ``delete`` (SE-11)."""
+    """Sessions by id in Redis (RD-5): ``get`` (None when absent), ``set``, ``delete``
+    (SE-11)."""
 
     def __init__(
         self,
@@ -391,11 +472,14 @@ class RedisSessionStore:
         try:
             return AgentSession.from_dict(_loaded(raw, key))
         except RecursionError:
-            raise SerializationError(key, "the stored session is nested too deeply") from None
+            raise SerializationError(
+                key, "the stored session is nested too deeply"
+            ) from None
         except SerializationError as exc:
             if exc.path.startswith(key):
                 raise
-            raise SerializationError(key, str(exc)) from exc  # RD-7: from_dict names only its own path
+            # RD-7: from_dict names only its own path
+            raise SerializationError(key, str(exc)) from exc
 
     async def set(self, session_id: str, session: AgentSession) -> None:
         key = self.key(session_id)
