@@ -14,8 +14,9 @@ Rules
    at a limit of the tool loop before the model answered. Every failure is one
    ``error:`` line on stderr, never a traceback (AG-10, AG-15), and no message or help
    text cites a rule ID.
-3. The MCP server, the run trace and the scripted model are imported only by the command
-   that needs them.
+3. The MCP server, the run trace, the SQLite stores and the scripted model are imported
+   only by the command that needs them, so a copy of the core with the conformance kit's
+   folders (conformance/, testing/, cli/, providers/) runs ``conformance`` (PK-2).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .._agents import Agent
 from .._loop import LIMIT_FALLBACK_TEXT
@@ -39,7 +40,9 @@ from .._tools import tool
 from .._types import Content, Message
 from .._version import __version__
 from ..providers.registry import get_client
-from ..stores.sqlite import SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
+
+if TYPE_CHECKING:
+    from ..stores.sqlite import SQLiteSessionStore
 
 ABOUT = f"""minagent {__version__}: a dependency-free agent core.
 
@@ -232,6 +235,12 @@ async def run_prompt(
     session: AgentSession | None = None
     # SE-18: the conversation lives in the file
     if session_db is not None and session_id is not None:
+        from ..stores.sqlite import (
+            SQLiteHistoryProvider,
+            SQLiteSchemaError,
+            SQLiteSessionStore,
+        )
+
         try:
             providers.append(SQLiteHistoryProvider("history", path=session_db))
             store = SQLiteSessionStore(session_db)
@@ -270,6 +279,8 @@ async def run_prompt(
 
 def _sqlite_problem(path: str, exc: BaseException) -> str:
     """What is wrong with a --session-db file, in a user's words (AG-15)."""
+    from ..stores.sqlite import SQLiteSchemaError
+
     folder = Path(path).parent
     if not folder.is_dir():
         return f"its folder {str(folder)!r} does not exist"

@@ -17,6 +17,7 @@ Rules
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, NoReturn
 
@@ -365,13 +366,34 @@ class PlanProvider(ContextProvider):
 # The adapter
 
 
+def _has_folder(name: str) -> bool:
+    """Whether this copy of minagent has the optional folder ``name`` (a vendored core
+    may have only the kit's folders beside it, PK-2)."""
+    return (
+        importlib.util.find_spec(f"{__package__.rpartition('.')[0]}.{name}") is not None
+    )
+
+
+_WITHOUT_STRUCTURED = (
+    "this copy of minagent has no structured/ folder (copy it to check)"
+)
+
+
 class MinagentAdapter:
-    """Runs a plan on minagent (CF-5: every rule holds)."""
+    """Runs a plan on minagent (CF-5: every rule holds). In a copy of the core without
+    the optional ``structured/`` folder, structured output is a feature it lacks, so
+    those rules are not applicable (PK-2)."""
 
     name = "minagent"
-    features = frozenset(FEATURES)
+    features = (
+        frozenset(FEATURES)
+        if _has_folder("structured")
+        else frozenset(FEATURES) - {"structured"}
+    )
     expected: Mapping[str, str] = {}
-    notes: Mapping[str, str] = {}
+    notes: Mapping[str, str] = (
+        {} if _has_folder("structured") else {"structured": _WITHOUT_STRUCTURED}
+    )
 
     def build(self, world: World) -> Agent:
         plan: Plan = world.plan
