@@ -40,17 +40,16 @@ class _Written:
     costs an exec at import)."""
 
     def _values(self) -> tuple[Any, ...]:
-        return tuple(
-            getattr(self, f.name) for f in dataclasses.fields(self) if f.compare
-        )  # type: ignore[arg-type]
+        # mypy cannot see that only dataclasses inherit this mixin
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]
+        return tuple(getattr(self, f.name) for f in fields if f.compare)
 
     @reprlib.recursive_repr()
     def __repr__(self) -> str:
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]
         shown = ", ".join(
-            f"{f.name}={getattr(self, f.name)!r}"
-            for f in dataclasses.fields(self)
-            if f.repr
-        )  # type: ignore[arg-type]
+            f"{f.name}={getattr(self, f.name)!r}" for f in fields if f.repr
+        )
         return f"{type(self).__qualname__}({shown})"
 
     def __eq__(self, other: object) -> bool:
