@@ -78,21 +78,20 @@ asyncio.run(main())
 '''
 
 
-def test_the_top_level_files_alone_are_a_working_agent(tmp_path: Path) -> None:
-    """PK-2: only minagent/*.py copied, run with the standard library only (`-I -S`):
-    tool loop, agent/chat/function middleware, non-streaming and streaming, a session in
-    memory; nothing of a folder is loaded."""
+def run_vendored(tmp_path: Path, program: str) -> subprocess.CompletedProcess[str]:
+    """Copy only minagent/*.py (a vendor's copy, PK-2) and run ``program`` against it
+    with the standard library only (`-I -S`); the copy's parent is ``sys.argv[1]``."""
     copy = tmp_path / "vendor" / "minagent"
     copy.mkdir(parents=True)
     for path in PACKAGE.glob("*.py"):
         shutil.copy(path, copy / path.name)
-    done = subprocess.run(
+    return subprocess.run(
         [
             sys.executable,
             "-I",
             "-S",
             "-c",
-            f"import sys; sys.path.insert(0, sys.argv[1]); exec({PROGRAM!r})",
+            f"import sys; sys.path.insert(0, sys.argv[1]); exec({program!r})",
             str(copy.parent),
         ],
         capture_output=True,
@@ -100,6 +99,13 @@ def test_the_top_level_files_alone_are_a_working_agent(tmp_path: Path) -> None:
         timeout=60,
         cwd=tmp_path,
     )
+
+
+def test_the_top_level_files_alone_are_a_working_agent(tmp_path: Path) -> None:
+    """PK-2: only minagent/*.py copied, run with the standard library only (`-I -S`):
+    tool loop, agent/chat/function middleware, non-streaming and streaming, a session in
+    memory; nothing of a folder is loaded."""
+    done = run_vendored(tmp_path, PROGRAM)
     assert done.returncode == 0, done.stderr
     first, modules = done.stdout.splitlines()
     assert (
@@ -107,6 +113,54 @@ def test_the_top_level_files_alone_are_a_working_agent(tmp_path: Path) -> None:
     )
     loaded = ast.literal_eval(modules)  # the module names the program printed
     assert loaded
+    assert all(name.split(".")[1].startswith("_") for name in loaded)
+
+
+# What a cancelled run leaves in a session: the model's call, and no result for it. The
+# next run must send the call with a "not executed" result (LP-28, HI-3), in a copy of
+# the core alone as in the whole package.
+ORPHAN_PROGRAM = """
+import asyncio, sys
+import minagent
+from minagent import Agent, BaseChatClient, ChatResponse, Content, Message
+
+assert minagent.__file__.startswith(sys.argv[1]), minagent.__file__
+sent = []
+
+class Recording(BaseChatClient):
+    async def _inner_get_response(self, *, messages, options, **kwargs):
+        sent.append(list(messages))
+        return ChatResponse([Message("assistant", ["done"])])
+
+async def main():
+    agent = Agent(Recording())
+    session = agent.create_session()
+    call = Content.from_function_call("c1", "add", '{"a": 2, "b": 3}')
+    session.state["in_memory"] = {
+        "messages": [Message("user", ["2 + 3?"]), Message("assistant", [call])]
+    }
+    response = await agent.run("and now?", session=session)
+    roles = [m.role for m in sent[0]]
+    answer = sent[0][2].contents[0]
+    print(response.text, roles, answer.type, answer.call_id, answer.exception)
+    print(sorted(m for m in sys.modules if m.startswith("minagent.")))
+
+asyncio.run(main())
+"""
+
+
+def test_the_top_level_files_alone_repair_an_orphan_call(tmp_path: Path) -> None:
+    """PK-2, LP-28, HI-3: in a copy of the core alone, a session whose history ends with
+    a call and no result (a cancelled run) is sent with a "not executed" result for that
+    call; no folder is loaded."""
+    done = run_vendored(tmp_path, ORPHAN_PROGRAM)
+    assert done.returncode == 0, done.stderr
+    first, modules = done.stdout.splitlines()
+    assert first == (
+        "done ['user', 'assistant', 'tool', 'user'] function_result c1 not executed"
+    )
+    loaded = ast.literal_eval(modules)
+    assert "minagent._history" in loaded
     assert all(name.split(".")[1].startswith("_") for name in loaded)
 
 
