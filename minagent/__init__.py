@@ -142,23 +142,17 @@ __all__ = [
     "AgentMiddleware",
     "AgentResponse",
     "AgentResponseUpdate",
-]
-__all__ += [
     "AgentSession",
     "AgentThread",
     "ArgumentConversionError",
     "ArgumentLimits",
     "AuthenticationError",
-]
-__all__ += [
     "BadRequestError",
     "BaseAgent",
     "BaseChatClient",
     "CallNext",
     "CategorizedMiddleware",
     "ChatContext",
-]
-__all__ += [
     "ChatMiddleware",
     "ChatOptions",
     "ChatResponse",
@@ -166,28 +160,20 @@ __all__ += [
     "Content",
     "ContentError",
     "Context",
-]
-__all__ += [
     "ContextProvider",
     "FileHistoryProvider",
     "FileSessionStore",
     "FunctionInvocationConfiguration",
-]
-__all__ += [
     "FunctionInvocationContext",
     "FunctionMiddleware",
     "FunctionTool",
     "HistoryProvider",
-]
-__all__ += [
     "InMemoryHistoryProvider",
     "Inbox",
     "MCPConnectionError",
     "MCPError",
     "MCPProtocolError",
     "MCPRequestError",
-]
-__all__ += [
     "MCPServer",
     "MCPStdioTool",
     "MCPTimeoutError",
@@ -195,77 +181,58 @@ __all__ += [
     "MCPToolError",
     "Message",
     "MessageInput",
-]
-__all__ += [
     "MiddlewareException",
     "MiddlewareTermination",
     "MinagentError",
     "NotFoundError",
     "PluginNotFoundError",
-]
-__all__ += [
     "ProviderConnectionError",
     "ProviderError",
     "ProviderTimeoutError",
     "RateLimitError",
     "RawAgent",
-]
-__all__ += [
     "ResponseFormat",
     "ResponseStream",
     "Role",
     "RunTrace",
     "SQLiteHistoryProvider",
     "SQLiteSessionStore",
-]
-__all__ += [
     "SerializationError",
     "ServerError",
     "SessionBusyError",
     "SessionContext",
     "SessionStore",
     "Span",
-]
-__all__ += [
     "StreamError",
     "StreamInterruptedError",
     "StructuredOutputDecodeError",
     "StructuredOutputError",
-]
-__all__ += [
     "StructuredOutputValidationError",
     "SupportsAgentRun",
     "SupportsChatGetResponse",
     "ToolError",
-]
-__all__ += [
     "ToolProtocol",
     "Tracer",
     "UnknownToolError",
     "UsageDetails",
     "UserInputRequiredError",
     "ValidationIssue",
-]
-__all__ += [
     "__version__",
     "agent_middleware",
     "argument_limits",
     "categorize_middleware",
     "chat_middleware",
-]
-__all__ += [
     "current_span",
     "function_middleware",
     "get_client",
     "get_tracer",
     "is_valid_history",
     "merge_options",
-]
-__all__ += [
     "normalize_messages",
     "register_state_type",
     "render_mermaid",
     "repair_history",
     "set_argument_limits",
+    "set_tracer",
+    "tool",
 ]
-__all__ += ["set_tracer", "tool"]

@@ -73,6 +73,21 @@ class Batch(NamedTuple):
 class CallRunner:
     """Runs the tool calls of one request (see the module docstring)."""
 
+    # one runner per request, read on every call: slots keep its attributes fixed and
+    # their reads fast
+    __slots__ = (
+        "config",
+        "debug",
+        "function_kwargs",
+        "function_middleware",
+        "invoke",
+        "live",
+        "observer",
+        "session",
+        "surfaced",
+        "tools",
+    )
+
     def __init__(
         self,
         tools: Mapping[str, Any],
