@@ -52,6 +52,7 @@ from ._sessions import (
     InMemoryHistoryProvider,
     SessionBusyError,
     SessionContext,
+    register_state_type,
 )
 from ._stream import ResponseStream
 from ._tools import (
@@ -97,7 +98,7 @@ _FOLDERS = {
     "stores": "FileHistoryProvider FileSessionStore SQLiteHistoryProvider SQLiteSessionStore SessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
-    "upstream": "register_state_type AgentThread Context AdditionItemMismatch AgentException AgentFrameworkException "
+    "upstream": "AgentThread Context AdditionItemMismatch AgentException AgentFrameworkException "
     "AgentInvalidRequestException AgentInvalidResponseException Annotation ChatClientException "
     "ChatClientInvalidRequestException ChatClientInvalidResponseException ChatMiddlewareLayer "
     "ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING TextSpanRegion ToolException "

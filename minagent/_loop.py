@@ -65,8 +65,8 @@ __all__ = [
     "PENDING_KEY",
     "Inbox",
     "Outcome",
-    "Step",
     "Provider",
+    "Step",
     "ToolLoop",
     "call_model",
 ]

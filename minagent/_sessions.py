@@ -38,7 +38,7 @@ import asyncio
 import copy
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ._exceptions import MiddlewareException, MinagentError, SerializationError
@@ -52,15 +52,18 @@ __all__ = [
     "AgentSession",
     "ContextProvider",
     "HistoryProvider",
-]
-__all__ += [
     "InMemoryHistoryProvider",
     "SessionBusyError",
     "SessionContext",
+    "StateCodec",
+    "StateType",
     "check_session_id",
     "decode_state",
+    "encode_state",
+    "register_state_type",
+    "source_id_of",
+    "thread_era",
 ]
-__all__ += ["encode_state", "source_id_of", "thread_era"]
 
 
 class SessionBusyError(MinagentError, RuntimeError):
@@ -77,11 +80,137 @@ class SessionBusyError(MinagentError, RuntimeError):
 # -- state as JSON ------------------------------------------------------------------------------
 
 
-# SE-2: the classes registered to live in session state, by type id and by class: each
-# entry's ``encode(value, path, encode_state)`` / ``decode(data, path, decode_state)``
-# (minagent.upstream.state)
-STATE_TYPES_BY_ID: dict[str, Any] = {}
-STATE_TYPES_BY_CLASS: dict[type[Any], Any] = {}
+# the state codec's own writer (or reader) of a value inside a registered one, at a path
+StateCodec = Callable[[Any, str], Any]
+
+
+class StateType:
+    """A class registered to live in session state (SE-2): `register_state_type` makes
+    one and enters it in `STATE_TYPES_BY_ID` and `STATE_TYPES_BY_CLASS`, which
+    `encode_state` and `decode_state` read. Never changed once registered."""
+
+    __slots__ = ("cls", "decoder", "encoder", "type_id")
+
+    def __init__(
+        self,
+        cls: type[Any],
+        type_id: str,
+        encoder: Callable[[Any], Mapping[str, Any]],
+        decoder: Callable[[Mapping[str, Any]], Any],
+    ) -> None:
+        self.cls = cls
+        self.type_id = type_id
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def __repr__(self) -> str:
+        return f"StateType({self.cls.__qualname__}, {self.type_id!r})"
+
+    def encode(self, value: Any, path: str, encode: StateCodec) -> dict[str, Any]:
+        """``value`` as its encoder's dict, each item written by ``encode``, plus
+        ``"type": type_id``."""
+        payload = self.encoder(value)
+        if not isinstance(payload, Mapping):
+            raise SerializationError(
+                path, f"the encoder of {self.cls.__name__} returned no dict"
+            )
+        out = {k: encode(v, f"{path}.{k}") for k, v in payload.items() if k != "type"}
+        out["type"] = self.type_id
+        return out
+
+    def decode(self, data: Mapping[str, Any], path: str, decode: StateCodec) -> Any:
+        """The instance ``data`` describes, each item read by ``decode`` first; what the
+        decoder raises is a `SerializationError` naming ``path``."""
+        try:
+            return self.decoder({k: decode(v, f"{path}.{k}") for k, v in data.items()})
+        except SerializationError:
+            raise
+        except Exception as exc:
+            raise SerializationError(
+                path, f"{self.cls.__name__} could not be restored: {exc}"
+            ) from exc
+
+
+# SE-2: the classes registered to live in session state, by type id and by class
+STATE_TYPES_BY_ID: dict[str, StateType] = {}
+STATE_TYPES_BY_CLASS: dict[type[Any], StateType] = {}
+
+
+def register_state_type(
+    cls: type[Any],
+    *,
+    type_id: str | None = None,
+    encoder: Callable[[Any], Mapping[str, Any]] | None = None,
+    decoder: Callable[[Mapping[str, Any]], Any] | None = None,
+) -> None:
+    """Let instances of ``cls`` live in session state (SE-2, upstream's function).
+
+    They are written as their encoder's dict plus ``"type": type_id`` and restored by
+    the decoder. Without callbacks, a class with ``to_dict``/``from_dict`` or a
+    pydantic-style model (``model_dump``/``model_validate``) gets default ones;
+    ``type_id`` defaults to the class's ``_get_type_identifier()``, else its ``TYPE``,
+    else the lowercased class name. Registering again the same way is a no-op; a
+    conflict is a `ValueError`.
+    """
+    # upstream's spellings of a type id, then the class name
+    named = getattr(cls, "_get_type_identifier", None)
+    resolved = (
+        type_id
+        or (named() if callable(named) else None)
+        or getattr(cls, "TYPE", None)
+        or cls.__name__.lower()
+    )
+    if not isinstance(resolved, str) or not resolved or resolved == "message":
+        raise ValueError(
+            f"state type id must be a non-empty string other than 'message', got {resolved!r}"
+        )
+    if (encoder is None) != (decoder is None):
+        raise ValueError("pass encoder and decoder together, or neither")
+    known = STATE_TYPES_BY_CLASS.get(cls)
+    if known is not None:
+        if known.type_id != resolved or (
+            encoder is not None and known.encoder is not encoder
+        ):
+            raise ValueError(
+                f"{cls.__name__} is already registered as {known.type_id!r} with other callbacks"
+            )
+        return
+    if resolved in STATE_TYPES_BY_ID:
+        raise ValueError(
+            f"state type id {resolved!r} is already registered for {STATE_TYPES_BY_ID[resolved].cls.__name__}"
+        )
+    if encoder is None or decoder is None:
+        encoder, decoder = _default_callbacks(cls)
+    entry = StateType(cls, resolved, encoder, decoder)
+    STATE_TYPES_BY_ID[resolved] = entry
+    STATE_TYPES_BY_CLASS[cls] = entry
+
+
+def _default_callbacks(
+    cls: type[Any],
+) -> tuple[Callable[[Any], Mapping[str, Any]], Callable[[Mapping[str, Any]], Any]]:
+    """SE-2: the encoder and decoder of a class registered without them: its
+    ``to_dict``/``from_dict``, else a pydantic-style model's
+    ``model_dump``/``model_validate``; any other class is a `ValueError`."""
+    if callable(getattr(cls, "to_dict", None)) and callable(
+        getattr(cls, "from_dict", None)
+    ):
+        return (lambda value: value.to_dict()), (lambda data: cls.from_dict(dict(data)))
+    if callable(getattr(cls, "model_dump", None)) and callable(
+        getattr(cls, "model_validate", None)
+    ):
+        return (
+            (lambda value: value.model_dump(mode="json")),
+            (
+                lambda data: cls.model_validate(
+                    {k: v for k, v in data.items() if k != "type"}
+                )
+            ),
+        )
+    raise ValueError(
+        f"{cls.__name__} needs to_dict()/from_dict(), a pydantic model's model_dump()/model_validate(), "
+        "or encoder= and decoder= to live in session state"
+    )
 
 
 def encode_state(value: Any, path: str = "state") -> Any:

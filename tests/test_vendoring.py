@@ -164,6 +164,45 @@ def test_the_top_level_files_alone_repair_an_orphan_call(tmp_path: Path) -> None
     assert all(name.split(".")[1].startswith("_") for name in loaded)
 
 
+# A class registered to live in session state, written and read back (SE-2).
+STATE_PROGRAM = """
+import sys
+import minagent
+from minagent import AgentSession, register_state_type
+
+assert minagent.__file__.startswith(sys.argv[1]), minagent.__file__
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+    def to_dict(self):
+        return {"x": self.x, "y": self.y}
+    @classmethod
+    def from_dict(cls, data):
+        return cls(data["x"], data["y"])
+
+register_state_type(Point, type_id="point")
+session = AgentSession(session_id="s1", state={"where": {"at": Point(2, 3)}})
+data = session.to_dict()
+back = AgentSession.from_dict(data)
+point = back.state["where"]["at"]
+print(data["state"]["where"]["at"], type(point).__name__, point.x, point.y)
+print(sorted(m for m in sys.modules if m.startswith("minagent.")))
+"""
+
+
+def test_the_top_level_files_alone_register_a_state_type(tmp_path: Path) -> None:
+    """PK-2, SE-2: in a copy of the core alone, `register_state_type` lets a class live
+    in session state: written as its dict plus its type id, read back as an instance; no
+    folder is loaded."""
+    done = run_vendored(tmp_path, STATE_PROGRAM)
+    assert done.returncode == 0, done.stderr
+    first, modules = done.stdout.splitlines()
+    assert first == "{'x': 2, 'y': 3, 'type': 'point'} Point 2 3"
+    loaded = ast.literal_eval(modules)
+    assert all(name.split(".")[1].startswith("_") for name in loaded)
+
+
 def test_the_core_is_small_and_every_module_is_short() -> None:
     """PK-11: the core (the top-level files) is at most 8,000 lines, and no module of
     minagent/ is over 600 lines."""
