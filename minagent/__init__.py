@@ -21,7 +21,6 @@ from ._exceptions import (
     UserInputRequiredError,
 )
 from ._history import is_valid_history, repair_history
-from ._limits import ArgumentLimits, argument_limits, set_argument_limits
 from ._loop import Inbox
 from ._middleware import (
     AgentContext,
@@ -44,7 +43,6 @@ from ._responses import (
     ChatResponse,
     ChatResponseUpdate,
 )
-from ._schema import ValidationIssue
 from ._sessions import (
     AgentSession,
     ContextProvider,
@@ -71,6 +69,12 @@ from ._types import (
     Role,
     UsageDetails,
     normalize_messages,
+)
+from ._validate import (
+    ArgumentLimits,
+    ValidationIssue,
+    argument_limits,
+    set_argument_limits,
 )
 from ._version import __version__
 

@@ -37,7 +37,6 @@ from typing import Any, NamedTuple, overload
 
 from . import _observe
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
-from ._issues import shorten
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._tools import (
     FunctionInvocationConfiguration,
@@ -47,7 +46,7 @@ from ._tools import (
 )
 from ._transcript import sendable_text
 from ._types import Content, Message
-from ._validate import validate
+from ._validate import shorten, validate
 
 __all__ = ["Batch", "CallRunner"]
 
