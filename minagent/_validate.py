@@ -17,9 +17,9 @@ Rules
 3. A check says where and why: every problem is a `ValidationIssue` (a path such as
    ``$.items[2].qty`` and what was expected and given), rendered in one short line
    (SC-42).
-4. This module imports no other module of minagent: the types (`Content.parse_arguments`),
-   the tools (`FunctionTool.validate_arguments`), the structured output and the MCP
-   server call it.
+4. This module imports no other module of minagent; the types
+   (`Content.parse_arguments`), the tools (`FunctionTool.validate_arguments`), the
+   structured output and the MCP server call it.
 
 Theory of operation
 -------------------
@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 
-# ---------------------------------------------------------------- issues (SC-42)
+# ------------------------------------------------------------------------------- issues (SC-42)
 
 _MAX_VALUE_CHARS = 60
 _JSON_NAMES: tuple[tuple[type, str], ...] = (
@@ -131,7 +131,7 @@ def property_path(path: str, name: object) -> str:
     return f"{path}[{key}]"
 
 
-# ---------------------------------------------------------------- limits (SC-48 .. SC-50)
+# ---------------------------------------------------------------------- limits (SC-48 .. SC-50)
 
 
 class _Written:
@@ -381,7 +381,7 @@ def _render_path(where: Any) -> str:
     return path
 
 
-# ---------------------------------------------------------------- the schema check (SC-25 ..)
+# ------------------------------------------------------------------ the schema check (SC-25 ..)
 
 
 _Schema = Mapping[str, Any] | bool
@@ -444,8 +444,8 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {  # SC-28
     "object": lambda v: isinstance(v, Mapping),
 }
 # A schema's bounds: keyword -> (the kind of value it applies to,
-# violated(measure, bound), what is expected); the measure of a number is the number, of a string or an array its length
-# (SC-33, SC-38, SC-39)
+# violated(measure, bound), what is expected); the measure of a number is the number,
+# of a string or an array its length (SC-33, SC-38, SC-39)
 _BOUNDS: dict[str, tuple[str, Callable[[Any, Any], bool], str]] = {
     "minimum": ("number", operator.lt, "a number >= {}"),
     "maximum": ("number", operator.gt, "a number <= {}"),
@@ -802,7 +802,7 @@ def _mismatch(path: str, expected: list[str], value: object) -> ValidationIssue:
     )
 
 
-# ------------------------------------------------------------------------- the fast path (SC-55)
+# ------------------------------------------------------------------------ the fast path (SC-55)
 
 _FLAT_KEYWORDS = frozenset({"type", "description", "title", "default", "examples"})
 _OBJECT_KEYWORDS = frozenset(

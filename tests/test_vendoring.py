@@ -238,9 +238,9 @@ def test_every_module_opens_with_what_it_is_and_its_spec() -> None:
         "_loop_table",
         "_middleware",
         "_observe",
-        "_run",
+        "_sessions",
     ]
-    stateful += ["_sessions", "_stream", "_toolset", "_transcript"]
+    stateful += ["_stream", "_toolset", "_transcript", "_validate"]
     for stem in stateful:
         doc = (
             ast.get_docstring(
