@@ -21,7 +21,6 @@ from ._exceptions import (
     UserInputRequiredError,
 )
 from ._history import is_valid_history, repair_history
-from ._limits import ArgumentLimits, argument_limits, set_argument_limits
 from ._loop import Inbox
 from ._middleware import (
     AgentContext,
@@ -44,7 +43,6 @@ from ._responses import (
     ChatResponse,
     ChatResponseUpdate,
 )
-from ._schema import ValidationIssue
 from ._sessions import (
     AgentSession,
     ContextProvider,
@@ -52,6 +50,7 @@ from ._sessions import (
     InMemoryHistoryProvider,
     SessionBusyError,
     SessionContext,
+    register_state_type,
 )
 from ._stream import ResponseStream
 from ._tools import (
@@ -70,6 +69,12 @@ from ._types import (
     Role,
     UsageDetails,
     normalize_messages,
+)
+from ._validate import (
+    ArgumentLimits,
+    ValidationIssue,
+    argument_limits,
+    set_argument_limits,
 )
 from ._version import __version__
 
@@ -97,7 +102,7 @@ _FOLDERS = {
     "stores": "FileHistoryProvider FileSessionStore SQLiteHistoryProvider SQLiteSessionStore SessionStore",
     "structured": "ResponseFormat StructuredOutputDecodeError StructuredOutputError StructuredOutputValidationError",
     "tracing": "RunTrace Span Tracer current_span get_tracer render_mermaid set_tracer",
-    "upstream": "register_state_type AgentThread Context AdditionItemMismatch AgentException AgentFrameworkException "
+    "upstream": "AgentThread Context AdditionItemMismatch AgentException AgentFrameworkException "
     "AgentInvalidRequestException AgentInvalidResponseException Annotation ChatClientException "
     "ChatClientInvalidRequestException ChatClientInvalidResponseException ChatMiddlewareLayer "
     "ChatTelemetryLayer FunctionInvocationLayer SKIP_PARSING TextSpanRegion ToolException "
@@ -142,23 +147,17 @@ __all__ = [
     "AgentMiddleware",
     "AgentResponse",
     "AgentResponseUpdate",
-]
-__all__ += [
     "AgentSession",
     "AgentThread",
     "ArgumentConversionError",
     "ArgumentLimits",
     "AuthenticationError",
-]
-__all__ += [
     "BadRequestError",
     "BaseAgent",
     "BaseChatClient",
     "CallNext",
     "CategorizedMiddleware",
     "ChatContext",
-]
-__all__ += [
     "ChatMiddleware",
     "ChatOptions",
     "ChatResponse",
@@ -166,28 +165,20 @@ __all__ += [
     "Content",
     "ContentError",
     "Context",
-]
-__all__ += [
     "ContextProvider",
     "FileHistoryProvider",
     "FileSessionStore",
     "FunctionInvocationConfiguration",
-]
-__all__ += [
     "FunctionInvocationContext",
     "FunctionMiddleware",
     "FunctionTool",
     "HistoryProvider",
-]
-__all__ += [
     "InMemoryHistoryProvider",
     "Inbox",
     "MCPConnectionError",
     "MCPError",
     "MCPProtocolError",
     "MCPRequestError",
-]
-__all__ += [
     "MCPServer",
     "MCPStdioTool",
     "MCPTimeoutError",
@@ -195,77 +186,58 @@ __all__ += [
     "MCPToolError",
     "Message",
     "MessageInput",
-]
-__all__ += [
     "MiddlewareException",
     "MiddlewareTermination",
     "MinagentError",
     "NotFoundError",
     "PluginNotFoundError",
-]
-__all__ += [
     "ProviderConnectionError",
     "ProviderError",
     "ProviderTimeoutError",
     "RateLimitError",
     "RawAgent",
-]
-__all__ += [
     "ResponseFormat",
     "ResponseStream",
     "Role",
     "RunTrace",
     "SQLiteHistoryProvider",
     "SQLiteSessionStore",
-]
-__all__ += [
     "SerializationError",
     "ServerError",
     "SessionBusyError",
     "SessionContext",
     "SessionStore",
     "Span",
-]
-__all__ += [
     "StreamError",
     "StreamInterruptedError",
     "StructuredOutputDecodeError",
     "StructuredOutputError",
-]
-__all__ += [
     "StructuredOutputValidationError",
     "SupportsAgentRun",
     "SupportsChatGetResponse",
     "ToolError",
-]
-__all__ += [
     "ToolProtocol",
     "Tracer",
     "UnknownToolError",
     "UsageDetails",
     "UserInputRequiredError",
     "ValidationIssue",
-]
-__all__ += [
     "__version__",
     "agent_middleware",
     "argument_limits",
     "categorize_middleware",
     "chat_middleware",
-]
-__all__ += [
     "current_span",
     "function_middleware",
     "get_client",
     "get_tracer",
     "is_valid_history",
     "merge_options",
-]
-__all__ += [
     "normalize_messages",
     "register_state_type",
     "render_mermaid",
     "repair_history",
     "set_argument_limits",
+    "set_tracer",
+    "tool",
 ]
-__all__ += ["set_tracer", "tool"]

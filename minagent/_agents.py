@@ -63,8 +63,15 @@ from ._responses import (
     ChatResponseUpdate,
     agent_update_view,
 )
-from ._run import NOTHING_PROVIDED, RunRequest, after_run, before_run
-from ._sessions import AgentSession, ContextProvider, thread_era
+from ._sessions import (
+    NOTHING_PROVIDED,
+    AgentSession,
+    ContextProvider,
+    RunRequest,
+    after_run,
+    before_run,
+    thread_era,
+)
 from ._stream import ResponseStream
 from ._tools import FunctionTool
 from ._toolset import ToolSet, expand_tool_sets, is_tool_set

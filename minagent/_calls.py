@@ -37,7 +37,6 @@ from typing import Any, NamedTuple, overload
 
 from . import _observe
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
-from ._issues import shorten
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._tools import (
     FunctionInvocationConfiguration,
@@ -47,7 +46,7 @@ from ._tools import (
 )
 from ._transcript import sendable_text
 from ._types import Content, Message
-from ._validate import validate
+from ._validate import shorten, validate
 
 __all__ = ["Batch", "CallRunner"]
 
@@ -72,6 +71,21 @@ class Batch(NamedTuple):
 
 class CallRunner:
     """Runs the tool calls of one request (see the module docstring)."""
+
+    # one runner per request, read on every call: slots keep its attributes fixed and
+    # their reads fast
+    __slots__ = (
+        "config",
+        "debug",
+        "function_kwargs",
+        "function_middleware",
+        "invoke",
+        "live",
+        "observer",
+        "session",
+        "surfaced",
+        "tools",
+    )
 
     def __init__(
         self,

@@ -33,9 +33,9 @@ from ._schema import (
     SET_TYPES,
     SchemaBuilder,
     date_format,
-    format_parser,
     names_context,
 )
+from ._validate import format_parser
 
 __all__ = ["ArgumentConversionError", "ArgumentConverter", "ConversionMismatch"]
 

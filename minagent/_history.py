@@ -1,4 +1,11 @@
-"""The history invariant and its deterministic repair (spec/hooks.md, HI-1 .. HI-4).
+"""The history invariant, its check and its deterministic repair (spec/hooks.md HI-1 ..
+HI-4; spec/loop.md LP-28).
+
+This module owns what a request may send as its history: `is_valid_history` checks the
+invariant and `repair_history` makes any history valid. The loop never sends a call
+without its result, nor a result without its call (LP-28), so a history that a cancelled
+run left behind (a call whose result never came) is repaired here, in the core, before
+it is sent.
 
 A history is **valid** when (HI-1):
 
@@ -13,17 +20,18 @@ A call awaiting approval (some ``function_approval_request`` carries it) is exem
 loop answers it before the model is called (LP-14).
 
 `repair_history` is a pure function: it never mutates its input, returns the same
-message objects when the history is valid (HI-2), and otherwise (HI-3, in
-``minagent.repair``) renames later duplicate call ids ``<id>~2``, ``<id>~3``... (as
-LP-26 does), moves each result right after its call, gives each call without a result a
-synthesised "not executed" error result, and drops orphan results and messages left
-empty — logging each repair at debug level on the ``minagent.history`` logger.
+message objects when the history is valid (HI-2), and otherwise (HI-3) renames later
+duplicate call ids ``<id>~2``, ``<id>~3``... (as LP-26 does), moves each result right
+after its call, gives each call without a result a synthesised "not executed" error
+result, and drops orphan results and messages left empty — logging each repair at debug
+level on the ``minagent.history`` logger.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ._types import Content, Message
 
@@ -102,11 +110,101 @@ def is_valid_history(messages: Sequence[Message]) -> bool:
 
 
 def repair_history(messages: Sequence[Message]) -> list[Message]:
-    """A valid history from any history (HI-2, HI-3); a valid one is returned as it is.
-    An invalid one is repaired by ``minagent.repair``, reached through this seam only
-    then (spec/decisions.md)."""
+    """A valid history from any history (HI-2, HI-3); a valid one is returned as it is
+    (the same message objects), an invalid one is repaired (see the module docstring)."""
     if is_valid_history(messages):
         return list(messages)
-    from .repair import repair_invalid_history
+    return _repair(messages)
 
-    return repair_invalid_history(messages)
+
+def _repair(messages: Sequence[Message]) -> list[Message]:
+    """HI-3: a valid history from an invalid one, in three passes (see the module
+    docstring); the input is never changed."""
+    exempt = awaiting_approval(messages)
+    # 1. unique call ids (LP-26's renaming), in order of appearance
+    used: set[str] = set()
+    renamed: dict[tuple[int, int], str] = {}
+    calls: list[tuple[int, int, str, str]] = []  # (message, content, original id, id)
+    for i, m in enumerate(messages):
+        for k, c in enumerate(m.contents):
+            if not is_call(c):
+                continue
+            original = c.call_id or ""
+            new = original
+            n = 2
+            while new in used:
+                new = f"{original}~{n}"
+                n += 1
+            if new != original:
+                renamed[(i, k)] = new
+                logger.debug(
+                    "history repair: duplicate call id %r renamed %r", original, new
+                )
+            used.add(new)
+            calls.append((i, k, original, new))
+    # 2. each result answers the earliest unanswered call with its id at or before it
+    answer: dict[tuple[int, int], Content] = {}  # call position -> its result (renamed)
+    # results kept in place (a call's own message)
+    same_message: dict[tuple[int, int], Content] = {}
+    for i, m in enumerate(messages):
+        for k, c in enumerate(m.contents):
+            if c.type != "function_result":
+                continue
+            match = next(
+                (
+                    (ci, ck, new)
+                    for ci, ck, original, new in calls
+                    if original == (c.call_id or "")
+                    and ci <= i
+                    and (ci, ck) not in answer
+                ),
+                None,
+            )
+            if match is None:
+                logger.debug("history repair: orphan result %r dropped", c.call_id)
+                continue
+            ci, ck, new = match
+            answer[(ci, ck)] = c if c.call_id == new else replace(c, call_id=new)
+            if ci == i:
+                same_message[(i, k)] = answer[(ci, ck)]
+    # 3. rebuild: calls' messages followed by one tool message with their results in
+    #    call order
+    out: list[Message] = []
+    for i, m in enumerate(messages):
+        kept: list[Content] = []
+        pending: list[Content] = []
+        for k, c in enumerate(m.contents):
+            if c.type == "function_result":
+                if (i, k) in same_message:
+                    kept.append(same_message[(i, k)])
+                continue
+            if is_call(c):
+                call = replace(c, call_id=renamed[(i, k)]) if (i, k) in renamed else c
+                kept.append(call)
+                result = answer.get((i, k))
+                if result is None and call.call_id in exempt:
+                    continue
+                if result is None:
+                    logger.debug(
+                        "history repair: call %r had no result; 'not executed' result added",
+                        call.call_id,
+                    )
+                    result = Content.from_function_result(
+                        call.call_id or "", NOT_EXECUTED_TEXT, exception="not executed"
+                    )
+                pending.append(result)
+                continue
+            kept.append(c)
+        own_ids = {c.call_id for c in kept if c.type == "function_result"}
+        pending = [r for r in pending if r.call_id not in own_ids]
+        if kept:
+            out.append(
+                m
+                if kept == m.contents and len(kept) == len(m.contents)
+                else m.with_contents(kept)
+            )
+        elif m.contents:
+            logger.debug("history repair: %s message left empty dropped", m.role)
+        if pending:
+            out.append(Message("tool", pending))
+    return out

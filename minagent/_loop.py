@@ -26,9 +26,15 @@ import functools
 import logging
 import threading
 from collections import deque
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Awaitable,
+    Callable,
+    Sequence,
+)
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from . import _observe
 from ._calls import CallRunner
@@ -59,10 +65,25 @@ __all__ = [
     "PENDING_KEY",
     "Inbox",
     "Outcome",
+    "Provider",
     "Step",
     "ToolLoop",
     "call_model",
 ]
+
+
+class Provider(Protocol):
+    """What the loop calls: a client's two provider hooks (`BaseChatClient` has them; a
+    provider implements them, or upstream's single hook that the client adapts, UP-2).
+    `call_model` is the one place they are called."""
+
+    def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> Awaitable[ChatResponse]: ...
+
+    def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterable[ChatResponseUpdate]: ...
 
 
 # the logger of the client and its loop (OB-15)
@@ -133,8 +154,7 @@ class ToolLoop:
 
     def __init__(
         self,
-        # a client's provider hooks: _inner_get_response, _inner_get_streaming_response
-        client: Any,
+        client: Provider,
         messages: Sequence[Message],
         options: dict[str, Any],
         *,
@@ -573,7 +593,7 @@ STEPS: dict[
 
 
 def call_model(
-    client: Any,
+    client: Provider,
     messages: list[Message],
     options: dict[str, Any],
     kwargs: dict[str, Any],

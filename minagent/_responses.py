@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVa
 
 from ._exceptions import ContentError
 from ._fold import Fold
-from ._limits import _Written
 from ._types import FORMAT_VERSION, Content, Message, _contents_from, content_list
+from ._validate import _Written
 from ._wire import (
     UsageDetails,
     _compact,

@@ -2,7 +2,8 @@
 
 `function_schema(func)` turns a function's signature, type hints (string annotations
 too) and Google or Sphinx docstring into the JSON schema of its arguments; it is never
-checked here (`minagent._validate` checks values).
+checked here: `minagent._validate` checks a call's arguments against it, and
+`minagent._convert` turns them into the hinted types.
 """
 
 import collections.abc as abc
@@ -26,7 +27,7 @@ from typing import (
     Union,
 )
 
-from ._issues import ValidationIssue, describe_issues, json_type
+from ._validate import json_type
 
 __all__ = [
     "MAPPING_TYPES",
@@ -35,16 +36,11 @@ __all__ = [
     "FunctionSchema",
     "SchemaBuilder",
     "TwoContextsError",
-]
-__all__ += [
-    "ValidationIssue",
     "date_format",
-    "describe_issues",
-    "format_parser",
     "function_schema",
     "names_context",
+    "secret_parameters",
 ]
-__all__ += ["secret_parameters"]
 
 JsonSchema = dict[str, Any]
 
@@ -70,9 +66,9 @@ _SCALARS[type(None)] = "null"
 SEQUENCE_TYPES = (list, abc.Sequence, abc.MutableSequence)
 SET_TYPES = (set, frozenset, abc.Set, abc.MutableSet)
 MAPPING_TYPES = (dict, abc.Mapping, abc.MutableMapping)
-# SC-46: types sent as ISO 8601 strings; the same parser validates (SC-47) and converts
-# them (`datetime` is imported only when a hint or a schema needs it: importing minagent
-# stays cheap)
+# SC-46: types sent as ISO 8601 strings; one parser, `_validate.format_parser`,
+# validates (SC-47) and converts them (`datetime` is imported only when a hint or a
+# schema needs it: importing minagent stays cheap)
 _FORMAT_NAMES = {"datetime": "date-time", "date": "date", "time": "time"}
 
 
@@ -85,20 +81,6 @@ def date_format(tp: object) -> str | None:
 
     name = _FORMAT_NAMES.get(tp.__name__)
     return name if name is not None and getattr(datetime, tp.__name__) is tp else None
-
-
-def format_parser(name: object) -> Callable[[str], Any] | None:
-    """SC-47: the ISO 8601 parser of a ``format`` name (``date-time``, ``date``,
-    ``time``), else None."""
-    if name not in ("date-time", "date", "time"):
-        return None
-    import datetime
-
-    if name == "date-time":
-        return datetime.datetime.fromisoformat
-    return (
-        datetime.date.fromisoformat if name == "date" else datetime.time.fromisoformat
-    )
 
 
 def function_schema(

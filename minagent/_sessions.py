@@ -1,14 +1,28 @@
-"""Sessions, context providers and history providers (spec/sessions.md).
+"""Sessions, context and history providers, and one run's calls of them
+(spec/sessions.md; spec/agent.md AG-5, AG-9).
+
+This module owns what a run keeps between runs and what it shows its providers: the
+session and its state as JSON (with the classes registered to live in it), the
+providers' base classes, a run's `SessionContext`, and the run's request that calls the
+providers around the model call (`RunRequest`, `before_run`, `after_run`).
 
 Rules
 -----
 1. A session holds ids and ``state``, never a provider; each provider owns its ``state``
    entry.
 2. A session serves one run at a time (SE-12): `claim` and `release` are the only way
-   in; a claim waits briefly for a run that is letting go (SE-19).
-3. Nothing of a failed run is stored (SE-5): a history provider's save waits until every
+   in; a claim waits briefly for a run that is letting go (SE-19). A run holds its
+   session and what it entered (AG-9) until it ends, in either mode; `RunRequest.close`
+   releases both, once.
+3. A run's providers see the run in order: every ``before_run`` in registration order
+   before the model is called, every ``after_run`` in reverse order after it succeeded,
+   then the history providers' saves (SE-3).
+4. Nothing of a failed run is stored (SE-5): a history provider's save waits until every
    provider's ``after_run`` succeeded, and saves made before one that failed are
    discarded (SE-20).
+5. What the run keeps in a `SessionContext` besides the providers' view (the session
+   the caller passed, the staged saves, the response) is set in this module, by
+   `before_run` and `after_run`.
 
 Theory of operation
 -------------------
@@ -17,7 +31,9 @@ id the service keeps the conversation under (``service_session_id``), and ``stat
 JSON-native dict that the agent's context providers share; each provider owns the entry
 under its ``source_id``. A session holds no provider and no message of its own:
 messages live wherever a history provider keeps them — in the session's state
-(`InMemoryHistoryProvider`, the default), in a SQLite file, in Redis.
+(`InMemoryHistoryProvider`, the default), in a SQLite file, in Redis. `encode_state` and
+`decode_state` write and read that state as JSON; an instance of a class registered with
+`register_state_type` is written by its `StateType` (SE-2).
 
 One run is one `SessionContext`: the agent creates it, every provider's ``before_run``
 adds to it (messages per source, instructions, tools, chat/function middleware) in
@@ -25,6 +41,15 @@ registration order, the client is called with what was collected, the response i
 it, and every provider's ``after_run`` runs in reverse order (SE-3). So a history
 provider writes a run's messages only after the run succeeded, and a run that fails or
 is cancelled writes nothing (SE-5).
+
+The agent drives that through a `RunRequest`: the run's inputs as the agent middleware
+left them, plus what the run holds: the session claim, the resources it entered, the
+providers' view (the `SessionContext`) and the list of (provider, session, source id)
+that `after_run` walks back. `before_run` claims the session and calls the providers;
+with a session and no history provider that loads messages, the default in-memory
+history goes first, so the history precedes the providers' messages (SE-8, AG-5).
+`after_run` sets the response, calls the providers in reverse order, then makes the
+staged saves (SE-20).
 
 The thread-era spelling (`AgentThread`, ``invoking``/``invoked``) is this same
 machinery: a thread is a session whose messages are the default in-memory provider's
@@ -36,9 +61,11 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
 from typing import Any, ClassVar
 
 from ._exceptions import MiddlewareException, MinagentError, SerializationError
@@ -47,20 +74,28 @@ from ._types import FORMAT_VERSION, Message
 from ._wire import _expect_mapping, _expect_type, _get
 
 __all__ = [
+    "DEFAULT_HISTORY",
+    "NOTHING_PROVIDED",
     "STATE_TYPES_BY_CLASS",
     "STATE_TYPES_BY_ID",
     "AgentSession",
     "ContextProvider",
     "HistoryProvider",
-]
-__all__ += [
     "InMemoryHistoryProvider",
+    "RunRequest",
     "SessionBusyError",
     "SessionContext",
+    "StateCodec",
+    "StateType",
+    "after_run",
+    "before_run",
     "check_session_id",
     "decode_state",
+    "encode_state",
+    "register_state_type",
+    "source_id_of",
+    "thread_era",
 ]
-__all__ += ["encode_state", "source_id_of", "thread_era"]
 
 
 class SessionBusyError(MinagentError, RuntimeError):
@@ -77,11 +112,137 @@ class SessionBusyError(MinagentError, RuntimeError):
 # -- state as JSON ------------------------------------------------------------------------------
 
 
-# SE-2: the classes registered to live in session state, by type id and by class: each
-# entry's ``encode(value, path, encode_state)`` / ``decode(data, path, decode_state)``
-# (minagent.upstream.state)
-STATE_TYPES_BY_ID: dict[str, Any] = {}
-STATE_TYPES_BY_CLASS: dict[type[Any], Any] = {}
+# the state codec's own writer (or reader) of a value inside a registered one, at a path
+StateCodec = Callable[[Any, str], Any]
+
+
+class StateType:
+    """A class registered to live in session state (SE-2): `register_state_type` makes
+    one and enters it in `STATE_TYPES_BY_ID` and `STATE_TYPES_BY_CLASS`, which
+    `encode_state` and `decode_state` read. Never changed once registered."""
+
+    __slots__ = ("cls", "decoder", "encoder", "type_id")
+
+    def __init__(
+        self,
+        cls: type[Any],
+        type_id: str,
+        encoder: Callable[[Any], Mapping[str, Any]],
+        decoder: Callable[[Mapping[str, Any]], Any],
+    ) -> None:
+        self.cls = cls
+        self.type_id = type_id
+        self.encoder = encoder
+        self.decoder = decoder
+
+    def __repr__(self) -> str:
+        return f"StateType({self.cls.__qualname__}, {self.type_id!r})"
+
+    def encode(self, value: Any, path: str, encode: StateCodec) -> dict[str, Any]:
+        """``value`` as its encoder's dict, each item written by ``encode``, plus
+        ``"type": type_id``."""
+        payload = self.encoder(value)
+        if not isinstance(payload, Mapping):
+            raise SerializationError(
+                path, f"the encoder of {self.cls.__name__} returned no dict"
+            )
+        out = {k: encode(v, f"{path}.{k}") for k, v in payload.items() if k != "type"}
+        out["type"] = self.type_id
+        return out
+
+    def decode(self, data: Mapping[str, Any], path: str, decode: StateCodec) -> Any:
+        """The instance ``data`` describes, each item read by ``decode`` first; what the
+        decoder raises is a `SerializationError` naming ``path``."""
+        try:
+            return self.decoder({k: decode(v, f"{path}.{k}") for k, v in data.items()})
+        except SerializationError:
+            raise
+        except Exception as exc:
+            raise SerializationError(
+                path, f"{self.cls.__name__} could not be restored: {exc}"
+            ) from exc
+
+
+# SE-2: the classes registered to live in session state, by type id and by class
+STATE_TYPES_BY_ID: dict[str, StateType] = {}
+STATE_TYPES_BY_CLASS: dict[type[Any], StateType] = {}
+
+
+def register_state_type(
+    cls: type[Any],
+    *,
+    type_id: str | None = None,
+    encoder: Callable[[Any], Mapping[str, Any]] | None = None,
+    decoder: Callable[[Mapping[str, Any]], Any] | None = None,
+) -> None:
+    """Let instances of ``cls`` live in session state (SE-2, upstream's function).
+
+    They are written as their encoder's dict plus ``"type": type_id`` and restored by
+    the decoder. Without callbacks, a class with ``to_dict``/``from_dict`` or a
+    pydantic-style model (``model_dump``/``model_validate``) gets default ones;
+    ``type_id`` defaults to the class's ``_get_type_identifier()``, else its ``TYPE``,
+    else the lowercased class name. Registering again the same way is a no-op; a
+    conflict is a `ValueError`.
+    """
+    # upstream's spellings of a type id, then the class name
+    named = getattr(cls, "_get_type_identifier", None)
+    resolved = (
+        type_id
+        or (named() if callable(named) else None)
+        or getattr(cls, "TYPE", None)
+        or cls.__name__.lower()
+    )
+    if not isinstance(resolved, str) or not resolved or resolved == "message":
+        raise ValueError(
+            f"state type id must be a non-empty string other than 'message', got {resolved!r}"
+        )
+    if (encoder is None) != (decoder is None):
+        raise ValueError("pass encoder and decoder together, or neither")
+    known = STATE_TYPES_BY_CLASS.get(cls)
+    if known is not None:
+        if known.type_id != resolved or (
+            encoder is not None and known.encoder is not encoder
+        ):
+            raise ValueError(
+                f"{cls.__name__} is already registered as {known.type_id!r} with other callbacks"
+            )
+        return
+    if resolved in STATE_TYPES_BY_ID:
+        raise ValueError(
+            f"state type id {resolved!r} is already registered for {STATE_TYPES_BY_ID[resolved].cls.__name__}"
+        )
+    if encoder is None or decoder is None:
+        encoder, decoder = _default_callbacks(cls)
+    entry = StateType(cls, resolved, encoder, decoder)
+    STATE_TYPES_BY_ID[resolved] = entry
+    STATE_TYPES_BY_CLASS[cls] = entry
+
+
+def _default_callbacks(
+    cls: type[Any],
+) -> tuple[Callable[[Any], Mapping[str, Any]], Callable[[Mapping[str, Any]], Any]]:
+    """SE-2: the encoder and decoder of a class registered without them: its
+    ``to_dict``/``from_dict``, else a pydantic-style model's
+    ``model_dump``/``model_validate``; any other class is a `ValueError`."""
+    if callable(getattr(cls, "to_dict", None)) and callable(
+        getattr(cls, "from_dict", None)
+    ):
+        return (lambda value: value.to_dict()), (lambda data: cls.from_dict(dict(data)))
+    if callable(getattr(cls, "model_dump", None)) and callable(
+        getattr(cls, "model_validate", None)
+    ):
+        return (
+            (lambda value: value.model_dump(mode="json")),
+            (
+                lambda data: cls.model_validate(
+                    {k: v for k, v in data.items() if k != "type"}
+                )
+            ),
+        )
+    raise ValueError(
+        f"{cls.__name__} needs to_dict()/from_dict(), a pydantic model's model_dump()/model_validate(), "
+        "or encoder= and decoder= to live in session state"
+    )
 
 
 def encode_state(value: Any, path: str = "state") -> Any:
@@ -600,3 +761,189 @@ def check_session_id(session_id: object) -> str:
     if not isinstance(session_id, str) or not session_id:
         raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
     return session_id
+
+
+# -- one run: its request and its providers' calls ----------------------------------------------
+
+
+class RunRequest:
+    """One run's inputs, as the agent middleware left them."""
+
+    __slots__ = (
+        "claim",
+        "client_kwargs",
+        "context",
+        "function_kwargs",
+        "kwargs",
+        "messages",
+        "options",
+        "providers",
+        "resources",
+        "thread",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        messages: list[Message],
+        thread: AgentSession | None,
+        options: dict[str, Any],
+        tools: Any,
+        kwargs: dict[str, Any],
+        function_kwargs: dict[str, Any],
+        client_kwargs: dict[str, Any],
+    ) -> None:
+        self.messages = messages
+        self.thread = thread
+        self.options = options
+        self.tools = tools
+        self.kwargs = kwargs
+        self.function_kwargs = function_kwargs
+        self.client_kwargs = client_kwargs
+        # what this run entered; closed when it ends (AG-9)
+        self.resources: AsyncExitStack | None = None
+        # the providers' view of the run (SE-3)
+        self.context: SessionContext | None = None
+        # (provider, its session, its source_id)
+        self.providers: list[tuple[Any, AgentSession, str]] = []
+        self.claim: str | None = None  # the session this run holds (SE-12)
+
+    async def enter(self, resource: Any) -> None:
+        if self.resources is None:
+            self.resources = AsyncExitStack()
+        await self.resources.enter_async_context(resource)
+
+    async def close(self) -> None:
+        if self.claim is not None:
+            release(self.claim)
+            self.claim = None
+        stack, self.resources = self.resources, None
+        if stack is not None:
+            await stack.aclose()
+
+
+# keeps nothing itself: the messages are in each session's state
+DEFAULT_HISTORY = InMemoryHistoryProvider()
+# a run without session and providers: read, never handed out
+NOTHING_PROVIDED = SessionContext(input_messages=[])
+
+
+def _provider_state(session: AgentSession, source_id: str) -> dict[str, Any]:
+    """The provider's entry of the session's state (SE-4); a new dict when it has none
+    yet."""
+    state = session.state.get(source_id)
+    return state if isinstance(state, dict) else {}
+
+
+def _keep_state(session: AgentSession, source_id: str, state: dict[str, Any]) -> None:
+    """A new entry joins the session's state once the provider put something in it
+    (SE-4)."""
+    if state and session.state.get(source_id) is not state:
+        session.state[source_id] = state
+
+
+async def before_run(agent: Any, request: RunRequest) -> SessionContext:
+    """The run's providers, each ``before_run`` in registration order (SE-3).
+
+    The session is claimed first (SE-12). With a session and no history provider that
+    loads messages, the default in-memory history comes first (SE-8), so the history
+    precedes the providers' messages (AG-5). Without a session the providers get a fresh
+    one.
+    """
+    given = request.thread
+    if given is not None:
+        request.claim = await claim(given)
+    providers: list[Any] = list(agent.context_providers)
+    session = given if given is not None or not providers else AgentSession()
+    if (
+        given is not None
+        and not given.service_session_id
+        and not any(
+            isinstance(p, HistoryProvider) and p.load_messages for p in providers
+        )
+    ):
+        providers.insert(0, DEFAULT_HISTORY)
+    context = SessionContext(
+        session_id=session.session_id if session is not None else None,
+        service_session_id=session.service_session_id if session is not None else None,
+        input_messages=list(request.messages),
+        options=request.options,
+    )
+    context._thread = given
+    # the history providers' saves, made once every after_run succeeded (SE-20)
+    context._saves = []
+    request.context = context
+    for provider in providers:
+        assert session is not None  # there are providers: the run has a session (SE-4)
+        source_id = source_id_of(provider)
+        request.providers.append((provider, session, source_id))
+        if isinstance(provider, HistoryProvider) and not provider.load_messages:
+            continue
+        if hasattr(provider, "before_run"):
+            state = _provider_state(session, source_id)
+            await provider.before_run(
+                agent=agent, session=session, context=context, state=state
+            )
+            _keep_state(session, source_id, state)
+        else:
+            # SE-10
+            await thread_era().invoking_as_before_run(
+                provider, agent=agent, context=context
+            )
+    return context
+
+
+async def after_run(
+    agent: Any, request: RunRequest, result: Any, conversation_id: str | None
+) -> None:
+    """Every provider's ``after_run`` in reverse order, then the service's id (SE-3,
+    TH-1).
+
+    Runs only when the run succeeded, so nothing of a failed run is stored (SE-5). The
+    default history stops saving once the service keeps the conversation (TH-1).
+    """
+    context = request.context
+    if context is None:  # a run that prepared nothing
+        return
+    context._response = result
+    states: list[tuple[AgentSession, str, dict[str, Any]]] = []
+    for provider, session, source_id in reversed(request.providers):
+        if provider is DEFAULT_HISTORY and conversation_id:
+            continue
+        if hasattr(provider, "after_run"):
+            states.append((session, source_id, _provider_state(session, source_id)))
+            await provider.after_run(
+                agent=agent, session=session, context=context, state=states[-1][2]
+            )
+        else:
+            await thread_era().invoked_as_after_run(
+                provider, agent=agent, context=context
+            )
+    await _save(context._saves or [])
+    # an entry a save filled joins the session now (SE-4)
+    for session, source_id, state in states:
+        _keep_state(session, source_id, state)
+    if request.thread is not None and conversation_id:
+        request.thread.service_session_id = conversation_id
+
+
+async def _save(saves: list[tuple[Any, str | None, list[Message], Any]]) -> None:
+    """SE-20: the run's saves in order; when one fails, those made before it are taken
+    back."""
+    for done, (provider, session_id, messages, state) in enumerate(saves):
+        try:
+            await provider.save_messages(session_id, messages, state=state)
+        except BaseException:
+            for earlier, earlier_id, earlier_messages, earlier_state in reversed(
+                saves[:done]
+            ):
+                try:
+                    await earlier.discard_messages(
+                        earlier_id, earlier_messages, state=earlier_state
+                    )
+                # the run fails with the first error; this one is logged
+                except Exception as exc:
+                    logging.getLogger("minagent").error(
+                        "%s kept the failed run's messages: %r", earlier, exc
+                    )
+            raise

@@ -15,13 +15,18 @@ import types
 from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any, Final, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
-from . import _limits as _limit_state
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
-from ._issues import shorten
-from ._schema import TwoContextsError, ValidationIssue, function_schema, names_context
+from ._schema import TwoContextsError, function_schema, names_context
 from ._types import Content
-from ._validate import compile_fast_check, validate
+from ._validate import (
+    ValidationIssue,
+    _Written,
+    argument_limits,
+    compile_fast_check,
+    shorten,
+    validate,
+)
 
 __all__ = [
     "SKIP_PARSING",
@@ -486,7 +491,7 @@ def result_value(value: Any) -> Any:
     # TL-11: an integer too long for the next request becomes its digits
     if isinstance(value, int):
         short_enough = kind is int and value.bit_length() <= 60  # at most 19 digits
-        if short_enough and _limit_state._argument_limits.max_integer_digits >= 19:
+        if short_enough and argument_limits().max_integer_digits >= 19:
             return value
         return value if _short(value) else str(value)
     if isinstance(value, float):  # TL-11: NaN and the infinities have no JSON form
@@ -518,7 +523,7 @@ _LOG2_10 = math.log2(10)
 
 def _short(value: int) -> bool:
     """TL-11: at most `ArgumentLimits.max_integer_digits` decimal digits."""
-    limit = _limit_state._argument_limits.max_integer_digits
+    limit = argument_limits().max_integer_digits
     # |value| < 10 ** (limit - 1): no need to print it
     if value.bit_length() <= (limit - 1) * _LOG2_10:
         return True
@@ -531,7 +536,7 @@ def _short(value: int) -> bool:
 
 # repr and == from _Written: a cheaper import (PK-16)
 @dataclasses.dataclass(repr=False, eq=False)
-class FunctionInvocationConfiguration(_limit_state._Written):
+class FunctionInvocationConfiguration(_Written):
     """How the tool loop behaves (seed 000 defaults, plus `max_function_calls`) (LP-1).
 
     Every assignment is validated, by attribute (``config.max_iterations = 5``) or by

@@ -19,8 +19,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias, cast
 
 from ._exceptions import ContentError, SerializationError, type_name
-from ._issues import describe_issues
-from ._limits import check_limits, parse_json_arguments
+from ._validate import check_limits, describe_issues, parse_json_arguments
 from ._wire import (
     UsageDetails,
     _compact,

@@ -1,35 +1,387 @@
-"""A validator for tool JSON schemas (spec/schema.md SC-25 ..).
+"""A tool call's arguments: their limits, and their check against a JSON schema
+(spec/schema.md SC-25 .. SC-45, SC-47 .. SC-51, SC-55 .. SC-57).
 
-`validate(instance, schema)` checks a value against a JSON schema (what minagent
-generates and what hand-written schemas commonly use) and returns every issue with its
-path, what was expected and what was given: a failed tool call tells the model where and
-why. `compile_fast_check(schema)` gives a quick yes for the flat schemas most tools
-have, so the common call skips the full walk (SC-55). Each (schema node, path) is
-checked once per validation, so the work is polynomial whatever the ``anyOf``/``$ref``
-nesting (SC-56); a tool's validation skips what it cannot apply (SC-57).
+This module owns everything that happens to a call's arguments between the model's text
+and the tool's conversion: the text parsed within the limits, the value checked against
+the limits and against the tool's schema, and every problem found described as a
+`ValidationIssue` with its path. Schema generation from a signature is `_schema`'s;
+converting checked JSON into the tool's Python types is `_convert`'s.
+
+Rules
+-----
+1. Model output is data, never a way to end the run: a value of any size or depth is
+   checked in time linear in its size and never by recursion (SC-48 .. SC-50); what
+   breaks a limit is an issue, not an exception.
+2. The limits are one immutable `ArgumentLimits` value, replaced as a whole: a reader
+   never sees half an update (SC-48).
+3. A check says where and why: every problem is a `ValidationIssue` (a path such as
+   ``$.items[2].qty`` and what was expected and given), rendered in one short line
+   (SC-42).
+4. This module imports no other module of minagent; the types
+   (`Content.parse_arguments`), the tools (`FunctionTool.validate_arguments`), the
+   structured output and the MCP server call it.
+
+Theory of operation
+-------------------
+A call's arguments arrive as JSON text or as a value. `parse_json_arguments` parses the
+text within the limits in force (`argument_limits()`, one module-wide value that
+`set_argument_limits` replaces). `check_limits` walks a value without recursion: a fast
+pass says yes for plain data well within the limits, and only otherwise a detailed pass
+names every place that breaks one. `validate(instance, schema)` first checks the limits
+(a value that breaks one gets only those issues, SC-50), then checks the schema (what
+minagent generates and what hand-written schemas commonly use), each (schema node, path)
+once per validation, so the work is polynomial whatever the ``anyOf``/``$ref`` nesting
+(SC-56); a tool's validation skips what of its schema it cannot apply and logs it once
+(SC-57). `compile_fast_check(schema)` gives a quick yes for the flat schemas most tools
+have, so the common call skips the full walk (SC-55).
 """
 
-from __future__ import annotations
-
+import dataclasses
+import json
 import logging
 import math
 import operator
 import re
+import reprlib
+import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
-from . import _limits as _limit_state
-from ._issues import (
-    ValidationIssue,
-    describe,
-    describe_issues,
-    json_type,
-    property_path,
-    render,
+__all__ = [
+    "ArgumentLimits",
+    "ValidationIssue",
+    "argument_limits",
+    "check_limits",
+    "compile_fast_check",
+    "describe",
+    "describe_issues",
+    "format_parser",
+    "json_type",
+    "parse_json_arguments",
+    "property_path",
+    "render",
+    "set_argument_limits",
+    "shorten",
+    "validate",
+]
+
+
+# ------------------------------------------------------------------------------- issues (SC-42)
+
+_MAX_VALUE_CHARS = 60
+_JSON_NAMES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (type(None), "null"),
 )
-from ._schema import format_parser
 
-__all__ = ["ValidationIssue", "compile_fast_check", "describe_issues", "validate"]
+
+class ValidationIssue(NamedTuple):
+    """One reason why a value does not match a schema: where (``$.items[2].qty``) and
+    what."""
+
+    path: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.problem}"
+
+
+def describe_issues(issues: Sequence[ValidationIssue]) -> str:
+    """One line per issue, in order, for a model to read (SC-42)."""
+    return "\n".join(str(issue) for issue in issues)
+
+
+def json_type(value: object) -> str:
+    """The JSON type name of a value (SC-26), or its Python type name when it is not
+    JSON."""
+    if isinstance(value, Mapping | list | tuple):
+        return "object" if isinstance(value, Mapping) else "array"
+    return next(
+        (name for t, name in _JSON_NAMES if isinstance(value, t)), type(value).__name__
+    )
+
+
+def render(value: object) -> str:
+    """A value as JSON text (Python repr otherwise), on one line, at most 60
+    characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = " ".join(repr(value).split())
+    return shorten(text, _MAX_VALUE_CHARS)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, ending in ``...`` when cut
+    (LP-29)."""
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
+
+
+def describe(value: object) -> str:
+    return "null" if value is None else f"{json_type(value)} {render(value)}"
+
+
+def property_path(path: str, name: object) -> str:
+    if isinstance(name, str) and name.isidentifier():
+        return f"{path}.{name}"
+    key = json.dumps(name, ensure_ascii=False) if isinstance(name, str) else repr(name)
+    return f"{path}[{key}]"
+
+
+# ---------------------------------------------------------------------- limits (SC-48 .. SC-50)
+
+
+class _Written:
+    """A dataclass's ``__repr__`` and ``__eq__``, written once (PK-16: generating them
+    costs an exec at import). `ArgumentLimits` uses it, and so do
+    `FunctionInvocationConfiguration` and the responses."""
+
+    def _fields(self) -> tuple[dataclasses.Field[Any], ...]:
+        # a subclass is a dataclass; this mixin itself is not one
+        return dataclasses.fields(self)  # type: ignore[arg-type]
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f.name) for f in self._fields() if f.compare)
+
+    @reprlib.recursive_repr()
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{f.name}={getattr(self, f.name)!r}" for f in self._fields() if f.repr
+        )
+        return f"{type(self).__qualname__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            self._values() == other._values()
+            if other.__class__ is self.__class__
+            else NotImplemented
+        )
+
+
+@dataclasses.dataclass(frozen=True, repr=False, eq=False)
+class ArgumentLimits(_Written):
+    """How large tool arguments may be (SC-48): model output is data, not a way to stop
+    the run."""
+
+    max_depth: int = 64
+    max_integer_digits: int = 1000
+    max_string_chars: int = 1_000_000
+    max_array_items: int = 100_000
+    max_argument_chars: int = 4_000_000
+    max_issues: int = 20
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"ArgumentLimits.{field.name} must be an int >= 1, got {value!r}"
+                )
+        # SC-48: as JSON
+        if (
+            0
+            < (most := sys.get_int_max_str_digits())
+            < (digits := self.max_integer_digits)
+        ):
+            raise ValueError(
+                f"ArgumentLimits.max_integer_digits must be <= {most}, CPython's int limit, got {digits}"
+            )
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+
+_argument_limits = ArgumentLimits()
+
+
+def argument_limits() -> ArgumentLimits:
+    """The limits in force (SC-48)."""
+    return _argument_limits
+
+
+def set_argument_limits(
+    limits: ArgumentLimits | None = None, /, **changes: int
+) -> ArgumentLimits:
+    """Set the limits for every later parse and validation (SC-48); returns the previous
+    ones.
+
+    ``set_argument_limits(max_depth=128)`` changes one field;
+    ``set_argument_limits(old)`` restores.
+    """
+    global _argument_limits
+    previous = _argument_limits
+    base = previous if limits is None else limits
+    if not isinstance(base, ArgumentLimits):
+        raise TypeError(
+            f"set_argument_limits expects an ArgumentLimits, got {type(base).__name__}"
+        )
+    unknown = sorted(
+        set(changes) - {field.name for field in dataclasses.fields(ArgumentLimits)}
+    )
+    if unknown:
+        raise TypeError(f"ArgumentLimits has no field {unknown[0]!r}")
+    _argument_limits = dataclasses.replace(base, **changes)
+    return previous
+
+
+def parse_json_arguments(text: str, limits: ArgumentLimits | None = None) -> Any:
+    """JSON text as a value, within the limits (SC-49); ``ValueError`` says what is
+    wrong."""
+    limits = limits or _argument_limits
+    if len(text) > limits.max_argument_chars:
+        raise ValueError(
+            f"the arguments are {len(text)} characters long; at most {limits.max_argument_chars} are allowed"
+        )
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"arguments are not valid JSON: {exc.msg} at position {exc.pos}"
+        ) from None
+    except RecursionError:
+        raise ValueError(
+            f"arguments are nested deeper than {limits.max_depth} levels"
+        ) from None
+    except ValueError:  # CPython's int-from-string limit (sys.set_int_max_str_digits)
+        raise ValueError(
+            f"an integer has more than {limits.max_integer_digits} digits"
+        ) from None
+    issues = check_limits(value, limits)
+    if issues:
+        raise ValueError(describe_issues(issues))
+    return value
+
+
+def check_limits(
+    value: Any, limits: ArgumentLimits | None = None
+) -> list[ValidationIssue]:
+    """SC-50: the places where a JSON value breaks a limit, or is a NaN or an infinity.
+
+    Iterative and linear in the size of the value; a container that breaks a limit is
+    not entered. At most ``limits.max_issues`` issues are returned.
+    """
+    limits = limits or _argument_limits
+    if _within_limits(value, limits):
+        return []
+    issues: list[ValidationIssue] = []
+    bits = math.ceil(limits.max_integer_digits * math.log2(10))
+    # value, its path as (parent, key), depth
+    stack: list[tuple[Any, Any, int]] = [(value, None, 0)]
+    while stack and len(issues) < limits.max_issues:
+        item, where, depth = stack.pop()
+        problem = None
+        if isinstance(item, str):
+            if len(item) > limits.max_string_chars:
+                problem = f"expected at most {limits.max_string_chars} characters; got {len(item)}"
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int):
+            size = item.bit_length()
+            if size > bits - 4 and (
+                size > bits + 4 or _digits(item) > limits.max_integer_digits
+            ):
+                problem = (
+                    f"expected an integer of at most {limits.max_integer_digits} digits"
+                )
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                problem = f"expected a finite number; got {describe(item)}"
+        elif isinstance(item, Mapping | list | tuple):
+            if depth >= limits.max_depth:
+                problem = (
+                    f"expected at most {limits.max_depth} levels of nesting; got more"
+                )
+            elif isinstance(item, Mapping):
+                for key in reversed(list(item)):
+                    if isinstance(key, str) and len(key) > limits.max_string_chars:
+                        problem = f"a property name is longer than {limits.max_string_chars} characters"
+                        break
+                    stack.append((item[key], (where, key), depth + 1))
+            elif len(item) > limits.max_array_items:
+                problem = (
+                    f"expected at most {limits.max_array_items} items; got {len(item)}"
+                )
+            else:
+                stack.extend(
+                    (item[i], (where, i), depth + 1)
+                    for i in range(len(item) - 1, -1, -1)
+                )
+        if problem is not None:
+            issues.append(ValidationIssue(_render_path(where), problem))
+    return issues
+
+
+def _within_limits(value: Any, limits: ArgumentLimits) -> bool:
+    """The fast path of `check_limits`: True when plain JSON data breaks no limit for
+    sure."""
+    max_chars, max_items, max_depth = (
+        limits.max_string_chars,
+        limits.max_array_items,
+        limits.max_depth,
+    )
+    safe_bits = (limits.max_integer_digits - 1) * _LOG2_10  # below 10 ** (digits - 1)
+    if type(value) is not dict and type(value) is not list:
+        return False  # a scalar or another type: the full walk decides
+    containers: list[tuple[Any, int]] = [(value, 1)]
+    while containers:
+        item, depth = containers.pop()
+        if depth > max_depth:
+            return False
+        if type(item) is dict:
+            try:
+                if max(map(len, item), default=0) > max_chars:  # the property names
+                    return False
+            # a key without a length is not JSON: the full walk decides
+            except TypeError:
+                return False
+            children: Any = item.values()
+        else:
+            if len(item) > max_items:
+                return False
+            children = item
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                if len(child) > max_chars:
+                    return False
+            elif kind is int:
+                if child.bit_length() > safe_bits:
+                    return False
+            elif kind is float:
+                if child - child != 0:  # NaN or an infinity
+                    return False
+            elif kind is dict or kind is list:
+                containers.append((child, depth + 1))
+            elif kind is not bool and child is not None:
+                return False
+    return True
+
+
+_LOG2_10 = math.log2(10)
+
+
+def _digits(number: int) -> int:
+    try:
+        return len(str(abs(number)))
+    except ValueError:  # beyond sys.get_int_max_str_digits(): certainly too many
+        return sys.maxsize
+
+
+def _render_path(where: Any) -> str:
+    keys: list[object] = []
+    while where is not None:
+        where, key = where
+        keys.append(key)
+    path = "$"
+    for key in reversed(keys):
+        path = f"{path}[{key}]" if isinstance(key, int) else property_path(path, key)
+    return path
+
+
+# ------------------------------------------------------------------ the schema check (SC-25 ..)
 
 
 _Schema = Mapping[str, Any] | bool
@@ -50,8 +402,6 @@ def validate(
     A value that breaks the argument limits gets only those issues (SC-50). With
     ``lenient_for`` (a tool's name) what of the schema cannot be applied is skipped and
     logged once (SC-57)."""
-    from ._limits import check_limits
-
     issues = check_limits(instance)
     if issues:
         return issues
@@ -93,10 +443,10 @@ _TYPE_CHECKS: dict[str, Callable[[Any], bool]] = {  # SC-28
     "array": lambda v: isinstance(v, list | tuple),
     "object": lambda v: isinstance(v, Mapping),
 }
-# keyword -> (the kind of value it applies to, violated(measure, limit), what is
-# expected); the measure of a number is the number, of a string or an array its length
-# (SC-33, SC-38, SC-39)
-_LIMITS: dict[str, tuple[str, Callable[[Any, Any], bool], str]] = {
+# A schema's bounds: keyword -> (the kind of value it applies to,
+# violated(measure, bound), what is expected); the measure of a number is the number,
+# of a string or an array its length (SC-33, SC-38, SC-39)
+_BOUNDS: dict[str, tuple[str, Callable[[Any, Any], bool], str]] = {
     "minimum": ("number", operator.lt, "a number >= {}"),
     "maximum": ("number", operator.gt, "a number <= {}"),
     "exclusiveMinimum": ("number", operator.le, "a number > {}"),
@@ -128,16 +478,16 @@ def _not_multiple(number: Any, divisor: Any) -> bool:
     return bool(abs(quotient - round(quotient)) > 1e-9 * max(1.0, abs(quotient)))
 
 
-def _limits(value: Any, schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
+def _bounds(value: Any, schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
     # the common case: no bound to check, nothing to describe
-    if _LIMITS.keys().isdisjoint(schema):
+    if _BOUNDS.keys().isdisjoint(schema):
         return []
     kind = "number" if _is_number(value) else json_type(value)
     measure = len(value) if kind in ("string", "array", "object") else value
     given = describe(value) if kind == "number" else str(measure)
     return [
         ValidationIssue(path, f"expected {expected.format(render(limit))}; got {given}")
-        for keyword, (applies_to, violated, expected) in _LIMITS.items()
+        for keyword, (applies_to, violated, expected) in _BOUNDS.items()
         if applies_to == kind
         and _is_number(limit := schema.get(keyword))
         and violated(measure, limit)
@@ -219,7 +569,7 @@ class _Validator:
             issues += self._array(value, schema, path)
         elif isinstance(value, str):
             issues += _pattern(value, schema, path)
-        return issues + _limits(value, schema, path)
+        return issues + _bounds(value, schema, path)
 
     def _resolve(self, ref: object) -> _Schema:
         if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
@@ -366,6 +716,20 @@ def _canonical(value: Any) -> Any:
     return ("r", id(value))  # not JSON: equal only to itself
 
 
+def format_parser(name: object) -> Callable[[str], Any] | None:
+    """SC-47: the ISO 8601 parser of a ``format`` name (``date-time``, ``date``,
+    ``time``), else None."""
+    if name not in ("date-time", "date", "time"):
+        return None
+    import datetime
+
+    if name == "date-time":
+        return datetime.datetime.fromisoformat
+    return (
+        datetime.date.fromisoformat if name == "date" else datetime.time.fromisoformat
+    )
+
+
 def _format(value: str, schema: Mapping[str, Any], path: str) -> list[ValidationIssue]:
     """SC-47: ``date-time``, ``date`` and ``time`` strings must parse as ISO 8601."""
     name = schema.get("format")
@@ -438,7 +802,7 @@ def _mismatch(path: str, expected: list[str], value: object) -> ValidationIssue:
     )
 
 
-# ------------------------------------------------------------------------- the fast path (SC-55)
+# ------------------------------------------------------------------------ the fast path (SC-55)
 
 _FLAT_KEYWORDS = frozenset({"type", "description", "title", "default", "examples"})
 _OBJECT_KEYWORDS = frozenset(
@@ -478,7 +842,8 @@ def compile_fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | Non
     def check(value: Any) -> bool:
         if type(value) is not dict or not needed <= value.keys():
             return False
-        limits = _limit_state._argument_limits  # the limits in force now (SC-48)
+        # the limits in force now (SC-48)
+        limits = _argument_limits
         for key, item in value.items():
             kind = kinds.get(key)
             form = type(item)

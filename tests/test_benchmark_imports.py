@@ -23,12 +23,12 @@ def test_parse_importtime_reads_self_and_cumulative_times() -> None:
     unindented."""
     stderr = (
         "import time: self [us] | cumulative | imported package\n"
-        "import time:       120 |        120 |     minagent._issues\n"
+        "import time:       120 |        120 |     minagent._validate\n"
         "some other line\n"
         "import time:      3467 |      11291 |   minagent._responses\n"
     )
     assert imports.parse_importtime(stderr) == [
-        ("minagent._issues", 120, 120),
+        ("minagent._validate", 120, 120),
         ("minagent._responses", 3467, 11291),
     ]
 

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 from minagent import ArgumentConversionError, ArgumentLimits, set_argument_limits, tool
 from minagent._convert import ArgumentConverter
-from minagent._limits import argument_limits, check_limits
-from minagent._validate import validate
+from minagent._validate import argument_limits, check_limits, validate
 
 
 @dataclasses.dataclass

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from minagent import ArgumentLimits
-from minagent._limits import check_limits
+from minagent._validate import check_limits
 from minagent.conformance.provider_harness import ConformanceError, ScriptedHarness
 
 

@@ -26,17 +26,17 @@ from hypothesis import strategies as st
 
 from minagent import Agent, Content, FunctionTool, tool
 from minagent._convert import ArgumentConversionError, ArgumentConverter
-from minagent._limits import (
+from minagent._schema import function_schema
+from minagent._tools import result_value
+from minagent._types import ContentError
+from minagent._validate import (
     ArgumentLimits,
     argument_limits,
     check_limits,
     parse_json_arguments,
     set_argument_limits,
+    validate,
 )
-from minagent._schema import function_schema
-from minagent._tools import result_value
-from minagent._types import ContentError
-from minagent._validate import validate
 from minagent.testing import ScriptedChatClient, call
 from tests.test_schema import TYPES, _tool, values_for
 

@@ -29,7 +29,6 @@ SEAMS: dict[tuple[str, str], str] = {
     ("_responses", "response_format"): "structured",
     ("_agents", "BaseAgent.as_mcp_server"): "mcp",
     ("_agents", "BaseAgent.as_tool"): "delegation",
-    ("_history", "repair_history"): "repair",
     ("_clients", "BaseChatClient.__init_subclass__"): "upstream",
     ("_sessions", "thread_era"): "upstream",
     ("_compat", "reject_spellings"): "upstream",

@@ -35,13 +35,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import minagent
-from minagent._schema import (
-    FunctionSchema,
-    ValidationIssue,
-    describe_issues,
-    function_schema,
-)
-from minagent._validate import validate
+from minagent._schema import FunctionSchema, function_schema
+from minagent._validate import ValidationIssue, describe_issues, validate
 from tests import _schema_fixtures as fx
 
 # --------------------------------------------------------------------------- helpers

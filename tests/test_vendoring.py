@@ -79,28 +79,17 @@ asyncio.run(main())
 '''
 
 
+def run_vendored(tmp_path: Path, program: str) -> subprocess.CompletedProcess[str]:
+    """Copy only minagent/*.py (a vendor's copy, PK-2) and run ``program`` against it
+    with the standard library only (`-I -S`); the copy's parent is ``sys.argv[1]``."""
+    return _run_isolated(_core_copy(tmp_path), program, tmp_path)
+
+
 def test_the_top_level_files_alone_are_a_working_agent(tmp_path: Path) -> None:
     """PK-2: only minagent/*.py copied, run with the standard library only (`-I -S`):
     tool loop, agent/chat/function middleware, non-streaming and streaming, a session in
     memory; nothing of a folder is loaded."""
-    copy = tmp_path / "vendor" / "minagent"
-    copy.mkdir(parents=True)
-    for path in PACKAGE.glob("*.py"):
-        shutil.copy(path, copy / path.name)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-I",
-            "-S",
-            "-c",
-            f"import sys; sys.path.insert(0, sys.argv[1]); exec({PROGRAM!r})",
-            str(copy.parent),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    done = run_vendored(tmp_path, PROGRAM)
     assert done.returncode == 0, done.stderr
     first, modules = done.stdout.splitlines()
     assert (
@@ -230,6 +219,39 @@ asyncio.run(main())
 """
 
 
+# What a cancelled run leaves in a session: the model's call, and no result for it. The
+# next run must send the call with a "not executed" result (LP-28, HI-3), in a copy of
+# the core alone as in the whole package.
+ORPHAN_PROGRAM = """
+import asyncio, sys
+import minagent
+from minagent import Agent, BaseChatClient, ChatResponse, Content, Message
+
+assert minagent.__file__.startswith(sys.argv[1]), minagent.__file__
+sent = []
+
+class Recording(BaseChatClient):
+    async def _inner_get_response(self, *, messages, options, **kwargs):
+        sent.append(list(messages))
+        return ChatResponse([Message("assistant", ["done"])])
+
+async def main():
+    agent = Agent(Recording())
+    session = agent.create_session()
+    call = Content.from_function_call("c1", "add", '{"a": 2, "b": 3}')
+    session.state["in_memory"] = {
+        "messages": [Message("user", ["2 + 3?"]), Message("assistant", [call])]
+    }
+    response = await agent.run("and now?", session=session)
+    roles = [m.role for m in sent[0]]
+    answer = sent[0][2].contents[0]
+    print(response.text, roles, answer.type, answer.call_id, answer.exception)
+    print(sorted(m for m in sys.modules if m.startswith("minagent.")))
+
+asyncio.run(main())
+"""
+
+
 def test_a_core_only_copy_handles_ordinary_input(tmp_path: Path) -> None:
     """PK-2, HI-3, AG-12, ST-7, SE-5: in a copy of minagent/*.py alone, a history with
     an orphan call is repaired and answered, a misspelt keyword of Agent() or run() is
@@ -293,6 +315,60 @@ def test_the_core_size_is_reported_not_bounded() -> None:
     assert 0 < statements < lines
 
 
+def test_the_top_level_files_alone_repair_an_orphan_call(tmp_path: Path) -> None:
+    """PK-2, LP-28, HI-3: in a copy of the core alone, a session whose history ends with
+    a call and no result (a cancelled run) is sent with a "not executed" result for that
+    call; no folder is loaded."""
+    done = run_vendored(tmp_path, ORPHAN_PROGRAM)
+    assert done.returncode == 0, done.stderr
+    first, modules = done.stdout.splitlines()
+    assert first == (
+        "done ['user', 'assistant', 'tool', 'user'] function_result c1 not executed"
+    )
+    loaded = ast.literal_eval(modules)
+    assert "minagent._history" in loaded
+    assert all(name.split(".")[1].startswith("_") for name in loaded)
+
+
+# A class registered to live in session state, written and read back (SE-2).
+STATE_PROGRAM = """
+import sys
+import minagent
+from minagent import AgentSession, register_state_type
+
+assert minagent.__file__.startswith(sys.argv[1]), minagent.__file__
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+    def to_dict(self):
+        return {"x": self.x, "y": self.y}
+    @classmethod
+    def from_dict(cls, data):
+        return cls(data["x"], data["y"])
+
+register_state_type(Point, type_id="point")
+session = AgentSession(session_id="s1", state={"where": {"at": Point(2, 3)}})
+data = session.to_dict()
+back = AgentSession.from_dict(data)
+point = back.state["where"]["at"]
+print(data["state"]["where"]["at"], type(point).__name__, point.x, point.y)
+print(sorted(m for m in sys.modules if m.startswith("minagent.")))
+"""
+
+
+def test_the_top_level_files_alone_register_a_state_type(tmp_path: Path) -> None:
+    """PK-2, SE-2: in a copy of the core alone, `register_state_type` lets a class live
+    in session state: written as its dict plus its type id, read back as an instance; no
+    folder is loaded."""
+    done = run_vendored(tmp_path, STATE_PROGRAM)
+    assert done.returncode == 0, done.stderr
+    first, modules = done.stdout.splitlines()
+    assert first == "{'x': 2, 'y': 3, 'type': 'point'} Point 2 3"
+    loaded = ast.literal_eval(modules)
+    assert all(name.split(".")[1].startswith("_") for name in loaded)
+
+
 def test_every_module_opens_with_what_it_is_and_its_spec() -> None:
     """PK-11: every module of minagent/ opens with a docstring whose first paragraph
     names its spec file, and a module of the core that holds state states its rules and
@@ -313,9 +389,9 @@ def test_every_module_opens_with_what_it_is_and_its_spec() -> None:
         "_loop_table",
         "_middleware",
         "_observe",
-        "_run",
+        "_sessions",
     ]
-    stateful += ["_sessions", "_stream", "_toolset", "_transcript"]
+    stateful += ["_stream", "_toolset", "_transcript", "_validate"]
     for stem in stateful:
         doc = (
             ast.get_docstring(

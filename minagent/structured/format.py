@@ -25,9 +25,13 @@ from typing import Annotated, Any, Literal, NotRequired, Required, Union, cast
 
 from .._convert import ArgumentConversionError, ArgumentConverter, ConversionMismatch
 from .._exceptions import MinagentError
-from .._issues import ValidationIssue, describe_issues, property_path
 from .._schema import MAPPING_TYPES, SEQUENCE_TYPES, SET_TYPES, SchemaBuilder
-from .._validate import validate
+from .._validate import (
+    ValidationIssue,
+    describe_issues,
+    property_path,
+    validate,
+)
 
 __all__ = [
     "ResponseFormat",

@@ -74,7 +74,7 @@ EXPECTED = [
     "Any | None",
     "user.City | None",
     "str",
-    "list[tuple[str, str, fallback=minagent._issues.ValidationIssue]]",
+    "list[tuple[str, str, fallback=minagent._validate.ValidationIssue]]",
     "str",
     "def (str, **kwargs: Any) -> minagent._clients.BaseChatClient",
 ]
