@@ -25,6 +25,7 @@ import logging
 from contextlib import AsyncExitStack
 from typing import Any
 
+from . import _edge
 from ._sessions import (
     AgentSession,
     HistoryProvider,
@@ -33,7 +34,6 @@ from ._sessions import (
     claim,
     release,
     source_id_of,
-    thread_era,
 )
 from ._types import Message
 
@@ -167,7 +167,7 @@ async def before_run(agent: Any, request: RunRequest) -> SessionContext:
             _keep_state(session, source_id, state)
         else:
             # SE-10
-            await thread_era().invoking_as_before_run(
+            await _edge.current().invoking_as_before_run(
                 provider, agent=agent, context=context
             )
     return context
@@ -196,7 +196,7 @@ async def after_run(
                 agent=agent, session=session, context=context, state=states[-1][2]
             )
         else:
-            await thread_era().invoked_as_after_run(
+            await _edge.current().invoked_as_after_run(
                 provider, agent=agent, context=context
             )
     await _save(context._saves or [])

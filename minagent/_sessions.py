@@ -41,6 +41,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from . import _edge
 from ._exceptions import MiddlewareException, MinagentError, SerializationError
 from ._middleware import categorize_middleware
 from ._types import FORMAT_VERSION, Message
@@ -60,7 +61,7 @@ __all__ += [
     "check_session_id",
     "decode_state",
 ]
-__all__ += ["encode_state", "source_id_of", "thread_era"]
+__all__ += ["encode_state", "source_id_of"]
 
 
 class SessionBusyError(MinagentError, RuntimeError):
@@ -389,15 +390,6 @@ def source_id_of(provider: object) -> str:
     )
 
 
-def thread_era() -> Any:
-    """The seam to the thread era (spec/decisions.md): ``minagent.upstream.threads``,
-    loaded when a thread is made or restored or a thread-era provider runs (SE-9,
-    SE-10)."""
-    from .upstream import threads
-
-    return threads
-
-
 class ContextProvider:
     """Adds context before a run and observes its result after (SE-4, AG-6).
 
@@ -424,7 +416,7 @@ class ContextProvider:
     ) -> None:
         # SE-10: a thread-era provider
         if type(self).invoking is not ContextProvider.invoking:
-            await thread_era().invoking_as_before_run(
+            await _edge.current().invoking_as_before_run(
                 self, agent=agent, context=context
             )
 
@@ -437,12 +429,14 @@ class ContextProvider:
         state: dict[str, Any],
     ) -> None:
         if type(self).invoked is not ContextProvider.invoked:
-            await thread_era().invoked_as_after_run(self, agent=agent, context=context)
+            await _edge.current().invoked_as_after_run(
+                self, agent=agent, context=context
+            )
 
     async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Any:
         """The thread era's hook (SE-10, AG-6): a `Context` to add; here an empty
         one."""
-        return thread_era().Context()
+        return _edge.current().empty_context()
 
     async def invoked(
         self,
