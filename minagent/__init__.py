@@ -6,8 +6,10 @@ library only. The rules are in ``spec/``; every name in ``__all__`` is part of t
 specification.
 """
 
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from . import _edge
 from ._agents import Agent, BaseAgent, RawAgent, SupportsAgentRun
 from ._clients import BaseChatClient, SupportsChatGetResponse
 from ._convert import ArgumentConversionError
@@ -92,7 +94,8 @@ if TYPE_CHECKING:
 # first use (PEP 562), so `import minagent` loads the core only. Upstream's spellings
 # (UP-9) resolve the same way but are not minagent's own API: they are not in __all__. A
 # copy of the core without a folder still imports; the name then fails with an
-# ImportError that names the missing folder.
+# ImportError that names the missing folder. Upstream's API reached through a core object
+# loads `upstream` by the same function, through the edge (`_load_upstream`, UP-10).
 _FOLDERS = {
     "providers": "AuthenticationError BadRequestError NotFoundError PluginNotFoundError ProviderConnectionError "
     "ProviderError ProviderTimeoutError RateLimitError ServerError StreamInterruptedError get_client",
@@ -119,24 +122,39 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    folder = _LAZY.get(name)
-    if folder is None:
-        raise AttributeError(f"module 'minagent' has no attribute {name!r}")
+def _folder(folder: str, what: str) -> ModuleType:
+    """The optional folder ``folder``, imported now for ``what``; in a copy of the core
+    without it, an ImportError that names the folder to copy (PK-9)."""
     import importlib
 
     try:
-        module = importlib.import_module(f".{folder}", __name__)
+        return importlib.import_module(f".{folder}", __name__)
     except ModuleNotFoundError as exc:
         if exc.name != f"{__name__}.{folder}":
             raise
         raise ImportError(
-            f"minagent.{name} lives in the optional folder minagent/{folder}/, which this copy of minagent "
+            f"{what} lives in the optional folder minagent/{folder}/, which this copy of minagent "
             f"does not have; copy that folder beside the core to use it"
         ) from exc
-    value = getattr(module, name)
+
+
+def __getattr__(name: str) -> Any:
+    folder = _LAZY.get(name)
+    if folder is None:
+        raise AttributeError(f"module 'minagent' has no attribute {name!r}")
+    value = getattr(_folder(folder, f"minagent.{name}"), name)
     globals()[name] = value  # resolved once
     return value
+
+
+def _load_upstream(what: str) -> None:
+    """The edge's loader (spec/decisions.md "The edge"): upstream's API reached through a
+    core object (``Content.from_hosted_file``, ``agent.get_new_thread()``, ...) imports
+    ``minagent/upstream/``, which installs its edge."""
+    _folder("upstream", what)
+
+
+_edge.set_loader(_load_upstream)
 
 
 # the public names, sorted (PK-7)

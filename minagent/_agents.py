@@ -43,7 +43,7 @@ from collections.abc import (
 from contextlib import AsyncExitStack
 from typing import Any, Literal, Protocol, Self, overload, runtime_checkable
 
-from . import _observe
+from . import _edge, _observe
 from ._clients import SupportsChatGetResponse, _agent_factory, response_format
 from ._compat import RUN_STREAM_HINT, reject_spellings, session_of
 from ._exceptions import MiddlewareException
@@ -70,7 +70,6 @@ from ._sessions import (
     RunRequest,
     after_run,
     before_run,
-    thread_era,
 )
 from ._stream import ResponseStream
 from ._tools import FunctionTool
@@ -133,8 +132,9 @@ class BaseAgent:
         raise NotImplementedError(f"{type(self).__name__} must implement run")
 
     def get_new_thread(self, **kwargs: Any) -> Any:
-        """A new `AgentThread` (the thread era's session, SE-9)."""
-        return thread_era().AgentThread(**kwargs)
+        """A new `AgentThread` (the thread era's session, SE-9; upstream's API, through
+        the edge)."""
+        return _edge.current().new_thread(**kwargs)
 
     def run_stream(self, *args: Any, **kwargs: Any) -> Any:
         """Older upstream spelling (AG-12): an error that says to write ``run(...,
@@ -159,8 +159,9 @@ class BaseAgent:
         )
 
     def deserialize_thread(self, state: Any) -> Any:
-        """Restore a thread from `AgentThread.serialize()` data (TH-2)."""
-        return thread_era().AgentThread.deserialize(state)
+        """Restore a thread from `AgentThread.serialize()` data (TH-2; upstream's API,
+        through the edge)."""
+        return _edge.current().restore_thread(state)
 
     # -- life cycle ---------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Literal, Protocol, overload, runtime_checkable
 
+from . import _edge
 from ._compat import reject_spellings
 from ._exceptions import MiddlewareException
 from ._loop import Inbox, ToolLoop
@@ -96,14 +97,12 @@ class BaseChatClient:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """UP-2: a provider written for upstream implements one hook,
-        ``_inner_get_response(*, messages, stream, options)``; the seam to
-        ``minagent.upstream`` gives it minagent's two."""
+        ``_inner_get_response(*, messages, stream, options)``; upstream's API, through
+        the edge (UP-10), gives it minagent's two."""
         super().__init_subclass__(**kwargs)
         hook = cls.__dict__.get("_inner_get_response")
         if hook is not None and "stream" in inspect.signature(hook).parameters:
-            from .upstream import adapt_single_hook
-
-            adapt_single_hook(cls)
+            _edge.current().adapt_single_hook(cls)
 
     def __init__(
         self,

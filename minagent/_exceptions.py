@@ -13,6 +13,8 @@ from typing import Any
 
 __all__ = [
     "AdditionItemMismatch",
+    "AgentException",
+    "AgentInvalidRequestException",
     "ContentError",
     "MiddlewareException",
     "MiddlewareTermination",
@@ -42,6 +44,15 @@ class ContentError(MinagentError, ValueError):
 class AdditionItemMismatch(ContentError):
     """Two contents that cannot be merged were added (`Content.__add__`, TY-16;
     upstream's name)."""
+
+
+class AgentException(MinagentError):
+    """An agent failed (upstream's name, spec/upstream.md UP-8)."""
+
+
+class AgentInvalidRequestException(AgentException, ValueError):
+    """An agent was asked for something it cannot do (upstream's name, UP-8): a run of
+    an agent over a chat client with a structured ``service_session_id`` (SE-65)."""
 
 
 class SerializationError(MinagentError, ValueError):

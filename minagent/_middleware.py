@@ -49,6 +49,7 @@ from ._exceptions import MiddlewareException, MiddlewareTermination, type_name
 from ._responses import AgentResponse, ChatResponse
 from ._schema import secret_parameters
 from ._stream import ResponseStream
+from ._toolset import normalize_tools, tool_name
 from ._types import Content, Message
 
 __all__ = [
@@ -350,18 +351,49 @@ class FunctionInvocationContext(_Context):
 
     def add_tools(self, tools: Any) -> None:
         """LP-33: tools (or functions) for the rest of the run, from the next model call
-        on."""
-        # the seam to progressive tools (spec/decisions.md)
-        from .upstream.tools import add_tools
-
-        add_tools(self, tools)
+        on. The same tool again is nothing new; another tool with a name already there
+        is a `ValueError`, and then none of ``tools`` is added."""
+        live = self._live_tools("add")
+        names = {tool_name(t): t for t in live}
+        added = []
+        for item in normalize_tools(tools):
+            known = names.get(tool_name(item))
+            if known is not item and known is not None:
+                raise ValueError(
+                    f"a different tool named {tool_name(item)!r} is already among the run's tools"
+                )
+            if known is None:
+                names[tool_name(item)] = item
+                added.append(item)
+        live.extend(added)
 
     def remove_tools(self, tools: Any) -> None:
         """LP-33: take tools out of the run from the next model call on (by name, tool
-        or function)."""
-        from .upstream.tools import remove_tools
+        or function); a name that is not there is ignored."""
+        items = (
+            [tools]
+            if isinstance(tools, str) or not isinstance(tools, list | tuple)
+            else tools
+        )
+        gone = {
+            i if isinstance(i, str) else tool_name(i) or getattr(i, "__name__", None)
+            for i in items
+        }
+        live = self._live_tools("remove")
+        live[:] = [
+            t
+            for t in live
+            if tool_name(t) not in gone and getattr(t, "func", None) not in items
+        ]
 
-        remove_tools(self, tools)
+    def _live_tools(self, verb: str) -> list[Any]:
+        """The run's live tool list (LP-33); a context that no run made has none."""
+        if self.tools is None:
+            raise RuntimeError(
+                f"Cannot {verb} tools: this FunctionInvocationContext is not bound to a live agent run "
+                "(only a tool called by the function-invocation loop can change the run's tools)"
+            )
+        return self.tools
 
 
 Context: TypeAlias = AgentContext | ChatContext | FunctionInvocationContext

@@ -68,6 +68,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import Any, ClassVar
 
+from . import _edge
 from ._exceptions import MiddlewareException, MinagentError, SerializationError
 from ._middleware import categorize_middleware
 from ._types import FORMAT_VERSION, Message
@@ -94,7 +95,6 @@ __all__ = [
     "encode_state",
     "register_state_type",
     "source_id_of",
-    "thread_era",
 ]
 
 
@@ -550,15 +550,6 @@ def source_id_of(provider: object) -> str:
     )
 
 
-def thread_era() -> Any:
-    """The seam to the thread era (spec/decisions.md): ``minagent.upstream.threads``,
-    loaded when a thread is made or restored or a thread-era provider runs (SE-9,
-    SE-10)."""
-    from .upstream import threads
-
-    return threads
-
-
 class ContextProvider:
     """Adds context before a run and observes its result after (SE-4, AG-6).
 
@@ -585,7 +576,7 @@ class ContextProvider:
     ) -> None:
         # SE-10: a thread-era provider
         if type(self).invoking is not ContextProvider.invoking:
-            await thread_era().invoking_as_before_run(
+            await _edge.current().invoking_as_before_run(
                 self, agent=agent, context=context
             )
 
@@ -598,12 +589,14 @@ class ContextProvider:
         state: dict[str, Any],
     ) -> None:
         if type(self).invoked is not ContextProvider.invoked:
-            await thread_era().invoked_as_after_run(self, agent=agent, context=context)
+            await _edge.current().invoked_as_after_run(
+                self, agent=agent, context=context
+            )
 
     async def invoking(self, messages: Sequence[Message], **kwargs: Any) -> Any:
         """The thread era's hook (SE-10, AG-6): a `Context` to add; here an empty
         one."""
-        return thread_era().Context()
+        return _edge.current().empty_context()
 
     async def invoked(
         self,
@@ -887,7 +880,7 @@ async def before_run(agent: Any, request: RunRequest) -> SessionContext:
             _keep_state(session, source_id, state)
         else:
             # SE-10
-            await thread_era().invoking_as_before_run(
+            await _edge.current().invoking_as_before_run(
                 provider, agent=agent, context=context
             )
     return context
@@ -916,7 +909,7 @@ async def after_run(
                 agent=agent, session=session, context=context, state=states[-1][2]
             )
         else:
-            await thread_era().invoked_as_after_run(
+            await _edge.current().invoked_as_after_run(
                 provider, agent=agent, context=context
             )
     await _save(context._saves or [])

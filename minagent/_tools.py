@@ -24,6 +24,7 @@ from ._validate import (
     _Written,
     argument_limits,
     compile_fast_check,
+    describe_issues,
     shorten,
     validate,
 )
@@ -35,7 +36,7 @@ __all__ = [
     "ToolError",
     "UnknownToolError",
 ]
-__all__ += ["result_value", "tool"]
+__all__ += ["ToolArgumentError", "result_value", "tool"]
 
 ApprovalMode: TypeAlias = Literal["never_require", "always_require"]
 _APPROVAL_MODES = ("never_require", "always_require")
@@ -83,11 +84,28 @@ class Parameters(dict[str, Any]):
     tool_name: str  # set on a generated schema only
 
     def __call__(self) -> dict[str, Any]:
-        if getattr(self, "tool_name", None) is None:
-            return self
-        from .upstream.tools import generated_form  # the seam (spec/decisions.md)
+        tool_name = getattr(self, "tool_name", None)
+        return self if tool_name is None else _generated_form(self, tool_name)
 
-        return generated_form(self, self.tool_name)
+
+def _generated_form(parameters: Mapping[str, Any], tool_name: str) -> dict[str, Any]:
+    """TL-60: upstream's ``parameters()`` of a generated schema, as its model generator
+    writes it: the schema titled ``<tool>_input``, each property titled, no
+    ``additionalProperties``, no empty ``required``. The ``parameters`` dict, which the
+    model receives, is unchanged."""
+    out = {k: v for k, v in parameters.items() if k != "additionalProperties"}
+    if not out.get("required", True):
+        del out["required"]
+    props = out.get("properties")
+    if isinstance(props, Mapping):
+        out["properties"] = {
+            k: {**v, "title": v.get("title", k.replace("_", " ").title())}
+            if isinstance(v, Mapping)
+            else v
+            for k, v in props.items()
+        }
+    out["title"] = f"{tool_name}_input"
+    return dict(sorted(out.items()))
 
 
 class FunctionTool:
@@ -134,9 +152,7 @@ class FunctionTool:
     ) -> None:
         # TL-14: upstream's explicit schema, a JSON schema or a pydantic-style class
         if input_model is not None:
-            from .upstream.tools import input_schema  # the seam (spec/decisions.md)
-
-            parameters = input_schema(name, input_model, parameters)
+            parameters = _input_schema(name, input_model, parameters)
         # compiled on first use
         if not isinstance(name, str) or not re.fullmatch(
             r"[A-Za-z0-9_.-]{1,128}", name
@@ -223,10 +239,24 @@ class FunctionTool:
 
     @staticmethod
     def parse_result(result: Any) -> list[Content]:
-        """A tool's value as contents, as upstream's `invoke` returns it (TL-14)."""
-        from .upstream.tools import parse_result  # the seam (spec/decisions.md)
-
-        return parse_result(result)
+        """A tool's value as contents, as upstream's `invoke` returns it (TL-14): a str
+        (None: "") is a text, a `Content` or a list holding contents is kept (its other
+        items as JSON text), anything else its JSON text."""
+        if result is None or isinstance(result, str):
+            return [Content.from_text(result or "")]
+        if isinstance(result, Content):
+            return [result]
+        if isinstance(result, list) and any(isinstance(i, Content) for i in result):
+            return [
+                item
+                if isinstance(item, Content)
+                else FunctionTool.parse_result(item)[0]
+                for item in result
+            ]
+        value = result_value(result)
+        return [
+            Content.from_text(value if isinstance(value, str) else json.dumps(value))
+        ]
 
     @classmethod
     def from_dict(
@@ -236,11 +266,26 @@ class FunctionTool:
         *,
         dependencies: Mapping[str, Any] | None = None,
     ) -> FunctionTool:
-        """A tool from its dict form, its function injected by ``dependencies``
-        (upstream's, TL-16)."""
-        from .upstream.tools import tool_from_dict  # the seam (spec/decisions.md)
-
-        return tool_from_dict(data, dependencies)
+        """A tool from its dict form (TL-16), upstream's ``"function_tool"``
+        (``input_model``) or minagent's declaration (``parameters``), with what
+        ``dependencies["function_tool"]`` injects: its entries for every tool, and a
+        ``"<field>:<value>"`` entry's dict for the tool whose field has that value."""
+        if not isinstance(data, Mapping):
+            raise TypeError(
+                f"FunctionTool.from_dict takes a dict, got {type(data).__name__}"
+            )
+        if data.get("type", "function_tool") != "function_tool":
+            raise ValueError(
+                f"Type mismatch: expected 'function_tool', got {data.get('type')!r}"
+            )
+        kwargs = {k: v for k, v in data.items() if k != "type"}
+        for key, value in ((dependencies or {}).get("function_tool") or {}).items():
+            field, colon, name = str(key).partition(":")
+            if not colon:
+                kwargs[key] = value
+            elif kwargs.get(field) == name and isinstance(value, Mapping):
+                kwargs.update(value)
+        return cls(**kwargs)
 
     @property
     def declaration_only(self) -> bool:
@@ -300,9 +345,7 @@ class FunctionTool:
         # the loop's call (TL-14)
         loops = not values and context is not None and arguments is context.arguments
         if not loops:  # a caller's arguments: read and checked
-            from .upstream.tools import invoke_arguments  # the seam (spec/decisions.md)
-
-            arguments = invoke_arguments(self, arguments, context, values)
+            arguments = self._given_arguments(arguments, context, values)
         value = await self._run(arguments, context)
         parser = self.result_parser
         # the loop's: the value
@@ -310,6 +353,55 @@ class FunctionTool:
             return value
         parsed = parser(value) if callable(parser) else self.parse_result(value)
         return [Content.from_text(parsed)] if isinstance(parsed, str) else parsed
+
+    def _given_arguments(
+        self, arguments: Any, context: Any, values: dict[str, Any]
+    ) -> Mapping[str, Any]:
+        """TL-14: what `invoke` was given as the arguments: ``arguments`` (a mapping, or
+        a model with ``model_dump()``), else the parameters as keywords, else
+        ``context.arguments``; checked against the schema."""
+        if values:
+            unknown = sorted(set(values) - set(self.parameters.get("properties", ())))
+            if unknown or arguments is not None:
+                raise TypeError(
+                    f"Unexpected keyword argument(s) for tool {self.name!r}: "
+                    f"{', '.join(unknown or sorted(values))}; pass the arguments as "
+                    "arguments={...} and runtime data through the FunctionInvocationContext"
+                )
+            arguments = values
+        if arguments is None:
+            arguments = context.arguments if context is not None else {}
+        dump = getattr(arguments, "model_dump", None)
+        if callable(dump) and not isinstance(arguments, Mapping):
+            arguments = dump(exclude_unset=True)
+        self._check_given(arguments)
+        return arguments  # type: ignore[no-any-return]
+
+    def _check_given(self, arguments: Mapping[str, Any]) -> None:
+        """TL-14: arguments a caller passes to `invoke`, checked against the schema,
+        upstream's words first; Python values that have no JSON form (a caller's own
+        objects) are not checked."""
+        if not all(type(v) in _JSON_TYPES for v in arguments.values()):
+            return
+        issues = self.validate_arguments(dict(arguments))
+        if not issues:
+            return
+        first = issues[0]
+        missing = [
+            i.path[2:]
+            for i in issues
+            if i.problem.startswith("required property is missing")
+        ]
+        if missing:
+            head = (
+                f"Missing required argument(s) for {self.name!r}: {', '.join(missing)}"
+            )
+        elif first.problem.startswith("unexpected property"):
+            head = f"Unexpected argument(s) for {self.name!r}: {first.path[2:]}"
+        else:
+            kind = "value" if first.problem.startswith("expected one of") else "type"
+            head = f"Invalid {kind} for {first.path[2:]!r} in {self.name!r}"
+        raise ToolArgumentError(f"{head}\n{describe_issues(issues)}")
 
     async def _run(self, arguments: Mapping[str, Any], context: Any) -> Any:
         """The function's own value (TL-4): async functions are awaited, sync ones run
@@ -355,6 +447,29 @@ class FunctionTool:
         except Exception:
             self.invocation_exception_count += 1
             raise
+
+
+class ToolArgumentError(ToolError, TypeError):
+    """`FunctionTool.invoke` was given arguments its schema rejects (TL-14)."""
+
+
+# the Python types of JSON values: only such arguments are checked (TL-14)
+_JSON_TYPES = frozenset({str, int, float, bool, type(None), list, dict})
+
+
+def _input_schema(name: str, model: Any, parameters: Any) -> Mapping[str, Any]:
+    """TL-14: upstream's explicit schema, ``input_model=`` (``@tool(schema=...)``): a
+    JSON schema dict, or a class with ``model_json_schema()`` (a pydantic model)."""
+    if parameters is not None:
+        raise ToolError(f"tool {name!r}: give parameters= or input_model=, not both")
+    if isinstance(model, Mapping):
+        return model
+    schema_of = getattr(model, "model_json_schema", None)
+    if callable(schema_of):
+        return schema_of()  # type: ignore[no-any-return]
+    raise ToolError(
+        f"tool {name!r}: input_model must be a JSON schema dict or a class with model_json_schema()"
+    )
 
 
 class ToolStoppedIteration(ToolError):
@@ -603,13 +718,22 @@ _CONFIG: dict[str, tuple[type, int, bool]] = {
 }
 
 
-def _known(name: str, error: type[Exception]) -> str:
-    if name not in _CONFIG:
-        # the seam (spec/decisions.md): what to write (LP-60)
-        from .upstream.spellings import config_hint
+# LP-60: upstream's configuration keys minagent has not, and what to write instead
+# (error text: upstream's spellings are answered by the core itself)
+CONFIG_SPELLINGS = {
+    "max_duration_seconds": "wrap the run in asyncio.timeout(seconds); cancelling a run closes what it opened",
+    "allow_concurrent_invocation": "a batch's calls run concurrently; a tool made with sequential=True runs alone",
+}
 
+
+def _known(name: str, error: type[Exception]) -> str:
+    """LP-24, LP-60: ``name`` when it is a field; else ``error`` listing the fields, and
+    what to write instead when the key is upstream's."""
+    if name not in _CONFIG:
+        hint = CONFIG_SPELLINGS.get(name)
+        instead = f"; {name} is upstream's: {hint}" if hint else ""
         raise error(
-            f"FunctionInvocationConfiguration has no field {name!r}; fields: {', '.join(_CONFIG)}{config_hint(name)}"
+            f"FunctionInvocationConfiguration has no field {name!r}; fields: {', '.join(_CONFIG)}{instead}"
         )
     return name
 

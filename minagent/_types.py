@@ -14,11 +14,17 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field, fields
+from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any, ClassVar, TypeAlias, cast
 
-from ._exceptions import ContentError, SerializationError, type_name
+from . import _edge
+from ._exceptions import (
+    AdditionItemMismatch,
+    ContentError,
+    SerializationError,
+    type_name,
+)
 from ._validate import check_limits, describe_issues, parse_json_arguments
 from ._wire import (
     UsageDetails,
@@ -29,6 +35,7 @@ from ._wire import (
     _get,
     _Json,
     _Own,
+    add_usage,
 )
 
 __all__ = [
@@ -59,17 +66,21 @@ class Role(StrEnum):
 
 class _Kinds(type):
     """Content's class: a ``from_<kind>`` factory of upstream's other content kinds
-    (``from_hosted_file``, ``from_shell_tool_call``, ...) is found through the seam to
-    ``minagent.upstream`` (TY-15)."""
+    (``from_hosted_file``, ``from_shell_tool_call``, ...) is upstream's API, found
+    through the edge (TY-15, UP-10)."""
 
     def __getattr__(cls, name: str) -> Any:
         if not name.startswith("from_"):
             raise AttributeError(
                 f"type object {cls.__name__!r} has no attribute {name!r}"
             )
-        from .upstream.content import factory  # the seam (spec/decisions.md)
-
-        return factory(cls, name)  # type: ignore[arg-type]
+        try:
+            return _edge.current().content_factory(cls, name)
+        except ImportError as exc:
+            # a copy of the core without minagent/upstream/: no such attribute here
+            raise AttributeError(
+                f"type object {cls.__name__!r} has no attribute {name!r} ({exc})"
+            ) from exc
 
 
 @dataclass(repr=False)
@@ -354,11 +365,72 @@ class Content(_Json, metaclass=_Kinds):
 
     def __add__(self, other: Content) -> Content:
         """Two chunks of one content merged as upstream merges them (TY-16): texts and
-        reasoning texts concatenate, a call's arguments join, usages sum."""
-        # the seam to upstream's content algebra (spec/decisions.md)
-        from .upstream.content import add
-
-        return add(self, other)
+        reasoning texts concatenate (reasoning of two ids is an `AdditionItemMismatch`),
+        a call's arguments join (two call ids a `ContentError`), usages sum; contents of
+        two kinds are a `TypeError`."""
+        if not isinstance(other, Content):
+            raise TypeError(
+                f"Incompatible type: cannot add Content and {type(other).__name__}"
+            )
+        if self.type != other.type:
+            raise TypeError(
+                f"Cannot add Content of type {self.type!r} and {other.type!r}"
+            )
+        common: dict[str, Any] = {
+            "additional_properties": {
+                **other.additional_properties,
+                **self.additional_properties,
+            },
+            "raw_representation": _combined(
+                self.raw_representation, other.raw_representation
+            ),
+        }
+        if self.type in ("text", "text_reasoning"):
+            if (
+                self.type == "text_reasoning"
+                and self.id
+                and other.id
+                and self.id != other.id
+            ):
+                raise AdditionItemMismatch(
+                    f"cannot add text_reasoning contents with different ids: {self.id!r} != {other.id!r}"
+                )
+            texts = [t for t in (self.text, other.text) if t is not None]
+            return replace(
+                self,
+                text="".join(texts) if texts else None,
+                id=self.id or other.id,
+                protected_data=other.protected_data or self.protected_data,
+                annotations=_combined(self.annotations, other.annotations),
+                extra={**other.extra, **self.extra},
+                **common,
+            )
+        if self.type == "usage":
+            summed = add_usage(
+                _as_usage(self.usage_details), _as_usage(other.usage_details)
+            )
+            usage = UsageDetails()
+            usage.update(
+                (k, v)
+                for k, v in (summed or {}).items()
+                if isinstance(v, int) and not isinstance(v, bool)
+            )
+            return replace(self, usage_details=usage, **common)
+        if self.type == "function_call":
+            if other.call_id and self.call_id != other.call_id:
+                raise ContentError("Cannot add function calls with different call_ids")
+            return replace(
+                self,
+                name=self.name or other.name,
+                arguments=_joined_arguments(self.arguments, other.arguments),
+                id=self.id or other.id,
+                exception=self.exception or other.exception,
+                informational_only=self.informational_only or other.informational_only,
+                user_input_request=self.user_input_request or other.user_input_request,
+                extra={**other.extra, **self.extra},
+                **common,
+            )
+        raise ContentError(f"Addition not supported for content type: {self.type}")
 
     # -- JSON ---------------------------------------------------------------------------------
 
@@ -494,6 +566,36 @@ def _init(self: Content, type: str, text: str | None = None, **kw: Any) -> None:
 _init.__qualname__, _init.__wrapped__ = "Content.__init__", Content.__init__  # type: ignore[attr-defined]
 Content.__init__ = _init  # type: ignore[method-assign]
 Content.extra = _Own("extra")  # type: ignore[assignment]  # TY-50: the instance's own dict, made on first access
+
+
+def _as_usage(value: Any) -> UsageDetails | None:
+    """A usage content's counts as `UsageDetails` (a plain dict of counts too, TY-16)."""
+    if value is None or isinstance(value, UsageDetails):
+        return value
+    usage = UsageDetails()
+    usage.update(value)
+    return usage
+
+
+def _combined(a: Any, b: Any) -> Any:
+    """Upstream's merge of two raw representations (or annotation lists), TY-16: one,
+    or both in a list."""
+    if a is None or b is None:
+        return b if a is None else a
+    return [*(a if isinstance(a, list) else [a]), *(b if isinstance(b, list) else [b])]
+
+
+def _joined_arguments(a: Any, b: Any) -> Any:
+    """Two chunks of a call's arguments (TY-16): texts concatenate, dicts merge."""
+    if not a or not b:
+        return a or b
+    if isinstance(a, str) and isinstance(b, str):
+        return a + b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {**a, **b}
+    raise TypeError(
+        f"Incompatible argument types: {type(a).__name__} and {type(b).__name__}"
+    )
 
 
 def _shown(value: object) -> bool:

@@ -17,7 +17,7 @@ import minagent.providers
 from minagent._observe import current, install
 from minagent._toolset import expand_tool_sets
 from minagent._validate import validate
-from minagent.providers import transport as transport_module
+from minagent.providers import default as transport_module
 from minagent.providers.errors import server_delay
 from minagent.providers.secrets import redact_data
 

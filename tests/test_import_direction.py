@@ -1,7 +1,8 @@
 """The house (spec/package.md PK-8 .. PK-11, spec/decisions.md "The house"): the
 top-level modules of minagent/ are the core, each folder an optional feature; the core
-imports a folder only at the listed seams, folders import the core's public names only,
-nothing outside the standard library."""
+imports a folder only at the listed seams and never minagent/upstream/, folders import
+the core's public names only, nothing in minagent/ imports in a circle, nothing outside
+the standard library."""
 
 from __future__ import annotations
 
@@ -22,26 +23,16 @@ FOLDERS = sorted(
 
 # The seams (spec/decisions.md): (core module, the function holding the import) -> the
 # folder it may load. (`minagent.__getattr__` loads the folder of an optional name with
-# importlib, by the table `_LAZY`.)
+# importlib, by the table `_LAZY`; the edge's loader, `_load_upstream`, loads upstream/
+# the same way.) No seam leads to upstream/: upstream's API reaches the core only
+# through the edge it installs (`minagent._edge`). The one import of upstream/ a core
+# file holds is `__init__`'s `TYPE_CHECKING` block, which only type checkers read.
 SEAMS: dict[tuple[str, str], str] = {
     ("__init__", "TYPE_CHECKING"): "*",  # what type checkers see of those names
     ("__main__", "main"): "cli",
     ("_responses", "response_format"): "structured",
     ("_agents", "BaseAgent.as_mcp_server"): "mcp",
     ("_agents", "BaseAgent.as_tool"): "delegation",
-    ("_clients", "BaseChatClient.__init_subclass__"): "upstream",
-    ("_sessions", "thread_era"): "upstream",
-    ("_compat", "reject_spellings"): "upstream",
-    ("_types", "_Kinds.__getattr__"): "upstream",
-    ("_types", "Content.__add__"): "upstream",
-    ("_middleware", "FunctionInvocationContext.add_tools"): "upstream",
-    ("_middleware", "FunctionInvocationContext.remove_tools"): "upstream",
-    ("_tools", "FunctionTool.invoke"): "upstream",
-    ("_tools", "FunctionTool.__init__"): "upstream",
-    ("_tools", "FunctionTool.parse_result"): "upstream",
-    ("_tools", "Parameters.__call__"): "upstream",
-    ("_tools", "_known"): "upstream",
-    ("_tools", "FunctionTool.from_dict"): "upstream",
 }
 
 # Folder -> folders it may import (PK-10); a folder always may import itself.
@@ -156,35 +147,137 @@ def test_the_seams_exist() -> None:
     assert set(SEAMS) <= seen
 
 
-def test_the_core_has_no_import_cycle() -> None:
-    """PK-8: the core's modules import each other without a cycle (TYPE_CHECKING and
-    function-level imports included)."""
-    edges = {
-        stem: {
-            item.target[0]
-            for item in imports(PACKAGE / f"{stem}.py")
-            if isinstance(item, Import)
-            and item.target
-            and item.target[0] in CORE
-            and item.target[0] != stem
-        }
+def test_no_core_module_imports_upstream() -> None:
+    """PK-8, UP-10: no core module imports minagent/upstream/, at module level or inside
+    a function; the only mention is `__init__`'s `TYPE_CHECKING` block, which type
+    checkers read and Python never runs."""
+    found = [
+        f"{stem} ({item.where or 'module level'}) imports {'.'.join(item.target)}"
         for stem in CORE
-    }
-    cycles: list[list[str]] = []
+        for item in imports(PACKAGE / f"{stem}.py")
+        if isinstance(item, Import)
+        and _folder_of(item.target) == "upstream"
+        and (stem, item.where) != ("__init__", "TYPE_CHECKING")
+    ]
+    assert found == []
 
-    def visit(node: str, path: list[str], done: set[str]) -> None:
-        for dep in sorted(edges.get(node, ())):
-            if dep in path:
-                cycles.append([*path[path.index(dep) :], dep])
-            elif dep not in done:
-                visit(dep, [*path, dep], done)
-                done.add(dep)
 
-    done: set[str] = set()
-    for start in CORE:
-        visit(start, [start], done)
-        done.add(start)
+# A module is named by its dotted path inside minagent ("" is the package itself,
+# "upstream" a folder's __init__, "upstream.threads" a module of it).
+MODULES: dict[str, Path] = {
+    ".".join(
+        path.relative_to(PACKAGE)
+        .with_suffix("")
+        .parts[: -1 if path.name == "__init__.py" else None]
+    ): path
+    for path in PACKAGE.rglob("*.py")
+}
+
+
+def _reexports(package: str) -> dict[str, str]:
+    """The names a package's __init__ takes from its modules at module level, and the
+    module each comes from (what ``from <package> import <name>`` depends on)."""
+    found: dict[str, str] = {}
+    for item in imports(MODULES[package]):
+        if isinstance(item, Import) and item.where == "":
+            module = ".".join(item.target)
+            for name in item.names:
+                found[name] = module
+    return found
+
+
+def _module_for(target: list[str], name: str | None) -> str | None:
+    """The module an import depends on: a module of the tree, or for a name taken
+    from a package, the module that defines it (a package only re-exports: PK-7's
+    names come from the core's modules, a folder's from its files)."""
+    module = ".".join(target)
+    if module not in MODULES:
+        return None
+    if name is None or name == "*" or MODULES[module].name != "__init__.py":
+        return module
+    if f"{module}.{name}".lstrip(".") in MODULES:
+        return f"{module}.{name}".lstrip(".")
+    source = _reexports(module).get(name)
+    if source is None or source == module:
+        return module
+    return _module_for(source.split(".") if source else [], name)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Every module of minagent/ -> the modules it imports: at module level, under
+    `TYPE_CHECKING`, and inside functions."""
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
+    for module, path in MODULES.items():
+        for item in imports(path):
+            if not isinstance(item, Import):
+                continue
+            for name in item.names or [None]:
+                found = _module_for(item.target, name)
+                if found is not None and found != module:
+                    graph[module].add(found)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for dep in sorted(graph[node]):
+            if dep not in index:
+                visit(dep)
+                low[node] = min(low[node], low[dep])
+            elif dep in on_stack:
+                low[node] = min(low[node], index[dep])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_minagent_has_no_import_cycle() -> None:
+    """PK-8: the modules of minagent/, core and folders, import each other without a
+    circle, counting module-level, `TYPE_CHECKING` and function-level imports (a name
+    taken from a package counts as an import of the module that defines it)."""
+    cycles = _cycles(_import_graph())
     assert cycles == []
+
+
+def test_the_cycle_check_finds_a_circle() -> None:
+    """PK-8: the graph is read as the check reads it: a lazy import back is a circle,
+    a name re-exported by a package leads to the module that defines it."""
+    graph = _import_graph()
+    # `from minagent._types import ...`; `from minagent import Content` depends on
+    # `_types` too, not on the package
+    assert "_types" in graph["upstream.content"]
+    assert "" not in graph["upstream.content"]
+    # `from .content import factory`, and `from minagent._edge import Edge`
+    assert {"upstream.content", "_edge"} <= graph["upstream.edge"]
+    # `from ..hooks import Handler`: the hooks module that defines it
+    assert "hooks.requests" in graph["middleware.retry"]
+    assert "hooks" not in graph["middleware.retry"]
+    # a function-level import counts (`BaseAgent.as_tool`)
+    assert "delegation.tool" in graph["_agents"]
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [{"a", "b"}]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_minagent_imports_only_the_standard_library() -> None:

@@ -10,7 +10,9 @@ Rules
 1. One concern a file: `retry.py`, `fallback.py`, `limits.py`, `approval.py`,
    `history.py`, `redact.py`, `injection.py` (upstream's message injection); an error
    lives with the middleware that raises it. `per_run.py` holds the per-run state the
-   limits and the approval share, `checks.py` the argument checks of every constructor.
+   limits and the approval share, `checks.py` the argument checks of every constructor
+   and what `retry.py` and `fallback.py` both count as retryable (public names: no file
+   takes a private name of another).
 2. ``__init__`` only re-exports.
 3. The library reaches the core through public names and the hooks through
    `minagent.hooks` (one private use: `per_run.py` extends ``HookMiddleware._compile``),

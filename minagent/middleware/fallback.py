@@ -17,7 +17,7 @@ from typing import Any, TypeGuard
 
 from .._exceptions import MinagentError
 from ..hooks import Handler, HookMiddleware, ModelRequest
-from .retry import _default_retryable, _predicate
+from .checks import default_retryable, retry_predicate
 
 __all__ = ["FallbackExhaustedError", "ModelFallback"]
 
@@ -36,7 +36,7 @@ class FallbackExhaustedError(MinagentError):
             f"all {len(errors)} model clients failed; last: {type(errors[-1]).__name__}: {errors[-1]}"
         )
         self.errors = list(errors)
-        self.retryable = any(_default_retryable(e) for e in self.errors)
+        self.retryable = any(default_retryable(e) for e in self.errors)
         hints = [
             float(h)
             for e in self.errors
@@ -62,7 +62,7 @@ class ModelFallback(HookMiddleware):
                 )
         self.clients = list(clients)
         self.should_fall_back = (
-            _predicate(retry_on) if retry_on is not None else (lambda exc: True)
+            retry_predicate(retry_on) if retry_on is not None else (lambda exc: True)
         )
 
     async def wrap_model_call(self, request: ModelRequest, handler: Handler) -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 
 from .._types import Message
 from ..hooks import Handler, HookMiddleware, ModelRequest
-from .checks import _positive
+from .checks import check_positive
 
 __all__ = ["HistoryTrimmer", "Summarizer", "approx_tokens", "clean_cut"]
 
@@ -102,8 +102,8 @@ class HistoryTrimmer(HookMiddleware):
         max_tokens: int | None = None,
         counter: Callable[[Message], int] = approx_tokens,
     ) -> None:
-        _positive("max_messages", max_messages)
-        _positive("max_tokens", max_tokens)
+        check_positive("max_messages", max_messages)
+        check_positive("max_tokens", max_tokens)
         if max_messages is None and max_tokens is None:
             raise ValueError("HistoryTrimmer needs max_messages or max_tokens")
         self.max_messages = max_messages
@@ -160,8 +160,8 @@ class Summarizer(HookMiddleware):
         keep_last: int = 10,
         prompt: str | None = None,
     ) -> None:
-        _positive("trigger_messages", trigger_messages, allow_none=False)
-        _positive("keep_last", keep_last, allow_none=False, minimum=0)
+        check_positive("trigger_messages", trigger_messages, allow_none=False)
+        check_positive("keep_last", keep_last, allow_none=False, minimum=0)
         if keep_last >= trigger_messages:
             raise ValueError("keep_last must be smaller than trigger_messages")
         if not callable(getattr(client, "get_response", None)):

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from .._exceptions import MiddlewareTermination, MinagentError
 from .._types import Message
 from ..hooks import Handler, HookState, ToolCallRequest
-from .checks import _choice, _positive
+from .checks import check_choice, check_positive
 from .per_run import _PerRun
 
 __all__ = ["CallLimitExceededError", "ModelCallLimit", "ToolCallLimit"]
@@ -46,11 +46,11 @@ class ModelCallLimit(_PerRun):
         thread_limit: int | None = None,
         exit_behavior: Literal["end", "final_answer", "error"] = "end",
     ) -> None:
-        _positive("run_limit", run_limit)
-        _positive("thread_limit", thread_limit)
+        check_positive("run_limit", run_limit)
+        check_positive("thread_limit", thread_limit)
         if run_limit is None and thread_limit is None:
             raise ValueError("ModelCallLimit needs run_limit or thread_limit")
-        _choice("exit_behavior", exit_behavior, ("end", "final_answer", "error"))
+        check_choice("exit_behavior", exit_behavior, ("end", "final_answer", "error"))
         self.run_limit = run_limit
         self.thread_limit = thread_limit
         self.exit_behavior = exit_behavior
@@ -101,11 +101,11 @@ class ToolCallLimit(_PerRun):
         thread_limit: int | None = None,
         exit_behavior: Literal["continue", "end", "error"] = "continue",
     ) -> None:
-        _positive("run_limit", run_limit)
-        _positive("thread_limit", thread_limit)
+        check_positive("run_limit", run_limit)
+        check_positive("thread_limit", thread_limit)
         if run_limit is None and thread_limit is None:
             raise ValueError("ToolCallLimit needs run_limit or thread_limit")
-        _choice("exit_behavior", exit_behavior, ("continue", "end", "error"))
+        check_choice("exit_behavior", exit_behavior, ("continue", "end", "error"))
         self.tool_name = tool_name
         self.run_limit = run_limit
         self.thread_limit = thread_limit

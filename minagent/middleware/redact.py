@@ -29,7 +29,7 @@ from .._observe import REDACTIONS
 from .._responses import ChatResponse, ChatResponseUpdate
 from .._stream import ResponseStream
 from .._types import Content, Message
-from .checks import _positive
+from .checks import check_positive
 
 __all__ = ["Redact"]
 
@@ -62,7 +62,7 @@ class Redact(ChatMiddleware):
     ) -> None:
         if isinstance(patterns, str | re.Pattern) or not patterns:
             raise ValueError("Redact needs a non-empty list of patterns")
-        _positive("max_secret_length", max_secret_length, allow_none=False)
+        check_positive("max_secret_length", max_secret_length, allow_none=False)
         compiled = [p if isinstance(p, re.Pattern) else re.compile(p) for p in patterns]
         self.pattern = re.compile("|".join(f"(?:{p.pattern})" for p in compiled))
         if self.pattern.search(""):

@@ -3,9 +3,9 @@ ML-1, ML-2, ML-7).
 
 Rules
 -----
-1. What is retried, and how long to wait before the next attempt, is decided here:
-   ``retry_on`` (`_predicate`) and `_Backoff`; `fallback.py` takes its ``retry_on`` from
-   here too. A fallback's exhaustion is judged by the failures it holds (ML-14).
+1. How long to wait before the next attempt is decided here (`_Backoff`); what may be
+   retried is ``retry_on`` as `checks.retry_predicate` makes it, which `fallback.py`
+   uses too. A fallback's exhaustion is judged by the failures it holds (ML-14).
 2. A model call whose updates already reached a streaming consumer is never retried
    (ML-2).
 3. Control flow is not failure: `MiddlewareTermination` and `UserInputRequiredError`
@@ -25,36 +25,13 @@ from .._exceptions import MiddlewareTermination, UserInputRequiredError
 from .._responses import ChatResponse
 from .._types import Message
 from ..hooks import Handler, HookMiddleware, ModelRequest, ToolCallRequest
-from .checks import _choice, _positive
+from .checks import check_choice, check_positive, retry_predicate
+from .fallback import FallbackExhaustedError
 
 __all__ = ["ModelRetry", "ToolRetry"]
 
 Sleep = Callable[[float], Awaitable[Any]]
 logger = logging.getLogger("minagent.middleware")
-
-
-def _default_retryable(exc: BaseException) -> bool:
-    """Provider errors say whether a retry can help (``retryable``); connection and
-    timeout errors can."""
-    flag = getattr(exc, "retryable", None)
-    if isinstance(flag, bool):
-        return flag
-    return isinstance(exc, ConnectionError | TimeoutError)
-
-
-def _predicate(retry_on: Any) -> Callable[[BaseException], bool]:
-    if retry_on is None:
-        return _default_retryable
-    if isinstance(retry_on, type) and issubclass(retry_on, BaseException):
-        retry_on = (retry_on,)
-    if isinstance(retry_on, tuple):
-        kinds = retry_on
-        return lambda exc: isinstance(exc, kinds)
-    if callable(retry_on):
-        return retry_on  # type: ignore[no-any-return]
-    raise TypeError(
-        f"retry_on must be an exception class, a tuple of them or a predicate, got {retry_on!r}"
-    )
 
 
 def _exhausted_aware(
@@ -64,8 +41,6 @@ def _exhausted_aware(
     be."""
 
     def check(exc: BaseException) -> bool:
-        from .fallback import FallbackExhaustedError  # fallback.py imports this module
-
         if isinstance(exc, FallbackExhaustedError):
             return any(should_retry(error) for error in exc.errors)
         return should_retry(exc)
@@ -119,8 +94,8 @@ class ModelRetry(HookMiddleware):
         give_up_after: float | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        _positive("max_retries", max_retries, allow_none=False, minimum=0)
-        _choice("on_failure", on_failure, ("raise", "answer"))
+        check_positive("max_retries", max_retries, allow_none=False, minimum=0)
+        check_choice("on_failure", on_failure, ("raise", "answer"))
         if give_up_after is not None and (
             isinstance(give_up_after, bool)
             or not isinstance(give_up_after, int | float)
@@ -130,7 +105,7 @@ class ModelRetry(HookMiddleware):
                 f"give_up_after must be a number >= 0 or None, got {give_up_after!r}"
             )
         self.max_retries = max_retries
-        self.should_retry = _exhausted_aware(_predicate(retry_on))
+        self.should_retry = _exhausted_aware(retry_predicate(retry_on))
         self.backoff = _Backoff(initial_delay, backoff_factor, max_delay, jitter)
         self.on_failure = on_failure
         self.give_up_after = give_up_after
@@ -189,11 +164,11 @@ class ToolRetry(HookMiddleware):
         on_failure: Literal["error", "message"] = "error",
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        _positive("max_retries", max_retries, allow_none=False, minimum=0)
-        _choice("on_failure", on_failure, ("error", "message"))
+        check_positive("max_retries", max_retries, allow_none=False, minimum=0)
+        check_choice("on_failure", on_failure, ("error", "message"))
         self.max_retries = max_retries
         self.tool_names = None if tool_names is None else frozenset(tool_names)
-        self.should_retry = _predicate(retry_on)
+        self.should_retry = retry_predicate(retry_on)
         self.backoff = _Backoff(initial_delay, backoff_factor, max_delay, jitter)
         self.on_failure = on_failure
         self.sleep = sleep

@@ -6,8 +6,9 @@
 - ``retry``: `RetryPolicy`, ``retry_call``;
 - ``sse``: the sans-I/O server-sent events decoder;
 - ``transport``: the `Transport` protocol (what moves bytes), `TransportError`,
-  `LoopBound`, and ``transport_for`` (a plugin's default transport: aiohttp's when it
-  can be imported, else ``stdlib``'s `StdlibTransport`, HTTP/1.1 over asyncio streams,
+  `LoopBound`;
+- ``default``: ``transport_for`` (a plugin's default transport: aiohttp's when it can
+  be imported, else ``stdlib``'s `StdlibTransport`, HTTP/1.1 over asyncio streams,
   loaded on first use);
 - ``http``: the `WireCodec` protocol a plugin writes, and `HTTPChatClient`, the one HTTP
   chat client every provider plugin subclasses;
@@ -22,6 +23,7 @@ errors (``minagent.RateLimitError``, ...) load it on first use. Standard library
 """
 
 from .._toolset import ToolSpec, tool_specs
+from .default import transport_for
 from .errors import (
     AuthenticationError,
     BadRequestError,
@@ -54,7 +56,6 @@ from .transport import (
     Timeouts,
     Transport,
     TransportError,
-    transport_for,
 )
 from .wire import WIRE_ERRORS, unreadable
 from .wire import loads as wire_json

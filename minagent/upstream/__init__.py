@@ -6,14 +6,18 @@ Optional: loaded on first use of one of its names (``minagent.FunctionInvocation
 
 Rules
 -----
-1. Built on the core's public names only; the core reaches it through one seam (a
-   provider class with upstream's single hook, spec/decisions.md).
-2. ``__init__`` only re-exports.
+1. Built on the core's public names only; the core never imports this folder. What the
+   core asks of upstream's API (other content kinds, the thread era, upstream's single
+   provider hook, per-service-call history) it asks of the edge this folder installs
+   when it is imported (``edge.py``, spec/decisions.md "The edge", UP-10).
+2. ``__init__`` only re-exports, and installs the edge.
 """
 
+from minagent._edge import install
 from minagent._tools import SKIP_PARSING
 from minagent._toolset import normalize_tools
 
+from .edge import UpstreamEdge
 from .exceptions import (
     AdditionItemMismatch,
     AgentException,
@@ -80,6 +84,9 @@ __all__ = [
     "register_state_type",
     "validate_tool_mode",
 ]
+
+
+install(UpstreamEdge())
 
 
 def __getattr__(name: str) -> object:

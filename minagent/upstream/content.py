@@ -1,26 +1,22 @@
-"""Upstream's other content kinds and content algebra on minagent's `Content`
-(spec/types.md TY-15, TY-16).
+"""Upstream's other content kinds on minagent's `Content` (spec/types.md TY-15).
 
 Upstream has content kinds minagent's own providers never produce (hosted files, code
 interpreter, shell and MCP server tool calls, OAuth consent, ...). Each is a `Content`
 of that ``type`` whose other fields live in ``extra`` and are read as attributes
-(``content.file_id``); the factories (``Content.from_hosted_file(...)``) are found here
-through the seam on Content's class. `add` is ``Content + Content``: two chunks merged
-as upstream merges them.
+(``content.file_id``); the factories (``Content.from_hosted_file(...)``) are made here
+and reach `Content`'s class through the core's edge (``minagent._edge``), which this
+folder fills when it is imported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
-from minagent import Content, ContentError, UsageDetails
-from minagent._exceptions import AdditionItemMismatch
+from minagent import Content
 from minagent._types import CONTENT_LISTS, UPSTREAM_FIELDS
-from minagent._wire import add_usage
 
-__all__ = ["KINDS", "add", "factory"]
+__all__ = ["KINDS", "factory"]
 
 # factory name -> (kind, its parameters in upstream's order, fields it always sets)
 KINDS: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
@@ -119,94 +115,3 @@ def factory(cls: type[Content], name: str) -> Callable[..., Content]:
         f"Upstream's ``{kind}`` content (TY-15); its fields are read as attributes."
     )
     return make
-
-
-def add(first: Content, other: Content) -> Content:
-    """TY-16: ``first + other`` for two chunks of one content of the same kind."""
-    if not isinstance(other, Content):
-        raise TypeError(
-            f"Incompatible type: cannot add Content and {type(other).__name__}"
-        )
-    if first.type != other.type:
-        raise TypeError(f"Cannot add Content of type {first.type!r} and {other.type!r}")
-    common: dict[str, Any] = {
-        "additional_properties": {
-            **other.additional_properties,
-            **first.additional_properties,
-        },
-        "raw_representation": _combined(
-            first.raw_representation, other.raw_representation
-        ),
-    }
-    if first.type in ("text", "text_reasoning"):
-        if (
-            first.type == "text_reasoning"
-            and first.id
-            and other.id
-            and first.id != other.id
-        ):
-            raise AdditionItemMismatch(
-                f"cannot add text_reasoning contents with different ids: {first.id!r} != {other.id!r}"
-            )
-        texts = [t for t in (first.text, other.text) if t is not None]
-        return replace(
-            first,
-            text="".join(texts) if texts else None,
-            id=first.id or other.id,
-            protected_data=other.protected_data or first.protected_data,
-            annotations=_combined(first.annotations, other.annotations),
-            extra={**other.extra, **first.extra},
-            **common,
-        )
-    if first.type == "usage":
-        summed = add_usage(_usage(first.usage_details), _usage(other.usage_details))
-        usage = UsageDetails()
-        usage.update(
-            (k, v)
-            for k, v in (summed or {}).items()
-            if isinstance(v, int) and not isinstance(v, bool)
-        )
-        return replace(first, usage_details=usage, **common)
-    if first.type == "function_call":
-        if other.call_id and first.call_id != other.call_id:
-            raise ContentError("Cannot add function calls with different call_ids")
-        return replace(
-            first,
-            name=first.name or other.name,
-            arguments=_arguments(first.arguments, other.arguments),
-            id=first.id or other.id,
-            exception=first.exception or other.exception,
-            informational_only=first.informational_only or other.informational_only,
-            user_input_request=first.user_input_request or other.user_input_request,
-            extra={**other.extra, **first.extra},
-            **common,
-        )
-    raise ContentError(f"Addition not supported for content type: {first.type}")
-
-
-def _usage(value: Any) -> UsageDetails | None:
-    if value is None or isinstance(value, UsageDetails):
-        return value
-    usage = UsageDetails()
-    usage.update(value)
-    return usage
-
-
-def _combined(a: Any, b: Any) -> Any:
-    """Upstream's merge of two raw representations (or annotation lists): one, or both
-    in a list."""
-    if a is None or b is None:
-        return b if a is None else a
-    return [*(a if isinstance(a, list) else [a]), *(b if isinstance(b, list) else [b])]
-
-
-def _arguments(a: Any, b: Any) -> Any:
-    if not a or not b:
-        return a or b
-    if isinstance(a, str) and isinstance(b, str):
-        return a + b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return {**a, **b}
-    raise TypeError(
-        f"Incompatible argument types: {type(a).__name__} and {type(b).__name__}"
-    )

@@ -2,13 +2,19 @@
 
 Upstream's names for minagent's own errors are the same classes; upstream's classes
 minagent has no counterpart of derive from `MinagentError` (PK-6), so ``except
-MinagentError`` catches them too.
+MinagentError`` catches them too. The ones the core raises itself (`AdditionItemMismatch`,
+TY-16; `AgentInvalidRequestException`, SE-65) and their base live in the core's
+``_exceptions``.
 """
 
 from __future__ import annotations
 
 from minagent import MinagentError, ToolError, UserInputRequiredError
-from minagent._exceptions import AdditionItemMismatch
+from minagent._exceptions import (
+    AdditionItemMismatch,
+    AgentException,
+    AgentInvalidRequestException,
+)
 
 __all__ = [
     "AdditionItemMismatch",
@@ -28,14 +34,6 @@ AgentFrameworkException = MinagentError
 ToolException = ToolError
 ToolExecutionException = ToolError
 UserInputRequiredException = UserInputRequiredError
-
-
-class AgentException(MinagentError):
-    """An agent failed."""
-
-
-class AgentInvalidRequestException(AgentException, ValueError):
-    """An agent was asked for something it cannot do."""
 
 
 class AgentInvalidResponseException(AgentException):

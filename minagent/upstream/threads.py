@@ -13,8 +13,8 @@ state.
 
 A thread-era provider implements ``invoking``/``invoked``; `invoking_as_before_run` and
 `invoked_as_after_run` run it as a ``before_run``/``after_run`` (SE-10). The core
-reaches this module through one seam, ``minagent._compat.thread_era``
-(spec/decisions.md).
+reaches this module only through the edge this folder installs (``edge.py``,
+spec/decisions.md "The edge").
 """
 
 from __future__ import annotations

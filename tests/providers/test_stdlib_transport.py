@@ -438,7 +438,7 @@ def test_a_plugin_gets_aiohttp_where_it_is_installed_and_the_stdlib_elsewhere(
     an error); a transport given is used as it is."""
     from minagent_http import AiohttpTransport
 
-    import minagent.providers.transport as module
+    import minagent.providers.default as module
 
     assert isinstance(transport_for(None), AiohttpTransport)
     given = StdlibTransport()
