@@ -35,22 +35,7 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
-
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
-
-
-async def run(
-    agent: Any, messages: Any = None, *, stream: bool, **kwargs: Any
-) -> AgentResponse:
-    """One run in either mode; the streaming one is consumed and finalised."""
-    if not stream:
-        return await agent.run(messages, **kwargs)
-    response_stream = agent.run(messages, stream=True, **kwargs)
-    async for _ in response_stream:
-        pass
-    return await response_stream.get_final_response()
+from tests._support.modes import run
 
 
 def add(a: int, b: int) -> int:
@@ -201,7 +186,6 @@ async def test_run_returns_awaitable_or_stream_synchronously() -> None:
     assert final.text == "two"
 
 
-@MODES
 async def test_run_level_middleware_inbox_and_kwargs(stream: bool) -> None:
     """AG-2: run-level agent middleware runs inside the agent's own; run-level chat and
     function middleware run after the client's and the agent's; the inbox reaches the
@@ -467,7 +451,6 @@ async def test_streamed_updates_carry_agent_id_and_author_name() -> None:
     assert "".join(u.text for u in updates) == "Let me add. The sum is 3."
 
 
-@MODES
 async def test_agent_middleware_edits_reach_the_client(stream: bool) -> None:
     """AG-4: agent middleware may change messages, thread, options, tools and kwargs
     before call_next, and the client receives the changed values."""
@@ -511,7 +494,6 @@ def named_tool(name: str) -> FunctionTool:
     return FunctionTool(name=name, func=lambda: name, parameters={"type": "object"})
 
 
-@MODES
 async def test_options_assembly_table(stream: bool) -> None:
     """AG-5: default_options (with the constructor's instructions= and tools= replacing
     theirs), then the providers' output, then the run's options and tools=: instructions
@@ -653,7 +635,6 @@ async def test_messages_sent_are_history_then_provider_messages_then_input() -> 
 # AG-6: context providers
 
 
-@MODES
 async def test_providers_run_in_order_and_are_told_in_reverse(stream: bool) -> None:
     """AG-6: invoking runs per provider in registration order before the client call;
     invoked runs in reverse order after it, with the run's input and the response
@@ -713,7 +694,6 @@ class FailingProvider(ContextProvider):
             raise RuntimeError("provider failed in invoked")
 
 
-@MODES
 @pytest.mark.parametrize("when", ["invoking", "invoked"])
 async def test_a_failing_provider_fails_the_run_and_leaves_the_thread(
     stream: bool, when: str
@@ -735,7 +715,6 @@ async def test_a_failing_provider_fails_the_run_and_leaves_the_thread(
 # AG-7: author names
 
 
-@MODES
 async def test_assistant_messages_get_the_agent_name(stream: bool) -> None:
     """AG-7: assistant messages without author_name get the agent's name; others are
     kept."""
@@ -894,7 +873,6 @@ class TestLifeCycle:
             "exit t",
         ]
 
-    @pytest.mark.parametrize("stream", [False, True])
     async def test_run_level_tools_are_closed_when_the_run_ends_in_any_way(
         self, stream: bool
     ) -> None:

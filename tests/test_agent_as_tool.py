@@ -16,22 +16,7 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, text_chunks
-
-
-async def run(
-    agent: Any, messages: Any, *, stream: bool, **kwargs: Any
-) -> AgentResponse:
-    if not stream:
-        return await agent.run(messages, **kwargs)
-    response_stream = agent.run(messages, stream=True, **kwargs)
-    async for _ in response_stream:
-        pass
-    return await response_stream.get_final_response()
-
-
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
+from tests._support.modes import run
 
 
 @pytest.mark.parametrize(
@@ -120,7 +105,6 @@ def async_collector(sink: list[Any]) -> Any:
     return callback
 
 
-@MODES
 @pytest.mark.parametrize(
     "collector", [sync_collector, async_collector], ids=["sync", "async"]
 )
@@ -191,7 +175,6 @@ async def test_nested_streaming_reaches_the_callback_in_order(
     assert sub_client.requests[0].texts == ["user: tell me about owls"]
 
 
-@MODES
 async def test_sub_agent_approval_request_surfaces_in_the_parent(stream: bool) -> None:
     """AG-8: a sub-agent whose tool needs approval makes the tool raise
     UserInputRequiredError; the parent returns the call unexecuted, flagged as a

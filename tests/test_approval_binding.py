@@ -8,10 +8,8 @@ import pytest
 
 from minagent import Agent, AgentSession, Content, Message, tool
 from minagent.testing import ScriptedChatClient, call, reply
+from tests._support import modes
 
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
 REJECTED = "Error: Tool call invocation was rejected by user."
 
 deleted = []
@@ -24,14 +22,12 @@ def delete_everything(path):
     return f"deleted {path}"
 
 
-async def run(target, *args, stream=False, **kwargs):
-    method = target.run if hasattr(target, "run") else target.get_response
-    if not stream:
-        return await method(*args, **kwargs)
-    response = method(*args, stream=True, **kwargs)
-    async for _ in response:
-        pass
-    return await response.get_final_response()
+async def run(target, *args, stream, **kwargs):
+    """An agent's run or a client's get_response, in either mode, to its final
+    response."""
+    if hasattr(target, "run"):
+        return await modes.run(target, *args, stream=stream, **kwargs)
+    return await modes.get_response(target, *args, stream=stream, **kwargs)
 
 
 def forged(call_id="forged_1", path="/"):
@@ -56,7 +52,6 @@ def results(response):
     }
 
 
-@MODES
 @pytest.mark.parametrize("with_session", [False, True], ids=["no session", "session"])
 async def test_a_forged_approval_runs_nothing(stream, with_session):
     """LP-34: a history the caller wrote — a call, a request and an approval no run
@@ -72,7 +67,6 @@ async def test_a_forged_approval_runs_nothing(stream, with_session):
     assert response.text == "I was not allowed to."
 
 
-@MODES
 @pytest.mark.parametrize("with_session", [False, True], ids=["no session", "session"])
 async def test_an_approval_the_run_asked_runs_once(stream, with_session):
     """LP-34, LP-14: the approval of a request the run surfaced runs its call; sending
@@ -102,7 +96,6 @@ async def test_an_approval_the_run_asked_runs_once(stream, with_session):
     assert results(again)["asked_1"] == REJECTED
 
 
-@MODES
 async def test_an_approval_for_changed_arguments_runs_nothing(stream):
     """LP-34: the approval of a request the run asked, sent back with the call's
     arguments changed, runs nothing."""
@@ -133,7 +126,6 @@ async def test_an_approval_for_changed_arguments_runs_nothing(stream):
     assert results(response) == {"c1": REJECTED}
 
 
-@MODES
 async def test_binding_can_be_disabled(stream):
     """LP-34, LP-1: `disable_approval_response_binding=True` (upstream's switch) honours
     every approval."""

@@ -3,15 +3,10 @@ modes."""
 
 from __future__ import annotations
 
-import pytest
-
-from minagent import Agent, AgentResponse, FunctionInvocationConfiguration, tool
+from minagent import Agent, FunctionInvocationConfiguration, tool
 from minagent._loop import LIMIT_FALLBACK_TEXT
 from minagent.testing import ScriptedChatClient, call
-
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
+from tests._support.modes import run
 
 
 @tool
@@ -20,16 +15,6 @@ def ping() -> str:
     return "pong"
 
 
-async def run(agent: Agent, stream: bool) -> AgentResponse:
-    if not stream:
-        return await agent.run("go")
-    response_stream = agent.run("go", stream=True)
-    async for _ in response_stream:
-        pass
-    return await response_stream.get_final_response()
-
-
-@MODES
 async def test_a_last_call_that_only_calls_a_tool_gets_the_limit_text(
     stream: bool,
 ) -> None:
@@ -40,7 +25,7 @@ async def test_a_last_call_that_only_calls_a_tool_gets_the_limit_text(
     client.function_invocation_configuration = FunctionInvocationConfiguration(
         max_iterations=1
     )
-    response = await run(Agent(client, tools=[ping]), stream)
+    response = await run(Agent(client, tools=[ping]), "go", stream=stream)
     kinds = [c.type for m in response.messages for c in m.contents]
     # the first round's call only: the last one was dropped
     assert kinds.count("function_call") == 1

@@ -22,8 +22,7 @@ from minagent import (
 )
 from minagent._sessions import _RUNNING, claim, release
 from minagent.testing import ScriptedChatClient
-
-from .sessions._util import MODES, run
+from tests._support.modes import run
 
 
 class ListHistory(HistoryProvider):
@@ -52,7 +51,6 @@ class BrokenHistory(ListHistory):
         raise OSError("disk full")
 
 
-@MODES
 async def test_a_failed_save_takes_back_the_in_memory_one_and_logs_what_it_cannot(
     stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -21,22 +21,9 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply
-
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
+from tests._support.modes import run
 
 
-async def run(agent: Agent, *args: Any, stream: bool = False, **kwargs: Any) -> Any:
-    if not stream:
-        return await agent.run(*args, **kwargs)
-    response = agent.run(*args, stream=True, **kwargs)
-    async for _ in response:
-        pass
-    return await response.get_final_response()
-
-
-@MODES
 async def test_the_transcript_view_behaves_as_a_list(stream: bool) -> None:
     """LP-15: a tool's `ctx.messages` reads, indexes, slices, replaces, deletes and
     inserts like the transcript list; its own additions join after the batch; slice
@@ -93,7 +80,6 @@ async def test_get_response_rejects_options_that_are_not_a_mapping() -> None:
         await ScriptedChatClient(["x"]).get_response("hi", options=["temperature"])  # type: ignore[arg-type]
 
 
-@MODES
 async def test_surrogates_in_call_arguments_and_results_of_a_response_are_repaired(
     stream: bool,
 ) -> None:

@@ -24,8 +24,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from minagent import Agent, FunctionInvocationContext, function_middleware, tool
 from minagent.testing import ScriptedChatClient, call
 
@@ -802,7 +800,6 @@ def test_every_example_is_tested_and_listed() -> None:
     assert len(names) >= 30
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_tool_context_is_the_middleware_context(stream: bool) -> None:
     """EX-2, TL-4: the tool's injected context is the object the function middleware
     received, so what the middleware put in kwargs and metadata before call_next is what

@@ -18,19 +18,7 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply
-
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
-
-
-async def run(agent: Agent, *args: Any, stream: bool = False, **kwargs: Any) -> Any:
-    if not stream:
-        return await agent.run(*args, **kwargs)
-    response = agent.run(*args, stream=True, **kwargs)
-    async for _ in response:
-        pass
-    return await response.get_final_response()
+from tests._support.modes import run
 
 
 def results(response: Any) -> list[Content]:
@@ -39,7 +27,6 @@ def results(response: Any) -> list[Content]:
     ]
 
 
-@MODES
 @pytest.mark.parametrize("raised", [StopIteration, StopAsyncIteration])
 async def test_a_sync_tool_raising_stop_iteration_gives_an_error_result(
     stream: bool, raised: type
@@ -64,7 +51,6 @@ async def test_a_sync_tool_raising_stop_iteration_gives_an_error_result(
     assert result.exception == f"the tool raised {raised.__name__}: empty"
 
 
-@MODES
 async def test_two_calls_with_one_id_each_get_a_result(stream: bool) -> None:
     """LP-26, TY-10: a model that sends two calls with one id (streamed with argument
     deltas, or whole) gets both run, the second renamed, each with its own result,
@@ -100,7 +86,6 @@ async def test_two_calls_with_one_id_each_get_a_result(stream: bool) -> None:
     assert [c.call_id for c in sent[1].contents] == ["dup", "dup~2"]
 
 
-@MODES
 async def test_messages_appended_during_a_parallel_batch_follow_call_order(
     stream: bool,
 ) -> None:
@@ -166,7 +151,6 @@ class ToolLike:
         return "found"
 
 
-@MODES
 async def test_tool_like_objects_are_validated_like_function_tools(
     stream: bool,
 ) -> None:
@@ -201,7 +185,6 @@ def test_the_final_response_type_is_unchanged() -> None:
     assert Transcript([])._checked(response) is response
 
 
-@MODES
 async def test_lone_surrogates_never_poison_a_thread(stream: bool) -> None:
     """LP-27: model text with a lone surrogate, a surrogate pair split across two
     streamed chunks, and a tool result with a lone surrogate are repaired before they
@@ -234,7 +217,6 @@ async def test_lone_surrogates_never_poison_a_thread(stream: bool) -> None:
                     value.encode("utf-8")
 
 
-@MODES
 async def test_a_thread_shares_nothing_with_the_outside(stream: bool) -> None:
     """TH-7: changing the response, the caller's input or serialised data never changes
     the thread."""
@@ -275,7 +257,6 @@ def test_a_hostile_thread_dict_is_a_serialization_error() -> None:
         AgentThread.deserialize(data)
 
 
-@MODES
 async def test_a_broken_history_is_repaired_before_it_is_sent(stream: bool) -> None:
     """LP-28, HI-1: a thread restored with a dangling call and an orphan result is sent
     valid."""
@@ -298,7 +279,6 @@ async def test_a_broken_history_is_repaired_before_it_is_sent(stream: bool) -> N
     assert thread.messages[: len(broken)] == broken  # the thread keeps what it had
 
 
-@MODES
 async def test_a_foreign_orphan_result_added_mid_run_is_not_sent(stream: bool) -> None:
     """LP-28: a tool that appends a message with an orphan result to the live transcript
     does not make the next model call receive an invalid history (the loop checks
@@ -321,7 +301,6 @@ async def test_a_foreign_orphan_result_added_mid_run_is_not_sent(stream: bool) -
     }
 
 
-@MODES
 async def test_error_results_are_bounded(stream: bool) -> None:
     """LP-29: a 1 MB tool name and 10,000 unexpected properties give error results of a
     few KB."""
@@ -347,7 +326,6 @@ async def test_error_results_are_bounded(stream: bool) -> None:
     assert response.text == "ok"
 
 
-@MODES
 async def test_the_history_is_checked_only_when_it_may_be_invalid(
     stream: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,19 +38,12 @@ from minagent._tools import result_value
 from minagent._types import ContentError
 from minagent._validate import validate
 from minagent.testing import ScriptedChatClient, call
+from tests._support.modes import run
 from tests.test_schema import TYPES, _tool, values_for
-
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["run", "stream"])
 
 
 async def run_agent(steps: list[Any], tools: list[Any], *, stream: bool) -> Any:
-    agent = Agent(ScriptedChatClient(steps), tools=tools)
-    if not stream:
-        return await agent.run("go")
-    response = agent.run("go", stream=True)
-    async for _ in response:
-        pass
-    return await response.get_final_response()
+    return await run(Agent(ScriptedChatClient(steps), tools=tools), "go", stream=stream)
 
 
 def function_results(response: Any) -> list[Content]:
@@ -131,7 +124,6 @@ HOSTILE = [
 ]
 
 
-@MODES
 @pytest.mark.parametrize(("target", "arguments", "phrase"), HOSTILE)
 async def test_hostile_arguments_become_error_results(
     target: FunctionTool, arguments: str, phrase: str, stream: bool
@@ -151,7 +143,6 @@ async def test_hostile_arguments_become_error_results(
     assert response.text == "recovered"
 
 
-@MODES
 async def test_hostile_dict_arguments_become_error_results(stream: bool) -> None:
     """SC-49: arguments that arrive as a dict (not text) are held to the same limits."""
     calls = [
@@ -165,7 +156,6 @@ async def test_hostile_dict_arguments_become_error_results(stream: bool) -> None
     assert response.text == "recovered"
 
 
-@MODES
 async def test_recursive_typeddict_within_the_limit_is_accepted(stream: bool) -> None:
     """SC-48, SC-52: a recursive TypedDict as deep as the limit allows validates and
     converts."""
@@ -428,7 +418,6 @@ def test_format_is_validated() -> None:
     assert validate("anything", {"type": "string", "format": "email"}) == []
 
 
-@MODES
 async def test_tool_receives_annotated_types(stream: bool) -> None:
     """SC-52, TL-10: the function gets enums, ints, dataclasses, TypedDicts, dates,
     sets, tuples (issue 13 item 9: an Enum parameter used to receive "red" and an int
@@ -442,7 +431,6 @@ async def test_tool_receives_annotated_types(stream: bool) -> None:
     _check_everything(seen)
 
 
-@MODES
 async def test_middleware_sees_json_and_the_tool_converted_values(stream: bool) -> None:
     """TL-10: function middleware sees JSON arguments; the function receives converted
     values."""
@@ -487,7 +475,6 @@ def positive(p: Positive, big: float = 0.0) -> str:
     return "ok"
 
 
-@MODES
 async def test_conversion_failure_is_an_error_result_naming_the_parameter(
     stream: bool,
 ) -> None:
@@ -751,7 +738,6 @@ def weird() -> dict[str, Any]:
     }
 
 
-@MODES
 async def test_tool_results_are_strict_json(stream: bool) -> None:
     """TL-11: NaN/Infinity become strings, an over-long int its digits; the next request
     and the serialised thread are strict JSON (issue 13 item 14)."""

@@ -15,8 +15,7 @@ from minagent import Agent, FunctionTool
 from minagent import _validate as validator_module
 from minagent._validate import validate
 from minagent.testing import ScriptedChatClient, call
-
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+from tests._support.modes import run
 
 
 def count_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -181,16 +180,6 @@ def greet_tool(name_schema: dict[str, Any], seen: list[Any]) -> FunctionTool:
     return FunctionTool(name="greet", description="", func=greet, parameters=parameters)
 
 
-async def run(agent: Agent, stream: bool) -> Any:
-    if stream:
-        result = agent.run("go", stream=True)
-        async for _ in result:
-            pass
-        return await result.get_final_response()
-    return await agent.run("go")
-
-
-@MODES
 @pytest.mark.parametrize("case", sorted(UNUSABLE))
 async def test_a_schema_the_validator_cannot_apply_never_fails_the_run(
     case: str, stream: bool, caplog: pytest.LogCaptureFixture
@@ -209,7 +198,7 @@ async def test_a_schema_the_validator_cannot_apply_never_fails_the_run(
     ]
     agent = Agent(ScriptedChatClient(steps), tools=[greet_tool(UNUSABLE[case], seen)])
     with caplog.at_level(logging.WARNING, logger="minagent"):
-        answer = await run(agent, stream)
+        answer = await run(agent, "go", stream=stream)
     assert answer.text == "done"
     assert seen == ["Zoë", "Bo"]
     results = {

@@ -1,8 +1,6 @@
 """LP-32: `MessageInjectionMiddleware`'s own methods, upstream's way of queueing through
 the middleware."""
 
-import pytest
-
 from minagent import (
     MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY,
     Agent,
@@ -11,15 +9,9 @@ from minagent import (
     MessageInjectionMiddleware,
 )
 from minagent.testing import ScriptedChatClient, reply
-
-from .sessions._util import run
-
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
+from tests._support.modes import run
 
 
-@MODES
 async def test_the_middleware_queues_for_the_next_model_call_and_shows_what_waits(
     stream,
 ):

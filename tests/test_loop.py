@@ -31,6 +31,7 @@ from minagent import (
     tool,
 )
 from minagent.testing import Request, ScriptedChatClient, call, reply, text_chunks
+from tests._support.modes import get_response
 
 # ---------------------------------------------------------------------------------------------
 # Helpers shared by the loop tests
@@ -108,12 +109,10 @@ async def run_mode(
     make_client: Callable[[], BaseChatClient], messages: Any, stream: bool, **kw: Any
 ) -> ChatResponse:
     """One run in the given mode (for runs that raise)."""
-    if not stream:
-        return await make_client().get_response(messages, **kw)
-    response_stream = make_client().get_response(messages, stream=True, **kw)
-    async for _ in response_stream:
-        pass
-    return await response_stream.get_final_response()
+    response: ChatResponse = await get_response(
+        make_client(), messages, stream=stream, **kw
+    )
+    return response
 
 
 def describe(messages: Sequence[Message]) -> list[str]:

@@ -149,7 +149,6 @@ async def test_sync_tool_exception_without_message() -> None:
 # LP-12 unknown tools may terminate
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_terminate_on_unknown_calls_raises(stream: bool) -> None:
     """LP-12: with terminate_on_unknown_calls=True a call to an unknown tool raises
     UnknownToolError (a KeyError) out of the run; known sibling calls are cancelled."""

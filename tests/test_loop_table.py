@@ -153,7 +153,6 @@ CASES = [(outcome, room) for outcome in Outcome for room in (True, False)]
     CASES,
     ids=[f"{o.value}-{'room' if r else 'full'}" for o, r in CASES],
 )
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 async def test_every_row_is_reached_and_followed(
     outcome: Outcome, room: bool, stream: bool
 ) -> None:
@@ -311,7 +310,6 @@ def test_limit_reached_is_the_budget_or_the_errors(
     assert limit_reached(config, made, errors) is expected
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 @pytest.mark.parametrize(
     ("approved", "outcome"), [(True, Outcome.RAN), (False, Outcome.RAN)]
 )

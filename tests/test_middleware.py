@@ -300,7 +300,6 @@ def test_random_chains_follow_the_table(
 
 
 @pytest.mark.parametrize("layer", ["agent", "chat"])
-@pytest.mark.parametrize("stream", [False, True])
 def test_empty_result_is_a_response_of_the_layer(layer: str, stream: bool) -> None:
     """MW-7: a middleware that neither calls call_next nor sets a result yields an empty
     response."""

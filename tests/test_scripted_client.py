@@ -81,7 +81,6 @@ async def test_recorded_requests_are_copies() -> None:
     assert len(client.requests[1].messages) == 3
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_an_unscripted_call_raises_a_helpful_error(stream: bool) -> None:
     """LP-2: a call beyond the script raises ScriptExhaustedError (an AssertionError)
     naming the call number, the script length and what the call received; in both
@@ -227,7 +226,6 @@ async def test_streamed_argument_deltas_merge_into_one_call() -> None:
     )
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_exception_step_is_raised(stream: bool) -> None:
     """LP-2: an exception step is raised by the model call, in both modes."""
     script = Script(TimeoutError("the model timed out"))
@@ -269,7 +267,6 @@ async def test_callable_step_is_computed_at_call_time() -> None:
             await run_mode(failing, "hi", stream)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_invalid_step_is_a_type_error(stream: bool) -> None:
     """LP-2: a step of no known kind fails loudly, naming it."""
     script = Script(12345)

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from minagent import (
     Agent,
     AgentContext,
-    AgentResponse,
     AgentThread,
     ChatContext,
     Content,
@@ -32,22 +31,9 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
+from tests._support.modes import run
 
 ROOT = Path(__file__).resolve().parent.parent
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
-
-
-async def run(
-    agent: Any, messages: Any, *, stream: bool, **kwargs: Any
-) -> AgentResponse:
-    if not stream:
-        return await agent.run(messages, **kwargs)
-    response_stream = agent.run(messages, stream=True, **kwargs)
-    async for _ in response_stream:
-        pass
-    return await response_stream.get_final_response()
 
 
 @tool
@@ -60,7 +46,6 @@ def add(a: int, b: int) -> int:
 # TH-1: local history and service mode
 
 
-@MODES
 async def test_history_is_sent_and_appended(stream: bool) -> None:
     """TH-1: a run sends the thread's history before its input, then appends its input
     and every response message (tool calls and results included)."""
@@ -97,7 +82,6 @@ async def test_history_is_sent_and_appended(stream: bool) -> None:
     assert thread.service_thread_id is None
 
 
-@MODES
 async def test_injected_messages_are_stored_once_in_order(stream: bool) -> None:
     """TH-1: messages injected through the inbox and through
     FunctionInvocationContext.messages are part of the stored history, once each, where
@@ -136,7 +120,6 @@ async def test_runs_without_a_thread_share_nothing() -> None:
     assert client.requests[1].texts == ["user: two"]
 
 
-@MODES
 async def test_conversation_id_switches_the_thread_to_service_mode(
     stream: bool,
 ) -> None:
@@ -456,7 +439,6 @@ async def test_a_thread_restored_in_a_new_process_continues() -> None:
 # TH-3: a thread changes only when a run finishes
 
 
-@MODES
 async def test_a_failing_run_leaves_the_thread_unchanged(stream: bool) -> None:
     """TH-3: when the client raises, the thread is as it was."""
     client = ScriptedChatClient(
@@ -560,7 +542,6 @@ async def test_a_stream_consumed_without_get_final_response_updates_the_thread()
 # TH-4: approvals through a thread
 
 
-@MODES
 async def test_approval_paused_in_a_thread_resumes_with_a_clean_transcript(
     stream: bool,
 ) -> None:

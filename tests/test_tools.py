@@ -881,7 +881,6 @@ class _Shaped:
         return int(arguments["n"]) * 2
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_any_object_of_the_tool_protocol_is_called_like_a_function_tool(
     stream: bool,
 ) -> None:

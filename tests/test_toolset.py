@@ -11,8 +11,7 @@ import minagent._toolset as toolset_module
 from minagent import Agent, FunctionTool, tool
 from minagent._toolset import ToolSet, ToolSpec, tool_specs
 from minagent.testing import ScriptedChatClient, call
-
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+from tests._support.modes import run
 
 
 @tool
@@ -43,13 +42,6 @@ DECLARED = {
 HOSTED = {"type": "web_search_preview"}
 
 
-async def run(agent: Agent, stream: bool, **kwargs: Any) -> Any:
-    if stream:
-        return await agent.run("go", stream=True, **kwargs).get_final_response()
-    return await agent.run("go", **kwargs)
-
-
-@MODES
 async def test_the_tools_are_normalised_once_per_run(
     stream: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -74,9 +66,9 @@ async def test_the_tools_are_normalised_once_per_run(
     )
     agent = Agent(client, tools=[add])
     assert len(calls) == 1
-    assert (await run(agent, stream)).text == "3"
+    assert (await run(agent, "go", stream=stream)).text == "3"
     assert len(calls) == 1  # the agent's ToolSet went through as it is
-    assert (await run(agent, stream, tools=[double])).text == "4"
+    assert (await run(agent, "go", stream=stream, tools=[double])).text == "4"
     assert len(calls) == 2  # the run's list: once
     assert [t.name for t in client.requests[2].options["tools"]] == ["add", "double"]
 
@@ -111,7 +103,6 @@ def test_a_toolset_holds_one_record_per_tool() -> None:
     assert copy.specs is tools.specs
 
 
-@MODES
 async def test_a_toolset_edited_in_place_is_read_anew(stream: bool) -> None:
     """TL-13: the agent's tools are a list; a tool appended to it joins the next run
     (its records are read anew), and the provider receives a list of its own, never the
@@ -119,7 +110,7 @@ async def test_a_toolset_edited_in_place_is_read_anew(stream: bool) -> None:
     client = ScriptedChatClient([[call("double", {"x": 4}, call_id="c1")], "8"])
     agent = Agent(client, tools=[add])
     agent.default_options["tools"].append(tool(double))
-    response = await run(agent, stream)
+    response = await run(agent, "go", stream=stream)
     assert response.messages[1].contents[0].result == 8
     sent = client.requests[0].options["tools"]
     assert [t.name for t in sent] == ["add", "double"]

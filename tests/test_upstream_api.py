@@ -412,7 +412,6 @@ def test_from_dict_without_type():
     assert ChatResponse.from_dict({"messages": [message.to_dict()]}).text == "x"
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 @pytest.mark.parametrize("serialization_format", ["json", "msgpack"])
 async def test_file_history_and_sessions(tmp_path, serialization_format, stream):
     """SE-24: `FileHistoryProvider` appends a session's messages to one file and reads
@@ -505,7 +504,6 @@ def test_messages_from_other_sessions_are_attributed():
     assert given[0].additional_properties == {}
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 async def test_a_model_result_is_its_json(stream):
     """TL-5: a tool returning a pydantic-style model (`model_dump()`) gives its JSON as
     the result."""

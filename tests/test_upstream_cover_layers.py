@@ -91,7 +91,6 @@ class _Backend:
     "layer", [FunctionInvocationLayer, ChatMiddlewareLayer, ChatTelemetryLayer]
 )
 @pytest.mark.parametrize("form", ["generator", "plain", "awaitable", "response"])
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 async def test_get_response_behind_a_layer_is_the_model_call(
     layer: type, form: str, stream: bool
 ) -> None:
@@ -143,7 +142,6 @@ async def test_a_streaming_model_call_that_gives_no_updates_is_a_type_error() ->
             pass
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 async def test_a_layered_client_with_no_model_call_says_so(stream: bool) -> None:
     """UP-1: a layer over `BaseChatClient` with neither a hook nor a ``get_response``
     behind it is a `BaseChatClient` without a provider: the call says the hook is
@@ -227,7 +225,6 @@ def test_adapting_a_class_leaves_what_needs_no_adapting() -> None:
     assert vars(OneHook)["_inner_get_response"] is adapted
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 async def test_minagents_own_hook_on_the_layers_streams(stream: bool) -> None:
     """UP-1: the layers add nothing a `BaseChatClient` lacks: a provider on them with
     minagent's non-streaming hook only is driven in both modes, streaming its response

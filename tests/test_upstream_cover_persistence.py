@@ -6,13 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from minagent import Agent, AgentSession, Content, InMemoryHistoryProvider, Message
 from minagent.upstream.persistence import PerCallHistory, PerCallSaver
 from tests.test_upstream_persistence import SpyClient, SpyHistory, lookup_weather, run
-
-both_modes = pytest.mark.parametrize("stream", [False, True], ids=["sync", "stream"])
 
 
 def _agent(client: SpyClient, context_providers: Any) -> Agent:
@@ -25,7 +21,6 @@ def _agent(client: SpyClient, context_providers: Any) -> Agent:
     )
 
 
-@both_modes
 async def test_without_a_history_provider_one_in_memory_is_used(stream: bool) -> None:
     """SE-60: with no history provider an `InMemoryHistoryProvider` stands in, saving
     after every model call: the session holds the whole exchange, and the next run is
@@ -45,7 +40,6 @@ async def test_without_a_history_provider_one_in_memory_is_used(stream: bool) ->
     assert client.sent[-1] == ["user", "assistant", "tool", "assistant", "user"]
 
 
-@both_modes
 async def test_one_provider_not_in_a_list(stream: bool) -> None:
     """SE-60: a single history provider (not in a list) is stood in for as one in a list
     is."""
@@ -59,7 +53,6 @@ async def test_one_provider_not_in_a_list(stream: bool) -> None:
     assert client.saves_before_call == [0, 1]
 
 
-@both_modes
 async def test_two_history_providers_one_loading(stream: bool) -> None:
     """SE-61, SE-63: every history provider saves after every call; the history sent to
     a later call is that of the provider that loads (a provider with
@@ -101,7 +94,6 @@ async def test_the_stand_in_reads_and_writes_its_provider() -> None:
     assert inner.loads == 1
 
 
-@both_modes
 async def test_a_saver_on_another_agent_saves_nothing(stream: bool) -> None:
     """SE-60, SE-61: the saver saves for the runs of the agent whose history providers
     it stands in for; put on an agent without per-call persistence, it passes every call

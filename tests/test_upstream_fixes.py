@@ -139,7 +139,6 @@ class CountCalls:
         await call_next()
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_a_callable_class_instance_runs_as_middleware(stream: bool) -> None:
     """MW-60: its layer comes from its annotation; it runs in both modes."""
 

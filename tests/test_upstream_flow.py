@@ -34,22 +34,15 @@ from minagent.upstream import (
     ChatTelemetryLayer,
     FunctionInvocationLayer,
 )
-
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
+from tests._support import modes
 
 
-async def run(target, *args, stream=False, **kwargs):
+async def run(target, *args, stream, **kwargs):
     """An agent's run or a client's get_response, in either mode, to its final
     response."""
-    method = target.run if hasattr(target, "run") else target.get_response
-    if not stream:
-        return await method(*args, **kwargs)
-    response = method(*args, stream=True, **kwargs)
-    async for _ in response:
-        pass
-    return await response.get_final_response()
+    if hasattr(target, "run"):
+        return await modes.run(target, *args, stream=stream, **kwargs)
+    return await modes.get_response(target, *args, stream=stream, **kwargs)
 
 
 calls_made = []
@@ -109,7 +102,6 @@ def test_repeated_id_and_name_chunks_fold_into_one_call(cuts):
     }
 
 
-@MODES
 async def test_upstream_style_streamed_call_runs(stream):
     """TY-10, LP-26: a call streamed with repeated id and name runs once, in both
     modes."""
@@ -124,7 +116,6 @@ async def test_upstream_style_streamed_call_runs(stream):
     assert response.text == "It is sunny."
 
 
-@MODES
 async def test_two_separate_calls_sharing_an_id_stay_two(stream):
     """TY-10, LP-26: two complete calls with one id are two calls; the second is renamed
     and runs too."""
@@ -189,7 +180,6 @@ BASES = [
 ]
 
 
-@MODES
 @pytest.mark.parametrize(
     "bases", BASES, ids=["BaseChatClient", "tool layer", "all layers"]
 )
@@ -207,7 +197,6 @@ async def test_a_single_hook_provider_runs_under_agent_run(stream, bases):
     assert [s for s, _ in client.seen] == [stream, stream]
 
 
-@MODES
 async def test_layer_middleware_attributes(stream):
     """UP-3: a layered client's `middleware=` splits into its `chat_middleware` and
     `function_middleware` attributes, and both run."""
@@ -235,7 +224,6 @@ async def test_layer_middleware_attributes(stream):
 # -- middleware given where upstream's users give it (MW-14) ----------------------------------
 
 
-@MODES
 async def test_middleware_in_client_kwargs_runs(stream):
     """MW-14: `client_kwargs={"middleware": [...]}` runs as the run's middleware and
     never reaches the provider as a keyword; a session given there is the run's
@@ -263,7 +251,6 @@ async def test_middleware_in_client_kwargs_runs(stream):
 # -- the loop's stops (LP-8, LP-9, LP-11) ----------------------------------------------------
 
 
-@MODES
 async def test_error_limit_gives_no_conversation_id(stream):
     """LP-8: a loop stopped by `max_consecutive_errors_per_request` returns no
     conversation_id."""
@@ -282,7 +269,6 @@ async def test_error_limit_gives_no_conversation_id(stream):
     assert response.text == "gave up"
 
 
-@MODES
 async def test_after_a_limit_no_approval_request_for_a_call_that_never_runs(stream):
     """LP-9: the last call (tool_choice none) drops calls, and approval requests for
     them, but keeps updates that carry only metadata."""
@@ -312,7 +298,6 @@ async def test_after_a_limit_no_approval_request_for_a_call_that_never_runs(stre
     assert response.finish_reason == "stop"
 
 
-@MODES
 async def test_user_input_required_without_contents_answers_the_call(stream):
     """LP-11: a tool raising `UserInputRequiredError` with no contents gets an error
     result and the loop goes on."""
@@ -330,7 +315,6 @@ async def test_user_input_required_without_contents_answers_the_call(stream):
     assert results(response)[0].exception is not None
 
 
-@MODES
 async def test_hosted_approval_passes_through(stream):
     """LP-31: an approval response for a call the service runs (its call names a
     `server_label`) is passed to the provider as it is; nothing local runs or is
@@ -351,7 +335,6 @@ async def test_hosted_approval_passes_through(stream):
 # -- what a tool sees of its run (LP-32, LP-33, AG-16) ---------------------------------------
 
 
-@MODES
 async def test_a_tool_adds_and_removes_tools(stream):
     """LP-33: `context.tools` is the run's tool list; `add_tools` / `remove_tools`
     change what the next model call is given and what the next batch can run."""
@@ -377,7 +360,6 @@ async def test_a_tool_adds_and_removes_tools(stream):
     assert response.text == "done"
 
 
-@MODES
 async def test_queued_messages_reach_the_next_model_call(stream):
     """LP-32: `enqueue_messages(session, ...)` queues messages in the session's state;
     the session's next run gives them to the model, once; `MessageInjectionMiddleware`
@@ -409,7 +391,6 @@ async def test_queued_messages_reach_the_next_model_call(stream):
         )
 
 
-@MODES
 async def test_as_tool_propagates_the_session(stream):
     """AG-16: `as_tool(propagate_session=True)`: the sub-agent's run shares the calling
     run's session state; without it the sub-agent sees none of it."""
@@ -441,7 +422,6 @@ async def test_as_tool_propagates_the_session(stream):
         assert seen == (["ada"] if propagate else [None])
 
 
-@MODES
 async def test_an_optional_context_parameter_is_injected(stream):
     """TL-4, TL-14: `ctx: FunctionInvocationContext | None = None` (upstream's optional
     context) is not in the schema and receives the context in a run."""

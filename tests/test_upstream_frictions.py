@@ -30,7 +30,6 @@ def test_agent_generics_are_subscriptable() -> None:
     assert agent.name == "mine"
 
 
-@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize(
     ("key", "value"),
     [("instructions", "be brief"), ("temperature", 0.2), ("model", "m")],

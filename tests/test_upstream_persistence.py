@@ -28,8 +28,6 @@ from minagent.upstream import (
     ChatClientInvalidResponseException,
 )
 
-both_modes = pytest.mark.parametrize("stream", [False, True], ids=["sync", "stream"])
-
 
 @tool(approval_mode="never_require")
 def lookup_weather(location: str) -> str:
@@ -158,7 +156,6 @@ def make(history: SpyHistory, client: SpyClient, flag: bool = True, **kw: Any) -
     )
 
 
-@both_modes
 async def test_saved_after_every_model_call(stream: bool) -> None:
     """SE-60, SE-61: the function-call turn is saved before the second model call; one
     save per call."""
@@ -175,7 +172,6 @@ async def test_saved_after_every_model_call(stream: bool) -> None:
     assert history.stored[-1].text == "It is sunny in Seattle."
 
 
-@both_modes
 async def test_flag_false_saves_once_at_the_end(stream: bool) -> None:
     """SE-60: ``False`` changes nothing: one save, after the run (SE-5)."""
     history = SpyHistory()
@@ -185,7 +181,6 @@ async def test_flag_false_saves_once_at_the_end(stream: bool) -> None:
     assert len(history.saves) == 1
 
 
-@both_modes
 async def test_each_call_reaches_after_run_as_an_agent_response(stream: bool) -> None:
     """SE-61: ``after_run`` sees each call's response, with its metadata;
     ``store_outputs=False`` keeps the assistant's messages out."""
@@ -200,7 +195,6 @@ async def test_each_call_reaches_after_run_as_an_agent_response(stream: bool) ->
     assert [m.role for m in history.stored] == ["user", "tool"]
 
 
-@both_modes
 async def test_storing_service_skips_loading_and_sets_the_session_id(
     stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -221,7 +215,6 @@ async def test_storing_service_skips_loading_and_sets_the_session_id(
     assert all("store" not in options for options in client.options)
 
 
-@both_modes
 async def test_storing_service_without_id_is_warned_about(
     stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -236,7 +229,6 @@ async def test_storing_service_without_id_is_warned_about(
     assert not any("load_messages" in r.getMessage() for r in caplog.records)
 
 
-@both_modes
 async def test_local_history_is_reloaded_before_every_call(stream: bool) -> None:
     """SE-63: without service storage the history is loaded before the run and before
     the second call, whose messages are the saved history and the new tool result; no
@@ -257,7 +249,6 @@ async def test_local_history_is_reloaded_before_every_call(stream: bool) -> None
     assert session.service_session_id is None
 
 
-@both_modes
 async def test_a_conversation_id_without_service_storage_is_refused(
     stream: bool,
 ) -> None:
@@ -351,7 +342,6 @@ async def test_concurrent_runs_keep_their_own_records() -> None:
         assert stored[-1].text == f"Weather in {city}: sunny"
 
 
-@both_modes
 async def test_an_agent_run_inside_a_tool_keeps_its_own_record(stream: bool) -> None:
     """SE-61: an agent with per-call persistence run inside another's tool saves to its
     own session; the outer run's next call still saves to the outer session."""

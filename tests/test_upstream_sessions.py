@@ -47,7 +47,6 @@ def test_get_session_refuses_what_is_not_an_id(bad: Any) -> None:
         Agent(ScriptedChatClient([])).get_session(service_session_id=bad)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_a_chat_client_agent_refuses_a_structured_id_before_calling(
     stream: bool,
 ) -> None:

@@ -42,19 +42,7 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply
-
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
-
-
-async def run(agent, *args, stream=False, **kwargs):
-    if not stream:
-        return await agent.run(*args, **kwargs)
-    response = agent.run(*args, stream=True, **kwargs)
-    async for _ in response:
-        pass
-    return await response.get_final_response()
+from tests._support.modes import run
 
 
 @tool
@@ -98,7 +86,6 @@ def _weather_script():
     return [reply(call("get_weather", {"location": "Paris"})), "It is sunny."]
 
 
-@MODES
 @pytest.mark.parametrize("where", ["agent", "run", "client", "bound-process"])
 async def test_unannotated_class_middleware_runs_wherever_it_is_given(stream, where):
     """MW-2, MW-3: instances of the middleware classes need no annotation, also as bound
@@ -146,7 +133,6 @@ def test_an_unannotated_plain_function_is_still_an_error_naming_it():
 # A3: no invented option keys (AG-5)
 
 
-@MODES
 async def test_no_instructions_key_without_instructions(stream):
     """AG-5: when nobody gave instructions, the options reaching the client have no
     `instructions` key (not even ""); only keys someone set reach the client."""
@@ -173,7 +159,6 @@ def test_merge_options_names_the_bad_argument(bad):
 # A5: never mutate what the run did not create (AG-7)
 
 
-@MODES
 async def test_a_shared_provider_message_is_not_renamed(stream):
     """AG-7: the agent's name goes on a copy; a response shared by two agents keeps its
     message."""
@@ -357,7 +342,6 @@ async def test_an_overridden_get_response_sees_the_same_calls_in_both_modes(midd
     assert log[: len(log) // 2] == log[len(log) // 2 :]
 
 
-@MODES
 async def test_a_protocol_only_client_is_called_the_same_way(stream):
     """AG-13: a client that only implements SupportsChatGetResponse gets
     get_response(stream=...) in both modes, and only the keywords that are set."""
@@ -386,7 +370,6 @@ async def test_a_streaming_get_response_must_return_a_response_stream():
 # A7: approval resume without a thread (LP-14)
 
 
-@MODES
 async def test_approval_resumed_with_only_the_request_and_its_answer(stream):
     """LP-14: the upstream sample sends back the query, the request in an assistant
     message and the approval in a user message (no thread, no original call): the
@@ -452,7 +435,6 @@ class GeneratorAgent(BaseAgent):
         return whole()
 
 
-@MODES
 async def test_as_tool_accepts_a_plain_async_generator(stream):
     """AG-8: a custom agent's run(stream=True) may be a plain async generator; the tool
     returns its text and feeds every update to the callback."""
@@ -470,7 +452,6 @@ async def test_as_tool_accepts_a_plain_async_generator(stream):
     assert [u.text for u in seen] == ["echo: ", "hi"]
 
 
-@MODES
 async def test_as_tool_forwards_function_invocation_kwargs(stream):
     """AG-8, AG-2: the outer call's FunctionInvocationContext.kwargs reach the inner
     agent's run as function_invocation_kwargs, and from there its tools."""
@@ -527,7 +508,6 @@ def test_configuration_is_validated_on_every_assignment():
     assert client.function_invocation_configuration.max_iterations == 2
 
 
-@MODES
 async def test_item_assignment_takes_effect(stream):
     """LP-24, LP-7: upstream's
     client.function_invocation_configuration["max_iterations"] = 1 limits the run to one
@@ -563,7 +543,6 @@ def test_configuration_from_a_dict_at_construction():
 # A10: keyword arguments (AG-2, LP-25)
 
 
-@MODES
 async def test_function_invocation_kwargs_reach_tools_not_the_model(stream):
     """AG-2, LP-25: function_invocation_kwargs reach ctx.kwargs of a tool that declares
     a FunctionInvocationContext parameter (not in its schema); plain run kwargs too;
@@ -593,7 +572,6 @@ async def test_function_invocation_kwargs_reach_tools_not_the_model(stream):
     assert [r.kwargs for r in client.requests] == [{"trace": "t"}, {"trace": "t"}]
 
 
-@MODES
 async def test_additional_function_arguments_option_is_not_sent(stream):
     """LP-25: options["additional_function_arguments"] reach the tools and never the
     model."""
@@ -744,7 +722,6 @@ def test_multiple_of_and_property_counts_are_validated():
 # B12, B14, B16: str(), Message spellings, Role, text, to_json (TY-5, TY-6, TY-13)
 
 
-@MODES
 async def test_print_response_prints_the_text(stream, capsys):
     """TY-6: print(response) and f"{response}" print the answer, as upstream samples
     expect."""
@@ -864,7 +841,6 @@ def test_upstream_constructor_spellings_are_rejected(keyword, hint):
         Agent(ScriptedChatClient([]), nonsense=1)
 
 
-@MODES
 async def test_context_terminate_stops_the_pipeline_and_the_loop(stream):
     """MW-12: upstream's ``context.terminate = True``: call_next then runs nothing
     further (the tool is not called, the middleware's result stands), and a function
@@ -923,7 +899,6 @@ def test_a_middleware_class_instead_of_an_instance_names_the_fix():
         Agent(ScriptedChatClient([]), middleware=[ChatLogger])
 
 
-@MODES
 async def test_max_invocations_limits_a_tool_over_its_lifetime(stream):
     """TL-8: after max_invocations the tool is not called; the model gets an error
     result and the run goes on; the counters are the tool's own."""
@@ -974,7 +949,6 @@ async def test_max_invocation_exceptions_counts_failures():
         tool(max_invocations=0)(get_weather.func)
 
 
-@MODES
 async def test_threads_can_be_awaited_as_upstream_thread_era_samples_do(stream):
     """TH-6: `await thread.serialize()` gives plain JSON data and `await
     agent.deserialize_thread(...)` gives the thread; the synchronous forms still
@@ -993,7 +967,6 @@ async def test_threads_can_be_awaited_as_upstream_thread_era_samples_do(stream):
     assert client.requests[1].texts == ["user: first", "assistant: one", "user: second"]
 
 
-@MODES
 async def test_updates_list_their_user_input_requests(stream):
     """TY-9: a streaming caller collects approval requests from the updates."""
 
@@ -1045,7 +1018,6 @@ class CountingMiddleware(FunctionMiddleware):
         await next(context)
 
 
-@MODES
 async def test_seed_style_run_survives_a_tool_raising_stop_iteration(stream):
     """TL-9, LP-6: a sync tool that raises StopIteration gives an error result; the run
     goes on."""
@@ -1071,7 +1043,6 @@ async def test_seed_style_run_survives_a_tool_raising_stop_iteration(stream):
     assert result.exception.startswith("the tool raised StopIteration")
 
 
-@MODES
 async def test_seed_style_two_calls_with_one_id_both_run(stream):
     """LP-26: the model reuses a call id; both calls run, each gets its own result."""
     middleware = CountingMiddleware()
@@ -1157,7 +1128,6 @@ class Connection:
         return f"value of {arguments['key']}"
 
 
-@MODES
 async def test_seed_style_run_level_connection_is_closed_after_the_run(stream):
     """AG-9: a connection given to one run outside `async with agent` is opened for that
     run and closed when it ends; inside `async with agent` it stays open until the block
@@ -1180,7 +1150,6 @@ async def test_seed_style_run_level_connection_is_closed_after_the_run(stream):
 # upstream-spelled chunks folded into the final response (TY-14).
 
 
-@MODES
 async def test_middleware_appended_to_the_agents_list_runs_on_the_next_run(stream):
     """MW-3: `agent.middleware.append(...)`, `.remove(...)` between runs take effect on
     the next run (the categorisation is not stale); the runs do not change the list."""
@@ -1220,7 +1189,6 @@ class StreamWatcher(ChatMiddleware):
             self.seen.append(context.result.text)
 
 
-@MODES
 async def test_an_unannotated_chat_middleware_hooks_the_models_stream(stream):
     """ST-6, ST-9: a chat middleware written without annotations, `next(context)`, that
     adds a result and a cleanup hook to the model's stream sees the whole answer once,
@@ -1259,7 +1227,6 @@ class ChunkClient(BaseChatClient):
             )
 
 
-@MODES
 async def test_upstream_spelled_chunks_fold_into_the_final_response(stream):
     """TY-14, TY-11: chunks spelled with keywords (`contents=`, `Role.ASSISTANT`, the
     model and finish reason on the last chunk) give the same final response in both

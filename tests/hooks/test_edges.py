@@ -32,8 +32,7 @@ from minagent.middleware import (
     clean_cut,
 )
 from minagent.testing import ScriptedChatClient, call
-
-from ._util import BOTH_MODES, run, tool_t
+from tests._support.streamed import run, tool_t
 
 
 async def test_default_hooks_do_nothing():
@@ -109,7 +108,6 @@ async def test_misplaced_updates(hook, update, message):
         ).run("x")
 
 
-@BOTH_MODES
 async def test_after_model_end_without_response(stream):
     """HK-5: after_model "end" without a response just removes the calls; text already
     there stays."""
@@ -158,7 +156,6 @@ async def test_inner_middleware_leaving_no_stream_is_named():
         await stream.get_final_response()
 
 
-@BOTH_MODES
 async def test_after_agent_returning_nothing_keeps_the_response(stream):
     """HK-5: an after_agent hook that returns None leaves the response as it is."""
 
@@ -172,7 +169,6 @@ async def test_after_agent_returning_nothing_keeps_the_response(stream):
     assert result.text == "x"
 
 
-@BOTH_MODES
 async def test_retry_predicate_and_control_flow(stream):
     """ML-1, ML-7: retry_on may be a predicate; MiddlewareTermination from a tool is
     never retried."""
@@ -205,7 +201,6 @@ async def _no_sleep(seconds: float) -> None:
     return None
 
 
-@BOTH_MODES
 async def test_history_processors_quiet_paths(stream):
     """ML-9, ML-10: under their limits the trimmer and the summarizer send the call
     unchanged."""

@@ -35,8 +35,7 @@ from minagent.hooks import (
     wrap_tool_call,
 )
 from minagent.testing import ScriptedChatClient, call, text_chunks
-
-from ._util import BOTH_MODES, ask, run, streamed_text, tool_t
+from tests._support.streamed import ask, run, streamed_text, tool_t
 
 # ---------------------------------------------------------------------------------------------
 # The ordering contract, over random stacks of hook and plain middleware (HK-2)
@@ -200,7 +199,6 @@ def test_only_overridden_hooks_are_compiled():
     assert OnlyTools().name == "OnlyTools"
 
 
-@BOTH_MODES
 async def test_hook_middleware_on_a_client(stream):
     """HK-1: a hook middleware with model and tool hooks works as a client's middleware
     too."""
@@ -267,7 +265,6 @@ async def test_sync_hook_using_the_handler_result_gets_a_clear_error():
         await agent.run("x")
 
 
-@BOTH_MODES
 async def test_sync_wrap_hook_may_return_the_handler_awaitable(stream):
     """HK-4: a def wrap hook that returns handler(request) as it is works in both
     modes."""
@@ -286,7 +283,6 @@ async def test_sync_wrap_hook_may_return_the_handler_awaitable(stream):
 # Updates (HK-5, HK-6)
 
 
-@BOTH_MODES
 async def test_before_agent_updates_input_and_options(stream):
     """HK-5: before_agent sees the input, thread and kwargs; its messages join the run's
     input (the thread stores them) and its options are merged over the run's."""
@@ -312,7 +308,6 @@ async def test_before_agent_updates_input_and_options(stream):
     assert [m.text for m in thread.messages] == ["hi", "(be brief)", "ok"]
 
 
-@BOTH_MODES
 async def test_before_model_messages_are_for_this_call_only(stream):
     """HK-5: before_model's messages are appended to this model call's messages only
     (LP-3)."""
@@ -328,7 +323,6 @@ async def test_before_model_messages_are_for_this_call_only(stream):
     assert "user: reminder 1" not in client.requests[1].texts
 
 
-@BOTH_MODES
 async def test_after_hooks_append_to_the_response(stream):
     """HK-5, HK-6: after_model sees the finished response and its messages join the
     transcript; after_agent appends to the run's response; when streaming, both are
@@ -352,7 +346,6 @@ async def test_after_hooks_append_to_the_response(stream):
         assert streamed_text(result) == "hello(checked)(end)"
 
 
-@BOTH_MODES
 async def test_jump_to_end_before_agent(stream):
     """HK-5: before_agent with jump_to="end" answers without calling the model;
     after_agent still runs."""
@@ -374,7 +367,6 @@ async def test_jump_to_end_before_agent(stream):
         assert streamed_text(result) == "cached answer"
 
 
-@BOTH_MODES
 async def test_jump_to_end_and_tools_before_model(stream):
     """HK-5: before_model with jump_to="tools" skips the model and runs the prepared
     calls; with "end" the prepared answer ends the loop."""
@@ -400,7 +392,6 @@ async def test_jump_to_end_and_tools_before_model(stream):
     assert result.text == "planned answer"
 
 
-@BOTH_MODES
 async def test_jump_to_end_after_model_drops_calls(stream):
     """HK-5: after_model with jump_to="end" removes the response's calls (not run) and
     ends the loop."""
@@ -454,7 +445,6 @@ async def test_bad_updates_are_errors(update, message):
 # wrap_model_call (HK-7, HK-8)
 
 
-@BOTH_MODES
 async def test_override_applies_to_one_call_only(stream):
     """HK-8: override() changes tools, instructions, tool_choice and model settings for
     the call it is given to; the request is immutable; unknown fields are a
@@ -500,7 +490,6 @@ async def test_override_applies_to_one_call_only(stream):
     assert requests[0].system_prompt == "Be helpful."
 
 
-@BOTH_MODES
 async def test_override_client_sends_the_call_elsewhere(stream):
     """HK-8: override(client=other) sends this call to the other client's provider
     call."""
@@ -524,7 +513,6 @@ async def test_override_client_sends_the_call_elsewhere(stream):
         await run(Agent(ScriptedChatClient([]), middleware=[bad]), "x", stream=stream)
 
 
-@BOTH_MODES
 async def test_wrap_model_call_without_handler_answers(stream):
     """HK-7: a wrap hook that never calls handler answers the call; when streaming its
     answer is streamed."""
@@ -603,7 +591,6 @@ async def test_wrap_hook_errors_reach_the_consumer():
 # Tools (HK-9, HK-10, HK-11)
 
 
-@BOTH_MODES
 async def test_contributed_tools_do_not_touch_the_callers_list(stream):
     """HK-9: the middleware's tools join the run's, after them; the caller's list is
     unchanged."""
@@ -622,7 +609,6 @@ async def test_contributed_tools_do_not_touch_the_callers_list(stream):
     assert [t.name for t in client.requests[0].options["tools"]] == ["tool_t", "extra"]
 
 
-@BOTH_MODES
 async def test_wrap_tool_call_request(stream):
     """HK-10: the request holds the call, the tool and the arguments;
     override(arguments=...) changes what the tool receives; a tool's exception comes out
@@ -665,7 +651,6 @@ async def test_wrap_tool_call_request(stream):
     assert results[1].exception is not None
 
 
-@BOTH_MODES
 async def test_declaration_only_tool_via_handler_stays_pending(stream):
     """HK-10: for a declaration-only tool request.tool is None; awaiting handler leaves
     the call pending (LP-11)."""
@@ -685,7 +670,6 @@ async def test_declaration_only_tool_via_handler_stays_pending(stream):
     assert [c.name for c in result.user_input_requests] == ["ask_user"]
 
 
-@BOTH_MODES
 async def test_decorators_make_named_hook_middleware(stream):
     """HK-11: each decorator turns one function into a HookMiddleware named after it."""
     log = []
@@ -715,7 +699,6 @@ async def test_decorators_make_named_hook_middleware(stream):
         before_model(3)  # type: ignore[arg-type]
 
 
-@BOTH_MODES
 @pytest.mark.parametrize(
     "options",
     [

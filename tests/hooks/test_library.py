@@ -44,8 +44,7 @@ from minagent.middleware import (
     approx_tokens,
 )
 from minagent.testing import ScriptedChatClient, call, text_chunks
-
-from ._util import BOTH_MODES, ask, run, streamed_text, tool_t
+from tests._support.streamed import ask, run, streamed_text, tool_t
 
 
 class Sleeps:
@@ -87,7 +86,6 @@ class BreaksMidStream(BaseChatClient):
 # ModelRetry (ML-1, ML-2)
 
 
-@BOTH_MODES
 async def test_retry_honours_the_providers_hint(stream):
     """ML-1: a RateLimitError's retry_after (Retry-After header) is the wait, capped at
     max_delay."""
@@ -103,7 +101,6 @@ async def test_retry_honours_the_providers_hint(stream):
     assert sleeps.delays == [3.0, 10.0]
 
 
-@BOTH_MODES
 async def test_retry_backoff_and_jitter(stream):
     """ML-1: without a hint the waits grow exponentially; jitter keeps each between half
     and all of it."""
@@ -123,7 +120,6 @@ async def test_retry_backoff_and_jitter(stream):
     assert 3 <= sleeps.delays[1] <= 6
 
 
-@BOTH_MODES
 async def test_retry_exhausted_raises_or_answers(stream):
     """ML-1: after max_retries the error propagates, or with on_failure="answer" becomes
     the call's answer; an error that is not retryable is not retried at all."""
@@ -154,7 +150,6 @@ async def test_retry_exhausted_raises_or_answers(stream):
     ).text == "ok"
 
 
-@BOTH_MODES
 async def test_retry_gives_up_on_a_long_hint_so_the_fallback_takes_over(stream):
     """ML-1, ML-3: with give_up_after, a Retry-After longer than it is not waited for:
     the fallback answers."""
@@ -196,7 +191,6 @@ async def test_retry_never_after_a_streamed_update():
 # ModelFallback (ML-3, ML-4)
 
 
-@BOTH_MODES
 async def test_fallback_uses_the_next_client(stream):
     """ML-3: a failed call goes to the next client, with the same messages and
     options."""
@@ -212,7 +206,6 @@ async def test_fallback_uses_the_next_client(stream):
     assert third.requests[0].options["instructions"] == "Be brief."
 
 
-@BOTH_MODES
 async def test_fallback_exhausted(stream):
     """ML-4: when every client failed, FallbackExhaustedError lists the errors in
     order."""
@@ -226,7 +219,6 @@ async def test_fallback_exhausted(stream):
     assert info.value.__cause__ is info.value.errors[-1]
 
 
-@BOTH_MODES
 async def test_fallback_after_retries_and_filter(stream):
     """ML-3: with [ModelFallback, ModelRetry] the primary is retried first; retry_on
     limits what falls back."""
@@ -246,7 +238,6 @@ async def test_fallback_after_retries_and_filter(stream):
         await run(agent, "x", stream=stream)
 
 
-@BOTH_MODES
 async def test_retry_walks_the_whole_fallback_chain_again(stream):
     """ML-14, ML-3: with [ModelRetry, ModelFallback], when every client failed with a
     retryable error the chain is tried again from the primary; the exhaustion is
@@ -295,7 +286,6 @@ async def test_fallback_never_after_a_streamed_update():
 # Limits (ML-5, ML-6)
 
 
-@BOTH_MODES
 async def test_model_call_limit_end(stream):
     """ML-5: "end": the call over the run limit is not made; its answer is the limit
     text; a new run starts from zero."""
@@ -307,7 +297,6 @@ async def test_model_call_limit_end(stream):
     assert (await run(agent, "again", stream=stream)).text == "fresh"
 
 
-@BOTH_MODES
 async def test_model_call_limit_final_answer(stream):
     """ML-5: "final_answer": the last allowed call is made with tool_choice "none"."""
     client = ScriptedChatClient([[call("tool_t")], "final"])
@@ -322,7 +311,6 @@ async def test_model_call_limit_final_answer(stream):
     assert client.requests[1].options["tool_choice"] == "none"
 
 
-@BOTH_MODES
 async def test_model_call_limit_error_and_thread(stream):
     """ML-5: "error" raises CallLimitExceededError; the thread count spans runs and
     survives serialisation."""
@@ -347,7 +335,6 @@ def test_limits_need_an_agent():
         ScriptedChatClient([], middleware=[ModelCallLimit(run_limit=1)])
 
 
-@BOTH_MODES
 async def test_tool_call_limit_continue(stream):
     """ML-6: counted before each call, also inside one concurrent batch: the call over
     the limit gets the limit text and the model goes on; tool_name counts only that
@@ -379,7 +366,6 @@ async def test_tool_call_limit_continue(stream):
     assert result.text == "ok"
 
 
-@BOTH_MODES
 async def test_tool_call_limit_end_and_error(stream):
     """ML-6: "end" finishes the batch and ends the run with the end text; "error" raises
     out of the run."""
@@ -403,7 +389,6 @@ async def test_tool_call_limit_end_and_error(stream):
         await run(agent, "x", stream=stream)
 
 
-@BOTH_MODES
 async def test_run_state_does_not_outlive_a_failed_run(stream):
     """ML-5: the per-run counts are gone after the run, also when it failed."""
     from minagent.middleware.per_run import _RUN
@@ -436,7 +421,6 @@ async def test_concurrent_runs_count_apart():
 # ToolRetry (ML-7)
 
 
-@BOTH_MODES
 async def test_tool_retry(stream):
     """ML-7: a failing tool is run again; when retries run out the error result (or the
     message) remains."""
@@ -479,7 +463,6 @@ async def test_tool_retry(stream):
     )
 
 
-@BOTH_MODES
 async def test_tool_retry_skips_declarations_and_other_tools(stream):
     """ML-7: declaration-only calls and tools not named are not retried."""
     declared = {"name": "ask", "parameters": {"type": "object", "properties": {}}}
@@ -526,7 +509,6 @@ def _recorder():
     return delete, ran
 
 
-@BOTH_MODES
 async def test_approval_decided_in_process(stream):
     """ML-8: a decider approves, edits the arguments, or rejects with a message; "never"
     tools just run."""
@@ -555,7 +537,6 @@ async def test_approval_decided_in_process(stream):
     ]
 
 
-@BOTH_MODES
 @pytest.mark.parametrize("answer", ["approve", "reject", "edit", "respond"])
 async def test_approval_pauses_for_the_caller(stream, answer):
     """ML-8: "always" pauses the call with a function_approval_request (other calls
@@ -716,7 +697,6 @@ def test_token_trimming_never_splits_a_pair(shape, budget):
         )
 
 
-@BOTH_MODES
 async def test_trimmer_changes_one_call_not_the_transcript(stream):
     """ML-9: each model call gets the trimmed history; the thread keeps everything."""
     client = ScriptedChatClient([[call("tool_t")], "done"])
@@ -731,7 +711,6 @@ async def test_trimmer_changes_one_call_not_the_transcript(stream):
     assert approx_tokens(Message("user", ["abcdefgh"])) == 6
 
 
-@BOTH_MODES
 async def test_summarizer(stream):
     """ML-10: older turns become one summary message written by another client; the
     summary is cached."""
@@ -827,7 +806,6 @@ async def test_every_boundary_inside_the_secret(boundary):
     assert streamed_text(result) == "key [REDACTED] end"
 
 
-@BOTH_MODES
 async def test_redact_outputs_and_inputs(stream):
     """ML-11: response text is redacted in both modes; with inputs=True so are the
     messages the model gets (tool results included); the caller's messages are not

@@ -26,7 +26,6 @@ def results(response: Any) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_agent_connects_on_first_use_and_closes_with_its_context(
     stream: bool,
 ) -> None:
@@ -57,7 +56,6 @@ async def test_agent_connects_on_first_use_and_closes_with_its_context(
     assert gone(pid)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_run_level_server_connects_lazily(stream: bool) -> None:
     """MCP-20, AG-9: a server given to run() inside `async with agent` connects during
     that run and stays until the agent's context exits; outside such a block it is
@@ -173,7 +171,6 @@ async def test_standalone_functions_work_as_plain_tools() -> None:
     assert results(response)[0].result == {"result": "echo: y"}
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_cancelled_run_cancels_the_server_call(
     stream: bool, tmp_path: Path
 ) -> None:

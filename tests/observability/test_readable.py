@@ -26,7 +26,6 @@ from minagent.testing import MockResponse, MockTransport, ScriptedChatClient, ca
 
 from ._recording import RecordingTracer
 
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 CHAT_BODY = {
     "id": "r1",
     "model": "gpt-4o-mini",
@@ -157,7 +156,6 @@ async def traced(agent: Agent, stream: bool) -> RunTrace:
     return trace
 
 
-@MODES
 async def test_the_picture_names_the_middleware_and_shows_durations(
     stream: bool,
 ) -> None:
@@ -194,7 +192,6 @@ async def test_the_picture_names_the_middleware_and_shows_durations(
     assert [e["t"] for e in trace.events] == sorted(e["t"] for e in trace.events)
 
 
-@MODES
 async def test_a_limit_ending_is_labelled_as_such(stream: bool) -> None:
     """OB-29: after a limit, the last step says "limit reached → finish" and the run's
     return "after a limit", never "answered → finish"; a run without a limit keeps

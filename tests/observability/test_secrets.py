@@ -25,7 +25,6 @@ from minagent.testing import call
 from ._recording import RecordingTracer
 
 KEY = "sk-test-FAKEKEY-0123456789abcdef"
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 
 plugin_logger = logging.getLogger("minagent_fakeprovider")
 # kept outside the client, whose vars are searched for the key
@@ -122,7 +121,6 @@ class Fanout:
         return self.tracers[0].activate(span.spans[0])
 
 
-@MODES
 async def test_a_whole_run_at_debug_level_shows_no_secret(
     stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -263,7 +261,6 @@ def test_context_reprs_carry_no_secret() -> None:
     assert "ada" in repr(context)
 
 
-@MODES
 async def test_debug_is_asked_once_per_request(
     caplog: pytest.LogCaptureFixture, stream: bool
 ) -> None:

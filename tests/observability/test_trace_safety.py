@@ -14,26 +14,17 @@ from minagent import Agent, FunctionTool, set_tracer
 from minagent.middleware import Redact
 from minagent.testing import ScriptedChatClient, call
 from minagent.tracing import RecordedToolError, error_type
+from tests._support.modes import run
 
 from ._recording import RecordedSpan, RecordingTracer
 
 SECRET = "hunter2-very-secret-value"
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 
 
 @pytest.fixture(autouse=True)
 def no_tracer_after() -> Iterator[None]:
     yield
     set_tracer(None)
-
-
-async def run(agent: Agent, prompt: str, stream: bool) -> Any:
-    if stream:
-        result = agent.run(prompt, stream=True)
-        async for _ in result:
-            pass
-        return await result.get_final_response()
-    return await agent.run(prompt)
 
 
 def recorded(tracer: RecordingTracer) -> str:
@@ -79,7 +70,6 @@ NESTED_ARGUMENTS = {
 }
 
 
-@MODES
 async def test_secrets_nested_in_arguments_are_never_recorded(stream: bool) -> None:
     """OB-21, OB-16: with record_content=True, a secret inside an object parameter, an
     array of secrets, a secret behind $ref and behind anyOf are recorded as "[secret]"
@@ -91,7 +81,7 @@ async def test_secrets_nested_in_arguments_are_never_recorded(stream: bool) -> N
     agent = Agent(
         ScriptedChatClient([call("connect", NESTED_ARGUMENTS), "ok"]), tools=[connect]
     )
-    assert (await run(agent, "go", stream)).text == "ok"
+    assert (await run(agent, "go", stream=stream)).text == "ok"
     assert SECRET not in recorded(tracer)
     [span] = tracer.named("execute_tool")
     assert json.loads(span.attributes["gen_ai.tool.call.arguments"]) == {
@@ -115,7 +105,6 @@ LOGIN = {
 }
 
 
-@MODES
 @pytest.mark.parametrize("record_content", [False, True])
 async def test_a_tools_exception_text_keeps_no_secret(
     stream: bool, record_content: bool
@@ -130,7 +119,7 @@ async def test_a_tools_exception_text_keeps_no_secret(
         ScriptedChatClient([call("login", {"password": SECRET}), "ok"]),
         tools=[tool_of("login", LOGIN, failing_login)],
     )
-    assert (await run(agent, "go", stream)).text == "ok"
+    assert (await run(agent, "go", stream=stream)).text == "ok"
     assert SECRET not in recorded(tracer)
     [span] = tracer.named("execute_tool")
     [error] = span.errors
@@ -145,7 +134,6 @@ async def test_a_tools_exception_text_keeps_no_secret(
         )
 
 
-@MODES
 async def test_the_chat_span_keeps_nothing_redact_removed(stream: bool) -> None:
     """OB-21, ML-11, ML-12: with record_content=True and Redact in the chat middleware,
     the chat span's output messages are redacted as the run's consumer saw them."""
@@ -155,7 +143,7 @@ async def test_the_chat_span_keeps_nothing_redact_removed(stream: bool) -> None:
         ScriptedChatClient([f"my key is {SECRET} ok"]),
         middleware=[Redact([r"hunter2-\S+"])],
     )
-    assert (await run(agent, "go", stream)).text == "my key is [REDACTED] ok"
+    assert (await run(agent, "go", stream=stream)).text == "my key is [REDACTED] ok"
     assert SECRET not in recorded(tracer)
     [chat] = tracer.named("chat")
     assert "my key is [REDACTED] ok" in chat.attributes["gen_ai.output.messages"]
@@ -210,7 +198,6 @@ HOOKS = [
 ]
 
 
-@MODES
 @pytest.mark.parametrize("hook", HOOKS)
 async def test_a_tracer_that_raises_never_fails_the_run(
     stream: bool, hook: str, caplog: pytest.LogCaptureFixture
@@ -223,7 +210,7 @@ async def test_a_tracer_that_raises_never_fails_the_run(
     client = ScriptedChatClient([call("login", {"password": "x"}), "done"])
     agent = Agent(client, tools=[tool_of("login", LOGIN, failing_login)])
     with caplog.at_level(logging.DEBUG, logger="minagent.tracing"):
-        answer = await run(agent, "go", stream)
+        answer = await run(agent, "go", stream=stream)
     assert answer.text == "done"
     assert [c.type for m in answer.messages for c in m.contents][:2] == [
         "function_call",

@@ -59,7 +59,6 @@ async def ask(client: Any, stream: bool) -> None:
         await client.get_response([Message("user", ["hi"])])
 
 
-@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("provider", sorted(SERVERS))
 @pytest.mark.parametrize("before", [456, 470, 492, 499])
 async def test_a_key_cut_by_the_bound_of_an_error_body_never_leaks(

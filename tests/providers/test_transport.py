@@ -32,7 +32,7 @@ from minagent import (
 )
 from minagent.providers import RetryPolicy, StdlibTransport, Timeouts, TransportError
 
-from .._loopback import RawServer
+from .._support.loopback import RawServer
 from ._toy import (
     TEXT_LINES,
     Answer,
@@ -46,9 +46,6 @@ from ._toy import (
 
 BOTH = pytest.mark.parametrize("kind", ["memory", "aiohttp", "stdlib"])
 NETWORK = pytest.mark.parametrize("network", ["aiohttp", "stdlib"])
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
 KEY = "sk-toy-TOP+SECRET/0123456789=abcdef"
 ENCODED = quote(KEY, safe="")
 NDJSON = {"content-type": "application/x-ndjson"}
@@ -132,7 +129,6 @@ def secrets_in(error: BaseException, *secrets: str) -> list[str]:
 
 
 @BOTH
-@MODES
 async def test_the_request(kind: str, stream: bool) -> None:
     """PV-38: POST {base path}{path}?{base query}&{default_query} with the codec's
     headers, the connection's, default_headers and the credentials, later ones winning,
@@ -223,7 +219,6 @@ def test_configuration_errors(kwargs: dict[str, Any], match: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_a_text_answer(kind: str, stream: bool) -> None:
     """PV-38, PV-30: a complete answer, its request id kept when the client keeps one
     (OA-29), and the response given back cleanly (released), not closed."""
@@ -257,7 +252,6 @@ async def test_a_json_answer_to_a_stream(kind: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_status_errors(kind: str, stream: bool) -> None:
     """PV-23, PV-24, PV-11, PV-45: the codec's message and request id, the class of the
     status, the text of PV-24 with the method and URL the request went to (a 404 with
@@ -324,7 +318,6 @@ async def test_an_error_body_is_read_up_to_64_kib(kind: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_retries_wait_what_the_server_asks(
     kind: str, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -482,7 +475,6 @@ async def test_the_end_of_a_stream(kind: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_bodies_and_lines_are_bounded(kind: str, stream: bool) -> None:
     """PV-36: a Content-Length above max_body_size fails before the body is read; a body
     that grows past it fails; a line past max_line_size is the codec's protocol error
@@ -691,7 +683,6 @@ def _network(network: str) -> Any:
 
 
 @pytest.mark.parametrize("answer", MALFORMED)
-@MODES
 @NETWORK
 async def test_malformed_http(
     network: str, answer: bytes, stream: bool, caplog: pytest.LogCaptureFixture
@@ -778,7 +769,6 @@ async def test_real_failures(network: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_secrets_never_leave(
     kind: str, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -23,8 +23,7 @@ from minagent import Agent, AgentSession, FileHistoryProvider, FileSessionStore,
 from minagent.stores import files
 from minagent.stores.msgpack import packb, unpackb
 from minagent.testing import ScriptedChatClient, reply
-
-from ._util import MODES, run
+from tests._support.modes import run
 
 FORMATS = pytest.mark.parametrize("fmt", ["json", "msgpack"])
 # -- options -------------------------------------------------------------------------------------
@@ -127,7 +126,6 @@ async def test_session_store_ids_are_bounded_and_sessions_exact(tmp_path):
 # -- history -------------------------------------------------------------------------------------
 
 
-@MODES
 @FORMATS
 async def test_skip_excluded_leaves_out_excluded_messages(tmp_path, fmt, stream):
     """SE-24: with `skip_excluded=True` (upstream's option) a load leaves out the

@@ -32,9 +32,10 @@ from minagent import (
 from minagent.middleware import HistoryTrimmer
 from minagent.stores import SQLiteHistoryProvider, SQLiteSchemaError, SQLiteSessionStore
 from minagent.testing import ScriptedChatClient, call
+from tests._support.modes import run
 
 from ..observability._recording import RecordingTracer
-from ._util import MODES, run, texts
+from ._util import texts
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +49,6 @@ def no_descriptor_left() -> Iterator[None]:
 # -- SE-19 ---------------------------------------------------------------------------------------
 
 
-@MODES
 @pytest.mark.parametrize("traced", [False, True], ids=["untraced", "traced"])
 async def test_a_run_right_after_break_out_of_a_stream_gets_the_session(
     stream: bool, traced: bool
@@ -125,7 +125,6 @@ def rows(path: Path) -> list[tuple[str, str]]:
     return [(m["role"], m["contents"][0].get("text", "")) for m in data]
 
 
-@MODES
 @pytest.mark.parametrize("order", ["flaky-first", "flaky-last"])
 async def test_a_failed_after_run_stores_nothing_and_a_retry_stores_the_turn_once(
     tmp_path: Path, stream: bool, order: str
@@ -163,7 +162,6 @@ class BrokenStore(InMemoryHistoryProvider):
         raise ConnectionError("store down")
 
 
-@MODES
 async def test_a_failed_save_takes_back_the_saves_before_it(
     tmp_path: Path, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -405,7 +403,6 @@ class CountingSQLite(SQLiteHistoryProvider):
         return messages
 
 
-@MODES
 async def test_a_run_loads_only_what_the_trimmer_sends(
     tmp_path: Path, stream: bool
 ) -> None:

@@ -27,9 +27,10 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply
+from tests._support.modes import run
 
 from ..test_threads import messages as message_strategy
-from ._util import MODES, run, texts
+from ._util import texts
 
 redis_asyncio = pytest.importorskip("redis.asyncio")
 minagent_redis = pytest.importorskip("minagent_redis")
@@ -136,7 +137,6 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-@MODES
 async def test_history_in_redis(server: RedisServer, stream: bool) -> None:
     """RD-1, SE-13-like use: an agent with a RedisHistoryProvider keeps the conversation
     in Redis; a new provider continues it; the list key is prefix + source id + session
@@ -345,7 +345,6 @@ async def test_redis_restart_between_runs(server: RedisServer) -> None:
     await store.aclose()
 
 
-@MODES
 async def test_a_failed_run_stores_nothing_in_redis(
     server: RedisServer, stream: bool
 ) -> None:
@@ -459,7 +458,6 @@ async def test_data_from_dict_refuses_is_a_serialization_error_naming_it(
         await store.aclose()
 
 
-@MODES
 async def test_a_failed_later_save_takes_the_redis_append_back(
     server: RedisServer, stream: bool
 ) -> None:

@@ -17,8 +17,8 @@ import pytest
 
 from minagent import Agent, AgentSession, Message, SerializationError
 from minagent.testing import ScriptedChatClient
+from tests._support.modes import run
 
-from ._util import MODES, run
 from .test_redis import (
     RedisHistoryProvider,
     RedisServer,
@@ -247,7 +247,6 @@ async def test_data_errors_stay_serialization_errors(server: RedisServer) -> Non
             await provider.save_messages("s", [Message("user", ["x"])])
 
 
-@MODES
 async def test_a_run_on_a_replica_fails_with_the_command_error(
     server: RedisServer,
     stream: bool,

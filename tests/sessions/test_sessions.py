@@ -33,9 +33,10 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply
+from tests._support.modes import run
 
 from ..test_threads import messages as message_strategy
-from ._util import MODES, run, texts
+from ._util import texts
 
 
 @tool
@@ -65,7 +66,6 @@ def test_create_and_get_session() -> None:
         one.session_id = "x"  # type: ignore[misc]
 
 
-@MODES
 async def test_session_keeps_the_conversation(stream: bool) -> None:
     """SE-1, SE-8: run(session=...) sends the earlier turns in both modes (the default
     in-memory history)."""
@@ -194,7 +194,6 @@ class Recorder(ContextProvider):
         assert session.state[self.source_id] is state
 
 
-@MODES
 async def test_providers_run_in_order_with_their_own_state(stream: bool) -> None:
     """SE-3, SE-4: before_run in registration order, after_run in reverse with the
     response set; the history comes first, then each provider's messages, then the
@@ -297,7 +296,6 @@ class Boom(Exception):
     pass
 
 
-@MODES
 async def test_a_failed_run_stores_nothing(stream: bool) -> None:
     """SE-5: a run whose client fails runs no after_run: the history is as before."""
 
@@ -363,7 +361,6 @@ class ListHistory(HistoryProvider):
         self.saved.setdefault(session_id or "", []).extend(messages)
 
 
-@MODES
 async def test_a_history_provider_replaces_the_default(stream: bool) -> None:
     """SE-6, SE-8: with a HistoryProvider that loads, the default in-memory history is
     not used; after_run saves input and response (tool calls and results included) in
@@ -467,7 +464,6 @@ async def test_service_conversation_id_switches_the_session() -> None:
 # -- SE-10: thread-era providers ----------------------------------------------------------------
 
 
-@MODES
 async def test_thread_era_providers_work_with_sessions(stream: bool) -> None:
     """SE-10: invoking/invoked providers (a subclass without __init__, and a duck-typed
     object) run through before_run/after_run with thread= the caller's session."""
@@ -547,7 +543,6 @@ def slow_model(gate: asyncio.Event, started: asyncio.Event) -> Any:
     return hold
 
 
-@MODES
 async def test_a_second_run_on_a_running_session_is_rejected(stream: bool) -> None:
     """SE-12: a second run on a running session raises SessionBusyError before anything
     runs; the first finishes unaffected; then the session is free again. Other sessions
@@ -653,7 +648,6 @@ async def test_fifty_concurrent_runs_on_separate_sessions() -> None:
         ]
 
 
-@MODES
 async def test_get_session_continues_a_service_conversation(stream: bool) -> None:
     """SE-1, SE-8: a session from get_session(id) sends only the input, with
     options["conversation_id"] set to that id, and keeps no local history."""

@@ -27,9 +27,10 @@ from minagent import (
 )
 from minagent.stores import sqlite as _sqlite
 from minagent.testing import ScriptedChatClient, call, reply
+from tests._support.modes import run
 
 from ..test_threads import messages as message_strategy
-from ._util import MODES, run, texts
+from ._util import texts
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,6 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-@MODES
 async def test_history_in_a_file_survives_the_agent(
     tmp_path: Path, stream: bool
 ) -> None:
@@ -164,7 +164,6 @@ class Boom(Exception):
     pass
 
 
-@MODES
 async def test_a_failed_or_cancelled_run_writes_nothing(
     tmp_path: Path, stream: bool
 ) -> None:

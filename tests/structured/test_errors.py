@@ -206,7 +206,6 @@ def test_duck_type_error_without_errors_method() -> None:
     ]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_value_raises_and_try_value_returns_none(stream: bool) -> None:
     """SO-9, SO-11, SO-12: value raises the typed error, try_value gives None, in both
     modes."""

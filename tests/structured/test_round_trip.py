@@ -56,7 +56,6 @@ def check_requests(client: ScriptedChatClient, fmt: Any, with_tools: bool) -> No
 
 
 @pytest.mark.parametrize("kind", KIND_NAMES)
-@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("with_tools", [False, True])
 async def test_client_round_trip(kind: str, stream: bool, with_tools: bool) -> None:
     """SO-1, SO-7, SO-8, SO-9, SO-10, SO-13, SO-14: get_response in both modes gives
@@ -77,7 +76,6 @@ async def test_client_round_trip(kind: str, stream: bool, with_tools: bool) -> N
 
 
 @pytest.mark.parametrize("kind", KIND_NAMES)
-@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("with_tools", [False, True])
 async def test_agent_round_trip(kind: str, stream: bool, with_tools: bool) -> None:
     """SO-7, SO-8, SO-9: Agent.run in both modes; the run's options carry the format."""
@@ -91,7 +89,6 @@ async def test_agent_round_trip(kind: str, stream: bool, with_tools: bool) -> No
     check_requests(client, fmt, with_tools)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_agent_default_options_format(stream: bool) -> None:
     """SO-7, SO-9: a format in the agent's default options applies; the run's option
     wins over it."""
