@@ -39,7 +39,7 @@ from minagent._types import ContentError
 from minagent._validate import validate
 from minagent.testing import ScriptedChatClient, call
 from tests._support.modes import run
-from tests.test_schema import TYPES, _tool, values_for
+from tests.schema.test_generation import TYPES, _tool, values_for
 
 
 async def run_agent(steps: list[Any], tools: list[Any], *, stream: bool) -> Any:

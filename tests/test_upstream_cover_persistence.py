@@ -8,7 +8,12 @@ from typing import Any
 
 from minagent import Agent, AgentSession, Content, InMemoryHistoryProvider, Message
 from minagent.upstream.persistence import PerCallHistory, PerCallSaver
-from tests.test_upstream_persistence import SpyClient, SpyHistory, lookup_weather, run
+from tests.sessions.test_per_call_persistence import (
+    SpyClient,
+    SpyHistory,
+    lookup_weather,
+    run,
+)
 
 
 def _agent(client: SpyClient, context_providers: Any) -> Agent:

@@ -283,10 +283,10 @@ def test_in_memory_history_is_restored_not_repeated(
 
 
 class Redis:
-    """A real redis-server for one test (RD-6), from the Redis tests."""
+    """A real redis-server for one test (RD-6), as the Redis tests start it."""
 
     def __init__(self, directory: Path) -> None:
-        from tests.sessions.test_redis import SERVER, RedisServer
+        from tests._support.redis_server import SERVER, RedisServer
 
         if SERVER is None:
             pytest.skip(

@@ -28,9 +28,9 @@ from minagent import (
 )
 from minagent.testing import ScriptedChatClient
 from tests._support.modes import run
+from tests._support.redis_server import SERVER, RedisServer
 
 from ._util import texts
-from .test_redis import SERVER, RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = ["sqlite", "files", "files-msgpack", "redis"]

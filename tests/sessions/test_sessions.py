@@ -34,8 +34,8 @@ from minagent import (
 )
 from minagent.testing import ScriptedChatClient, call, reply
 from tests._support.modes import run
+from tests._support.strategies import messages as message_strategy
 
-from ..test_threads import messages as message_strategy
 from ._util import texts
 
 

@@ -28,8 +28,8 @@ from minagent import (
 from minagent.stores import sqlite as _sqlite
 from minagent.testing import ScriptedChatClient, call, reply
 from tests._support.modes import run
+from tests._support.strategies import messages as message_strategy
 
-from ..test_threads import messages as message_strategy
 from ._util import texts
 
 ROOT = Path(__file__).resolve().parents[2]
