@@ -39,7 +39,7 @@ from minagent._types import ContentError
 from minagent._validate import validate
 from minagent.testing import ScriptedChatClient, call
 from tests._support.modes import run
-from tests.schema.test_generation import TYPES, _tool, values_for
+from tests.schema._strategies import TYPES, tool_of, values_for
 
 
 async def run_agent(steps: list[Any], tools: list[Any], *, stream: bool) -> Any:
@@ -630,7 +630,7 @@ def test_conforming_json_converts_to_the_hint(tp: Any, data: st.DataObject) -> N
     """SC-54, SC-52, SC-46: what the generated schema accepts converts to a value of the
     hint."""
 
-    f = _tool(tp)
+    f = tool_of(tp)
     schema = function_schema(f).parameters
     value = data.draw(conforming(tp), label="value")
     assert validate({"x": value}, schema) == []
