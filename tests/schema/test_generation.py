@@ -1,5 +1,4 @@
-"""Generating a tool's JSON schema from a function (spec/schema.md SC-1 .. SC-24, SC-44,
-SC-46)."""
+"""Generating a tool's JSON schema from a function (spec/schema.md SC-1 .. SC-24)."""
 
 from __future__ import annotations
 
@@ -32,6 +31,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import minagent
+from minagent import tool
 from minagent._schema import (
     FunctionSchema,
     function_schema,
@@ -295,6 +295,17 @@ def test_context_type_names_are_configurable_and_unique() -> None:
         schema = function_schema(func)
         assert schema.context_parameter == "a"
         assert list(schema.parameters["properties"]) == ["q"]
+
+
+def test_two_context_parameters_is_a_value_error() -> None:
+    """SC-5: a tool function with two FunctionInvocationContext parameters is refused (a
+    ValueError)."""
+
+    def f(a: FunctionInvocationContext, b: FunctionInvocationContext) -> None:
+        """Two."""
+
+    with pytest.raises(ValueError, match="multiple FunctionInvocationContext"):
+        tool(f)
 
 
 @pytest.mark.parametrize(

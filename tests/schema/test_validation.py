@@ -9,6 +9,8 @@ from typing import (
 )
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minagent._schema import (
     ValidationIssue,
@@ -245,6 +247,15 @@ def test_min_max_and_unique_items() -> None:
     assert validate([1, 1], {"uniqueItems": False}) == []
 
 
+def test_unique_items_compares_non_json_values_by_identity() -> None:
+    """SC-33: uniqueItems reports a repeated element naming both indexes; a value that
+    is not JSON is equal only to itself."""
+    same = object()
+    (issue,) = validate([same, same], {"uniqueItems": True})
+    assert "[0] and [1]" in issue.problem
+    assert validate([object(), object()], {"uniqueItems": True}) == []
+
+
 def test_any_of_reports_one_useful_issue() -> None:
     """SC-34: the closest alternative of the right JSON type explains, else a summary of
     all."""
@@ -443,3 +454,52 @@ def test_describe_issues_is_one_line_per_issue() -> None:
         '$.units: expected one of: "metric", "imperial"; got string "kelvin"'
     )
     assert describe_issues([]) == ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    n=st.one_of(
+        st.integers(-(10**6), 10**6),
+        st.integers(10**300, 10**330),
+        st.integers(-(10**330), -(10**300)),
+    ),
+    a=st.integers(1, 99),
+    p=st.integers(0, 3),
+)
+def test_an_integer_is_a_multiple_of_a_decimal_exactly(n: int, a: int, p: int) -> None:
+    """SC-45: an integer value against a decimal `multipleOf` is checked exactly, the
+    divisor read as the decimal it is written as: n is a multiple of a/10**p exactly
+    when n * 10**p is one of a, also for integers too large for a float (10**309 and
+    0.5)."""
+    divisor = float(f"{a}e-{p}")
+    problems = validate(n, {"type": "integer", "multipleOf": divisor})
+    assert (problems == []) == (n * 10**p % a == 0)
+    if problems:
+        assert problems[0].problem.startswith(f"expected a multiple of {divisor}")
+
+
+def test_multiple_of_that_is_not_positive_is_not_applied() -> None:
+    """SC-45: multipleOf is a positive number; a zero or negative one constrains
+    nothing."""
+    assert validate(5, {"multipleOf": 0}) == []
+    assert validate(5, {"multipleOf": -2}) == []
+    assert validate(5, {"multipleOf": 2}) != []
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+def test_multiple_of_and_property_counts_are_validated():
+    """SC-45: multipleOf and min/maxProperties are enforced with a clear problem."""
+    from minagent._validate import validate
+
+    assert [i.problem for i in validate(7, {"type": "integer", "multipleOf": 5})] == [
+        "expected a multiple of 5; got integer 7"
+    ]
+    assert validate(10, {"type": "integer", "multipleOf": 5}) == []
+    assert validate(0.3, {"type": "number", "multipleOf": 0.1}) == []
+    assert [
+        i.problem for i in validate({}, {"type": "object", "minProperties": 1})
+    ] == ["expected at least 1 properties; got 0"]
