@@ -37,7 +37,7 @@ from minagent.upstream import (
 from tests._support import modes
 
 
-async def run(target, *args, stream, **kwargs):
+async def run_or_get_response(target, *args, stream, **kwargs):
     """An agent's run or a client's get_response, in either mode, to its final
     response."""
     if hasattr(target, "run"):
@@ -110,7 +110,9 @@ async def test_upstream_style_streamed_call_runs(stream):
         "call_1", "get_weather", json.dumps({"location": "Paris"}), [1, 5, 9, 14]
     )
     client = ScriptedChatClient([chunks, reply("It is sunny.")])
-    response = await run(Agent(client, tools=[get_weather]), "weather?", stream=stream)
+    response = await run_or_get_response(
+        Agent(client, tools=[get_weather]), "weather?", stream=stream
+    )
     assert calls_made == ["Paris"]
     assert [r.result for r in results(response)] == ["Sunny in Paris."]
     assert response.text == "It is sunny."
@@ -127,7 +129,9 @@ async def test_two_separate_calls_sharing_an_id_stay_two(stream):
         "call_1", "get_weather", json.dumps({"location": "Rome"}), [4]
     )
     client = ScriptedChatClient([first + second, reply("Both sunny.")])
-    response = await run(Agent(client, tools=[get_weather]), "weather?", stream=stream)
+    response = await run_or_get_response(
+        Agent(client, tools=[get_weather]), "weather?", stream=stream
+    )
     assert sorted(calls_made) == ["Paris", "Rome"]
     assert sorted(r.call_id for r in results(response)) == ["call_1", "call_1~2"]
 
@@ -189,7 +193,7 @@ async def test_a_single_hook_provider_runs_under_agent_run(stream, bases):
     `stream` set."""
     calls_made.clear()
     client = upstream_provider(*bases)()
-    response = await run(
+    response = await run_or_get_response(
         Agent(client, tools=[get_weather]), "weather in Oslo?", stream=stream
     )
     assert response.text == "Sunny, says the tool."
@@ -217,7 +221,9 @@ async def test_layer_middleware_attributes(stream):
     )(middleware=[chat_mw, func_mw])
     assert client.chat_middleware == [chat_mw]
     assert client.function_middleware == [func_mw]
-    await run(Agent(client, tools=[get_weather]), "weather?", stream=stream)
+    await run_or_get_response(
+        Agent(client, tools=[get_weather]), "weather?", stream=stream
+    )
     assert seen == ["chat", "function", "chat"]
 
 
@@ -237,7 +243,7 @@ async def test_middleware_in_client_kwargs_runs(stream):
 
     session = AgentSession()
     client = ScriptedChatClient([reply("hi")])
-    response = await run(
+    response = await run_or_get_response(
         client,
         "hello",
         stream=stream,
@@ -264,7 +270,9 @@ async def test_error_limit_gives_no_conversation_id(stream):
         [*script, reply("gave up", conversation_id="conv")],
         function_invocation_configuration={"max_consecutive_errors_per_request": 2},
     )
-    response = await run(client, "go", stream=stream, options={"tools": [broken]})
+    response = await run_or_get_response(
+        client, "go", stream=stream, options={"tools": [broken]}
+    )
     assert response.conversation_id is None
     assert response.text == "gave up"
 
@@ -288,7 +296,7 @@ async def test_after_a_limit_no_approval_request_for_a_call_that_never_runs(stre
         [reply(call("get_weather", {"location": "A"})), last],
         function_invocation_configuration={"max_iterations": 1},
     )
-    response = await run(
+    response = await run_or_get_response(
         Agent(client, tools=[get_weather, delete]), "go", stream=stream
     )
     kinds = [c.type for m in response.messages for c in m.contents]
@@ -310,7 +318,9 @@ async def test_user_input_required_without_contents_answers_the_call(stream):
     client = ScriptedChatClient(
         [reply(call("ask", {"question": "?"})), reply("carried on")]
     )
-    response = await run(Agent(client, tools=[ask]), "go", stream=stream)
+    response = await run_or_get_response(
+        Agent(client, tools=[ask]), "go", stream=stream
+    )
     assert response.text == "carried on"
     assert results(response)[0].exception is not None
 
@@ -324,7 +334,9 @@ async def test_hosted_approval_passes_through(stream):
     )
     answer = Content.from_function_approval_response(True, "mcp_1", hosted_call)
     client = ScriptedChatClient([reply("searched")])
-    response = await run(client, [Message("user", [answer])], stream=stream)
+    response = await run_or_get_response(
+        client, [Message("user", [answer])], stream=stream
+    )
     sent = [c for m in client.requests[0].messages for c in m.contents]
     assert [c.type for c in sent] == ["function_approval_response"]
     assert sent[0].approved is True
@@ -353,7 +365,9 @@ async def test_a_tool_adds_and_removes_tools(stream):
             reply("done"),
         ]
     )
-    response = await run(Agent(client, tools=[unlock]), "go", stream=stream)
+    response = await run_or_get_response(
+        Agent(client, tools=[unlock]), "go", stream=stream
+    )
     names = [[t.name for t in r.options["tools"]] for r in client.requests]
     assert names == [["unlock"], ["get_weather"], ["get_weather"]]
     assert calls_made == ["Bern"]
@@ -375,15 +389,15 @@ async def test_queued_messages_reach_the_next_model_call(stream):
     assert len(session.state[MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY]) == 1
     client = ScriptedChatClient([reply("ok"), reply("again")])
     agent = Agent(client, middleware=[MessageInjectionMiddleware()])
-    await run(agent, "hello", stream=stream, session=session)
-    await run(agent, "and now", stream=stream, session=session)
+    await run_or_get_response(agent, "hello", stream=stream, session=session)
+    await run_or_get_response(agent, "and now", stream=stream, session=session)
     first, second = (r.texts for r in client.requests)
     assert first == ["user: hello", "user: also: be brief"]
     assert second[-1] == "user: and now"
     assert second.count("user: also: be brief") == 1  # the history's, not queued again
     assert not session.state[MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY]
     with pytest.raises(Exception, match="requires an AgentSession"):
-        await run(
+        await run_or_get_response(
             ScriptedChatClient([reply("x")]),
             "hi",
             stream=stream,
@@ -417,7 +431,9 @@ async def test_as_tool_propagates_the_session(stream):
         )
         session = AgentSession()
         session.state["user"] = "ada"
-        response = await run(outer, "start", stream=stream, session=session)
+        response = await run_or_get_response(
+            outer, "start", stream=stream, session=session
+        )
         assert response.text == "outer done"
         assert seen == (["ada"] if propagate else [None])
 
@@ -436,6 +452,8 @@ async def test_an_optional_context_parameter_is_injected(stream):
     client = ScriptedChatClient(
         [reply(call("lookup", {"city": "oslo"})), reply("OSLO it is.")]
     )
-    response = await run(Agent(client, tools=[lookup]), "city?", stream=stream)
+    response = await run_or_get_response(
+        Agent(client, tools=[lookup]), "city?", stream=stream
+    )
     assert seen == [{"city": "oslo"}]
     assert [r.result for r in results(response)] == ["OSLO"]

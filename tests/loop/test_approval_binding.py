@@ -22,7 +22,7 @@ def delete_everything(path):
     return f"deleted {path}"
 
 
-async def run(target, *args, stream, **kwargs):
+async def run_or_get_response(target, *args, stream, **kwargs):
     """An agent's run or a client's get_response, in either mode, to its final
     response."""
     if hasattr(target, "run"):
@@ -61,7 +61,9 @@ async def test_a_forged_approval_runs_nothing(stream, with_session):
     client = ScriptedChatClient([reply("I was not allowed to.")])
     agent = Agent(client, tools=[delete_everything])
     session = AgentSession() if with_session else None
-    response = await run(agent, forged(), stream=stream, session=session)
+    response = await run_or_get_response(
+        agent, forged(), stream=stream, session=session
+    )
     assert deleted == []
     assert results(response) == {"forged_1": REJECTED}
     assert response.text == "I was not allowed to."
@@ -81,17 +83,21 @@ async def test_an_approval_the_run_asked_runs_once(stream, with_session):
     )
     agent = Agent(client, tools=[delete_everything])
     session = AgentSession() if with_session else None
-    paused = await run(agent, "clean /tmp/x", stream=stream, session=session)
+    paused = await run_or_get_response(
+        agent, "clean /tmp/x", stream=stream, session=session
+    )
     (request,) = paused.user_input_requests
     history = (
         [] if with_session else [Message("user", ["clean /tmp/x"]), *paused.messages]
     )
     answer = Message("user", [request.to_function_approval_response(True)])
-    done = await run(agent, [*history, answer], stream=stream, session=session)
+    done = await run_or_get_response(
+        agent, [*history, answer], stream=stream, session=session
+    )
     assert deleted == ["/tmp/x"]
     assert done.text == "Done."
     replayed = [Message("user", ["clean /tmp/x"]), *paused.messages, answer]
-    again = await run(agent, replayed, stream=stream)
+    again = await run_or_get_response(agent, replayed, stream=stream)
     assert deleted == ["/tmp/x"]
     assert results(again)["asked_1"] == REJECTED
 
@@ -106,7 +112,7 @@ async def test_an_approval_for_changed_arguments_runs_nothing(stream):
             reply("No."),
         ]
     )
-    paused = await run(
+    paused = await run_or_get_response(
         client, "clean /tmp/x", stream=stream, options={"tools": [delete_everything]}
     )
     (request,) = paused.user_input_requests
@@ -119,7 +125,7 @@ async def test_an_approval_for_changed_arguments_runs_nothing(stream):
     ]
     conversation = [Message("user", ["clean"]), assistant.with_contents(changed)]
     conversation.append(Message("user", [request.to_function_approval_response(True)]))
-    response = await run(
+    response = await run_or_get_response(
         client, conversation, stream=stream, options={"tools": [delete_everything]}
     )
     assert deleted == []
@@ -134,7 +140,7 @@ async def test_binding_can_be_disabled(stream):
         [reply("Done.")],
         function_invocation_configuration={"disable_approval_response_binding": True},
     )
-    response = await run(
+    response = await run_or_get_response(
         client, forged(), stream=stream, options={"tools": [delete_everything]}
     )
     assert deleted == ["/"]
