@@ -7,29 +7,39 @@ tests/tools/_fixtures.py.
 """
 
 import asyncio
-import collections
 import dataclasses
 import enum
 import json
 import threading
 import time
 import types
-from typing import Annotated, Any, Literal, Optional, TypedDict
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    Optional,
+    TypedDict,
+)
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from minagent import (
+    Agent,
+    Content,
     FunctionInvocationConfiguration,
     FunctionInvocationContext,
+    FunctionMiddleware,
     FunctionTool,
+    Message,
     ToolError,
     ValidationIssue,
     tool,
 )
-from minagent._tools import result_value
 from minagent._toolset import normalize_tools
+from minagent.testing import ScriptedChatClient, call, reply
+from tests._support.modes import run
 
 from . import _fixtures as fx
 
@@ -594,119 +604,6 @@ async def test_context_parameter_string_annotation(func: Any, param: str) -> Non
     }
 
 
-# --------------------------------------------------------------------------- TL-5
-
-
-@dataclasses.dataclass
-class Reading:
-    sensor: str
-    values: tuple[float, ...]
-    tags: list[str] = dataclasses.field(default_factory=list)
-
-
-@dataclasses.dataclass
-class Report:
-    title: str
-    readings: list[Reading]
-
-
-class HasToDict:
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": "custom", "pair": (1, 2), "nested": {"ok": True}}
-
-
-class Opaque:
-    def __str__(self) -> str:
-        return "<opaque thing>"
-
-
-@pytest.mark.parametrize("value", [None, "text", "", 0, -7, 2**70, 1.5, True, False])
-def test_result_value_scalars_unchanged(value: Any) -> None:
-    """TL-5: None, str, int, float and bool are returned as they are (type included)."""
-    out = result_value(value)
-    assert out == value
-    assert type(out) is type(value)
-
-
-def test_result_value_containers() -> None:
-    """TL-5: mappings and sequences are converted element by element; tuples and sets
-    become lists; mapping keys become strings."""
-    assert result_value({"a": (1, 2), "b": [{"c": None}]}) == {
-        "a": [1, 2],
-        "b": [{"c": None}],
-    }
-    assert result_value((1, "x", (2.5,))) == [1, "x", [2.5]]
-    assert sorted(result_value({3, 1, 2})) == [1, 2, 3]
-    assert result_value(frozenset({"only"})) == ["only"]
-    assert result_value({1: "one", None: "none"}) == {"1": "one", "None": "none"}
-    assert result_value(types.MappingProxyType({"k": (True,)})) == {"k": [True]}
-    assert result_value(collections.OrderedDict(a=1)) == {"a": 1}
-    assert result_value(collections.deque([1, (2, 3)])) == [1, [2, 3]]
-    assert result_value(range(3)) == [0, 1, 2]
-    assert type(result_value((1,))) is list
-    assert type(result_value(collections.OrderedDict())) is dict
-
-
-def test_result_value_dataclass() -> None:
-    """TL-5: dataclasses go through `dataclasses.asdict`, nested ones included."""
-    report = Report("daily", [Reading("t1", (1.0, 2.5), ["hot"]), Reading("t2", ())])
-    out = result_value(report)
-    assert out == {
-        "title": "daily",
-        "readings": [
-            {"sensor": "t1", "values": [1.0, 2.5], "tags": ["hot"]},
-            {"sensor": "t2", "values": [], "tags": []},
-        ],
-    }
-    assert json.loads(json.dumps(out)) == out
-
-
-def test_result_value_to_dict() -> None:
-    """TL-5: an object with `to_dict()` is converted through it (and the result made
-    JSON)."""
-    assert result_value(HasToDict()) == {
-        "kind": "custom",
-        "pair": [1, 2],
-        "nested": {"ok": True},
-    }
-    assert result_value([HasToDict()]) == [result_value(HasToDict())]
-
-
-def test_result_value_anything_else_is_str() -> None:
-    """TL-5: anything else becomes `str()`: arbitrary objects, bytes, classes (even with
-    a `to_dict` method), nested inside containers too."""
-    assert result_value(Opaque()) == "<opaque thing>"
-    thing = object()
-    assert result_value(thing) == str(thing)
-    assert result_value(b"raw") == str(b"raw")
-    assert result_value(HasToDict) == str(HasToDict)
-    assert result_value(Report) == str(Report)
-    assert result_value({"x": [Opaque()]}) == {"x": ["<opaque thing>"]}
-
-
-_json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=5)
-        | st.dictionaries(st.text(max_size=8), children, max_size=5)
-    ),
-    max_leaves=25,
-)
-
-
-@given(_json_values)
-def test_result_value_keeps_json_values(value: Any) -> None:
-    """TL-5: any JSON value comes back equal, and the result survives a JSON round
-    trip."""
-    out = result_value(value)
-    assert out == value
-    assert json.loads(json.dumps(out)) == out
-
-
 # --------------------------------------------------------------------------- TL-6
 
 
@@ -830,36 +727,74 @@ def test_function_invocation_configuration_rejects_out_of_range(
         FunctionInvocationConfiguration(**{field: value})
 
 
-def test_result_value_prefers_to_dict_over_asdict() -> None:
-    """TL-5: a returned Message or Content becomes its wire form, not a field dump."""
-    from minagent import Content, Message
-
-    assert result_value(Message("user", ["hi"])) == Message("user", ["hi"]).to_dict()
-    assert result_value(Content.from_text("x")) == {"type": "text", "text": "x"}
+def results(response: Any) -> list[Content]:
+    return [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
 
 
-async def test_unconvertible_result_is_an_error_result_not_a_failed_run() -> None:
-    """TL-5, LP-6: a value whose conversion raises gives the call an error result."""
-    from minagent.testing import ScriptedChatClient, call, reply
-
-    class Broken:
-        def to_dict(self) -> dict[str, Any]:
-            raise RuntimeError("cannot serialise")
+@pytest.mark.parametrize("raised", [StopIteration, StopAsyncIteration])
+async def test_a_sync_tool_raising_stop_iteration_gives_an_error_result(
+    stream: bool, raised: type
+) -> None:
+    """TL-9, LP-6: a sync tool that raises StopIteration (or StopAsyncIteration) gives
+    an error result instead of hanging the run forever (the exception cannot cross the
+    executor future)."""
 
     @tool
-    async def make_broken() -> Any:
-        """Return something that cannot be converted."""
-        return Broken()
+    def first_item(items: list[int]) -> int:
+        """The first item."""
+        raise raised("empty")
 
-    client = ScriptedChatClient([reply(call("make_broken", {}, call_id="b1")), "done"])
-    response = await client.get_response("go", options={"tools": [make_broken]})
-    result = response.messages[1].contents[0]
-    assert result.exception == "cannot serialise"
-    assert (
-        "could not be converted to JSON: RuntimeError: cannot serialise"
-        in result.result
+    client = ScriptedChatClient(
+        [reply(call("first_item", {"items": []}, call_id="f1")), "No items."]
     )
-    assert response.text == "done"
+    response = await asyncio.wait_for(
+        run(Agent(client, tools=[first_item]), "go", stream=stream), 10
+    )
+    assert response.text == "No items."
+    [result] = results(response)
+    assert result.exception == f"the tool raised {raised.__name__}: empty"
+
+
+@tool
+def get_location_weather(location):
+    """Get the weather for a location."""
+    return f"sunny in {location}"
+
+
+class CountingMiddleware(FunctionMiddleware):
+    def __init__(self):
+        self.seen = []
+
+    async def process(self, context, next):
+        self.seen.append(context.function.name)
+        await next(context)
+
+
+async def test_seed_style_run_survives_a_tool_raising_stop_iteration(stream):
+    """TL-9, LP-6: a sync tool that raises StopIteration gives an error result; the run
+    goes on."""
+
+    @tool
+    def first_item(items):
+        """The first of the items."""
+        return next(iter(items))
+
+    middleware = CountingMiddleware()
+    client = ScriptedChatClient(
+        [reply(call("first_item", {"items": []}, call_id="f1")), "There are no items."]
+    )
+    agent = client.as_agent(name="lister", tools=[first_item], middleware=[middleware])
+    response = await asyncio.wait_for(
+        run(agent, Message(role="user", text="first?"), stream=stream), 10
+    )
+    assert str(response) == "There are no items."
+    assert middleware.seen == ["first_item"]
+    result = next(
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    )
+    assert result.exception.startswith("the tool raised StopIteration")
 
 
 class _Shaped:
@@ -953,3 +888,134 @@ def test_one_normaliser_wraps_a_function_once_across_levels(
             assert made.setdefault(name, item) is item
     if "f" in made:  # without the run's known tools, a function is wrapped anew
         assert normalize_tools([f])[0] is not made["f"]
+
+
+def test_method_tool_read_from_the_class_is_the_tool() -> None:
+    """TL-15: `@tool` on a method, read from the class, is the tool itself; from an
+    instance, bound."""
+
+    class Box:
+        def __init__(self) -> None:
+            self.v = 7
+
+        @tool
+        def get(self) -> int:
+            """Value."""
+            return self.v
+
+    assert Box.get is Box.__dict__["get"]
+    assert Box().get is not Box.get
+    assert Box().get() == 7
+
+
+def test_plain_function_tool_on_a_class_is_not_bound() -> None:
+    """TL-15: a tool whose function takes no self, stored on a class, is the same tool
+    from an instance."""
+
+    @tool
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    class Holder:
+        t = ping
+
+    assert Holder().t is ping
+
+
+@tool(
+    schema={
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "required": ["a"],
+    }
+)
+def explicit(a, ctx=None):
+    """Echo a, and whether a context came."""
+    return {"a": a, "ctx": ctx is not None}
+
+
+async def test_tool_on_a_method_binds_to_the_instance():
+    """TL-15: `@tool` on a method: `self` is not a parameter, and the tool read from an
+    instance calls the method bound to it."""
+
+    class Counter:
+        def __init__(self, start):
+            self.start = start
+
+        @tool
+        def add(self, x: int) -> int:
+            """Add to the start."""
+            return self.start + x
+
+    counter = Counter(10)
+    assert list(counter.add.parameters["properties"]) == ["x"]
+    assert await counter.add.invoke(x=1, skip_parsing=True) == 11
+    assert await Counter(20).add.invoke(x=1, skip_parsing=True) == 21
+
+
+def test_normalize_tools_flattens():
+    """TL-12: `normalize_tools` takes a tool, a function or nested lists of them, flat,
+    in order."""
+
+    def plain(x: int) -> int:
+        return x
+
+    found = normalize_tools([explicit, [plain]])
+    assert [t.name for t in found] == ["explicit", "plain"]
+    assert [t.name for t in normalize_tools(explicit)] == ["explicit"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+async def test_max_invocations_limits_a_tool_over_its_lifetime(stream):
+    """TL-8: after max_invocations the tool is not called; the model gets an error
+    result and the run goes on; the counters are the tool's own."""
+    calls = []
+
+    @tool(max_invocations=1)
+    def unlock(door):
+        """Unlock a door."""
+        calls.append(door)
+        return "unlocked"
+
+    client = ScriptedChatClient(
+        [
+            reply(call("unlock", {"door": "a"}, call_id="u1")),
+            reply(call("unlock", {"door": "b"}, call_id="u2")),
+            "ok",
+        ]
+    )
+    response = await run(Agent(client, tools=[unlock]), "go", stream=stream)
+    results = [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
+    assert calls == ["a"]
+    assert results[0].result == "unlocked"
+    assert (
+        results[1].exception == "tool 'unlock' has reached its maximum of 1 invocations"
+    )
+    assert unlock.invocation_count == 1
+    assert response.text == "ok"
+
+
+async def test_max_invocation_exceptions_counts_failures():
+    """TL-8: invocation_exception_count counts raising invocations; at the limit invoke
+    refuses."""
+
+    @tool(max_invocation_exceptions=2)
+    def flaky():
+        """Always fails."""
+        raise RuntimeError("down")
+
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            await flaky.invoke({})
+    with pytest.raises(Exception, match="failed 2 times"):
+        await flaky.invoke({})
+    assert (flaky.invocation_count, flaky.invocation_exception_count) == (2, 2)
+    with pytest.raises(Exception, match="max_invocations"):
+        tool(max_invocations=0)(get_location_weather.func)
