@@ -1,6 +1,7 @@
 """Upstream's tool API (spec/tools.md TL-14, TL-16, TL-60, TL-61): `invoke` and its
 arguments, input models, `from_dict`, `parse_result`, `parameters()` and bundles."""
 
+import keyword
 from typing import Any, Literal
 
 import pytest
@@ -344,7 +345,12 @@ def test_parameters_given_are_returned_as_given() -> None:
     assert t.parameters() is t.parameters
 
 
-@given(st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True))
+# A parameter's name is an identifier that is not a keyword ("if" cannot be one).
+@given(
+    st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True).filter(
+        lambda n: not keyword.iskeyword(n)
+    )
+)
 def test_every_generated_property_is_titled(name: str) -> None:
     """TL-60: a property's title is its name, underscores as spaces, each word
     capitalised."""
