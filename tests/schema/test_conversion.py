@@ -230,9 +230,6 @@ def function_results(response: Any) -> list[Content]:
     ]
 
 
-# --------------------------------------------------------------------------- item 9: conversion
-
-
 class Color(Enum):
     RED = "red"
     GREEN = "green"

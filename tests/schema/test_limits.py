@@ -154,9 +154,6 @@ def limits() -> Iterator[None]:
     set_argument_limits(previous)
 
 
-# --------------------------------------------------------------------------- item 5: limits
-
-
 @tool
 def count(n: int) -> int:
     """Echo a count."""
@@ -331,9 +328,6 @@ def test_validate_never_raises_recursion_error(limits: None) -> None:
     ]
 
 
-# --------------------------------------------------------------------------- item 6: uniqueItems
-
-
 def test_unique_items_is_linear() -> None:
     """SC-51: 20k distinct items check in well under the quadratic time of the old code
     (77 s)."""
@@ -390,9 +384,6 @@ def test_unique_items_agrees_with_pairwise_json_equality(value: list[Any]) -> No
     assert [
         str(i) for i in validate(value, {"type": "array", "uniqueItems": True})
     ] == expected
-
-
-# --------------------------------------------------------------------------- item 9: conversion
 
 
 class Color(Enum):
@@ -467,9 +458,6 @@ def test_any_argument_text_yields_a_result(text: str, stream: bool) -> None:
         result.exception is not None and result.result.startswith("Error")
     )
     assert response.text == "after"
-
-
-# --------------------------------------------------------------------------- item 14: strict JSON
 
 
 def test_non_finite_float_arguments_are_rejected() -> None:

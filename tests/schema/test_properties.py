@@ -36,9 +36,6 @@ from tests.schema._strategies import (
     values_for,
 )
 
-# --------------------------------------------------------------------------- validation
-
-
 # --------------------------------------------------------------------------- properties (SC-43)
 
 
@@ -186,9 +183,6 @@ def test_fast_check_refuses_what_it_cannot_decide() -> None:
     assert validate({"b": 1}, schema) != []
 
 
-# --------------------------------------------------------------------------- item 9: conversion
-
-
 DATE_TYPES = st.sampled_from([datetime.datetime, datetime.date, datetime.time])
 
 
@@ -282,9 +276,6 @@ def test_conforming_json_converts_to_the_hint(tp: Any, data: st.DataObject) -> N
         assume(not (isinstance(exc.__cause__, TypeError) and "unhashable" in str(exc)))
         raise
     assert _is_instance(converted, tp), (tp, value, converted)
-
-
-# --------------------------------------------------------------------------- item 14: strict JSON
 
 
 _SCALAR_KINDS = ["integer", "number", "string", "boolean"]

@@ -5,22 +5,32 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import itertools
 import json
 from itertools import pairwise
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minagent import (
+    Agent,
     AgentResponse,
     AgentResponseUpdate,
+    BaseChatClient,
     ChatResponse,
     ChatResponseUpdate,
     Content,
     ContentError,
     Message,
+    Role,
+    UsageDetails,
+    tool,
 )
+from minagent._fold import PIECES, Fold
+from minagent.testing import ScriptedChatClient, reply
+from tests._support import modes
+from tests._support.modes import run
 from tests.types._strategies import (
     expected_usage,
     json_values,
@@ -225,6 +235,189 @@ def test_interleaved_deltas_of_parallel_calls_merge_to_both_calls(
     ]
 
 
+def function_call(call_id: str, name: str, arguments: object) -> Content:
+    return Content.from_function_call(call_id, name, arguments)  # type: ignore[arg-type]
+
+
+def test_a_long_run_of_texts_with_properties_joins_in_order() -> None:
+    """TY-10, ST-50: adjacent texts concatenate in order, however many (beyond the join
+    threshold), also when each carries additional_properties (the slow path); the
+    properties are kept."""
+    n = PIECES * 2 + 3
+    updates = [
+        ChatResponseUpdate(
+            [Content.from_text(str(i % 10), additional_properties={"k": i})],
+            role="assistant",
+        )
+        for i in range(n)
+    ]
+    response = ChatResponse.from_updates(updates)
+    (content,) = response.messages[0].contents
+    assert content.text == "".join(str(i % 10) for i in range(n))
+    assert "k" in content.additional_properties
+
+
+def test_a_repeated_complete_dict_call_is_a_second_call() -> None:
+    """TY-10 (LP-26): a delta with a call_id and a name, while the call of that id
+    already has a name and whole (dict) arguments, starts a new call: two calls with one
+    id stay two calls."""
+    updates = [
+        ChatResponseUpdate([function_call("c1", "f", {"a": 1})], role="assistant")
+        for _ in range(2)
+    ]
+    contents = ChatResponse.from_updates(updates).messages[0].contents
+    assert [(c.call_id, c.name, c.arguments) for c in contents] == [
+        ("c1", "f", {"a": 1}),
+        ("c1", "f", {"a": 1}),
+    ]
+
+
+def test_a_repeat_of_a_complete_call_without_arguments_is_dropped() -> None:
+    """TY-10: a delta repeating a complete call's id and name but bringing no argument
+    text adds no call."""
+    updates = [
+        ChatResponseUpdate([function_call("c1", "f", '{"a": 1}')], role="assistant"),
+        ChatResponseUpdate([function_call("c1", "f", "")], role="assistant"),
+    ]
+    contents = ChatResponse.from_updates(updates).messages[0].contents
+    assert [(c.call_id, c.name, c.arguments) for c in contents] == [
+        ("c1", "f", '{"a": 1}')
+    ]
+
+
+def test_a_delta_continues_a_call_the_response_held_already() -> None:
+    """TY-14, TY-10: a Fold over a response that already holds a call merges a delta of
+    that call's id into it (the argument text concatenates) rather than starting a new
+    call."""
+    held = ChatResponse(
+        messages=[Message("assistant", [function_call("c1", "f", '{"a": ')])]
+    )
+    fold = Fold(held)
+    fold.add(
+        ChatResponseUpdate(
+            [Content.from_function_call("c1", "", "1}")], role="assistant"
+        )
+    )
+    contents = fold.result().messages[0].contents
+    assert [(c.call_id, c.name, c.arguments) for c in contents] == [
+        ("c1", "f", '{"a": 1}')
+    ]
+
+
+def test_coalescing_keeps_joined_texts_and_their_properties() -> None:
+    """TY-10: adjacent texts (also across a usage content) join; on a clash the first
+    one's properties win."""
+    from minagent import UsageDetails
+
+    updates = [
+        ChatResponseUpdate(
+            [Content("text", text="a", additional_properties={"k": 1})], "assistant"
+        ),
+        ChatResponseUpdate([Content.from_usage(UsageDetails(1, 1))]),
+        ChatResponseUpdate(
+            [Content("text", text="b", additional_properties={"k": 2})], "assistant"
+        ),
+    ]
+    merged = ChatResponse.from_updates(updates).messages[0].contents
+    assert [(c.text, c.additional_properties) for c in merged] == [("ab", {"k": 1})]
+
+
+async def run_or_get_response(target, *args, stream, **kwargs):
+    """An agent's run or a client's get_response, in either mode, to its final
+    response."""
+    if hasattr(target, "run"):
+        return await modes.run(target, *args, stream=stream, **kwargs)
+    return await modes.get_response(target, *args, stream=stream, **kwargs)
+
+
+calls_made = []
+
+
+@tool
+def get_weather(location):
+    """Get the weather for a location."""
+    calls_made.append(location)
+    return f"Sunny in {location}."
+
+
+def results(response):
+    return [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
+
+
+def upstream_chunks(call_id, name, arguments, cuts):
+    """A call streamed as upstream's tests build it: call_id and name repeated on every
+    chunk."""
+    points = sorted({0, *cuts, len(arguments)})
+    return [
+        ChatResponseUpdate(
+            [Content.from_function_call(call_id, name, arguments[a:b])], "assistant"
+        )
+        for a, b in itertools.pairwise(points)
+    ]
+
+
+ARGUMENTS = json.dumps({"location": 'Paris, "the city" {of} [light] \\ ok'})
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    cuts=st.lists(st.integers(min_value=1, max_value=len(ARGUMENTS) - 1), max_size=12)
+)
+def test_repeated_id_and_name_chunks_fold_into_one_call(cuts):
+    """TY-10: chunks that repeat call_id and name, the arguments split anywhere, fold
+    into one call."""
+    folded = ChatResponse.from_updates(
+        upstream_chunks("call_1", "get_weather", ARGUMENTS, cuts)
+    )
+    found = [c for c in folded.messages[0].contents if c.type == "function_call"]
+    assert len(found) == 1
+    assert found[0].call_id == "call_1"
+    assert found[0].name == "get_weather"
+    assert found[0].parse_arguments() == {
+        "location": 'Paris, "the city" {of} [light] \\ ok'
+    }
+
+
+async def test_upstream_style_streamed_call_runs(stream):
+    """TY-10, LP-26: a call streamed with repeated id and name runs once, in both
+    modes."""
+    calls_made.clear()
+    chunks = upstream_chunks(
+        "call_1", "get_weather", json.dumps({"location": "Paris"}), [1, 5, 9, 14]
+    )
+    client = ScriptedChatClient([chunks, reply("It is sunny.")])
+    response = await run_or_get_response(
+        Agent(client, tools=[get_weather]), "weather?", stream=stream
+    )
+    assert calls_made == ["Paris"]
+    assert [r.result for r in results(response)] == ["Sunny in Paris."]
+    assert response.text == "It is sunny."
+
+
+async def test_two_separate_calls_sharing_an_id_stay_two(stream):
+    """TY-10, LP-26: two complete calls with one id are two calls; the second is renamed
+    and runs too."""
+    calls_made.clear()
+    first = upstream_chunks(
+        "call_1", "get_weather", json.dumps({"location": "Paris"}), [3]
+    )
+    second = upstream_chunks(
+        "call_1", "get_weather", json.dumps({"location": "Rome"}), [4]
+    )
+    client = ScriptedChatClient([first + second, reply("Both sunny.")])
+    response = await run_or_get_response(
+        Agent(client, tools=[get_weather]), "weather?", stream=stream
+    )
+    assert sorted(calls_made) == ["Paris", "Rome"]
+    assert sorted(r.call_id for r in results(response)) == ["call_1", "call_1~2"]
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     parts=st.lists(
@@ -360,3 +553,90 @@ def test_from_updates_does_not_mutate_the_updates(updates: list[Any]) -> None:
             response_cls.from_updates(updates)
     assert updates == before
     assert [u.to_dict() for u in updates] == dicts_before
+
+
+_chunk = st.builds(
+    lambda text, role, message_id, props, response_id, usage: ChatResponseUpdate(
+        [Content.from_text(text, additional_properties=props)]
+        if usage is None
+        else [Content.from_usage(UsageDetails(usage, 1))],
+        role,
+        message_id=message_id,
+        response_id=response_id,
+    ),
+    st.text(max_size=3),
+    st.sampled_from([None, "assistant", "assistant", "tool"]),
+    st.sampled_from([None, None, "m1", "m2"]),
+    st.sampled_from([{}, {}, {"k": 1}]),
+    st.sampled_from([None, None, "r1"]),
+    st.sampled_from([None, None, None, 3]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(updates=st.lists(_chunk, max_size=12))
+def test_the_folds_quick_step_merges_as_the_full_step(
+    updates: list[ChatResponseUpdate],
+) -> None:
+    """TY-14: folding chunk by chunk (with the quick step for one more text of the run)
+    gives the same response as the full merge step alone, for any sequence of chunks."""
+    from minagent._fold import Fold
+
+    quick, full = Fold(ChatResponse()), Fold(ChatResponse())
+    for update in updates:
+        quick.add(update)
+        full._add(update)
+    assert quick.result() == full.result()
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+class ChunkClient(BaseChatClient):
+    """A provider written as upstream's samples write one: chunks spelled with
+    keywords."""
+
+    def __init__(self, words):
+        super().__init__()
+        self.words = words
+
+    async def _inner_get_response(self, *, messages, options, **kwargs):
+        return ChatResponse(
+            messages=[Message(role="assistant", text="".join(self.words))], model="m1"
+        )
+
+    async def _inner_get_streaming_response(self, *, messages, options, **kwargs):
+        for i, word in enumerate(self.words):
+            last = i == len(self.words) - 1
+            yield ChatResponseUpdate(
+                contents=[Content.from_text(text=word)],
+                role=Role.ASSISTANT if i == 0 else None,
+                model="m1" if last else None,
+                finish_reason="stop" if last else None,
+            )
+
+
+async def test_upstream_spelled_chunks_fold_into_the_final_response(stream):
+    """TY-14, TY-11: chunks spelled with keywords (`contents=`, `Role.ASSISTANT`, the
+    model and finish reason on the last chunk) give the same final response in both
+    modes; the chunks are not changed by the run."""
+    words = ["The ", "weather ", "is ", "sunny."]
+    client = ChunkClient(words)
+    response = await run(Agent(client, name="Helper"), "weather?", stream=stream)
+    assert response.text == "The weather is sunny."
+    assert [m.author_name for m in response.messages] == ["Helper"]
+    chat = response.raw_representation
+    assert chat.model == "m1"
+    if stream:
+        assert chat.finish_reason == "stop"
+        kept = ChatResponseUpdate(
+            contents=[Content.from_text(text="x")], role="assistant"
+        )
+        agent_update = AgentResponseUpdate.from_chat_update(
+            kept, agent_id="a", author_name="Helper"
+        )
+        assert agent_update.contents == kept.contents
+        assert agent_update.contents is not kept.contents
+        assert kept.author_name is None

@@ -441,3 +441,36 @@ def test_every_type_round_trips_through_plain_json(obj: Any) -> None:
     back = type(obj).from_dict(json.loads(json.dumps(data)))
     assert back == obj
     assert back.to_dict() == data
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        Message("user", ["hi"], author_name="a"),
+        Content.from_function_call("c1", "f", '{"a": 1}'),
+        ChatResponse([Message("assistant", ["x"])], response_id="r"),
+        AgentResponse([Message("assistant", ["x"])], agent_id="g"),
+        ChatResponseUpdate(["x"], "assistant"),
+        AgentResponseUpdate(["x"], "assistant"),
+        UsageDetails(1, 2),
+    ],
+)
+def test_to_json_round_trips(value):
+    """TY-13: to_json(**json.dumps kwargs) and from_json round-trip every wire type."""
+    text = value.to_json(indent=2)
+    assert json.loads(text) == value.to_dict()
+    assert "\n  " in text
+    assert type(value).from_json(text) == value
+
+
+def test_from_json_rejects_text_that_is_not_json():
+    """TY-13: a SerializationError, not a JSONDecodeError."""
+    from minagent import SerializationError
+
+    with pytest.raises(SerializationError, match="not JSON"):
+        Message.from_json("{nope")

@@ -15,9 +15,12 @@ from minagent import (
     Content,
     ContentError,
     Message,
+    Role,
     SerializationError,
     normalize_messages,
 )
+from minagent.testing import ScriptedChatClient
+from tests._support.modes import run
 
 # --------------------------------------------------------------------------------------------
 # TY-5 .. TY-7: Message, .text, normalize_messages
@@ -157,6 +160,30 @@ def test_text_of_a_streamed_message_reads_the_same_as_merged() -> None:
     )
 
 
+async def test_print_response_prints_the_text(stream, capsys):
+    """TY-6: print(response) and f"{response}" print the answer, as upstream samples
+    expect."""
+    agent = ScriptedChatClient(["Hello there."]).as_agent(
+        name="greeter", instructions="Be nice."
+    )
+    response = await run(agent, "hi", stream=stream)
+    print(response)
+    print(f"Agent: {response}")
+    assert capsys.readouterr().out == "Hello there.\nAgent: Hello there.\n"
+    assert str(response.messages[0]) == "Hello there."
+    assert str(ChatResponse([Message("assistant", ["a"])])) == "a"
+    assert str(ChatResponseUpdate(["b"], "assistant")) == "b"
+    assert str(AgentResponseUpdate(["c"], "assistant")) == "c"
+
+
+def test_agent_response_text_has_no_separator():
+    """TY-6: AgentResponse.text concatenates the messages' texts (upstream's rule)."""
+    response = AgentResponse(
+        [Message("assistant", ["Sunny."]), Message("assistant", [" Agent: OK"])]
+    )
+    assert response.text == "Sunny. Agent: OK"
+
+
 def test_normalize_messages_none_str_content_message() -> None:
     """TY-7: None -> [], a str or Content -> one user message, a Message -> itself."""
     assert normalize_messages(None) == []
@@ -203,10 +230,6 @@ def test_normalize_messages_names_the_bad_index() -> None:
         normalize_messages([None])
 
 
-# --------------------------------------------------------------------------------------------
-# TY-12: UsageDetails
-
-
 def test_with_contents_copies_the_metadata() -> None:
     """TY-5: with_contents gives a new message with the same role and metadata; the
     original stays."""
@@ -232,3 +255,39 @@ def test_with_contents_copies_the_metadata() -> None:
     assert copy.text == "b"
     assert original.text == "a"
     assert copy.additional_properties is not original.additional_properties
+
+
+def test_message_text_must_be_a_str() -> None:
+    """TY-5: Message(role, text=...) takes a str; anything else is a ContentError naming
+    the type."""
+    with pytest.raises(ContentError, match="must be a str, got int"):
+        Message("user", text=5)  # type: ignore[arg-type]
+
+
+def test_message_keeps_a_tuple_of_contents_as_a_new_list() -> None:
+    """TY-5: contents given as a sequence of Content become the message's own list."""
+    given = (Content.from_text("a"), Content.from_text("b"))
+    message = Message("user", given)
+    assert message.text == "ab"
+    assert isinstance(message.contents, list)
+    assert message.contents == list(given)
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+def test_message_spellings_and_role_constants():
+    """TY-5: Message("user", text=...), Message(role=..., text=...), Role constants
+    equal the strings."""
+    assert Message("user", text="hi") == Message("user", ["hi"])
+    assert Message(role="user", text="hi") == Message("user", "hi")
+    message = Message(Role.USER, ["hi"])
+    assert message.role == "user"
+    assert type(message.role) is str
+    assert Role.ASSISTANT == "assistant"
+    assert Role.SYSTEM == "system"
+    assert Role.TOOL == "tool"
+    with pytest.raises(Exception, match="not both"):
+        Message("user", ["a"], text="b")

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minagent import (
+    Agent,
     AgentResponse,
     AgentResponseUpdate,
     ChatResponse,
@@ -18,7 +19,9 @@ from minagent import (
     ContentError,
     Message,
     UsageDetails,
+    tool,
 )
+from minagent.testing import ScriptedChatClient, call, reply
 from tests.types._strategies import (
     COUNT_FIELDS,
     expected_usage,
@@ -260,6 +263,36 @@ def test_from_chat_update_equals_the_constructed_update() -> None:
     assert fast.raw_representation is chat
 
 
+def test_response_messages_take_none_a_tuple_and_refuse_other_items() -> None:
+    """TY-9: a response's messages are a list of Message: None is none, a tuple becomes
+    a list, and an item that is not a Message is a ContentError."""
+    assert ChatResponse(messages=None).messages == []
+    first = Message("user", "a")
+    response = ChatResponse(messages=(first,))
+    assert response.messages == [first]
+    assert isinstance(response.messages, list)
+    with pytest.raises(ContentError, match="must be a list of Message"):
+        ChatResponse(messages=[first, "x"])  # type: ignore[list-item]
+
+
+async def test_updates_list_their_user_input_requests(stream):
+    """TY-9: a streaming caller collects approval requests from the updates."""
+
+    @tool(approval_mode="always_require")
+    def pay(amount):
+        """Pay."""
+        return "paid"
+
+    client = ScriptedChatClient([reply(call("pay", {"amount": 3}, call_id="p1"))])
+    agent = Agent(client, tools=[pay])
+    stream_ = agent.run("pay 3", stream=True)
+    requests = [
+        r for update in [u async for u in stream_] for r in update.user_input_requests
+    ]
+    assert [r.function_call.call_id for r in requests] == ["p1"]
+    assert (await stream_.get_final_response()).user_input_requests == requests
+
+
 @given(
     counts=st.dictionaries(
         st.sampled_from(
@@ -285,3 +318,26 @@ def test_usage_details_from_one_mapping_or_pairs_as_dict_takes_them(
     assert UsageDetails(counts).input_token_count == counts.get("input_token_count")
     usage = Content.from_usage(by_name)
     assert dataclasses.asdict(usage)["usage_details"] == dict(by_name)
+
+
+def test_usage_sum_skips_none_and_refuses_non_mappings() -> None:
+    """TY-12: a + b sums field by field, a None on the right keeps the left; a
+    non-mapping is not addable."""
+    a = UsageDetails(input_token_count=3)
+    s = a + {"input_token_count": None, "output_token_count": 2}
+    assert s.input_token_count == 3
+    assert s.output_token_count == 2
+    with pytest.raises(TypeError):
+        a + 5  # type: ignore[operator]
+
+
+def test_usage_count_properties_set_and_clear() -> None:
+    """TY-12: the named counts are int or None; setting None removes the count."""
+    u = UsageDetails()
+    assert not u
+    u.input_token_count = 5
+    assert u["input_token_count"] == 5
+    assert u
+    u.input_token_count = None
+    assert "input_token_count" not in u
+    assert u.input_token_count is None
