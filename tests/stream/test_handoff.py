@@ -10,8 +10,17 @@ from typing import Any
 
 import pytest
 
-from minagent import ResponseStream
+from minagent import (
+    Agent,
+    BaseChatClient,
+    ChatContext,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    ResponseStream,
+)
 from minagent._stream import Handoff
+from minagent.testing import ScriptedChatClient, text_chunks
 
 
 class Provider:
@@ -205,6 +214,82 @@ async def test_closing_while_a_stream_is_lent_closes_the_source_and_the_lent_str
     assert lent._state in ("closed", "failed")
 
 
+async def test_an_agent_stream_reads_the_client_stream_source_directly() -> None:
+    """AG-4, ST-7: the agent's stream over the stream get_response returned: the
+    client's stream finalises with it, and closing the agent's stream early closes the
+    client's."""
+    client = ScriptedChatClient([text_chunks("a", "b", "c"), text_chunks("x", "y")])
+    agent = Agent(client)
+    stream = agent.run("hi", stream=True)
+    assert [u.text async for u in stream] == ["a", "b", "c"]
+    inner = stream._inner
+    assert inner is not None
+    assert (await stream.get_final_response()).text == "abc"
+    assert (await inner.get_final_response()).text == "abc"
+    early = agent.run("again", stream=True)
+    async for update in early:
+        assert update.text == "x"
+        break
+    await early.aclose()
+    assert early._inner is not None
+    assert early._inner._state == "closed"
+
+
+class _ChunkClient(BaseChatClient):
+    """Streams ``chunks``, then raises ``fail`` when given (fault injection for the
+    model stream)."""
+
+    def __init__(self, chunks: list[str], fail: Exception | None = None) -> None:
+        super().__init__()
+        self.chunks, self.fail, self.closed = chunks, fail, 0
+
+    async def _inner_get_response(
+        self, *, messages: Any, options: Any, **kwargs: Any
+    ) -> ChatResponse:
+        raise AssertionError("streaming only")
+
+    async def _inner_get_streaming_response(
+        self, *, messages: Any, options: Any, **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        try:
+            for chunk in self.chunks:
+                yield ChatResponseUpdate([Content.from_text(chunk)], "assistant")
+            if self.fail is not None:
+                raise self.fail
+        finally:
+            self.closed += 1
+
+
+def _watching_middleware(seen: dict[str, Any]) -> Any:
+    async def watch(context: ChatContext, call_next: Any) -> None:
+        await call_next()
+        seen["stream"] = context.result
+        context.result.with_result_hook(
+            lambda r: seen.setdefault("results", []).append(r.text)
+        )
+        context.result.with_cleanup_hook(
+            lambda: seen.setdefault("cleanups", []).append(1)
+        )
+
+    return watch
+
+
+async def test_closing_the_run_early_closes_the_lent_provider_stream() -> None:
+    """ST-7, LP-22: leaving the agent's stream after one update closes the model stream
+    and the provider's generator; the model stream's cleanup hook runs once."""
+    seen: dict[str, Any] = {}
+    client = _ChunkClient(["a", "b", "c"])
+    agent = Agent(client, middleware=[_watching_middleware(seen)])
+    stream = agent.run("hi", stream=True)
+    async for update in stream:
+        assert update.text == "a"
+        break
+    await stream.aclose()
+    assert seen["stream"]._state == "closed"
+    assert seen["cleanups"] == [1]
+    assert client.closed == 1
+
+
 async def test_consumers_in_two_tasks_take_turns_on_a_lent_stream() -> None:
     """ST-51, ST-13: two tasks reading one stream while it reads a lent stream each get
     some of the updates, every update exactly once, in order overall, and the source
@@ -230,3 +315,48 @@ async def test_consumers_in_two_tasks_take_turns_on_a_lent_stream() -> None:
         ("final", [f"u{i}" for i in range(20)]),
     ]
     assert {n for n, _ in got} == {1, 2}
+
+
+@pytest.mark.parametrize("with_middleware", [False, True])
+async def test_the_loop_reads_the_provider_stream_itself(with_middleware: bool) -> None:
+    """ST-5, ST-6, ST-14: the model stream of a streamed run folds the provider's
+    updates and finalises once; the result and cleanup hooks chat middleware added run
+    once; the provider's generator is read once, to its end, and closed."""
+    seen: dict[str, Any] = {}
+    client = _ChunkClient(["a", "b", "c"])
+    agent = Agent(
+        client, middleware=[_watching_middleware(seen)] if with_middleware else []
+    )
+    stream = agent.run("hi", stream=True)
+    assert [u.text async for u in stream] == ["a", "b", "c"]
+    assert (await stream.get_final_response()).text == "abc"
+    assert client.closed == 1
+    if with_middleware:
+        model_stream = seen["stream"]
+        assert model_stream._state == "done"
+        assert seen["results"] == ["abc"]
+        assert seen["cleanups"] == [1]
+        assert (await model_stream.get_final_response()).text == "abc"
+
+
+async def test_a_failing_provider_stream_fails_the_model_stream() -> None:
+    """ST-6, LP-22: an error of the provider's stream reaches the caller and fails the
+    model stream, whose cleanup hooks run once; nothing is finalised."""
+    seen: dict[str, Any] = {}
+    client = _ChunkClient(["a", "b"], fail=RuntimeError("provider broke"))
+    agent = Agent(client, middleware=[_watching_middleware(seen)])
+    stream = agent.run("hi", stream=True)
+    got: list[str] = []
+
+    async def consume() -> None:
+        async for update in stream:
+            got.append(update.text)
+
+    with pytest.raises(RuntimeError, match="provider broke"):
+        await consume()
+    assert got == ["a", "b"]
+    assert seen["stream"]._state == "failed"
+    assert isinstance(seen["stream"]._error, RuntimeError)
+    assert seen["cleanups"] == [1]
+    assert "results" not in seen
+    assert client.closed == 1

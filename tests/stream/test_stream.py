@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -12,7 +13,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minagent import ChatResponse, ChatResponseUpdate, ResponseStream, StreamError
+from minagent import (
+    Agent,
+    ChatMiddleware,
+    ChatResponse,
+    ChatResponseUpdate,
+    Content,
+    Message,
+    ResponseStream,
+    StreamError,
+)
+from minagent.testing import ScriptedChatClient
+from tests._support.modes import run
 
 
 async def source(
@@ -441,6 +453,114 @@ async def test_failing_cleanup_propagates_when_nothing_else_does() -> None:
     assert [str(e) for e in info.value.exceptions] == ["a", "b"]
 
 
+class Source:
+    """An async generator source that records whether it was closed, optionally held at
+    a gate."""
+
+    def __init__(self, gate: asyncio.Event | None = None) -> None:
+        self.gate = gate
+        self.closed = False
+
+    async def __call__(self) -> AsyncIterator[int]:
+        try:
+            yield 1
+            if self.gate is not None:
+                await self.gate.wait()
+            yield 2
+            yield 3
+        finally:
+            self.closed = True
+
+
+def make(source: Source, hooked: bool) -> ResponseStream[int, list[int]]:
+    stream: ResponseStream[int, list[int]] = ResponseStream(source())
+    return stream.with_transform_hook(lambda u: u * 10) if hooked else stream
+
+
+async def test_reader_asend_then_athrow_fails_the_stream() -> None:
+    """ST-6: an exception thrown into the reader fails the stream with it: the source is
+    closed and get_final_response() raises that same error; asend(None) reads the next
+    update."""
+    source = Source()
+    stream = make(source, hooked=False)
+    reader = aiter(stream)
+    assert await reader.asend(None) == 1
+    error = ValueError("boom")
+    with pytest.raises(ValueError, match="boom") as info:
+        await reader.athrow(error)
+    assert info.value is error
+    assert source.closed
+    with pytest.raises(ValueError, match="boom"):
+        await stream.get_final_response()
+
+
+async def test_reader_athrow_of_an_exception_class() -> None:
+    """ST-6: throwing an exception class in fails the stream with an instance of it."""
+    stream = make(Source(), hooked=False)
+    reader = aiter(stream)
+    assert await anext(reader) == 1
+    with pytest.raises(KeyError):
+        await reader.athrow(KeyError)
+    with pytest.raises(KeyError):
+        await stream.get_final_response()
+
+
+async def test_a_cleanup_hook_failing_at_the_end_leaves_no_final_response() -> None:
+    """ST-6: a cleanup hook that fails when the source is exhausted (no other error)
+    propagates to the consumer; the stream then has no final response, and
+    get_final_response() says so (StreamError)."""
+    calls: list[str] = []
+
+    def cleanup() -> None:
+        calls.append("cleanup")
+        raise OSError("could not release")
+
+    stream: ResponseStream[int, list[int]] = ResponseStream(
+        Source()(), cleanup_hooks=[cleanup]
+    )
+    got: list[int] = []
+
+    async def read() -> None:
+        async for update in stream:
+            got.append(update)
+
+    with pytest.raises(OSError, match="could not release"):
+        await read()
+    assert got == [1, 2, 3]
+    with pytest.raises(StreamError, match="without a final response"):
+        await stream.get_final_response()
+    assert calls == ["cleanup"]  # exactly once
+
+
+class StreamWatcher(ChatMiddleware):
+    def __init__(self, seen):
+        self.seen = seen
+
+    async def process(self, context, next):
+        await next(context)
+        if context.stream:
+            context.result.with_result_hook(
+                lambda response: self.seen.append(response.text)
+            )
+            context.result.with_cleanup_hook(lambda: self.seen.append("cleanup"))
+        else:
+            self.seen.append(context.result.text)
+
+
+async def test_an_unannotated_chat_middleware_hooks_the_models_stream(stream):
+    """ST-6, ST-9: a chat middleware written without annotations, `next(context)`, that
+    adds a result and a cleanup hook to the model's stream sees the whole answer once,
+    in both modes."""
+    seen = []
+    client = ScriptedChatClient(
+        [ChatResponse(messages=[Message("assistant", ["Hello there"])])]
+    )
+    agent = Agent(client, middleware=[StreamWatcher(seen)])
+    response = await run(agent, "hi", stream=stream)
+    assert response.text == "Hello there"
+    assert seen == (["cleanup", "Hello there"] if stream else ["Hello there"])
+
+
 async def test_break_closes_the_stream() -> None:
     """ST-7: after `break`, once the loop finalises the abandoned iterator, the source's
     finally and the cleanup hooks have run once, and get_final_response() raises
@@ -816,6 +936,27 @@ async def test_breaking_out_of_a_mapped_stream_closes_both() -> None:
     assert log[-2:] == ["source finally", "inner cleanup"]
 
 
+async def test_reader_after_the_stream_was_closed_ends_and_a_throw_does_not_fail_it() -> (
+    None
+):
+    """ST-7: after aclose(), the reader ends (StopAsyncIteration), the source is closed,
+    and an exception thrown into the old reader propagates without turning the closed
+    stream into a failed one."""
+    source = Source()
+    stream = make(source, hooked=False)
+    reader = aiter(stream)
+    assert await anext(reader) == 1
+    await stream.aclose()
+    assert source.closed
+    with pytest.raises(StopAsyncIteration):
+        await anext(reader)
+    # the ended reader's own business
+    with contextlib.suppress(RuntimeError, StopAsyncIteration):
+        await reader.athrow(RuntimeError("late"))
+    with pytest.raises(StreamError, match="closed"):
+        await stream.get_final_response()
+
+
 async def test_with_hooks_return_the_same_stream() -> None:
     """ST-11: with_transform_hook, with_result_hook and with_cleanup_hook append a hook
     and return self."""
@@ -966,3 +1107,33 @@ def test_consumer_sees_transformed_updates_and_final_is_hooked_finalizer(
         assert others() == []
 
     asyncio.run(main())
+
+
+async def test_flat_map_and_with_finalizer():
+    """ST-17: `flat_map` turns each update into zero or more; `with_finalizer` gives the
+    same updates another final value, and the inner stream still finalises first."""
+    finalised = []
+
+    async def source():
+        for text in ("a", "b"):
+            yield ChatResponseUpdate([Content.from_text(text)], "assistant")
+
+    def inner_final(updates):
+        finalised.append("inner")
+        return ChatResponse.from_updates(updates)
+
+    def doubled(update):
+        return [update, update] if update.text == "a" else []
+
+    stream = ResponseStream(source(), finalizer=inner_final).flat_map(
+        doubled, ChatResponse.from_updates
+    )
+    assert [u.text async for u in stream] == ["a", "a"]
+    assert (await stream.get_final_response()).text == "aa"
+    assert finalised == ["inner"]
+    other = ResponseStream(source(), finalizer=inner_final).with_finalizer(
+        lambda ups: len(ups)
+    )
+    assert [u.text async for u in other] == ["a", "b"]
+    assert await other.get_final_response() == 2
+    assert finalised == ["inner", "inner"]
