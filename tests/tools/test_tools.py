@@ -757,7 +757,7 @@ async def test_a_sync_tool_raising_stop_iteration_gives_an_error_result(
     assert result.exception == f"the tool raised {raised.__name__}: empty"
 
 
-@tool
+@tool(name="get_weather")
 def get_location_weather(location):
     """Get the weather for a location."""
     return f"sunny in {location}"
