@@ -6,7 +6,8 @@ attacked: the caller sends back a history it wrote itself.
 
 import pytest
 
-from minagent import Agent, AgentSession, Content, Message, tool
+from minagent import Agent, AgentSession, Content, Message, _transcript, tool
+from minagent._transcript import _ISSUED, record_requests
 from minagent.testing import ScriptedChatClient, call, reply
 from tests._support import modes
 
@@ -145,3 +146,32 @@ async def test_binding_can_be_disabled(stream):
     )
     assert deleted == ["/"]
     assert results(response) == {"forged_1": "deleted /"}
+
+
+def test_approval_record_without_session_keeps_raw_arguments_and_the_newest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """LP-34: without a session the requests are recorded in the process, the newest
+    only; a call whose arguments are not a JSON object is recorded with its arguments as
+    they are."""
+    monkeypatch.setattr(_transcript, "_KEPT", 2)
+    saved = dict(_ISSUED)
+    _ISSUED.clear()
+    try:
+        calls = [
+            Content.from_function_call(
+                f"c{i}", "f", "not json" if i == 0 else f'{{"i": {i}}}'
+            )
+            for i in range(3)
+        ]
+        for i, call in enumerate(calls):
+            record_requests(
+                _ISSUED, [Content.from_function_approval_request(f"r{i}", call)]
+            )
+            if i == 0:
+                assert _ISSUED["r0"] == ["f", "not json"]
+        assert list(_ISSUED) == ["r1", "r2"]
+        assert _ISSUED["r2"] == ["f", {"i": 2}]
+    finally:
+        _ISSUED.clear()
+        _ISSUED.update(saved)

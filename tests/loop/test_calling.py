@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from minagent import (
+    Agent,
     BaseChatClient,
     ChatContext,
     ChatResponse,
@@ -22,6 +23,7 @@ from minagent import (
     Content,
     FunctionInvocationConfiguration,
     FunctionInvocationContext,
+    FunctionMiddleware,
     Message,
     ResponseStream,
     UsageDetails,
@@ -30,6 +32,7 @@ from minagent import (
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
+from tests._support.modes import run
 from tests.loop._script import (
     Script,
     add,
@@ -222,6 +225,20 @@ async def test_default_streaming_yields_the_non_streaming_response_as_updates() 
     assert ns.additional_properties == {"region": "eu"}
     assert ns.usage_details == UsageDetails(input_token_count=3)
     assert [u.role for u in updates] == ["assistant", None, "tool", "assistant", None]
+
+
+async def test_a_model_call_that_produces_no_chat_response_is_a_type_error() -> None:
+    """LP-2: a provider whose _inner_get_response returns something else is a TypeError
+    naming it."""
+
+    class Broken(ScriptedChatClient):
+        async def _inner_get_response(
+            self, *, messages: Any, options: Any, **kwargs: Any
+        ) -> Any:
+            return "not a response"
+
+    with pytest.raises(Exception, match="ChatResponse"):
+        await Broken([]).get_response("hi")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,6 +466,110 @@ async def test_only_actionable_calls_run_and_a_repeated_call_id_is_renamed() -> 
     assert describe(ns.messages)[2] == "tool: result d1=first, result d1~2=second"
 
 
+def test_a_third_repeated_call_id_gets_the_next_suffix() -> None:
+    """LP-26: `~2` taken, the next repeat is `~3`."""
+    from minagent._transcript import Transcript
+
+    response = ChatResponse(
+        [Message("assistant", [call("f", {}, call_id="x"), call("f", {}, call_id="x")])]
+    )
+    transcript = Transcript([])
+    transcript.call_ids = {"x", "x~2"}
+    renamed = transcript._checked(response)
+    assert [c.call_id for c in renamed.messages[0].contents] == ["x~3", "x~4"]
+
+
+def function_results(response: Any) -> list[Content]:
+    return [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
+
+
+async def test_two_calls_with_one_id_each_get_a_result(stream: bool) -> None:
+    """LP-26, TY-10: a model that sends two calls with one id (streamed with argument
+    deltas, or whole) gets both run, the second renamed, each with its own result,
+    equally in both modes."""
+    ran: list[int] = []
+
+    @tool
+    def double(n: int) -> int:
+        """Double n."""
+        ran.append(n)
+        return 2 * n
+
+    streamed_calls = [
+        ChatResponseUpdate(
+            [Content.from_function_call("dup", "double", '{"n"')], "assistant"
+        ),
+        ChatResponseUpdate(
+            [Content.from_function_call("dup", "", ": 1}")], "assistant"
+        ),
+        ChatResponseUpdate(
+            [Content.from_function_call("dup", "double", '{"n": ')], "assistant"
+        ),
+        ChatResponseUpdate([Content.from_function_call("dup", "", "2}")], "assistant"),
+    ]
+    client = ScriptedChatClient([streamed_calls, "done"])
+    response = await run(Agent(client, tools=[double]), "go", stream=stream)
+    assert sorted(ran) == [1, 2]
+    assert [(r.call_id, r.result) for r in function_results(response)] == [
+        ("dup", 2),
+        ("dup~2", 4),
+    ]
+    sent = client.requests[1].messages
+    assert [c.call_id for c in sent[1].contents] == ["dup", "dup~2"]
+
+
+def test_the_final_response_type_is_unchanged() -> None:
+    """LP-26: a response without duplicate ids is recorded unchanged (no copy, no
+    rename)."""
+    from minagent._transcript import Transcript
+
+    response = ChatResponse(
+        [Message("assistant", [call("a", {}, call_id="x"), call("b", {}, call_id="y")])]
+    )
+    assert Transcript([])._checked(response) is response
+
+
+@tool(name="get_weather")
+def get_location_weather(location):
+    """Get the weather for a location."""
+    return f"sunny in {location}"
+
+
+class CountingMiddleware(FunctionMiddleware):
+    def __init__(self):
+        self.seen = []
+
+    async def process(self, context, next):
+        self.seen.append(context.function.name)
+        await next(context)
+
+
+async def test_seed_style_two_calls_with_one_id_both_run(stream):
+    """LP-26: the model reuses a call id; both calls run, each gets its own result."""
+    middleware = CountingMiddleware()
+    client = ScriptedChatClient(
+        [
+            reply(
+                call("get_weather", {"location": "Oslo"}, call_id="x"),
+                call("get_weather", {"location": "Rome"}, call_id="x"),
+            ),
+            "Done.",
+        ]
+    )
+    agent = Agent(client=client, tools=[get_location_weather], middleware=[middleware])
+    response = await run(agent, "weather?", stream=stream)
+    results = {
+        c.call_id: c.result
+        for m in response.messages
+        for c in m.contents
+        if c.type == "function_result"
+    }
+    assert results == {"x": "sunny in Oslo", "x~2": "sunny in Rome"}
+    assert middleware.seen == ["get_weather", "get_weather"]
+
+
 # ---------------------------------------------------------------------------------------------
 # LP-5 concurrency
 
@@ -639,3 +760,160 @@ async def test_chat_middleware_editing_option_containers_affects_that_call_only(
     assert ns == streamed
     # two calls per mode, each starting from the run's options
     assert seen == [(1, {"user": "u1"})] * 4
+
+
+async def test_configuration_and_tool_edges() -> None:
+    """LP-24, TL-4, TL-2: unknown configuration fields by attribute and item, mapping
+    access, a non-list additional_tools; a sync tool that returns an awaitable is
+    awaited; functools.partial tools."""
+    import functools
+
+    from minagent import FunctionInvocationConfiguration, FunctionTool
+
+    config = FunctionInvocationConfiguration()
+    with pytest.raises(AttributeError, match="no field 'nope'"):
+        config.nope = 1  # type: ignore[attr-defined]
+    with pytest.raises(KeyError, match="no field 'nope'"):
+        _ = config["nope"]
+    assert config.keys()[0] == "enabled"
+    assert config.get("max_iterations") == 40
+    assert config.get("nope", "fallback") == "fallback"
+    with pytest.raises(ValueError, match="additional_tools must be a list"):
+        config.additional_tools = ()  # type: ignore[assignment]
+
+    async def later() -> str:
+        return "awaited"
+
+    def returns_awaitable() -> Any:
+        return later()
+
+    tool_ = FunctionTool(
+        name="t",
+        func=returns_awaitable,
+        parameters={"type": "object", "properties": {}},
+    )
+    assert await tool_.invoke({}, skip_parsing=True) == "awaited"
+
+    async def add(a: int, b: int) -> int:
+        return a + b
+
+    partial = FunctionTool(
+        name="p", func=functools.partial(add, b=2), parameters={"type": "object"}
+    )
+    assert await partial.invoke({"a": 1}, skip_parsing=True) == 3
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [
+        ("max_duration_seconds", "asyncio.timeout(seconds)"),
+        ("allow_concurrent_invocation", "sequential=True"),
+    ],
+)
+def test_upstreams_configuration_keys_say_what_to_write(key: str, words: str) -> None:
+    """LP-60: in a dict, by item or by attribute: the LP-24 error with the field list
+    and the hint; the configuration keeps its values."""
+    client = ScriptedChatClient([])
+    with pytest.raises(KeyError) as by_dict:
+        ScriptedChatClient([], function_invocation_configuration={key: 1})
+    config = client.function_invocation_configuration
+    with pytest.raises(KeyError) as by_item:
+        config[key] = 1
+    with pytest.raises(AttributeError) as by_attribute:
+        setattr(config, key, 1)
+    for info in (by_dict, by_item, by_attribute):
+        message = str(info.value)
+        assert f"has no field '{key}'" in message
+        assert "max_iterations" in message
+        assert f"{key} is upstream's: " in message
+        assert words in message
+    assert config.max_iterations == 40
+    with pytest.raises(KeyError) as other:
+        config["no_such_key"] = 1
+    assert "upstream's" not in str(other.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+def test_configuration_is_validated_on_every_assignment():
+    """LP-24: attribute, item and client assignment are validated; the old value
+    stays."""
+    client = ScriptedChatClient([])
+    config = client.function_invocation_configuration
+    with pytest.raises(ValueError, match="max_iterations"):
+        config.max_iterations = 0
+    with pytest.raises(ValueError, match="max_iterations"):
+        config["max_iterations"] = 0
+    assert config.max_iterations == 40
+    config["max_iterations"] = 5
+    assert config.max_iterations == 5
+    assert config["max_iterations"] == 5
+    with pytest.raises(KeyError, match="max_iteration'"):
+        config["max_iteration"] = 3
+    with pytest.raises(ValueError, match="max_function_calls"):
+        client.function_invocation_configuration = {"max_function_calls": 0}
+    with pytest.raises(KeyError, match="nope"):
+        client.function_invocation_configuration = {"nope": 1}
+    with pytest.raises(ValueError, match="enabled"):
+        config.enabled = 0
+    assert client.function_invocation_configuration is config
+    client.function_invocation_configuration = {"max_iterations": 2}
+    assert client.function_invocation_configuration.max_iterations == 2
+
+
+async def test_item_assignment_takes_effect(stream):
+    """LP-24, LP-7: upstream's
+    client.function_invocation_configuration["max_iterations"] = 1 limits the run to one
+    tool round and a final call."""
+    client = ScriptedChatClient(
+        [
+            reply(call("get_weather", {"location": "x"})),
+            reply(call("get_weather", {})),
+            "?",
+        ]
+    )
+    client.function_invocation_configuration["max_iterations"] = 1
+    agent = client.as_agent(tools=[get_location_weather])
+    await run(agent, "go", stream=stream)
+    assert [r.options.get("tool_choice") for r in client.requests] == ["auto", "none"]
+
+
+def test_configuration_from_a_dict_at_construction():
+    """LP-24: a client accepts a dict of configuration fields, as upstream samples pass
+    it."""
+    client = ScriptedChatClient(
+        [], function_invocation_configuration={"max_iterations": 5}
+    )
+    assert isinstance(
+        client.function_invocation_configuration, FunctionInvocationConfiguration
+    )
+    assert client.function_invocation_configuration.max_iterations == 5
+    with pytest.raises(TypeError, match="function_invocation_configuration"):
+        ScriptedChatClient([], function_invocation_configuration=5)
+
+
+async def test_additional_function_arguments_option_is_not_sent(stream):
+    """LP-25: options["additional_function_arguments"] reach the tools and never the
+    model."""
+    seen = []
+
+    @tool
+    def probe(ctx: FunctionInvocationContext):
+        """Probe."""
+        seen.append(ctx.kwargs.get("user_id"))
+        return "ok"
+
+    client = ScriptedChatClient([reply(call("probe", {})), "done"])
+    await run(
+        Agent(client, tools=[probe]),
+        "go",
+        stream=stream,
+        options={"additional_function_arguments": {"user_id": 7}},
+    )
+    assert seen == [7]
+    assert all(
+        "additional_function_arguments" not in r.options for r in client.requests
+    )

@@ -7,9 +7,17 @@ from typing import Any
 
 import pytest
 
-from minagent import ChatResponseUpdate, Content, FunctionInvocationConfiguration, tool
+from minagent import (
+    Agent,
+    ChatResponseUpdate,
+    Content,
+    FunctionInvocationConfiguration,
+    tool,
+)
 from minagent._loop import LIMIT_FALLBACK_TEXT, NOT_EXECUTED_TEXT
-from minagent.testing import call, reply
+from minagent.testing import ScriptedChatClient, call, reply
+from tests._support import modes
+from tests._support.modes import run
 from tests.loop._script import Script, add, assert_paired, describe, results, run_both
 
 
@@ -85,6 +93,31 @@ async def test_last_call_keeps_visible_text_without_fallback() -> None:
     ]
     assert LIMIT_FALLBACK_TEXT not in ns.text
     script.assert_consumed()
+
+
+@tool
+def ping() -> str:
+    """Ping."""
+    return "pong"
+
+
+async def test_a_last_call_that_only_calls_a_tool_gets_the_limit_text(
+    stream: bool,
+) -> None:
+    """LP-7, LP-9: after max_iterations tool rounds the final call has tool_choice
+    "none"; the calls the model still emits are dropped and, nothing visible being left,
+    the limit's text is the answer."""
+    client = ScriptedChatClient([call("ping", {}), call("ping", {})])
+    client.function_invocation_configuration = FunctionInvocationConfiguration(
+        max_iterations=1
+    )
+    response = await run(Agent(client, tools=[ping]), "go", stream=stream)
+    kinds = [c.type for m in response.messages for c in m.contents]
+    # the first round's call only: the last one was dropped
+    assert kinds.count("function_call") == 1
+    assert kinds.count("function_result") == 1
+    assert response.messages[-1].text == LIMIT_FALLBACK_TEXT
+    assert response.text.endswith(LIMIT_FALLBACK_TEXT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -187,6 +220,44 @@ async def test_spent_budget_makes_the_next_call_the_last() -> None:
     assert ns.messages[-1].text == "Two sums."
 
 
+async def run_or_get_response(target, *args, stream, **kwargs):
+    """An agent's run or a client's get_response, in either mode, to its final
+    response."""
+    if hasattr(target, "run"):
+        return await modes.run(target, *args, stream=stream, **kwargs)
+    return await modes.get_response(target, *args, stream=stream, **kwargs)
+
+
+calls_made = []
+
+
+@tool(name="get_weather")
+def get_location_weather(location):
+    """Get the weather for a location."""
+    calls_made.append(location)
+    return f"Sunny in {location}."
+
+
+async def test_error_limit_gives_no_conversation_id(stream):
+    """LP-8: a loop stopped by `max_consecutive_errors_per_request` returns no
+    conversation_id."""
+
+    @tool
+    def broken(x):
+        raise RuntimeError("no")
+
+    script = [reply(call("broken", {"x": 1}), conversation_id="conv") for _ in range(2)]
+    client = ScriptedChatClient(
+        [*script, reply("gave up", conversation_id="conv")],
+        function_invocation_configuration={"max_consecutive_errors_per_request": 2},
+    )
+    response = await run_or_get_response(
+        client, "go", stream=stream, options={"tools": [broken]}
+    )
+    assert response.conversation_id is None
+    assert response.text == "gave up"
+
+
 # ---------------------------------------------------------------------------------------------
 # LP-9 tool_choice "none"
 
@@ -232,6 +303,35 @@ async def test_tool_choice_none_with_only_calls_gives_an_empty_answer() -> None:
     assert streamed == ns
     assert ns.messages == []
     assert updates == []
+
+
+async def test_after_a_limit_no_approval_request_for_a_call_that_never_runs(stream):
+    """LP-9: the last call (tool_choice none) drops calls, and approval requests for
+    them, but keeps updates that carry only metadata."""
+
+    @tool(approval_mode="always_require")
+    def delete(path):
+        return "deleted"
+
+    last = reply(
+        "done",
+        Content.from_function_approval_request(
+            "c9", Content.from_function_call("c9", "delete", '{"path": "/"}')
+        ),
+        finish_reason="stop",
+    )
+    client = ScriptedChatClient(
+        [reply(call("get_weather", {"location": "A"})), last],
+        function_invocation_configuration={"max_iterations": 1},
+    )
+    response = await run_or_get_response(
+        Agent(client, tools=[get_location_weather, delete]), "go", stream=stream
+    )
+    kinds = [c.type for m in response.messages for c in m.contents]
+    assert "function_approval_request" not in kinds
+    assert response.user_input_requests == []
+    assert response.text == "done"
+    assert response.finish_reason == "stop"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from minagent import (
+    Agent,
     BaseChatClient,
     ChatResponse,
     ChatResponseUpdate,
@@ -28,6 +29,8 @@ from minagent import (
 )
 from minagent._loop import LIMIT_FALLBACK_TEXT, REJECTED_TEXT
 from minagent.testing import ScriptedChatClient, call, reply
+from tests._support import modes
+from tests._support.modes import run
 from tests.loop._script import (
     Script,
     add,
@@ -355,6 +358,43 @@ async def test_resume_keeps_a_message_sent_with_the_approval_after_the_results()
         "assistant: call c1 list_files, call c2 delete_file",
         "tool: result c1=['a.txt'], result c2=deleted a.txt",
         "user: and then stop",
+    ]
+
+
+async def test_approval_resumed_with_only_the_request_and_its_answer(stream):
+    """LP-14: the upstream sample sends back the query, the request in an assistant
+    message and the approval in a user message (no thread, no original call): the
+    approved call runs."""
+    ran = []
+
+    @tool(approval_mode="always_require")
+    def delete_file(path):
+        """Delete a file."""
+        ran.append(path)
+        return "deleted"
+
+    client = ScriptedChatClient(
+        [reply(call("delete_file", {"path": "a.txt"}, call_id="d1")), "Done."]
+    )
+    agent = Agent(client, tools=[delete_file])
+    query = "Delete a.txt"
+    result = await run(agent, query, stream=stream)
+    assert len(result.user_input_requests) == 1
+    assert ran == []
+    new_inputs = [query]
+    for request in result.user_input_requests:
+        new_inputs.append(Message("assistant", [request]))
+        new_inputs.append(
+            Message("user", [request.to_function_approval_response(True)])
+        )
+    result = await run(agent, new_inputs, stream=stream)
+    assert ran == ["a.txt"]
+    assert result.text == "Done."
+    sent = client.requests[-1].messages
+    assert [(m.role, [c.type for c in m.contents]) for m in sent] == [
+        ("user", ["text"]),
+        ("assistant", ["function_call"]),
+        ("tool", ["function_result"]),
     ]
 
 
@@ -747,3 +787,60 @@ async def test_wire_shaped_declaration_dict_is_known_and_validated() -> None:
     )
     error = invalid.messages[1].contents[0]
     assert "$.q: required property is missing" in error.result
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+async def run_or_get_response(target, *args, stream, **kwargs):
+    """An agent's run or a client's get_response, in either mode, to its final
+    response."""
+    if hasattr(target, "run"):
+        return await modes.run(target, *args, stream=stream, **kwargs)
+    return await modes.get_response(target, *args, stream=stream, **kwargs)
+
+
+def function_results(response):
+    return [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
+
+
+async def test_user_input_required_without_contents_answers_the_call(stream):
+    """LP-11: a tool raising `UserInputRequiredError` with no contents gets an error
+    result and the loop goes on."""
+    from minagent import UserInputRequiredError
+
+    @tool
+    def ask(question):
+        raise UserInputRequiredError(contents=[])
+
+    client = ScriptedChatClient(
+        [reply(call("ask", {"question": "?"})), reply("carried on")]
+    )
+    response = await run_or_get_response(
+        Agent(client, tools=[ask]), "go", stream=stream
+    )
+    assert response.text == "carried on"
+    assert function_results(response)[0].exception is not None
+
+
+async def test_hosted_approval_passes_through(stream):
+    """LP-31: an approval response for a call the service runs (its call names a
+    `server_label`) is passed to the provider as it is; nothing local runs or is
+    rejected."""
+    hosted_call = Content.from_function_call(
+        "mcp_1", "search", "{}", additional_properties={"server_label": "docs"}
+    )
+    answer = Content.from_function_approval_response(True, "mcp_1", hosted_call)
+    client = ScriptedChatClient([reply("searched")])
+    response = await run_or_get_response(
+        client, [Message("user", [answer])], stream=stream
+    )
+    sent = [c for m in client.requests[0].messages for c in m.contents]
+    assert [c.type for c in sent] == ["function_approval_response"]
+    assert sent[0].approved is True
+    assert function_results(response) == []
+    assert response.text == "searched"

@@ -12,17 +12,25 @@ from typing import Any
 import pytest
 
 from minagent import (
+    MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY,
+    Agent,
+    AgentSession,
     ChatContext,
     ContentError,
     FunctionInvocationConfiguration,
     FunctionInvocationContext,
+    FunctionTool,
     Inbox,
     Message,
+    MessageInjectionMiddleware,
     chat_middleware,
     function_middleware,
     tool,
 )
-from minagent.testing import call, reply
+from minagent._calls import _CallView
+from minagent.testing import ScriptedChatClient, call, reply
+from tests._support import modes
+from tests._support.modes import run
 from tests.loop._script import Script, add, assert_paired, describe, run_both
 
 # ---------------------------------------------------------------------------------------------
@@ -101,6 +109,107 @@ async def test_context_messages_is_the_transcript_the_next_call_receives() -> No
         "user: focus on the compositor code",
     ]
     assert describe(ns.messages)[2] == "user: focus on the compositor code"
+
+
+def test_a_calls_view_inserts_into_the_transcript_or_its_own_part() -> None:
+    """LP-15: a tool call's messages view reads the transcript then what the call added;
+    an insert before the end of the transcript goes into it, a later one (negative
+    indexes counted from the end) stays with the call."""
+    base = [Message("user", "0"), Message("assistant", "1")]
+    view = _CallView(base)
+    view.append(Message("tool", "2"))
+    assert [m.text for m in view] == ["0", "1", "2"]
+    # the append stays with the call
+    assert base == [Message("user", "0"), Message("assistant", "1")]
+    # before the call's own message: still the call's part
+    view.insert(-1, Message("tool", "x"))
+    assert [m.text for m in view.added] == ["x", "2"]
+    # clamped to the start: into the transcript
+    view.insert(-10, Message("system", "s"))
+    assert [m.text for m in base] == ["s", "0", "1"]
+    view.insert(1, Message("user", "y"))
+    assert [m.text for m in view] == ["s", "y", "0", "1", "x", "2"]
+
+
+async def test_the_transcript_view_behaves_as_a_list(stream: bool) -> None:
+    """LP-15: a tool's `ctx.messages` reads, indexes, slices, replaces, deletes and
+    inserts like the transcript list; its own additions join after the batch; slice
+    assignment is refused."""
+    seen: dict[str, Any] = {}
+
+    @tool
+    def edit(ctx: FunctionInvocationContext) -> str:
+        """Edits the transcript."""
+        view = ctx.messages
+        assert view is not None
+        seen["first"] = view[0].text
+        seen["last_before"] = view[-1].role
+        ctx.messages.append(Message("user", ["added"]))
+        seen["slice"] = [m.text for m in view[-2:]]
+        view[-1] = Message("user", ["replaced"])
+        view.insert(len(view), Message("user", ["inserted"]))
+        del view[-1]
+        with pytest.raises(IndexError):
+            _ = view[len(view)]
+        with pytest.raises(TypeError):
+            view[0:1] = []
+        with pytest.raises(TypeError):
+            del view[0:1]
+        seen["repr"] = repr(view)
+        return "edited"
+
+    client = ScriptedChatClient([reply(call("edit", {}, call_id="e1")), "done"])
+    response = await run(Agent(client, tools=[edit]), "start", stream=stream)
+    assert seen["first"] == "start"
+    assert seen["last_before"] == "assistant"
+    assert seen["slice"] == ["", "added"]
+    assert "replaced" in seen["repr"]
+    assert [m.text for m in response.messages if m.role == "user"] == ["replaced"]
+
+
+async def test_messages_appended_during_a_parallel_batch_follow_call_order(
+    stream: bool,
+) -> None:
+    """LP-15: messages that concurrent tools append land in call order, whatever order
+    the tools finish in, in both modes (Python 3.13 scheduling exposed completion order
+    before)."""
+
+    @tool
+    async def slow_note(ctx: FunctionInvocationContext) -> str:
+        """Slow."""
+        await asyncio.sleep(0.05)
+        ctx.messages.append(Message("user", ["from slow"]))
+        return "slow"
+
+    @tool
+    async def fast_note(ctx: FunctionInvocationContext) -> str:
+        """Fast."""
+        ctx.messages.append(Message("user", ["from fast"]))
+        assert ctx.messages[-1].text == "from fast"  # the call sees its own message
+        return "fast"
+
+    client = ScriptedChatClient(
+        [
+            reply(
+                call("slow_note", {}, call_id="s"), call("fast_note", {}, call_id="f")
+            ),
+            "done",
+        ]
+    )
+    response = await run(
+        Agent(client, tools=[slow_note, fast_note]), "go", stream=stream
+    )
+    assert [m.text for m in response.messages if m.role == "user"] == [
+        "from slow",
+        "from fast",
+    ]
+    assert [m.role for m in response.messages] == [
+        "assistant",
+        "tool",
+        "user",
+        "user",
+        "assistant",
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,3 +453,166 @@ async def test_seed_002_message_sent_during_a_slow_tool_reaches_the_model(
     assert updates[2].text == "focus on the compositor code"
     assert len(inbox) == 0
     script.assert_consumed()
+
+
+async def test_the_middleware_queues_for_the_next_model_call_and_shows_what_waits(
+    stream,
+):
+    """LP-32: `middleware.enqueue_messages(session, messages)` queues anything a run
+    takes in the session's state; `get_pending_messages(session)` is what waits, as a
+    new list (changing it changes nothing); the session's next run gives the messages to
+    the model once, and then nothing waits."""
+    middleware = MessageInjectionMiddleware()
+    session = AgentSession()
+    assert middleware.get_pending_messages(session) == []
+    middleware.enqueue_messages(session, ["be brief", Message("user", ["and polite"])])
+    pending = middleware.get_pending_messages(session)
+    assert [m.text for m in pending] == ["be brief", "and polite"]
+    assert pending is not session.state[MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY]
+    pending.clear()
+    assert len(middleware.get_pending_messages(session)) == 2
+    client = ScriptedChatClient([reply("ok"), reply("again")])
+    agent = Agent(client, middleware=[middleware])
+    await run(agent, "hello", stream=stream, session=session)
+    assert client.requests[0].texts == [
+        "user: hello",
+        "user: be brief",
+        "user: and polite",
+    ]
+    assert middleware.get_pending_messages(session) == []
+    await run(agent, "more", stream=stream, session=session)
+    assert client.requests[1].texts.count("user: be brief") == 1
+
+
+@tool
+def lookup(city: str) -> str:
+    """Look a city up."""
+    return f"found {city}"
+
+
+@tool
+def clock() -> str:
+    """The time."""
+    return "noon"
+
+
+@tool(name="add")
+def add_with_default(a: int, b: int = 0) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def test_adding_tools_is_all_or_nothing() -> None:
+    """LP-33: the same tool again is nothing new; a different tool with a name already
+    there is an error naming it, and then none of the tools given is added."""
+    context = FunctionInvocationContext(lookup, {"city": "Oslo"}, tools=[lookup])
+    context.add_tools([lookup, clock])
+    assert context.tools == [lookup, clock]
+    context.add_tools(clock)
+    assert context.tools == [lookup, clock]
+
+    other = FunctionTool(
+        name="lookup",
+        func=lambda city: city,
+        parameters={"type": "object", "properties": {}},
+    )
+    with pytest.raises(
+        ValueError,
+        match="a different tool named 'lookup' is already among the run's tools",
+    ):
+        context.add_tools([add_with_default, other])
+    # `add`, before the clash, was not added either
+    assert context.tools == [lookup, clock]
+
+
+@pytest.mark.parametrize("verb", ["add", "remove"])
+def test_a_context_outside_a_run_cannot_change_tools(verb: str) -> None:
+    """LP-33: only a context the loop made has the run's live tool list; changing the
+    tools of another is a `RuntimeError` saying so."""
+    context = FunctionInvocationContext(lookup, {"city": "Oslo"})
+    with pytest.raises(
+        RuntimeError,
+        match=f"Cannot {verb} tools: this FunctionInvocationContext is not bound",
+    ):
+        getattr(context, f"{verb}_tools")([clock])
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+async def run_or_get_response(target, *args, stream, **kwargs):
+    """An agent's run or a client's get_response, in either mode, to its final
+    response."""
+    if hasattr(target, "run"):
+        return await modes.run(target, *args, stream=stream, **kwargs)
+    return await modes.get_response(target, *args, stream=stream, **kwargs)
+
+
+calls_made = []
+
+
+@tool(name="get_weather")
+def get_location_weather(location):
+    """Get the weather for a location."""
+    calls_made.append(location)
+    return f"Sunny in {location}."
+
+
+async def test_a_tool_adds_and_removes_tools(stream):
+    """LP-33: `context.tools` is the run's tool list; `add_tools` / `remove_tools`
+    change what the next model call is given and what the next batch can run."""
+
+    @tool
+    def unlock(ctx: FunctionInvocationContext):
+        ctx.add_tools([get_location_weather])
+        ctx.remove_tools("unlock")
+        return "unlocked"
+
+    calls_made.clear()
+    client = ScriptedChatClient(
+        [
+            reply(call("unlock")),
+            reply(call("get_weather", {"location": "Bern"})),
+            reply("done"),
+        ]
+    )
+    response = await run_or_get_response(
+        Agent(client, tools=[unlock]), "go", stream=stream
+    )
+    names = [[t.name for t in r.options["tools"]] for r in client.requests]
+    assert names == [["unlock"], ["get_weather"], ["get_weather"]]
+    assert calls_made == ["Bern"]
+    assert response.text == "done"
+
+
+async def test_queued_messages_reach_the_next_model_call(stream):
+    """LP-32: `enqueue_messages(session, ...)` queues messages in the session's state;
+    the session's next run gives them to the model, once; `MessageInjectionMiddleware`
+    requires a session."""
+    from minagent import (
+        MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY,
+        MessageInjectionMiddleware,
+        enqueue_messages,
+    )
+
+    session = AgentSession()
+    enqueue_messages(session, "also: be brief")
+    assert len(session.state[MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY]) == 1
+    client = ScriptedChatClient([reply("ok"), reply("again")])
+    agent = Agent(client, middleware=[MessageInjectionMiddleware()])
+    await run_or_get_response(agent, "hello", stream=stream, session=session)
+    await run_or_get_response(agent, "and now", stream=stream, session=session)
+    first, second = (r.texts for r in client.requests)
+    assert first == ["user: hello", "user: also: be brief"]
+    assert second[-1] == "user: and now"
+    assert second.count("user: also: be brief") == 1  # the history's, not queued again
+    assert not session.state[MESSAGE_INJECTION_PENDING_MESSAGES_STATE_KEY]
+    with pytest.raises(Exception, match="requires an AgentSession"):
+        await run_or_get_response(
+            ScriptedChatClient([reply("x")]),
+            "hi",
+            stream=stream,
+            middleware=[MessageInjectionMiddleware()],
+        )
