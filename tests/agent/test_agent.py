@@ -5,19 +5,27 @@ test_as_tool.py."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import copy
+import json
+from typing import Any, Generic, TypeVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minagent import (
     Agent,
     AgentContext,
+    AgentMiddleware,
     AgentResponse,
     AgentResponseUpdate,
     AgentThread,
     BaseAgent,
+    BaseChatClient,
     ChatContext,
+    ChatOptions,
     ChatResponse,
+    Content,
     Context,
     ContextProvider,
     FunctionInvocationContext,
@@ -27,6 +35,7 @@ from minagent import (
     MiddlewareException,
     RawAgent,
     ResponseStream,
+    Role,
     SupportsAgentRun,
     UsageDetails,
     agent_middleware,
@@ -160,6 +169,58 @@ def test_a_non_client_is_a_type_error(client: Any) -> None:
         Agent(client)
 
 
+async def test_agent_edges() -> None:
+    """AG-1, AG-12, AG-8, AG-7: BaseAgent.run must be implemented; run_stream names
+    run(stream=True); options must be a mapping; an agent-as-tool whose run returns a
+    ChatResponse or something else; a client that returns no ChatResponse."""
+    from minagent import BaseAgent
+
+    with pytest.raises(NotImplementedError, match="must implement run"):
+        BaseAgent(name="b").run("x")
+    agent = Agent(ScriptedChatClient([]))
+    with pytest.raises(TypeError, match=r"run\(\.\.\., stream=True\)"):
+        agent.run_stream("x")
+    with pytest.raises(TypeError, match="options must be a dict"):
+        agent.run("x", options=["bad"])  # type: ignore[arg-type]
+
+    class ChatAnswering(BaseAgent):
+        def __init__(self, answer: Any) -> None:
+            super().__init__(name="inner")
+            self.answer = answer
+
+        def run(
+            self,
+            messages: Any = None,
+            *,
+            stream: bool = False,
+            thread: Any = None,
+            **kwargs: Any,
+        ) -> Any:
+            async def whole() -> Any:
+                return self.answer
+
+            return whole()
+
+    as_chat = ChatAnswering(
+        ChatResponse([Message("assistant", ["from chat"])])
+    ).as_tool()
+    assert await as_chat.invoke({"task": "t"}, skip_parsing=True) == "from chat"
+    with pytest.raises(TypeError, match="async iterable of updates or a response"):
+        await ChatAnswering(42).as_tool().invoke({"task": "t"})
+
+    class NotAChatResponse(ScriptedChatClient):
+        def get_response(
+            self, messages: Any, *, stream: bool = False, **kwargs: Any
+        ) -> Any:
+            async def answer() -> str:
+                return "text"
+
+            return answer()
+
+    with pytest.raises(TypeError, match="not a ChatResponse"):
+        await Agent(NotAChatResponse([])).run("x")
+
+
 # ---------------------------------------------------------------------------------------------
 # AG-2: the run call
 
@@ -255,6 +316,100 @@ async def test_run_level_middleware_inbox_and_kwargs(stream: bool) -> None:
     # AG-2: run kwargs never reach the model call
     assert client.requests[0].kwargs == {}
     assert client.requests[0].texts == ["user: go", "user: steer"]
+
+
+@tool
+def get_weather(location):
+    """Get the weather for a location."""
+    return f"sunny in {location}"
+
+
+_calls = st.lists(st.sampled_from(["weather", "noted", "text"]), min_size=0, max_size=3)
+
+
+async def test_function_invocation_kwargs_reach_tools_not_the_model(stream):
+    """AG-2, LP-25: function_invocation_kwargs reach ctx.kwargs of a tool that declares
+    a FunctionInvocationContext parameter (not in its schema); plain run kwargs too;
+    client_kwargs reach the model call only."""
+    seen = []
+
+    @tool
+    def get_user_weather(location, ctx: FunctionInvocationContext):
+        """Weather for the calling user."""
+        seen.append(dict(ctx.kwargs))
+        return f"weather for {ctx.kwargs['user_id']}"
+
+    assert "ctx" not in get_user_weather.parameters["properties"]
+    client = ScriptedChatClient(
+        [reply(call("get_user_weather", {"location": "x"})), "done"]
+    )
+    agent = Agent(client, tools=[get_user_weather])
+    await run(
+        agent,
+        "go",
+        stream=stream,
+        function_invocation_kwargs={"user_id": "u1"},
+        client_kwargs={"trace": "t"},
+        tenant="acme",
+    )
+    assert seen == [{"tenant": "acme", "user_id": "u1"}]
+    assert [r.kwargs for r in client.requests] == [{"trace": "t"}, {"trace": "t"}]
+
+
+async def test_agent_middleware_sees_and_changes_the_three_kinds_of_kwargs():
+    """AG-2, MW-11: AgentContext carries kwargs, function_invocation_kwargs and
+    client_kwargs."""
+    seen = []
+
+    class Stamp(AgentMiddleware):
+        async def process(self, context, next):
+            seen.append(
+                (
+                    dict(context.kwargs),
+                    dict(context.function_invocation_kwargs),
+                    dict(context.client_kwargs),
+                )
+            )
+            context.function_invocation_kwargs["user_id"] = "changed"
+            await next(context)
+
+    @tool
+    def probe(ctx: FunctionInvocationContext):
+        """Probe."""
+        seen.append(ctx.kwargs["user_id"])
+        return "ok"
+
+    client = ScriptedChatClient([reply(call("probe", {})), "done"])
+    agent = Agent(client, tools=[probe], middleware=[Stamp()])
+    await agent.run(
+        "go", a=1, function_invocation_kwargs={"user_id": "u"}, client_kwargs={"c": 2}
+    )
+    assert seen == [({"a": 1}, {"user_id": "u"}, {"c": 2}), "changed"]
+
+
+class Connection:
+    """A tool that holds a connection: an async context manager with a name, parameters
+    and invoke."""
+
+    def __init__(self, log):
+        self.name = "lookup"
+        self.description = "Looks something up."
+        self.parameters = {
+            "type": "object",
+            "properties": {"key": {"type": "string"}},
+            "required": ["key"],
+        }
+        self.log = log
+
+    async def __aenter__(self):
+        self.log.append("open")
+        return self
+
+    async def __aexit__(self, *exc_info):
+        self.log.append("close")
+
+    async def invoke(self, arguments, *, context=None):
+        return f"value of {arguments['key']}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -631,6 +786,15 @@ async def test_messages_sent_are_history_then_provider_messages_then_input() -> 
     ]
 
 
+async def test_no_instructions_key_without_instructions(stream):
+    """AG-5: when nobody gave instructions, the options reaching the client have no
+    `instructions` key (not even ""); only keys someone set reach the client."""
+    client = ScriptedChatClient(["hi"])
+    agent = Agent(client, default_options={"temperature": 0.1})
+    await run(agent, "hello", stream=stream)
+    assert client.requests[0].options == {"temperature": 0.1}
+
+
 # ---------------------------------------------------------------------------------------------
 # AG-6: context providers
 
@@ -743,6 +907,112 @@ async def test_input_messages_keep_their_author() -> None:
     await agent.run(user, thread=thread)
     assert user.author_name is None
     assert [m.author_name for m in thread.messages] == [None, "Bot"]
+
+
+async def test_a_shared_provider_message_is_not_renamed(stream):
+    """AG-7: the agent's name goes on a copy; a response shared by two agents keeps its
+    message."""
+    shared = ChatResponse([Message("assistant", ["hello"])])
+    first = Agent(ScriptedChatClient([shared]), name="first")
+    second = Agent(ScriptedChatClient([shared]), name="second")
+    one = await run(first, "hi", stream=stream)
+    two = await run(second, "hi", stream=stream)
+    assert shared.messages[0].author_name is None
+    assert one.messages[-1].author_name == "first"
+    assert two.messages[-1].author_name == "second"
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    turns=st.lists(_calls, min_size=1, max_size=3),
+    stream=st.booleans(),
+    with_thread=st.booleans(),
+)
+def test_a_run_mutates_none_of_its_inputs(turns, stream, with_thread):
+    """AG-7, OP-7, SO-7: a run with tools, middleware of every layer, a thread and a
+    structured output format, in either mode, leaves unchanged the caller's messages and
+    options (the schema dict included), the provider's responses and the tools' return
+    values (compared by value)."""
+    returned = {"kind": "note", "tags": ["a", "b"]}
+
+    @tool
+    def noted(text):
+        """Take a note."""
+        return returned
+
+    steps = []
+    for i, turn in enumerate(turns):
+        contents = []
+        for j, kind in enumerate(turn):
+            if kind == "weather":
+                contents.append(
+                    call("get_weather", {"location": f"city{i}"}, call_id=f"w{i}{j}")
+                )
+            elif kind == "noted":
+                contents.append(call("noted", {"text": "x"}, call_id=f"n{i}{j}"))
+            else:
+                contents.append(Content.from_text(f"text {i}{j}"))
+        steps.append(
+            ChatResponse(
+                [Message("assistant", contents or ["..."])],
+                usage_details=UsageDetails(1, 1),
+            )
+        )
+    steps.append(ChatResponse([Message("assistant", ["done"])]))
+    provider_before = [copy.deepcopy(s.to_dict()) for s in steps]
+
+    @chat_middleware
+    async def edit_chat(context, call_next):
+        context.options["temperature"] = 0.5
+        context.messages.append(Message("user", ["extra"]))
+        await call_next()
+
+    @function_middleware
+    async def edit_function(context, call_next):
+        context.kwargs["seen"] = True
+        await call_next()
+
+    messages = [Message("user", ["question"]), Message(Role.USER, text="more")]
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+    }
+    options = {
+        "metadata": {"k": "v"},
+        "tools": [noted],
+        "temperature": 0.1,
+        "response_format": schema,
+    }
+    before = (
+        [m.to_dict() for m in messages],
+        json.dumps(options["metadata"]),
+        list(options["tools"]),
+    )
+    schema_before = json.dumps(schema, sort_keys=True)
+    client = ScriptedChatClient(
+        steps, function_invocation_configuration={"max_iterations": 10}
+    )
+    agent = Agent(
+        client, name="bot", tools=[get_weather], middleware=[edit_chat, edit_function]
+    )
+    thread = agent.get_new_thread() if with_thread else None
+
+    async def go():
+        return await run(
+            agent, messages, stream=stream, options=options, thread=thread, tenant="u"
+        )
+
+    response = asyncio.run(go())
+    assert response.text
+    assert [m.to_dict() for m in messages] == before[0]
+    assert json.dumps(options["metadata"]) == before[1]
+    assert options["tools"] == before[2]
+    assert options["temperature"] == 0.1
+    assert set(options) == {"metadata", "tools", "temperature", "response_format"}
+    assert json.dumps(schema, sort_keys=True) == schema_before
+    assert [s.to_dict() for s in steps] == provider_before
+    assert returned == {"kind": "note", "tags": ["a", "b"]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -906,3 +1176,92 @@ class TestLifeCycle:
             async with agent:
                 pytest.fail("the block must not run")
         assert log == ["enter client", "enter t1", "exit t1", "exit client"]
+
+
+async def test_get_response_rejects_options_that_are_not_a_mapping() -> None:
+    """AG-12, LP-25: options must be a mapping, also for a client called directly."""
+    with pytest.raises(TypeError, match="options must be a dict"):
+        await ScriptedChatClient(["x"]).get_response("hi", options=["temperature"])  # type: ignore[arg-type]
+
+
+OptionsT = TypeVar("OptionsT")
+
+
+def test_agent_generics_are_subscriptable() -> None:
+    """AG-60: ``Agent[OptionsT]`` and friends are the classes themselves; subclasses
+    written for upstream (generic in their options) work."""
+    assert Agent[ChatOptions] is Agent
+    assert RawAgent[dict[str, Any]] is RawAgent
+    assert BaseAgent[Any] is BaseAgent
+
+    class MyAgent(Agent[OptionsT], Generic[OptionsT]):
+        pass
+
+    agent: MyAgent[ChatOptions] = MyAgent(ScriptedChatClient(["hi"]), name="mine")
+    assert isinstance(agent, Agent)
+    assert agent.name == "mine"
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+async def test_client_as_agent_builds_an_agent():
+    """AG-11: client.as_agent(**kwargs) is Agent(client, **kwargs)."""
+    client = ScriptedChatClient(["ok"])
+    agent = client.as_agent(name="helper", instructions="Help.", tools=[get_weather])
+    assert isinstance(agent, Agent)
+    assert agent.client is client
+    assert agent.name == "helper"
+    await agent.run("hi")
+    assert client.requests[0].options["instructions"] == "Help."
+    assert isinstance(client, BaseChatClient)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "hint"),
+    [
+        ("context_provider", "context_providers"),
+        ("context_providers", "context_providers"),
+        ("chat_options", "options="),
+        ("additional_function_arguments", "function_invocation_kwargs"),
+        ("temperature", "options="),
+        ("tool_choice", "options="),
+    ],
+)
+def test_upstream_run_spellings_are_rejected_with_the_minagent_spelling(keyword, hint):
+    """AG-12: a keyword that upstream code passes and minagent does not take there is a
+    TypeError naming it and what to write instead."""
+    agent = Agent(ScriptedChatClient([]))
+    with pytest.raises(TypeError, match=keyword) as raised:
+        agent.run("hi", **{keyword: object()})
+    assert hint in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "hint"),
+    [("chat_client", "client"), ("context_provider", "context_providers")],
+)
+def test_upstream_constructor_spellings_are_rejected(keyword, hint):
+    """AG-12: Agent(chat_client=...) and friends say what to write instead."""
+    with pytest.raises(TypeError, match=hint):
+        Agent(ScriptedChatClient([]), **{keyword: object()})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nonsense'"):
+        Agent(ScriptedChatClient([]), nonsense=1)
+
+
+async def test_seed_style_run_level_connection_is_closed_after_the_run(stream):
+    """AG-9: a connection given to one run outside `async with agent` is opened for that
+    run and closed when it ends; inside `async with agent` it stays open until the block
+    ends."""
+    log = []
+    client = ScriptedChatClient([reply(call("lookup", {"key": "k"})), "found", "again"])
+    agent = Agent(client=client)
+    await run(agent, "find k", stream=stream, tools=[Connection(log)])
+    assert log == ["open", "close"]
+    log.clear()
+    async with agent:
+        await run(agent, "again", stream=stream, tools=[Connection(log)])
+        assert log == ["open"]
+    assert log == ["open", "close"]

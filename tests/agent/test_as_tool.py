@@ -12,10 +12,15 @@ from minagent import (
     Agent,
     AgentResponse,
     AgentResponseUpdate,
+    AgentSession,
+    BaseAgent,
+    FunctionInvocationContext,
     FunctionTool,
+    Message,
     tool,
 )
-from minagent.testing import ScriptedChatClient, call, text_chunks
+from minagent.testing import ScriptedChatClient, call, reply, text_chunks
+from tests._support import modes
 from tests._support.modes import run
 
 
@@ -222,3 +227,116 @@ async def test_sub_agent_approval_request_surfaces_in_the_parent(stream: bool) -
     assert not any(
         c.type == "function_result" for m in response.messages for c in m.contents
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+async def run_or_get_response(target, *args, stream, **kwargs):
+    """An agent's run or a client's get_response, in either mode, to its final
+    response."""
+    if hasattr(target, "run"):
+        return await modes.run(target, *args, stream=stream, **kwargs)
+    return await modes.get_response(target, *args, stream=stream, **kwargs)
+
+
+async def test_as_tool_propagates_the_session(stream):
+    """AG-16: `as_tool(propagate_session=True)`: the sub-agent's run shares the calling
+    run's session state; without it the sub-agent sees none of it."""
+    seen = []
+
+    @tool
+    def remember(ctx: FunctionInvocationContext):
+        seen.append(ctx.session.state.get("user") if ctx.session is not None else None)
+        return "ok"
+
+    for propagate in (True, False):
+        seen.clear()
+
+        inner = Agent(
+            ScriptedChatClient([reply(call("remember")), reply("inner done")]),
+            name="inner",
+            tools=[remember],
+        )
+        outer = Agent(
+            ScriptedChatClient(
+                [reply(call("inner", {"task": "go"})), reply("outer done")]
+            ),
+            tools=[inner.as_tool(propagate_session=propagate)],
+        )
+        session = AgentSession()
+        session.state["user"] = "ada"
+        response = await run_or_get_response(
+            outer, "start", stream=stream, session=session
+        )
+        assert response.text == "outer done"
+        assert seen == (["ada"] if propagate else [None])
+
+
+class GeneratorAgent(BaseAgent):
+    """A custom agent whose streaming run is a plain async generator (allowed by the
+    protocol)."""
+
+    def __init__(self):
+        super().__init__(name="echoer", description="Echoes the task.")
+        self.received = []
+
+    def run(self, messages=None, *, stream=False, thread=None, **kwargs):
+        self.received.append(kwargs)
+
+        async def updates():
+            yield AgentResponseUpdate(["echo: "], "assistant")
+            yield AgentResponseUpdate([str(messages)], "assistant")
+
+        if stream:
+            return updates()
+
+        async def whole():
+            return AgentResponse([Message("assistant", [f"echo: {messages}"])])
+
+        return whole()
+
+
+async def test_as_tool_accepts_a_plain_async_generator(stream):
+    """AG-8: a custom agent's run(stream=True) may be a plain async generator; the tool
+    returns its text and feeds every update to the callback."""
+    inner = GeneratorAgent()
+    seen = []
+    echo = inner.as_tool(stream_callback=seen.append)
+    client = ScriptedChatClient(
+        [reply(call("echoer", {"task": "hi"}, call_id="e1")), "ok"]
+    )
+    response = await run(Agent(client, tools=[echo]), "go", stream=stream)
+    result = next(
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    )
+    assert result.result == "echo: hi"
+    assert [u.text for u in seen] == ["echo: ", "hi"]
+
+
+async def test_as_tool_forwards_function_invocation_kwargs(stream):
+    """AG-8, AG-2: the outer call's FunctionInvocationContext.kwargs reach the inner
+    agent's run as function_invocation_kwargs, and from there its tools."""
+    seen = []
+
+    @tool
+    def whoami(ctx: FunctionInvocationContext):
+        """Who is asking."""
+        seen.append(ctx.kwargs.get("user_id"))
+        return "you"
+
+    inner_client = ScriptedChatClient(
+        [reply(call("whoami", {}, call_id="i1")), "inner done"]
+    )
+    inner = Agent(inner_client, name="inner", tools=[whoami])
+    outer_client = ScriptedChatClient(
+        [reply(call("inner", {"task": "who"}, call_id="o1")), "outer done"]
+    )
+    outer = Agent(outer_client, tools=[inner.as_tool()])
+    response = await run(
+        outer, "go", stream=stream, function_invocation_kwargs={"user_id": "u1"}
+    )
+    assert response.text == "outer done"
+    assert seen == ["u1"]

@@ -11,7 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minagent import merge_options
+from minagent import (
+    merge_options,
+)
+from minagent.testing import ScriptedChatClient
 
 
 class NamedTool:
@@ -429,3 +432,46 @@ def test_merge_options_obeys_every_row_of_the_table(
         if "tools" in expected:
             assert same_objects(result["tools"], expected["tools"])
     assert (snapshot(base), snapshot(override)) == before
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("instructions", "be brief"), ("temperature", 0.2), ("model", "m")],
+)
+async def test_chat_options_as_get_response_keywords_are_refused(
+    stream: bool, key: str, value: Any
+) -> None:
+    """OP-60: never silently sent along; the error says to write ``options={...}``; the
+    same option in ``options`` is honoured."""
+    client = ScriptedChatClient(["hi", "hi"])
+    with pytest.raises(
+        TypeError,
+        match=rf"got {key}=: chat options go in options=\{{'{key}': \.\.\.\}}",
+    ):
+        client.get_response("x", stream=stream, **{key: value})
+    response = client.get_response("x", stream=stream, options={key: value})
+    final = await (response.get_final_response() if stream else response)
+    assert final.text == "hi"
+    assert client.requests[-1].options[key] == value
+    assert key not in client.requests[-1].kwargs
+
+
+async def test_other_get_response_keywords_still_reach_the_provider() -> None:
+    """OP-60: a keyword that is not a chat option is the provider's (LP-25)."""
+    client = ScriptedChatClient(["hi"])
+    await client.get_response("x", trace_id="t-1")
+    assert client.requests[-1].kwargs["trace_id"] == "t-1"
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+@pytest.mark.parametrize("bad", [3, "temperature", ["a"]])
+def test_merge_options_names_the_bad_argument(bad):
+    """OP-8: a non-mapping is a TypeError naming which argument was wrong."""
+    with pytest.raises(TypeError, match="base must be a mapping"):
+        merge_options(bad, {})
+    with pytest.raises(TypeError, match="override must be a mapping"):
+        merge_options({}, bad)

@@ -18,6 +18,7 @@ from minagent import (
     AgentContext,
     AgentThread,
     ChatContext,
+    Content,
     FunctionInvocationContext,
     Inbox,
     Message,
@@ -585,6 +586,50 @@ def test_thread_repr_and_equality() -> None:
     assert local != "t1"
 
 
+def test_a_hostile_thread_dict_is_a_serialization_error() -> None:
+    """TH-7, TH-2: data nested 5000 deep is a SerializationError, not a
+    RecursionError."""
+    from minagent import AgentThread, SerializationError
+
+    nested: dict[str, Any] = {}
+    for _ in range(5000):
+        nested = {"x": nested}
+    data = {
+        "type": "agent_thread",
+        "version": 1,
+        "thread_id": "t",
+        "state": nested,
+        "messages": [],
+    }
+    with pytest.raises(SerializationError):
+        AgentThread.deserialize(data)
+
+
+def test_a_threads_history_entry_keeps_what_is_not_its_messages() -> None:
+    """TH-2: `serialize()` writes the messages apart; what else the history entry holds
+    stays in the state, and `deserialize` restores an equal thread."""
+    messages = [Message("user", ["hi"]), Message("assistant", ["hello"])]
+    thread = AgentThread(
+        messages=messages, state={"in_memory": {"messages": messages, "cursor": 2}}
+    )
+    data = thread.serialize()
+    assert [m["role"] for m in data["messages"]] == ["user", "assistant"]
+    assert data["state"]["in_memory"] == {"cursor": 2}
+    restored = AgentThread.deserialize(data)
+    assert restored.messages == messages
+    assert restored.state["in_memory"]["cursor"] == 2
+
+
+def test_a_history_entry_without_messages_stays_as_it_is() -> None:
+    """TH-2: a history entry that holds no messages is state like any other: written and
+    restored."""
+    thread = AgentThread(state={"in_memory": {"cursor": 0}})
+    data = thread.serialize()
+    assert data["messages"] == []
+    assert data["state"]["in_memory"] == {"cursor": 0}
+    assert AgentThread.deserialize(data).state["in_memory"] == {"cursor": 0}
+
+
 async def test_default_context_provider_adds_nothing() -> None:
     """AG-6: the base ContextProvider's invoking returns an empty Context and invoked
     does nothing."""
@@ -593,3 +638,47 @@ async def test_default_context_provider_adds_nothing() -> None:
     provider = ContextProvider()
     assert await provider.invoking([Message("user", ["x"])]) == Context()
     assert await provider.invoked([], []) is None
+
+
+async def test_a_thread_shares_nothing_with_the_outside(stream: bool) -> None:
+    """TH-7: changing the response, the caller's input or serialised data never changes
+    the thread."""
+    client = ScriptedChatClient(["one"])
+    agent = Agent(client)
+    thread = agent.get_new_thread()
+    thread.state["notes"] = {"k": ["v"]}
+    question = Message("user", ["question"], additional_properties={"tag": {"a": 1}})
+    response = await run(agent, [question], stream=stream, thread=thread)
+    before = thread.serialize()
+    response.messages[0].contents.append(Content.from_text(" changed"))
+    question.contents.clear()
+    data = thread.serialize()
+    data["state"]["notes"]["k"].append("x")
+    data["messages"][0]["additional_properties"]["tag"]["a"] = 2
+    assert thread.serialize() == before
+    restored = agent.deserialize_thread(before)
+    before["messages"][0]["contents"].clear()
+    assert restored.messages[0].text == "question"
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+async def test_threads_can_be_awaited_as_upstream_thread_era_samples_do(stream):
+    """TH-6: `await thread.serialize()` gives plain JSON data and `await
+    agent.deserialize_thread(...)` gives the thread; the synchronous forms still
+    work."""
+    client = ScriptedChatClient(["one", "two"])
+    agent = Agent(client)
+    thread = agent.get_new_thread()
+    await run(agent, "first", stream=stream, thread=thread)
+    data = await thread.serialize()
+    assert type(data) is dict
+    assert data == thread.serialize()
+    assert json.loads(json.dumps(data)) == data
+    resumed = await agent.deserialize_thread(data)
+    assert resumed == thread
+    await run(agent, "second", stream=stream, thread=resumed)
+    assert client.requests[1].texts == ["user: first", "assistant: one", "user: second"]
