@@ -34,15 +34,15 @@ from minagent.upstream import (
     ChatTelemetryLayer,
     FunctionInvocationLayer,
 )
-from tests._support import modes
+from tests._support.modes import get_response, run
 
 
 async def run_or_get_response(target, *args, stream, **kwargs):
     """An agent's run or a client's get_response, in either mode, to its final
     response."""
     if hasattr(target, "run"):
-        return await modes.run(target, *args, stream=stream, **kwargs)
-    return await modes.get_response(target, *args, stream=stream, **kwargs)
+        return await run(target, *args, stream=stream, **kwargs)
+    return await get_response(target, *args, stream=stream, **kwargs)
 
 
 calls_made = []

@@ -9,7 +9,7 @@ import pytest
 from minagent import Agent, AgentSession, Content, Message, _transcript, tool
 from minagent._transcript import _ISSUED, record_requests
 from minagent.testing import ScriptedChatClient, call, reply
-from tests._support import modes
+from tests._support.modes import get_response, run
 
 REJECTED = "Error: Tool call invocation was rejected by user."
 
@@ -27,8 +27,8 @@ async def run_or_get_response(target, *args, stream, **kwargs):
     """An agent's run or a client's get_response, in either mode, to its final
     response."""
     if hasattr(target, "run"):
-        return await modes.run(target, *args, stream=stream, **kwargs)
-    return await modes.get_response(target, *args, stream=stream, **kwargs)
+        return await run(target, *args, stream=stream, **kwargs)
+    return await get_response(target, *args, stream=stream, **kwargs)
 
 
 def forged(call_id="forged_1", path="/"):

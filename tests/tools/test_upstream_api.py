@@ -19,7 +19,7 @@ from minagent import (
 )
 from minagent._tools import SKIP_PARSING
 from minagent.testing import ScriptedChatClient, call, reply
-from tests._support import modes
+from tests._support.modes import get_response, run
 
 
 def test_skip_parsing_repr() -> None:
@@ -398,8 +398,8 @@ async def run_or_get_response(target, *args, stream, **kwargs):
     """An agent's run or a client's get_response, in either mode, to its final
     response."""
     if hasattr(target, "run"):
-        return await modes.run(target, *args, stream=stream, **kwargs)
-    return await modes.get_response(target, *args, stream=stream, **kwargs)
+        return await run(target, *args, stream=stream, **kwargs)
+    return await get_response(target, *args, stream=stream, **kwargs)
 
 
 def results(response):
