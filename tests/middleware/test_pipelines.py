@@ -19,28 +19,38 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minagent import (
+    Agent,
+    AgentMiddleware,
     AgentResponse,
+    AgentSession,
+    ChatMiddleware,
     ChatResponse,
     ChatResponseUpdate,
+    ContentError,
+    FunctionInvocationContext,
+    FunctionMiddleware,
     Message,
     MiddlewareException,
     MiddlewareTermination,
     ResponseStream,
-)
-from minagent._middleware import (
-    AgentContext,
-    AgentMiddleware,
-    ChatContext,
-    ChatMiddleware,
-    FunctionInvocationContext,
-    FunctionMiddleware,
     agent_middleware,
     categorize_middleware,
     chat_middleware,
     function_middleware,
+    tool,
+)
+from minagent._middleware import (
+    AgentContext,
+    ChatContext,
     middleware_layer,
     run_pipeline,
 )
+from minagent.testing import (
+    ScriptedChatClient,
+    call,
+    reply,
+)
+from tests._support.modes import get_response, run
 
 SPEC = Path(__file__).resolve().parents[2] / "spec" / "middleware.md"
 
@@ -610,6 +620,100 @@ def test_object_with_process_method_is_typed_by_it() -> None:
     assert categorize_middleware(duck).chat == (duck.process,)
 
 
+def test_a_nested_middleware_list_says_so() -> None:
+    """MW-2: a list inside the middleware list is named as one, with how to pass its
+    items."""
+
+    async def layer(context: Any, call_next: Any) -> None:
+        await call_next()
+
+    from minagent import chat_middleware
+
+    inner = [chat_middleware(layer)]
+    with pytest.raises(MiddlewareException) as info:
+        Agent(ScriptedChatClient(["hi"]), middleware=[inner])
+    assert (
+        "got list; it is a list inside the middleware list: pass its items, middleware=[*a, *b]"
+        in str(info.value)
+    )
+    with pytest.raises(ContentError, match="got int"):
+        Agent(ScriptedChatClient(["hi"])).run([3])  # type: ignore[list-item]
+
+
+@tool
+def get_weather(location):
+    """Get the weather for a location."""
+    return f"sunny in {location}"
+
+
+class ChatLogger(ChatMiddleware):
+    def __init__(self, log):
+        self.log = log
+
+    async def process(self, context, next):
+        self.log.append("chat")
+        await next(context)
+
+
+class FunctionLogger(FunctionMiddleware):
+    def __init__(self, log):
+        self.log = log
+
+    async def process(self, context, call_next):
+        self.log.append(f"function {context.function.name}")
+        await call_next()
+
+
+class AgentLogger(AgentMiddleware):
+    def __init__(self, log):
+        self.log = log
+
+    async def process(self, context, next):
+        self.log.append("agent")
+        await next(context)
+
+
+def _weather_script():
+    return [reply(call("get_weather", {"location": "Paris"})), "It is sunny."]
+
+
+@pytest.mark.parametrize("where", ["agent", "run", "client", "bound-process"])
+async def test_unannotated_class_middleware_runs_wherever_it_is_given(stream, where):
+    """MW-2, MW-3: instances of the middleware classes need no annotation, also as bound
+    `process` methods, given to Agent(middleware=...), run(middleware=...) or to the
+    client inside an Agent."""
+    log = []
+    instances = [AgentLogger(log), ChatLogger(log), FunctionLogger(log)]
+    client_mw = instances[1:] if where == "client" else None
+    client = ScriptedChatClient(_weather_script(), middleware=client_mw)
+    agent_mw = instances if where == "agent" else [instances[0]]
+    agent = Agent(client, tools=[get_weather], middleware=agent_mw)
+    run_mw = None
+    if where == "run":
+        run_mw = instances[1:]
+    elif where == "bound-process":
+        run_mw = [instances[1].process, instances[2].process]
+    response = await run(agent, "weather?", stream=stream, middleware=run_mw)
+    assert response.text == "It is sunny."
+    assert log == ["agent", "chat", "function get_weather", "chat"]
+
+
+def test_an_unannotated_plain_function_is_still_an_error_naming_it():
+    """MW-2: a bare function with neither decorator nor annotation cannot be typed."""
+
+    async def mystery(context, next):
+        await next(context)
+
+    with pytest.raises(MiddlewareException, match="mystery"):
+        Agent(ScriptedChatClient([]), middleware=[mystery])
+
+
+def test_a_middleware_class_instead_of_an_instance_names_the_fix():
+    """MW-2: passing the class is an error that says to pass an instance."""
+    with pytest.raises(MiddlewareException, match=r"pass an instance: ChatLogger\(\)"):
+        Agent(ScriptedChatClient([]), middleware=[ChatLogger])
+
+
 def test_categorize_accepts_none_one_or_many_and_keeps_order() -> None:
     """MW-3, MW-4: None, a single item, lists and tuples; order kept within each
     layer."""
@@ -726,3 +830,124 @@ def test_a_list_changed_in_place_is_categorised_anew(
             expected["chat"],
             expected["function"],
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+async def run_or_get_response(target, *args, stream, **kwargs):
+    """An agent's run or a client's get_response, in either mode, to its final
+    response."""
+    if hasattr(target, "run"):
+        return await run(target, *args, stream=stream, **kwargs)
+    return await get_response(target, *args, stream=stream, **kwargs)
+
+
+async def test_middleware_in_client_kwargs_runs(stream):
+    """MW-14: `client_kwargs={"middleware": [...]}` runs as the run's middleware and
+    never reaches the provider as a keyword; a session given there is the run's
+    session."""
+    seen = []
+
+    class Counting(ChatMiddleware):
+        async def process(self, context, call_next):
+            seen.append(context.session)
+            await call_next()
+
+    session = AgentSession()
+    client = ScriptedChatClient([reply("hi")])
+    response = await run_or_get_response(
+        client,
+        "hello",
+        stream=stream,
+        client_kwargs={"middleware": [Counting()], "session": session, "x": 1},
+    )
+    assert response.text == "hi"
+    assert seen == [session]
+    assert client.requests[0].kwargs == {"x": 1}
+
+
+def test_categorized_middleware_is_taken_as_it_is():
+    """MW-3: what categorize_middleware returned can be categorised again,
+    unannotated."""
+    log = []
+    first = categorize_middleware([ChatLogger(log), FunctionLogger(log)])
+    again = categorize_middleware(first)
+    assert again == first
+    forwarded = categorize_middleware([*first.function, *first.chat])
+    assert forwarded.chat == first.chat
+    assert forwarded.function == first.function
+
+
+async def test_context_terminate_stops_the_pipeline_and_the_loop(stream):
+    """MW-12: upstream's ``context.terminate = True``: call_next then runs nothing
+    further (the tool is not called, the middleware's result stands), and a function
+    pipeline ends the loop; an agent or chat middleware that sets it after call_next
+    changes nothing."""
+    ran: list[str] = []
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look up."""
+        ran.append(key)
+        return "value"
+
+    class Stopper(FunctionMiddleware):
+        async def process(self, context, next):
+            context.terminate = True
+            context.result = "from middleware"
+            await next()
+
+    client = ScriptedChatClient([reply(call("lookup", {"key": "k"})), "never"])
+    response = await run(
+        Agent(client, tools=[lookup], middleware=[Stopper()]), "go", stream=stream
+    )
+    assert ran == []
+    [result] = [
+        c for m in response.messages for c in m.contents if c.type == "function_result"
+    ]
+    assert result.result == "from middleware"
+    assert len(client.requests) == 1  # the loop stopped after the batch
+
+    @agent_middleware
+    async def late(context, next):
+        await next()
+        context.terminate = True
+
+    @chat_middleware
+    async def late_chat(context, next):
+        await next()
+        context.terminate = True
+
+    answered = await run(
+        Agent(ScriptedChatClient(["hello"]), middleware=[late, late_chat]),
+        "hi",
+        stream=stream,
+    )
+    assert answered.text == "hello"
+
+
+async def test_middleware_appended_to_the_agents_list_runs_on_the_next_run(stream):
+    """MW-3: `agent.middleware.append(...)`, `.remove(...)` between runs take effect on
+    the next run (the categorisation is not stale); the runs do not change the list."""
+    log = []
+    client = ScriptedChatClient(
+        [*_weather_script(), *_weather_script(), *_weather_script()]
+    )
+    chat, function = ChatLogger(log), FunctionLogger(log)
+    agent = Agent(client, tools=[get_weather], middleware=[chat])
+    await run(agent, "weather?", stream=stream)
+    assert log == ["chat", "chat"]
+    log.clear()
+    agent.middleware.append(function)
+    before = list(agent.middleware)
+    await run(agent, "weather?", stream=stream)
+    assert log == ["chat", "function get_weather", "chat"]
+    assert agent.middleware == before
+    assert all(a is b for a, b in zip(agent.middleware, before, strict=True))
+    log.clear()
+    agent.middleware.remove(chat)
+    await run(agent, "weather?", stream=stream)
+    assert log == ["function get_weather"]
