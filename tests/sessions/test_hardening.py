@@ -38,9 +38,10 @@ from ..observability._recording import RecordingTracer
 from ._util import texts
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def no_descriptor_left() -> Iterator[None]:
-    """Every test closes what it opened: as many file descriptors after it as before."""
+    """The test closes what it opened: as many file descriptors after it as before (each
+    test of this module asks for it, wherever the test is kept)."""
     before = len(os.listdir("/proc/self/fd"))
     yield
     assert len(os.listdir("/proc/self/fd")) == before
@@ -49,6 +50,7 @@ def no_descriptor_left() -> Iterator[None]:
 # -- SE-19 ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 @pytest.mark.parametrize("traced", [False, True], ids=["untraced", "traced"])
 async def test_a_run_right_after_break_out_of_a_stream_gets_the_session(
     stream: bool, traced: bool
@@ -72,6 +74,7 @@ async def test_a_run_right_after_break_out_of_a_stream_gets_the_session(
     ]
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 async def test_a_run_that_still_holds_the_session_is_waited_for_then_busy() -> None:
     """SE-19, SE-12: a second run waits for a first that really runs, up to the bound,
     then is SessionBusyError; once the first ends, the session takes a new run."""
@@ -125,6 +128,7 @@ def rows(path: Path) -> list[tuple[str, str]]:
     return [(m["role"], m["contents"][0].get("text", "")) for m in data]
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 @pytest.mark.parametrize("order", ["flaky-first", "flaky-last"])
 async def test_a_failed_after_run_stores_nothing_and_a_retry_stores_the_turn_once(
     tmp_path: Path, stream: bool, order: str
@@ -162,6 +166,7 @@ class BrokenStore(InMemoryHistoryProvider):
         raise ConnectionError("store down")
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 async def test_a_failed_save_takes_back_the_saves_before_it(
     tmp_path: Path, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -198,6 +203,7 @@ async def test_a_failed_save_takes_back_the_saves_before_it(
     )
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 async def test_discard_takes_back_exactly_the_runs_rows(tmp_path: Path) -> None:
     """SE-20: discard_messages removes the newest rows equal to the run's messages, even
     when another writer appended after them, and nothing else."""
@@ -232,6 +238,7 @@ def fingerprint(path: Path) -> tuple[str, int, list[str], str]:
     return journal, version, tables, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 @pytest.mark.parametrize("kind", ["history", "store"])
 async def test_a_foreign_database_is_refused_and_left_untouched(
     tmp_path: Path, kind: str
@@ -257,6 +264,7 @@ async def test_a_foreign_database_is_refused_and_left_untouched(
     assert fingerprint(path) == before
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 async def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
     """SE-21: a text file is a SQLiteSchemaError naming it; its bytes are as before."""
     path = tmp_path / "notes.txt"
@@ -266,6 +274,7 @@ async def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
     assert path.read_text() == "just notes\n" * 200
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 async def test_our_files_old_and_new_open(tmp_path: Path) -> None:
     """SE-21, SE-14, SE-40: a new file gets minagent's application id; a version-1 file
     written before the id (our two tables, application id 0) still opens, keeps its
@@ -313,6 +322,7 @@ async def test_our_files_old_and_new_open(tmp_path: Path) -> None:
 # -- SE-22 ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 @pytest.mark.parametrize(
     ("data", "problem"),
     [("{not json", "not valid JSON"), ("[" * 100_000, "nested too deeply")],
@@ -341,6 +351,7 @@ async def test_a_corrupt_row_is_a_serialization_error_naming_it(
         await SQLiteSessionStore(path).get("s")
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 async def test_a_row_from_dict_refuses_is_a_serialization_error_naming_it(
     tmp_path: Path,
 ) -> None:
@@ -403,6 +414,7 @@ class CountingSQLite(SQLiteHistoryProvider):
         return messages
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 async def test_a_run_loads_only_what_the_trimmer_sends(
     tmp_path: Path, stream: bool
 ) -> None:
@@ -443,6 +455,7 @@ async def test_a_run_loads_only_what_the_trimmer_sends(
     )
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 @pytest.mark.parametrize("bad", [0, -1, True, 2.5])
 def test_a_bad_window_is_refused(tmp_path: Path, bad: Any) -> None:
     """SE-23: max_messages must be an int >= 1 or None."""
@@ -450,6 +463,7 @@ def test_a_bad_window_is_refused(tmp_path: Path, bad: Any) -> None:
         SQLiteHistoryProvider(path=tmp_path / "h.db", max_messages=bad)
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 async def test_an_explicit_window_loads_the_last_messages(tmp_path: Path) -> None:
     """SE-23: SQLiteHistoryProvider(max_messages=3) gives a run the last 3 stored
     messages."""
@@ -468,6 +482,7 @@ async def test_an_explicit_window_loads_the_last_messages(tmp_path: Path) -> Non
     ]
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
 async def test_a_database_another_process_is_creating_is_not_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
