@@ -1,8 +1,13 @@
-"""How the plain-file stores fail (spec/sessions.md SE-66, SE-22, SE-24): what a file
-holds and cannot read is a `SerializationError` naming the file, the session and the
-line or record; a link, FIFO or device where a session's file belongs is refused before
-it is opened; an OS failure keeps its `OSError` type and says which store could not do
-what to which session."""
+"""The plain-file stores, `FileHistoryProvider` and `FileSessionStore`, and their
+MessagePack codec (spec/sessions.md SE-24, SE-66, SE-22).
+
+What they refuse (bad options, bad ids, files they cannot read) and how they fail: what
+a file holds and cannot read is a `SerializationError` naming the file, the session and
+the line or record; a link, FIFO or device where a session's file belongs is refused
+before it is opened; an OS failure keeps its `OSError` type and says which store could
+not do what to which session; nothing is written by a call that fails, and a corrupt
+snapshot is moved aside only while it is the one that was read. The MessagePack codec is
+checked against a real peer (msgspec, which upstream's file stores use) both ways."""
 
 from __future__ import annotations
 
