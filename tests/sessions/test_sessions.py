@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from minagent import (
     Agent,
+    AgentResponse,
     AgentSession,
     AgentThread,
     Content,
@@ -30,12 +31,19 @@ from minagent import (
     SessionStore,
     agent_middleware,
     chat_middleware,
+    register_state_type,
+    set_tracer,
     tool,
 )
+from minagent._sessions import _RUNNING, claim, release
 from minagent.testing import ScriptedChatClient, call, reply
+from minagent.upstream import (
+    AgentInvalidRequestException,
+)
 from tests._support.modes import run
 from tests._support.strategies import messages as message_strategy
 
+from ..observability._recording import RecordingTracer
 from ._util import texts
 
 
@@ -258,6 +266,102 @@ async def test_provider_tools_and_middleware_join_the_run() -> None:
         SessionContext(input_messages=[]).extend_middleware("x", outer)
 
 
+def test_extend_messages_by_source_id_marks_origins_without_source_type() -> None:
+    """SE-3: messages added under a source_id string with origin_session_ids are copies
+    marked with the source id and origins (each once), without a source_type (that names
+    a provider's class)."""
+    context = SessionContext(input_messages=[Message("user", "q")])
+    original = Message("user", "from elsewhere")
+    context.extend_messages("rag", [original], origin_session_ids=["s1", "s1", "s2"])
+    (copy_,) = context.context_messages["rag"]
+    assert copy_ is not original
+    assert copy_.additional_properties["_attribution"] == {
+        "source_id": "rag",
+        "origin_session_ids": ["s1", "s2"],
+    }
+    assert "_attribution" not in original.additional_properties
+
+
+def test_get_messages_with_the_response() -> None:
+    """SE-3: get_messages appends the input, then the run's response messages when
+    asked."""
+    context = SessionContext(input_messages=[Message("user", "q")])
+    context.extend_messages("rag", [Message("user", "ctx")])
+    # no response yet
+    assert [m.text for m in context.get_messages(include_response=True)] == ["ctx"]
+    context._response = AgentResponse(messages=[Message("assistant", "a")])
+    texts = [
+        m.text for m in context.get_messages(include_input=True, include_response=True)
+    ]
+    assert texts == ["ctx", "q", "a"]
+
+
+def test_messages_from_other_sessions_are_attributed():
+    """SE-3: `extend_messages(source, messages, origin_session_ids=[...])` marks each
+    copy with upstream's `_attribution` (source id, source type, origins each once);
+    without origins no mark, and the given messages are never changed."""
+    from minagent import InMemoryHistoryProvider, SessionContext
+
+    context = SessionContext(session_id="s", input_messages=[])
+    provider = InMemoryHistoryProvider()
+    given = [Message("user", ["from elsewhere"])]
+    context.extend_messages(provider, given, origin_session_ids=["a", "b", "a"])
+    context.extend_messages("plain", given)
+    marked = context.context_messages[provider.source_id][0]
+    assert marked.additional_properties["_attribution"] == {
+        "source_id": provider.source_id,
+        "source_type": "InMemoryHistoryProvider",
+        "origin_session_ids": ["a", "b"],
+    }
+    assert (
+        "_attribution" not in context.context_messages["plain"][0].additional_properties
+    )
+    assert given[0].additional_properties == {}
+
+
+def test_session_context_collects_by_source() -> None:
+    """SE-3: middleware given at construction is kept by source; get_messages filters by
+    source and adds input and response when asked; extend_messages copies."""
+
+    @chat_middleware
+    async def spy(context: Any, call_next: Any) -> None:
+        await call_next()
+
+    original = Message("user", ["fact"])
+    context = SessionContext(
+        input_messages=[Message("user", ["q"])], middleware={"m": [spy]}
+    )
+    assert context.get_middleware() == [spy]
+    context.extend_messages("a", [original])
+    context.extend_messages("b", [Message("user", ["other"])])
+    assert context.context_messages["a"][0] is not original
+    assert [
+        m.text for m in context.get_messages(sources={"a"}, include_input=True)
+    ] == ["fact", "q"]
+    assert [m.text for m in context.get_messages(exclude_sources={"a"})] == ["other"]
+    assert [m.text for m in context.get_messages(include_response=True)] == [
+        "fact",
+        "other",
+    ]
+
+
+class Point:
+    def __init__(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"x": self.x, "y": self.y}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Point:
+        return cls(data["x"], data["y"])
+
+
+class Plain:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
 async def test_without_a_session_providers_get_a_fresh_one() -> None:
     """SE-4: a run without a session gives the providers a new session each run (no
     history)."""
@@ -287,6 +391,15 @@ async def test_an_untouched_state_entry_is_not_added() -> None:
     session = agent.create_session()
     await agent.run("x", session=session)
     assert "quiet" not in session.state
+
+
+def test_provider_ids_must_be_text() -> None:
+    """SE-4: an empty source id is a ValueError; without one a provider is known by its
+    class name."""
+    with pytest.raises(ValueError, match="source_id"):
+        ContextProvider("")
+    assert ContextProvider().source_id == "ContextProvider"
+    assert InMemoryHistoryProvider().source_id == "in_memory"
 
 
 # -- SE-5: nothing of a failed run -------------------------------------------------------------
@@ -333,6 +446,30 @@ async def test_a_cancelled_or_abandoned_run_stores_nothing() -> None:
         break
     await stream.aclose()
     assert session.to_dict()["state"] == {}
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+@pytest.mark.parametrize("traced", [False, True], ids=["untraced", "traced"])
+async def test_a_run_right_after_break_out_of_a_stream_gets_the_session(
+    stream: bool, traced: bool
+) -> None:
+    """SE-19, ST-7: after `break` out of a run's stream, the next statement's run on the
+    same session (either mode, traced or not) proceeds; the abandoned run stored nothing
+    (SE-5)."""
+    set_tracer(RecordingTracer() if traced else None)
+    try:
+        agent = Agent(ScriptedChatClient(["one two three four", "again"]))
+        session = AgentSession()
+        async for _update in agent.run("hi", stream=True, session=session):
+            break
+        answer = await run(agent, "next", stream=stream, session=session)
+    finally:
+        set_tracer(None)
+    assert answer.text == "again"
+    assert texts(session.state["in_memory"]["messages"]) == [
+        ("user", "next"),
+        ("assistant", "again"),
+    ]
 
 
 # -- SE-6, SE-7: history providers -------------------------------------------------------------
@@ -428,6 +565,41 @@ async def test_history_flags_choose_what_is_stored_and_loaded() -> None:
     ]
 
 
+async def test_a_history_provider_must_implement_both_methods() -> None:
+    """SE-6: a HistoryProvider subclass that implements neither method says so when
+    used."""
+
+    class Half(HistoryProvider):
+        pass
+
+    half = Half("half")
+    with pytest.raises(NotImplementedError, match="Half must implement get_messages"):
+        await half.get_messages("s")
+    with pytest.raises(NotImplementedError, match="Half must implement save_messages"):
+        await half.save_messages("s", [])
+    assert await InMemoryHistoryProvider().get_messages("s") == []
+    # no state: nothing to keep
+    await InMemoryHistoryProvider().save_messages("s", [Message("user", ["x"])])
+
+
+async def test_nothing_to_store_calls_no_save() -> None:
+    """SE-6: with store_inputs and store_outputs off there is nothing to save:
+    save_messages is not called."""
+
+    class Counting(InMemoryHistoryProvider):
+        saves = 0
+
+        async def save_messages(self, *args: Any, **kwargs: Any) -> None:
+            type(self).saves += 1
+
+    agent = Agent(
+        ScriptedChatClient(["a"]),
+        context_providers=[Counting(store_inputs=False, store_outputs=False)],
+    )
+    await agent.run("q", session=agent.create_session())
+    assert Counting.saves == 0
+
+
 async def test_in_memory_history_keeps_its_own_copies() -> None:
     """SE-7: the in-memory history stores copies: changing the response later changes
     nothing."""
@@ -505,6 +677,19 @@ async def test_thread_era_providers_work_with_sessions(stream: bool) -> None:
         ("user", "q"),
     ]
     assert "Old" not in session.state
+
+
+async def test_a_thread_era_provider_returning_none_adds_nothing() -> None:
+    """SE-10: invoking() that returns None (no Context) adds nothing to the run."""
+
+    class Quiet(ContextProvider):
+        async def invoking(self, messages: Any, **kwargs: Any) -> Context:
+            return None  # type: ignore[return-value]
+
+    client = ScriptedChatClient(["a"])
+    await Agent(client, context_providers=[Quiet()]).run("q")
+    assert [m.text for m in client.requests[0].messages] == ["q"]
+    assert "instructions" not in client.requests[0].options
 
 
 # -- SE-11 ----------------------------------------------------------------------------------------
@@ -629,6 +814,201 @@ def test_every_content_type_round_trips_through_session_state(
     assert uuid.UUID(session.session_id).version == 4
 
 
+def test_state_types_and_messages_as_upstream_stores_them():
+    """SE-2: a registered class's type id is upstream's (`_get_type_identifier()`, else
+    `TYPE`); a message stored without `version` (upstream's form) is restored as a
+    message."""
+    from minagent import AgentSession, register_state_type
+
+    class Note:
+        TYPE = "upstream_note"
+
+        def __init__(self, text):
+            self.text = text
+
+        def to_dict(self):
+            return {"text": self.text}
+
+        @classmethod
+        def from_dict(cls, data):
+            return cls(data["text"])
+
+    register_state_type(Note)
+    session = AgentSession(session_id="s")
+    session.state["note"] = Note("hi")
+    data = session.to_dict()
+    assert data["state"]["note"]["type"] == "upstream_note"
+    assert AgentSession.from_dict(data).state["note"].text == "hi"
+    stored = Message("user", ["x"]).to_dict()
+    stored.pop("version", None)
+    data["state"]["history"] = [stored]
+    assert AgentSession.from_dict(data).state["history"][0] == Message("user", ["x"])
+
+
+@pytest.mark.parametrize("type_id", ["message", 7])
+def test_a_type_id_that_cannot_be_used_is_a_value_error(type_id: Any) -> None:
+    """SE-2: a state type id (given, or upstream's id of the class) is a non-empty
+    string other than ``"message"`` (messages' own)."""
+
+    class Named:
+        @classmethod
+        def _get_type_identifier(cls) -> Any:
+            return type_id
+
+    with pytest.raises(
+        ValueError,
+        match="state type id must be a non-empty string other than 'message'",
+    ):
+        register_state_type(Named, encoder=lambda v: {}, decoder=lambda d: Named())
+    with pytest.raises(
+        ValueError,
+        match="state type id must be a non-empty string other than 'message'",
+    ):
+        register_state_type(
+            Named, type_id="message", encoder=lambda v: {}, decoder=lambda d: Named()
+        )
+
+
+def test_an_encoder_that_gives_no_dict_is_a_serialization_error() -> None:
+    """SE-2: a registered class is written as its encoder's dict; an encoder that gives
+    something else is a `SerializationError` naming the path and the class."""
+
+    class Listed:
+        pass
+
+    register_state_type(
+        Listed,
+        type_id="cover_listed",
+        encoder=lambda v: ["not", "a", "dict"],
+        decoder=lambda d: Listed(),
+    )
+    session = AgentSession(session_id="s")
+    session.state["item"] = Listed()
+    with pytest.raises(
+        SerializationError, match="encoder of Listed returned no dict"
+    ) as caught:
+        session.to_dict()
+    assert "item" in str(caught.value)
+
+
+def test_a_decoders_serialization_error_is_not_wrapped() -> None:
+    """SE-2: bad data is a `SerializationError` naming its path: one raised while a
+    registered class is restored (here by the value inside it) reaches the caller as it
+    was raised, and any other error of the decoder becomes one naming the class."""
+
+    class Box:
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+    def decode(data: Any) -> Box:
+        if data.get("inner") == "bad":
+            raise SerializationError("state.box.inner", "the decoder found it bad")
+        if data.get("inner") == "boom":
+            raise KeyError("boom")
+        return Box(data["inner"])
+
+    register_state_type(
+        Box, type_id="cover_box", encoder=lambda b: {"inner": b.inner}, decoder=decode
+    )
+    session = AgentSession(session_id="s")
+    session.state["box"] = Box(Message("user", ["kept"]))
+    data = session.to_dict()
+    assert AgentSession.from_dict(data).state["box"].inner == Message("user", ["kept"])
+
+    data["state"]["box"]["inner"] = "bad"
+    with pytest.raises(SerializationError, match="the decoder found it bad") as caught:
+        AgentSession.from_dict(data)
+    assert caught.value.__cause__ is None
+    data["state"]["box"]["inner"] = "boom"
+    with pytest.raises(
+        SerializationError, match="Box could not be restored"
+    ) as wrapped:
+        AgentSession.from_dict(data)
+    assert isinstance(wrapped.value.__cause__, KeyError)
+
+
+def test_deep_state_is_a_serialization_error_not_a_recursion_error() -> None:
+    """SE-2: state or data nested deeper than the interpreter follows is a
+    SerializationError."""
+    nested: Any = {}
+    for _ in range(5000):
+        nested = {"x": nested}
+    with pytest.raises(SerializationError, match="nested too deeply"):
+        AgentSession(state={"deep": nested}).to_dict()
+    with pytest.raises(SerializationError, match="nested too deeply"):
+        AgentSession.from_dict(
+            {
+                "type": "session",
+                "version": 1,
+                "session_id": "s",
+                "state": {"deep": nested},
+            }
+        )
+
+
+def test_registered_state_types_round_trip() -> None:
+    """SE-2: register_state_type lets a class with to_dict/from_dict, a pydantic model,
+    or a class with explicit callbacks live in session state; conflicts and unusable
+    classes are ValueErrors; an unregistered class names register_state_type."""
+    from pydantic import BaseModel
+
+    from minagent import register_state_type
+
+    class UserInfo(BaseModel):
+        name: str | None = None
+        age: int | None = None
+
+    register_state_type(Point, type_id="test_point")
+    register_state_type(Point, type_id="test_point")  # the same again: a no-op
+    register_state_type(UserInfo, type_id="test_user_info")
+    register_state_type(
+        Plain,
+        type_id="test_plain",
+        encoder=lambda p: {"name": p.name},
+        decoder=lambda d: Plain(d["name"]),
+    )
+    session = AgentSession(
+        state={
+            "p": {
+                "where": Point(1, 2),
+                "who": UserInfo(name="Ann"),
+                "plain": [Plain("z")],
+            }
+        }
+    )
+    data = session.to_dict()
+    assert data["state"]["p"]["where"] == {"x": 1, "y": 2, "type": "test_point"}
+    assert data["state"]["p"]["who"]["type"] == "test_user_info"
+    restored = AgentSession.from_dict(data)
+    where, who, plain = (restored.state["p"][k] for k in ("where", "who", "plain"))
+    assert (type(where), where.x, where.y) == (Point, 1, 2)
+    assert who == UserInfo(name="Ann")
+    assert plain[0].name == "z"
+    with pytest.raises(ValueError, match="already registered"):
+        register_state_type(Point, type_id="other_point")
+    with pytest.raises(ValueError, match="already registered"):
+        register_state_type(UserInfo.__class__, type_id="test_point")
+    with pytest.raises(ValueError, match="encoder and decoder together"):
+        register_state_type(Plain, type_id="x2", encoder=lambda p: {})
+
+    class Opaque:
+        pass
+
+    with pytest.raises(ValueError, match="needs to_dict"):
+        register_state_type(Opaque)
+    with pytest.raises(SerializationError, match=r"register_state_type\(Opaque\)"):
+        AgentSession(state={"o": Opaque()}).to_dict()
+    with pytest.raises(SerializationError, match="could not be restored"):
+        AgentSession.from_dict(
+            {
+                "type": "session",
+                "version": 1,
+                "session_id": "s",
+                "state": {"p": {"type": "test_point"}},
+            }
+        )
+
+
 async def test_fifty_concurrent_runs_on_separate_sessions() -> None:
     """SE-12, TH-5: 50 runs on 50 sessions at once with the in-memory history: each
     keeps its own turn."""
@@ -648,6 +1028,42 @@ async def test_fifty_concurrent_runs_on_separate_sessions() -> None:
         ]
 
 
+async def test_claim_without_session_and_release_of_nothing() -> None:
+    """SE-12: a run without a session claims nothing; a session is claimed once and
+    released."""
+    assert await claim(None) is None
+    release(None)
+    session = AgentSession()
+    key = await claim(session)
+    assert key == session.session_id
+    assert key in _RUNNING
+    release(key)
+    assert key not in _RUNNING
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+async def test_a_run_that_still_holds_the_session_is_waited_for_then_busy() -> None:
+    """SE-19, SE-12: a second run waits for a first that really runs, up to the bound,
+    then is SessionBusyError; once the first ends, the session takes a new run."""
+    gate, started = asyncio.Event(), asyncio.Event()
+
+    @chat_middleware
+    async def hold(context: Any, call_next: Any) -> None:
+        started.set()
+        await gate.wait()
+        await call_next()
+
+    agent = Agent(ScriptedChatClient(["first", "third"]))
+    session = AgentSession()
+    first = asyncio.create_task(agent.run("1", session=session, middleware=[hold]))
+    await started.wait()
+    with pytest.raises(SessionBusyError):
+        await agent.run("2", session=session)
+    gate.set()
+    assert (await first).text == "first"
+    assert (await agent.run("3", session=session)).text == "third"
+
+
 async def test_get_session_continues_a_service_conversation(stream: bool) -> None:
     """SE-1, SE-8: a session from get_session(id) sends only the input, with
     options["conversation_id"] set to that id, and keeps no local history."""
@@ -658,3 +1074,58 @@ async def test_get_session_continues_a_service_conversation(stream: bool) -> Non
     assert texts(client.requests[0].messages) == [("user", "continue")]
     assert client.requests[0].options["conversation_id"] == "conv_7"
     assert session.to_dict()["state"] == {}
+
+
+STRUCTURED = {"context_id": "ctx-1", "task_id": "task-2", "task_state": "working"}
+
+
+def test_a_structured_service_session_id_is_kept_and_round_trips() -> None:
+    """SE-65: a dict id is taken by get_session and the constructor, and
+    to_dict/from_dict copy it."""
+    agent = Agent(ScriptedChatClient([]))
+    session = agent.get_session(service_session_id=STRUCTURED)
+    assert session.service_session_id == STRUCTURED
+    data = session.to_dict()
+    assert data["service_session_id"] == STRUCTURED
+    assert data["service_session_id"] is not STRUCTURED
+    plain = json.loads(json.dumps(data))
+    restored = AgentSession.from_dict(plain)
+    assert restored.service_session_id == STRUCTURED
+    assert restored.service_session_id is not plain["service_session_id"]
+
+
+@pytest.mark.parametrize("bad", [{}, "", 3, ["a"]])
+def test_get_session_refuses_what_is_not_an_id(bad: Any) -> None:
+    """SE-65: an empty dict or str, or anything else, is a ValueError."""
+    with pytest.raises(ValueError, match="non-empty string or dict"):
+        Agent(ScriptedChatClient([])).get_session(service_session_id=bad)
+
+
+async def test_a_chat_client_agent_refuses_a_structured_id_before_calling(
+    stream: bool,
+) -> None:
+    """SE-65: the run fails before any model call, saying a string is expected."""
+    client = ScriptedChatClient(["never"])
+    agent = Agent(client)
+    session = agent.get_session(service_session_id={"context_id": "ctx-1"})
+    run = (
+        agent.run("Hello", session=session, stream=True).get_final_response()
+        if stream
+        else agent.run("Hello", session=session)
+    )
+    with pytest.raises(
+        AgentInvalidRequestException, match="expects a string service_session_id"
+    ):
+        await run
+    assert client.requests == []
+
+
+def test_session_repr_and_equality() -> None:
+    """SE-1, SE-2: a session shows its id; it equals only sessions of its own data."""
+    session = AgentSession(session_id="s1")
+    assert repr(session) == "<AgentSession s1>"
+    assert session == AgentSession(session_id="s1")
+    assert session != AgentSession(session_id="s2")
+    assert session != "s1"
+    with pytest.raises(ValueError, match="session_id"):
+        AgentSession(session_id=3)  # type: ignore[arg-type]
