@@ -16,6 +16,7 @@ from minagent import (
     AgentMiddleware,
     ChatMiddleware,
     ChatResponse,
+    Content,
     FunctionMiddleware,
     FunctionTool,
     Message,
@@ -25,6 +26,7 @@ from minagent import (
 )
 from minagent.hooks import (
     HookMiddleware,
+    HookState,
     ModelRequest,
     ToolCallRequest,
     after_agent,
@@ -441,6 +443,75 @@ async def test_bad_updates_are_errors(update, message):
     assert "Bad.before_model" in str(info.value)
 
 
+class _Jump(HookMiddleware):
+    def __init__(self, hook, update):
+        self.hook = hook
+        self.update = update
+
+    def before_agent(self, state):
+        return self.update if self.hook == "before_agent" else None
+
+    def after_agent(self, state):
+        return self.update if self.hook == "after_agent" else None
+
+    def after_model(self, state):
+        return self.update if self.hook == "after_model" else None
+
+
+@pytest.mark.parametrize(
+    ("hook", "update", "message"),
+    [
+        (
+            "before_agent",
+            {"jump_to": "tools", "response": [Message("assistant", [call("tool_t")])]},
+            "is for before_model",
+        ),
+        ("after_agent", {"jump_to": "end"}, "the run has ended"),
+        (
+            "after_model",
+            {"jump_to": "tools", "response": [Message("assistant", [call("tool_t")])]},
+            "is for before_model",
+        ),
+        ("before_agent", {"messages": [3]}, "must be Message objects or str"),
+    ],
+)
+async def test_misplaced_updates(hook, update, message):
+    """HK-5: jump_to where it does not apply, or messages of the wrong type, are errors
+    naming the hook."""
+    with pytest.raises(MiddlewareException, match=message):
+        await Agent(
+            ScriptedChatClient(["x"]), tools=[tool_t], middleware=[_Jump(hook, update)]
+        ).run("x")
+
+
+async def test_after_model_end_without_response(stream):
+    """HK-5: after_model "end" without a response just removes the calls; text already
+    there stays."""
+
+    class Stop(HookMiddleware):
+        def after_model(self, state):
+            return {"jump_to": "end"}
+
+    client = ScriptedChatClient([[Content.from_text("thinking"), call("tool_t")]])
+    result = await run(
+        Agent(client, tools=[tool_t], middleware=[Stop()]), "x", stream=stream
+    )
+    assert [(m.role, m.text) for m in result.messages] == [("assistant", "thinking")]
+
+
+async def test_after_agent_returning_nothing_keeps_the_response(stream):
+    """HK-5: an after_agent hook that returns None leaves the response as it is."""
+
+    @after_agent
+    def look(state):
+        return None
+
+    result = await run(
+        Agent(ScriptedChatClient(["x"]), middleware=[look]), "x", stream=stream
+    )
+    assert result.text == "x"
+
+
 # ---------------------------------------------------------------------------------------------
 # wrap_model_call (HK-7, HK-8)
 
@@ -587,6 +658,39 @@ async def test_wrap_hook_errors_reach_the_consumer():
             pass
 
 
+async def test_wrap_model_call_must_return_a_response():
+    """HK-7: any other return value is a MiddlewareException naming the hook."""
+
+    @wrap_model_call
+    async def wrong(request, handler):
+        await handler(request)
+        return 42
+
+    with pytest.raises(
+        MiddlewareException, match=r"wrong\.wrap_model_call must return a ChatResponse"
+    ):
+        await Agent(ScriptedChatClient(["x"]), middleware=[wrong]).run("x")
+
+
+async def test_inner_middleware_leaving_no_stream_is_named():
+    """HK-7: while streaming, an inner middleware that leaves a ChatResponse is reported
+    by the wrap hook."""
+
+    class NotAStream(ChatMiddleware):
+        async def process(self, context, call_next):
+            context.result = ChatResponse([Message("assistant", ["x"])])
+
+    @wrap_model_call
+    async def outer(request, handler):
+        return await handler(request)
+
+    stream = Agent(ScriptedChatClient([]), middleware=[outer, NotAStream()]).run(
+        "x", stream=True
+    )
+    with pytest.raises(MiddlewareException, match="did not produce a ResponseStream"):
+        await stream.get_final_response()
+
+
 # ---------------------------------------------------------------------------------------------
 # Tools (HK-9, HK-10, HK-11)
 
@@ -729,6 +833,23 @@ async def test_unchanged_request_sends_what_the_call_would_send(stream, options)
     assert wrapped.requests[0].texts == plain.requests[0].texts
 
 
+def test_request_override_errors():
+    """HK-8, HK-10: override refuses unknown fields and named options inside options; a
+    new tool_call brings its arguments."""
+    request = ModelRequest((), None, (), None, None, {}, None, HookState((), {}))
+    with pytest.raises(TypeError, match="may not hold"):
+        request.override(options={"instructions": "x"})
+    assert request.override(messages=[Message("user", ["hi"])]).messages[0].text == "hi"
+    tool_request = ToolCallRequest(
+        call("f", {"a": 1}), None, {"a": 1}, HookState((), {})
+    )
+    with pytest.raises(TypeError, match="unknown field"):
+        tool_request.override(name="g")
+    assert dict(tool_request.override(tool_call=call("g", {"b": 2})).arguments) == {
+        "b": 2
+    }
+
+
 def test_compiled_once_and_again_when_changed():
     """HK-3, HK-9: a hook middleware compiles once (the same functions on every run,
     tools wrapped once) and again when its tools change."""
@@ -748,3 +869,18 @@ def test_compiled_once_and_again_when_changed():
     assert categorize_middleware([mw]) == categorize_middleware([mw])
     mw.tools = []
     assert len(mw.__minagent_middleware__()) == 1  # no agent part without tools
+
+
+async def test_default_hooks_do_nothing():
+    """HK-3: the base class's hooks are no-ops (so a subclass may call super())."""
+    mw = HookMiddleware()
+    state = HookState((), {})
+    assert [
+        mw.before_agent(state),
+        mw.after_agent(state),
+        mw.before_model(state),
+        mw.after_model(state),
+    ] == [None] * 4
+    assert mw.wrap_model_call("r", lambda r: r) == "r"
+    assert mw.wrap_tool_call("r", lambda r: r) == "r"
+    assert repr(mw) == "<HookMiddleware hook middleware: no hooks>"

@@ -22,10 +22,15 @@ from minagent import (
     Content,
     Message,
     MiddlewareException,
+    MiddlewareTermination,
     RateLimitError,
     tool,
 )
 from minagent._history import is_valid_history
+from minagent.hooks import (
+    HookState,
+    ModelRequest,
+)
 from minagent.middleware import (
     Approve,
     CallLimitExceededError,
@@ -42,6 +47,7 @@ from minagent.middleware import (
     ToolCallLimit,
     ToolRetry,
     approx_tokens,
+    clean_cut,
 )
 from minagent.testing import ScriptedChatClient, call, text_chunks
 from tests._support.streamed import ask, run, streamed_text, tool_t
@@ -166,6 +172,38 @@ async def test_retry_gives_up_on_a_long_hint_so_the_fallback_takes_over(stream):
     assert sleeps.delays == [1.0]
     with pytest.raises(ValueError, match="give_up_after"):
         ModelRetry(give_up_after=-1)
+
+
+async def test_retry_predicate_and_control_flow(stream):
+    """ML-1, ML-7: retry_on may be a predicate; MiddlewareTermination from a tool is
+    never retried."""
+    client = ScriptedChatClient([KeyError("k"), "ok"])
+    retry = ModelRetry(
+        1, retry_on=lambda exc: isinstance(exc, KeyError), sleep=_no_sleep
+    )
+    assert (
+        await run(Agent(client, middleware=[retry]), "x", stream=stream)
+    ).text == "ok"
+    tries = []
+
+    @tool
+    def stop() -> str:
+        """Stops the loop."""
+        tries.append(1)
+        raise MiddlewareTermination(result="stopped")
+
+    client = ScriptedChatClient([[call("stop")]])
+    result = await run(
+        Agent(client, tools=[stop], middleware=[ToolRetry(3, sleep=_no_sleep)]),
+        "x",
+        stream=stream,
+    )
+    assert tries == [1]
+    assert result.messages[-1].contents[0].result == "stopped"
+
+
+async def _no_sleep(seconds: float) -> None:
+    return None
 
 
 async def test_retry_never_after_a_streamed_update():
@@ -711,6 +749,50 @@ async def test_trimmer_changes_one_call_not_the_transcript(stream):
     assert approx_tokens(Message("user", ["abcdefgh"])) == 6
 
 
+async def test_history_processors_quiet_paths(stream):
+    """ML-9, ML-10: under their limits the trimmer and the summarizer send the call
+    unchanged."""
+    summarizer = Summarizer(ScriptedChatClient([]), trigger_messages=5, keep_last=1)
+    client = ScriptedChatClient(["a"])
+    agent = Agent(client, middleware=[HistoryTrimmer(max_messages=5), summarizer])
+    await run(agent, "x", stream=stream)
+    assert client.requests[0].texts == ["user: x"]
+    tangled = (  # every cut separates a call from its result: nothing can be summarised
+        Message("assistant", [call("f", call_id="a")]),
+        Message("assistant", [call("f", call_id="b")]),
+        Message("tool", [Content.from_function_result("a", "r")]),
+        Message("tool", [Content.from_function_result("b", "r")]),
+    )
+    request = ModelRequest(tangled, None, (), None, None, {}, None, HookState((), {}))
+    sent = []
+
+    async def handler(req):
+        sent.append(req)
+        return ChatResponse([Message("assistant", ["ok"])])
+
+    summarizer = Summarizer(ScriptedChatClient([]), trigger_messages=3, keep_last=1)
+    await summarizer.wrap_model_call(request, handler)
+    assert sent == [request]
+
+
+def test_token_counting_and_cuts():
+    """ML-9: approx_tokens counts arguments and results; clean_cut falls back to keeping
+    everything."""
+    assert (
+        approx_tokens(Message("assistant", [call("f", {"a": "12345678"})]))
+        == 4 + len('{"a": "12345678"}') // 4
+    )
+    assert (
+        approx_tokens(Message("tool", [Content.from_function_result("k", {"x": 1})]))
+        == 4 + len('{"x": 1}') // 4
+    )
+    history = [
+        Message("assistant", [call("f", call_id="a")]),
+        Message("tool", [Content.from_function_result("a", "r")]),
+    ]
+    assert clean_cut(history, 1) == 0
+
+
 async def test_summarizer(stream):
     """ML-10: older turns become one summary message written by another client; the
     summary is cached."""
@@ -872,3 +954,20 @@ def test_ready_made_patterns(pattern, text, expected):
     """ML-11: the ready-made patterns find what they name and leave look-alikes
     alone."""
     assert Redact([pattern]).redact(text) == expected
+
+
+async def test_redact_tool_results_sent_to_the_model():
+    """ML-11: with inputs=True string tool results are redacted before the model sees
+    them."""
+    from minagent.middleware import Redact
+
+    @tool
+    def leak() -> str:
+        """Returns a secret."""
+        return "token sk-ABCDEF0123456789"
+
+    client = ScriptedChatClient([[call("leak")], "done"])
+    await Agent(
+        client, tools=[leak], middleware=[Redact([r"sk-[A-Za-z0-9]{16}"], inputs=True)]
+    ).run("x")
+    assert client.requests[1].messages[-1].contents[0].result == "token [REDACTED]"
