@@ -11,10 +11,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minagent import ContentError, Message, UsageDetails
+from minagent import (
+    AgentResponseUpdate,
+    ChatResponseUpdate,
+    Content,
+    ContentError,
+    Message,
+    UsageDetails,
+)
 from minagent.upstream import (
     add_usage_details,
     detect_media_type_from_base64,
+    map_chat_to_agent_update,
+    normalize_function_invocation_configuration,
     prepend_instructions_to_messages,
     validate_tool_mode,
 )
@@ -192,3 +201,47 @@ def test_a_short_riff_header_is_read_by_the_other_signatures() -> None:
     """UP-7: data that starts with RIFF but is too short to hold a form type is not a
     RIFF media."""
     assert detect_media_type_from_base64(data_bytes=b"RIFF1234WEB") is None
+
+
+def test_upstream_helpers():
+    """UP-7: upstream's helper functions on minagent's types."""
+    messages = prepend_instructions_to_messages([Message("user", ["hi"])], "be nice")
+    assert [(m.role, m.text) for m in messages] == [
+        ("system", "be nice"),
+        ("user", "hi"),
+    ]
+    assert add_usage_details(
+        {"input_token_count": 1}, {"input_token_count": 2, "x": 1}
+    ) == {
+        "input_token_count": 3,
+        "x": 1,
+    }
+    assert validate_tool_mode("auto") == {"mode": "auto"}
+    assert (
+        validate_tool_mode({"mode": "required", "required_function_name": "f"})[
+            "required_function_name"
+        ]
+        == "f"
+    )
+    with pytest.raises(ValueError, match="Invalid tool choice: bogus"):
+        validate_tool_mode("bogus")
+    assert (
+        detect_media_type_from_base64(data_bytes=b"\x89PNG\r\n\x1a\n...") == "image/png"
+    )
+    assert (
+        detect_media_type_from_base64(data_str=base64.b64encode(b"%PDF-1.4").decode())
+        == "application/pdf"
+    )
+    with pytest.raises(ValueError, match="Provide exactly one of"):
+        detect_media_type_from_base64()
+    assert (
+        normalize_function_invocation_configuration(
+            {"max_iterations": 3}
+        ).max_iterations
+        == 3
+    )
+    update = map_chat_to_agent_update(
+        ChatResponseUpdate([Content.from_text("x")], "assistant"), "bot"
+    )
+    assert isinstance(update, AgentResponseUpdate)
+    assert update.author_name == "bot"

@@ -5,18 +5,23 @@ layered client with no model call at all."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from typing import Any
 
 import pytest
 
 from minagent import (
     Agent,
+    AgentSession,
     BaseChatClient,
     ChatResponse,
     ChatResponseUpdate,
     Content,
     Message,
+    ResponseStream,
+    chat_middleware,
+    function_middleware,
+    tool,
 )
 from minagent.upstream import (
     ChatMiddlewareLayer,
@@ -24,6 +29,7 @@ from minagent.upstream import (
     FunctionInvocationLayer,
     adapt_single_hook,
 )
+from tests._support.modes import get_response, run
 
 
 def _update(text: str) -> ChatResponseUpdate:
@@ -246,6 +252,86 @@ async def test_minagents_own_hook_on_the_layers_streams(stream: bool) -> None:
         assert (await client.get_response("hi")).text == "echo hi"
 
 
+async def run_or_get_response(target, *args, stream, **kwargs):
+    """An agent's run or a client's get_response, in either mode, to its final
+    response."""
+    if hasattr(target, "run"):
+        return await run(target, *args, stream=stream, **kwargs)
+    return await get_response(target, *args, stream=stream, **kwargs)
+
+
+calls_made = []
+
+
+@tool
+def get_weather(location):
+    """Get the weather for a location."""
+    calls_made.append(location)
+    return f"Sunny in {location}."
+
+
+def upstream_provider(*bases):
+    class UpstreamStyleClient(*bases):
+        """A provider as upstream's users write one: one hook, `stream` a keyword."""
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.seen = []
+
+        def _inner_get_response(self, *, messages, stream, options, **kwargs):
+            self.seen.append((stream, [m.text for m in messages]))
+            asked = any(
+                c.type == "function_result" for m in messages for c in m.contents
+            )
+            contents = (
+                [Content.from_text("Sunny, says the tool.")]
+                if asked
+                else [
+                    Content.from_function_call(
+                        "c1", "get_weather", '{"location": "Oslo"}'
+                    )
+                ]
+            )
+            if stream:
+
+                async def updates():
+                    for content in contents:
+                        yield ChatResponseUpdate(contents=[content], role="assistant")
+
+                return ResponseStream(updates(), finalizer=ChatResponse.from_updates)
+
+            async def whole():
+                return ChatResponse(messages=[Message("assistant", contents)])
+
+            return whole()
+
+    return UpstreamStyleClient
+
+
+BASES = [
+    (BaseChatClient,),
+    (FunctionInvocationLayer, BaseChatClient),
+    (ChatMiddlewareLayer, FunctionInvocationLayer, ChatTelemetryLayer, BaseChatClient),
+]
+
+
+@pytest.mark.parametrize(
+    "bases", BASES, ids=["BaseChatClient", "tool layer", "all layers"]
+)
+async def test_a_single_hook_provider_runs_under_agent_run(stream, bases):
+    """UP-1, UP-2: a provider with upstream's single hook, on upstream's class bases,
+    drives `Agent.run` in both modes: the tool loop runs and the hook is called with
+    `stream` set."""
+    calls_made.clear()
+    client = upstream_provider(*bases)()
+    response = await run_or_get_response(
+        Agent(client, tools=[get_weather]), "weather in Oslo?", stream=stream
+    )
+    assert response.text == "Sunny, says the tool."
+    assert calls_made == ["Oslo"]
+    assert [s for s, _ in client.seen] == [stream, stream]
+
+
 @pytest.mark.parametrize("agent_run", [True, False], ids=["agent", "client"])
 async def test_leaving_a_stream_early_closes_the_single_hooks_stream_at_once(
     agent_run: bool,
@@ -278,3 +364,120 @@ async def test_leaving_a_stream_early_closes_the_single_hooks_stream_at_once(
         break
     await stream.aclose()
     assert closed == ["closed"]
+
+
+def test_layer_keywords_go_down_the_mro():
+    """UP-4: a layered client's keywords the layers do not take reach the provider's own
+    base; with none to take them, an unknown keyword is a `TypeError` naming it."""
+    from minagent import BaseChatClient
+    from minagent.upstream import FunctionInvocationLayer
+
+    class Transport:
+        def __init__(self, *, api_key):
+            self.api_key = api_key
+
+    class Keyed(FunctionInvocationLayer, BaseChatClient, Transport):
+        pass
+
+    class Bare(FunctionInvocationLayer, BaseChatClient):
+        pass
+
+    assert Keyed(api_key="k").api_key == "k"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        Bare(bogus=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Written as users write it: no annotations where users write none, upstream's
+# spellings.
+
+
+async def test_layer_middleware_attributes(stream):
+    """UP-3: a layered client's `middleware=` splits into its `chat_middleware` and
+    `function_middleware` attributes, and both run."""
+    seen = []
+
+    @chat_middleware
+    async def chat_mw(context, call_next):
+        seen.append("chat")
+        await call_next()
+
+    @function_middleware
+    async def func_mw(context, call_next):
+        seen.append("function")
+        await call_next()
+
+    client = upstream_provider(
+        FunctionInvocationLayer, ChatMiddlewareLayer, BaseChatClient
+    )(middleware=[chat_mw, func_mw])
+    assert client.chat_middleware == [chat_mw]
+    assert client.function_middleware == [func_mw]
+    await run_or_get_response(
+        Agent(client, tools=[get_weather]), "weather?", stream=stream
+    )
+    assert seen == ["chat", "function", "chat"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A provider written for upstream whose stream has a finalizer (spec/providers.md PV-60).
+
+
+class FinalizingClient(BaseChatClient):
+    """Upstream's single hook; the conversation id is known only to the stream's
+    finalizer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finalized = False
+
+    def _inner_get_response(
+        self,
+        *,
+        messages: Sequence[Message],
+        stream: bool,
+        options: dict[str, Any],
+        **kw: Any,
+    ):  # type: ignore[no-untyped-def]
+        async def updates() -> AsyncIterable[ChatResponseUpdate]:
+            yield ChatResponseUpdate([Content.from_text("Hel")], "assistant")
+            yield ChatResponseUpdate([Content.from_text("lo")], "assistant")
+
+        def finalize(got: Sequence[ChatResponseUpdate]) -> ChatResponse:
+            self.finalized = True
+            response = ChatResponse.from_updates(got)
+            response.conversation_id = "conv-9"
+            response.response_id = "resp-9"
+            return response
+
+        return ResponseStream(updates(), finalizer=finalize)
+
+
+async def test_a_finalizers_ids_reach_the_response_and_the_session() -> None:
+    """PV-60: the finalizer's conversation and response ids reach the final response
+    and, through it, the session; the text is unchanged."""
+    agent = Agent(FinalizingClient())
+    session = AgentSession()
+    stream = agent.run("Hi", session=session, stream=True)
+    texts = [update.text async for update in stream]
+    final = await stream.get_final_response()
+    assert "".join(texts) == "Hello"
+    assert final.text == "Hello"
+    assert session.service_session_id == "conv-9"
+    direct = (
+        await FinalizingClient().get_response("Hi", stream=True).get_final_response()
+    )
+    assert direct.conversation_id == "conv-9"
+    assert direct.response_id == "resp-9"
+
+
+async def test_a_stream_left_early_does_not_run_the_finalizer() -> None:
+    """PV-60: leaving early reads no final response from the provider."""
+    client = FinalizingClient()
+    stream = client.get_response("Hi", stream=True)
+    async for _ in stream:
+        break
+    await stream.aclose()
+    assert not client.finalized
+    whole = FinalizingClient()
+    await whole.get_response("Hi", stream=True).get_final_response()
+    assert whole.finalized
