@@ -11,6 +11,7 @@ this client.
 from __future__ import annotations
 
 import asyncio
+import calendar
 import json
 import logging
 import socket
@@ -31,6 +32,7 @@ from minagent import (
     StreamInterruptedError,
 )
 from minagent.providers import RetryPolicy, StdlibTransport, Timeouts, TransportError
+from minagent.providers.errors import server_delay
 
 from .._support.loopback import RawServer
 from ._toy import (
@@ -343,6 +345,19 @@ async def test_retries_wait_what_the_server_asks(
     assert [r.levelno for r in retries] == [logging.INFO, logging.INFO]
     assert "retry 1 of 2" in retries[0].getMessage()
     assert all(KEY not in r.getMessage() for r in caplog.records)
+
+
+def test_retry_after_http_date_without_zone_is_gmt() -> None:
+    """PV-27: a Retry-After HTTP date is counted from now; a date with no zone (-0000)
+    is GMT."""
+    now = calendar.timegm((2015, 10, 21, 7, 27, 50, 0, 0, 0))
+    assert (
+        server_delay({"Retry-After": "Wed, 21 Oct 2015 07:28:00 -0000"}, now=now)
+        == 10.0
+    )
+    assert (
+        server_delay({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=now) == 10.0
+    )
 
 
 @BOTH
