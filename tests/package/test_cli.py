@@ -13,7 +13,11 @@ from typing import Any
 import pytest
 
 import minagent
-from minagent import MinagentError, PluginNotFoundError, get_client
+from minagent import (
+    MinagentError,
+    PluginNotFoundError,
+    get_client,
+)
 from minagent.cli import main
 from minagent.testing import ScriptedChatClient, text_chunks
 from tests._support.entry_points import FakeEntryPoint, fake_entry_points
@@ -61,6 +65,71 @@ def test_about_lists_the_commands(args: tuple[str, ...]) -> None:
         assert command in out
     assert "--provider NAME" in out
     assert "--model MODEL" in out
+
+
+def test_main_without_cli_folder_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """PK-3: `python -m minagent` in a copy without minagent/cli/ exits 2 with an error
+    naming the folder."""
+    from minagent import __main__ as entry
+
+    for mod in [
+        m for m in sys.modules if m == "minagent.cli" or m.startswith("minagent.cli.")
+    ]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setitem(sys.modules, "minagent.cli", None)  # type: ignore[arg-type]
+    assert entry.main() == 2
+    assert "minagent/cli/" in capsys.readouterr().err
+
+
+def test_main_reraises_a_missing_module_other_than_cli(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PK-3: a missing dependency inside the command line is not disguised as a missing
+    folder."""
+    from minagent import __main__ as entry
+
+    for mod in [
+        m for m in sys.modules if m == "minagent.cli" or m.startswith("minagent.cli.")
+    ]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setitem(sys.modules, "minagent.cli", None)  # type: ignore[arg-type]
+    real = ModuleNotFoundError
+
+    class Other(real):
+        pass
+
+    err = ModuleNotFoundError("No module named 'x'", name="x")
+    monkeypatch.setitem(sys.modules, "minagent.cli", None)  # type: ignore[arg-type]
+    import builtins
+
+    orig_import = builtins.__import__
+
+    def fake(name: str, *a: Any, **k: Any) -> Any:
+        if name == "cli" or name.endswith(".cli"):
+            raise err
+        return orig_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    with pytest.raises(ModuleNotFoundError) as info:
+        entry.main()
+    assert info.value is err
+
+
+def test_python_dash_m_minagent_version_runs_main() -> None:
+    """PK-3: `python -m minagent --version` prints `minagent <version>` (the module's
+    __main__ guard)."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "minagent", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("minagent ")
 
 
 def test_demo_shows_every_layer_in_order() -> None:

@@ -8,6 +8,7 @@ import io
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -17,7 +18,9 @@ from typing import Any
 import pytest
 
 from minagent import ChatResponse, Content, Message
-from minagent.cli import main
+from minagent.cli import _sqlite_problem, main
+from minagent.mcp.server import serve_command
+from minagent.stores import SQLiteSchemaError
 from minagent.testing import ScriptedChatClient
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -254,6 +257,35 @@ def test_mcp_serve_over_http_says_where_it_listens(tmp_path: Path) -> None:
     assert process.returncode is not None
 
 
+def test_mcp_serve_on_a_busy_address_is_one_error_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """MCP-34: an --http address that cannot be bound is one `error:` line naming it,
+    status 2."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert (
+            serve_command("tests.mcp.plain_agent:agent", http=f"127.0.0.1:{port}") == 2
+        )
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot serve at 127.0.0.1:{port}: ")
+    assert err.count("\n") == 1
+
+
+def test_mcp_serve_of_a_builtin_without_signature_calls_it_and_refuses_the_result(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """MCP-34: a callable whose signature cannot be read is called with no arguments;
+    what it returns is not an agent, so that is one `error:` line, status 2."""
+    assert serve_command("builtins:dict") == 2
+    assert (
+        capsys.readouterr().err
+        == "error: builtins:dict is dict, not an agent (or a factory returning one)\n"
+    )
+
+
 def _always_calls(messages: list[Message], options: dict[str, Any]) -> Any:
     """A model that keeps asking for a tool the agent does not have."""
     return ChatResponse(
@@ -397,3 +429,16 @@ def test_a_good_session_db_still_works(
     assert client.requests[1].texts[:2] == ["user: one", "assistant: first"]
     with sqlite3.connect(db) as connection:
         assert connection.execute("select count(*) from messages").fetchone()[0] == 4
+
+
+def test_session_db_problems_in_a_users_words(tmp_path: Path) -> None:
+    """AG-15: a --session-db that minagent cannot use is described without the path
+    repeated, or with the exception's type and text when it is something else."""
+    path = str(tmp_path / "s.db")
+    schema = SQLiteSchemaError(f"{path}: the table 'messages' has an unexpected layout")
+    assert (
+        _sqlite_problem(path, schema) == "the table 'messages' has an unexpected layout"
+    )
+    assert _sqlite_problem(path, PermissionError("denied")) == (
+        "cannot be used as minagent's session database (PermissionError: denied)"
+    )

@@ -11,8 +11,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+import minagent
+import minagent.providers
 
 PACKAGE = Path(__file__).resolve().parents[2] / "minagent"
 CORE = sorted(p.stem for p in PACKAGE.glob("*.py"))
@@ -304,6 +308,56 @@ def test_every_name_in_all_resolves() -> None:
     assert sorted(set(minagent.__all__)) == sorted(minagent.__all__)
     for name in minagent.__all__:
         assert getattr(minagent, name) is not None, name
+
+
+def test_lazy_name_without_its_folder_names_the_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PK-9: in a copy of the core without a folder, its optional name is an ImportError
+    naming the folder."""
+    name = next(n for n, folder in minagent._LAZY.items() if folder == "structured")
+    monkeypatch.delitem(minagent.__dict__, name, raising=False)
+    for mod in [
+        m
+        for m in sys.modules
+        if m == "minagent.structured" or m.startswith("minagent.structured.")
+    ]:
+        monkeypatch.delitem(sys.modules, mod)
+    monkeypatch.setitem(sys.modules, "minagent.structured", None)  # type: ignore[arg-type]
+    with pytest.raises(ImportError, match=r"minagent/structured/") as info:
+        getattr(minagent, name)
+    assert isinstance(info.value.__cause__, ModuleNotFoundError)
+    assert name not in minagent.__dict__  # nothing cached on failure
+
+
+def test_lazy_name_reraises_a_missing_dependency_of_the_folder(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PK-9: only the folder's own absence becomes the 'copy that folder' error; any
+    other missing module propagates."""
+    import importlib
+
+    name = next(n for n, folder in minagent._LAZY.items() if folder == "structured")
+    monkeypatch.delitem(minagent.__dict__, name, raising=False)
+
+    def fake_import(module: str, package: str | None = None) -> Any:
+        raise ModuleNotFoundError("No module named 'somedep'", name="somedep")
+
+    monkeypatch.setattr(importlib, "import_module", fake_import)
+    with pytest.raises(ModuleNotFoundError) as info:
+        getattr(minagent, name)
+    assert info.value.name == "somedep"
+
+
+def test_providers_unknown_name_is_an_attribute_error() -> None:
+    """PK-9: the providers folder's lazy names resolve; another name is an
+    AttributeError naming it."""
+    with pytest.raises(AttributeError, match="nosuch"):
+        minagent.providers.nosuch  # noqa: B018
+    assert (
+        importlib.import_module("minagent.providers").StdlibTransport.__name__
+        == "StdlibTransport"
+    )
 
 
 def test_control_flow_exceptions_are_not_errors() -> None:
