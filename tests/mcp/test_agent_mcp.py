@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from minagent import Agent, ToolError, tool
+from minagent._toolset import expand_tool_sets
 from minagent.mcp.stdio import MCPStdioTool
 from minagent.testing import ScriptedChatClient, call
 
@@ -160,6 +161,15 @@ async def test_prefix_resolves_duplicates() -> None:
             "echo",
         ]
     assert results(response)[0].result == {"result": "echo: x"}
+
+
+def test_expand_tool_sets_without_sets_is_a_copy() -> None:
+    """MCP-21: a tool list with no tool set is returned as a new list of the same
+    tools."""
+    tools: list[Any] = [object(), object()]
+    out = expand_tool_sets(tools)
+    assert out == tools
+    assert out is not tools
 
 
 async def test_standalone_functions_work_as_plain_tools() -> None:

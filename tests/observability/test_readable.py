@@ -18,11 +18,13 @@ from minagent import (
     FunctionInvocationConfiguration,
     Message,
     RunTrace,
+    UsageDetails,
     chat_middleware,
     set_tracer,
     tool,
 )
 from minagent.testing import MockResponse, MockTransport, ScriptedChatClient, call
+from minagent.tracing import genai
 
 from ._recording import RecordingTracer
 
@@ -139,6 +141,40 @@ async def test_anthropic_and_a_client_without_a_url(tracer: RecordingTracer) -> 
         scripted.attributes
     )
     assert "gen_ai.tool.definitions" not in anthropic.attributes
+
+
+def test_connection_attributes_default_the_port_by_scheme() -> None:
+    """OB-28: the server address comes from base_url; a missing or unreadable port is
+    the scheme's."""
+
+    class Client:
+        def __init__(self, url: str) -> None:
+            self.base_url = url
+
+    assert genai._connection_attributes(Client("http://host:notaport/v1")) == {
+        "server.address": "host",
+        "server.port": 80,
+    }
+    assert genai._connection_attributes(Client("https://api.example.com/v1")) == {
+        "server.address": "api.example.com",
+        "server.port": 443,
+    }
+
+
+def test_tool_definitions_keep_a_hosted_tools_wire_form() -> None:
+    """OB-28: a tool given as its wire form (a hosted tool) is recorded as it is."""
+    assert (
+        genai._tool_definitions([{"type": "web_search"}]) == '[{"type": "web_search"}]'
+    )
+
+
+def test_usage_attributes_only_for_counts_present() -> None:
+    """OB-28: token usage attributes are set for the counts the response has, and only
+    those."""
+    assert genai._usage_attributes(UsageDetails(output_token_count=3)) == {
+        "gen_ai.usage.output_tokens": 3
+    }
+    assert genai._usage_attributes(None) == {}
 
 
 TIMED = re.compile(r"^    \w+-->>\w+: .* \((\d+(?:\.\d+)?) (ms|s)\)$")

@@ -21,6 +21,8 @@ from minagent import (
 )
 from minagent.providers import Secret, redact
 from minagent.testing import call
+from minagent.tracing import genai
+from minagent.tracing.safety import SECRET_TEXT, secret_names
 
 from ._recording import RecordingTracer
 
@@ -232,6 +234,34 @@ def test_secret_parameters_are_read_from_the_schema() -> None:
     )
     assert secret_parameters(object()) == frozenset()
     assert minagent.get_tracer() is None
+
+
+SECRET = frozenset({"password"})
+
+
+def test_a_tool_without_a_schema_has_no_secret_names() -> None:
+    """OB-16: secret names come from the tool's schema; a tool with none (or not a
+    mapping) has none."""
+
+    class Bare:
+        parameters = None
+
+    assert secret_names(Bare()) == frozenset()
+    assert secret_names(object()) == frozenset()
+
+
+def test_arguments_are_hidden_whatever_their_form() -> None:
+    """OB-16, OB-21: recorded arguments hide the secret keys when they are a mapping
+    (given as data or JSON text); anything else (not JSON, not an object) is recorded as
+    [secret] whole."""
+    assert genai._hide({"k": "v", "password": "x"}, SECRET) == {
+        "k": "v",
+        "password": SECRET_TEXT,
+    }
+    assert genai._hide('{"password": "x"}', SECRET) == {"password": SECRET_TEXT}
+    assert genai._hide("not json", SECRET) == SECRET_TEXT
+    assert genai._hide("[1]", SECRET) == SECRET_TEXT
+    assert genai._parsed({"a": 1}) == {"a": 1}
 
 
 def test_context_reprs_carry_no_secret() -> None:

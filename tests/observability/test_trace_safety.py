@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
-from minagent import Agent, FunctionTool, set_tracer
+from minagent import Agent, Content, FunctionTool, set_tracer
+from minagent._observe import current, install
 from minagent.middleware import Redact
 from minagent.testing import ScriptedChatClient, call
-from minagent.tracing import RecordedToolError, error_type
+from minagent.tracing import RecordedToolError, error_type, genai
+from minagent.tracing.safety import SECRET_TEXT, hide, secret_values
 from tests._support.modes import run
 
 from ._recording import RecordedSpan, RecordingTracer
@@ -149,6 +151,62 @@ async def test_the_chat_span_keeps_nothing_redact_removed(stream: bool) -> None:
     assert "my key is [REDACTED] ok" in chat.attributes["gen_ai.output.messages"]
 
 
+SECRET_NAMES = frozenset({"password"})
+
+
+def nested(depth: int, leaf: Any) -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = {"inner": value}
+    return value
+
+
+def test_hide_walks_lists_and_hides_what_is_too_deep_to_walk() -> None:
+    """OB-21: a secret parameter is hidden at any depth, inside lists too; a value
+    nested deeper than the walk goes is hidden whole rather than risk showing a
+    secret."""
+    value = {
+        "users": [{"name": "ann", "password": "hunter22"}, ("x", {"password": "p4ss"})]
+    }
+    assert hide(value, SECRET_NAMES) == {
+        "users": [
+            {"name": "ann", "password": SECRET_TEXT},
+            ["x", {"password": SECRET_TEXT}],
+        ]
+    }
+    deep = hide(nested(200, {"password": "hunter22"}), SECRET_NAMES)
+    assert "hunter22" not in repr(deep)
+    assert SECRET_TEXT in repr(deep)
+
+
+def test_secret_values_stop_at_the_depth_limit() -> None:
+    """OB-21: the secret values collected for scrubbing are those within the walked
+    depth, longest first."""
+    value = {
+        "password": "short-one",
+        "list": [{"password": "a-much-longer-one"}],
+        "deep": nested(200, "x"),
+    }
+    assert secret_values(value, SECRET_NAMES) == ["a-much-longer-one", "short-one"]
+
+
+def test_secret_values_of_a_call_with_unreadable_arguments_are_none() -> None:
+    """OB-21: a call whose arguments cannot be parsed yields no secret values to scrub
+    (nothing to match)."""
+
+    class Tool:
+        def __init__(self) -> None:
+            self.parameters = {
+                "type": "object",
+                "properties": {"password": {"type": "string", "writeOnly": True}},
+            }
+
+    good = Content.from_function_call("c", "t", '{"password": "hunter22"}')
+    bad = Content.from_function_call("c", "t", "{not json")
+    assert genai._secret_values_of(good, Tool()) == ["hunter22"]
+    assert genai._secret_values_of(bad, Tool()) == []
+
+
 class Raising(RecordingTracer):
     """A recording tracer whose ``hook`` raises every time it is called."""
 
@@ -228,3 +286,12 @@ async def test_a_tracer_that_raises_never_fails_the_run(
         len([r for r in caplog.records if r.name == "minagent.tracing"])
         == tracer.raised
     )
+
+
+def test_install_refuses_what_is_not_an_observer() -> None:
+    """OB-22: install() takes an Observer (or None); anything else is a TypeError naming
+    its type, and the installed observer is unchanged."""
+    before = current()
+    with pytest.raises(TypeError, match="takes an Observer, got str"):
+        install("tracer")  # type: ignore[arg-type]
+    assert current() is before

@@ -3,6 +3,7 @@ tools."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -171,3 +172,21 @@ async def test_value_is_cached_until_the_text_changes() -> None:
         Message("assistant", ['{"city": "Rome", "country": "IT"}'])
     )
     assert response.value == Place("Rome", "IT")
+
+
+@dataclasses.dataclass
+class Answer:
+    a: int
+
+
+def test_value_reads_the_last_assistant_message_with_text() -> None:
+    """SO-9: value parses the last assistant message with non-empty text: a later tool
+    message, and a later assistant message with only a call, are skipped."""
+    messages = [
+        Message("assistant", '{"a": 1}'),
+        Message("assistant", [Content.from_function_call("c", "f", "{}")]),
+        Message("tool", [Content.from_function_result("c", "x")]),
+    ]
+    response = ChatResponse(messages=messages, response_format=Answer)
+    assert response.value == Answer(1)
+    assert response.try_value == Answer(1)
