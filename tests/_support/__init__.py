@@ -5,4 +5,7 @@
 - `loopback`: the fake HTTP servers' shared part and a raw TCP server; each provider
   plugin's ``tests/<plugin>/_fake_server.py`` builds on it.
 - `strategies`: hypothesis strategies of the wire types (messages, contents, threads).
+- `streamed`: runs that keep the streamed updates (the hook and middleware-library tests).
+- `redis_server`: a real redis-server for the Redis plugin's tests.
+- `entry_points`: made-up plugin entry points for plugin discovery.
 """

@@ -1,4 +1,6 @@
-"""The function-invocation loop (spec/loop.md): calling, the batch, concurrency, usage.
+"""The function-invocation loop (spec/loop.md): calling and its configuration (LP-1 ..
+LP-3, LP-24, LP-25, LP-60), the batch and repeated call ids (LP-4, LP-5, LP-26),
+concurrency, usage and conversation ids (LP-18, LP-19).
 
 Every rule runs in both modes with the same script through `run_both`, which also checks
 that the streaming final response equals the non-streaming response (LP-2). The helpers

@@ -1,4 +1,7 @@
-"""Error results of the tool loop (spec/loop.md LP-6, LP-12), in both modes."""
+"""Error results of the tool loop and what model output can never do to a run
+(spec/loop.md LP-6, LP-12, LP-27 .. LP-29): bad calls and raising tools are error
+results, bounded; nothing that cannot be sent enters the transcript; a broken history is
+repaired before it is sent. In both modes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Pauses and early exits of the tool loop (spec/loop.md LP-11, LP-13, LP-14, LP-20 ..
-LP-23).
+LP-23, LP-31).
 
 Every scenario runs in both modes with the same script (`run_both`), except where the
 run raises or is cancelled, which is checked once per mode.

@@ -1,6 +1,6 @@
-"""The live transcript and the steering inbox (spec/loop.md LP-15 .. LP-17), and seed
-002's scenario end to end: a user message sent while a slow tool runs reaches the next
-model call.
+"""The live transcript and the steering inbox (spec/loop.md LP-15 .. LP-17, LP-32),
+progressive tools (LP-33), and seed 002's scenario end to end: a user message sent while
+a slow tool runs reaches the next model call.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""One mechanism, two spellings: threads and sessions (spec/sessions.md SE-9, SE-10)."""
+"""One mechanism, two spellings: threads and sessions (spec/sessions.md SE-9, SE-10);
+upstream's names that minagent has not say what to use (SE-64)."""
 
 from __future__ import annotations
 

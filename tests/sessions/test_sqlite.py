@@ -1,4 +1,4 @@
-"""SQLite history and sessions (spec/sessions.md SE-12 to SE-17)."""
+"""SQLite history and sessions (spec/sessions.md SE-12 to SE-17, SE-21 to SE-23)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""`FunctionTool`, `@tool`, tool results and `FunctionInvocationConfiguration`
-(spec/tools.md).
+"""`FunctionTool`, `@tool`, invoking a tool and `FunctionInvocationConfiguration`
+(spec/tools.md). A tool's result is in test_results.py, upstream's tool API in
+test_upstream_api.py.
 
 This module deliberately does not use `from __future__ import annotations`, so that the
 functions below carry real (non-string) annotations; the string-annotation cases live in

@@ -1,6 +1,7 @@
-"""Upstream's provider class bases (spec/upstream.md UP-1 .. UP-3): a class with its own
-``get_response`` behind a layer, the streaming forms its model call may return, and a
-layered client with no model call at all."""
+"""Upstream's provider class bases (spec/upstream.md UP-1 .. UP-4): a class with its own
+``get_response`` behind a layer, the streaming forms its model call may return, a
+layered client with no model call at all, layer keywords; providers written for
+upstream, their finalizers included (spec/providers.md PV-60)."""
 
 from __future__ import annotations
 
