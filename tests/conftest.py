@@ -1,9 +1,13 @@
 """Test harness: ``async def`` tests run in a fresh event loop, without third-party
-plugins.
+plugins; a test that takes ``stream`` runs in both modes.
 
 After each async test the loop must hold no task other than the test's own: a leaked
 task is a test failure (house rule: nothing left running after a run, a failure or a
 cancel).
+
+Both modes: the ``stream`` fixture below is the one way a test runs non-streaming and
+streaming (ids ``non-streaming`` and ``streaming``); tests/_support/modes.py runs an
+agent or a client in the mode given. tests/README.md says where a new test goes.
 """
 
 from __future__ import annotations
@@ -21,6 +25,17 @@ settings.register_profile(
     "minagent", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("minagent")
+
+
+@pytest.fixture(params=[False, True], ids=["non-streaming", "streaming"])
+def stream(request: pytest.FixtureRequest) -> bool:
+    """Both modes: a test that takes ``stream`` runs with ``False``, then ``True``.
+
+    The fixture is function-scoped: a hypothesis test that takes it says so with
+    ``suppress_health_check=[HealthCheck.function_scoped_fixture]`` (the value is a
+    bool, the same for every example).
+    """
+    return bool(request.param)
 
 
 async def _run_checked(fn: Any, kwargs: dict[str, Any]) -> None:

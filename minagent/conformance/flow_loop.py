@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .._loop_table import NEXT_STEP
 from .flow import (
     Answer,
     Approval,
@@ -728,7 +729,7 @@ def _pauses() -> list[Scenario]:
 
 
 def scenarios() -> list[Scenario]:
-    rows = [_row(f"LP-T{n}", n % 2 == 1) for n in range(1, 19)]
+    rows = [_row(f"LP-T{n}", room) for n, (_, room) in enumerate(NEXT_STEP, 1)]
     return [*rows, _batch(), *_errors(), *_limits(), *_pauses()]
 
 

@@ -5,7 +5,7 @@ is rendered as a JSON message or as an SSE event stream according to the request
 ``stream`` flag, with the same ids and model either way; a handler answers anything else
 (recorded transcripts cut into chunks, raw bodies, disconnects). Every request body is
 recorded (``requests()``), with its headers (``headers``). The server, the queue and the
-handlers are the shared loopback helper's (``tests/_loopback.py``); this module adds the
+handlers are the shared loopback helper's (``tests/_support/loopback.py``); this module adds the
 Messages API wire.
 """
 
@@ -23,8 +23,8 @@ from minagent_anthropic import AnthropicChatClient
 from minagent import UsageDetails
 from minagent.testing import ScriptedStep
 
-from .. import _loopback
-from .._loopback import (
+from .._support import loopback as _loopback
+from .._support.loopback import (
     SSE_HEADERS,
     Handler,
     LoopbackServer,

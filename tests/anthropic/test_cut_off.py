@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from aiohttp import web
 
 from minagent import Agent, AgentSession, tool
@@ -70,7 +69,6 @@ def cut_off_stream() -> Any:
     return handler
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_a_call_cut_off_by_max_tokens_gets_an_error_result_and_the_run_goes_on(
     stream: bool,
 ) -> None:

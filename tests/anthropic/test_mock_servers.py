@@ -38,6 +38,7 @@ from minagent import (
     StreamInterruptedError,
     tool,
 )
+from tests._support.modes import run_with_updates
 
 pytestmark = pytest.mark.skipif(
     not (shutil.which("fakellm") and shutil.which("llmock")),
@@ -139,13 +140,11 @@ async def run_agent(
     client: AnthropicChatClient, tools: list[Any], prompt: str, *, stream: bool
 ) -> Any:
     agent = Agent(client, "You report the weather.", tools=tools)
+    final, updates = await run_with_updates(agent, prompt, stream=stream)
     if stream:
-        run = agent.run(prompt, stream=True)
-        texts = [u.text async for u in run]
-        final = await run.get_final_response()
+        texts = [u.text for u in updates]
         assert "".join(texts).strip()
-        return final
-    return await agent.run(prompt)
+    return final
 
 
 # -- fakellm -------------------------------------------------------------------------------------
@@ -195,7 +194,6 @@ async def fakellm(tmp_path: Path) -> AsyncIterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_fakellm_plain_and_streamed_agent_runs(
     tmp_path: Path, stream: bool
 ) -> None:

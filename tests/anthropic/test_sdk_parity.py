@@ -220,7 +220,6 @@ OLD_VERSION = "2023-06-01"
 
 
 @pytest.mark.parametrize("version", ["default", OLD_VERSION])
-@pytest.mark.parametrize("stream", [False, True])
 async def test_request_bodies_equal_the_sdks(stream: bool, version: str) -> None:
     """AN-1 .. AN-12, AN-2, AN-3, AN-5, AN-6, AN-7, AN-10, AN-11, AN-19: the same
     conversation sent through AnthropicChatClient and through the official SDK gives
@@ -331,7 +330,6 @@ _FINISH = {
 
 
 @pytest.mark.parametrize("name", COMPLETE)
-@pytest.mark.parametrize("stream", [False, True])
 async def test_recorded_answers_parse_the_same_as_the_sdk(
     name: str, stream: bool
 ) -> None:

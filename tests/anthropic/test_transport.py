@@ -35,6 +35,7 @@ from minagent import (
     get_client,
     tool,
 )
+from tests._support.modes import get_response
 
 from ._fake_server import (
     COMPLETE,
@@ -63,12 +64,7 @@ class Sleeps:
 
 async def ask(client: AnthropicChatClient, *, stream: bool, **kw: Any) -> ChatResponse:
     messages = kw.pop("messages", [Message("user", ["Hi"])])
-    if stream:
-        result = client.get_response(messages, stream=True, **kw)
-        async for _ in result:
-            pass
-        return await result.get_final_response()
-    response: ChatResponse = await client.get_response(messages, **kw)
+    response: ChatResponse = await get_response(client, messages, stream=stream, **kw)
     return response
 
 
@@ -90,7 +86,6 @@ def error_step(status: int, message: str, headers: dict[str, str] | None = None)
 # -- AN-19 ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_request_url_headers_and_body(stream: bool) -> None:
     """AN-19, AN-1: POST /v1/messages with x-api-key, anthropic-version and the codec's
     body."""
@@ -186,7 +181,6 @@ def test_constructor_validation_and_repr() -> None:
 # -- AN-20: retries -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize(
     ("status", "error_type"), [(429, "rate_limit_error"), (529, "overloaded_error")]
 )
@@ -206,7 +200,6 @@ async def test_429_and_529_are_retried_after_retry_after(
     assert sleep.calls == [3.0, 0.25]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_overloaded_beyond_retries_is_a_server_error(stream: bool) -> None:
     """AN-20, PV-23: a 529 after the last retry is a ServerError with status and
     retry_after."""
@@ -320,7 +313,6 @@ async def test_bodies_the_protocol_does_not_allow() -> None:
 # -- AN-8 end to end ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_tool_ids_are_normalised_on_the_wire_and_mapped_back(
     stream: bool,
 ) -> None:
@@ -385,7 +377,6 @@ def _texts_of(error: BaseException) -> list[str]:
     return seen
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_the_key_is_in_no_error_and_no_log(
     stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -646,7 +637,6 @@ async def test_base_url_password_is_a_secret() -> None:
 # -- AN-9 end to end: thinking goes back with its signature in the tool loop ----------------------
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_thinking_is_replayed_unchanged_in_the_tool_loop(stream: bool) -> None:
     """AN-9, AN-13, AN-16: with extended thinking, the thinking and redacted_thinking
     blocks that preceded a tool call go back, unchanged and with their signature, in the

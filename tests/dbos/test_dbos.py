@@ -50,8 +50,7 @@ from minagent import (  # noqa: E402
     tool,
 )
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks  # noqa: E402
-
-MODES = [False, True]
+from tests._support.modes import run  # noqa: E402
 
 
 @pytest.fixture
@@ -67,24 +66,6 @@ def app(tmp_path: Path) -> Iterator[Path]:
         yield tmp_path
     finally:
         DBOS.destroy(destroy_registry=True)
-
-
-async def run(durable: DurableAgent, messages: Any, stream: bool, **kwargs: Any) -> Any:
-    if not stream:
-        return await durable.run(messages, **kwargs)
-    updates = durable.run(messages, stream=True, **kwargs)
-    async for _ in updates:
-        pass
-    return await updates.get_final_response()
-
-
-async def plain_run(agent: Any, messages: Any, stream: bool, **kwargs: Any) -> Any:
-    if not stream:
-        return await agent.run(messages, **kwargs)
-    updates = agent.run(messages, stream=True, **kwargs)
-    async for _ in updates:
-        pass
-    return await updates.get_final_response()
 
 
 async def steps_of(workflow_id: str) -> list[str]:
@@ -139,14 +120,13 @@ class TestWorkflow:
     """DU-1, DU-2, DU-3, DU-4: a run is a workflow; every model call and tool call is
     one step."""
 
-    @pytest.mark.parametrize("stream", MODES)
     async def test_steps_and_result(self, app: Path, stream: bool) -> None:
         client = ScriptedChatClient(two_rounds())
         agent = Agent(client, tools=[add, shout], name="bot")
         durable = DurableAgent(agent, name="bot")
         DBOS.launch()
         executed.clear()
-        response = await run(durable, "go", stream, workflow_id="w1")
+        response = await run(durable, "go", stream=stream, workflow_id="w1")
         assert response.text == "all done"
         assert [m.role for m in response.messages] == [
             "assistant",
@@ -170,15 +150,14 @@ class TestWorkflow:
         stored = await result("w1")
         assert stored.to_dict() == response.to_dict()
 
-    @pytest.mark.parametrize("stream", MODES)
     async def test_a_finished_workflow_id_gives_its_recorded_response(
         self, app: Path, stream: bool
     ) -> None:
         client = ScriptedChatClient(["only once"])
         durable = DurableAgent(Agent(client), name="once")
         DBOS.launch()
-        first = await run(durable, "hi", stream, workflow_id="same")
-        again = await run(durable, "something else", stream, workflow_id="same")
+        first = await run(durable, "hi", stream=stream, workflow_id="same")
+        again = await run(durable, "something else", stream=stream, workflow_id="same")
         assert again.to_dict() == first.to_dict()
         assert len(client.requests) == 1
 
@@ -220,7 +199,6 @@ class TestReplay:
     running the model or the tools, and raises a recorded tool exception as the tool's
     (LP-6)."""
 
-    @pytest.mark.parametrize("stream", MODES)
     async def test_fork_replays_recorded_steps(self, app: Path, stream: bool) -> None:
         def answer(messages: list[Message], _options: dict[str, Any]) -> ChatResponse:
             results = [
@@ -254,7 +232,7 @@ class TestReplay:
         )
         DBOS.launch()
         executed.clear()
-        original = await run(durable, "go", stream, workflow_id="orig")
+        original = await run(durable, "go", stream=stream, workflow_id="orig")
         names = await steps_of("orig")
         assert names.count("minagent.recorded") == 2
         # its 1-based step id
@@ -369,14 +347,14 @@ class TestSameBehaviour:
 
         plain_log: list[str] = []
         plain_agent, plain_client = build(plain_log)
-        plain = await plain_run(
-            plain_agent, "start", stream, session=AgentSession(session_id="s")
+        plain = await run(
+            plain_agent, "start", stream=stream, session=AgentSession(session_id="s")
         )
         durable_log: list[str] = []
         agent, client = build(durable_log)
         DURABLE.agent = agent
         durable = await run(
-            DURABLE, "start", stream, session=AgentSession(session_id="s")
+            DURABLE, "start", stream=stream, session=AgentSession(session_id="s")
         )
 
         def requests(c: ScriptedChatClient) -> list[Any]:
@@ -404,7 +382,6 @@ class TestIdempotencyKey:
     """DU-7: every tool call has the key "{workflow_id}:{call_id}", in a worker thread
     too."""
 
-    @pytest.mark.parametrize("stream", MODES)
     async def test_key(self, app: Path, stream: bool) -> None:
         seen: list[Any] = []
 
@@ -433,7 +410,7 @@ class TestIdempotencyKey:
             Agent(client, tools=[sync_tool, async_tool]), name="keys"
         )
         DBOS.launch()
-        await run(durable, "go", stream, workflow_id="wk")
+        await run(durable, "go", stream=stream, workflow_id="wk")
         assert sorted(seen) == [("wk:k1", "wk:k1"), ("wk:k2",)]
         with pytest.raises(LookupError, match="durable run"):
             idempotency_key()
@@ -471,7 +448,6 @@ class TestStreaming:
 class TestApprovals:
     """DU-11: a pause for approval waits durably; the answer resumes the run."""
 
-    @pytest.mark.parametrize("stream", MODES)
     async def test_approve_and_reject(self, app: Path, stream: bool) -> None:
         client = ScriptedChatClient(
             [
@@ -486,7 +462,7 @@ class TestApprovals:
         DBOS.launch()
         executed.clear()
         task = asyncio.ensure_future(
-            run(durable, "refund both", stream, workflow_id="ap")
+            run(durable, "refund both", stream=stream, workflow_id="ap")
         )
         requests = await pending_approvals("ap", wait_seconds=20)
         assert [r.id for r in requests] == ["r1", "r2"]
@@ -554,15 +530,14 @@ class TestSessions:
     """DU-13: the caller's session takes the run's state once, after the run; a failed
     run changes nothing; with sessions= the last step stores the session whole."""
 
-    @pytest.mark.parametrize("stream", MODES)
     async def test_session_history(self, app: Path, stream: bool) -> None:
         client = ScriptedChatClient(["first answer", "second answer"])
         store = SessionStore()
         durable = DurableAgent(Agent(client), name="sessions", sessions=store)
         DBOS.launch()
         session = AgentSession(session_id="s1")
-        await run(durable, "one", stream, session=session)
-        await run(durable, "two", stream, session=session)
+        await run(durable, "one", stream=stream, session=session)
+        await run(durable, "two", stream=stream, session=session)
         texts = [m.text for m in session.state["in_memory"]["messages"]]
         assert texts == ["one", "first answer", "two", "second answer"]
         assert [m.text for m in client.requests[1].messages] == [
@@ -574,14 +549,13 @@ class TestSessions:
         assert kept is not None
         assert kept.to_dict() == session.to_dict()
 
-    @pytest.mark.parametrize("stream", MODES)
     async def test_failed_run_changes_nothing(self, app: Path, stream: bool) -> None:
         client = ScriptedChatClient([RuntimeError("model down")])
         durable = DurableAgent(Agent(client), name="failing")
         DBOS.launch()
         session = AgentSession(session_id="s2")
         with pytest.raises(RuntimeError, match="model down"):
-            await run(durable, "one", stream, session=session)
+            await run(durable, "one", stream=stream, session=session)
         assert session.state == {}
 
     async def test_providers_get_a_recorded_session(self, app: Path) -> None:
@@ -612,7 +586,6 @@ class TestSessions:
 class TestRunKeys:
     """DU-18: each agent run of a durable run names itself to the history providers."""
 
-    @pytest.mark.parametrize("stream", MODES)
     async def test_each_agent_run_names_itself(self, app: Path, stream: bool) -> None:
         """DU-18, DU-11, SE-40: a run paused for an approval makes two agent runs, keyed
         "{wid}:0" and "{wid}:1", which each history provider sees in its load and its
@@ -668,7 +641,7 @@ class TestRunKeys:
         DBOS.launch()
         session = AgentSession(session_id="k")
         task = asyncio.ensure_future(
-            run(durable, "refund", stream, workflow_id="kw", session=session)
+            run(durable, "refund", stream=stream, workflow_id="kw", session=session)
         )
         assert len(await pending_approvals("kw", wait_seconds=20)) == 1
         await approve("kw", {"r1": True})

@@ -76,7 +76,6 @@ def waiting_for(directory: Path, workflow_id: str) -> list[str]:
     return asyncio.run(read())
 
 
-@pytest.mark.parametrize("stream", [False, True])
 def test_approval_from_another_process(tmp_path: Path, stream: bool) -> None:
     """DU-11: the run waits; an approval sent from a second process resumes it; the tool
     runs once."""

@@ -117,7 +117,6 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, dict[str, 
     return out
 
 
-@pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize(
     ("point", "twice"),
     [
@@ -219,7 +218,6 @@ def history(directory: Path) -> list[str]:
     return asyncio.run(get())
 
 
-@pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize(
     ("point", "sets"),
     [("tool:charge", 1), ("session", 2)],
@@ -249,7 +247,6 @@ def test_session_history_written_once_across_a_crash(
     assert len(kept) == 3 + 5  # the run's five messages: three assistant, two tool
 
 
-@pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize(
     ("point", "sets"),
     [("tool:charge", 1), ("session", 2)],
@@ -286,10 +283,10 @@ def test_in_memory_history_is_restored_not_repeated(
 
 
 class Redis:
-    """A real redis-server for one test (RD-6), from the Redis tests."""
+    """A real redis-server for one test (RD-6), as the Redis tests start it."""
 
     def __init__(self, directory: Path) -> None:
-        from tests.sessions.test_redis import SERVER, RedisServer
+        from tests._support.redis_server import SERVER, RedisServer
 
         if SERVER is None:
             pytest.skip(
@@ -336,7 +333,6 @@ def stored(kind: str, where: str) -> list[tuple[str, str | None]]:
 RUN_MESSAGES = 6  # the input and the run's five messages: three assistant, two tool
 
 
-@pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize("kind", ["sqlite", "files", "redis"])
 def test_history_provider_writes_once_across_a_crash(
     tmp_path: Path, reference: dict[bool, dict[str, Any]], kind: str, stream: bool

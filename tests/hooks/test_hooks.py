@@ -16,6 +16,7 @@ from minagent import (
     AgentMiddleware,
     ChatMiddleware,
     ChatResponse,
+    Content,
     FunctionMiddleware,
     FunctionTool,
     Message,
@@ -25,6 +26,7 @@ from minagent import (
 )
 from minagent.hooks import (
     HookMiddleware,
+    HookState,
     ModelRequest,
     ToolCallRequest,
     after_agent,
@@ -35,8 +37,7 @@ from minagent.hooks import (
     wrap_tool_call,
 )
 from minagent.testing import ScriptedChatClient, call, text_chunks
-
-from ._util import BOTH_MODES, ask, run, streamed_text, tool_t
+from tests._support.streamed import ask, run, streamed_text, tool_t
 
 # ---------------------------------------------------------------------------------------------
 # The ordering contract, over random stacks of hook and plain middleware (HK-2)
@@ -200,7 +201,6 @@ def test_only_overridden_hooks_are_compiled():
     assert OnlyTools().name == "OnlyTools"
 
 
-@BOTH_MODES
 async def test_hook_middleware_on_a_client(stream):
     """HK-1: a hook middleware with model and tool hooks works as a client's middleware
     too."""
@@ -267,7 +267,6 @@ async def test_sync_hook_using_the_handler_result_gets_a_clear_error():
         await agent.run("x")
 
 
-@BOTH_MODES
 async def test_sync_wrap_hook_may_return_the_handler_awaitable(stream):
     """HK-4: a def wrap hook that returns handler(request) as it is works in both
     modes."""
@@ -286,7 +285,6 @@ async def test_sync_wrap_hook_may_return_the_handler_awaitable(stream):
 # Updates (HK-5, HK-6)
 
 
-@BOTH_MODES
 async def test_before_agent_updates_input_and_options(stream):
     """HK-5: before_agent sees the input, thread and kwargs; its messages join the run's
     input (the thread stores them) and its options are merged over the run's."""
@@ -312,7 +310,6 @@ async def test_before_agent_updates_input_and_options(stream):
     assert [m.text for m in thread.messages] == ["hi", "(be brief)", "ok"]
 
 
-@BOTH_MODES
 async def test_before_model_messages_are_for_this_call_only(stream):
     """HK-5: before_model's messages are appended to this model call's messages only
     (LP-3)."""
@@ -328,7 +325,6 @@ async def test_before_model_messages_are_for_this_call_only(stream):
     assert "user: reminder 1" not in client.requests[1].texts
 
 
-@BOTH_MODES
 async def test_after_hooks_append_to_the_response(stream):
     """HK-5, HK-6: after_model sees the finished response and its messages join the
     transcript; after_agent appends to the run's response; when streaming, both are
@@ -352,7 +348,6 @@ async def test_after_hooks_append_to_the_response(stream):
         assert streamed_text(result) == "hello(checked)(end)"
 
 
-@BOTH_MODES
 async def test_jump_to_end_before_agent(stream):
     """HK-5: before_agent with jump_to="end" answers without calling the model;
     after_agent still runs."""
@@ -374,7 +369,6 @@ async def test_jump_to_end_before_agent(stream):
         assert streamed_text(result) == "cached answer"
 
 
-@BOTH_MODES
 async def test_jump_to_end_and_tools_before_model(stream):
     """HK-5: before_model with jump_to="tools" skips the model and runs the prepared
     calls; with "end" the prepared answer ends the loop."""
@@ -400,7 +394,6 @@ async def test_jump_to_end_and_tools_before_model(stream):
     assert result.text == "planned answer"
 
 
-@BOTH_MODES
 async def test_jump_to_end_after_model_drops_calls(stream):
     """HK-5: after_model with jump_to="end" removes the response's calls (not run) and
     ends the loop."""
@@ -450,11 +443,79 @@ async def test_bad_updates_are_errors(update, message):
     assert "Bad.before_model" in str(info.value)
 
 
+class _Jump(HookMiddleware):
+    def __init__(self, hook, update):
+        self.hook = hook
+        self.update = update
+
+    def before_agent(self, state):
+        return self.update if self.hook == "before_agent" else None
+
+    def after_agent(self, state):
+        return self.update if self.hook == "after_agent" else None
+
+    def after_model(self, state):
+        return self.update if self.hook == "after_model" else None
+
+
+@pytest.mark.parametrize(
+    ("hook", "update", "message"),
+    [
+        (
+            "before_agent",
+            {"jump_to": "tools", "response": [Message("assistant", [call("tool_t")])]},
+            "is for before_model",
+        ),
+        ("after_agent", {"jump_to": "end"}, "the run has ended"),
+        (
+            "after_model",
+            {"jump_to": "tools", "response": [Message("assistant", [call("tool_t")])]},
+            "is for before_model",
+        ),
+        ("before_agent", {"messages": [3]}, "must be Message objects or str"),
+    ],
+)
+async def test_misplaced_updates(hook, update, message):
+    """HK-5: jump_to where it does not apply, or messages of the wrong type, are errors
+    naming the hook."""
+    with pytest.raises(MiddlewareException, match=message):
+        await Agent(
+            ScriptedChatClient(["x"]), tools=[tool_t], middleware=[_Jump(hook, update)]
+        ).run("x")
+
+
+async def test_after_model_end_without_response(stream):
+    """HK-5: after_model "end" without a response just removes the calls; text already
+    there stays."""
+
+    class Stop(HookMiddleware):
+        def after_model(self, state):
+            return {"jump_to": "end"}
+
+    client = ScriptedChatClient([[Content.from_text("thinking"), call("tool_t")]])
+    result = await run(
+        Agent(client, tools=[tool_t], middleware=[Stop()]), "x", stream=stream
+    )
+    assert [(m.role, m.text) for m in result.messages] == [("assistant", "thinking")]
+
+
+async def test_after_agent_returning_nothing_keeps_the_response(stream):
+    """HK-5: an after_agent hook that returns None leaves the response as it is."""
+
+    @after_agent
+    def look(state):
+        return None
+
+    result = await run(
+        Agent(ScriptedChatClient(["x"]), middleware=[look]), "x", stream=stream
+    )
+    assert result.text == "x"
+
+
 # ---------------------------------------------------------------------------------------------
 # wrap_model_call (HK-7, HK-8)
 
 
-@BOTH_MODES
 async def test_override_applies_to_one_call_only(stream):
     """HK-8: override() changes tools, instructions, tool_choice and model settings for
     the call it is given to; the request is immutable; unknown fields are a
@@ -500,7 +561,6 @@ async def test_override_applies_to_one_call_only(stream):
     assert requests[0].system_prompt == "Be helpful."
 
 
-@BOTH_MODES
 async def test_override_client_sends_the_call_elsewhere(stream):
     """HK-8: override(client=other) sends this call to the other client's provider
     call."""
@@ -524,7 +584,6 @@ async def test_override_client_sends_the_call_elsewhere(stream):
         await run(Agent(ScriptedChatClient([]), middleware=[bad]), "x", stream=stream)
 
 
-@BOTH_MODES
 async def test_wrap_model_call_without_handler_answers(stream):
     """HK-7: a wrap hook that never calls handler answers the call; when streaming its
     answer is streamed."""
@@ -599,11 +658,43 @@ async def test_wrap_hook_errors_reach_the_consumer():
             pass
 
 
+async def test_wrap_model_call_must_return_a_response():
+    """HK-7: any other return value is a MiddlewareException naming the hook."""
+
+    @wrap_model_call
+    async def wrong(request, handler):
+        await handler(request)
+        return 42
+
+    with pytest.raises(
+        MiddlewareException, match=r"wrong\.wrap_model_call must return a ChatResponse"
+    ):
+        await Agent(ScriptedChatClient(["x"]), middleware=[wrong]).run("x")
+
+
+async def test_inner_middleware_leaving_no_stream_is_named():
+    """HK-7: while streaming, an inner middleware that leaves a ChatResponse is reported
+    by the wrap hook."""
+
+    class NotAStream(ChatMiddleware):
+        async def process(self, context, call_next):
+            context.result = ChatResponse([Message("assistant", ["x"])])
+
+    @wrap_model_call
+    async def outer(request, handler):
+        return await handler(request)
+
+    stream = Agent(ScriptedChatClient([]), middleware=[outer, NotAStream()]).run(
+        "x", stream=True
+    )
+    with pytest.raises(MiddlewareException, match="did not produce a ResponseStream"):
+        await stream.get_final_response()
+
+
 # ---------------------------------------------------------------------------------------------
 # Tools (HK-9, HK-10, HK-11)
 
 
-@BOTH_MODES
 async def test_contributed_tools_do_not_touch_the_callers_list(stream):
     """HK-9: the middleware's tools join the run's, after them; the caller's list is
     unchanged."""
@@ -622,7 +713,6 @@ async def test_contributed_tools_do_not_touch_the_callers_list(stream):
     assert [t.name for t in client.requests[0].options["tools"]] == ["tool_t", "extra"]
 
 
-@BOTH_MODES
 async def test_wrap_tool_call_request(stream):
     """HK-10: the request holds the call, the tool and the arguments;
     override(arguments=...) changes what the tool receives; a tool's exception comes out
@@ -665,7 +755,6 @@ async def test_wrap_tool_call_request(stream):
     assert results[1].exception is not None
 
 
-@BOTH_MODES
 async def test_declaration_only_tool_via_handler_stays_pending(stream):
     """HK-10: for a declaration-only tool request.tool is None; awaiting handler leaves
     the call pending (LP-11)."""
@@ -685,7 +774,6 @@ async def test_declaration_only_tool_via_handler_stays_pending(stream):
     assert [c.name for c in result.user_input_requests] == ["ask_user"]
 
 
-@BOTH_MODES
 async def test_decorators_make_named_hook_middleware(stream):
     """HK-11: each decorator turns one function into a HookMiddleware named after it."""
     log = []
@@ -715,7 +803,6 @@ async def test_decorators_make_named_hook_middleware(stream):
         before_model(3)  # type: ignore[arg-type]
 
 
-@BOTH_MODES
 @pytest.mark.parametrize(
     "options",
     [
@@ -746,6 +833,23 @@ async def test_unchanged_request_sends_what_the_call_would_send(stream, options)
     assert wrapped.requests[0].texts == plain.requests[0].texts
 
 
+def test_request_override_errors():
+    """HK-8, HK-10: override refuses unknown fields and named options inside options; a
+    new tool_call brings its arguments."""
+    request = ModelRequest((), None, (), None, None, {}, None, HookState((), {}))
+    with pytest.raises(TypeError, match="may not hold"):
+        request.override(options={"instructions": "x"})
+    assert request.override(messages=[Message("user", ["hi"])]).messages[0].text == "hi"
+    tool_request = ToolCallRequest(
+        call("f", {"a": 1}), None, {"a": 1}, HookState((), {})
+    )
+    with pytest.raises(TypeError, match="unknown field"):
+        tool_request.override(name="g")
+    assert dict(tool_request.override(tool_call=call("g", {"b": 2})).arguments) == {
+        "b": 2
+    }
+
+
 def test_compiled_once_and_again_when_changed():
     """HK-3, HK-9: a hook middleware compiles once (the same functions on every run,
     tools wrapped once) and again when its tools change."""
@@ -765,3 +869,18 @@ def test_compiled_once_and_again_when_changed():
     assert categorize_middleware([mw]) == categorize_middleware([mw])
     mw.tools = []
     assert len(mw.__minagent_middleware__()) == 1  # no agent part without tools
+
+
+async def test_default_hooks_do_nothing():
+    """HK-3: the base class's hooks are no-ops (so a subclass may call super())."""
+    mw = HookMiddleware()
+    state = HookState((), {})
+    assert [
+        mw.before_agent(state),
+        mw.after_agent(state),
+        mw.before_model(state),
+        mw.after_model(state),
+    ] == [None] * 4
+    assert mw.wrap_model_call("r", lambda r: r) == "r"
+    assert mw.wrap_tool_call("r", lambda r: r) == "r"
+    assert repr(mw) == "<HookMiddleware hook middleware: no hooks>"

@@ -10,8 +10,6 @@ from minagent import Agent, ChatMiddleware, tool
 from minagent.hooks import HookMiddleware, HookState, wrap_model_call
 from minagent.testing import ScriptedChatClient, call, text_chunks
 
-from ._util import BOTH_MODES
-
 WHO = contextvars.ContextVar("WHO", default="unset")
 HOLDER: contextvars.ContextVar[dict[str, int]] = contextvars.ContextVar("HOLDER")
 
@@ -69,7 +67,6 @@ def _run_parts(seen: _Seen) -> tuple[Any, list[Any]]:
     return probe, [OuterHooks(), Outer(), setter, Inner()]
 
 
-@BOTH_MODES
 async def test_context_variables_set_by_a_wrap_hook(stream: bool) -> None:
     """HK-13: streaming, a variable the wrap_model_call hook sets reaches the inner
     middleware and the provider call only, never the consumer, outer middleware after

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from minagent import Agent, ToolError, tool
+from minagent._toolset import expand_tool_sets
 from minagent.mcp.stdio import MCPStdioTool
 from minagent.testing import ScriptedChatClient, call
 
@@ -26,7 +27,6 @@ def results(response: Any) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_agent_connects_on_first_use_and_closes_with_its_context(
     stream: bool,
 ) -> None:
@@ -57,7 +57,6 @@ async def test_agent_connects_on_first_use_and_closes_with_its_context(
     assert gone(pid)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_run_level_server_connects_lazily(stream: bool) -> None:
     """MCP-20, AG-9: a server given to run() inside `async with agent` connects during
     that run and stays until the agent's context exits; outside such a block it is
@@ -164,6 +163,15 @@ async def test_prefix_resolves_duplicates() -> None:
     assert results(response)[0].result == {"result": "echo: x"}
 
 
+def test_expand_tool_sets_without_sets_is_a_copy() -> None:
+    """MCP-21: a tool list with no tool set is returned as a new list of the same
+    tools."""
+    tools: list[Any] = [object(), object()]
+    out = expand_tool_sets(tools)
+    assert out == tools
+    assert out is not tools
+
+
 async def test_standalone_functions_work_as_plain_tools() -> None:
     """MCP-20: `async with MCPStdioTool(...)` on its own; its functions can be given to
     an agent."""
@@ -173,7 +181,6 @@ async def test_standalone_functions_work_as_plain_tools() -> None:
     assert results(response)[0].result == {"result": "echo: y"}
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_cancelled_run_cancels_the_server_call(
     stream: bool, tmp_path: Path
 ) -> None:

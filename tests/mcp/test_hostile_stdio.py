@@ -215,7 +215,6 @@ async def test_one_malformed_line_does_not_stop_mcp_serve(line: str) -> None:
             await process.wait()
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_a_server_tool_with_a_schema_minagent_cannot_apply_still_runs(
     stream: bool,
 ) -> None:

@@ -109,7 +109,6 @@ async def test_http_cancel_reaches_fastmcp(fastmcp_url: tuple[str, Path]) -> Non
         assert await server.call_tool("echo", {"text": "on"}) == {"result": "echo: on"}
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_agent_with_http_server(
     fastmcp_url: tuple[str, Path], stream: bool
 ) -> None:

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from minagent import Content
+from minagent import (
+    Content,
+)
 from minagent.mcp.jsonrpc import (
     MCPConnectionError,
     MCPProtocolError,
@@ -151,6 +153,24 @@ async def test_log_messages_reach_logging(caplog: pytest.LogCaptureFixture) -> N
     [record] = [r for r in caplog.records if "careful now" in r.getMessage()]
     assert record.levelno == logging.WARNING
     assert record.getMessage() == "MCP test: careful now"
+
+
+async def test_an_mcp_server_that_exits_shows_its_last_stderr_lines(
+    tmp_path: Path,
+) -> None:
+    """MCP-9: a server that exits puts its exit code and its last lines of stderr into
+    the MCPConnectionError, whatever logging is configured."""
+    from minagent import MCPConnectionError, MCPStdioTool
+
+    missing = tmp_path / "no_such_server.py"
+    tool = MCPStdioTool("calc", sys.executable, args=[str(missing)])
+    with pytest.raises(MCPConnectionError) as info:
+        async with tool:
+            pass
+    text = str(info.value)
+    assert "MCP server 'calc' exited (exit code 2); its last lines on stderr:" in text
+    assert "can't open file" in text
+    assert str(missing) in text
 
 
 async def test_cancelled_call_cancels_on_the_server(tmp_path: Path) -> None:

@@ -21,8 +21,7 @@ from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 import minagent  # noqa: E402
 from minagent import Agent, ChatResponse, Message, UsageDetails, tool  # noqa: E402
 from minagent.testing import ScriptedChatClient, call  # noqa: E402
-
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
+from tests._support.modes import run  # noqa: E402
 
 
 @pytest.fixture
@@ -49,19 +48,12 @@ def tree(spans: list[ReadableSpan]) -> list[tuple[str, str | None]]:
     ]
 
 
-async def run(agent: Any, prompt: str, stream: bool) -> Any:
-    if stream:
-        return await agent.run(prompt, stream=True).get_final_response()
-    return await agent.run(prompt)
-
-
 @tool
 def lookup(key: str) -> str:
     """Look a key up."""
     return key.upper()
 
 
-@MODES
 async def test_span_tree_of_a_tool_loop_run(provider: Any, stream: bool) -> None:
     """OB-17, OB-18: a tool-loop run exports invoke_agent with chat, execute_tool, chat
     under it, with the GenAI attributes, span kinds and the loop's events."""
@@ -78,7 +70,7 @@ async def test_span_tree_of_a_tool_loop_run(provider: Any, stream: bool) -> None
         usage_details=usage,
     )
     agent = Agent(ScriptedChatClient([first, last]), name="Bot", tools=[lookup])
-    assert (await run(agent, "go", stream)).text == "A"
+    assert (await run(agent, "go", stream=stream)).text == "A"
     spans = finished(exporter)
     assert tree(spans) == [
         ("invoke_agent Bot", None),
@@ -115,7 +107,6 @@ async def test_span_tree_of_a_tool_loop_run(provider: Any, stream: bool) -> None
     assert all(s.status.status_code is StatusCode.UNSET for s in spans)
 
 
-@MODES
 async def test_errors_set_status_and_error_type(provider: Any, stream: bool) -> None:
     """OB-18, OB-21: a failing tool and a failing model mark their spans ERROR, with
     error.type and the exception event; the tool's exception is recorded by its class,
@@ -130,7 +121,7 @@ async def test_errors_set_status_and_error_type(provider: Any, stream: bool) -> 
     steps = [call("broken", {"key": "a"}, call_id="c1"), RuntimeError("model down")]
     agent = Agent(ScriptedChatClient(steps), name="Bot", tools=[broken])
     with pytest.raises(RuntimeError):
-        await run(agent, "go", stream)
+        await run(agent, "go", stream=stream)
     spans = {s.name: s for s in finished(exporter)}
     tool_span, agent_span = spans["execute_tool broken"], spans["invoke_agent Bot"]
     assert tool_span.status.status_code is StatusCode.ERROR
@@ -149,7 +140,6 @@ async def test_errors_set_status_and_error_type(provider: Any, stream: bool) -> 
     assert failed_chat.status.status_code is StatusCode.ERROR
 
 
-@MODES
 async def test_cancellation_ends_every_span(provider: Any, stream: bool) -> None:
     """OB-18: a run cancelled inside a tool exports all its spans, ended, marked
     cancelled."""
@@ -168,7 +158,7 @@ async def test_cancellation_ends_every_span(provider: Any, stream: bool) -> None
         name="Bot",
         tools=[slow],
     )
-    task = asyncio.ensure_future(run(agent, "go", stream))
+    task = asyncio.ensure_future(run(agent, "go", stream=stream))
     await started.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -185,7 +175,6 @@ async def test_cancellation_ends_every_span(provider: Any, stream: bool) -> None
         assert span.attributes["error.type"] == "asyncio.exceptions.CancelledError"
 
 
-@MODES
 async def test_a_tools_own_spans_nest_under_execute_tool(
     provider: Any, stream: bool
 ) -> None:
@@ -206,7 +195,7 @@ async def test_a_tools_own_spans_nest_under_execute_tool(
         tools=[fetch],
     )
     with app_tracer.start_as_current_span("request"):
-        await run(agent, "go", stream)
+        await run(agent, "go", stream=stream)
     spans = finished(exporter)
     assert tree(spans) == [
         ("request", None),

@@ -18,15 +18,16 @@ from minagent import (
     FunctionInvocationConfiguration,
     Message,
     RunTrace,
+    UsageDetails,
     chat_middleware,
     set_tracer,
     tool,
 )
 from minagent.testing import MockResponse, MockTransport, ScriptedChatClient, call
+from minagent.tracing import genai
 
 from ._recording import RecordingTracer
 
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 CHAT_BODY = {
     "id": "r1",
     "model": "gpt-4o-mini",
@@ -142,6 +143,40 @@ async def test_anthropic_and_a_client_without_a_url(tracer: RecordingTracer) -> 
     assert "gen_ai.tool.definitions" not in anthropic.attributes
 
 
+def test_connection_attributes_default_the_port_by_scheme() -> None:
+    """OB-28: the server address comes from base_url; a missing or unreadable port is
+    the scheme's."""
+
+    class Client:
+        def __init__(self, url: str) -> None:
+            self.base_url = url
+
+    assert genai._connection_attributes(Client("http://host:notaport/v1")) == {
+        "server.address": "host",
+        "server.port": 80,
+    }
+    assert genai._connection_attributes(Client("https://api.example.com/v1")) == {
+        "server.address": "api.example.com",
+        "server.port": 443,
+    }
+
+
+def test_tool_definitions_keep_a_hosted_tools_wire_form() -> None:
+    """OB-28: a tool given as its wire form (a hosted tool) is recorded as it is."""
+    assert (
+        genai._tool_definitions([{"type": "web_search"}]) == '[{"type": "web_search"}]'
+    )
+
+
+def test_usage_attributes_only_for_counts_present() -> None:
+    """OB-28: token usage attributes are set for the counts the response has, and only
+    those."""
+    assert genai._usage_attributes(UsageDetails(output_token_count=3)) == {
+        "gen_ai.usage.output_tokens": 3
+    }
+    assert genai._usage_attributes(None) == {}
+
+
 TIMED = re.compile(r"^    \w+-->>\w+: .* \((\d+(?:\.\d+)?) (ms|s)\)$")
 
 
@@ -157,7 +192,6 @@ async def traced(agent: Agent, stream: bool) -> RunTrace:
     return trace
 
 
-@MODES
 async def test_the_picture_names_the_middleware_and_shows_durations(
     stream: bool,
 ) -> None:
@@ -194,7 +228,6 @@ async def test_the_picture_names_the_middleware_and_shows_durations(
     assert [e["t"] for e in trace.events] == sorted(e["t"] for e in trace.events)
 
 
-@MODES
 async def test_a_limit_ending_is_labelled_as_such(stream: bool) -> None:
     """OB-29: after a limit, the last step says "limit reached → finish" and the run's
     return "after a limit", never "answered → finish"; a run without a limit keeps

@@ -31,7 +31,6 @@ from minagent.testing import ScriptedChatClient, call
 from ._recording import RecordingTracer
 
 GOLDEN = Path(__file__).parent / "golden" / "demo_trace.md"
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 ARROW = re.compile(r"^    (\w+)(-->>|->>)(\w+): (.*)$")
 
 
@@ -145,7 +144,6 @@ def test_run_command_writes_the_trace_also_when_the_run_fails(
     assert arrows_pair_up(text)
 
 
-@MODES
 async def test_events_of_a_tool_loop_run(stream: bool) -> None:
     """OB-12, OB-11: a run with one tool round records every crossing, in order."""
     agent = Agent(
@@ -188,7 +186,6 @@ async def test_events_of_a_tool_loop_run(stream: bool) -> None:
     assert arrows_pair_up(trace.to_mermaid())
 
 
-@MODES
 async def test_terminations_limits_approvals_and_injections_are_visible(
     stream: bool,
 ) -> None:
@@ -251,7 +248,6 @@ async def test_terminations_limits_approvals_and_injections_are_visible(
     assert "1 message(s) from the inbox" in trace.to_mermaid()
 
 
-@MODES
 async def test_a_nested_run_is_one_note(stream: bool) -> None:
     """OB-12, OB-13: an agent run inside a tool is recorded at depth 1 and drawn as a
     note."""

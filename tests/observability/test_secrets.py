@@ -21,11 +21,12 @@ from minagent import (
 )
 from minagent.providers import Secret, redact
 from minagent.testing import call
+from minagent.tracing import genai
+from minagent.tracing.safety import SECRET_TEXT, secret_names
 
 from ._recording import RecordingTracer
 
 KEY = "sk-test-FAKEKEY-0123456789abcdef"
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 
 plugin_logger = logging.getLogger("minagent_fakeprovider")
 # kept outside the client, whose vars are searched for the key
@@ -122,7 +123,6 @@ class Fanout:
         return self.tracers[0].activate(span.spans[0])
 
 
-@MODES
 async def test_a_whole_run_at_debug_level_shows_no_secret(
     stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -236,6 +236,34 @@ def test_secret_parameters_are_read_from_the_schema() -> None:
     assert minagent.get_tracer() is None
 
 
+SECRET = frozenset({"password"})
+
+
+def test_a_tool_without_a_schema_has_no_secret_names() -> None:
+    """OB-16: secret names come from the tool's schema; a tool with none (or not a
+    mapping) has none."""
+
+    class Bare:
+        parameters = None
+
+    assert secret_names(Bare()) == frozenset()
+    assert secret_names(object()) == frozenset()
+
+
+def test_arguments_are_hidden_whatever_their_form() -> None:
+    """OB-16, OB-21: recorded arguments hide the secret keys when they are a mapping
+    (given as data or JSON text); anything else (not JSON, not an object) is recorded as
+    [secret] whole."""
+    assert genai._hide({"k": "v", "password": "x"}, SECRET) == {
+        "k": "v",
+        "password": SECRET_TEXT,
+    }
+    assert genai._hide('{"password": "x"}', SECRET) == {"password": SECRET_TEXT}
+    assert genai._hide("not json", SECRET) == SECRET_TEXT
+    assert genai._hide("[1]", SECRET) == SECRET_TEXT
+    assert genai._parsed({"a": 1}) == {"a": 1}
+
+
 def test_context_reprs_carry_no_secret() -> None:
     """OB-20: kwargs show their keys only; secret tool arguments show as [secret]."""
     from minagent import ChatContext, FunctionInvocationContext, FunctionTool
@@ -263,7 +291,6 @@ def test_context_reprs_carry_no_secret() -> None:
     assert "ada" in repr(context)
 
 
-@MODES
 async def test_debug_is_asked_once_per_request(
     caplog: pytest.LogCaptureFixture, stream: bool
 ) -> None:

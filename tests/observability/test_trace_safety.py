@@ -10,30 +10,23 @@ from typing import Any
 
 import pytest
 
-from minagent import Agent, FunctionTool, set_tracer
+from minagent import Agent, Content, FunctionTool, set_tracer
+from minagent._observe import current, install
 from minagent.middleware import Redact
 from minagent.testing import ScriptedChatClient, call
-from minagent.tracing import RecordedToolError, error_type
+from minagent.tracing import RecordedToolError, error_type, genai
+from minagent.tracing.safety import SECRET_TEXT, hide, secret_values
+from tests._support.modes import run
 
 from ._recording import RecordedSpan, RecordingTracer
 
 SECRET = "hunter2-very-secret-value"
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 
 
 @pytest.fixture(autouse=True)
 def no_tracer_after() -> Iterator[None]:
     yield
     set_tracer(None)
-
-
-async def run(agent: Agent, prompt: str, stream: bool) -> Any:
-    if stream:
-        result = agent.run(prompt, stream=True)
-        async for _ in result:
-            pass
-        return await result.get_final_response()
-    return await agent.run(prompt)
 
 
 def recorded(tracer: RecordingTracer) -> str:
@@ -79,7 +72,6 @@ NESTED_ARGUMENTS = {
 }
 
 
-@MODES
 async def test_secrets_nested_in_arguments_are_never_recorded(stream: bool) -> None:
     """OB-21, OB-16: with record_content=True, a secret inside an object parameter, an
     array of secrets, a secret behind $ref and behind anyOf are recorded as "[secret]"
@@ -91,7 +83,7 @@ async def test_secrets_nested_in_arguments_are_never_recorded(stream: bool) -> N
     agent = Agent(
         ScriptedChatClient([call("connect", NESTED_ARGUMENTS), "ok"]), tools=[connect]
     )
-    assert (await run(agent, "go", stream)).text == "ok"
+    assert (await run(agent, "go", stream=stream)).text == "ok"
     assert SECRET not in recorded(tracer)
     [span] = tracer.named("execute_tool")
     assert json.loads(span.attributes["gen_ai.tool.call.arguments"]) == {
@@ -115,7 +107,6 @@ LOGIN = {
 }
 
 
-@MODES
 @pytest.mark.parametrize("record_content", [False, True])
 async def test_a_tools_exception_text_keeps_no_secret(
     stream: bool, record_content: bool
@@ -130,7 +121,7 @@ async def test_a_tools_exception_text_keeps_no_secret(
         ScriptedChatClient([call("login", {"password": SECRET}), "ok"]),
         tools=[tool_of("login", LOGIN, failing_login)],
     )
-    assert (await run(agent, "go", stream)).text == "ok"
+    assert (await run(agent, "go", stream=stream)).text == "ok"
     assert SECRET not in recorded(tracer)
     [span] = tracer.named("execute_tool")
     [error] = span.errors
@@ -145,7 +136,6 @@ async def test_a_tools_exception_text_keeps_no_secret(
         )
 
 
-@MODES
 async def test_the_chat_span_keeps_nothing_redact_removed(stream: bool) -> None:
     """OB-21, ML-11, ML-12: with record_content=True and Redact in the chat middleware,
     the chat span's output messages are redacted as the run's consumer saw them."""
@@ -155,10 +145,66 @@ async def test_the_chat_span_keeps_nothing_redact_removed(stream: bool) -> None:
         ScriptedChatClient([f"my key is {SECRET} ok"]),
         middleware=[Redact([r"hunter2-\S+"])],
     )
-    assert (await run(agent, "go", stream)).text == "my key is [REDACTED] ok"
+    assert (await run(agent, "go", stream=stream)).text == "my key is [REDACTED] ok"
     assert SECRET not in recorded(tracer)
     [chat] = tracer.named("chat")
     assert "my key is [REDACTED] ok" in chat.attributes["gen_ai.output.messages"]
+
+
+SECRET_NAMES = frozenset({"password"})
+
+
+def nested(depth: int, leaf: Any) -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = {"inner": value}
+    return value
+
+
+def test_hide_walks_lists_and_hides_what_is_too_deep_to_walk() -> None:
+    """OB-21: a secret parameter is hidden at any depth, inside lists too; a value
+    nested deeper than the walk goes is hidden whole rather than risk showing a
+    secret."""
+    value = {
+        "users": [{"name": "ann", "password": "hunter22"}, ("x", {"password": "p4ss"})]
+    }
+    assert hide(value, SECRET_NAMES) == {
+        "users": [
+            {"name": "ann", "password": SECRET_TEXT},
+            ["x", {"password": SECRET_TEXT}],
+        ]
+    }
+    deep = hide(nested(200, {"password": "hunter22"}), SECRET_NAMES)
+    assert "hunter22" not in repr(deep)
+    assert SECRET_TEXT in repr(deep)
+
+
+def test_secret_values_stop_at_the_depth_limit() -> None:
+    """OB-21: the secret values collected for scrubbing are those within the walked
+    depth, longest first."""
+    value = {
+        "password": "short-one",
+        "list": [{"password": "a-much-longer-one"}],
+        "deep": nested(200, "x"),
+    }
+    assert secret_values(value, SECRET_NAMES) == ["a-much-longer-one", "short-one"]
+
+
+def test_secret_values_of_a_call_with_unreadable_arguments_are_none() -> None:
+    """OB-21: a call whose arguments cannot be parsed yields no secret values to scrub
+    (nothing to match)."""
+
+    class Tool:
+        def __init__(self) -> None:
+            self.parameters = {
+                "type": "object",
+                "properties": {"password": {"type": "string", "writeOnly": True}},
+            }
+
+    good = Content.from_function_call("c", "t", '{"password": "hunter22"}')
+    bad = Content.from_function_call("c", "t", "{not json")
+    assert genai._secret_values_of(good, Tool()) == ["hunter22"]
+    assert genai._secret_values_of(bad, Tool()) == []
 
 
 class Raising(RecordingTracer):
@@ -210,7 +256,6 @@ HOOKS = [
 ]
 
 
-@MODES
 @pytest.mark.parametrize("hook", HOOKS)
 async def test_a_tracer_that_raises_never_fails_the_run(
     stream: bool, hook: str, caplog: pytest.LogCaptureFixture
@@ -223,7 +268,7 @@ async def test_a_tracer_that_raises_never_fails_the_run(
     client = ScriptedChatClient([call("login", {"password": "x"}), "done"])
     agent = Agent(client, tools=[tool_of("login", LOGIN, failing_login)])
     with caplog.at_level(logging.DEBUG, logger="minagent.tracing"):
-        answer = await run(agent, "go", stream)
+        answer = await run(agent, "go", stream=stream)
     assert answer.text == "done"
     assert [c.type for m in answer.messages for c in m.contents][:2] == [
         "function_call",
@@ -241,3 +286,12 @@ async def test_a_tracer_that_raises_never_fails_the_run(
         len([r for r in caplog.records if r.name == "minagent.tracing"])
         == tracer.raised
     )
+
+
+def test_install_refuses_what_is_not_an_observer() -> None:
+    """OB-22: install() takes an Observer (or None); anything else is a TypeError naming
+    its type, and the installed observer is unchanged."""
+    before = current()
+    with pytest.raises(TypeError, match="takes an Observer, got str"):
+        install("tracer")  # type: ignore[arg-type]
+    assert current() is before

@@ -21,10 +21,9 @@ from minagent import (
 )
 from minagent.testing import ScriptedChatClient, call, text_chunks
 from minagent.tracing import genai
+from tests._support.modes import run
 
 from ._recording import RecordingTracer
-
-MODES = pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 
 
 @pytest.fixture
@@ -49,12 +48,6 @@ def broken(city: str) -> str:
     raise ValueError("no weather today")
 
 
-async def run(agent: Any, prompt: str, stream: bool, **kwargs: Any) -> Any:
-    if stream:
-        return await agent.run(prompt, stream=True, **kwargs).get_final_response()
-    return await agent.run(prompt, **kwargs)
-
-
 def weather_agent(*steps: Any, tools: Any = (get_weather,), **kwargs: Any) -> Agent:
     client = ScriptedChatClient(list(steps))
     return Agent(client, "be brief", name="Bot", tools=list(tools), **kwargs)
@@ -77,7 +70,6 @@ def test_set_tracer_checks_its_argument() -> None:
     assert minagent.get_tracer() is None
 
 
-@MODES
 async def test_no_tracer_no_tracing_code(
     stream: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,7 +97,7 @@ async def test_no_tracer_no_tracing_code(
         "done",
         tools=[get_weather, broken],
     )
-    response = await run(agent, "weather?", stream)
+    response = await run(agent, "weather?", stream=stream)
     assert response.text == "done"
     assert minagent.current_span() is None
 
@@ -153,12 +145,11 @@ asyncio.run(main())
     assert type(_observe.OBSERVER) is _observe.Observer
 
 
-@MODES
 async def test_tool_loop_span_tree(tracer: RecordingTracer, stream: bool) -> None:
     """OB-3, OB-5, OB-10, OB-1: invoke_agent holds chat, execute_tool, chat; every span
     ends once."""
     agent = weather_agent(call("get_weather", {"city": "Oslo"}, call_id="c1"), "done")
-    await run(agent, "weather?", stream)
+    await run(agent, "weather?", stream=stream)
     assert tracer.tree() == [
         ("invoke_agent Bot", None),
         ("chat scripted", "invoke_agent Bot"),
@@ -184,7 +175,6 @@ async def test_tool_loop_span_tree(tracer: RecordingTracer, stream: bool) -> Non
     assert minagent.current_span() is None
 
 
-@MODES
 async def test_concurrent_calls_are_sibling_spans(
     tracer: RecordingTracer, stream: bool
 ) -> None:
@@ -195,13 +185,12 @@ async def test_concurrent_calls_are_sibling_spans(
         call("get_weather", {"city": "Rome"}, call_id="c2"),
     ]
     agent = weather_agent(calls, "done")
-    await run(agent, "weather?", stream)
+    await run(agent, "weather?", stream=stream)
     tools = tracer.named("execute_tool")
     assert sorted(s.attributes["gen_ai.tool.call.id"] for s in tools) == ["c1", "c2"]
     assert all(s.parent is tracer.spans[0] and s.ended == 1 for s in tools)
 
 
-@MODES
 async def test_agent_as_tool_nests_under_execute_tool(
     tracer: RecordingTracer, stream: bool
 ) -> None:
@@ -214,7 +203,7 @@ async def test_agent_as_tool_nests_under_execute_tool(
         name="Outer",
         tools=[inner.as_tool()],
     )
-    response = await run(outer, "go", stream)
+    response = await run(outer, "go", stream=stream)
     assert response.text == "outer answer"
     assert tracer.tree() == [
         ("invoke_agent Outer", None),
@@ -247,7 +236,6 @@ async def test_bare_client_call_has_no_parent(tracer: RecordingTracer) -> None:
     assert tracer.tree() == [("chat m1", None)]
 
 
-@MODES
 async def test_tool_runs_with_its_span_activated(
     tracer: RecordingTracer, stream: bool
 ) -> None:
@@ -263,7 +251,7 @@ async def test_tool_runs_with_its_span_activated(
         return x
 
     agent = weather_agent(call("probe", {"x": 1}, call_id="c1"), "done", tools=[probe])
-    await run(agent, "go", stream)
+    await run(agent, "go", stream=stream)
     assert seen == [("execute_tool probe", "execute_tool probe")]
     assert tracer.active == []
 
@@ -279,7 +267,6 @@ def usage_response(text: str, response_id: str, inp: int, out: int) -> ChatRespo
     return response
 
 
-@MODES
 async def test_usage_and_response_attributes(
     tracer: RecordingTracer, stream: bool
 ) -> None:
@@ -299,7 +286,7 @@ async def test_usage_and_response_attributes(
         "stop": "END",
         "top_p": 0.9,
     }
-    await run(agent, "weather?", stream, options=options)
+    await run(agent, "weather?", stream=stream, options=options)
     chat1, chat2 = tracer.named("chat")
     assert chat1.attributes["gen_ai.response.id"] == "r1"
     assert chat1.attributes["gen_ai.response.finish_reasons"] == ["tool_calls"]
@@ -329,12 +316,11 @@ async def test_usage_and_response_attributes(
     assert agent_span.attributes["gen_ai.response.id"] == "r2"
 
 
-@MODES
 async def test_contents_only_when_asked(tracer: RecordingTracer, stream: bool) -> None:
     """OB-6: no messages, arguments or results by default; all of them with
     record_content=True."""
     agent = weather_agent(call("get_weather", {"city": "Oslo"}, call_id="c1"), "done")
-    await run(agent, "secret weather question", stream)
+    await run(agent, "secret weather question", stream=stream)
     content_keys = {
         "gen_ai.input.messages",
         "gen_ai.output.messages",
@@ -347,7 +333,7 @@ async def test_contents_only_when_asked(tracer: RecordingTracer, stream: bool) -
     recording = RecordingTracer()
     set_tracer(recording, record_content=True)
     agent = weather_agent(call("get_weather", {"city": "Oslo"}, call_id="c1"), "done")
-    await run(agent, "secret weather question", stream)
+    await run(agent, "secret weather question", stream=stream)
     agent_span, chat, tool_span, last = recording.spans
     assert "secret weather question" in agent_span.attributes["gen_ai.input.messages"]
     assert (
@@ -365,7 +351,6 @@ async def test_contents_only_when_asked(tracer: RecordingTracer, stream: bool) -
     assert "done" in last.attributes["gen_ai.output.messages"]
 
 
-@MODES
 async def test_errors_are_recorded(tracer: RecordingTracer, stream: bool) -> None:
     """OB-7: a failing tool, an unknown tool and a failing model each mark their
     span."""
@@ -379,7 +364,7 @@ async def test_errors_are_recorded(tracer: RecordingTracer, stream: bool) -> Non
     ]
     agent = weather_agent(*steps, tools=[get_weather, broken])
     with pytest.raises(RuntimeError, match="model down"):
-        await run(agent, "go", stream)
+        await run(agent, "go", stream=stream)
     by_id = {
         s.attributes.get("gen_ai.tool.call.id"): s for s in tracer.named("execute_tool")
     }
@@ -394,7 +379,6 @@ async def test_errors_are_recorded(tracer: RecordingTracer, stream: bool) -> Non
     assert all(s.ended == 1 for s in tracer.spans)
 
 
-@MODES
 async def test_cancellation_ends_every_span(
     tracer: RecordingTracer, stream: bool
 ) -> None:
@@ -409,7 +393,7 @@ async def test_cancellation_ends_every_span(
         return x
 
     agent = weather_agent(call("slow", {"x": 1}, call_id="c1"), "done", tools=[slow])
-    task = asyncio.ensure_future(run(agent, "go", stream))
+    task = asyncio.ensure_future(run(agent, "go", stream=stream))
     await started.wait()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

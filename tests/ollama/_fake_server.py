@@ -7,7 +7,7 @@ them (text chunk by chunk, tool calls whole in one chunk, then the ``done`` chun
 ``done_reason`` and the counts); a handler answers anything else (recorded transcripts
 cut into chunks, raw bodies, disconnects, silence). Every request body is recorded
 (``requests()``), with its headers (``headers``). The server, the queue and the handlers
-are the shared loopback helper's (``tests/_loopback.py``), bound here to NDJSON streams.
+are the shared loopback helper's (``tests/_support/loopback.py``), bound here to NDJSON streams.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from minagent_ollama import OllamaChatClient
 from minagent import UsageDetails
 from minagent.testing import ScriptedStep
 
-from .. import _loopback
-from .._loopback import NDJSON_HEADERS, Handler, LoopbackServer, keep_alive, raw
+from .._support import loopback as _loopback
+from .._support.loopback import NDJSON_HEADERS, Handler, LoopbackServer, keep_alive, raw
 
 __all__ = [
     "CREATED_AT",

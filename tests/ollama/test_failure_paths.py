@@ -29,7 +29,6 @@ from ._fake_server import FakeOllama, disconnect_after, raw, replay, silence, tr
 
 KEY = "ollama-KEY+secret/0123456789=abcdef"
 ENCODED = quote(KEY, safe="")
-MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
 NO_LOOP = FunctionInvocationConfiguration(enabled=False)
 
 
@@ -110,7 +109,6 @@ HTTP_FAILURES = [
 
 
 @pytest.mark.parametrize("make", HTTP_FAILURES)
-@pytest.mark.parametrize("stream", MODES)
 async def test_every_failure_is_typed_and_carries_no_secret(
     make: Any, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -149,7 +147,6 @@ async def _error_or_result(client: OllamaChatClient, stream: bool) -> Any:
     return await client.get_response([Message("user", ["Hi"])])
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_size_limits(stream: bool) -> None:
     """PV-36: max_body_size bounds a whole body, max_line_size a stream line; typed, not
     retried."""

@@ -209,7 +209,6 @@ def compare_bodies(ours: dict[str, Any], theirs: dict[str, Any]) -> set[str]:
     return dropped
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 async def test_request_bodies_match_the_sdk(stream: bool) -> None:
     """OL-1, OL-2, OL-3, OL-4, OL-5, OL-6, OL-7, OL-8, OL-9, OL-10: the same
     conversation sent through our client and through the official SDK gives equal

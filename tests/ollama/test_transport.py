@@ -38,6 +38,7 @@ from minagent import (
     get_client,
     tool,
 )
+from tests._support.modes import get_response_with_updates
 
 from ._fake_server import (
     FakeOllama,
@@ -48,8 +49,6 @@ from ._fake_server import (
     silence,
     transcript,
 )
-
-MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
 
 
 async def collect(stream: Any, texts: list[str]) -> None:
@@ -64,14 +63,11 @@ NO_LOOP = FunctionInvocationConfiguration(enabled=False)
 async def respond(
     client: OllamaChatClient, prompt: str = "Hi", *, stream: bool, **kw: Any
 ) -> tuple[ChatResponse, list[ChatResponseUpdate]]:
-    if not stream:
-        return await client.get_response([Message("user", [prompt])], **kw), []
-    result = client.get_response([Message("user", [prompt])], stream=True, **kw)
-    updates = [u async for u in result]
-    return await result.get_final_response(), updates
+    return await get_response_with_updates(
+        client, [Message("user", [prompt])], stream=stream, **kw
+    )
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_plain_text_transcript(stream: bool) -> None:
     """OL-11, OL-17, PV-34: the reference's text stream, in both modes, through a real
     client."""
@@ -120,7 +116,6 @@ def get_current_weather(location: str, format: str) -> str:
     return f"22 degrees {format} in {location}"
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
     """PV-34, OL-4, OL-5, OL-15: the reference's tool call runs; its result goes back
     with tool_name."""
@@ -249,7 +244,6 @@ def test_invalid_configuration(kwargs: dict[str, Any], match: str) -> None:
         OllamaChatClient("m", **kwargs)
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_model_not_pulled(stream: bool) -> None:
     """OL-20, PV-23: Ollama's 404 for a missing model is a typed error with its message;
     no retry."""
@@ -349,7 +343,6 @@ async def test_stream_answered_with_json() -> None:
     assert response.finish_reason == "stop"
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_non_json_success_body_is_a_protocol_error(stream: bool) -> None:
     """PV-10, OL-14, OL-22: a 2xx body that is not JSON is OllamaProtocolError, not
     retried."""

@@ -6,7 +6,7 @@ SSE stream according to the request's ``stream`` flag, with the same id, model a
 ``created`` either way; a handler answers anything else (recorded transcripts cut into
 chunks, raw bodies, disconnects, silence). Every request body is recorded
 (``requests()``), with its headers (``headers``). The server, the queue and the handlers
-are the shared loopback helper's (``tests/_loopback.py``); this module adds the Chat
+are the shared loopback helper's (``tests/_support/loopback.py``); this module adds the Chat
 Completions wire.
 """
 
@@ -24,8 +24,8 @@ from minagent_openai import OpenAIChatClient
 from minagent import UsageDetails
 from minagent.testing import ScriptedStep
 
-from .. import _loopback
-from .._loopback import (
+from .._support import loopback as _loopback
+from .._support.loopback import (
     SSE_HEADERS,
     Handler,
     LoopbackServer,

@@ -17,19 +17,13 @@ import pytest
 from minagent_openai import AzureOpenAIChatClient, OpenAIChatClient
 
 from minagent import Message, get_client
+from tests._support.modes import get_response
 
 from ._fake_server import FakeOpenAI, raw, replay, transcript
 
-MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
-
 
 async def _ask(client: OpenAIChatClient, stream: bool) -> Any:
-    if not stream:
-        return await client.get_response([Message("user", ["Hi"])])
-    result = client.get_response([Message("user", ["Hi"])], stream=True)
-    async for _ in result:
-        pass
-    return await result.get_final_response()
+    return await get_response(client, [Message("user", ["Hi"])], stream=stream)
 
 
 def _dead_port() -> int:
@@ -42,7 +36,6 @@ def _dead_port() -> int:
 # -- query strings (OA-30) ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_default_query_and_a_base_url_query_are_both_sent(stream: bool) -> None:
     """OA-30: the base URL's query is kept; default_query is added and wins for a shared
     name."""
@@ -99,7 +92,6 @@ async def test_organization_and_project_from_arguments_and_environment(
 # -- request id (OA-29) --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_the_request_id_is_kept_on_the_response(stream: bool) -> None:
     """OA-29 (issue 20 item 6): x-request-id in additional_properties['request_id']."""
     async with FakeOpenAI() as server:
@@ -153,7 +145,6 @@ async def test_no_proxy_and_trust_env_false_go_direct(
 # -- Azure (OA-32) -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_azure_deployment_url_api_version_and_api_key(
     stream: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:

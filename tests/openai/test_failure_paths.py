@@ -32,7 +32,7 @@ from minagent import (
     StreamInterruptedError,
 )
 
-from .. import _loopback
+from .._support import loopback as _loopback
 from ._fake_server import (
     SSE_HEADERS,
     FakeOpenAI,
@@ -45,7 +45,6 @@ from ._fake_server import (
 
 KEY = "sk-proj-TOP+SECRET/0123456789=abcdef"
 ENCODED = quote(KEY, safe="")
-MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
 
 
 # -- the search ---------------------------------------------------------------------------------
@@ -203,7 +202,6 @@ async def _error_of(client: OpenAIChatClient, stream: bool) -> BaseException:
 
 
 @pytest.mark.parametrize("answer", MALFORMED)
-@pytest.mark.parametrize("stream", MODES)
 async def test_malformed_http_is_a_typed_retried_error_without_the_key(
     answer: bytes, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -368,7 +366,6 @@ HTTP_FAILURES = [
 
 
 @pytest.mark.parametrize("make", HTTP_FAILURES)
-@pytest.mark.parametrize("stream", MODES)
 async def test_every_failure_is_typed_and_carries_no_secret(
     make: Any, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -43,6 +43,7 @@ from minagent.providers import (
     retry_call,
     server_delay,
 )
+from tests._support.modes import get_response
 
 from ._fake_server import (
     FakeOpenAI,
@@ -400,7 +401,6 @@ RATE_LIMIT_HEADERS = [
 ]
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 @pytest.mark.parametrize(("headers", "delay"), RATE_LIMIT_HEADERS)
 async def test_429_is_retried_after_the_server_delay(
     headers: dict[str, str], delay: float, stream: bool
@@ -644,12 +644,7 @@ async def test_cancelled_backoff_stops_retrying() -> None:
 
 
 async def _respond(client: Any, stream: bool) -> Any:
-    if not stream:
-        return await client.get_response([Message("user", ["Hi"])])
-    result = client.get_response([Message("user", ["Hi"])], stream=True)
-    async for _ in result:
-        pass
-    return await result.get_final_response()
+    return await get_response(client, [Message("user", ["Hi"])], stream=stream)
 
 
 def minagent_openai_client(base_url: str, **kw: Any) -> Any:

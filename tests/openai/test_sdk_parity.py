@@ -26,7 +26,6 @@ from minagent import ChatResponse, Content, Message, tool
 
 from ._fake_server import FakeOpenAI, replay, transcript
 
-MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
 TRANSCRIPTS = [
     "plain_text.sse",
     "one_tool_call.sse",
@@ -226,7 +225,6 @@ CASES: dict[str, tuple[list[Message], dict[str, Any], dict[str, Any]]] = {
 }
 
 
-@pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize("case", sorted(CASES))
 async def test_request_bodies_equal_the_sdks(case: str, stream: bool) -> None:
     """OA-33: the same request through minagent and through the SDK: equal JSON

@@ -85,7 +85,6 @@ FAILURES = [
 
 
 @pytest.mark.parametrize("make", FAILURES)
-@pytest.mark.parametrize("stream", [False, True], ids=["non-streaming", "streaming"])
 async def test_the_key_is_never_in_error_text_or_logs(
     make: Any, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -47,8 +47,8 @@ from minagent import (
     StreamInterruptedError,
     tool,
 )
+from tests._support.modes import run_with_updates
 
-MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
 LLMOCK_TEXT = "Mock response from gpt-4o-mini."  # llmock --response-style static
 
 FAKELLM_RULES = """\
@@ -227,11 +227,7 @@ def weather_tool(seen: list[dict[str, Any]]) -> Any:
 
 
 async def _run(agent: Agent, prompt: str, stream: bool) -> tuple[Any, list[Any]]:
-    if not stream:
-        return await agent.run(prompt), []
-    run = agent.run(prompt, stream=True)
-    updates = [u async for u in run]
-    return await run.get_final_response(), updates
+    return await run_with_updates(agent, prompt, stream=stream)
 
 
 async def _respond(
@@ -250,7 +246,6 @@ async def _respond(
 # fakellm
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_fakellm_plain_text(fakellm: str, stream: bool) -> None:
     """PV-34: a plain answer from fakellm through Agent.run, both modes."""
     async with OpenAIChatClient(
@@ -264,7 +259,6 @@ async def test_fakellm_plain_text(fakellm: str, stream: bool) -> None:
         assert "".join(u.text for u in updates) == response.text
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_fakellm_tool_round_trip(fakellm: str, stream: bool) -> None:
     """PV-34: fakellm's tool call runs the real tool; its result goes back; the answer
     follows."""
@@ -292,7 +286,6 @@ async def test_fakellm_tool_round_trip(fakellm: str, stream: bool) -> None:
 # llmock: round trips
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_llmock_plain_text(llmock: LLMock, stream: bool) -> None:
     """PV-34: llmock's static answer, with usage, in both modes."""
     async with OpenAIChatClient(
@@ -306,7 +299,6 @@ async def test_llmock_plain_text(llmock: LLMock, stream: bool) -> None:
         assert "".join(u.text for u in updates) == response.text
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_llmock_tool_round_trip(llmock: LLMock, stream: bool) -> None:
     """PV-34: llmock calls the offered tool with schema-valid arguments, then
     answers."""
@@ -328,7 +320,6 @@ async def test_llmock_tool_round_trip(llmock: LLMock, stream: bool) -> None:
 # llmock: faults (the table in the module docstring)
 
 
-@pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize("status", [408, 503])
 async def test_llmock_retryable_statuses_are_retried(
     llmock: LLMock, status: int, stream: bool
@@ -365,7 +356,6 @@ async def test_llmock_503_burst_longer_than_the_retries(llmock: LLMock) -> None:
     assert len(llmock.requests()) == 3
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_llmock_429_with_retry_after_waits_as_asked(
     llmock: LLMock, stream: bool
 ) -> None:

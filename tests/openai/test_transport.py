@@ -34,6 +34,7 @@ from minagent import (
     get_client,
     tool,
 )
+from tests._support.modes import get_response_with_updates
 
 from ._fake_server import (
     CREATED,
@@ -47,17 +48,13 @@ from ._fake_server import (
     transcript,
 )
 
-MODES = [pytest.param(False, id="non-streaming"), pytest.param(True, id="streaming")]
-
 
 async def respond(
     client: OpenAIChatClient, prompt: str = "Hi", *, stream: bool, **kw: Any
 ) -> tuple[ChatResponse, list[ChatResponseUpdate]]:
-    if not stream:
-        return await client.get_response([Message("user", [prompt])], **kw), []
-    result = client.get_response([Message("user", [prompt])], stream=True, **kw)
-    updates = [u async for u in result]
-    return await result.get_final_response(), updates
+    return await get_response_with_updates(
+        client, [Message("user", [prompt])], stream=stream, **kw
+    )
 
 
 def weather_tools(seen: list[str]) -> list[Any]:
@@ -80,7 +77,6 @@ def weather_tools(seen: list[str]) -> list[Any]:
 # Transcripts end to end (PV-34)
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_plain_text_transcript(stream: bool) -> None:
     """PV-34, PV-8: a recorded text answer, with its usage, ids and finish reason."""
     async with FakeOpenAI() as server:
@@ -115,7 +111,6 @@ async def test_both_modes_of_every_transcript_are_equal() -> None:
         assert finals[0] == finals[1], name
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
     """PV-34, OA-4, OA-5: Agent.run executes the recorded call and sends its result
     back."""
@@ -152,7 +147,6 @@ async def test_agent_runs_a_recorded_tool_call(stream: bool) -> None:
     assert response.usage_details.total_token_count == 97 + 21
 
 
-@pytest.mark.parametrize("stream", MODES)
 @pytest.mark.parametrize("name", ["parallel_tool_calls.sse", "whole_tool_call.sse"])
 async def test_agent_runs_recorded_parallel_calls(name: str, stream: bool) -> None:
     """PV-34, PV-13: every call of a recorded parallel batch runs; results go back in
@@ -378,7 +372,6 @@ async def test_agent_context_closes_the_client() -> None:
 # Errors (OA-22, OA-24, PV-29)
 
 
-@pytest.mark.parametrize("stream", MODES)
 async def test_error_body_and_request_id(stream: bool) -> None:
     """OA-22, PV-23, PV-24, PV-45: the message comes from the body, the id from
     x-request-id; the text names the method and URL, and for a 404 says that the base

@@ -519,7 +519,6 @@ def test_a_non_finite_tool_result_is_sent_as_strings() -> None:
     encode_request(body)  # valid JSON
 
 
-@pytest.mark.parametrize("stream", [False, True])
 def test_extra_body_none_removes_a_field(stream: bool) -> None:
     """PV-3 (issue 20 item 5): extra_body={"stream_options": None} drops the field,
     never null."""
@@ -558,7 +557,6 @@ def test_one_response_id_per_stream() -> None:
     assert (call.call_id, call.name, call.arguments) == ("k", "f", "{}")
 
 
-@pytest.mark.parametrize("stream", [False, True])
 def test_unpaired_surrogates_are_repaired_where_text_enters(stream: bool) -> None:
     """OA-34 (issue 13 item 4): lone surrogates become U+FFFD; pairs stay; the next
     request encodes."""

@@ -6,7 +6,7 @@ rendered as a whole ``response`` object or, when the request streams, as the eve
 sequence the service sends for it (``events``); a queued handler answers anything else
 (recorded transcripts cut into chunks, raw bodies, disconnects). Every request body and
 its headers are recorded. The server, the queue and the handlers are the shared loopback
-helper's (``tests/_loopback.py``).
+helper's (``tests/_support/loopback.py``).
 
 ``response_body`` and ``events`` are also how the transcripts in ``transcripts/`` were
 made:
@@ -29,8 +29,8 @@ from minagent_openai import OpenAIResponsesClient
 from minagent import UsageDetails
 from minagent.testing import ScriptedStep
 
-from .. import _loopback
-from .._loopback import (
+from .._support import loopback as _loopback
+from .._support.loopback import (
     SSE_HEADERS,
     Handler,
     LoopbackServer,

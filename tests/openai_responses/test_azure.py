@@ -10,6 +10,7 @@ import pytest
 from minagent_openai import AzureOpenAIResponsesClient
 
 from minagent import Message, get_client
+from tests._support.modes import get_response
 
 from ._fake_server import FakeResponses
 
@@ -31,15 +32,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 async def _ask(client: AzureOpenAIResponsesClient, stream: bool) -> str:
     messages = [Message("user", ["Hi"])]
     async with client:
-        if stream:
-            result = client.get_response(messages, stream=True)
-            async for _ in result:
-                pass
-            return (await result.get_final_response()).text
-        return (await client.get_response(messages)).text
+        return str((await get_response(client, messages, stream=stream)).text)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_v1_api(stream: bool) -> None:
     """OR-23: without api_version, POST {endpoint}/openai/v1/responses with the api-key
     header; the deployment is the body's model."""

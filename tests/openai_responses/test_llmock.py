@@ -34,6 +34,7 @@ from minagent import (
     StreamInterruptedError,
     tool,
 )
+from tests._support.modes import run_with_updates
 
 
 class LLMock:
@@ -121,16 +122,13 @@ def llmock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LLMock]:
 
 
 async def _run(agent: Agent, text: str, stream: bool, **kwargs: Any) -> Any:
-    run = agent.run(text, stream=stream, **kwargs)
+    final, updates = await run_with_updates(agent, text, stream=stream, **kwargs)
     if stream:
-        texts = [u.text async for u in run]
-        final = await run.get_final_response()
+        texts = [u.text for u in updates]
         assert "".join(texts).endswith(final.messages[-1].text)
-        return final
-    return await run
+    return final
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_text(llmock: LLMock, stream: bool) -> None:
     """PV-34, OR-13, OR-17: a text answer from llmock through Agent.run, with usage."""
     llmock.reset()
@@ -144,7 +142,6 @@ async def test_text(llmock: LLMock, stream: bool) -> None:
     assert body["instructions"] == "Be brief."
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_tool_round_trip_and_thread(llmock: LLMock, stream: bool) -> None:
     """PV-34, OR-10, OR-15: llmock calls the tool, the output goes back with
     previous_response_id, and the thread continues on the service."""
@@ -211,7 +208,6 @@ class _Half:
         return 0.5
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_rate_limit_and_bursts_are_retried(llmock: LLMock, stream: bool) -> None:
     """OR-20, PV-25, PV-27: llmock's 429 with Retry-After and a 503 burst are retried;
     the verdict passes."""

@@ -168,7 +168,6 @@ def sdk_arguments() -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_same_body_as_the_sdk(stream: bool) -> None:
     """OR-22: the same conversation through our client and the SDK gives the same JSON
     body."""

@@ -30,6 +30,7 @@ from minagent import (
     get_client,
     tool,
 )
+from tests._support.modes import get_response, run
 
 from ._fake_server import (
     FakeResponses,
@@ -61,17 +62,12 @@ async def respond(
     **options: Any,
 ) -> ChatResponse:
     messages = messages or [Message("user", ["Hi"])]
-    if stream:
-        result = client.get_response(messages, stream=True, options=options)
-        async for _ in result:
-            pass
-        final: ChatResponse = await result.get_final_response()
-        return final
-    response: ChatResponse = await client.get_response(messages, options=options)
+    response: ChatResponse = await get_response(
+        client, messages, stream=stream, options=options
+    )
     return response
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_path_headers_and_body(stream: bool) -> None:
     """OR-20: POST {base_url}/responses with the OA-20 headers and the OR-1 body."""
     async with FakeResponses() as server:
@@ -107,7 +103,6 @@ async def test_path_headers_and_body(stream: bool) -> None:
         assert body == expected
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_store_false_keeps_the_thread_here(stream: bool) -> None:
     """OR-15, OR-20: the request's store option reaches the codec: no
     conversation_id."""
@@ -121,15 +116,9 @@ async def test_store_false_keeps_the_thread_here(stream: bool) -> None:
 
 
 async def _run(agent: Agent, text: str, thread: Any, stream: bool) -> Any:
-    run = agent.run(text, thread=thread, stream=stream)
-    if stream:
-        async for _ in run:
-            pass
-        return await run.get_final_response()
-    return await run
+    return await run(agent, text, thread=thread, stream=stream)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_thread_lives_on_the_service(stream: bool) -> None:
     """OR-10, OR-15: through Agent.run the response id becomes the thread's service id,
     and the next run sends only its new message with previous_response_id."""
@@ -158,7 +147,6 @@ async def test_thread_lives_on_the_service(stream: bool) -> None:
         ]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_tool_loop_on_the_service(stream: bool) -> None:
     """OR-10, OR-15, LP-19: after a tool call only the call's output goes back, with the
     thread id."""
@@ -186,7 +174,6 @@ async def test_tool_loop_on_the_service(stream: bool) -> None:
         ]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_stateless_thread_replays_reasoning(stream: bool) -> None:
     """OR-5, OR-14, OR-15: with store=False the whole history goes back, reasoning items
     with their encrypted content and calls with their item ids, and no
@@ -272,7 +259,6 @@ async def test_streamed_json_answer() -> None:
         assert final.usage_details.total_token_count == 3
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_failed_response_raises_with_request_id(stream: bool) -> None:
     """OR-13, OR-18, OR-20: a failed response is OpenAIStreamError with the answer's
     request id."""
@@ -443,7 +429,6 @@ def test_kept_contents_survive_a_thread_round_trip() -> None:
     assert body["input"] == [item]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_request_id_is_kept(stream: bool) -> None:
     """OR-20: the answer's x-request-id is in additional_properties["request_id"], in
     both modes."""
@@ -469,7 +454,6 @@ async def test_credentials_in_the_base_url() -> None:
         assert server.headers[0]["Authorization"] == "Basic YWxpY2U6czNjcmV0LXBhc3M="
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_size_limits(stream: bool) -> None:
     """OR-16, OR-20, PV-36: an overlong event or body is an OpenAIProtocolError naming
     the bound."""
@@ -497,7 +481,6 @@ def test_sending_is_the_chat_clients() -> None:
     assert "self.path" in inspect.getsource(OpenAIChatClient._attempt)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_serialized_threads_keep_what_replay_needs(stream: bool) -> None:
     """OR-5, OR-14, OR-15: a local thread (store=False) and a service thread survive
     serialize/deserialize with what the next request needs: reasoning with its encrypted

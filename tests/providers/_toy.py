@@ -8,7 +8,7 @@ line, or a non-2xx body.
 
 `Wire` plays scripted `Answer`s to a `ToyClient` through one of three transports: the
 in-memory `MockTransport`, or the aiohttp transport or the standard library's against a
-loopback server (`tests._loopback`). Failures are rendered as each transport meets them:
+loopback server (`tests._support.loopback`). Failures are rendered as each transport meets them:
 a ``drop`` after the chunks is a `TransportError("network")` in memory and an aborted
 connection on the loopback; a ``stall`` after them is a `TransportError("read_timeout")`
 in memory and silence past ``timeout`` on the loopback; ``silent`` is the same before
@@ -39,7 +39,7 @@ from minagent.providers import (
 )
 from minagent.testing import MockResponse, MockTransport
 
-from .._loopback import NDJSON_HEADERS, LoopbackServer
+from .._support.loopback import NDJSON_HEADERS, LoopbackServer
 
 TEXT_LINES = (
     b'{"text": "Hel"}\n',

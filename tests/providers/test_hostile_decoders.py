@@ -265,7 +265,6 @@ class Sleeps:
 SERVERS = {"anthropic": FakeAnthropic, "ollama": FakeOllama, "responses": FakeResponses}
 
 
-@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("name", sorted(SERVERS))
 @pytest.mark.parametrize("template", [ERROR_BODIES[0], ERROR_BODIES[1]])
 async def test_a_429_with_a_hostile_body_keeps_its_status_and_is_retried(

@@ -19,6 +19,7 @@ import subprocess
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -31,6 +32,7 @@ from minagent.providers import (
     TransportError,
     transport_for,
 )
+from minagent.providers import default as transport_module
 from minagent.providers.stdlib import transport_error
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -449,6 +451,20 @@ def test_a_plugin_gets_aiohttp_where_it_is_installed_and_the_stdlib_elsewhere(
     assert isinstance(transport_for(None, trust_env=False), StdlibTransport)
     with pytest.raises(ValueError, match="aiohttp"):
         transport_for(None, session=object())
+
+
+def test_aiohttp_transport_is_none_when_the_plugin_cannot_be_imported(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PV-41: without the minagent_http plugin (or aiohttp) there is no aiohttp
+    transport: None, so the standard-library transport is used."""
+
+    def missing(name: str, package: str | None = None) -> Any:
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(transport_module, "import_module", missing)
+    assert transport_module.aiohttp_transport() is None
+    assert type(transport_module.transport_for(None)).__name__ == "StdlibTransport"
 
 
 ANSWERS = [

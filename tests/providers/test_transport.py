@@ -11,6 +11,7 @@ this client.
 from __future__ import annotations
 
 import asyncio
+import calendar
 import json
 import logging
 import socket
@@ -31,8 +32,9 @@ from minagent import (
     StreamInterruptedError,
 )
 from minagent.providers import RetryPolicy, StdlibTransport, Timeouts, TransportError
+from minagent.providers.errors import server_delay
 
-from .._loopback import RawServer
+from .._support.loopback import RawServer
 from ._toy import (
     TEXT_LINES,
     Answer,
@@ -46,9 +48,6 @@ from ._toy import (
 
 BOTH = pytest.mark.parametrize("kind", ["memory", "aiohttp", "stdlib"])
 NETWORK = pytest.mark.parametrize("network", ["aiohttp", "stdlib"])
-MODES = pytest.mark.parametrize(
-    "stream", [False, True], ids=["non-streaming", "streaming"]
-)
 KEY = "sk-toy-TOP+SECRET/0123456789=abcdef"
 ENCODED = quote(KEY, safe="")
 NDJSON = {"content-type": "application/x-ndjson"}
@@ -132,7 +131,6 @@ def secrets_in(error: BaseException, *secrets: str) -> list[str]:
 
 
 @BOTH
-@MODES
 async def test_the_request(kind: str, stream: bool) -> None:
     """PV-38: POST {base path}{path}?{base query}&{default_query} with the codec's
     headers, the connection's, default_headers and the credentials, later ones winning,
@@ -223,7 +221,6 @@ def test_configuration_errors(kwargs: dict[str, Any], match: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_a_text_answer(kind: str, stream: bool) -> None:
     """PV-38, PV-30: a complete answer, its request id kept when the client keeps one
     (OA-29), and the response given back cleanly (released), not closed."""
@@ -257,7 +254,6 @@ async def test_a_json_answer_to_a_stream(kind: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_status_errors(kind: str, stream: bool) -> None:
     """PV-23, PV-24, PV-11, PV-45: the codec's message and request id, the class of the
     status, the text of PV-24 with the method and URL the request went to (a 404 with
@@ -324,7 +320,6 @@ async def test_an_error_body_is_read_up_to_64_kib(kind: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_retries_wait_what_the_server_asks(
     kind: str, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -350,6 +345,19 @@ async def test_retries_wait_what_the_server_asks(
     assert [r.levelno for r in retries] == [logging.INFO, logging.INFO]
     assert "retry 1 of 2" in retries[0].getMessage()
     assert all(KEY not in r.getMessage() for r in caplog.records)
+
+
+def test_retry_after_http_date_without_zone_is_gmt() -> None:
+    """PV-27: a Retry-After HTTP date is counted from now; a date with no zone (-0000)
+    is GMT."""
+    now = calendar.timegm((2015, 10, 21, 7, 27, 50, 0, 0, 0))
+    assert (
+        server_delay({"Retry-After": "Wed, 21 Oct 2015 07:28:00 -0000"}, now=now)
+        == 10.0
+    )
+    assert (
+        server_delay({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, now=now) == 10.0
+    )
 
 
 @BOTH
@@ -482,7 +490,6 @@ async def test_the_end_of_a_stream(kind: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_bodies_and_lines_are_bounded(kind: str, stream: bool) -> None:
     """PV-36: a Content-Length above max_body_size fails before the body is read; a body
     that grows past it fails; a line past max_line_size is the codec's protocol error
@@ -691,7 +698,6 @@ def _network(network: str) -> Any:
 
 
 @pytest.mark.parametrize("answer", MALFORMED)
-@MODES
 @NETWORK
 async def test_malformed_http(
     network: str, answer: bytes, stream: bool, caplog: pytest.LogCaptureFixture
@@ -778,7 +784,6 @@ async def test_real_failures(network: str) -> None:
 
 
 @BOTH
-@MODES
 async def test_secrets_never_leave(
     kind: str, stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -50,8 +50,9 @@ from minagent import (
     function_middleware,
 )
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
+from tests._support.modes import get_response, run
 
-from ._run import BOTH_MODES, get_response, kinds, run
+from ._run import kinds
 
 
 # A tool as a seed reader would write it: a plain function, no annotations.
@@ -194,7 +195,6 @@ STYLES = [
 ]
 
 
-@BOTH_MODES
 @pytest.mark.parametrize("where", ["agent", "run"])
 @pytest.mark.parametrize("style", STYLES)
 async def test_flow_diagram_layers_in_order(style, where, stream):
@@ -250,7 +250,6 @@ async def test_flow_diagram_layers_in_order(style, where, stream):
     client.assert_consumed()
 
 
-@BOTH_MODES
 async def test_flow_diagram_client_middleware_of_a_client_given_to_an_agent(stream):
     """Seed 000, "Flow Diagram": chat and function middleware registered on the chat
     client (`BaseChatClient(middleware=...)`, class-based, no annotations) run when an
@@ -273,7 +272,6 @@ async def test_flow_diagram_client_middleware_of_a_client_given_to_an_agent(stre
     assert response.text == "It's sunny in Paris."
 
 
-@BOTH_MODES
 async def test_flow_diagram_client_middleware_and_agent_middleware_together(stream):
     """Seed 000, "Flow Diagram": a client with its own class-based chat middleware, used
     by an agent that also has class-based chat and function middleware: the client's
@@ -317,7 +315,6 @@ class InspectingAgentMiddleware(AgentMiddleware):
         self.after = context.result
 
 
-@BOTH_MODES
 async def test_agent_context_fields(stream):
     """Seed 000, "1. Agent Middleware Layer", the `AgentContext` table: `agent`
     (`SupportsAgentRun`), `messages` (list of `Message`), `thread`, `options` (mapping),
@@ -373,7 +370,6 @@ class ModifyingAgentMiddleware(AgentMiddleware):
             context.result = AgentResponse(messages=[Message("assistant", ["Bonjour"])])
 
 
-@BOTH_MODES
 async def test_agent_middleware_can_modify_messages_options_thread_result(stream):
     """Seed 000, "1. Agent Middleware Layer", "What Can Be Modified": `context.messages`
     (add input messages), `context.options` (model parameters), `context.thread`
@@ -402,7 +398,6 @@ async def test_agent_middleware_can_modify_messages_options_thread_result(stream
     assert response.text == "Bonjour"
 
 
-@BOTH_MODES
 async def test_metadata_shared_between_middleware(stream):
     """Seed 000, the context tables: `metadata | dict | Shared data between middleware`
     — what one agent middleware puts there the next one reads, and likewise for the chat
@@ -508,7 +503,6 @@ class ModifyingChatMiddleware(ChatMiddleware):
             )
 
 
-@BOTH_MODES
 async def test_chat_context_fields(stream):
     """Seed 001, "2. Chat Middleware Layer", the `ChatContext` table: `client`,
     `messages`, `options`, `stream`, `metadata`, `result` (set after `call_next()`),
@@ -532,7 +526,6 @@ async def test_chat_context_fields(stream):
     assert response.text == "Hello!"
 
 
-@BOTH_MODES
 @pytest.mark.parametrize(
     "where",
     ["client", "get_response", pytest.param("agent")],
@@ -594,7 +587,6 @@ async def test_chat_middleware_registers_stream_hooks(where):
     assert [update.text async for update in stream] == ["HEL", "LO"]
 
 
-@BOTH_MODES
 async def test_chat_layer_options_are_a_mutable_copy(stream):
     """Seed 000, "Chat Layer -> Function Layer": `"options": {...}, # Mutable copy of
     chat_options`:
@@ -665,7 +657,6 @@ class WeatherServiceClient(BaseChatClient):
         )
 
 
-@BOTH_MODES
 async def test_function_invocation_loop_over_inner_get_response(stream):
     """Seed 000, "3. Function Invocation Layer": the loop 1. calls
     `BaseChatClient._inner_get_response()` to get the LLM response, 2. extracts the
@@ -696,7 +687,6 @@ def test_function_invocation_configuration_defaults():
     assert config.include_detailed_errors is False
 
 
-@BOTH_MODES
 async def test_configuration_enabled_false_returns_calls_unexecuted(stream):
     """Seed 000, configuration table: `enabled` — "Enable auto-invocation"; with False
     the call is not executed and no further model call is made. LP-1."""
@@ -719,7 +709,6 @@ async def test_configuration_enabled_false_returns_calls_unexecuted(stream):
     assert kinds(response) == [("assistant", ["function_call"])]
 
 
-@BOTH_MODES
 async def test_configuration_max_iterations_counts_tool_loops(stream):
     """Seed 000, configuration table: `max_iterations` — "Maximum tool execution loops".
     With
@@ -757,7 +746,6 @@ async def test_configuration_max_iterations_counts_tool_loops(stream):
     assert response.text == "Paris and Rome are sunny."
 
 
-@BOTH_MODES
 async def test_configuration_max_consecutive_errors_stops(stream):
     """Seed 000, configuration table: `max_consecutive_errors_per_request` (default 3) —
     "Error threshold before stopping": after three tool rounds in a row that failed, the
@@ -789,7 +777,6 @@ async def test_configuration_max_consecutive_errors_stops(stream):
     client.assert_consumed()
 
 
-@BOTH_MODES
 async def test_configuration_terminate_on_unknown_calls(stream):
     """Seed 000, configuration table: `terminate_on_unknown_calls` — "Raise error for
     unknown tools" (default False: the model gets an error result and is called again).
@@ -820,7 +807,6 @@ async def test_configuration_terminate_on_unknown_calls(stream):
         )
 
 
-@BOTH_MODES
 async def test_configuration_include_detailed_errors(stream):
     """Seed 000, configuration table: `include_detailed_errors` — "Include exceptions in
     results" (default False). LP-6."""
@@ -843,7 +829,6 @@ async def test_configuration_include_detailed_errors(stream):
         assert ("no such place" in result) is detailed
 
 
-@BOTH_MODES
 async def test_configuration_additional_tools_are_not_executed(stream):
     """Seed 000, configuration table: `additional_tools` — "Extra tools to register". As
     upstream does, a call to one of them is never executed: it is returned to the caller
@@ -866,7 +851,6 @@ async def test_configuration_additional_tools_are_not_executed(stream):
     assert [c.name for c in response.user_input_requests] == ["lookup"]
 
 
-@BOTH_MODES
 @pytest.mark.parametrize(
     "tool_choice",
     ["required", {"mode": "required", "required_function_name": "get_weather"}],
@@ -912,7 +896,6 @@ async def test_tool_choice_required_returns_call_and_result_only(tool_choice, st
     assert len(client.requests) == 1
 
 
-@BOTH_MODES
 async def test_tool_choice_auto_continues_for_text(stream):
     """Seed 000, "`tool_choice` Behavior", the example:
 
@@ -943,7 +926,6 @@ async def test_tool_choice_auto_continues_for_text(stream):
     )
 
 
-@BOTH_MODES
 async def test_tool_choice_none_only_text(stream):
     """Seed 000, "`tool_choice` Behavior": `"none"` — "Model is prevented from calling
     tools, will only respond with text." The option reaches the model; a call it emits
@@ -998,7 +980,6 @@ class InspectingFunctionMiddleware(FunctionMiddleware):
         self.seen.append(before)
 
 
-@BOTH_MODES
 async def test_function_context_fields_and_modifications(stream):
     """Seed 000, "4. Function Middleware Layer": the `FunctionInvocationContext` table
     (`function`, `arguments`, `metadata`, `result` set after `call_next()`, `kwargs`
@@ -1034,7 +1015,6 @@ class TerminatingMiddleware(FunctionMiddleware):
         await call_next(context)
 
 
-@BOTH_MODES
 async def test_terminating_middleware_exits_loop_without_another_model_call(stream):
     """Seed 000, "4. Function Middleware Layer", "Special Behavior" and its example
     `TerminatingMiddleware`: "When `MiddlewareTermination` is raised in function
@@ -1064,7 +1044,6 @@ async def test_terminating_middleware_exits_loop_without_another_model_call(stre
     assert response.messages[1].contents[0].result == "terminated by middleware"
 
 
-@BOTH_MODES
 async def test_terminating_middleware_lets_other_calls_through(stream):
     """Seed 000, `TerminatingMiddleware`: when `should_terminate` is false, `await
     call_next(context)` runs the tool and the loop goes on. MW-T1."""
@@ -1090,7 +1069,6 @@ class NotesProvider(ContextProvider):
         return Context(messages=[Message("user", ["(notes) likes the sun"])])
 
 
-@BOTH_MODES
 async def test_agent_layer_to_chat_layer_arguments(stream):
     """Seed 000, "Arguments Added/Altered at Each Layer", "Agent Layer -> Chat Layer":
     `thread_messages` are the messages from thread + context + input; `agent_name` is
@@ -1131,7 +1109,6 @@ async def test_agent_layer_to_chat_layer_arguments(stream):
     assert response.messages[0].author_name == "WeatherAgent"
 
 
-@BOTH_MODES
 async def test_agent_name_attribution_does_not_change_provider_messages(stream):
     """Seed 000, "Agent Layer -> Chat Layer": `"agent_name": "...", # Agent name for
     attribution`. Two agents with different names get one response object from their
@@ -1146,7 +1123,6 @@ async def test_agent_name_attribution_does_not_change_provider_messages(stream):
     assert shared.messages[0].author_name is None
 
 
-@BOTH_MODES
 async def test_agent_layer_conversation_id_from_thread(stream):
     """Seed 000, "Agent Layer -> Chat Layer": `"conversation_id": "..."  # From
     thread.service_thread_id`. TH-1."""
@@ -1158,7 +1134,6 @@ async def test_agent_layer_conversation_id_from_thread(stream):
     assert [m.text for m in client.requests[0].messages] == ["Hello"]
 
 
-@BOTH_MODES
 async def test_function_layer_receives_runtime_kwargs_without_conversation_id(stream):
     """Seed 000, "Function Layer -> Tool Invocation": the `FunctionInvocationContext`
     receives `function`, `arguments` validated from `function_call.arguments`, and
@@ -1227,7 +1202,6 @@ class CachingMiddleware(FunctionMiddleware):
         return  # Normal completion
 
 
-@BOTH_MODES
 async def test_caching_middleware(stream):
     """Seed 000, "Middleware Control Flow", "1. Return Normally (with or without calling
     `call_next`)", the `CachingMiddleware` example: the first call runs the tool and
@@ -1276,7 +1250,6 @@ class BlockedFunctionMiddleware(FunctionMiddleware):
         await call_next(context)
 
 
-@BOTH_MODES
 async def test_blocked_function_middleware(stream):
     """Seed 000, "2. Raise `MiddlewareTermination`", the `BlockedFunctionMiddleware`
     example:
@@ -1310,7 +1283,6 @@ async def test_blocked_function_middleware(stream):
     assert len(client.requests) == 1
 
 
-@BOTH_MODES
 async def test_blocked_function_in_a_batch(stream):
     """Seed 000, `BlockedFunctionMiddleware` and "Special Behavior": when the model asks
     for an allowed and a blocked function at once, the allowed one runs, the blocked one
@@ -1353,7 +1325,6 @@ class ValidationMiddleware(FunctionMiddleware):
         await call_next(context)
 
 
-@BOTH_MODES
 async def test_validation_middleware_exception_bubbles_up(stream):
     """Seed 000, "3. Raise Any Other Exception", the `ValidationMiddleware` example:
     "Bubbles up to the caller. The middleware chain is aborted and the exception
@@ -1375,7 +1346,6 @@ async def test_validation_middleware_exception_bubbles_up(stream):
     assert thread.messages == []  # a failed run leaves the thread as it was (TH-3)
 
 
-@BOTH_MODES
 async def test_validation_middleware_exception_cancels_the_rest_of_the_batch(stream):
     """Seed 000, "3. Raise Any Other Exception" with two calls in one batch: the invalid
     call's `ValueError` reaches the caller, the other (slow) call still running is
@@ -1455,7 +1425,6 @@ def test_middleware_registered_as_classes_names_the_fix():
         Agent(client=ScriptedChatClient([]), middleware=[MiddlewareA, MiddlewareB])
 
 
-@BOTH_MODES
 @pytest.mark.parametrize("where", ["agent", "run"])
 @pytest.mark.parametrize(
     ("middleware_b", "expected"),
@@ -1551,7 +1520,6 @@ def _call_next_or_not_agent(middleware, log):
     )
 
 
-@BOTH_MODES
 @pytest.mark.parametrize(
     "middleware",
     [
@@ -1572,7 +1540,6 @@ async def test_without_calling_call_next_skips_downstream(middleware, stream):
     assert response.messages[1].contents[0].result == "replacement result"
 
 
-@BOTH_MODES
 @pytest.mark.parametrize(
     "middleware",
     [
@@ -1599,10 +1566,6 @@ class SkipModelCall(ChatMiddleware):
         return  # Downstream middleware and actual execution are SKIPPED
 
 
-@pytest.mark.parametrize(
-    "stream",
-    [False, True],
-)
 async def test_without_calling_call_next_in_chat_layer(stream):
     """Seed 000, "Without calling `call_next()` - Skip downstream", the snippet as chat
     middleware ("Actual operation (LLM call, function invocation): NOT executed";
@@ -1654,7 +1617,6 @@ SUMMARY_TABLE = [
 ]
 
 
-@BOTH_MODES
 @pytest.mark.parametrize(
     ("exit", "calls_next", "downstream_runs", "upstream_post"), SUMMARY_TABLE
 )
@@ -1682,7 +1644,6 @@ async def test_summary_table(exit, calls_next, downstream_runs, upstream_post, s
 # "Streaming vs Non-Streaming".
 
 
-@BOTH_MODES
 async def test_run_return_types(stream):
     """Seed 000, "Streaming vs Non-Streaming": non-streaming `run()` returns
     `Awaitable[AgentResponse]`; streaming returns `ResponseStream[AgentResponseUpdate,

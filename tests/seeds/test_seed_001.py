@@ -26,8 +26,7 @@ from minagent import (
     SupportsChatGetResponse,
 )
 from minagent.testing import ScriptedChatClient, call
-
-from ._run import BOTH_MODES, run
+from tests._support.modes import run
 
 
 def get_weather(location):
@@ -35,7 +34,6 @@ def get_weather(location):
     return f"It's sunny in {location}."
 
 
-@BOTH_MODES
 async def test_agent_takes_client(stream):
     """Seed 001, "[BREAKING] Rename Agent chat_client parameter to client":
     `Agent(client=...)` (and the client as the first positional argument) runs;
@@ -78,7 +76,6 @@ def test_supports_chat_get_response():
         Agent(client=object())
 
 
-@BOTH_MODES
 async def test_chat_context_client_field(stream):
     """Seed 001, "2. Chat Middleware Layer" table: the `ChatContext` field is `client`
     (seed 000:
@@ -96,7 +93,6 @@ async def test_chat_context_client_field(stream):
     assert isinstance(seen[0], SupportsChatGetResponse)
 
 
-@BOTH_MODES
 async def test_raw_agent_runs_without_agent_middleware(stream):
     """Seed 001, "Flow Diagram": `RawAgent.run()` (was `RawChatAgent`) is what the agent
     middleware's final handler calls: it runs the client without the agent middleware
@@ -142,7 +138,6 @@ class RecordingClient(ScriptedChatClient):
         return super().get_response(messages, stream=stream, options=options, **kwargs)
 
 
-@BOTH_MODES
 async def test_agent_calls_client_get_response_in_both_modes(stream):
     """Seed 001, "Streaming vs Non-Streaming": non-streaming runs `await
     self.client.get_response(stream=False, ...)`; streaming returns
@@ -182,7 +177,6 @@ class ProtocolOnlyClient:
         return respond()
 
 
-@BOTH_MODES
 async def test_agent_with_protocol_only_client(stream):
     """Seed 001, "Flow Diagram" (`RawAgent->>CML:
     client.get_response(stream=False|True)`) and the `client | SupportsChatGetResponse`

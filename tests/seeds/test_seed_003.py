@@ -38,8 +38,7 @@ from minagent import (
     merge_options,
 )
 from minagent.testing import ScriptedChatClient, call, text_chunks
-
-from ._run import BOTH_MODES, run
+from tests._support.modes import run
 
 ISSUE_15 = "needs issue 15: MCP tools (MCPStdioTool) and Agent.as_mcp_server()"
 MCP_SERVER = Path(__file__).with_name("_mcp_weather_server.py")
@@ -130,7 +129,6 @@ def test_context_provider_singular_keyword_names_plural():
         Agent(client=ScriptedChatClient([]), context_provider=Memory())
 
 
-@BOTH_MODES
 async def test_context_provider_and_middleware_on_agent(stream):
     """Seed 003, "BaseAgent" attribute table: `context_provider` — "上下文提供者,用于动态注入上下文"
     (injects context dynamically), `middleware` — "中间件列表,用于拦截调用" (intercepts calls), and
@@ -161,7 +159,6 @@ async def test_context_provider_and_middleware_on_agent(stream):
 # "as_tool() 方法:Agent → Tool 转换" (an agent as a tool).
 
 
-@BOTH_MODES
 async def test_as_tool_defaults(stream):
     """Seed 003, "as_tool() 方法": `as_tool(*, name=None, description=None,
     arg_name="task",
@@ -196,7 +193,6 @@ async def test_as_tool_defaults(stream):
     assert response.text == "About 2.1 million people live in Paris."
 
 
-@BOTH_MODES
 @pytest.mark.parametrize("callback_kind", ["sync", "async"])
 async def test_as_tool_custom_names_and_stream_callback(callback_kind, stream):
     """Seed 003, "as_tool() 方法": custom `name`, `description`, `arg_name`,
@@ -245,7 +241,6 @@ async def test_as_tool_custom_names_and_stream_callback(callback_kind, stream):
     assert response.messages[1].contents[0].result == "Bonjour"
 
 
-@BOTH_MODES
 async def test_as_tool_forwards_runtime_kwargs(stream):
     """Seed 003, "as_tool() 方法", the wrapper: `forwarded_kwargs = {k: v for k, v in
     kwargs.items() if k not in (arg_name, "conversation_id")}` passed to the inner run —
@@ -289,7 +284,6 @@ class EchoAgent(BaseAgent):
         return AgentResponse(messages=[Message("assistant", [f"echo: {text}"])])
 
 
-@BOTH_MODES
 async def test_as_tool_on_custom_base_agent(stream):
     """Seed 003, "6. Agent 即 Tool 哲学": "任何 Agent 都可以通过 as_tool() 转为 Tool" (any agent can
     become a tool through `as_tool()`), including a `BaseAgent` subclass whose `run` is
@@ -308,7 +302,6 @@ async def test_as_tool_on_custom_base_agent(stream):
 # "Thread 管理机制" (thread management).
 
 
-@BOTH_MODES
 async def test_thread_notified_of_new_messages(stream):
     """Seed 003, "Thread 管理机制", `_notify_thread_of_new_messages`: the thread receives
     the input messages, then the response messages, then the context provider's
@@ -342,7 +335,6 @@ async def test_thread_notified_of_new_messages(stream):
     assert len(thread.messages) == 6
 
 
-@BOTH_MODES
 async def test_service_managed_and_local_threads(stream):
     """Seed 003, "7. 线程模型的双模支持" (threads in two modes): "服务托管:LLM 服务管理对话历史"
     (service-managed: the service keeps the history) and "本地托管:应用层管理对话历史" (local: the
@@ -370,7 +362,6 @@ async def test_service_managed_and_local_threads(stream):
     assert client.requests[2].options["conversation_id"] == "conv_42"
 
 
-@BOTH_MODES
 async def test_deserialize_thread_awaitable(stream):
     """Seed 003, "Thread 管理机制":
 
@@ -615,7 +606,6 @@ class ToolProvider(ContextProvider):
         return Context(instructions="Use the clock.", tools=[get_time])
 
 
-@BOTH_MODES
 async def test_merge_layers_defaults_provider_run(stream):
     """Seed 003, "Options 合并策略", "应用场景" (where it applies): the agent's
     `default_options` merged with the run's `options`, and the ContextProvider's context
@@ -658,7 +648,6 @@ async def test_merge_layers_defaults_provider_run(stream):
 # "Tools 处理(包括 MCP Tools)" (tools, MCP tools included).
 
 
-@BOTH_MODES
 async def test_plain_tools_go_to_default_options(stream):
     """Seed 003, "Tools 处理": "普通工具(FunctionTool、HostedTool 等):直接加入
     default_options["tools"]" — ordinary tools (a `FunctionTool`, a plain function) are
@@ -684,7 +673,6 @@ def mcp_weather_server(**kwargs):
     )
 
 
-@BOTH_MODES
 async def test_mcp_tools_connect_lazily_in_exit_stack(stream):
     """Seed 003, "运行时 MCP 工具展开" and "4. MCP 工具惰性展开": MCP tools are kept apart from the
     ordinary tools, "在 run()/run_stream() 时才连接并展开" (connected and expanded into their
@@ -704,7 +692,6 @@ async def test_mcp_tools_connect_lazily_in_exit_stack(stream):
     assert not server.is_connected
 
 
-@BOTH_MODES
 async def test_mcp_async_with_agent_usage_pattern(stream):
     """Seed 003, "生命周期管理(async context manager)", the usage pattern:
 
@@ -740,7 +727,6 @@ class ClosingClient(ScriptedChatClient):
         self.events.append("client exited")
 
 
-@BOTH_MODES
 async def test_async_with_agent(stream):
     """Seed 003, "生命周期管理", `__aenter__`/`__aexit__`: if the chat client is an async
     context manager it is entered into the agent's exit stack, and closed when the block
@@ -761,7 +747,6 @@ async def test_async_with_agent(stream):
     assert events == ["client entered", "client exited"]
 
 
-@BOTH_MODES
 async def test_async_with_agent_cleans_up_after_error(stream):
     """Seed 003, "5. 完整的生命周期管理": "异常安全清理" (cleanup is exception-safe). AG-9."""
     events = []

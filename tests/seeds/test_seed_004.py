@@ -27,8 +27,9 @@ from minagent import (
     function_middleware,
 )
 from minagent.testing import ScriptedChatClient, call
+from tests._support.modes import run
 
-from ._run import BOTH_MODES, kinds, run
+from ._run import kinds
 
 ISSUE_16 = "needs issue 16: minagent.hooks (HookMiddleware, wrap_tool_call, ModelRequest.override)"
 
@@ -102,7 +103,6 @@ async def weather_middleware(context, call_next):
         await call_next(context)
 
 
-@BOTH_MODES
 @pytest.mark.parametrize(
     "middleware", [WeatherMiddleware(), weather_middleware], ids=["class", "decorator"]
 )
@@ -123,7 +123,6 @@ async def test_dict_tool_answered_by_function_middleware(middleware, stream):
     assert client.requests[0].options["tools"] == [tool]
 
 
-@BOTH_MODES
 async def test_dict_tool_without_middleware_is_returned_to_caller(stream):
     """Seed 004, "3.2":
     "以这种方式注册的工具并没有绑定一个具体的可执行对象,所以默认是无法被调用的"
@@ -230,7 +229,6 @@ async def test_lifecycle_order_with_three_pipelines():
 # The hook API itself (issue 16), in our names.
 
 
-@BOTH_MODES
 async def test_hooks_foo_bar_order(stream):
     """Seed 004, "2. 生命周期拦截器", `FooMiddleware` and `BarMiddleware` overriding
     `before_agent`, `before_model`, `after_model`, `after_agent`: before_* in list
@@ -288,7 +286,6 @@ async def test_hooks_foo_bar_order(stream):
     assert FooMiddleware().name == "FooMiddleware"
 
 
-@BOTH_MODES
 async def test_hooks_wrap_tool_call_answers_dict_tool(stream):
     """Seed 004, "3.2 针对工具调用的包装", `WeatherMiddleware.wrap_tool_call(request, handler)`:
     `request.tool_call["name"] == "get_weather"` is answered with "It's sunny in
@@ -315,7 +312,6 @@ async def test_hooks_wrap_tool_call_answers_dict_tool(stream):
     assert_seed_history(thread)
 
 
-@BOTH_MODES
 async def test_hooks_middleware_contributes_tools(stream):
     """Seed 004, "1. AgentMiddleware": "工具也可以利用 tools 字段封装到中间件中。中间件被注册时,其封装的
     工具也会一并予以注册" (middleware may carry tools in its `tools` field; registering the
@@ -333,7 +329,6 @@ async def test_hooks_middleware_contributes_tools(stream):
     assert result.messages[1].contents[0].result == "tested"
 
 
-@BOTH_MODES
 async def test_hooks_model_request_override(stream):
     """Seed 004, "3.1 针对模型调用的包装": `ModelRequest.override(**overrides)` returns a changed
     request (tools, system message / instructions, tool_choice, model settings) for this

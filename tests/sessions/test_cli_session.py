@@ -10,8 +10,7 @@ import pytest
 
 from minagent.cli import main
 from minagent.testing import ScriptedChatClient
-
-from ..test_cli import FakeEntryPoint, fake_entry_points
+from tests._support.entry_points import FakeEntryPoint, fake_entry_points
 
 
 def test_run_continues_a_conversation_across_invocations(

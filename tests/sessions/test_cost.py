@@ -9,13 +9,12 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from minagent import Agent, ChatMiddleware, Content, Message, chat_middleware, tool
 from minagent.testing import ScriptedChatClient, call, reply
-
-from ._util import MODES, run
+from tests._support.modes import run
 
 
 @tool
@@ -48,8 +47,12 @@ histories = st.lists(st.tuples(st.text(max_size=20), st.booleans()), max_size=8)
 )
 
 
-@MODES
-@settings(max_examples=25, deadline=None)
+# The ``stream`` fixture is one bool for every example: reusing it is what is meant.
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(past=histories)
 def test_a_session_run_sends_what_an_argument_run_sends(
     stream: bool, past: list[Message]
@@ -79,7 +82,6 @@ async def _compare(stream: bool, past: list[Message]) -> None:
     assert len(session.state["in_memory"]["messages"]) == len(past) + 2
 
 
-@MODES
 async def test_ten_runs_copy_each_stored_message_once(
     stream: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -144,7 +146,6 @@ def _tool_script(runs: int) -> list[Any]:
     return steps
 
 
-@MODES
 async def test_ten_runs_check_each_stored_message_once(
     stream: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -166,7 +167,6 @@ async def test_ten_runs_check_each_stored_message_once(
     assert "_checked" not in str(session.to_dict())
 
 
-@MODES
 async def test_a_history_changed_between_runs_is_checked_again(stream: bool) -> None:
     """SE-51, HI-3: a tool result taken out of the stored history between runs is
     noticed: the next run checks the history in full and sends the call with a
@@ -243,7 +243,6 @@ def _function_style() -> Any:
     return edits
 
 
-@MODES
 @pytest.mark.parametrize("style", ["class, call_next()", "function, next(context)"])
 async def test_chat_middleware_editing_a_content_in_place_never_changes_the_stored_history(
     stream: bool, style: str

@@ -27,9 +27,10 @@ from minagent import (
     SQLiteHistoryProvider,
 )
 from minagent.testing import ScriptedChatClient
+from tests._support.modes import run
+from tests._support.redis_server import SERVER, RedisServer
 
-from ._util import MODES, run, texts
-from .test_redis import SERVER, RedisServer
+from ._util import texts
 
 ROOT = Path(__file__).resolve().parents[2]
 KINDS = ["sqlite", "files", "files-msgpack", "redis"]
@@ -375,7 +376,6 @@ def test_concurrent_saves_of_one_run_from_two_processes_append_once(
     assert pairs == sorted((f"run {k}", f"answer {k}") for k in range(20))
 
 
-@MODES
 async def test_a_plain_run_names_no_run(stores: Stores, stream: bool) -> None:
     """SE-40: outside a durable run nothing names the run: the same turn run twice on
     one session is stored twice, as before."""

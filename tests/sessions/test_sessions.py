@@ -1,20 +1,18 @@
-"""Sessions, context providers and history providers (spec/sessions.md SE-1 to
-SE-12)."""
+"""Sessions, context providers and history providers (spec/sessions.md SE-1 to SE-12,
+SE-19). A session as JSON data is in test_serialization.py, what a failed run leaves in
+test_failed_runs.py."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from minagent import (
     Agent,
+    AgentResponse,
     AgentSession,
     AgentThread,
     Content,
@@ -24,18 +22,20 @@ from minagent import (
     InMemoryHistoryProvider,
     Message,
     MiddlewareException,
-    SerializationError,
     SessionBusyError,
     SessionContext,
     SessionStore,
     agent_middleware,
     chat_middleware,
+    set_tracer,
     tool,
 )
+from minagent._sessions import _RUNNING, claim, release
 from minagent.testing import ScriptedChatClient, call, reply
+from tests._support.modes import run
 
-from ..test_threads import messages as message_strategy
-from ._util import MODES, run, texts
+from ..observability._recording import RecordingTracer
+from ._util import texts
 
 
 @tool
@@ -65,7 +65,6 @@ def test_create_and_get_session() -> None:
         one.session_id = "x"  # type: ignore[misc]
 
 
-@MODES
 async def test_session_keeps_the_conversation(stream: bool) -> None:
     """SE-1, SE-8: run(session=...) sends the earlier turns in both modes (the default
     in-memory history)."""
@@ -93,69 +92,6 @@ def test_thread_and_session_together_or_wrong_types_are_type_errors() -> None:
         agent.run("hi", thread=agent.get_new_thread(), session=agent.create_session())
     with pytest.raises(TypeError, match=r"AgentSession from agent\.create_session"):
         agent.run("hi", session={"session_id": "x"})  # type: ignore[arg-type]
-
-
-async def test_to_dict_round_trips_state_and_messages() -> None:
-    """SE-2, SE-7: to_dict is versioned plain JSON (messages of the in-memory history
-    included); from_dict restores an equal session that shares nothing with the data."""
-    client = ScriptedChatClient([reply(call("add", {"a": 1, "b": 2})), "3"])
-    agent = Agent(client, tools=[add])
-    session = agent.create_session()
-    session.state["notes"] = {"list": [1, 2.5, True, None, "x"], "tuple": (1, 2)}
-    await agent.run("add", session=session)
-    data = session.to_dict()
-    assert data["type"] == "session"
-    assert isinstance(data["version"], int)
-    assert json.loads(json.dumps(data)) == data
-    assert data["state"]["notes"]["tuple"] == [1, 2]
-    restored = AgentSession.from_dict(json.loads(json.dumps(data)))
-    assert restored.to_dict() == data
-    assert restored == AgentSession.from_dict(data)
-    kinds = [
-        c.type for m in restored.state["in_memory"]["messages"] for c in m.contents
-    ]
-    assert kinds == ["text", "function_call", "function_result", "text"]
-    data["state"]["notes"]["list"].append("changed")
-    assert restored.state["notes"]["list"] == [1, 2.5, True, None, "x"]
-
-
-@pytest.mark.parametrize(
-    ("state", "path"),
-    [
-        ({"x": object()}, "state.x"),
-        ({"p": {"n": float("nan")}}, "state.p.n"),
-        ({"k": {1: "v"}}, "state.k"),
-    ],
-)
-def test_state_that_is_not_json_is_a_serialization_error(
-    state: dict[str, Any], path: str
-) -> None:
-    """SE-2: a value that is not JSON-native is a SerializationError naming its path."""
-    session = AgentSession(state=state)
-    with pytest.raises(SerializationError) as raised:
-        session.to_dict()
-    assert raised.value.path == path
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        [],
-        {"type": "agent_thread", "version": 1, "session_id": "x"},
-        {"type": "session", "version": 1},
-        {"type": "session", "version": 1, "session_id": "x", "state": []},
-        {
-            "type": "session",
-            "version": 1,
-            "session_id": "x",
-            "state": {"m": {"type": "message", "version": 1}},
-        },
-    ],
-)
-def test_bad_session_data_is_a_serialization_error(data: Any) -> None:
-    """SE-2: data of the wrong shape is a SerializationError, never a KeyError."""
-    with pytest.raises(SerializationError):
-        AgentSession.from_dict(data)
 
 
 # -- SE-3, SE-4: the provider pipeline ---------------------------------------------------------
@@ -194,7 +130,6 @@ class Recorder(ContextProvider):
         assert session.state[self.source_id] is state
 
 
-@MODES
 async def test_providers_run_in_order_with_their_own_state(stream: bool) -> None:
     """SE-3, SE-4: before_run in registration order, after_run in reverse with the
     response set; the history comes first, then each provider's messages, then the
@@ -259,6 +194,85 @@ async def test_provider_tools_and_middleware_join_the_run() -> None:
         SessionContext(input_messages=[]).extend_middleware("x", outer)
 
 
+def test_extend_messages_by_source_id_marks_origins_without_source_type() -> None:
+    """SE-3: messages added under a source_id string with origin_session_ids are copies
+    marked with the source id and origins (each once), without a source_type (that names
+    a provider's class)."""
+    context = SessionContext(input_messages=[Message("user", "q")])
+    original = Message("user", "from elsewhere")
+    context.extend_messages("rag", [original], origin_session_ids=["s1", "s1", "s2"])
+    (copy_,) = context.context_messages["rag"]
+    assert copy_ is not original
+    assert copy_.additional_properties["_attribution"] == {
+        "source_id": "rag",
+        "origin_session_ids": ["s1", "s2"],
+    }
+    assert "_attribution" not in original.additional_properties
+
+
+def test_get_messages_with_the_response() -> None:
+    """SE-3: get_messages appends the input, then the run's response messages when
+    asked."""
+    context = SessionContext(input_messages=[Message("user", "q")])
+    context.extend_messages("rag", [Message("user", "ctx")])
+    # no response yet
+    assert [m.text for m in context.get_messages(include_response=True)] == ["ctx"]
+    context._response = AgentResponse(messages=[Message("assistant", "a")])
+    texts = [
+        m.text for m in context.get_messages(include_input=True, include_response=True)
+    ]
+    assert texts == ["ctx", "q", "a"]
+
+
+def test_messages_from_other_sessions_are_attributed():
+    """SE-3: `extend_messages(source, messages, origin_session_ids=[...])` marks each
+    copy with upstream's `_attribution` (source id, source type, origins each once);
+    without origins no mark, and the given messages are never changed."""
+    from minagent import InMemoryHistoryProvider, SessionContext
+
+    context = SessionContext(session_id="s", input_messages=[])
+    provider = InMemoryHistoryProvider()
+    given = [Message("user", ["from elsewhere"])]
+    context.extend_messages(provider, given, origin_session_ids=["a", "b", "a"])
+    context.extend_messages("plain", given)
+    marked = context.context_messages[provider.source_id][0]
+    assert marked.additional_properties["_attribution"] == {
+        "source_id": provider.source_id,
+        "source_type": "InMemoryHistoryProvider",
+        "origin_session_ids": ["a", "b"],
+    }
+    assert (
+        "_attribution" not in context.context_messages["plain"][0].additional_properties
+    )
+    assert given[0].additional_properties == {}
+
+
+def test_session_context_collects_by_source() -> None:
+    """SE-3: middleware given at construction is kept by source; get_messages filters by
+    source and adds input and response when asked; extend_messages copies."""
+
+    @chat_middleware
+    async def spy(context: Any, call_next: Any) -> None:
+        await call_next()
+
+    original = Message("user", ["fact"])
+    context = SessionContext(
+        input_messages=[Message("user", ["q"])], middleware={"m": [spy]}
+    )
+    assert context.get_middleware() == [spy]
+    context.extend_messages("a", [original])
+    context.extend_messages("b", [Message("user", ["other"])])
+    assert context.context_messages["a"][0] is not original
+    assert [
+        m.text for m in context.get_messages(sources={"a"}, include_input=True)
+    ] == ["fact", "q"]
+    assert [m.text for m in context.get_messages(exclude_sources={"a"})] == ["other"]
+    assert [m.text for m in context.get_messages(include_response=True)] == [
+        "fact",
+        "other",
+    ]
+
+
 async def test_without_a_session_providers_get_a_fresh_one() -> None:
     """SE-4: a run without a session gives the providers a new session each run (no
     history)."""
@@ -290,6 +304,15 @@ async def test_an_untouched_state_entry_is_not_added() -> None:
     assert "quiet" not in session.state
 
 
+def test_provider_ids_must_be_text() -> None:
+    """SE-4: an empty source id is a ValueError; without one a provider is known by its
+    class name."""
+    with pytest.raises(ValueError, match="source_id"):
+        ContextProvider("")
+    assert ContextProvider().source_id == "ContextProvider"
+    assert InMemoryHistoryProvider().source_id == "in_memory"
+
+
 # -- SE-5: nothing of a failed run -------------------------------------------------------------
 
 
@@ -297,7 +320,6 @@ class Boom(Exception):
     pass
 
 
-@MODES
 async def test_a_failed_run_stores_nothing(stream: bool) -> None:
     """SE-5: a run whose client fails runs no after_run: the history is as before."""
 
@@ -337,6 +359,30 @@ async def test_a_cancelled_or_abandoned_run_stores_nothing() -> None:
     assert session.to_dict()["state"] == {}
 
 
+@pytest.mark.usefixtures("no_descriptor_left")
+@pytest.mark.parametrize("traced", [False, True], ids=["untraced", "traced"])
+async def test_a_run_right_after_break_out_of_a_stream_gets_the_session(
+    stream: bool, traced: bool
+) -> None:
+    """SE-19, ST-7: after `break` out of a run's stream, the next statement's run on the
+    same session (either mode, traced or not) proceeds; the abandoned run stored nothing
+    (SE-5)."""
+    set_tracer(RecordingTracer() if traced else None)
+    try:
+        agent = Agent(ScriptedChatClient(["one two three four", "again"]))
+        session = AgentSession()
+        async for _update in agent.run("hi", stream=True, session=session):
+            break
+        answer = await run(agent, "next", stream=stream, session=session)
+    finally:
+        set_tracer(None)
+    assert answer.text == "again"
+    assert texts(session.state["in_memory"]["messages"]) == [
+        ("user", "next"),
+        ("assistant", "again"),
+    ]
+
+
 # -- SE-6, SE-7: history providers -------------------------------------------------------------
 
 
@@ -363,7 +409,6 @@ class ListHistory(HistoryProvider):
         self.saved.setdefault(session_id or "", []).extend(messages)
 
 
-@MODES
 async def test_a_history_provider_replaces_the_default(stream: bool) -> None:
     """SE-6, SE-8: with a HistoryProvider that loads, the default in-memory history is
     not used; after_run saves input and response (tool calls and results included) in
@@ -431,6 +476,41 @@ async def test_history_flags_choose_what_is_stored_and_loaded() -> None:
     ]
 
 
+async def test_a_history_provider_must_implement_both_methods() -> None:
+    """SE-6: a HistoryProvider subclass that implements neither method says so when
+    used."""
+
+    class Half(HistoryProvider):
+        pass
+
+    half = Half("half")
+    with pytest.raises(NotImplementedError, match="Half must implement get_messages"):
+        await half.get_messages("s")
+    with pytest.raises(NotImplementedError, match="Half must implement save_messages"):
+        await half.save_messages("s", [])
+    assert await InMemoryHistoryProvider().get_messages("s") == []
+    # no state: nothing to keep
+    await InMemoryHistoryProvider().save_messages("s", [Message("user", ["x"])])
+
+
+async def test_nothing_to_store_calls_no_save() -> None:
+    """SE-6: with store_inputs and store_outputs off there is nothing to save:
+    save_messages is not called."""
+
+    class Counting(InMemoryHistoryProvider):
+        saves = 0
+
+        async def save_messages(self, *args: Any, **kwargs: Any) -> None:
+            type(self).saves += 1
+
+    agent = Agent(
+        ScriptedChatClient(["a"]),
+        context_providers=[Counting(store_inputs=False, store_outputs=False)],
+    )
+    await agent.run("q", session=agent.create_session())
+    assert Counting.saves == 0
+
+
 async def test_in_memory_history_keeps_its_own_copies() -> None:
     """SE-7: the in-memory history stores copies: changing the response later changes
     nothing."""
@@ -467,7 +547,6 @@ async def test_service_conversation_id_switches_the_session() -> None:
 # -- SE-10: thread-era providers ----------------------------------------------------------------
 
 
-@MODES
 async def test_thread_era_providers_work_with_sessions(stream: bool) -> None:
     """SE-10: invoking/invoked providers (a subclass without __init__, and a duck-typed
     object) run through before_run/after_run with thread= the caller's session."""
@@ -511,6 +590,19 @@ async def test_thread_era_providers_work_with_sessions(stream: bool) -> None:
     assert "Old" not in session.state
 
 
+async def test_a_thread_era_provider_returning_none_adds_nothing() -> None:
+    """SE-10: invoking() that returns None (no Context) adds nothing to the run."""
+
+    class Quiet(ContextProvider):
+        async def invoking(self, messages: Any, **kwargs: Any) -> Context:
+            return None  # type: ignore[return-value]
+
+    client = ScriptedChatClient(["a"])
+    await Agent(client, context_providers=[Quiet()]).run("q")
+    assert [m.text for m in client.requests[0].messages] == ["q"]
+    assert "instructions" not in client.requests[0].options
+
+
 # -- SE-11 ----------------------------------------------------------------------------------------
 
 
@@ -547,7 +639,6 @@ def slow_model(gate: asyncio.Event, started: asyncio.Event) -> Any:
     return hold
 
 
-@MODES
 async def test_a_second_run_on_a_running_session_is_rejected(stream: bool) -> None:
     """SE-12: a second run on a running session raises SessionBusyError before anything
     runs; the first finishes unaffected; then the session is free again. Other sessions
@@ -612,28 +703,6 @@ async def test_the_session_is_freed_however_the_run_ends() -> None:
     assert (await agent.run("three", session=session)).text == "ok"
 
 
-@settings(max_examples=60)
-@given(
-    batch=st.lists(message_strategy(), max_size=5),
-    extra=st.dictionaries(st.text(max_size=5), st.integers()),
-)
-def test_every_content_type_round_trips_through_session_state(
-    batch: list[Message], extra: dict[str, int]
-) -> None:
-    """SE-2, SE-7: messages of every content type in the in-memory history, and JSON
-    values beside them, survive to_dict() -> json -> from_dict() unchanged; ids are
-    version-4 UUIDs."""
-    session = AgentSession(state={"in_memory": {"messages": batch}, "other": extra})
-    data = json.loads(json.dumps(session.to_dict()))
-    restored = AgentSession.from_dict(data)
-    assert [m.to_dict() for m in restored.state["in_memory"]["messages"]] == [
-        m.to_dict() for m in batch
-    ]
-    assert restored.state["other"] == extra
-    assert restored == session
-    assert uuid.UUID(session.session_id).version == 4
-
-
 async def test_fifty_concurrent_runs_on_separate_sessions() -> None:
     """SE-12, TH-5: 50 runs on 50 sessions at once with the in-memory history: each
     keeps its own turn."""
@@ -653,7 +722,42 @@ async def test_fifty_concurrent_runs_on_separate_sessions() -> None:
         ]
 
 
-@MODES
+async def test_claim_without_session_and_release_of_nothing() -> None:
+    """SE-12: a run without a session claims nothing; a session is claimed once and
+    released."""
+    assert await claim(None) is None
+    release(None)
+    session = AgentSession()
+    key = await claim(session)
+    assert key == session.session_id
+    assert key in _RUNNING
+    release(key)
+    assert key not in _RUNNING
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+async def test_a_run_that_still_holds_the_session_is_waited_for_then_busy() -> None:
+    """SE-19, SE-12: a second run waits for a first that really runs, up to the bound,
+    then is SessionBusyError; once the first ends, the session takes a new run."""
+    gate, started = asyncio.Event(), asyncio.Event()
+
+    @chat_middleware
+    async def hold(context: Any, call_next: Any) -> None:
+        started.set()
+        await gate.wait()
+        await call_next()
+
+    agent = Agent(ScriptedChatClient(["first", "third"]))
+    session = AgentSession()
+    first = asyncio.create_task(agent.run("1", session=session, middleware=[hold]))
+    await started.wait()
+    with pytest.raises(SessionBusyError):
+        await agent.run("2", session=session)
+    gate.set()
+    assert (await first).text == "first"
+    assert (await agent.run("3", session=session)).text == "third"
+
+
 async def test_get_session_continues_a_service_conversation(stream: bool) -> None:
     """SE-1, SE-8: a session from get_session(id) sends only the input, with
     options["conversation_id"] set to that id, and keeps no local history."""
@@ -664,3 +768,14 @@ async def test_get_session_continues_a_service_conversation(stream: bool) -> Non
     assert texts(client.requests[0].messages) == [("user", "continue")]
     assert client.requests[0].options["conversation_id"] == "conv_7"
     assert session.to_dict()["state"] == {}
+
+
+def test_session_repr_and_equality() -> None:
+    """SE-1, SE-2: a session shows its id; it equals only sessions of its own data."""
+    session = AgentSession(session_id="s1")
+    assert repr(session) == "<AgentSession s1>"
+    assert session == AgentSession(session_id="s1")
+    assert session != AgentSession(session_id="s2")
+    assert session != "s1"
+    with pytest.raises(ValueError, match="session_id"):
+        AgentSession(session_id=3)  # type: ignore[arg-type]

@@ -1,13 +1,17 @@
-"""One mechanism, two spellings: threads and sessions (spec/sessions.md SE-9, SE-10)."""
+"""One mechanism, two spellings: threads and sessions (spec/sessions.md SE-9, SE-10);
+upstream's names that minagent has not say what to use (SE-64)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import minagent
 from minagent import (
     Agent,
     AgentSession,
@@ -194,3 +198,65 @@ async def test_agent_middleware_sees_the_session_under_both_names() -> None:
     assert [m.text for m in other.state["in_memory"]["messages"]] == ["q", "a"]
     assert session.state == {}
     assert AgentContext(agent, [], session=other).thread is other
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("ChatMessageStore", "InMemoryHistoryProvider"),
+        ("ChatMessageStoreProtocol", "HistoryProvider subclass"),
+        ("AggregateContextProvider", "context_providers=[a, b]"),
+        ("ChatAgent", "Agent (ChatAgent was renamed Agent)"),
+        ("ChatMessage", "Message (ChatMessage was renamed"),
+        ("AgentRunResponse", "AgentResponse (AgentRunResponse was renamed"),
+        ("ai_function", "tool (@ai_function was renamed @tool)"),
+        ("TextContent", "Content.from_text"),
+    ],
+)
+def test_upstream_names_say_what_to_use(name: str, words: str) -> None:
+    """SE-64: ``minagent.<upstream name>`` is an AttributeError that says what to use
+    instead."""
+    with pytest.raises(
+        AttributeError, match=f"no attribute '{name}': use .*{re.escape(words)}"
+    ):
+        getattr(minagent, name)
+    with pytest.raises(ImportError, match=name):
+        exec(f"from minagent import {name}", {})
+
+
+def test_other_missing_names_keep_pythons_message() -> None:
+    """SE-64: a name that is nobody's, or a dunder, gets the plain message."""
+    with pytest.raises(
+        AttributeError, match=r"^module 'minagent' has no attribute 'no_such_name'$"
+    ):
+        minagent.no_such_name  # noqa: B018
+    assert not hasattr(minagent, "__wrapped__")
+
+
+@pytest.mark.parametrize(
+    ("attribute", "words"),
+    [
+        ("message_store", "thread.messages"),
+        ("chat_message_store", "thread.messages"),
+        ("context_provider", "context_providers=[...]"),
+        ("is_initialized", "always ready"),
+        ("on_new_messages", "HistoryProvider"),
+        ("update_from_thread_state", "deserialize_thread"),
+    ],
+)
+def test_thread_era_attributes_say_what_to_use(attribute: str, words: str) -> None:
+    """SE-64: a thread's attributes of the thread era say what became of them."""
+    thread = Agent(ScriptedChatClient([])).get_new_thread()
+    with pytest.raises(
+        AttributeError,
+        match=f"AgentThread.{attribute} is upstream's thread-era API: .*",
+    ):
+        getattr(thread, attribute)
+    with pytest.raises(AttributeError) as info:
+        getattr(thread, attribute)
+    assert words in str(info.value)
+    with pytest.raises(
+        AttributeError,
+        match=r"'AgentThread' object has no attribute 'nothing_like_it'$",
+    ):
+        thread.nothing_like_it  # noqa: B018

@@ -1,8 +1,11 @@
-"""SQLite history and sessions (spec/sessions.md SE-12 to SE-17)."""
+"""SQLite history and sessions (spec/sessions.md SE-12 to SE-17, SE-21 to SE-23)."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -25,11 +28,14 @@ from minagent import (
     chat_middleware,
     tool,
 )
+from minagent.middleware import HistoryTrimmer
+from minagent.stores import SQLiteSchemaError
 from minagent.stores import sqlite as _sqlite
 from minagent.testing import ScriptedChatClient, call, reply
+from tests._support.modes import run
+from tests._support.strategies import messages as message_strategy
 
-from ..test_threads import messages as message_strategy
-from ._util import MODES, run, texts
+from ._util import texts
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +46,6 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-@MODES
 async def test_history_in_a_file_survives_the_agent(
     tmp_path: Path, stream: bool
 ) -> None:
@@ -143,6 +148,94 @@ async def test_schema_version_and_migrations(
         await SQLiteHistoryProvider("h", path=path).get_messages("s")
 
 
+def fingerprint(path: Path) -> tuple[str, int, list[str], str]:
+    with sqlite3.connect(path) as conn:
+        journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = sorted(
+            r[0]
+            for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        )
+    conn.close()
+    return journal, version, tables, hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+async def test_our_files_old_and_new_open(tmp_path: Path) -> None:
+    """SE-21, SE-14, SE-40: a new file gets minagent's application id; a version-1 file
+    written before the id (our two tables, application id 0) still opens, keeps its
+    messages, and is migrated to version 2 (the runs table) with the id."""
+    new = tmp_path / "new.db"
+    await SQLiteHistoryProvider(path=new).save_messages("s", [Message("user", ["hi"])])
+    with sqlite3.connect(new) as conn:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x6D696E61
+    conn.close()
+    old = tmp_path / "old.db"
+    # as a minagent of schema version 1, before the id, wrote it
+    with sqlite3.connect(old) as conn:
+        conn.execute(
+            "CREATE TABLE messages (source_id TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
+            " data TEXT NOT NULL, PRIMARY KEY (source_id, session_id, seq))"
+        )
+        conn.execute(
+            "CREATE TABLE sessions (session_id TEXT PRIMARY KEY, data TEXT NOT NULL, updated REAL NOT NULL)"
+        )
+        row = json.dumps(Message("user", ["hi"]).to_dict())
+        conn.execute(
+            "INSERT INTO messages VALUES ('sqlite_history', 's', 0, ?)", (row,)
+        )
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    assert texts(await SQLiteHistoryProvider(path=old).get_messages("s")) == [
+        ("user", "hi")
+    ]
+    await SQLiteHistoryProvider(path=old).save_messages(
+        "s", [Message("user", ["again"])], run_key="r"
+    )
+    await SQLiteHistoryProvider(path=old).save_messages(
+        "s", [Message("user", ["again"])], run_key="r"
+    )
+    assert texts(await SQLiteHistoryProvider(path=old).get_messages("s")) == [
+        ("user", "hi"),
+        ("user", "again"),
+    ]
+    with sqlite3.connect(old) as conn:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x6D696E61
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    conn.close()
+
+
+def conversation(turns: int) -> list[Message]:
+    out: list[Message] = []
+    for i in range(turns):
+        out += [
+            Message("user", [f"q{i}"]),
+            Message("assistant", [call("lookup", {"i": i}, call_id=f"c{i}")]),
+            Message("tool", [call_result(f"c{i}")]),
+            Message("assistant", [f"a{i}"]),
+        ]
+    return out
+
+
+def call_result(call_id: str) -> Any:
+    from minagent import Content
+
+    return Content.from_function_result(call_id, "found")
+
+
+class CountingSQLite(SQLiteHistoryProvider):
+    """Counts the messages each run loads."""
+
+    loaded: list[int]
+
+    async def get_messages(
+        self, session_id: str | None, **kwargs: Any
+    ) -> list[Message]:
+        messages = await super().get_messages(session_id, **kwargs)
+        self.loaded = [*getattr(self, "loaded", []), len(messages)]
+        return messages
+
+
 @settings(max_examples=30)
 @given(batch=st.lists(message_strategy(), min_size=1, max_size=6))
 def test_every_content_type_round_trips(
@@ -164,7 +257,6 @@ class Boom(Exception):
     pass
 
 
-@MODES
 async def test_a_failed_or_cancelled_run_writes_nothing(
     tmp_path: Path, stream: bool
 ) -> None:
@@ -249,6 +341,24 @@ async def test_fifty_concurrent_runs_on_one_store(tmp_path: Path) -> None:
             ("user", f"r{i}"),
             ("assistant", f"echo r{i}"),
         ]
+
+
+async def test_sqlite_edges(tmp_path: Path) -> None:
+    """SE-13, SE-17: an empty path is a ValueError; saving nothing writes nothing; clear
+    forgets a session's messages; the provider and the store report their file."""
+    with pytest.raises(ValueError, match="path"):
+        SQLiteHistoryProvider("h", path="")
+    path = tmp_path / "e.db"
+    provider = SQLiteHistoryProvider("h", path=path)
+    assert provider.path == str(path)
+    assert SQLiteSessionStore(path).path == str(path)
+    await provider.save_messages("s", [])
+    assert not path.exists()
+    await provider.save_messages("s", [Message("user", ["x"])])
+    await provider.clear("s")
+    assert await provider.get_messages("s") == []
+    with pytest.raises(ValueError, match="session_id"):
+        await provider.get_messages(None)
 
 
 async def test_a_second_run_on_a_running_sqlite_session_is_rejected(
@@ -347,3 +457,221 @@ async def test_sqlite_session_store(tmp_path: Path) -> None:
     assert len(await history.get_messages("s1")) == 2
     with pytest.raises(ValueError, match="session_id"):
         await store.set("", session)
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+@pytest.mark.parametrize("kind", ["history", "store"])
+async def test_a_foreign_database_is_refused_and_left_untouched(
+    tmp_path: Path, kind: str
+) -> None:
+    """SE-21: another application's database (a `messages` table of its own) is a
+    SQLiteSchemaError naming the file, and its journal mode, user_version, tables and
+    bytes are as before."""
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, body TEXT)")
+        conn.execute("INSERT INTO messages (body) VALUES ('theirs')")
+    conn.close()
+    before = fingerprint(path)
+    read = (
+        SQLiteHistoryProvider(path=path).get_messages("s")
+        if kind == "history"
+        else SQLiteSessionStore(path).get("s")
+    )
+    with pytest.raises(
+        SQLiteSchemaError, match=rf"{path}: not a minagent database .*tables: messages"
+    ):
+        await read
+    assert fingerprint(path) == before
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+async def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
+    """SE-21: a text file is a SQLiteSchemaError naming it; its bytes are as before."""
+    path = tmp_path / "notes.txt"
+    path.write_text("just notes\n" * 200)
+    with pytest.raises(SQLiteSchemaError, match=rf"{path}: not an SQLite database"):
+        await SQLiteHistoryProvider(path=path).get_messages("s")
+    assert path.read_text() == "just notes\n" * 200
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [("{not json", "not valid JSON"), ("[" * 100_000, "nested too deeply")],
+    ids=["not-json", "deep"],
+)
+async def test_a_corrupt_row_is_a_serialization_error_naming_it(
+    tmp_path: Path, data: str, problem: str
+) -> None:
+    """SE-22: a stored message or session that cannot be read is a SerializationError
+    naming the file, the session and the row."""
+    path = tmp_path / "h.db"
+    provider = SQLiteHistoryProvider("h", path=path)
+    await provider.save_messages("s", [Message("user", ["fine"])])
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO messages VALUES ('h', 's', 1, ?)", (data,))
+        conn.execute("INSERT INTO sessions VALUES ('s', ?, 0)", (data,))
+    conn.close()
+    with pytest.raises(
+        SerializationError,
+        match=rf"{path}: session 's', row 1: the stored data .*{problem}",
+    ):
+        await provider.get_messages("s")
+    with pytest.raises(
+        SerializationError, match=rf"{path}: session 's': the stored data .*{problem}"
+    ):
+        await SQLiteSessionStore(path).get("s")
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+async def test_a_row_from_dict_refuses_is_a_serialization_error_naming_it(
+    tmp_path: Path,
+) -> None:
+    """SE-22: valid JSON that is not a message or a session (what `from_dict` refuses)
+    is a SerializationError naming the file, the session and the row, then what was
+    wrong."""
+    path = tmp_path / "h.db"
+    provider = SQLiteHistoryProvider("h", path=path)
+    await provider.save_messages("s", [Message("user", ["fine"])])
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "INSERT INTO messages VALUES ('h', 's', 1, ?)", ('{"type": "other"}',)
+        )
+        conn.execute("INSERT INTO sessions VALUES ('s', ?, 0)", ('{"type": "other"}',))
+    conn.close()
+    where = re.escape(f"{path}: session 's'")
+    with pytest.raises(
+        SerializationError,
+        match=rf"^{where}, row 1\.type: expected 'message', got 'other'$",
+    ):
+        await provider.get_messages("s")
+    with pytest.raises(
+        SerializationError,
+        match=rf"^{where}: session\.type: expected 'session', got 'other'$",
+    ):
+        await SQLiteSessionStore(path).get("s")
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+async def test_a_run_loads_only_what_the_trimmer_sends(
+    tmp_path: Path, stream: bool
+) -> None:
+    """SE-23, ML-9: with a HistoryTrimmer(max_messages=6) in the agent's middleware, a
+    run on a long SQLite session loads at most 6 stored messages, starting after any
+    leading tool result, and the model gets exactly what it got when the whole session
+    was loaded."""
+    path = tmp_path / "h.db"
+    seed = SQLiteHistoryProvider("h", path=path)
+    await seed.save_messages("s", conversation(500))
+    windowed, whole = CountingSQLite("h", path=path), CountingSQLite("h", path=path)
+    clients = [ScriptedChatClient(["ok"]), ScriptedChatClient(["ok"])]
+    trimmer = HistoryTrimmer(max_messages=6)
+    session = AgentSession(session_id="s")
+    await run(
+        Agent(clients[0], context_providers=[windowed], middleware=[trimmer]),
+        "next",
+        stream=stream,
+        session=session,
+    )
+    await seed.discard_messages(
+        "s", [Message("user", ["next"]), Message("assistant", ["ok"])]
+    )
+    # the same trimmer given to the run only: the provider cannot see it and loads the
+    # whole session
+    await run(
+        Agent(clients[1], context_providers=[whole]),
+        "next",
+        stream=stream,
+        session=session,
+        middleware=[trimmer],
+    )
+    # the 6th newest is a tool result: its call is outside the window
+    assert windowed.loaded == [5]
+    assert whole.loaded == [2000]
+    assert texts(clients[0].requests[0].messages) == texts(
+        clients[1].requests[0].messages
+    )
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5])
+def test_a_bad_window_is_refused(tmp_path: Path, bad: Any) -> None:
+    """SE-23: max_messages must be an int >= 1 or None."""
+    with pytest.raises(ValueError, match="max_messages must be an int >= 1 or None"):
+        SQLiteHistoryProvider(path=tmp_path / "h.db", max_messages=bad)
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+async def test_an_explicit_window_loads_the_last_messages(tmp_path: Path) -> None:
+    """SE-23: SQLiteHistoryProvider(max_messages=3) gives a run the last 3 stored
+    messages."""
+    path = tmp_path / "h.db"
+    provider = CountingSQLite("h", path=path, max_messages=3)
+    await provider.save_messages("s", [Message("user", [f"m{i}"]) for i in range(40)])
+    client = ScriptedChatClient(["ok"])
+    await Agent(client, context_providers=[provider]).run(
+        "now", session=AgentSession(session_id="s")
+    )
+    assert texts(client.requests[0].messages) == [
+        ("user", "m37"),
+        ("user", "m38"),
+        ("user", "m39"),
+        ("user", "now"),
+    ]
+
+
+@pytest.mark.usefixtures("no_descriptor_left")
+async def test_a_database_another_process_is_creating_is_not_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SE-21: a store whose check reads a new file while another process creates it
+    (here: the creator's schema steps committing right after the check read the
+    application id) sees the file before or after those steps, never a mix of the two,
+    and opens it."""
+    import threading
+
+    from minagent.stores import sqlite as store_module
+
+    path = tmp_path / "new.db"
+    # created empty, as a racing process's connect leaves it
+    sqlite3.connect(path).close()
+    creator_done = threading.Event()
+
+    # the other process: each schema step in its own transaction, as the store does
+    def create() -> None:
+        other = sqlite3.connect(path, timeout=10, isolation_level=None)
+        for version in sorted(store_module.MIGRATIONS):
+            other.execute("BEGIN IMMEDIATE")
+            other.execute(f"PRAGMA application_id = {store_module.APPLICATION_ID}")
+            store_module.MIGRATIONS[version](other)
+            other.execute(f"PRAGMA user_version = {version + 1}")
+            other.execute("COMMIT")
+        other.close()
+        creator_done.set()
+
+    class Racing(sqlite3.Connection):
+        fired = False
+
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:
+            cursor = super().execute(sql, *args)
+            if sql == "PRAGMA application_id" and not Racing.fired:
+                Racing.fired = True
+                threading.Thread(target=create).start()
+                # it commits now unless this check holds its read (then after it)
+                creator_done.wait(1.0)
+            return cursor
+
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(
+        sqlite3, "connect", lambda *a, **k: real_connect(*a, **k, factory=Racing)
+    )
+    provider = SQLiteHistoryProvider(path=path)
+    assert await provider.get_messages("s") == []
+    assert Racing.fired
+    assert creator_done.wait(10)
+    monkeypatch.undo()
+    await provider.save_messages("s", [Message("user", ["hi"])])
+    assert texts(await SQLiteHistoryProvider(path=path).get_messages("s")) == [
+        ("user", "hi")
+    ]

@@ -206,7 +206,32 @@ def test_duck_type_error_without_errors_method() -> None:
     ]
 
 
-@pytest.mark.parametrize("stream", [False, True])
+class ShapeError(Exception):
+    def errors(self) -> int:  # not pydantic's list of dicts
+        return 5
+
+
+class OddModel:
+    @classmethod
+    def model_json_schema(cls) -> dict[str, Any]:
+        return {"type": "object", "properties": {"a": {"type": "integer"}}}
+
+    @classmethod
+    def model_validate_json(cls, text: str) -> OddModel:
+        raise ShapeError("bad shape")
+
+
+def test_pydantic_style_error_with_odd_errors_falls_back_to_one_issue() -> None:
+    """SO-14: when the model's exception has an errors() of another shape, the issue is
+    one at `$` naming the exception, and the original is the cause."""
+    with pytest.raises(StructuredOutputValidationError) as info:
+        ResponseFormat.of(OddModel).parse('{"a": 1}')
+    assert [(i.path, i.problem) for i in info.value.issues] == [
+        ("$", "ShapeError: bad shape")
+    ]
+    assert isinstance(info.value.__cause__, ShapeError)
+
+
 async def test_value_raises_and_try_value_returns_none(stream: bool) -> None:
     """SO-9, SO-11, SO-12: value raises the typed error, try_value gives None, in both
     modes."""
@@ -224,6 +249,37 @@ async def test_value_raises_and_try_value_returns_none(stream: bool) -> None:
         with pytest.raises(text_error):
             _ = result.value
         assert result.try_value is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        (
+            "Sure! Here is the city you asked for: Oslo.",
+            "; the answer begins 'Sure! Here is the city you asked for: Oslo.'",
+        ),
+        ("x" * 200, "; the answer begins '" + "x" * 80 + "...'"),
+        ("   ", "; the answer is empty"),
+    ],
+)
+def test_an_answer_that_is_not_json_shows_how_it_begins(
+    answer: str, shown: str
+) -> None:
+    """SO-11: the decode error shows the start of what the model said (80
+    characters)."""
+    from dataclasses import dataclass
+
+    from minagent.structured.format import ResponseFormat, StructuredOutputDecodeError
+
+    @dataclass
+    class City:
+        name: str
+
+    with pytest.raises(StructuredOutputDecodeError) as info:
+        ResponseFormat.of(City).parse(answer)
+    assert str(info.value).startswith("the answer is not valid JSON: ")
+    assert str(info.value).endswith(shown)
+    assert info.value.text == answer
 
 
 def test_try_value_does_not_hide_other_errors() -> None:

@@ -9,8 +9,11 @@ from typing import Annotated, Any, NotRequired, TypedDict
 
 import pytest
 
-from minagent import ResponseFormat
+from minagent import (
+    ResponseFormat,
+)
 from minagent._validate import validate
+from minagent.structured.format import StructuredOutputValidationError, strict_schema
 
 from ._kinds import SCHEMA, DuckForecast, Forecast, ForecastDict, ForecastModel
 
@@ -95,6 +98,45 @@ def test_a_model_class_without_model_validate_json() -> None:
 
     with pytest.raises(TypeError, match="model_validate_json"):
         ResponseFormat.of(Half)
+
+
+def test_structured_output_edges() -> None:
+    """SO-1, SO-11, SO-12: a format's repr; a pydantic-style class whose
+    model_json_schema() is not a dict is a TypeError naming it; an answer with a
+    5000-digit integer is a decode error, not a crash; a trailing comma gives one
+    position on every Python version."""
+    from minagent import (
+        ChatResponse,
+        Message,
+        ResponseFormat,
+        StructuredOutputDecodeError,
+    )
+
+    fmt = ResponseFormat.of(
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
+    )
+    assert repr(fmt).startswith("ResponseFormat(")
+
+    class Odd:
+        @classmethod
+        def model_json_schema(cls) -> Any:
+            return ["not", "a", "dict"]
+
+        @classmethod
+        def model_validate_json(cls, text: str) -> Any:
+            return text
+
+    with pytest.raises(TypeError, match="model_json_schema"):
+        ResponseFormat.of(Odd)
+    response = ChatResponse([Message("assistant", ['{"a": ' + "9" * 5000 + "}"])])
+    response._format = fmt  # what get_response attaches (SO-9)
+    with pytest.raises(StructuredOutputDecodeError, match="not valid JSON"):
+        _ = response.value
+    trailing = ChatResponse([Message("assistant", ['{"a": 1,}'])])
+    trailing._format = fmt
+    with pytest.raises(StructuredOutputDecodeError) as raised:
+        _ = trailing.value
+    assert raised.value.position == 8
 
 
 @pytest.mark.parametrize(
@@ -285,6 +327,48 @@ def test_derived_schemas_validate_their_own_examples() -> None:
     assert validate(FORECAST_JSON, schema) == []
 
 
+class Doc(TypedDict):
+    x: Annotated[int, "the count"]
+    y: NotRequired[int]
+
+
+def test_typed_dict_with_annotated_key_drops_the_null_of_a_not_required_key() -> None:
+    """SO-4, SO-10: an Annotated key is required as its type says; a NotRequired key
+    made nullable is dropped when the answer gives null for it."""
+    assert ResponseFormat.of(Doc).parse('{"x": 1, "y": null}') == {"x": 1}
+    with pytest.raises(StructuredOutputValidationError):
+        ResponseFormat.of(Doc).parse('{"y": 2}')
+
+
+def test_strict_schema_makes_optional_properties_nullable_unless_they_accept_null() -> (
+    None
+):
+    """SO-4: every property becomes required; one that does not accept null already
+    becomes anyOf [schema, null]; `true`, an enum or const holding null already accept
+    it."""
+    out = strict_schema(
+        {
+            "type": "object",
+            "properties": {
+                "t": True,
+                "f": False,
+                "e": {"enum": [None, "a"]},
+                "c": {"const": None},
+                "s": {"type": "string"},
+            },
+        },
+        nullable=True,
+    )
+    props = out["properties"]
+    assert props["t"] is True
+    assert props["e"] == {"enum": [None, "a"]}
+    assert props["c"] == {"const": None}
+    assert props["f"] == {"anyOf": [False, {"type": "null"}]}
+    assert props["s"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert out["required"] == ["t", "f", "e", "c", "s"]
+    assert out["additionalProperties"] is False
+
+
 def test_one_item_all_of_is_merged() -> None:
     """SO-15: a one-item allOf in a model class's schema is merged into its schema."""
 
@@ -314,3 +398,18 @@ def test_one_item_all_of_is_merged() -> None:
         "additionalProperties": False,
     }
     assert ResponseFormat.of(Wrapped).parse('{"w": {"a": 1}}') == {"w": {"a": 1}}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#/$defs/Missing", "description": "d", "$defs": {}},
+        {"$ref": "other.json#/x", "description": "d"},
+        {"$ref": "#/$defs/A/b", "description": "d", "$defs": {"A": 5}},
+    ],
+    ids=["missing-def", "other-document", "through-a-non-object"],
+)
+def test_a_ref_that_does_not_resolve_locally_is_kept(schema: dict[str, Any]) -> None:
+    """SO-15: only a local reference that resolves is written out in place; any other is
+    kept as it is."""
+    assert strict_schema(schema, nullable=False) == schema

@@ -152,3 +152,24 @@ def test_null_for_a_defaulted_field_gives_its_default(case: tuple[type, Any]) ->
     assert fmt.schema is not None
     assert validate(data, fmt.schema) == []
     assert fmt.parse(json.dumps(data)) == cls(**expected)
+
+
+@dataclasses.dataclass
+class Inner:
+    a: int
+
+
+@dataclasses.dataclass
+class Outer:
+    inner: Inner | None = None
+    items: list[int | list[int]] = dataclasses.field(default_factory=list)
+
+
+def test_null_for_an_optional_structure_and_nested_lists_parse() -> None:
+    """SO-10: a null for a field whose type accepts None stays None; list members of a
+    union keep their kind (an int, a list of ints)."""
+    value = ResponseFormat.of(Outer).parse('{"inner": null, "items": [1, [2, 3]]}')
+    assert value == Outer(inner=None, items=[1, [2, 3]])
+    assert ResponseFormat.of(Outer).parse('{"inner": {"a": 4}, "items": []}') == Outer(
+        Inner(4), []
+    )

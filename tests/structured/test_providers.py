@@ -55,7 +55,6 @@ OTHER_FIELDS = ("response_format", "text", "output_config", "format")
 
 
 @pytest.mark.parametrize("plugin", sorted(PLUGINS))
-@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("with_tools", [False, True])
 async def test_plugin_sends_its_native_field(
     plugin: str, stream: bool, with_tools: bool

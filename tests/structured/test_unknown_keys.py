@@ -51,7 +51,6 @@ ANSWER = {
 }
 
 
-@pytest.mark.parametrize("stream", [False, True], ids=["plain", "stream"])
 async def test_the_same_answer_with_an_unknown_key_is_accepted_by_all_three(
     stream: bool,
 ) -> None:
