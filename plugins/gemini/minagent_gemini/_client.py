@@ -51,7 +51,7 @@ from ._stream import DEFAULT_MAX_LINE_SIZE
 __all__ = ["API_VERSION", "DEFAULT_BASE_URL", "GeminiChatClient"]
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
-API_VERSION = "v1beta"
+API_VERSION = "v1"  # the official SDK's default since 3.0
 USER_AGENT = "minagent-gemini"
 # the official SDK's order: GOOGLE_API_KEY wins when both are set
 KEY_ENVIRONMENT = ("GOOGLE_API_KEY", "GEMINI_API_KEY")
@@ -70,7 +70,8 @@ class GeminiChatClient(HTTPChatClient):
     (``models/...``, ``tunedModels/...``). ``api_key`` defaults to ``GOOGLE_API_KEY``,
     then ``GEMINI_API_KEY``; ``base_url`` to ``GOOGLE_GEMINI_BASE_URL``, then
     ``https://generativelanguage.googleapis.com`` (the server's root: the API version is
-    ``api_version``, default ``v1beta``). ``timeout`` (seconds, None for none) bounds
+    ``api_version``, default ``v1``, the official SDK's; ``v1beta`` for preview
+    features). ``timeout`` (seconds, None for none) bounds
     connecting and every wait for data, not a whole stream. ``max_retries`` builds the
     `RetryPolicy` unless ``retry_policy`` is given. ``session``: an
     ``aiohttp.ClientSession`` to use (and leave open); ``transport``: any `Transport`
@@ -82,7 +83,7 @@ class GeminiChatClient(HTTPChatClient):
     api_key_env = "GOOGLE_API_KEY or GEMINI_API_KEY"
     # PV-45
     not_found_hint = (
-        "is the model name right, and the base URL the server's root (without /v1beta)?"
+        "is the model name right, and the base URL the server's root (without /v1)?"
     )
     hosted = ("generativelanguage.googleapis.com",)  # PV-46: no key, no request
     user_agent = USER_AGENT
@@ -115,7 +116,7 @@ class GeminiChatClient(HTTPChatClient):
             or not api_version.replace(".", "").replace("_", "").isalnum()
         ):
             raise ValueError(
-                f"api_version must be a version name such as 'v1beta', got {api_version!r}"
+                f"api_version must be a version name such as 'v1', got {api_version!r}"
             )
         self.api_version = api_version
         if api_key is None:
