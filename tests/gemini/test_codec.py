@@ -718,6 +718,27 @@ def test_status_errors() -> None:
     assert isinstance(codec.status_error(503, "x", None, {}), ServerError)
 
 
+def test_retry_info_is_the_server_delay() -> None:
+    """GM-18: RetryInfo's retryDelay is in the message and becomes the error's delay,
+    unless a header names one; a delay that is not a Duration is ignored."""
+    body = google(429, "quota exceeded")
+    body["error"]["details"] = [
+        {"@type": "type.googleapis.com/google.rpc.QuotaFailure"},
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37.5s"},
+    ]
+    message, _ = parse_error(429, json.dumps(body).encode(), {})
+    assert message == "quota exceeded (RESOURCE_EXHAUSTED) [retry in 37.5s]"
+    codec = GeminiCodec()
+    error = codec.status_error(429, message, None, {})
+    assert isinstance(error, RateLimitError)
+    assert error.retry_after == 37.5
+    assert codec.status_error(429, message, None, {"Retry-After": "2"}).retry_after == 2
+    body["error"]["details"][1]["retryDelay"] = "soon"
+    message, _ = parse_error(429, json.dumps(body).encode(), {})
+    assert message == "quota exceeded (RESOURCE_EXHAUSTED)"
+    assert codec.status_error(429, message, None, {}).retry_after is None
+
+
 def test_error_body_with_2xx() -> None:
     """GM-19: a 2xx body that is an error object raises GeminiStreamError."""
     with pytest.raises(

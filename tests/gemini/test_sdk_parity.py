@@ -20,6 +20,10 @@ from minagent.testing import ScriptedStep
 
 from ._fake_server import FakeGemini
 
+# the SDK's own aiohttp session subclass warns when it is first used; not ours to fix
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Inheritance class AiohttpClientSession:DeprecationWarning"
+)
 genai = pytest.importorskip("google.genai")
 types = pytest.importorskip("google.genai.types")
 

@@ -277,7 +277,7 @@ async def test_parallel_calls_with_wire_ids_round_trip() -> None:
 ERROR_TABLE = [
     (400, BadRequestError, "INVALID_ARGUMENT", False),
     (401, AuthenticationError, "UNAUTHENTICATED", False),
-    (403, ProviderError, "PERMISSION_DENIED", False),
+    (403, AuthenticationError, "PERMISSION_DENIED", False),
     (404, NotFoundError, "NOT_FOUND", False),
     (429, RateLimitError, "RESOURCE_EXHAUSTED", True),
     (500, ServerError, "INTERNAL", True),
@@ -306,6 +306,7 @@ async def test_error_table(
             with pytest.raises(cls) as caught:
                 await ask(client, stream=stream)
         error = caught.value
+        assert type(error) is cls
         assert error.status == status
         assert error.provider_message == f"failure {status} ({name})"
         assert error.request_id == "req-7"
@@ -357,6 +358,23 @@ async def test_429_is_retried_after_retry_after(stream: bool) -> None:
         async with server.make_client(max_retries=2, sleep=sleep) as client:
             assert text_of(await ask(client, stream=stream)) == "Finally."
     assert sleep.calls == [3.0]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_429_is_retried_after_the_bodys_retry_delay(stream: bool) -> None:
+    """GM-18, GM-24, PV-27: without a Retry-After header, a 429 waits the RetryInfo
+    delay of Google's error body."""
+    sleep = Sleeps()
+    body = google_error(429, "quota")
+    body["error"]["details"] = [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.5s"}
+    ]
+    async with FakeGemini() as server:
+        server.add(raw(429, json.dumps(body)))
+        server.script_text("Finally.")
+        async with server.make_client(max_retries=2, sleep=sleep) as client:
+            assert text_of(await ask(client, stream=stream)) == "Finally."
+    assert sleep.calls == [1.5]
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import http
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -132,8 +133,9 @@ def parse_error(
     """``(provider message, request id)`` of a non-2xx answer (PV-11, GM-18).
 
     Google's error body is ``{"error": {"code", "message", "status", "details"}}``; the
-    message is ``message``, followed by ``(STATUS)`` and, when a ``details`` entry of
-    type ``ErrorInfo`` has one, its ``reason`` in brackets (``[API_KEY_INVALID]``).
+    message is ``message``, followed by ``(STATUS)``, then, when a ``details`` entry of
+    type ``ErrorInfo`` has one, its ``reason`` in brackets (``[API_KEY_INVALID]``), and
+    the ``retryDelay`` of a ``RetryInfo`` entry (``[retry in 37s]``).
     """
     request_id = None
     if headers:
@@ -181,16 +183,39 @@ def _error_message(data: Mapping[str, Any]) -> str | None:
     if status:
         message = f"{message} ({status})"
     details = error.get("details")
-    if isinstance(details, list):
-        for detail in details:
-            if (
-                isinstance(detail, Mapping)
-                and str(detail.get("@type", "")).endswith("ErrorInfo")
-                and (reason := _str_or_none(detail.get("reason")))
-            ):
-                message = f"{message} [{reason}]"
-                break
+    if not isinstance(details, list):
+        return message
+    for detail in details:
+        if (
+            isinstance(detail, Mapping)
+            and str(detail.get("@type", "")).endswith("ErrorInfo")
+            and (reason := _str_or_none(detail.get("reason")))
+        ):
+            message = f"{message} [{reason}]"
+            break
+    for detail in details:
+        if isinstance(detail, Mapping) and str(detail.get("@type", "")).endswith(
+            "RetryInfo"
+        ):
+            delay = _duration(detail.get("retryDelay"))
+            if delay is not None:
+                message = f"{message} [retry in {delay:g}s]"
+            break
     return message
+
+
+# A google.protobuf.Duration in JSON: seconds with up to nine decimals and an "s".
+_DURATION = re.compile(r"^(\d{1,9})(?:\.(\d{1,9}))?s$")
+# what parse_error appends for a RetryInfo, read back by status_error
+_RETRY_IN = re.compile(r" \[retry in (\d+(?:\.\d+)?)s\]")
+
+
+def _duration(value: Any) -> float | None:
+    """A JSON ``Duration`` (``"37s"``, ``"0.25s"``) in seconds, or None."""
+    match = _DURATION.match(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    return float(f"{match.group(1)}.{match.group(2) or 0}")
 
 
 # An invalid key is HTTP 400 INVALID_ARGUMENT on the Gemini API, with this reason.
@@ -205,7 +230,16 @@ def status_error(
     headers: Mapping[str, str] | None = None,
 ) -> ProviderError:
     """The typed error of a non-2xx answer: PV-23's class, except that a 400 whose
-    reason says the key is invalid is an `AuthenticationError` (GM-18)."""
+    reason says the key is invalid is an `AuthenticationError` (GM-18). The body's
+    ``RetryInfo`` delay (in the message as ``[retry in Ns]``) is the error's
+    ``retry-after-ms`` when no header names a delay."""
+    # the RetryInfo delay of the body, when no header names one (PV-27 reads it)
+    retry = _RETRY_IN.search(message)
+    if retry is not None and not any(
+        str(name).lower() in ("retry-after", "retry-after-ms") for name in headers or {}
+    ):
+        millis = round(float(retry.group(1)) * 1000)
+        headers = {**(headers or {}), "retry-after-ms": str(millis)}
     if status == 400 and any(reason in message for reason in _KEY_REASONS):
         return AuthenticationError(
             describe(status, message, request_id, provider=PROVIDER),
