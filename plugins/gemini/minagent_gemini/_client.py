@@ -144,7 +144,9 @@ class GeminiChatClient(HTTPChatClient):
             function_invocation_configuration=function_invocation_configuration,
         )
 
-    # GM-22: the URL of a call, by mode (see the module)
+    # GM-22: the URL of a call, by mode (see the module). `HTTPChatClient` declares
+    # ``path`` a class variable, one path for every call; here it depends on the call
+    # being sent, hence a property and the override the type checker is told about.
     @property
     def path(self) -> str:  # type: ignore[override]
         method = "streamGenerateContent" if _STREAMING.get() else "generateContent"
