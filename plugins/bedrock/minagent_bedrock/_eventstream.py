@@ -6,7 +6,7 @@ Theory of operation
 A message is a 12-byte prelude (total length, headers length, the CRC32 of those 8
 bytes), the headers, the payload and the CRC32 of everything before it. `EventStreamDecoder`
 buffers what ``feed`` is given and returns every complete `EventMessage`; it checks both
-CRCs and every length (BR-16), reads the ten header value types (BR-17) and refuses a
+CRCs and every length (BR-16), reads the ten header value types and refuses a header named twice (BR-17) and refuses a
 message larger than ``max_message_size``. What it refuses is an `EventStreamError`, never
 another exception; it does not interpret messages (``_stream`` does, BR-18).
 """
@@ -157,6 +157,8 @@ def _headers(data: bytes, decoder: EventStreamDecoder) -> dict[str, HeaderValue]
             else:
                 decoder._fail(f"header {name!r} has unknown value type {kind}")
                 raise AssertionError  # unreachable: _fail raises
+            if name in out:
+                decoder._fail(f"header {name!r} appears twice")
             out[name] = value
     except EventStreamError:
         raise
