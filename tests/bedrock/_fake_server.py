@@ -67,6 +67,15 @@ class FakeBedrock(LoopbackServer):
 
     def __init__(self, *, model: str = MODEL) -> None:
         super().__init__(model=model)
+        self.raw_bodies: list[bytes] = []  # each request's body as sent (it is signed)
+
+    def reset(self) -> None:
+        super().reset()
+        self.raw_bodies.clear()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.raw_bodies.append(await request.read())  # aiohttp keeps it for .json()
+        return await super()._handle(request)
 
     def make_client(self, **kwargs: Any) -> Any:
         kwargs.setdefault("base_url", self.base_url)

@@ -238,9 +238,13 @@ def test_client_region_and_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
     monkeypatch.setenv("AWS_REGION", "eu-central-1")
     client = BedrockChatClient("amazon.nova-pro-v1:0")
+    arn = BedrockChatClient("arn:aws:bedrock:eu-central-1:1:inference-profile/x")
+    assert arn.base_url.endswith(
+        "/model/arn:aws:bedrock:eu-central-1:1:inference-profile%2Fx"
+    )
     assert client.region == "eu-central-1"
     assert client.base_url == (
-        "https://bedrock-runtime.eu-central-1.amazonaws.com/model/amazon.nova-pro-v1%3A0"
+        "https://bedrock-runtime.eu-central-1.amazonaws.com/model/amazon.nova-pro-v1:0"
     )
     assert client.credentials_source == "environment"
     monkeypatch.delenv("AWS_REGION")

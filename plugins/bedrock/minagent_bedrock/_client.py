@@ -218,8 +218,10 @@ class BedrockChatClient(HTTPChatClient):
             model,
             codec=ConverseCodec(),
             transport=self.signing,
-            # BR-1: the model id is one path segment, ":" and "/" quoted
-            base_url=f"{root}/model/{quote(model, safe='')}",
+            # BR-1: the model id is one path segment ("/" of an ARN quoted). ":" goes
+            # as it is: aiohttp's URL type turns "%3A" into ":" before sending, and the
+            # signature must cover the path exactly as it goes on the wire (BR-13).
+            base_url=f"{root}/model/{quote(model, safe=':')}",
             api_key=key,
             timeout=timeout,
             max_retries=max_retries,
