@@ -47,7 +47,7 @@ def _no_ambient_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "AWS_SECRET_ACCESS_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
-    yield
+    return
 
 
 def botocore_accepts(server: FakeBedrock, index: int) -> bool:

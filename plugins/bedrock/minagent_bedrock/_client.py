@@ -35,6 +35,7 @@ from ._minagent import (
     DEFAULT_MAX_LINE_SIZE,
     FunctionInvocationConfiguration,
     HTTPChatClient,
+    ProviderError,
     Request,
     Response,
     RetryPolicy,
@@ -234,6 +235,28 @@ class BedrockChatClient(HTTPChatClient):
             middleware=middleware,
             function_invocation_configuration=function_invocation_configuration,
         )
+
+    async def _status_error(self, response: Response, url: str) -> ProviderError:
+        """A non-2xx answer's error (BR-20). A signed request's 401 does not say "no API
+        key was configured" (the shared client's hint for key-only providers): it says
+        where the signing credentials came from."""
+        failure = await super()._status_error(response, url)
+        if self.signing.credentials is None:
+            return failure
+        key_hint = (
+            f" (no API key was configured: pass api_key= or set {self.api_key_env})"
+        )
+        signed_hint = (
+            f" (signed with AWS credentials from {self.credentials_source}: check the "
+            "access key, its secret, the region and the clock)"
+        )
+        if key_hint in failure.message:
+            failure.message = failure.message.replace(key_hint, signed_hint)
+            failure.provider_message = (failure.provider_message or "").replace(
+                key_hint, signed_hint
+            )
+            failure.args = (failure.message, *failure.args[1:])
+        return failure
 
     @property
     def _secrets(self) -> tuple[Secret, ...]:
