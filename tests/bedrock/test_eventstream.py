@@ -152,7 +152,7 @@ def test_a_corrupted_crc_is_rejected_by_both(offset: int, what: str) -> None:
     ],
 )
 def test_bad_headers_are_typed_errors(data: bytes, match: str) -> None:
-    """BR-17: an unknown type, a cut value, a repeated name, invalid UTF-8."""
+    """BR-17: an unknown type, a cut value, a repeated name, undecodable text."""
     with pytest.raises(EventStreamError, match=match):
         EventStreamDecoder().feed(data)
 
