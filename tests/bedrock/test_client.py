@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 from minagent_bedrock import BedrockChatClient, BedrockStreamError
 
-from minagent import Agent, Message, get_client, tool
+from minagent import Agent, FunctionInvocationConfiguration, Message, get_client, tool
 from minagent.providers import (
     AuthenticationError,
     BadRequestError,
@@ -124,6 +124,36 @@ async def test_agent_run_with_a_tool_round(stream: bool) -> None:
         assert all(p.endswith(suffix) for p in server.paths)
         assert botocore_accepts(server, 0)
         assert botocore_accepts(server, 1)
+
+
+async def test_the_loops_last_call_keeps_tools_without_a_choice() -> None:
+    """BR-6, LP-7: at max_iterations the loop's last call (tool_choice "none") still
+    declares the tools, as Converse needs with tool blocks in the history, but sends no
+    toolChoice; the call the model makes anyway is not run."""
+    seen: list[str] = []
+
+    @tool
+    def get_weather(location: str) -> str:
+        """Current weather for a city."""
+        seen.append(location)
+        return "Sunny"
+
+    async with FakeBedrock() as server:
+        server.script_tool_call("get_weather", {"location": "Paris"}, "tooluse_1")
+        server.script_tool_call("get_weather", {"location": "Rome"}, "tooluse_2")
+        async with server.make_client(
+            function_invocation_configuration=FunctionInvocationConfiguration(
+                max_iterations=1
+            )
+        ) as client:
+            await Agent(client, tools=[get_weather]).run("Weather?")
+        first, last = server.requests()
+        assert first["toolConfig"]["tools"] == last["toolConfig"]["tools"]
+        assert "toolChoice" not in last["toolConfig"]
+        assert [t["toolSpec"]["name"] for t in last["toolConfig"]["tools"]] == [
+            "get_weather"
+        ]
+        assert seen == ["Paris"]
 
 
 @dataclass

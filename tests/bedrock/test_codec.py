@@ -192,10 +192,25 @@ def test_tool_config_and_choice(choice: Any, wire: dict[str, Any]) -> None:
 
 
 def test_tool_choice_none_and_no_tools() -> None:
-    """BR-6, BR-8: 'none' has no Converse form: a ValueError saying what to do; no tools
-    means no toolConfig."""
-    with pytest.raises(ValueError, match="send no tools"):
-        body([Message("user", ["Hi"])], {"tools": [lookup], "tool_choice": "none"})
+    """BR-6: 'none' sends no toolConfig, unless the messages hold tool blocks: then
+    the tools without a toolChoice; an unknown choice is a ValueError; no tools, no
+    toolConfig."""
+    none = {"tools": [lookup], "tool_choice": "none"}
+    assert "toolConfig" not in body([Message("user", ["Hi"])], none)
+    history = [
+        Message("user", ["Hi"]),
+        Message(
+            "assistant", [Content.from_function_call("c1", "lookup", {"term": "x"})]
+        ),
+        Message("tool", [Content.from_function_result("c1", "x")]),
+    ]
+    config = body(history, none)["toolConfig"]
+    assert [t["toolSpec"]["name"] for t in config["tools"]] == ["lookup"]
+    assert "toolChoice" not in config
+    assert (
+        "toolChoice"
+        not in body(history, {**none, "tool_choice": {"mode": "none"}})["toolConfig"]
+    )
     with pytest.raises(ValueError, match="unsupported tool_choice"):
         body([Message("user", ["Hi"])], {"tools": [lookup], "tool_choice": "sometimes"})
     assert "toolConfig" not in body([Message("user", ["Hi"])], {"tool_choice": "auto"})

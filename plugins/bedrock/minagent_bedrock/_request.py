@@ -95,7 +95,7 @@ def build_request(
         raise ValueError(f"max_tokens must be a positive int, got {limit!r}")
     if inference:
         body["inferenceConfig"] = inference
-    tool_config = _tool_config(opts)
+    tool_config = _tool_config(opts, _has_tool_blocks(turns))
     if tool_config:
         body["toolConfig"] = tool_config
     output = _output_config(opts)
@@ -303,7 +303,21 @@ def _json_default(value: Any) -> Any:
 # Tools (BR-6)
 
 
-def _tool_config(opts: Mapping[str, Any]) -> dict[str, Any]:
+def _has_tool_blocks(turns: list[dict[str, Any]]) -> bool:
+    return any(
+        "toolUse" in block or "toolResult" in block
+        for turn in turns
+        for block in turn["content"]
+    )
+
+
+def _tool_config(opts: Mapping[str, Any], has_tool_blocks: bool) -> dict[str, Any]:
+    """BR-6. Converse has no tool choice "none" (the loop's last call sends it, LP-7):
+    the tools are then not declared, unless the conversation holds tool blocks, which
+    Converse accepts only with a toolConfig; then they are declared without a
+    toolChoice, and any call the model still makes is dropped by the loop (LP-9)."""
+    if _is_none_choice(opts.get("tool_choice")) and not has_tool_blocks:
+        return {}
     value = opts.get("tools")
     if value is None:
         specs: list[ToolSpec] = []
@@ -339,6 +353,12 @@ def _tool(spec: ToolSpec) -> dict[str, Any]:
     return {"toolSpec": out}
 
 
+def _is_none_choice(value: Any) -> bool:
+    return value == "none" or (
+        isinstance(value, Mapping) and value.get("mode") == "none"
+    )
+
+
 def _tool_choice(value: Any) -> dict[str, Any] | None:
     """BR-6: auto, required (any) and one named tool; 'none' has no Converse form."""
     mode, name = value, None
@@ -351,10 +371,7 @@ def _tool_choice(value: Any) -> dict[str, Any] | None:
     if mode == "required":
         return {"tool": {"name": name}} if name else {"any": {}}
     if mode == "none":
-        raise ValueError(
-            "tool_choice 'none' has no Converse equivalent (its toolChoice is auto, any "
-            "or one tool): send no tools instead"
-        )
+        return None  # BR-6: no toolChoice (see _tool_config)
     raise ValueError(
         f"unsupported tool_choice {value!r}: expected 'auto', 'required', "
         "{'mode': 'required', 'required_function_name': name} or a Converse toolChoice"
