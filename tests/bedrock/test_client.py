@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from minagent_bedrock import BedrockChatClient, BedrockStreamError
+from minagent_bedrock import BedrockChatClient, BedrockProtocolError, BedrockStreamError
 
 from minagent import Agent, FunctionInvocationConfiguration, Message, get_client, tool
 from minagent.providers import (
@@ -274,6 +274,41 @@ async def test_a_cut_stream_is_interrupted_after_its_text() -> None:
                     await collect(client, texts)
             assert "".join(texts).startswith("one ")
             assert len(server.requests()) == 1
+
+
+async def test_an_end_after_message_stop_is_complete() -> None:
+    """BR-19: a stream that ends after messageStop without metadata is a complete
+    answer: its text and finish reason, no usage."""
+    data = b"".join(
+        [
+            event("messageStart", {"role": "assistant"}),
+            event(
+                "contentBlockDelta",
+                {"contentBlockIndex": 0, "delta": {"text": "Done."}},
+            ),
+            event("messageStop", {"stopReason": "max_tokens"}),
+        ]
+    )
+    async with FakeBedrock() as server:
+        server.add(answer_stream(data))
+        async with server.make_client() as client:
+            final = await client.get_response(
+                [Message("user", ["Go."])], stream=True
+            ).get_final_response()
+    assert final.text == "Done."
+    assert final.finish_reason == "length"
+    assert final.usage_details is None
+
+
+async def test_a_message_over_max_line_size_is_a_protocol_error() -> None:
+    """BR-19, PV-36: an event-stream message larger than max_line_size is a
+    BedrockProtocolError naming the bound, not an interruption."""
+    big = stream_of(whole_output([{"text": "x" * 500}], "end_turn", None))
+    async with FakeBedrock() as server:
+        server.add(answer_stream(big))
+        async with server.make_client(max_line_size=300) as client:
+            with pytest.raises(BedrockProtocolError, match="max_line_size=300"):
+                await collect(client, [])
 
 
 async def test_an_exception_event_mid_stream() -> None:
