@@ -18,7 +18,7 @@ import datetime
 import struct
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -105,7 +105,7 @@ class EventStreamDecoder:
             )
         return messages
 
-    def _fail(self, why: str) -> None:
+    def _fail(self, why: str) -> NoReturn:
         self._broken = why
         self._buffer.clear()
         raise EventStreamError(why)
@@ -156,7 +156,6 @@ def _headers(data: bytes, decoder: EventStreamDecoder) -> dict[str, HeaderValue]
                 value = uuid.UUID(bytes=bytes(raw))
             else:
                 decoder._fail(f"header {name!r} has unknown value type {kind}")
-                raise AssertionError  # unreachable: _fail raises
             if name in out:
                 decoder._fail(f"header {name!r} appears twice")
             out[name] = value
