@@ -241,7 +241,7 @@ def test_a_nested_middleware_list_says_so() -> None:
 
 
 RULE_ID = re.compile(
-    r"\b(?:AG|AN|CF|DU|EX|HI|HK|LP|MCP|ML|MW|OA|OB|OL|OR|PK|PV|RD|SC|SE|SO|ST|TH|TL|TY|UP)-\d+\b"
+    r"\b(?:AG|AN|BR|CF|DU|EX|HI|HK|LP|MCP|ML|MW|OA|OB|OL|OR|PK|PV|RD|SC|SE|SO|ST|TH|TL|TY|UP)-\d+\b"
 )
 
 
