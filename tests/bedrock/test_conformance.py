@@ -8,7 +8,9 @@ check proves (BR-21: the kit drives `BedrockChatClient`, signing with SigV4, end
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from minagent.providers import StdlibTransport
 from minagent.testing import CHECKS, ProviderHarness, run_check, run_conformance
 
 from ._fake_server import FakeBedrock
@@ -89,4 +91,24 @@ async def test_run_conformance_reports_every_check() -> None:
         assert isinstance(harness, ProviderHarness)
         results = await run_conformance(harness)
     assert [r.name for r in results] == [c.name for c in CHECKS]
+    assert all(r.passed for r in results), [r for r in results if not r.passed]
+
+
+class StdlibFakeBedrock(FakeBedrock):
+    """The same server; clients send through the standard library's transport."""
+
+    def make_client(self, **kwargs: Any) -> Any:
+        kwargs.setdefault("transport", StdlibTransport(trust_env=False))
+        return super().make_client(**kwargs)
+
+
+async def test_run_conformance_over_the_stdlib_transport() -> None:
+    """PV-33, PV-41, BR-21: every check passes with StdlibTransport too (signed
+    requests, event streams, cancellation) — what a vendored copy without aiohttp
+    uses."""
+    async with StdlibFakeBedrock() as harness:
+        client = harness.make_client()
+        assert type(client.signing.inner) is StdlibTransport
+        await client.aclose()
+        results = await run_conformance(harness)
     assert all(r.passed for r in results), [r for r in results if not r.passed]
