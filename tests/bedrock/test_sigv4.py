@@ -253,6 +253,10 @@ def test_client_region_and_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     with pytest.raises(ValueError, match="region"):
         BedrockChatClient("m")
+    with pytest.raises(ValueError, match="must look like"):
+        BedrockChatClient("m", region="us-east-1.evil.test/x")
+    with pytest.raises(ValueError, match="cannot set 'accept'"):
+        BedrockChatClient("m", region="us-east-1", default_headers={"Accept": "x"})
 
 
 def test_bearer_key_skips_signing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,7 @@ __all__ = ["BedrockChatClient", "SigningTransport", "default_endpoint"]
 USER_AGENT = "minagent-bedrock"
 SERVICE = "bedrock"
 _KEPT_SIGNATURES = 16
+_REGION = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 def default_endpoint(region: str) -> str:
@@ -189,6 +191,17 @@ class BedrockChatClient(HTTPChatClient):
             raise ValueError(
                 "Bedrock needs a region: pass region= or set AWS_REGION "
                 "(the shared config file is not read)"
+            )
+        if not _REGION.fullmatch(chosen_region):
+            raise ValueError(
+                f"region must look like 'us-east-1' (letters, digits, '-'), got "
+                f"{chosen_region!r}"
+            )
+        if any(name.lower() == "accept" for name in default_headers or {}):
+            # BR-21: the codec's accept header chooses Converse or ConverseStream
+            raise ValueError(
+                "default_headers cannot set 'accept': it chooses between Converse and "
+                "ConverseStream"
             )
         self.region = chosen_region
         key = api_key if api_key is not None else os.environ.get(self.api_key_env, "")
