@@ -2,7 +2,7 @@
 
 `FakeBedrock` answers ``POST /model/{modelId}/converse`` with a JSON body and
 ``POST /model/{modelId}/converse-stream`` with an ``application/vnd.amazon.eventstream``
-body, from the shared loopback queue (``tests/_loopback.py``). A kit step renders the
+body, from the shared loopback queue (``tests/_support/loopback.py``). A kit step renders the
 same answer in both forms. Every request's body, headers and path are recorded. The
 clients it makes sign with SigV4 under fixed fake credentials unless given an
 ``api_key`` (a Bedrock API key).
@@ -20,7 +20,7 @@ from minagent_bedrock import BedrockChatClient, encode_message
 from minagent import UsageDetails
 from minagent.testing import ScriptedStep
 
-from .._loopback import LoopbackServer, keep_alive, send_chunks
+from .._support.loopback import LoopbackServer, keep_alive, send_chunks
 
 __all__ = [
     "ACCESS_KEY",

@@ -68,7 +68,6 @@ async def collect(client: BedrockChatClient, texts: list[str]) -> None:
         texts.append(update.text)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_agent_run_with_a_tool_round(stream: bool) -> None:
     """BR-3, BR-4, BR-6, BR-9, BR-18: Agent.run calls the tool the model asked for
     (two calls in parallel) and sends the results back as toolResult blocks; every
@@ -162,7 +161,6 @@ class City:
     population: int
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_structured_output(stream: bool) -> None:
     """BR-7: a dataclass response_format is sent as outputConfig.textFormat with the
     schema as a JSON string; the answer's text is parsed to the dataclass."""
@@ -193,7 +191,6 @@ ERROR_TABLE = [
 ]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize(("status", "kind", "cls", "retryable"), ERROR_TABLE)
 async def test_error_table(
     stream: bool, status: int, kind: str, cls: type[ProviderError], retryable: bool

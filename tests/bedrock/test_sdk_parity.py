@@ -195,7 +195,6 @@ async def answer_twice(server: FakeBedrock) -> None:
     server.script_text("Sunny in both.")
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_request_parity_field_by_field(stream: bool) -> None:
     """BR-1 .. BR-6, BR-21: boto3's converse / converse_stream and our client send the
     same path and the same JSON body, field by field, for the same conversation; the

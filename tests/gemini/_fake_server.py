@@ -7,7 +7,7 @@ path, as the Gemini API reference shows them (text in several events, function c
 whole in one event, then the event with ``finishReason`` and ``usageMetadata``); a
 handler answers anything else (raw bodies, disconnects, silence). Every request body is
 recorded (``requests()``), with its headers, path and query. The server, the queue and
-the handlers are the shared loopback helper's (``tests/_loopback.py``).
+the handlers are the shared loopback helper's (``tests/_support/loopback.py``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from minagent_gemini import GeminiChatClient
 from minagent import UsageDetails
 from minagent.testing import ScriptedStep
 
-from .. import _loopback
-from .._loopback import SSE_HEADERS, Handler, LoopbackServer, keep_alive, raw
+from .._support import loopback as _loopback
+from .._support.loopback import SSE_HEADERS, Handler, LoopbackServer, keep_alive, raw
 
 __all__ = [
     "MODEL_VERSION",

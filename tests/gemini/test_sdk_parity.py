@@ -213,7 +213,6 @@ def _sdk_config() -> Any:
     )
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_request_bodies_equal_the_sdks_field_by_field(stream: bool) -> None:
     """GM-2, GM-3, GM-5, GM-6, GM-7, GM-8, GM-9, GM-22, GM-23: the same conversation
     (text, parallel calls with ids, their results, system instruction, tools, tool

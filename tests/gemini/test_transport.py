@@ -78,7 +78,6 @@ def text_of(answer: Any) -> str:
 # URL, headers, key (GM-22, GM-23)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_url_headers_and_key(stream: bool) -> None:
     """GM-22, GM-23: the method in the path, alt=sse when streaming, the base URL's
     query kept; content type, accept, user agent, default headers; the key as
@@ -194,7 +193,6 @@ class Forecast:
     degrees: int
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_agent_run_with_a_tool_round_and_structured_output(stream: bool) -> None:
     """GM-5, GM-6, GM-8, GM-14, GM-20, PV-34: Agent.run calls the tool Gemini asks for
     (a call without id), sends the result back under the call's generated id and
@@ -285,7 +283,6 @@ ERROR_TABLE = [
 ]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize(("status", "cls", "name", "retried"), ERROR_TABLE)
 async def test_error_table(
     stream: bool, status: int, cls: type[ProviderError], name: str, retried: bool
@@ -342,7 +339,6 @@ async def test_invalid_key_is_an_authentication_error() -> None:
         assert "[API_KEY_INVALID]" in str(caught.value)
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_429_is_retried_after_retry_after(stream: bool) -> None:
     """GM-24, PV-27: a 429 is retried after the server's Retry-After."""
     sleep = Sleeps()
@@ -360,7 +356,6 @@ async def test_429_is_retried_after_retry_after(stream: bool) -> None:
     assert sleep.calls == [3.0]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_429_is_retried_after_the_bodys_retry_delay(stream: bool) -> None:
     """GM-18, GM-24, PV-27: without a Retry-After header, a 429 waits the RetryInfo
     delay of Google's error body."""
@@ -377,7 +372,6 @@ async def test_429_is_retried_after_the_bodys_retry_delay(stream: bool) -> None:
     assert sleep.calls == [1.5]
 
 
-@pytest.mark.parametrize("stream", [False, True])
 async def test_safety_block_through_the_client(stream: bool) -> None:
     """GM-17: a blocked prompt is a GeminiSafetyError naming its category, never
     retried, in both modes."""
