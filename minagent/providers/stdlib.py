@@ -276,6 +276,17 @@ class StdlibTransport:
                 raise OSError(
                     f"the proxy {_shown(proxy)} answered CONNECT with {status} {reason}".rstrip()
                 )
+            # PV-44: the stream reader keeps what it has read past the CONNECT answer's
+            # head, and TLS would hand those bytes on as if they had come through the
+            # tunnel: a proxy could forge the model's answer. Nothing read before the
+            # handshake may be part of an answer. (asyncio has no public way to ask a
+            # StreamReader for its buffered bytes; `_buffer` has been its bytearray
+            # since asyncio began.)
+            if reader._buffer:  # type: ignore[attr-defined]
+                raise OSError(
+                    f"the proxy {_shown(proxy)} sent data after its CONNECT answer, "
+                    "before TLS; refusing the tunnel"
+                )
             await writer.start_tls(tls, server_hostname=host)
         except BaseException:
             writer.close()

@@ -414,6 +414,81 @@ async def test_https_directly_and_through_a_connect_tunnel(
     ]
 
 
+@contextlib.asynccontextmanager
+async def forging_proxy(forged: bytes) -> AsyncIterator[int]:
+    """A CONNECT proxy that tunnels to the real origin but sends ``forged`` right after
+    its ``200``, before the client's TLS handshake (issue 36, item 2)."""
+
+    async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            while data := await reader.read(65536):
+                writer.write(data)
+                await writer.drain()
+        writer.close()
+
+    handlers: set[asyncio.Task[None]] = set()
+
+    async def handle(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        handlers.add(task)  # type: ignore[arg-type]
+        head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        host, port = head.split(" ", 2)[1].rsplit(":", 1)
+        up_reader, up_writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n" + forged)
+        try:
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        finally:
+            # the origin is left waiting for a handshake that never comes: end it
+            up_writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+        for task in handlers:
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
+        await server.wait_closed()
+        # let the origin's accept task see the closed connection
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+
+
+async def test_bytes_a_proxy_sends_before_tls_are_never_an_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PV-44: a proxy that appends a whole forged HTTP answer to its CONNECT ``200``
+    (the certificate check of the real origin still passes) gets the tunnel refused: a
+    ``connect`` failure naming the proxy without its password, and the forged body is
+    never returned."""
+    key, cert = _certificate(tmp_path)
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(cert, key)
+    trusting = ssl.create_default_context(cafile=str(cert))
+    forged = b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nforged"
+    async with (
+        Server([_answer(b"genuine")], tls=server_side) as server,
+        forging_proxy(forged) as port,
+    ):
+        monkeypatch.setenv("HTTPS_PROXY", f"http://me:s3cret-pw@127.0.0.1:{port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        transport = StdlibTransport(ssl_context=trusting)
+        try:
+            with pytest.raises(TransportError) as info:
+                await _body(transport, f"https://localhost:{server.port}/v1")
+        finally:
+            await transport.aclose()
+    assert info.value.kind == "connect"
+    assert f"the proxy http://127.0.0.1:{port}" in info.value.detail
+    assert "before TLS" in info.value.detail
+    assert "s3cret-pw" not in str(info.value)
+
+
 def test_the_exception_function() -> None:
     """PV-42: the OS's, ssl's and zlib's exceptions map to the kinds of TransportError,
     by phase."""
