@@ -444,7 +444,7 @@ class ToolLoop:
             if self.config.disable_approval_response_binding
             else approval_record(self.session)
         )
-        for waiting in self.transcript.resume(record):
+        for waiting in self.transcript.resume(record, self.approval_names):
             with self.transcript.after(waiting.holder):
                 produced, outcome = await self._run_batch(
                     waiting.calls,

@@ -37,7 +37,7 @@ once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from operator import is_
@@ -106,6 +106,40 @@ def record_requests(record: dict[str, list[Any]], requests: Sequence[Content]) -
     )
     while len(_ISSUED) > _KEPT:
         _ISSUED.pop(next(iter(_ISSUED)), None)
+
+
+def _approved_calls(
+    requests: Sequence[Content],
+    calls: Sequence[Content],
+    decisions: Mapping[str, bool],
+    record: dict[str, list[Any]] | None,
+) -> list[Content] | None:
+    """LP-14, LP-34: the calls of one paused message that an approval answers, each
+    call object once. Without a ``record`` an approved request answers the calls with
+    its call id; with one, an approval counts only when this run (or its session)
+    recorded the request, and only for one call whose name and arguments are those it
+    asked about. None: with a record, none of the message's requests was recorded."""
+    approved: list[Content] = []
+    found = record is None
+    for request in requests:
+        call = request.function_call
+        if call is None:
+            continue
+        asked = None if record is None else record.pop(request.id or "", None)
+        found = found or asked is not None
+        if not decisions.get(request.id or ""):
+            continue
+        for candidate in calls:
+            if candidate.call_id != call.call_id or any(
+                candidate is a for a in approved
+            ):
+                continue
+            if record is None or asked == _shape(candidate):
+                approved.append(candidate)
+                # LP-34: one approval runs one call
+                if record is not None:
+                    break
+    return approved if found else None
 
 
 class Waiting(NamedTuple):
@@ -241,11 +275,17 @@ class Transcript:
 
     # -- approvals -------------------------------------------------------------------------------
 
-    def resume(self, record: dict[str, list[Any]] | None) -> list[Waiting]:
+    def resume(
+        self,
+        record: dict[str, list[Any]] | None,
+        approval_names: frozenset[str] | set[str] = frozenset(),
+    ) -> list[Waiting]:
         """LP-14: take every approval request and answer out of the transcript (a
         request whose call appears nowhere stands for its call) and name the batches
         that waited, in order. With a ``record`` an approval counts only for the call
-        its recorded request asked about (LP-34)."""
+        its recorded request asked about, once (LP-34), and a message none of whose
+        requests was recorded runs nothing. A call of a tool in ``approval_names`` runs
+        only on an approval of its own request (LP-13)."""
         decisions = {
             c.id: bool(c.approved)
             for m in self.messages
@@ -296,31 +336,26 @@ class Transcript:
                     for c in kept
                     if c.type == "function_call" and c.call_id not in answered
                 ]
-                approved = {
-                    r.function_call.call_id
-                    for r in requests
-                    if r.function_call and decisions.get(r.id or "")
-                }
-                # LP-34: only what the loop asked, for the call it asked about, once
-                if record is not None:
-                    asked = {
-                        r.function_call.call_id: record.pop(r.id or "", None)
-                        for r in requests
-                        if r.function_call
-                    }
-                    approved = {
-                        c.call_id
-                        for c in calls
-                        if c.call_id in approved and asked[c.call_id] == _shape(c)
-                    }
+                runnable = _approved_calls(requests, calls, decisions, record)
+                # LP-13: a call with no request of its own rides along only when its
+                # tool needs no approval, and only in a pause this loop recorded
+                # (with a record, a message whose requests were never recorded is
+                # not a pause: nothing in it runs, LP-34)
                 needs = {r.function_call.call_id for r in requests if r.function_call}
+                recorded = record is None or runnable is not None
+                chosen = runnable or []
                 runnable = [
-                    c for c in calls if c.call_id not in needs or c.call_id in approved
+                    c
+                    for c in calls
+                    if any(c is a for a in chosen)
+                    or (
+                        recorded
+                        and c.call_id not in needs
+                        and c.name not in approval_names
+                    )
                 ]
                 rejected = {
-                    c.call_id
-                    for c in calls
-                    if c.call_id in needs and c.call_id not in approved
+                    c.call_id for c in calls if not any(c is r for r in runnable)
                 }
                 waiting.append(Waiting(m, calls, runnable, rejected))
         self.messages[:] = cleaned
