@@ -339,7 +339,8 @@ def _http_date(text: str) -> float | None:
         from email.utils import parsedate_to_datetime  # lazily: ~4 ms at import time
 
         when = parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    # a year no clock can hold (OverflowError) is as unusable as a malformed date
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:  # RFC 9110 dates are GMT
         when = when.replace(tzinfo=UTC)

@@ -310,6 +310,23 @@ def test_server_delay(
     assert got == pytest.approx(expected) if expected is not None else got is None
 
 
+@given(
+    year=st.integers(min_value=1, max_value=10**30),
+    day=st.integers(min_value=1, max_value=28),
+)
+def test_a_retry_after_date_of_any_year_is_a_delay_or_absent(
+    year: int, day: int
+) -> None:
+    """PV-27: a ``Retry-After`` HTTP date whose year no clock can hold is unusable, so
+    it counts as absent; any date gives a non-negative delay or None, never an
+    exception (a huge year once raised a bare OverflowError in every provider)."""
+    header = f"Mon, {day:02d} Jan {year} 00:00:00 GMT"
+    got = server_delay({"retry-after": header}, status=429, now=NOW)
+    assert got is None or got >= 0.0
+    if year > 9999:
+        assert got is None
+
+
 def test_server_delay_is_used_as_given_but_capped() -> None:
     """PV-27: no jitter on a server delay; never longer than max_server_delay."""
     policy = RetryPolicy()
