@@ -279,10 +279,8 @@ class StdlibTransport:
             # PV-44: the stream reader keeps what it has read past the CONNECT answer's
             # head, and TLS would hand those bytes on as if they had come through the
             # tunnel: a proxy could forge the model's answer. Nothing read before the
-            # handshake may be part of an answer. (asyncio has no public way to ask a
-            # StreamReader for its buffered bytes; `_buffer` has been its bytearray
-            # since asyncio began.)
-            if reader._buffer:  # type: ignore[attr-defined]
+            # handshake may be part of an answer.
+            if _buffered(reader):
                 raise OSError(
                     f"the proxy {_shown(proxy)} sent data after its CONNECT answer, "
                     "before TLS; refusing the tunnel"
@@ -467,7 +465,14 @@ class _Response:
         connection, self._connection = self._connection, None
         if connection is None:
             return
-        if self._done and self._keep and not self._pool.closed:
+        # PV-30: bytes after the framed body are not an answer to anything we sent;
+        # pooled, they would become the next request's answer
+        if (
+            self._done
+            and self._keep
+            and not self._pool.closed
+            and not _buffered(connection.reader)
+        ):
             self._pool.give_back(connection, asyncio.get_running_loop().time())
         else:
             self._pool.discard(connection)
@@ -610,6 +615,15 @@ async def _read_head(
                 (match.group(3) or b"").decode("latin-1"),
                 headers,
             )
+
+
+def _buffered(reader: asyncio.StreamReader) -> bool:
+    """Whether ``reader`` holds bytes nobody has read yet.
+
+    asyncio has no public way to ask a StreamReader for what it has buffered; its
+    ``_buffer`` has been that bytearray since asyncio began. A reader without one is
+    taken to hold bytes, so a connection is closed rather than trusted."""
+    return bool(getattr(reader, "_buffer", True))
 
 
 def _host(host: str) -> str:

@@ -414,6 +414,28 @@ async def test_https_directly_and_through_a_connect_tunnel(
     ]
 
 
+async def test_bytes_after_a_content_length_body_close_the_connection() -> None:
+    """PV-30: an answer with more bytes than its ``Content-Length`` (here a whole
+    second answer) is not a clean end: its connection is closed, never pooled, so one
+    request sent never yields two answers; the next request opens a new connection
+    and gets the server's own answer."""
+    smuggled = _answer(b"smuggled")
+    answers: list[bytes | list[bytes | float]] = [
+        _answer(b"first") + smuggled,
+        _answer(b"second"),
+    ]
+    async with Server(answers) as server:
+        transport = StdlibTransport(trust_env=False)
+        url = f"http://127.0.0.1:{server.port}/"
+        try:
+            assert (await _body(transport, url))[2] == [b"first"]
+            assert (await _body(transport, url))[2] == [b"second"]
+        finally:
+            await transport.aclose()
+    assert len(server.heads) == 2
+    assert server.connections == 2
+
+
 @contextlib.asynccontextmanager
 async def forging_proxy(forged: bytes) -> AsyncIterator[int]:
     """A CONNECT proxy that tunnels to the real origin but sends ``forged`` right after
