@@ -303,3 +303,39 @@ async def test_one_approval_runs_one_call_with_the_arguments_asked(stream):
     history.append(Message("user", [request.to_function_approval_response(True)]))
     await run(agent, history, stream=stream)
     assert refunds == [10]
+
+
+@tool
+def look_up(path):
+    """Look a path up (needs no approval)."""
+    deleted.append(f"looked {path}")
+    return f"found {path}"
+
+
+@pytest.mark.parametrize("with_session", [False, True], ids=["no session", "session"])
+async def test_a_paused_batchs_other_calls_still_run_on_approval(stream, with_session):
+    """LP-34, LP-13, LP-14: in a batch the run paused, a call whose tool needs no
+    approval (decision 18: it got no request) runs beside the approved call."""
+    deleted.clear()
+    client = ScriptedChatClient(
+        [
+            reply(
+                call("look_up", {"path": "/a"}, call_id="look_1"),
+                call("delete_everything", {"path": "/b"}, call_id="del_1"),
+            ),
+            reply("done"),
+        ]
+    )
+    agent = Agent(client, tools=[look_up, delete_everything])
+    session = AgentSession() if with_session else None
+    first = await run(agent, "tidy", stream=stream, session=session)
+    request = next(
+        c
+        for m in first.messages
+        for c in m.contents
+        if c.type == "function_approval_request"
+    )
+    answer = Message("user", [request.to_function_approval_response(True)])
+    again = [] if with_session else [Message("user", ["tidy"]), *first.messages]
+    await run(agent, [*again, answer], stream=stream, session=session)
+    assert deleted == ["looked /a", "/b"]
