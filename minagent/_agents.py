@@ -96,15 +96,19 @@ class SupportsAgentRun(Protocol):
 
 class _Later:
     """An awaitable that creates its coroutine only when awaited: nothing runs before
-    (AG-3)."""
+    (AG-3). It is made once (ST-13): a second await is an error, never a second run
+    of the agent."""
 
     __slots__ = ("_factory",)
 
-    def __init__(self, factory: Callable[[], Awaitable[Any]]) -> None:
+    def __init__(self, factory: Callable[[], Awaitable[Any]] | None) -> None:
         self._factory = factory
 
     def __await__(self) -> Generator[Any, None, Any]:
-        return self._factory().__await__()
+        factory, self._factory = self._factory, None
+        if factory is None:
+            raise RuntimeError("the run's source was already started; it runs once")
+        return factory().__await__()
 
 
 class BaseAgent:

@@ -399,12 +399,27 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             await self._inner.aclose()
         await self._cleanup(None)
 
-    async def _open(self) -> AsyncIterator[Any]:
+    async def _open(self) -> AsyncIterator[Any] | None:
+        """The source's iterator, opened once. Opening awaits the source (an agent's
+        middleware may await anything first), so it takes the one-reader-at-a-time
+        turn like a pull (ST-13): a consumer that arrives while another opens waits
+        for that opening instead of opening the source a second time. None when the
+        stream ended (failed or closed) while this consumer waited."""
+        if self._iterator is None and self._busy:
+            await self._wait_while(lambda: self._busy)
+            if self._iterator is not None or self._state != _OPEN:
+                return self._iterator
         if self._iterator is None:
             self._state = _OPEN
             source = self._source
             if not hasattr(source, "__aiter__"):
-                source = await source
+                self._busy = True
+                try:
+                    source = await source
+                finally:
+                    self._busy = False
+                    if self._waiters:
+                        self._wake_all()
                 if isinstance(source, ResponseStream):
                     self._inner = source
                 elif not hasattr(source, "__aiter__"):
@@ -434,6 +449,11 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._iterating = task
         try:
             await self._open()
+            # ST-13: closed or failed while this consumer opened or waited for the
+            # opening; a source opened after a close is closed here
+            if self._state != _OPEN:
+                await self._close_source()
+                return
             record = self._recorder
             # the list itself: hooks added later still apply
             hooks = self._transform_hooks

@@ -11,12 +11,16 @@ import pytest
 
 from minagent import (
     Agent,
+    AgentContext,
+    AgentMiddleware,
     ChatMiddleware,
     ChatResponseUpdate,
     ResponseStream,
     StreamError,
+    agent_middleware,
+    tool,
 )
-from minagent.testing import ScriptedChatClient, text_chunks
+from minagent.testing import ScriptedChatClient, call, text_chunks
 
 READERS = pytest.mark.parametrize(
     "hooked", [False, True], ids=["plain", "transform-hook"]
@@ -369,3 +373,136 @@ async def test_seed_style_final_response_awaited_while_another_task_streams():
     assert "".join(printed) == str(response) == "".join(f"part{i} " for i in range(20))
     assert recorder.calls == 1
     assert [m.role for m in thread.messages] == ["user", "assistant"]
+
+
+# -- an agent's stream opened by two tasks at once (ST-13, ST-51) -----------------------
+#
+# An agent middleware that awaits anything before `call_next` lets a second consumer reach
+# the stream while the first one is still opening it. Opening is part of the
+# one-reader-at-a-time turn: the agent runs once, the tool once, and every update reaches
+# exactly one consumer.
+
+
+class _SleepFirstCallNext(AgentMiddleware):
+    async def process(self, context: AgentContext, call_next: Any) -> None:
+        await asyncio.sleep(0)
+        await call_next()
+
+
+class _SleepFirstNextContext(AgentMiddleware):
+    async def process(self, context: AgentContext, call_next: Any) -> None:
+        await asyncio.sleep(0)
+        await call_next(context)
+
+
+@agent_middleware
+async def _sleep_first_call_next(context: AgentContext, call_next: Any) -> None:
+    await asyncio.sleep(0)
+    await call_next()
+
+
+@agent_middleware
+async def _sleep_first_next_context(context: AgentContext, next: Any) -> None:
+    await asyncio.sleep(0)
+    await next(context)
+
+
+OPENING_MIDDLEWARE = pytest.mark.parametrize(
+    "middleware",
+    [
+        _SleepFirstCallNext(),
+        _SleepFirstNextContext(),
+        _sleep_first_call_next,
+        _sleep_first_next_context,
+    ],
+    ids=[
+        "class-call_next()",
+        "class-next(context)",
+        "function-call_next()",
+        "function-next(context)",
+    ],
+)
+
+
+def _agent_with_one_tool_call(
+    middleware: Any,
+) -> tuple[Agent, ScriptedChatClient, list[int], list[int]]:
+    """An agent whose model calls a tool once, then streams "done!"; returns it, its
+    client, the tool's charges and the runs of the agent pipeline after
+    ``middleware``."""
+    charged: list[int] = []
+    runs: list[int] = []
+
+    @agent_middleware
+    async def count_runs(context: AgentContext, call_next: Any) -> None:
+        runs.append(1)
+        await call_next()
+
+    @tool
+    def charge(amount: int) -> str:
+        """Charge an amount."""
+        charged.append(amount)
+        return "charged"
+
+    client = ScriptedChatClient(
+        [
+            [ChatResponseUpdate([call("charge", {"amount": 5})], "assistant")],
+            text_chunks("do", "ne", "!"),
+        ]
+    )
+    agent = Agent(client=client, tools=[charge], middleware=[middleware, count_runs])
+    return agent, client, charged, runs
+
+
+@OPENING_MIDDLEWARE
+async def test_final_response_awaited_while_another_task_iterates_runs_the_agent_once(
+    middleware: Any,
+) -> None:
+    """ST-13, ST-51: with an agent middleware that awaits before `call_next`, one task
+    iterating the agent's stream while another awaits `get_final_response()` runs the
+    agent once: two model calls, the tool once, every update delivered once."""
+    agent, client, charged, runs = _agent_with_one_tool_call(middleware)
+    stream = agent.run("go", stream=True)
+    seen: list[str] = []
+
+    async def iterate() -> None:
+        async for update in stream:
+            seen.append(update.text)
+
+    final, _ = await asyncio.gather(stream.get_final_response(), iterate())
+    assert runs == [1]
+    assert len(client.requests) == 2
+    assert charged == [5]
+    assert final.text == "done!"
+    # the final response's task pulls until the other task starts iterating (ST-13):
+    # the iterating task sees a tail of the chunks, none of them twice
+    texts = [text for text in seen if text]
+    assert texts == ["do", "ne", "!"][len(["do", "ne", "!"]) - len(texts) :]
+
+
+@OPENING_MIDDLEWARE
+async def test_two_tasks_iterating_an_agent_stream_get_each_update_once(
+    middleware: Any,
+) -> None:
+    """ST-13, ST-51: two tasks iterating one agent stream whose middleware awaits
+    before `call_next`: the agent runs once (two model calls, the tool once), and every
+    update reaches exactly one of them, the first one included."""
+    agent, client, charged, runs = _agent_with_one_tool_call(middleware)
+    stream = agent.run("go", stream=True)
+    got: list[list[Any]] = [[], []]
+
+    async def reader(index: int) -> None:
+        async for update in stream:
+            got[index].append(update)
+            await asyncio.sleep(0)
+
+    await asyncio.gather(reader(0), reader(1))
+    delivered = got[0] + got[1]
+    assert len({id(update) for update in delivered}) == len(delivered)
+    # the readers interleave: each chunk once, in whichever reader pulled it
+    texts = sorted(update.text for update in delivered if update.text)
+    assert texts == sorted(["do", "ne", "!"])
+    assert runs == [1]
+    assert len(client.requests) == 2
+    assert charged == [5]
+    assert (await stream.get_final_response()).text == "done!"
