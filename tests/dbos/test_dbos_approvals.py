@@ -148,3 +148,29 @@ def test_cancel_from_another_process(tmp_path: Path) -> None:
     ran = counts(tmp_path)
     assert ran["tool refund c-refund"] == 0
     assert ran["model 3"] == 0
+
+
+def test_an_answer_for_other_calls_does_not_answer_the_pause(
+    tmp_path: Path, stream: bool
+) -> None:
+    """DU-11: an approval message naming calls the pause did not request (a stale
+    or repeated answer of another pause) is ignored; the run goes on waiting and
+    takes the answer that names its request, sent from another process."""
+    runner = start(
+        tmp_path, "run", "w5", "--approval", *(["--stream"] if stream else [])
+    )
+    try:
+        assert waiting_for(tmp_path, "w5") == ["c-refund"]
+        other_process(tmp_path, "approve", "w5", "c-earlier-pause", "no")
+        assert counts(tmp_path)["tool refund c-refund"] == 0
+        other_process(tmp_path, "approve", "w5", "c-refund", "yes")
+        out, err = runner.communicate(timeout=120)
+    finally:
+        runner.kill()
+    assert runner.returncode == 0, err
+    response = printed(subprocess.CompletedProcess([], 0, out, err), "response")[0]
+    assert (
+        response["messages"][-1]["contents"][0]["text"]
+        == "done: 3, charged 5, 6, refunded 5"
+    )
+    assert counts(tmp_path)["tool refund c-refund"] == 1

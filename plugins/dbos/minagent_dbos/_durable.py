@@ -32,6 +32,8 @@ starts (or attaches to) the workflow and restores the result.
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -69,6 +71,7 @@ __all__ = [
 APPROVALS_EVENT = "minagent.approvals"
 APPROVAL_TOPIC = "minagent.approval"
 SESSION_STEP = "minagent.session"
+_LOG = logging.getLogger("minagent_dbos")
 _WAIT_SLICE = 3600.0  # one recorded wait per hour of waiting for an approval
 _REFUSED = ("tools", "middleware", "inbox", "thread")
 # the item of a history provider's state entry that names the run (DU-18, SE-40)
@@ -447,21 +450,56 @@ class DurableAgent:
         return response
 
     async def _answers(self, pending: list[Content]) -> dict[str, bool]:
-        """DU-11: publish the requests, wait for the answer message (a recorded
-        receive)."""
+        """Publish the pause's requests and wait for an answer to them (DU-11).
+
+        The pause's identity is the call ids of its requests: a message that
+        names no call of this pause, or a call of no request of it (a copy of an
+        earlier answer delivered twice, a stray or malformed message) is logged
+        and ignored, and the wait goes on. ``approval_timeout`` is a deadline
+        from the start of the pause: the start and each ignored message's time
+        are recorded steps, so ignored messages do not restart it and a replay
+        waits for the same remaining time.
+        """
         await DBOS.set_event_async(APPROVALS_EVENT, [c.to_dict() for c in pending])
+        ids = {c.id or "" for c in pending}
+        deadline: float | None = None
+        if self.approval_timeout is not None:
+            started = await recorded(time.time)
+            deadline = started + self.approval_timeout
         left = self.approval_timeout
         answers: dict[str, bool] = {}
         while left is None or left > 0:
             wait = _WAIT_SLICE if left is None else min(left, _WAIT_SLICE)
             message = await DBOS.recv_async(APPROVAL_TOPIC, timeout_seconds=wait)
-            if isinstance(message, dict) and isinstance(message.get("approvals"), dict):
-                answers = {str(k): v is True for k, v in message["approvals"].items()}
+            named = _named_calls(message)
+            if named is not None and named and set(named) <= ids:
+                answers = named
                 break
-            if message is None and left is not None:
-                left -= wait
+            # the cancel wake-up (DU-12) is expected, not a stray answer
+            wake = isinstance(message, dict) and message.get("cancelled") is True
+            if message is not None and not wake:
+                _LOG.warning(
+                    "durable run %s: ignored an approval message that does not "
+                    "answer the pending requests %s: %r",
+                    DBOS.workflow_id,
+                    sorted(ids),
+                    message,
+                )
+            if deadline is not None:
+                left = deadline - await recorded(time.time)
         await DBOS.set_event_async(APPROVALS_EVENT, [])
         return answers
+
+
+def _named_calls(message: Any) -> dict[str, bool] | None:
+    """The ``{call_id: approved}`` an approval message carries, or None when it
+    is not an approval message."""
+    if not isinstance(message, dict):
+        return None
+    approvals = message.get("approvals")
+    if not isinstance(approvals, dict):
+        return None
+    return {str(k): v is True for k, v in approvals.items()}
 
 
 # -- from any process -----------------------------------------------------------------------------
@@ -470,8 +508,15 @@ class DurableAgent:
 async def approve(
     workflow_id: str, approvals: Mapping[str, bool], *, client: DBOSClient | None = None
 ) -> None:
-    """DU-11: answer a run's approval requests, by call id (a call not named is
-    rejected)."""
+    """Answer the approval requests a durable run is paused on.
+
+    ``approvals`` maps the call id of each request (see ``pending_approvals``)
+    to True (run the call) or False (reject it); a request of the pause not
+    named is rejected. The answer is a DBOS message to the run; the run takes it
+    only when every call it names is a request of its current pause, so a
+    repeated or stale answer never answers a later pause (DU-11). ``client`` is
+    a ``dbos.DBOSClient`` for a process where DBOS is not launched.
+    """
     message = {"approvals": {str(k): v is True for k, v in approvals.items()}}
     if client is None:
         await DBOS.send_async(workflow_id, message, APPROVAL_TOPIC)
