@@ -32,11 +32,13 @@ starts (or attaches to) the workflow and restores the result.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from dbos import DBOS, DBOSClient, Queue, SetWorkflowID
@@ -153,8 +155,11 @@ def _combine(parts: list[AgentResponse]) -> AgentResponse:
     for part in parts:
         if part.usage_details is not None:
             usage = part.usage_details if usage is None else usage + part.usage_details
+    # the requests of every pause but the last part's were answered: they are
+    # kept in the transcript but no longer reported as pending (issue 38)
+    earlier = [_answered(m) for part in parts[:-1] for m in part.messages]
     return AgentResponse(
-        [m for part in parts for m in part.messages],
+        [*earlier, *last.messages],
         response_id=last.response_id,
         agent_id=last.agent_id,
         created_at=last.created_at,
@@ -162,6 +167,19 @@ def _combine(parts: list[AgentResponse]) -> AgentResponse:
         usage_details=usage,
         additional_properties=dict(last.additional_properties),
     )
+
+
+def _answered(message: Message) -> Message:
+    """A copy of ``message`` whose user-input requests are no longer flagged as
+    pending (the message itself is left unchanged)."""
+    if not any(c.user_input_request for c in message.contents):
+        return message
+    answered = copy.copy(message)
+    answered.contents = [
+        replace(c, user_input_request=False) if c.user_input_request else c
+        for c in message.contents
+    ]
+    return answered
 
 
 class DurableAgent:
