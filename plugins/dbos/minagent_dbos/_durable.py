@@ -545,8 +545,14 @@ async def approve(
 async def pending_approvals(
     workflow_id: str, *, client: DBOSClient | None = None, wait_seconds: float = 60.0
 ) -> list[Content]:
-    """DU-11: the approval requests a run waits for (empty when none, or none within
-    ``wait_seconds``)."""
+    """The approval requests the durable run ``workflow_id`` is paused on.
+
+    Each is a ``function_approval_request`` content; answer them with ``approve``
+    by their ``id``. Waits up to ``wait_seconds`` for the run to publish them and
+    gives an empty list when the run is not paused. ``client`` is a
+    ``dbos.DBOSClient(system_database_url=...)`` for a process where DBOS is not
+    launched (DU-11).
+    """
     if client is None:
         data = await DBOS.get_event_async(workflow_id, APPROVALS_EVENT, wait_seconds)
     else:
@@ -555,7 +561,8 @@ async def pending_approvals(
 
 
 async def cancel(workflow_id: str, *, client: DBOSClient | None = None) -> None:
-    """DU-12: cancel a run, and wake it if it waits for an approval."""
+    """Cancel the durable run ``workflow_id`` from any process, waking it at once
+    if it waits for an approval; ``client`` as for ``approve`` (DU-12)."""
     wake = {"cancelled": True}
     if client is None:
         await DBOS.cancel_workflow_async(workflow_id)
