@@ -148,3 +148,60 @@ def test_cancel_from_another_process(tmp_path: Path) -> None:
     ran = counts(tmp_path)
     assert ran["tool refund c-refund"] == 0
     assert ran["model 3"] == 0
+
+
+def test_an_answer_for_other_calls_does_not_answer_the_pause(
+    tmp_path: Path, stream: bool
+) -> None:
+    """DU-11: an approval message naming calls the pause did not request (a stale
+    or repeated answer of another pause) is ignored; the run goes on waiting and
+    takes the answer that names its request, sent from another process."""
+    runner = start(
+        tmp_path, "run", "w5", "--approval", *(["--stream"] if stream else [])
+    )
+    try:
+        assert waiting_for(tmp_path, "w5") == ["c-refund"]
+        other_process(tmp_path, "approve", "w5", "c-earlier-pause", "no")
+        assert counts(tmp_path)["tool refund c-refund"] == 0
+        other_process(tmp_path, "approve", "w5", "c-refund", "yes")
+        out, err = runner.communicate(timeout=120)
+    finally:
+        runner.kill()
+    assert runner.returncode == 0, err
+    response = printed(subprocess.CompletedProcess([], 0, out, err), "response")[0]
+    assert (
+        response["messages"][-1]["contents"][0]["text"]
+        == "done: 3, charged 5, 6, refunded 5"
+    )
+    assert counts(tmp_path)["tool refund c-refund"] == 1
+
+
+def test_answered_requests_are_not_pending(tmp_path: Path, stream: bool) -> None:
+    """DU-11 (issue 38): after an approval from another process the final durable
+    response reports no pending request, so a ``while response.user_input_requests``
+    loop ends."""
+    runner = start(
+        tmp_path, "run", "w6", "--approval", *(["--stream"] if stream else [])
+    )
+    try:
+        assert waiting_for(tmp_path, "w6") == ["c-refund"]
+        other_process(tmp_path, "approve", "w6", "c-refund", "yes")
+        out, err = runner.communicate(timeout=120)
+    finally:
+        runner.kill()
+    assert runner.returncode == 0, err
+    response = printed(subprocess.CompletedProcess([], 0, out, err), "response")[0]
+    flagged = [
+        c
+        for m in response["messages"]
+        for c in m["contents"]
+        if c.get("user_input_request")
+    ]
+    assert flagged == []
+    requests = [
+        c
+        for m in response["messages"]
+        for c in m["contents"]
+        if c["type"] == "function_approval_request"
+    ]
+    assert len(requests) == 1

@@ -32,9 +32,13 @@ starts (or attaches to) the workflow and restores the result.
 from __future__ import annotations
 
 import asyncio
+import copy
+import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from dbos import DBOS, DBOSClient, Queue, SetWorkflowID
@@ -69,6 +73,7 @@ __all__ = [
 APPROVALS_EVENT = "minagent.approvals"
 APPROVAL_TOPIC = "minagent.approval"
 SESSION_STEP = "minagent.session"
+_LOG = logging.getLogger("minagent_dbos")
 _WAIT_SLICE = 3600.0  # one recorded wait per hour of waiting for an approval
 _REFUSED = ("tools", "middleware", "inbox", "thread")
 # the item of a history provider's state entry that names the run (DU-18, SE-40)
@@ -150,8 +155,11 @@ def _combine(parts: list[AgentResponse]) -> AgentResponse:
     for part in parts:
         if part.usage_details is not None:
             usage = part.usage_details if usage is None else usage + part.usage_details
+    # the requests of every pause but the last part's were answered: they are
+    # kept in the transcript but no longer reported as pending (issue 38)
+    earlier = [_answered(m) for part in parts[:-1] for m in part.messages]
     return AgentResponse(
-        [m for part in parts for m in part.messages],
+        [*earlier, *last.messages],
         response_id=last.response_id,
         agent_id=last.agent_id,
         created_at=last.created_at,
@@ -159,6 +167,19 @@ def _combine(parts: list[AgentResponse]) -> AgentResponse:
         usage_details=usage,
         additional_properties=dict(last.additional_properties),
     )
+
+
+def _answered(message: Message) -> Message:
+    """A copy of ``message`` whose user-input requests are no longer flagged as
+    pending (the message itself is left unchanged)."""
+    if not any(c.user_input_request for c in message.contents):
+        return message
+    answered = copy.copy(message)
+    answered.contents = [
+        replace(c, user_input_request=False) if c.user_input_request else c
+        for c in message.contents
+    ]
+    return answered
 
 
 class DurableAgent:
@@ -447,21 +468,56 @@ class DurableAgent:
         return response
 
     async def _answers(self, pending: list[Content]) -> dict[str, bool]:
-        """DU-11: publish the requests, wait for the answer message (a recorded
-        receive)."""
+        """Publish the pause's requests and wait for an answer to them (DU-11).
+
+        The pause's identity is the call ids of its requests: a message that
+        names no call of this pause, or a call of no request of it (a copy of an
+        earlier answer delivered twice, a stray or malformed message) is logged
+        and ignored, and the wait goes on. ``approval_timeout`` is a deadline
+        from the start of the pause: the start and each ignored message's time
+        are recorded steps, so ignored messages do not restart it and a replay
+        waits for the same remaining time.
+        """
         await DBOS.set_event_async(APPROVALS_EVENT, [c.to_dict() for c in pending])
+        ids = {c.id or "" for c in pending}
+        deadline: float | None = None
+        if self.approval_timeout is not None:
+            started = await recorded(time.time)
+            deadline = started + self.approval_timeout
         left = self.approval_timeout
         answers: dict[str, bool] = {}
         while left is None or left > 0:
             wait = _WAIT_SLICE if left is None else min(left, _WAIT_SLICE)
             message = await DBOS.recv_async(APPROVAL_TOPIC, timeout_seconds=wait)
-            if isinstance(message, dict) and isinstance(message.get("approvals"), dict):
-                answers = {str(k): v is True for k, v in message["approvals"].items()}
+            named = _named_calls(message)
+            if named is not None and named and set(named) <= ids:
+                answers = named
                 break
-            if message is None and left is not None:
-                left -= wait
+            # the cancel wake-up (DU-12) is expected, not a stray answer
+            wake = isinstance(message, dict) and message.get("cancelled") is True
+            if message is not None and not wake:
+                _LOG.warning(
+                    "durable run %s: ignored an approval message that does not "
+                    "answer the pending requests %s: %r",
+                    DBOS.workflow_id,
+                    sorted(ids),
+                    message,
+                )
+            if deadline is not None:
+                left = deadline - await recorded(time.time)
         await DBOS.set_event_async(APPROVALS_EVENT, [])
         return answers
+
+
+def _named_calls(message: Any) -> dict[str, bool] | None:
+    """The ``{call_id: approved}`` an approval message carries, or None when it
+    is not an approval message."""
+    if not isinstance(message, dict):
+        return None
+    approvals = message.get("approvals")
+    if not isinstance(approvals, dict):
+        return None
+    return {str(k): v is True for k, v in approvals.items()}
 
 
 # -- from any process -----------------------------------------------------------------------------
@@ -470,8 +526,15 @@ class DurableAgent:
 async def approve(
     workflow_id: str, approvals: Mapping[str, bool], *, client: DBOSClient | None = None
 ) -> None:
-    """DU-11: answer a run's approval requests, by call id (a call not named is
-    rejected)."""
+    """Answer the approval requests a durable run is paused on.
+
+    ``approvals`` maps the call id of each request (see ``pending_approvals``)
+    to True (run the call) or False (reject it); a request of the pause not
+    named is rejected. The answer is a DBOS message to the run; the run takes it
+    only when every call it names is a request of its current pause, so a
+    repeated or stale answer never answers a later pause (DU-11). ``client`` is
+    a ``dbos.DBOSClient`` for a process where DBOS is not launched.
+    """
     message = {"approvals": {str(k): v is True for k, v in approvals.items()}}
     if client is None:
         await DBOS.send_async(workflow_id, message, APPROVAL_TOPIC)
@@ -482,8 +545,14 @@ async def approve(
 async def pending_approvals(
     workflow_id: str, *, client: DBOSClient | None = None, wait_seconds: float = 60.0
 ) -> list[Content]:
-    """DU-11: the approval requests a run waits for (empty when none, or none within
-    ``wait_seconds``)."""
+    """The approval requests the durable run ``workflow_id`` is paused on.
+
+    Each is a ``function_approval_request`` content; answer them with ``approve``
+    by their ``id``. Waits up to ``wait_seconds`` for the run to publish them and
+    gives an empty list when the run is not paused. ``client`` is a
+    ``dbos.DBOSClient(system_database_url=...)`` for a process where DBOS is not
+    launched (DU-11).
+    """
     if client is None:
         data = await DBOS.get_event_async(workflow_id, APPROVALS_EVENT, wait_seconds)
     else:
@@ -492,7 +561,8 @@ async def pending_approvals(
 
 
 async def cancel(workflow_id: str, *, client: DBOSClient | None = None) -> None:
-    """DU-12: cancel a run, and wake it if it waits for an approval."""
+    """Cancel the durable run ``workflow_id`` from any process, waking it at once
+    if it waits for an approval; ``client`` as for ``approve`` (DU-12)."""
     wake = {"cancelled": True}
     if client is None:
         await DBOS.cancel_workflow_async(workflow_id)
