@@ -978,7 +978,7 @@ async def test_a_keyed_save_decodes_only_the_lines_that_may_hold_a_key(
     path = history_file(tmp_path, "s", fmt)
     good = path.read_bytes()
     damaged = (
-        b'{"additional_properties": {"minagent_run_key": "w:1"'
+        b'{"additional_properties": {"minagent_run_key": "w:1"}} trailing'
         if fmt == "json"
         else b"\xc1minagent_run_key w:1"
     )
@@ -1007,3 +1007,24 @@ async def test_a_keyed_save_decodes_only_the_lines_that_may_hold_a_key(
         caught.value.path
         == f"{path}: session 's', {'line' if fmt == 'json' else 'record'} 2"
     )
+
+
+async def test_save_after_a_cut_line_starts_a_fresh_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SE-67, SE-66: a history file whose last line a crash cut short: the next save
+    starts a fresh line (its messages read back whole), and the load skips the cut line
+    with a WARNING naming the file and the line."""
+    history = FileHistoryProvider(storage_path=tmp_path)
+    await history.save_messages("s", [Message("user", ["first"])])
+    path = next(tmp_path.iterdir())
+    with path.open("ab") as handle:
+        handle.write(b'{"role": "assistant", "contents": [{"type": "te')
+    await history.save_messages("s", [Message("user", ["next"])])
+    with caplog.at_level("WARNING", logger="minagent.stores.files"):
+        loaded = await history.get_messages("s")
+    assert [m.text for m in loaded] == ["first", "next"]
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1
+    assert str(path) in warned[0] and "line 2" in warned[0]
+    assert path.read_bytes().endswith(b"\n")
