@@ -211,7 +211,7 @@ def _locked(
         while True:
             _check_regular(path, session_id)
             try:
-                handle = path.open("a+b" if write else "rb")
+                handle = _open_private(path) if write else path.open("rb")
             except FileNotFoundError:
                 if write:
                     raise
@@ -221,6 +221,27 @@ def _locked(
                 if _same_file(handle, path):
                     yield handle
                     return
+
+
+# SE-24: the files the stores create are the owner's alone (0600 before the umask): a
+# conversation is not readable by the machine's other users; a file that exists keeps
+# the mode it has
+_PRIVATE = 0o600
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+def _open_private(path: Path) -> IO[bytes]:
+    """SE-24: the session's history file open to read and append, created 0600."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _BINARY
+    return os.fdopen(os.open(path, flags, _PRIVATE), "a+b")
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """SE-24: a new file (a snapshot's or a take-back's temporary) holding ``data``,
+    created 0600."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY
+    with os.fdopen(os.open(path, flags, _PRIVATE), "wb") as handle:
+        handle.write(data)
 
 
 def _lock_for(path: Path) -> threading.Lock:
@@ -487,7 +508,7 @@ class FileHistoryProvider(HistoryProvider):
             return
         temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
         try:
-            temporary.write_bytes(before + after)
+            _write_private(temporary, before + after)
             os.replace(temporary, path)
         finally:
             temporary.unlink(missing_ok=True)
@@ -710,7 +731,7 @@ class FileSessionStore(SessionStore):
         ):
             _check_regular(path, session_id)
             try:
-                temporary.write_bytes(data)
+                _write_private(temporary, data)
                 os.replace(temporary, path)
             finally:
                 temporary.unlink(missing_ok=True)

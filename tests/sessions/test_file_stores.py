@@ -1028,3 +1028,20 @@ async def test_save_after_a_cut_line_starts_a_fresh_line(
     assert len(warned) == 1
     assert str(path) in warned[0] and "line 2" in warned[0]
     assert path.read_bytes().endswith(b"\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+async def test_files_the_stores_create_are_the_owners_alone(tmp_path: Path) -> None:
+    """SE-24: a history file and a snapshot the file stores create are 0600 under the
+    usual umask (022), not readable by the machine's other users."""
+    old = os.umask(0o022)
+    try:
+        history = FileHistoryProvider(storage_path=tmp_path / "h")
+        await history.save_messages("s", [Message("user", ["private"])])
+        store = FileSessionStore(tmp_path / "snap")
+        await store.set("t", AgentSession(session_id="t"))
+    finally:
+        os.umask(old)
+    created = [*(tmp_path / "h").iterdir(), *(tmp_path / "snap").iterdir()]
+    assert len(created) == 2
+    assert {oct(p.stat().st_mode & 0o777) for p in created} == {oct(0o600)}
