@@ -1017,7 +1017,7 @@ async def test_save_after_a_cut_line_starts_a_fresh_line(
     with a WARNING naming the file and the line."""
     history = FileHistoryProvider(storage_path=tmp_path)
     await history.save_messages("s", [Message("user", ["first"])])
-    path = next(tmp_path.iterdir())
+    path = history_file(tmp_path, "s", "json")
     with path.open("ab") as handle:
         handle.write(b'{"role": "assistant", "contents": [{"type": "te')
     await history.save_messages("s", [Message("user", ["next"])])
@@ -1026,7 +1026,8 @@ async def test_save_after_a_cut_line_starts_a_fresh_line(
     assert [m.text for m in loaded] == ["first", "next"]
     warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warned) == 1
-    assert str(path) in warned[0] and "line 2" in warned[0]
+    assert str(path) in warned[0]
+    assert "line 2" in warned[0]
     assert path.read_bytes().endswith(b"\n")
 
 
