@@ -55,6 +55,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import stat
 import threading
@@ -94,6 +95,7 @@ _LOCKS = tuple(threading.Lock() for _ in range(64))
 RUN_KEY_PROPERTY = "minagent_run_key"
 # its bytes in a line or record that holds a key (no codec escapes them)
 _MARK = RUN_KEY_PROPERTY.encode()
+_LOGGER = logging.getLogger(__name__)
 
 
 def file_stem(session_id: str) -> str:
@@ -209,7 +211,7 @@ def _locked(
         while True:
             _check_regular(path, session_id)
             try:
-                handle = path.open("a+b" if write else "rb")
+                handle = _open_private(path) if write else path.open("rb")
             except FileNotFoundError:
                 if write:
                     raise
@@ -219,6 +221,27 @@ def _locked(
                 if _same_file(handle, path):
                     yield handle
                     return
+
+
+# SE-24: the files the stores create are the owner's alone (0600 before the umask): a
+# conversation is not readable by the machine's other users; a file that exists keeps
+# the mode it has
+_PRIVATE = 0o600
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+def _open_private(path: Path) -> IO[bytes]:
+    """SE-24: the session's history file open to read and append, created 0600."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | _BINARY
+    return os.fdopen(os.open(path, flags, _PRIVATE), "a+b")
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """SE-24: a new file (a snapshot's or a take-back's temporary) holding ``data``,
+    created 0600."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY
+    with os.fdopen(os.open(path, flags, _PRIVATE), "wb") as handle:
+        handle.write(data)
 
 
 def _lock_for(path: Path) -> threading.Lock:
@@ -393,9 +416,24 @@ class FileHistoryProvider(HistoryProvider):
                         for e in self._entries(handle.read(), path, session_id, key=run)
                     ):
                         return  # SE-67: this run's messages are here already
-                handle.write(data)
+                handle.write(self._fresh_line(handle) + data)
 
         await asyncio.to_thread(append)
+
+    def _fresh_line(self, handle: IO[bytes]) -> bytes:
+        """SE-67: the separator a save writes before its lines: a newline when a crash
+        cut the file's last JSON line short (the file does not end with one), so the
+        save's first message starts a line of its own instead of extending the damaged
+        one; nothing otherwise (one seek and a one-byte read per save)."""
+        if self.serialization_format != "json":
+            return b""
+        end = handle.seek(0, os.SEEK_END)
+        if end == 0:
+            return b""
+        handle.seek(end - 1)
+        last = handle.read(1)
+        handle.seek(0, os.SEEK_END)
+        return b"" if last == b"\n" else b"\n"
 
     async def discard_messages(
         self,
@@ -470,7 +508,7 @@ class FileHistoryProvider(HistoryProvider):
             return
         temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
         try:
-            temporary.write_bytes(before + after)
+            _write_private(temporary, before + after)
             os.replace(temporary, path)
         finally:
             temporary.unlink(missing_ok=True)
@@ -524,6 +562,18 @@ class FileHistoryProvider(HistoryProvider):
             try:
                 payload = self.loads(line.decode("utf-8").strip())
             except (TypeError, ValueError, RecursionError) as exc:
+                # SE-66: a line a crash cut short (JSON that ends before its value
+                # does) is skipped, and a WARNING names the file and the line; any
+                # other damage is an error
+                if _cut_short(exc):
+                    _LOGGER.warning(
+                        "FileHistoryProvider skips history line %d of '%s' "
+                        "(session %r): cut short by an interrupted write",
+                        number,
+                        path,
+                        session_id,
+                    )
+                    continue
                 problem = (
                     "nested too deeply"
                     if isinstance(exc, RecursionError)
@@ -546,6 +596,14 @@ class FileHistoryProvider(HistoryProvider):
         except (TypeError, ValueError) as exc:
             words = f"History record {entry.number} in '{path}' is not a valid Message payload: {exc}"
             raise SerializationError(where, words) from exc
+
+
+def _cut_short(exc: BaseException) -> bool:
+    """SE-66: whether a JSON line failed to decode because it ends early (a write cut
+    short): the decoder ran out of text, or a string has no closing quote."""
+    if not isinstance(exc, json.JSONDecodeError):
+        return False
+    return exc.pos >= len(exc.doc.rstrip()) or exc.msg.startswith("Unterminated string")
 
 
 def _may_hold(data: bytes, key: bytes, escaped: bool) -> bool:
@@ -673,7 +731,7 @@ class FileSessionStore(SessionStore):
         ):
             _check_regular(path, session_id)
             try:
-                temporary.write_bytes(data)
+                _write_private(temporary, data)
                 os.replace(temporary, path)
             finally:
                 temporary.unlink(missing_ok=True)

@@ -292,19 +292,14 @@ async def test_malformed_messages_are_4xx_and_serving_goes_on() -> None:
 
 
 async def test_sessions_are_capped_and_expire() -> None:
-    """MCP-49: with max_sessions=3, a fourth initialize is 429; once the sessions have
-    been idle longer than session_timeout they are forgotten: a new initialize succeeds
-    and an old id is 404."""
+    """MCP-49: with max_sessions=3, once the sessions have been idle longer than
+    session_timeout they are forgotten: a new initialize succeeds and an old id is
+    404."""
     async with (
         our_server(max_sessions=3, session_timeout=1.0) as url,
         aiohttp.ClientSession() as http,
     ):
         sessions = [await initialize(http, url) for _ in range(3)]
-        async with http.post(url, json=INIT, headers=ACCEPT) as response:
-            assert response.status == 429
-            assert (await response.json())["error"][
-                "message"
-            ] == "too many sessions (3)"
         await asyncio.sleep(1.2)
         await initialize(http, url)
         ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
@@ -350,3 +345,41 @@ def test_bad_bounds_are_refused() -> None:
         ValueError, match="read_timeout must be a positive number of seconds, got True"
     ):
         make_app(server, read_timeout=True)
+
+
+async def test_a_full_table_evicts_the_least_recently_used_idle_session() -> None:
+    """MCP-49: idle sessions do not lock new clients out until they expire: with
+    max_sessions=3 (and an hour's timeout), a fourth initialize forgets the least
+    recently used session with no running call (404 after) and keeps the others; an
+    initialize is 429 only while every session has a call running."""
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    async with (
+        our_server(max_sessions=3) as url,
+        aiohttp.ClientSession() as http,
+    ):
+        sessions = [await initialize(http, url) for _ in range(3)]
+        # the first is used again: the second is now the least recently used
+        async with http.post(url, json=ping, headers=sessions[0]) as response:
+            assert response.status == 200
+        fourth = await initialize(http, url)
+        statuses = []
+        for headers in (*sessions, fourth):
+            async with http.post(url, json=ping, headers=headers) as response:
+                statuses.append(response.status)
+        assert statuses == [200, 404, 200, 200]
+        live = [sessions[0], sessions[2], fourth]
+        calls = [
+            asyncio.create_task(http.post(url, json=call(10, "slow"), headers=h))
+            for h in live
+        ]
+        try:
+            await asyncio.sleep(1.0)
+            async with http.post(url, json=INIT, headers=ACCEPT) as response:
+                assert response.status == 429
+                assert (await response.json())["error"][
+                    "message"
+                ] == "too many sessions (3)"
+        finally:
+            for running in calls:
+                running.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)

@@ -978,7 +978,7 @@ async def test_a_keyed_save_decodes_only_the_lines_that_may_hold_a_key(
     path = history_file(tmp_path, "s", fmt)
     good = path.read_bytes()
     damaged = (
-        b'{"additional_properties": {"minagent_run_key": "w:1"'
+        b'{"additional_properties": {"minagent_run_key": "w:1"}} trailing'
         if fmt == "json"
         else b"\xc1minagent_run_key w:1"
     )
@@ -1007,3 +1007,42 @@ async def test_a_keyed_save_decodes_only_the_lines_that_may_hold_a_key(
         caught.value.path
         == f"{path}: session 's', {'line' if fmt == 'json' else 'record'} 2"
     )
+
+
+async def test_save_after_a_cut_line_starts_a_fresh_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SE-67, SE-66: a history file whose last line a crash cut short: the next save
+    starts a fresh line (its messages read back whole), and the load skips the cut line
+    with a WARNING naming the file and the line."""
+    history = FileHistoryProvider(storage_path=tmp_path)
+    await history.save_messages("s", [Message("user", ["first"])])
+    path = history_file(tmp_path, "s", "json")
+    with path.open("ab") as handle:
+        handle.write(b'{"role": "assistant", "contents": [{"type": "te')
+    await history.save_messages("s", [Message("user", ["next"])])
+    with caplog.at_level("WARNING", logger="minagent.stores.files"):
+        loaded = await history.get_messages("s")
+    assert [m.text for m in loaded] == ["first", "next"]
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1
+    assert str(path) in warned[0]
+    assert "line 2" in warned[0]
+    assert path.read_bytes().endswith(b"\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+async def test_files_the_stores_create_are_the_owners_alone(tmp_path: Path) -> None:
+    """SE-24: a history file and a snapshot the file stores create are 0600 under the
+    usual umask (022), not readable by the machine's other users."""
+    old = os.umask(0o022)
+    try:
+        history = FileHistoryProvider(storage_path=tmp_path / "h")
+        await history.save_messages("s", [Message("user", ["private"])])
+        store = FileSessionStore(tmp_path / "snap")
+        await store.set("t", AgentSession(session_id="t"))
+    finally:
+        os.umask(old)
+    created = [*(tmp_path / "h").iterdir(), *(tmp_path / "snap").iterdir()]
+    assert len(created) == 2
+    assert {oct(p.stat().st_mode & 0o777) for p in created} == {oct(0o600)}

@@ -23,8 +23,9 @@ What a client can make the server hold is bounded (MCP-49): a body must arrive w
 line and headers do not arrive within it), a message that is not JSON-RPC — nested too
 deeply, an id that is not a string or an integer, an id in use by a running call of the
 session — is a 4xx with a JSON-RPC error, at most ``max_sessions`` sessions live at once
-(an ``initialize`` beyond is 429), and a session idle for ``session_timeout`` seconds
-with no running call is forgotten (404 after).
+(an ``initialize`` beyond forgets the least recently used session with no running call,
+and is 429 only while every session has one), and a session idle for
+``session_timeout`` seconds with no running call is forgotten (404 after).
 """
 
 from __future__ import annotations
@@ -126,13 +127,25 @@ class _Endpoint:
         return session
 
     def _room(self) -> bool:
-        """MCP-49: room for one more session, once the expired ones are forgotten."""
-        if len(self.sessions) >= self.max_sessions:
-            for key in [
-                k for k, s in self.sessions.items() if s.idle_for(self.session_timeout)
-            ]:
-                del self.sessions[key]
-        return len(self.sessions) < self.max_sessions
+        """MCP-49: room for one more session: when the table is full, the expired
+        sessions are forgotten, and if none was, the least recently used session with
+        no running call is (its id is 404 after); no room only while every session has
+        a call running."""
+        if len(self.sessions) < self.max_sessions:
+            return True
+        for key in [
+            k for k, s in self.sessions.items() if s.idle_for(self.session_timeout)
+        ]:
+            del self.sessions[key]
+        if len(self.sessions) < self.max_sessions:
+            return True
+        # decided in issue 36: idle sessions must not lock new clients out until they
+        # expire (up to session_timeout); one scan, only when the table is full
+        resting = [(s.used, k) for k, s in self.sessions.items() if not s.calls]
+        if not resting:
+            return False
+        del self.sessions[min(resting)[1]]
+        return True
 
     async def post(self, request: web.Request) -> web.StreamResponse:
         refused = self._refuse(request)
