@@ -20,7 +20,12 @@ __all__ = [
     "MiddlewareTermination",
     "MinagentError",
 ]
-__all__ += ["NoValueError", "SerializationError", "StreamError", "UserInputRequiredError"]
+__all__ += [
+    "NoValueError",
+    "SerializationError",
+    "StreamError",
+    "UserInputRequiredError",
+]
 
 
 class MinagentError(Exception):

@@ -147,7 +147,9 @@ async def test_value_raises_without_a_format_or_an_answer() -> None:
     """SO-9: with no format, the "text" format, or no assistant text, `value` raises
     `NoValueError` whose ``reason`` says which, and `try_value` gives None."""
     plain = await ScriptedChatClient(['{"a": 1}']).get_response("x")
-    with pytest.raises(NoValueError, match="without a structured response_format") as caught:
+    with pytest.raises(
+        NoValueError, match="without a structured response_format"
+    ) as caught:
         _ = plain.value
     assert caught.value.reason == "no format"
     assert plain.try_value is None
