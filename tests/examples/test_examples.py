@@ -593,7 +593,7 @@ def test_function_tool_with_approval() -> None:
 
 
 def test_tools_approval_streaming_session() -> None:
-    """LP-13, LP-14, SE-1, EX-1: the most common agent in one program: a tool call,
+    """EX-3, LP-13, LP-14, SE-1: the most common agent in one program: a tool call,
     then an approval answered with only the decision (the session holds the rest),
     every turn streamed, and a follow-up answered from the session's history."""
     check(
