@@ -240,6 +240,15 @@ class CallRunner:
             logger.debug(
                 "tool call %s [%s] raised %s", name, call_id, type(exc).__name__
             )
+            # OB-30: one WARNING, so that a failing tool is never silent; it names
+            # the tool, the exception's type and the setting that shows the detail,
+            # never the exception's text (it may hold secrets, OB-15, OB-16)
+            logger.warning(
+                "Function %r raised %s; returning an error result to the model. "
+                "Set include_detailed_errors=True to show the model the detail.",
+                name,
+                type(exc).__name__,
+            )
             # MCP-12
             visible = (
                 self.config.include_detailed_errors

@@ -20,7 +20,12 @@ __all__ = [
     "MiddlewareTermination",
     "MinagentError",
 ]
-__all__ += ["SerializationError", "StreamError", "UserInputRequiredError"]
+__all__ += [
+    "NoValueError",
+    "SerializationError",
+    "StreamError",
+    "UserInputRequiredError",
+]
 
 
 class MinagentError(Exception):
@@ -39,6 +44,27 @@ class MinagentError(Exception):
 
 class ContentError(MinagentError, ValueError):
     """A message, content or response was built from invalid values."""
+
+
+class NoValueError(MinagentError, LookupError):
+    """A response's ``value`` was read where there is none (SO-9): ``reason`` says
+    which, ``"no format"`` (the response has no structured ``response_format``) or
+    ``"no answer"`` (no assistant message has text). `try_value` gives None instead."""
+
+    def __init__(self, reason: str) -> None:
+        if reason == "no format":
+            message = (
+                "this response has no value: it was produced without a structured "
+                "response_format (pass options={'response_format': YourClass}); "
+                "read .text for the answer, or .try_value for None"
+            )
+        else:
+            message = (
+                "this response has no value: no assistant message has text to parse "
+                "(the run ended without an answer); .try_value gives None"
+            )
+        super().__init__(message)
+        self.reason: str = reason
 
 
 class AdditionItemMismatch(ContentError):

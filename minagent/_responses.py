@@ -14,7 +14,7 @@ from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
-from ._exceptions import ContentError
+from ._exceptions import ContentError, NoValueError
 from ._fold import Fold
 from ._types import FORMAT_VERSION, Content, Message, _contents_from, content_list
 from ._validate import _Written
@@ -133,6 +133,9 @@ class _ValueFormat(Protocol):
     (`minagent.structured.format.ResponseFormat`, SO-9)."""
 
     @property
+    def kind(self) -> str: ...
+
+    @property
     def errors(self) -> tuple[type[Exception], ...]: ...
 
     def parse(self, text: str) -> Any: ...
@@ -185,15 +188,19 @@ class _Response(_Written, _Wire, Generic[T]):
             self._format = _format_of(response_format)
 
     @property
-    def value(self) -> T | None:
-        """SO-9: the last answer parsed as the run's ``response_format``; None without
-        one."""
+    def value(self) -> T:
+        """SO-9: the last answer parsed as the run's ``response_format``.
+
+        Raises `NoValueError` when there is nothing to parse (no format, or no answer;
+        its ``reason`` says which) and a `StructuredOutputError` when the answer does
+        not match the format; `try_value` gives None in all those cases."""
         fmt = self._format
-        if fmt is None:
-            return None
+        # the "text" format asks for prose: there is no structured value to read
+        if fmt is None or fmt.kind == "text":
+            raise NoValueError("no format")
         text = _answer_text(self.messages)
         if not text:
-            return None
+            raise NoValueError("no answer")
         parsed = self._parsed
         if parsed is not None and parsed[0] == text:
             return cast("T", parsed[1])
@@ -203,9 +210,10 @@ class _Response(_Written, _Wire, Generic[T]):
 
     @property
     def try_value(self) -> T | None:
-        """SO-9: `value`, or None where it would raise a `StructuredOutputError`."""
+        """SO-9: `value`, or None where it would raise `NoValueError` (no format, no
+        answer) or a `StructuredOutputError` (an answer that does not match)."""
         fmt = self._format
-        if fmt is None:
+        if fmt is None or fmt.kind == "text" or not _answer_text(self.messages):
             return None
         try:
             return self.value

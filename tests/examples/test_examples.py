@@ -592,6 +592,22 @@ def test_function_tool_with_approval() -> None:
     )
 
 
+def test_tools_approval_streaming_session() -> None:
+    """EX-3, LP-13, LP-14, SE-1: the most common agent in one program: a tool call,
+    then an approval answered with only the decision (the session holds the rest),
+    every turn streamed, and a follow-up answered from the session's history."""
+    check(
+        "tools_approval_streaming_session",
+        [
+            "Travel: ",
+            'Approve book_flight({"flight": "SK 4035 at 09:10"})? yes',
+            "Travel: Done: booked SK 4035 at 09:10.",
+            "Booked: ['SK 4035 at 09:10']",
+            "Travel: It was SK 4035 at 09:10.",
+        ],
+    )
+
+
 def test_function_tool_with_approval_and_threads() -> None:
     """TH-4, LP-14: with a thread only the decision is sent back; the approved call
     runs, the rejected one never does; the thread keeps the request, the decision and

@@ -223,6 +223,44 @@ async def test_a_failing_tool_is_logged_by_type_only(
     assert all(KEY not in m for m in messages)
 
 
+@pytest.mark.parametrize("detailed", [False, True])
+async def test_a_failing_tool_logs_one_warning_naming_the_setting(
+    caplog: pytest.LogCaptureFixture, stream: bool, detailed: bool
+) -> None:
+    """OB-30: a tool that raises logs exactly one WARNING on `minagent.client` naming
+    the tool, the exception's type and `include_detailed_errors`, with or without the
+    detail and in both modes; never the exception's message."""
+    from minagent import FunctionInvocationConfiguration
+    from minagent.testing import ScriptedChatClient, reply
+    from tests._support.modes import run
+
+    caplog.set_level(logging.WARNING, logger="minagent")
+
+    def find_flights(city: str) -> str:
+        raise ConnectionError(f"flight search is down for {city} {KEY}")
+
+    client = ScriptedChatClient(
+        [reply(call("find_flights", {"city": "Oslo"}, call_id="c1")), "sorry"]
+    )
+    client.function_invocation_configuration = FunctionInvocationConfiguration(
+        include_detailed_errors=detailed
+    )
+    response = await run(Agent(client, tools=[find_flights]), "go", stream=stream)
+    assert response.text == "sorry"
+    warnings = [
+        r
+        for r in caplog.records
+        if r.name == "minagent.client" and r.levelno == logging.WARNING
+    ]
+    assert len(warnings) == 1
+    message = warnings[0].getMessage()
+    assert "'find_flights'" in message
+    assert "ConnectionError" in message
+    assert "include_detailed_errors" in message
+    assert "flight search is down" not in message
+    assert KEY not in message
+
+
 def test_secret_parameters_are_read_from_the_schema() -> None:
     """OB-16: writeOnly or format password marks a parameter secret."""
     from minagent._schema import secret_parameters

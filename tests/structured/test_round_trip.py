@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from minagent import Agent, ChatResponse, Content, Message, ResponseFormat
+from minagent import Agent, ChatResponse, Content, Message, NoValueError, ResponseFormat
 from minagent.testing import ScriptedChatClient, call, text_chunks
 
 from ._kinds import KINDS, Forecast, Place
@@ -143,22 +143,34 @@ async def test_value_reads_the_last_answer_only() -> None:
     assert response.value == Place("Oslo", "NO")
 
 
-async def test_value_is_none_without_a_format_or_an_answer() -> None:
-    """SO-9: no format, the "text" format, or no assistant text give None (as upstream),
-    not an error."""
+async def test_value_raises_without_a_format_or_an_answer() -> None:
+    """SO-9: with no format, the "text" format, or no assistant text, `value` raises
+    `NoValueError` whose ``reason`` says which, and `try_value` gives None."""
     plain = await ScriptedChatClient(['{"a": 1}']).get_response("x")
-    assert plain.value is None
+    with pytest.raises(
+        NoValueError, match="without a structured response_format"
+    ) as caught:
+        _ = plain.value
+    assert caught.value.reason == "no format"
     assert plain.try_value is None
     text = await ScriptedChatClient(['{"a": 1}']).get_response(
         "x", options={"response_format": "text"}
     )
-    assert text.value is None
+    with pytest.raises(NoValueError) as caught:
+        _ = text.value
+    assert caught.value.reason == "no format"
+    assert text.try_value is None
     empty = await ScriptedChatClient([""]).get_response(
         "x", options={"response_format": Forecast}
     )
-    assert empty.value is None
+    with pytest.raises(NoValueError, match="without an answer") as caught:
+        _ = empty.value
+    assert caught.value.reason == "no answer"
+    assert empty.try_value is None
     # built by hand: no format
-    assert ChatResponse([Message("assistant", ['{"city": "x"}'])]).value is None
+    with pytest.raises(NoValueError) as caught:
+        _ = ChatResponse([Message("assistant", ['{"city": "x"}'])]).value
+    assert caught.value.reason == "no format"
 
 
 async def test_value_is_cached_until_the_text_changes() -> None:

@@ -18,10 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """\
 import asyncio
 from dataclasses import dataclass
-from typing import reveal_type
+from typing import TYPE_CHECKING, reveal_type
 
 import minagent
-from minagent import Agent, StructuredOutputError
+from minagent import Agent, NoValueError, StructuredOutputError
 from minagent.testing import ScriptedChatClient
 
 ANSWER = '{"name": "Oslo", "country": "Norway", "population": 709000}'
@@ -45,12 +45,17 @@ async def main() -> None:
     final = await stream.get_final_response()
     reveal_type(final.value)
     plain = await agent.run("Hello")
-    reveal_type(plain.value)
+    if TYPE_CHECKING:
+        # SO-9: read at run time it raises NoValueError (no format)
+        reveal_type(plain.value)
     chat = await agent.client.get_response("Which city?", options={"response_format": City})
     reveal_type(chat.value)
-    city = response.value
-    assert city is not None
-    print(city.name, final.value, plain.value, chat.value)
+    # SO-9: `.value` is the class itself, so a field reads without a None check
+    print(response.value.name, final.value, plain.try_value, chat.value.name)
+    try:
+        print(plain.value)
+    except NoValueError as missing:
+        print(missing.reason)
     try:
         print((await agent.run("Which city?", options={"response_format": City})).value)
     except StructuredOutputError as error:
@@ -66,13 +71,13 @@ asyncio.run(main())
 
 EXPECTED = [
     "minagent._responses.AgentResponse[user.City]",
-    "user.City | None",
+    "user.City",
     "user.City | None",
     "minagent._stream.ResponseStream[minagent._responses.AgentResponseUpdate, "
     "minagent._responses.AgentResponse[user.City]]",
-    "user.City | None",
-    "Any | None",
-    "user.City | None",
+    "user.City",
+    "Any",
+    "user.City",
     "str",
     "list[tuple[str, str, fallback=minagent._validate.ValidationIssue]]",
     "str",
@@ -82,9 +87,10 @@ EXPECTED = [
 
 def test_mypy_strict_reveals_the_types_a_user_reads(tmp_path: Path) -> None:
     """SO-28, PV-22: under ``mypy --strict``, a class as ``options["response_format"]``
-    types ``.value`` (and ``try_value``) of the awaited run, of the stream's final
-    response and of a client's response as that class (or None: no answer); without one
-    it is Any; `StructuredOutputError` declares ``path``, ``issues`` and ``text``;
+    types ``.value`` of the awaited run, of the stream's final response and of a
+    client's response as exactly that class (so ``response.value.name`` checks), and
+    ``try_value`` as that class or None; without one ``.value`` is Any and raises
+    `NoValueError` saying "no format"; `StructuredOutputError` declares ``path``, ``issues`` and ``text``;
     ``get_client`` returns a `BaseChatClient`. The program type-checks clean, and
     runs."""
     user = tmp_path / "user.py"
@@ -114,12 +120,11 @@ def test_mypy_strict_reveals_the_types_a_user_reads(tmp_path: Path) -> None:
     )
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
-    assert lines[
-        0
-    ] == "Oslo City(name='Oslo', country='Norway', population=709000) None " + (
-        "City(name='Oslo', country='Norway', population=709000)"
+    assert lines[0] == (
+        "Oslo City(name='Oslo', country='Norway', population=709000) None Oslo"
     )
-    assert lines[1] == "$ [] not json"
+    assert lines[1] == "no format"
+    assert lines[2] == "$ [] not json"
 
 
 def test_mypy_catches_a_misspelt_field_of_the_value(tmp_path: Path) -> None:
