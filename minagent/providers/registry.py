@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from typing import Any
 
 from .. import BaseChatClient, MinagentError
@@ -49,13 +51,42 @@ def install_command(*folders: str) -> str:
     )
 
 
+def _check_keywords(provider: str, factory: Any, kwargs: Mapping[str, Any]) -> None:
+    """Raise a `TypeError` naming the keywords ``factory`` takes when ``kwargs`` holds
+    one it does not take (PV-22)."""
+    # A factory whose signature cannot be read, or that takes **kwargs, is called
+    # as it is: its own error is then the only one there can be.
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return
+    parameters = signature.parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    accepted = [
+        p.name
+        for p in parameters
+        if p.kind
+        in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    unknown = [name for name in kwargs if name not in accepted]
+    if unknown:
+        name = getattr(factory, "__qualname__", repr(factory))
+        raise TypeError(
+            f"the client of provider {provider!r} ({name}) takes no keyword "
+            f"{', '.join(repr(k) for k in unknown)}; it takes: {', '.join(accepted)}"
+        )
+
+
 def get_client(provider: str, /, **kwargs: Any) -> BaseChatClient:
     """Create the chat client that the plugin registered as ``provider`` (e.g.
     "openai"): a `BaseChatClient` (a plugin that registers anything else is a
     `TypeError` naming it, PV-22)."""
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         if ep.name == provider:
-            client = ep.load()(**kwargs)
+            factory = ep.load()
+            _check_keywords(provider, factory, kwargs)
+            client = factory(**kwargs)
             if not isinstance(client, BaseChatClient):
                 raise TypeError(
                     f"the plugin entry point {provider!r} of {ENTRY_POINT_GROUP!r} made a "

@@ -498,3 +498,27 @@ async def test_session_life_cycle() -> None:
             await other.get_response([Message("user", ["Hi"])])
             await other.aclose()
             assert not shared.closed
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("example.test", "http://example.test:11434"),
+        ("example.test:8080", "http://example.test:8080"),
+        ("https://example.test", "https://example.test:443"),
+    ],
+)
+def test_host_keyword_reads_like_ollama_host(host: str, expected: str) -> None:
+    """OL-21: ``host=`` takes what OLLAMA_HOST takes (host, host:port or a URL), also
+    through ``get_client("ollama", host=...)``."""
+    assert OllamaChatClient("m", host=host).base_url == expected
+    client = get_client("ollama", model="m", host=host)
+    assert isinstance(client, OllamaChatClient)
+    assert client.base_url == expected
+
+
+def test_host_and_base_url_together_are_an_error() -> None:
+    """OL-21: ``host`` and ``base_url`` name the same setting; giving both is a
+    ValueError naming both."""
+    with pytest.raises(ValueError, match=r"host.*base_url"):
+        OllamaChatClient("m", host="a", base_url="http://b")

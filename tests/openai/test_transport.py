@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -591,3 +592,24 @@ async def test_stream_answered_with_json_keeps_usage() -> None:
             response, _ = await respond(client, stream=True)
     assert response.usage_details is not None
     assert response.usage_details.total_token_count == 4
+
+
+def test_upstream_chat_completion_client_name() -> None:
+    """OA-25: ``OpenAIChatCompletionClient`` (agent-framework-openai 1.17's name for
+    the Chat Completions client) is minagent's Chat Completions client, loaded on first
+    access without aiohttp, and the README's provider table says so."""
+    code = (
+        "import sys, minagent_openai as m\n"
+        "c = m.OpenAIChatCompletionClient\n"
+        "print('aiohttp' in sys.modules, c is m.OpenAIChatClient, c.__name__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "True", "OpenAIChatClient"]
+    import minagent_openai
+
+    assert "OpenAIChatCompletionClient" in minagent_openai.__all__
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `openai` |"))
+    assert "OpenAIChatCompletionClient" in row

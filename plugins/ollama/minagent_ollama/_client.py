@@ -53,7 +53,8 @@ class OllamaChatClient(HTTPChatClient):
     """A chat client for Ollama's native ``POST /api/chat`` (spec/ollama.md).
 
     ``base_url`` defaults to ``OLLAMA_HOST`` (read as the official SDK reads it), then
-    ``http://127.0.0.1:11434``; ``api_key`` to ``OLLAMA_API_KEY`` (Ollama's hosted API;
+    ``http://127.0.0.1:11434``; ``host`` instead of ``base_url`` takes what
+    ``OLLAMA_HOST`` takes (host, host:port or a URL; not both); ``api_key`` to ``OLLAMA_API_KEY`` (Ollama's hosted API;
     a local server needs none, and without a key no ``Authorization`` header is sent)
     (OL-21). ``timeout`` (seconds, None for none) bounds connecting and every wait for
     data, not a whole stream; the default is long because a local model may take minutes
@@ -81,6 +82,7 @@ class OllamaChatClient(HTTPChatClient):
         *,
         api_key: str | None = None,
         base_url: str | None = None,
+        host: str | None = None,
         timeout: float | None = 300.0,
         max_retries: int = 2,
         middleware: Any = None,
@@ -95,11 +97,24 @@ class OllamaChatClient(HTTPChatClient):
         max_line_size: int = DEFAULT_MAX_LINE_SIZE,
         transport: Transport | None = None,
     ) -> None:
+        # OL-21: ``host`` is the official SDK's spelling and takes what OLLAMA_HOST
+        # takes; ``base_url`` is the URL as sent. Both name one setting, so giving
+        # both is an error rather than a silent choice.
+        if host is not None and base_url is not None:
+            raise ValueError(
+                "give host or base_url, not both: host takes what OLLAMA_HOST takes "
+                f"(host, host:port or a URL), base_url a URL (host={host!r}, "
+                f"base_url={base_url!r})"
+            )
+        if not base_url:
+            base_url = parse_host(
+                host if host is not None else os.environ.get("OLLAMA_HOST")
+            )
         super().__init__(
             model,
             codec=OllamaCodec(),
             transport=transport_for(transport, session=session, trust_env=False),
-            base_url=base_url or parse_host(os.environ.get("OLLAMA_HOST")),
+            base_url=base_url,
             api_key=api_key
             if api_key is not None
             else os.environ.get(self.api_key_env, ""),

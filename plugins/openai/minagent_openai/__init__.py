@@ -35,12 +35,17 @@ from ._stream import ChatCompletionsStreamDecoder
 
 if TYPE_CHECKING:
     from ._client import AzureOpenAIChatClient, OpenAIChatClient
+
+    # OA-25, decision 19: agent-framework-openai 1.17's name for the same class
+    OpenAIChatCompletionClient = OpenAIChatClient
     from ._responses_client import AzureOpenAIResponsesClient, OpenAIResponsesClient
 
 
 def __getattr__(name: str) -> Any:
     """The clients are imported on first use: the codec never loads aiohttp (PV-1)."""
-    if name == "OpenAIChatClient":
+    # OA-25, decision 19: agent-framework-openai 1.17 calls the Chat Completions
+    # client OpenAIChatCompletionClient; here both names are that one class.
+    if name in ("OpenAIChatClient", "OpenAIChatCompletionClient"):
         from ._client import OpenAIChatClient
 
         return OpenAIChatClient
@@ -65,6 +70,7 @@ __all__ = [
     "AzureOpenAIResponsesClient",
     "ChatCompletionsStreamDecoder",
     "OpenAIChatClient",
+    "OpenAIChatCompletionClient",
     "OpenAIProtocolError",
     "OpenAIResponsesClient",
     "OpenAIStreamError",
