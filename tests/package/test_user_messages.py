@@ -45,7 +45,7 @@ def test_two_copies_of_minagent_are_named(tmp_path: Path) -> None:
 
 
 RULE_ID = re.compile(
-    r"\b(?:AG|AN|BR|CF|DU|EX|GM|HI|HK|LP|MCP|ML|MW|OA|OB|OL|OR|PK|PV|RD|SC|SE|SO|ST|TH|TL|TY|UP)-\d+\b"
+    r"\b(?:AG|AN|BR|CF|DU|EX|GM|HI|HK|HS|LP|MCP|ML|MW|OA|OB|OL|OR|PK|PV|RD|SC|SE|SO|ST|TH|TL|TY|UP)-\d+\b"
 )
 
 
