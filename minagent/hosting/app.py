@@ -50,7 +50,7 @@ class HostingError(Exception):
 def _agent_name(agent: SupportsAgentRun) -> str:
     name = getattr(agent, "name", None)
     if not isinstance(name, str) or not name:
-        raise ValueError("every hosted agent needs a non-empty name (HS-2)")
+        raise ValueError("every hosted agent needs a non-empty name")
     return name
 
 
@@ -69,7 +69,7 @@ class HostingApp:
         for agent in agents:
             name = _agent_name(agent)
             if name in self.agents:
-                raise ValueError(f"two hosted agents are named {name!r} (HS-2)")
+                raise ValueError(f"two hosted agents are named {name!r}")
             self.agents[name] = agent
         self.max_body = max_body
         self.created = int(time.time())
