@@ -13,6 +13,8 @@ from typing import Any
 
 from minagent import Message, SupportsAgentRun
 
+from .conversations import Conversations, SessionStoreLike
+
 __all__ = ["HostingApp", "HostingError"]
 
 Scope = Mapping[str, Any]
@@ -62,6 +64,7 @@ class HostingApp:
         agents: Sequence[SupportsAgentRun],
         *,
         max_body: int = DEFAULT_MAX_BODY,
+        store: SessionStoreLike | None = None,
     ) -> None:
         if not agents:
             raise ValueError("HostingApp needs at least one agent")
@@ -72,6 +75,8 @@ class HostingApp:
                 raise ValueError(f"two hosted agents are named {name!r}")
             self.agents[name] = agent
         self.max_body = max_body
+        # HS-140: every protocol's conversations, in one session store
+        self.conversations = Conversations(store)
         self.created = int(time.time())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -108,3 +108,13 @@ async def test_a_failed_or_cancelled_run_leaves_the_stored_session(
     await conversations.forget("helper", "c")
     assert await conversations.get("helper", "c") is None
     assert conversations._locks == {}
+
+
+def test_the_application_keeps_its_conversations_in_the_given_store() -> None:
+    """HS-1, HS-140: `HostingApp(store=...)` keeps every conversation in that store; without
+    one, in a store of its own."""
+    from minagent.hosting import HostingApp
+
+    store = SessionStore()
+    assert HostingApp([agent()], store=store).conversations.store is store
+    assert isinstance(HostingApp([agent()]).conversations.store, SessionStore)
