@@ -237,6 +237,7 @@ async def run_prompt(
     if session_db is not None and session_id is not None:
         from ..stores.sqlite import (
             SQLiteHistoryProvider,
+            SQLiteLockedError,
             SQLiteSchemaError,
             SQLiteSessionStore,
         )
@@ -246,7 +247,7 @@ async def run_prompt(
             store = SQLiteSessionStore(session_db)
             session = await store.get(session_id) or AgentSession(session_id=session_id)
         # AG-15: not minagent's SQLite database
-        except (sqlite3.Error, OSError, SQLiteSchemaError) as exc:
+        except (sqlite3.Error, OSError, SQLiteSchemaError, SQLiteLockedError) as exc:
             print(
                 f"error: --session-db {session_db}: {_sqlite_problem(session_db, exc)}",
                 file=sys.stderr,

@@ -17,6 +17,7 @@ from .sqlite import (
     APPLICATION_ID,
     SCHEMA_VERSION,
     SQLiteHistoryProvider,
+    SQLiteLockedError,
     SQLiteSchemaError,
     SQLiteSessionStore,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "FileHistoryProvider",
     "FileSessionStore",
     "SQLiteHistoryProvider",
+    "SQLiteLockedError",
     "SQLiteSchemaError",
     "SQLiteSessionStore",
     "SessionStore",

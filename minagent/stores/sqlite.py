@@ -51,6 +51,7 @@ import asyncio
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,7 @@ __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "SQLiteHistoryProvider",
+    "SQLiteLockedError",
     "SQLiteSchemaError",
     "SQLiteSessionStore",
 ]
@@ -111,6 +113,21 @@ class SQLiteSchemaError(MinagentError, RuntimeError):
     is not a minagent database (SE-21); the message names the file."""
 
 
+class SQLiteLockedError(MinagentError, TimeoutError):
+    """Another connection held the database file's lock for longer than the store's
+    ``timeout`` (SE-68); the message names the file and the timeout."""
+
+
+def _is_lock(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite's answer to a lock another connection holds."""
+    import sqlite3
+
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
 class _Database:
     """One file: connections per call, the schema checked on this object's first
     call."""
@@ -131,12 +148,40 @@ class _Database:
             conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             with self._ready_lock:
                 if not self._ready:
-                    self._migrate(conn)
+                    self._first_open(conn)
                     self._ready = True
         except BaseException:
             conn.close()
             raise
         return conn
+
+    def _first_open(self, conn: sqlite3.Connection) -> None:
+        # SE-68: SQLite does not pass the first open's steps through its busy handler
+        # in every case (changing the journal mode needs the file to itself, and a
+        # reader that meets a WAL file being set up gets SQLITE_BUSY at once), so the
+        # whole first open is retried, with short growing pauses, until the store's
+        # timeout is spent. Each step is its own transaction: a retry starts over
+        # from a consistent file.
+        deadline = time.monotonic() + self.timeout
+        pause = 0.005
+        while True:
+            try:
+                self._migrate(conn)
+                return
+            except Exception as exc:
+                if not _is_lock(exc) or time.monotonic() >= deadline:
+                    raise
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 0.2)
+
+    def locked(self, exc: BaseException) -> SQLiteLockedError:
+        """SE-68: the typed error for a lock that outlasted the timeout."""
+        return SQLiteLockedError(
+            f"{self.path}: the database stayed locked by another connection for over "
+            f"{self.timeout:g} s (the store's timeout); nothing was written"
+        )
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         self._check_ours(conn)
@@ -184,6 +229,9 @@ class _Database:
             }
             conn.execute("COMMIT")
         except sqlite3.DatabaseError as exc:
+            # SE-68: a lock says nothing about the file; the first open retries it
+            if _is_lock(exc):
+                raise
             raise SQLiteSchemaError(
                 f"{self.path}: not an SQLite database ({exc}); nothing was changed"
             ) from None
@@ -202,11 +250,16 @@ class _Database:
         (SE-13)."""
 
         def run() -> Any:
-            conn = self.connect()
             try:
-                return work(conn)
-            finally:
-                conn.close()
+                conn = self.connect()
+                try:
+                    return work(conn)
+                finally:
+                    conn.close()
+            except Exception as exc:
+                if _is_lock(exc):
+                    raise self.locked(exc) from exc
+                raise
 
         return await asyncio.to_thread(run)
 
