@@ -46,7 +46,7 @@ class Conversations:
 
     def __init__(self, store: SessionStoreLike | None = None) -> None:
         if store is None:
-            from minagent.stores import SessionStore
+            from minagent import SessionStore
 
             store = SessionStore()
         self.store: SessionStoreLike = store
