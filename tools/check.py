@@ -1,7 +1,11 @@
 """Run every gate CI runs, in order, and fail if any fails (spec/README.md, issue 8).
 
-    python tools/check.py            # tests under coverage, spec traceability, ruff, mypy, coverage floor
-    python tools/check.py --fast     # tests and spec traceability only
+    python tools/check.py            # every gate: what CI runs (.ci/run)
+    python tools/check.py --fast     # the tests on this Python, in parallel, and spec
+                                     # traceability (the README's fast command)
+    python tools/check.py --fast tests/hosting   # the same, on part of the suite
+
+The tests run in parallel on every core (pytest-xdist, ``-n auto``), in every gate.
 
 Every gate runs even when an earlier one failed, so one run shows every problem.
 """
@@ -30,7 +34,8 @@ TYPED = [
 # start from no data: stale data files of an earlier run would be combined too
 _TESTS = (
     "import subprocess, sys; subprocess.run([sys.executable, '-m', 'coverage', 'erase'], check=True); "
-    "sys.exit(subprocess.run([sys.executable, '-m', 'coverage', 'run', '-m', 'pytest', '-p', 'no:cacheprovider'])"
+    "sys.exit(subprocess.run([sys.executable, '-m', 'coverage', 'run', '-m', 'pytest', '-n', 'auto', "
+    "'-p', 'no:cacheprovider'])"
     ".returncode)"
 )
 _COVERAGE = (
@@ -39,10 +44,17 @@ _COVERAGE = (
 )
 
 
-def gates(fast: bool) -> list[tuple[str, list[str]]]:
-    tests = [PY, "-m", "pytest", "-p", "no:cacheprovider"]
+# the suite in parallel on every core; coverage measures the workers too (they are
+# subprocesses, and pyproject.toml has coverage patch subprocess)
+PARALLEL = ["-n", "auto"]
+
+
+def gates(fast: bool, selection: list[str]) -> list[tuple[str, list[str]]]:
+    tests = [PY, "-m", "pytest", *PARALLEL, "-p", "no:cacheprovider", *selection]
     if fast:
         return [("tests", tests), ("spec", [PY, "tools/spec_trace.py"])]
+    if selection:
+        raise SystemExit("check: a selection of tests goes with --fast only")
     return [
         ("tests", [PY, "-c", _TESTS]),
         ("spec", [PY, "tools/spec_trace.py"]),
@@ -58,7 +70,8 @@ def gates(fast: bool) -> list[tuple[str, list[str]]]:
 
 def main(argv: list[str]) -> int:
     failed: list[str] = []
-    for name, command in gates("--fast" in argv):
+    selection = [a for a in argv if a != "--fast"]
+    for name, command in gates("--fast" in argv, selection):
         print(f"\n=== {name}: {' '.join(command[1:])}", flush=True)
         if subprocess.run(command, cwd=ROOT).returncode != 0:
             failed.append(name)

@@ -93,7 +93,8 @@ def run(python: str, label: str) -> bool:
         return False
     return (
         subprocess.run(
-            [py, "-m", "pytest", "-p", "no:cacheprovider", "-q"], cwd=ROOT
+            [py, "-m", "pytest", "-n", "auto", "-p", "no:cacheprovider", "-q"],
+            cwd=ROOT,
         ).returncode
         == 0
     )

@@ -38,3 +38,47 @@ def test_ci_runs_the_readme_test_command() -> None:
     )
     assert command is not None
     assert command.group(1) in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+FAST = (
+    "python -m pip install -q -r requirements-test.txt && python tools/check.py --fast"
+)
+
+
+def test_the_readme_fast_command_runs_the_suite_in_parallel() -> None:
+    """PK-18: the README shows the fast command; it installs the test requirements
+    (pytest-xdist pinned among them) and runs `tools/check.py --fast`, whose tests gate
+    runs pytest in parallel on every core, as does every other gate."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"```sh\n{FAST}\n```" in readme
+    requirements = (ROOT / "requirements-test.txt").read_text(encoding="utf-8")
+    assert re.search(r"^pytest-xdist==[\d.]+$", requirements, re.M)
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import check
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    fast = dict(check.gates(True, []))
+    assert fast["tests"][1:5] == ["-m", "pytest", "-n", "auto"]
+    full = dict(check.gates(False, []))
+    assert "'-n', 'auto'" in full["tests"][-1]
+    other = (ROOT / "tools" / "other_pythons.py").read_text(encoding="utf-8")
+    assert '"pytest", "-n", "auto"' in other
+
+
+def test_the_readme_fast_command_passes_on_part_of_the_suite() -> None:
+    """PK-18: the fast command, as the README shows it (after its install step, which
+    this suite's own run has done), runs a selection of the suite in parallel workers
+    and passes; the whole suite runs the same way in CI's gate."""
+    command = FAST.split(" && ")[1].split()
+    assert command[:2] == ["python", "tools/check.py"]
+    done = subprocess.run(
+        [sys.executable, *command[1:], "tests/package/test_cli.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "check: all gates passed" in done.stdout
+    assert "=== tests: -m pytest -n auto" in done.stdout
