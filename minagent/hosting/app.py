@@ -14,6 +14,7 @@ from typing import Any
 from minagent import Message, SupportsAgentRun
 
 from .conversations import Conversations, SessionStoreLike
+from .mcp import MCPMount
 
 __all__ = ["HostingApp", "HostingError"]
 
@@ -77,6 +78,8 @@ class HostingApp:
         self.max_body = max_body
         # HS-140: every protocol's conversations, in one session store
         self.conversations = Conversations(store)
+        # HS-170: each agent as an MCP server at /mcp/{name}
+        self.mcp = MCPMount(self.agents, max_body)
         self.created = int(time.time())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -94,6 +97,7 @@ class HostingApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                await self.mcp.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -106,6 +110,8 @@ class HostingApp:
             elif path == "/v1/chat/completions" and method == "POST":
                 request = await self._read_json(receive)
                 status = await self._chat(request, send)
+            elif path.startswith("/mcp/"):
+                status = await self.mcp(path[5:], scope, receive, send)
             else:
                 raise HostingError(
                     404,

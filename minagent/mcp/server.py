@@ -34,10 +34,14 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._validate import describe_issues
 from .._version import __version__
+
+if TYPE_CHECKING:
+    from .http import StreamableHTTPEndpoint
+
 from .jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -105,6 +109,15 @@ class MCPServer:
         finally:
             await session.aclose()
             await transport.aclose()
+
+    def http_endpoint(self, **limits: Any) -> StreamableHTTPEndpoint:
+        """This server as a Streamable HTTP endpoint any HTTP server can carry
+        (MCP-42, HS-170): ``limits`` are `StreamableHTTPEndpoint`'s keywords
+        (``allowed_origins``, ``max_sessions``, ``session_timeout``,
+        ``read_timeout``)."""
+        from .http import StreamableHTTPEndpoint
+
+        return StreamableHTTPEndpoint(self, **limits)
 
     async def run_http(
         self,
