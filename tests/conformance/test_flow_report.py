@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -532,6 +533,47 @@ def test_adapter_code_ending_the_event_loop_fails_the_command(tmp_path: Path) ->
         "error: the adapter escaping_adapter:adapter ended the kit before its report "
         "was complete (SystemExit: 0)"
     ]
+
+
+def test_ctrl_c_still_interrupts_the_kit(tmp_path: Path) -> None:
+    """CF-4, AG-15: the kit catches what an adapter raises, not the user's Ctrl-C:
+    SIGINT while an adapter runs ends the command with `error: interrupted` and status
+    130, no report and no traceback."""
+    source = ESCAPING_ADAPTER.format(
+        escape="print('waiting', file=sys.stderr, flush=True)\n"
+        "        await asyncio.Event().wait()"
+    )
+    (tmp_path / "escaping_adapter.py").write_text(source, encoding="utf-8")
+    paths = [str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "minagent",
+            "conformance",
+            "--adapter",
+            "escaping_adapter:adapter",
+            "--rules",
+            "MW-T1",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        assert process.stderr.readline() == "waiting\n"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:  # pragma: no cover - only when the test failed
+            process.kill()
+            process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert [line for line in err.splitlines() if line] == ["error: interrupted"]
+    assert out == ""
 
 
 class _Counting(MinagentAdapter):
