@@ -10,10 +10,11 @@ Rules
 1. The command line is a face: it builds agents from public names, runs them and prints;
    it decides nothing about a run.
 2. Exit status 0 is success, 1 a provider's failure, 2 a usage error (a bad option, a
-   base URL, a session file or a serve target that cannot be used), 3 a run that stopped
-   at a limit of the tool loop before the model answered. Every failure is one
-   ``error:`` line on stderr, never a traceback (AG-10, AG-15), and no message or help
-   text cites a rule ID.
+   base URL, a session file, a trace file or a serve target that cannot be used), 3 a
+   run that stopped at a limit of the tool loop before the model answered, 130 Ctrl-C.
+   Every failure is one ``error:`` line on stderr, never a traceback (AG-10, AG-15),
+   and no message or help text cites a rule ID. What a path needs is checked before
+   the model is called.
 3. The MCP server, the run trace, the SQLite stores and the scripted model are imported
    only by the command that needs them, so a copy of the core with the conformance kit's
    folders (conformance/, testing/, cli/, providers/) runs ``conformance`` (PK-2).
@@ -44,6 +45,9 @@ from ..providers.registry import get_client
 if TYPE_CHECKING:
     from ..stores.sqlite import SQLiteSessionStore
 
+# The shell's status for a program ended by Ctrl-C (128 + SIGINT).
+INTERRUPTED = 130
+
 ABOUT = f"""minagent {__version__}: a dependency-free agent core.
 
 Agent, chat and function middleware pipelines, a tool-calling loop, ResponseStream,
@@ -64,6 +68,17 @@ commands:
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    # AG-15: Ctrl-C (asyncio turns it into the cancellation of the running command,
+    # then raises KeyboardInterrupt here) ends a command with one short line and the
+    # shell's status for an interrupted program, never a traceback
+    try:
+        return _main(argv, out)
+    except KeyboardInterrupt:
+        print("\nerror: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None, out: TextIO | None) -> int:
     out = out or sys.stdout
     parser = argparse.ArgumentParser(
         prog="python -m minagent", description="minagent command line"
@@ -139,10 +154,18 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     if args.version:
         print(f"minagent {__version__}", file=out)
         return 0
+    if args.command in ("demo", "run"):
+        # AG-15: a trace file that cannot be written is found before the model is
+        # called
+        problem = _trace_problem(args)
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     if args.command == "demo":
-        with _run_trace(args) as middleware:  # OB-14
+        late: list[str] = []
+        with _run_trace(args, late) as middleware:  # OB-14
             asyncio.run(demo(out, middleware))
-        return 0
+        return 2 if late else 0
     if args.command == "mcp-serve":
         from ..mcp.server import serve_command  # MCP-34; loaded only for this command
 
@@ -157,8 +180,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             for k, v in (("base_url", args.base_url), ("api_key", args.api_key))
             if v is not None
         }
-        with _run_trace(args) as middleware:  # OB-14
-            return asyncio.run(
+        late = []
+        with _run_trace(args, late) as middleware:  # OB-14
+            status = asyncio.run(
                 run_prompt(
                     args.prompt,
                     args.provider,
@@ -170,6 +194,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
                     **connection,
                 )
             )
+        return 2 if late and status == 0 else status
     print(ABOUT, file=out, end="")
     return 0
 
@@ -189,10 +214,46 @@ def _trace_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _trace_problem(args: argparse.Namespace) -> str | None:
+    """The first --trace/--trace-json path that cannot be written, and why (AG-15)."""
+    for option, path in (("--trace", args.trace), ("--trace-json", args.trace_json)):
+        if path is not None:
+            problem = _output_problem(path)
+            if problem is not None:
+                return f"{option} {path}: {problem}"
+    return None
+
+
+def _output_problem(path: str) -> str | None:
+    """Why a file cannot be written at ``path``, in a user's words; None when it can
+    (AG-15)."""
+    target = Path(path)
+    if target.is_dir():
+        return "it is a folder, not a file"
+    folder = target.parent
+    if not folder.exists():
+        return f"its folder {str(folder)!r} does not exist"
+    if not folder.is_dir():
+        return f"{str(folder)!r} is not a folder"
+    # Permissions alone do not say it (root may write anywhere, a read-only file
+    # system refuses everyone): open the file the way it will be written, without
+    # changing it, and remove it again when it did not exist.
+    existed = target.exists()
+    try:
+        with target.open("a", encoding="utf-8"):
+            pass
+        if not existed:
+            target.unlink()
+    except OSError as exc:
+        return f"it cannot be written ({exc.strerror or type(exc).__name__})"
+    return None
+
+
 @contextlib.contextmanager
-def _run_trace(args: argparse.Namespace) -> Iterator[list[Any] | None]:
+def _run_trace(args: argparse.Namespace, late: list[str]) -> Iterator[list[Any] | None]:
     """OB-14: record the command's runs when --trace or --trace-json asks; the files are
-    written also when the run fails."""
+    written also when the run fails. A file that cannot be written then (a full disk)
+    is one ``error:`` line, added to ``late`` (AG-15)."""
     if args.trace is None and args.trace_json is None:
         yield None
         return
@@ -203,12 +264,24 @@ def _run_trace(args: argparse.Namespace) -> Iterator[list[Any] | None]:
         with trace.recording():
             yield list(trace.middleware)
     finally:
-        if args.trace is not None:
-            Path(args.trace).write_text(
-                f"```mermaid\n{trace.to_mermaid()}```\n", encoding="utf-8"
+        files = (("--trace", args.trace), ("--trace-json", args.trace_json))
+        for option, path in files:
+            if path is None:
+                continue
+            text = (
+                f"```mermaid\n{trace.to_mermaid()}```\n"
+                if option == "--trace"
+                else trace.to_json() + "\n"
             )
-        if args.trace_json is not None:
-            Path(args.trace_json).write_text(trace.to_json() + "\n", encoding="utf-8")
+            try:
+                Path(path).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                problem = exc.strerror or type(exc).__name__
+                late.append(option)
+                print(
+                    f"error: {option} {path}: it cannot be written ({problem})",
+                    file=sys.stderr,
+                )
 
 
 async def run_prompt(

@@ -8,11 +8,13 @@ that must catch it — and no other rule may (CF-8):
 |---|---|---|
 | ``chat-once-per-run`` | chat middleware acts on a run's first model call only (seed 002's layering) | LP-3 |
 | ``max-iterations-off-by-one`` | one tool round more than ``max_iterations`` allows | LP-7, LP-T4, LP-T10 |
-| ``stream-skips-function-middleware`` | streaming runs register no function middleware | LP-2 |
+| ``stream-skips-function-middleware`` | streaming runs register no function middleware | LP-2; more, streaming only |
 
 The loop table's rows LP-T4 and LP-T10 are where "no room" is decided by
 ``max_iterations``, so they name it too; a streaming-only difference is a parity
-difference (LP-2, flow_run rule 2).
+difference (LP-2) and a difference, streaming only, of each rule whose check saw it
+(flow_run rule 2): here every rule checked by a scenario with function middleware that
+runs in both modes.
 
     python -m minagent conformance --adapter minagent.conformance.flow_broken:adapter
 
@@ -35,7 +37,31 @@ __all__ = ["BREAKS", "BrokenAdapter", "adapter"]
 BREAKS: Mapping[str, tuple[str, ...]] = {
     "chat-once-per-run": ("LP-3",),
     "max-iterations-off-by-one": ("LP-7", "LP-T4", "LP-T10"),
-    "stream-skips-function-middleware": ("LP-2",),
+    # LP-2, and (streaming only) the rules of the scenarios with function middleware
+    "stream-skips-function-middleware": (
+        "LP-2",
+        "LP-3",
+        "LP-11",
+        "LP-15",
+        "LP-20",
+        "LP-21",
+        "LP-23",
+        "LP-T13",
+        "LP-T14",
+        "MW-4",
+        "MW-5",
+        "MW-6",
+        "MW-7",
+        "MW-8",
+        "MW-11",
+        "MW-T1",
+        "MW-T2",
+        "MW-T3",
+        "MW-T4",
+        "MW-T5",
+        "MW-T6",
+        "MW-T7",
+    ),
 }
 
 

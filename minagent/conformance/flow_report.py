@@ -12,8 +12,10 @@ Progress goes to stderr when stderr is a terminal.
 
 Rules
 -----
-1. Exit status: 0 when every difference is one the adapter expects, 1 when any is not, 2
-   for a usage error (an adapter that cannot be loaded, an unknown rule pattern) (CF-4).
+1. Exit status: 0 when every difference is one the adapter expects, 1 when any is not
+   or when adapter code ended the kit before the report was complete, 2 for a usage
+   error (an adapter that cannot be loaded, an unknown rule pattern, a ``--json`` path
+   that cannot be written), found before any scenario runs (CF-4).
 2. The report holds only JSON data: the same run gives the same report but for
    ``seconds``.
 """
@@ -96,16 +98,18 @@ def load_adapter(spec: str) -> FlowAdapter:
         raise AdapterError(
             f"--adapter must be module:factory (or one of {', '.join(ALIASES)}), got {spec!r}"
         )
+    # CF-4: a module that fails to import, or ends the process while it imports
+    # (`sys.exit()` at its top level), is an adapter that cannot be loaded
     try:
         target: Any = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
+    except (Exception, SystemExit, GeneratorExit) as exc:
         raise AdapterError(f"cannot load {spec}: {type(exc).__name__}: {exc}") from exc
     if isinstance(target, type) or (
         not isinstance(target, FlowAdapter) and callable(target)
     ):
         try:
             target = target()
-        except Exception as exc:
+        except (Exception, SystemExit, GeneratorExit) as exc:
             raise AdapterError(f"{spec}() failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(target, FlowAdapter):
         raise AdapterError(
@@ -200,11 +204,13 @@ class Report:
             "|---|---|---:|---|",
         ]
         for v in self.rules.values():
-            shown = (
-                "**differs (unexpected)**"
-                if v.verdict == "differs" and not v.expected
-                else v.verdict
-            )
+            # CF-2: a rule that differs in one mode only says which
+            marks = [] if v.only is None else [f"{v.only} only"]
+            if v.verdict == "differs" and not v.expected:
+                marks.append("unexpected")
+            shown = f"{v.verdict} ({', '.join(marks)})" if marks else v.verdict
+            if "unexpected" in marks:
+                shown = f"**{shown}**"
             lines.append(f"| {v.rule} | {shown} | {v.checks} | {_why(v)} |")
         if self.stale:
             lines += ["", f"Expected to differ but held: {', '.join(self.stale)}."]
@@ -319,25 +325,74 @@ def command(
     if examples < 0:
         print("error: --examples must be >= 0", file=err)
         return 2
+    problem = None if json_path is None else _output_problem(json_path)
+    if problem is not None:
+        print(f"error: --json {json_path}: {problem}", file=err)
+        return 2
     progress = _progress(err) if err.isatty() else None
-    report = asyncio.run(
-        run_report(
-            adapter,
-            factory=adapter_spec,
-            patterns=patterns,
-            seed=seed,
-            examples=examples,
-            progress=progress,
+    # CF-4: the kit catches what the adapter's runs raise (flow_run rule 5); what is
+    # left is adapter code run outside them (a callback it scheduled) ending the event
+    # loop with `sys.exit()`: a failed report, never the adapter's exit status
+    try:
+        report = asyncio.run(
+            run_report(
+                adapter,
+                factory=adapter_spec,
+                patterns=patterns,
+                seed=seed,
+                examples=examples,
+                progress=progress,
+            )
         )
-    )
+    except SystemExit as exc:
+        print(
+            f"error: the adapter {adapter_spec} ended the kit before its report was "
+            f"complete (SystemExit: {exc.code})",
+            file=err,
+        )
+        return 1
     if progress is not None:
         print("\r\033[K", end="", file=err, flush=True)
     out.write(report.to_markdown())
     if json_path is not None:
-        Path(json_path).write_text(
-            json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8"
-        )
+        try:
+            Path(json_path).write_text(
+                json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8"
+            )
+        # checked before the run; what is left is a full disk, or a path changed since
+        except OSError as exc:
+            problem = exc.strerror or type(exc).__name__
+            print(
+                f"error: --json {json_path}: it cannot be written ({problem})", file=err
+            )
+            return 2
     return 1 if report.unexpected else 0
+
+
+def _output_problem(path: str) -> str | None:
+    """Why the JSON report cannot be written at ``path``, in a user's words; None when
+    it can (CF-4). (The command line's trace files are checked the same way; the kit
+    does not import `minagent.cli`.)"""
+    target = Path(path)
+    if target.is_dir():
+        return "it is a folder, not a file"
+    folder = target.parent
+    if not folder.exists():
+        return f"its folder {str(folder)!r} does not exist"
+    if not folder.is_dir():
+        return f"{str(folder)!r} is not a folder"
+    # Permissions alone do not say it (root may write anywhere, a read-only file
+    # system refuses everyone): open the file the way it will be written, without
+    # changing it, and remove it again when it did not exist.
+    existed = target.exists()
+    try:
+        with target.open("a", encoding="utf-8"):
+            pass
+        if not existed:
+            target.unlink()
+    except OSError as exc:
+        return f"it cannot be written ({exc.strerror or type(exc).__name__})"
+    return None
 
 
 def _progress(err: TextIO) -> Callable[[int, int, str], None]:

@@ -13,12 +13,15 @@ Rules
    one did not (the first such check is its observation), and is not applicable when
    every scenario that checks it needs a feature the adapter lacks (CF-2).
 2. Parity (LP-2, design decision 11): a check that holds in one mode and not in the
-   other is a difference of LP-2, reported with the rule and mode that showed it; the
-   rule itself keeps the verdict of the modes agreeing (CF-2).
+   other is a difference of its rule in that mode only, and also a difference of LP-2
+   (both modes run one flow); both observations name the rule and the mode (CF-2).
 3. Reproducible: generated scenarios draw from ``random.Random`` seeded with the seed,
    the family and the example's index, so one seed and count give one report (CF-3).
 4. No run hangs the kit: each run has ``TIMEOUT`` seconds; an adapter that fails or
    times out is a difference of the scenario's first rule, never a crash of the kit.
+5. No adapter ends the kit: ``sys.exit()``, ``KeyboardInterrupt``, ``GeneratorExit``
+   or a stray ``CancelledError`` out of the adapter's run is a difference of the
+   scenario's first rule, like any other error (CF-4).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import asyncio
 import fnmatch
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -161,7 +164,21 @@ class RuleVerdict:
     observation: dict[str, Any] | None = None
     reason: str | None = None  # why not applicable
     expected: str | None = None  # the adapter's explanation of a difference
+    # the modes that differed
     modes: set[str] = field(default_factory=set)
+    # the modes any check of the rule ran in
+    ran: set[str] = field(default_factory=set)
+
+    @property
+    def only(self) -> str | None:
+        """The one mode the rule differs in while its checks held in the other (a
+        mode-specific difference, rule 2), or None."""
+        # LP-2's own observations already name the rule and mode that differed
+        if self.rule == PARITY:
+            return None
+        if self.verdict == "differs" and len(self.modes) == 1 and len(self.ran) > 1:
+            return next(iter(self.modes))
+        return None
 
 
 @dataclass
@@ -178,7 +195,7 @@ async def run_scenario(
     """One run of ``scenario`` in one mode, and its checks (rule 4)."""
     world = World(scenario.plan, stream=stream)
     try:
-        await asyncio.wait_for(adapter.run(world), TIMEOUT)
+        escaped = await asyncio.wait_for(_contained(adapter.run(world)), TIMEOUT)
     except TimeoutError:
         return [
             Check(
@@ -199,6 +216,16 @@ async def run_scenario(
                 describe_error(exc),
             )
         ]
+    if escaped is not None:
+        return [
+            Check(
+                scenario.rules[0],
+                "the adapter runs the plan",
+                False,
+                "no error",
+                _describe_escape(escaped),
+            )
+        ]
     expect = Expect()
     try:
         scenario.check(world, expect)
@@ -213,6 +240,36 @@ async def run_scenario(
             )
         )
     return expect.checks
+
+
+# What adapter code may raise that is no `Exception`: `sys.exit()`, a
+# `KeyboardInterrupt` or a `GeneratorExit` raised by the adapter (not a Ctrl-C, which
+# asyncio turns into the cancellation of the kit's task), and a `CancelledError` that
+# no one asked for. Each is caught inside the task that runs the adapter, before it can
+# stop the event loop or reach the command, and becomes a difference of the scenario
+# (rule 5, CF-4): an adapter that escapes fails its report, it never ends it.
+_ESCAPES = (SystemExit, KeyboardInterrupt, GeneratorExit)
+
+
+async def _contained(run: Awaitable[object]) -> BaseException | None:
+    """Await the adapter's run; what escapes it is returned (rule 5)."""
+    try:
+        await run
+    except _ESCAPES as exc:
+        return exc
+    except asyncio.CancelledError as exc:
+        task = asyncio.current_task()
+        # a cancellation of this task (the timeout, a Ctrl-C) goes on
+        if task is None or task.cancelling():
+            raise
+        return exc
+    return None
+
+
+def _describe_escape(exc: BaseException) -> str:
+    """``SystemExit: 0``, ``KeyboardInterrupt``: the type, and the text when there is
+    one."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def select(rules: Iterable[str], patterns: Sequence[str] | None) -> bool:
@@ -281,18 +338,16 @@ def verdicts(
     parity_selected = select([PARITY], patterns)
     for (scenario, rule, _what), modes in by_check.items():
         failing = {m: c for m, c in modes.items() if not c.holds}
-        if failing and len(failing) < len(modes) and parity_selected and rule != PARITY:
+        entry(rule).ran |= set(modes)
+        if failing and len(failing) < len(modes) and rule != PARITY:
+            # rule 2: the rule differs in the failing mode only, and (when LP-2 is
+            # among the rules run) LP-2 differs too; both rows say which mode
             mode, check = next(iter(failing.items()))
             holding = next(m for m in modes if m not in failing)
-            _count(entry(rule), None, set(modes))
-            item = entry(PARITY)
-            _count(
-                item,
-                _observation(
-                    scenario, mode, check, f"{rule} holds {holding} but not {mode}"
-                ),
-                {mode},
-            )
+            note = f"{rule} holds {holding} but not {mode}"
+            _count(entry(rule), _observation(scenario, mode, check, note), {mode})
+            if parity_selected:
+                _count(entry(PARITY), _observation(scenario, mode, check, note), {mode})
             continue
         first = next(iter(failing.items()), None)
         observation = (

@@ -6,20 +6,23 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
+from minagent import CallNext, ChatContext, chat_middleware
 from minagent._validate import validate
 from minagent.conformance import flow_run
 from minagent.conformance.flow import FEATURES, Answer, Mw, Plan, TurnResult, World
 from minagent.conformance.flow_broken import BREAKS, BrokenAdapter
-from minagent.conformance.flow_minagent import MinagentAdapter
+from minagent.conformance.flow_minagent import MinagentAdapter, Ops
 from minagent.conformance.flow_report import (
     Report,
     command,
@@ -56,7 +59,7 @@ class Expecting(BrokenAdapter):
 
     expected: Mapping[str, str] = {
         **{r: "known" for rules in BREAKS.values() for r in rules},
-        "MW-T1": "known",
+        "OP-1": "known",
     }
 
 
@@ -201,25 +204,107 @@ async def test_an_observation_the_check_cannot_read_is_a_difference() -> None:
     assert observed == "the run raised RuntimeError: the adapter reported no turn"
 
 
-async def test_a_difference_in_one_mode_only_is_a_parity_difference() -> None:
-    """CF-2, LP-2: a check that holds in one mode and not the other makes LP-2 differ,
-    naming the rule and the mode; without LP-2 among the selected rules the rule itself
-    differs."""
+async def test_a_difference_in_one_mode_only_is_a_difference_of_its_rule_and_of_parity() -> (
+    None
+):
+    """CF-2, LP-2: a check that holds in one mode and not the other makes its rule
+    differ in that mode only, and LP-2 differ too, both naming the rule and the mode;
+    without LP-2 among the selected rules the rule alone differs."""
 
     def streaming_differs(world: World, expect: Expect) -> None:
         expect.equal("MW-T1", "mode", world.stream, False)
 
     scenario = Scenario("s", Plan(script=(Answer("a"),)), ("MW-T1",), streaming_differs)
     table, _ = await run_kit(MinagentAdapter(), [scenario])
-    assert table["MW-T1"].verdict == "holds"
-    assert table["LP-2"].verdict == "differs"
-    assert (table["LP-2"].observation or {})[
-        "note"
-    ] == "MW-T1 holds non-streaming but not streaming"
+    note = "MW-T1 holds non-streaming but not streaming"
+    for rule in ("MW-T1", "LP-2"):
+        assert table[rule].verdict == "differs"
+        assert table[rule].modes == {"streaming"}
+        observation = table[rule].observation or {}
+        assert observation["note"] == note
+        assert observation["mode"] == "streaming"
+        assert observation["check"] == "MW-T1: mode"
+    assert table["MW-T1"].only == "streaming"
+    assert table["LP-2"].only is None
     table, _ = await run_kit(MinagentAdapter(), [scenario], patterns=["MW-*"])
     assert set(table) == {"MW-T1"}
     assert table["MW-T1"].verdict == "differs"
     assert table["MW-T1"].modes == {"streaming"}
+    assert table["MW-T1"].only == "streaming"
+
+
+async def test_a_difference_in_both_modes_or_a_one_mode_scenario_is_not_mode_specific() -> (
+    None
+):
+    """CF-2: a rule that differs in both modes, or in the only mode its scenarios run,
+    is not reported as one mode's difference, and LP-2 is not involved."""
+
+    def always_differs(world: World, expect: Expect) -> None:
+        expect.equal("MW-T1", "mode", world.stream, None)
+
+    plan = Plan(script=(Answer("a"),))
+    both = Scenario("both", plan, ("MW-T1",), always_differs)
+    table, _ = await run_kit(MinagentAdapter(), [both])
+    assert set(table) == {"MW-T1"}
+    assert table["MW-T1"].modes == {"non-streaming", "streaming"}
+    assert table["MW-T1"].only is None
+    one = Scenario("one", plan, ("MW-T1",), always_differs, modes=(True,))
+    table, _ = await run_kit(MinagentAdapter(), [one])
+    assert table["MW-T1"].modes == {"streaming"}
+    assert table["MW-T1"].only is None
+
+
+class ShortCircuitStillCallsTheModel(MinagentAdapter):
+    """A broken minagent (the newcomer's break, spec/conformance.md CF-2): a chat
+    middleware that sets a result without calling ``call_next`` still has the model
+    called after it, when not streaming (a streaming model call nobody reads is never
+    made); the middleware's result is kept."""
+
+    name = "minagent whose chat short-circuit still calls the model"
+
+    def middleware(self, world: World, spec: Mw) -> Any:
+        if spec.layer != "chat":
+            return super().middleware(world, spec)
+
+        @chat_middleware
+        async def chat_layer(context: ChatContext, call_next: CallNext) -> None:
+            called: list[bool] = []
+
+            async def counted() -> None:
+                called.append(True)
+                await call_next()
+
+            await world.middleware(spec, Ops(context), counted)
+            if not called and not context.stream and context.result is not None:
+                kept = context.result
+                await call_next()
+                context.result = kept
+
+        return chat_layer
+
+
+async def test_the_rule_a_break_breaks_shows_it_in_its_own_row() -> None:
+    """CF-2, MW-T2: a chat short-circuit that still calls the model (not streaming) is
+    shown in MW-T2's row as a non-streaming difference with the extra model call, not
+    only under LP-2; the JSON entry lists the mode."""
+    report = await run_report(ShortCircuitStillCallsTheModel())
+    mw_t2 = report.rules["MW-T2"]
+    assert mw_t2.verdict == "differs"
+    assert mw_t2.modes == {"non-streaming"}
+    observation = mw_t2.observation or {}
+    assert observation["scenario"] == "MW-T2 chat: B sets a result"
+    assert observation["expected"] == ["A>", "B>", "B<", "A<"]
+    assert "model" in observation["observed"]
+    assert report.rules["LP-2"].verdict == "differs"
+    assert "MW-T2" in report.unexpected
+    markdown = report.to_markdown()
+    row = next(line for line in markdown.splitlines() if line.startswith("| MW-T2 |"))
+    assert row.startswith("| MW-T2 | **differs (non-streaming only, unexpected)** |")
+    assert "MW-T2 holds streaming but not non-streaming" in row
+    entry = next(r for r in report.to_json()["rules"] if r["rule"] == "MW-T2")
+    assert entry["verdict"] == "differs"
+    assert entry["modes"] == ["non-streaming"]
+    assert validate(report.to_json(), schema()) == []
 
 
 # --------------------------------------------------------------------------------------------
@@ -310,6 +395,282 @@ def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     assert out.getvalue() == ""
 
 
+# --------------------------------------------------------------------------------------------
+# An adapter that escapes: real runs of the command against adapters written to files
+
+ESCAPING_ADAPTER = """
+import asyncio
+import sys
+
+from minagent.conformance.flow_minagent import MinagentAdapter
+
+
+class Escaping(MinagentAdapter):
+    name = "escaping"
+
+    async def run(self, world):
+        # the non-streaming runs are minagent's own: the kit goes on after an escape
+        if not world.stream:
+            return await super().run(world)
+        await asyncio.sleep(0)
+        {escape}
+
+
+adapter = Escaping()
+"""
+
+
+def run_adapter_file(
+    tmp_path: Path, source: str, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``python -m minagent conformance`` against ``source`` written to a module of
+    ``tmp_path``."""
+    (tmp_path / "escaping_adapter.py").write_text(source, encoding="utf-8")
+    paths = [str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    return subprocess.run(
+        [sys.executable, "-m", "minagent", "conformance", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)},
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("escape", "observed"),
+    [
+        ("sys.exit(0)", "SystemExit: 0"),
+        ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+        ("raise GeneratorExit", "GeneratorExit"),
+        ("raise asyncio.CancelledError", "CancelledError"),
+    ],
+    ids=["sys.exit", "KeyboardInterrupt", "GeneratorExit", "CancelledError"],
+)
+def test_an_adapter_that_escapes_fails_its_report(
+    tmp_path: Path, escape: str, observed: str
+) -> None:
+    """CF-4, CF-2: `sys.exit(0)`, `KeyboardInterrupt`, `GeneratorExit` or a stray
+    `CancelledError` out of an adapter's run is a difference of the scenario's first
+    rule: the command prints the whole report, naming what escaped, and exits 1 — never
+    0, never a traceback."""
+    done = run_adapter_file(
+        tmp_path,
+        ESCAPING_ADAPTER.format(escape=escape),
+        "--adapter",
+        "escaping_adapter:adapter",
+        "--rules",
+        "MW-T1,LP-T1",
+        "--examples",
+        "0",
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    rows = dict(
+        re.findall(r"^\| ([A-Z]{2}-[A-Z]?\d+) \| ([^|]+) \|", done.stdout, re.M)
+    )
+    assert rows == {
+        "LP-T1": "**differs (streaming only, unexpected)**",
+        "MW-T1": "**differs (streaming only, unexpected)**",
+    }
+    assert (
+        f'the adapter runs the plan: expected `"no error"`, observed `"{observed}"`'
+        in done.stdout
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            "import sys\nsys.exit(0)\n",
+            "error: cannot load escaping_adapter:adapter: SystemExit: 0",
+        ),
+        (
+            "import sys\ndef adapter():\n    sys.exit(0)\n",
+            "error: escaping_adapter:adapter() failed: SystemExit: 0",
+        ),
+        (
+            "raise GeneratorExit('at import')\n",
+            "error: cannot load escaping_adapter:adapter: GeneratorExit: at import",
+        ),
+        (
+            "raise RuntimeError('no model here')\n",
+            "error: cannot load escaping_adapter:adapter: RuntimeError: no model here",
+        ),
+    ],
+    ids=["exit-at-import", "exit-in-factory", "generator-exit-at-import", "error"],
+)
+def test_an_adapter_that_escapes_while_loading_cannot_be_loaded(
+    tmp_path: Path, source: str, message: str
+) -> None:
+    """CF-4: a module or factory that exits (or fails) while the adapter is loaded is
+    an adapter that cannot be loaded: one `error:` line, status 2."""
+    done = run_adapter_file(tmp_path, source, "--adapter", "escaping_adapter:adapter")
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.splitlines() == [message]
+    assert done.stdout == ""
+
+
+def test_adapter_code_ending_the_event_loop_fails_the_command(tmp_path: Path) -> None:
+    """CF-4: adapter code that ends the event loop outside a run (`sys.exit(0)` in a
+    callback it scheduled) is one `error:` line and status 1, not the adapter's 0."""
+    source = ESCAPING_ADAPTER.format(
+        escape="asyncio.get_running_loop().call_soon(sys.exit, 0)\n"
+        "        await asyncio.sleep(1)"
+    )
+    done = run_adapter_file(
+        tmp_path,
+        source,
+        "--adapter",
+        "escaping_adapter:adapter",
+        "--rules",
+        "MW-T1",
+    )
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert done.stderr.splitlines() == [
+        "error: the adapter escaping_adapter:adapter ended the kit before its report "
+        "was complete (SystemExit: 0)"
+    ]
+
+
+def test_ctrl_c_still_interrupts_the_kit(tmp_path: Path) -> None:
+    """CF-4, AG-15: the kit catches what an adapter raises, not the user's Ctrl-C:
+    SIGINT while an adapter runs ends the command with `error: interrupted` and status
+    130, no report and no traceback."""
+    source = ESCAPING_ADAPTER.format(
+        escape="print('waiting', file=sys.stderr, flush=True)\n"
+        "        await asyncio.Event().wait()"
+    )
+    (tmp_path / "escaping_adapter.py").write_text(source, encoding="utf-8")
+    paths = [str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "minagent",
+            "conformance",
+            "--adapter",
+            "escaping_adapter:adapter",
+            "--rules",
+            "MW-T1",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        assert process.stderr.readline() == "waiting\n"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:  # pragma: no cover - only when the test failed
+            process.kill()
+            process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert [line for line in err.splitlines() if line] == ["error: interrupted"]
+    assert out == ""
+
+
+class _Counting(MinagentAdapter):
+    """minagent, counting the runs it is given."""
+
+    name = "counting"
+    runs: ClassVar[list[bool]] = []
+
+    async def run(self, world: World) -> list[TurnResult]:
+        self.runs.append(world.stream)
+        return await super().run(world)
+
+
+@pytest.mark.parametrize(
+    ("where", "problem"),
+    [
+        ("{tmp}", "it is a folder, not a file"),
+        ("{tmp}/nowhere/report.json", "its folder '{tmp}/nowhere' does not exist"),
+        ("{tmp}/notes.txt/report.json", "'{tmp}/notes.txt' is not a folder"),
+    ],
+    ids=["a-folder", "a-missing-folder", "a-file-as-folder"],
+)
+def test_a_json_path_that_cannot_be_written_is_a_usage_error_before_the_run(
+    tmp_path: Path, where: str, problem: str
+) -> None:
+    """CF-4: `--json` at a folder, in a folder that does not exist, or under a file is
+    one `error:` line and status 2 (not 1), found before any scenario runs."""
+    (tmp_path / "notes.txt").write_text("mine\n")
+    path = where.format(tmp=tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    _Counting.runs.clear()
+    status = command(
+        "tests.conformance.test_flow_report:_Counting",
+        rules="LP-T1",
+        json_path=path,
+        out=out,
+        err=err,
+    )
+    assert status == 2
+    assert err.getvalue() == f"error: --json {path}: {problem.format(tmp=tmp_path)}\n"
+    assert out.getvalue() == ""
+    assert _Counting.runs == []
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_json_path_at_a_folder_exits_2_from_the_command_line(tmp_path: Path) -> None:
+    """CF-4: `python -m minagent conformance --json FOLDER` exits 2 with one `error:`
+    line and no report."""
+    done = python_m_minagent(
+        "conformance", "--adapter", "minagent", "--json", str(tmp_path)
+    )
+    assert done.returncode == 2
+    assert done.stderr == f"error: --json {tmp_path}: it is a folder, not a file\n"
+    assert done.stdout == ""
+
+
+class _RemovesTheReportsFolder(MinagentAdapter):
+    """minagent, removing the folder the JSON report was to be written to while the
+    kit runs (the path changed since it was checked)."""
+
+    name = "removing"
+    folder: Path | None = None
+
+    async def run(self, world: World) -> list[TurnResult]:
+        if self.folder is not None and self.folder.exists():
+            (self.folder / "report.json").unlink(missing_ok=True)
+            self.folder.rmdir()
+        return await super().run(world)
+
+
+def test_a_report_that_cannot_be_written_after_the_run_is_one_error_line(
+    tmp_path: Path,
+) -> None:
+    """CF-4: a report that cannot be written once the run is over is one `error:` line
+    and status 2, after the Markdown report."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    _RemovesTheReportsFolder.folder = folder
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        status = command(
+            "tests.conformance.test_flow_report:_RemovesTheReportsFolder",
+            rules="LP-T1",
+            json_path=str(folder / "report.json"),
+            out=out,
+            err=err,
+        )
+    finally:
+        _RemovesTheReportsFolder.folder = None
+    assert status == 2
+    assert err.getvalue() == (
+        f"error: --json {folder}/report.json: it cannot be written "
+        "(No such file or directory)\n"
+    )
+    assert "| LP-T1 | holds |" in out.getvalue()
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
@@ -330,8 +691,8 @@ def test_expected_differences_pass_and_stale_ones_are_listed() -> None:
     difference that did not occur is listed as stale."""
     report = asyncio.run(run_report(Expecting(), examples=2))
     assert report.unexpected == []
-    assert report.stale == ["MW-T1"]
-    assert "Expected to differ but held: MW-T1." in report.to_markdown()
+    assert report.stale == ["OP-1"]
+    assert "Expected to differ but held: OP-1." in report.to_markdown()
     assert "| LP-3 | differs | " in report.to_markdown()
 
 

@@ -442,3 +442,188 @@ def test_session_db_problems_in_a_users_words(tmp_path: Path) -> None:
     assert _sqlite_problem(path, PermissionError("denied")) == (
         "cannot be used as minagent's session database (PermissionError: denied)"
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Paths checked before the run, and Ctrl-C: real runs of the command against a provider
+# registered the way a plugin registers one (an entry point of an installed
+# distribution), whose model notes that it was called, streams a few words, then waits
+# until the run is cancelled.
+
+SLOW_MODEL = """
+import asyncio
+import os
+
+from minagent import ChatResponseUpdate, Content
+from minagent.testing import ScriptedChatClient
+
+
+class Slow(ScriptedChatClient):
+    async def _inner_get_streaming_response(self, *, messages, options, **kwargs):
+        with open(os.environ["SLOW_MODEL_CALLED"], "a") as called:
+            called.write("called\\n")
+        yield ChatResponseUpdate([Content.from_text("first words")], "assistant")
+        await asyncio.Event().wait()
+        yield ChatResponseUpdate([Content.from_text("never")], "assistant")
+
+
+def make(model):
+    return Slow(model=model)
+"""
+
+
+@pytest.fixture
+def slow_provider(tmp_path: Path) -> dict[str, str]:
+    """The environment of a process where the provider ``slow`` is installed; the file
+    ``SLOW_MODEL_CALLED`` names exists once its model was called."""
+    site = tmp_path / "site"
+    info = site / "slowmodel-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "slowmodel.py").write_text(SLOW_MODEL, encoding="utf-8")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: slowmodel\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        "[minagent.clients]\nslow = slowmodel:make\n", encoding="utf-8"
+    )
+    paths = [str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    return {
+        "PYTHONPATH": os.pathsep.join(p for p in paths if p),
+        "SLOW_MODEL_CALLED": str(tmp_path / "model-called"),
+    }
+
+
+def _unwritable() -> str:
+    """A path where no file can be created, not even by root: sysfs refuses it."""
+    path = Path("/sys/kernel/minagent-trace.md")
+    try:
+        path.open("a").close()
+    except OSError:
+        return str(path)
+    path.unlink()  # pragma: no cover - a system where /sys takes files
+    pytest.skip("no place refuses a new file here")  # pragma: no cover
+
+
+@pytest.mark.parametrize("option", ["--trace", "--trace-json"])
+@pytest.mark.parametrize(
+    "case", ["a-folder", "a-missing-folder", "a-file-as-folder", "unwritable"]
+)
+def test_a_trace_path_that_cannot_be_written_is_found_before_the_model_is_called(
+    tmp_path: Path, slow_provider: dict[str, str], option: str, case: str
+) -> None:
+    """AG-15: a --trace or --trace-json path that is a folder, whose folder does not
+    exist, that lies under a file, or where no file can be created is one `error:` line
+    and status 2, before the model is called; nothing is left behind."""
+    (tmp_path / "notes.txt").write_text("mine\n")
+    path, why = {
+        "a-folder": (str(tmp_path), "it is a folder, not a file"),
+        "a-missing-folder": (
+            str(tmp_path / "nowhere" / "trace.md"),
+            f"its folder {str(tmp_path / 'nowhere')!r} does not exist",
+        ),
+        "a-file-as-folder": (
+            str(tmp_path / "notes.txt" / "trace.md"),
+            f"{str(tmp_path / 'notes.txt')!r} is not a folder",
+        ),
+        "unwritable": (
+            _unwritable(),
+            "it cannot be written (Permission denied)",
+        ),
+    }[case]
+    done = cli(
+        "run", "hi", "--provider", "slow", "--model", "m", option, path, **slow_provider
+    )
+    assert done.returncode == 2, done.stderr
+    assert one_error_line(done) == f"error: {option} {path}: {why}"
+    assert done.stdout == ""
+    assert not Path(slow_provider["SLOW_MODEL_CALLED"]).exists()
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_trace_path_of_the_demo_is_checked_before_it_runs(tmp_path: Path) -> None:
+    """AG-15: `demo --trace` at a folder is one `error:` line and status 2, and the
+    demo does not run; a good path next to it still works."""
+    done = cli(
+        "demo", "--trace-json", str(tmp_path / "t.json"), "--trace", str(tmp_path)
+    )
+    assert done.returncode == 2
+    assert (
+        one_error_line(done) == f"error: --trace {tmp_path}: it is a folder, not a file"
+    )
+    assert done.stdout == ""
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_a_trace_that_cannot_be_written_after_the_run_is_one_error_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """AG-15, OB-14: a trace file that cannot be written once the run is over (its
+    folder went away while the model answered) is one `error:` line and status 2; the
+    answer was printed."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+
+    def answer_and_remove_the_folder(
+        messages: list[Message], options: dict[str, Any]
+    ) -> Any:
+        folder.rmdir()
+        return "the answer"
+
+    client = ScriptedChatClient([answer_and_remove_the_folder])
+    monkeypatch.setattr("minagent.cli.get_client", lambda name, **kwargs: client)
+    out = io.StringIO()
+    trace = folder / "run.md"
+    status = main(
+        ["run", "hi", "--provider", "p", "--model", "m", "--trace", str(trace)], out=out
+    )
+    assert status == 2
+    assert out.getvalue() == "the answer\n"
+    assert capsys.readouterr().err == (
+        f"error: --trace {trace}: it cannot be written (No such file or directory)\n"
+    )
+
+
+def test_ctrl_c_mid_stream_is_one_line_and_status_130(
+    tmp_path: Path, slow_provider: dict[str, str]
+) -> None:
+    """AG-15, OB-14: SIGINT while `run` streams an answer ends the command with the line
+    `error: interrupted` and status 130, no traceback; the trace is still written."""
+    trace = tmp_path / "run.md"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "minagent",
+            "run",
+            "hi",
+            "--provider",
+            "slow",
+            "--model",
+            "m",
+            "--trace",
+            str(trace),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8", **slow_provider},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        # the model has answered its first words: the run is mid-stream
+        assert process.stdout.read(len("first words")) == "first words"
+        process.send_signal(signal.SIGINT)
+        rest, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:  # pragma: no cover - only when the test failed
+            process.kill()
+            process.communicate(timeout=60)
+    done = subprocess.CompletedProcess(process.args, process.returncode, rest, err)
+    assert done.returncode == 130, err
+    assert one_error_line(done) == "error: interrupted"
+    assert rest == ""
+    assert trace.read_text(encoding="utf-8").startswith("```mermaid\n")
