@@ -4,14 +4,20 @@ Every other module of this plugin imports the core's names from here, never ``mi
 by its absolute name, so that the plugin works installed (beside the top-level
 ``minagent``) and vendored: copied beside a copy of ``minagent/`` under any package
 (``myapp/_vendor/minagent`` and ``myapp/_vendor/minagent_bedrock``), it uses that copy
-and never loads a second one.
+and never loads a second one. ``FOLDERS`` names the folders of minagent it needs
+beside the core's top-level files; a copy without one of them makes importing the plugin
+an ImportError that names the folder to copy.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 from importlib.util import find_spec
+from os.path import dirname
 from typing import TYPE_CHECKING, Any
+
+# PK-19: the folders of minagent this plugin needs beside the core's top-level files
+FOLDERS = ("providers", "structured")
 
 if TYPE_CHECKING:
     from minagent import *  # noqa: F403
@@ -25,9 +31,35 @@ else:
         if _parent and find_spec(f"{_parent}.minagent") is not None
         else "minagent"
     )
+    _core = import_module(_name)
+
+    # PK-19: the folders of minagent this plugin imports beside the core (the README's
+    # "Vendoring" lists them). In a copy of minagent without one of them, importing the
+    # plugin is the ImportError that the core's own optional names give (PK-9): it names
+    # the folder and says to copy it, instead of a bare ModuleNotFoundError. Only the
+    # folder's absence is reworded; a module missing for another reason propagates.
+    for _folder in FOLDERS:
+        _wanted = f"{_name}.{_folder}"
+        try:
+            import_module(_wanted)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not (
+                exc.name == _wanted or exc.name.startswith(_wanted + ".")
+            ):
+                raise
+            _where = dirname(_core.__file__) if _core.__file__ else _name
+            raise ImportError(
+                f"{__name__.split('.')[-2]} needs the optional folder minagent/{_folder}/ "
+                f"beside the core; the copy of minagent at {_where} does not have it whole "
+                f"(no module {exc.name}): copy that folder beside the core to use it"
+            ) from exc
+
     _modules = [
-        import_module(_name + suffix)
-        for suffix in ("", ".providers", ".providers.http", ".providers.transport")
+        _core,
+        *(
+            import_module(_name + suffix)
+            for suffix in (".providers", ".providers.http", ".providers.transport")
+        ),
     ]
 
     def __getattr__(name: str) -> Any:
