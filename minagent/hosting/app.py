@@ -14,6 +14,9 @@ from typing import Any
 from minagent import Message, SupportsAgentRun
 
 from .conversations import Conversations, SessionStoreLike
+from .openai_wire import HostingError
+from .openai_wire import send_json as _send_json
+from .openai_wire import usage as _usage
 
 __all__ = ["HostingApp", "HostingError"]
 
@@ -25,28 +28,6 @@ _log = logging.getLogger("minagent.hosting")
 
 # HS-6: the default cap on a request body, in bytes.
 DEFAULT_MAX_BODY = 1_000_000
-
-
-class HostingError(Exception):
-    """A request the application answers with an OpenAI-shaped error (HS-5)."""
-
-    def __init__(self, status: int, message: str, type_: str, code: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.type = type_
-        self.code = code
-
-    def body(self) -> dict[str, Any]:
-        """OpenAI's error shape: ``{"error": {message, type, param, code}}``."""
-        return {
-            "error": {
-                "message": self.message,
-                "type": self.type,
-                "param": None,
-                "code": self.code,
-            }
-        }
 
 
 def _agent_name(agent: SupportsAgentRun) -> str:
@@ -304,20 +285,6 @@ class HostingApp:
         return 200
 
 
-def _usage(details: Any) -> dict[str, int]:
-    """OpenAI's usage object from a `UsageDetails` (absent counts are 0)."""
-    prompt = int(getattr(details, "input_token_count", None) or 0) if details else 0
-    completion = (
-        int(getattr(details, "output_token_count", None) or 0) if details else 0
-    )
-    total = int(getattr(details, "total_token_count", None) or 0) if details else 0
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": total or prompt + completion,
-    }
-
-
 def _messages(raw: Any) -> list[Message]:
     """HS-3: Chat Completions messages as minagent messages (text content only)."""
     if not isinstance(raw, list) or not raw:
@@ -363,19 +330,3 @@ def _messages(raw: Any) -> list[Message]:
             )
         out.append(Message(role, text=content))
     return out
-
-
-async def _send_json(send: Send, status: int, body: Mapping[str, Any]) -> int:
-    data = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(data)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": data})
-    return status
