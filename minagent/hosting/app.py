@@ -87,6 +87,10 @@ class HostingApp:
             elif path == "/v1/chat/completions" and method == "POST":
                 request = await self._read_json(receive)
                 status = await self._chat(request, send)
+            elif path == "/v1/responses" or path.startswith("/v1/responses/"):
+                from .responses import handle  # HS-20: loaded on first use
+
+                status = await handle(self, scope, receive, send)
             else:
                 raise HostingError(
                     404,
