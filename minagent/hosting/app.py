@@ -187,21 +187,21 @@ class HostingApp:
     async def _chat(self, request: Mapping[str, Any], send: Send) -> int:
         name, agent = self._agent(request)
         messages = _messages(request.get("messages"))
-        if request.get("tools"):
-            # HS-8: client-side tools are not in this slice; refused, never ignored.
-            raise HostingError(
-                400,
-                "client-declared tools are not supported yet",
-                "invalid_request_error",
-                "unsupported_parameter",
-            )
+        # HS-32: the client's tools, declaration-only for this run
+        from .client_tools import chat_tools, handed_back, tool_calls
+
+        tools = chat_tools(agent, request.get("tools"))
         completion_id = f"chatcmpl-{uuid.uuid4().hex}"
         created = int(time.time())
         if request.get("stream"):
             return await self._chat_stream(
-                agent, name, messages, completion_id, created, send
+                agent, name, messages, completion_id, created, send, tools
             )
-        response = await agent.run(messages)
+        response = await agent.run(messages, tools=tools or None)
+        calls = tool_calls(handed_back(response, tools))
+        message: dict[str, Any] = {"role": "assistant", "content": response.text}
+        if calls:
+            message.update(content=response.text or None, tool_calls=calls)
         body = {
             "id": completion_id,
             "object": "chat.completion",
@@ -210,8 +210,8 @@ class HostingApp:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": response.text},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if calls else "stop",
                     "logprobs": None,
                 }
             ],
@@ -227,10 +227,13 @@ class HostingApp:
         completion_id: str,
         created: int,
         send: Send,
+        tools: Sequence[Any] = (),
     ) -> int:
         # HS-4: the stream starts once the run's first update is in hand, so a failure
         # before it is still an ordinary error response.
-        stream = agent.run(messages, stream=True)
+        from .client_tools import handed_back, tool_calls
+
+        stream = agent.run(messages, stream=True, tools=list(tools) or None)
         iterator = stream.__aiter__()
 
         def chunk(delta: dict[str, Any], finish: str | None, usage: Any) -> bytes:
@@ -274,16 +277,22 @@ class HostingApp:
                         usage = details if usage is None else usage + details
             final = await stream.get_final_response()
             usage = getattr(final, "usage_details", None) or usage
-        except Exception:
+            # HS-32: the calls handed back, once the run has ended
+            calls = tool_calls(handed_back(final, tools))
+        except Exception as exc:
             # HS-5: headers are sent; the error goes in the stream, no traceback.
-            _log.exception("hosting: streamed run failed")
-            error = HostingError(
-                500, "internal server error", "server_error", "internal_error"
-            )
+            error = exc if isinstance(exc, HostingError) else None
+            if error is None:
+                _log.exception("hosting: streamed run failed")
+                error = HostingError(
+                    500, "internal server error", "server_error", "internal_error"
+                )
             await emit(b"data: " + json.dumps(error.body()).encode() + b"\n\n")
             await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
             return 200
-        await emit(chunk({}, "stop", None))
+        for index, entry in enumerate(calls):
+            await emit(chunk({"tool_calls": [{"index": index, **entry}]}, None, None))
+        await emit(chunk({}, "tool_calls" if calls else "stop", None))
         await emit(chunk({}, None, _usage(usage)))
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
         return 200
@@ -304,10 +313,15 @@ def _messages(raw: Any) -> list[Message]:
         content = item.get("content") if isinstance(item, dict) else None
         if role == "developer":
             role = "system"
+        if role == "tool" or (role == "assistant" and item.get("tool_calls")):
+            from .client_tools import chat_message  # HS-32
+
+            out.append(chat_message(item, index))
+            continue
         if role not in ("system", "user", "assistant"):
             raise HostingError(
                 400,
-                f"messages[{index}].role must be system, developer, user or assistant",
+                f"messages[{index}].role must be system, developer, user, assistant or tool",
                 "invalid_request_error",
                 "invalid_messages",
             )
