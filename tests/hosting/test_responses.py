@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -17,7 +18,7 @@ from minagent import Agent, ChatResponseUpdate, Content, UsageDetails, tool
 from minagent.hosting import HostingApp
 from minagent.hosting.conversations import conversation_key
 from minagent.hosting.responses import records_of
-from minagent.stores import SessionStore
+from minagent.stores import SessionStore, SQLiteSessionStore
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
 from tests.hosting.test_chat_completions import raw, served
 
@@ -576,3 +577,67 @@ async def test_a_failure_mid_stream_is_response_failed_without_secrets() -> None
     assert kept.status == "failed"
     assert await app.conversations.get("helper", "conversation:c") is None
     assert await app.conversations.get("helper", f"response:{failed_id}") is None
+
+
+async def test_supported_parameters_reach_the_run() -> None:
+    """HS-22: the forwarded parameters reach the model as the run's options (with
+    `max_output_tokens` as `max_tokens`, a named tool choice as LP-10's required
+    function), and the response repeats them with `metadata`."""
+    client, app = helper([call("get_weather", {"city": "Oslo"})])
+    async with served(app) as sdk:
+        response = await sdk.responses.create(
+            model="helper",
+            input="hi",
+            temperature=0.5,
+            top_p=0.9,
+            max_output_tokens=50,
+            parallel_tool_calls=False,
+            user="u1",
+            metadata={"team": "blue"},
+            tools=[WEATHER],
+            tool_choice={"type": "function", "name": "get_weather"},
+        )
+    options = client.requests[0].options
+    assert {k: options[k] for k in ("temperature", "top_p", "max_tokens", "user")} == {
+        "temperature": 0.5,
+        "top_p": 0.9,
+        "max_tokens": 50,
+        "user": "u1",
+    }
+    assert options["parallel_tool_calls"] is False
+    assert options["tool_choice"] == {
+        "mode": "required",
+        "required_function_name": "get_weather",
+    }
+    assert "metadata" not in options
+    assert response.metadata == {"team": "blue"}
+    assert (response.temperature, response.max_output_tokens) == (0.5, 50)
+    assert [item.type for item in response.output] == ["function_call"]
+
+
+async def test_a_response_is_continued_by_another_process(
+    stream: bool, tmp_path: Path
+) -> None:
+    """HS-25, HS-140: a response kept by one application is continued through
+    previous_response_id by another sharing the SQLite store (another worker)."""
+    path = tmp_path / "sessions.db"
+    first_client = ScriptedChatClient(["one"])
+    second_client = ScriptedChatClient(["two"])
+    first_app = HostingApp(
+        [Agent(first_client, name="helper")], store=SQLiteSessionStore(path)
+    )
+    second_app = HostingApp(
+        [Agent(second_client, name="helper")], store=SQLiteSessionStore(path)
+    )
+    async with served(first_app) as sdk:
+        first = await respond(sdk, stream, model="helper", input="hello")
+    async with served(second_app) as sdk:
+        second = await respond(
+            sdk, stream, model="helper", input="again", previous_response_id=first.id
+        )
+    assert second.output_text == "two"
+    assert second_client.requests[0].texts == [
+        "user: hello",
+        "assistant: one",
+        "user: again",
+    ]
