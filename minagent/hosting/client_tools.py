@@ -21,7 +21,7 @@ from typing import Any
 
 from minagent import Content, FunctionTool, Message, SupportsAgentRun
 
-from .openai_wire import HostingError
+from .openai_wire import HostingError, bad_request
 
 __all__ = [
     "agent_tool_names",
@@ -35,23 +35,21 @@ __all__ = [
 ]
 
 
-def _bad(message: str, code: str) -> HostingError:
-    return HostingError(400, message, "invalid_request_error", code)
-
-
 def declared_tool(
     name: Any, description: Any, parameters: Any, where: str
 ) -> FunctionTool:
     """A declaration-only tool from a client's declaration (HS-29); bad fields are a 400
     naming ``where``."""
     if not isinstance(name, str) or not name:
-        raise _bad(f"{where}.name must be a non-empty string", "invalid_tools")
+        raise bad_request(f"{where}.name must be a non-empty string", "invalid_tools")
     if description is not None and not isinstance(description, str):
-        raise _bad(f"{where}.description must be a string", "invalid_tools")
+        raise bad_request(f"{where}.description must be a string", "invalid_tools")
     if parameters is None:
         parameters = {"type": "object", "properties": {}}
     if not isinstance(parameters, dict):
-        raise _bad(f"{where}.parameters must be a JSON schema object", "invalid_tools")
+        raise bad_request(
+            f"{where}.parameters must be a JSON schema object", "invalid_tools"
+        )
     # the request's dict is copied: the run never holds what the client sent
     return FunctionTool(
         name=name,
@@ -85,12 +83,12 @@ def refuse_name_clashes(agent: SupportsAgentRun, tools: Sequence[FunctionTool]) 
     seen: set[str] = set()
     for item in tools:
         if item.name in own:
-            raise _bad(
+            raise bad_request(
                 f"the tool {item.name!r} is already one of the agent's own tools",
                 "invalid_tools",
             )
         if item.name in seen:
-            raise _bad(f"two tools are named {item.name!r}", "invalid_tools")
+            raise bad_request(f"two tools are named {item.name!r}", "invalid_tools")
         seen.add(item.name)
 
 
@@ -138,14 +136,14 @@ def chat_tools(agent: SupportsAgentRun, raw: Any) -> list[FunctionTool]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise _bad("'tools' must be an array", "invalid_tools")
+        raise bad_request("'tools' must be an array", "invalid_tools")
     tools: list[FunctionTool] = []
     for index, item in enumerate(raw):
         where = f"tools[{index}]"
         kind = item.get("type") if isinstance(item, dict) else None
         function = item.get("function") if isinstance(item, dict) else None
         if kind != "function" or not isinstance(function, dict):
-            raise _bad(
+            raise bad_request(
                 f"{where}: only tools of type 'function' with a 'function' object "
                 "are supported",
                 "unsupported_tool",
@@ -169,7 +167,7 @@ def chat_message(item: Mapping[str, Any], index: int) -> Message:
     if item.get("role") == "tool":
         call_id = item.get("tool_call_id")
         if not isinstance(call_id, str) or not call_id:
-            raise _bad(
+            raise bad_request(
                 f"{where}.tool_call_id must be a non-empty string", "invalid_messages"
             )
         result = _text(item.get("content"), f"{where}.content")
@@ -182,7 +180,7 @@ def chat_message(item: Mapping[str, Any], index: int) -> Message:
             contents.append(Content.from_text(text))
     calls = item.get("tool_calls")
     if not isinstance(calls, list):
-        raise _bad(f"{where}.tool_calls must be an array", "invalid_messages")
+        raise bad_request(f"{where}.tool_calls must be an array", "invalid_messages")
     for number, entry in enumerate(calls):
         spot = f"{where}.tool_calls[{number}]"
         function = entry.get("function") if isinstance(entry, dict) else None
@@ -192,10 +190,12 @@ def chat_message(item: Mapping[str, Any], index: int) -> Message:
             or not isinstance(call_id, str)
             or not call_id
         ):
-            raise _bad(f"{spot} must have an 'id' and a 'function'", "invalid_messages")
+            raise bad_request(
+                f"{spot} must have an 'id' and a 'function'", "invalid_messages"
+            )
         name, arguments = function.get("name"), function.get("arguments", "{}")
         if not isinstance(name, str) or not name or not isinstance(arguments, str):
-            raise _bad(
+            raise bad_request(
                 f"{spot}.function needs a name and arguments as a JSON string",
                 "invalid_messages",
             )
@@ -213,7 +213,7 @@ def _text(content: Any, where: str) -> str:
         for p in content
     ):
         return "".join(p["text"] for p in content)
-    raise _bad(
+    raise bad_request(
         f"{where} must be a string or an array of text parts", "invalid_messages"
     )
 

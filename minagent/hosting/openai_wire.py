@@ -11,7 +11,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-__all__ = ["HostingError", "send_json", "usage"]
+__all__ = ["HostingError", "bad_request", "send_json", "usage"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -19,12 +19,20 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 class HostingError(Exception):
     """A request the application answers with an OpenAI-shaped error (HS-5)."""
 
-    def __init__(self, status: int, message: str, type_: str, code: str) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type_: str,
+        code: str,
+        param: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.type = type_
         self.code = code
+        self.param = param
 
     def body(self) -> dict[str, Any]:
         """OpenAI's error shape: ``{"error": {message, type, param, code}}``."""
@@ -32,10 +40,33 @@ class HostingError(Exception):
             "error": {
                 "message": self.message,
                 "type": self.type,
-                "param": None,
+                "param": self.param,
                 "code": self.code,
             }
         }
+
+
+# the request field a 400 is about, by its code, when the code says (HS-21, HS-29, HS-32)
+_PARAM_OF_CODE = {
+    "invalid_input": "input",
+    "unsupported_content": "input",
+    "unsupported_input_item": "input",
+    "invalid_tools": "tools",
+    "unsupported_tool": "tools",
+    "invalid_messages": "messages",
+}
+
+
+def bad_request(message: str, code: str, param: str | None = None) -> HostingError:
+    """A 400 ``invalid_request_error``; ``param`` names the request field at fault
+    (by default the one the code is about)."""
+    return HostingError(
+        400,
+        message,
+        "invalid_request_error",
+        code,
+        param or _PARAM_OF_CODE.get(code),
+    )
 
 
 def usage(details: Any) -> dict[str, int]:

@@ -47,7 +47,7 @@ from .client_tools import (
     text_arguments,
 )
 from .conversations import Conversations, conversation_key
-from .openai_wire import HostingError, send_json
+from .openai_wire import HostingError, bad_request, send_json
 from .openai_wire import usage as chat_usage
 
 __all__ = ["MAX_STORED_RESPONSES", "ResponseRecords", "handle", "records_of"]
@@ -99,10 +99,6 @@ class Host(Protocol):
     async def _read_json(self, receive: Receive) -> dict[str, Any]: ...
 
     def _agent(self, request: Mapping[str, Any]) -> tuple[str, SupportsAgentRun]: ...
-
-
-def _bad(message: str, code: str) -> HostingError:
-    return HostingError(400, message, "invalid_request_error", code)
 
 
 def _new_id(prefix: str) -> str:
@@ -179,11 +175,10 @@ def _plan(app: Host, request: Mapping[str, Any]) -> _Plan:
     """HS-20 .. HS-22, HS-25, HS-29: the request checked, or a 400 naming the problem."""
     for key, value in request.items():
         if key not in _OWN and key not in _FORWARDED and value is not None:
-            raise HostingError(
-                400,
-                f"the parameter {key!r} is not supported by this server",
-                "invalid_request_error",
+            raise bad_request(
+                f"the parameter {key[:100]!r} is not supported by this server",
                 "unsupported_parameter",
+                key[:100],
             )
     name, agent = app._agent(request)
     messages = _input(request.get("input"))
@@ -194,12 +189,14 @@ def _plan(app: Host, request: Mapping[str, Any]) -> _Plan:
             continue
         wrong_bool = isinstance(value, bool) and bool not in types
         if wrong_bool or not isinstance(value, types):
-            raise _bad(f"{key!r} has the wrong type", "invalid_parameter")
+            raise bad_request(f"{key!r} has the wrong type", "invalid_parameter", key)
         options[option] = value
     instructions = request.get("instructions")
     if instructions is not None:
         if not isinstance(instructions, str):
-            raise _bad("'instructions' must be a string", "invalid_parameter")
+            raise bad_request(
+                "'instructions' must be a string", "invalid_parameter", "instructions"
+            )
         options["instructions"] = instructions
     tools = _tools(request.get("tools"))
     refuse_name_clashes(agent, tools)
@@ -210,21 +207,26 @@ def _plan(app: Host, request: Mapping[str, Any]) -> _Plan:
     store = _flag(request, "store", True)
     previous = request.get("previous_response_id")
     if previous is not None and (not isinstance(previous, str) or not previous):
-        raise _bad(
-            "'previous_response_id' must be a non-empty string", "invalid_parameter"
+        raise bad_request(
+            "'previous_response_id' must be a non-empty string",
+            "invalid_parameter",
+            "previous_response_id",
         )
     conversation = _conversation(request.get("conversation"))
     if previous is not None and conversation is not None:
-        raise _bad(
+        raise bad_request(
             "'previous_response_id' and 'conversation' cannot be used together",
             "invalid_parameter",
+            "conversation",
         )
     metadata = request.get("metadata")
     if metadata is not None and not (
         isinstance(metadata, dict)
         and all(isinstance(v, str) for v in metadata.values())
     ):
-        raise _bad("'metadata' must be an object of strings", "invalid_parameter")
+        raise bad_request(
+            "'metadata' must be an object of strings", "invalid_parameter", "metadata"
+        )
     echo = {
         "instructions": instructions,
         "metadata": dict(metadata or {}),
@@ -255,7 +257,7 @@ def _flag(request: Mapping[str, Any], key: str, default: bool) -> bool:
     if value is None:
         return default
     if not isinstance(value, bool):
-        raise _bad(f"{key!r} must be true or false", "invalid_parameter")
+        raise bad_request(f"{key!r} must be true or false", "invalid_parameter", key)
     return value
 
 
@@ -265,9 +267,10 @@ def _conversation(raw: Any) -> str | None:
         return None
     value = raw.get("id") if isinstance(raw, dict) else raw
     if not isinstance(value, str) or not value:
-        raise _bad(
+        raise bad_request(
             "'conversation' must be a non-empty id or an object with one",
             "invalid_parameter",
+            "conversation",
         )
     return value
 
@@ -282,13 +285,15 @@ def _text_of(content: Any, where: str, kinds: tuple[str, ...]) -> str:
             kind = part.get("type") if isinstance(part, dict) else None
             text = part.get("text") if isinstance(part, dict) else None
             if kind not in kinds or not isinstance(text, str):
-                raise _bad(
+                raise bad_request(
                     f"{where}[{index}]: only {' and '.join(kinds)} parts are supported",
                     "unsupported_content",
                 )
             texts.append(text)
         return "".join(texts)
-    raise _bad(f"{where} must be a string or an array of text parts", "invalid_input")
+    raise bad_request(
+        f"{where} must be a string or an array of text parts", "invalid_input"
+    )
 
 
 _ROLES = {
@@ -306,7 +311,7 @@ def _input(raw: Any) -> list[Message]:
     if isinstance(raw, str):
         return [Message("user", text=raw)]
     if not isinstance(raw, list) or not raw:
-        raise _bad(
+        raise bad_request(
             "'input' must be a string or a non-empty array of input items",
             "invalid_input",
         )
@@ -323,13 +328,13 @@ def _input(raw: Any) -> list[Message]:
     for index, item in enumerate(raw):
         where = f"input[{index}]"
         if not isinstance(item, dict):
-            raise _bad(f"{where} must be an object", "invalid_input")
+            raise bad_request(f"{where} must be an object", "invalid_input")
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             flush()
             role = _ROLES.get(item.get("role"))  # type: ignore[arg-type]
             if role is None:
-                raise _bad(
+                raise bad_request(
                     f"{where}.role must be user, system, developer or assistant",
                     "invalid_input",
                 )
@@ -343,7 +348,7 @@ def _input(raw: Any) -> list[Message]:
         elif kind in ("function_call", "function_call_output"):
             call_id = item.get("call_id")
             if not isinstance(call_id, str) or not call_id:
-                raise _bad(
+                raise bad_request(
                     f"{where}.call_id must be a non-empty string", "invalid_input"
                 )
             role = "assistant" if kind == "function_call" else "tool"
@@ -353,11 +358,11 @@ def _input(raw: Any) -> list[Message]:
             if kind == "function_call":
                 name, arguments = item.get("name"), item.get("arguments", "{}")
                 if not isinstance(name, str) or not name:
-                    raise _bad(
+                    raise bad_request(
                         f"{where}.name must be a non-empty string", "invalid_input"
                     )
                 if not isinstance(arguments, str):
-                    raise _bad(
+                    raise bad_request(
                         f"{where}.arguments must be a JSON string", "invalid_input"
                     )
                 group.append(Content.from_function_call(call_id, name, arguments))
@@ -367,7 +372,7 @@ def _input(raw: Any) -> list[Message]:
                 )
                 group.append(Content.from_function_result(call_id, result=output))
         else:
-            raise _bad(
+            raise bad_request(
                 f"{where}: input items of type {kind!r} are not supported",
                 "unsupported_input_item",
             )
@@ -380,19 +385,19 @@ def _tools(raw: Any) -> list[FunctionTool]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise _bad("'tools' must be an array", "invalid_tools")
+        raise bad_request("'tools' must be an array", "invalid_tools")
     tools: list[FunctionTool] = []
     for index, item in enumerate(raw):
         where = f"tools[{index}]"
         kind = item.get("type") if isinstance(item, dict) else None
         if kind != "function" or not isinstance(item, dict):
-            raise _bad(
+            raise bad_request(
                 f"{where}: tools of type {kind!r} are not supported; only 'function'",
                 "unsupported_tool",
             )
         strict = item.get("strict")
         if strict is not None and not isinstance(strict, bool):
-            raise _bad(f"{where}.strict must be true or false", "invalid_tools")
+            raise bad_request(f"{where}.strict must be true or false", "invalid_tools")
         tools.append(
             declared_tool(
                 item.get("name"), item.get("description"), item.get("parameters"), where
@@ -410,11 +415,16 @@ def _tool_choice(raw: Any, tools: list[FunctionTool]) -> Any:
     if isinstance(raw, dict) and raw.get("type") == "function":
         name = raw.get("name")
         if not isinstance(name, str) or name not in {t.name for t in tools}:
-            raise _bad("'tool_choice' names no declared function", "invalid_parameter")
+            raise bad_request(
+                "'tool_choice' names no declared function",
+                "invalid_parameter",
+                "tool_choice",
+            )
         return {"mode": "required", "required_function_name": name}
-    raise _bad(
+    raise bad_request(
         "'tool_choice' must be auto, none, required or a function",
         "unsupported_parameter",
+        "tool_choice",
     )
 
 
@@ -435,6 +445,7 @@ async def _previous(app: Host, plan: _Plan) -> AgentSession | None:
             f"previous response with id {plan.previous_response_id!r} not found",
             "invalid_request_error",
             "previous_response_not_found",
+            "previous_response_id",
         )
     return previous
 

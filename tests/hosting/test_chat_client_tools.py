@@ -158,7 +158,8 @@ def lookup(city: str) -> str:
 
 async def test_malformed_tools_and_tool_messages_are_400s() -> None:
     """HS-29, HS-32: a malformed declaration, a duplicate or clashing name, a malformed
-    tool message or tool call entry is a 400 in OpenAI's shape; no model is called."""
+    tool message or tool call entry is a 400 in OpenAI's shape whose `param` names the
+    field (`tools`, `messages`); no model is called."""
     client = ScriptedChatClient()
     app = HostingApp([Agent(client, name="weather", tools=[lookup])])
     base = {"model": "weather", "messages": [{"role": "user", "content": "hi"}]}
@@ -166,6 +167,7 @@ async def test_malformed_tools_and_tool_messages_are_400s() -> None:
         body = json.dumps({**base, **fields}).encode()
         status, data = await raw(app, "POST", "/v1/chat/completions", body)
         assert (status, data["error"]["code"]) == (400, code), fields
+        assert data["error"]["param"] == next(iter(fields)), fields
     assert client.requests == []
 
 

@@ -441,11 +441,22 @@ BAD_REQUESTS: list[tuple[dict[str, Any], str]] = [
     ({"stream": "yes"}, "invalid_parameter"),
     ({"store": 1}, "invalid_parameter"),
     ({"metadata": {"a": 1}}, "invalid_parameter"),
-    ({"previous_response_id": "r", "conversation": "c"}, "invalid_parameter"),
+    ({"conversation": "c", "previous_response_id": "r"}, "invalid_parameter"),
     ({"conversation": {"id": ""}}, "invalid_parameter"),
     ({"instructions": 3}, "invalid_parameter"),
     ({"model": None}, "invalid_model"),
 ]
+
+
+# the field a code is about; the other codes are about the request's one field
+PARAMS = {
+    "invalid_input": "input",
+    "unsupported_content": "input",
+    "unsupported_input_item": "input",
+    "invalid_tools": "tools",
+    "unsupported_tool": "tools",
+    "invalid_model": None,  # HS-5's error, which names no field
+}
 
 
 @tool
@@ -456,7 +467,8 @@ def lookup(city: str) -> str:
 
 async def test_malformed_requests_are_400s_in_openai_shape() -> None:
     """HS-21, HS-22, HS-29, HS-25: each malformed request is a 400 with OpenAI's error
-    body and a code naming the problem; the model is never called."""
+    body, a code naming the problem and `param` naming the field at fault; the model is
+    never called."""
     client = ScriptedChatClient()
     app = HostingApp([Agent(client, name="helper", tools=[lookup])])
     for fields, code in BAD_REQUESTS:
@@ -464,12 +476,15 @@ async def test_malformed_requests_are_400s_in_openai_shape() -> None:
         status, data = await raw(app, "POST", "/v1/responses", body)
         assert (status, data["error"]["code"]) == (400, code), fields
         assert data["error"]["type"] == "invalid_request_error"
+        param = PARAMS.get(code, next(iter(fields)))
+        assert data["error"]["param"] == param, fields
         assert set(data["error"]) == {"message", "type", "param", "code"}
     assert client.requests == []
     async with served(app) as sdk:
         with pytest.raises(openai.BadRequestError) as caught:
             await sdk.responses.create(model="helper", input="hi", background=True)
     assert caught.value.code == "unsupported_parameter"
+    assert caught.value.param == "background"
     assert "background" in caught.value.message
 
 
