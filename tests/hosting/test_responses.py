@@ -656,3 +656,31 @@ async def test_a_response_is_continued_by_another_process(
         "assistant: one",
         "user: again",
     ]
+
+
+async def test_a_client_gone_mid_stream_ends_the_run_unsaved() -> None:
+    """HS-31, HS-143: when sending fails mid-stream (the client is gone), the run's
+    stream is closed, nothing is kept and the conversation's session is not saved."""
+    _, app = helper(text_chunks("one ", "two ", "three"))
+    body = json.dumps(
+        {"model": "helper", "input": "hi", "stream": True, "conversation": "c"}
+    ).encode()
+    sent: list[dict[str, Any]] = []
+    gone: list[bool] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body}
+
+    async def send(message: dict[str, Any]) -> None:
+        # the client leaves at the first text delta; every later send fails too
+        if gone or b"output_text.delta" in message.get("body", b""):
+            gone.append(True)
+            raise ConnectionResetError("client gone")
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/responses"}
+    with pytest.raises(ConnectionResetError):
+        await app(scope, receive, send)
+    assert await app.conversations.get("helper", "conversation:c") is None
+    assert len(records_of(app)) == 0
+    assert b"response.created" in b"".join(m.get("body", b"") for m in sent)
