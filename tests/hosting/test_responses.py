@@ -432,6 +432,7 @@ BAD_REQUESTS: list[tuple[dict[str, Any], str]] = [
     ({"tools": [WEATHER, WEATHER]}, "invalid_tools"),
     ({"tools": [{**WEATHER, "name": "lookup"}]}, "invalid_tools"),
     ({"tools": [{**WEATHER, "parameters": "x"}]}, "invalid_tools"),
+    ({"tools": [{**WEATHER, "strict": "yes"}]}, "invalid_tools"),
     ({"tool_choice": {"type": "function", "name": "nope"}}, "invalid_parameter"),
     ({"tool_choice": "sometimes"}, "unsupported_parameter"),
     ({"background": True}, "unsupported_parameter"),
@@ -597,7 +598,8 @@ async def test_a_failure_mid_stream_is_response_failed_without_secrets() -> None
 async def test_supported_parameters_reach_the_run() -> None:
     """HS-22: the forwarded parameters reach the model as the run's options (with
     `max_output_tokens` as `max_tokens`, a named tool choice as LP-10's required
-    function), and the response repeats them with `metadata`."""
+    function), and the response repeats them with `metadata`; `strict` is accepted
+    (HS-29)."""
     client, app = helper([call("get_weather", {"city": "Oslo"})])
     async with served(app) as sdk:
         response = await sdk.responses.create(
@@ -609,7 +611,7 @@ async def test_supported_parameters_reach_the_run() -> None:
             parallel_tool_calls=False,
             user="u1",
             metadata={"team": "blue"},
-            tools=[WEATHER],
+            tools=[{**WEATHER, "strict": True}],
             tool_choice={"type": "function", "name": "get_weather"},
         )
     options = client.requests[0].options
