@@ -1,9 +1,10 @@
 """The OpenAI Responses API (spec/hosting.md HS-20 .. HS-31): ``POST /v1/responses``,
 streamed and not, ``GET`` and ``DELETE /v1/responses/{id}``.
 
-Theory of operation. A request is checked and turned into a `_Plan` (the agent, the
-messages, the run's options and the client's declaration-only tools) before anything
-runs, so every malformed request is a 400 and nothing is half-done. The plan's session
+Theory of operation. A request is checked and turned into a `Plan` (the agent, the
+messages, the run's options and the client's declaration-only tools) by
+`responses_wire.py` before anything runs, so every malformed request is a 400 and
+nothing is half-done. The plan's session
 comes from one of three places (HS-25):
 
 - ``conversation``: the conversation's session, held for the run (HS-142) and saved
@@ -29,26 +30,28 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-import uuid
 import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from minagent import AgentSession, Content, FunctionTool, Message, SupportsAgentRun
+from minagent import AgentSession, Content, SupportsAgentRun
 
-from .client_tools import (
-    declared_tool,
-    handed_back,
-    refuse_name_clashes,
-    text_arguments,
-)
+from .client_tools import handed_back, text_arguments
 from .conversations import Conversations, conversation_key
-from .openai_wire import HostingError, bad_request, send_json
-from .openai_wire import usage as chat_usage
+from .openai_wire import HostingError, send_json
+from .responses_wire import (
+    Plan,
+    call_item,
+    message_item,
+    new_id,
+    output_items,
+    response_body,
+    text_part,
+    usage_of,
+)
+from .responses_wire import plan as parse
 
 __all__ = ["MAX_STORED_RESPONSES", "ResponseRecords", "handle", "records_of"]
 
@@ -65,30 +68,6 @@ MAX_STORED_RESPONSES = 1000
 RESPONSE = "response:"
 CONVERSATION = "conversation:"
 
-# HS-22: request parameters read here; every other one with a value is refused
-_OWN = frozenset(
-    {
-        "model",
-        "input",
-        "instructions",
-        "stream",
-        "store",
-        "previous_response_id",
-        "conversation",
-        "tools",
-        "tool_choice",
-        "metadata",
-    }
-)
-# HS-22: request parameter -> the run option it becomes, and the type it must have
-_FORWARDED: dict[str, tuple[str, tuple[type, ...]]] = {
-    "temperature": ("temperature", (int, float)),
-    "top_p": ("top_p", (int, float)),
-    "max_output_tokens": ("max_tokens", (int,)),
-    "parallel_tool_calls": ("parallel_tool_calls", (bool,)),
-    "user": ("user", (str,)),
-}
-
 
 class Host(Protocol):
     """What this module needs of the application (`HostingApp`), which it does not
@@ -99,10 +78,6 @@ class Host(Protocol):
     async def _read_json(self, receive: Receive) -> dict[str, Any]: ...
 
     def _agent(self, request: Mapping[str, Any]) -> tuple[str, SupportsAgentRun]: ...
-
-
-def _new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
 
 
 # -- the record of finished responses (HS-27) -------------------------------------------
@@ -150,288 +125,10 @@ def records_of(app: Host) -> ResponseRecords:
     return records
 
 
-# -- the request -------------------------------------------------------------------------
-
-
-@dataclass
-class _Plan:
-    """A checked request: everything the run needs, decided before it starts."""
-
-    agent_name: str
-    agent: SupportsAgentRun
-    messages: list[Message]
-    options: dict[str, Any]
-    tools: list[FunctionTool]
-    stream: bool
-    store: bool
-    previous_response_id: str | None
-    conversation: str | None
-    echo: dict[str, Any]  # request fields the response object repeats
-    response_id: str = field(default_factory=lambda: _new_id("resp"))
-    created_at: int = field(default_factory=lambda: int(time.time()))
-
-
-def _plan(app: Host, request: Mapping[str, Any]) -> _Plan:
-    """HS-20 .. HS-22, HS-25, HS-29: the request checked, or a 400 naming the problem."""
-    for key, value in request.items():
-        if key not in _OWN and key not in _FORWARDED and value is not None:
-            raise bad_request(
-                f"the parameter {key[:100]!r} is not supported by this server",
-                "unsupported_parameter",
-                key[:100],
-            )
-    name, agent = app._agent(request)
-    messages = _input(request.get("input"))
-    options: dict[str, Any] = {}
-    for key, (option, types) in _FORWARDED.items():
-        value = request.get(key)
-        if value is None:
-            continue
-        wrong_bool = isinstance(value, bool) and bool not in types
-        if wrong_bool or not isinstance(value, types):
-            raise bad_request(f"{key!r} has the wrong type", "invalid_parameter", key)
-        options[option] = value
-    instructions = request.get("instructions")
-    if instructions is not None:
-        if not isinstance(instructions, str):
-            raise bad_request(
-                "'instructions' must be a string", "invalid_parameter", "instructions"
-            )
-        options["instructions"] = instructions
-    tools = _tools(request.get("tools"))
-    refuse_name_clashes(agent, tools)
-    choice = _tool_choice(request.get("tool_choice"), tools)
-    if choice is not None:
-        options["tool_choice"] = choice
-    stream = _flag(request, "stream", False)
-    store = _flag(request, "store", True)
-    previous = request.get("previous_response_id")
-    if previous is not None and (not isinstance(previous, str) or not previous):
-        raise bad_request(
-            "'previous_response_id' must be a non-empty string",
-            "invalid_parameter",
-            "previous_response_id",
-        )
-    conversation = _conversation(request.get("conversation"))
-    if previous is not None and conversation is not None:
-        raise bad_request(
-            "'previous_response_id' and 'conversation' cannot be used together",
-            "invalid_parameter",
-            "conversation",
-        )
-    metadata = request.get("metadata")
-    if metadata is not None and not (
-        isinstance(metadata, dict)
-        and all(isinstance(v, str) for v in metadata.values())
-    ):
-        raise bad_request(
-            "'metadata' must be an object of strings", "invalid_parameter", "metadata"
-        )
-    echo = {
-        "instructions": instructions,
-        "metadata": dict(metadata or {}),
-        "tools": json.loads(json.dumps(request.get("tools") or [])),
-        "tool_choice": request.get("tool_choice") or "auto",
-        "temperature": request.get("temperature"),
-        "top_p": request.get("top_p"),
-        "max_output_tokens": request.get("max_output_tokens"),
-        "parallel_tool_calls": request.get("parallel_tool_calls", True),
-        "user": request.get("user"),
-    }
-    return _Plan(
-        name,
-        agent,
-        messages,
-        options,
-        tools,
-        stream,
-        store,
-        previous,
-        conversation,
-        echo,
-    )
-
-
-def _flag(request: Mapping[str, Any], key: str, default: bool) -> bool:
-    value = request.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise bad_request(f"{key!r} must be true or false", "invalid_parameter", key)
-    return value
-
-
-def _conversation(raw: Any) -> str | None:
-    """HS-25: ``conversation`` is an id or ``{"id": ...}``."""
-    if raw is None:
-        return None
-    value = raw.get("id") if isinstance(raw, dict) else raw
-    if not isinstance(value, str) or not value:
-        raise bad_request(
-            "'conversation' must be a non-empty id or an object with one",
-            "invalid_parameter",
-            "conversation",
-        )
-    return value
-
-
-def _text_of(content: Any, where: str, kinds: tuple[str, ...]) -> str:
-    """A string, or an array of text parts of the given kinds (HS-21)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts: list[str] = []
-        for index, part in enumerate(content):
-            kind = part.get("type") if isinstance(part, dict) else None
-            text = part.get("text") if isinstance(part, dict) else None
-            if kind not in kinds or not isinstance(text, str):
-                raise bad_request(
-                    f"{where}[{index}]: only {' and '.join(kinds)} parts are supported",
-                    "unsupported_content",
-                )
-            texts.append(text)
-        return "".join(texts)
-    raise bad_request(
-        f"{where} must be a string or an array of text parts", "invalid_input"
-    )
-
-
-_ROLES = {
-    "user": "user",
-    "system": "system",
-    "developer": "system",
-    "assistant": "assistant",
-}
-
-
-def _input(raw: Any) -> list[Message]:
-    """HS-21: ``input`` as minagent messages. Consecutive ``function_call`` items are
-    one assistant message; consecutive ``function_call_output`` items one tool
-    message."""
-    if isinstance(raw, str):
-        return [Message("user", text=raw)]
-    if not isinstance(raw, list) or not raw:
-        raise bad_request(
-            "'input' must be a string or a non-empty array of input items",
-            "invalid_input",
-        )
-    out: list[Message] = []
-    group: list[Content] = []
-    group_role = ""
-
-    def flush() -> None:
-        nonlocal group
-        if group:
-            out.append(Message(group_role, group))
-            group = []
-
-    for index, item in enumerate(raw):
-        where = f"input[{index}]"
-        if not isinstance(item, dict):
-            raise bad_request(f"{where} must be an object", "invalid_input")
-        kind = item.get("type", "message" if "role" in item else None)
-        if kind == "message":
-            flush()
-            role = _ROLES.get(item.get("role"))  # type: ignore[arg-type]
-            if role is None:
-                raise bad_request(
-                    f"{where}.role must be user, system, developer or assistant",
-                    "invalid_input",
-                )
-            kinds = (
-                ("output_text", "input_text")
-                if role == "assistant"
-                else ("input_text",)
-            )
-            text = _text_of(item.get("content"), f"{where}.content", kinds)
-            out.append(Message(role, text=text))
-        elif kind in ("function_call", "function_call_output"):
-            call_id = item.get("call_id")
-            if not isinstance(call_id, str) or not call_id:
-                raise bad_request(
-                    f"{where}.call_id must be a non-empty string", "invalid_input"
-                )
-            role = "assistant" if kind == "function_call" else "tool"
-            if group_role != role:
-                flush()
-                group_role = role
-            if kind == "function_call":
-                name, arguments = item.get("name"), item.get("arguments", "{}")
-                if not isinstance(name, str) or not name:
-                    raise bad_request(
-                        f"{where}.name must be a non-empty string", "invalid_input"
-                    )
-                if not isinstance(arguments, str):
-                    raise bad_request(
-                        f"{where}.arguments must be a JSON string", "invalid_input"
-                    )
-                group.append(Content.from_function_call(call_id, name, arguments))
-            else:
-                output = _text_of(
-                    item.get("output"), f"{where}.output", ("input_text", "output_text")
-                )
-                group.append(Content.from_function_result(call_id, result=output))
-        else:
-            raise bad_request(
-                f"{where}: input items of type {kind!r} are not supported",
-                "unsupported_input_item",
-            )
-    flush()
-    return out
-
-
-def _tools(raw: Any) -> list[FunctionTool]:
-    """HS-29: the client's function tools; any other tool type is refused."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise bad_request("'tools' must be an array", "invalid_tools")
-    tools: list[FunctionTool] = []
-    for index, item in enumerate(raw):
-        where = f"tools[{index}]"
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind != "function" or not isinstance(item, dict):
-            raise bad_request(
-                f"{where}: tools of type {kind!r} are not supported; only 'function'",
-                "unsupported_tool",
-            )
-        strict = item.get("strict")
-        if strict is not None and not isinstance(strict, bool):
-            raise bad_request(f"{where}.strict must be true or false", "invalid_tools")
-        tools.append(
-            declared_tool(
-                item.get("name"), item.get("description"), item.get("parameters"), where
-            )
-        )
-    return tools
-
-
-def _tool_choice(raw: Any, tools: list[FunctionTool]) -> Any:
-    """HS-22: ``tool_choice`` as the run's option (None: the default, ``auto``)."""
-    if raw is None or raw == "auto":
-        return None
-    if raw in ("none", "required"):
-        return raw
-    if isinstance(raw, dict) and raw.get("type") == "function":
-        name = raw.get("name")
-        if not isinstance(name, str) or name not in {t.name for t in tools}:
-            raise bad_request(
-                "'tool_choice' names no declared function",
-                "invalid_parameter",
-                "tool_choice",
-            )
-        return {"mode": "required", "required_function_name": name}
-    raise bad_request(
-        "'tool_choice' must be auto, none, required or a function",
-        "unsupported_parameter",
-        "tool_choice",
-    )
-
-
 # -- the session (HS-25, HS-26) ---------------------------------------------------------
 
 
-async def _previous(app: Host, plan: _Plan) -> AgentSession | None:
+async def _previous(app: Host, plan: Plan) -> AgentSession | None:
     """HS-25: the session saved with ``previous_response_id`` (None without one); an
     unknown id is a 404, before anything is sent."""
     if plan.previous_response_id is None:
@@ -452,7 +149,7 @@ async def _previous(app: Host, plan: _Plan) -> AgentSession | None:
 
 @asynccontextmanager
 async def _session(
-    app: Host, plan: _Plan, previous: AgentSession | None
+    app: Host, plan: Plan, previous: AgentSession | None
 ) -> AsyncIterator[AgentSession]:
     """The run's session, saved only when the block ends without an exception
     (HS-143): under the conversation, and under the response's id when it is kept."""
@@ -481,7 +178,7 @@ def _copy(session: AgentSession, session_id: str) -> AgentSession:
     return AgentSession.from_dict({**session.to_dict(), "session_id": session_id})
 
 
-async def _keep(app: Host, plan: _Plan, body: dict[str, Any]) -> None:
+async def _keep(app: Host, plan: Plan, body: dict[str, Any]) -> None:
     """HS-26, HS-27: keep a finished response; drop the oldest beyond the bound, with
     their saved sessions."""
     if not plan.store:
@@ -492,104 +189,6 @@ async def _keep(app: Host, plan: _Plan, body: dict[str, Any]) -> None:
         await app.conversations.forget(agent_name, RESPONSE + old_id)
 
 
-# -- the response object (HS-23) --------------------------------------------------------
-
-
-def _body(
-    plan: _Plan,
-    status: str,
-    output: list[dict[str, Any]],
-    usage: dict[str, Any] | None,
-    error: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {
-        "id": plan.response_id,
-        "object": "response",
-        "created_at": plan.created_at,
-        "status": status,
-        "error": error,
-        "incomplete_details": None,
-        "model": plan.agent_name,
-        "output": output,
-        "previous_response_id": plan.previous_response_id,
-        "conversation": {"id": plan.conversation} if plan.conversation else None,
-        "store": plan.store,
-        "text": {"format": {"type": "text"}},
-        "usage": usage,
-        **plan.echo,
-    }
-
-
-def _usage_of(details: Any) -> dict[str, Any]:
-    """The Responses API's usage object from a run's `UsageDetails` (HS-23)."""
-    counts = chat_usage(details)
-    cached = getattr(details, "cache_read_input_token_count", None) if details else None
-    return {
-        "input_tokens": counts["prompt_tokens"],
-        "input_tokens_details": {"cached_tokens": int(cached or 0)},
-        "output_tokens": counts["completion_tokens"],
-        "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": counts["total_tokens"],
-    }
-
-
-def _message_item(item_id: str, text: str, status: str) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "id": item_id,
-        "status": status,
-        "role": "assistant",
-        "content": [_text_part(text)] if status == "completed" else [],
-    }
-
-
-def _text_part(text: str) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
-
-
-def _call_item(
-    item_id: str, call: Content, arguments: str, status: str
-) -> dict[str, Any]:
-    return {
-        "type": "function_call",
-        "id": item_id,
-        "call_id": call.call_id,
-        "name": call.name,
-        "arguments": arguments,
-        "status": status,
-    }
-
-
-def _output(final: Any, calls: list[Content]) -> list[dict[str, Any]]:
-    """HS-23: the run's assistant text as message items (a run of text contents, one
-    item; any other content ends it) and the calls handed back as function_call items,
-    in transcript order. The agent's own calls and their results are not shown."""
-    handed = {call.call_id for call in calls}
-    items: list[dict[str, Any]] = []
-    texts: list[str] = []
-
-    def flush() -> None:
-        text = "".join(texts)
-        texts.clear()
-        if text:
-            items.append(_message_item(_new_id("msg"), text, "completed"))
-
-    for message in final.messages:
-        if message.role == "assistant":
-            for content in message.contents:
-                if content.type == "text":
-                    texts.append(content.text or "")
-                    continue
-                flush()
-                if content.type == "function_call" and content.call_id in handed:
-                    arguments = text_arguments(content.arguments)
-                    items.append(
-                        _call_item(_new_id("fc"), content, arguments, "completed")
-                    )
-        flush()
-    return items
-
-
 # -- the routes ------------------------------------------------------------------------
 
 
@@ -597,7 +196,7 @@ async def handle(app: Host, scope: Scope, receive: Receive, send: Send) -> int:
     """Route one request under ``/v1/responses`` (HS-20, HS-27); the HTTP status."""
     method, path = scope["method"], scope["path"]
     if path == "/v1/responses" and method == "POST":
-        plan = _plan(app, await app._read_json(receive))
+        plan = parse(await app._read_json(receive), app._agent)
         previous = await _previous(app, plan)
         if plan.stream:
             return await _stream(app, plan, previous, send)
@@ -624,7 +223,7 @@ async def handle(app: Host, scope: Scope, receive: Receive, send: Send) -> int:
     )
 
 
-async def _run(app: Host, plan: _Plan, previous: AgentSession | None) -> dict[str, Any]:
+async def _run(app: Host, plan: Plan, previous: AgentSession | None) -> dict[str, Any]:
     """HS-23: the non-streamed answer, a completed response object."""
     async with _session(app, plan, previous) as session:
         final = await plan.agent.run(
@@ -634,8 +233,8 @@ async def _run(app: Host, plan: _Plan, previous: AgentSession | None) -> dict[st
             options=plan.options or None,
         )
         calls = handed_back(final, plan.tools)
-    usage = _usage_of(getattr(final, "usage_details", None))
-    body = _body(plan, "completed", _output(final, calls), usage)
+    usage = usage_of(getattr(final, "usage_details", None))
+    body = response_body(plan, "completed", output_items(final, calls), usage)
     await _keep(app, plan, body)
     return body
 
@@ -660,7 +259,7 @@ class _Events:
     async def text_delta(self, delta: str) -> None:
         index = len(self.output)
         if self.message is None:
-            self.message = _message_item(_new_id("msg"), "", "in_progress")
+            self.message = message_item(new_id("msg"), "", "in_progress")
             await self.emit(
                 "response.output_item.added", output_index=index, item=self.message
             )
@@ -669,7 +268,7 @@ class _Events:
                 item_id=self.message["id"],
                 output_index=index,
                 content_index=0,
-                part=_text_part(""),
+                part=text_part(""),
             )
         self.text.append(delta)
         await self.emit(
@@ -688,19 +287,19 @@ class _Events:
         self.message, self.text = None, []
         fields = {"item_id": item_id, "output_index": index, "content_index": 0}
         await self.emit("response.output_text.done", **fields, text=text, logprobs=[])
-        await self.emit("response.content_part.done", **fields, part=_text_part(text))
-        item = _message_item(item_id, text, "completed")
+        await self.emit("response.content_part.done", **fields, part=text_part(text))
+        item = message_item(item_id, text, "completed")
         await self.emit("response.output_item.done", output_index=index, item=item)
         self.output.append(item)
 
     async def call(self, call: Content, pieces: list[str]) -> None:
         """A handed-back call's item, its argument deltas as streamed (or the whole
         text, when the streamed pieces do not make it), and its done events."""
-        index, item_id = len(self.output), _new_id("fc")
+        index, item_id = len(self.output), new_id("fc")
         arguments = text_arguments(call.arguments)
         if "".join(pieces) != arguments:
             pieces = [arguments]
-        added = _call_item(item_id, call, "", "in_progress")
+        added = call_item(item_id, call, "", "in_progress")
         await self.emit("response.output_item.added", output_index=index, item=added)
         for piece in pieces:
             await self.emit(
@@ -716,13 +315,13 @@ class _Events:
             name=call.name,
             arguments=arguments,
         )
-        item = _call_item(item_id, call, arguments, "completed")
+        item = call_item(item_id, call, arguments, "completed")
         await self.emit("response.output_item.done", output_index=index, item=item)
         self.output.append(item)
 
 
 async def _stream(
-    app: Host, plan: _Plan, previous: AgentSession | None, send: Send
+    app: Host, plan: Plan, previous: AgentSession | None, send: Send
 ) -> int:
     """HS-24: the streamed answer. A failure once the stream has started is a
     ``response.failed`` event (HS-31)."""
@@ -737,9 +336,11 @@ async def _stream(
         }
     )
     events = _Events(send)
-    await events.emit("response.created", response=_body(plan, "in_progress", [], None))
     await events.emit(
-        "response.in_progress", response=_body(plan, "in_progress", [], None)
+        "response.created", response=response_body(plan, "in_progress", [], None)
+    )
+    await events.emit(
+        "response.in_progress", response=response_body(plan, "in_progress", [], None)
     )
     try:
         async with _session(app, plan, previous) as session:
@@ -747,8 +348,8 @@ async def _stream(
             await events.close_message()
             for call in calls:
                 await events.call(call, pieces.get(call.call_id or "", []))
-        usage = _usage_of(getattr(final, "usage_details", None))
-        body = _body(plan, "completed", events.output, usage)
+        usage = usage_of(getattr(final, "usage_details", None))
+        body = response_body(plan, "completed", events.output, usage)
         kind = "response.completed"
     except Exception as exc:
         failure = exc if isinstance(exc, HostingError) else None
@@ -766,14 +367,14 @@ async def _stream(
     return 200
 
 
-async def _failed(plan: _Plan, events: _Events, error: HostingError) -> dict[str, Any]:
+async def _failed(plan: Plan, events: _Events, error: HostingError) -> dict[str, Any]:
     await events.close_message()
     failure = {"code": error.code, "message": error.message}
-    return _body(plan, "failed", events.output, None, failure)
+    return response_body(plan, "failed", events.output, None, failure)
 
 
 async def _relay(
-    plan: _Plan, session: AgentSession, events: _Events
+    plan: Plan, session: AgentSession, events: _Events
 ) -> tuple[Any, list[Content], dict[str, list[str]]]:
     """Run the agent streamed, sending its text as it comes; the final response, the
     calls handed back, and each call's streamed argument pieces by call id."""
