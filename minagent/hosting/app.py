@@ -15,6 +15,9 @@ from minagent import Message, SupportsAgentRun
 
 from .conversations import Conversations, SessionStoreLike
 from .mcp import MCPMount
+from .openai_wire import HostingError
+from .openai_wire import send_json as _send_json
+from .openai_wire import usage as _usage
 
 __all__ = ["HostingApp", "HostingError"]
 
@@ -26,28 +29,6 @@ _log = logging.getLogger("minagent.hosting")
 
 # HS-6: the default cap on a request body, in bytes.
 DEFAULT_MAX_BODY = 1_000_000
-
-
-class HostingError(Exception):
-    """A request the application answers with an OpenAI-shaped error (HS-5)."""
-
-    def __init__(self, status: int, message: str, type_: str, code: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.type = type_
-        self.code = code
-
-    def body(self) -> dict[str, Any]:
-        """OpenAI's error shape: ``{"error": {message, type, param, code}}``."""
-        return {
-            "error": {
-                "message": self.message,
-                "type": self.type,
-                "param": None,
-                "code": self.code,
-            }
-        }
 
 
 def _agent_name(agent: SupportsAgentRun) -> str:
@@ -112,6 +93,10 @@ class HostingApp:
                 status = await self._chat(request, send)
             elif path.startswith("/mcp/"):
                 status = await self.mcp(path[5:], scope, receive, send)
+            elif path == "/v1/responses" or path.startswith("/v1/responses/"):
+                from .responses import handle  # HS-20: loaded on first use
+
+                status = await handle(self, scope, receive, send)
             else:
                 raise HostingError(
                     404,
@@ -208,21 +193,21 @@ class HostingApp:
     async def _chat(self, request: Mapping[str, Any], send: Send) -> int:
         name, agent = self._agent(request)
         messages = _messages(request.get("messages"))
-        if request.get("tools"):
-            # HS-8: client-side tools are not in this slice; refused, never ignored.
-            raise HostingError(
-                400,
-                "client-declared tools are not supported yet",
-                "invalid_request_error",
-                "unsupported_parameter",
-            )
+        # HS-32: the client's tools, declaration-only for this run
+        from .client_tools import chat_tools, handed_back, tool_calls
+
+        tools = chat_tools(agent, request.get("tools"))
         completion_id = f"chatcmpl-{uuid.uuid4().hex}"
         created = int(time.time())
         if request.get("stream"):
             return await self._chat_stream(
-                agent, name, messages, completion_id, created, send
+                agent, name, messages, completion_id, created, send, tools
             )
-        response = await agent.run(messages)
+        response = await agent.run(messages, tools=tools or None)
+        calls = tool_calls(handed_back(response, tools))
+        message: dict[str, Any] = {"role": "assistant", "content": response.text}
+        if calls:
+            message.update(content=response.text or None, tool_calls=calls)
         body = {
             "id": completion_id,
             "object": "chat.completion",
@@ -231,8 +216,8 @@ class HostingApp:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": response.text},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if calls else "stop",
                     "logprobs": None,
                 }
             ],
@@ -248,10 +233,13 @@ class HostingApp:
         completion_id: str,
         created: int,
         send: Send,
+        tools: Sequence[Any] = (),
     ) -> int:
         # HS-4: the stream starts once the run's first update is in hand, so a failure
         # before it is still an ordinary error response.
-        stream = agent.run(messages, stream=True)
+        from .client_tools import handed_back, tool_calls
+
+        stream = agent.run(messages, stream=True, tools=list(tools) or None)
         iterator = stream.__aiter__()
 
         def chunk(delta: dict[str, Any], finish: str | None, usage: Any) -> bytes:
@@ -295,33 +283,25 @@ class HostingApp:
                         usage = details if usage is None else usage + details
             final = await stream.get_final_response()
             usage = getattr(final, "usage_details", None) or usage
-        except Exception:
+            # HS-32: the calls handed back, once the run has ended
+            calls = tool_calls(handed_back(final, tools))
+        except Exception as exc:
             # HS-5: headers are sent; the error goes in the stream, no traceback.
-            _log.exception("hosting: streamed run failed")
-            error = HostingError(
-                500, "internal server error", "server_error", "internal_error"
-            )
+            error = exc if isinstance(exc, HostingError) else None
+            if error is None:
+                _log.exception("hosting: streamed run failed")
+                error = HostingError(
+                    500, "internal server error", "server_error", "internal_error"
+                )
             await emit(b"data: " + json.dumps(error.body()).encode() + b"\n\n")
             await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
             return 200
-        await emit(chunk({}, "stop", None))
+        for index, entry in enumerate(calls):
+            await emit(chunk({"tool_calls": [{"index": index, **entry}]}, None, None))
+        await emit(chunk({}, "tool_calls" if calls else "stop", None))
         await emit(chunk({}, None, _usage(usage)))
         await send({"type": "http.response.body", "body": b"data: [DONE]\n\n"})
         return 200
-
-
-def _usage(details: Any) -> dict[str, int]:
-    """OpenAI's usage object from a `UsageDetails` (absent counts are 0)."""
-    prompt = int(getattr(details, "input_token_count", None) or 0) if details else 0
-    completion = (
-        int(getattr(details, "output_token_count", None) or 0) if details else 0
-    )
-    total = int(getattr(details, "total_token_count", None) or 0) if details else 0
-    return {
-        "prompt_tokens": prompt,
-        "completion_tokens": completion,
-        "total_tokens": total or prompt + completion,
-    }
 
 
 def _messages(raw: Any) -> list[Message]:
@@ -339,10 +319,15 @@ def _messages(raw: Any) -> list[Message]:
         content = item.get("content") if isinstance(item, dict) else None
         if role == "developer":
             role = "system"
+        if role == "tool" or (role == "assistant" and item.get("tool_calls")):
+            from .client_tools import chat_message  # HS-32
+
+            out.append(chat_message(item, index))
+            continue
         if role not in ("system", "user", "assistant"):
             raise HostingError(
                 400,
-                f"messages[{index}].role must be system, developer, user or assistant",
+                f"messages[{index}].role must be system, developer, user, assistant or tool",
                 "invalid_request_error",
                 "invalid_messages",
             )
@@ -369,19 +354,3 @@ def _messages(raw: Any) -> list[Message]:
             )
         out.append(Message(role, text=content))
     return out
-
-
-async def _send_json(send: Send, status: int, body: Mapping[str, Any]) -> int:
-    data = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(data)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": data})
-    return status

@@ -202,10 +202,10 @@ async def test_a_failing_run_leaks_no_traceback_or_secret() -> None:
 
 
 async def test_client_tools_and_bad_messages_are_refused() -> None:
-    """HS-8, HS-3: tools declared by the client are refused with a 400, never ignored;
-    a message with an unknown role is a 400."""
+    """HS-8, HS-32, HS-3: a tool of a type other than function is refused with a 400,
+    never ignored; a message with an unknown role is a 400."""
     app = HostingApp([Agent(ScriptedChatClient(), name="greeter")])
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    tools = [{"type": "web_search"}]
     body = {"model": "greeter", "messages": [{"role": "user", "content": "hi"}]}
     status, data = await raw(
         app,
@@ -213,7 +213,7 @@ async def test_client_tools_and_bad_messages_are_refused() -> None:
         "/v1/chat/completions",
         json.dumps({**body, "tools": tools}).encode(),
     )
-    assert (status, data["error"]["code"]) == (400, "unsupported_parameter")
+    assert (status, data["error"]["code"]) == (400, "unsupported_tool")
     bad = {"model": "greeter", "messages": [{"role": "robot", "content": "hi"}]}
     status, data = await raw(
         app, "POST", "/v1/chat/completions", json.dumps(bad).encode()
