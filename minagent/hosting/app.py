@@ -13,6 +13,7 @@ from typing import Any
 
 from minagent import Message, SupportsAgentRun
 
+from .a2a import A2AHost, is_a2a_path
 from .conversations import Conversations, SessionStoreLike
 
 __all__ = ["HostingApp", "HostingError"]
@@ -77,6 +78,8 @@ class HostingApp:
         self.max_body = max_body
         # HS-140: every protocol's conversations, in one session store
         self.conversations = Conversations(store)
+        # HS-50: the A2A face (cards, JSON-RPC endpoints, tasks)
+        self.a2a = A2AHost(self.agents, self.conversations, max_body=max_body)
         self.created = int(time.time())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -94,6 +97,7 @@ class HostingApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                await self.a2a.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -106,6 +110,8 @@ class HostingApp:
             elif path == "/v1/chat/completions" and method == "POST":
                 request = await self._read_json(receive)
                 status = await self._chat(request, send)
+            elif is_a2a_path(path):
+                status = await self.a2a.handle(scope, receive, send)
             else:
                 raise HostingError(
                     404,

@@ -1,0 +1,958 @@
+"""A2A, the Agent2Agent protocol, over its JSON-RPC 2.0 binding (spec/hosting.md HS-50 ..
+HS-79), standard library only.
+
+Theory of operation
+-------------------
+Each hosted agent has one endpoint, ``POST /a2a/{name}``, and one agent card at
+``/a2a/{name}/.well-known/agent-card.json`` (the first agent's card is also at the
+host's own well-known path). A client's message starts a *task* or continues one; the
+task's ``contextId`` is the conversation, one `AgentSession` kept by the application's
+`Conversations` (HS-140), so every task of a context continues the same history.
+
+A task is a small state machine (HS-57)::
+
+    submitted -> working -> completed | failed | canceled | input-required
+    input-required -> working (the client's answer) | canceled
+
+Every run is an asyncio task owned by its A2A task, not by the request that started it:
+``message/send`` waits for it, ``message/stream`` and ``tasks/resubscribe`` follow its
+events through a queue each, ``tasks/cancel`` cancels it. A run that asks for approval
+ends with its session saved (the approval request is in the history and recorded,
+LP-34) and the task ``input-required``; the client's next message on the task carries
+the answer (HS-62) and starts the run that resumes it (LP-14).
+
+Parsing is separate from I/O: `_parse_envelope` and `_parse_message` turn JSON into
+checked values or raise `RpcError`; `A2AHost` holds the tasks and does the I/O.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote, unquote
+
+from minagent import Content, Message, SupportsAgentRun, __version__
+
+from .conversations import Conversations
+
+__all__ = ["A2AHost", "RpcError", "is_a2a_path"]
+
+Scope = Mapping[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+_log = logging.getLogger("minagent.hosting")
+
+# HS-50: the protocol version served, as the card states it.
+PROTOCOL_VERSION = "0.3.0"
+CARD_NAMES = ("agent-card.json", "agent.json")
+WELL_KNOWN = "/.well-known/"
+PREFIX = "/a2a/"
+# HS-68: the tasks one process keeps (oldest settled tasks are forgotten first).
+MAX_TASKS = 10_000
+
+# HS-54, HS-67: JSON-RPC's codes and A2A's own.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+TASK_NOT_FOUND = -32001
+TASK_NOT_CANCELABLE = -32002
+PUSH_NOT_SUPPORTED = -32003
+UNSUPPORTED_OPERATION = -32004
+CONTENT_TYPE_NOT_SUPPORTED = -32005
+EXTENDED_CARD_NOT_CONFIGURED = -32007
+VERSION_NOT_SUPPORTED = -32009
+
+# HS-57: states after which a task takes no message and no cancel.
+TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
+# HS-60: states that end a stream (`final: true`).
+FINAL = TERMINAL | {"input-required"}
+
+# HS-62: the texts that answer every pending approval request at once.
+ANSWER_TEXTS = {"approve": True, "reject": False}
+ANSWER_HINT = (
+    'answer with a data part {"approved": true|false} (with "id" to answer one '
+    'request) or the text "approve" or "reject"'
+)
+
+# HS-55: what a client may send and accept.
+INPUT_MODES = ["text/plain", "application/json"]
+OUTPUT_MODES = ["text/plain", "application/json"]
+
+
+class RpcError(Exception):
+    """A request answered with a JSON-RPC error object (HS-54)."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def is_a2a_path(path: str) -> bool:
+    """Whether the application routes ``path`` here (HS-51, HS-53)."""
+    return path.startswith(PREFIX) or path in {WELL_KNOWN + n for n in CARD_NAMES}
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+# ---------------------------------------------------------------------------------------
+# Tasks
+
+
+@dataclass
+class _Task:
+    """One A2A task: its wire fields and what the host needs to run it (HS-56)."""
+
+    id: str
+    context_id: str
+    agent_name: str
+    state: str = "submitted"
+    timestamp: str = field(default_factory=_now)
+    status_message: dict[str, Any] | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    # HS-61: the approval requests the task waits for, by request id
+    pending: dict[str, Content] = field(default_factory=dict)
+    run: asyncio.Task[None] | None = None
+    subscribers: list[asyncio.Queue[dict[str, Any] | None]] = field(
+        default_factory=list
+    )
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"state": self.state, "timestamp": self.timestamp}
+        if self.status_message is not None:
+            out["message"] = self.status_message
+        return out
+
+    def snapshot(self, history_length: int | None = None) -> dict[str, Any]:
+        """The task as A2A's `Task` object (HS-64)."""
+        history = self.history
+        if history_length is not None:
+            history = history[len(history) - history_length :] if history_length else []
+        return {
+            "kind": "task",
+            "id": self.id,
+            "contextId": self.context_id,
+            "status": self.status(),
+            "history": list(history),
+            "artifacts": list(self.artifacts),
+        }
+
+
+def _agent_message(task: _Task, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "kind": "message",
+        "role": "agent",
+        "messageId": _new_id(),
+        "taskId": task.id,
+        "contextId": task.context_id,
+        "parts": parts,
+    }
+
+
+def _text_part(text: str) -> dict[str, Any]:
+    return {"kind": "text", "text": text}
+
+
+# ---------------------------------------------------------------------------------------
+# Parsing (no I/O)
+
+
+@dataclass
+class _Envelope:
+    id: str | int
+    method: str
+    params: dict[str, Any]
+
+
+def _parse_envelope(body: bytes) -> _Envelope | tuple[str | int | None, RpcError]:
+    """A JSON-RPC request, or the id to answer and the error (HS-54)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None, RpcError(PARSE_ERROR, "request body is not valid JSON")
+    if isinstance(data, list):
+        return None, RpcError(INVALID_REQUEST, "batch requests are not supported")
+    if not isinstance(data, dict):
+        return None, RpcError(INVALID_REQUEST, "a request must be a JSON object")
+    rid = data.get("id")
+    if "id" not in data or rid is None:
+        return None, RpcError(
+            INVALID_REQUEST, "'id' is required: A2A methods are requests"
+        )
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
+        return None, RpcError(INVALID_REQUEST, "'id' must be a string or an integer")
+    if data.get("jsonrpc") != "2.0":
+        return rid, RpcError(INVALID_REQUEST, "'jsonrpc' must be \"2.0\"")
+    method = data.get("method")
+    if not isinstance(method, str):
+        return rid, RpcError(INVALID_REQUEST, "'method' must be a string")
+    params = data.get("params", {})
+    if not isinstance(params, dict):
+        return rid, RpcError(INVALID_PARAMS, "'params' must be an object")
+    return _Envelope(rid, method, params)
+
+
+def _optional_str(data: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise RpcError(INVALID_PARAMS, f"{where}.{key} must be a non-empty string")
+    return value
+
+
+@dataclass
+class _Incoming:
+    """A checked `message/send` or `message/stream` request (HS-55)."""
+
+    message: dict[str, Any]
+    texts: list[str]
+    data: list[dict[str, Any]]
+    task_id: str | None
+    context_id: str | None
+    blocking: bool
+    history_length: int | None
+
+
+def _history_length(config: Mapping[str, Any], where: str) -> int | None:
+    value = config.get("historyLength")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise RpcError(
+            INVALID_PARAMS, f"{where}.historyLength must be a non-negative integer"
+        )
+    return value
+
+
+def _parse_message(params: Mapping[str, Any]) -> _Incoming:
+    message = params.get("message")
+    if not isinstance(message, dict):
+        raise RpcError(INVALID_PARAMS, "params.message must be an object")
+    if message.get("kind", "message") != "message":
+        raise RpcError(INVALID_PARAMS, 'params.message.kind must be "message"')
+    if message.get("role") != "user":
+        raise RpcError(INVALID_PARAMS, 'params.message.role must be "user"')
+    if _optional_str(message, "messageId", "params.message") is None:
+        raise RpcError(INVALID_PARAMS, "params.message.messageId is required")
+    task_id = _optional_str(message, "taskId", "params.message")
+    context_id = _optional_str(message, "contextId", "params.message")
+    parts = message.get("parts")
+    if not isinstance(parts, list) or not parts:
+        raise RpcError(INVALID_PARAMS, "params.message.parts must be a non-empty array")
+    texts: list[str] = []
+    data: list[dict[str, Any]] = []
+    for index, part in enumerate(parts):
+        where = f"params.message.parts[{index}]"
+        kind = part.get("kind") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "data" and isinstance(part.get("data"), dict):
+            data.append(part["data"])
+        elif kind == "file":
+            # HS-67: files are not taken.
+            raise RpcError(
+                CONTENT_TYPE_NOT_SUPPORTED, f"{where}: file parts are not supported"
+            )
+        else:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"{where} must be a text part {{kind, text}} or a data part "
+                "{kind, data}",
+            )
+    config = params.get("configuration") or {}
+    if not isinstance(config, dict):
+        raise RpcError(INVALID_PARAMS, "params.configuration must be an object")
+    if config.get("pushNotificationConfig") is not None:
+        raise RpcError(PUSH_NOT_SUPPORTED, "push notifications are not supported")
+    modes = config.get("acceptedOutputModes")
+    if modes is not None:
+        if not isinstance(modes, list) or not all(isinstance(m, str) for m in modes):
+            raise RpcError(
+                INVALID_PARAMS,
+                "params.configuration.acceptedOutputModes must be an array of strings",
+            )
+        if modes and not {"text/plain", "text", "*/*"} & set(modes):
+            raise RpcError(
+                CONTENT_TYPE_NOT_SUPPORTED,
+                f"the agent answers in {OUTPUT_MODES}, none of which is accepted",
+            )
+    blocking = config.get("blocking", True)
+    if not isinstance(blocking, bool):
+        raise RpcError(INVALID_PARAMS, "params.configuration.blocking must be a bool")
+    return _Incoming(
+        message=message,
+        texts=texts,
+        data=data,
+        task_id=task_id,
+        context_id=context_id,
+        blocking=blocking,
+        history_length=_history_length(config, "params.configuration"),
+    )
+
+
+def _answers(task: _Task, incoming: _Incoming) -> list[Content]:
+    """HS-62: the approval responses a message to an ``input-required`` task carries,
+    one per pending request; any other text of the message goes along with them."""
+    decided: dict[str, bool] = {}
+    default: bool | None = None
+    for index, data in enumerate(incoming.data):
+        approved = data.get("approved")
+        if not isinstance(approved, bool) or set(data) - {"approved", "id"}:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"data part {index} is not an approval answer: {ANSWER_HINT}",
+            )
+        request_id = data.get("id")
+        if request_id is None:
+            default = approved
+        elif request_id not in task.pending:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"data part {index}: the task waits for no request {request_id!r}",
+            )
+        else:
+            decided[str(request_id)] = approved
+    if not incoming.data:
+        answer = ANSWER_TEXTS.get("".join(incoming.texts).strip().lower())
+        if answer is None:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"task {task.id} waits for an approval: {ANSWER_HINT}",
+            )
+        default = answer
+    out: list[Content] = []
+    for request_id, request in task.pending.items():
+        approved = decided.get(request_id, default)
+        if approved is None:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"approval request {request_id!r} has no answer: {ANSWER_HINT}",
+            )
+        out.append(request.to_function_approval_response(approved))
+    return out
+
+
+def _request_part(request: Content) -> dict[str, Any]:
+    """HS-61: one approval request as a data part."""
+    call = request.function_call
+    arguments: Any = None
+    if call is not None:
+        try:
+            arguments = call.parse_arguments()
+        except Exception:
+            # the model's raw text, when it is not a JSON object
+            arguments = call.arguments
+    return {
+        "kind": "data",
+        "data": {
+            "type": "function_approval_request",
+            "id": request.id,
+            "function_call": {
+                "call_id": call.call_id if call is not None else None,
+                "name": call.name if call is not None else None,
+                "arguments": arguments,
+            },
+        },
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# The host
+
+
+class A2AHost:
+    """The A2A face of a `HostingApp`: cards, the JSON-RPC endpoints and the tasks."""
+
+    def __init__(
+        self,
+        agents: Mapping[str, SupportsAgentRun],
+        conversations: Conversations,
+        *,
+        max_body: int,
+        max_tasks: int = MAX_TASKS,
+    ) -> None:
+        self.agents = agents
+        self.conversations = conversations
+        self.max_body = max_body
+        self.max_tasks = max_tasks
+        self.tasks: OrderedDict[str, _Task] = OrderedDict()
+
+    # -- routing ------------------------------------------------------------------------
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> int:
+        """Answer one HTTP request under an A2A path; returns the status sent."""
+        method, path = scope["method"], scope["path"]
+        name, rest = self._split(path)
+        if name is None or name not in self.agents:
+            shown = "" if name is None else f" named {name!r}"
+            return await _send_rpc_error(
+                send, 404, None, RpcError(INVALID_REQUEST, f"no A2A agent{shown}")
+            )
+        if rest in {WELL_KNOWN + n for n in CARD_NAMES}:
+            if method != "GET":
+                return await _send_rpc_error(
+                    send, 405, None, RpcError(INVALID_REQUEST, "the card is GET only")
+                )
+            return await _send_json(send, 200, self.card(name, scope))
+        if rest not in ("", "/"):
+            return await _send_rpc_error(
+                send, 404, None, RpcError(INVALID_REQUEST, f"no A2A route {path}")
+            )
+        if method != "POST":
+            return await _send_rpc_error(
+                send,
+                405,
+                None,
+                RpcError(INVALID_REQUEST, "the A2A endpoint takes POST requests"),
+            )
+        return await self._rpc(name, scope, receive, send)
+
+    def _split(self, path: str) -> tuple[str | None, str]:
+        if not path.startswith(PREFIX):
+            # HS-51: the host's own well-known path is the first agent's card.
+            return next(iter(self.agents), None), path
+        name, slash, rest = path[len(PREFIX) :].partition("/")
+        return unquote(name), slash + rest
+
+    # -- the card -----------------------------------------------------------------------
+
+    def card(self, name: str, scope: Scope) -> dict[str, Any]:
+        """HS-51, HS-52: the agent card of ``name``, its url built from the request."""
+        agent = self.agents[name]
+        description = getattr(agent, "description", None)
+        return {
+            "protocolVersion": PROTOCOL_VERSION,
+            "name": name,
+            "description": description
+            if isinstance(description, str) and description
+            else f"The minagent agent {name}.",
+            "url": _base_url(scope) + PREFIX + quote(name, safe=""),
+            "preferredTransport": "JSONRPC",
+            "version": __version__,
+            "capabilities": {
+                "streaming": True,
+                "pushNotifications": False,
+                "stateTransitionHistory": False,
+            },
+            "defaultInputModes": list(INPUT_MODES),
+            "defaultOutputModes": list(OUTPUT_MODES),
+            "skills": _skills(agent),
+        }
+
+    # -- JSON-RPC -----------------------------------------------------------------------
+
+    async def _rpc(self, name: str, scope: Scope, receive: Receive, send: Send) -> int:
+        body = await _read_body(receive, self.max_body)
+        if body is None:
+            return await _send_rpc_error(
+                send,
+                413,
+                None,
+                RpcError(INVALID_REQUEST, f"request body over {self.max_body} bytes"),
+            )
+        parsed = _parse_envelope(body)
+        if isinstance(parsed, tuple):
+            return await _send_rpc_error(send, 200, *parsed)
+        rid = parsed.id
+        stream: tuple[_Task, asyncio.Queue[dict[str, Any] | None], int | None]
+        try:
+            _check_version(scope)
+            method = parsed.method
+            if method == "message/send":
+                result = await self._send_message(name, parsed.params)
+            elif method == "message/stream":
+                stream = self._start_stream(name, parsed.params)
+            elif method == "tasks/resubscribe":
+                stream = (*self._resubscribe(name, parsed.params), None)
+            elif method == "tasks/get":
+                task = self._task(name, parsed.params)
+                length = _history_length(parsed.params, "params")
+                result = task.snapshot(length)
+            elif method == "tasks/cancel":
+                result = await self._cancel(name, parsed.params)
+            elif method.startswith("tasks/pushNotificationConfig/"):
+                raise RpcError(
+                    PUSH_NOT_SUPPORTED, "push notifications are not supported"
+                )
+            elif method == "agent/getAuthenticatedExtendedCard":
+                raise RpcError(
+                    EXTENDED_CARD_NOT_CONFIGURED,
+                    "there is no authenticated extended card",
+                )
+            else:
+                raise RpcError(METHOD_NOT_FOUND, f"no method {method!r}")
+        except RpcError as error:
+            return await _send_rpc_error(send, 200, rid, error)
+        except Exception:
+            # HS-69: the traceback goes to the log, never into the answer.
+            _log.exception("hosting: A2A request failed")
+            internal = RpcError(INTERNAL_ERROR, "internal error")
+            return await _send_rpc_error(send, 200, rid, internal)
+        if method in ("message/stream", "tasks/resubscribe"):
+            return await self._stream(send, rid, *stream)
+        return await _send_json(
+            send, 200, {"jsonrpc": "2.0", "id": rid, "result": result}
+        )
+
+    def _task(self, name: str, params: Mapping[str, Any]) -> _Task:
+        task_id = params.get("id")
+        if not isinstance(task_id, str) or not task_id:
+            raise RpcError(INVALID_PARAMS, "params.id must be a non-empty string")
+        return self._find(name, task_id)
+
+    def _find(self, name: str, task_id: str) -> _Task:
+        task = self.tasks.get(task_id)
+        # HS-56: a task is found only at its own agent's endpoint.
+        if task is None or task.agent_name != name:
+            raise RpcError(TASK_NOT_FOUND, f"no task {task_id!r}")
+        return task
+
+    # -- message/send and message/stream ------------------------------------------------
+
+    def _begin(
+        self, name: str, params: Mapping[str, Any]
+    ) -> tuple[_Task, _Incoming, SupportsAgentRun, list[Message]]:
+        """HS-55, HS-56, HS-63: check a message, then start or continue its task and
+        start the run. Nothing is changed before every check has passed."""
+        incoming = _parse_message(params)
+        agent = self.agents[name]
+        if incoming.task_id is not None:
+            task = self._find(name, incoming.task_id)
+            if incoming.context_id not in (None, task.context_id):
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"task {task.id!r} belongs to another contextId",
+                )
+            if task.state != "input-required":
+                raise RpcError(
+                    UNSUPPORTED_OPERATION,
+                    f"task {task.id!r} is {task.state}; only a task in "
+                    "input-required takes another message",
+                )
+            answers = _answers(task, incoming)
+            text = "".join(incoming.texts) if incoming.data else ""
+            contents: list[Content | str] = [*answers, *([text] if text else [])]
+            task.pending = {}
+            # taken at once, so a second answer racing this one finds it working
+            self._set_state(task, "working")
+        else:
+            if incoming.data:
+                raise RpcError(
+                    CONTENT_TYPE_NOT_SUPPORTED,
+                    "data parts are taken only as approval answers to a task in "
+                    "input-required",
+                )
+            task = _Task(
+                id=_new_id(),
+                context_id=incoming.context_id or _new_id(),
+                agent_name=name,
+            )
+            self._remember(task)
+            contents = ["".join(incoming.texts)]
+        task.history.append(
+            {**incoming.message, "taskId": task.id, "contextId": task.context_id}
+        )
+        task.status_message = None
+        return task, incoming, agent, [Message("user", contents)]
+
+    async def _send_message(
+        self, name: str, params: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        task, incoming, agent, messages = self._begin(name, params)
+        run = self._start_run(task, agent, messages, stream=False)
+        if incoming.blocking:
+            # HS-58: wait for the run, not raising if it was cancelled
+            await asyncio.wait({run})
+        return task.snapshot(incoming.history_length)
+
+    def _start_stream(
+        self, name: str, params: Mapping[str, Any]
+    ) -> tuple[_Task, asyncio.Queue[dict[str, Any] | None], int | None]:
+        task, incoming, agent, messages = self._begin(name, params)
+        queue = self._subscribe(task)
+        self._start_run(task, agent, messages, stream=True)
+        return task, queue, incoming.history_length
+
+    def _resubscribe(
+        self, name: str, params: Mapping[str, Any]
+    ) -> tuple[_Task, asyncio.Queue[dict[str, Any] | None]]:
+        task = self._task(name, params)
+        if task.state in TERMINAL:
+            raise RpcError(
+                UNSUPPORTED_OPERATION,
+                f"task {task.id!r} is {task.state}; there is nothing to follow",
+            )
+        queue = self._subscribe(task)
+        if task.run is None:
+            # HS-66: nothing runs (input-required): the stream is the snapshot only
+            queue.put_nowait(None)
+        return task, queue
+
+    def _subscribe(self, task: _Task) -> asyncio.Queue[dict[str, Any] | None]:
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        task.subscribers.append(queue)
+        return queue
+
+    async def _stream(
+        self,
+        send: Send,
+        rid: str | int,
+        task: _Task,
+        queue: asyncio.Queue[dict[str, Any] | None],
+        history_length: int | None,
+    ) -> int:
+        """HS-60: the task, then its events, each one SSE ``data:`` event holding a
+        JSON-RPC response, until the task settles."""
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-cache"),
+                ],
+            }
+        )
+
+        async def emit(result: Mapping[str, Any]) -> None:
+            data = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": b"data: " + data.encode() + b"\n\n",
+                    "more_body": True,
+                }
+            )
+
+        try:
+            await emit(task.snapshot(history_length))
+            while (event := await queue.get()) is not None:
+                await emit(event)
+        finally:
+            if queue in task.subscribers:
+                task.subscribers.remove(queue)
+        await send({"type": "http.response.body", "body": b""})
+        return 200
+
+    # -- runs ---------------------------------------------------------------------------
+
+    def _start_run(
+        self,
+        task: _Task,
+        agent: SupportsAgentRun,
+        messages: list[Message],
+        *,
+        stream: bool,
+    ) -> asyncio.Task[None]:
+        run = asyncio.get_running_loop().create_task(
+            self._run(task, agent, messages, stream=stream)
+        )
+        task.run = run
+        return run
+
+    async def _run(
+        self,
+        task: _Task,
+        agent: SupportsAgentRun,
+        messages: list[Message],
+        *,
+        stream: bool,
+    ) -> None:
+        """HS-57: one run of a task. The task settles only after the session is saved
+        (HS-143), so a client that sees the final state can read the next turn."""
+        artifact_id = _new_id()
+        chunks = 0
+        try:
+            async with self.conversations.session(
+                task.agent_name, task.context_id
+            ) as session:
+                if task.state != "working":
+                    self._set_state(task, "working")
+                if stream:
+                    running = agent.run(messages, stream=True, session=session)
+                    async for update in running:
+                        text = update.text
+                        if text:
+                            self._publish(
+                                task,
+                                _artifact_event(task, artifact_id, text, chunks > 0),
+                            )
+                            chunks += 1
+                    response = await running.get_final_response()
+                else:
+                    response = await agent.run(messages, session=session)
+        except asyncio.CancelledError:
+            self._settle(task, "canceled", None)
+            raise
+        except Exception:
+            # HS-69: the exception goes to the log; the client learns the run failed.
+            _log.exception("hosting: A2A run of task %s failed", task.id)
+            self._settle(task, "failed", [_text_part("The agent's run failed.")])
+            return
+        finally:
+            task.run = None
+        self._finish(task, response, artifact_id, chunks)
+
+    def _finish(
+        self, task: _Task, response: Any, artifact_id: str, chunks: int
+    ) -> None:
+        requests = list(getattr(response, "user_input_requests", []))
+        approvals = [r for r in requests if r.type == "function_approval_request"]
+        text = getattr(response, "text", "") or ""
+        if len(approvals) != len(requests):
+            # HS-61: a declaration-only call has no A2A answer; the task fails.
+            self._settle(
+                task,
+                "failed",
+                [
+                    _text_part(
+                        "The agent asked for a client-side tool call, "
+                        "which A2A cannot carry."
+                    )
+                ],
+            )
+            return
+        if approvals:
+            task.pending = {str(r.id): r for r in approvals}
+            parts = [_text_part(text)] if text else []
+            parts += [_request_part(r) for r in approvals]
+            self._settle(task, "input-required", parts)
+            return
+        # HS-59: the answer is the task's artifact
+        artifact = {
+            "artifactId": artifact_id,
+            "name": "answer",
+            "parts": [_text_part(text)],
+        }
+        task.artifacts.append(artifact)
+        if chunks:
+            self._publish(task, _artifact_event(task, artifact_id, "", True, last=True))
+        else:
+            self._publish(
+                task,
+                {
+                    "kind": "artifact-update",
+                    "taskId": task.id,
+                    "contextId": task.context_id,
+                    "artifact": artifact,
+                    "append": False,
+                    "lastChunk": True,
+                },
+            )
+        self._settle(task, "completed", None)
+
+    def _set_state(self, task: _Task, state: str) -> None:
+        task.state = state
+        task.timestamp = _now()
+        self._publish(
+            task,
+            {
+                "kind": "status-update",
+                "taskId": task.id,
+                "contextId": task.context_id,
+                "status": task.status(),
+                "final": state in FINAL,
+            },
+        )
+
+    def _settle(
+        self, task: _Task, state: str, parts: list[dict[str, Any]] | None
+    ) -> None:
+        """The task's last status of this run, then the end of every subscriber's
+        stream."""
+        if parts is not None:
+            message = _agent_message(task, parts)
+            task.status_message = message
+            task.history.append(message)
+        self._set_state(task, state)
+        for queue in task.subscribers:
+            queue.put_nowait(None)
+        task.subscribers.clear()
+
+    def _publish(self, task: _Task, event: dict[str, Any]) -> None:
+        for queue in task.subscribers:
+            queue.put_nowait(event)
+
+    def _remember(self, task: _Task) -> None:
+        """HS-68: keep at most ``max_tasks``; the oldest idle ones go first."""
+        self.tasks[task.id] = task
+        if len(self.tasks) <= self.max_tasks:
+            return
+        for task_id, old in list(self.tasks.items()):
+            if len(self.tasks) <= self.max_tasks:
+                break
+            if old.run is None and old is not task:
+                del self.tasks[task_id]
+
+    # -- tasks/cancel -------------------------------------------------------------------
+
+    async def _cancel(self, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """HS-65: cancel a task that has not settled."""
+        task = self._task(name, params)
+        if task.state in TERMINAL:
+            raise RpcError(TASK_NOT_CANCELABLE, f"task {task.id!r} is {task.state}")
+        run = task.run
+        if run is None:
+            task.pending = {}
+            self._settle(task, "canceled", None)
+        else:
+            run.cancel()
+            await asyncio.wait({run})
+            self._settle_unstarted(task, run)
+            if task.state != "canceled":
+                raise RpcError(
+                    TASK_NOT_CANCELABLE,
+                    f"task {task.id!r} became {task.state} before it could be "
+                    "cancelled",
+                )
+        return task.snapshot()
+
+    async def aclose(self) -> None:
+        """HS-68: cancel every run still going (the application's shutdown)."""
+        running = [(t, t.run) for t in self.tasks.values() if t.run is not None]
+        for _, run in running:
+            run.cancel()
+        if running:
+            await asyncio.wait([run for _, run in running])
+        for task, run in running:
+            self._settle_unstarted(task, run)
+
+    def _settle_unstarted(self, task: _Task, run: asyncio.Task[None]) -> None:
+        # A run cancelled before its first step never enters `_run`, so nothing
+        # settled its task: do it here.
+        if run.cancelled() and task.run is run:
+            task.run = None
+            self._settle(task, "canceled", None)
+
+
+def _artifact_event(
+    task: _Task, artifact_id: str, text: str, append: bool, *, last: bool = False
+) -> dict[str, Any]:
+    return {
+        "kind": "artifact-update",
+        "taskId": task.id,
+        "contextId": task.context_id,
+        "artifact": {
+            "artifactId": artifact_id,
+            "name": "answer",
+            "parts": [_text_part(text)],
+        },
+        "append": append,
+        "lastChunk": last,
+    }
+
+
+def _skills(agent: SupportsAgentRun) -> list[dict[str, Any]]:
+    """HS-52: one skill per named tool of the agent."""
+    options = getattr(agent, "default_options", None) or {}
+    tools = options.get("tools") or () if isinstance(options, Mapping) else ()
+    out: list[dict[str, Any]] = []
+    for item in tools:
+        name = getattr(item, "name", None)
+        if not isinstance(name, str) or not name:
+            continue
+        description = getattr(item, "description", None)
+        skill: dict[str, Any] = {
+            "id": name,
+            "name": name,
+            "description": description
+            if isinstance(description, str) and description
+            else name,
+            "tags": ["tool"],
+        }
+        if getattr(item, "approval_mode", None) == "always_require":
+            skill["tags"] = ["tool", "approval-required"]
+        out.append(skill)
+    return out
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers") or ():
+        if bytes(key).lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _base_url(scope: Scope) -> str:
+    """HS-51: scheme, host and the ASGI root path of the request."""
+    host = _header(scope, b"host")
+    if not host:
+        server = scope.get("server") or ("localhost", None)
+        host = server[0] if server[1] is None else f"{server[0]}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
+
+
+def _check_version(scope: Scope) -> None:
+    """HS-50: a request that names another protocol version is refused."""
+    version = _header(scope, b"a2a-version")
+    if version is None or not version.strip():
+        return
+    parts = version.strip().split(".")
+    if parts[:2] != ["0", "3"]:
+        raise RpcError(
+            VERSION_NOT_SUPPORTED,
+            f"A2A-Version {version.strip()!r} is not supported; this server speaks "
+            f"A2A {PROTOCOL_VERSION}",
+        )
+
+
+async def _read_body(receive: Receive, cap: int) -> bytes | None:
+    """The request body, or None once it passes ``cap`` bytes (HS-53)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > cap:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _send_rpc_error(
+    send: Send, status: int, rid: str | int | None, error: RpcError
+) -> int:
+    body = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "error": {"code": error.code, "message": error.message},
+    }
+    return await _send_json(send, status, body)
+
+
+async def _send_json(send: Send, status: int, body: Mapping[str, Any]) -> int:
+    data = json.dumps(body).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+    return status
