@@ -21,7 +21,7 @@ ends with its session saved (the approval request is in the history and recorded
 LP-34) and the task ``input-required``; the client's next message on the task carries
 the answer (HS-62) and starts the run that resumes it (LP-14).
 
-Parsing is separate from I/O: `_parse_envelope` and `_parse_message` turn JSON into
+Parsing is separate from I/O: `parse_envelope` and `parse_message` turn JSON into
 checked values or raise `RpcError`; `A2AHost` holds the tasks and does the I/O.
 """
 
@@ -40,6 +40,32 @@ from urllib.parse import quote, unquote
 
 from minagent import Content, Message, SupportsAgentRun, __version__
 
+from .a2a_wire import (
+    CONTENT_TYPE_NOT_SUPPORTED,
+    EXTENDED_CARD_NOT_CONFIGURED,
+    FINAL,
+    INPUT_MODES,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    OUTPUT_MODES,
+    PROTOCOL_VERSION,
+    PUSH_NOT_SUPPORTED,
+    TASK_NOT_CANCELABLE,
+    TASK_NOT_FOUND,
+    TERMINAL,
+    UNSUPPORTED_OPERATION,
+    Incoming,
+    RpcError,
+    answers,
+    check_version,
+    history_length,
+    parse_envelope,
+    parse_message,
+    request_part,
+    text_part,
+)
 from .conversations import Conversations
 
 __all__ = ["A2AHost", "RpcError", "is_a2a_path"]
@@ -50,52 +76,11 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _log = logging.getLogger("minagent.hosting")
 
-# HS-50: the protocol version served, as the card states it.
-PROTOCOL_VERSION = "0.3.0"
 CARD_NAMES = ("agent-card.json", "agent.json")
 WELL_KNOWN = "/.well-known/"
 PREFIX = "/a2a/"
 # HS-68: the tasks one process keeps (oldest settled tasks are forgotten first).
 MAX_TASKS = 10_000
-
-# HS-54, HS-67: JSON-RPC's codes and A2A's own.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-TASK_NOT_FOUND = -32001
-TASK_NOT_CANCELABLE = -32002
-PUSH_NOT_SUPPORTED = -32003
-UNSUPPORTED_OPERATION = -32004
-CONTENT_TYPE_NOT_SUPPORTED = -32005
-EXTENDED_CARD_NOT_CONFIGURED = -32007
-VERSION_NOT_SUPPORTED = -32009
-
-# HS-57: states after which a task takes no message and no cancel.
-TERMINAL = frozenset({"completed", "failed", "canceled", "rejected"})
-# HS-60: states that end a stream (`final: true`).
-FINAL = TERMINAL | {"input-required"}
-
-# HS-62: the texts that answer every pending approval request at once.
-ANSWER_TEXTS = {"approve": True, "reject": False}
-ANSWER_HINT = (
-    'answer with a data part {"approved": true|false} (with "id" to answer one '
-    'request) or the text "approve" or "reject"'
-)
-
-# HS-55: what a client may send and accept.
-INPUT_MODES = ["text/plain", "application/json"]
-OUTPUT_MODES = ["text/plain", "application/json"]
-
-
-class RpcError(Exception):
-    """A request answered with a JSON-RPC error object (HS-54)."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def is_a2a_path(path: str) -> bool:
@@ -163,214 +148,6 @@ def _agent_message(task: _Task, parts: list[dict[str, Any]]) -> dict[str, Any]:
         "taskId": task.id,
         "contextId": task.context_id,
         "parts": parts,
-    }
-
-
-def _text_part(text: str) -> dict[str, Any]:
-    return {"kind": "text", "text": text}
-
-
-# ---------------------------------------------------------------------------------------
-# Parsing (no I/O)
-
-
-@dataclass
-class _Envelope:
-    id: str | int
-    method: str
-    params: dict[str, Any]
-
-
-def _parse_envelope(body: bytes) -> _Envelope | tuple[str | int | None, RpcError]:
-    """A JSON-RPC request, or the id to answer and the error (HS-54)."""
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError):
-        return None, RpcError(PARSE_ERROR, "request body is not valid JSON")
-    if isinstance(data, list):
-        return None, RpcError(INVALID_REQUEST, "batch requests are not supported")
-    if not isinstance(data, dict):
-        return None, RpcError(INVALID_REQUEST, "a request must be a JSON object")
-    rid = data.get("id")
-    if "id" not in data or rid is None:
-        return None, RpcError(
-            INVALID_REQUEST, "'id' is required: A2A methods are requests"
-        )
-    if isinstance(rid, bool) or not isinstance(rid, (str, int)):
-        return None, RpcError(INVALID_REQUEST, "'id' must be a string or an integer")
-    if data.get("jsonrpc") != "2.0":
-        return rid, RpcError(INVALID_REQUEST, "'jsonrpc' must be \"2.0\"")
-    method = data.get("method")
-    if not isinstance(method, str):
-        return rid, RpcError(INVALID_REQUEST, "'method' must be a string")
-    params = data.get("params", {})
-    if not isinstance(params, dict):
-        return rid, RpcError(INVALID_PARAMS, "'params' must be an object")
-    return _Envelope(rid, method, params)
-
-
-def _optional_str(data: Mapping[str, Any], key: str, where: str) -> str | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise RpcError(INVALID_PARAMS, f"{where}.{key} must be a non-empty string")
-    return value
-
-
-@dataclass
-class _Incoming:
-    """A checked `message/send` or `message/stream` request (HS-55)."""
-
-    message: dict[str, Any]
-    texts: list[str]
-    data: list[dict[str, Any]]
-    task_id: str | None
-    context_id: str | None
-    blocking: bool
-    history_length: int | None
-
-
-def _history_length(config: Mapping[str, Any], where: str) -> int | None:
-    value = config.get("historyLength")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise RpcError(
-            INVALID_PARAMS, f"{where}.historyLength must be a non-negative integer"
-        )
-    return value
-
-
-def _parse_message(params: Mapping[str, Any]) -> _Incoming:
-    message = params.get("message")
-    if not isinstance(message, dict):
-        raise RpcError(INVALID_PARAMS, "params.message must be an object")
-    if message.get("kind", "message") != "message":
-        raise RpcError(INVALID_PARAMS, 'params.message.kind must be "message"')
-    if message.get("role") != "user":
-        raise RpcError(INVALID_PARAMS, 'params.message.role must be "user"')
-    if _optional_str(message, "messageId", "params.message") is None:
-        raise RpcError(INVALID_PARAMS, "params.message.messageId is required")
-    task_id = _optional_str(message, "taskId", "params.message")
-    context_id = _optional_str(message, "contextId", "params.message")
-    parts = message.get("parts")
-    if not isinstance(parts, list) or not parts:
-        raise RpcError(INVALID_PARAMS, "params.message.parts must be a non-empty array")
-    texts: list[str] = []
-    data: list[dict[str, Any]] = []
-    for index, part in enumerate(parts):
-        where = f"params.message.parts[{index}]"
-        kind = part.get("kind") if isinstance(part, dict) else None
-        if kind == "text" and isinstance(part.get("text"), str):
-            texts.append(part["text"])
-        elif kind == "data" and isinstance(part.get("data"), dict):
-            data.append(part["data"])
-        elif kind == "file":
-            # HS-67: files are not taken.
-            raise RpcError(
-                CONTENT_TYPE_NOT_SUPPORTED, f"{where}: file parts are not supported"
-            )
-        else:
-            raise RpcError(
-                INVALID_PARAMS,
-                f"{where} must be a text part {{kind, text}} or a data part "
-                "{kind, data}",
-            )
-    config = params.get("configuration") or {}
-    if not isinstance(config, dict):
-        raise RpcError(INVALID_PARAMS, "params.configuration must be an object")
-    if config.get("pushNotificationConfig") is not None:
-        raise RpcError(PUSH_NOT_SUPPORTED, "push notifications are not supported")
-    modes = config.get("acceptedOutputModes")
-    if modes is not None:
-        if not isinstance(modes, list) or not all(isinstance(m, str) for m in modes):
-            raise RpcError(
-                INVALID_PARAMS,
-                "params.configuration.acceptedOutputModes must be an array of strings",
-            )
-        if modes and not {"text/plain", "text", "*/*"} & set(modes):
-            raise RpcError(
-                CONTENT_TYPE_NOT_SUPPORTED,
-                f"the agent answers in {OUTPUT_MODES}, none of which is accepted",
-            )
-    blocking = config.get("blocking", True)
-    if not isinstance(blocking, bool):
-        raise RpcError(INVALID_PARAMS, "params.configuration.blocking must be a bool")
-    return _Incoming(
-        message=message,
-        texts=texts,
-        data=data,
-        task_id=task_id,
-        context_id=context_id,
-        blocking=blocking,
-        history_length=_history_length(config, "params.configuration"),
-    )
-
-
-def _answers(task: _Task, incoming: _Incoming) -> list[Content]:
-    """HS-62: the approval responses a message to an ``input-required`` task carries,
-    one per pending request; any other text of the message goes along with them."""
-    decided: dict[str, bool] = {}
-    default: bool | None = None
-    for index, data in enumerate(incoming.data):
-        approved = data.get("approved")
-        if not isinstance(approved, bool) or set(data) - {"approved", "id"}:
-            raise RpcError(
-                INVALID_PARAMS,
-                f"data part {index} is not an approval answer: {ANSWER_HINT}",
-            )
-        request_id = data.get("id")
-        if request_id is None:
-            default = approved
-        elif request_id not in task.pending:
-            raise RpcError(
-                INVALID_PARAMS,
-                f"data part {index}: the task waits for no request {request_id!r}",
-            )
-        else:
-            decided[str(request_id)] = approved
-    if not incoming.data:
-        answer = ANSWER_TEXTS.get("".join(incoming.texts).strip().lower())
-        if answer is None:
-            raise RpcError(
-                INVALID_PARAMS,
-                f"task {task.id} waits for an approval: {ANSWER_HINT}",
-            )
-        default = answer
-    out: list[Content] = []
-    for request_id, request in task.pending.items():
-        approved = decided.get(request_id, default)
-        if approved is None:
-            raise RpcError(
-                INVALID_PARAMS,
-                f"approval request {request_id!r} has no answer: {ANSWER_HINT}",
-            )
-        out.append(request.to_function_approval_response(approved))
-    return out
-
-
-def _request_part(request: Content) -> dict[str, Any]:
-    """HS-61: one approval request as a data part."""
-    call = request.function_call
-    arguments: Any = None
-    if call is not None:
-        try:
-            arguments = call.parse_arguments()
-        except Exception:
-            # the model's raw text, when it is not a JSON object
-            arguments = call.arguments
-    return {
-        "kind": "data",
-        "data": {
-            "type": "function_approval_request",
-            "id": request.id,
-            "function_call": {
-                "call_id": call.call_id if call is not None else None,
-                "name": call.name if call is not None else None,
-                "arguments": arguments,
-            },
-        },
     }
 
 
@@ -468,13 +245,13 @@ class A2AHost:
                 None,
                 RpcError(INVALID_REQUEST, f"request body over {self.max_body} bytes"),
             )
-        parsed = _parse_envelope(body)
+        parsed = parse_envelope(body)
         if isinstance(parsed, tuple):
             return await _send_rpc_error(send, 200, *parsed)
         rid = parsed.id
         stream: tuple[_Task, asyncio.Queue[dict[str, Any] | None], int | None]
         try:
-            _check_version(scope)
+            check_version(_header(scope, b"a2a-version"))
             method = parsed.method
             if method == "message/send":
                 result = await self._send_message(name, parsed.params)
@@ -484,7 +261,7 @@ class A2AHost:
                 stream = (*self._resubscribe(name, parsed.params), None)
             elif method == "tasks/get":
                 task = self._task(name, parsed.params)
-                length = _history_length(parsed.params, "params")
+                length = history_length(parsed.params, "params")
                 result = task.snapshot(length)
             elif method == "tasks/cancel":
                 result = await self._cancel(name, parsed.params)
@@ -529,10 +306,10 @@ class A2AHost:
 
     def _begin(
         self, name: str, params: Mapping[str, Any]
-    ) -> tuple[_Task, _Incoming, SupportsAgentRun, list[Message]]:
+    ) -> tuple[_Task, Incoming, SupportsAgentRun, list[Message]]:
         """HS-55, HS-56, HS-63: check a message, then start or continue its task and
         start the run. Nothing is changed before every check has passed."""
-        incoming = _parse_message(params)
+        incoming = parse_message(params)
         agent = self.agents[name]
         if incoming.task_id is not None:
             task = self._find(name, incoming.task_id)
@@ -547,9 +324,9 @@ class A2AHost:
                     f"task {task.id!r} is {task.state}; only a task in "
                     "input-required takes another message",
                 )
-            answers = _answers(task, incoming)
+            replies = answers(task.id, task.pending, incoming)
             text = "".join(incoming.texts) if incoming.data else ""
-            contents: list[Content | str] = [*answers, *([text] if text else [])]
+            contents: list[Content | str] = [*replies, *([text] if text else [])]
             task.pending = {}
             # taken at once, so a second answer racing this one finds it working
             self._set_state(task, "working")
@@ -705,7 +482,7 @@ class A2AHost:
         except Exception:
             # HS-69: the exception goes to the log; the client learns the run failed.
             _log.exception("hosting: A2A run of task %s failed", task.id)
-            self._settle(task, "failed", [_text_part("The agent's run failed.")])
+            self._settle(task, "failed", [text_part("The agent's run failed.")])
             return
         finally:
             task.run = None
@@ -723,7 +500,7 @@ class A2AHost:
                 task,
                 "failed",
                 [
-                    _text_part(
+                    text_part(
                         "The agent asked for a client-side tool call, "
                         "which A2A cannot carry."
                     )
@@ -732,15 +509,15 @@ class A2AHost:
             return
         if approvals:
             task.pending = {str(r.id): r for r in approvals}
-            parts = [_text_part(text)] if text else []
-            parts += [_request_part(r) for r in approvals]
+            parts = [text_part(text)] if text else []
+            parts += [request_part(r) for r in approvals]
             self._settle(task, "input-required", parts)
             return
         # HS-59: the answer is the task's artifact
         artifact = {
             "artifactId": artifact_id,
             "name": "answer",
-            "parts": [_text_part(text)],
+            "parts": [text_part(text)],
         }
         task.artifacts.append(artifact)
         if chunks:
@@ -853,7 +630,7 @@ def _artifact_event(
         "artifact": {
             "artifactId": artifact_id,
             "name": "answer",
-            "parts": [_text_part(text)],
+            "parts": [text_part(text)],
         },
         "append": append,
         "lastChunk": last,
@@ -898,20 +675,6 @@ def _base_url(scope: Scope) -> str:
         server = scope.get("server") or ("localhost", None)
         host = server[0] if server[1] is None else f"{server[0]}:{server[1]}"
     return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
-
-
-def _check_version(scope: Scope) -> None:
-    """HS-50: a request that names another protocol version is refused."""
-    version = _header(scope, b"a2a-version")
-    if version is None or not version.strip():
-        return
-    parts = version.strip().split(".")
-    if parts[:2] != ["0", "3"]:
-        raise RpcError(
-            VERSION_NOT_SUPPORTED,
-            f"A2A-Version {version.strip()!r} is not supported; this server speaks "
-            f"A2A {PROTOCOL_VERSION}",
-        )
 
 
 async def _read_body(receive: Receive, cap: int) -> bytes | None:
