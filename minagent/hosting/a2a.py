@@ -397,17 +397,8 @@ class A2AHost:
         history_length: int | None,
     ) -> int:
         """HS-60: the task, then its events, each one SSE ``data:`` event holding a
-        JSON-RPC response, until the task settles."""
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"text/event-stream"),
-                    (b"cache-control", b"no-cache"),
-                ],
-            }
-        )
+        JSON-RPC response, until the task settles. HS-68: a client that leaves stops
+        following; the run goes on."""
 
         async def emit(result: Mapping[str, Any]) -> None:
             data = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
@@ -420,13 +411,27 @@ class A2AHost:
             )
 
         try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream"),
+                        (b"cache-control", b"no-cache"),
+                    ],
+                }
+            )
             await emit(task.snapshot(history_length))
             while (event := await queue.get()) is not None:
                 await emit(event)
+            await send({"type": "http.response.body", "body": b""})
+        except OSError:
+            # The connection is gone: nobody is left to answer. The task is not the
+            # connection's (HS-68), so it runs on for `tasks/resubscribe`.
+            _log.info("hosting: a client left the stream of A2A task %s", task.id)
         finally:
             if queue in task.subscribers:
                 task.subscribers.remove(queue)
-        await send({"type": "http.response.body", "body": b""})
         return 200
 
     # -- runs ---------------------------------------------------------------------------

@@ -590,6 +590,41 @@ async def test_resubscribe_follows_a_running_task() -> None:
     assert alone[0]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
 
 
+async def test_a_dropped_stream_leaves_the_task_running() -> None:
+    """HS-68, HS-66: a client that drops its message/stream does not cancel the task;
+    it follows the task again with tasks/resubscribe and sees it complete."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "finished"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream"}
+    body["params"] = text_message("work")  # type: ignore[assignment]
+    async with served(app) as base, httpx.AsyncClient() as http:
+        async with http.stream("POST", f"{base}/a2a/worker", json=body) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    first = json.loads(line[len("data: ") :])["result"]
+                    break
+        await gate.started.wait()
+        async with sdk(base, "worker", streaming=True) as a2a:
+            following = asyncio.Event()
+
+            async def follow() -> list[dict[str, Any]]:
+                events = []
+                request = SubscribeToTaskRequest(id=first["id"])
+                async for event in a2a.subscribe(request):
+                    following.set()
+                    events.append(MessageToDict(event))
+                return events
+
+            follower = asyncio.create_task(follow())
+            await following.wait()
+            gate.release.set()
+            events = await follower
+    assert not gate.cancelled
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert app.a2a.tasks[first["id"]].artifacts[0]["parts"][0]["text"] == "finished"
+
+
 async def test_a_non_blocking_send_answers_at_once() -> None:
     """HS-58: with blocking false the answer is the task as it is while the run goes
     on; tasks/get then shows it completed."""
