@@ -140,6 +140,11 @@ async def rpc(
     status, data, _ = await asgi(app, "POST", f"/a2a/{name}", body.encode(), headers)
     assert status == 200
     answer: dict[str, Any] = json.loads(data)
+    # every answer is a valid A2A 0.3 JSON-RPC response
+    if "error" in answer:
+        v03.JSONRPCErrorResponse.model_validate(answer)
+    elif answer["result"].get("kind") == "task":
+        v03.Task.model_validate(answer["result"])
     return answer
 
 
