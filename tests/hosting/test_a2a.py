@@ -630,6 +630,37 @@ async def test_a_dropped_stream_leaves_the_task_running() -> None:
     assert app.a2a.tasks[first["id"]].artifacts[0]["parts"][0]["text"] == "finished"
 
 
+async def test_resubscribe_to_an_unstreamed_run() -> None:
+    """HS-66, HS-60, HS-58: following a task whose run does not stream (a
+    non-blocking message/send) gives the whole answer as one last artifact chunk."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "finished"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    params = text_message("work")
+    params["configuration"] = {"blocking": False}
+    async with served(app) as base, sdk(base, "worker", streaming=True) as a2a:
+        first = (await rpc(app, "worker", "message/send", params))["result"]
+        await gate.started.wait()
+        following = asyncio.Event()
+
+        async def follow() -> list[dict[str, Any]]:
+            events = []
+            async for event in a2a.subscribe(SubscribeToTaskRequest(id=first["id"])):
+                following.set()
+                events.append(MessageToDict(event))
+            return events
+
+        follower = asyncio.create_task(follow())
+        await following.wait()
+        gate.release.set()
+        events = await follower
+    assert client.requests[-1].stream is False
+    (chunk,) = [e["artifactUpdate"] for e in events if "artifactUpdate" in e]
+    assert chunk["artifact"]["parts"] == [{"text": "finished"}]
+    assert chunk.get("lastChunk") is True
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
 async def test_a_non_blocking_send_answers_at_once() -> None:
     """HS-58: with blocking false the answer is the task as it is while the run goes
     on; tasks/get then shows it completed."""
@@ -710,6 +741,24 @@ async def test_a_failed_run_tells_no_secret(caplog: pytest.LogCaptureFixture) ->
     assert secret not in json.dumps(answer)
     assert secret in caplog.text
     assert await app.conversations.get("greeter", result["contextId"]) is None
+
+
+async def test_an_unexpected_error_is_an_internal_error(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """HS-69: an exception while answering a method is -32603 with no exception text;
+    the exception goes to the log."""
+    from minagent.hosting.a2a import A2AHost
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("sk-SECRET-5678")
+
+    monkeypatch.setattr(A2AHost, "_task", broken)
+    app = HostingApp([Agent(ScriptedChatClient(), name="greeter")])
+    with caplog.at_level(logging.ERROR, logger="minagent.hosting"):
+        answer = await rpc(app, "greeter", "tasks/get", {"id": "t"})
+    assert answer["error"] == {"code": -32603, "message": "internal error"}
+    assert "sk-SECRET-5678" in caplog.text
 
 
 async def test_json_rpc_errors() -> None:
