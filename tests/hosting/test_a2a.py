@@ -897,3 +897,94 @@ def test_any_body_gets_a_json_rpc_answer(body: bytes) -> None:
         -32007,
     }
     assert client.requests == []
+
+
+fields = st.sampled_from(
+    [
+        "kind",
+        "role",
+        "messageId",
+        "parts",
+        "text",
+        "data",
+        "taskId",
+        "contextId",
+        "message",
+        "configuration",
+        "blocking",
+        "historyLength",
+        "id",
+        "approved",
+    ]
+)
+params_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 2)
+    | st.sampled_from(["", "user", "agent", "text", "data", "file", "message", "x"]),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(fields, inner, max_size=5)
+    ),
+    max_leaves=16,
+)
+
+
+def valid_or(value: Any) -> st.SearchStrategy[Any]:
+    """Mostly the valid value, so later checks are reached too."""
+    return st.one_of(st.just(value), st.just(value), st.just(value), params_values)
+
+
+parts = st.lists(
+    st.fixed_dictionaries({"kind": st.just("text"), "text": st.text(max_size=5)})
+    | st.fixed_dictionaries({"kind": st.just("data"), "data": params_values})
+    | params_values,
+    max_size=3,
+)
+message_params = st.fixed_dictionaries(
+    {
+        "message": st.fixed_dictionaries(
+            {
+                "role": valid_or("user"),
+                "messageId": valid_or("m1"),
+                "parts": st.one_of(parts, parts, parts, params_values),
+            },
+            optional={
+                "kind": valid_or("message"),
+                "contextId": valid_or("c1"),
+            },
+        )
+    },
+    optional={"configuration": st.dictionaries(fields, params_values, max_size=3)},
+)
+
+
+task_params = st.fixed_dictionaries(
+    {}, optional={"id": valid_or("t1"), "historyLength": params_values}
+) | st.dictionaries(fields, params_values, max_size=4)
+requests = st.tuples(
+    st.sampled_from(["message/send", "message/stream"]), message_params
+) | st.tuples(
+    st.sampled_from(["tasks/get", "tasks/cancel", "tasks/resubscribe"]), task_params
+)
+
+
+@settings(max_examples=200)
+@given(request=requests)
+def test_any_params_get_a_protocol_answer(
+    request: tuple[str, dict[str, Any]],
+) -> None:
+    """HS-54, HS-55, HS-64: whatever the params of a method, the answer is a result
+    or a JSON-RPC error naming what was wrong — never an internal error."""
+    method, params = request
+    client = ScriptedChatClient(["fine"])
+    app = HostingApp([Agent(client, name="greeter")])
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    status, data, _ = asyncio.run(asgi(app, "POST", "/a2a/greeter", body.encode()))
+    assert status == 200
+    frames = [f for f in data.decode().split("\n\n") if f]
+    answers = [json.loads(f.removeprefix("data: ")) for f in frames]
+    for answer in answers:
+        assert answer["id"] == 1
+        if "error" in answer:
+            assert answer["error"]["code"] != -32603
+            assert answer["error"]["message"]
