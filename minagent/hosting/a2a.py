@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
-from minagent import Content, Message, SupportsAgentRun, __version__
+from minagent import Content, ContentError, Message, SupportsAgentRun, __version__
 
 from .a2a_wire import (
     CONTENT_TYPE_NOT_SUPPORTED,
@@ -81,6 +81,8 @@ WELL_KNOWN = "/.well-known/"
 PREFIX = "/a2a/"
 # HS-68: the tasks one process keeps (oldest settled tasks are forgotten first).
 MAX_TASKS = 10_000
+# HS-70: the session state key of the task a conversation's approval requests belong to.
+PENDING_KEY = "minagent.a2a.pending"
 
 
 def is_a2a_path(path: str) -> bool:
@@ -256,7 +258,7 @@ class A2AHost:
             if method == "message/send":
                 result = await self._send_message(name, parsed.params)
             elif method == "message/stream":
-                stream = self._start_stream(name, parsed.params)
+                stream = await self._start_stream(name, parsed.params)
             elif method == "tasks/resubscribe":
                 stream = (*self._resubscribe(name, parsed.params), None)
             elif method == "tasks/get":
@@ -304,33 +306,16 @@ class A2AHost:
 
     # -- message/send and message/stream ------------------------------------------------
 
-    def _begin(
+    async def _begin(
         self, name: str, params: Mapping[str, Any]
     ) -> tuple[_Task, Incoming, SupportsAgentRun, list[Message]]:
         """HS-55, HS-56, HS-63: check a message, then start or continue its task and
-        start the run. Nothing is changed before every check has passed."""
+        start the run. Nothing is changed before every check has passed: the one await
+        (reading the conversation's pending record, HS-70) comes before the checks, so
+        everything from the checks on happens in one step of the event loop."""
         incoming = parse_message(params)
         agent = self.agents[name]
-        if incoming.task_id is not None:
-            task = self._find(name, incoming.task_id)
-            if incoming.context_id not in (None, task.context_id):
-                raise RpcError(
-                    INVALID_PARAMS,
-                    f"task {task.id!r} belongs to another contextId",
-                )
-            if task.state != "input-required":
-                raise RpcError(
-                    UNSUPPORTED_OPERATION,
-                    f"task {task.id!r} is {task.state}; only a task in "
-                    "input-required takes another message",
-                )
-            replies = answers(task.id, task.pending, incoming)
-            text = "".join(incoming.texts) if incoming.data else ""
-            contents: list[Content | str] = [*replies, *([text] if text else [])]
-            task.pending = {}
-            # taken at once, so a second answer racing this one finds it working
-            self._set_state(task, "working")
-        else:
+        if incoming.task_id is None:
             if incoming.data:
                 raise RpcError(
                     CONTENT_TYPE_NOT_SUPPORTED,
@@ -343,27 +328,85 @@ class A2AHost:
                 agent_name=name,
             )
             self._remember(task)
-            contents = ["".join(incoming.texts)]
+            contents: list[Content | str] = ["".join(incoming.texts)]
+        else:
+            task = await self._continued(name, incoming.task_id, incoming.context_id)
+            replies = answers(task.id, task.pending, incoming)
+            text = "".join(incoming.texts) if incoming.data else ""
+            contents = [*replies, *([text] if text else [])]
+            task.pending = {}
+            if task.id not in self.tasks:
+                self._remember(task)
+            # taken at once, so a second answer racing this one finds it working
+            self._set_state(task, "working")
         task.history.append(
             {**incoming.message, "taskId": task.id, "contextId": task.context_id}
         )
         task.status_message = None
         return task, incoming, agent, [Message("user", contents)]
 
+    async def _continued(
+        self, name: str, task_id: str, context_id: str | None
+    ) -> _Task:
+        """HS-63, HS-70: the input-required task a message continues: this process's
+        own, or one another worker left waiting, rebuilt from the conversation's pending
+        record. Nothing is changed here."""
+        local = self.tasks.get(task_id)
+        if local is not None and local.agent_name == name:
+            context_id = context_id or local.context_id
+        record: Mapping[str, Any] | None = None
+        if context_id is not None:
+            session = await self.conversations.get(name, context_id)
+            found = session.state.get(PENDING_KEY) if session is not None else None
+            if isinstance(found, Mapping) and found.get("task") == task_id:
+                record = found
+        # from here on no await: the checks and the caller's changes are one step
+        task = self.tasks.get(task_id)
+        if task is not None and task.agent_name != name:
+            task = None
+        if task is None:
+            pending = _pending_from(record)
+            if record is None or context_id is None or pending is None:
+                raise RpcError(TASK_NOT_FOUND, f"no task {task_id!r}")
+            return _Task(
+                id=task_id,
+                context_id=context_id,
+                agent_name=name,
+                state="input-required",
+                pending=pending,
+            )
+        if context_id != task.context_id:
+            raise RpcError(
+                INVALID_PARAMS, f"task {task.id!r} belongs to another contextId"
+            )
+        if task.state != "input-required":
+            raise RpcError(
+                UNSUPPORTED_OPERATION,
+                f"task {task.id!r} is {task.state}; only a task in "
+                "input-required takes another message",
+            )
+        if record is None:
+            raise RpcError(
+                UNSUPPORTED_OPERATION,
+                f"task {task.id!r} no longer waits: its conversation went on "
+                "without it (another task, or another worker, continued it)",
+            )
+        return task
+
     async def _send_message(
         self, name: str, params: Mapping[str, Any]
     ) -> dict[str, Any]:
-        task, incoming, agent, messages = self._begin(name, params)
+        task, incoming, agent, messages = await self._begin(name, params)
         run = self._start_run(task, agent, messages, stream=False)
         if incoming.blocking:
             # HS-58: wait for the run, not raising if it was cancelled
             await asyncio.wait({run})
         return task.snapshot(incoming.history_length)
 
-    def _start_stream(
+    async def _start_stream(
         self, name: str, params: Mapping[str, Any]
     ) -> tuple[_Task, asyncio.Queue[dict[str, Any] | None], int | None]:
-        task, incoming, agent, messages = self._begin(name, params)
+        task, incoming, agent, messages = await self._begin(name, params)
         queue = self._subscribe(task)
         self._start_run(task, agent, messages, stream=True)
         return task, queue, incoming.history_length
@@ -481,6 +524,8 @@ class A2AHost:
                     response = await running.get_final_response()
                 else:
                     response = await agent.run(messages, session=session)
+                # HS-70: saved with the session, for whichever worker gets the answer
+                _record_pending(session.state, task.id, response)
         except asyncio.CancelledError:
             self._settle(task, "canceled", None)
             raise
@@ -496,10 +541,9 @@ class A2AHost:
     def _finish(
         self, task: _Task, response: Any, artifact_id: str, chunks: int
     ) -> None:
-        requests = list(getattr(response, "user_input_requests", []))
-        approvals = [r for r in requests if r.type == "function_approval_request"]
+        approvals = _approvals(response)
         text = getattr(response, "text", "") or ""
-        if len(approvals) != len(requests):
+        if approvals is None:
             # HS-61: a declaration-only call has no A2A answer; the task fails.
             self._settle(
                 task,
@@ -589,22 +633,32 @@ class A2AHost:
     async def _cancel(self, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """HS-65: cancel a task that has not settled."""
         task = self._task(name, params)
+        if task.state == "input-required" and task.run is None:
+            # HS-70: the conversation stops waiting for it, on every worker. The
+            # state is checked again under the conversation's lock: an answer may
+            # have taken the task meanwhile.
+            async with self.conversations.session(name, task.context_id) as session:
+                waiting = task.state == "input-required" and task.run is None
+                if waiting:
+                    record = session.state.get(PENDING_KEY)
+                    if isinstance(record, Mapping) and record.get("task") == task.id:
+                        del session.state[PENDING_KEY]
+                    task.pending = {}
+            if waiting:
+                self._settle(task, "canceled", None)
+                return task.snapshot()
         if task.state in TERMINAL:
             raise RpcError(TASK_NOT_CANCELABLE, f"task {task.id!r} is {task.state}")
         run = task.run
-        if run is None:
-            task.pending = {}
-            self._settle(task, "canceled", None)
-        else:
+        if run is not None:
             run.cancel()
             await asyncio.wait({run})
             self._settle_unstarted(task, run)
-            if task.state != "canceled":
-                raise RpcError(
-                    TASK_NOT_CANCELABLE,
-                    f"task {task.id!r} became {task.state} before it could be "
-                    "cancelled",
-                )
+        if task.state != "canceled":
+            raise RpcError(
+                TASK_NOT_CANCELABLE,
+                f"task {task.id!r} became {task.state} before it could be cancelled",
+            )
         return task.snapshot()
 
     async def aclose(self) -> None:
@@ -623,6 +677,40 @@ class A2AHost:
         if run.cancelled() and task.run is run:
             task.run = None
             self._settle(task, "canceled", None)
+
+
+def _approvals(response: Any) -> list[Content] | None:
+    """The approval requests a run ended with; None when it also waits for something
+    A2A cannot carry (HS-61)."""
+    requests = list(getattr(response, "user_input_requests", []))
+    approvals = [r for r in requests if r.type == "function_approval_request"]
+    return approvals if len(approvals) == len(requests) else None
+
+
+def _record_pending(state: dict[str, Any], task_id: str, response: Any) -> None:
+    """HS-70: the conversation's pending record names the task and its requests while
+    it waits, and is gone once a run of the conversation ends any other way."""
+    approvals = _approvals(response)
+    if approvals:
+        state[PENDING_KEY] = {
+            "task": task_id,
+            "requests": [r.to_dict() for r in approvals],
+        }
+    else:
+        state.pop(PENDING_KEY, None)
+
+
+def _pending_from(record: Mapping[str, Any] | None) -> dict[str, Content] | None:
+    """The approval requests of a pending record, or None when it is not one."""
+    if record is None or not isinstance(record.get("requests"), list):
+        return None
+    try:
+        requests = [Content.from_dict(r) for r in record["requests"]]
+    except (ContentError, TypeError, ValueError):
+        return None
+    if not requests or any(r.type != "function_approval_request" for r in requests):
+        return None
+    return {str(r.id): r for r in requests}
 
 
 def _artifact_event(

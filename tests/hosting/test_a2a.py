@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -36,6 +37,7 @@ from hypothesis import strategies as st
 from minagent import Agent, tool
 from minagent.hosting import HostingApp
 from minagent.hosting.server import serve
+from minagent.stores import SQLiteSessionStore
 from minagent.testing import ScriptedChatClient, call, text_chunks
 
 # ---------------------------------------------------------------------------------------
@@ -367,6 +369,85 @@ async def test_an_approval_round_trip(
     assert result.type == "function_result"
     assert (result.result == "deleted /tmp/x") is approved
     assert len(done.history) == 3
+
+
+async def test_an_approval_answered_on_another_worker(
+    stream: bool, tmp_path: Path
+) -> None:
+    """HS-70, HS-68, LP-34: two workers share a SQLite session store; an approval asked
+    on one is answered on the other, whose run resumes it (the tool runs once); the
+    first worker then refuses an answer (-32004), a third message for the task on the
+    second is -32004 too, and the second answers -32001 for the first's other tasks."""
+    deleted.clear()
+    path = tmp_path / "sessions.db"
+    one = HostingApp(
+        [
+            Agent(
+                ScriptedChatClient(
+                    [[call("delete_file", {"path": "/tmp/x"}, call_id="c1")], "hi"]
+                ),
+                name="janitor",
+                tools=[delete_file],
+            )
+        ],
+        store=SQLiteSessionStore(path),
+    )
+    two_client = ScriptedChatClient(["Done."])
+    two = HostingApp(
+        [Agent(two_client, name="janitor", tools=[delete_file])],
+        store=SQLiteSessionStore(path),
+    )
+    async with (
+        served(one) as base_one,
+        served(two) as base_two,
+        sdk(base_one, "janitor", streaming=stream) as first,
+        sdk(base_two, "janitor", streaming=stream) as second,
+    ):
+        paused = await settled(first, await send(first, user("clean /tmp/x")))
+        assert paused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+        answer = user("approve", task_id=paused.id, context_id=paused.context_id)
+        done = await settled(second, await send(second, answer))
+        with pytest.raises(UnsupportedOperationError):
+            await send(first, answer)
+        with pytest.raises(UnsupportedOperationError):
+            await send(second, answer)
+        other = await settled(first, await send(first, user("hello")))
+        with pytest.raises(TaskNotFoundError):
+            await second.get_task(GetTaskRequest(id=other.id))
+    assert done.id == paused.id
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    assert answer_text(done) == "Done."
+    assert deleted == ["/tmp/x"]
+    assert two_client.requests[0].texts[0] == "user: clean /tmp/x"
+
+
+async def test_a_cancelled_wait_cannot_be_answered_elsewhere(tmp_path: Path) -> None:
+    """HS-70, HS-65: cancelling an input-required task removes its record, so no other
+    worker can answer it (-32001); a made-up task id in a real context is -32001."""
+    deleted.clear()
+    path = tmp_path / "sessions.db"
+    script = [call("delete_file", {"path": "x"}, call_id="c1")]
+    one = HostingApp(
+        [Agent(ScriptedChatClient([script]), name="janitor", tools=[delete_file])],
+        store=SQLiteSessionStore(path),
+    )
+    two = HostingApp(
+        [Agent(ScriptedChatClient(), name="janitor", tools=[delete_file])],
+        store=SQLiteSessionStore(path),
+    )
+    paused = (await rpc(one, "janitor", "message/send", text_message("clean")))[
+        "result"
+    ]
+    answer = text_message("approve", taskId=paused["id"], contextId=paused["contextId"])
+    made_up = text_message("approve", taskId="made-up", contextId=paused["contextId"])
+    assert (await rpc(two, "janitor", "message/send", made_up))["error"][
+        "code"
+    ] == -32001
+    canceled = await rpc(one, "janitor", "tasks/cancel", {"id": paused["id"]})
+    assert canceled["result"]["status"]["state"] == "canceled"
+    refused = await rpc(two, "janitor", "message/send", answer)
+    assert refused["error"]["code"] == -32001
+    assert deleted == []
 
 
 async def test_answers_that_are_no_answer_are_refused() -> None:
