@@ -38,19 +38,16 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, unquote
 
-from minagent import Content, ContentError, Message, SupportsAgentRun, __version__
+from minagent import Content, ContentError, Message, SupportsAgentRun
 
 from .a2a_wire import (
     CONTENT_TYPE_NOT_SUPPORTED,
     EXTENDED_CARD_NOT_CONFIGURED,
     FINAL,
-    INPUT_MODES,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
-    OUTPUT_MODES,
-    PROTOCOL_VERSION,
     PUSH_NOT_SUPPORTED,
     TASK_NOT_CANCELABLE,
     TASK_NOT_FOUND,
@@ -58,6 +55,7 @@ from .a2a_wire import (
     UNSUPPORTED_OPERATION,
     Incoming,
     RpcError,
+    agent_card,
     answers,
     check_version,
     history_length,
@@ -214,27 +212,9 @@ class A2AHost:
     # -- the card -----------------------------------------------------------------------
 
     def card(self, name: str, scope: Scope) -> dict[str, Any]:
-        """HS-51, HS-52: the agent card of ``name``, its url built from the request."""
-        agent = self.agents[name]
-        description = getattr(agent, "description", None)
-        return {
-            "protocolVersion": PROTOCOL_VERSION,
-            "name": name,
-            "description": description
-            if isinstance(description, str) and description
-            else f"The minagent agent {name}.",
-            "url": _base_url(scope) + PREFIX + quote(name, safe=""),
-            "preferredTransport": "JSONRPC",
-            "version": __version__,
-            "capabilities": {
-                "streaming": True,
-                "pushNotifications": False,
-                "stateTransitionHistory": False,
-            },
-            "defaultInputModes": list(INPUT_MODES),
-            "defaultOutputModes": list(OUTPUT_MODES),
-            "skills": _skills(agent),
-        }
+        """HS-51: the agent card of ``name``, its url built from the request."""
+        url = _base_url(scope) + PREFIX + quote(name, safe="")
+        return agent_card(name, self.agents[name], url)
 
     # -- JSON-RPC -----------------------------------------------------------------------
 
@@ -728,30 +708,6 @@ def _artifact_event(
         "append": append,
         "lastChunk": last,
     }
-
-
-def _skills(agent: SupportsAgentRun) -> list[dict[str, Any]]:
-    """HS-52: one skill per named tool of the agent."""
-    options = getattr(agent, "default_options", None) or {}
-    tools = options.get("tools") or () if isinstance(options, Mapping) else ()
-    out: list[dict[str, Any]] = []
-    for item in tools:
-        name = getattr(item, "name", None)
-        if not isinstance(name, str) or not name:
-            continue
-        description = getattr(item, "description", None)
-        skill: dict[str, Any] = {
-            "id": name,
-            "name": name,
-            "description": description
-            if isinstance(description, str) and description
-            else name,
-            "tags": ["tool"],
-        }
-        if getattr(item, "approval_mode", None) == "always_require":
-            skill["tags"] = ["tool", "approval-required"]
-        out.append(skill)
-    return out
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

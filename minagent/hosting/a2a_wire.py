@@ -9,18 +9,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from minagent import Content, ContentError
+from minagent import Content, ContentError, SupportsAgentRun, __version__
 
 __all__ = [
     "Envelope",
     "Incoming",
     "RpcError",
+    "agent_card",
     "answers",
     "check_version",
     "history_length",
     "parse_envelope",
     "parse_message",
     "request_part",
+    "skills",
     "text_part",
 ]
 
@@ -287,3 +289,50 @@ def check_version(version: str | None) -> None:
             f"A2A-Version {version.strip()!r} is not supported; this server speaks "
             f"A2A {PROTOCOL_VERSION}",
         )
+
+
+def agent_card(name: str, agent: SupportsAgentRun, url: str) -> dict[str, Any]:
+    """HS-51, HS-52: the agent card of the agent ``name`` served at ``url``."""
+    description = getattr(agent, "description", None)
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "name": name,
+        "description": description
+        if isinstance(description, str) and description
+        else f"The minagent agent {name}.",
+        "url": url,
+        "preferredTransport": "JSONRPC",
+        "version": __version__,
+        "capabilities": {
+            "streaming": True,
+            "pushNotifications": False,
+            "stateTransitionHistory": False,
+        },
+        "defaultInputModes": list(INPUT_MODES),
+        "defaultOutputModes": list(OUTPUT_MODES),
+        "skills": skills(agent),
+    }
+
+
+def skills(agent: SupportsAgentRun) -> list[dict[str, Any]]:
+    """HS-52: one skill per named tool of the agent."""
+    options = getattr(agent, "default_options", None) or {}
+    tools = options.get("tools") or () if isinstance(options, Mapping) else ()
+    out: list[dict[str, Any]] = []
+    for item in tools:
+        name = getattr(item, "name", None)
+        if not isinstance(name, str) or not name:
+            continue
+        description = getattr(item, "description", None)
+        skill: dict[str, Any] = {
+            "id": name,
+            "name": name,
+            "description": description
+            if isinstance(description, str) and description
+            else name,
+            "tags": ["tool"],
+        }
+        if getattr(item, "approval_mode", None) == "always_require":
+            skill["tags"] = ["tool", "approval-required"]
+        out.append(skill)
+    return out
