@@ -1,5 +1,5 @@
 """A2A, the Agent2Agent protocol, over its JSON-RPC 2.0 binding (spec/hosting.md HS-50 ..
-HS-79), standard library only.
+HS-70), standard library only.
 
 Theory of operation
 -------------------
@@ -19,10 +19,11 @@ Every run is an asyncio task owned by its A2A task, not by the request that star
 events through a queue each, ``tasks/cancel`` cancels it. A run that asks for approval
 ends with its session saved (the approval request is in the history and recorded,
 LP-34) and the task ``input-required``; the client's next message on the task carries
-the answer (HS-62) and starts the run that resumes it (LP-14).
+the answer (HS-62) and starts the run that resumes it (LP-14). The session also records
+which task waits (HS-70), so a worker that never saw the task can take the answer.
 
-Parsing is separate from I/O: `parse_envelope` and `parse_message` turn JSON into
-checked values or raise `RpcError`; `A2AHost` holds the tasks and does the I/O.
+Parsing is separate from I/O: `minagent.hosting.a2a_wire` turns JSON into checked values
+or raises `RpcError`, and builds the card; `A2AHost` holds the tasks and does the I/O.
 """
 
 from __future__ import annotations
