@@ -1,5 +1,5 @@
-"""A2A, the Agent2Agent protocol, over its JSON-RPC 2.0 binding (spec/hosting.md HS-50 ..
-HS-70), standard library only.
+"""A2A, the Agent2Agent protocol, over its JSON-RPC 2.0 binding (spec/hosting.md
+HS-50 .. HS-73), standard library only.
 
 Theory of operation
 -------------------
@@ -41,6 +41,7 @@ from urllib.parse import quote, unquote
 
 from minagent import Content, ContentError, Message, SupportsAgentRun
 
+from .a2a_v1 import METHODS, event_to_v1, is_v1_method, params_to_v03, result_to_v1
 from .a2a_wire import (
     CONTENT_TYPE_NOT_SUPPORTED,
     EXTENDED_CARD_NOT_CONFIGURED,
@@ -97,7 +98,7 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Tasks
 
 
@@ -152,7 +153,7 @@ def _agent_message(task: _Task, parts: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # The host
 
 
@@ -173,7 +174,7 @@ class A2AHost:
         self.max_tasks = max_tasks
         self.tasks: OrderedDict[str, _Task] = OrderedDict()
 
-    # -- routing ------------------------------------------------------------------------
+    # -- routing -----------------------------------------------------------------------
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> int:
         """Answer one HTTP request under an A2A path; returns the status sent."""
@@ -210,14 +211,14 @@ class A2AHost:
         name, slash, rest = path[len(PREFIX) :].partition("/")
         return unquote(name), slash + rest
 
-    # -- the card -----------------------------------------------------------------------
+    # -- the card ----------------------------------------------------------------------
 
     def card(self, name: str, scope: Scope) -> dict[str, Any]:
         """HS-51: the agent card of ``name``, its url built from the request."""
         url = _base_url(scope) + PREFIX + quote(name, safe="")
         return agent_card(name, self.agents[name], url)
 
-    # -- JSON-RPC -----------------------------------------------------------------------
+    # -- JSON-RPC ----------------------------------------------------------------------
 
     async def _rpc(self, name: str, scope: Scope, receive: Receive, send: Send) -> int:
         body = await _read_body(receive, self.max_body)
@@ -232,22 +233,26 @@ class A2AHost:
         if isinstance(parsed, tuple):
             return await _send_rpc_error(send, 200, *parsed)
         rid = parsed.id
+        v1 = is_v1_method(parsed.method)
         stream: tuple[_Task, asyncio.Queue[dict[str, Any] | None], int | None]
         try:
-            check_version(_header(scope, b"a2a-version"))
-            method = parsed.method
+            check_version(_header(scope, b"a2a-version"), "1.0" if v1 else "0.3")
+            # HS-71: a 1.0 method is its 0.3 twin, translated both ways
+            method = METHODS.get(parsed.method, parsed.method)
+            params = (
+                params_to_v03(parsed.method, parsed.params) if v1 else parsed.params
+            )
             if method == "message/send":
-                result = await self._send_message(name, parsed.params)
+                result = await self._send_message(name, params)
             elif method == "message/stream":
-                stream = await self._start_stream(name, parsed.params)
+                stream = await self._start_stream(name, params)
             elif method == "tasks/resubscribe":
-                stream = (*self._resubscribe(name, parsed.params), None)
+                stream = (*self._resubscribe(name, params), None)
             elif method == "tasks/get":
-                task = self._task(name, parsed.params)
-                length = history_length(parsed.params, "params")
-                result = task.snapshot(length)
+                task = self._task(name, params)
+                result = task.snapshot(history_length(params, "params"))
             elif method == "tasks/cancel":
-                result = await self._cancel(name, parsed.params)
+                result = await self._cancel(name, params)
             elif method.startswith("tasks/pushNotificationConfig/"):
                 raise RpcError(
                     PUSH_NOT_SUPPORTED, "push notifications are not supported"
@@ -259,6 +264,8 @@ class A2AHost:
                 )
             else:
                 raise RpcError(METHOD_NOT_FOUND, f"no method {method!r}")
+            if v1 and method not in ("message/stream", "tasks/resubscribe"):
+                result = result_to_v1(parsed.method, result)
         except RpcError as error:
             return await _send_rpc_error(send, 200, rid, error)
         except Exception:
@@ -267,7 +274,8 @@ class A2AHost:
             internal = RpcError(INTERNAL_ERROR, "internal error")
             return await _send_rpc_error(send, 200, rid, internal)
         if method in ("message/stream", "tasks/resubscribe"):
-            return await self._stream(send, rid, *stream)
+            encode = event_to_v1 if v1 else dict
+            return await self._stream(send, rid, *stream, encode)
         return await _send_json(
             send, 200, {"jsonrpc": "2.0", "id": rid, "result": result}
         )
@@ -285,7 +293,7 @@ class A2AHost:
             raise RpcError(TASK_NOT_FOUND, f"no task {task_id!r}")
         return task
 
-    # -- message/send and message/stream ------------------------------------------------
+    # -- message/send and message/stream -----------------------------------------------
 
     async def _begin(
         self, name: str, params: Mapping[str, Any]
@@ -419,12 +427,15 @@ class A2AHost:
         task: _Task,
         queue: asyncio.Queue[dict[str, Any] | None],
         history_length: int | None,
+        encode: Callable[[dict[str, Any]], dict[str, Any]],
     ) -> int:
         """HS-60: the task, then its events, each one SSE ``data:`` event holding a
         JSON-RPC response, until the task settles. HS-68: a client that leaves stops
-        following; the run goes on."""
+        following; the run goes on. ``encode`` turns a 0.3 event into the dialect
+        spoken (HS-71)."""
 
-        async def emit(result: Mapping[str, Any]) -> None:
+        async def emit(event: dict[str, Any]) -> None:
+            result = encode(event)
             data = json.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
             await send(
                 {
@@ -458,7 +469,7 @@ class A2AHost:
                 task.subscribers.remove(queue)
         return 200
 
-    # -- runs ---------------------------------------------------------------------------
+    # -- runs --------------------------------------------------------------------------
 
     def _start_run(
         self,
@@ -609,7 +620,7 @@ class A2AHost:
             if old.run is None and old is not task:
                 del self.tasks[task_id]
 
-    # -- tasks/cancel -------------------------------------------------------------------
+    # -- tasks/cancel ------------------------------------------------------------------
 
     async def _cancel(self, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """HS-65: cancel a task that has not settled."""

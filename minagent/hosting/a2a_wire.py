@@ -277,17 +277,16 @@ def text_part(text: str) -> dict[str, Any]:
     return {"kind": "text", "text": text}
 
 
-def check_version(version: str | None) -> None:
-    """HS-50: a request whose ``A2A-Version`` header names another protocol version is
-    refused."""
+def check_version(version: str | None, spoken: str) -> None:
+    """HS-50, HS-71: a request whose ``A2A-Version`` header names another version than
+    the one its method belongs to (``spoken``, "0.3" or "1.0") is refused."""
     if version is None or not version.strip():
         return
-    parts = version.strip().split(".")
-    if parts[:2] != ["0", "3"]:
+    if version.strip().split(".")[:2] != spoken.split("."):
         raise RpcError(
             VERSION_NOT_SUPPORTED,
-            f"A2A-Version {version.strip()!r} is not supported; this server speaks "
-            f"A2A {PROTOCOL_VERSION}",
+            f"A2A-Version {version.strip()!r} does not match the method called, "
+            f"which is A2A {spoken}'s; this server speaks A2A 0.3 and 1.0",
         )
 
 
@@ -302,6 +301,11 @@ def agent_card(name: str, agent: SupportsAgentRun, url: str) -> dict[str, Any]:
         else f"The minagent agent {name}.",
         "url": url,
         "preferredTransport": "JSONRPC",
+        # HS-71: A2A 1.0 clients read this list; 0.3 clients the fields around it
+        "supportedInterfaces": [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+        ],
         "version": __version__,
         "capabilities": {
             "streaming": True,

@@ -10,7 +10,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from a2a.client import Client, ClientConfig, ClientFactory
+import pytest
+from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.compat.v0_3 import types as v03
 from a2a.helpers.proto_helpers import new_message, new_text_part
 from a2a.types.a2a_pb2 import (
@@ -25,7 +26,7 @@ from minagent import tool
 from minagent.hosting import HostingApp
 from minagent.hosting.server import serve
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # helpers
 
 
@@ -43,12 +44,30 @@ async def served(app: HostingApp) -> AsyncIterator[str]:
             await asyncio.sleep(0)
 
 
+# HS-50, HS-71: both protocol versions the host serves: the SDK as it comes (it picks
+# 1.0 from the card), and as a 0.3-only client (the card's 0.3 interface only).
+both_versions = pytest.mark.parametrize(
+    "version", ["1.0", "0.3"], ids=["a2a-1.0", "a2a-0.3"]
+)
+
+
 @asynccontextmanager
-async def sdk(base: str, name: str, *, streaming: bool) -> AsyncIterator[Client]:
-    """The SDK's client for one agent, found through its card."""
+async def sdk(
+    base: str, name: str, *, streaming: bool, version: str = "1.0"
+) -> AsyncIterator[Client]:
+    """The SDK's client for one agent, found through its card; with ``version`` "0.3"
+    the card is read as a 0.3-only client reads it (its 1.0 interface left out)."""
     async with httpx.AsyncClient(timeout=60) as http:
         factory = ClientFactory(ClientConfig(streaming=streaming, httpx_client=http))
-        client = await factory.create_from_url(f"{base}/a2a/{name}")
+        card = await A2ACardResolver(http, f"{base}/a2a/{name}").get_agent_card()
+        kept = [i for i in card.supported_interfaces if i.protocol_version == version]
+        del card.supported_interfaces[:]
+        card.supported_interfaces.extend(kept)
+        client = factory.create(card)
+        # the dialect really spoken: the SDK's transport for that version
+        transport = type(client._transport).__name__  # type: ignore[attr-defined]
+        expected = "JsonRpcTransport" if version == "1.0" else "CompatJsonRpcTransport"
+        assert transport == expected, transport
         try:
             yield client
         finally:

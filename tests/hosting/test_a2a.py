@@ -16,13 +16,16 @@ from a2a.helpers.proto_helpers import new_data_part
 from a2a.types.a2a_pb2 import (
     GetTaskRequest,
     Role,
+    SendMessageResponse,
+    StreamResponse,
+    Task,
     TaskState,
 )
 from a2a.utils.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from google.protobuf.json_format import MessageToDict
+from google.protobuf.json_format import MessageToDict, ParseDict
 
 from minagent import Agent, tool
 from minagent.hosting import HostingApp
@@ -30,6 +33,7 @@ from minagent.stores import SQLiteSessionStore
 from minagent.testing import ScriptedChatClient, call, text_chunks
 from tests.hosting._a2a import (
     answer_text,
+    both_versions,
     delete_file,
     deleted,
     rpc,
@@ -41,15 +45,16 @@ from tests.hosting._a2a import (
     user,
 )
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # the card
 
 
 async def test_the_card_is_discovered_by_the_sdk() -> None:
-    """HS-51, HS-52, HS-50: the SDK's resolver finds each agent's card at its
-    well-known path; the card names the agent, its endpoint, streaming, protocol 0.3
-    and one skill per tool; the host's own well-known path is the first agent's card,
-    also under the older name agent.json; the card is a valid 0.3 AgentCard."""
+    """HS-51, HS-52, HS-50, HS-71: the SDK's resolver finds each agent's card at its
+    well-known path; the card names the agent, its endpoint for A2A 1.0 and 0.3,
+    streaming, protocol 0.3 in the 0.3 fields, and one skill per tool; the host's own
+    well-known path is the first agent's card, also under the older name agent.json;
+    the card is a valid 0.3 AgentCard."""
 
     @tool
     def lookup(city: str) -> str:
@@ -75,10 +80,13 @@ async def test_the_card_is_discovered_by_the_sdk() -> None:
         posted = await http.post(f"{base}/.well-known/agent-card.json")
     assert card.name == "weather"
     assert card.description == "Knows the weather."
-    (interface,) = card.supported_interfaces
-    assert interface.url == f"{base}/a2a/weather"
-    assert interface.protocol_binding == "JSONRPC"
-    assert interface.protocol_version == "0.3.0"
+    assert [
+        (i.url, i.protocol_binding, i.protocol_version)
+        for i in card.supported_interfaces
+    ] == [
+        (f"{base}/a2a/weather", "JSONRPC", "1.0"),
+        (f"{base}/a2a/weather", "JSONRPC", "0.3"),
+    ]
     assert card.capabilities.streaming
     assert [(s.id, s.description, list(s.tags)) for s in card.skills] == [
         ("lookup", "The weather in a city.", ["tool"]),
@@ -93,18 +101,22 @@ async def test_the_card_is_discovered_by_the_sdk() -> None:
     assert posted.status_code == 405
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # sending
 
 
-async def test_send_answers_with_a_completed_task(stream: bool) -> None:
-    """HS-55, HS-56, HS-57, HS-58, HS-59: a message starts a task that completes with
-    the run's text as its `answer` artifact; the message reaches the model; the history
-    holds the message; message/send runs the agent unstreamed, message/stream
-    streamed."""
+@both_versions
+async def test_send_answers_with_a_completed_task(stream: bool, version: str) -> None:
+    """HS-55, HS-56, HS-57, HS-58, HS-59, HS-71: a message starts a task that
+    completes with the run's text as its `answer` artifact; the message reaches the
+    model; the history holds the message; sending runs the agent unstreamed, streaming
+    streamed; in A2A 1.0 and 0.3."""
     client = ScriptedChatClient([text_chunks("Hel", "lo")])
     app = HostingApp([Agent(client, name="greeter")])
-    async with served(app) as base, sdk(base, "greeter", streaming=stream) as a2a:
+    async with (
+        served(app) as base,
+        sdk(base, "greeter", streaming=stream, version=version) as a2a,
+    ):
         events = await send(a2a, user("hi there"))
         task = await settled(a2a, events)
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
@@ -164,12 +176,89 @@ async def test_stream_events_in_order() -> None:
     ]
 
 
-async def test_a_context_is_one_session(stream: bool) -> None:
+async def test_a2a_1_0_speaks_protojson() -> None:
+    """HS-71, HS-72: the 1.0 methods answer in 1.0's ProtoJSON, each answer parsed
+    strictly (no unknown field) by the SDK's own protobuf types: SendMessage's task,
+    an approval asked and answered with a data part, every SendStreamingMessage event,
+    GetTask, CancelTask; a non-user role is -32602 and a url part -32005."""
+    client = ScriptedChatClient(
+        [
+            text_chunks("Hel", "lo"),
+            [call("delete_file", {"path": "p"}, call_id="c1")],
+            "Done.",
+        ]
+    )
+    app = HostingApp([Agent(client, name="janitor", tools=[delete_file])])
+
+    def v1_message(*parts: Any, **fields: Any) -> dict[str, Any]:
+        return {
+            "message": {
+                "messageId": "m1",
+                "role": "ROLE_USER",
+                "parts": list(parts),
+                **fields,
+            }
+        }
+
+    async with served(app) as base, httpx.AsyncClient() as http:
+        body = {"jsonrpc": "2.0", "id": 3, "method": "SendStreamingMessage"}
+        body["params"] = v1_message({"text": "hi"})
+        response = await http.post(
+            f"{base}/a2a/janitor", json=body, headers={"A2A-Version": "1.0"}
+        )
+    frames = [f for f in response.text.split("\n\n") if f]
+    events = [json.loads(f.removeprefix("data: "))["result"] for f in frames]
+    parsed = [ParseDict(e, StreamResponse()) for e in events]
+    assert [p.WhichOneof("payload") for p in parsed] == [
+        "task",
+        "status_update",
+        "artifact_update",
+        "artifact_update",
+        "artifact_update",
+        "status_update",
+    ]
+    assert parsed[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    assert "final" not in json.dumps(events)
+    asked = (await rpc(app, "janitor", "SendMessage", v1_message({"text": "clean"})))[
+        "result"
+    ]
+    task = ParseDict(asked, SendMessageResponse()).task
+    assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert task.status.message.role == Role.ROLE_AGENT
+    (request,) = [p for p in task.status.message.parts if p.HasField("data")]
+    assert MessageToDict(request.data)["id"] == "c1"
+    answer = v1_message({"data": {"approved": True}}, taskId=task.id)
+    done = (await rpc(app, "janitor", "SendMessage", answer))["result"]
+    assert (
+        ParseDict(done, SendMessageResponse()).task.status.state
+        == TaskState.TASK_STATE_COMPLETED
+    )
+    assert deleted[-1] == "p"
+    got = (await rpc(app, "janitor", "GetTask", {"id": task.id, "historyLength": 1}))[
+        "result"
+    ]
+    assert len(ParseDict(got, Task()).history) == 1
+    refused = await rpc(app, "janitor", "CancelTask", {"id": task.id})
+    assert refused["error"]["code"] == -32002
+    agent_role = v1_message({"text": "hi"})
+    agent_role["message"]["role"] = "ROLE_AGENT"
+    assert (await rpc(app, "janitor", "SendMessage", agent_role))["error"][
+        "code"
+    ] == -32602
+    url = v1_message({"url": "https://example.test/a.png"})
+    assert (await rpc(app, "janitor", "SendMessage", url))["error"]["code"] == -32005
+
+
+@both_versions
+async def test_a_context_is_one_session(stream: bool, version: str) -> None:
     """HS-56, HS-140: a second task in the same context continues the first one's
     history (one session of app.conversations); another context starts afresh."""
     client = ScriptedChatClient(["one", "two", "three"])
     app = HostingApp([Agent(client, name="helper")])
-    async with served(app) as base, sdk(base, "helper", streaming=stream) as a2a:
+    async with (
+        served(app) as base,
+        sdk(base, "helper", streaming=stream, version=version) as a2a,
+    ):
         first = await settled(a2a, await send(a2a, user("hello")))
         second = await settled(
             a2a, await send(a2a, user("again", context_id=first.context_id))
@@ -184,10 +273,11 @@ async def test_a_context_is_one_session(stream: bool) -> None:
     assert await app.conversations.get("helper", first.context_id) is not None
 
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # approvals
 
 
+@both_versions
 @pytest.mark.parametrize(
     ("answer", "approved"),
     [
@@ -199,18 +289,21 @@ async def test_a_context_is_one_session(stream: bool) -> None:
     ids=["data-yes", "data-no", "text-approve", "text-reject"],
 )
 async def test_an_approval_round_trip(
-    stream: bool, answer: Any, approved: bool
+    stream: bool, answer: Any, approved: bool, version: str
 ) -> None:
-    """HS-61, HS-62, HS-57: an approval request makes the task input-required with the
-    request as a data part; the client's next message on the task answers it (a data
-    part or the text approve/reject), the tool runs only when approved, and the task
-    completes."""
+    """HS-61, HS-62, HS-57, HS-71, HS-72: an approval request makes the task
+    input-required with the request as a data part; the client's next message on the
+    task answers it (a data part or the text approve/reject), the tool runs only when
+    approved, and the task completes; in A2A 1.0 and 0.3."""
     deleted.clear()
     client = ScriptedChatClient(
         [[call("delete_file", {"path": "/tmp/x"}, call_id="c1")], "Done."]
     )
     app = HostingApp([Agent(client, name="janitor", tools=[delete_file])])
-    async with served(app) as base, sdk(base, "janitor", streaming=stream) as a2a:
+    async with (
+        served(app) as base,
+        sdk(base, "janitor", streaming=stream, version=version) as a2a,
+    ):
         paused = await settled(a2a, await send(a2a, user("clean /tmp/x")))
         assert paused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
         assert paused.status.message.role == Role.ROLE_AGENT
@@ -240,8 +333,9 @@ async def test_an_approval_round_trip(
     assert len(done.history) == 3
 
 
+@both_versions
 async def test_an_approval_answered_on_another_worker(
-    stream: bool, tmp_path: Path
+    stream: bool, tmp_path: Path, version: str
 ) -> None:
     """HS-70, HS-68, LP-34: two workers share a SQLite session store; an approval asked
     on one is answered on the other, whose run resumes it (the tool runs once); the
@@ -269,8 +363,8 @@ async def test_an_approval_answered_on_another_worker(
     async with (
         served(one) as base_one,
         served(two) as base_two,
-        sdk(base_one, "janitor", streaming=stream) as first,
-        sdk(base_two, "janitor", streaming=stream) as second,
+        sdk(base_one, "janitor", streaming=stream, version=version) as first,
+        sdk(base_two, "janitor", streaming=stream, version=version) as second,
     ):
         paused = await settled(first, await send(first, user("clean /tmp/x")))
         assert paused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED

@@ -22,7 +22,7 @@ from tests.hosting._a2a import (
     text_message,
 )
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # errors
 
 
@@ -64,8 +64,9 @@ async def test_an_unexpected_error_is_an_internal_error(
 
 
 async def test_json_rpc_errors() -> None:
-    """HS-54, HS-50, HS-67: malformed envelopes, unknown methods and the parts not
-    supported each get their JSON-RPC or A2A error code."""
+    """HS-54, HS-50, HS-67, HS-73: malformed envelopes, unknown methods, a version
+    header that does not match the method, and the parts not supported each get their
+    JSON-RPC or A2A error code."""
     app = HostingApp([Agent(ScriptedChatClient(), name="greeter")])
 
     async def post(body: bytes, headers: Any = None) -> dict[str, Any]:
@@ -89,13 +90,24 @@ async def test_json_rpc_errors() -> None:
         "code"
     ] == -32602
     codes = {
-        "SendMessage": -32601,
+        "SendMessages": -32601,
         "tasks/list": -32601,
         "tasks/pushNotificationConfig/set": -32003,
         "agent/getAuthenticatedExtendedCard": -32007,
+        # HS-73: A2A 1.0's methods that are refused
+        "ListTasks": -32004,
+        "CreateTaskPushNotificationConfig": -32003,
+        "ListTaskPushNotificationConfigs": -32003,
+        "GetExtendedAgentCard": -32007,
     }
     for method, code in codes.items():
         assert (await rpc(app, "greeter", method, {}))["error"]["code"] == code
+    tenant = await rpc(app, "greeter", "GetTask", {"id": "t", "tenant": "acme"})
+    assert tenant["error"]["code"] == -32004
+    v1_as_03 = await rpc(
+        app, "greeter", "GetTask", {"id": "t"}, headers=[(b"a2a-version", b"0.3")]
+    )
+    assert v1_as_03["error"]["code"] == -32009
     v1 = await rpc(
         app, "greeter", "tasks/get", {"id": "t"}, headers=[(b"a2a-version", b"1.0")]
     )
@@ -263,20 +275,58 @@ message_params = st.fixed_dictionaries(
 task_params = st.fixed_dictionaries(
     {}, optional={"id": valid_or("t1"), "historyLength": params_values}
 ) | st.dictionaries(fields, params_values, max_size=4)
-requests = st.tuples(
-    st.sampled_from(["message/send", "message/stream"]), message_params
-) | st.tuples(
-    st.sampled_from(["tasks/get", "tasks/cancel", "tasks/resubscribe"]), task_params
+v1_parts = st.lists(
+    st.fixed_dictionaries({"text": st.text(max_size=5)})
+    | st.fixed_dictionaries({"data": params_values})
+    | params_values,
+    max_size=3,
+)
+v1_message_params = st.fixed_dictionaries(
+    {
+        "message": st.fixed_dictionaries(
+            {
+                "role": valid_or("ROLE_USER"),
+                "messageId": valid_or("m1"),
+                "parts": st.one_of(v1_parts, v1_parts, v1_parts, params_values),
+            },
+            optional={"contextId": valid_or("c1"), "taskId": params_values},
+        )
+    },
+    optional={
+        "configuration": st.dictionaries(
+            st.sampled_from(
+                ["returnImmediately", "historyLength", "acceptedOutputModes"]
+            ),
+            params_values,
+            max_size=3,
+        ),
+        "tenant": params_values,
+    },
+)
+requests = (
+    st.tuples(st.sampled_from(["message/send", "message/stream"]), message_params)
+    | st.tuples(
+        st.sampled_from(["tasks/get", "tasks/cancel", "tasks/resubscribe"]),
+        task_params,
+    )
+    # HS-71: A2A 1.0's methods
+    | st.tuples(
+        st.sampled_from(["SendMessage", "SendStreamingMessage"]), v1_message_params
+    )
+    | st.tuples(
+        st.sampled_from(["GetTask", "CancelTask", "SubscribeToTask"]), task_params
+    )
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=300)
 @given(request=requests)
 def test_any_params_get_a_protocol_answer(
     request: tuple[str, dict[str, Any]],
 ) -> None:
-    """HS-54, HS-55, HS-64: whatever the params of a method, the answer is a result
-    or a JSON-RPC error naming what was wrong — never an internal error."""
+    """HS-54, HS-55, HS-64, HS-72: whatever the params of a method (0.3's or 1.0's),
+    the answer is a result or a JSON-RPC error naming what was wrong — never an
+    internal error."""
     method, params = request
     client = ScriptedChatClient(["fine"])
     app = HostingApp([Agent(client, name="greeter")])

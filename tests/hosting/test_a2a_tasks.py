@@ -1,5 +1,6 @@
 """A2A tasks after they start: get, cancel, resubscribe, non-blocking sends, dropped
-streams, shutdown and the bound on kept tasks (spec/hosting.md HS-58, HS-64 .. HS-68)."""
+streams, shutdown and the bound on kept tasks (spec/hosting.md HS-58, HS-64 ..
+HS-68)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from minagent.hosting import HostingApp
 from minagent.testing import ScriptedChatClient, call
 from tests.hosting._a2a import (
     Gate,
+    both_versions,
     delete_file,
     rpc,
     sdk,
@@ -38,18 +40,22 @@ from tests.hosting._a2a import (
     user,
 )
 
-# ---------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # get, cancel, resubscribe
 
 
-async def test_cancel_a_running_task(stream: bool) -> None:
+@both_versions
+async def test_cancel_a_running_task(stream: bool, version: str) -> None:
     """HS-65, HS-57, HS-143: tasks/cancel cancels the run (the tool sees the
     cancellation), the task is canceled, the sender's answer ends with that state, the
     session is not saved, and a second cancel is -32002."""
     gate = Gate()
     client = ScriptedChatClient([[call("slow_work", {})], "never"])
     app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
-    async with served(app) as base, sdk(base, "worker", streaming=stream) as a2a:
+    async with (
+        served(app) as base,
+        sdk(base, "worker", streaming=stream, version=version) as a2a,
+    ):
         sender = asyncio.create_task(send(a2a, user("work")))
         await gate.started.wait()
         (task_id,) = app.a2a.tasks
@@ -111,7 +117,8 @@ async def test_get_task_and_its_history_length() -> None:
     assert missing["error"]["code"] == -32602
 
 
-async def test_resubscribe_follows_a_running_task() -> None:
+@both_versions
+async def test_resubscribe_follows_a_running_task(version: str) -> None:
     """HS-66: tasks/resubscribe streams the task as it is, then its run's events until
     it settles; an input-required task is the task alone; a settled task is
     -32004."""
@@ -124,7 +131,10 @@ async def test_resubscribe_follows_a_running_task() -> None:
         ]
     )
     app = HostingApp([Agent(client, name="worker", tools=[gate.tool, delete_file])])
-    async with served(app) as base, sdk(base, "worker", streaming=True) as a2a:
+    async with (
+        served(app) as base,
+        sdk(base, "worker", streaming=True, version=version) as a2a,
+    ):
         sender = asyncio.create_task(send(a2a, user("work")))
         await gate.started.wait()
         (task_id,) = app.a2a.tasks
