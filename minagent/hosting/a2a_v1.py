@@ -141,10 +141,11 @@ def _part_to_v03(part: Any) -> dict[str, Any]:
     # part's index.
     if not isinstance(part, dict):
         return {}
+    extra = {"metadata": part["metadata"]} if "metadata" in part else {}
     if "text" in part:
-        return {"kind": "text", "text": part["text"]}
+        return {"kind": "text", "text": part["text"], **extra}
     if "data" in part:
-        return {"kind": "data", "data": part["data"]}
+        return {"kind": "data", "data": part["data"], **extra}
     if "raw" in part or "url" in part:
         return {"kind": "file", "file": {}}
     return {}
