@@ -13,6 +13,7 @@ from typing import Any
 
 from minagent import Message, SupportsAgentRun
 
+from .a2a import A2AHost, is_a2a_path
 from .conversations import Conversations, SessionStoreLike
 from .mcp import MCPMount
 from .openai_wire import HostingError
@@ -61,6 +62,8 @@ class HostingApp:
         self.conversations = Conversations(store)
         # HS-170: each agent as an MCP server at /mcp/{name}
         self.mcp = MCPMount(self.agents, max_body)
+        # HS-50: the A2A face (cards, JSON-RPC endpoints, tasks)
+        self.a2a = A2AHost(self.agents, self.conversations, max_body=max_body)
         self.created = int(time.time())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -79,6 +82,7 @@ class HostingApp:
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.mcp.close()
+                await self.a2a.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -97,6 +101,8 @@ class HostingApp:
                 from .responses import handle  # HS-20: loaded on first use
 
                 status = await handle(self, scope, receive, send)
+            elif is_a2a_path(path):
+                status = await self.a2a.handle(scope, receive, send)
             else:
                 raise HostingError(
                     404,

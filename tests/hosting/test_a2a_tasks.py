@@ -1,0 +1,298 @@
+"""A2A tasks after they start: get, cancel, resubscribe, non-blocking sends, dropped
+streams, shutdown and the bound on kept tasks (spec/hosting.md HS-58, HS-64 ..
+HS-68)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    Role,
+    SubscribeToTaskRequest,
+    TaskState,
+)
+from a2a.utils.errors import (
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from google.protobuf.json_format import MessageToDict
+
+from minagent import Agent
+from minagent.hosting import HostingApp
+from minagent.testing import ScriptedChatClient, call
+from tests.hosting._a2a import (
+    Gate,
+    both_versions,
+    delete_file,
+    rpc,
+    sdk,
+    send,
+    served,
+    settled,
+    text_message,
+    user,
+)
+
+# --------------------------------------------------------------------------------------
+# get, cancel, resubscribe
+
+
+@both_versions
+async def test_cancel_a_running_task(stream: bool, version: str) -> None:
+    """HS-65, HS-57, HS-143: tasks/cancel cancels the run (the tool sees the
+    cancellation), the task is canceled, the sender's answer ends with that state, the
+    session is not saved, and a second cancel is -32002."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "never"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    async with (
+        served(app) as base,
+        sdk(base, "worker", streaming=stream, version=version) as a2a,
+    ):
+        sender = asyncio.create_task(send(a2a, user("work")))
+        await gate.started.wait()
+        (task_id,) = app.a2a.tasks
+        canceled = await a2a.cancel_task(CancelTaskRequest(id=task_id))
+        events = await sender
+        with pytest.raises(TaskNotCancelableError):
+            await a2a.cancel_task(CancelTaskRequest(id=task_id))
+        got = await a2a.get_task(GetTaskRequest(id=task_id))
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+    assert got.status.state == TaskState.TASK_STATE_CANCELED
+    assert gate.cancelled
+    last = events[-1]
+    state = (
+        last["statusUpdate"]["status"]["state"]
+        if stream
+        else last["task"]["status"]["state"]
+    )
+    assert state == "TASK_STATE_CANCELED"
+    assert await app.conversations.get("worker", got.context_id) is None
+
+
+async def test_cancel_an_input_required_task() -> None:
+    """HS-65: an input-required task can be cancelled; it then takes no answer."""
+    client = ScriptedChatClient([[call("delete_file", {"path": "x"}, call_id="c1")]])
+    app = HostingApp([Agent(client, name="janitor", tools=[delete_file])])
+    async with served(app) as base, sdk(base, "janitor", streaming=False) as a2a:
+        paused = await settled(a2a, await send(a2a, user("clean")))
+        canceled = await a2a.cancel_task(CancelTaskRequest(id=paused.id))
+        with pytest.raises(UnsupportedOperationError):
+            await send(a2a, user("approve", task_id=paused.id))
+        with pytest.raises(TaskNotFoundError):
+            await a2a.cancel_task(CancelTaskRequest(id="no-such-task"))
+    assert canceled.status.state == TaskState.TASK_STATE_CANCELED
+
+
+async def test_get_task_and_its_history_length() -> None:
+    """HS-64, HS-59: tasks/get answers the task; historyLength keeps the last that
+    many messages; an unknown id is -32001 and so is another agent's task."""
+    client = ScriptedChatClient([[call("delete_file", {"path": "x"}, call_id="c1")]])
+    app = HostingApp(
+        [
+            Agent(client, name="janitor", tools=[delete_file]),
+            Agent(ScriptedChatClient(), name="other"),
+        ]
+    )
+    async with served(app) as base, sdk(base, "janitor", streaming=False) as a2a:
+        paused = await settled(a2a, await send(a2a, user("clean")))
+        full = await a2a.get_task(GetTaskRequest(id=paused.id))
+        short = await a2a.get_task(GetTaskRequest(id=paused.id, history_length=1))
+        with pytest.raises(TaskNotFoundError):
+            await a2a.get_task(GetTaskRequest(id="no-such-task"))
+    assert [m.role for m in full.history] == [Role.ROLE_USER, Role.ROLE_AGENT]
+    assert [m.role for m in short.history] == [Role.ROLE_AGENT]
+    none = await rpc(app, "janitor", "tasks/get", {"id": paused.id, "historyLength": 0})
+    assert none["result"]["history"] == []
+    elsewhere = await rpc(app, "other", "tasks/get", {"id": paused.id})
+    assert elsewhere["error"]["code"] == -32001
+    missing = await rpc(app, "janitor", "tasks/get", {})
+    assert missing["error"]["code"] == -32602
+
+
+@both_versions
+async def test_resubscribe_follows_a_running_task(version: str) -> None:
+    """HS-66: tasks/resubscribe streams the task as it is, then its run's events until
+    it settles; an input-required task is the task alone; a settled task is
+    -32004."""
+    gate = Gate()
+    client = ScriptedChatClient(
+        [
+            [call("slow_work", {})],
+            "finished",
+            [call("delete_file", {"path": "x"}, call_id="c1")],
+        ]
+    )
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool, delete_file])])
+    async with (
+        served(app) as base,
+        sdk(base, "worker", streaming=True, version=version) as a2a,
+    ):
+        sender = asyncio.create_task(send(a2a, user("work")))
+        await gate.started.wait()
+        (task_id,) = app.a2a.tasks
+
+        following = asyncio.Event()
+
+        async def follow() -> list[dict[str, Any]]:
+            request = SubscribeToTaskRequest(id=task_id)
+            events = []
+            async for event in a2a.subscribe(request):
+                # the task comes first, once the subscription is in place
+                following.set()
+                events.append(MessageToDict(event))
+            return events
+
+        follower = asyncio.create_task(follow())
+        await following.wait()
+        gate.release.set()
+        followed, sent = await follower, await sender
+        with pytest.raises(UnsupportedOperationError):
+            await follow()
+        paused = await settled(a2a, await send(a2a, user("clean")))
+        request = SubscribeToTaskRequest(id=paused.id)
+        alone = [MessageToDict(e) async for e in a2a.subscribe(request)]
+    assert followed[0]["task"]["status"]["state"] == "TASK_STATE_WORKING"
+    assert followed[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert sent[-1] == followed[-1]
+    texts = [
+        p["text"]
+        for e in followed
+        if "artifactUpdate" in e
+        for p in e["artifactUpdate"]["artifact"]["parts"]
+    ]
+    assert "".join(texts) == "finished"
+    assert [list(e) for e in alone] == [["task"]]
+    assert alone[0]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+
+
+async def test_a_dropped_stream_leaves_the_task_running() -> None:
+    """HS-68, HS-66: a client that drops its message/stream does not cancel the task;
+    it follows the task again with tasks/resubscribe and sees it complete."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "finished"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream"}
+    body["params"] = text_message("work")  # type: ignore[assignment]
+    async with served(app) as base, httpx.AsyncClient() as http:
+        async with http.stream("POST", f"{base}/a2a/worker", json=body) as response:
+            async for line in response.aiter_lines():
+                if line.startswith("data: "):
+                    first = json.loads(line[len("data: ") :])["result"]
+                    break
+        await gate.started.wait()
+        async with sdk(base, "worker", streaming=True) as a2a:
+            following = asyncio.Event()
+
+            async def follow() -> list[dict[str, Any]]:
+                events = []
+                request = SubscribeToTaskRequest(id=first["id"])
+                async for event in a2a.subscribe(request):
+                    following.set()
+                    events.append(MessageToDict(event))
+                return events
+
+            follower = asyncio.create_task(follow())
+            await following.wait()
+            gate.release.set()
+            events = await follower
+    assert not gate.cancelled
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert app.a2a.tasks[first["id"]].artifacts[0]["parts"][0]["text"] == "finished"
+
+
+async def test_resubscribe_to_an_unstreamed_run() -> None:
+    """HS-66, HS-60, HS-58: following a task whose run does not stream (a
+    non-blocking message/send) gives the whole answer as one last artifact chunk."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "finished"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    params = text_message("work")
+    params["configuration"] = {"blocking": False}
+    async with served(app) as base, sdk(base, "worker", streaming=True) as a2a:
+        first = (await rpc(app, "worker", "message/send", params))["result"]
+        await gate.started.wait()
+        following = asyncio.Event()
+
+        async def follow() -> list[dict[str, Any]]:
+            events = []
+            async for event in a2a.subscribe(SubscribeToTaskRequest(id=first["id"])):
+                following.set()
+                events.append(MessageToDict(event))
+            return events
+
+        follower = asyncio.create_task(follow())
+        await following.wait()
+        gate.release.set()
+        events = await follower
+    assert client.requests[-1].stream is False
+    (chunk,) = [e["artifactUpdate"] for e in events if "artifactUpdate" in e]
+    assert chunk["artifact"]["parts"] == [{"text": "finished"}]
+    assert chunk.get("lastChunk") is True
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_non_blocking_send_answers_at_once() -> None:
+    """HS-58: with blocking false the answer is the task as it is while the run goes
+    on; tasks/get then shows it completed."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "finished"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    params = text_message("work", kind="message")
+    params["configuration"] = {"blocking": False}
+    first = (await rpc(app, "worker", "message/send", params))["result"]
+    assert first["status"]["state"] in ("submitted", "working")
+    await gate.started.wait()
+    gate.release.set()
+    run = app.a2a.tasks[first["id"]].run
+    assert run is not None
+    await asyncio.wait({run})
+    got = (await rpc(app, "worker", "tasks/get", {"id": first["id"]}))["result"]
+    assert got["status"]["state"] == "completed"
+    assert got["artifacts"][0]["parts"] == [{"kind": "text", "text": "finished"}]
+
+
+async def test_shutdown_cancels_the_runs_still_going() -> None:
+    """HS-68: lifespan shutdown cancels every run still going; its task is
+    canceled."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "never"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    params = text_message("work")
+    params["configuration"] = {"blocking": False}
+    first = (await rpc(app, "worker", "message/send", params))["result"]
+    await gate.started.wait()
+    incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    for kind in ("lifespan.startup", "lifespan.shutdown"):
+        incoming.put_nowait({"type": kind})
+    sent: list[dict[str, Any]] = []
+
+    async def collect(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app({"type": "lifespan"}, incoming.get, collect)
+    assert gate.cancelled
+    assert app.a2a.tasks[first["id"]].state == "canceled"
+
+
+async def test_the_oldest_idle_tasks_are_forgotten() -> None:
+    """HS-68: past `max_tasks` the oldest tasks without a run are forgotten."""
+    app = HostingApp([Agent(ScriptedChatClient(["a", "b", "c"]), name="helper")])
+    app.a2a.max_tasks = 2
+    ids = []
+    for text in ("1", "2", "3"):
+        ids.append(
+            (await rpc(app, "helper", "message/send", text_message(text)))["result"][
+                "id"
+            ]
+        )
+    assert list(app.a2a.tasks) == ids[1:]
+    gone = await rpc(app, "helper", "tasks/get", {"id": ids[0]})
+    assert gone["error"]["code"] == -32001
