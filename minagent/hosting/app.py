@@ -106,6 +106,11 @@ class HostingApp:
             elif path == "/v1/chat/completions" and method == "POST":
                 request = await self._read_json(receive)
                 status = await self._chat(request, send)
+            elif path == "/agui" or path.startswith("/agui/"):
+                # HS-80: AG-UI runs (minagent/hosting/agui.py)
+                from . import agui
+
+                status = await agui.handle(self, scope, receive, send)
             else:
                 raise HostingError(
                     404,

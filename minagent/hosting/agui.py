@@ -1,0 +1,812 @@
+"""AG-UI over HTTP and server-sent events (spec/hosting.md HS-80 .. HS-109).
+
+Rules
+-----
+1. One POST is one run: a `RunAgentInput` in, a ``text/event-stream`` of AG-UI events
+   out. Input refused before the run starts is an HTTP error whose body is one
+   ``RUN_ERROR`` event (HS-81); a failure after the stream opened is a ``RUN_ERROR``
+   event in the stream, without the exception's text (HS-96).
+2. ``threadId`` is the conversation: one `AgentSession` of ``app.conversations``
+   (HS-140). The session's history is authoritative; of the input's messages only those
+   whose ids the thread has not seen are new (HS-84).
+3. The run always streams. Updates become text-message and tool-call events in the order
+   they are produced; the run's own middleware (one per layer, run-level) marks the
+   steps (HS-91) and reports the shared state after every tool call and model call
+   (HS-92).
+4. What the run cannot finish alone ends it: a client tool's call is handed back without
+   a result (success outcome with ``pendingToolCallIds``, HS-88); a tool that needs
+   approval ends the run with the interrupt outcome, answered by the next input's
+   ``resume`` entries (HS-89, HS-90).
+
+Theory of operation
+-------------------
+`handle` reads and checks the input (`_parse`), picks the agent, takes the thread's
+session (which waits for the thread's running request, HS-142), works out the run's
+new messages from the session's book (the ids the thread has seen and its open
+interrupts, kept in ``session.state["ag-ui"]``), and only then opens the stream. A
+`_Run` then owns the stream: it sends every event, keeps what is open (the text
+message, the tool calls, the steps) and closes it before ``RUN_FINISHED``. The session
+is saved only when the run finished (HS-143): a run that failed raises out of the
+session's block after its ``RUN_ERROR`` was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from minagent import (
+    AgentContext,
+    ChatContext,
+    Content,
+    FunctionInvocationContext,
+    FunctionTool,
+    Message,
+    SupportsAgentRun,
+    agent_middleware,
+    chat_middleware,
+    function_middleware,
+)
+
+if TYPE_CHECKING:
+    from .app import HostingApp
+
+__all__ = ["PROTOCOL_VERSION", "STATE_KEY", "handle", "state_patch"]
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+_log = logging.getLogger("minagent.hosting")
+
+# HS-80: the AG-UI version this endpoint speaks (RUN_STARTED.protocolVersion).
+PROTOCOL_VERSION = "1.0"
+# HS-92: where a thread's shared state lives in its session; a tool reads and changes it
+# through its FunctionInvocationContext: ``context.session.state[STATE_KEY]``.
+STATE_KEY = "ag-ui.state"
+# the thread's book: the message ids it has seen and its open interrupts (HS-84, HS-89)
+_BOOK_KEY = "ag-ui"
+
+# HS-82: the fields of a RunAgentInput; anything else is refused
+_INPUT_FIELDS = frozenset(
+    {
+        "threadId",
+        "runId",
+        "parentRunId",
+        "protocolVersion",
+        "state",
+        "messages",
+        "tools",
+        "context",
+        "forwardedProps",
+        "resume",
+    }
+)
+
+# HS-89: the answer an approval interrupt expects
+APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}},
+    "required": ["approved"],
+    "additionalProperties": False,
+}
+
+
+class AguiError(Exception):
+    """Input refused before the run starts (HS-81): an HTTP status and a RUN_ERROR."""
+
+    def __init__(self, status: int, message: str, code: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+
+
+class _RunFailed(Exception):
+    """The run failed after the stream opened; its RUN_ERROR was sent (HS-96)."""
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+# -- the request ---------------------------------------------------------------------------
+
+
+async def handle(
+    app: HostingApp, scope: Mapping[str, Any], receive: Receive, send: Send
+) -> int:
+    """Answer one AG-UI request (``POST /agui`` or ``POST /agui/{agent}``); returns the
+    HTTP status for the access log."""
+    from .app import HostingError
+
+    try:
+        if scope["method"] != "POST":
+            raise AguiError(
+                405, "AG-UI runs are started with POST", "method_not_allowed"
+            )
+        try:
+            request = await app._read_json(receive)
+        except HostingError as error:
+            raise AguiError(error.status, error.message, error.code) from None
+        run_input = _parse(request)
+        name, agent = _pick_agent(app, scope["path"], run_input["forwardedProps"])
+    except AguiError as error:
+        return await _send_error(send, error)
+    try:
+        async with app.conversations.session(name, run_input["threadId"]) as session:
+            # everything that can refuse the input happens before the stream opens
+            messages, book = _plan(session, run_input)
+            tools = _client_tools(agent, run_input["tools"])
+            run = _Run(send, run_input, session)
+            await run.start()
+            await run.execute(agent, messages, tools, book)
+    except AguiError as error:
+        return await _send_error(send, error)
+    except _RunFailed:
+        return 200
+    return 200
+
+
+def _pick_agent(
+    app: HostingApp, path: str, forwarded: Any
+) -> tuple[str, SupportsAgentRun]:
+    """HS-83: the agent named by the path, else by ``forwardedProps.agent``, else the only
+    one."""
+    name = path[len("/agui") :].strip("/")
+    if not name and isinstance(forwarded, Mapping) and "agent" in forwarded:
+        if not isinstance(forwarded["agent"], str):
+            raise AguiError(
+                400, "forwardedProps.agent must be a string", "invalid_input"
+            )
+        name = forwarded["agent"]
+    if not name:
+        if len(app.agents) != 1:
+            raise AguiError(
+                400,
+                "several agents are served: name one in the path (/agui/{agent}) "
+                "or in forwardedProps.agent",
+                "agent_required",
+            )
+        name = next(iter(app.agents))
+    agent = app.agents.get(name)
+    if agent is None:
+        raise AguiError(404, f"no agent named {name!r}", "agent_not_found")
+    return name, agent
+
+
+def _expect(ok: bool, message: str, code: str = "invalid_input") -> None:
+    if not ok:
+        raise AguiError(400, message, code)
+
+
+def _parse(request: Mapping[str, Any]) -> dict[str, Any]:
+    """HS-82: the RunAgentInput's fields, checked; unknown fields are refused."""
+    unknown = sorted(set(request) - _INPUT_FIELDS)
+    _expect(
+        not unknown,
+        f"unknown RunAgentInput field(s): {', '.join(unknown)}",
+        "unsupported_field",
+    )
+    for key in ("threadId", "runId"):
+        value = request.get(key)
+        _expect(
+            isinstance(value, str) and bool(value), f"{key} must be a non-empty string"
+        )
+    for key in ("parentRunId", "protocolVersion"):
+        _expect(
+            request.get(key) is None or isinstance(request[key], str),
+            f"{key} must be a string",
+        )
+    version = request.get("protocolVersion")
+    _expect(
+        version is None or version.split(".")[0] == PROTOCOL_VERSION.split(".")[0],
+        f"protocolVersion {version!r} is not spoken here (this endpoint speaks "
+        f"{PROTOCOL_VERSION})",
+        "unsupported_version",
+    )
+    messages = request.get("messages")
+    _expect(isinstance(messages, list), "messages must be an array")
+    tools = request.get("tools") or []
+    _expect(isinstance(tools, list), "tools must be an array")
+    for index, spec in enumerate(tools):
+        _expect(
+            isinstance(spec, Mapping)
+            and isinstance(spec.get("name"), str)
+            and bool(spec["name"])
+            and isinstance(spec.get("description"), str)
+            and (
+                spec.get("parameters") is None
+                or isinstance(spec["parameters"], Mapping)
+            ),
+            f"tools[{index}] needs a name and a description (and parameters, if any, "
+            "as a JSON schema object)",
+        )
+    context = request.get("context") or []
+    _expect(isinstance(context, list), "context must be an array")
+    for index, item in enumerate(context):
+        _expect(
+            isinstance(item, Mapping)
+            and isinstance(item.get("description"), str)
+            and isinstance(item.get("value"), str),
+            f"context[{index}] needs a string description and value",
+        )
+    resume = request.get("resume") or []
+    _expect(isinstance(resume, list), "resume must be an array")
+    return {
+        "threadId": request["threadId"],
+        "runId": request["runId"],
+        "parentRunId": request.get("parentRunId"),
+        "hasState": "state" in request and request["state"] is not None,
+        "state": request.get("state"),
+        "messages": messages,
+        "tools": tools,
+        "context": context,
+        "forwardedProps": request.get("forwardedProps"),
+        "resume": resume,
+    }
+
+
+def _text_of(content: Any, where: str) -> str:
+    """A message's content as text: a string, or a list of text parts (HS-85)."""
+    if isinstance(content, str):
+        return content
+    _expect(
+        isinstance(content, list),
+        f"{where}.content must be a string or an array of parts",
+    )
+    texts: list[str] = []
+    for index, part in enumerate(content):
+        _expect(
+            isinstance(part, Mapping)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str),
+            f"{where}.content[{index}]: only text parts are supported",
+            "unsupported_content",
+        )
+        texts.append(part["text"])
+    return "".join(texts)
+
+
+def _message(raw: Any, where: str) -> tuple[str, Message]:
+    """HS-85: one AG-UI message as a minagent message, with its id."""
+    _expect(
+        isinstance(raw, Mapping) and isinstance(raw.get("id"), str) and bool(raw["id"]),
+        f"{where} needs a string id",
+    )
+    role, mid = raw.get("role"), raw["id"]
+    if role in ("user", "system", "developer"):
+        text = _text_of(raw.get("content"), where)
+        return mid, Message(
+            "user" if role == "user" else "system", text=text, message_id=mid
+        )
+    if role == "assistant":
+        contents: list[Content] = []
+        text = raw.get("content")
+        if text is not None:
+            _expect(isinstance(text, str), f"{where}.content must be a string")
+            if text:
+                contents.append(Content.from_text(text))
+        calls = raw.get("toolCalls") or []
+        _expect(isinstance(calls, list), f"{where}.toolCalls must be an array")
+        for index, call in enumerate(calls):
+            function = call.get("function") if isinstance(call, Mapping) else None
+            _expect(
+                isinstance(call, Mapping)
+                and isinstance(call.get("id"), str)
+                and isinstance(function, Mapping)
+                and isinstance(function.get("name"), str)
+                and isinstance(function.get("arguments"), str),
+                f"{where}.toolCalls[{index}] needs an id and a function name and arguments",
+            )
+            assert isinstance(function, Mapping)
+            contents.append(
+                Content.from_function_call(
+                    call["id"], function["name"], function["arguments"]
+                )
+            )
+        return mid, Message("assistant", contents, message_id=mid)
+    if role == "tool":
+        call_id = raw.get("toolCallId")
+        _expect(
+            isinstance(call_id, str) and bool(call_id), f"{where} needs a toolCallId"
+        )
+        error = raw.get("error")
+        _expect(
+            error is None or isinstance(error, str), f"{where}.error must be a string"
+        )
+        result = _text_of(raw.get("content"), where)
+        content = Content.from_function_result(call_id, result=result, exception=error)
+        return mid, Message("tool", [content], message_id=mid)
+    raise AguiError(
+        400,
+        f"{where}.role {role!r} is not taken here (user, system, developer, assistant, "
+        "tool)",
+        "unsupported_message",
+    )
+
+
+def _plan(
+    session: Any, run_input: Mapping[str, Any]
+) -> tuple[list[Message], dict[str, Any]]:
+    """HS-84, HS-90: the run's new messages (the input's unseen messages, then the
+    approval answers) and the thread's updated book."""
+    stored = session.state.get(_BOOK_KEY) or {}
+    seen: list[str] = list(stored.get("seen", []))
+    open_interrupts: dict[str, Any] = dict(stored.get("interrupts", {}))
+    known = set(seen)
+    messages: list[Message] = []
+    for index, raw in enumerate(run_input["messages"]):
+        mid, message = _message(raw, f"messages[{index}]")
+        if mid in known:
+            continue
+        known.add(mid)
+        seen.append(mid)
+        messages.append(message)
+    answers: list[Content] = []
+    answered: set[str] = set()
+    for index, entry in enumerate(run_input["resume"]):
+        where = f"resume[{index}]"
+        _expect(
+            isinstance(entry, Mapping), f"{where} must be an object", "invalid_resume"
+        )
+        interrupt_id = entry.get("interruptId")
+        if interrupt_id not in open_interrupts or interrupt_id in answered:
+            raise AguiError(
+                400,
+                f"{where}.interruptId {interrupt_id!r} names no open interrupt of this thread",
+                "unknown_interrupt",
+            )
+        status, payload = entry.get("status"), entry.get("payload")
+        if status == "resolved":
+            _expect(
+                isinstance(payload, Mapping)
+                and set(payload) == {"approved"}
+                and isinstance(payload["approved"], bool),
+                f'{where}.payload must be {{"approved": true | false}}',
+                "invalid_resume",
+            )
+            assert isinstance(payload, Mapping)
+            approved = bool(payload["approved"])
+        else:
+            _expect(
+                status == "cancelled",
+                f"{where}.status must be 'resolved' or 'cancelled'",
+                "invalid_resume",
+            )
+            approved = False
+        answered.add(interrupt_id)
+        call = open_interrupts[interrupt_id]
+        function_call = Content.from_function_call(
+            call["callId"], call["name"], call["arguments"]
+        )
+        answers.append(
+            Content.from_function_approval_response(
+                approved, interrupt_id, function_call
+            )
+        )
+    missing = sorted(set(open_interrupts) - answered)
+    _expect(
+        not missing,
+        f"the thread's interrupt(s) {', '.join(missing)} need a resume entry "
+        "(resolved or cancelled)",
+        "interrupt_not_answered",
+    )
+    if answers:
+        messages.append(Message("user", answers))
+    return messages, {"seen": seen, "interrupts": {}}
+
+
+def _client_tools(
+    agent: SupportsAgentRun, specs: Sequence[Mapping[str, Any]]
+) -> list[FunctionTool]:
+    """HS-87: the input's tools as declaration-only tools; a name the agent's own tools
+    use is refused."""
+    options = getattr(agent, "default_options", None) or {}
+    own = {getattr(t, "name", None) for t in options.get("tools", None) or []}
+    tools: list[FunctionTool] = []
+    names: set[str] = set()
+    for spec in specs:
+        name = spec["name"]
+        _expect(
+            name not in own,
+            f"the client tool {name!r} has the name of a tool of the agent",
+            "tool_conflict",
+        )
+        _expect(
+            name not in names, f"two client tools are named {name!r}", "tool_conflict"
+        )
+        names.add(name)
+        tools.append(
+            FunctionTool(
+                name=name,
+                description=spec["description"],
+                parameters=dict(
+                    spec.get("parameters") or {"type": "object", "properties": {}}
+                ),
+            )
+        )
+    return tools
+
+
+async def _send_error(send: Send, error: AguiError) -> int:
+    """HS-81: the HTTP status, and one RUN_ERROR event as the JSON body."""
+    data = json.dumps(
+        {"type": "RUN_ERROR", "message": error.message, "code": error.code}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": error.status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+    return error.status
+
+
+# -- state --------------------------------------------------------------------------------
+
+
+def _pointer(path: Sequence[str]) -> str:
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def state_patch(old: Any, new: Any) -> list[dict[str, Any]] | None:
+    """HS-93: an RFC 6902 patch from ``old`` to ``new`` (JSON values whose roots are
+    objects), or None when a root is not an object (a snapshot is sent instead).
+
+    Objects are compared key by key (recursively); any other changed value is replaced
+    whole."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return None
+    ops: list[dict[str, Any]] = []
+
+    def walk(a: dict[str, Any], b: dict[str, Any], path: list[str]) -> None:
+        for key in a:
+            if key not in b:
+                ops.append({"op": "remove", "path": _pointer([*path, key])})
+        for key, value in b.items():
+            if key not in a:
+                ops.append(
+                    {"op": "add", "path": _pointer([*path, key]), "value": value}
+                )
+            elif isinstance(a[key], dict) and isinstance(value, dict):
+                walk(a[key], value, [*path, key])
+            elif not _same(a[key], value):
+                ops.append(
+                    {"op": "replace", "path": _pointer([*path, key]), "value": value}
+                )
+
+    walk(old, new, [])
+    return ops
+
+
+# -- the run ------------------------------------------------------------------------------
+
+
+class _Run:
+    """One AG-UI run on the wire: sends the events and keeps what is open."""
+
+    def __init__(self, send: Send, run_input: Mapping[str, Any], session: Any) -> None:
+        self.send = send
+        self.input = run_input
+        self.thread_id: str = run_input["threadId"]
+        self.run_id: str = run_input["runId"]
+        self.session = session
+        self.text_id: str | None = None  # the open text message
+        self.assistant_id: str | None = None  # the model call's assistant message
+        self.open_calls: list[str] = []  # started, not ended
+        self.started_calls: list[str] = []
+        self.answered: set[str] = set()
+        self.last_call: str | None = None
+        self.interrupts: dict[str, dict[str, Any]] = {}
+        self.steps: list[str] = []
+        self.emitted_ids: list[str] = []
+        self.model_calls = 0
+        self.state_seen: str = "null"
+
+    async def event(self, type_: str, **fields: Any) -> None:
+        body = {"type": type_, **{k: v for k, v in fields.items() if v is not None}}
+        data = b"data: " + json.dumps(body).encode() + b"\n\n"
+        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def start(self) -> None:
+        await self.send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-cache"),
+                ],
+            }
+        )
+        await self.event(
+            "RUN_STARTED",
+            threadId=self.thread_id,
+            runId=self.run_id,
+            parentRunId=self.input["parentRunId"],
+            protocolVersion=PROTOCOL_VERSION,
+        )
+
+    # -- steps and state (HS-91, HS-92) --
+
+    async def step_start(self, name: str) -> None:
+        self.steps.append(name)
+        await self.event("STEP_STARTED", stepName=name)
+
+    async def step_end(self, name: str) -> None:
+        if name in self.steps:
+            self.steps.remove(name)
+            await self.event("STEP_FINISHED", stepName=name)
+
+    def _state(self) -> Any:
+        return self.session.state.get(STATE_KEY)
+
+    async def report_state(self, snapshot: bool = False) -> None:
+        """A STATE_DELTA (or snapshot) when the thread's state changed since it was last
+        reported (HS-92, HS-93)."""
+        state = self._state()
+        text = json.dumps(state, sort_keys=True)
+        if text == self.state_seen and not snapshot:
+            return
+        old = json.loads(self.state_seen)
+        self.state_seen = text
+        patch = None if snapshot else state_patch(old, state)
+        if patch is None:
+            await self.event("STATE_SNAPSHOT", snapshot=json.loads(text))
+        elif patch:
+            await self.event("STATE_DELTA", delta=patch)
+
+    # -- messages and calls --
+
+    async def close_text(self) -> None:
+        if self.text_id is not None:
+            text_id, self.text_id = self.text_id, None
+            await self.event("TEXT_MESSAGE_END", messageId=text_id)
+
+    async def close_calls(self) -> None:
+        while self.open_calls:
+            await self.event("TOOL_CALL_END", toolCallId=self.open_calls.pop(0))
+
+    async def new_model_call(self) -> str:
+        await self.close_text()
+        await self.close_calls()
+        self.assistant_id = None
+        self.last_call = None
+        self.model_calls += 1
+        return f"model call {self.model_calls}"
+
+    def _assistant(self) -> str:
+        if self.assistant_id is None:
+            self.assistant_id = _new_id("msg")
+            self.emitted_ids.append(self.assistant_id)
+        return self.assistant_id
+
+    async def start_call(self, call_id: str, name: str, arguments: str) -> None:
+        await self.close_text()
+        self.started_calls.append(call_id)
+        self.open_calls.append(call_id)
+        self.last_call = call_id
+        await self.event(
+            "TOOL_CALL_START",
+            toolCallId=call_id,
+            toolCallName=name,
+            parentMessageId=self._assistant(),
+        )
+        if arguments:
+            await self.event("TOOL_CALL_ARGS", toolCallId=call_id, delta=arguments)
+
+    async def update(self, update: Any) -> None:
+        """HS-86 .. HS-89: one update of the run as events."""
+        for content in update.contents:
+            kind = content.type
+            if kind == "text" and content.text:
+                if self.text_id is None:
+                    self.text_id = self._assistant()
+                    await self.event(
+                        "TEXT_MESSAGE_START", messageId=self.text_id, role="assistant"
+                    )
+                await self.event(
+                    "TEXT_MESSAGE_CONTENT", messageId=self.text_id, delta=content.text
+                )
+            elif kind == "function_call":
+                arguments = content.arguments
+                if arguments is not None and not isinstance(arguments, str):
+                    arguments = json.dumps(arguments)
+                call_id = content.call_id or ""
+                if call_id and call_id not in self.started_calls:
+                    await self.start_call(call_id, content.name or "", arguments or "")
+                elif arguments and self.last_call in self.open_calls:
+                    # a continuation chunk: more arguments of the call being streamed
+                    await self.event(
+                        "TOOL_CALL_ARGS", toolCallId=self.last_call, delta=arguments
+                    )
+            elif kind == "function_result":
+                await self.close_text()
+                await self.close_calls()
+                self.answered.add(content.call_id)
+                result = content.result
+                text = result if isinstance(result, str) else json.dumps(result)
+                message_id = _new_id("msg")
+                self.emitted_ids.append(message_id)
+                await self.event(
+                    "TOOL_CALL_RESULT",
+                    messageId=message_id,
+                    toolCallId=content.call_id,
+                    content=text if text is not None else "",
+                    role="tool",
+                )
+            elif kind == "function_approval_request":
+                call = content.function_call
+                arguments = call.arguments
+                if arguments is not None and not isinstance(arguments, str):
+                    arguments = json.dumps(arguments)
+                if call.call_id not in self.started_calls:
+                    await self.start_call(
+                        call.call_id, call.name or "", arguments or ""
+                    )
+                self.interrupts[content.id] = {
+                    "callId": call.call_id,
+                    "name": call.name,
+                    "arguments": arguments or "{}",
+                }
+
+    # -- the whole run --
+
+    def middleware(self) -> list[Any]:
+        """HS-91, HS-92: the run-level middleware that marks the steps of each layer and
+        reports the state."""
+        run = self
+
+        @agent_middleware
+        async def agent_step(context: AgentContext, call_next: Any) -> None:
+            await run.step_start("agent")
+            context.stream_cleanup_hooks.append(lambda: run.step_end("agent"))
+            await call_next()
+
+        @chat_middleware
+        async def model_step(context: ChatContext, call_next: Any) -> None:
+            name = await run.new_model_call()
+            await run.step_start(name)
+            block = run.instructions()
+            if block:
+                base = context.options.get("instructions")
+                context.options = {
+                    **context.options,
+                    "instructions": f"{base}\n{block}" if base else block,
+                }
+
+            async def finished() -> None:
+                await run.close_text()
+                await run.close_calls()
+                await run.step_end(name)
+                await run.report_state()
+
+            context.stream_cleanup_hooks.append(finished)
+            await call_next()
+
+        @function_middleware
+        async def tool_step(context: FunctionInvocationContext, call_next: Any) -> None:
+            name = f"tool {context.function.name} ({context.call_id})"
+            await run.step_start(name)
+            try:
+                await call_next()
+            finally:
+                await run.step_end(name)
+            await run.report_state()
+
+        return [agent_step, model_step, tool_step]
+
+    def instructions(self) -> str:
+        """HS-94: the input's context and the thread's current state, for the model."""
+        parts: list[str] = []
+        if self.input["context"]:
+            lines = [
+                f"- {c['description']}: {c['value']}" for c in self.input["context"]
+            ]
+            parts.append("Context from the application:\n" + "\n".join(lines))
+        if STATE_KEY in self.session.state:
+            parts.append(
+                "The application's shared state (JSON): "
+                + json.dumps(self.session.state[STATE_KEY], sort_keys=True)
+            )
+        return "\n\n".join(parts)
+
+    async def execute(
+        self,
+        agent: SupportsAgentRun,
+        messages: list[Message],
+        tools: list[FunctionTool],
+        book: dict[str, Any],
+    ) -> None:
+        if self.input["hasState"]:
+            self.session.state[STATE_KEY] = json.loads(json.dumps(self.input["state"]))
+        if STATE_KEY in self.session.state:
+            await self.report_state(snapshot=True)
+        try:
+            stream = agent.run(
+                messages,
+                stream=True,
+                session=self.session,
+                tools=tools or None,
+                middleware=self.middleware(),
+                function_invocation_kwargs={
+                    "forwarded_props": self.input["forwardedProps"]
+                },
+            )
+            async for update in stream:
+                await self.update(update)
+            final = await stream.get_final_response()
+            await self.close_text()
+            await self.close_calls()
+            for step in list(self.steps):
+                await self.step_end(step)
+            await self.report_state()
+        except Exception as exc:
+            # HS-96: the failure goes to the log; the stream gets a RUN_ERROR without it
+            _log.exception("hosting: AG-UI run failed")
+            await self.event("RUN_ERROR", message="the run failed", code="run_failed")
+            await self.send({"type": "http.response.body", "body": b""})
+            raise _RunFailed() from exc
+        book["seen"].extend(self.emitted_ids)
+        book["interrupts"] = dict(self.interrupts)
+        self.session.state[_BOOK_KEY] = book
+        await self.event(
+            "RUN_FINISHED",
+            threadId=self.thread_id,
+            runId=self.run_id,
+            outcome=self.outcome(),
+            usage=_usage(getattr(final, "usage_details", None)),
+        )
+        await self.send({"type": "http.response.body", "body": b""})
+
+    def outcome(self) -> dict[str, Any]:
+        """HS-88, HS-89: an interrupt outcome when approvals wait, else success naming the
+        calls left without a result."""
+        if self.interrupts:
+            return {
+                "type": "interrupt",
+                "interrupts": [
+                    {
+                        "id": interrupt_id,
+                        "reason": "tool_approval",
+                        "message": f"Approve the call of {call['name']} with "
+                        f"{call['arguments']}?",
+                        "toolCallId": call["callId"],
+                        "responseSchema": APPROVAL_SCHEMA,
+                    }
+                    for interrupt_id, call in self.interrupts.items()
+                ],
+            }
+        pending = [c for c in self.started_calls if c not in self.answered]
+        outcome: dict[str, Any] = {"type": "success"}
+        if pending:
+            outcome["pendingToolCallIds"] = pending
+        return outcome
+
+
+def _usage(details: Any) -> list[dict[str, int]] | None:
+    """HS-95: the run's usage as one TokenUsage entry; absent counts stay absent."""
+    if details is None:
+        return None
+    entry: dict[str, int] = {}
+    inputs = getattr(details, "input_token_count", None)
+    outputs = getattr(details, "output_token_count", None)
+    if inputs is not None:
+        entry["inputTokens"] = int(inputs)
+    if outputs is not None:
+        entry["outputTokens"] = int(outputs)
+    if inputs is not None and outputs is not None:
+        entry["totalTokens"] = int(inputs) + int(outputs)
+    return [entry] if entry else None
