@@ -36,7 +36,7 @@ import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from minagent import (
     AgentContext,
@@ -51,12 +51,10 @@ from minagent import (
     function_middleware,
 )
 
-if TYPE_CHECKING:
-    from .app import HostingApp
+from .conversations import Conversations
 
-__all__ = ["PROTOCOL_VERSION", "STATE_KEY", "handle", "state_patch"]
+__all__ = ["PROTOCOL_VERSION", "STATE_KEY", "handle", "refuse", "state_patch"]
 
-Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _log = logging.getLogger("minagent.hosting")
@@ -94,6 +92,14 @@ APPROVAL_SCHEMA: dict[str, Any] = {
 }
 
 
+class Host(Protocol):
+    """What a run needs of the application: its agents by name and its conversations
+    (`HostingApp`)."""
+
+    agents: dict[str, SupportsAgentRun]
+    conversations: Conversations
+
+
 class AguiError(Exception):
     """Input refused before the run starts (HS-81): an HTTP status and a RUN_ERROR."""
 
@@ -116,21 +122,16 @@ def _new_id(prefix: str) -> str:
 
 
 async def handle(
-    app: HostingApp, scope: Mapping[str, Any], receive: Receive, send: Send
+    app: Host, scope: Mapping[str, Any], request: dict[str, Any] | None, send: Send
 ) -> int:
-    """Answer one AG-UI request (``POST /agui`` or ``POST /agui/{agent}``); returns the
-    HTTP status for the access log."""
-    from .app import HostingError
-
+    """Answer one AG-UI request (``POST /agui`` or ``POST /agui/{agent}``) whose body
+    the application has read (None for a method other than POST); returns the HTTP
+    status for the access log."""
     try:
-        if scope["method"] != "POST":
+        if scope["method"] != "POST" or request is None:
             raise AguiError(
                 405, "AG-UI runs are started with POST", "method_not_allowed"
             )
-        try:
-            request = await app._read_json(receive)
-        except HostingError as error:
-            raise AguiError(error.status, error.message, error.code) from None
         run_input = _parse(request)
         name, agent = _pick_agent(app, scope["path"], run_input["forwardedProps"])
     except AguiError as error:
@@ -150,9 +151,7 @@ async def handle(
     return 200
 
 
-def _pick_agent(
-    app: HostingApp, path: str, forwarded: Any
-) -> tuple[str, SupportsAgentRun]:
+def _pick_agent(app: Host, path: str, forwarded: Any) -> tuple[str, SupportsAgentRun]:
     """HS-83: the agent named by the path, else by ``forwardedProps.agent``, else the only
     one."""
     name = path[len("/agui") :].strip("/")
@@ -429,6 +428,12 @@ def _client_tools(
             )
         )
     return tools
+
+
+async def refuse(send: Send, status: int, message: str, code: str) -> int:
+    """HS-81: refuse a request before its run: ``status``, and one RUN_ERROR event as
+    the JSON body (the application's own refusals of a body: HS-5, HS-6)."""
+    return await _send_error(send, AguiError(status, message, code))
 
 
 async def _send_error(send: Send, error: AguiError) -> int:

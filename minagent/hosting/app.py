@@ -107,10 +107,17 @@ class HostingApp:
                 request = await self._read_json(receive)
                 status = await self._chat(request, send)
             elif path == "/agui" or path.startswith("/agui/"):
-                # HS-80: AG-UI runs (minagent/hosting/agui.py)
+                # HS-80: AG-UI runs (minagent/hosting/agui.py); refusals as RUN_ERROR
                 from . import agui
 
-                status = await agui.handle(self, scope, receive, send)
+                try:
+                    body = await self._read_json(receive) if method == "POST" else None
+                except HostingError as error:
+                    status = await agui.refuse(
+                        send, error.status, error.message, error.code
+                    )
+                else:
+                    status = await agui.handle(self, scope, body, send)
             else:
                 raise HostingError(
                     404,
