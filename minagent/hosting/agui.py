@@ -735,11 +735,14 @@ class _Run:
         tools: list[FunctionTool],
         book: dict[str, Any],
     ) -> None:
-        if self.input["hasState"]:
-            self.session.state[STATE_KEY] = json.loads(json.dumps(self.input["state"]))
-        if STATE_KEY in self.session.state:
-            await self.report_state(snapshot=True)
+        stream: Any = None
         try:
+            if self.input["hasState"]:
+                self.session.state[STATE_KEY] = json.loads(
+                    json.dumps(self.input["state"])
+                )
+            if STATE_KEY in self.session.state:
+                await self.report_state(snapshot=True)
             stream = agent.run(
                 messages,
                 stream=True,
@@ -761,9 +764,20 @@ class _Run:
         except Exception as exc:
             # HS-96: the failure goes to the log; the stream gets a RUN_ERROR without it
             _log.exception("hosting: AG-UI run failed")
-            await self.event("RUN_ERROR", message="the run failed", code="run_failed")
-            await self.send({"type": "http.response.body", "body": b""})
+            try:
+                await self.event(
+                    "RUN_ERROR", message="the run failed", code="run_failed"
+                )
+                await self.send({"type": "http.response.body", "body": b""})
+            except Exception:
+                # the client is gone (a failed send is what failed the run, most often)
+                _log.warning("hosting: the AG-UI run's RUN_ERROR could not be sent")
             raise _RunFailed() from exc
+        finally:
+            # a run left early (a failed send, a cancel) closes its stream: no tool or
+            # model call is left running
+            if stream is not None:
+                await stream.aclose()
         book["seen"].extend(self.emitted_ids)
         book["interrupts"] = dict(self.interrupts)
         self.session.state[_BOOK_KEY] = book

@@ -197,7 +197,7 @@ async def test_bad_input_is_refused_before_the_run(
 async def test_the_http_refusals() -> None:
     """HS-81: GET is 405, an unknown agent 404, a body that is not JSON 400, a body over
     the cap 413 — each body one RUN_ERROR event."""
-    app = HostingApp([Agent(ScriptedChatClient([]), name="a")], max_body=2_000)
+    app = HostingApp([Agent(ScriptedChatClient([]), name="a")], max_body=30_000)
     async with served(app) as http:
         response = await http.get("/agui")
         assert response.status_code == 405
@@ -211,12 +211,18 @@ async def test_the_http_refusals() -> None:
                 "code": "agent_not_found",
             },
         )
+        deep = b"[" * 10_000 + b"]" * 10_000
+        result = await post(http, deep, check_input=False)
+        assert (result.status, result.error and result.error["code"]) == (
+            400,
+            "invalid_json",
+        )
         result = await post(http, b"{not json", check_input=False)
         assert (result.status, result.error and result.error["code"]) == (
             400,
             "invalid_json",
         )
-        result = await post(http, run_input([user("x" * 3_000, "u1")]))
+        result = await post(http, run_input([user("x" * 40_000, "u1")]))
         assert (result.status, result.error and result.error["code"]) == (
             413,
             "request_too_large",
@@ -817,3 +823,35 @@ async def test_what_is_not_supported_is_never_sent(stream: bool) -> None:
     }
     assert "input" not in result.events[0]
     assert result.finished["outcome"]["type"] == "success"
+
+
+async def test_a_client_gone_mid_stream_stops_the_run(stream: bool) -> None:
+    """HS-96: when sending fails (the client went away) the run's stream is closed: the
+    tool the model called does not run, no later model call is made, nothing is stored,
+    and no task is left running (tests/conftest.py)."""
+    ran: list[str] = []
+
+    @tool
+    def slow(x: int) -> int:
+        """Slow."""
+        ran.append("slow")
+        return x
+
+    client = ScriptedChatClient([call_step("slow", {"x": 1}, "c1", stream), "never"])
+    app = HostingApp([Agent(client, name="a", tools=[slow])])
+    body = json.dumps(run_input([user("go", "u1")], state={"n": 1})).encode()
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if b"TOOL_CALL_START" in message.get("body", b""):
+            raise ConnectionResetError("the client went away")
+        sent.append(message)
+
+    await app({"type": "http", "method": "POST", "path": "/agui"}, receive, send)
+    assert ran == []
+    assert len(client.requests) == 1
+    assert await app.conversations.get("a", "t1") is None
+    assert sent[0]["status"] == 200
