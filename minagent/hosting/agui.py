@@ -1,4 +1,4 @@
-"""AG-UI over HTTP and server-sent events (spec/hosting.md HS-80 .. HS-109).
+"""AG-UI over HTTP and server-sent events (spec/hosting.md HS-80 .. HS-97).
 
 Rules
 -----
@@ -20,10 +20,11 @@ Rules
 
 Theory of operation
 -------------------
-`handle` reads and checks the input (`_parse`), picks the agent, takes the thread's
-session (which waits for the thread's running request, HS-142), works out the run's
-new messages from the session's book (the ids the thread has seen and its open
-interrupts, kept in ``session.state["ag-ui"]``), and only then opens the stream. A
+`handle` checks the input (`minagent.hosting.agui_input`, no I/O), picks the agent,
+takes the thread's session (which waits for the thread's running request, HS-142),
+works out the run's new messages from the session's book (the ids the thread has seen
+and its open interrupts, kept in ``session.state["ag-ui"]``), and only then opens the
+stream. A
 `_Run` then owns the stream: it sends every event, keeps what is open (the text
 message, the tool calls, the steps) and closes it before ``RUN_FINISHED``. The session
 is saved only when the run finished (HS-143): a run that failed raises out of the
@@ -41,7 +42,6 @@ from typing import Any, Protocol
 from minagent import (
     AgentContext,
     ChatContext,
-    Content,
     FunctionInvocationContext,
     FunctionTool,
     Message,
@@ -51,6 +51,14 @@ from minagent import (
     function_middleware,
 )
 
+from .agui_input import (
+    BOOK_KEY,
+    PROTOCOL_VERSION,
+    AguiError,
+    client_tools,
+    parse_input,
+    plan_messages,
+)
 from .conversations import Conversations
 
 __all__ = ["PROTOCOL_VERSION", "STATE_KEY", "handle", "refuse", "state_patch"]
@@ -59,29 +67,9 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 _log = logging.getLogger("minagent.hosting")
 
-# HS-80: the AG-UI version this endpoint speaks (RUN_STARTED.protocolVersion).
-PROTOCOL_VERSION = "1.0"
 # HS-92: where a thread's shared state lives in its session; a tool reads and changes it
 # through its FunctionInvocationContext: ``context.session.state[STATE_KEY]``.
 STATE_KEY = "ag-ui.state"
-# the thread's book: the message ids it has seen and its open interrupts (HS-84, HS-89)
-_BOOK_KEY = "ag-ui"
-
-# HS-82: the fields of a RunAgentInput; anything else is refused
-_INPUT_FIELDS = frozenset(
-    {
-        "threadId",
-        "runId",
-        "parentRunId",
-        "protocolVersion",
-        "state",
-        "messages",
-        "tools",
-        "context",
-        "forwardedProps",
-        "resume",
-    }
-)
 
 # HS-89: the answer an approval interrupt expects
 APPROVAL_SCHEMA: dict[str, Any] = {
@@ -98,16 +86,6 @@ class Host(Protocol):
 
     agents: dict[str, SupportsAgentRun]
     conversations: Conversations
-
-
-class AguiError(Exception):
-    """Input refused before the run starts (HS-81): an HTTP status and a RUN_ERROR."""
-
-    def __init__(self, status: int, message: str, code: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.code = code
 
 
 class _RunFailed(Exception):
@@ -132,15 +110,15 @@ async def handle(
             raise AguiError(
                 405, "AG-UI runs are started with POST", "method_not_allowed"
             )
-        run_input = _parse(request)
+        run_input = parse_input(request)
         name, agent = _pick_agent(app, scope["path"], run_input["forwardedProps"])
     except AguiError as error:
         return await _send_error(send, error)
     try:
         async with app.conversations.session(name, run_input["threadId"]) as session:
             # everything that can refuse the input happens before the stream opens
-            messages, book = _plan(session, run_input)
-            tools = _client_tools(agent, run_input["tools"])
+            messages, book = plan_messages(session, run_input)
+            tools = client_tools(agent, run_input["tools"])
             run = _Run(send, run_input, session)
             await run.start()
             await run.execute(agent, messages, tools, book)
@@ -174,260 +152,6 @@ def _pick_agent(app: Host, path: str, forwarded: Any) -> tuple[str, SupportsAgen
     if agent is None:
         raise AguiError(404, f"no agent named {name!r}", "agent_not_found")
     return name, agent
-
-
-def _expect(ok: bool, message: str, code: str = "invalid_input") -> None:
-    if not ok:
-        raise AguiError(400, message, code)
-
-
-def _parse(request: Mapping[str, Any]) -> dict[str, Any]:
-    """HS-82: the RunAgentInput's fields, checked; unknown fields are refused."""
-    unknown = sorted(set(request) - _INPUT_FIELDS)
-    _expect(
-        not unknown,
-        f"unknown RunAgentInput field(s): {', '.join(unknown)}",
-        "unsupported_field",
-    )
-    for key in ("threadId", "runId"):
-        value = request.get(key)
-        _expect(
-            isinstance(value, str) and bool(value), f"{key} must be a non-empty string"
-        )
-    for key in ("parentRunId", "protocolVersion"):
-        _expect(
-            request.get(key) is None or isinstance(request[key], str),
-            f"{key} must be a string",
-        )
-    version = request.get("protocolVersion")
-    _expect(
-        version is None or version.split(".")[0] == PROTOCOL_VERSION.split(".")[0],
-        f"protocolVersion {version!r} is not spoken here (this endpoint speaks "
-        f"{PROTOCOL_VERSION})",
-        "unsupported_version",
-    )
-    messages = request.get("messages")
-    _expect(isinstance(messages, list), "messages must be an array")
-    tools = request.get("tools") or []
-    _expect(isinstance(tools, list), "tools must be an array")
-    for index, spec in enumerate(tools):
-        _expect(
-            isinstance(spec, Mapping)
-            and isinstance(spec.get("name"), str)
-            and bool(spec["name"])
-            and isinstance(spec.get("description"), str)
-            and (
-                spec.get("parameters") is None
-                or isinstance(spec["parameters"], Mapping)
-            ),
-            f"tools[{index}] needs a name and a description (and parameters, if any, "
-            "as a JSON schema object)",
-        )
-    context = request.get("context") or []
-    _expect(isinstance(context, list), "context must be an array")
-    for index, item in enumerate(context):
-        _expect(
-            isinstance(item, Mapping)
-            and isinstance(item.get("description"), str)
-            and isinstance(item.get("value"), str),
-            f"context[{index}] needs a string description and value",
-        )
-    resume = request.get("resume") or []
-    _expect(isinstance(resume, list), "resume must be an array")
-    return {
-        "threadId": request["threadId"],
-        "runId": request["runId"],
-        "parentRunId": request.get("parentRunId"),
-        "hasState": "state" in request and request["state"] is not None,
-        "state": request.get("state"),
-        "messages": messages,
-        "tools": tools,
-        "context": context,
-        "forwardedProps": request.get("forwardedProps"),
-        "resume": resume,
-    }
-
-
-def _text_of(content: Any, where: str) -> str:
-    """A message's content as text: a string, or a list of text parts (HS-85)."""
-    if isinstance(content, str):
-        return content
-    _expect(
-        isinstance(content, list),
-        f"{where}.content must be a string or an array of parts",
-    )
-    texts: list[str] = []
-    for index, part in enumerate(content):
-        _expect(
-            isinstance(part, Mapping)
-            and part.get("type") == "text"
-            and isinstance(part.get("text"), str),
-            f"{where}.content[{index}]: only text parts are supported",
-            "unsupported_content",
-        )
-        texts.append(part["text"])
-    return "".join(texts)
-
-
-def _message(raw: Any, where: str) -> tuple[str, Message]:
-    """HS-85: one AG-UI message as a minagent message, with its id."""
-    _expect(
-        isinstance(raw, Mapping) and isinstance(raw.get("id"), str) and bool(raw["id"]),
-        f"{where} needs a string id",
-    )
-    role, mid = raw.get("role"), raw["id"]
-    if role in ("user", "system", "developer"):
-        text = _text_of(raw.get("content"), where)
-        return mid, Message(
-            "user" if role == "user" else "system", text=text, message_id=mid
-        )
-    if role == "assistant":
-        contents: list[Content] = []
-        text = raw.get("content")
-        if text is not None:
-            _expect(isinstance(text, str), f"{where}.content must be a string")
-            if text:
-                contents.append(Content.from_text(text))
-        calls = raw.get("toolCalls") or []
-        _expect(isinstance(calls, list), f"{where}.toolCalls must be an array")
-        for index, call in enumerate(calls):
-            function = call.get("function") if isinstance(call, Mapping) else None
-            _expect(
-                isinstance(call, Mapping)
-                and isinstance(call.get("id"), str)
-                and isinstance(function, Mapping)
-                and isinstance(function.get("name"), str)
-                and isinstance(function.get("arguments"), str),
-                f"{where}.toolCalls[{index}] needs an id and a function name and arguments",
-            )
-            assert isinstance(function, Mapping)
-            contents.append(
-                Content.from_function_call(
-                    call["id"], function["name"], function["arguments"]
-                )
-            )
-        return mid, Message("assistant", contents, message_id=mid)
-    if role == "tool":
-        call_id = raw.get("toolCallId")
-        _expect(
-            isinstance(call_id, str) and bool(call_id), f"{where} needs a toolCallId"
-        )
-        error = raw.get("error")
-        _expect(
-            error is None or isinstance(error, str), f"{where}.error must be a string"
-        )
-        result = _text_of(raw.get("content"), where)
-        content = Content.from_function_result(call_id, result=result, exception=error)
-        return mid, Message("tool", [content], message_id=mid)
-    raise AguiError(
-        400,
-        f"{where}.role {role!r} is not taken here (user, system, developer, assistant, "
-        "tool)",
-        "unsupported_message",
-    )
-
-
-def _plan(
-    session: Any, run_input: Mapping[str, Any]
-) -> tuple[list[Message], dict[str, Any]]:
-    """HS-84, HS-90: the run's new messages (the input's unseen messages, then the
-    approval answers) and the thread's updated book."""
-    stored = session.state.get(_BOOK_KEY) or {}
-    seen: list[str] = list(stored.get("seen", []))
-    open_interrupts: dict[str, Any] = dict(stored.get("interrupts", {}))
-    known = set(seen)
-    messages: list[Message] = []
-    for index, raw in enumerate(run_input["messages"]):
-        mid, message = _message(raw, f"messages[{index}]")
-        if mid in known:
-            continue
-        known.add(mid)
-        seen.append(mid)
-        messages.append(message)
-    answers: list[Content] = []
-    answered: set[str] = set()
-    for index, entry in enumerate(run_input["resume"]):
-        where = f"resume[{index}]"
-        _expect(
-            isinstance(entry, Mapping), f"{where} must be an object", "invalid_resume"
-        )
-        interrupt_id = entry.get("interruptId")
-        if interrupt_id not in open_interrupts or interrupt_id in answered:
-            raise AguiError(
-                400,
-                f"{where}.interruptId {interrupt_id!r} names no open interrupt of this thread",
-                "unknown_interrupt",
-            )
-        status, payload = entry.get("status"), entry.get("payload")
-        if status == "resolved":
-            _expect(
-                isinstance(payload, Mapping)
-                and set(payload) == {"approved"}
-                and isinstance(payload["approved"], bool),
-                f'{where}.payload must be {{"approved": true | false}}',
-                "invalid_resume",
-            )
-            assert isinstance(payload, Mapping)
-            approved = bool(payload["approved"])
-        else:
-            _expect(
-                status == "cancelled",
-                f"{where}.status must be 'resolved' or 'cancelled'",
-                "invalid_resume",
-            )
-            approved = False
-        answered.add(interrupt_id)
-        call = open_interrupts[interrupt_id]
-        function_call = Content.from_function_call(
-            call["callId"], call["name"], call["arguments"]
-        )
-        answers.append(
-            Content.from_function_approval_response(
-                approved, interrupt_id, function_call
-            )
-        )
-    missing = sorted(set(open_interrupts) - answered)
-    _expect(
-        not missing,
-        f"the thread's interrupt(s) {', '.join(missing)} need a resume entry "
-        "(resolved or cancelled)",
-        "interrupt_not_answered",
-    )
-    if answers:
-        messages.append(Message("user", answers))
-    return messages, {"seen": seen, "interrupts": {}}
-
-
-def _client_tools(
-    agent: SupportsAgentRun, specs: Sequence[Mapping[str, Any]]
-) -> list[FunctionTool]:
-    """HS-87: the input's tools as declaration-only tools; a name the agent's own tools
-    use is refused."""
-    options = getattr(agent, "default_options", None) or {}
-    own = {getattr(t, "name", None) for t in options.get("tools", None) or []}
-    tools: list[FunctionTool] = []
-    names: set[str] = set()
-    for spec in specs:
-        name = spec["name"]
-        _expect(
-            name not in own,
-            f"the client tool {name!r} has the name of a tool of the agent",
-            "tool_conflict",
-        )
-        _expect(
-            name not in names, f"two client tools are named {name!r}", "tool_conflict"
-        )
-        names.add(name)
-        tools.append(
-            FunctionTool(
-                name=name,
-                description=spec["description"],
-                parameters=dict(
-                    spec.get("parameters") or {"type": "object", "properties": {}}
-                ),
-            )
-        )
-    return tools
 
 
 async def refuse(send: Send, status: int, message: str, code: str) -> int:
@@ -780,7 +504,7 @@ class _Run:
                 await stream.aclose()
         book["seen"].extend(self.emitted_ids)
         book["interrupts"] = dict(self.interrupts)
-        self.session.state[_BOOK_KEY] = book
+        self.session.state[BOOK_KEY] = book
         await self.event(
             "RUN_FINISHED",
             threadId=self.thread_id,
