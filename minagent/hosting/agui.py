@@ -96,7 +96,7 @@ def _new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex}"
 
 
-# -- the request ---------------------------------------------------------------------------
+# -- the request -----------------------------------------------------------------------
 
 
 async def handle(
@@ -130,8 +130,8 @@ async def handle(
 
 
 def _pick_agent(app: Host, path: str, forwarded: Any) -> tuple[str, SupportsAgentRun]:
-    """HS-83: the agent named by the path, else by ``forwardedProps.agent``, else the only
-    one."""
+    """HS-83: the agent named by the path, else by ``forwardedProps.agent``, else the
+    only one."""
     name = path[len("/agui") :].strip("/")
     if not name and isinstance(forwarded, Mapping) and "agent" in forwarded:
         if not isinstance(forwarded["agent"], str):
@@ -179,7 +179,7 @@ async def _send_error(send: Send, error: AguiError) -> int:
     return error.status
 
 
-# -- state --------------------------------------------------------------------------------
+# -- state -----------------------------------------------------------------------------
 
 
 def _pointer(path: Sequence[str]) -> str:
@@ -220,7 +220,7 @@ def state_patch(old: Any, new: Any) -> list[dict[str, Any]] | None:
     return ops
 
 
-# -- the run ------------------------------------------------------------------------------
+# -- the run ---------------------------------------------------------------------------
 
 
 class _Run:
@@ -515,8 +515,8 @@ class _Run:
         await self.send({"type": "http.response.body", "body": b""})
 
     def outcome(self) -> dict[str, Any]:
-        """HS-88, HS-89: an interrupt outcome when approvals wait, else success naming the
-        calls left without a result."""
+        """HS-88, HS-89: an interrupt outcome when approvals wait, else success naming
+        the calls left without a result."""
         if self.interrupts:
             return {
                 "type": "interrupt",

@@ -177,7 +177,8 @@ def _message(raw: Any, where: str) -> tuple[str, Message]:
                 and isinstance(function, Mapping)
                 and isinstance(function.get("name"), str)
                 and isinstance(function.get("arguments"), str),
-                f"{where}.toolCalls[{index}] needs an id and a function name and arguments",
+                f"{where}.toolCalls[{index}] needs an id and a function name and "
+                "arguments",
             )
             assert isinstance(function, Mapping)
             contents.append(
@@ -234,7 +235,8 @@ def plan_messages(
         if interrupt_id not in open_interrupts or interrupt_id in answered:
             raise AguiError(
                 400,
-                f"{where}.interruptId {interrupt_id!r} names no open interrupt of this thread",
+                f"{where}.interruptId {interrupt_id!r} names no open interrupt of "
+                "this thread",
                 "unknown_interrupt",
             )
         status, payload = entry.get("status"), entry.get("payload")

@@ -74,7 +74,7 @@ def call_step(name: str, arguments: dict[str, Any], call_id: str, stream: bool) 
     return reply(call(name, arguments, call_id=call_id))
 
 
-# -- the endpoint and the input -----------------------------------------------------------
+# -- the endpoint and the input --------------------------------------------------------
 
 
 async def test_a_text_run_streams_the_answer(stream: bool) -> None:
@@ -262,7 +262,7 @@ async def test_the_agent_is_named_by_the_path_or_forwarded_props() -> None:
         assert (await post(http, run_input([user("hi", "u1")]))).text == "only"
 
 
-# -- the thread ---------------------------------------------------------------------------
+# -- the thread ------------------------------------------------------------------------
 
 
 async def test_the_thread_keeps_the_conversation(stream: bool) -> None:
@@ -330,7 +330,7 @@ async def test_a_new_thread_takes_the_whole_input_as_history() -> None:
     assert (sent[4].contents[0].call_id, sent[4].contents[0].result) == ("c9", "3")
 
 
-# -- tools --------------------------------------------------------------------------------
+# -- tools -----------------------------------------------------------------------------
 
 
 async def test_a_server_tool_is_run_and_reported(stream: bool) -> None:
@@ -445,7 +445,7 @@ async def test_a_client_tool_named_like_a_server_tool_is_refused() -> None:
         )
 
 
-# -- approvals ----------------------------------------------------------------------------
+# -- approvals -------------------------------------------------------------------------
 
 
 async def _interrupted(
@@ -466,8 +466,8 @@ def approval_client(stream: bool, answer: str) -> ScriptedChatClient:
 
 
 async def test_an_approval_is_an_interrupt_answered_by_resume(stream: bool) -> None:
-    """HS-89, HS-90: a call that needs approval streams without a result and ends the run
-    with an interrupt; resume with approved: true runs it in the next run."""
+    """HS-89, HS-90: a call that needs approval streams without a result and ends the
+    run with an interrupt; resume with approved: true runs it in the next run."""
     client = approval_client(stream, "Deleted.")
     app = HostingApp([Agent(client, name="a", tools=[delete_file])])
     async with served(app) as http:
@@ -502,7 +502,8 @@ async def test_an_approval_is_an_interrupt_answered_by_resume(stream: bool) -> N
 async def test_a_rejected_or_cancelled_approval_does_not_run(
     entry: dict[str, Any],
 ) -> None:
-    """HS-90: approved: false, and a cancelled entry, give the call the rejection result."""
+    """HS-90: approved: false, and a cancelled entry, give the call the rejection
+    result."""
     client = approval_client(False, "Not deleted.")
     app = HostingApp([Agent(client, name="a", tools=[delete_file])])
     async with served(app) as http:
@@ -579,7 +580,7 @@ async def test_a_bad_answer_to_an_interrupt_is_refused(resume: Any, code: str) -
     assert good.of("TOOL_CALL_RESULT")[0]["content"] == "deleted /tmp/x"
 
 
-# -- steps, state, context, usage ---------------------------------------------------------
+# -- steps, state, context, usage ------------------------------------------------------
 
 
 async def test_steps_mark_every_layer(stream: bool) -> None:
@@ -720,7 +721,8 @@ async def test_a_state_whose_root_is_not_an_object_is_snapshotted() -> None:
 
 async def test_context_and_state_reach_the_model_not_the_history() -> None:
     """HS-94: context items and the current state are instructions of each model call,
-    after the agent's; they are not stored as messages; forwardedProps reach the tools."""
+    after the agent's; they are not stored as messages; forwardedProps reach the
+    tools."""
     seen: list[Any] = []
 
     @tool
@@ -752,7 +754,8 @@ async def test_context_and_state_reach_the_model_not_the_history() -> None:
 
 
 async def test_usage_is_reported_on_run_finished() -> None:
-    """HS-95: the run's token counts as one TokenUsage entry; unknown counts left out."""
+    """HS-95: the run's token counts as one TokenUsage entry; unknown counts left
+    out."""
     usage = UsageDetails(input_token_count=7, output_token_count=3)
     app = HostingApp(
         [Agent(ScriptedChatClient([text_chunks("hi", usage=usage)]), name="a")]
@@ -774,8 +777,8 @@ async def test_usage_is_reported_on_run_finished() -> None:
 async def test_a_failed_run_ends_with_run_error_and_stores_nothing(
     stream: bool, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """HS-96: a failure inside the run is RUN_ERROR without the exception's text, logged;
-    the thread keeps neither the messages nor the state of the failed run."""
+    """HS-96: a failure inside the run is RUN_ERROR without the exception's text,
+    logged; the thread keeps neither the messages nor the state of the failed run."""
     client = ScriptedChatClient(
         [RuntimeError("secret-token-123"), text_step("fine", stream)]
     )
@@ -797,8 +800,8 @@ async def test_a_failed_run_ends_with_run_error_and_stores_nothing(
 
 async def test_what_is_not_supported_is_never_sent(stream: bool) -> None:
     """HS-97, HS-86: reasoning and other contents the run produces are not sent; no
-    MESSAGES_SNAPSHOT, activity, subagent or cancelled outcome; RUN_STARTED does not echo
-    the input."""
+    MESSAGES_SNAPSHOT, activity, subagent or cancelled outcome; RUN_STARTED does not
+    echo the input."""
     if stream:
         step: Any = [
             ChatResponseUpdate([Content.from_text_reasoning("thinking")], "assistant"),

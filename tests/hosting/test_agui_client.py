@@ -70,10 +70,14 @@ async function run(runId, extra) {
   return finished;
 }
 
-agent.addMessage({ id: "u1", role: "user", content: "remember milk, then pick a color" });
+agent.addMessage({
+  id: "u1", role: "user", content: "remember milk, then pick a color",
+});
 const first = await run("r1", {});
 for (const id of first.outcome.pendingToolCallIds ?? []) {
-  agent.addMessage({ id: "answer-" + id, role: "tool", toolCallId: id, content: "red" });
+  agent.addMessage({
+    id: "answer-" + id, role: "tool", toolCallId: id, content: "red",
+  });
 }
 await run("r2", {});
 agent.addMessage({ id: "u2", role: "user", content: "now delete /tmp/x" });
