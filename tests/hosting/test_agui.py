@@ -4,6 +4,7 @@ lifecycle rules (tests/hosting/_agui.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import logging
@@ -858,3 +859,42 @@ async def test_a_client_gone_mid_stream_stops_the_run(stream: bool) -> None:
     assert len(client.requests) == 1
     assert await app.conversations.get("a", "t1") is None
     assert sent[0]["status"] == 200
+
+
+@settings(max_examples=25)
+@given(
+    turns=st.lists(
+        st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=3),
+        min_size=1,
+        max_size=4,
+    ),
+    streamed=st.booleans(),
+)
+def test_a_resent_conversation_reaches_the_model_once(
+    turns: list[list[str]], streamed: bool
+) -> None:
+    """HS-84: a front end that resends the whole conversation with each run's new
+    messages: every model call sees every message of the thread exactly once, in
+    order."""
+    answers = iter(range(1_000))
+
+    def answer(messages: list[Any], options: dict[str, Any]) -> Any:
+        text = f"answer {next(answers)}"
+        return text_step(text, streamed)
+
+    async def scenario() -> None:
+        client = ScriptedChatClient([answer] * len(turns))
+        app = HostingApp([Agent(client, name="a")])
+        held: list[dict[str, Any]] = []
+        expected: list[str] = []
+        async with served(app) as http:
+            for number, texts in enumerate(turns):
+                new = [user(t, f"u{number}-{i}") for i, t in enumerate(texts)]
+                before = [*held, *new]
+                result = await post(http, run_input(before, run=f"r{number}"))
+                expected += [f"user: {t}" for t in texts]
+                assert client.requests[number].texts == expected
+                expected.append(f"assistant: {result.text}")
+                held = history(result, before)
+
+    asyncio.run(scenario())
