@@ -385,9 +385,10 @@ async def test_text_and_call_of_one_model_call_share_a_message(stream: bool) -> 
 
 
 async def test_a_client_tool_is_handed_back(stream: bool) -> None:
-    """HS-87, HS-88: the client's tool is the model's to call and not the agent's to
-    run: its call streams without a result, the run succeeds naming it pending, and the
-    tool message of the next run is its result."""
+    """HS-87, HS-88, HS-91: the client's tool is the model's to call and not the
+    agent's to run: its call streams without a result (its function-layer step is
+    marked), the run succeeds naming it pending, and the tool message of the next run
+    is its result."""
     client = ScriptedChatClient(
         [
             call_step("pick_color", {"hint": "warm"}, "c7", stream),
@@ -410,6 +411,10 @@ async def test_a_client_tool_is_handed_back(stream: bool) -> None:
         first = await post(http, run_input(first_input, tools=tools))
         assert first.of("TOOL_CALL_RESULT") == []
         assert first.of("TOOL_CALL_START")[0]["toolCallName"] == "pick_color"
+        # HS-91: the function layer sees the client tool's call too
+        assert "tool pick_color (c7)" in [
+            e["stepName"] for e in first.of("STEP_STARTED")
+        ]
         assert first.finished["outcome"] == {
             "type": "success",
             "pendingToolCallIds": ["c7"],
