@@ -149,11 +149,11 @@ async def _client_dir() -> Path:
 
 
 async def test_the_typescript_client_drives_a_thread() -> None:
-    """HS-80, HS-84, HS-86, HS-88, HS-89, HS-90, HS-92: `HttpAgent` accepts every
-    event stream (its own verifier rejects any sequence or shape the protocol
-    forbids); a server tool's result, the client tool handed back and answered, the
-    approval interrupt resumed and the shared state all arrive as the client holds
-    them."""
+    """HS-80, HS-84, HS-86, HS-87, HS-88, HS-89, HS-90, HS-92: `HttpAgent` accepts
+    every event stream (its own verifier rejects any sequence or shape the protocol
+    forbids); a server tool's result, the client tool declared beside the agent's,
+    handed back and answered, the approval interrupt resumed and the shared state all
+    arrive as the client holds them."""
     directory = await _client_dir()
     client = ScriptedChatClient(
         [
@@ -234,4 +234,6 @@ async def test_the_typescript_client_drives_a_thread() -> None:
     for run in runs:
         assert run["events"][0] == "RUN_STARTED"
         assert run["events"][-1] == "RUN_FINISHED"
+    declared = {getattr(t, "name", None) for t in client.requests[0].options["tools"]}
+    assert declared == {"remember", "delete_file", "pick_color"}
     client.assert_consumed()
