@@ -103,6 +103,18 @@ class HostingApp:
                 status = await handle(self, scope, receive, send)
             elif is_a2a_path(path):
                 status = await self.a2a.handle(scope, receive, send)
+            elif path == "/agui" or path.startswith("/agui/"):
+                # HS-80: AG-UI runs (minagent/hosting/agui.py); refusals as RUN_ERROR
+                from . import agui
+
+                try:
+                    body = await self._read_json(receive) if method == "POST" else None
+                except HostingError as error:
+                    status = await agui.refuse(
+                        send, error.status, error.message, error.code
+                    )
+                else:
+                    status = await agui.handle(self, scope, body, send)
             else:
                 raise HostingError(
                     404,
