@@ -43,7 +43,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
 from urllib.parse import urlsplit
 
 from .jsonrpc import (
@@ -53,7 +53,6 @@ from .jsonrpc import (
     SUPPORTED_PROTOCOL_VERSIONS,
     MCPRequestError,
 )
-from .server import Connection, MCPServer
 
 __all__ = [
     "MAX_SESSIONS",
@@ -74,6 +73,19 @@ _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 _JSON = (("Content-Type", "application/json"),)
 
 
+class _Connection(Protocol):
+    """One client's state: what `MCPServer.connection()` returns."""
+
+    async def handle(self, method: str, params: dict[str, Any]) -> Any: ...
+
+
+class _Server(Protocol):
+    """What the endpoint needs of an `MCPServer` (typed here, not imported: the
+    server module makes endpoints)."""
+
+    def connection(self) -> _Connection: ...
+
+
 @dataclass(frozen=True, slots=True)
 class HTTPAnswer:
     """One HTTP response: its status, headers and whole body."""
@@ -84,7 +96,7 @@ class HTTPAnswer:
 
 
 class _Session:
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: _Connection) -> None:
         self.connection = connection
         self.calls: dict[int | str, asyncio.Task[Any]] = {}
         self.used = time.monotonic()
@@ -126,7 +138,7 @@ class StreamableHTTPEndpoint:
 
     def __init__(
         self,
-        server: MCPServer,
+        server: _Server,
         *,
         allowed_origins: Collection[str] = (),
         max_sessions: int = MAX_SESSIONS,
