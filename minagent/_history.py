@@ -19,6 +19,10 @@ A history is **valid** when (HI-1):
 A call awaiting approval (some ``function_approval_request`` carries it) is exempt: the
 loop answers it before the model is called (LP-14).
 
+`own_copy` is the copy a layer is shown instead of a message the run was given (a
+session's stored history, the caller's input; spec/sessions.md SE-53) and the copy a
+store keeps (SE-7): nothing a layer may edit in place is shared with the original.
+
 `repair_history` is a pure function: it never mutates its input, returns the same
 message objects when the history is valid (HI-2), and otherwise (HI-3) renames later
 duplicate call ids ``<id>~2``, ``<id>~3``... (as LP-26 does), moves each result right
@@ -29,6 +33,7 @@ level on the ``minagent.history`` logger.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
@@ -40,12 +45,26 @@ __all__ = [
     "awaiting_approval",
     "is_call",
     "is_valid_history",
+    "own_copy",
     "repair_history",
 ]
 
 logger = logging.getLogger("minagent.history")
 
 NOT_EXECUTED_TEXT = "Error: this call was not executed; its result is missing from the conversation history."
+
+
+def own_copy(message: Message) -> Message:
+    """SE-53: a copy of ``message`` that shares nothing a layer may edit in place with
+    it: its own contents list, ``additional_properties`` and ``extra``, and a shallow copy
+    of each content with its own ``additional_properties`` (LP-3's depth; a value nested
+    deeper in a content, a call's ``arguments`` dict or a result's value, is shared)."""
+    contents = []
+    for c in message.contents:
+        fresh = copy.copy(c)
+        fresh.additional_properties = dict(c.additional_properties)
+        contents.append(fresh)
+    return message.with_contents(contents)
 
 
 def is_call(c: Content) -> bool:

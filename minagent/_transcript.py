@@ -43,7 +43,7 @@ from dataclasses import replace
 from operator import is_
 from typing import Any, NamedTuple
 
-from ._history import is_valid_history, repair_history
+from ._history import is_valid_history, own_copy, repair_history
 from ._responses import ChatResponse
 from ._types import Content, Message
 
@@ -156,8 +156,10 @@ class Transcript:
     docstring)."""
 
     __slots__ = (
+        "borrowed",
         "call_ids",
         "distinct",
+        "given",
         "messages",
         "new",
         "resuming",
@@ -168,6 +170,11 @@ class Transcript:
 
     def __init__(self, messages: Sequence[Message], session: Any = None) -> None:
         self.messages: list[Message] = list(messages)
+        # SE-53: the messages the request was given (a session's stored history, the
+        # caller's input), lent to tools and function middleware as copies; by id,
+        # made when a tool first reads the transcript
+        self.given = messages
+        self.borrowed: dict[int, Message] | None = None
         self.new: list[Message] = []
         # with a conversation_id, messages[:sent] is already held by the service (LP-19)
         self.sent = 0
@@ -231,6 +238,19 @@ class Transcript:
         raise LookupError(
             "internal error: the call is not in the transcript"
         )  # pragma: no cover
+
+    def lend(self, at: int) -> Message:
+        """``messages[at]`` for a tool or function middleware (SE-53): a message the
+        request was given is replaced, the first time, by a copy of the run's own, so an
+        edit reaches the rest of the request (design decision 2) but never the store or
+        the caller."""
+        message = self.messages[at]
+        borrowed = self.borrowed
+        if borrowed is None:
+            borrowed = self.borrowed = {id(m): m for m in self.given}
+        if borrowed.get(id(message)) is message:
+            message = self.messages[at] = own_copy(message)
+        return message
 
     # -- sending ---------------------------------------------------------------------------------
 
@@ -328,7 +348,10 @@ class Transcript:
                     kept.append(call)
                     present.add(call.call_id)
             if kept:
-                m = m.with_contents(kept)
+                # SE-53: the run's own copy, its contents too: the batch that runs its
+                # calls shows it to tools, and the given message may be a stored one
+                m = own_copy(m.with_contents(kept))
+                kept = m.contents
                 cleaned.append(m)
             if requests:
                 calls = [
