@@ -33,7 +33,6 @@ level on the ``minagent.history`` logger.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
@@ -57,12 +56,19 @@ NOT_EXECUTED_TEXT = "Error: this call was not executed; its result is missing fr
 def own_copy(message: Message) -> Message:
     """SE-53: a copy of ``message`` that shares nothing a layer may edit in place with
     it: its own contents list, ``additional_properties`` and ``extra``, and a shallow copy
-    of each content with its own ``additional_properties`` (LP-3's depth; a value nested
-    deeper in a content, a call's ``arguments`` dict or a result's value, is shared)."""
+    of each content with its own ``additional_properties`` and ``extra`` (a value nested
+    deeper in a content, a call's ``arguments`` dict or a result's value, is shared, as
+    LP-3 shares it)."""
     contents = []
     for c in message.contents:
-        fresh = copy.copy(c)
-        fresh.additional_properties = dict(c.additional_properties)
+        # a content's fields are its instance dict (TY-50); `copy.copy` would take
+        # the pickling route, about 20 times slower
+        fresh = object.__new__(type(c))
+        fields = fresh.__dict__
+        fields.update(c.__dict__)
+        fields["additional_properties"] = dict(c.additional_properties)
+        if "extra" in fields:  # made on first access (TY-50)
+            fields["extra"] = dict(fields["extra"])
         contents.append(fresh)
     return message.with_contents(contents)
 
