@@ -151,6 +151,12 @@ class Waiting(NamedTuple):
     rejected: set[str | None]  # the call ids the caller rejected (or left unanswered)
 
 
+def _foreign(messages: Sequence[Message], own: Sequence[Message]) -> dict[int, Message]:
+    """SE-53: the messages of ``messages`` that are not in ``own``, by id."""
+    mine = {id(m) for m in own}
+    return {id(m): m for m in messages if id(m) not in mine}
+
+
 class Transcript:
     """The messages of one request and what is known about them (see the module
     docstring)."""
@@ -159,7 +165,6 @@ class Transcript:
         "borrowed",
         "call_ids",
         "distinct",
-        "given",
         "messages",
         "new",
         "resuming",
@@ -171,9 +176,10 @@ class Transcript:
     def __init__(self, messages: Sequence[Message], session: Any = None) -> None:
         self.messages: list[Message] = list(messages)
         # SE-53: the messages the request was given (a session's stored history, the
-        # caller's input), lent to tools and function middleware as copies; by id,
-        # made when a tool first reads the transcript
-        self.given = messages
+        # caller's input), lent to tools and function middleware as copies: by id, made
+        # when a tool first reads the transcript (every message then that the loop did
+        # not append; `resume` makes it at once), so a run that shows no tool the
+        # transcript keeps no second list of it
         self.borrowed: dict[int, Message] | None = None
         self.new: list[Message] = []
         # with a conversation_id, messages[:sent] is already held by the service (LP-19)
@@ -247,7 +253,7 @@ class Transcript:
         message = self.messages[at]
         borrowed = self.borrowed
         if borrowed is None:
-            borrowed = self.borrowed = {id(m): m for m in self.given}
+            borrowed = self.borrowed = _foreign(self.messages, self.new)
         if borrowed.get(id(message)) is message:
             message = self.messages[at] = own_copy(message)
         return message
@@ -327,6 +333,7 @@ class Transcript:
             if c.type == "function_call"
         }
         cleaned: list[Message] = []
+        made: list[Message] = []  # the run's own holders of the waiting calls
         waiting: list[Waiting] = []
         for m in self.messages:
             if not any(c.type in APPROVAL_KINDS and not hosted(c) for c in m.contents):
@@ -353,6 +360,7 @@ class Transcript:
                 m = own_copy(m.with_contents(kept))
                 kept = m.contents
                 cleaned.append(m)
+                made.append(m)
             if requests:
                 calls = [
                     c
@@ -382,6 +390,9 @@ class Transcript:
                 }
                 waiting.append(Waiting(m, calls, runnable, rejected))
         self.messages[:] = cleaned
+        # SE-53: the given messages, now: a batch runs inside `after`, which holds the
+        # messages after its calls' message out of the list
+        self.borrowed = _foreign(cleaned, made)
         self.call_ids |= {
             c.call_id for m in cleaned for c in m.contents if c.type == "function_call"
         }

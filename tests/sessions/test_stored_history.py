@@ -420,6 +420,42 @@ async def test_a_resumed_call_is_shown_as_the_runs_own_copy(
     _unchanged(before, await _stored(history, session))
 
 
+async def test_after_a_resumed_batch_the_given_messages_are_still_lent(
+    stream: bool,
+) -> None:
+    """SE-53, LP-14: in a run that resumes an approved call, the messages that follow
+    the call's message (here the caller's second input message, held out of the
+    transcript while the resumed batch runs) are lent as copies to the tools of later
+    batches too: a tool that edits every message it is shown, then a failing model,
+    change neither the stored history nor the caller's message, in both modes."""
+
+    @tool(approval_mode="always_require")
+    def guarded(ctx: FunctionInvocationContext) -> str:
+        """A tool that needs approval and reads the transcript (without editing)."""
+        return f"ran after {len(list(ctx.messages))} messages"
+
+    agent = Agent(
+        ScriptedChatClient(
+            [
+                reply(call("guarded", {}, call_id="g1")),
+                reply(call("probe", {}, call_id="p1")),
+                Boom("the model failed"),
+            ]
+        ),
+        tools=[guarded, _editing_tool()],
+    )
+    session = agent.create_session()
+    paused = await run(agent, "do it", stream=stream, session=session)
+    (request,) = paused.user_input_requests
+    before = await _stored(None, session)
+    answer = Message("user", [request.to_function_approval_response(True)])
+    also = Message("user", ["and then this"])
+    with pytest.raises(Boom):
+        await run(agent, [answer, also], stream=stream, session=session)
+    assert also.to_dict() == Message("user", ["and then this"]).to_dict()
+    _unchanged(before, await _stored(None, session))
+
+
 @pytest.mark.parametrize("store", STORES)
 async def test_an_edit_by_agent_middleware_never_reaches_the_stored_copies(
     stream: bool, store: str, tmp_path: Path
