@@ -23,6 +23,9 @@ Rules
 5. What the run keeps in a `SessionContext` besides the providers' view (the session
    the caller passed, the staged saves, the response) is set in this module, by
    `before_run` and `after_run`.
+6. A history provider's messages enter the run as loaded (SE-50); a provider's hook that
+   reads them gets the run's own copies, in place in the context's lists, and the
+   in-memory history keeps copies that own their contents (SE-53).
 
 Theory of operation
 -------------------

@@ -17,6 +17,8 @@ Rules
    checked again (SE-51).
 4. An approval is trusted only through the record of what a run asked (LP-34), never for
    itself.
+5. A tool or function middleware reads a message the request was given only as the run's
+   own copy, put in its place the first time (SE-53, `lend`).
 
 Theory of operation
 -------------------
