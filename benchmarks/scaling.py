@@ -10,6 +10,10 @@ Three curves (issue 30; never timed tests, figures for the README and the notes)
 - ``history``: one single-turn run after N earlier messages (10 -> 10,000), the messages
   passed as arguments, and the same conversation kept in an in-memory session
   (`agent.create_session()`); the floor appends to a list of dicts and calls the model.
+- ``history_tools``: the ``history`` runs with one tool call each (the model calls, then
+  answers): a tool that does not look at the conversation, and one that reads every
+  message of ``FunctionInvocationContext.messages`` (which lends it the run's copies of
+  the messages the run was given, SE-53), as arguments and in a session.
 - ``batch``: one model response asking for W parallel tool calls (1 -> 100), then the
   answer; the floor gathers W coroutines.
 - ``stream``: one streamed run of L chunks (1,000 -> 100,000), every update consumed;
@@ -45,16 +49,23 @@ from minagent import (
     ChatResponse,
     ChatResponseUpdate,
     Content,
+    FunctionInvocationContext,
     Message,
     tool,
 )
 
 SIZES = {
     "history": [10, 100, 1_000, 10_000],
+    "history_tools": [10, 100, 1_000, 10_000],
     "batch": [1, 10, 100],
     "stream": [1_000, 10_000, 100_000],
 }
-QUICK = {"history": [10, 100, 1_000], "batch": [1, 10], "stream": [1_000, 10_000]}
+QUICK = {
+    "history": [10, 100, 1_000],
+    "history_tools": [10, 100],
+    "batch": [1, 10],
+    "stream": [1_000, 10_000],
+}
 Op = Callable[[], Awaitable[Any]]
 
 
@@ -65,16 +76,16 @@ class Model(BaseChatClient):
     """Answers "ok"; with ``width`` calls first when nothing has been answered yet;
     streams ``chunks``."""
 
-    def __init__(self, width: int = 0, chunks: int = 0) -> None:
+    def __init__(self, width: int = 0, chunks: int = 0, name: str = "add") -> None:
         super().__init__()
-        self.width, self.chunks = width, chunks
+        self.width, self.chunks, self.name = width, chunks, name
 
     async def _inner_get_response(
         self, *, messages: Any, options: Any, **kwargs: Any
     ) -> ChatResponse:
         if self.width and messages[-1].role == "user":
             calls = [
-                Content.from_function_call(f"c{i}", "add", {"a": i, "b": 1})
+                Content.from_function_call(f"c{i}", self.name, {"a": i, "b": 1})
                 for i in range(self.width)
             ]
             return ChatResponse([Message("assistant", calls)])
@@ -91,6 +102,13 @@ class Model(BaseChatClient):
 async def add(a: int, b: int) -> int:
     """Add."""
     return a + b
+
+
+@tool
+async def look(a: int, b: int, ctx: FunctionInvocationContext) -> int:
+    """Add, after reading every message of the conversation."""
+    roles = [m.role for m in ctx.messages]
+    return a + b if roles else 0
 
 
 def history(n: int) -> list[Message]:
@@ -113,6 +131,25 @@ def minagent_history_session(n: int) -> Op:
     async def op() -> Any:
         response = await agent.run("next", session=session)
         # the next run sees the same N messages
+        del session.state["in_memory"]["messages"][n:]
+        return response
+
+    return op
+
+
+def minagent_tool_arguments(n: int, name: str = "add") -> Op:
+    agent = Agent(Model(width=1, name=name), tools=[add, look])
+    past = history(n)
+    return lambda: agent.run([*past, Message("user", ["next"])])
+
+
+def minagent_tool_session(n: int, name: str = "add") -> Op:
+    agent = Agent(Model(width=1, name=name), tools=[add, look])
+    session = agent.create_session()
+    session.state["in_memory"] = {"messages": history(n)}
+
+    async def op() -> Any:
+        response = await agent.run("next", session=session)
         del session.state["in_memory"]["messages"][n:]
         return response
 
@@ -201,6 +238,15 @@ CURVES: dict[str, list[tuple[str, Callable[[int], Op]]]] = {
         ("floor", floor_history),
         ("minagent, arguments", minagent_history_arguments),
         ("minagent, session", minagent_history_session),
+    ],
+    "history_tools": [
+        ("arguments, a tool", minagent_tool_arguments),
+        ("session, a tool", minagent_tool_session),
+        (
+            "arguments, a tool reads",
+            lambda n: minagent_tool_arguments(n, "look"),
+        ),
+        ("session, a tool reads", lambda n: minagent_tool_session(n, "look")),
     ],
     "batch": [("floor", floor_batch), ("minagent", minagent_batch)],
     "stream": [("floor", floor_stream), ("minagent", minagent_stream)],

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Mapping, MutableSequence, Sequence
+from collections.abc import Awaitable, Callable, Mapping, MutableSequence, Sequence
 from typing import Any, NamedTuple, overload
 
 from . import _observe
@@ -120,13 +120,19 @@ class CallRunner:
     def tool(self, call: Content) -> Any:
         return self.tools.get(call.name or "")
 
-    async def run(self, calls: Sequence[Content], transcript: list[Message]) -> Batch:
-        """Run ``calls``; ``transcript`` is what their contexts see (LP-15)."""
+    async def run(
+        self,
+        calls: Sequence[Content],
+        transcript: list[Message],
+        lend: Callable[[int], Message] | None = None,
+    ) -> Batch:
+        """Run ``calls``; ``transcript`` is what their contexts see (LP-15), each of its
+        messages read through ``lend`` (SE-53)."""
         self.surfaced = []
         views = (
-            [_CallView(transcript)]
+            [_CallView(transcript, lend)]
             if len(calls) == 1
-            else [_CallView(transcript) for _ in calls]
+            else [_CallView(transcript, lend) for _ in calls]
         )
         mark = len(transcript)
         outcomes = (
@@ -284,12 +290,16 @@ class _CallView(MutableSequence[Message]):
     """`FunctionInvocationContext.messages` of one tool call: the live transcript
     followed by what this call appended (LP-15). Reads see both; appends stay with the
     call until the batch ends, so concurrent calls' messages join the transcript in call
-    order, not in completion order."""
+    order, not in completion order. A message of the transcript is read through
+    ``lend``: one the request was given is the run's own copy (SE-53)."""
 
-    __slots__ = ("added", "base")
+    __slots__ = ("added", "base", "lend")
 
-    def __init__(self, base: list[Message]) -> None:
+    def __init__(
+        self, base: list[Message], lend: Callable[[int], Message] | None = None
+    ) -> None:
         self.base = base
+        self.lend = lend
         self.added: list[Message] = []
 
     def __len__(self) -> int:
@@ -310,8 +320,10 @@ class _CallView(MutableSequence[Message]):
     def __getitem__(self, index: slice) -> list[Message]: ...
     def __getitem__(self, index: int | slice) -> Message | list[Message]:
         if isinstance(index, slice):
-            return [*self.base, *self.added][index]
+            return [self[i] for i in range(len(self))[index]]
         where, at = self._locate(index)
+        if where is self.base and self.lend is not None:
+            return self.lend(at)
         return where[at]
 
     def __setitem__(self, index: Any, value: Any) -> None:

@@ -19,6 +19,10 @@ A history is **valid** when (HI-1):
 A call awaiting approval (some ``function_approval_request`` carries it) is exempt: the
 loop answers it before the model is called (LP-14).
 
+`own_copy` is the copy a layer is shown instead of a message the run was given (a
+session's stored history, the caller's input; spec/sessions.md SE-53) and the copy a
+store keeps (SE-7): nothing a layer may edit in place is shared with the original.
+
 `repair_history` is a pure function: it never mutates its input, returns the same
 message objects when the history is valid (HI-2), and otherwise (HI-3) renames later
 duplicate call ids ``<id>~2``, ``<id>~3``... (as LP-26 does), moves each result right
@@ -40,12 +44,33 @@ __all__ = [
     "awaiting_approval",
     "is_call",
     "is_valid_history",
+    "own_copy",
     "repair_history",
 ]
 
 logger = logging.getLogger("minagent.history")
 
 NOT_EXECUTED_TEXT = "Error: this call was not executed; its result is missing from the conversation history."
+
+
+def own_copy(message: Message) -> Message:
+    """SE-53: a copy of ``message`` that shares nothing a layer may edit in place with
+    it: its own contents list, ``additional_properties`` and ``extra``, and a shallow copy
+    of each content with its own ``additional_properties`` and ``extra`` (a value nested
+    deeper in a content, a call's ``arguments`` dict or a result's value, is shared, as
+    LP-3 shares it)."""
+    contents = []
+    for c in message.contents:
+        # a content's fields are its instance dict (TY-50); `copy.copy` would take
+        # the pickling route, about 20 times slower
+        fresh = object.__new__(type(c))
+        fields = fresh.__dict__
+        fields.update(c.__dict__)
+        fields["additional_properties"] = dict(c.additional_properties)
+        if "extra" in fields:  # made on first access (TY-50)
+            fields["extra"] = dict(fields["extra"])
+        contents.append(fresh)
+    return message.with_contents(contents)
 
 
 def is_call(c: Content) -> bool:

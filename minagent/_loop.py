@@ -501,7 +501,8 @@ class ToolLoop:
         if budget is not None:
             left = max(budget - self.calls_made, 0)
             runnable, over = runnable[:left], runnable[left:]
-        batch = await self.runner.run(runnable, transcript.messages)
+        # SE-53: the tools are lent copies of what the request was given
+        batch = await self.runner.run(runnable, transcript.messages, transcript.lend)
         results: list[Content] = []
         pending: list[Content] = []
         terminated = False

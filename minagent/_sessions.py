@@ -23,6 +23,9 @@ Rules
 5. What the run keeps in a `SessionContext` besides the providers' view (the session
    the caller passed, the staged saves, the response) is set in this module, by
    `before_run` and `after_run`.
+6. A history provider's messages enter the run as loaded (SE-50); a provider's hook that
+   reads them gets the run's own copies, in place in the context's lists, and the
+   in-memory history keeps copies that own their contents (SE-53).
 
 Theory of operation
 -------------------
@@ -70,6 +73,7 @@ from typing import Any, ClassVar
 
 from . import _edge
 from ._exceptions import MiddlewareException, MinagentError, SerializationError
+from ._history import own_copy
 from ._middleware import categorize_middleware
 from ._types import FORMAT_VERSION, Message
 from ._wire import _expect_mapping, _expect_type, _get
@@ -442,7 +446,12 @@ class SessionContext:
         self.session_id = session_id
         self.service_session_id = service_session_id
         self.input_messages = input_messages
-        self.context_messages: dict[str, list[Message]] = context_messages or {}
+        self._context_messages: dict[str, list[Message]] = context_messages or {}
+        # SE-53: the sources whose lists hold a history provider's messages as it
+        # loaded them (SE-50), and whether a provider's hook is running; a hook's first
+        # read of such a list replaces its messages with copies of the run's own
+        self._borrowed: set[str] = set()
+        self._lending = False
         self.instructions: list[str] = instructions or []
         self.tools: list[Any] = tools or []
         self.middleware: dict[str, list[Any]] = {}
@@ -460,6 +469,35 @@ class SessionContext:
     def response(self) -> Any:
         """The run's `AgentResponse`, set before ``after_run`` (None before)."""
         return self._response
+
+    @property
+    def context_messages(self) -> dict[str, list[Message]]:
+        """The messages each provider added, by ``source_id`` in provider order. Read by
+        a provider's hook, a history provider's messages are the run's own copies
+        (SE-53): an edit changes this run, never the store."""
+        if self._borrowed and self._lending:
+            self._lend(set(self._borrowed))
+        return self._context_messages
+
+    @context_messages.setter
+    def context_messages(self, value: dict[str, list[Message]]) -> None:
+        self._borrowed.clear()
+        self._context_messages = value
+
+    def _borrow(self, source_id: str, messages: Sequence[Message]) -> None:
+        """A history provider's messages, as it loaded them (SE-50): lent as copies to
+        a hook that reads them (SE-53)."""
+        self._context_messages.setdefault(source_id, []).extend(messages)
+        if messages:
+            self._borrowed.add(source_id)
+
+    def _lend(self, sources: set[str]) -> None:
+        """SE-53: the borrowed lists of ``sources`` hold copies from now on."""
+        for source_id in sources & self._borrowed:
+            self._borrowed.discard(source_id)
+            messages = self._context_messages.get(source_id)
+            if messages:
+                messages[:] = [own_copy(m) for m in messages]
 
     def extend_messages(
         self,
@@ -484,7 +522,7 @@ class SessionContext:
             # each once, in order
             mark["origin_session_ids"] = list(dict.fromkeys(origins))
             copy_.additional_properties["_attribution"] = mark
-        self.context_messages.setdefault(source_id, []).extend(copies)
+        self._context_messages.setdefault(source_id, []).extend(copies)
 
     def extend_instructions(
         self, source_id: str, instructions: str | Sequence[str]
@@ -521,14 +559,18 @@ class SessionContext:
         include_response: bool = False,
     ) -> list[Message]:
         """Context messages in provider order, filtered by source, then optionally input
-        and response."""
+        and response (a history provider's lent as copies to a hook, SE-53)."""
         out: list[Message] = []
-        for source_id, messages in self.context_messages.items():
-            if (sources is not None and source_id not in sources) or (
-                exclude_sources is not None and source_id in exclude_sources
-            ):
-                continue
-            out.extend(messages)
+        chosen = [
+            source_id
+            for source_id in self._context_messages
+            if (sources is None or source_id in sources)
+            and (exclude_sources is None or source_id not in exclude_sources)
+        ]
+        if self._borrowed and self._lending:
+            self._lend(set(chosen))
+        for source_id in chosen:
+            out.extend(self._context_messages[source_id])
         if include_input:
             out.extend(self.input_messages)
         if include_response and self._response is not None:
@@ -678,9 +720,9 @@ class HistoryProvider(ContextProvider):
         context: SessionContext,
         state: dict[str, Any],
     ) -> None:
-        # SE-50: as they are, no copies
+        # SE-50: as they are, no copies (a hook that reads them gets copies, SE-53)
         loaded = await self.get_messages(context.session_id, state=state)
-        context.context_messages.setdefault(source_id_of(self), []).extend(loaded)
+        context._borrow(source_id_of(self), loaded)
 
     async def after_run(
         self,
@@ -734,8 +776,9 @@ class InMemoryHistoryProvider(HistoryProvider):
         if state is None:
             return
         stored = state.setdefault("messages", [])
-        # the session's own copies (TH-7)
-        stored.extend(m.with_contents(m.contents) for m in messages)
+        # the session's own copies (TH-7), down to each content, so that no layer of
+        # this run or a later one edits them through the run's messages (SE-53)
+        stored.extend(own_copy(m) for m in messages)
 
     async def discard_messages(
         self,
@@ -866,23 +909,30 @@ async def before_run(agent: Any, request: RunRequest) -> SessionContext:
     # the history providers' saves, made once every after_run succeeded (SE-20)
     context._saves = []
     request.context = context
-    for provider in providers:
-        assert session is not None  # there are providers: the run has a session (SE-4)
-        source_id = source_id_of(provider)
-        request.providers.append((provider, session, source_id))
-        if isinstance(provider, HistoryProvider) and not provider.load_messages:
-            continue
-        if hasattr(provider, "before_run"):
-            state = _provider_state(session, source_id)
-            await provider.before_run(
-                agent=agent, session=session, context=context, state=state
-            )
-            _keep_state(session, source_id, state)
-        else:
-            # SE-10
-            await _edge.current().invoking_as_before_run(
-                provider, agent=agent, context=context
-            )
+    # SE-53: what the hooks read of a history is lent as copies; the agent, building
+    # the request after them, reads the messages as they are (SE-50)
+    context._lending = True
+    try:
+        for provider in providers:
+            # there are providers: the run has a session (SE-4)
+            assert session is not None
+            source_id = source_id_of(provider)
+            request.providers.append((provider, session, source_id))
+            if isinstance(provider, HistoryProvider) and not provider.load_messages:
+                continue
+            if hasattr(provider, "before_run"):
+                state = _provider_state(session, source_id)
+                await provider.before_run(
+                    agent=agent, session=session, context=context, state=state
+                )
+                _keep_state(session, source_id, state)
+            else:
+                # SE-10
+                await _edge.current().invoking_as_before_run(
+                    provider, agent=agent, context=context
+                )
+    finally:
+        context._lending = False
     return context
 
 
@@ -900,18 +950,22 @@ async def after_run(
         return
     context._response = result
     states: list[tuple[AgentSession, str, dict[str, Any]]] = []
-    for provider, session, source_id in reversed(request.providers):
-        if provider is DEFAULT_HISTORY and conversation_id:
-            continue
-        if hasattr(provider, "after_run"):
-            states.append((session, source_id, _provider_state(session, source_id)))
-            await provider.after_run(
-                agent=agent, session=session, context=context, state=states[-1][2]
-            )
-        else:
-            await _edge.current().invoked_as_after_run(
-                provider, agent=agent, context=context
-            )
+    context._lending = True  # SE-53
+    try:
+        for provider, session, source_id in reversed(request.providers):
+            if provider is DEFAULT_HISTORY and conversation_id:
+                continue
+            if hasattr(provider, "after_run"):
+                states.append((session, source_id, _provider_state(session, source_id)))
+                await provider.after_run(
+                    agent=agent, session=session, context=context, state=states[-1][2]
+                )
+            else:
+                await _edge.current().invoked_as_after_run(
+                    provider, agent=agent, context=context
+                )
+    finally:
+        context._lending = False
     await _save(context._saves or [])
     # an entry a save filled joins the session now (SE-4)
     for session, source_id, state in states:

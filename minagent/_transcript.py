@@ -17,6 +17,8 @@ Rules
    checked again (SE-51).
 4. An approval is trusted only through the record of what a run asked (LP-34), never for
    itself.
+5. A tool or function middleware reads a message the request was given only as the run's
+   own copy, put in its place the first time (SE-53, `lend`).
 
 Theory of operation
 -------------------
@@ -43,7 +45,7 @@ from dataclasses import replace
 from operator import is_
 from typing import Any, NamedTuple
 
-from ._history import is_valid_history, repair_history
+from ._history import is_valid_history, own_copy, repair_history
 from ._responses import ChatResponse
 from ._types import Content, Message
 
@@ -151,11 +153,18 @@ class Waiting(NamedTuple):
     rejected: set[str | None]  # the call ids the caller rejected (or left unanswered)
 
 
+def _foreign(messages: Sequence[Message], own: Sequence[Message]) -> dict[int, Message]:
+    """SE-53: the messages of ``messages`` that are not in ``own``, by id."""
+    mine = {id(m) for m in own}
+    return {id(m): m for m in messages if id(m) not in mine}
+
+
 class Transcript:
     """The messages of one request and what is known about them (see the module
     docstring)."""
 
     __slots__ = (
+        "borrowed",
         "call_ids",
         "distinct",
         "messages",
@@ -168,6 +177,12 @@ class Transcript:
 
     def __init__(self, messages: Sequence[Message], session: Any = None) -> None:
         self.messages: list[Message] = list(messages)
+        # SE-53: the messages the request was given (a session's stored history, the
+        # caller's input), lent to tools and function middleware as copies: by id, made
+        # when a tool first reads the transcript (every message then that the loop did
+        # not append; `resume` makes it at once), so a run that shows no tool the
+        # transcript keeps no second list of it
+        self.borrowed: dict[int, Message] | None = None
         self.new: list[Message] = []
         # with a conversation_id, messages[:sent] is already held by the service (LP-19)
         self.sent = 0
@@ -231,6 +246,19 @@ class Transcript:
         raise LookupError(
             "internal error: the call is not in the transcript"
         )  # pragma: no cover
+
+    def lend(self, at: int) -> Message:
+        """``messages[at]`` for a tool or function middleware (SE-53): a message the
+        request was given is replaced, the first time, by a copy of the run's own, so an
+        edit reaches the rest of the request (design decision 2) but never the store or
+        the caller."""
+        message = self.messages[at]
+        borrowed = self.borrowed
+        if borrowed is None:
+            borrowed = self.borrowed = _foreign(self.messages, self.new)
+        if borrowed.get(id(message)) is message:
+            message = self.messages[at] = own_copy(message)
+        return message
 
     # -- sending ---------------------------------------------------------------------------------
 
@@ -307,6 +335,7 @@ class Transcript:
             if c.type == "function_call"
         }
         cleaned: list[Message] = []
+        made: list[Message] = []  # the run's own holders of the waiting calls
         waiting: list[Waiting] = []
         for m in self.messages:
             if not any(c.type in APPROVAL_KINDS and not hosted(c) for c in m.contents):
@@ -328,8 +357,12 @@ class Transcript:
                     kept.append(call)
                     present.add(call.call_id)
             if kept:
-                m = m.with_contents(kept)
+                # SE-53: the run's own copy, its contents too: the batch that runs its
+                # calls shows it to tools, and the given message may be a stored one
+                m = own_copy(m.with_contents(kept))
+                kept = m.contents
                 cleaned.append(m)
+                made.append(m)
             if requests:
                 calls = [
                     c
@@ -359,6 +392,9 @@ class Transcript:
                 }
                 waiting.append(Waiting(m, calls, runnable, rejected))
         self.messages[:] = cleaned
+        # SE-53: the given messages, now: a batch runs inside `after`, which holds the
+        # messages after its calls' message out of the list
+        self.borrowed = _foreign(cleaned, made)
         self.call_ids |= {
             c.call_id for m in cleaned for c in m.contents if c.type == "function_call"
         }

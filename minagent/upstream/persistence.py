@@ -45,6 +45,7 @@ from minagent import (
     Message,
     SessionContext,
 )
+from minagent._history import own_copy
 from minagent._sessions import source_id_of
 
 from .exceptions import AgentInvalidRequestException, ChatClientInvalidResponseException
@@ -190,7 +191,10 @@ class PerCallSaver(ChatMiddleware):
             others = run.context.get_messages(
                 exclude_sources={source_id_of(p) for p, _, _ in run.entries}
             )
-            context.messages = [*others, *history, *new]
+            # copies, as LP-3 makes them: the history is the store's own objects and
+            # what is new the transcript's, and the chat middleware after this one may
+            # edit what it reads (SE-52, SE-53)
+            context.messages = [own_copy(m) for m in (*others, *history, *new)]
         await call_next()
         if context.stream and context.result is not None:
 

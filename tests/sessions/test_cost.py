@@ -12,7 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from minagent import Agent, ChatMiddleware, Content, Message, chat_middleware, tool
+from minagent import (
+    Agent,
+    ChatMiddleware,
+    Content,
+    ContextProvider,
+    Message,
+    chat_middleware,
+    tool,
+)
 from minagent.testing import ScriptedChatClient, call, reply
 from tests._support.modes import run
 
@@ -165,6 +173,41 @@ async def test_ten_runs_check_each_stored_message_once(
     assert len(client.requests[-1].messages) == 39
     assert session.to_dict() == type(session).from_dict(session.to_dict()).to_dict()
     assert "_checked" not in str(session.to_dict())
+
+
+class ReadsTheHistory(ContextProvider):
+    """A provider whose ``before_run`` reads the history (and changes nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__("reader")
+        self.seen: list[int] = []
+
+    async def before_run(self, *, agent, session, context, state):  # type: ignore[no-untyped-def]  # as users write it
+        self.seen.append(len(context.get_messages()))
+
+
+async def test_a_provider_that_reads_the_history_makes_each_run_check_it_all(
+    stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SE-51, SE-53: when a provider's hook reads the history, the run sends its copies
+    of it, not the stored messages the session remembers as checked, so each run checks
+    the whole history against the invariant; the stored messages are never the ones
+    checked, and none is copied by the agent itself."""
+    client = ScriptedChatClient(_tool_script(4))
+    reader = ReadsTheHistory()
+    agent = Agent(client, tools=[add], context_providers=[reader])
+    session = agent.create_session()
+    checked = _count_checks(monkeypatch)
+    for i in range(4):
+        await run(agent, f"question {i}", stream=stream, session=session)
+    stored = session.state["in_memory"]["messages"]
+    assert reader.seen == [0, 4, 8, 12]
+    # run i (i >= 1) checks the 4 * i loaded messages (copies) and its new question
+    assert sum(checked.values()) == 5 + 9 + 13
+    assert not any(checked[id(m)] for m in stored)
+    sent = client.requests[-2].messages  # the last run's first model call
+    assert [m.to_dict() for m in sent[:12]] == [m.to_dict() for m in stored[:12]]
+    assert not any(a is b for a, b in zip(sent[:12], stored[:12], strict=True))
 
 
 async def test_a_history_changed_between_runs_is_checked_again(stream: bool) -> None:

@@ -15,6 +15,7 @@ from minagent import (
     Agent,
     AgentSession,
     BaseChatClient,
+    ChatMiddleware,
     ChatResponse,
     ChatResponseUpdate,
     Content,
@@ -24,11 +25,13 @@ from minagent import (
     ResponseStream,
     tool,
 )
+from minagent.testing import ScriptedChatClient, call, reply
 from minagent.upstream import (
     AgentInvalidRequestException,
     ChatClientInvalidResponseException,
 )
 from minagent.upstream.persistence import PerCallHistory, PerCallSaver
+from tests._support.modes import run as run_in_mode
 
 
 @tool(approval_mode="never_require")
@@ -489,3 +492,50 @@ async def test_two_history_providers_one_loading(stream: bool) -> None:
             ["tool", "assistant"],
         ]
     assert all("archived" not in m.text for m in history.stored)
+
+
+class EditsInPlace(ChatMiddleware):
+    """A run's chat middleware, after the saver: edits every message it is shown in
+    place, on every model call."""
+
+    async def process(self, context, call_next):  # type: ignore[no-untyped-def]  # as users write it
+        for m in context.messages:
+            for c in m.contents:
+                c.text = "EDITED"
+                c.additional_properties["edited"] = True
+            m.additional_properties["edited"] = True
+        await call_next()
+
+
+async def test_chat_middleware_after_the_saver_edits_copies(stream: bool) -> None:
+    """SE-52, SE-53, SE-60, LP-3: with history saved after every model call, the
+    messages the saver sends on a later call (the history as saved so far and what is
+    new) reach the chat middleware after it as copies: middleware that edits them in
+    place on every call, in a run whose last model call fails, leaves every stored
+    message as it was saved, in both modes."""
+    agent = Agent(
+        ScriptedChatClient(
+            [
+                "a0",
+                reply(call("lookup_weather", {"location": "Oslo"}, call_id="w1")),
+                RuntimeError("the model failed"),
+            ]
+        ),
+        tools=[lookup_weather],
+        require_per_service_call_history_persistence=True,
+    )
+    session = agent.create_session()
+    await run_in_mode(agent, "q0", stream=stream, session=session)
+    with pytest.raises(RuntimeError, match="the model failed"):
+        await run_in_mode(
+            agent, "q1", stream=stream, session=session, middleware=[EditsInPlace()]
+        )
+    stored = [m.to_dict() for m in session.state["in_memory"]["messages"]]
+    # the first call of the failed run stays saved (SE-60); nothing saved was edited
+    assert [(m["role"], m["contents"][0].get("text")) for m in stored] == [
+        ("user", "q0"),
+        ("assistant", "a0"),
+        ("user", "q1"),
+        ("assistant", None),
+    ]
+    assert "edited" not in json.dumps(stored).lower()
