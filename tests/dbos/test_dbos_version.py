@@ -22,7 +22,7 @@ pytest.importorskip("minagent_dbos")
 from dbos import DBOS
 from minagent_dbos import DurableAgent, definition_version
 
-from minagent import Agent, tool
+from minagent import Agent, FunctionTool, merge_options, normalize_messages, tool
 from minagent.testing import ScriptedChatClient
 from tests.dbos._definition import (
     BASE,
@@ -220,3 +220,101 @@ def test_a_middleware_list_order_counts() -> None:
     one = build(dict(BASE, middleware=["audit", "guard"]), NOISE)
     two = build(dict(BASE, middleware=["guard", "audit"]), NOISE)
     assert definition_version(one) != definition_version(two)
+
+
+def scale(value: float, factor: float) -> float:
+    return value * factor
+
+
+def shift(value: float, factor: float) -> float:
+    return value + factor
+
+
+class Units:
+    """A response format and a tool's owner: its methods' code counts."""
+
+    label = "km"
+
+    @staticmethod
+    def convert(value: float) -> float:
+        return value * 1.609
+
+    @property
+    def name(self) -> str:
+        return self.label
+
+    def measure(self, city: str) -> str:
+        """Measure a city."""
+        return f"{len(city)} {self.label}"
+
+
+SCHEMA = {"type": "object", "properties": {"value": {"type": "number"}}}
+
+
+def _agent(**options: Any) -> Agent:
+    return Agent(ScriptedChatClient(), "Convert.", default_options=options)
+
+
+def test_other_kinds_of_code_and_options_count() -> None:
+    """DU-20: a float option, a set option (in any order), a response-format class (by
+    its methods' code, static methods and properties included), a tool over a bound
+    method, a partial, a builtin, a minagent function, a class or a callable object (by
+    the function or class it calls) count as the rest does; an option that contains
+    itself is described without end."""
+    import functools
+
+    def version(**options: Any) -> str:
+        return definition_version(_agent(**options))
+
+    assert version(temperature=0.2) == version(temperature=0.2)
+    assert version(temperature=0.2) != version(temperature=0.3)
+    assert version(stop={"a", "b", "c"}) == version(stop={"c", "b", "a"})
+    assert version(stop={"a", "b"}) != version(stop={"a", "c"})
+    assert version(response_format=Units) == version(response_format=Units)
+
+    namespace: dict[str, Any] = {"__name__": __name__}
+    changed = inspect_free_source(Units).replace("1.609", "1.61")
+    exec(compile(changed, "<units>", "exec"), namespace)
+    assert version(response_format=namespace["Units"]) != version(response_format=Units)
+
+    def tools(func: Any) -> str:
+        made = FunctionTool(name="calc", func=func, parameters=SCHEMA)
+        return definition_version(Agent(ScriptedChatClient(), tools=[made]))
+
+    assert tools(Units().measure) == tools(Units().measure)
+    assert tools(functools.partial(scale, factor=2.0)) == tools(
+        functools.partial(scale, factor=2.0)
+    )
+    assert tools(functools.partial(scale, factor=2.0)) != tools(
+        functools.partial(scale, factor=3.0)
+    )
+    assert tools(functools.partial(scale, factor=2.0)) != tools(
+        functools.partial(shift, factor=2.0)
+    )
+    assert tools(len) != tools(abs)
+    assert tools(normalize_messages) == tools(normalize_messages)
+    assert tools(normalize_messages) != tools(merge_options)
+
+    class Meter:
+        def __call__(self, value: float) -> float:
+            return value
+
+    class Gauge:
+        def __call__(self, value: float) -> float:
+            return -value
+
+    assert tools(Meter()) == tools(Meter())
+    assert tools(Meter()) != tools(Gauge())
+    assert tools(Meter) != tools(Gauge)
+
+    looped: dict[str, Any] = {"level": 1}
+    looped["self"] = looped
+    assert version(metadata=looped) == version(metadata=looped)
+
+
+def inspect_free_source(cls: type) -> str:
+    """The source of ``cls`` (a class of this module), without its indentation."""
+    import inspect
+    import textwrap
+
+    return textwrap.dedent(inspect.getsource(cls))

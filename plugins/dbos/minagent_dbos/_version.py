@@ -151,6 +151,8 @@ def _callable(value: Any, depth: int) -> dict[str, Any]:
         return {"function": _name(value), "code": _code_digest(value.__code__)}
     if isinstance(value, types.BuiltinFunctionType):
         return {"function": _name(value)}
+    if isinstance(value, type):
+        return _class(value)
     return {"object": _class(type(value))}
 
 
