@@ -71,8 +71,14 @@ def start(folder: Path, name: str) -> subprocess.Popen[str]:
         text=True,
     )
     assert process.stdout is not None
-    # shop.py says so once DBOS is launched, before it starts the run
-    assert process.stdout.readline() == "waiting for approval\n"
+    try:
+        # shop.py says so once DBOS is launched, before it starts the run
+        first = process.stdout.readline()
+        assert first == "waiting for approval\n", (first, finish(process))
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
     return process
 
 
@@ -127,14 +133,16 @@ def test_a_killed_waiting_run_waits_on_when_started_again(folder: Path) -> None:
     again resumes the same run, which waits on; approve.py answers it and the restarted
     shop.py prints the answer."""
     shop = start(folder, "shop.py")
-    client = DBOSClient(system_database_url=f"sqlite:///{folder}/shop.sqlite")
     try:
-        # the run has published its request: it waits
-        assert client.get_event("refund-A-17", "minagent.approvals", 120)
+        client = DBOSClient(system_database_url=f"sqlite:///{folder}/shop.sqlite")
+        try:
+            # the run has published its request: it waits
+            assert client.get_event("refund-A-17", "minagent.approvals", 120)
+        finally:
+            client.destroy()
     finally:
-        client.destroy()
-    shop.send_signal(signal.SIGKILL)
-    finish(shop)
+        shop.send_signal(signal.SIGKILL)
+        finish(shop)
     assert shop.returncode == -signal.SIGKILL
     again = start(folder, "shop.py")
     try:
