@@ -1,6 +1,8 @@
 """Agents built from a small definition, for the version tests (spec/dbos.md DU-20).
 
-    python -m tests.dbos._definition   print the version of `agent()`'s definition
+    python -m tests.dbos._definition [--main]   print the version of `agent()`'s
+                                                definition (--main: of this script's own
+                                                agent, its functions in __main__)
 
 `build(definition, noise)` makes a fresh agent: the definition's fields count for the
 version, the noise's (the agent's id and description, the client's model and script, a
@@ -138,10 +140,13 @@ def agent() -> Agent:
 
 
 if __name__ == "__main__":
+    import sys
+
     from minagent_dbos import definition_version
 
-    # by its module's name, as an application imports it (run as a script, its
-    # functions would be __main__'s, another module)
+    # by its module's name, as an application imports it; with --main, this script's
+    # own agent, whose functions are __main__'s (another module)
     from tests.dbos import _definition
 
-    print(definition_version(_definition.agent()))
+    made = agent() if "--main" in sys.argv else _definition.agent()
+    print(definition_version(made))

@@ -138,7 +138,8 @@ def test_a_middleware_class_code_counts() -> None:
 def test_the_version_is_the_same_in_another_process() -> None:
     """DU-20: the same definition built in other processes, under other hash seeds
     (a tool's set literal is a constant whose order follows the seed), gives the same
-    version as here."""
+    version as here; its functions in another module (a script's ``__main__``) give
+    another."""
     here = definition_version(build(BASE, NOISE))
     seen = set()
     for seed in ("1", "2", "3"):
@@ -154,6 +155,16 @@ def test_the_version_is_the_same_in_another_process() -> None:
         )
         seen.add(done.stdout.strip())
     assert seen == {here}
+    # the same code run as a script is __main__'s, another module: another version
+    script = subprocess.run(
+        [sys.executable, "-m", "tests.dbos._definition", "--main"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert script.stdout.strip() != here
 
 
 @pytest.fixture

@@ -224,8 +224,9 @@ class DurableAgent:
     ``wait_for_approvals`` makes a run that needs a human's approval wait for
     ``approve`` (from any process) instead of returning; ``approval_timeout`` rejects
     the pending calls after that many seconds. ``version`` pins the version that
-    decides which processes may recover a run (by default a hash of the agent's
-    definition, see ``version``) (DU-1, DU-11, DU-13, DU-20).
+    decides which processes may recover a run; by default the ``version`` attribute
+    is a hash of the agent's definition, so a process whose agent differs leaves the
+    run to one whose agent is the same (DU-1, DU-11, DU-13, DU-20).
     """
 
     def __init__(
