@@ -5,6 +5,9 @@
     python -m tests.dbos._app recover WID [--stream] [--session] DBOS.launch(), print the recovered response
     python -m tests.dbos._app approve WID CALL_ID yes|no         answer from a process with a DBOSClient only
     python -m tests.dbos._app cancel WID                         cancel from a process with a DBOSClient only
+    python -m tests.dbos._app probe WID                          DBOS.launch(), try to take over this executor's
+                                                                 pending runs, print what it took and the run's
+                                                                 status and application version
     python -m tests.dbos._app worker                             take runs from the queue until killed; when a
                                                                  file "takeover" beside
                                                                  COUNTS names executors,
@@ -21,7 +24,8 @@ save after it wrote), ``STORE`` (a SQLite session store), ``HISTORY`` (the agent
 history provider: ``sqlite:PATH``, or ``redis:URL`` on the key prefix
 ``minagent-tests:``, logging each save's run key and how many messages it appended),
 ``EXECUTOR`` (the DBOS executor id, added to every line logged), ``SLOW`` (seconds
-``add`` sleeps), ``CONCURRENCY`` (a worker's runs at once).
+``add`` sleeps), ``CONCURRENCY`` (a worker's runs at once), ``CHANGE`` (a changed agent:
+``middleware`` adds an agent middleware, ``instructions`` gives it instructions; DU-20).
 
 The model is a function of the request: round N (the number of tool messages it received
 so far) asks for the tools of that round, then answers; each answer's message id is new
@@ -62,6 +66,7 @@ from minagent import (
     Message,
     SQLiteHistoryProvider,
     SQLiteSessionStore,
+    agent_middleware,
     chat_middleware,
     tool,
 )
@@ -190,6 +195,12 @@ async def between(context: Any, call_next: Any) -> None:
     await call_next()
 
 
+@agent_middleware
+async def audit(context: Any, call_next: Any) -> None:
+    """The middleware a changed agent adds (``CHANGE=middleware``, DU-20)."""
+    await call_next()
+
+
 class CrashingStore(SQLiteSessionStore):
     async def set(self, session_id: str, session: Any) -> None:
         await super().set(session_id, session)
@@ -245,10 +256,12 @@ def configure() -> DurableAgent:
     if os.environ.get("EXECUTOR"):
         config["executor_id"] = os.environ["EXECUTOR"]
     DBOS(config=config)
+    change = os.environ.get("CHANGE", "")
     agent = Agent(
         RoundsClient(),
+        "Answer briefly." if change == "instructions" else None,
         tools=[add, charge, refund],
-        middleware=[between],
+        middleware=[between, audit] if change == "middleware" else [between],
         name="rounds",
         context_providers=history(),
     )
@@ -345,6 +358,20 @@ async def main(argv: list[str]) -> None:
             await start(durable, argv[1], "--stream" in argv, "--session" in argv)
         elif command == "recover":
             await finish(durable, argv[1], "--stream" in argv, "--session" in argv)
+        elif command == "probe":
+            DBOS.launch()
+            taken = await recover([DBOS.executor_id])
+            status = await DBOS.get_workflow_status_async(argv[1])
+            assert status is not None, argv[1]
+            emit(
+                "probe",
+                {
+                    "version": DBOS.application_version,
+                    "taken": taken,
+                    "status": status.status,
+                    "run_version": status.app_version,
+                },
+            )
         elif command == "worker":
             DBOS.launch()
             await DBOS.register_queue_async(

@@ -1,5 +1,5 @@
 """Crash and recovery with real processes killed with SIGKILL (spec/dbos.md DU-6, DU-7,
-DU-8, DU-10, DU-13, DU-18, DU-19; spec/sessions.md SE-40; spec/redis.md RD-9).
+DU-8, DU-10, DU-13, DU-18, DU-19, DU-20; spec/sessions.md SE-40; spec/redis.md RD-9).
 
 A process (tests/dbos/_app.py) runs a durable run of three model rounds (round 0 calls
 ``add`` and ``charge`` concurrently, round 1 calls ``add``, round 2 answers) and kills
@@ -45,9 +45,13 @@ def app(
     crash: str | None = None,
     store: bool = False,
     history: str | None = None,
+    change: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop("CRASH", None)
+    env.pop("CHANGE", None)
+    if change is not None:
+        env["CHANGE"] = change
     if history is not None:
         env["HISTORY"] = history
     env.update(
@@ -163,6 +167,38 @@ def test_killed_run_is_finished_by_a_new_process(
     if point == "between:1":
         # round 1 had not started: made by the new process
         assert ids[1] != first_ids.get("1")
+
+
+@pytest.mark.parametrize("change", ["middleware", "instructions"])
+def test_changed_agent_leaves_a_killed_run_to_its_own_definition(
+    tmp_path: Path,
+    reference: dict[bool, dict[str, Any]],
+    change: str,
+    stream: bool,
+) -> None:
+    """DU-20: after SIGKILL inside a tool, a process whose agent has one more middleware
+    (or other instructions) has another application version: it takes nothing over,
+    runs no model or tool call, and the run stays pending under the version that
+    started it; then a process with the same agent as the first recovers it (DU-6) and
+    its response equals the uncrashed run's."""
+    mode = ["--stream"] if stream else []
+    crashed = app(tmp_path, "run", "w1", *mode, crash="tool:charge")
+    assert crashed.returncode == -9, crashed.stderr
+    before = counts(tmp_path)
+    probe = app(tmp_path, "probe", "w1", change=change)
+    assert probe.returncode == 0, probe.stderr
+    seen = printed(probe, "probe")[0]
+    assert seen["taken"] == []
+    assert seen["status"] == "PENDING"
+    assert seen["run_version"] != seen["version"]
+    assert counts(tmp_path) == before
+    # the same definition as the crashed process: DBOS.launch() takes the run over
+    recovered = app(tmp_path, "recover", "w1", *mode)
+    assert recovered.returncode == 0, recovered.stderr
+    response = printed(recovered, "response")[0]
+    assert normalised(response) == normalised(reference[stream])
+    twice = "tool charge c-charge"
+    assert counts(tmp_path) == {call: 2 if call == twice else 1 for call in CALLS}
 
 
 def test_recovered_stream_replays_recorded_calls(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from ._durable import (
     workflow_name,
 )
 from ._steps import MODEL_STEP, TOOL_STEP, idempotency_key, recorded
+from ._version import definition_version
 
 __all__ = [
     "APPROVALS_EVENT",
@@ -34,6 +35,7 @@ __all__ = [
     "DurableAgent",
     "approve",
     "cancel",
+    "definition_version",
     "enqueue",
     "idempotency_key",
     "pending_approvals",

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
+import json
 import logging
 import time
 import uuid
@@ -56,6 +58,7 @@ from minagent import (
 )
 
 from ._steps import DurableChat, DurableTool, RunSteps, recorded
+from ._version import definition_version, plugin_code, versioned_workflow
 
 __all__ = [
     "APPROVALS_EVENT",
@@ -82,7 +85,8 @@ _DONE = object()
 
 
 def workflow_name(name: str) -> str:
-    """The DBOS workflow of the `DurableAgent` called ``name`` (DU-1)."""
+    """The name of the DBOS workflow that runs the `DurableAgent` called ``name``,
+    ``"minagent.run:{name}"`` (DU-1)."""
     return f"minagent.run:{name}"
 
 
@@ -106,6 +110,30 @@ class _Consumer:
 
 
 _CONSUMERS: dict[str, _Consumer] = {}
+
+
+def _durable_version(
+    agent_version: str,
+    name: str,
+    wait_for_approvals: bool,
+    approval_timeout: float | None,
+    *,
+    pinned: bool,
+) -> str:
+    """DU-20: a pinned version as given; otherwise the agent's definition's version
+    combined with the `DurableAgent`'s own settings and the plugin's code."""
+    if pinned:
+        return agent_version
+    settings = json.dumps(
+        [
+            agent_version,
+            name,
+            bool(wait_for_approvals),
+            repr(approval_timeout),
+            plugin_code(),
+        ]
+    )
+    return hashlib.sha256(settings.encode()).hexdigest()[:32]
 
 
 def _restore(data: Mapping[str, Any], session: AgentSession | None) -> AgentResponse:
@@ -183,7 +211,23 @@ def _answered(message: Message) -> Message:
 
 
 class DurableAgent:
-    """An agent whose runs are DBOS workflows (DU-1)."""
+    """An agent whose runs are DBOS workflows: they survive a crash of the process.
+
+    ``DurableAgent(agent, name=...)`` registers the DBOS workflow ``minagent.run:{name}``,
+    so make it after ``DBOS(config=...)`` and before ``DBOS.launch()``, with the same
+    ``name`` and the same agent in every process that may run or recover its runs.
+    Each model call and each tool call of a run is a recorded step; after a crash,
+    ``DBOS.launch()`` in a new process finishes the run without repeating the steps
+    that completed.
+
+    ``sessions`` is a session store the run's session is saved to at the end;
+    ``wait_for_approvals`` makes a run that needs a human's approval wait for
+    ``approve`` (from any process) instead of returning; ``approval_timeout`` rejects
+    the pending calls after that many seconds. ``version`` pins the version that
+    decides which processes may recover a run; by default the ``version`` attribute
+    is a hash of the agent's definition, so a process whose agent differs leaves the
+    run to one whose agent is the same (DU-1, DU-11, DU-13, DU-20).
+    """
 
     def __init__(
         self,
@@ -193,6 +237,7 @@ class DurableAgent:
         sessions: Any = None,
         wait_for_approvals: bool = True,
         approval_timeout: float | None = None,
+        version: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"DurableAgent needs a non-empty name, got {name!r}")
@@ -204,16 +249,25 @@ class DurableAgent:
             raise ValueError(
                 f"approval_timeout must be a positive number of seconds, got {approval_timeout!r}"
             )
+        if version is not None and (not isinstance(version, str) or not version):
+            raise ValueError(
+                f"DurableAgent's version pins the definition's version with a non-empty string, got {version!r}"
+            )
         self.agent = agent
         self.name = name
         self.sessions = sessions
         self.wait_for_approvals = wait_for_approvals
         self.approval_timeout = approval_timeout
-
-        async def workflow(request: dict[str, Any]) -> dict[str, Any]:
-            return await self._workflow(request)
-
-        workflow.__qualname__ = f"DurableAgent.{name}"
+        # DU-20: what the workflow's path depends on; DBOS hashes it into the
+        # application version through the workflow's source text
+        self.version: str = _durable_version(
+            version if version is not None else definition_version(agent),
+            name,
+            wait_for_approvals,
+            approval_timeout,
+            pinned=version is not None,
+        )
+        workflow = versioned_workflow(self, name, self.version)
         self._registered = DBOS.workflow(name=workflow_name(name))(workflow)
 
     # -- the caller's side ------------------------------------------------------------------------
@@ -230,8 +284,14 @@ class DurableAgent:
         client_kwargs: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """DU-2: an awaitable of the response, or with ``stream=True`` a
-        `ResponseStream`."""
+        """Run the agent as a durable run, like ``Agent.run``.
+
+        Awaiting it gives the `AgentResponse`; with ``stream=True`` it gives a
+        `ResponseStream` of updates. ``workflow_id`` names the run (a new uuid when
+        not given): starting an id that already finished returns its recorded
+        response without running the agent again. ``session`` receives the run's
+        new state once the run has finished (DU-2, DU-13).
+        """
         request = self._request(
             messages,
             stream,
@@ -249,9 +309,10 @@ class DurableAgent:
     def attach(
         self, workflow_id: str, *, session: AgentSession | None = None
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
-        """DU-9: the stream of a run that runs (or will be recovered) in this process.
-        Its updates are kept from this call on, so attaching before ``DBOS.launch()``
-        sees a recovered run whole."""
+        """A stream of the updates of the run ``workflow_id``, running (or to be
+        recovered) in this process; it finalises to the run's response. Its updates
+        are kept from this call on, so attaching before ``DBOS.launch()`` sees a
+        recovered run whole (DU-9)."""
         consumer = _CONSUMERS[workflow_id] = _Consumer()
         return self._relay(
             workflow_id,
@@ -271,7 +332,8 @@ class DurableAgent:
         function_invocation_kwargs: Mapping[str, Any] | None = None,
         client_kwargs: Mapping[str, Any] | None = None,
     ) -> str:
-        """DU-14: put a (non-streaming) run on ``queue``; its workflow id."""
+        """Put a run on the DBOS ``queue``, for any process that made this agent and
+        the queue to take; returns its workflow id, for ``result`` (DU-14)."""
         request = self._request(
             messages,
             False,
@@ -578,7 +640,9 @@ async def result(
     session: AgentSession | None = None,
     client: DBOSClient | None = None,
 ) -> AgentResponse:
-    """DU-14: wait for a run's response (and give ``session`` its state, DU-13)."""
+    """Wait for the durable run ``workflow_id`` to finish and return its response,
+    from any process; ``session`` receives the run's new state. ``client`` as for
+    ``approve`` (DU-13, DU-14)."""
     if client is None:
         handle: Any = await DBOS.retrieve_workflow_async(workflow_id)
     else:
@@ -596,8 +660,9 @@ async def enqueue(
     session: AgentSession | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> str:
-    """DU-14: put a run of the `DurableAgent` called ``name`` on a queue from a process
-    with a client."""
+    """Put a run of the `DurableAgent` called ``name`` on the queue ``queue_name``
+    from a process that has only a ``dbos.DBOSClient`` (DBOS not launched); returns
+    its workflow id (DU-14)."""
     wid = workflow_id or str(uuid.uuid4())
     request = {
         "messages": [m.to_dict() for m in normalize_messages(messages)],
@@ -620,7 +685,7 @@ async def enqueue(
 
 
 async def recover(executor_ids: list[str]) -> list[str]:
-    """DU-14: run the pending runs of these (dead) executors in this process; their
-    workflow ids."""
+    """Take over the unfinished runs of the given (dead) DBOS executors and finish
+    them in this process; returns their workflow ids (DU-14)."""
     handles = await asyncio.to_thread(DBOS._recover_pending_workflows, executor_ids)
     return [h.get_workflow_id() for h in handles]

@@ -70,8 +70,12 @@ T = TypeVar("T")
 
 
 def idempotency_key() -> str:
-    """DU-7: ``"{workflow_id}:{call_id}"`` of the tool call running now, the same in
-    every execution."""
+    """The idempotency key of the tool call running now, ``"{workflow_id}:{call_id}"``.
+
+    It is the same when the call runs again after a crash, so a tool with side effects
+    (a payment, an email) can pass it to the service it calls and act once. Outside a
+    tool call of a durable run it is a `LookupError` (DU-7).
+    """
     key = _key.get()
     if key is None:
         raise LookupError(
@@ -81,8 +85,14 @@ def idempotency_key() -> str:
 
 
 async def recorded(fn: Callable[..., T | Awaitable[T]], *args: Any) -> T:
-    """DU-8: ``fn(*args)`` as a step of the running durable run (its value recorded, a
-    replay returns it); outside a durable run, just ``fn(*args)``."""
+    """Call ``fn(*args)`` (awaiting its value if it is awaitable) once per durable run.
+
+    Inside a durable run the call is a step: its value is recorded, and when the run
+    is replayed after a crash the recorded value is returned instead of calling ``fn``
+    again. Middleware and providers use it for choices that must not change on a
+    replay (a time, a random number). Outside a durable run it just calls ``fn``
+    (DU-8).
+    """
 
     async def step() -> T:
         value = fn(*args)
