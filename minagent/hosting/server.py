@@ -40,7 +40,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-__all__ = ["ClientDisconnected", "Server", "ServerLimits", "run", "serve"]
+__all__ = [
+    "ClientDisconnected",
+    "Server",
+    "ServerLimits",
+    "run",
+    "serve",
+    "serve_until_signalled",
+]
 
 Message = dict[str, Any]
 App = Callable[
@@ -145,7 +152,7 @@ class Server:
             self._listener.close()
         for connection in list(self._connections):
             if connection.state != "busy":
-                connection.abort()
+                connection.drop()
 
     async def wait_closed(self) -> None:
         """Close, let requests in flight end within the grace, then cancel them."""
@@ -158,8 +165,9 @@ class Server:
         tasks = {c.task for c in self._connections if c.task is not None}
         if tasks:
             _done, pending = await asyncio.wait(tasks, timeout=grace)
-            for task in pending:
-                task.cancel()
+            for connection in list(self._connections):
+                if connection.task in pending:
+                    connection.cancel()
             if pending:
                 await asyncio.wait(pending)
         if self._listener is not None:
@@ -180,21 +188,39 @@ class Server:
             # no request in flight; when all are busy, refuse the newcomer.
             waiting = [c for c in self._connections if c.state != "busy"]
             if waiting:
-                min(waiting, key=lambda c: c.since).abort()
+                min(waiting, key=lambda c: c.since).drop()
             else:
                 writer.write(_plain(503, b"server busy", retry_after=True))
-                with contextlib.suppress(ConnectionError):
-                    await writer.drain()
-                writer.transport.abort()
+                await _linger(reader, writer)
                 return
         connection = _Connection(self, reader, writer)
         self._connections.add(connection)
         try:
             await connection.run()
+        except asyncio.CancelledError:
+            # HS-115: a cancel of our own (shutdown) ends the connection's task
+            # normally; any other cancel goes on.
+            task = asyncio.current_task()
+            if not connection.stopping or task is None or task.uncancel():
+                raise
         except Exception:
             _log.exception("hosting server: a connection failed")
         finally:
             self._connections.discard(connection)
+
+
+async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    # Close after a final answer without a reset: closing a socket that still holds
+    # unread request bytes makes the kernel send RST, which can destroy the answer
+    # before the client reads it. So: send, half-close, read what comes for a moment.
+    with contextlib.suppress(ConnectionError, TimeoutError):
+        await writer.drain()
+        writer.write_eof()
+        async with asyncio.timeout(1.0):
+            for _ in range(16):
+                if not await reader.read(_READ):
+                    break
+    writer.transport.abort()
 
 
 def _plain(status: int, text: bytes, *, retry_after: bool = False) -> bytes:
@@ -222,13 +248,23 @@ class _Connection:
         self.state = "idle"
         self.since = time.monotonic()
         self.task = asyncio.current_task()
+        self.stopping = False
+        # an error answer was written: close without a reset (see _linger)
+        self.linger = False
         peer = writer.get_extra_info("peername")
         local = writer.get_extra_info("sockname")
         self.client = (str(peer[0]), int(peer[1])) if peer else None
         self.local = (str(local[0]), int(local[1])) if local else None
 
-    def abort(self) -> None:
-        self.writer.transport.abort()
+    def drop(self) -> None:
+        """Close a connection that has no request in flight."""
+        self.writer.transport.close()
+
+    def cancel(self) -> None:
+        """Cancel the request in flight (end of a graceful shutdown)."""
+        self.stopping = True
+        if self.task is not None:
+            self.task.cancel()
 
     async def _read(self) -> bytes:
         try:
@@ -245,6 +281,8 @@ class _Connection:
                 if not await _Exchange(self, request).run():
                     return
         finally:
+            if self.linger:
+                await _linger(self.reader, self.writer)
             self.writer.close()
 
     async def _read_head(self) -> _Request | None:
@@ -286,8 +324,7 @@ class _Connection:
             return self._parse(head)
         except _BadRequest as bad:
             self.writer.write(_plain(bad.status, str(bad).encode()))
-            with contextlib.suppress(ConnectionError):
-                await self.writer.drain()
+            self.linger = True
             return None
 
     def _parse(self, head: bytes) -> _Request:
@@ -360,6 +397,8 @@ class _Exchange:
         self.continue_sent = False
         self.disconnected = asyncio.Event()
         self.watcher: asyncio.Task[None] | None = None
+        # the application has returned: no more watching (the body may be skipped)
+        self.ended = False
         self.started = False
         self.finished = False
         self.chunked = False
@@ -404,6 +443,7 @@ class _Exchange:
                 await self._fallback(500, b"internal server error")
             return False
         finally:
+            self.ended = True
             if self.watcher is not None:
                 self.watcher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -420,8 +460,7 @@ class _Exchange:
 
     async def _fallback(self, status: int, text: bytes) -> None:
         self.writer.write(_plain(status, text))
-        with contextlib.suppress(ConnectionError):
-            await self.writer.drain()
+        self.connection.linger = True
 
     async def _drain_body(self) -> bool:
         # A body the application did not read is skipped when it is small; otherwise
@@ -440,7 +479,7 @@ class _Exchange:
     # ---- receiving -------------------------------------------------------------------
 
     def _watch(self) -> None:
-        if self.watcher is None:
+        if self.watcher is None and not self.ended:
             self.watcher = asyncio.create_task(self._watch_socket())
 
     async def _watch_socket(self) -> None:
@@ -652,14 +691,14 @@ class _Lifespan:
         self.task = asyncio.ensure_future(self.app(scope, self.inbox.get, self._send))
         await self.inbox.put({"type": "lifespan.startup"})
         answer = await self._answer()
-        if answer is None:
-            # HS-116: an application without lifespan support raises or returns; it
-            # is served without lifespan events.
+        kind = answer.get("type") if answer is not None else None
+        if kind not in ("lifespan.startup.complete", "lifespan.startup.failed"):
+            # HS-116: an application without lifespan support raises, returns or
+            # answers something else; it is served without lifespan events.
             self.supported = False
-            with contextlib.suppress(Exception):
-                await self.task
+            await self._stop()
             return
-        if answer.get("type") == "lifespan.startup.failed":
+        if answer is not None and kind == "lifespan.startup.failed":
             await self._stop()
             raise LifespanFailed(str(answer.get("message", "")))
 
@@ -693,7 +732,7 @@ async def serve(
     return server
 
 
-def run(
+async def serve_until_signalled(
     app: App,
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -703,32 +742,40 @@ def run(
 ) -> None:
     """Serve until SIGTERM or SIGINT, then shut down gracefully (HS-115); a second
     signal cancels the requests still running."""
+    server = await serve(app, host, port, limits)
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    signals = 0
 
-    async def main() -> None:
-        server = await serve(app, host, port, limits)
-        loop = asyncio.get_running_loop()
-        stop = asyncio.Event()
-        signals = 0
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            stop.set()
+        else:
+            for connection in list(server._connections):
+                connection.cancel()
 
-        def on_signal() -> None:
-            nonlocal signals
-            signals += 1
-            if signals == 1:
-                stop.set()
-            else:
-                for connection in list(server._connections):
-                    if connection.task is not None:
-                        connection.task.cancel()
-
+    for number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(number, on_signal)
+    try:
+        if ready is not None:
+            ready(server)
+        await stop.wait()
+        await server.shutdown()
+    finally:
         for number in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(number, on_signal)
-        try:
-            if ready is not None:
-                ready(server)
-            await stop.wait()
-            await server.shutdown()
-        finally:
-            for number in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(number)
+            loop.remove_signal_handler(number)
+        await server.shutdown(0)
 
-    asyncio.run(main())
+
+def run(
+    app: App,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    limits: ServerLimits | None = None,
+    *,
+    ready: Callable[[Server], None] | None = None,
+) -> None:
+    """`serve_until_signalled` in a new event loop."""
+    asyncio.run(serve_until_signalled(app, host, port, limits, ready=ready))
