@@ -148,9 +148,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             asyncio.run(demo(out, middleware))
         return 0
     if args.command == "serve":
+        from .serve import demo_agent
         from .serve import serve_command as http_serve
 
-        return http_serve(args, out)
+        return http_serve(
+            args, out, lambda: demo_agent(scripted_model, [get_weather, to_fahrenheit])
+        )
     if args.command == "mcp-serve":
         from ..mcp.server import serve_command  # MCP-34; loaded only for this command
 

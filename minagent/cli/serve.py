@@ -18,7 +18,7 @@ import ipaddress
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -104,12 +104,15 @@ def add_serve_parser(sub: Any) -> None:
     )
 
 
-def serve_command(args: argparse.Namespace, out: TextIO) -> int:
-    """Run the ``serve`` command: 0 after a clean shutdown, 2 for a usage error."""
+def serve_command(
+    args: argparse.Namespace, out: TextIO, demo: Callable[[], Any] | None = None
+) -> int:
+    """Run the ``serve`` command: 0 after a clean shutdown, 2 for a usage error.
+    ``demo`` builds the agent of ``--demo``."""
     import asyncio
 
     try:
-        asyncio.run(_serve(args, out))
+        asyncio.run(_serve(args, out, demo))
     except ServeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -200,38 +203,40 @@ async def load_target(target: str) -> Any:
 class _DemoModel(BaseChatClient):
     """The demo's scripted model, answering every conversation the same way."""
 
+    def __init__(self, script: Callable[[list[Message], dict[str, Any]], Any]) -> None:
+        super().__init__()
+        self.script = script
+
     async def _inner_get_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> ChatResponse:
-        from . import scripted_model
-
-        step = scripted_model(messages, options)
-        return (
-            step if isinstance(step, ChatResponse) else ChatResponse.from_updates(step)
-        )
+        step = self.script(messages, options)
+        if isinstance(step, ChatResponse):
+            return step
+        return ChatResponse.from_updates(step)
 
     async def _inner_get_streaming_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
     ) -> AsyncIterator[ChatResponseUpdate]:
-        from . import scripted_model
-
-        step = scripted_model(messages, options)
+        step = self.script(messages, options)
         updates = step.as_updates() if isinstance(step, ChatResponse) else step
         for update in updates:
             yield update
 
 
-def demo_agent() -> Any:
-    """HS-133: the offline demo agent (the ``demo`` command's weather agent, without
-    its printing middleware), named ``WeatherBot``."""
+def demo_agent(
+    script: Callable[[list[Message], dict[str, Any]], Any], tools: Sequence[Any]
+) -> Any:
+    """HS-133: the offline demo agent, ``WeatherBot``: the ``demo`` command's scripted
+    model and tools (given by the command line, which owns them), without its printing
+    middleware."""
     from .._agents import Agent
-    from . import get_weather, to_fahrenheit
 
     return Agent(
-        _DemoModel(),
+        _DemoModel(script),
         "You answer weather questions.",
         name="WeatherBot",
-        tools=[get_weather, to_fahrenheit],
+        tools=list(tools),
     )
 
 
@@ -246,7 +251,9 @@ def _urls(server: Server, host: str, names: Sequence[str], token: str | None) ->
     return "\n".join(lines)
 
 
-async def _serve(args: argparse.Namespace, out: TextIO) -> None:
+async def _serve(
+    args: argparse.Namespace, out: TextIO, demo: Callable[[], Any] | None
+) -> None:
     token = _check(args)
     store = _store(args.store)
     from ..hosting import HostingApp
@@ -255,7 +262,9 @@ async def _serve(args: argparse.Namespace, out: TextIO) -> None:
 
     agents = [await load_target(t) for t in args.targets]
     if args.demo:
-        agents.append(demo_agent())
+        if demo is None:
+            raise ServeError("this command line has no demo agent")
+        agents.append(demo())
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
     )

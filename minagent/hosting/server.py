@@ -183,10 +183,11 @@ class Server:
         if self.closing:
             writer.transport.abort()
             return
-        if len(self._connections) >= self.limits.max_connections:
+        live = [c for c in self._connections if not c.dropped]
+        if len(live) >= self.limits.max_connections:
             # HS-113: make room by evicting the longest-waiting connection that has
             # no request in flight; when all are busy, refuse the newcomer.
-            waiting = [c for c in self._connections if c.state != "busy"]
+            waiting = [c for c in live if c.state != "busy"]
             if waiting:
                 min(waiting, key=lambda c: c.since).drop()
             else:
@@ -249,6 +250,7 @@ class _Connection:
         self.since = time.monotonic()
         self.task = asyncio.current_task()
         self.stopping = False
+        self.dropped = False
         # an error answer was written: close without a reset (see _linger)
         self.linger = False
         peer = writer.get_extra_info("peername")
@@ -258,6 +260,7 @@ class _Connection:
 
     def drop(self) -> None:
         """Close a connection that has no request in flight."""
+        self.dropped = True
         self.writer.transport.close()
 
     def cancel(self) -> None:

@@ -203,7 +203,7 @@ class Served:
         self.process = process
         self.banner = banner
         self.errors = errors
-        match = re.search(r"http://127\.0\.0\.1:(\d+)", banner)
+        match = re.search(r"http://[^/\s]+:(\d+)", banner)
         assert match is not None, banner
         self.port = int(match.group(1))
         self.base = f"http://127.0.0.1:{self.port}"
