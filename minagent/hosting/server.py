@@ -60,6 +60,8 @@ _log = logging.getLogger("minagent.hosting.server")
 # HS-7: the default cap on a request head, in bytes (request line and headers).
 MAX_HEADER_BYTES = 16_384
 _READ = 65_536
+# HS-111: how long a closing connection reads and drops a body nobody read
+LINGER_SECONDS = 5.0
 # the characters of an HTTP token (RFC 9110 5.6.2): method and header names
 _TOKEN = frozenset(
     b"!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -192,7 +194,7 @@ class Server:
                 min(waiting, key=lambda c: c.since).drop()
             else:
                 writer.write(_plain(503, b"server busy", retry_after=True))
-                await _linger(reader, writer)
+                await _linger(reader, writer, 1.0)
                 return
         connection = _Connection(self, reader, writer)
         self._connections.add(connection)
@@ -210,17 +212,19 @@ class Server:
             self._connections.discard(connection)
 
 
-async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _linger(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, budget: float
+) -> None:
     # Close after a final answer without a reset: closing a socket that still holds
     # unread request bytes makes the kernel send RST, which can destroy the answer
-    # before the client reads it. So: send, half-close, read what comes for a moment.
+    # before the client reads it. So: send, half-close, read and drop what the client
+    # still sends until it closes or ``budget`` seconds have passed (HS-111).
     with contextlib.suppress(ConnectionError, TimeoutError):
-        await writer.drain()
-        writer.write_eof()
-        async with asyncio.timeout(1.0):
-            for _ in range(16):
-                if not await reader.read(_READ):
-                    break
+        async with asyncio.timeout(budget):
+            await writer.drain()
+            writer.write_eof()
+            while await reader.read(_READ):
+                pass
     writer.transport.abort()
 
 
@@ -285,7 +289,7 @@ class _Connection:
                     return
         finally:
             if self.linger:
-                await _linger(self.reader, self.writer)
+                await _linger(self.reader, self.writer, LINGER_SECONDS)
             self.writer.close()
 
     async def _read_head(self) -> _Request | None:
@@ -457,20 +461,28 @@ class _Exchange:
             return False
         if not self.finished or self.disconnected.is_set():
             return False
-        if self.close_after or connection.server.closing:
-            return False
-        return await self._drain_body()
+        return await self._drain_body(
+            not (self.close_after or connection.server.closing)
+        )
 
     async def _fallback(self, status: int, text: bytes) -> None:
         self.writer.write(_plain(status, text))
         self.connection.linger = True
 
-    async def _drain_body(self) -> bool:
-        # A body the application did not read is skipped when it is small; otherwise
-        # the connection is closed rather than read through.
+    async def _drain_body(self, keep: bool) -> bool:
+        # HS-111: a body the application did not read is skipped when it is small and
+        # the connection is kept; otherwise the connection is closed, lingering so the
+        # client still reads the answer. A client waiting for `100 Continue` after the
+        # final answer is not sent one: it closes too.
         if self.body_done:
-            return not self.body_broken
-        if self.request.chunked or self.remaining > _READ:
+            return keep and not self.body_broken
+        if (
+            not keep
+            or self.request.chunked
+            or self.remaining > _READ
+            or (self.request.expect_continue and not self.continue_sent)
+        ):
+            self.connection.linger = True
             return False
         while True:
             message = await self.receive()

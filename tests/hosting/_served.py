@@ -120,6 +120,23 @@ async def async_factory() -> Agent:
     return Agent(EchoModel(), name="made-async")
 
 
+class ContextAgent(Agent):
+    """An agent whose context entry and exit go to the journal."""
+
+    async def __aenter__(self) -> ContextAgent:
+        journal("entered")
+        await super().__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        journal("exited")
+        await super().__aexit__(*exc_info)
+
+
+def with_context() -> Agent:
+    return ContextAgent(EchoModel(), name="ctx")
+
+
 not_an_agent = 42
 
 

@@ -124,6 +124,7 @@ def test_bad_targets_and_options_are_one_error_line() -> None:
         ("--demo", "--max-connections", "0"): "--max-connections",
         ("--demo", "--cors", "example.com"): "origin",
         ("--demo", "--port", "70000"): "--port",
+        ("--demo", "--host", "0.0.0.0", "--token", " "): "token",
     }
     for args, words in cases.items():
         done = run_serve(*args)
@@ -134,6 +135,10 @@ def test_bad_targets_and_options_are_one_error_line() -> None:
         assert words in lines[0], (args, lines[0])
         assert "Traceback" not in done.stderr
         assert done.stdout == ""
+    # an empty MINAGENT_TOKEN counts as unset
+    done = run_serve("--demo", "--host", "0.0.0.0", env={"MINAGENT_TOKEN": ""})
+    assert done.returncode == 2
+    assert "without a token" in done.stderr
 
 
 async def test_a_token_guards_a_non_loopback_bind() -> None:
@@ -343,3 +348,52 @@ async def test_keep_alive_through_the_command() -> None:
             status, headers, _body = await read_response(reader)
             assert (status, headers["connection"]) == (200, "keep-alive")
         writer.close()
+
+
+async def test_agents_are_entered_while_served(tmp_path: Path) -> None:
+    """HS-130: an agent that is an async context manager is entered before serving and
+    exited at shutdown."""
+    journal = tmp_path / "journal.txt"
+    with served_process(
+        "tests.hosting._served:with_context", env={JOURNAL: str(journal)}
+    ) as served:
+        assert journal.read_text().split() == ["entered"]
+        async with sdk(served) as client:
+            completion = await client.chat.completions.create(**chat("ctx", "x"))
+        assert completion.choices[0].message.content == "echo: x"
+        code, _errors = served.stop()
+    assert code == 0
+    assert journal.read_text().split() == ["entered", "exited"]
+
+
+async def test_a_second_signal_cancels_at_once(tmp_path: Path) -> None:
+    """HS-115, HS-135: a second SIGTERM during the graceful shutdown cancels the running
+    request (its run is cancelled, the stream is cut) and the command exits 0."""
+    journal = tmp_path / "journal.txt"
+    with served_process(
+        "tests.hosting._served:slow",
+        env={
+            "MINAGENT_TEST_TICK": "0.05",
+            "MINAGENT_TEST_TICKS": "100000",
+            JOURNAL: str(journal),
+        },
+    ) as served:
+        reader, writer = await asyncio.open_connection("127.0.0.1", served.port)
+        body = json.dumps({**chat("slow"), "stream": True}).encode()
+        writer.write(
+            b"POST /v1/chat/completions HTTP/1.1\r\ncontent-length: %d\r\n\r\n"
+            % len(body)
+            + body
+        )
+        await writer.drain()
+        await reader.readuntil(b"tick 0")
+        served.process.send_signal(signal.SIGTERM)
+        await reader.readuntil(b"tick 3")
+        served.process.send_signal(signal.SIGTERM)
+        rest = await reader.read()
+        writer.close()
+        assert b"data: [DONE]" not in rest
+        assert not rest.endswith(b"0\r\n\r\n")
+        code = served.process.wait(timeout=60)
+    assert code == 0
+    assert journal.read_text().split() == ["started", "cancelled"]

@@ -9,6 +9,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import openai
 import pytest
 
 from minagent import Agent
@@ -498,3 +499,92 @@ async def test_serve_returns_a_server_on_the_port_chosen() -> None:
     server.close()
     await server.wait_closed()
     assert server.connection_count == 0
+
+
+async def test_a_large_body_over_the_cap_still_gets_its_413() -> None:
+    """HS-111, HS-6: the application answers 413 without reading an 8 MB body; the
+    server closes with a lingering close, so the SDK reads the 413 instead of a reset;
+    a client waiting for `100 Continue` is not sent one after the final answer."""
+    async with running(echo_app()) as server:
+        client = openai.AsyncOpenAI(
+            base_url=f"http://127.0.0.1:{server.port}/v1", api_key="x", max_retries=0
+        )
+        try:
+            with pytest.raises(openai.APIStatusError) as caught:
+                await client.chat.completions.create(
+                    model="echo",
+                    messages=[{"role": "user", "content": "x" * 8_000_000}],
+                )
+        finally:
+            await client.close()
+        assert caught.value.status_code == 413
+        answer = await request_once(
+            server.port,
+            b"POST /v1/models HTTP/1.1\r\ncontent-length: 10\r\n"
+            b"expect: 100-continue\r\n\r\n",
+        )
+        assert status_of(answer) == 404
+        assert b"100 Continue" not in answer
+
+
+async def test_a_client_that_reads_nothing_makes_send_fail() -> None:
+    """HS-112: a client that sends a request and never reads: once the answer cannot
+    be handed over within `send_timeout`, `send()` raises ClientDisconnected and the
+    connection is dropped."""
+    outcome: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        chunk = b"x" * 1_000_000
+        try:
+            for _ in range(1000):
+                await send(
+                    {"type": "http.response.body", "body": chunk, "more_body": True}
+                )
+        except ClientDisconnected:
+            outcome.append("send failed")
+            raise
+
+    async with running(app, send_timeout=0.3) as server:
+        _reader, writer = await asyncio.open_connection(
+            "127.0.0.1", server.port, limit=1024
+        )
+        transport = writer.transport
+        transport.pause_reading()
+        writer.write(b"GET / HTTP/1.1\r\n\r\n")
+        await until(lambda: bool(outcome))
+        writer.close()
+    assert outcome == ["send failed"]
+
+
+async def test_the_application_can_close_and_bodiless_statuses_have_no_body() -> None:
+    """HS-110: a response saying `connection: close` ends the connection; a 204 has
+    neither a body nor chunked framing and keeps the connection."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        if scope["path"] == "/close":
+            headers = [(b"connection", b"close"), (b"content-length", b"2")]
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": headers}
+            )
+            await send({"type": "http.response.body", "body": b"ok"})
+            return
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async with running(app) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET /empty HTTP/1.1\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 204 No Content")
+        assert b"transfer-encoding" not in head
+        assert b"connection: keep-alive" in head
+        writer.write(b"GET /close HTTP/1.1\r\n\r\n")
+        status, headers, body = await read_response(reader)
+        assert (status, headers["connection"], body) == (200, "close", b"ok")
+        assert await reader.read() == b""
+        writer.close()
