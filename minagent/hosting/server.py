@@ -38,7 +38,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote_to_bytes
 
 __all__ = [
     "ClientDisconnected",
@@ -423,7 +423,7 @@ class _Exchange:
             "http_version": request.version.removeprefix("HTTP/"),
             "method": request.method,
             "scheme": "http",
-            "path": unquote(path, encoding="latin-1"),
+            "path": unquote_to_bytes(path).decode("utf-8", "replace"),
             "raw_path": path.encode("latin-1"),
             "query_string": query.encode("latin-1"),
             "root_path": "",

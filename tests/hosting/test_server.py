@@ -588,3 +588,33 @@ async def test_the_application_can_close_and_bodiless_statuses_have_no_body() ->
         assert (status, headers["connection"], body) == (200, "close", b"ok")
         assert await reader.read() == b""
         writer.close()
+
+
+async def test_the_scope_carries_the_request() -> None:
+    """HS-110: the scope's path is percent-decoded text, raw_path and query_string
+    are as sent, header names are lower-cased, client and server are the peers."""
+    scopes: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        scopes.append(scope)
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async with running(app) as server:
+        port = server.port
+        answer = await request_once(
+            port,
+            b"GET /caf%C3%A9/a%20b?x=1&y=%C3%A9 HTTP/1.1\r\nX-Thing: Value\r\n"
+            b"connection: close\r\n\r\n",
+        )
+    assert status_of(answer) == 204
+    scope = scopes[0]
+    assert scope["path"] == "/café/a b"
+    assert scope["raw_path"] == b"/caf%C3%A9/a%20b"
+    assert scope["query_string"] == b"x=1&y=%C3%A9"
+    assert (b"x-thing", b"Value") in scope["headers"]
+    assert scope["client"][0] == "127.0.0.1"
+    assert scope["server"] == ("127.0.0.1", port)
+    assert (scope["method"], scope["http_version"]) == ("GET", "1.1")
