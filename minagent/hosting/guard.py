@@ -1,5 +1,5 @@
 """Safe by default: an ASGI wrapper around any application (spec/hosting.md HS-120 ..
-HS-129), applied by ``python -m minagent serve`` and usable under any ASGI server.
+HS-127), applied by ``python -m minagent serve`` and usable under any ASGI server.
 
 Theory of operation
 -------------------

@@ -119,6 +119,8 @@ class Server:
         self.state: dict[str, Any] = {}
         self._listener: asyncio.base_events.Server | None = None
         self._connections: set[_Connection] = set()
+        # connections being answered 503 at the cap (each ends within a second)
+        self._refusing: set[asyncio.Task[Any]] = set()
         self._lifespan: _Lifespan | None = None
         self._shutdown_done = False
 
@@ -172,6 +174,8 @@ class Server:
                     connection.cancel()
             if pending:
                 await asyncio.wait(pending)
+        if self._refusing:
+            await asyncio.wait(set(self._refusing))
         if self._listener is not None:
             await self._listener.wait_closed()
         if not self._shutdown_done:
@@ -194,7 +198,13 @@ class Server:
                 min(waiting, key=lambda c: c.since).drop()
             else:
                 writer.write(_plain(503, b"server busy", retry_after=True))
-                await _linger(reader, writer, 1.0)
+                task = asyncio.current_task()
+                if task is not None:
+                    self._refusing.add(task)
+                try:
+                    await _linger(reader, writer, 1.0)
+                finally:
+                    self._refusing.discard(task)
                 return
         connection = _Connection(self, reader, writer)
         self._connections.add(connection)
