@@ -41,6 +41,7 @@ from .._tools import tool
 from .._types import Content, Message
 from .._version import __version__
 from ..providers.registry import get_client
+from .serve import add_serve_parser
 
 if TYPE_CHECKING:
     from ..stores.sqlite import SQLiteSessionStore
@@ -61,6 +62,8 @@ commands:
                                              session, continue the conversation kept in FILE
   python -m minagent mcp-serve MODULE:AGENT [--http HOST:PORT]
                                              serve an agent as an MCP server (stdio, or HTTP)
+  python -m minagent serve MODULE:AGENT [...] [--demo] [--host H] [--port P] [--token T]
+                                             serve agents over HTTP (OpenAI-compatible API)
   python -m minagent conformance --adapter MODULE:FACTORY [--rules MW-*,LP-*] [--json FILE]
                                              run the flow's rules against an implementation
   python -m minagent --version               print the version
@@ -139,6 +142,7 @@ def _main(argv: Sequence[str] | None, out: TextIO | None) -> int:
         default=None,
         help="serve Streamable HTTP at HOST:PORT/mcp",
     )
+    add_serve_parser(sub)
     sub.add_parser(
         "conformance",
         add_help=False,
@@ -166,6 +170,13 @@ def _main(argv: Sequence[str] | None, out: TextIO | None) -> int:
         with _run_trace(args, late) as middleware:  # OB-14
             asyncio.run(demo(out, middleware))
         return 2 if late else 0
+    if args.command == "serve":
+        from .serve import demo_agent
+        from .serve import serve_command as http_serve
+
+        return http_serve(
+            args, out, lambda: demo_agent(scripted_model, [get_weather, to_fahrenheit])
+        )
     if args.command == "mcp-serve":
         from ..mcp.server import serve_command  # MCP-34; loaded only for this command
 

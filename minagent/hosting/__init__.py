@@ -1,5 +1,7 @@
-"""Serving agents over HTTP (spec/hosting.md): an ASGI 3 application, standard library
-only. First slice: OpenAI-compatible Chat Completions and the models list."""
+"""Serving agents over HTTP (spec/hosting.md): one ASGI 3 application, standard library
+only, for OpenAI Chat Completions and Responses, A2A, AG-UI and MCP; a dev server
+(`server`), a guard that makes it safe by default (`guard`), and `python -m minagent
+serve`."""
 
 from __future__ import annotations
 

@@ -1,0 +1,620 @@
+"""The dev server on real loopback sockets, driven by raw HTTP/1.1 and hostile clients
+(spec/hosting.md HS-7, HS-110 .. HS-117)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import openai
+import pytest
+
+from minagent import Agent
+from minagent.hosting import HostingApp
+from minagent.hosting.server import (
+    ClientDisconnected,
+    LifespanFailed,
+    Server,
+    ServerLimits,
+    serve,
+)
+
+from ._served import EchoModel, read_response, request_once, status_of
+
+Message = dict[str, Any]
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait for the server's side to catch up (a condition, never a duration)."""
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition never held")
+
+
+@contextlib.asynccontextmanager
+async def running(app: Any, **limits: Any) -> AsyncIterator[Server]:
+    server = await serve(app, "127.0.0.1", 0, ServerLimits(**limits))
+    try:
+        yield server
+    finally:
+        await server.shutdown(0)
+
+
+def echo_app() -> HostingApp:
+    return HostingApp([Agent(EchoModel(), name="echo")])
+
+
+def chat(stream: bool, text: str = "hi", *, close: bool = False) -> bytes:
+    body = json.dumps(
+        {
+            "model": "echo",
+            "messages": [{"role": "user", "content": text}],
+            "stream": stream,
+        }
+    ).encode()
+    extra = b"connection: close\r\n" if close else b""
+    return (
+        b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n"
+        b"content-type: application/json\r\n" + extra + b"content-length: "
+        b"%d\r\n\r\n" % len(body) + body
+    )
+
+
+GET_MODELS = b"GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n"
+GET_CLOSE = b"GET /v1/models HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+
+
+class BodyApp:
+    """Answers with the request body it read, or records what it saw."""
+
+    def __init__(self, read: bool = True) -> None:
+        self.read = read
+        self.seen: list[Message] = []
+        self.after: list[str] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        body = b""
+        while self.read:
+            message = await receive()
+            self.seen.append(message)
+            if message["type"] == "http.disconnect":
+                self.after.append("disconnect while reading")
+                return
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", str(len(body)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+async def test_keep_alive_pipelining_and_close() -> None:
+    """HS-110: one HTTP/1.1 connection carries several requests (a pipelined one
+    included), answered with `connection: keep-alive`; `Connection: close` and HTTP/1.0
+    get one response and the connection closes."""
+    async with running(echo_app()) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(GET_MODELS + chat(False, "one"))
+        await writer.drain()
+        first = await read_response(reader)
+        second = await read_response(reader)
+        assert first[0] == second[0] == 200
+        assert first[1]["connection"] == "keep-alive"
+        assert json.loads(first[2])["data"][0]["id"] == "echo"
+        assert json.loads(second[2])["choices"][0]["message"]["content"] == "echo: one"
+        writer.write(chat(True, "two words", close=True))
+        await writer.drain()
+        status, headers, body = await read_response(reader)
+        assert (status, headers["connection"]) == (200, "close")
+        assert headers["transfer-encoding"] == "chunked"
+        assert body.endswith(b"data: [DONE]\n\n")
+        assert await reader.read() == b""
+        writer.close()
+        old = await request_once(server.port, b"GET /v1/models HTTP/1.0\r\n\r\n")
+        assert status_of(old) == 200
+        assert b"connection: close" in old
+
+
+async def test_streamed_answers_are_chunked_and_head_has_no_body() -> None:
+    """HS-110: a response without a length is sent chunked as the application sends
+    it; a HEAD answer has no body."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for part in (b"ab", b"", b"cd"):
+            await send({"type": "http.response.body", "body": part, "more_body": True})
+        await send({"type": "http.response.body", "body": b"e"})
+
+    async with running(app) as server:
+        answer = await request_once(
+            server.port, b"GET / HTTP/1.1\r\nconnection: close\r\n\r\n"
+        )
+        assert answer.endswith(b"\r\n\r\n2\r\nab\r\n2\r\ncd\r\n1\r\ne\r\n0\r\n\r\n")
+        head = await request_once(
+            server.port, b"HEAD / HTTP/1.1\r\nconnection: close\r\n\r\n"
+        )
+        assert status_of(head) == 200
+        assert head.endswith(b"\r\n\r\n")
+        assert b"transfer-encoding" not in head
+
+
+async def test_a_failing_or_silent_application() -> None:
+    """HS-110: an application that raises or returns before answering is a plain 500
+    without the exception's text; one that raises after its answer started has the
+    connection closed without the terminating chunk."""
+    secret = "sk-TOP-SECRET"
+
+    async def raises(scope: Any, receive: Any, send: Any) -> None:
+        raise RuntimeError(secret)
+
+    async def silent(scope: Any, receive: Any, send: Any) -> None:
+        return
+
+    async def breaks(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send(
+            {"type": "http.response.body", "body": b"partial", "more_body": True}
+        )
+        raise RuntimeError(secret)
+
+    for app in (raises, silent):
+        async with running(app) as server:
+            answer = await request_once(server.port, GET_MODELS)
+        assert status_of(answer) == 500
+        assert answer.endswith(b"internal server error")
+        assert secret.encode() not in answer
+        assert b"Traceback" not in answer
+    async with running(breaks) as server:
+        answer = await request_once(server.port, GET_MODELS)
+    assert b"7\r\npartial\r\n" in answer
+    assert not answer.endswith(b"0\r\n\r\n")
+
+
+async def test_request_bodies_by_length_and_chunked() -> None:
+    """HS-111: bodies by Content-Length and chunked coding reach the application;
+    `Expect: 100-continue` is answered; ambiguous or unknown framing is refused."""
+    app = BodyApp()
+    async with running(app) as server:
+        answer = await request_once(
+            server.port,
+            b"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            b"3;ext=1\r\nabc\r\n0\r\ntrailer: x\r\n\r\n",
+        )
+        assert status_of(answer) == 200
+        assert answer.endswith(b"\r\n\r\nabc")
+        answer = await request_once(
+            server.port,
+            b"POST / HTTP/1.1\r\ncontent-length: 5\r\nexpect: 100-continue\r\n"
+            b"connection: close\r\n\r\nhello",
+        )
+        assert answer.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK")
+        assert answer.endswith(b"hello")
+        cases = {
+            b"content-length: 3\r\ntransfer-encoding: chunked\r\n": 400,
+            b"transfer-encoding: gzip\r\n": 501,
+            b"content-length: 3\r\ncontent-length: 4\r\n": 400,
+            b"content-length: -3\r\n": 400,
+            b"expect: something\r\n": 417,
+        }
+        for headers, status in cases.items():
+            answer = await request_once(
+                server.port, b"POST / HTTP/1.1\r\n" + headers + b"\r\nabc"
+            )
+            assert status_of(answer) == status, headers
+            assert b"connection: close" in answer
+
+
+async def test_a_stalled_or_broken_body_is_a_disconnect() -> None:
+    """HS-111: a body that stalls past `body_timeout` or has malformed chunks ends the
+    exchange: the application receives `http.disconnect` and the connection closes."""
+    for tail in (
+        b"content-length: 10\r\n\r\nabc",
+        b"transfer-encoding: chunked\r\n\r\nzz\r\n",
+    ):
+        app = BodyApp()
+        async with running(app, body_timeout=0.2) as server:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"POST / HTTP/1.1\r\n" + tail)
+            await writer.drain()
+            assert await reader.read() == b""
+            writer.close()
+        assert app.after == ["disconnect while reading"]
+
+
+async def test_an_unread_body_is_skipped_when_small() -> None:
+    """HS-111: a small body the application did not read is skipped and the connection
+    kept; a large one closes the connection."""
+    async with running(BodyApp(read=False)) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 5\r\n\r\nhello" + GET_MODELS)
+        await writer.drain()
+        assert (await read_response(reader))[0] == 200
+        assert (await read_response(reader))[0] == 200
+        big = 200_000
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: %d\r\n\r\n" % big)
+        writer.write(b"x" * 1000)
+        await writer.drain()
+        assert (await read_response(reader))[0] == 200
+        assert await reader.read() == b""
+        writer.close()
+
+
+async def test_a_client_that_leaves_is_reported_to_the_application() -> None:
+    """HS-112: after the body, a client that closes its socket makes `receive()` return
+    `http.disconnect`, and `send()` then raises `ClientDisconnected` (an OSError)."""
+    seen: list[Any] = []
+    reading = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        seen.append((await receive())["type"])
+        reading.set()
+        seen.append((await receive())["type"])
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+        except ClientDisconnected as exc:
+            seen.append(isinstance(exc, OSError))
+
+    async with running(app) as server:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 2\r\n\r\nhi")
+        await writer.drain()
+        await reading.wait()
+        writer.close()
+        await writer.wait_closed()
+    assert seen == ["http.request", "http.disconnect", True]
+
+
+async def test_idle_connections_are_evicted_at_the_cap() -> None:
+    """HS-113: at the cap, a new connection evicts the longest-waiting idle one, so a
+    real request gets through; when every connection is busy the newcomer gets 503."""
+    gate = asyncio.Event()
+    entered = asyncio.Semaphore(0)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        if scope["path"] == "/wait":
+            entered.release()
+            await gate.wait()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", b"2")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async with running(app, max_connections=3) as server:
+        idle = []
+        for _ in range(3):
+            idle.append(await asyncio.open_connection("127.0.0.1", server.port))
+            await until(lambda: server.connection_count == len(idle))
+        answer = await request_once(
+            server.port, b"GET / HTTP/1.1\r\nconnection: close\r\n\r\n"
+        )
+        assert status_of(answer) == 200
+        assert await idle[0][0].read() == b""
+        assert server.connection_count <= 3
+        busy = []
+        for _ in range(3):
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"GET /wait HTTP/1.1\r\n\r\n")
+            busy.append((reader, writer))
+            await entered.acquire()
+        refused = await request_once(server.port, GET_MODELS)
+        assert status_of(refused) == 503
+        assert b"retry-after: 1" in refused
+        gate.set()
+        for reader, writer in busy:
+            assert (await read_response(reader))[0] == 200
+            writer.close()
+        for _reader, writer in idle:
+            writer.close()
+
+
+async def test_hostile_heads() -> None:
+    """HS-114: an oversized head or too many headers is 431, a malformed one 400, an
+    unknown version 505; each closes the connection."""
+    async with running(
+        BodyApp(read=False), max_head_bytes=1024, max_headers=10
+    ) as server:
+        cases = {
+            b"GET / HTTP/1.1\r\nx: " + b"a" * 2000 + b"\r\n\r\n": 431,
+            b"GET / HTTP/1.1\r\n" + b"x: y\r\n" * 11 + b"\r\n": 431,
+            b"GET /\r\n\r\n": 400,
+            b"GET / HTTP/1.1\r\nbad header\r\n\r\n": 400,
+            b"GET / HTTP/1.1\r\n folded: x\r\n\r\n": 400,
+            b"GET http://x/ HTTP/1.1\r\n\r\n": 400,
+            b"GET / HTTP/2.0\r\n\r\n": 505,
+        }
+        for data, status in cases.items():
+            answer = await request_once(server.port, data)
+            assert status_of(answer) == status, data[:40]
+            assert b"connection: close" in answer
+
+
+async def test_a_slow_drip_head_is_408_and_idle_keep_alive_closes() -> None:
+    """HS-114: a head still incomplete `head_timeout` after its first byte is answered
+    408; a kept-alive connection that sends nothing is closed after
+    `keep_alive_timeout`."""
+    async with running(echo_app(), head_timeout=0.3, keep_alive_timeout=0.3) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        answer = b""
+
+        async def drip() -> None:
+            with contextlib.suppress(ConnectionError):
+                for byte in b"GET /v1/models HTTP/1.1\r\nx-slow: " + b"a" * 1000:
+                    writer.write(bytes([byte]))
+                    await writer.drain()
+                    await asyncio.sleep(0.02)
+
+        dripping = asyncio.create_task(drip())
+        answer = await reader.read()
+        dripping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await dripping
+        writer.close()
+        assert status_of(answer) == 408
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(GET_MODELS)
+        assert (await read_response(reader))[0] == 200
+        assert await reader.read() == b""
+        writer.close()
+
+
+async def test_shutdown_lets_requests_finish_then_cancels() -> None:
+    """HS-115: shutdown stops listening and closes idle connections; a request in
+    flight finishes within the grace (answered `connection: close`); one still running
+    after the grace is cancelled."""
+    gate = asyncio.Event()
+    entered = asyncio.Event()
+    events: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            raise ValueError("no lifespan")
+        entered.set()
+        try:
+            await gate.wait()
+        except asyncio.CancelledError:
+            events.append("cancelled")
+            raise
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", b"4")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"done"})
+        events.append("answered")
+
+    server = await serve(app, "127.0.0.1", 0)
+    port = server.port
+    _idle_reader, idle_writer = await asyncio.open_connection("127.0.0.1", port)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"GET / HTTP/1.1\r\n\r\n")
+    await entered.wait()
+    stopping = asyncio.create_task(server.shutdown(60))
+    assert await _idle_reader.read() == b""
+    with pytest.raises(ConnectionRefusedError):
+        await asyncio.open_connection("127.0.0.1", port)
+    gate.set()
+    status, headers, body = await read_response(reader)
+    assert (status, headers["connection"], body) == (200, "close", b"done")
+    await stopping
+    assert events == ["answered"]
+    writer.close()
+    idle_writer.close()
+
+    entered.clear()
+    gate.clear()
+    server = await serve(app, "127.0.0.1", 0)
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(b"GET / HTTP/1.1\r\n\r\n")
+    await entered.wait()
+    await server.shutdown(0.1)
+    assert events == ["answered", "cancelled"]
+    assert await reader.read() == b""
+    writer.close()
+
+
+async def test_lifespan_runs_around_serving() -> None:
+    """HS-116: lifespan startup completes before the server listens, shutdown after;
+    each request sees a copy of the lifespan state; a failed startup raises and
+    nothing listens; an application without lifespan is served without it."""
+    log: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                log.append(message["type"])
+                if message["type"] == "lifespan.startup":
+                    scope["state"]["greeting"] = "hello"
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        body = scope["state"]["greeting"].encode()
+        scope["state"]["greeting"] = "changed"
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", str(len(body)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async with running(app) as server:
+        assert log == ["lifespan.startup"]
+        for _ in range(2):
+            answer = await request_once(server.port, GET_CLOSE)
+            assert answer.endswith(b"hello")
+    assert log == ["lifespan.startup", "lifespan.shutdown"]
+
+    async def failing(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "lifespan.startup.failed", "message": "no database"})
+
+    with pytest.raises(LifespanFailed, match="no database"):
+        await serve(failing, "127.0.0.1", 0)
+
+    async with running(BodyApp(read=False)) as server:
+        answer = await request_once(server.port, GET_CLOSE)
+        assert status_of(answer) == 200
+
+
+def test_limits_must_be_positive() -> None:
+    """HS-117: a limit that is not positive is a ValueError naming it."""
+    with pytest.raises(ValueError, match="max_connections"):
+        ServerLimits(max_connections=0)
+    with pytest.raises(ValueError, match="head_timeout"):
+        ServerLimits(head_timeout=-1)
+
+
+async def test_serve_returns_a_server_on_the_port_chosen() -> None:
+    """HS-7: `serve` returns a started `Server`; `close` and `wait_closed` end it."""
+    server = await serve(echo_app(), "127.0.0.1", 0)
+    assert server.port > 0
+    assert server.sockets
+    answer = await request_once(server.port, GET_CLOSE)
+    assert status_of(answer) == 200
+    server.close()
+    await server.wait_closed()
+    assert server.connection_count == 0
+
+
+async def test_a_large_body_over_the_cap_still_gets_its_413() -> None:
+    """HS-111, HS-6: the application answers 413 without reading an 8 MB body; the
+    server closes with a lingering close, so the SDK reads the 413 instead of a reset;
+    a client waiting for `100 Continue` is not sent one after the final answer."""
+    async with running(echo_app()) as server:
+        client = openai.AsyncOpenAI(
+            base_url=f"http://127.0.0.1:{server.port}/v1", api_key="x", max_retries=0
+        )
+        try:
+            with pytest.raises(openai.APIStatusError) as caught:
+                await client.chat.completions.create(
+                    model="echo",
+                    messages=[{"role": "user", "content": "x" * 8_000_000}],
+                )
+        finally:
+            await client.close()
+        assert caught.value.status_code == 413
+        answer = await request_once(
+            server.port,
+            b"POST /v1/models HTTP/1.1\r\ncontent-length: 10\r\n"
+            b"expect: 100-continue\r\n\r\n",
+        )
+        assert status_of(answer) == 404
+        assert b"100 Continue" not in answer
+
+
+async def test_a_client_that_reads_nothing_makes_send_fail() -> None:
+    """HS-112: a client that sends a request and never reads: once the answer cannot
+    be handed over within `send_timeout`, `send()` raises ClientDisconnected and the
+    connection is dropped."""
+    outcome: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        chunk = b"x" * 1_000_000
+        try:
+            for _ in range(1000):
+                await send(
+                    {"type": "http.response.body", "body": chunk, "more_body": True}
+                )
+        except ClientDisconnected:
+            outcome.append("send failed")
+            raise
+
+    async with running(app, send_timeout=0.3) as server:
+        _reader, writer = await asyncio.open_connection(
+            "127.0.0.1", server.port, limit=1024
+        )
+        transport = writer.transport
+        transport.pause_reading()
+        writer.write(b"GET / HTTP/1.1\r\n\r\n")
+        await until(lambda: bool(outcome))
+        writer.close()
+    assert outcome == ["send failed"]
+
+
+async def test_the_application_can_close_and_bodiless_statuses_have_no_body() -> None:
+    """HS-110: a response saying `connection: close` ends the connection; a 204 has
+    neither a body nor chunked framing and keeps the connection."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        if scope["path"] == "/close":
+            headers = [(b"connection", b"close"), (b"content-length", b"2")]
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": headers}
+            )
+            await send({"type": "http.response.body", "body": b"ok"})
+            return
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async with running(app) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET /empty HTTP/1.1\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 204 No Content")
+        assert b"transfer-encoding" not in head
+        assert b"connection: keep-alive" in head
+        writer.write(b"GET /close HTTP/1.1\r\n\r\n")
+        status, headers, body = await read_response(reader)
+        assert (status, headers["connection"], body) == (200, "close", b"ok")
+        assert await reader.read() == b""
+        writer.close()
+
+
+async def test_the_scope_carries_the_request() -> None:
+    """HS-110: the scope's path is percent-decoded text, raw_path and query_string
+    are as sent, header names are lower-cased, client and server are the peers."""
+    scopes: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        scopes.append(scope)
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async with running(app) as server:
+        port = server.port
+        answer = await request_once(
+            port,
+            b"GET /caf%C3%A9/a%20b?x=1&y=%C3%A9 HTTP/1.1\r\nX-Thing: Value\r\n"
+            b"connection: close\r\n\r\n",
+        )
+    assert status_of(answer) == 204
+    scope = scopes[0]
+    assert scope["path"] == "/café/a b"
+    assert scope["raw_path"] == b"/caf%C3%A9/a%20b"
+    assert scope["query_string"] == b"x=1&y=%C3%A9"
+    assert (b"x-thing", b"Value") in scope["headers"]
+    assert scope["client"][0] == "127.0.0.1"
+    assert scope["server"] == ("127.0.0.1", port)
+    assert (scope["method"], scope["http_version"]) == ("GET", "1.1")
