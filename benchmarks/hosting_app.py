@@ -2,8 +2,9 @@
 local model, its conversations in the SQLite file named by ``MINAGENT_LOAD_STORE``.
 
 uvicorn imports it as ``hosting_app:app`` (with ``--app-dir benchmarks``), once per
-worker process, so every worker opens the same file; ``python hosting_app.py dev PORT``
-serves the same application on minagent's own dev server (`serve_dev`).
+worker process, so every worker opens the same file. The dev server serves the same
+agent as users start it, ``python -m minagent serve benchmarks.hosting_app:echo_agent
+--store sqlite:FILE`` (`echo_agent`).
 
 The model answers each call with ``echo N: <the last user text>``, N being the number of
 user messages the call received, streamed in a few chunks: the answer shows whether the
@@ -15,9 +16,7 @@ conversations moved between uvicorn's workers (and so through the shared store).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -117,6 +116,12 @@ def build(store_path: str) -> Tagged:
     return Tagged(HostingApp([agent], store=SQLiteSessionStore(store_path)))
 
 
+def echo_agent() -> Agent:
+    """The served agent, for ``python -m minagent serve
+    benchmarks.hosting_app:echo_agent`` (its store is the command's ``--store``)."""
+    return Agent(EchoChatClient(), name=AGENT)
+
+
 def _from_environment() -> Tagged | None:
     path = os.environ.get(STORE_ENV)
     return None if path is None else build(path)
@@ -124,21 +129,3 @@ def _from_environment() -> Tagged | None:
 
 # what uvicorn serves; None when imported without the store's variable (by the client)
 app = _from_environment()
-
-
-async def serve_dev(port: int) -> None:
-    """Serve ``app`` on minagent's dev server at 127.0.0.1:``port`` until killed."""
-    from minagent.hosting.server import serve
-
-    if app is None:
-        raise SystemExit(f"{STORE_ENV} names no session store file")
-    server = await serve(app, "127.0.0.1", port)
-    async with server:
-        await server.serve_forever()
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] != "dev":
-        raise SystemExit("usage: hosting_app.py dev PORT")
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_dev(int(sys.argv[2])))

@@ -72,17 +72,29 @@ class LoadError(Exception):
 # -- the servers ----------------------------------------------------------------------
 
 
-def dev_server_command(port: int) -> list[str]:
-    """The dev server's command line.
+def dev_server_command(port: int, store: Path) -> list[str]:
+    """The dev server as users start it: ``python -m minagent serve`` with the
+    conversations in ``store``, its run and connection caps raised above the load."""
+    return [
+        sys.executable,
+        "-m",
+        "minagent",
+        "serve",
+        "benchmarks.hosting_app:echo_agent",
+        "--port",
+        str(port),
+        "--store",
+        f"sqlite:{store}",
+        "--max-runs",
+        "1000",
+        "--max-connections",
+        "1000",
+    ]
 
-    For now `minagent.hosting.server.serve` run by `hosting_app.py`; when
-    ``python -m minagent serve`` lands, this is the one place to switch.
-    """
-    return [sys.executable, str(BENCH / "hosting_app.py"), "dev", str(port)]
 
-
-def uvicorn_command(port: int) -> list[str]:
-    """uvicorn serving ``hosting_app:app`` with 2 worker processes."""
+def uvicorn_command(port: int, store: Path) -> list[str]:
+    """uvicorn serving ``hosting_app:app`` with 2 worker processes (the store comes
+    from the environment, `server_process`)."""
     return [
         sys.executable,
         "-m",
@@ -433,7 +445,7 @@ async def load(server: str, conversations: int, turns: int) -> Result:
         port = free_port()
         with (
             tempfile.TemporaryFile("w+") as log,
-            server_process(command(port), store, log) as process,
+            server_process(command(port, store), store, log) as process,
         ):
             await until_ready(port, process, workers, log)
             started = time.perf_counter()

@@ -142,8 +142,13 @@ class Server:
         self._lifespan = _Lifespan(self.app, self.state)
         await self._lifespan.startup()
         try:
+            # HS-110: the listen backlog holds a burst of the connection cap's size
             self._listener = await asyncio.start_server(
-                self._accept, host, port, limit=self.limits.max_head_bytes
+                self._accept,
+                host,
+                port,
+                limit=self.limits.max_head_bytes,
+                backlog=max(100, self.limits.max_connections),
             )
         except BaseException:
             await self._lifespan.shutdown()
