@@ -53,6 +53,13 @@ def test_the_readme_fast_command_runs_the_suite_in_parallel() -> None:
     assert f"```sh\n{FAST}\n```" in readme
     requirements = (ROOT / "requirements-test.txt").read_text(encoding="utf-8")
     assert re.search(r"^pytest-xdist==[\d.]+$", requirements, re.M)
+    assert re.search(r"^pytest-timeout==[\d.]+$", requirements, re.M)
+    import tomllib
+
+    pytest_options = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))[
+        "tool"
+    ]["pytest"]["ini_options"]
+    assert pytest_options["timeout"] == 600
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import check

@@ -463,8 +463,11 @@ async def forging_proxy(forged: bytes) -> AsyncIterator[int]:
         try:
             await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
         finally:
-            # the origin is left waiting for a handshake that never comes: end it
+            # the origin is left waiting for a handshake that never comes: end it; and
+            # close the client's side too, which Python >= 3.12.1's Server.wait_closed()
+            # waits for
             up_writer.close()
+            writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     try:
