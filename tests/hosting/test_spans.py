@@ -103,7 +103,7 @@ def check_run_tree(tracer: RecordingTracer, name: str, runs: int = 1) -> Recorde
     every span ended once, the request's after all of its runs'."""
     agents = tracer.named("invoke_agent")
     assert len(agents) == runs
-    request = agents[0].parent
+    request: RecordedSpan = agents[0].parent
     assert isinstance(request, RecordedSpan)
     assert request in server_spans(tracer)
     assert request.name == name
@@ -215,6 +215,37 @@ async def test_a2a_through_the_sdk(recording: RecordingTracer, stream: bool) -> 
     check_run_tree(recording, "POST /a2a/{agent}")
     names = {s.name for s in server_spans(recording)}
     assert "GET /a2a/{agent}/.well-known/agent-card.json" in names
+
+
+async def test_a_run_that_outlives_its_request(recording: RecordingTracer) -> None:
+    """HS-182: a run that goes on after its request was answered (an A2A
+    `message/send` with `blocking: false`) keeps that request's span as its parent;
+    the request's span ends with the answer, before the run's."""
+    release, started = asyncio.Event(), asyncio.Event()
+
+    @tool
+    async def wait() -> str:
+        """Wait until released."""
+        started.set()
+        await release.wait()
+        return "released"
+
+    client = ScriptedChatClient([call("wait", {}), "done"])
+    app = HostingApp([Agent(client, name="helper", tools=[wait])])
+    params = {**_a2a.text_message("go"), "configuration": {"blocking": False}}
+    answer = await _a2a.rpc(app, "helper", "message/send", params)
+    await started.wait()
+    [request] = server_spans(recording)
+    assert request.ended == 1
+    [agent] = recording.named("invoke_agent")
+    assert agent.parent is request
+    assert agent.ended == 0
+    release.set()
+    run = app.a2a.tasks[answer["result"]["id"]].run
+    assert run is not None
+    await run
+    assert agent.ended == 1
+    await app.a2a.aclose()
 
 
 async def test_agui_through_http(recording: RecordingTracer) -> None:
