@@ -5,11 +5,12 @@ HS-180 .. HS-186): a recording tracer and the OpenTelemetry SDK through
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -460,6 +461,66 @@ async def test_a_cancelled_stream_ends_its_span(
     assert request.attributes["error.type"] == "asyncio.exceptions.CancelledError"
     assert all(s.ended == 1 for s in recording.spans)
     assert recording.named("invoke_agent")[0].parent is request
+
+
+class FailingServerTracer(RecordingTracer):
+    """Fails wherever it meets a request's span: starting it (``fail_start``), or
+    setting its attributes, activating it and ending it."""
+
+    def __init__(self, fail_start: bool) -> None:
+        super().__init__()
+        self.fail_start = fail_start
+
+    def start_span(
+        self, name: str, attributes: Mapping[str, Any], parent: Any
+    ) -> RecordedSpan:
+        if self.fail_start and "http.request.method" in attributes:
+            raise RuntimeError("tracer down")
+        span = super().start_span(name, attributes, parent)
+        if "http.request.method" in attributes:
+
+            def fail(*args: Any) -> None:
+                raise RuntimeError("tracer down")
+
+            span.set_attributes = fail  # type: ignore[method-assign,assignment]
+            span.end = fail  # type: ignore[method-assign]
+        return span
+
+    @contextlib.contextmanager
+    def activate(self, span: Any) -> Iterator[None]:
+        if "http.request.method" in span.attributes:
+            raise RuntimeError("tracer down")
+        with super().activate(span):
+            yield
+
+
+@pytest.mark.parametrize("fail_start", [True, False], ids=["start", "the-span"])
+async def test_a_failing_tracer_never_changes_the_answer(
+    fail_start: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """HS-183, OB-22: a tracer that raises on the request's span (starting it, or
+    setting its attributes, activating and ending it) leaves the answer and the run as
+    they were; a span it failed to start leaves the run's spans its parent (None)."""
+    tracer = FailingServerTracer(fail_start)
+    minagent.set_tracer(tracer)
+    try:
+        app = HostingApp([helper()])
+        body = json.dumps(
+            {"model": "helper", "messages": [{"role": "user", "content": "find k"}]}
+        ).encode()
+        status, data = await asgi(app, "POST", "/v1/chat/completions", body)
+    finally:
+        minagent.set_tracer(None)
+    assert status == 200
+    assert json.loads(data)["choices"][0]["message"]["content"] == "found K"
+    [agent] = tracer.named("invoke_agent")
+    if fail_start:
+        assert server_spans(tracer) == []
+        assert agent.parent is None
+    else:
+        assert agent.parent is server_spans(tracer)[0]
+    assert agent.ended == 1
+    assert "tracer down" in caplog.text
 
 
 async def test_no_header_query_or_body_reaches_the_span(
