@@ -650,11 +650,11 @@ def _server_attributes(
 def _server_address(scope: Mapping[str, Any]) -> tuple[str | None, int | None]:
     """HS-181: the server's name and port as the client addressed it (the ``Host``
     header), else the socket the server listens on (the scope's ``server``)."""
+    from urllib.parse import urlsplit
+
     for key, value in scope.get("headers", ()) or ():
         if bytes(key).lower() == b"host":
             host = bytes(value).decode("latin-1").strip()
-            from urllib.parse import urlsplit
-
             try:
                 parts = urlsplit(f"//{host}")
                 port = parts.port

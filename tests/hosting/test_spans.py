@@ -549,6 +549,63 @@ async def test_no_header_query_or_body_reaches_the_span(
     assert server_spans(recording)[0].attributes["server.address"] == "h.example"
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    method=st.sampled_from(["GET", "POST", "DELETE"]) | st.text("ABCXYZ", min_size=1),
+    path=st.sampled_from(["/v1/models", "/agui/helper", "/x"]),
+    headers=st.lists(
+        st.tuples(
+            st.sampled_from([b"authorization", b"x-api-key", b"cookie", b"x-other"]),
+            st.binary(max_size=12).map(lambda b: b"sk-secret-" + b.hex().encode()),
+        ),
+        max_size=4,
+    ),
+    query=st.binary(max_size=12).map(lambda b: b"key=sk-secret-" + b.hex().encode()),
+)
+def test_no_header_value_reaches_the_span_whatever_the_request(
+    method: str, path: str, headers: list[tuple[bytes, bytes]], query: bytes
+) -> None:
+    """HS-181, HS-184: for any method and any headers, the request's span has the
+    conventions' name, no attribute holds a header value or the query string, and
+    none is None."""
+    from minagent.tracing import GenAIObserver
+
+    tracer = RecordingTracer()
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "headers": headers,
+        "query_string": query,
+    }
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: dict[str, Any]) -> None:
+        return None
+
+    wrapped = GenAIObserver(tracer).request(scope, route_of(path), app)
+
+    async def answer() -> None:
+        await wrapped(scope, receive, send)
+
+    asyncio.run(answer())
+    [span] = tracer.spans
+    route = route_of(path)
+    known = method in ("GET", "POST", "DELETE", "PUT", "PATCH", "HEAD")
+    shown = method if known else "HTTP"
+    assert span.name == (f"{shown} {route}" if route else shown)
+    assert "secret" not in repr(span.attributes)
+    assert None not in span.attributes.values()
+    assert span.attributes["http.response.status_code"] == 204
+    assert span.ended == 1
+
+
 async def test_incoming_trace_context_is_not_read(
     recording: RecordingTracer,
 ) -> None:
@@ -642,7 +699,7 @@ def test_serving_without_a_tracer_does_not_import_tracing() -> None:
             return sent[0]["status"]
 
         async def main():
-            agent = Agent(ScriptedChatClient(["a", "b", "c", "d"]), name="helper")
+            agent = Agent(ScriptedChatClient(["a", "b", "c", "d", "e"]), name="helper")
             app = HostingApp([agent])
             chat = {"model": "helper", "messages": [{"role": "user", "content": "x"}]}
             print(await request(app, "/v1/chat/completions", chat))
@@ -651,6 +708,17 @@ def test_serving_without_a_tracer_does_not_import_tracing() -> None:
             run = {"threadId": "t", "runId": "r",
                    "messages": [{"id": "m", "role": "user", "content": "x"}]}
             print(await request(app, "/agui", run))
+            a2a = {"jsonrpc": "2.0", "id": 1, "method": "message/send",
+                   "params": {"message": {"kind": "message", "role": "user",
+                              "messageId": "m", "parts": [{"kind": "text",
+                                                           "text": "x"}]}}}
+            print(await request(app, "/a2a/helper", a2a))
+            mcp = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "t", "version": "1"}}}
+            print(await request(app, "/mcp/helper", mcp))
+            await app.a2a.aclose()
+            await app.mcp.close()
             print("minagent.tracing" in sys.modules)
 
         asyncio.run(main())
@@ -664,7 +732,7 @@ def test_serving_without_a_tracer_does_not_import_tracing() -> None:
         cwd=ROOT,
         check=False,
     )
-    assert done.stdout.split() == ["200", "200", "200", "200", "False"], done.stderr
+    assert done.stdout.split() == [*["200"] * 6, "False"], done.stderr
 
 
 # -- the OpenTelemetry SDK through minagent_otel (HS-180, HS-182, HS-185) -------------
