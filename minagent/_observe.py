@@ -27,6 +27,11 @@ note does nothing. The route uses three wrap points and three notes:
     ToolLoop           inbox drain  messages joined tool_raised(error)
     CallRunner         tool failure the tool itself raised
 
+One more wrap point serves a face that answers HTTP (minagent/hosting, spec/hosting.md
+HS-180): ``request(scope, route, app) -> app`` wraps the ASGI callable that answers one
+HTTP request, so every run the request makes happens inside what the observer puts
+around it (a tracer's server span).
+
 A wrapped callable is made once per request (pluggy's hook-call monitoring replaces its
 executor the same way), so a run without an observer pays one pass-through call per wrap
 point and nothing per update.
@@ -34,13 +39,14 @@ point and nothing per update.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
 __all__ = [
     "OBSERVER",
     "REDACTIONS",
+    "ASGIApp",
     "ModelCall",
     "Observer",
     "ToolInvoke",
@@ -56,6 +62,8 @@ ModelCall = Callable[[Any, list[Any], dict[str, Any], dict[str, Any], bool], Any
 # (call, the call's transcript view) -> (its result or None when pending, whether it
 # terminated the loop)
 ToolInvoke = Callable[[Any, Any], Awaitable[tuple[Any, bool]]]
+# an ASGI 3 application: (scope, receive, send) -> an awaitable of None
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 # the filters of the chat middleware around a model call (Redact), for what an observer
 # records of its output (OB-21)
 REDACTIONS: ContextVar[tuple[Callable[[str], str], ...]] = ContextVar(
@@ -81,6 +89,13 @@ class Observer:
         """Wrap one tool call's execution for one request; ``lookup(call)`` is the
         call's tool."""
         return invoke
+
+    def request(
+        self, scope: Mapping[str, Any], route: str | None, app: ASGIApp
+    ) -> ASGIApp:
+        """Wrap ``app``, the ASGI callable answering the one HTTP request ``scope``
+        (HS-180); ``route`` is its path template when the server knows it."""
+        return app
 
     def model_turn(self, number: int, tool_choice: Any, last: bool) -> None:
         """The loop is about to call the model (through chat middleware)."""

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from minagent import Message, SupportsAgentRun
+from minagent._observe import current as observer
 
 from .a2a import A2AHost, is_a2a_path
 from .conversations import Conversations, SessionStoreLike
@@ -19,6 +20,7 @@ from .mcp import MCPMount
 from .openai_wire import HostingError
 from .openai_wire import send_json as _send_json
 from .openai_wire import usage as _usage
+from .routes import route_of
 
 __all__ = ["HostingApp", "HostingError"]
 
@@ -70,7 +72,10 @@ class HostingApp:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
-            await self._http(scope, receive, send)
+            # HS-180: the request inside what the observer puts around it (a server
+            # span when tracing is on; nothing otherwise)
+            route = route_of(scope["path"])
+            await observer().request(scope, route, self._http)(scope, receive, send)
         else:
             raise ValueError(f"unsupported ASGI scope type {scope['type']!r}")
 

@@ -52,7 +52,15 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
-from .._observe import REDACTIONS, ModelCall, Observer, ToolInvoke, current, install
+from .._observe import (
+    REDACTIONS,
+    ASGIApp,
+    ModelCall,
+    Observer,
+    ToolInvoke,
+    current,
+    install,
+)
 from .._responses import ChatResponse
 from .._stream import ResponseStream
 from .._toolset import tool_specs
@@ -143,6 +151,19 @@ SERVER_ADDRESS = "server.address"
 SERVER_PORT = "server.port"
 TOOL_DEFINITIONS = "gen_ai.tool.definitions"
 ERROR_TYPE = "error.type"
+# The OpenTelemetry HTTP server conventions (spec/hosting.md HS-181).
+HTTP_METHOD = "http.request.method"
+HTTP_METHOD_ORIGINAL = "http.request.method_original"
+HTTP_ROUTE = "http.route"
+HTTP_STATUS = "http.response.status_code"
+URL_PATH = "url.path"
+URL_SCHEME = "url.scheme"
+NETWORK_PROTOCOL_VERSION = "network.protocol.version"
+CLIENT_ADDRESS = "client.address"
+CLIENT_PORT = "client.port"
+HTTP_METHODS = frozenset(
+    {"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE"}
+)
 # request parameters: option key -> attribute
 REQUEST_PARAMETERS = {
     "temperature": "gen_ai.request.temperature",
@@ -372,6 +393,56 @@ class GenAIObserver(Observer):
             finally:
                 self._guard.end(span)
 
+    # -- the HTTP server span (spec/hosting.md HS-180 .. HS-186) -----------------------------------
+
+    def request(
+        self, scope: Mapping[str, Any], route: str | None, app: ASGIApp
+    ) -> ASGIApp:
+        """The ASGI callable ``app`` answering one request inside a server span, named
+        and described by the OpenTelemetry HTTP server conventions (HS-181), current
+        (and activated) while the request is answered, ended when the answer has been
+        sent (HS-182)."""
+
+        async def traced(scope: Any, receive: Any, send: Any) -> None:
+            await self._serve(scope, route, app, receive, send)
+
+        return traced
+
+    async def _serve(
+        self,
+        scope: Mapping[str, Any],
+        route: str | None,
+        app: ASGIApp,
+        receive: Any,
+        send: Any,
+    ) -> None:
+        name, attributes = _server_attributes(scope, route)
+        span = self._start(name, attributes)
+        status: list[int] = []
+
+        async def observed(message: dict[str, Any]) -> None:
+            # HS-181: the status as the response starts; the message passes unchanged
+            if message.get("type") == "http.response.start" and not status:
+                code = message.get("status")
+                if isinstance(code, int):
+                    status.append(code)
+                    self._guard.set(span, {HTTP_STATUS: code})
+            await send(message)
+
+        token = _CURRENT.set(span)
+        try:
+            with self._guard.activate(span):
+                await app(scope, receive, observed)
+            # HS-183: a 5xx answer is an error of the server's, named by its status
+            if status and status[0] >= 500:
+                self._guard.set(span, {ERROR_TYPE: str(status[0])})
+        except BaseException as exc:
+            self._fail(span, exc)
+            raise
+        finally:
+            _CURRENT.reset(token)
+            self._guard.end(span)
+
     # -- chat -----------------------------------------------------------------------------------
 
     def _chat_attributes(
@@ -541,6 +612,62 @@ class GenAIObserver(Observer):
         text = str(error)
         clean = scrub(text, _secret_values_of(call, tool))
         return error if clean == text else RecordedToolError(clean, kind)
+
+
+def _server_attributes(
+    scope: Mapping[str, Any], route: str | None
+) -> tuple[str, dict[str, Any]]:
+    """HS-181: the server span's name and its attributes at start, by the OpenTelemetry
+    HTTP server conventions. No header value is recorded but ``Host`` (HS-184)."""
+    original = str(scope.get("method", ""))
+    method = original if original in HTTP_METHODS else "_OTHER"
+    root = str(scope.get("root_path", "") or "")
+    attributes: dict[str, Any] = {
+        HTTP_METHOD: method,
+        URL_PATH: root + str(scope.get("path", "")),
+        URL_SCHEME: str(scope.get("scheme", "http")),
+    }
+    if method == "_OTHER":
+        attributes[HTTP_METHOD_ORIGINAL] = original
+    if route is not None:
+        attributes[HTTP_ROUTE] = root + route
+    if version := scope.get("http_version"):
+        attributes[NETWORK_PROTOCOL_VERSION] = str(version)
+    address, port = _server_address(scope)
+    if address:
+        attributes[SERVER_ADDRESS] = address
+    if port is not None:
+        attributes[SERVER_PORT] = port
+    client = scope.get("client")
+    if isinstance(client, list | tuple) and len(client) == 2 and client[0]:
+        attributes[CLIENT_ADDRESS] = str(client[0])
+        if isinstance(client[1], int):
+            attributes[CLIENT_PORT] = client[1]
+    shown = "HTTP" if method == "_OTHER" else method
+    return (f"{shown} {root}{route}" if route is not None else shown), attributes
+
+
+def _server_address(scope: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    """HS-181: the server's name and port as the client addressed it (the ``Host``
+    header), else the socket the server listens on (the scope's ``server``)."""
+    from urllib.parse import urlsplit
+
+    for key, value in scope.get("headers", ()) or ():
+        if bytes(key).lower() == b"host":
+            host = bytes(value).decode("latin-1").strip()
+            try:
+                parts = urlsplit(f"//{host}")
+                port = parts.port
+            except ValueError:
+                break
+            if parts.hostname:
+                return parts.hostname, port
+            break
+    server = scope.get("server")
+    if isinstance(server, list | tuple) and len(server) == 2 and server[0]:
+        port = server[1] if isinstance(server[1], int) else None
+        return str(server[0]), port
+    return None, None
 
 
 def _connection_attributes(client: Any) -> dict[str, Any]:

@@ -36,13 +36,19 @@ _previous: list[tuple[Any, bool]] = []
 class OtelSpan:
     """A minagent span backed by an OpenTelemetry span (OB-17)."""
 
-    __slots__ = ("span",)
+    __slots__ = ("server", "span")
 
-    def __init__(self, span: trace.Span) -> None:
+    def __init__(self, span: trace.Span, server: bool = False) -> None:
         self.span = span
+        self.server = server
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
         self.span.set_attributes(_attributes(attributes))
+        # HS-185: a server span that answered 5xx has the status ERROR (a 4xx is the
+        # client's error, not the server's)
+        status = attributes.get("http.response.status_code")
+        if self.server and isinstance(status, int) and status >= 500:
+            self.span.set_status(Status(StatusCode.ERROR))
 
     def record_error(self, error: BaseException) -> None:
         # a RecordedToolError's: the tool's exception (OB-21)
@@ -79,10 +85,16 @@ class OtelTracer:
             if isinstance(operation, str)
             else SpanKind.INTERNAL
         )
+        # spec/hosting.md HS-185: the span of an HTTP request the hosting application
+        # answers (it has a request method and no GenAI operation) is a SERVER span
+        server = operation is None and "http.request.method" in attributes
         span = self.tracer.start_span(
-            name, context=context, kind=kind, attributes=_attributes(attributes)
+            name,
+            context=context,
+            kind=SpanKind.SERVER if server else kind,
+            attributes=_attributes(attributes),
         )
-        return OtelSpan(span)
+        return OtelSpan(span, server)
 
     def activate(self, span: Any) -> AbstractContextManager[Any]:
         """OB-19: the tool's span is OpenTelemetry's current span while the tool
