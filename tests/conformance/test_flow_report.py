@@ -795,3 +795,23 @@ def test_the_world_refuses_what_the_adapter_did_not_give_it() -> None:
         asyncio.run(world.tool("z", {}))
     assert asyncio.run(world.tool("w", {})) == "never did not start while w ran"
     assert world.arguments == [("a", {}), ("w", {})]
+
+
+def test_the_kits_own_tool_failures_print_no_warnings() -> None:
+    """CF-4, OB-30: the scenarios' deliberate tool failures print no WARNING lines while
+    the command runs (70 did), and the filter is gone after the command."""
+    done = python_m_minagent("conformance", "--adapter", "minagent", "--rules", "LP-*")
+    assert done.returncode == 0, done.stderr
+    assert "raised" not in done.stderr
+    import logging
+
+    from minagent.conformance.flow_report import _tool_failures_quiet
+
+    logger = logging.getLogger("minagent.client")
+    with _tool_failures_quiet():
+        assert len(logger.filters) == 1
+        kept = logging.LogRecord(
+            "minagent.client", logging.WARNING, "", 0, "x", (), None
+        )
+        assert logger.filters[0].filter(kept)  # type: ignore[union-attr]
+    assert logger.filters == []
