@@ -89,8 +89,9 @@ def add_serve_parser(sub: Any) -> None:
     serve.add_argument(
         "--store",
         default=None,
-        metavar="sqlite:PATH",
-        help="keep conversations in a SQLite file (default: in memory)",
+        metavar="sqlite:PATH|redis://HOST:PORT/DB",
+        help="keep conversations in a SQLite file or in Redis, to share them between "
+        "processes (default: in memory)",
     )
     serve.add_argument(
         "--max-runs", type=int, default=16, help="concurrent runs at most (default 16)"
@@ -161,11 +162,27 @@ def _check(args: argparse.Namespace) -> str | None:
 
 
 def _store(spec: str | None) -> Any:
+    """HS-134: the session store ``--store`` names, or None (in memory)."""
     if spec is None:
         return None
     scheme, sep, path = spec.partition(":")
+    if scheme in ("redis", "rediss") and path.startswith("//"):
+        # the Redis plugin, found by name: the core never imports a plugin
+        try:
+            redis = importlib.import_module("minagent_redis")
+        except ImportError:
+            from ..providers.registry import install_command
+
+            raise ServeError(
+                f"--store {scheme}://...: keeping conversations in Redis needs the "
+                f"Redis plugin, from a checkout of minagent: "
+                f"`{install_command('redis')}`"
+            ) from None
+        return redis.RedisSessionStore(url=spec)
     if scheme != "sqlite" or not sep or not path:
-        raise ServeError(f"--store expects sqlite:PATH, got {spec!r}")
+        raise ServeError(
+            f"--store expects sqlite:PATH or redis://HOST:PORT/DB, got {spec!r}"
+        )
     if not Path(path).parent.is_dir():
         raise ServeError(
             f"--store {spec}: the folder {str(Path(path).parent)!r} does not exist"
@@ -279,6 +296,9 @@ async def _serve(
     logging.getLogger("minagent.hosting").setLevel(logging.WARNING)
     logging.getLogger("minagent.hosting.access").setLevel(logging.INFO)
     async with contextlib.AsyncExitStack() as stack:
+        # a store with connections (Redis) closes them when the server stops
+        if callable(getattr(store, "aclose", None)):
+            stack.push_async_callback(store.aclose)
         for agent in agents:
             if hasattr(agent, "__aenter__") and hasattr(agent, "__aexit__"):
                 await stack.enter_async_context(agent)

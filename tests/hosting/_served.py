@@ -108,8 +108,23 @@ def worker_pid() -> int:
     return os.getpid()
 
 
+class CountingModel(BaseChatClient):
+    """Answers ``turn N``, N the number of user messages the call received: the answer
+    shows whether the run saw its conversation's whole history."""
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        turn = sum(1 for m in messages if m.role == "user")
+        return ChatResponse([Message("assistant", [Content.from_text(f"turn {turn}")])])
+
+
 def echo() -> Agent:
     return Agent(EchoModel(), name="echo")
+
+
+def counting() -> Agent:
+    return Agent(CountingModel(), name="counting")
 
 
 def slow() -> Agent:
