@@ -283,6 +283,16 @@ async def _serve(
     from ..hosting.guard import Guard
     from ..hosting.server import ServerLimits, serve_until_signalled
 
+    if store is not None:
+        # HS-134: a store that cannot be reached or opened fails the command before
+        # the server listens, not the first request
+        try:
+            await store.get("minagent-serve-check")
+        except Exception as exc:
+            raise ServeError(
+                f"--store {args.store.split('@')[-1]}: cannot open the store "
+                f"({type(exc).__name__})"
+            ) from None
     agents = [await load_target(t) for t in args.targets]
     if args.demo:
         if demo is None:
