@@ -27,6 +27,12 @@ receive (SE-40). Streaming, it iterates the agent's stream and hands each update
 consumer registered for its workflow id in this process (`_CONSUMERS`, a thread-safe
 hand-off: a recovered workflow may run on DBOS's own event loop). The caller's side
 starts (or attaches to) the workflow and restores the result.
+
+With ``return_at_pause`` (spec/hosting.md HS-190 .. HS-192) the workflow also publishes
+each pause (its requests, the response so far, the session) as the event
+``minagent.pause``; the caller's side returns at whichever comes first, the result or a
+pause it has not answered, and keeps the waiting workflow's id in the session, whose
+next run sends its approval answers there instead of starting a new workflow.
 """
 
 from __future__ import annotations
@@ -77,9 +83,11 @@ __all__ = [
 
 APPROVALS_EVENT = "minagent.approvals"
 APPROVAL_TOPIC = "minagent.approval"
-# HS-190: a pause's requests, response so far and session, for a caller that returns at it
+# HS-190: a pause's requests, the response so far and the session, for a caller
+# that returns at it
 PAUSE_EVENT = "minagent.pause"
-# HS-190: the session-state key naming the durable run that waits for the session's answer
+# HS-190: the session-state key naming the durable run that waits for the
+# session's answer
 PAUSED_KEY = "minagent_dbos.paused"
 # HS-190: how often a caller that returns at pauses looks for a new pause (seconds)
 _PAUSE_POLL = 0.2
@@ -231,7 +239,10 @@ class DurableAgent:
     ``sessions`` is a session store the run's session is saved to at the end;
     ``wait_for_approvals`` makes a run that needs a human's approval wait for
     ``approve`` (from any process) instead of returning; ``approval_timeout`` rejects
-    the pending calls after that many seconds. ``version`` pins the version that
+    the pending calls after that many seconds; ``return_at_pause`` makes a run on a
+    session return at each approval pause while the workflow waits on, the session's
+    next run answering it (for serving it over HTTP, spec/hosting.md HS-190 ..
+    HS-193). ``version`` pins the version that
     decides which processes may recover a run; by default the ``version`` attribute
     is a hash of the agent's definition, so a process whose agent differs leaves the
     run to one whose agent is the same (DU-1, DU-11, DU-13, DU-20).
@@ -267,7 +278,8 @@ class DurableAgent:
         self.sessions = sessions
         self.wait_for_approvals = wait_for_approvals
         self.approval_timeout = approval_timeout
-        # HS-190: the caller's side only (the workflow is the same), so not in the version
+        # HS-190: the caller's side only (the workflow is the same), so not in the
+        # version
         self.return_at_pause = bool(return_at_pause)
         # DU-20: what the workflow's path depends on; DBOS hashes it into the
         # application version through the workflow's source text
@@ -352,9 +364,10 @@ class DurableAgent:
         client_kwargs: Mapping[str, Any] | None,
         kwargs: Mapping[str, Any],
     ) -> Any:
-        """HS-190 .. HS-192: a run that returns at each approval pause while its workflow waits
-        on, recorded in ``session``; the session's next run answers that workflow
-        when its messages are the answers, else cancels it and starts a new run."""
+        """HS-190 .. HS-192: a run that returns at each approval pause while its
+        workflow waits on, recorded in ``session``; the session's next run answers
+        that workflow when its messages are the answers, else cancels it and starts
+        a new run."""
         if session is None:
             raise ValueError(
                 "a DurableAgent with return_at_pause=True runs on a session: the "
