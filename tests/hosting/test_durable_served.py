@@ -360,6 +360,32 @@ async def test_a_new_message_on_a_waiting_session_cancels_the_waiting_run(
     assert await status_of(waiting) == "CANCELLED"
     assert PAUSED_KEY not in session.state
     assert refunded == []
+    # the history a plain agent keeps for the same two runs
+    plain = Agent(ScriptedChatClient([cashier_model] * 10), tools=[give_back])
+    plain_session = AgentSession()
+    await plain.run("Refund A-17", session=plain_session)
+    await plain.run("never mind", session=plain_session)
+
+    def shape(kept: AgentSession) -> list[tuple[str, list[str]]]:
+        return [
+            (m.role, [c.type for c in m.contents])
+            for m in kept.state["in_memory"]["messages"]
+        ]
+
+    assert shape(session) == shape(plain_session)
+    assert shape(session)[:3] == [
+        ("user", ["text"]),
+        ("assistant", ["function_call", "function_approval_request"]),
+        ("user", ["text"]),
+    ]
+    results = [
+        c.result
+        for m in session.state["in_memory"]["messages"]
+        for c in m.contents
+        if c.type == "function_result"
+    ]
+    assert results == ["Error: Tool call invocation was rejected by user."]
+    assert refunded == []
     runs = await DBOS.list_workflows_async()
     assert sorted(r.status for r in runs) == ["CANCELLED", "SUCCESS"]
 
@@ -429,3 +455,45 @@ async def test_the_protocols_a_durable_agent_does_not_serve(app: Path) -> None:
     assert [e["type"] for e in events][-1] == "RUN_ERROR"
     assert await DBOS.list_workflows_async() == []
     assert refunded == []
+
+
+def two_refunds_model(messages: list[Message], options: Any) -> Any:
+    results = [
+        c.result for m in messages for c in m.contents if c.type == "function_result"
+    ]
+    if len(results) == 2:
+        return f"Done: {', '.join(str(r) for r in results)}"
+    return [call("give_back", {"order": ["A-17", "B-9"][len(results)]})]
+
+
+async def test_a_run_with_two_pauses_returns_at_each(stream: bool, app: Path) -> None:
+    """HS-191: an answer's run returns at the workflow's next pause, whose requests are
+    new (the session's record names them), and the answer to that one at the result;
+    one workflow, each tool call run once."""
+    refunded.clear()
+    agent = Agent(
+        ScriptedChatClient([two_refunds_model] * 10), tools=[give_back], name="twice"
+    )
+    durable = DurableAgent(agent, name="twice", return_at_pause=True)
+    DBOS.launch()
+    session = AgentSession()
+    first = await run(durable, "Refund both", stream=stream, session=session)
+    (one,) = first.user_input_requests
+    workflow_id = session.state[PAUSED_KEY]["workflow_id"]
+    answer = Message("user", [one.to_function_approval_response(True)])
+    second = await run(durable, [answer], stream=stream, session=session)
+    (two,) = second.user_input_requests
+    assert two.id != one.id
+    assert two.function_call is not None
+    assert two.function_call.parse_arguments() == {"order": "B-9"}
+    assert session.state[PAUSED_KEY] == {
+        "workflow_id": workflow_id,
+        "requests": [two.id],
+    }
+    assert refunded == ["A-17"]
+    answer = Message("user", [two.to_function_approval_response(True)])
+    done = await run(durable, [answer], stream=stream, session=session)
+    assert done.text == "Done: refunded A-17, refunded B-9"
+    assert refunded == ["A-17", "B-9"]
+    assert PAUSED_KEY not in session.state
+    assert [r.workflow_id for r in await DBOS.list_workflows_async()] == [workflow_id]
