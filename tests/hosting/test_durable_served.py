@@ -9,10 +9,11 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,20 @@ class Workers:
             for pipe in (process.stdout, process.stderr, process.stdin):
                 if pipe is not None and not pipe.closed:
                     pipe.close()
+
+    async def answer_sent(self) -> None:
+        """Until the system database holds one approval message (DBOS 3.4's own
+        ``notifications`` table, read directly: DBOS has no reader for it)."""
+        path = self.dbos_url.removeprefix("sqlite:///")
+        while True:
+            with closing(sqlite3.connect(path)) as db:
+                (count,) = db.execute(
+                    "SELECT count(*) FROM notifications WHERE topic = ?",
+                    ("minagent.approval",),
+                ).fetchone()
+            if count:
+                return
+            await asyncio.sleep(0.1)
 
     def refunds(self) -> list[str]:
         return self.counts.read_text().splitlines()
@@ -181,7 +196,7 @@ async def test_the_worker_that_waited_is_killed_and_its_run_still_completes(
     """HS-193, DU-6, DU-11: worker one is killed with SIGKILL while its durable run
     waits for the approval; worker two takes the answer (the task is rebuilt from the
     shared session store, the answer sent to the run) and waits for the run's
-    result, while worker one, started again under its executor id, recovers the run
+    result; worker one, started again under its executor id, recovers the run
     (DBOS hands it to a live worker), which takes the answer: the tool runs once, in
     the one workflow, and worker two's task completes."""
     with workers(tmp_path) as running:
@@ -196,7 +211,9 @@ async def test_the_worker_that_waited_is_killed_and_its_run_still_completes(
             answer = user("approve", task_id=paused.id, context_id=paused.context_id)
             answering = asyncio.ensure_future(send(second, answer))
             try:
-                # nothing runs the waiting workflow until its executor is back
+                # the answer is sent to the run before anything runs it again
+                await asyncio.wait_for(running.answer_sent(), 60)
+                assert not answering.done()
                 await asyncio.to_thread(running.start, "one")
                 done = await settled(second, await answering)
             finally:
