@@ -27,6 +27,12 @@ receive (SE-40). Streaming, it iterates the agent's stream and hands each update
 consumer registered for its workflow id in this process (`_CONSUMERS`, a thread-safe
 hand-off: a recovered workflow may run on DBOS's own event loop). The caller's side
 starts (or attaches to) the workflow and restores the result.
+
+With ``return_at_pause`` (spec/hosting.md HS-190 .. HS-192) the workflow also publishes
+each pause (its requests, the response so far, the session) as the event
+``minagent.pause``; the caller's side returns at whichever comes first, the result or a
+pause it has not answered, and keeps the waiting workflow's id in the session, whose
+next run sends its approval answers there instead of starting a new workflow.
 """
 
 from __future__ import annotations
@@ -38,9 +44,11 @@ import json
 import logging
 import time
 import uuid
+from asyncio import FIRST_COMPLETED
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from dbos import DBOS, DBOSClient, Queue, SetWorkflowID
@@ -75,6 +83,14 @@ __all__ = [
 
 APPROVALS_EVENT = "minagent.approvals"
 APPROVAL_TOPIC = "minagent.approval"
+# HS-190: a pause's requests, the response so far and the session, for a caller
+# that returns at it
+PAUSE_EVENT = "minagent.pause"
+# HS-190: the session-state key naming the durable run that waits for the
+# session's answer
+PAUSED_KEY = "minagent_dbos.paused"
+# HS-190: how often a caller that returns at pauses looks for a new pause (seconds)
+_PAUSE_POLL = 0.2
 SESSION_STEP = "minagent.session"
 _LOG = logging.getLogger("minagent_dbos")
 _WAIT_SLICE = 3600.0  # one recorded wait per hour of waiting for an approval
@@ -223,7 +239,10 @@ class DurableAgent:
     ``sessions`` is a session store the run's session is saved to at the end;
     ``wait_for_approvals`` makes a run that needs a human's approval wait for
     ``approve`` (from any process) instead of returning; ``approval_timeout`` rejects
-    the pending calls after that many seconds. ``version`` pins the version that
+    the pending calls after that many seconds; ``return_at_pause`` makes a run on a
+    session return at each approval pause while the workflow waits on, the session's
+    next run answering it (for serving it over HTTP, spec/hosting.md HS-190 ..
+    HS-193). ``version`` pins the version that
     decides which processes may recover a run; by default the ``version`` attribute
     is a hash of the agent's definition, so a process whose agent differs leaves the
     run to one whose agent is the same (DU-1, DU-11, DU-13, DU-20).
@@ -238,6 +257,7 @@ class DurableAgent:
         wait_for_approvals: bool = True,
         approval_timeout: float | None = None,
         version: str | None = None,
+        return_at_pause: bool = False,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ValueError(f"DurableAgent needs a non-empty name, got {name!r}")
@@ -258,6 +278,9 @@ class DurableAgent:
         self.sessions = sessions
         self.wait_for_approvals = wait_for_approvals
         self.approval_timeout = approval_timeout
+        # HS-190: the caller's side only (the workflow is the same), so not in the
+        # version
+        self.return_at_pause = bool(return_at_pause)
         # DU-20: what the workflow's path depends on; DBOS hashes it into the
         # application version through the workflow's source text
         self.version: str = _durable_version(
@@ -269,6 +292,19 @@ class DurableAgent:
         )
         workflow = versioned_workflow(self, name, self.version)
         self._registered = DBOS.workflow(name=workflow_name(name))(workflow)
+
+    # HS-194: what a host reads of the agent it serves (HS-51, HS-52, HS-29)
+    @property
+    def description(self) -> str | None:
+        """The wrapped agent's description."""
+        description = getattr(self.agent, "description", None)
+        return description if isinstance(description, str) else None
+
+    @property
+    def default_options(self) -> Mapping[str, Any]:
+        """The wrapped agent's default options (its tools among them), read only."""
+        options = getattr(self.agent, "default_options", None)
+        return MappingProxyType(dict(options or {}))
 
     # -- the caller's side ------------------------------------------------------------------------
 
@@ -292,6 +328,17 @@ class DurableAgent:
         response without running the agent again. ``session`` receives the run's
         new state once the run has finished (DU-2, DU-13).
         """
+        if self.return_at_pause:
+            return self._served(
+                messages,
+                stream,
+                workflow_id,
+                session,
+                options,
+                function_invocation_kwargs,
+                client_kwargs,
+                kwargs,
+            )
         request = self._request(
             messages,
             stream,
@@ -305,6 +352,128 @@ class DurableAgent:
         if not stream:
             return self._result(lambda: self._start(wid, request), session)
         return self._relay(wid, session, lambda: self._start(wid, request))
+
+    def _served(
+        self,
+        messages: Any,
+        stream: bool,
+        workflow_id: str | None,
+        session: AgentSession | None,
+        options: Mapping[str, Any] | None,
+        function_invocation_kwargs: Mapping[str, Any] | None,
+        client_kwargs: Mapping[str, Any] | None,
+        kwargs: Mapping[str, Any],
+    ) -> Any:
+        """HS-190 .. HS-192: a run that returns at each approval pause while its
+        workflow waits on, recorded in ``session``; the session's next run answers
+        that workflow when its messages are the answers, else cancels it and starts
+        a new run."""
+        if session is None:
+            raise ValueError(
+                "a DurableAgent with return_at_pause=True runs on a session: the "
+                "session records the run waiting for an approval"
+            )
+        if not isinstance(session, AgentSession):
+            raise TypeError(
+                f"session must be an AgentSession, got {type(session).__name__}"
+            )
+        given = normalize_messages(messages)
+        paused = _paused(session)
+        answers = _approval_answers(given)
+        if paused is not None and answers is not None:
+            wid, requests = paused
+            if not answers or not set(answers) <= set(requests):
+                raise ValueError(
+                    f"the approval answers name {sorted(answers)}, but the durable "
+                    f"run {wid!r} waits for the requests {sorted(requests)}"
+                )
+            if workflow_id is not None and workflow_id != wid:
+                raise ValueError(
+                    f"the session's durable run is {wid!r}; its answer cannot start "
+                    f"the run {workflow_id!r}"
+                )
+            # the answer goes to the waiting workflow: nothing else of the call
+            # reaches it (its inputs were recorded when it started)
+            self._request(
+                None,
+                stream,
+                None,
+                options,
+                function_invocation_kwargs,
+                client_kwargs,
+                kwargs,
+            )
+            extra = [
+                k
+                for k, v in (
+                    ("options", options),
+                    ("function_invocation_kwargs", function_invocation_kwargs),
+                    ("client_kwargs", client_kwargs),
+                )
+                if v
+            ]
+            if extra:
+                raise ValueError(
+                    f"an answer to the waiting durable run {wid!r} takes no "
+                    f"{extra[0]}: the run's inputs were recorded when it started"
+                )
+            chosen = dict(answers)
+
+            async def resume() -> Any:
+                await approve(wid, chosen)
+                return await DBOS.retrieve_workflow_async(wid)
+
+            start: Callable[[], Awaitable[Any]] = resume
+            answered = set(requests)
+        else:
+            # the new run starts from the session without the record of a waiting
+            # run (the caller's session is not changed before the run's result)
+            start_session = AgentSession.from_dict(session.to_dict())
+            start_session.state.pop(PAUSED_KEY, None)
+            request = self._request(
+                given,
+                stream,
+                start_session,
+                options,
+                function_invocation_kwargs,
+                client_kwargs,
+                kwargs,
+            )
+            wid = workflow_id or str(uuid.uuid4())
+            abandoned = paused[0] if paused is not None else None
+
+            async def begin() -> Any:
+                if abandoned is not None:
+                    # the conversation went on without the answer (DU-12)
+                    await cancel(abandoned)
+                return await self._start(wid, request)
+
+            start = begin
+            answered = set()
+        if not stream:
+            return self._served_result(wid, start, session, answered)
+        return self._relay(wid, session, start, answered=answered)
+
+    async def _served_result(
+        self,
+        workflow_id: str,
+        start: Callable[[], Awaitable[Any]],
+        session: AgentSession,
+        answered: set[str],
+    ) -> AgentResponse:
+        handle = await start()
+        finished = asyncio.ensure_future(handle.get_result())
+        pausing = asyncio.ensure_future(_next_pause(workflow_id, answered))
+        try:
+            await asyncio.wait({finished, pausing}, return_when=FIRST_COMPLETED)
+        finally:
+            for waiter in (finished, pausing):
+                if not waiter.done():
+                    waiter.cancel()
+            await asyncio.gather(finished, pausing, return_exceptions=True)
+        if finished.done() and not finished.cancelled():
+            return _restore(finished.result(), session)
+        return _restore_pause(workflow_id, pausing.result(), session)
 
     def attach(
         self, workflow_id: str, *, session: AgentSession | None = None
@@ -402,6 +571,8 @@ class DurableAgent:
         session: AgentSession | None,
         start: Callable[[], Awaitable[Any]],
         attached: _Consumer | None = None,
+        *,
+        answered: set[str] | None = None,
     ) -> ResponseStream[AgentResponseUpdate, AgentResponse]:
         final: list[AgentResponse] = []
 
@@ -409,20 +580,35 @@ class DurableAgent:
             consumer = attached if attached is not None else _Consumer()
             _CONSUMERS[workflow_id] = consumer
             waiting: asyncio.Future[Any] | None = None
+            # HS-190: with return_at_pause, a new pause also ends the stream
+            pausing: asyncio.Future[Any] | None = None
             try:
                 handle = await start()
                 waiting = asyncio.ensure_future(handle.get_result())
                 waiting.add_done_callback(lambda _f: consumer.queue.put_nowait(_DONE))
+                if answered is not None:
+                    pausing = asyncio.ensure_future(_next_pause(workflow_id, answered))
+                    pausing.add_done_callback(
+                        lambda _f: consumer.queue.put_nowait(_DONE)
+                    )
                 while (item := await consumer.queue.get()) is not _DONE:
                     yield item
-                data = waiting.result()
+                if waiting.done() or pausing is None:
+                    data = waiting.result()
+                    paused = None
+                else:
+                    paused = pausing.result()
             finally:
                 if _CONSUMERS.get(workflow_id) is consumer:
                     del _CONSUMERS[workflow_id]
-                if waiting is not None and not waiting.done():
-                    waiting.cancel()
-                    await asyncio.gather(waiting, return_exceptions=True)
-            final.append(_restore(data, session))
+                for waiter in (waiting, pausing):
+                    if waiter is not None and not waiter.done():
+                        waiter.cancel()
+                        await asyncio.gather(waiter, return_exceptions=True)
+            if paused is not None and session is not None:
+                final.append(_restore_pause(workflow_id, paused, session))
+            else:
+                final.append(_restore(data, session))
 
         return ResponseStream(source(), finalizer=lambda _updates: final[0])
 
@@ -453,6 +639,17 @@ class DurableAgent:
             ]
             if not pending or not self.wait_for_approvals:
                 break
+            # HS-190: what a caller that returns at the pause gives back
+            await DBOS.set_event_async(
+                PAUSE_EVENT,
+                {
+                    "requests": [c.id or "" for c in pending],
+                    "response": _combine(parts).to_dict(),
+                    "session": (
+                        run_session.to_dict() if run_session is not None else None
+                    ),
+                },
+            )
             answers = await self._answers(pending)
             reply = Message(
                 "user",
@@ -569,6 +766,61 @@ class DurableAgent:
                 left = deadline - await recorded(time.time)
         await DBOS.set_event_async(APPROVALS_EVENT, [])
         return answers
+
+
+def _paused(session: AgentSession) -> tuple[str, list[str]] | None:
+    """HS-190: the waiting durable run the session records, and its request ids."""
+    record = session.state.get(PAUSED_KEY)
+    if not isinstance(record, Mapping):
+        return None
+    wid, requests = record.get("workflow_id"), record.get("requests")
+    if not isinstance(wid, str) or not isinstance(requests, list):
+        return None
+    return wid, [str(r) for r in requests]
+
+
+def _approval_answers(messages: list[Message]) -> dict[str, bool] | None:
+    """HS-190: ``{request id: approved}`` when the messages hold approval responses
+    (LP-14); None when they hold none. Approval responses next to anything else
+    are a ValueError: a waiting run takes only its answers."""
+    contents = [c for m in messages for c in m.contents]
+    answers = {
+        c.id or "": c.approved is True
+        for c in contents
+        if c.type == "function_approval_response"
+    }
+    if not answers:
+        return None
+    if len(answers) != len(contents) or any(m.role != "user" for m in messages):
+        raise ValueError(
+            "approval answers to a waiting durable run come alone, in user "
+            "messages: the run's other inputs were recorded when it started"
+        )
+    return answers
+
+
+async def _next_pause(workflow_id: str, answered: set[str]) -> dict[str, Any]:
+    """HS-190: the first pause of the run whose requests are none of ``answered``
+    (the pause just answered stays published until the run pauses again)."""
+    while True:
+        data = await DBOS.get_event_async(workflow_id, PAUSE_EVENT, _PAUSE_POLL)
+        if isinstance(data, dict) and not set(data.get("requests") or ()) & answered:
+            return data
+        if data is not None:
+            await asyncio.sleep(_PAUSE_POLL)
+
+
+def _restore_pause(
+    workflow_id: str, pause: Mapping[str, Any], session: AgentSession
+) -> AgentResponse:
+    """HS-190: the response so far; the session takes the run's state at the pause and
+    records the run that waits."""
+    response = _restore(pause, session)
+    session.state[PAUSED_KEY] = {
+        "workflow_id": workflow_id,
+        "requests": list(pause["requests"]),
+    }
+    return response
 
 
 def _named_calls(message: Any) -> dict[str, bool] | None:
