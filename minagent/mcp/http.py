@@ -321,7 +321,13 @@ class StreamableHTTPEndpoint:
                 200, request_id, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
             )
         finally:
-            session.calls.pop(request_id, None)
+            if call.done():
+                session.calls.pop(request_id, None)
+            else:
+                # the client left (MCP-42): the call goes on, and stays in the
+                # session's table, so that notifications/cancelled, DELETE and close()
+                # still reach it, until it ends
+                call.add_done_callback(lambda done: _forget(session, request_id, done))
             # idle from the end of its last call (MCP-49)
             session.used = time.monotonic()
         return _json(200, {"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -339,6 +345,15 @@ class StreamableHTTPEndpoint:
         calls = [c for s in self.sessions.values() for c in s.calls.values()]
         self.sessions.clear()
         await _cancel(calls)
+
+
+def _forget(session: _Session, request_id: int | str, call: asyncio.Task[Any]) -> None:
+    """A call that outlived its request has ended: out of the table, its outcome read
+    (nobody is left to read it)."""
+    if session.calls.get(request_id) is call:
+        del session.calls[request_id]
+    if not call.cancelled():
+        call.exception()
 
 
 async def _cancel(calls: Collection[asyncio.Task[Any]]) -> None:
