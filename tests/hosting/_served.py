@@ -152,6 +152,50 @@ def with_context() -> Agent:
     return ContextAgent(EchoModel(), name="ctx")
 
 
+@tool(approval_mode="always_require")
+def delete_file(path: str) -> str:
+    """Delete a file (a served test tool that needs approval; it deletes nothing)."""
+    return f"deleted {path}"
+
+
+class ApprovingModel(BaseChatClient):
+    """Calls ``delete_file`` for the last user text, then streams what the call's result
+    was, a word at a time: the dev UI's approval tests (spec/hosting.md HS-223)."""
+
+    def _step(self, messages: list[Message]) -> list[ChatResponseUpdate]:
+        results = [
+            c for m in messages for c in m.contents if c.type == "function_result"
+        ]
+        users = [m for m in messages if m.role == "user"]
+        if len(results) < len(users):
+            call = Content.from_function_call(
+                f"del-{len(users)}", "delete_file", {"path": users[-1].text}
+            )
+            return [ChatResponseUpdate([call], "assistant")]
+        words = f"result: {results[-1].result}".split(" ")
+        return [
+            ChatResponseUpdate(
+                [Content.from_text(w if i == 0 else " " + w)], "assistant"
+            )
+            for i, w in enumerate(words)
+        ]
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        return ChatResponse.from_updates(self._step(messages))
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        for update in self._step(messages):
+            yield update
+
+
+def approving() -> Agent:
+    return Agent(ApprovingModel(), name="approving", tools=[delete_file])
+
+
 not_an_agent = 42
 
 
