@@ -244,6 +244,7 @@ def test_streamed_text_and_stop(tab: Tab, server: Served) -> None:
     assert re.fullmatch(
         r"Run 1 — stopped, [\d.]+ (ms|s)", page.locator("#runs h3").inner_text()
     )
+    assert page.get_by_role("status").text_content() == "stopped"
     journal: Path = server.journal  # type: ignore[attr-defined]
     for _ in range(600):
         if "cancelled" in journal.read_text():
@@ -253,10 +254,10 @@ def test_streamed_text_and_stop(tab: Tab, server: Served) -> None:
 
 
 def test_approve_and_reject(tab: Tab) -> None:
-    """HS-223, HS-224: a call that needs approval shows Approve and Reject on its card;
-    approving (from the keyboard) runs it and the answer streams in; rejecting gives the
-    rejection as its result; a reload shows both, and switching agents opens each one's
-    own thread."""
+    """HS-223, HS-224, HS-226: a call that needs approval shows Approve and Reject on
+    its card; approving (from the keyboard) runs it and the answer streams in;
+    rejecting gives the rejection as its result; the wait is announced in the status
+    region; a reload shows both, and switching agents opens each one's own thread."""
     page = tab.open()
     tab.pick("approving")
     tab.new_thread()
@@ -267,6 +268,7 @@ def test_approve_and_reject(tab: Tab) -> None:
     assert (
         page.get_by_role("button", name="Reject the call of delete_file").count() == 1
     )
+    assert page.get_by_role("status").text_content() == "waiting for approval"
     approve.focus()
     page.keyboard.press("Enter")
     page.wait_for_selector(".message.assistant:has-text('result: deleted a.txt')")

@@ -231,6 +231,12 @@ function render() {
   $("stop").disabled = !running;
   $("send").disabled = running;
   document.body.dataset.status = page.view.status;
+  // one short line for screen readers when the run's status changes (the timeline
+  // itself is redrawn as text streams, too often to announce)
+  const status = page.view.interrupts.length
+    ? "waiting for approval"
+    : { idle: "", running: "running", stopped: "stopped", error: "failed" }[page.view.status];
+  if ($("status").textContent !== status) $("status").textContent = status;
   showError(page.view.error);
   if (focused) {
     const again = document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
@@ -316,7 +322,7 @@ function answer(interruptId, approved) {
 async function start() {
   $("composer").addEventListener("submit", send);
   $("prompt").addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && !event.shiftKey) send(event);
+    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) send(event);
   });
   $("stop").addEventListener("click", () => page.controller && page.controller.abort());
   $("new-thread").addEventListener("click", () => {
