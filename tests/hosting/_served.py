@@ -160,7 +160,8 @@ def delete_file(path: str) -> str:
 
 class ApprovingModel(BaseChatClient):
     """Calls ``delete_file`` for the last user text, then streams what the call's result
-    was, a word at a time: the dev UI's approval tests (spec/hosting.md HS-223)."""
+    was, a word at a time, and its usage (7 tokens in, 3 out): the dev UI's approval
+    tests (spec/hosting.md HS-222, HS-223)."""
 
     def _step(self, messages: list[Message]) -> list[ChatResponseUpdate]:
         results = [
@@ -173,12 +174,13 @@ class ApprovingModel(BaseChatClient):
             )
             return [ChatResponseUpdate([call], "assistant")]
         words = f"result: {results[-1].result}".split(" ")
+        usage = Content.from_usage({"input_token_count": 7, "output_token_count": 3})
         return [
             ChatResponseUpdate(
                 [Content.from_text(w if i == 0 else " " + w)], "assistant"
             )
             for i, w in enumerate(words)
-        ]
+        ] + [ChatResponseUpdate([usage], "assistant")]
 
     async def _inner_get_response(
         self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
