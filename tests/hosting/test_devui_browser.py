@@ -1,7 +1,7 @@
 """The dev UI in a real browser: Debian's headless Chromium driven by Playwright for
 Python against ``python -m minagent serve --demo`` in a process of its own, with every
-request outside the server blocked (spec/hosting.md HS-215, HS-221 .. HS-226,
-HS-239). Each test leaves a screenshot under ``test-artifacts/``."""
+request outside the server blocked (spec/hosting.md HS-215, HS-221 .. HS-227). Each
+test leaves a screenshot under ``test-artifacts/``."""
 
 from __future__ import annotations
 
@@ -325,6 +325,36 @@ def test_an_open_approval_survives_a_reload_and_refusals_are_shown(tab: Tab) -> 
     page.get_by_role("button", name="Approve the call of delete_file").click()
     page.wait_for_selector(".message.assistant:has-text('result: deleted c.txt')")
     assert alert.is_hidden()
+
+
+def test_the_threads_list(tab: Tab) -> None:
+    """HS-227: the threads this browser opened with an agent, the last used first,
+    titled by their first prompt; choosing one shows its history from the store."""
+    page = tab.open()
+    tab.pick("approving")
+    tab.new_thread()
+    for prompt in ("first.txt", "second.txt"):
+        if prompt == "second.txt":
+            tab.new_thread()
+        tab.send(prompt)
+        page.get_by_role("button", name="Approve the call of delete_file").wait_for()
+        tab.idle()
+    threads = page.locator("#threads button")
+    assert threads.all_inner_texts() == ["second.txt", "first.txt"]
+    assert threads.nth(0).get_attribute("aria-current") == "true"
+    assert threads.nth(1).get_attribute("aria-current") == "false"
+    first_id = threads.nth(1).get_attribute("data-thread")
+    threads.nth(1).click()
+    page.wait_for_selector("body[data-ready='true']")
+    page.wait_for_selector(".message.user:has-text('first.txt')")
+    assert texts(page, ".message.user .text") == ["first.txt"]
+    assert f"thread={first_id}" in page.evaluate("location.hash")
+    assert page.locator("#threads button[aria-current='true']").inner_text() == (
+        "first.txt"
+    )
+    # another agent has its own list
+    tab.pick("WeatherBot")
+    assert "first.txt" not in page.locator("#threads").inner_text()
 
 
 @pytest.mark.parametrize("width", [375, 1440])

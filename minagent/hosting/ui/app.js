@@ -66,6 +66,45 @@ function keepThread() {
   $("thread-id").textContent = page.threadId;
 }
 
+// HS-227: the threads this browser opened with each agent, newest first, each titled by
+// its first prompt (the store is not enumerated: threads started elsewhere are absent)
+function knownThreads(agent) {
+  try {
+    const list = JSON.parse(localStorage.getItem(`minagent-ui:threads:${agent}`) || "[]");
+    return Array.isArray(list) ? list : [];
+  } catch {
+    return [];
+  }
+}
+
+function rememberThread(agent, id, title) {
+  const list = knownThreads(agent).filter((t) => t.id !== id);
+  const old = knownThreads(agent).find((t) => t.id === id);
+  list.unshift({ id, title: old ? old.title : title.slice(0, 80) });
+  localStorage.setItem(`minagent-ui:threads:${agent}`, JSON.stringify(list.slice(0, 50)));
+}
+
+function renderThreads() {
+  const items = knownThreads(page.agent).map((thread) =>
+    el(
+      "li",
+      {},
+      el("button", {
+        type: "button",
+        "data-key": `thread:${thread.id}`,
+        "data-thread": thread.id,
+        "aria-current": String(thread.id === page.threadId),
+        text: thread.title || thread.id,
+        onclick: () => {
+          if (page.controller) page.controller.abort();
+          openThread(page.agent, thread.id);
+        },
+      }),
+    ),
+  );
+  $("threads").replaceChildren(...items);
+}
+
 async function getJSON(url) {
   const response = await fetch(url, { headers: { accept: "application/json" } });
   const body = await response.json().catch(() => null);
@@ -227,6 +266,7 @@ function render() {
     : undefined;
   renderTimeline();
   renderRuns();
+  renderThreads();
   const running = page.controller !== null;
   $("stop").disabled = !running;
   $("send").disabled = running;
@@ -308,6 +348,7 @@ function send(event) {
   if (!text || page.controller) return;
   prompt.value = "";
   const id = newId("msg");
+  rememberThread(page.agent, page.threadId, text);
   addUserMessage(page.view, id, text);
   run([{ id, role: "user", content: text }]);
 }
