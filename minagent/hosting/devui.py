@@ -13,12 +13,13 @@ session store; they never save a session.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from minagent import Message, SupportsAgentRun
+from minagent import Message, SupportsAgentRun, categorize_middleware
 
 from .agui_input import BOOK_KEY
 from .conversations import Conversations
@@ -139,6 +140,7 @@ class DevUI:
                     "name": name,
                     "description": description if isinstance(description, str) else "",
                     "tools": tools,
+                    "middleware": _middleware(agent),
                 }
             )
         return out
@@ -165,6 +167,30 @@ class DevUI:
             "messages": history(state),
             "interrupts": interrupts,
         }
+
+
+def _middleware(agent: SupportsAgentRun) -> dict[str, list[str]]:
+    """HS-213: the names of the agent's middleware and then its client's, by layer."""
+    client = getattr(agent, "client", None)
+    found = categorize_middleware(
+        getattr(agent, "middleware", None), getattr(client, "middleware", None)
+    )
+    return {
+        "agent": [_name_of(m) for m in found.agent],
+        "chat": [_name_of(m) for m in found.chat],
+        "function": [_name_of(m) for m in found.function],
+    }
+
+
+def _name_of(middleware: Any) -> str:
+    # a class instance is kept as its bound ``process`` method: named by its class
+    owner = (
+        getattr(middleware, "__self__", None) if inspect.ismethod(middleware) else None
+    )
+    if owner is not None and getattr(middleware, "__name__", "") == "process":
+        return type(owner).__name__
+    name = str(getattr(middleware, "__qualname__", None) or type(middleware).__name__)
+    return name.rpartition("<locals>.")[2]
 
 
 def _stored_messages(state: Mapping[str, Any]) -> list[Message]:

@@ -18,11 +18,15 @@ from typing import IO, Any
 
 from minagent import (
     Agent,
+    AgentContext,
+    AgentMiddleware,
     BaseChatClient,
     ChatResponse,
     ChatResponseUpdate,
     Content,
+    FunctionInvocationContext,
     Message,
+    function_middleware,
     tool,
 )
 
@@ -194,8 +198,26 @@ class ApprovingModel(BaseChatClient):
             yield update
 
 
+@function_middleware
+async def audit_calls(context: FunctionInvocationContext, call_next: Any) -> None:
+    """A pass-through function middleware: the dev UI names it (HS-213, HS-222)."""
+    await call_next()
+
+
+class Timing(AgentMiddleware):
+    """A pass-through agent middleware class: named by its class (HS-213)."""
+
+    async def process(self, context: AgentContext, call_next: Any) -> None:
+        await call_next()
+
+
 def approving() -> Agent:
-    return Agent(ApprovingModel(), name="approving", tools=[delete_file])
+    return Agent(
+        ApprovingModel(),
+        name="approving",
+        tools=[delete_file],
+        middleware=[Timing(), audit_calls],
+    )
 
 
 not_an_agent = 42

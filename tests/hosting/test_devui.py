@@ -158,8 +158,8 @@ def test_any_other_name_is_not_found(name: str) -> None:
 
 
 async def test_agents_are_listed_with_their_tools() -> None:
-    """HS-213: each hosted agent in order, its description and its tools with their
-    schemas and whether they need approval."""
+    """HS-213: each hosted agent in order, its description, its tools with their
+    schemas and whether they need approval, and its middleware's names by layer."""
     described = Agent(EchoModel(), name="described", description="says it back")
     app = HostingApp([approving(), described], ui=True)
     status, _, body = await call(app, "GET", "/ui/api/agents")
@@ -170,6 +170,13 @@ async def test_agents_are_listed_with_their_tools() -> None:
         "name": "described",
         "description": "says it back",
         "tools": [],
+        "middleware": {"agent": [], "chat": [], "function": []},
+    }
+    # the agent's middleware by layer: a class by its class name, a function by its own
+    assert agents[0]["middleware"] == {
+        "agent": ["Timing"],
+        "chat": [],
+        "function": ["audit_calls"],
     }
     (tool,) = agents[0]["tools"]
     assert agents[0]["description"] == ""

@@ -258,9 +258,9 @@ def test_streamed_text_and_stop(tab: Tab, server: Served) -> None:
 def test_approve_and_reject(tab: Tab) -> None:
     """HS-222, HS-223, HS-224, HS-226: a call that needs approval shows Approve and
     Reject on its card; approving (from the keyboard) runs it and the answer streams
-    in, the flow panel showing its usage; rejecting gives the rejection as its result;
-    the wait is announced in the status region; a reload shows both, and switching
-    agents opens each one's own thread."""
+    in, the flow panel showing its usage and the agent's middleware by layer;
+    rejecting gives the rejection as its result; the wait is announced in the status
+    region; a reload shows both, and switching agents opens each one's own thread."""
     page = tab.open()
     tab.pick("approving")
     tab.new_thread()
@@ -277,6 +277,8 @@ def test_approve_and_reject(tab: Tab) -> None:
     page.wait_for_selector(".message.assistant:has-text('result: deleted a.txt')")
     tab.idle()
     assert texts(page, "article.tool .status") == ["done"]
+    # the agent's middleware by layer, named in the flow panel
+    assert texts(page, "#layers dd") == ["Timing", "none", "audit_calls"]
     # the answering run's usage (the approving model reports 7 in, 3 out)
     assert texts(page, "#runs .usage")[-1] == "input 7 · output 3 · total 10 tokens"
     tab.send("b.txt")

@@ -260,6 +260,21 @@ function renderRuns() {
   $("runs").replaceChildren(...runs);
 }
 
+// HS-222: the selected agent's middleware by layer, as the agents endpoint names them
+function renderLayers() {
+  const agent = page.agents.find((a) => a.name === page.agent);
+  const named = (agent && agent.middleware) || {};
+  const rows = [];
+  for (const layer of ["agent", "chat", "function"]) {
+    const names = named[layer] || [];
+    rows.push(
+      el("dt", { class: `layer ${layer}`, text: `${layer} middleware` }),
+      el("dd", { "data-layer": layer, text: names.length ? names.join(" → ") : "none" }),
+    );
+  }
+  $("layers").replaceChildren(...rows);
+}
+
 function render() {
   const focused = document.activeElement && document.activeElement.dataset
     ? document.activeElement.dataset.key
@@ -267,6 +282,7 @@ function render() {
   renderTimeline();
   renderRuns();
   renderThreads();
+  renderLayers();
   const running = page.controller !== null;
   $("stop").disabled = !running;
   $("send").disabled = running;
