@@ -62,8 +62,8 @@ commands:
                                              session, continue the conversation kept in FILE
   python -m minagent mcp-serve MODULE:AGENT [--http HOST:PORT]
                                              serve an agent as an MCP server (stdio, or HTTP)
-  python -m minagent serve MODULE:AGENT [...] [--demo] [--host H] [--port P] [--token T]
-                                             serve agents over HTTP (OpenAI-compatible API)
+  python -m minagent serve MODULE:AGENT [...] [--demo] [--ui] [--host H] [--port P] [--token T]
+                                             serve agents over HTTP (OpenAI-compatible API, dev UI)
   python -m minagent conformance --adapter MODULE:FACTORY [--rules MW-*,LP-*] [--json FILE]
                                              run the flow's rules against an implementation
   python -m minagent --version               print the version

@@ -66,6 +66,11 @@ def add_serve_parser(sub: Any) -> None:
         "--demo", action="store_true", help="serve the offline demo agent"
     )
     serve.add_argument(
+        "--ui",
+        action="store_true",
+        help="serve the dev UI at / (on by default with --demo)",
+    )
+    serve.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)"
     )
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
@@ -263,15 +268,33 @@ def demo_agent(
     )
 
 
-def _urls(server: Server, host: str, names: Sequence[str], token: str | None) -> str:
+def _urls(
+    server: Server,
+    host: str,
+    names: Sequence[str],
+    token: str | None,
+    ui: bool = False,
+) -> str:
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{server.port}"
     lines = [f"minagent serving {', '.join(names)} at {base}"]
-    width = max(len(p) for p, _, _ in ENDPOINTS)
-    for protocol, method, path in ENDPOINTS:
+    # HS-230: the dev UI's line comes first, when it is served
+    endpoints = [("Dev UI", "GET", "/"), *ENDPOINTS] if ui else ENDPOINTS
+    width = max(len(p) for p, _, _ in endpoints)
+    for protocol, method, path in endpoints:
         lines.append(f"  {protocol:<{width}}  {method:<4} {base}{path}")
     lines.append("  bearer token required" if token else "  no token (loopback only)")
     return "\n".join(lines)
+
+
+def page_origins(host: str, port: int) -> frozenset[str]:
+    """HS-231: the origins the dev UI is loaded from: the bound address, and on
+    loopback each loopback name of it."""
+    shown = f"[{host}]" if ":" in host else host
+    names = {shown}
+    if is_loopback(host):
+        names |= {"127.0.0.1", "localhost", "[::1]"}
+    return frozenset(f"http://{name}:{port}" for name in names)
 
 
 async def _serve(
@@ -293,6 +316,12 @@ async def _serve(
                 f"--store {args.store.split('@')[-1]}: cannot open the store "
                 f"({type(exc).__name__})"
             ) from None
+    # HS-230: --ui, on by default with --demo; a page cannot send the bearer token
+    if args.ui and token is not None:
+        raise ServeError(
+            "--ui cannot be served with a token: a browser loading the page sends none"
+        )
+    ui = bool(args.ui or (args.demo and token is None))
     agents = [await load_target(t) for t in args.targets]
     if args.demo:
         if demo is None:
@@ -313,7 +342,7 @@ async def _serve(
             if hasattr(agent, "__aenter__") and hasattr(agent, "__aexit__"):
                 await stack.enter_async_context(agent)
         try:
-            app = HostingApp(agents, store=store)
+            app = HostingApp(agents, store=store, ui=ui)
             guarded = Guard(
                 app,
                 token=token,
@@ -326,8 +355,14 @@ async def _serve(
         limits = ServerLimits(max_connections=args.max_connections)
 
         def ready(server: Server) -> None:
+            if ui:
+                # HS-231: the page's POSTs carry its own origin, allowed once the
+                # port is known; every other origin is still refused (HS-122)
+                guarded.cors_origins |= page_origins(args.host, server.port)
             print(
-                _urls(server, args.host, list(app.agents), token), file=out, flush=True
+                _urls(server, args.host, list(app.agents), token, ui),
+                file=out,
+                flush=True,
             )
 
         try:

@@ -9,7 +9,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from minagent import Message, SupportsAgentRun
 from minagent._observe import current as observer
@@ -21,6 +21,9 @@ from .openai_wire import HostingError
 from .openai_wire import send_json as _send_json
 from .openai_wire import usage as _usage
 from .routes import route_of
+
+if TYPE_CHECKING:
+    from .devui import DevUI
 
 __all__ = ["HostingApp", "HostingError"]
 
@@ -50,6 +53,7 @@ class HostingApp:
         *,
         max_body: int = DEFAULT_MAX_BODY,
         store: SessionStoreLike | None = None,
+        ui: bool = False,
     ) -> None:
         if not agents:
             raise ValueError("HostingApp needs at least one agent")
@@ -67,6 +71,12 @@ class HostingApp:
         # HS-50: the A2A face (cards, JSON-RPC endpoints, tasks)
         self.a2a = A2AHost(self.agents, self.conversations, max_body=max_body)
         self.created = int(time.time())
+        # HS-210: the dev UI at / and /ui/..., only when asked for
+        self.ui: DevUI | None = None
+        if ui:
+            from .devui import DevUI
+
+            self.ui = DevUI(self.agents, self.conversations)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -120,6 +130,8 @@ class HostingApp:
                     )
                 else:
                     status = await agui.handle(self, scope, body, send)
+            elif self.ui is not None and (path == "/" or path.startswith("/ui/")):
+                status = await self.ui.handle(scope, send)
             else:
                 raise HostingError(
                     404,

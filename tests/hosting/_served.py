@@ -18,11 +18,15 @@ from typing import IO, Any
 
 from minagent import (
     Agent,
+    AgentContext,
+    AgentMiddleware,
     BaseChatClient,
     ChatResponse,
     ChatResponseUpdate,
     Content,
+    FunctionInvocationContext,
     Message,
+    function_middleware,
     tool,
 )
 
@@ -150,6 +154,70 @@ class ContextAgent(Agent):
 
 def with_context() -> Agent:
     return ContextAgent(EchoModel(), name="ctx")
+
+
+@tool(approval_mode="always_require")
+def delete_file(path: str) -> str:
+    """Delete a file (a served test tool that needs approval; it deletes nothing)."""
+    return f"deleted {path}"
+
+
+class ApprovingModel(BaseChatClient):
+    """Calls ``delete_file`` for the last user text, then streams what the call's result
+    was, a word at a time, and its usage (7 tokens in, 3 out): the dev UI's approval
+    tests (spec/hosting.md HS-222, HS-223)."""
+
+    def _step(self, messages: list[Message]) -> list[ChatResponseUpdate]:
+        results = [
+            c for m in messages for c in m.contents if c.type == "function_result"
+        ]
+        users = [m for m in messages if m.role == "user"]
+        if len(results) < len(users):
+            call = Content.from_function_call(
+                f"del-{len(users)}", "delete_file", {"path": users[-1].text}
+            )
+            return [ChatResponseUpdate([call], "assistant")]
+        words = f"result: {results[-1].result}".split(" ")
+        usage = Content.from_usage({"input_token_count": 7, "output_token_count": 3})
+        return [
+            ChatResponseUpdate(
+                [Content.from_text(w if i == 0 else " " + w)], "assistant"
+            )
+            for i, w in enumerate(words)
+        ] + [ChatResponseUpdate([usage], "assistant")]
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        return ChatResponse.from_updates(self._step(messages))
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        for update in self._step(messages):
+            yield update
+
+
+@function_middleware
+async def audit_calls(context: FunctionInvocationContext, call_next: Any) -> None:
+    """A pass-through function middleware: the dev UI names it (HS-213, HS-222)."""
+    await call_next()
+
+
+class Timing(AgentMiddleware):
+    """A pass-through agent middleware class: named by its class (HS-213)."""
+
+    async def process(self, context: AgentContext, call_next: Any) -> None:
+        await call_next()
+
+
+def approving() -> Agent:
+    return Agent(
+        ApprovingModel(),
+        name="approving",
+        tools=[delete_file],
+        middleware=[Timing(), audit_calls],
+    )
 
 
 not_an_agent = 42

@@ -1,0 +1,301 @@
+// The dev UI's view state (spec/hosting.md HS-220, HS-222 .. HS-225), under node's own
+// test runner: `node --test tests/hosting/devui_state.test.mjs` (run by
+// tests/hosting/test_devui.py).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  addUserMessage,
+  apply,
+  applyPatch,
+  decide,
+  duration,
+  fromHistory,
+  initialState,
+  layerOf,
+  parseSSE,
+  prettyJSON,
+  stopped,
+} from "../../minagent/hosting/ui/state.js";
+
+function fold(events, state = initialState()) {
+  let now = 0;
+  for (const event of events) apply(state, event, (now += 10));
+  return state;
+}
+
+const WEATHER_RUN = [
+  { type: "RUN_STARTED", threadId: "t", runId: "r1" },
+  { type: "STEP_STARTED", stepName: "agent" },
+  { type: "STEP_STARTED", stepName: "model call 1" },
+  { type: "TOOL_CALL_START", toolCallId: "c1", toolCallName: "get_weather", parentMessageId: "m1" },
+  { type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: '{"city": ' },
+  { type: "TOOL_CALL_ARGS", toolCallId: "c1", delta: '"Paris"}' },
+  { type: "TOOL_CALL_END", toolCallId: "c1" },
+  { type: "STEP_FINISHED", stepName: "model call 1" },
+  { type: "STEP_STARTED", stepName: "tool get_weather (c1)" },
+  { type: "STEP_FINISHED", stepName: "tool get_weather (c1)" },
+  { type: "TOOL_CALL_RESULT", messageId: "m2", toolCallId: "c1", content: '{"celsius": 18}', role: "tool" },
+  { type: "STEP_STARTED", stepName: "model call 2" },
+  { type: "TEXT_MESSAGE_START", messageId: "m3", role: "assistant" },
+  { type: "TEXT_MESSAGE_CONTENT", messageId: "m3", delta: "It is" },
+  { type: "TEXT_MESSAGE_CONTENT", messageId: "m3", delta: " 18 °C." },
+  { type: "TEXT_MESSAGE_END", messageId: "m3" },
+  { type: "STEP_FINISHED", stepName: "model call 2" },
+  { type: "STEP_FINISHED", stepName: "agent" },
+  {
+    type: "RUN_FINISHED",
+    threadId: "t",
+    runId: "r1",
+    outcome: { type: "success" },
+    usage: [{ inputTokens: 5, outputTokens: 7, totalTokens: 12 }],
+  },
+];
+
+test("HS-220: a run's events become a timeline of tool cards and text", () => {
+  const state = fold(WEATHER_RUN);
+  assert.equal(state.status, "idle");
+  assert.deepEqual(
+    state.items.map((i) => [i.kind, i.id]),
+    [
+      ["tool", "c1"],
+      ["message", "m3"],
+    ],
+  );
+  const [card, text] = state.items;
+  assert.equal(card.name, "get_weather");
+  assert.equal(card.args, '{"city": "Paris"}');
+  assert.equal(card.result, '{"celsius": 18}');
+  assert.equal(card.status, "done");
+  assert.equal(text.text, "It is 18 °C.");
+  assert.equal(text.role, "assistant");
+});
+
+test("HS-220, HS-222: steps keep their layer and times; the run its usage", () => {
+  const state = fold(WEATHER_RUN);
+  const [run] = state.runs;
+  assert.deepEqual(
+    run.steps.map((s) => [s.name, s.layer]),
+    [
+      ["agent", "agent"],
+      ["model call 1", "chat"],
+      ["tool get_weather (c1)", "function"],
+      ["model call 2", "chat"],
+    ],
+  );
+  for (const step of run.steps) assert.ok(step.ended > step.started, step.name);
+  assert.equal(run.steps[0].started, 20);
+  assert.equal(run.steps[0].ended, 180);
+  assert.deepEqual(run.usage, { inputTokens: 5, outputTokens: 7, totalTokens: 12 });
+  assert.deepEqual(run.outcome, { type: "success" });
+  assert.equal(run.started, 10);
+  assert.equal(run.ended, 190);
+  assert.equal(layerOf("something else"), "other");
+});
+
+test("HS-220: text streamed in any split arrives whole and in order", () => {
+  const words = ["a", " b", " c", "", " d"];
+  for (let cut = 0; cut <= words.length; cut++) {
+    const events = [
+      { type: "RUN_STARTED", threadId: "t", runId: "r" },
+      { type: "TEXT_MESSAGE_START", messageId: "m", role: "assistant" },
+      { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: words.slice(0, cut).join("") },
+      ...words.slice(cut).map((w) => ({ type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: w })),
+      { type: "TEXT_MESSAGE_END", messageId: "m" },
+    ];
+    assert.equal(fold(events).items[0].text, "a b c d");
+  }
+});
+
+test("HS-220: a text message after a call in the same model call is a new item", () => {
+  const state = fold([
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "TEXT_MESSAGE_START", messageId: "m", role: "assistant" },
+    { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "first" },
+    { type: "TEXT_MESSAGE_END", messageId: "m" },
+    { type: "TOOL_CALL_START", toolCallId: "c", toolCallName: "x", parentMessageId: "m" },
+    { type: "TOOL_CALL_END", toolCallId: "c" },
+    { type: "TEXT_MESSAGE_START", messageId: "m", role: "assistant" },
+    { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "second" },
+    { type: "TEXT_MESSAGE_END", messageId: "m" },
+  ]);
+  assert.deepEqual(
+    state.items.map((i) => i.text ?? i.kind),
+    ["first", "tool", "second"],
+  );
+});
+
+test("HS-220, HS-223: an interrupt marks its call; answers become resume entries", () => {
+  const state = fold([
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "TOOL_CALL_START", toolCallId: "a", toolCallName: "delete_file", parentMessageId: "m" },
+    { type: "TOOL_CALL_START", toolCallId: "b", toolCallName: "delete_file", parentMessageId: "m" },
+    {
+      type: "RUN_FINISHED",
+      threadId: "t",
+      runId: "r",
+      outcome: {
+        type: "interrupt",
+        interrupts: [
+          { id: "i1", reason: "tool_approval", toolCallId: "a", message: "Approve a?" },
+          { id: "i2", reason: "tool_approval", toolCallId: "b", message: "Approve b?" },
+        ],
+      },
+    },
+  ]);
+  assert.deepEqual(state.items.map((i) => i.status), ["awaiting approval", "awaiting approval"]);
+  assert.equal(decide(state, "nope", true), null);
+  assert.equal(decide(state, "i1", true), null);
+  assert.equal(state.items[0].status, "approved");
+  const resume = decide(state, "i2", false);
+  assert.deepEqual(resume, [
+    { interruptId: "i1", status: "resolved", payload: { approved: true } },
+    { interruptId: "i2", status: "resolved", payload: { approved: false } },
+  ]);
+  assert.deepEqual(state.interrupts, []);
+  assert.equal(state.items[1].status, "rejected");
+  apply(state, { type: "RUN_STARTED", threadId: "t", runId: "r2" }, 100);
+  apply(state, { type: "TOOL_CALL_RESULT", messageId: "x", toolCallId: "b", content: "Error: rejected" }, 101);
+  apply(state, { type: "TOOL_CALL_RESULT", messageId: "y", toolCallId: "a", content: "deleted" }, 102);
+  assert.deepEqual(state.items.map((i) => [i.status, i.result]), [
+    ["done", "deleted"],
+    ["rejected", "Error: rejected"],
+  ]);
+});
+
+test("HS-220: client tool calls left pending are marked pending", () => {
+  const state = fold([
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "TOOL_CALL_START", toolCallId: "c", toolCallName: "ask", parentMessageId: "m" },
+    { type: "TOOL_CALL_END", toolCallId: "c" },
+    { type: "RUN_FINISHED", threadId: "t", runId: "r", outcome: { type: "success", pendingToolCallIds: ["c"] } },
+  ]);
+  assert.equal(state.items[0].status, "pending");
+  assert.equal(state.runs[0].usage, null);
+});
+
+test("HS-220, HS-225: RUN_ERROR ends the run, closes its steps and keeps the message", () => {
+  const state = fold([
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "STEP_STARTED", stepName: "agent" },
+    { type: "RUN_ERROR", message: "the run failed", code: "run_failed" },
+  ]);
+  assert.equal(state.status, "error");
+  assert.equal(state.error, "the run failed");
+  assert.ok(state.runs[0].steps[0].ended !== null);
+  assert.deepEqual(state.runs[0].outcome, { type: "error", message: "the run failed" });
+  // a refusal before any run (HS-81's body) is shown the same way
+  const refused = apply(initialState(), { type: "RUN_ERROR", message: "no agent named 'x'" }, 1);
+  assert.equal(refused.error, "no agent named 'x'");
+  // the next run clears the error
+  apply(state, { type: "RUN_STARTED", threadId: "t", runId: "r2" }, 50);
+  assert.equal(state.error, null);
+  assert.equal(state.status, "running");
+});
+
+test("HS-221: stop ends the run and its running calls", () => {
+  const state = fold([
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "STEP_STARTED", stepName: "agent" },
+    { type: "TOOL_CALL_START", toolCallId: "c", toolCallName: "slow", parentMessageId: "m" },
+  ]);
+  addUserMessage(state, "u", "hello");
+  stopped(state, 99);
+  assert.equal(state.status, "stopped");
+  assert.deepEqual(state.runs[0].outcome, { type: "stopped" });
+  assert.equal(state.runs[0].ended, 99);
+  assert.equal(state.runs[0].steps[0].ended, 99);
+  assert.equal(state.items[0].status, "stopped");
+  assert.deepEqual(state.items[1], { kind: "message", id: "u", role: "user", text: "hello" });
+});
+
+test("HS-220: state snapshots and RFC 6902 deltas", () => {
+  const state = fold([
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "STATE_SNAPSHOT", snapshot: { a: 1, nested: { b: 2 } } },
+    {
+      type: "STATE_DELTA",
+      delta: [
+        { op: "replace", path: "/a", value: 3 },
+        { op: "add", path: "/nested/c~1d", value: [1] },
+        { op: "remove", path: "/nested/b" },
+      ],
+    },
+  ]);
+  assert.deepEqual(state.shared, { a: 3, nested: { "c/d": [1] } });
+  const before = { x: { y: 1 } };
+  const after = applyPatch(before, [{ op: "add", path: "/x/z", value: 2 }]);
+  assert.deepEqual(before, { x: { y: 1 } }, "the patched document is a copy");
+  assert.deepEqual(after, { x: { y: 1, z: 2 } });
+  assert.equal(applyPatch({ a: 1 }, [{ op: "replace", path: "", value: 5 }]), 5);
+});
+
+test("HS-224: a stored thread becomes the timeline, open approvals included", () => {
+  const state = fromHistory({
+    messages: [
+      { id: "u1", role: "user", content: "hi" },
+      {
+        id: "a1",
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{}" } }],
+      },
+      { id: "t1", role: "tool", toolCallId: "c1", content: "18" },
+      { id: "a2", role: "assistant", content: "It is 18." },
+      {
+        id: "a3",
+        role: "assistant",
+        content: "",
+        toolCalls: [{ id: "d1", type: "function", function: { name: "delete_file", arguments: '{"path": "x"}' } }],
+      },
+      { id: "t2", role: "tool", toolCallId: "zz", content: "a result of no call" },
+    ],
+    interrupts: [{ id: "i1", toolCallId: "d1", name: "delete_file", arguments: '{"path": "x"}' }],
+  });
+  assert.deepEqual(
+    state.items.map((i) => [i.kind, i.id, i.status ?? i.text]),
+    [
+      ["message", "u1", "hi"],
+      ["tool", "c1", "done"],
+      ["message", "a2", "It is 18."],
+      ["tool", "d1", "awaiting approval"],
+    ],
+  );
+  assert.equal(state.items[1].result, "18");
+  assert.deepEqual(state.interrupts, [
+    { id: "i1", toolCallId: "d1", message: 'Approve the call of delete_file with {"path": "x"}?' },
+  ]);
+  assert.deepEqual(fromHistory({}).items, []);
+});
+
+test("HS-225: server-sent events parse across any chunk boundary", () => {
+  const events = [
+    { type: "RUN_STARTED", threadId: "t", runId: "r" },
+    { type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "a\nb: ü" },
+    { type: "RUN_FINISHED", threadId: "t", runId: "r" },
+  ];
+  const wire = events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("");
+  for (let cut = 0; cut <= wire.length; cut++) {
+    for (let cut2 = cut; cut2 <= wire.length; cut2 += 7) {
+      const seen = [];
+      let buffer = "";
+      for (const chunk of [wire.slice(0, cut), wire.slice(cut, cut2), wire.slice(cut2)]) {
+        const parsed = parseSSE(buffer + chunk);
+        buffer = parsed.rest;
+        seen.push(...parsed.events);
+      }
+      assert.deepEqual(seen, events);
+      assert.equal(buffer, "");
+    }
+  }
+  assert.deepEqual(parseSSE("data: {\"a\": 1}\r\n\r\n: comment\n\n").events, [{ a: 1 }]);
+});
+
+test("HS-222: durations and JSON text for the page", () => {
+  assert.equal(duration(0, 12.4), "12 ms");
+  assert.equal(duration(0, 2500), "2.50 s");
+  assert.equal(duration(5, null), "…");
+  assert.equal(prettyJSON('{"a":1}'), '{\n  "a": 1\n}');
+  assert.equal(prettyJSON("not json"), "not json");
+  assert.equal(prettyJSON(null), "");
+});
