@@ -310,18 +310,21 @@ class _Connection:
     async def _read_head(self) -> _Request | None:
         self.state, self.since = "idle", time.monotonic()
         limits = self.limits
-        while self.buffer[:2] == b"\r\n":
-            del self.buffer[:2]
-        if not self.buffer:
-            # HS-114: an idle keep-alive connection is closed after the timeout.
-            try:
-                async with asyncio.timeout(limits.keep_alive_timeout):
+        # HS-114: empty lines before a request line are dropped, also when they arrive
+        # on their own; an idle keep-alive connection is closed after the timeout.
+        try:
+            async with asyncio.timeout(limits.keep_alive_timeout):
+                while True:
+                    while self.buffer[:2] == b"\r\n":
+                        del self.buffer[:2]
+                    if self.buffer:
+                        break
                     data = await self._read()
-            except TimeoutError:
-                return None
-            if not data:
-                return None
-            self.buffer += data
+                    if not data:
+                        return None
+                    self.buffer += data
+        except TimeoutError:
+            return None
         self.state = "head"
         deadline = asyncio.get_running_loop().time() + limits.head_timeout
         try:
@@ -613,8 +616,10 @@ class _Exchange:
         if kind == "http.response.start":
             if self.started:
                 raise RuntimeError("http.response.start was sent twice")
+            # HS-118: a start that cannot be sent leaves the answer unstarted (a 500)
+            head = self._head(message)
             self.started = True
-            self.writer.write(self._head(message))
+            self.writer.write(head)
         elif kind == "http.response.body":
             if not self.started or self.finished:
                 raise RuntimeError(

@@ -1,5 +1,5 @@
 """The dev server on real loopback sockets, driven by raw HTTP/1.1 and hostile clients
-(spec/hosting.md HS-7, HS-110 .. HS-117)."""
+(spec/hosting.md HS-7, HS-110 .. HS-118)."""
 
 from __future__ import annotations
 
@@ -618,3 +618,238 @@ async def test_the_scope_carries_the_request() -> None:
     assert scope["client"][0] == "127.0.0.1"
     assert scope["server"] == ("127.0.0.1", port)
     assert (scope["method"], scope["http_version"]) == ("GET", "1.1")
+
+
+async def test_sends_out_of_order_or_malformed_raise_in_the_application() -> None:
+    """HS-118: a second `http.response.start`, a body before the start or after the
+    end, an unknown message type, a response header holding CR, LF or NUL and a body
+    longer than its `content-length` raise in `send()`; the application raising counts
+    as HS-110 says (500 before the answer started, a closed connection after)."""
+    raised: list[str] = []
+    start = {"type": "http.response.start", "status": 200, "headers": []}
+    end = {"type": "http.response.body", "body": b""}
+    plans: dict[str, list[Message]] = {
+        "/twice": [start, start],
+        "/early": [end],
+        "/after": [start, end, end],
+        "/kind": [{"type": "http.response.trailers"}],
+        "/header": [{**start, "headers": [(b"x-a", b"1\r\nx-b: 2")]}],
+        "/long": [
+            {**start, "headers": [(b"content-length", b"2")]},
+            {"type": "http.response.body", "body": b"abc"},
+        ],
+    }
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        try:
+            for message in plans[scope["path"]]:
+                await send(message)
+        except (RuntimeError, ValueError) as exc:
+            raised.append(f"{scope['path']} {type(exc).__name__}")
+            raise
+
+    async with running(app) as server:
+        for path in plans:
+            answer = await request_once(
+                server.port, b"GET " + path.encode() + b" HTTP/1.1\r\n\r\n"
+            )
+            if path in ("/early", "/kind", "/header"):
+                assert status_of(answer) == 500, path
+                assert answer.endswith(b"internal server error")
+            elif path == "/after":
+                # the answer was complete; the connection closes after it
+                assert answer.endswith(b"\r\n\r\n0\r\n\r\n")
+            else:
+                assert status_of(answer) == 200, path
+                assert not answer.endswith(b"0\r\n\r\n")
+    assert raised == [
+        "/twice RuntimeError",
+        "/early RuntimeError",
+        "/after RuntimeError",
+        "/kind ValueError",
+        "/header ValueError",
+        "/long RuntimeError",
+    ]
+
+
+async def test_response_framing_is_the_servers() -> None:
+    """HS-110, HS-118: the server frames the response itself: the application's
+    `transfer-encoding` and `connection: keep-alive` headers are replaced by its own; a
+    status without a standard reason phrase is sent as `Unknown`; an HTTP/1.0 answer
+    without a length is delimited by the close; an answer shorter than its
+    `content-length` closes the connection."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        if scope["path"] == "/short":
+            headers = [(b"content-length", b"10")]
+        else:
+            headers = [(b"transfer-encoding", b"gzip"), (b"connection", b"keep-alive")]
+        await send({"type": "http.response.start", "status": 599, "headers": headers})
+        await send({"type": "http.response.body", "body": b"abc"})
+
+    async with running(app) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET / HTTP/1.1\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 599 Unknown\r\n")
+        assert head.count(b"transfer-encoding") == head.count(b"connection") == 1
+        assert b"transfer-encoding: chunked" in head
+        assert b"connection: keep-alive" in head
+        assert await reader.readuntil(b"0\r\n\r\n") == b"3\r\nabc\r\n0\r\n\r\n"
+        writer.write(b"GET /short HTTP/1.1\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert b"connection: keep-alive" in head
+        assert await reader.read() == b"abc"
+        writer.close()
+        old = await request_once(server.port, b"GET / HTTP/1.0\r\n\r\n")
+        assert b"transfer-encoding" not in old
+        assert b"connection: close" in old
+        assert old.endswith(b"\r\n\r\nabc")
+
+
+async def test_bodies_that_arrive_in_pieces() -> None:
+    """HS-111: a chunked body whose chunks arrive after the head reaches the
+    application; an unread small body whose rest arrives after the answer is skipped
+    and the connection kept; a body that ends early (the client half-closes) is a
+    disconnect, also while it is being skipped."""
+    app = BodyApp()
+    async with running(app) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n")
+        await until(lambda: any(c.state == "busy" for c in server._connections))
+        for part in (b"3\r", b"\nab", b"c\r\n0\r\n\r\n"):
+            writer.write(part)
+            await writer.drain()
+        assert await read_response(reader) == (
+            200,
+            {"content-length": "3", "connection": "keep-alive"},
+            b"abc",
+        )
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 10\r\n\r\nabc")
+        writer.write_eof()
+        assert await reader.read() == b""
+        writer.close()
+    assert app.after == ["disconnect while reading"]
+
+    async with running(BodyApp(read=False)) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 10\r\n\r\nabc")
+        assert (await read_response(reader))[0] == 200
+        writer.write(b"defghij" + GET_MODELS)
+        assert (await read_response(reader))[0] == 200
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 10\r\n\r\nabc")
+        writer.write_eof()
+        assert (await read_response(reader))[0] == 200
+        assert await reader.read() == b""
+        writer.close()
+
+
+async def test_malformed_chunks_are_a_disconnect() -> None:
+    """HS-111: a chunk without its CRLF, an empty or over-long chunk size and a chunk
+    size line that never ends are malformed: the application receives
+    `http.disconnect` and the connection closes."""
+    for body in (b"3\r\nabcX\r\n", b"\r\n", b"1" * 16 + b"\r\n", b"1" * 5000):
+        app = BodyApp()
+        async with running(app) as server:
+            answer = await request_once(
+                server.port,
+                b"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n" + body,
+            )
+        assert answer == b""
+        assert app.after == ["disconnect while reading"], body[:20]
+
+
+async def test_heads_before_and_beyond_a_request() -> None:
+    """HS-114: empty lines before a request line are ignored; a head that passes
+    `max_head_bytes` before it ends is 431, one holding a NUL 400; a client that closes
+    in the middle of a head gets no answer."""
+    async with running(BodyApp(read=False), max_head_bytes=1024) as server:
+        answer = await request_once(server.port, b"\r\n\r\n" + GET_CLOSE)
+        assert status_of(answer) == 200
+        answer = await request_once(server.port, b"GET / HTTP/1.1\r\nx: " + b"a" * 2000)
+        assert status_of(answer) == 431
+        answer = await request_once(server.port, b"GET / HTTP/1.1\r\nx: a\0b\r\n\r\n")
+        assert status_of(answer) == 400
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET / HTTP/1.1\r\nx: a")
+        writer.write_eof()
+        assert await reader.read() == b""
+        writer.close()
+
+
+async def test_bytes_sent_while_busy_are_kept_up_to_the_head_cap() -> None:
+    """HS-110, HS-112, HS-114: a request sent while the previous one is answered is kept and
+    answered next; bytes past `max_head_bytes` that never end a head are 431."""
+    gate = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        if scope["path"] == "/wait":
+            await gate.wait()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", b"2")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async with running(app, max_head_bytes=1024) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET /wait HTTP/1.1\r\n\r\n")
+        await until(lambda: any(c.state == "busy" for c in server._connections))
+        (connection,) = server._connections
+        writer.write(GET_MODELS)
+        await until(lambda: bytes(connection.buffer) == GET_MODELS)
+        writer.write(b"GET /wait HTTP/1.1\r\nx: " + b"a" * 2000)
+        await until(lambda: len(connection.buffer) > 1024)
+        gate.set()
+        assert (await read_response(reader))[:2] == (
+            200,
+            {"content-length": "2", "connection": "keep-alive"},
+        )
+        assert (await read_response(reader))[0] == 200
+        assert status_of(await reader.read()) == 431
+        writer.close()
+
+
+async def test_lifespan_around_a_failed_bind_and_a_failed_shutdown(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """HS-116: when the address cannot be bound, `start` raises and the lifespan is
+    shut down again; a `lifespan.shutdown.failed` answer is logged; a lifespan task
+    still running after its shutdown answer is cancelled."""
+    log: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            raise ValueError("lifespan only")
+        try:
+            while True:
+                message = await receive()
+                log.append(message["type"])
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    await send({"type": "lifespan.shutdown.failed", "message": "x"})
+        except asyncio.CancelledError:
+            log.append("cancelled")
+            raise
+
+    async with running(app) as taken:
+        with pytest.raises(OSError, match="in use"):
+            await serve(app, "127.0.0.1", taken.port)
+        assert log == [
+            "lifespan.startup",
+            "lifespan.startup",
+            "lifespan.shutdown",
+            "cancelled",
+        ]
+    assert log[4:] == ["lifespan.shutdown", "cancelled"]
+    assert "lifespan shutdown failed" in caplog.text
