@@ -6,6 +6,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
+import socket
+import struct
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -19,7 +23,9 @@ from minagent.hosting.server import (
     LifespanFailed,
     Server,
     ServerLimits,
+    run,
     serve,
+    serve_until_signalled,
 )
 
 from ._served import EchoModel, read_response, request_once, status_of
@@ -853,3 +859,97 @@ async def test_lifespan_around_a_failed_bind_and_a_failed_shutdown(
         ]
     assert log[4:] == ["lifespan.shutdown", "cancelled"]
     assert "lifespan shutdown failed" in caplog.text
+
+
+async def test_a_server_never_started_closes_quietly() -> None:
+    """HS-7: `close()` and `shutdown()` of a server that was never started do nothing
+    (no lifespan event reaches the application); a second shutdown does nothing."""
+    app = BodyApp(read=False)
+    server = Server(app)
+    server.close()
+    await server.shutdown()
+    assert (server.sockets, server.connection_count, app.seen) == ((), 0, [])
+    started = await serve(app, "127.0.0.1", 0)
+    await started.shutdown(0)
+    await started.shutdown(0)
+    assert started.sockets == ()
+
+
+async def test_shutdown_waits_for_a_refused_connection() -> None:
+    """HS-113, HS-115: a newcomer refused with 503 at the cap is closed before
+    shutdown returns, even when it neither reads nor closes."""
+    gate = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        await gate.wait()
+
+    server = await serve(app, "127.0.0.1", 0, ServerLimits(max_connections=1))
+    busy_reader, busy_writer = await asyncio.open_connection("127.0.0.1", server.port)
+    busy_writer.write(GET_MODELS)
+    await until(lambda: any(c.state == "busy" for c in server._connections))
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(GET_MODELS)
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503 ")
+    await server.shutdown(0)
+    assert await reader.read() == b"server busy"
+    assert await busy_reader.read() == b""
+    for closing in (writer, busy_writer):
+        closing.close()
+
+
+async def test_a_client_that_resets_mid_head_gets_no_answer() -> None:
+    """HS-114: a client that resets its connection in the middle of a head is closed
+    without an answer; the server goes on serving."""
+    async with running(echo_app()) as server:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        await until(lambda: server.connection_count == 1)
+        writer.write(b"GET / HTTP/1.1\r\nx: a")
+        await writer.drain()
+        (connection,) = server._connections
+        await until(lambda: connection.state == "head")
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+        await until(lambda: server.connection_count == 0)
+        assert status_of(await request_once(server.port, GET_CLOSE)) == 200
+        assert connection.linger is False
+
+
+def test_run_serves_until_sigterm() -> None:
+    """HS-7, HS-115: `run` serves in a new event loop until SIGTERM, then shuts down
+    and returns."""
+    answers: list[bytes] = []
+
+    def ready(server: Server) -> None:
+        async def client() -> None:
+            answers.append(await request_once(server.port, GET_CLOSE))
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        asyncio.get_running_loop().create_task(client())
+
+    run(echo_app(), "127.0.0.1", 0, ready=ready)
+    assert len(answers) == 1
+    assert status_of(answers[0]) == 200
+
+
+async def test_serve_until_signalled_without_ready() -> None:
+    """HS-115: `serve_until_signalled` without a `ready` callback serves until SIGINT,
+    then returns and no longer listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    serving = asyncio.create_task(serve_until_signalled(echo_app(), "127.0.0.1", port))
+    answer = b""
+    while not answer:
+        try:
+            answer = await request_once(port, GET_CLOSE)
+        except ConnectionRefusedError:
+            await asyncio.sleep(0.01)
+    assert status_of(answer) == 200
+    os.kill(os.getpid(), signal.SIGINT)
+    await serving
+    with pytest.raises(ConnectionRefusedError):
+        await asyncio.open_connection("127.0.0.1", port)
