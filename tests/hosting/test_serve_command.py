@@ -4,12 +4,15 @@ hostile clients; the README's serve commands from a fresh copy of the repository
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import io
 import json
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -18,6 +21,8 @@ from typing import Any
 
 import openai
 import pytest
+
+from minagent.cli.serve import add_serve_parser, serve_command
 
 from ._served import (
     JOURNAL,
@@ -136,15 +141,26 @@ def test_bad_targets_and_options_are_one_error_line() -> None:
         ("--demo", "--port", "70000"): "--port",
         ("--demo", "--host", "0.0.0.0", "--token", " "): "token",
     }
-    for args, words in cases.items():
-        done = run_serve(*args)
-        assert done.returncode == 2, (args, done.stderr)
-        lines = done.stderr.strip().splitlines()
-        assert len(lines) == 1, (args, done.stderr)
-        assert lines[0].startswith("error: ")
-        assert words in lines[0], (args, lines[0])
-        assert "Traceback" not in done.stderr
-        assert done.stdout == ""
+    # HS-130: an address that cannot be bound (taken here), localhost counting as
+    # loopback (HS-131)
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = str(taken.getsockname()[1])
+    cases[("--demo", "--port", port)] = f"cannot serve at 127.0.0.1:{port}: "
+    cases[("--demo", "--host", "localhost", "--port", port)] = (
+        f"cannot serve at localhost:{port}: "
+    )
+    with taken:
+        for args, words in cases.items():
+            done = run_serve(*args)
+            assert done.returncode == 2, (args, done.stderr)
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1, (args, done.stderr)
+            assert lines[0].startswith("error: ")
+            assert words in lines[0], (args, lines[0])
+            assert "Traceback" not in done.stderr
+            assert done.stdout == ""
     # an empty MINAGENT_TOKEN counts as unset
     done = run_serve("--demo", "--host", "0.0.0.0", env={"MINAGENT_TOKEN": ""})
     assert done.returncode == 2
@@ -188,6 +204,7 @@ async def test_the_demo_answers_offline(stream: bool) -> None:
             else:
                 completion = await client.chat.completions.create(**request)
                 text = completion.choices[0].message.content or ""
+        assert served.stop()[0] == 0
     assert text == "In Paris it is 18 °C, which is 64.4 °F."
 
 
@@ -407,3 +424,17 @@ async def test_a_second_signal_cancels_at_once(tmp_path: Path) -> None:
         code = served.process.wait(timeout=60)
     assert code == 0
     assert journal.read_text().split() == ["started", "cancelled"]
+
+
+def test_demo_without_a_demo_agent_is_an_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """HS-133: `serve_command` given no demo agent refuses `--demo` with one `error:`
+    line and exit status 2, before anything is bound."""
+    parser = argparse.ArgumentParser()
+    add_serve_parser(parser.add_subparsers())
+    args = parser.parse_args(["serve", "--demo", "--port", "0"])
+    out = io.StringIO()
+    assert serve_command(args, out) == 2
+    assert capsys.readouterr().err == "error: this command line has no demo agent\n"
+    assert out.getvalue() == ""
