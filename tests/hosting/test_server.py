@@ -258,8 +258,9 @@ async def test_an_unread_body_is_skipped_when_small() -> None:
 
 
 async def test_a_client_that_leaves_is_reported_to_the_application() -> None:
-    """HS-112: after the body, a client that closes its socket makes `receive()` return
-    `http.disconnect`, and `send()` then raises `ClientDisconnected` (an OSError)."""
+    """HS-112: after the body, a client that closes its socket makes every
+    `receive()` return `http.disconnect`, and `send()` then raises
+    `ClientDisconnected` (an OSError)."""
     seen: list[Any] = []
     reading = asyncio.Event()
 
@@ -273,6 +274,7 @@ async def test_a_client_that_leaves_is_reported_to_the_application() -> None:
             await send({"type": "http.response.start", "status": 200, "headers": []})
         except ClientDisconnected as exc:
             seen.append(isinstance(exc, OSError))
+        seen.append((await receive())["type"])
 
     async with running(app) as server:
         _reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
@@ -281,7 +283,7 @@ async def test_a_client_that_leaves_is_reported_to_the_application() -> None:
         await reading.wait()
         writer.close()
         await writer.wait_closed()
-    assert seen == ["http.request", "http.disconnect", True]
+    assert seen == ["http.request", "http.disconnect", True, "http.disconnect"]
 
 
 async def test_idle_connections_are_evicted_at_the_cap() -> None:
@@ -788,8 +790,8 @@ async def test_heads_before_and_beyond_a_request() -> None:
 
 
 async def test_bytes_sent_while_busy_are_kept_up_to_the_head_cap() -> None:
-    """HS-110, HS-112, HS-114: a request sent while the previous one is answered is kept and
-    answered next; bytes past `max_head_bytes` that never end a head are 431."""
+    """HS-110, HS-112, HS-114: a request sent while the previous one is answered is
+    kept and answered next; bytes past `max_head_bytes` that never end a head are 431."""
     gate = asyncio.Event()
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -953,3 +955,27 @@ async def test_serve_until_signalled_without_ready() -> None:
     await serving
     with pytest.raises(ConnectionRefusedError):
         await asyncio.open_connection("127.0.0.1", port)
+
+
+async def test_a_cancel_that_is_not_the_servers_goes_on() -> None:
+    """HS-115: a connection's task cancelled by someone other than the server's
+    shutdown ends cancelled (the cancel is not swallowed) and the connection closes."""
+    entered = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        entered.set()
+        await asyncio.Event().wait()
+
+    async with running(app) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(GET_MODELS)
+        await entered.wait()
+        (connection,) = server._connections
+        connection.task.cancel()
+        await asyncio.wait({connection.task})
+        assert connection.task.cancelled()
+        assert server.connection_count == 0
+        assert await reader.read() == b""
+        writer.close()
