@@ -22,11 +22,13 @@ from typing import Any
 import openai
 import pytest
 
+from minagent import Agent
 from minagent.cli.serve import add_serve_parser, serve_command
 
 from ._served import (
     JOURNAL,
     ROOT,
+    EchoModel,
     Served,
     read_response,
     request_once,
@@ -438,3 +440,40 @@ def test_demo_without_a_demo_agent_is_an_error(
     assert serve_command(args, out) == 2
     assert capsys.readouterr().err == "error: this command line has no demo agent\n"
     assert out.getvalue() == ""
+
+
+class PlainAgent:
+    """A served agent that is not an async context manager: a name and a `run`."""
+
+    def __init__(self) -> None:
+        self.name = "plain"
+        self._inner = Agent(EchoModel(), name="plain")
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        return self._inner.run(*args, **kwargs)
+
+
+plain = PlainAgent()
+
+
+async def test_an_agent_that_is_no_context_manager_is_served(stream: bool) -> None:
+    """HS-130: an agent that is not an async context manager (anything with a `run`)
+    is served as it is, and the command stops cleanly."""
+    with served_process("tests.hosting.test_serve_command:plain") as served:
+        async with sdk(served) as client:
+            if stream:
+                events = await client.chat.completions.create(
+                    **chat("plain", "x"), stream=True
+                )
+                async with events:
+                    parts = [
+                        c.choices[0].delta.content async for c in events if c.choices
+                    ]
+                text = "".join(p for p in parts if p)
+            else:
+                completion = await client.chat.completions.create(**chat("plain", "x"))
+                text = completion.choices[0].message.content or ""
+        code, errors = served.stop()
+    assert text == "echo: x"
+    assert code == 0
+    assert "Traceback" not in errors
