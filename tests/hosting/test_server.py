@@ -979,3 +979,23 @@ async def test_a_cancel_that_is_not_the_servers_goes_on() -> None:
         assert server.connection_count == 0
         assert await reader.read() == b""
         writer.close()
+
+
+async def test_shutdown_lets_an_unread_body_arrive_then_closes() -> None:
+    """HS-111, HS-115: a shutdown while the server skips a small body the application
+    did not read lets the body arrive within the grace, then closes the connection
+    instead of waiting for a next request."""
+    async with running(BodyApp(read=False)) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 10\r\n\r\nabc")
+        status, headers, _body = await read_response(reader)
+        assert (status, headers["connection"]) == (200, "keep-alive")
+        (connection,) = server._connections
+        assert connection.state == "busy"
+        stopping = asyncio.create_task(server.shutdown(60))
+        await until(lambda: server.closing)
+        writer.write(b"defghij")
+        assert await reader.read() == b""
+        await stopping
+        assert not connection.stopping
+        writer.close()
