@@ -21,10 +21,13 @@ from typing import Any
 
 import openai
 import pytest
+import redis as redis_client
 
 from minagent import Agent
 from minagent.cli.serve import add_serve_parser, serve_command
 
+from .._support.redis_server import SERVER as REDIS_SERVER
+from .._support.redis_server import RedisServer
 from ._served import (
     JOURNAL,
     ROOT,
@@ -476,4 +479,36 @@ async def test_an_agent_that_is_no_context_manager_is_served(stream: bool) -> No
         code, errors = served.stop()
     assert text == "echo: x"
     assert code == 0
+    assert "Traceback" not in errors
+
+
+@pytest.mark.skipif(REDIS_SERVER is None, reason="no redis-server on this machine")
+async def test_a_redis_store_keeps_the_conversation_and_stops_cleanly(
+    tmp_path: Path,
+) -> None:
+    """HS-134, HS-135: with `--store redis://...` a conversation is kept in that Redis
+    database, and SIGTERM stops the command with exit status 0 and no traceback."""
+    redis = RedisServer(tmp_path)
+    redis.start()
+    try:
+        with served_process(
+            "tests.hosting._served:echo",
+            "--store",
+            redis.url,
+        ) as served:
+            async with sdk(served) as client:
+                response = await client.responses.create(
+                    model="echo", input="hi", conversation="kept", store=False
+                )
+            code, errors = served.stop()
+        stored = redis_client.Redis.from_url(redis.url, decode_responses=True)
+        try:
+            keys = [str(key) for key in stored.keys("*")]
+        finally:
+            stored.close()
+    finally:
+        redis.stop()
+    assert response.output_text == "echo: hi"
+    assert code == 0
+    assert any("kept" in key for key in keys), keys
     assert "Traceback" not in errors
