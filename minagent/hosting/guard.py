@@ -22,7 +22,6 @@ method, path (without the query string), status and duration.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hmac
 import json
 import logging
@@ -261,8 +260,7 @@ class Guard:
                 watcher.cancel()
             if task not in done:
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+                await _settle(task)
                 if gone.is_set():
                     # HS-125: the client went away; nothing more is sent.
                     exchange.status, exchange.outcome = 499, "client disconnected"
@@ -304,11 +302,18 @@ class Guard:
             if not task.done():
                 # the guard itself was cancelled (server shutdown)
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+                await _settle(task)
             pumping.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await pumping
+            await _settle(pumping)
+
+
+async def _settle(task: asyncio.Future[Any]) -> None:
+    # Wait for a task we cancelled without raising its end (our cancel, its error)
+    # into this frame, and take its exception so that asyncio does not log it. (A
+    # cancel of the guard's own task still goes on.)
+    await asyncio.wait({task})
+    if not task.cancelled():
+        task.exception()
 
 
 class _Exchange:

@@ -171,12 +171,12 @@ class Server:
         """HS-115: graceful shutdown; ``grace`` seconds for requests in flight."""
         self.close()
         grace = self.limits.shutdown_grace if grace is None else grace
-        tasks = {c.task for c in self._connections if c.task is not None}
+        tasks = {c.task for c in self._connections}
         if tasks:
             _done, pending = await asyncio.wait(tasks, timeout=grace)
+            # a connection leaves the set before its task ends: those left are pending
             for connection in list(self._connections):
-                if connection.task in pending:
-                    connection.cancel()
+                connection.cancel()
             if pending:
                 await asyncio.wait(pending)
         if self._refusing:
@@ -203,9 +203,8 @@ class Server:
                 min(waiting, key=lambda c: c.since).drop()
             else:
                 writer.write(_plain(503, b"server busy", retry_after=True))
-                task = asyncio.current_task()
-                if task is not None:
-                    self._refusing.add(task)
+                task = _this_task()
+                self._refusing.add(task)
                 try:
                     await _linger(reader, writer, 1.0)
                 finally:
@@ -218,13 +217,20 @@ class Server:
         except asyncio.CancelledError:
             # HS-115: a cancel of our own (shutdown) ends the connection's task
             # normally; any other cancel goes on.
-            task = asyncio.current_task()
-            if not connection.stopping or task is None or task.uncancel():
+            if not connection.stopping or _this_task().uncancel():
                 raise
         except Exception:
             _log.exception("hosting server: a connection failed")
         finally:
             self._connections.discard(connection)
+
+
+def _this_task() -> asyncio.Task[Any]:
+    # The server's coroutines always run in a task (asyncio.start_server makes one
+    # per connection), so there is always a current task.
+    task = asyncio.current_task()
+    assert task is not None
+    return task
 
 
 async def _linger(
@@ -267,7 +273,7 @@ class _Connection:
         self.buffer = bytearray()
         self.state = "idle"
         self.since = time.monotonic()
-        self.task = asyncio.current_task()
+        self.task = _this_task()
         self.stopping = False
         self.dropped = False
         # an error answer was written: close without a reset (see _linger)
@@ -285,8 +291,7 @@ class _Connection:
     def cancel(self) -> None:
         """Cancel the request in flight (end of a graceful shutdown)."""
         self.stopping = True
-        if self.task is not None:
-            self.task.cancel()
+        self.task.cancel()
 
     async def _read(self) -> bytes:
         try:
@@ -310,18 +315,21 @@ class _Connection:
     async def _read_head(self) -> _Request | None:
         self.state, self.since = "idle", time.monotonic()
         limits = self.limits
-        while self.buffer[:2] == b"\r\n":
-            del self.buffer[:2]
-        if not self.buffer:
-            # HS-114: an idle keep-alive connection is closed after the timeout.
-            try:
-                async with asyncio.timeout(limits.keep_alive_timeout):
+        # HS-114: empty lines before a request line are dropped, also when they arrive
+        # on their own; an idle keep-alive connection is closed after the timeout.
+        try:
+            async with asyncio.timeout(limits.keep_alive_timeout):
+                while True:
+                    while self.buffer[:2] == b"\r\n":
+                        del self.buffer[:2]
+                    if self.buffer:
+                        break
                     data = await self._read()
-            except TimeoutError:
-                return None
-            if not data:
-                return None
-            self.buffer += data
+                    if not data:
+                        return None
+                    self.buffer += data
+        except TimeoutError:
+            return None
         self.state = "head"
         deadline = asyncio.get_running_loop().time() + limits.head_timeout
         try:
@@ -613,8 +621,10 @@ class _Exchange:
         if kind == "http.response.start":
             if self.started:
                 raise RuntimeError("http.response.start was sent twice")
+            # HS-118: a start that cannot be sent leaves the answer unstarted (a 500)
+            head = self._head(message)
             self.started = True
-            self.writer.write(self._head(message))
+            self.writer.write(head)
         elif kind == "http.response.body":
             if not self.started or self.finished:
                 raise RuntimeError(
@@ -745,8 +755,11 @@ class _Lifespan:
         assert self.task is not None
         if not self.task.done():
             self.task.cancel()
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await self.task
+        # The task's own end (an error, our cancel) is not the caller's: wait without
+        # raising it, and take its exception so that asyncio does not log it.
+        await asyncio.wait({self.task})
+        if not self.task.cancelled():
+            self.task.exception()
 
 
 async def serve(

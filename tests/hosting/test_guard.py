@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from minagent import Agent, tool
 from minagent.hosting import HostingApp
 from minagent.hosting.guard import Guard
-from minagent.hosting.server import Server, serve
+from minagent.hosting.server import ClientDisconnected, Server, serve
 from minagent.testing import ScriptedChatClient, call
 
 from ._served import EchoModel, SlowModel, read_response, request_once, status_of
@@ -537,3 +537,94 @@ async def test_one_access_log_line_per_request(
     assert all(line.split(" ")[3].endswith("s") for line in lines)
     assert TOKEN not in caplog.text
     assert "hidden-query" not in caplog.text
+
+
+def access_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage() for r in caplog.records if r.name == "minagent.hosting.access"
+    ]
+
+
+async def test_a_send_that_fails_because_the_client_left_is_a_499(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """HS-125, HS-127: a `send()` that raises an OSError (the ASGI server's word for a
+    client that is gone) counts as a disconnect: the guard sends nothing more and logs
+    499 `client disconnected`, not an application error."""
+    caplog.set_level(logging.INFO, logger="minagent")
+    calls: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    async def receive() -> dict[str, Any]:
+        if not calls:
+            calls.append("body")
+            return {"type": "http.request", "body": b""}
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        calls.append(message["type"])
+        raise ClientDisconnected("gone")
+
+    await Guard(app)({"type": "http", "method": "POST", "path": "/run"}, receive, send)
+    assert calls == ["body", "http.response.start"]
+    assert access_lines(caplog)[0].startswith("POST /run 499 ")
+    assert access_lines(caplog)[0].endswith("s (client disconnected)")
+    assert "the application raised" not in caplog.text
+
+
+async def test_after_the_client_left_receive_says_disconnect(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """HS-125: once the client is gone, every `receive()` of the application returns
+    `http.disconnect` (the body it did not read is not handed over)."""
+    caplog.set_level(logging.INFO, logger="minagent.hosting.access")
+    seen: list[str] = []
+    messages = [{"type": "http.disconnect"}, {"type": "http.request", "body": b"x"}]
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        for _ in range(2):
+            seen.append((await receive())["type"])
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop()
+
+    sent: list[Any] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await Guard(app)({"type": "http", "method": "GET", "path": "/"}, receive, send)
+    assert seen == ["http.disconnect", "http.disconnect"]
+    assert sent == []
+
+
+async def test_an_application_that_raises_after_answering_or_cancels_itself(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """HS-126, HS-127: an application that raises after its answer started gets no
+    second answer from the guard (the log names the exception's type); one that ends
+    cancelled without the guard cancelling it is logged `application cancelled` and the
+    guard sends nothing."""
+    caplog.set_level(logging.INFO, logger="minagent")
+
+    async def raises_late(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        raise KeyError("secret-key-text")
+
+    async def cancels_itself(scope: Any, receive: Any, send: Any) -> None:
+        raise asyncio.CancelledError
+
+    sent = await asgi(Guard(raises_late), {"path": "/late"})
+    assert [m["type"] for m in sent] == ["http.response.start"]
+    sent = await asgi(Guard(cancels_itself), {"path": "/cancelled"})
+    assert sent == []
+    lines = access_lines(caplog)
+    assert lines[0].startswith("GET /late 200 ")
+    assert lines[0].endswith("s (application raised KeyError)")
+    assert lines[1].startswith("GET /cancelled 0 ")
+    assert lines[1].endswith("s (application cancelled)")
+    assert "secret-key-text" not in caplog.text

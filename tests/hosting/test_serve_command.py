@@ -4,12 +4,15 @@ hostile clients; the README's serve commands from a fresh copy of the repository
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import io
 import json
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -18,10 +21,17 @@ from typing import Any
 
 import openai
 import pytest
+import redis as redis_client
 
+from minagent import Agent
+from minagent.cli.serve import add_serve_parser, serve_command
+
+from .._support.redis_server import SERVER as REDIS_SERVER
+from .._support.redis_server import RedisServer
 from ._served import (
     JOURNAL,
     ROOT,
+    EchoModel,
     Served,
     read_response,
     request_once,
@@ -136,15 +146,26 @@ def test_bad_targets_and_options_are_one_error_line() -> None:
         ("--demo", "--port", "70000"): "--port",
         ("--demo", "--host", "0.0.0.0", "--token", " "): "token",
     }
-    for args, words in cases.items():
-        done = run_serve(*args)
-        assert done.returncode == 2, (args, done.stderr)
-        lines = done.stderr.strip().splitlines()
-        assert len(lines) == 1, (args, done.stderr)
-        assert lines[0].startswith("error: ")
-        assert words in lines[0], (args, lines[0])
-        assert "Traceback" not in done.stderr
-        assert done.stdout == ""
+    # HS-130: an address that cannot be bound (taken here), localhost counting as
+    # loopback (HS-131)
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = str(taken.getsockname()[1])
+    cases[("--demo", "--port", port)] = f"cannot serve at 127.0.0.1:{port}: "
+    cases[("--demo", "--host", "localhost", "--port", port)] = (
+        f"cannot serve at localhost:{port}: "
+    )
+    with taken:
+        for args, words in cases.items():
+            done = run_serve(*args)
+            assert done.returncode == 2, (args, done.stderr)
+            lines = done.stderr.strip().splitlines()
+            assert len(lines) == 1, (args, done.stderr)
+            assert lines[0].startswith("error: ")
+            assert words in lines[0], (args, lines[0])
+            assert "Traceback" not in done.stderr
+            assert done.stdout == ""
     # an empty MINAGENT_TOKEN counts as unset
     done = run_serve("--demo", "--host", "0.0.0.0", env={"MINAGENT_TOKEN": ""})
     assert done.returncode == 2
@@ -188,6 +209,7 @@ async def test_the_demo_answers_offline(stream: bool) -> None:
             else:
                 completion = await client.chat.completions.create(**request)
                 text = completion.choices[0].message.content or ""
+        assert served.stop()[0] == 0
     assert text == "In Paris it is 18 °C, which is 64.4 °F."
 
 
@@ -407,3 +429,86 @@ async def test_a_second_signal_cancels_at_once(tmp_path: Path) -> None:
         code = served.process.wait(timeout=60)
     assert code == 0
     assert journal.read_text().split() == ["started", "cancelled"]
+
+
+def test_demo_without_a_demo_agent_is_an_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """HS-133: `serve_command` given no demo agent refuses `--demo` with one `error:`
+    line and exit status 2, before anything is bound."""
+    parser = argparse.ArgumentParser()
+    add_serve_parser(parser.add_subparsers())
+    args = parser.parse_args(["serve", "--demo", "--port", "0"])
+    out = io.StringIO()
+    assert serve_command(args, out) == 2
+    assert capsys.readouterr().err == "error: this command line has no demo agent\n"
+    assert out.getvalue() == ""
+
+
+class PlainAgent:
+    """A served agent that is not an async context manager: a name and a `run`."""
+
+    def __init__(self) -> None:
+        self.name = "plain"
+        self._inner = Agent(EchoModel(), name="plain")
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        return self._inner.run(*args, **kwargs)
+
+
+plain = PlainAgent()
+
+
+async def test_an_agent_that_is_no_context_manager_is_served(stream: bool) -> None:
+    """HS-130: an agent that is not an async context manager (anything with a `run`)
+    is served as it is, and the command stops cleanly."""
+    with served_process("tests.hosting.test_serve_command:plain") as served:
+        async with sdk(served) as client:
+            if stream:
+                events = await client.chat.completions.create(
+                    **chat("plain", "x"), stream=True
+                )
+                async with events:
+                    parts = [
+                        c.choices[0].delta.content async for c in events if c.choices
+                    ]
+                text = "".join(p for p in parts if p)
+            else:
+                completion = await client.chat.completions.create(**chat("plain", "x"))
+                text = completion.choices[0].message.content or ""
+        code, errors = served.stop()
+    assert text == "echo: x"
+    assert code == 0
+    assert "Traceback" not in errors
+
+
+@pytest.mark.skipif(REDIS_SERVER is None, reason="no redis-server on this machine")
+async def test_a_redis_store_keeps_the_conversation_and_stops_cleanly(
+    tmp_path: Path,
+) -> None:
+    """HS-134, HS-135: with `--store redis://...` a conversation is kept in that Redis
+    database, and SIGTERM stops the command with exit status 0 and no traceback."""
+    redis = RedisServer(tmp_path)
+    redis.start()
+    try:
+        with served_process(
+            "tests.hosting._served:echo",
+            "--store",
+            redis.url,
+        ) as served:
+            async with sdk(served) as client:
+                response = await client.responses.create(
+                    model="echo", input="hi", conversation="kept", store=False
+                )
+            code, errors = served.stop()
+        stored = redis_client.Redis.from_url(redis.url, decode_responses=True)
+        try:
+            keys = [str(key) for key in stored.keys("*")]
+        finally:
+            stored.close()
+    finally:
+        redis.stop()
+    assert response.output_text == "echo: hi"
+    assert code == 0
+    assert any("kept" in key for key in keys), keys
+    assert "Traceback" not in errors

@@ -1,11 +1,15 @@
 """The dev server on real loopback sockets, driven by raw HTTP/1.1 and hostile clients
-(spec/hosting.md HS-7, HS-110 .. HS-117)."""
+(spec/hosting.md HS-7, HS-110 .. HS-118)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import os
+import signal
+import socket
+import struct
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -19,7 +23,9 @@ from minagent.hosting.server import (
     LifespanFailed,
     Server,
     ServerLimits,
+    run,
     serve,
+    serve_until_signalled,
 )
 
 from ._served import EchoModel, read_response, request_once, status_of
@@ -252,8 +258,9 @@ async def test_an_unread_body_is_skipped_when_small() -> None:
 
 
 async def test_a_client_that_leaves_is_reported_to_the_application() -> None:
-    """HS-112: after the body, a client that closes its socket makes `receive()` return
-    `http.disconnect`, and `send()` then raises `ClientDisconnected` (an OSError)."""
+    """HS-112: after the body, a client that closes its socket makes every
+    `receive()` return `http.disconnect`, and `send()` then raises
+    `ClientDisconnected` (an OSError)."""
     seen: list[Any] = []
     reading = asyncio.Event()
 
@@ -267,6 +274,7 @@ async def test_a_client_that_leaves_is_reported_to_the_application() -> None:
             await send({"type": "http.response.start", "status": 200, "headers": []})
         except ClientDisconnected as exc:
             seen.append(isinstance(exc, OSError))
+        seen.append((await receive())["type"])
 
     async with running(app) as server:
         _reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
@@ -275,7 +283,7 @@ async def test_a_client_that_leaves_is_reported_to_the_application() -> None:
         await reading.wait()
         writer.close()
         await writer.wait_closed()
-    assert seen == ["http.request", "http.disconnect", True]
+    assert seen == ["http.request", "http.disconnect", True, "http.disconnect"]
 
 
 async def test_idle_connections_are_evicted_at_the_cap() -> None:
@@ -618,3 +626,376 @@ async def test_the_scope_carries_the_request() -> None:
     assert scope["client"][0] == "127.0.0.1"
     assert scope["server"] == ("127.0.0.1", port)
     assert (scope["method"], scope["http_version"]) == ("GET", "1.1")
+
+
+async def test_sends_out_of_order_or_malformed_raise_in_the_application() -> None:
+    """HS-118: a second `http.response.start`, a body before the start or after the
+    end, an unknown message type, a response header holding CR, LF or NUL and a body
+    longer than its `content-length` raise in `send()`; the application raising counts
+    as HS-110 says (500 before the answer started, a closed connection after)."""
+    raised: list[str] = []
+    start = {"type": "http.response.start", "status": 200, "headers": []}
+    end = {"type": "http.response.body", "body": b""}
+    plans: dict[str, list[Message]] = {
+        "/twice": [start, start],
+        "/early": [end],
+        "/after": [start, end, end],
+        "/kind": [{"type": "http.response.trailers"}],
+        "/header": [{**start, "headers": [(b"x-a", b"1\r\nx-b: 2")]}],
+        "/long": [
+            {**start, "headers": [(b"content-length", b"2")]},
+            {"type": "http.response.body", "body": b"abc"},
+        ],
+    }
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        try:
+            for message in plans[scope["path"]]:
+                await send(message)
+        except (RuntimeError, ValueError) as exc:
+            raised.append(f"{scope['path']} {type(exc).__name__}")
+            raise
+
+    async with running(app) as server:
+        for path in plans:
+            answer = await request_once(
+                server.port, b"GET " + path.encode() + b" HTTP/1.1\r\n\r\n"
+            )
+            if path in ("/early", "/kind", "/header"):
+                assert status_of(answer) == 500, path
+                assert answer.endswith(b"internal server error")
+            elif path == "/after":
+                # the answer was complete; the connection closes after it
+                assert answer.endswith(b"\r\n\r\n0\r\n\r\n")
+            else:
+                assert status_of(answer) == 200, path
+                assert not answer.endswith(b"0\r\n\r\n")
+    assert raised == [
+        "/twice RuntimeError",
+        "/early RuntimeError",
+        "/after RuntimeError",
+        "/kind ValueError",
+        "/header ValueError",
+        "/long RuntimeError",
+    ]
+
+
+async def test_response_framing_is_the_servers() -> None:
+    """HS-110, HS-118: the server frames the response itself: the application's
+    `transfer-encoding` and `connection: keep-alive` headers are replaced by its own; a
+    status without a standard reason phrase is sent as `Unknown`; an HTTP/1.0 answer
+    without a length is delimited by the close; an answer shorter than its
+    `content-length` closes the connection."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        if scope["path"] == "/short":
+            headers = [(b"content-length", b"10")]
+        else:
+            headers = [(b"transfer-encoding", b"gzip"), (b"connection", b"keep-alive")]
+        await send({"type": "http.response.start", "status": 599, "headers": headers})
+        await send({"type": "http.response.body", "body": b"abc"})
+
+    async with running(app) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET / HTTP/1.1\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 599 Unknown\r\n")
+        assert head.count(b"transfer-encoding") == head.count(b"connection") == 1
+        assert b"transfer-encoding: chunked" in head
+        assert b"connection: keep-alive" in head
+        assert await reader.readuntil(b"0\r\n\r\n") == b"3\r\nabc\r\n0\r\n\r\n"
+        writer.write(b"GET /short HTTP/1.1\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        assert b"connection: keep-alive" in head
+        assert await reader.read() == b"abc"
+        writer.close()
+        old = await request_once(server.port, b"GET / HTTP/1.0\r\n\r\n")
+        assert b"transfer-encoding" not in old
+        assert b"connection: close" in old
+        assert old.endswith(b"\r\n\r\nabc")
+
+
+async def test_bodies_that_arrive_in_pieces() -> None:
+    """HS-111: a chunked body whose chunks arrive after the head reaches the
+    application; an unread small body whose rest arrives after the answer is skipped
+    and the connection kept; a body that ends early (the client half-closes) is a
+    disconnect, also while it is being skipped."""
+    app = BodyApp()
+    async with running(app) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n")
+        await until(lambda: any(c.state == "busy" for c in server._connections))
+        for part in (b"3\r", b"\nab", b"c\r\n0\r\n\r\n"):
+            writer.write(part)
+            await writer.drain()
+        assert await read_response(reader) == (
+            200,
+            {"content-length": "3", "connection": "keep-alive"},
+            b"abc",
+        )
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 10\r\n\r\nabc")
+        writer.write_eof()
+        assert await reader.read() == b""
+        writer.close()
+    assert app.after == ["disconnect while reading"]
+
+    async with running(BodyApp(read=False)) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 10\r\n\r\nabc")
+        assert (await read_response(reader))[0] == 200
+        writer.write(b"defghij" + GET_MODELS)
+        assert (await read_response(reader))[0] == 200
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 10\r\n\r\nabc")
+        writer.write_eof()
+        assert (await read_response(reader))[0] == 200
+        assert await reader.read() == b""
+        writer.close()
+
+
+async def test_malformed_chunks_are_a_disconnect() -> None:
+    """HS-111: a chunk without its CRLF, an empty or over-long chunk size and a chunk
+    size line that never ends are malformed: the application receives
+    `http.disconnect` and the connection closes."""
+    for body in (b"3\r\nabcX\r\n", b"\r\n", b"1" * 16 + b"\r\n", b"1" * 5000):
+        app = BodyApp()
+        async with running(app) as server:
+            answer = await request_once(
+                server.port,
+                b"POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n" + body,
+            )
+        assert answer == b""
+        assert app.after == ["disconnect while reading"], body[:20]
+
+
+async def test_heads_before_and_beyond_a_request() -> None:
+    """HS-114: empty lines before a request line are ignored; a head that passes
+    `max_head_bytes` before it ends is 431, one holding a NUL 400; a client that closes
+    in the middle of a head gets no answer."""
+    async with running(BodyApp(read=False), max_head_bytes=1024) as server:
+        answer = await request_once(server.port, b"\r\n\r\n" + GET_CLOSE)
+        assert status_of(answer) == 200
+        answer = await request_once(server.port, b"GET / HTTP/1.1\r\nx: " + b"a" * 2000)
+        assert status_of(answer) == 431
+        answer = await request_once(server.port, b"GET / HTTP/1.1\r\nx: a\0b\r\n\r\n")
+        assert status_of(answer) == 400
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET / HTTP/1.1\r\nx: a")
+        writer.write_eof()
+        assert await reader.read() == b""
+        writer.close()
+
+
+async def test_bytes_sent_while_busy_are_kept_up_to_the_head_cap() -> None:
+    """HS-110, HS-112, HS-114: a request sent while the previous one is answered is
+    kept and answered next; bytes past `max_head_bytes` that never end a head are 431."""
+    gate = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        if scope["path"] == "/wait":
+            await gate.wait()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-length", b"2")],
+            }
+        )
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async with running(app, max_head_bytes=1024) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"GET /wait HTTP/1.1\r\n\r\n")
+        await until(lambda: any(c.state == "busy" for c in server._connections))
+        (connection,) = server._connections
+        writer.write(GET_MODELS)
+        await until(lambda: bytes(connection.buffer) == GET_MODELS)
+        writer.write(b"GET /wait HTTP/1.1\r\nx: " + b"a" * 2000)
+        await until(lambda: len(connection.buffer) > 1024)
+        gate.set()
+        assert (await read_response(reader))[:2] == (
+            200,
+            {"content-length": "2", "connection": "keep-alive"},
+        )
+        assert (await read_response(reader))[0] == 200
+        assert status_of(await reader.read()) == 431
+        writer.close()
+
+
+async def test_lifespan_around_a_failed_bind_and_a_failed_shutdown(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """HS-116: when the address cannot be bound, `start` raises and the lifespan is
+    shut down again; a `lifespan.shutdown.failed` answer is logged; a lifespan task
+    still running after its shutdown answer is cancelled."""
+    log: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            raise ValueError("lifespan only")
+        try:
+            while True:
+                message = await receive()
+                log.append(message["type"])
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                else:
+                    await send({"type": "lifespan.shutdown.failed", "message": "x"})
+        except asyncio.CancelledError:
+            log.append("cancelled")
+            raise
+
+    async with running(app) as taken:
+        with pytest.raises(OSError, match="in use"):
+            await serve(app, "127.0.0.1", taken.port)
+        assert log == [
+            "lifespan.startup",
+            "lifespan.startup",
+            "lifespan.shutdown",
+            "cancelled",
+        ]
+    assert log[4:] == ["lifespan.shutdown", "cancelled"]
+    assert "lifespan shutdown failed" in caplog.text
+
+
+async def test_a_server_never_started_closes_quietly() -> None:
+    """HS-7: `close()` and `shutdown()` of a server that was never started do nothing
+    (no lifespan event reaches the application); a second shutdown does nothing."""
+    app = BodyApp(read=False)
+    server = Server(app)
+    server.close()
+    await server.shutdown()
+    assert (server.sockets, server.connection_count, app.seen) == ((), 0, [])
+    started = await serve(app, "127.0.0.1", 0)
+    await started.shutdown(0)
+    await started.shutdown(0)
+    assert started.sockets == ()
+
+
+async def test_shutdown_waits_for_a_refused_connection() -> None:
+    """HS-113, HS-115: a newcomer refused with 503 at the cap is closed before
+    shutdown returns, even when it neither reads nor closes."""
+    gate = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        await gate.wait()
+
+    server = await serve(app, "127.0.0.1", 0, ServerLimits(max_connections=1))
+    busy_reader, busy_writer = await asyncio.open_connection("127.0.0.1", server.port)
+    busy_writer.write(GET_MODELS)
+    await until(lambda: any(c.state == "busy" for c in server._connections))
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(GET_MODELS)
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 503 ")
+    await server.shutdown(0)
+    assert await reader.read() == b"server busy"
+    assert await busy_reader.read() == b""
+    for closing in (writer, busy_writer):
+        closing.close()
+
+
+async def test_a_client_that_resets_mid_head_gets_no_answer() -> None:
+    """HS-114: a client that resets its connection in the middle of a head is closed
+    without an answer; the server goes on serving."""
+    async with running(echo_app()) as server:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        await until(lambda: server.connection_count == 1)
+        writer.write(b"GET / HTTP/1.1\r\nx: a")
+        await writer.drain()
+        (connection,) = server._connections
+        await until(lambda: connection.state == "head")
+        sock = writer.get_extra_info("socket")
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+        await until(lambda: server.connection_count == 0)
+        assert status_of(await request_once(server.port, GET_CLOSE)) == 200
+        assert connection.linger is False
+
+
+def test_run_serves_until_sigterm() -> None:
+    """HS-7, HS-115: `run` serves in a new event loop until SIGTERM, then shuts down
+    and returns."""
+    answers: list[bytes] = []
+
+    def ready(server: Server) -> None:
+        async def client() -> None:
+            answers.append(await request_once(server.port, GET_CLOSE))
+            os.kill(os.getpid(), signal.SIGTERM)
+
+        asyncio.get_running_loop().create_task(client())
+
+    run(echo_app(), "127.0.0.1", 0, ready=ready)
+    assert len(answers) == 1
+    assert status_of(answers[0]) == 200
+
+
+async def test_serve_until_signalled_without_ready() -> None:
+    """HS-115: `serve_until_signalled` without a `ready` callback serves until SIGINT,
+    then returns and no longer listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    serving = asyncio.create_task(serve_until_signalled(echo_app(), "127.0.0.1", port))
+    answer = b""
+    while not answer:
+        try:
+            answer = await request_once(port, GET_CLOSE)
+        except ConnectionRefusedError:
+            await asyncio.sleep(0.01)
+    assert status_of(answer) == 200
+    os.kill(os.getpid(), signal.SIGINT)
+    await serving
+    with pytest.raises(ConnectionRefusedError):
+        await asyncio.open_connection("127.0.0.1", port)
+
+
+async def test_a_cancel_that_is_not_the_servers_goes_on() -> None:
+    """HS-115: a connection's task cancelled by someone other than the server's
+    shutdown ends cancelled (the cancel is not swallowed) and the connection closes."""
+    entered = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        entered.set()
+        await asyncio.Event().wait()
+
+    async with running(app) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(GET_MODELS)
+        await entered.wait()
+        (connection,) = server._connections
+        connection.task.cancel()
+        await asyncio.wait({connection.task})
+        assert connection.task.cancelled()
+        assert server.connection_count == 0
+        assert await reader.read() == b""
+        writer.close()
+
+
+async def test_shutdown_lets_an_unread_body_arrive_then_closes() -> None:
+    """HS-111, HS-115: a shutdown while the server skips a small body the application
+    did not read lets the body arrive within the grace, then closes the connection
+    instead of waiting for a next request."""
+    async with running(BodyApp(read=False)) as server:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+        writer.write(b"POST / HTTP/1.1\r\ncontent-length: 10\r\n\r\nabc")
+        status, headers, _body = await read_response(reader)
+        assert (status, headers["connection"]) == (200, "keep-alive")
+        (connection,) = server._connections
+        assert connection.state == "busy"
+        stopping = asyncio.create_task(server.shutdown(60))
+        await until(lambda: server.closing)
+        writer.write(b"defghij")
+        assert await reader.read() == b""
+        await stopping
+        assert not connection.stopping
+        writer.close()
