@@ -68,7 +68,9 @@ async def test_the_card_is_discovered_by_the_sdk() -> None:
                 ScriptedChatClient(),
                 name="weather",
                 description="Knows the weather.",
-                tools=[lookup, delete_file],
+                # a declaration given as a mapping has no tool name of its own: no
+                # skill
+                tools=[lookup, delete_file, {"type": "function", "function": {}}],
             ),
         ]
     )
@@ -490,3 +492,21 @@ async def test_a_client_side_call_fails_the_task() -> None:
     result = (await rpc(app, "asker", "message/send", text_message("hi")))["result"]
     assert result["status"]["state"] == "failed"
     assert "client-side tool call" in result["status"]["message"]["parts"][0]["text"]
+
+
+async def test_arguments_that_are_not_json_are_shown_as_sent() -> None:
+    """HS-61, HS-55: an approval request whose call arguments are not JSON carries the
+    model's raw text as `arguments`; a message accepting `text/plain` output is
+    served."""
+    client = ScriptedChatClient([[call("delete_file", "{not json", call_id="c1")]])
+    app = HostingApp([Agent(client, name="janitor", tools=[delete_file])])
+    params = text_message("clean")
+    params["configuration"] = {"acceptedOutputModes": ["text/plain"]}
+    result = (await rpc(app, "janitor", "message/send", params))["result"]
+    assert result["status"]["state"] == "input-required"
+    [part] = result["status"]["message"]["parts"]
+    assert part["data"]["function_call"] == {
+        "call_id": "c1",
+        "name": "delete_file",
+        "arguments": "{not json",
+    }

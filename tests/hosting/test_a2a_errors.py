@@ -81,6 +81,8 @@ async def test_json_rpc_errors() -> None:
     for body in (b"[]", b"3", b'{"jsonrpc": "2.0", "method": "tasks/get"}'):
         assert (await post(body))["error"]["code"] == -32600
     envelope = {"jsonrpc": "2.0", "id": "x", "method": "tasks/get", "params": {}}
+    no_method = await post(json.dumps({**envelope, "method": 5}).encode())
+    assert (no_method["id"], no_method["error"]["code"]) == ("x", -32600)
     wrong = await post(json.dumps({**envelope, "jsonrpc": "1.0"}).encode())
     assert (wrong["id"], wrong["error"]["code"]) == ("x", -32600)
     assert (await post(json.dumps({**envelope, "id": True}).encode()))["error"][
@@ -144,6 +146,15 @@ async def test_json_rpc_errors() -> None:
         (text_message("hi", parts=[{"kind": "text"}]), -32602),
         (text_message("hi", kind="task"), -32602),
         ({"message": "hi"}, -32602),
+        ({**text_message("hi"), "configuration": ["blocking"]}, -32602),
+        (
+            {**text_message("hi"), "configuration": {"acceptedOutputModes": "text"}},
+            -32602,
+        ),
+        (
+            {**text_message("hi"), "configuration": {"acceptedOutputModes": [3]}},
+            -32602,
+        ),
     ]
     for params, code in params_codes:
         answer = await rpc(app, "greeter", "message/stream", params)
@@ -340,3 +351,37 @@ def test_any_params_get_a_protocol_answer(
         if "error" in answer:
             assert answer["error"]["code"] != -32603
             assert answer["error"]["message"]
+
+
+async def test_malformed_1_0_send_params_are_refused() -> None:
+    """HS-72, HS-71, HS-55: in 1.0 a `message` that is not an object or a
+    `configuration` that is not one is -32602, a `returnImmediately` that is not a
+    bool is -32602, and `taskPushNotificationConfig` is -32003; no run starts and no
+    task is made."""
+    client = ScriptedChatClient()
+    app = HostingApp([Agent(client, name="greeter")])
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    cases: list[tuple[dict[str, Any], int, str]] = [
+        ({"message": "hi"}, -32602, "params.message"),
+        ({"message": message, "configuration": 3}, -32602, "params.configuration"),
+        (
+            {"message": message, "configuration": {"returnImmediately": "yes"}},
+            -32602,
+            "returnImmediately",
+        ),
+        (
+            {
+                "message": message,
+                "configuration": {"taskPushNotificationConfig": {"url": "x"}},
+            },
+            -32003,
+            "push",
+        ),
+    ]
+    for method in ("SendMessage", "SendStreamingMessage"):
+        for params, code, said in cases:
+            answer = await rpc(app, "greeter", method, params)
+            assert answer["error"]["code"] == code, params
+            assert said in answer["error"]["message"], params
+    assert client.requests == []
+    assert app.a2a.tasks == {}

@@ -296,3 +296,35 @@ async def test_the_oldest_idle_tasks_are_forgotten() -> None:
     assert list(app.a2a.tasks) == ids[1:]
     gone = await rpc(app, "helper", "tasks/get", {"id": ids[0]})
     assert gone["error"]["code"] == -32001
+
+
+async def test_return_immediately_is_a_non_blocking_send_in_1_0() -> None:
+    """HS-72, HS-58: in 1.0 `configuration.returnImmediately: true` answers at once
+    with the task as it is while the run goes on; `false` waits for the settled task.
+    A part's metadata is kept in the task's history."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "finished", "again"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    part = {"text": "work", "metadata": {"note": "kept"}}
+    params: dict[str, Any] = {
+        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [part]},
+        "configuration": {"returnImmediately": True, "historyLength": 5},
+    }
+    first = (await rpc(app, "worker", "SendMessage", params))["result"]["task"]
+    assert first["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+    await gate.started.wait()
+    gate.release.set()
+    run = app.a2a.tasks[first["id"]].run
+    assert run is not None
+    await asyncio.wait({run})
+    got = (await rpc(app, "worker", "GetTask", {"id": first["id"]}))["result"]
+    assert got["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert got["history"][0]["parts"] == [part]
+    params["configuration"] = {"returnImmediately": False}
+    params["message"] = {
+        "messageId": "m2",
+        "role": "ROLE_USER",
+        "parts": [{"text": "more"}],
+    }
+    second = (await rpc(app, "worker", "SendMessage", params))["result"]["task"]
+    assert second["status"]["state"] == "TASK_STATE_COMPLETED"
