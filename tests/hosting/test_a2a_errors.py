@@ -385,3 +385,52 @@ async def test_malformed_1_0_send_params_are_refused() -> None:
             assert said in answer["error"]["message"], params
     assert client.requests == []
     assert app.a2a.tasks == {}
+
+
+async def test_a_body_in_chunks_and_a_client_gone_mid_body() -> None:
+    """HS-53, HS-54: a body sent in several chunks is read whole; a client that
+    disconnects before its body ends gets the parse error (-32700) and no run
+    starts."""
+    client = ScriptedChatClient(["hello"])
+    app = HostingApp([Agent(client, name="greeter")])
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "message/send",
+            "params": text_message("hi"),
+        }
+    ).encode()
+
+    async def post(incoming: list[dict[str, Any]]) -> dict[str, Any]:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return incoming.pop(0)
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/a2a/greeter"}
+        await app(scope, receive, send)
+        assert sent[0]["status"] == 200
+        answer: dict[str, Any] = json.loads(b"".join(m.get("body", b"") for m in sent))
+        return answer
+
+    half = len(body) // 2
+    gone = await post(
+        [
+            {"type": "http.request", "body": body[:half], "more_body": True},
+            {"type": "http.disconnect"},
+        ]
+    )
+    assert gone["error"]["code"] == -32700
+    assert client.requests == []
+    whole = await post(
+        [
+            {"type": "http.request", "body": body[:half], "more_body": True},
+            {"type": "http.request", "body": body[half:], "more_body": False},
+        ]
+    )
+    assert whole["result"]["status"]["state"] == "completed"
+    assert len(client.requests) == 1
