@@ -305,7 +305,8 @@ class _Run:
         patch = None if snapshot else state_patch(old, state)
         if patch is None:
             await self.event("STATE_SNAPSHOT", snapshot=json.loads(text))
-        elif patch:
+        else:
+            # the texts differ, so some value differs: the patch is never empty
             await self.event("STATE_DELTA", delta=patch)
 
     # -- messages and calls --

@@ -26,6 +26,7 @@ from minagent import (
 from minagent.hosting import HostingApp
 from minagent.hosting.agui import STATE_KEY, state_patch
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
+from minagent.testing.scripted import Request
 
 from ._agui import history, post, run_input, served, user
 
@@ -1023,3 +1024,48 @@ async def test_calls_with_object_or_no_arguments_stream_as_json_text() -> None:
     (interrupt,) = result.finished["outcome"]["interrupts"]
     assert interrupt["toolCallId"] == "c3"
     assert "/x" in interrupt["message"]
+
+
+class _UnclosableModel(ScriptedChatClient):
+    """A model whose stream fails while it is being closed."""
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Any], options: dict[str, Any], **kwargs: Any
+    ) -> Any:
+        self.requests.append(Request(list(messages), dict(options), True, kwargs))
+        try:
+            yield ChatResponseUpdate([Content.from_text("Hel")], "assistant")
+            yield ChatResponseUpdate([Content.from_text("lo")], "assistant")
+        finally:
+            raise RuntimeError("the model's connection broke while closing")
+
+
+async def test_a_stream_that_fails_to_close_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """HS-96: when the failed run's stream itself fails while it is closed, that is
+    logged and the request still ends as HS-96 says: nothing more is sent to a client
+    that is gone, and nothing of the run is stored."""
+    client = _UnclosableModel()
+    app = HostingApp([Agent(client, name="a")])
+    body = json.dumps(run_input([user("hi", "u1")])).encode()
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if b"TEXT_MESSAGE_CONTENT" in message.get("body", b""):
+            raise ConnectionResetError("the client went away")
+        sent.append(message)
+
+    with caplog.at_level(logging.WARNING, logger="minagent.hosting"):
+        await app({"type": "http", "method": "POST", "path": "/agui"}, receive, send)
+    assert "closing the failed AG-UI run's stream failed" in caplog.text
+    assert "connection broke while closing" in caplog.text
+    assert len(client.requests) == 1
+    assert await app.conversations.get("a", "t1") is None
+    assert [m.get("status") for m in sent if m["type"] == "http.response.start"] == [
+        200
+    ]
+    assert not any(b"RUN_ERROR" in m.get("body", b"") for m in sent)
