@@ -354,15 +354,19 @@ def test_any_params_get_a_protocol_answer(
 
 
 async def test_malformed_1_0_send_params_are_refused() -> None:
-    """HS-72, HS-71, HS-55: in 1.0 a `message` that is not an object or a
-    `configuration` that is not one is -32602, a `returnImmediately` that is not a
-    bool is -32602, and `taskPushNotificationConfig` is -32003; no run starts and no
-    task is made."""
+    """HS-72, HS-71, HS-55: in 1.0 a `message` that is not an object, a part that is
+    none of 1.0's kinds (the error names it), a `configuration` that is not an object
+    or a `returnImmediately` that is not a bool is -32602, and
+    `taskPushNotificationConfig` is -32003; no run starts and no task is made."""
     client = ScriptedChatClient()
     app = HostingApp([Agent(client, name="greeter")])
     message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    odd_part = {**message, "parts": [{"text": "hi"}, {"file": {}}]}
+    not_a_part = {**message, "parts": ["hi"]}
     cases: list[tuple[dict[str, Any], int, str]] = [
         ({"message": "hi"}, -32602, "params.message"),
+        ({"message": odd_part}, -32602, "parts[1]"),
+        ({"message": not_a_part}, -32602, "parts[0]"),
         ({"message": message, "configuration": 3}, -32602, "params.configuration"),
         (
             {"message": message, "configuration": {"returnImmediately": "yes"}},
