@@ -700,7 +700,11 @@ def _pending_from(record: Mapping[str, Any] | None) -> dict[str, Content] | None
         requests = [Content.from_dict(r) for r in record["requests"]]
     except (ContentError, TypeError, ValueError):
         return None
-    if not requests or any(r.type != "function_approval_request" for r in requests):
+    # each request must name the call it asks about: an answer approves that call
+    if not requests or any(
+        r.type != "function_approval_request" or r.function_call is None
+        for r in requests
+    ):
         return None
     return {str(r.id): r for r in requests}
 

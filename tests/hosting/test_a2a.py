@@ -515,8 +515,9 @@ async def test_arguments_that_are_not_json_are_shown_as_sent() -> None:
 async def test_a_record_that_is_no_wait_continues_nothing() -> None:
     """HS-70, HS-63: a conversation's pending record that names the task but holds no
     approval request it could be rebuilt from (no requests, an empty list, content that
-    does not parse, or another kind of content) continues nothing: the message is
-    -32001, no run starts and the record is left as it was."""
+    does not parse, another kind of content, or an approval request naming no call)
+    continues nothing: the message is -32001, no run starts and the record is left as
+    it was."""
     client = ScriptedChatClient()
     app = HostingApp([Agent(client, name="janitor", tools=[delete_file])])
     records: list[dict[str, Any]] = [
@@ -525,6 +526,7 @@ async def test_a_record_that_is_no_wait_continues_nothing() -> None:
         {"task": "t1", "requests": ["not an object"]},
         {"task": "t1", "requests": [{"type": 5}]},
         {"task": "t1", "requests": [{"type": "text", "text": "approve?"}]},
+        {"task": "t1", "requests": [{"type": "function_approval_request", "id": "x"}]},
     ]
     for number, record in enumerate(records):
         context = f"c{number}"
