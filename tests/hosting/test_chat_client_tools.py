@@ -175,9 +175,11 @@ async def test_malformed_tools_and_tool_messages_are_400s() -> None:
     tool message or tool call entry is a 400 in OpenAI's shape whose `param` names the
     field (`tools`, `messages`); no model is called."""
     client = ScriptedChatClient()
-    # the agent's own tools: a FunctionTool and a declaration given as a mapping
+    # the agent's own tools: a FunctionTool, a declaration given as a mapping, and
+    # one without a name (which no client tool can clash with)
     remote = {"type": "function", "function": {"name": "remote"}}
-    agent = Agent(client, name="weather", tools=[lookup, remote])
+    nameless = {"type": "function", "function": {}}
+    agent = Agent(client, name="weather", tools=[lookup, remote, nameless])
     app = HostingApp([agent])
     base = {"model": "weather", "messages": [{"role": "user", "content": "hi"}]}
     for fields, code in BAD:
@@ -290,3 +292,33 @@ async def test_calls_continued_with_text_and_arguments_of_any_shape(
         ("c1", "sunny"),
         ("c2", "sunny"),
     ]
+
+
+async def test_an_empty_content_beside_calls_adds_no_text() -> None:
+    """HS-32: an assistant message with `tool_calls` whose `content` is empty or null
+    is the calls alone."""
+    client = ScriptedChatClient(["one", "two"])
+    app = HostingApp([Agent(client, name="weather")])
+    calls = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+        }
+    ]
+    for content in ("", None):
+        body = {
+            "model": "weather",
+            "tools": [WEATHER],
+            "messages": [
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": content, "tool_calls": calls},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            ],
+        }
+        status, _ = await raw(
+            app, "POST", "/v1/chat/completions", json.dumps(body).encode()
+        )
+        assert status == 200
+        assistant = client.requests[-1].messages[1]
+        assert [c.type for c in assistant.contents] == ["function_call"], content
