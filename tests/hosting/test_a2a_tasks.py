@@ -407,3 +407,45 @@ async def test_return_immediately_is_a_non_blocking_send_in_1_0() -> None:
     }
     second = (await rpc(app, "worker", "SendMessage", params))["result"]["task"]
     assert second["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_cancel_that_an_answer_overtakes_cancels_the_answer() -> None:
+    """HS-65, HS-70, HS-143: a cancel of an input-required task that waits for the
+    conversation while an answer takes the task cancels the answer's run instead: the
+    task is `canceled`, the tool never runs, and the stored session is left as it was
+    (its record included), so the task takes no further answer here (-32004)."""
+    deleted.clear()
+    client = ScriptedChatClient([[call("delete_file", {"path": "x"}, call_id="c1")]])
+    app = HostingApp([Agent(client, name="janitor", tools=[delete_file])])
+    paused = (await rpc(app, "janitor", "message/send", text_message("clean")))[
+        "result"
+    ]
+    task_id, context_id = paused["id"], paused["contextId"]
+    answer = text_message("approve", taskId=task_id, contextId=context_id)
+    answer["configuration"] = {"blocking": False}
+    # the conversation is busy (held here) while the cancel, then the answer, come in
+    async with app.conversations.session("janitor", context_id):
+        cancel = asyncio.create_task(
+            rpc(app, "janitor", "tasks/cancel", {"id": task_id})
+        )
+        # let the cancel reach the conversation's lock; were it slower, the answer
+        # would take the task first and the cancel find it running: the same outcome
+        for _ in range(50):
+            await asyncio.sleep(0)
+        taken = (await rpc(app, "janitor", "message/send", answer))["result"]
+        assert taken["status"]["state"] in ("submitted", "working")
+    canceled = (await cancel)["result"]
+    assert canceled["status"]["state"] == "canceled"
+    assert app.a2a.tasks[task_id].run is None
+    assert deleted == []
+    assert len(client.requests) == 1
+    session = await app.conversations.get("janitor", context_id)
+    assert session is not None
+    assert session.state["minagent.a2a.pending"]["task"] == task_id
+    again = await rpc(
+        app,
+        "janitor",
+        "message/send",
+        text_message("approve", taskId=task_id, contextId=context_id),
+    )
+    assert again["error"]["code"] == -32004
