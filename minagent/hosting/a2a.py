@@ -700,7 +700,11 @@ def _pending_from(record: Mapping[str, Any] | None) -> dict[str, Content] | None
         requests = [Content.from_dict(r) for r in record["requests"]]
     except (ContentError, TypeError, ValueError):
         return None
-    if not requests or any(r.type != "function_approval_request" for r in requests):
+    # each request must name the call it asks about: an answer approves that call
+    if not requests or any(
+        r.type != "function_approval_request" or r.function_call is None
+        for r in requests
+    ):
         return None
     return {str(r.id): r for r in requests}
 
@@ -733,8 +737,11 @@ def _base_url(scope: Scope) -> str:
     """HS-51: scheme, host and the ASGI root path of the request."""
     host = _header(scope, b"host")
     if not host:
+        # ASGI's `server` is [host, port], or [path, None] for a Unix socket, whose
+        # path is no host a client could use
         server = scope.get("server") or ("localhost", None)
-        host = server[0] if server[1] is None else f"{server[0]}:{server[1]}"
+        port = server[1]
+        host = "localhost" if port is None else f"{server[0]}:{port}"
     return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
 
 

@@ -243,11 +243,22 @@ class _Run:
         self.emitted_ids: list[str] = []
         self.model_calls = 0
         self.state_seen: str = "null"
+        self.gone = False  # a send failed: the client went away
 
     async def event(self, type_: str, **fields: Any) -> None:
+        # HS-96: once a send failed the client is gone: the failure ends the run, and
+        # what the run's closing sends after it (open text, calls, steps) goes nowhere
+        if self.gone:
+            return
         body = {"type": type_, **{k: v for k, v in fields.items() if v is not None}}
         data = b"data: " + json.dumps(body).encode() + b"\n\n"
-        await self.send({"type": "http.response.body", "body": data, "more_body": True})
+        try:
+            await self.send(
+                {"type": "http.response.body", "body": data, "more_body": True}
+            )
+        except BaseException:
+            self.gone = True
+            raise
 
     async def start(self) -> None:
         await self.send(
@@ -294,7 +305,8 @@ class _Run:
         patch = None if snapshot else state_patch(old, state)
         if patch is None:
             await self.event("STATE_SNAPSHOT", snapshot=json.loads(text))
-        elif patch:
+        else:
+            # the texts differ, so some value differs: the patch is never empty
             await self.event("STATE_DELTA", delta=patch)
 
     # -- messages and calls --
@@ -488,14 +500,29 @@ class _Run:
         except Exception as exc:
             # HS-96: the failure goes to the log; the stream gets a RUN_ERROR without it
             _log.exception("hosting: AG-UI run failed")
-            try:
-                await self.event(
-                    "RUN_ERROR", message="the run failed", code="run_failed"
-                )
-                await self.send({"type": "http.response.body", "body": b""})
-            except Exception:
-                # the client is gone (a failed send is what failed the run, most often)
-                _log.warning("hosting: the AG-UI run's RUN_ERROR could not be sent")
+            if stream is not None:
+                # The run's stream is closed first: its hooks end the open text, calls
+                # and steps, which come before RUN_ERROR, never after it. A hook that
+                # fails here (the state it reports cannot be sent) adds nothing to
+                # the failure the run already has.
+                closing, stream = stream, None
+                try:
+                    await closing.aclose()
+                except Exception:
+                    _log.warning(
+                        "hosting: closing the failed AG-UI run's stream failed",
+                        exc_info=True,
+                    )
+            if self.gone:
+                _log.warning("hosting: the client left the AG-UI run; no RUN_ERROR")
+            else:
+                try:
+                    await self.event(
+                        "RUN_ERROR", message="the run failed", code="run_failed"
+                    )
+                    await self.send({"type": "http.response.body", "body": b""})
+                except Exception:
+                    _log.warning("hosting: the AG-UI run's RUN_ERROR could not be sent")
             raise _RunFailed() from exc
         finally:
             # a run left early (a failed send, a cancel) closes its stream: no tool or

@@ -68,7 +68,9 @@ async def test_the_card_is_discovered_by_the_sdk() -> None:
                 ScriptedChatClient(),
                 name="weather",
                 description="Knows the weather.",
-                tools=[lookup, delete_file],
+                # a declaration given as a mapping has no tool name of its own: no
+                # skill
+                tools=[lookup, delete_file, {"type": "function", "function": {}}],
             ),
         ]
     )
@@ -490,3 +492,100 @@ async def test_a_client_side_call_fails_the_task() -> None:
     result = (await rpc(app, "asker", "message/send", text_message("hi")))["result"]
     assert result["status"]["state"] == "failed"
     assert "client-side tool call" in result["status"]["message"]["parts"][0]["text"]
+
+
+async def test_arguments_that_are_not_json_are_shown_as_sent() -> None:
+    """HS-61, HS-55: an approval request whose call arguments are not JSON carries the
+    model's raw text as `arguments`; a message accepting `text/plain` output is
+    served."""
+    client = ScriptedChatClient([[call("delete_file", "{not json", call_id="c1")]])
+    app = HostingApp([Agent(client, name="janitor", tools=[delete_file])])
+    params = text_message("clean")
+    params["configuration"] = {"acceptedOutputModes": ["text/plain"]}
+    result = (await rpc(app, "janitor", "message/send", params))["result"]
+    assert result["status"]["state"] == "input-required"
+    [part] = result["status"]["message"]["parts"]
+    assert part["data"]["function_call"] == {
+        "call_id": "c1",
+        "name": "delete_file",
+        "arguments": "{not json",
+    }
+
+
+async def test_a_record_that_is_no_wait_continues_nothing() -> None:
+    """HS-70, HS-63: a conversation's pending record that names the task but holds no
+    approval request it could be rebuilt from (no requests, an empty list, content that
+    does not parse, another kind of content, or an approval request naming no call)
+    continues nothing: the message is -32001, no run starts and the record is left as
+    it was."""
+    client = ScriptedChatClient()
+    app = HostingApp([Agent(client, name="janitor", tools=[delete_file])])
+    records: list[dict[str, Any]] = [
+        {"task": "t1"},
+        {"task": "t1", "requests": []},
+        {"task": "t1", "requests": ["not an object"]},
+        {"task": "t1", "requests": [{"type": 5}]},
+        {"task": "t1", "requests": [{"type": "text", "text": "approve?"}]},
+        {"task": "t1", "requests": [{"type": "function_approval_request", "id": "x"}]},
+    ]
+    for number, record in enumerate(records):
+        context = f"c{number}"
+        async with app.conversations.session("janitor", context) as session:
+            session.state["minagent.a2a.pending"] = record
+        answer = text_message("approve", taskId="t1", contextId=context)
+        refused = await rpc(app, "janitor", "message/send", answer)
+        assert refused["error"]["code"] == -32001, record
+        stored = await app.conversations.get("janitor", context)
+        assert stored is not None
+        assert stored.state["minagent.a2a.pending"] == record
+    assert client.requests == []
+    assert app.a2a.tasks == {}
+
+
+async def test_a_task_of_another_agent_is_unknown() -> None:
+    """HS-63, HS-64: a message or tasks/get naming a task of another hosted agent is
+    -32001; the task is left as it was."""
+    app = HostingApp(
+        [
+            Agent(ScriptedChatClient(["hello"]), name="first"),
+            Agent(ScriptedChatClient(), name="second"),
+        ]
+    )
+    done = (await rpc(app, "first", "message/send", text_message("hi")))["result"]
+    answer = text_message("more", taskId=done["id"])
+    assert (await rpc(app, "second", "message/send", answer))["error"]["code"] == -32001
+    got = await rpc(app, "second", "tasks/get", {"id": done["id"]})
+    assert got["error"]["code"] == -32001
+    assert app.a2a.tasks[done["id"]].state == "completed"
+
+
+async def test_a_card_asked_without_host_header_names_the_server() -> None:
+    """HS-51: without a `Host` header the card's `url` is built from the ASGI
+    `server` address and `root_path`; `localhost` when the server gives no address or
+    a Unix socket's path."""
+    app = HostingApp([Agent(ScriptedChatClient(), name="greeter")])
+
+    async def card(scope_fields: dict[str, Any]) -> dict[str, Any]:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b""}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        path = "/a2a/greeter/.well-known/agent-card.json"
+        scope = {"type": "http", "method": "GET", "path": path, **scope_fields}
+        await app(scope, receive, send)
+        assert sent[0]["status"] == 200
+        found: dict[str, Any] = json.loads(sent[1]["body"])
+        return found
+
+    served_at = await card(
+        {"scheme": "https", "server": ("10.0.0.5", 8443), "root_path": "/api"}
+    )
+    assert served_at["url"] == "https://10.0.0.5:8443/api/a2a/greeter"
+    unix = await card({"server": ("/run/app.sock", None)})
+    assert unix["url"] == "http://localhost/a2a/greeter"
+    bare = await card({})
+    assert bare["url"] == "http://localhost/a2a/greeter"

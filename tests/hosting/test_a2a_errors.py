@@ -81,6 +81,8 @@ async def test_json_rpc_errors() -> None:
     for body in (b"[]", b"3", b'{"jsonrpc": "2.0", "method": "tasks/get"}'):
         assert (await post(body))["error"]["code"] == -32600
     envelope = {"jsonrpc": "2.0", "id": "x", "method": "tasks/get", "params": {}}
+    no_method = await post(json.dumps({**envelope, "method": 5}).encode())
+    assert (no_method["id"], no_method["error"]["code"]) == ("x", -32600)
     wrong = await post(json.dumps({**envelope, "jsonrpc": "1.0"}).encode())
     assert (wrong["id"], wrong["error"]["code"]) == ("x", -32600)
     assert (await post(json.dumps({**envelope, "id": True}).encode()))["error"][
@@ -144,6 +146,15 @@ async def test_json_rpc_errors() -> None:
         (text_message("hi", parts=[{"kind": "text"}]), -32602),
         (text_message("hi", kind="task"), -32602),
         ({"message": "hi"}, -32602),
+        ({**text_message("hi"), "configuration": ["blocking"]}, -32602),
+        (
+            {**text_message("hi"), "configuration": {"acceptedOutputModes": "text"}},
+            -32602,
+        ),
+        (
+            {**text_message("hi"), "configuration": {"acceptedOutputModes": [3]}},
+            -32602,
+        ),
     ]
     for params, code in params_codes:
         answer = await rpc(app, "greeter", "message/stream", params)
@@ -340,3 +351,90 @@ def test_any_params_get_a_protocol_answer(
         if "error" in answer:
             assert answer["error"]["code"] != -32603
             assert answer["error"]["message"]
+
+
+async def test_malformed_1_0_send_params_are_refused() -> None:
+    """HS-72, HS-71, HS-55: in 1.0 a `message` that is not an object, a part that is
+    none of 1.0's kinds (the error names it), a `configuration` that is not an object
+    or a `returnImmediately` that is not a bool is -32602, and
+    `taskPushNotificationConfig` is -32003; no run starts and no task is made."""
+    client = ScriptedChatClient()
+    app = HostingApp([Agent(client, name="greeter")])
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    odd_part = {**message, "parts": [{"text": "hi"}, {"file": {}}]}
+    not_a_part = {**message, "parts": ["hi"]}
+    cases: list[tuple[dict[str, Any], int, str]] = [
+        ({"message": "hi"}, -32602, "params.message"),
+        ({"message": odd_part}, -32602, "parts[1]"),
+        ({"message": not_a_part}, -32602, "parts[0]"),
+        ({"message": message, "configuration": 3}, -32602, "params.configuration"),
+        (
+            {"message": message, "configuration": {"returnImmediately": "yes"}},
+            -32602,
+            "returnImmediately",
+        ),
+        (
+            {
+                "message": message,
+                "configuration": {"taskPushNotificationConfig": {"url": "x"}},
+            },
+            -32003,
+            "push",
+        ),
+    ]
+    for method in ("SendMessage", "SendStreamingMessage"):
+        for params, code, said in cases:
+            answer = await rpc(app, "greeter", method, params)
+            assert answer["error"]["code"] == code, params
+            assert said in answer["error"]["message"], params
+    assert client.requests == []
+    assert app.a2a.tasks == {}
+
+
+async def test_a_body_in_chunks_and_a_client_gone_mid_body() -> None:
+    """HS-53, HS-54: a body sent in several chunks is read whole; a client that
+    disconnects before its body ends gets the parse error (-32700) and no run
+    starts."""
+    client = ScriptedChatClient(["hello"])
+    app = HostingApp([Agent(client, name="greeter")])
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "message/send",
+            "params": text_message("hi"),
+        }
+    ).encode()
+
+    async def post(incoming: list[dict[str, Any]]) -> dict[str, Any]:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return incoming.pop(0)
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/a2a/greeter"}
+        await app(scope, receive, send)
+        assert sent[0]["status"] == 200
+        answer: dict[str, Any] = json.loads(b"".join(m.get("body", b"") for m in sent))
+        return answer
+
+    half = len(body) // 2
+    gone = await post(
+        [
+            {"type": "http.request", "body": body[:half], "more_body": True},
+            {"type": "http.disconnect"},
+        ]
+    )
+    assert gone["error"]["code"] == -32700
+    assert client.requests == []
+    whole = await post(
+        [
+            {"type": "http.request", "body": body[:half], "more_body": True},
+            {"type": "http.request", "body": body[half:], "more_body": False},
+        ]
+    )
+    assert whole["result"]["status"]["state"] == "completed"
+    assert len(client.requests) == 1

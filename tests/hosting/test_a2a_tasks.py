@@ -31,6 +31,7 @@ from tests.hosting._a2a import (
     Gate,
     both_versions,
     delete_file,
+    deleted,
     rpc,
     sdk,
     send,
@@ -296,3 +297,155 @@ async def test_the_oldest_idle_tasks_are_forgotten() -> None:
     assert list(app.a2a.tasks) == ids[1:]
     gone = await rpc(app, "helper", "tasks/get", {"id": ids[0]})
     assert gone["error"]["code"] == -32001
+
+
+async def test_a_running_task_is_never_forgotten() -> None:
+    """HS-68: past `max_tasks` a task whose run is going is kept (only tasks without a
+    running run are forgotten), so it can still be followed and settles."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "finished", "quick"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    app.a2a.max_tasks = 1
+    params = text_message("work")
+    params["configuration"] = {"blocking": False}
+    running = (await rpc(app, "worker", "message/send", params))["result"]
+    await gate.started.wait()
+    quick = (await rpc(app, "worker", "message/send", text_message("hi")))["result"]
+    assert quick["status"]["state"] == "completed"
+    assert list(app.a2a.tasks) == [running["id"], quick["id"]]
+    gate.release.set()
+    run = app.a2a.tasks[running["id"]].run
+    assert run is not None
+    await asyncio.wait({run})
+    got = (await rpc(app, "worker", "tasks/get", {"id": running["id"]}))["result"]
+    assert got["status"]["state"] == "completed"
+
+
+async def test_a_run_cancelled_before_its_first_step_is_canceled() -> None:
+    """HS-65, HS-68: a task cancelled right after a non-blocking send, and one whose
+    run is still going at lifespan shutdown, become `canceled`, and no session is
+    saved for them."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "never"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    params = text_message("work")
+    params["configuration"] = {"blocking": False}
+    first = (await rpc(app, "worker", "message/send", params))["result"]
+    canceled = await rpc(app, "worker", "tasks/cancel", {"id": first["id"]})
+    assert canceled["result"]["status"]["state"] == "canceled"
+    assert app.a2a.tasks[first["id"]].run is None
+    assert await app.conversations.get("worker", first["contextId"]) is None
+    second = (await rpc(app, "worker", "message/send", params))["result"]
+    await app.a2a.aclose()
+    assert app.a2a.tasks[second["id"]].state == "canceled"
+    assert await app.conversations.get("worker", second["contextId"]) is None
+    again = await rpc(app, "worker", "tasks/cancel", {"id": second["id"]})
+    assert again["error"]["code"] == -32002
+
+
+async def test_cancelling_a_wait_the_context_went_on_from() -> None:
+    """HS-65, HS-70: an input-required task whose conversation went on (another task of
+    the context ran and removed the pending record) is still cancelled, and its tool
+    never runs."""
+    deleted.clear()
+    gate = Gate()
+    client = ScriptedChatClient(
+        [
+            [call("delete_file", {"path": "x"}, call_id="c1")],
+            [call("slow_work", {})],
+            "ok",
+        ]
+    )
+    app = HostingApp([Agent(client, name="janitor", tools=[delete_file, gate.tool])])
+    paused = (await rpc(app, "janitor", "message/send", text_message("clean")))[
+        "result"
+    ]
+    assert paused["status"]["state"] == "input-required"
+    params = text_message("work", contextId=paused["contextId"])
+    params["configuration"] = {"blocking": False}
+    other = (await rpc(app, "janitor", "message/send", params))["result"]
+    await gate.started.wait()
+    gate.release.set()
+    run = app.a2a.tasks[other["id"]].run
+    assert run is not None
+    await asyncio.wait({run})
+    session = await app.conversations.get("janitor", paused["contextId"])
+    assert session is not None
+    assert "minagent.a2a.pending" not in session.state
+    canceled = await rpc(app, "janitor", "tasks/cancel", {"id": paused["id"]})
+    assert canceled["result"]["status"]["state"] == "canceled"
+    assert deleted == []
+
+
+async def test_return_immediately_is_a_non_blocking_send_in_1_0() -> None:
+    """HS-72, HS-58: in 1.0 `configuration.returnImmediately: true` answers at once
+    with the task as it is while the run goes on; `false` waits for the settled task.
+    A part's metadata is kept in the task's history."""
+    gate = Gate()
+    client = ScriptedChatClient([[call("slow_work", {})], "finished", "again"])
+    app = HostingApp([Agent(client, name="worker", tools=[gate.tool])])
+    part = {"text": "work", "metadata": {"note": "kept"}}
+    params: dict[str, Any] = {
+        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [part]},
+        "configuration": {"returnImmediately": True, "historyLength": 5},
+    }
+    first = (await rpc(app, "worker", "SendMessage", params))["result"]["task"]
+    assert first["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+    await gate.started.wait()
+    gate.release.set()
+    run = app.a2a.tasks[first["id"]].run
+    assert run is not None
+    await asyncio.wait({run})
+    got = (await rpc(app, "worker", "GetTask", {"id": first["id"]}))["result"]
+    assert got["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert got["history"][0]["parts"] == [part]
+    params["configuration"] = {"returnImmediately": False}
+    params["message"] = {
+        "messageId": "m2",
+        "role": "ROLE_USER",
+        "parts": [{"text": "more"}],
+    }
+    second = (await rpc(app, "worker", "SendMessage", params))["result"]["task"]
+    assert second["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_cancel_that_an_answer_overtakes_cancels_the_answer() -> None:
+    """HS-65, HS-70, HS-143: a cancel of an input-required task that waits for the
+    conversation while an answer takes the task cancels the answer's run instead: the
+    task is `canceled`, the tool never runs, and the stored session is left as it was
+    (its record included), so the task takes no further answer here (-32004)."""
+    deleted.clear()
+    client = ScriptedChatClient([[call("delete_file", {"path": "x"}, call_id="c1")]])
+    app = HostingApp([Agent(client, name="janitor", tools=[delete_file])])
+    paused = (await rpc(app, "janitor", "message/send", text_message("clean")))[
+        "result"
+    ]
+    task_id, context_id = paused["id"], paused["contextId"]
+    answer = text_message("approve", taskId=task_id, contextId=context_id)
+    answer["configuration"] = {"blocking": False}
+    # the conversation is busy (held here) while the cancel, then the answer, come in
+    async with app.conversations.session("janitor", context_id):
+        cancel = asyncio.create_task(
+            rpc(app, "janitor", "tasks/cancel", {"id": task_id})
+        )
+        # let the cancel reach the conversation's lock; were it slower, the answer
+        # would take the task first and the cancel find it running: the same outcome
+        for _ in range(50):
+            await asyncio.sleep(0)
+        taken = (await rpc(app, "janitor", "message/send", answer))["result"]
+        assert taken["status"]["state"] in ("submitted", "working")
+    canceled = (await cancel)["result"]
+    assert canceled["status"]["state"] == "canceled"
+    assert app.a2a.tasks[task_id].run is None
+    assert deleted == []
+    assert len(client.requests) == 1
+    session = await app.conversations.get("janitor", context_id)
+    assert session is not None
+    assert session.state["minagent.a2a.pending"]["task"] == task_id
+    again = await rpc(
+        app,
+        "janitor",
+        "message/send",
+        text_message("approve", taskId=task_id, contextId=context_id),
+    )
+    assert again["error"]["code"] == -32004

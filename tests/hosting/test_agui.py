@@ -26,6 +26,7 @@ from minagent import (
 from minagent.hosting import HostingApp
 from minagent.hosting.agui import STATE_KEY, state_patch
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
+from minagent.testing.scripted import Request
 
 from ._agui import history, post, run_input, served, user
 
@@ -778,6 +779,13 @@ async def test_usage_is_reported_on_run_finished() -> None:
         {"inputTokens": 7, "outputTokens": 3, "totalTokens": 10}
     ]
     assert partial.finished["usage"] == [{"inputTokens": 4}]
+    only_output = UsageDetails(output_token_count=5)
+    third = HostingApp(
+        [Agent(ScriptedChatClient([reply("hi", usage=only_output)]), name="a")]
+    )
+    async with served(third) as http:
+        outputs = await post(http, run_input([user("hi", "u1")]))
+    assert outputs.finished["usage"] == [{"outputTokens": 5}]
 
 
 async def test_a_failed_run_ends_with_run_error_and_stores_nothing(
@@ -864,6 +872,13 @@ async def test_a_client_gone_mid_stream_stops_the_run(stream: bool) -> None:
     assert len(client.requests) == 1
     assert await app.conversations.get("a", "t1") is None
     assert sent[0]["status"] == 200
+    # once a send failed nothing more is sent: no closing event, no RUN_ERROR
+    kinds = [
+        json.loads(m["body"].removeprefix(b"data: "))["type"]
+        for m in sent[1:]
+        if m.get("body")
+    ]
+    assert kinds == ["RUN_STARTED", "STATE_SNAPSHOT", "STEP_STARTED", "STEP_STARTED"]
 
 
 @settings(max_examples=25)
@@ -903,3 +918,154 @@ def test_a_resent_conversation_reaches_the_model_once(
                 held = history(result, before)
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("gone_at", "logged"),
+    [
+        (b"STATE_SNAPSHOT", "no RUN_ERROR"),
+        (b"TOOL_CALL_START", "no RUN_ERROR"),
+        (b"RUN_ERROR", "RUN_ERROR could not be sent"),
+    ],
+)
+async def test_a_client_gone_for_good_stores_nothing(
+    gone_at: bytes, logged: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """HS-96: a client gone before the run's stream was made (at the first state
+    snapshot), during it, or when a failed run's RUN_ERROR is sent, for whom no later
+    send succeeds either: nothing more is sent, this is logged, no tool or model call
+    is made after it, nothing of the run is stored, and the thread takes its next run
+    (the failed one holds nothing)."""
+    ran: list[int] = []
+
+    @tool
+    def slow(x: int) -> int:
+        """Slow."""
+        ran.append(x)
+        return x
+
+    first: Any = call_step("slow", {"x": 1}, "c1", True)
+    if gone_at == b"RUN_ERROR":
+        first = RuntimeError("the model failed")
+    client = ScriptedChatClient([first, "again"])
+    app = HostingApp([Agent(client, name="a", tools=[slow])])
+    body = json.dumps(run_input([user("go", "u1")], state={"n": 1})).encode()
+    sent: list[dict[str, Any]] = []
+    gone = False
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal gone
+        gone = gone or gone_at in message.get("body", b"")
+        if gone:
+            raise ConnectionResetError("the client went away")
+        sent.append(message)
+
+    with caplog.at_level(logging.WARNING, logger="minagent.hosting"):
+        await app({"type": "http", "method": "POST", "path": "/agui"}, receive, send)
+    assert logged in caplog.text
+    assert ran == []
+    assert len(client.requests) == (0 if gone_at == b"STATE_SNAPSHOT" else 1)
+    assert await app.conversations.get("a", "t1") is None
+    assert sent[0]["status"] == 200
+    assert sent[-1]["body"].startswith(b"data: ")
+    assert not any(b"RUN_ERROR" in m.get("body", b"") for m in sent)
+    async with served(app) as http:
+        again = await post(http, run_input([user("go", "u1")], run="r2"))
+    assert again.text == "again"
+
+
+async def test_calls_with_object_or_no_arguments_stream_as_json_text() -> None:
+    """HS-86, HS-89: a call whose arguments the model gave as an object streams them as
+    one JSON text TOOL_CALL_ARGS, a call without arguments has no TOOL_CALL_ARGS, a
+    chunk that adds nothing sends nothing, and an approval asked for a call with object
+    arguments names them in its interrupt."""
+
+    @tool
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    client = ScriptedChatClient(
+        [
+            [
+                ChatResponseUpdate(
+                    [Content.from_function_call("c1", "add", {"a": 1, "b": 2})],
+                    "assistant",
+                ),
+                ChatResponseUpdate([Content.from_function_call("", None)], "assistant"),
+                ChatResponseUpdate(
+                    [Content.from_function_call("c2", "ping", None)], "assistant"
+                ),
+            ],
+            [
+                ChatResponseUpdate(
+                    [Content.from_function_call("c3", "delete_file", {"path": "/x"})],
+                    "assistant",
+                )
+            ],
+        ]
+    )
+    app = HostingApp([Agent(client, name="a", tools=[add, ping, delete_file])])
+    async with served(app) as http:
+        result = await post(http, run_input([user("go", "u1")]))
+    starts = [
+        (e["toolCallId"], e["toolCallName"]) for e in result.of("TOOL_CALL_START")
+    ]
+    assert starts == [("c1", "add"), ("c2", "ping"), ("c3", "delete_file")]
+    args = [
+        (e["toolCallId"], json.loads(e["delta"])) for e in result.of("TOOL_CALL_ARGS")
+    ]
+    assert args == [("c1", {"a": 1, "b": 2}), ("c3", {"path": "/x"})]
+    results = [(e["toolCallId"], e["content"]) for e in result.of("TOOL_CALL_RESULT")]
+    assert results == [("c1", "3"), ("c2", "pong")]
+    (interrupt,) = result.finished["outcome"]["interrupts"]
+    assert interrupt["toolCallId"] == "c3"
+    assert "/x" in interrupt["message"]
+
+
+class _UnclosableModel(ScriptedChatClient):
+    """A model whose stream fails while it is being closed."""
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Any], options: dict[str, Any], **kwargs: Any
+    ) -> Any:
+        self.requests.append(Request(list(messages), dict(options), True, kwargs))
+        try:
+            yield ChatResponseUpdate([Content.from_text("Hel")], "assistant")
+            yield ChatResponseUpdate([Content.from_text("lo")], "assistant")
+        finally:
+            raise RuntimeError("the model's connection broke while closing")
+
+
+async def test_a_stream_that_fails_to_close_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """HS-96: when the failed run's stream itself fails while it is closed, that is
+    logged and the request still ends as HS-96 says: nothing more is sent to a client
+    that is gone, and nothing of the run is stored."""
+    client = _UnclosableModel()
+    app = HostingApp([Agent(client, name="a")])
+    body = json.dumps(run_input([user("hi", "u1")])).encode()
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if b"TEXT_MESSAGE_CONTENT" in message.get("body", b""):
+            raise ConnectionResetError("the client went away")
+        sent.append(message)
+
+    with caplog.at_level(logging.WARNING, logger="minagent.hosting"):
+        await app({"type": "http", "method": "POST", "path": "/agui"}, receive, send)
+    assert "closing the failed AG-UI run's stream failed" in caplog.text
+    assert "connection broke while closing" in caplog.text
+    assert len(client.requests) == 1
+    assert await app.conversations.get("a", "t1") is None
+    assert [m.get("status") for m in sent if m["type"] == "http.response.start"] == [
+        200
+    ]
+    assert not any(b"RUN_ERROR" in m.get("body", b"") for m in sent)

@@ -125,6 +125,20 @@ BAD: list[tuple[dict[str, Any], str]] = [
         "invalid_tools",
     ),
     ({"tools": "get_weather"}, "invalid_tools"),
+    ({"tools": [{"type": "function", "function": {"name": ""}}]}, "invalid_tools"),
+    (
+        {"tools": [{"type": "function", "function": {"name": "f", "description": 5}}]},
+        "invalid_tools",
+    ),
+    (
+        {"tools": [{"type": "function", "function": {"name": "f", "parameters": []}}]},
+        "invalid_tools",
+    ),
+    (
+        {"tools": [{"type": "function", "function": {"name": "remote"}}]},
+        "invalid_tools",
+    ),
+    ({"messages": [{"role": "assistant", "tool_calls": "c"}]}, "invalid_messages"),
     ({"messages": [{"role": "tool", "content": "x"}]}, "invalid_messages"),
     (
         {"messages": [{"role": "tool", "tool_call_id": "c", "content": 5}]},
@@ -161,7 +175,12 @@ async def test_malformed_tools_and_tool_messages_are_400s() -> None:
     tool message or tool call entry is a 400 in OpenAI's shape whose `param` names the
     field (`tools`, `messages`); no model is called."""
     client = ScriptedChatClient()
-    app = HostingApp([Agent(client, name="weather", tools=[lookup])])
+    # the agent's own tools: a FunctionTool, a declaration given as a mapping, and
+    # one without a name (which no client tool can clash with)
+    remote = {"type": "function", "function": {"name": "remote"}}
+    nameless = {"type": "function", "function": {}}
+    agent = Agent(client, name="weather", tools=[lookup, remote, nameless])
+    app = HostingApp([agent])
     base = {"model": "weather", "messages": [{"role": "user", "content": "hi"}]}
     for fields, code in BAD:
         body = json.dumps({**base, **fields}).encode()
@@ -204,3 +223,102 @@ async def test_an_approval_request_is_refused(stream: bool) -> None:
                 await sdk.chat.completions.create(**request)
             assert raised.value.status_code == 501
             assert raised.value.code == "unsupported_agent_request"
+
+
+async def test_calls_continued_with_text_and_arguments_of_any_shape(
+    stream: bool,
+) -> None:
+    """HS-32: a call whose arguments the model gave as an object, or not at all, is
+    handed back with its arguments as JSON text (`{}` for none); the assistant message
+    that continues it keeps its text beside the calls, and a `tool` message's content
+    may be text parts."""
+    client = ScriptedChatClient(
+        [
+            [
+                Content.from_function_call("c1", "get_weather", {"city": "Oslo"}),
+                Content.from_function_call("c2", "now", None),
+            ],
+            "Sunny, twice.",
+        ]
+    )
+    app = HostingApp([Agent(client, name="weather")])
+    question = {"role": "user", "content": "weather?"}
+    tools = [WEATHER, {"type": "function", "function": {"name": "now"}}]
+    async with served(app) as sdk:
+        first = await complete(
+            sdk, stream, model="weather", messages=[question], tools=tools
+        )
+        handed = first.choices[0].message.tool_calls
+        assert [(c.id, c.function.arguments) for c in handed] == [
+            ("c1", '{"city": "Oslo"}'),
+            ("c2", "{}"),
+        ]
+        calls = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "name": c.function.name,
+                    "arguments": c.function.arguments,
+                },
+            }
+            for c in handed
+        ]
+        parts = [{"type": "text", "text": "sun"}, {"type": "text", "text": "ny"}]
+        second = await complete(
+            sdk,
+            stream,
+            model="weather",
+            tools=tools,
+            messages=[
+                question,
+                {"role": "assistant", "content": "Checking.", "tool_calls": calls},
+                {"role": "tool", "tool_call_id": "c1", "content": parts},
+                {"role": "tool", "tool_call_id": "c2", "content": "sunny"},
+            ],
+        )
+    assert second.choices[0].message.content == "Sunny, twice."
+    sent = client.requests[-1].messages
+    assistant = sent[1]
+    assert assistant.role == "assistant"
+    assert [c.type for c in assistant.contents] == [
+        "text",
+        "function_call",
+        "function_call",
+    ]
+    assert assistant.contents[0].text == "Checking."
+    results = [c for m in sent for c in m.contents if c.type == "function_result"]
+    assert [(r.call_id, r.result) for r in results] == [
+        ("c1", "sunny"),
+        ("c2", "sunny"),
+    ]
+
+
+async def test_an_empty_content_beside_calls_adds_no_text() -> None:
+    """HS-32: an assistant message with `tool_calls` whose `content` is empty or null
+    is the calls alone."""
+    client = ScriptedChatClient(["one", "two"])
+    app = HostingApp([Agent(client, name="weather")])
+    calls = [
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+        }
+    ]
+    for content in ("", None):
+        body = {
+            "model": "weather",
+            "tools": [WEATHER],
+            "messages": [
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": content, "tool_calls": calls},
+                {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+            ],
+        }
+        status, _ = await raw(
+            app, "POST", "/v1/chat/completions", json.dumps(body).encode()
+        )
+        assert status == 200
+        assistant = client.requests[-1].messages[1]
+        assert [c.type for c in assistant.contents] == ["function_call"], content

@@ -226,7 +226,8 @@ async def test_lifespan_is_acknowledged() -> None:
     type is a ValueError."""
     app = HostingApp([Agent(ScriptedChatClient(), name="greeter")])
     incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    for kind in ("lifespan.startup", "lifespan.shutdown"):
+    # an event the app does not know is not answered; the next ones still are
+    for kind in ("lifespan.startup", "lifespan.other", "lifespan.shutdown"):
         incoming.put_nowait({"type": kind})
     sent: list[str] = []
 
@@ -240,7 +241,10 @@ async def test_lifespan_is_acknowledged() -> None:
 
 
 def test_agents_must_have_distinct_names() -> None:
-    """HS-2: a hosted agent needs a name, and names are unique."""
+    """HS-2: a hosted agent needs a name, and names are unique; an app without an
+    agent is a ValueError too."""
+    with pytest.raises(ValueError, match="at least one agent"):
+        HostingApp([])
     with pytest.raises(ValueError, match="non-empty name"):
         HostingApp([Agent(ScriptedChatClient())])
     with pytest.raises(ValueError, match="two hosted agents"):
@@ -250,3 +254,121 @@ def test_agents_must_have_distinct_names() -> None:
                 Agent(ScriptedChatClient(), name="a"),
             ]
         )
+
+
+async def test_every_malformed_message_is_a_400_naming_it() -> None:
+    """HS-3: messages must be a non-empty array of system/developer/user/assistant
+    messages whose content is a string or an array of text parts; anything else is a
+    400 `invalid_messages` whose message names what was wrong, and no run starts."""
+    client = ScriptedChatClient()
+    app = HostingApp([Agent(client, name="greeter")])
+    cases: list[tuple[Any, str]] = [
+        ([], "'messages' must be a non-empty array"),
+        ({"role": "user"}, "'messages' must be a non-empty array"),
+        ([{"role": "user", "content": 3}], "messages[0].content must be a string"),
+        (
+            [{"role": "user", "content": "a"}, {"role": "user", "content": None}],
+            "messages[1].content must be a string",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}],
+            "messages[0].content: only text parts are supported",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "text", "text": 5}]}],
+            "messages[0].content: only text parts are supported",
+        ),
+    ]
+    for messages, said in cases:
+        body = json.dumps({"model": "greeter", "messages": messages}).encode()
+        status, data = await raw(app, "POST", "/v1/chat/completions", body)
+        assert (status, data["error"]["code"]) == (400, "invalid_messages"), messages
+        assert data["error"]["message"] == said
+    assert client.requests == []
+
+
+async def test_text_parts_and_the_developer_role_reach_the_run(stream: bool) -> None:
+    """HS-3: an array of text parts is the text of its parts joined; a `developer`
+    message is taken as a `system` one."""
+    client = ScriptedChatClient(["fine"])
+    app = HostingApp([Agent(client, name="greeter")])
+    parts = [{"type": "text", "text": "how "}, {"type": "text", "text": "are you?"}]
+    async with served(app) as sdk:
+        messages: Any = [
+            {"role": "developer", "content": "be brief"},
+            {"role": "user", "content": parts},
+        ]
+        if stream:
+            answer = ""
+            chunks = await sdk.chat.completions.create(
+                model="greeter", messages=messages, stream=True
+            )
+            async for piece in chunks:
+                if piece.choices and piece.choices[0].delta.content:
+                    answer += piece.choices[0].delta.content
+        else:
+            done = await sdk.chat.completions.create(model="greeter", messages=messages)
+            answer = done.choices[0].message.content or ""
+    assert answer == "fine"
+    [sent] = client.requests
+    assert [(m.role, m.text) for m in sent.messages] == [
+        ("system", "be brief"),
+        ("user", "how are you?"),
+    ]
+
+
+async def test_a_client_gone_before_its_body_ends_runs_nothing() -> None:
+    """HS-5: a request whose client disconnects before the body is complete is a 400
+    (`disconnected`) and starts no run."""
+    client = ScriptedChatClient()
+    app = HostingApp([Agent(client, name="greeter")])
+    incoming = [
+        {"type": "http.request", "body": b'{"model": "gre', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions"}
+    await app(scope, receive, send)
+    assert sent[0]["status"] == 400
+    body = json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
+    assert body["error"]["code"] == "disconnected"
+    assert client.requests == []
+
+
+async def test_a_failure_inside_a_started_stream_is_one_error_event() -> None:
+    """HS-4, HS-5: a run that raises after the stream started sends one `data:` event
+    in the error shape with `internal_error` and no exception text, then
+    `data: [DONE]`."""
+    secret = "sk-SECRET-STREAM"
+    client = ScriptedChatClient([RuntimeError(f"upstream said {secret}")])
+    app = HostingApp([Agent(client, name="greeter")])
+    body = {
+        "model": "greeter",
+        "stream": True,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    sent: list[dict[str, Any]] = []
+    chunks = [json.dumps(body).encode()]
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": chunks.pop(0) if chunks else b""}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/v1/chat/completions"}
+    await app(scope, receive, send)
+    assert sent[0]["status"] == 200
+    text = b"".join(m.get("body", b"") for m in sent[1:]).decode()
+    events = [e.removeprefix("data: ") for e in text.split("\n\n") if e]
+    assert events[-1] == "[DONE]"
+    error = json.loads(events[-2])["error"]
+    assert (error["type"], error["code"]) == ("server_error", "internal_error")
+    assert secret not in text

@@ -413,6 +413,16 @@ BAD_REQUESTS: list[tuple[dict[str, Any], str]] = [
     ({"input": []}, "invalid_input"),
     ({"input": [{"role": "robot", "content": "x"}]}, "invalid_input"),
     ({"input": ["hi"]}, "invalid_input"),
+    ({"input": [{"role": "user", "content": 5}]}, "invalid_input"),
+    (
+        {
+            "input": [
+                {"type": "function_call", "call_id": "c", "name": "f", "arguments": {}}
+            ]
+        },
+        "invalid_input",
+    ),
+    ({"previous_response_id": ""}, "invalid_parameter"),
     (
         {
             "input": [
@@ -428,6 +438,7 @@ BAD_REQUESTS: list[tuple[dict[str, Any], str]] = [
         "invalid_input",
     ),
     ({"tools": [{"type": "web_search"}]}, "unsupported_tool"),
+    ({"tools": "get_weather"}, "invalid_tools"),
     ({"tools": [{"type": "function", "name": ""}]}, "invalid_tools"),
     ({"tools": [WEATHER, WEATHER]}, "invalid_tools"),
     ({"tools": [{**WEATHER, "name": "lookup"}]}, "invalid_tools"),
@@ -686,3 +697,82 @@ async def test_a_client_gone_mid_stream_ends_the_run_unsaved() -> None:
     assert await app.conversations.get("helper", "conversation:c") is None
     assert len(records_of(app)) == 0
     assert b"response.created" in b"".join(m.get("body", b"") for m in sent)
+
+
+@pytest.mark.parametrize("choice", ["none", "required"])
+async def test_tool_choice_none_and_required_reach_the_run(choice: str) -> None:
+    """HS-22: `tool_choice` `none` and `required` are sent to the run as they are."""
+    client, app = helper("fine")
+    async with served(app) as sdk:
+        response = await sdk.responses.create(
+            model="helper", input="hi", tools=[WEATHER], tool_choice=choice
+        )
+    assert response.output_text == "fine"
+    assert client.requests[0].options["tool_choice"] == choice
+
+
+async def test_consecutive_calls_in_full_history_are_one_message(stream: bool) -> None:
+    """HS-21: consecutive `function_call` input items are one assistant message and
+    consecutive `function_call_output` items one tool message."""
+    client, app = helper("Both sunny.")
+    calls = [
+        {
+            "type": "function_call",
+            "call_id": f"c{n}",
+            "name": "get_weather",
+            "arguments": json.dumps({"city": city}),
+        }
+        for n, city in ((1, "Oslo"), (2, "Rome"))
+    ]
+    outputs = [
+        {"type": "function_call_output", "call_id": f"c{n}", "output": "sunny"}
+        for n in (1, 2)
+    ]
+    history = [{"role": "user", "content": "weather?"}, *calls, *outputs]
+    async with served(app) as sdk:
+        response = await respond(
+            sdk, stream, model="helper", input=history, tools=[WEATHER]
+        )
+    assert response.output_text == "Both sunny."
+    sent = client.requests[0].messages
+    assert [(m.role, [c.type for c in m.contents]) for m in sent] == [
+        ("user", ["text"]),
+        ("assistant", ["function_call", "function_call"]),
+        ("tool", ["function_result", "function_result"]),
+    ]
+
+
+async def test_a_call_streamed_without_arguments_sends_them_whole() -> None:
+    """HS-24: a handed-back call whose streamed pieces do not make its final arguments
+    (here: none were streamed) sends the whole argument text as one delta."""
+    _, app = helper(
+        [
+            ChatResponseUpdate(
+                [Content.from_function_call("c1", "now", None)], "assistant"
+            )
+        ]
+    )
+    tools = [{"type": "function", "name": "now"}]
+    async with served(app) as sdk:
+        events = await events_of(sdk, model="helper", input="time?", tools=tools)
+    deltas = [e.delta for e in events if e.type.endswith("arguments.delta")]
+    assert deltas == ["{}"]
+    done = [e for e in events if e.type == "response.function_call_arguments.done"]
+    assert [e.arguments for e in done] == ["{}"]
+
+
+async def test_each_message_of_the_transcript_is_its_own_item(stream: bool) -> None:
+    """HS-23, HS-24: text of two assistant messages (a new message id) is two message
+    items, in order; an empty text delta adds nothing."""
+    step = [
+        ChatResponseUpdate([Content.from_text("First.")], "assistant", message_id="m1"),
+        ChatResponseUpdate([Content.from_text("")], "assistant", message_id="m1"),
+        ChatResponseUpdate(
+            [Content.from_text("Second.")], "assistant", message_id="m2"
+        ),
+    ]
+    _, app = helper(step)
+    async with served(app) as sdk:
+        response = await respond(sdk, stream, model="helper", input="hi")
+    texts = [[p.text for p in item.content] for item in response.output]
+    assert texts == [["First."], ["Second."]]
