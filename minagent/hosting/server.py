@@ -240,13 +240,18 @@ async def _linger(
     # unread request bytes makes the kernel send RST, which can destroy the answer
     # before the client reads it. So: send, half-close, read and drop what the client
     # still sends until it closes or ``budget`` seconds have passed (HS-111).
-    with contextlib.suppress(ConnectionError, TimeoutError):
-        async with asyncio.timeout(budget):
-            await writer.drain()
-            writer.write_eof()
-            while await reader.read(_READ):
-                pass
-    writer.transport.abort()
+    # The socket is closed however this ends, a cancellation (shutdown) included: an
+    # open transport would leak its descriptor, and Python >= 3.12.1's
+    # Server.wait_closed() waits for it for ever.
+    try:
+        with contextlib.suppress(ConnectionError, TimeoutError):
+            async with asyncio.timeout(budget):
+                await writer.drain()
+                writer.write_eof()
+                while await reader.read(_READ):
+                    pass
+    finally:
+        writer.transport.abort()
 
 
 def _plain(status: int, text: bytes, *, retry_after: bool = False) -> bytes:
@@ -308,9 +313,11 @@ class _Connection:
                 if not await _Exchange(self, request).run():
                     return
         finally:
-            if self.linger:
-                await _linger(self.reader, self.writer, LINGER_SECONDS)
-            self.writer.close()
+            try:
+                if self.linger:
+                    await _linger(self.reader, self.writer, LINGER_SECONDS)
+            finally:
+                self.writer.close()
 
     async def _read_head(self) -> _Request | None:
         self.state, self.since = "idle", time.monotonic()

@@ -999,3 +999,22 @@ async def test_shutdown_lets_an_unread_body_arrive_then_closes() -> None:
         await stopping
         assert not connection.stopping
         writer.close()
+
+
+async def test_shutdown_closes_a_connection_that_lingers() -> None:
+    """HS-115, HS-111: a connection lingering after its final answer (a large body left
+    unread, the client still connected) is closed by shutdown: its socket is closed
+    (not left open, leaking its descriptor)."""
+    server = await serve(BodyApp(read=False), "127.0.0.1", 0, ServerLimits())
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(b"POST / HTTP/1.1\r\ncontent-length: 200000\r\n\r\n" + b"x" * 1000)
+    await writer.drain()
+    assert (await read_response(reader))[0] == 200
+    # the client neither closes nor sends the rest: the server lingers on its side
+    [connection] = server._connections
+    transport = connection.writer.transport
+    await asyncio.wait_for(server.shutdown(0), 10)
+    assert transport.is_closing()
+    writer.close()
+    with contextlib.suppress(ConnectionError):
+        await writer.wait_closed()
