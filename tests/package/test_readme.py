@@ -51,6 +51,11 @@ def test_the_readme_fast_command_runs_the_suite_in_parallel() -> None:
     runs pytest in parallel on every core, as does every other gate."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"```sh\n{FAST}\n```" in readme
+    # each command's measured duration stands beside it
+    assert len(re.findall(r"about \d+ minutes on a quiet 2-core machine", readme)) == 2
+    assert "## The test commands' durations" in (
+        ROOT / "benchmarks" / "README.md"
+    ).read_text(encoding="utf-8")
     requirements = (ROOT / "requirements-test.txt").read_text(encoding="utf-8")
     assert re.search(r"^pytest-xdist==[\d.]+$", requirements, re.M)
     assert re.search(r"^pytest-timeout==[\d.]+$", requirements, re.M)
