@@ -37,6 +37,7 @@ from minagent import (
     Message,
     SessionContext,
     agent_middleware,
+    function_middleware,
     tool,
 )
 from minagent.stores import FileHistoryProvider, SQLiteHistoryProvider
@@ -618,3 +619,40 @@ def test_no_edit_of_any_stored_message_survives_a_failed_run(
         with pytest.raises(Boom):
             asyncio.run(run(agent, "next", stream=stream, session=session))
         assert asyncio.run(_stored(history, session)) == before
+
+
+class UpstreamChatMiddleware(ChatMiddleware):
+    """Chat middleware as upstream's samples write it: un-annotated, ``next(context)``."""
+
+    async def process(self, context, next):  # type: ignore[no-untyped-def]  # as upstream's samples write it
+        for message in context.messages:
+            message.contents[0].text = "EDITED"
+        await next(context)
+
+
+@function_middleware
+async def upstream_function_middleware(context, next):  # type: ignore[no-untyped-def]  # as upstream's samples write it
+    for message in context.messages:
+        message.author_name = "mallory"
+    await next(context)
+    raise Boom("function middleware failed")
+
+
+@pytest.mark.parametrize("store", STORES)
+async def test_upstream_spelled_middleware_edits_reach_no_store(
+    store: str, stream: bool, tmp_path: Path
+) -> None:
+    """SE-52, SE-53: middleware written the way upstream's samples write it (an
+    un-annotated class with ``process(self, context, next)`` and a function with
+    ``(context, next)`` under ``@function_middleware``, both calling ``await next(context)``) edits every message it is
+    shown in place, then the run fails; the stored history reads back as before."""
+    history, session, before = await _seed(store, tmp_path, stream)
+    agent = Agent(
+        ScriptedChatClient([reply(call("add", {"a": 2, "b": 3}, call_id="c1")), "a1"]),
+        tools=[add],
+        context_providers=[history] if history is not None else None,
+        middleware=[UpstreamChatMiddleware(), upstream_function_middleware],
+    )
+    with pytest.raises(Boom):
+        await run(agent, "q1", stream=stream, session=session)
+    _unchanged(before, await _stored(history, session))
