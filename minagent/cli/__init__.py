@@ -227,36 +227,16 @@ def _trace_options(command: argparse.ArgumentParser) -> None:
 
 def _trace_problem(args: argparse.Namespace) -> str | None:
     """The first --trace/--trace-json path that cannot be written, and why (AG-15)."""
+    if args.trace is None and args.trace_json is None:
+        return None
+    # the kit's check, loaded only when a trace file is asked for
+    from ..conformance.flow_report import output_problem
+
     for option, path in (("--trace", args.trace), ("--trace-json", args.trace_json)):
         if path is not None:
-            problem = _output_problem(path)
+            problem = output_problem(path)
             if problem is not None:
                 return f"{option} {path}: {problem}"
-    return None
-
-
-def _output_problem(path: str) -> str | None:
-    """Why a file cannot be written at ``path``, in a user's words; None when it can
-    (AG-15)."""
-    target = Path(path)
-    if target.is_dir():
-        return "it is a folder, not a file"
-    folder = target.parent
-    if not folder.exists():
-        return f"its folder {str(folder)!r} does not exist"
-    if not folder.is_dir():
-        return f"{str(folder)!r} is not a folder"
-    # Permissions alone do not say it (root may write anywhere, a read-only file
-    # system refuses everyone): open the file the way it will be written, without
-    # changing it, and remove it again when it did not exist.
-    existed = target.exists()
-    try:
-        with target.open("a", encoding="utf-8"):
-            pass
-        if not existed:
-            target.unlink()
-    except OSError as exc:
-        return f"it cannot be written ({exc.strerror or type(exc).__name__})"
     return None
 
 

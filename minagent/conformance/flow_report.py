@@ -48,6 +48,7 @@ __all__ = [
     "generated",
     "load_adapter",
     "main",
+    "output_problem",
     "render",
     "run_report",
     "scenarios",
@@ -327,7 +328,7 @@ def command(
     if examples < 0:
         print("error: --examples must be >= 0", file=err)
         return 2
-    problem = None if json_path is None else _output_problem(json_path)
+    problem = None if json_path is None else output_problem(json_path)
     if problem is not None:
         print(f"error: --json {json_path}: {problem}", file=err)
         return 2
@@ -372,10 +373,11 @@ def command(
     return 1 if report.unexpected else 0
 
 
-def _output_problem(path: str) -> str | None:
-    """Why the JSON report cannot be written at ``path``, in a user's words; None when
-    it can (CF-4). (The command line's trace files are checked the same way; the kit
-    does not import `minagent.cli`.)"""
+def output_problem(path: str) -> str | None:
+    """Why a file cannot be written at ``path``, in a user's words; None when it can:
+    the JSON report (CF-4), and the command line's trace files (AG-15), which
+    `minagent.cli` checks with this function (the kit does not import the command
+    line)."""
     target = Path(path)
     if target.is_dir():
         return "it is a folder, not a file"
