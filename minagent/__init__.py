@@ -139,6 +139,31 @@ def _folder(folder: str, what: str) -> ModuleType:
         ) from exc
 
 
+def _require_folders(folders: tuple[str, ...], needed_by: str) -> None:
+    """PK-19: import the optional folders a vendored plugin (``needed_by``) uses beside
+    the core. In a copy of minagent without one of them, or with it incomplete, an
+    ImportError that names the plugin and the folder and says to copy it (as PK-9 does
+    for the core's own optional names); a module missing for another reason
+    propagates."""
+    import importlib
+    import os
+
+    for folder in folders:
+        wanted = f"{__name__}.{folder}"
+        try:
+            importlib.import_module(wanted)
+        except ModuleNotFoundError as exc:
+            if exc.name is None or not (
+                exc.name == wanted or exc.name.startswith(wanted + ".")
+            ):
+                raise
+            raise ImportError(
+                f"{needed_by} needs the optional folder minagent/{folder}/ beside the "
+                f"core; the copy of minagent at {os.path.dirname(__file__)} does not have "
+                f"it whole (no module {exc.name}): copy that folder beside the core to use it"
+            ) from exc
+
+
 def __getattr__(name: str) -> Any:
     folder = _LAZY.get(name)
     if folder is None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from importlib import import_module
 from importlib.util import find_spec
-from os.path import dirname
 from typing import TYPE_CHECKING, Any
 
 # PK-19: the folders of minagent this plugin needs beside the core's top-level files
@@ -34,25 +33,9 @@ else:
     _core = import_module(_name)
 
     # PK-19: the folders of minagent this plugin imports beside the core (the README's
-    # "Vendoring" lists them). In a copy of minagent without one of them, importing the
-    # plugin is the ImportError that the core's own optional names give (PK-9): it names
-    # the folder and says to copy it, instead of a bare ModuleNotFoundError. Only the
-    # folder's absence is reworded; a module missing for another reason propagates.
-    for _folder in FOLDERS:
-        _wanted = f"{_name}.{_folder}"
-        try:
-            import_module(_wanted)
-        except ModuleNotFoundError as exc:
-            if exc.name is None or not (
-                exc.name == _wanted or exc.name.startswith(_wanted + ".")
-            ):
-                raise
-            _where = dirname(_core.__file__) if _core.__file__ else _name
-            raise ImportError(
-                f"{__name__.split('.')[-2]} needs the optional folder minagent/{_folder}/ "
-                f"beside the core; the copy of minagent at {_where} does not have it whole "
-                f"(no module {exc.name}): copy that folder beside the core to use it"
-            ) from exc
+    # "Vendoring" lists them); in a copy without one of them, the core's ImportError
+    # that names the folder to copy
+    _core._require_folders(FOLDERS, __name__.split(".")[-2])
 
     _modules = [
         _core,
