@@ -67,6 +67,7 @@ from .a2a_wire import (
     text_part,
 )
 from .conversations import Conversations
+from .openai_wire import send_json as _send_json
 
 __all__ = ["A2AHost", "RpcError", "is_a2a_path"]
 
@@ -771,19 +772,3 @@ async def _send_rpc_error(
         "error": {"code": error.code, "message": error.message},
     }
     return await _send_json(send, status, body)
-
-
-async def _send_json(send: Send, status: int, body: Mapping[str, Any]) -> int:
-    data = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(data)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": data})
-    return status
