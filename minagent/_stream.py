@@ -386,8 +386,9 @@ class ResponseStream(Generic[TUpdate, TFinal]):
         started = self._state == _OPEN
         self._state = _CLOSED
         self._wake_all()
+        closers: list[Callable[[], Awaitable[None]]] = []
         if started and not self._busy:
-            await self._close_source()
+            closers.append(self._close_source)
         elif started:
             # ST-13: another task is inside the source's step; it closes the source when
             # the step returns
@@ -396,8 +397,8 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._source.close()
         # ST-10: also when this stream never pulled from the inner one
         if self._inner is not None:
-            await self._inner.aclose()
-        await self._cleanup(None)
+            closers.append(self._inner.aclose)
+        await self._end(None, closers)
 
     async def _open(self) -> AsyncIterator[Any] | None:
         """The source's iterator, opened once. Opening awaits the source (an agent's
@@ -514,8 +515,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             if self._consumer is token and self._state == _OPEN:
                 self._state = _CLOSED
                 self._wake_all()
-                await self._close_source()
-                await self._cleanup(None)
+                await self._end(None, [self._close_source])
             raise
         except BaseException as exc:
             await self._fail(exc)
@@ -572,8 +572,7 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             self._state = _FAILED
             self._error = exc
         self._wake_all()
-        await self._close_source()
-        await self._cleanup(exc)
+        await self._end(exc, [self._close_source])
 
     async def _close_source(self) -> None:
         lent, self._lent = self._lent, None
@@ -611,6 +610,44 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             return await self._iterator.athrow(exc)  # type: ignore[union-attr]
         except StopAsyncIteration:
             return _ENDED
+
+    async def _end(
+        self,
+        error: BaseException | None,
+        closers: Sequence[Callable[[], Awaitable[None]]],
+    ) -> None:
+        """Run ``closers`` (the source's close, the inner stream's), then the cleanup
+        hooks, each whatever the ones before it did (ST-6).
+
+        A closer that fails is treated like a failing cleanup hook: while ``error``
+        propagates it is logged and added as a note to that error; otherwise its
+        exception propagates once cleanup has run (a second closer's failure is noted on
+        the first's). So a run's cleanup (releasing its session, SE-12) never depends on
+        its source closing cleanly.
+        """
+        raised: BaseException | None = None
+        for close in closers:
+            try:
+                await close()
+            except BaseException as exc:  # every closer runs, then cleanup
+                if raised is None:
+                    raised = exc
+                else:
+                    raised.add_note(f"closing the stream also failed: {exc!r}")
+        if raised is None:
+            await self._cleanup(error)
+            return
+        if error is not None and isinstance(raised, Exception):
+            logger.error(
+                "closing the source failed while the stream was failing",
+                exc_info=raised,
+            )
+            error.add_note(f"closing the source also failed: {raised!r}")
+            await self._cleanup(error)
+            return
+        # with an error to carry, cleanup notes its own failures on it: never raises
+        await self._cleanup(raised)
+        raise raised
 
     async def _cleanup(self, error: BaseException | None) -> None:
         if self._cleaned:

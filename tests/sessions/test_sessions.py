@@ -5,7 +5,7 @@ test_failed_runs.py."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
@@ -15,6 +15,7 @@ from minagent import (
     AgentResponse,
     AgentSession,
     AgentThread,
+    ChatResponseUpdate,
     Content,
     Context,
     ContextProvider,
@@ -31,7 +32,7 @@ from minagent import (
     tool,
 )
 from minagent._sessions import _RUNNING, claim, release
-from minagent.testing import ScriptedChatClient, call, reply
+from minagent.testing import ScriptedChatClient, call, reply, text_chunks
 from tests._support.modes import run
 
 from ..observability._recording import RecordingTracer
@@ -779,3 +780,34 @@ def test_session_repr_and_equality() -> None:
     assert session != "s1"
     with pytest.raises(ValueError, match="session_id"):
         AgentSession(session_id=3)  # type: ignore[arg-type]
+
+
+class _ClosesBadly(ScriptedChatClient):
+    """A client whose stream's `finally` raises when the stream is closed early."""
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        try:
+            async for update in super()._inner_get_streaming_response(
+                messages=messages, options=options, **kwargs
+            ):
+                yield update
+        finally:
+            if self.position == 1:
+                raise ConnectionError("the connection broke while closing")
+
+
+async def test_a_stream_that_fails_while_closing_frees_its_session() -> None:
+    """SE-12, ST-6: a streamed run left early whose model stream fails while closing
+    raises that failure, and its session is free for the next run."""
+    agent = Agent(_ClosesBadly([text_chunks("one ", "two ", "three"), "again"]))
+    session = agent.create_session()
+    stream = agent.run("hi", stream=True, session=session)
+    reader = aiter(stream)
+    assert (await anext(reader)).text == "one "
+    with pytest.raises(ConnectionError, match="while closing"):
+        await stream.aclose()
+    assert session.session_id not in _RUNNING
+    response = await agent.run("again?", session=session)
+    assert response.text == "again"

@@ -315,3 +315,68 @@ async def test_reader_after_the_stream_was_closed_ends_and_a_throw_does_not_fail
         await reader.athrow(RuntimeError("late"))
     with pytest.raises(StreamError, match="closed"):
         await stream.get_final_response()
+
+
+class CloseFails(Exception):
+    """What a source raises from its `finally` when it is closed."""
+
+
+async def breaks_on_close(log: list[str]) -> AsyncIterator[int]:
+    """A source whose close fails: its `finally` raises."""
+    try:
+        yield 1
+        yield 2
+    finally:
+        log.append("source finally")
+        raise CloseFails("the source could not close")
+
+
+@pytest.mark.parametrize("ending", ["aclose", "break", "hook fails", "cancelled"])
+async def test_cleanup_runs_when_closing_the_source_fails(ending: str) -> None:
+    """ST-6: cleanup hooks run once even when closing the source raises. While another
+    error propagates (a failing hook, a cancellation) that error is kept and the close's
+    failure is noted on it; otherwise the close's failure propagates, after cleanup."""
+    log: list[str] = []
+    gate = asyncio.Event()
+
+    def hook(update: int) -> None:
+        if ending == "hook fails" and update == 2:
+            raise ValueError("the hook refused 2")
+
+    async def held() -> AsyncIterator[int]:
+        try:
+            yield 1
+            await gate.wait()
+            yield 2
+        finally:
+            log.append("source finally")
+            raise CloseFails("the source could not close")
+
+    stream: ResponseStream[int, Any] = ResponseStream(
+        held() if ending == "cancelled" else breaks_on_close(log),
+        cleanup_hooks=[lambda: log.append("cleanup")],
+    )
+    if ending == "hook fails":
+        stream = stream.with_transform_hook(hook)
+    reader = aiter(stream)
+    assert await anext(reader) == 1
+    if ending == "aclose":
+        with pytest.raises(CloseFails):
+            await stream.aclose()
+    elif ending == "break":
+        with pytest.raises(CloseFails):
+            await reader.aclose()  # what the event loop does to an abandoned loop
+    elif ending == "hook fails":
+        with pytest.raises(ValueError, match="refused 2") as failed:
+            await anext(reader)
+        assert any("could not close" in note for note in failed.value.__notes__)
+    else:
+        task = asyncio.create_task(anext(reader))
+        await asyncio.sleep(0)
+        task.cancel()
+        # the cancellation reached the source inside its step, whose `finally` raised
+        with pytest.raises(CloseFails):
+            await task
+    assert log == ["source finally", "cleanup"]
+    with pytest.raises((StreamError, ValueError, CloseFails)):
+        await stream.get_final_response()
