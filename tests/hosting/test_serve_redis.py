@@ -3,11 +3,20 @@ serving processes through a real redis-server (spec/hosting.md HS-134, HS-140)."
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import io
+import os
+import signal
+import threading
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import openai
 import pytest
+
+from minagent.cli.serve import add_serve_parser, serve_command
 
 from .._support.redis_server import SERVER, RedisServer
 from ._served import ROOT, served_process
@@ -68,3 +77,62 @@ def test_redis_without_the_plugin_names_the_install_command(tmp_path: Path) -> N
     assert done.stderr.startswith("error: --store redis://...")
     assert "pip install" in done.stderr
     assert "plugins/redis" in done.stderr
+
+
+class _Banner(io.StringIO):
+    """The command's output: once the banner is printed, a request is made to the
+    served agent and the process is sent SIGTERM (HS-135)."""
+
+    def __init__(self, clients: Callable[[], int]) -> None:
+        super().__init__()
+        self.clients = clients
+        self.while_serving: list[int] = []
+        self.thread: threading.Thread | None = None
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        if "GET" in text and self.thread is None:
+            base = text.split("GET ", 1)[1].split()[0].rsplit("/v1", 1)[0]
+            # the server answers on this thread's event loop: ask from another
+            self.thread = threading.Thread(target=self._ask, args=(base,))
+            self.thread.start()
+        return written
+
+    def _ask(self, base: str) -> None:
+        try:
+            with urllib.request.urlopen(f"{base}/v1/models", timeout=10) as answer:
+                assert answer.status == 200
+            self.while_serving.append(self.clients())
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+
+def test_the_store_connections_close_when_the_server_stops(tmp_path: Path) -> None:
+    """HS-134: the Redis store's connections are closed when the server stops: in the
+    same process, after `serve_command` returns, Redis counts no client of it."""
+    redis = RedisServer(tmp_path)
+    redis.start()
+    try:
+        import redis as redis_py
+
+        probe = redis_py.Redis.from_url(redis.url)
+
+        def clients() -> int:
+            # every client but this probe
+            return len(probe.client_list()) - 1
+
+        parser = argparse.ArgumentParser()
+        add_serve_parser(parser.add_subparsers())
+        args = parser.parse_args(
+            ["serve", "tests.hosting._served:echo", "--port", "0", "--store", redis.url]
+        )
+        out = _Banner(clients)
+        assert serve_command(args, out) == 0
+        assert out.thread is not None
+        out.thread.join(10)
+        # the store had a connection open while serving, none once stopped
+        assert out.while_serving[0] >= 1
+        assert clients() == 0
+        probe.close()
+    finally:
+        redis.stop()
