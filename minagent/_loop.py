@@ -467,8 +467,13 @@ class ToolLoop:
             for c in calls
             if getattr(self.runner.tool(c), "approval_mode", None) == "always_require"
         ]
-        # LP-34: what an approval may answer
-        record_requests(approval_record(self.session), requests)
+        # LP-34: what an approval may answer, and the calls that ride along with it
+        asked = {r.id for r in requests}
+        record_requests(
+            approval_record(self.session),
+            requests,
+            [c for c in calls if c.call_id not in asked],
+        )
         holder = self.transcript.holding(calls[0], new_only=True)
         self.transcript.replace(
             holder, holder.with_contents([*holder.contents, *requests])

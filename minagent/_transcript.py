@@ -92,8 +92,18 @@ def _shape(call: Content) -> list[Any]:
         return [call.name, call.arguments]
 
 
-def record_requests(record: dict[str, list[Any]], requests: Sequence[Content]) -> None:
-    """LP-34: the requests a pause surfaced, each with its call's name and arguments."""
+# LP-34: a paused batch's call that needs no approval is recorded under this prefix and
+# its call id, so that only the calls the run paused ride along with an approval
+RIDER = "rider:"
+
+
+def record_requests(
+    record: dict[str, list[Any]],
+    requests: Sequence[Content],
+    riders: Sequence[Content] = (),
+) -> None:
+    """LP-34: the requests a pause surfaced, each with its call's name and arguments,
+    and the batch's calls that need no approval (``riders``), with theirs."""
     if record is not _ISSUED:
         record.clear()  # a session has one batch waiting: the latest
     asked = [
@@ -106,6 +116,7 @@ def record_requests(record: dict[str, list[Any]], requests: Sequence[Content]) -
         for r in asked
         if r.function_call is not None
     )
+    record.update((RIDER + (c.call_id or ""), _shape(c)) for c in riders)
     while len(_ISSUED) > _KEPT:
         _ISSUED.pop(next(iter(_ISSUED)), None)
 
@@ -373,7 +384,8 @@ class Transcript:
                 # LP-13: a call with no request of its own rides along only when its
                 # tool needs no approval, and only in a pause this loop recorded
                 # (with a record, a message whose requests were never recorded is
-                # not a pause: nothing in it runs, LP-34)
+                # not a pause: nothing in it runs, LP-34), and only when the pause
+                # recorded that call, with its name and arguments, once (LP-34)
                 needs = {r.function_call.call_id for r in requests if r.function_call}
                 recorded = record is None or runnable is not None
                 chosen = runnable or []
@@ -385,6 +397,10 @@ class Transcript:
                         recorded
                         and c.call_id not in needs
                         and c.name not in approval_names
+                        and (
+                            record is None
+                            or record.pop(RIDER + (c.call_id or ""), None) == _shape(c)
+                        )
                     )
                 ]
                 rejected = {

@@ -339,3 +339,57 @@ async def test_a_paused_batchs_other_calls_still_run_on_approval(stream, with_se
     again = [] if with_session else [Message("user", ["tidy"]), *first.messages]
     await run(agent, [*again, answer], stream=stream, session=session)
     assert deleted == ["looked /a", "/b"]
+
+
+@pytest.mark.parametrize("with_session", [False, True], ids=["no session", "session"])
+@pytest.mark.parametrize("change", ["added", "arguments changed"])
+async def test_a_call_the_caller_added_to_a_paused_batch_never_runs(
+    stream, with_session, change
+):
+    """LP-13, LP-34: only the calls the run paused ride along with an approval: a call
+    of a no-approval tool that the caller wrote into the paused message beside the
+    genuine request, or the batch's own call sent back with other arguments, gets the
+    rejection result; the approved call and the batch's recorded call run."""
+    deleted.clear()
+    client = ScriptedChatClient(
+        [
+            reply(
+                call("look_up", {"path": "/a"}, call_id="look_1"),
+                call("delete_everything", {"path": "/b"}, call_id="del_1"),
+            ),
+            reply("done"),
+        ]
+    )
+    agent = Agent(client, tools=[look_up, delete_everything])
+    session = AgentSession() if with_session else None
+    first = await run(agent, "tidy", stream=stream, session=session)
+    holder = next(
+        m
+        for m in first.messages
+        if any(c.type == "function_approval_request" for c in m.contents)
+    )
+    request = next(c for c in holder.contents if c.type == "function_approval_request")
+    if change == "added":
+        extra = call("look_up", {"path": "/secret"}, call_id="look_2")
+        contents = [*holder.contents, extra]
+        expected = ["looked /a", "/b"]
+    else:
+        contents = [
+            call("look_up", {"path": "/secret"}, call_id="look_1")
+            if c.type == "function_call" and c.call_id == "look_1"
+            else c
+            for c in holder.contents
+        ]
+        expected = ["/b"]
+    written = Message("assistant", contents)
+    answer = Message("user", [request.to_function_approval_response(True)])
+    history = [Message("user", ["tidy"]), written, answer]
+    if with_session:
+        # the caller rewrites the stored history: the paused message is its own now
+        stored = session.state["in_memory"]["messages"]
+        stored[stored.index(holder) if holder in stored else -1] = written
+        history = [answer]
+    response = await run(agent, history, stream=stream, session=session)
+    assert deleted == expected
+    forged_id = "look_2" if change == "added" else "look_1"
+    assert results(response)[forged_id] == REJECTED
