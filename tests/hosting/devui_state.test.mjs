@@ -299,3 +299,84 @@ test("HS-222: durations and JSON text for the page", () => {
   assert.equal(prettyJSON("not json"), "not json");
   assert.equal(prettyJSON(null), "");
 });
+
+// -- the page's client tools (HS-234) --
+
+import {
+  CLIENT_TOOLS,
+  answerCall,
+  declaredTools,
+  questionOf,
+} from "../../minagent/hosting/ui/clienttools.js";
+
+const ASKING_RUN = [
+  { type: "RUN_STARTED", threadId: "t", runId: "r1" },
+  { type: "TOOL_CALL_START", toolCallId: "q1", toolCallName: "ask_user", parentMessageId: "m1" },
+  { type: "TOOL_CALL_ARGS", toolCallId: "q1", delta: '{"question": "Which colour?"}' },
+  { type: "TOOL_CALL_END", toolCallId: "q1" },
+  { type: "TOOL_CALL_START", toolCallId: "q2", toolCallName: "ask_user", parentMessageId: "m1" },
+  { type: "TOOL_CALL_ARGS", toolCallId: "q2", delta: '{"question": "Which size?"}' },
+  { type: "TOOL_CALL_END", toolCallId: "q2" },
+  {
+    type: "RUN_FINISHED",
+    threadId: "t",
+    runId: "r1",
+    outcome: { type: "success", pendingToolCallIds: ["q1", "q2"] },
+  },
+];
+
+function ids() {
+  let n = 0;
+  return (prefix) => `${prefix}-${++n}`;
+}
+
+test("HS-234: every run declares the page's tools, less the agent's own names", () => {
+  assert.deepEqual(
+    CLIENT_TOOLS.map((t) => t.name),
+    ["ask_user"],
+  );
+  const ask = CLIENT_TOOLS[0];
+  assert.equal(typeof ask.description, "string");
+  assert.equal(ask.parameters.type, "object");
+  assert.deepEqual(declaredTools({ name: "a", tools: [] }), CLIENT_TOOLS);
+  assert.deepEqual(declaredTools(undefined), CLIENT_TOOLS);
+  assert.deepEqual(
+    declaredTools({ name: "a", tools: [{ name: "ask_user" }, { name: "other" }] }),
+    [],
+  );
+});
+
+test("HS-234: the next run waits for an answer to every pending call, in call order", () => {
+  const state = fold(ASKING_RUN);
+  assert.deepEqual(
+    state.items.map((i) => i.status),
+    ["pending", "pending"],
+  );
+  assert.equal(questionOf(state.items[0]), "Which colour?");
+  const newId = ids();
+  // the second call answered first: nothing is sent until both are
+  assert.equal(answerCall(state, "q2", "large", newId), null);
+  assert.equal(state.items[1].status, "pending");
+  // a call that is not pending is not answered
+  assert.equal(answerCall(state, "nope", "x", newId), null);
+  const messages = answerCall(state, "q1", "blue", newId);
+  assert.deepEqual(messages, [
+    { id: "msg-1", role: "tool", toolCallId: "q1", content: "blue" },
+    { id: "msg-2", role: "tool", toolCallId: "q2", content: "large" },
+  ]);
+  assert.deepEqual(
+    state.items.map((i) => [i.status, i.result]),
+    [
+      ["answered", "blue"],
+      ["answered", "large"],
+    ],
+  );
+  // answered calls are pending no more: a second answer sends nothing
+  assert.equal(answerCall(state, "q1", "red", newId), null);
+});
+
+test("HS-234: a question that is not JSON is shown as it is", () => {
+  assert.equal(questionOf({ args: "not json" }), "not json");
+  assert.equal(questionOf({ args: '{"other": 1}' }), '{"other": 1}');
+  assert.equal(questionOf({ args: "" }), "");
+});

@@ -12,6 +12,7 @@ import {
   prettyJSON,
   stopped,
 } from "./state.js";
+import { answerCall, declaredTools, questionOf } from "./clienttools.js";
 
 const $ = (id) => document.getElementById(id);
 const page = {
@@ -177,6 +178,7 @@ function toolCard(item) {
   if (item.result !== null) {
     card.append(jsonBlock(`${item.id}:result`, item.error ? "Error" : "Result", item.result));
   }
+  if (item.status === "pending") card.append(answerForm(item));
   const interrupt = page.view.interrupts.find((i) => i.toolCallId === item.id);
   if (interrupt) {
     card.append(el("p", { text: interrupt.message }));
@@ -204,6 +206,48 @@ function toolCard(item) {
     );
   }
   return card;
+}
+
+// HS-234: a pending client call's card asks the user; the answer goes back as the
+// call's result (once every pending call has one)
+function answerForm(item) {
+  const field = `answer-${item.id}`;
+  const input = el("input", { id: field, type: "text", "data-key": `${item.id}:answer` });
+  // what was typed survives a redraw (another card answered, a details toggled)
+  input.value = item.answer ?? item.draft ?? "";
+  input.addEventListener("input", () => {
+    item.draft = input.value;
+  });
+  const form = el(
+    "form",
+    { class: "answer", "data-answer": item.id },
+    el("label", { for: field, text: `Answer to ${item.name}: ${questionOf(item)}` }),
+    input,
+    el("button", {
+      type: "submit",
+      "data-key": `${item.id}:send-answer`,
+      "aria-label": `Answer the call of ${item.name}`,
+      text: "Answer",
+    }),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (page.controller) return;
+    const messages = answerCall(page.view, item.id, input.value, newId);
+    if (messages) run(messages);
+    else render();
+  });
+  return form;
+}
+
+// HS-235: the thread's shared state, as collapsible JSON (hidden while there is none)
+function renderShared() {
+  const box = $("shared");
+  const shared = page.view.shared;
+  box.hidden = shared === null || shared === undefined;
+  box.replaceChildren(
+    box.hidden ? "" : jsonBlock("shared-state", "Shared state", JSON.stringify(shared)),
+  );
 }
 
 function renderTimeline() {
@@ -280,6 +324,7 @@ function render() {
     ? document.activeElement.dataset.key
     : undefined;
   renderTimeline();
+  renderShared();
   renderRuns();
   renderThreads();
   renderLayers();
@@ -320,7 +365,7 @@ async function run(messages, resume) {
     threadId: page.threadId,
     runId: newId("run"),
     messages,
-    tools: [],
+    tools: declaredTools(page.agents.find((a) => a.name === page.agent)),
     context: [],
   };
   if (resume) input.resume = resume;
