@@ -380,3 +380,78 @@ test("HS-234: a question that is not JSON is shown as it is", () => {
   assert.equal(questionOf({ args: '{"other": 1}' }), '{"other": 1}');
   assert.equal(questionOf({ args: "" }), "");
 });
+
+// -- the flow in detail (HS-237) --
+
+import { FLOW_PROPS, foldFlow, milliseconds } from "../../minagent/hosting/ui/flow.js";
+
+const mw = (step, layer, name, ms) => ({
+  type: "CUSTOM",
+  name: "minagent.middleware",
+  value: { layer, name, ms, step },
+});
+const loop = (outcome, next) => ({
+  type: "CUSTOM",
+  name: "minagent.loop",
+  value: { outcome, next },
+});
+
+test("HS-237: middleware join their steps, decisions join the steps in order", () => {
+  assert.deepEqual(FLOW_PROPS, { minagentFlow: true });
+  const state = fold([
+    { type: "RUN_STARTED", threadId: "t", runId: "r1" },
+    { type: "STEP_STARTED", stepName: "agent" },
+    mw("agent", "agent", "Timing", 0.5),
+    { type: "STEP_STARTED", stepName: "model call 1" },
+    mw("model call 1", "chat", "shape", 2),
+    { type: "STEP_FINISHED", stepName: "model call 1" },
+    loop("calls", "run batch"),
+    { type: "STEP_STARTED", stepName: "tool add (c1)" },
+    { type: "STEP_FINISHED", stepName: "tool add (c1)" },
+    mw("tool add (c1)", "function", "audit", 1.25),
+    loop("ran", "call model"),
+    { type: "STEP_STARTED", stepName: "model call 2" },
+    mw("model call 2", "chat", "shape", 3),
+    { type: "STEP_FINISHED", stepName: "model call 2" },
+    loop("approval", "pause"),
+    mw("somewhere else", "chat", "lost", 1),
+    { type: "CUSTOM", name: "another.event", value: { x: 1 } },
+    { type: "STEP_FINISHED", stepName: "agent" },
+    { type: "RUN_FINISHED", threadId: "t", runId: "r1", outcome: { type: "success" } },
+  ]);
+  const [run] = state.runs;
+  assert.deepEqual(
+    run.steps.map((s) => [s.layer, s.name, (s.middleware || []).map((m) => [m.name, m.ms])]),
+    [
+      ["agent", "agent", [["Timing", 0.5]]],
+      ["chat", "model call 1", [["shape", 2]]],
+      ["loop", "calls → run batch", []],
+      ["function", "tool add (c1)", [["audit", 1.25]]],
+      ["loop", "ran → call model", []],
+      ["chat", "model call 2", [["shape", 3]]],
+      ["loop", "approval → pause", []],
+    ],
+  );
+  assert.deepEqual(run.steps[2].outcome, "calls");
+  assert.deepEqual(run.steps[2].next, "run batch");
+  // a middleware whose step is unknown stays with the run
+  assert.deepEqual(run.middleware, [{ layer: "chat", name: "lost", ms: 1 }]);
+  // every step ended with the run, decisions at once
+  assert.ok(run.steps.every((s) => s.ended !== null));
+});
+
+test("HS-237: a CUSTOM event before any run is ignored", () => {
+  const state = fold([loop("calls", "run batch")]);
+  assert.deepEqual(state.runs, []);
+  // foldFlow folds into the run it is given and returns it
+  const run = { steps: [] };
+  assert.equal(foldFlow(run, loop("answered", "finish"), 1), run);
+  assert.deepEqual(run.steps.map((s) => s.name), ["answered → finish"]);
+});
+
+test("HS-237: a middleware's own time as the panel shows it", () => {
+  assert.equal(milliseconds(0.123), "0.12 ms");
+  assert.equal(milliseconds(9.999), "10.00 ms");
+  assert.equal(milliseconds(12.6), "13 ms");
+  assert.equal(milliseconds(undefined), "…");
+});

@@ -179,15 +179,21 @@ def test_chat_tool_cards_flow_panel_and_reload(tab: Tab) -> None:
     )
     steps = [
         (li.get_attribute("data-layer"), li.locator(".name").inner_text())
-        for li in run.locator(".steps li").all()
+        for li in run.locator(".steps > li").all()
     ]
+    # the loop's decisions (HS-237) where they were taken
     assert steps == [
         ("agent", "agent"),
         ("chat", "model call 1"),
+        ("loop", "calls → run batch"),
         ("function", "tool get_weather (c1)"),
+        ("loop", "ran → call model"),
         ("chat", "model call 2"),
+        ("loop", "calls → run batch"),
         ("function", "tool to_fahrenheit (c2)"),
+        ("loop", "ran → call model"),
         ("chat", "model call 3"),
+        ("loop", "answered → finish"),
     ]
     for duration in texts(page, "#runs .steps .dur"):
         assert re.fullmatch(r"[\d.]+ (ms|s)", duration), duration
@@ -628,3 +634,49 @@ def test_contrast_is_aa_in_light_and_dark(tab: Tab) -> None:
     parts = ("span.layer", "span.dur", "strong", "label", "button.approve", "div.error")
     for part in (*parts, "pre", "textarea", "select"):
         assert part in measured, part
+
+
+def test_the_flow_panel_in_detail(tab: Tab) -> None:
+    """HS-237, HS-98: the flow panel shows each middleware of the agent under the step
+    it crossed, with its own time, and the loop's decisions, the approval's pause
+    included, in the order they were taken."""
+    page = tab.open()
+    tab.pick("approving")
+    tab.new_thread()
+    tab.send("e.txt")
+    page.get_by_role("button", name="Approve the call of delete_file").click()
+    page.wait_for_selector(".message.assistant:has-text('result: deleted e.txt')")
+    tab.idle()
+    runs = page.locator("#runs > li.run")
+    assert runs.count() == 2
+
+    def shown(run: Any) -> list[tuple[str | None, str, list[str]]]:
+        return [
+            (
+                li.get_attribute("data-layer"),
+                li.locator(":scope > .name").inner_text(),
+                [
+                    m.get_attribute("data-middleware") or ""
+                    for m in li.locator(".mw li").all()
+                ],
+            )
+            for li in run.locator(".steps > li").all()
+        ]
+
+    assert shown(runs.nth(0)) == [
+        ("agent", "agent", ["Timing"]),
+        ("chat", "model call 1", []),
+        ("loop", "approval → pause", []),
+    ]
+    assert shown(runs.nth(1)) == [
+        ("agent", "agent", ["Timing"]),
+        ("function", "tool delete_file (del-1)", ["audit_calls"]),
+        ("loop", "ran → call model", []),
+        ("chat", "model call 1", []),
+        ("loop", "answered → finish", []),
+    ]
+    for text in texts(page, "#runs .mw .dur"):
+        assert re.fullmatch(r"\d+(\.\d\d)? ms", text), text
+    assert texts(page, "#runs .mw .name") == ["Timing", "Timing", "audit_calls"]
+    page.locator(".flow").screenshot(path=str(_artifact("flow-panel-detail")))
+    assert tab.console_errors == []

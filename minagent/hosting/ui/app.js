@@ -13,6 +13,7 @@ import {
   stopped,
 } from "./state.js";
 import { answerCall, declaredTools, questionOf } from "./clienttools.js";
+import { FLOW_PROPS, milliseconds } from "./flow.js";
 
 const $ = (id) => document.getElementById(id);
 const page = {
@@ -270,7 +271,23 @@ function renderTimeline() {
   );
 }
 
-const DEPTH = { agent: 0, chat: 1, function: 2, other: 0 };
+const DEPTH = { agent: 0, chat: 1, function: 2, loop: 1, other: 0 };
+
+// HS-237: the middleware a step crossed, each with its own time
+function middlewareList(entries) {
+  const list = el("ul", { class: "mw" });
+  for (const m of entries || []) {
+    list.append(
+      el(
+        "li",
+        { "data-middleware": m.name },
+        el("span", { class: "name", text: m.name }),
+        el("span", { class: "dur", text: milliseconds(m.ms) }),
+      ),
+    );
+  }
+  return list.childElementCount ? list : null;
+}
 
 function renderRuns() {
   const runs = page.view.runs.map((run, index) => {
@@ -281,7 +298,10 @@ function renderRuns() {
         { "data-layer": step.layer },
         el("span", { class: `layer ${step.layer}`, text: step.layer }),
         el("span", { class: "name", text: step.name }),
-        el("span", { class: "dur", text: duration(step.started, step.ended) }),
+        step.layer === "loop"
+          ? null
+          : el("span", { class: "dur", text: duration(step.started, step.ended) }),
+        middlewareList(step.middleware),
       );
       li.style.setProperty("--depth", String(DEPTH[step.layer]));
       steps.append(li);
@@ -367,6 +387,7 @@ async function run(messages, resume) {
     messages,
     tools: declaredTools(page.agents.find((a) => a.name === page.agent)),
     context: [],
+    forwardedProps: FLOW_PROPS,
   };
   if (resume) input.resume = resume;
   try {
