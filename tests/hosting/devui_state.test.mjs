@@ -306,6 +306,7 @@ import {
   CLIENT_TOOLS,
   answerCall,
   declaredTools,
+  pendingFromHistory,
   questionOf,
 } from "../../minagent/hosting/ui/clienttools.js";
 
@@ -454,4 +455,49 @@ test("HS-237: a middleware's own time as the panel shows it", () => {
   assert.equal(milliseconds(9.999), "10.00 ms");
   assert.equal(milliseconds(12.6), "13 ms");
   assert.equal(milliseconds(undefined), "…");
+});
+
+test("HS-234: a stored client call without a result is pending again", () => {
+  const state = fromHistory({
+    messages: [
+      { id: "u1", role: "user", content: "pick" },
+      {
+        id: "a1",
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "q1", type: "function", function: { name: "ask_user", arguments: '{"question": "Which?"}' } },
+          { id: "k1", type: "function", function: { name: "keep", arguments: "{}" } },
+          { id: "q0", type: "function", function: { name: "ask_user", arguments: "{}" } },
+        ],
+      },
+      { id: "t0", role: "tool", toolCallId: "q0", content: "red" },
+    ],
+    interrupts: [],
+  });
+  pendingFromHistory(state, { name: "asking", tools: [{ name: "keep" }] });
+  assert.deepEqual(
+    state.items.filter((i) => i.kind === "tool").map((i) => [i.id, i.status]),
+    [
+      ["q1", "pending"],
+      ["k1", "called"],
+      ["q0", "done"],
+    ],
+  );
+  // an agent whose own tool is named ask_user: its calls are not the page's
+  const other = fromHistory({
+    messages: [
+      {
+        id: "a1",
+        role: "assistant",
+        toolCalls: [{ id: "q1", type: "function", function: { name: "ask_user", arguments: "{}" } }],
+      },
+    ],
+  });
+  pendingFromHistory(other, { name: "x", tools: [{ name: "ask_user" }] });
+  assert.equal(other.items[0].status, "called");
+  const newId = ids();
+  assert.deepEqual(answerCall(state, "q1", "blue", newId), [
+    { id: "msg-1", role: "tool", toolCallId: "q1", content: "blue" },
+  ]);
 });

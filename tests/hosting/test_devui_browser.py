@@ -462,8 +462,9 @@ def test_nothing_outside_the_server_is_requested(tab: Tab, server: Served) -> No
 
 def test_a_client_tool_answered_in_the_page_and_the_shared_state(tab: Tab) -> None:
     """HS-234, HS-235: every run declares the page's client tool; the model's call of
-    it shows as a pending card with a labelled answer field; the typed answer (Enter,
-    from the keyboard) goes back as the call's `tool` message and the run continues;
+    it shows as a pending card with a labelled answer field, also after a reload; the
+    typed answer (Enter, from the keyboard) goes back as the call's `tool` message and
+    the run continues;
     the tool that keeps it in the thread's shared state is shown as collapsible JSON,
     updated by the next run's delta."""
     page = tab.open()
@@ -485,6 +486,11 @@ def test_a_client_tool_answered_in_the_page_and_the_shared_state(tab: Tab) -> No
     tab.idle()
     assert texts(page, "article.tool .status") == ["pending"]
     assert page.locator("#shared").is_hidden()
+    # a reload shows the call pending again, from the thread's history
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    assert texts(page, "article.tool .status") == ["pending"]
+    field = page.get_by_label("Answer to ask_user: Which colour?")
     field.fill("teal")
     field.press("Enter")
     page.wait_for_selector(".message.assistant:has-text('kept teal')")

@@ -12,7 +12,7 @@ import {
   prettyJSON,
   stopped,
 } from "./state.js";
-import { answerCall, declaredTools, questionOf } from "./clienttools.js";
+import { answerCall, declaredTools, pendingFromHistory, questionOf } from "./clienttools.js";
 import { FLOW_PROPS, milliseconds } from "./flow.js";
 
 const $ = (id) => document.getElementById(id);
@@ -131,7 +131,10 @@ async function openThread(agent, threadId, fresh = false) {
     const url = `/ui/api/threads/${encodeURIComponent(agent)}/${encodeURIComponent(page.threadId)}`;
     let view;
     try {
-      view = fromHistory(await getJSON(url));
+      view = pendingFromHistory(
+        fromHistory(await getJSON(url)),
+        page.agents.find((a) => a.name === agent),
+      );
     } catch (error) {
       view = initialState();
       view.error = error.message;

@@ -37,6 +37,18 @@ export function questionOf(item) {
   return item.args || "";
 }
 
+// HS-234: a stored thread's calls of the page's client tools that have no result are
+// still pending (the agent runs its own tools, so only a client's call is left without
+// one): after a reload they are answered as before.
+export function pendingFromHistory(state, agent) {
+  const names = new Set(declaredTools(agent).map((t) => t.name));
+  for (const item of state.items) {
+    const unanswered = item.kind === "tool" && item.status === "called" && item.result === null;
+    if (unanswered && names.has(item.name)) item.status = "pending";
+  }
+  return state;
+}
+
 // HS-234: the user's answer to one pending call. Every pending call needs an answer
 // before the next run (HS-88): until each has one this returns null; then one AG-UI
 // `tool` message per pending call, in the calls' order, each with an id from `newId`.
