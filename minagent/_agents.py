@@ -420,12 +420,17 @@ class RawAgent(BaseAgent):
             Awaitable[AgentResponse]
             | ResponseStream[AgentResponseUpdate, AgentResponse]
         )
+        observer = _observe.OBSERVER  # OB-2: read once per run
         if not found.agent:
             result = self._core(request, found, inbox, stream)
         else:
+            # OB-31: the observer may stand in for each agent middleware
+            agent_layer = observer.middleware("agent", found.agent)
+            if agent_layer is not found.agent:
+                found = found._replace(agent=tuple(agent_layer))
             result = self._with_agent_middleware(request, found, inbox, stream)
         # OB-2: the run's wrap point
-        return _observe.OBSERVER.run(self, request.messages, stream, result)
+        return observer.run(self, request.messages, stream, result)
 
     def _with_agent_middleware(
         self,

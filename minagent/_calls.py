@@ -110,6 +110,10 @@ class CallRunner:
         # OB-2: the wrap point of a tool call, read once per request
         self.observer = _observe.OBSERVER
         self.invoke = self.observer.tool_call(self._invoke, self.tool)
+        if function_middleware:  # OB-31
+            self.function_middleware = self.observer.middleware(
+                "function", function_middleware
+            )
 
     @property
     def _detail(self) -> str:

@@ -227,6 +227,8 @@ class ToolLoop:
         # OB-2: the wrap points, read once per request
         self.observer = observer = _observe.OBSERVER
         self.call_model = observer.model_call(call_model)
+        if chat_middleware:  # OB-31
+            self.chat_middleware = observer.middleware("chat", chat_middleware)
 
     @functools.cached_property
     def runner(self) -> CallRunner:

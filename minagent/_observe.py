@@ -27,6 +27,11 @@ note does nothing. The route uses three wrap points and three notes:
     ToolLoop           inbox drain  messages joined tool_raised(error)
     CallRunner         tool failure the tool itself raised
 
+One more wrap point, ``middleware(layer, fns) -> fns``, is asked by RawAgent.run (the
+agent layer, once per run), ToolLoop (chat) and CallRunner (function, both once per
+request), and only for a pipeline that has middleware (OB-31): an observer may stand in
+for each middleware, to time it.
+
 One more wrap point serves a face that answers HTTP (minagent/hosting, spec/hosting.md
 HS-180): ``request(scope, route, app) -> app`` wraps the ASGI callable that answers one
 HTTP request, so every run the request makes happens inside what the observer puts
@@ -96,6 +101,13 @@ class Observer:
         """Wrap ``app``, the ASGI callable answering the one HTTP request ``scope``
         (HS-180); ``route`` is its path template when the server knows it."""
         return app
+
+    def middleware(self, layer: str, middleware: Sequence[Any]) -> Sequence[Any]:
+        """Wrap the middleware of one ``layer``'s pipeline (``agent`` once per run,
+        ``chat`` and ``function`` once per request), only when it has some (OB-31):
+        the middleware, or stand-ins that call each with the same context and a
+        ``call_next`` running the rest."""
+        return middleware
 
     def model_turn(self, number: int, tool_choice: Any, last: bool) -> None:
         """The loop is about to call the model (through chat middleware)."""

@@ -1,4 +1,4 @@
-"""AG-UI over HTTP and server-sent events (spec/hosting.md HS-80 .. HS-97).
+"""AG-UI over HTTP and server-sent events (spec/hosting.md HS-80 .. HS-98).
 
 Rules
 -----
@@ -12,7 +12,8 @@ Rules
 3. The run always streams. Updates become text-message and tool-call events in the order
    they are produced; the run's own middleware (one per layer, run-level) marks the
    steps (HS-91) and reports the shared state after every tool call and model call
-   (HS-92).
+   (HS-92). A run that asks for the flow in detail (HS-98) also sends what the
+   process's observer saw of it (`minagent.hosting.agui_flow`) as CUSTOM events.
 4. What the run cannot finish alone ends it: a client tool's call is handed back without
    a result (success outcome with ``pendingToolCallIds``, HS-88); a tool that needs
    approval ends the run with the interrupt outcome, answered by the next input's
@@ -33,6 +34,7 @@ session's block after its ``RUN_ERROR`` was sent.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import uuid
@@ -51,6 +53,7 @@ from minagent import (
     function_middleware,
 )
 
+from .agui_flow import flow_run
 from .agui_input import (
     BOOK_KEY,
     PROTOCOL_VERSION,
@@ -244,13 +247,61 @@ class _Run:
         self.model_calls = 0
         self.state_seen: str = "null"
         self.gone = False  # a send failed: the client went away
+        # HS-98: the flow in detail, when the input asks for it
+        forwarded = run_input["forwardedProps"]
+        self.flow = (
+            isinstance(forwarded, Mapping) and forwarded.get("minagentFlow") is True
+        )
+        self.flow_events: list[dict[str, Any]] = []  # reported, not sent yet
+        self.own_middleware: list[Any] = []
+
+    # -- the flow in detail (HS-98): what the observer reports, sent before the next
+    # event (a report is synchronous, a send is not)
+
+    def own(self, middleware: Any) -> bool:
+        return any(middleware is m for m in self.own_middleware)
+
+    def middleware_done(
+        self, layer: str, name: str, context: Any, milliseconds: float
+    ) -> None:
+        if layer == "agent":
+            step = "agent"
+        elif layer == "chat":
+            step = f"model call {self.model_calls}"
+        else:
+            step = f"tool {context.function.name} ({context.call_id})"
+        value = {"layer": layer, "name": name, "ms": round(milliseconds, 3)}
+        self.flow_events.append(
+            {
+                "type": "CUSTOM",
+                "name": "minagent.middleware",
+                "value": {**value, "step": step},
+            }
+        )
+
+    def decided(self, outcome: str, next_step: str) -> None:
+        self.flow_events.append(
+            {
+                "type": "CUSTOM",
+                "name": "minagent.loop",
+                "value": {"outcome": outcome, "next": next_step},
+            }
+        )
 
     async def event(self, type_: str, **fields: Any) -> None:
         # HS-96: once a send failed the client is gone: the failure ends the run, and
         # what the run's closing sends after it (open text, calls, steps) goes nowhere
         if self.gone:
             return
-        body = {"type": type_, **{k: v for k, v in fields.items() if v is not None}}
+        while self.flow_events:
+            await self._send_event(self.flow_events.pop(0))
+        await self._send_event(
+            {"type": type_, **{k: v for k, v in fields.items() if v is not None}}
+        )
+
+    async def _send_event(self, body: dict[str, Any]) -> None:
+        if self.gone:
+            return
         data = b"data: " + json.dumps(body).encode() + b"\n\n"
         try:
             await self.send(
@@ -479,19 +530,21 @@ class _Run:
                 )
             if STATE_KEY in self.session.state:
                 await self.report_state(snapshot=True)
-            stream = agent.run(
-                messages,
-                stream=True,
-                session=self.session,
-                tools=tools or None,
-                middleware=self.middleware(),
-                function_invocation_kwargs={
-                    "forwarded_props": self.input["forwardedProps"]
-                },
-            )
-            async for update in stream:
-                await self.update(update)
-            final = await stream.get_final_response()
+            self.own_middleware = self.middleware()
+            with flow_run(self) if self.flow else contextlib.nullcontext():
+                stream = agent.run(
+                    messages,
+                    stream=True,
+                    session=self.session,
+                    tools=tools or None,
+                    middleware=self.own_middleware,
+                    function_invocation_kwargs={
+                        "forwarded_props": self.input["forwardedProps"]
+                    },
+                )
+                async for update in stream:
+                    await self.update(update)
+                final = await stream.get_final_response()
             await self.close_text()
             await self.close_calls()
             for step in list(self.steps):

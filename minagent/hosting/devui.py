@@ -37,6 +37,8 @@ FILES: dict[str, bytes] = {
     "app.css": b"text/css; charset=utf-8",
     "app.js": b"text/javascript; charset=utf-8",
     "state.js": b"text/javascript; charset=utf-8",
+    "clienttools.js": b"text/javascript; charset=utf-8",
+    "flow.js": b"text/javascript; charset=utf-8",
 }
 
 # HS-212: the server's own origin only; no inline script, no frame, no form target

@@ -29,6 +29,7 @@ from minagent import (
     function_middleware,
     tool,
 )
+from minagent.hosting.agui import STATE_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -218,6 +219,56 @@ def approving() -> Agent:
         tools=[delete_file],
         middleware=[Timing(), audit_calls],
     )
+
+
+class AskingModel(BaseChatClient):
+    """Asks the user through the page's client tool ``ask_user`` (it has no tool of
+    that name: the page declares it), keeps the answer in the thread's shared state with
+    ``keep_colour``, then says what it kept: the dev UI's client tool and shared state
+    tests (spec/hosting.md HS-234, HS-235)."""
+
+    def _step(self, messages: list[Message]) -> list[ChatResponseUpdate]:
+        last = messages[-1]
+        results = [c for c in last.contents if c.type == "function_result"]
+        if not results:
+            turn = sum(1 for m in messages if m.role == "user")
+            call = Content.from_function_call(
+                f"ask-{turn}", "ask_user", {"question": "Which colour?"}
+            )
+            return [ChatResponseUpdate([call], "assistant")]
+        result = results[-1]
+        if str(result.call_id).startswith("ask-"):
+            call = Content.from_function_call(
+                f"keep-{result.call_id}", "keep_colour", {"colour": str(result.result)}
+            )
+            return [ChatResponseUpdate([call], "assistant")]
+        text = Content.from_text(f"kept {result.result}")
+        return [ChatResponseUpdate([text], "assistant")]
+
+    async def _inner_get_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        return ChatResponse.from_updates(self._step(messages))
+
+    async def _inner_get_streaming_response(
+        self, *, messages: list[Message], options: dict[str, Any], **kwargs: Any
+    ) -> AsyncIterator[ChatResponseUpdate]:
+        for update in self._step(messages):
+            yield update
+
+
+@tool
+def keep_colour(colour: str, context: FunctionInvocationContext) -> str:
+    """Keep the colour in the thread's shared state (HS-92)."""
+    assert context.session is not None
+    state = context.session.state.get(STATE_KEY) or {}
+    colours = [*state.get("colours", []), colour]
+    context.session.state[STATE_KEY] = {"colours": colours, "last": {"colour": colour}}
+    return colour
+
+
+def asking() -> Agent:
+    return Agent(AskingModel(), name="asking", tools=[keep_colour])
 
 
 not_an_agent = 42

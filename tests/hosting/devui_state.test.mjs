@@ -299,3 +299,205 @@ test("HS-222: durations and JSON text for the page", () => {
   assert.equal(prettyJSON("not json"), "not json");
   assert.equal(prettyJSON(null), "");
 });
+
+// -- the page's client tools (HS-234) --
+
+import {
+  CLIENT_TOOLS,
+  answerCall,
+  declaredTools,
+  pendingFromHistory,
+  questionOf,
+} from "../../minagent/hosting/ui/clienttools.js";
+
+const ASKING_RUN = [
+  { type: "RUN_STARTED", threadId: "t", runId: "r1" },
+  { type: "TOOL_CALL_START", toolCallId: "q1", toolCallName: "ask_user", parentMessageId: "m1" },
+  { type: "TOOL_CALL_ARGS", toolCallId: "q1", delta: '{"question": "Which colour?"}' },
+  { type: "TOOL_CALL_END", toolCallId: "q1" },
+  { type: "TOOL_CALL_START", toolCallId: "q2", toolCallName: "ask_user", parentMessageId: "m1" },
+  { type: "TOOL_CALL_ARGS", toolCallId: "q2", delta: '{"question": "Which size?"}' },
+  { type: "TOOL_CALL_END", toolCallId: "q2" },
+  {
+    type: "RUN_FINISHED",
+    threadId: "t",
+    runId: "r1",
+    outcome: { type: "success", pendingToolCallIds: ["q1", "q2"] },
+  },
+];
+
+function ids() {
+  let n = 0;
+  return (prefix) => `${prefix}-${++n}`;
+}
+
+test("HS-234: every run declares the page's tools, less the agent's own names", () => {
+  assert.deepEqual(
+    CLIENT_TOOLS.map((t) => t.name),
+    ["ask_user"],
+  );
+  const ask = CLIENT_TOOLS[0];
+  assert.equal(typeof ask.description, "string");
+  assert.equal(ask.parameters.type, "object");
+  assert.deepEqual(declaredTools({ name: "a", tools: [] }), CLIENT_TOOLS);
+  assert.deepEqual(declaredTools(undefined), CLIENT_TOOLS);
+  assert.deepEqual(
+    declaredTools({ name: "a", tools: [{ name: "ask_user" }, { name: "other" }] }),
+    [],
+  );
+});
+
+test("HS-234: the next run waits for an answer to every pending call, in call order", () => {
+  const state = fold(ASKING_RUN);
+  assert.deepEqual(
+    state.items.map((i) => i.status),
+    ["pending", "pending"],
+  );
+  assert.equal(questionOf(state.items[0]), "Which colour?");
+  const newId = ids();
+  // the second call answered first: nothing is sent until both are
+  assert.equal(answerCall(state, "q2", "large", newId), null);
+  assert.equal(state.items[1].status, "pending");
+  // a call that is not pending is not answered
+  assert.equal(answerCall(state, "nope", "x", newId), null);
+  const messages = answerCall(state, "q1", "blue", newId);
+  assert.deepEqual(messages, [
+    { id: "msg-1", role: "tool", toolCallId: "q1", content: "blue" },
+    { id: "msg-2", role: "tool", toolCallId: "q2", content: "large" },
+  ]);
+  assert.deepEqual(
+    state.items.map((i) => [i.status, i.result]),
+    [
+      ["answered", "blue"],
+      ["answered", "large"],
+    ],
+  );
+  // answered calls are pending no more: a second answer sends nothing
+  assert.equal(answerCall(state, "q1", "red", newId), null);
+});
+
+test("HS-234: a question that is not JSON is shown as it is", () => {
+  assert.equal(questionOf({ args: "not json" }), "not json");
+  assert.equal(questionOf({ args: '{"other": 1}' }), '{"other": 1}');
+  assert.equal(questionOf({ args: "" }), "");
+});
+
+// -- the flow in detail (HS-237) --
+
+import { FLOW_PROPS, foldFlow, milliseconds } from "../../minagent/hosting/ui/flow.js";
+
+const mw = (step, layer, name, ms) => ({
+  type: "CUSTOM",
+  name: "minagent.middleware",
+  value: { layer, name, ms, step },
+});
+const loop = (outcome, next) => ({
+  type: "CUSTOM",
+  name: "minagent.loop",
+  value: { outcome, next },
+});
+
+test("HS-237: middleware join their steps, decisions join the steps in order", () => {
+  assert.deepEqual(FLOW_PROPS, { minagentFlow: true });
+  const state = fold([
+    { type: "RUN_STARTED", threadId: "t", runId: "r1" },
+    { type: "STEP_STARTED", stepName: "agent" },
+    mw("agent", "agent", "Timing", 0.5),
+    { type: "STEP_STARTED", stepName: "model call 1" },
+    mw("model call 1", "chat", "shape", 2),
+    { type: "STEP_FINISHED", stepName: "model call 1" },
+    loop("calls", "run batch"),
+    { type: "STEP_STARTED", stepName: "tool add (c1)" },
+    { type: "STEP_FINISHED", stepName: "tool add (c1)" },
+    mw("tool add (c1)", "function", "audit", 1.25),
+    loop("ran", "call model"),
+    { type: "STEP_STARTED", stepName: "model call 2" },
+    mw("model call 2", "chat", "shape", 3),
+    { type: "STEP_FINISHED", stepName: "model call 2" },
+    loop("approval", "pause"),
+    mw("somewhere else", "chat", "lost", 1),
+    { type: "CUSTOM", name: "another.event", value: { x: 1 } },
+    { type: "STEP_FINISHED", stepName: "agent" },
+    { type: "RUN_FINISHED", threadId: "t", runId: "r1", outcome: { type: "success" } },
+  ]);
+  const [run] = state.runs;
+  assert.deepEqual(
+    run.steps.map((s) => [s.layer, s.name, (s.middleware || []).map((m) => [m.name, m.ms])]),
+    [
+      ["agent", "agent", [["Timing", 0.5]]],
+      ["chat", "model call 1", [["shape", 2]]],
+      ["loop", "calls → run batch", []],
+      ["function", "tool add (c1)", [["audit", 1.25]]],
+      ["loop", "ran → call model", []],
+      ["chat", "model call 2", [["shape", 3]]],
+      ["loop", "approval → pause", []],
+    ],
+  );
+  assert.deepEqual(run.steps[2].outcome, "calls");
+  assert.deepEqual(run.steps[2].next, "run batch");
+  // a middleware whose step is unknown stays with the run
+  assert.deepEqual(run.middleware, [{ layer: "chat", name: "lost", ms: 1 }]);
+  // every step ended with the run, decisions at once
+  assert.ok(run.steps.every((s) => s.ended !== null));
+});
+
+test("HS-237: a CUSTOM event before any run is ignored", () => {
+  const state = fold([loop("calls", "run batch")]);
+  assert.deepEqual(state.runs, []);
+  // foldFlow folds into the run it is given and returns it
+  const run = { steps: [] };
+  assert.equal(foldFlow(run, loop("answered", "finish"), 1), run);
+  assert.deepEqual(run.steps.map((s) => s.name), ["answered → finish"]);
+});
+
+test("HS-237: a middleware's own time as the panel shows it", () => {
+  assert.equal(milliseconds(0.123), "0.12 ms");
+  assert.equal(milliseconds(9.999), "10.00 ms");
+  assert.equal(milliseconds(12.6), "13 ms");
+  assert.equal(milliseconds(undefined), "…");
+});
+
+test("HS-234: a stored client call without a result is pending again", () => {
+  const state = fromHistory({
+    messages: [
+      { id: "u1", role: "user", content: "pick" },
+      {
+        id: "a1",
+        role: "assistant",
+        content: "",
+        toolCalls: [
+          { id: "q1", type: "function", function: { name: "ask_user", arguments: '{"question": "Which?"}' } },
+          { id: "k1", type: "function", function: { name: "keep", arguments: "{}" } },
+          { id: "q0", type: "function", function: { name: "ask_user", arguments: "{}" } },
+        ],
+      },
+      { id: "t0", role: "tool", toolCallId: "q0", content: "red" },
+    ],
+    interrupts: [],
+  });
+  pendingFromHistory(state, { name: "asking", tools: [{ name: "keep" }] });
+  assert.deepEqual(
+    state.items.filter((i) => i.kind === "tool").map((i) => [i.id, i.status]),
+    [
+      ["q1", "pending"],
+      ["k1", "called"],
+      ["q0", "done"],
+    ],
+  );
+  // an agent whose own tool is named ask_user: its calls are not the page's
+  const other = fromHistory({
+    messages: [
+      {
+        id: "a1",
+        role: "assistant",
+        toolCalls: [{ id: "q1", type: "function", function: { name: "ask_user", arguments: "{}" } }],
+      },
+    ],
+  });
+  pendingFromHistory(other, { name: "x", tools: [{ name: "ask_user" }] });
+  assert.equal(other.items[0].status, "called");
+  const newId = ids();
+  assert.deepEqual(answerCall(state, "q1", "blue", newId), [
+    { id: "msg-1", role: "tool", toolCallId: "q1", content: "blue" },
+  ]);
+});

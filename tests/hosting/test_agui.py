@@ -17,13 +17,20 @@ from hypothesis import strategies as st
 
 from minagent import (
     Agent,
+    AgentContext,
+    AgentMiddleware,
+    ChatContext,
     ChatResponseUpdate,
     Content,
     FunctionInvocationContext,
     UsageDetails,
+    _observe,
+    chat_middleware,
+    function_middleware,
     tool,
 )
-from minagent.hosting import HostingApp
+from minagent._observe import Observer
+from minagent.hosting import HostingApp, agui_flow
 from minagent.hosting.agui import STATE_KEY, state_patch
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
 from minagent.testing.scripted import Request
@@ -1069,3 +1076,153 @@ async def test_a_stream_that_fails_to_close_is_logged(
         200
     ]
     assert not any(b"RUN_ERROR" in m.get("body", b"") for m in sent)
+
+
+# -- the flow in detail (HS-98) ---------------------------------------------------------
+
+
+class _Clock:
+    """A clock the middleware and the tool move on: the times are exact."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+
+class _SpendAgent(AgentMiddleware):
+    """An agent middleware that spends 1 s of the clock itself."""
+
+    def __init__(self, clock: _Clock) -> None:
+        self.clock = clock
+
+    async def process(self, context: AgentContext, call_next: Any) -> None:
+        self.clock.now += 1.0
+        await call_next()
+
+
+class _Notes(Observer):
+    """An observer installed before the run: it must still see everything."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[str, str]] = []
+        self.runs = 0
+
+    def run(self, agent: Any, messages: Any, stream: bool, result: Any) -> Any:
+        self.runs += 1
+        return result
+
+    def step(self, outcome: str, next_step: str) -> None:
+        self.steps.append((outcome, next_step))
+
+
+async def test_the_flow_in_detail(
+    stream: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HS-98, OB-31: with ``minagentFlow`` a run reports each middleware of the three
+    layers with its own time (its call_next's excluded) and the step it belongs to, and
+    each decision of the loop's table; the endpoint's own step middleware is not
+    reported; the observer installed before still sees every note and is in place
+    after; without ``minagentFlow`` no CUSTOM event is sent."""
+    clock = _Clock()
+    monkeypatch.setattr(agui_flow, "time", clock)
+
+    @chat_middleware
+    async def shape(context: ChatContext, call_next: Any) -> None:
+        clock.now += 0.002
+        await call_next()
+
+    @function_middleware
+    async def audit(context: FunctionInvocationContext, call_next: Any) -> None:
+        clock.now += 0.0005
+        await call_next()
+        clock.now += 0.0005
+
+    @tool
+    def slow_add(a: int, b: int) -> int:
+        """Add, taking 5 s of the clock."""
+        clock.now += 5.0
+        return a + b
+
+    def agent() -> Agent:
+        client = ScriptedChatClient(
+            [
+                call_step("slow_add", {"a": 1, "b": 1}, "c1", stream),
+                text_step("2", stream),
+            ]
+        )
+        return Agent(
+            client,
+            name="a",
+            tools=[slow_add],
+            middleware=[_SpendAgent(clock), shape, audit],
+        )
+
+    notes = _Notes()
+    before = _observe.install(notes)
+    try:
+        async with served(HostingApp([agent()])) as http:
+            result = await post(
+                http,
+                run_input(
+                    [user("1+1", "u1")],
+                    thread="flow-1",
+                    forwardedProps={"minagentFlow": True},
+                ),
+            )
+        assert _observe.current() is notes
+        async with served(HostingApp([agent()])) as http:
+            plain = await post(http, run_input([user("1+1", "u1")], thread="flow-2"))
+    finally:
+        _observe.install(before)
+    assert result.finished["outcome"] == {"type": "success"}
+    customs = result.of("CUSTOM")
+    timed = sorted(
+        (e["value"]["step"], e["value"]["layer"], e["value"]["name"], e["value"]["ms"])
+        for e in customs
+        if e["name"] == "minagent.middleware"
+    )
+    assert timed == [
+        ("agent", "agent", "_SpendAgent", 1000.0),
+        ("model call 1", "chat", "shape", 2.0),
+        ("model call 2", "chat", "shape", 2.0),
+        ("tool slow_add (c1)", "function", "audit", 1.0),
+    ]
+    decisions = [
+        (e["value"]["outcome"], e["value"]["next"])
+        for e in customs
+        if e["name"] == "minagent.loop"
+    ]
+    assert decisions == [
+        ("calls", "run batch"),
+        ("ran", "call model"),
+        ("answered", "finish"),
+    ]
+    assert {e["name"] for e in customs} == {"minagent.middleware", "minagent.loop"}
+    # each report follows the start of the step it names; a decision follows the end
+    # of the model call it decides on
+    order = [
+        e.get("stepName") or json.dumps(e.get("value"))
+        for e in result.events
+        if e["type"] in ("STEP_STARTED", "STEP_FINISHED", "CUSTOM")
+    ]
+    kinds = [e["type"] for e in result.events]
+    for event in customs:
+        at = result.events.index(event)
+        if event["name"] == "minagent.middleware":
+            started = {"type": "STEP_STARTED", "stepName": event["value"]["step"]}
+            assert started in result.events[:at], (event, order)
+    first_decision = next(e for e in customs if e["name"] == "minagent.loop")
+    at = result.events.index(first_decision)
+    assert {"type": "STEP_FINISHED", "stepName": "model call 1"} in result.events[:at]
+    assert {"type": "STEP_STARTED", "stepName": "tool slow_add (c1)"} not in (
+        result.events[:at]
+    )
+    assert kinds.index("RUN_FINISHED") > max(
+        i for i, k in enumerate(kinds) if k == "CUSTOM"
+    )
+    # the observer in place saw both runs and all their decisions
+    assert notes.runs == 2
+    assert notes.steps == decisions * 2
+    assert plain.of("CUSTOM") == []

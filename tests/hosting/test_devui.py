@@ -104,6 +104,8 @@ async def test_files_are_served_with_their_types_and_the_policy() -> None:
         "app.css": "text/css; charset=utf-8",
         "app.js": "text/javascript; charset=utf-8",
         "state.js": "text/javascript; charset=utf-8",
+        "clienttools.js": "text/javascript; charset=utf-8",
+        "flow.js": "text/javascript; charset=utf-8",
     }
     assert {k: v.decode() for k, v in FILES.items()} == expected_types
     for path in ("/", "/ui/api/agents", "/ui/api/threads/echo/t"):

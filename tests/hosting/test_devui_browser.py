@@ -6,6 +6,7 @@ test leaves a screenshot under ``test-artifacts/``."""
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import tempfile
 from collections.abc import Iterator
@@ -37,6 +38,7 @@ def server() -> Iterator[Served]:
             "--demo",
             "tests.hosting._served:approving",
             "tests.hosting._served:slow",
+            "tests.hosting._served:asking",
             env={
                 "MINAGENT_TEST_TICK": "0.05",
                 "MINAGENT_TEST_TICKS": "2000",
@@ -177,15 +179,21 @@ def test_chat_tool_cards_flow_panel_and_reload(tab: Tab) -> None:
     )
     steps = [
         (li.get_attribute("data-layer"), li.locator(".name").inner_text())
-        for li in run.locator(".steps li").all()
+        for li in run.locator(".steps > li").all()
     ]
+    # the loop's decisions (HS-237) where they were taken
     assert steps == [
         ("agent", "agent"),
         ("chat", "model call 1"),
+        ("loop", "calls → run batch"),
         ("function", "tool get_weather (c1)"),
+        ("loop", "ran → call model"),
         ("chat", "model call 2"),
+        ("loop", "calls → run batch"),
         ("function", "tool to_fahrenheit (c2)"),
+        ("loop", "ran → call model"),
         ("chat", "model call 3"),
+        ("loop", "answered → finish"),
     ]
     for duration in texts(page, "#runs .steps .dur"):
         assert re.fullmatch(r"[\d.]+ (ms|s)", duration), duration
@@ -450,3 +458,231 @@ def test_nothing_outside_the_server_is_requested(tab: Tab, server: Served) -> No
     other.close()
     assert tab.outside == ["http://198.51.100.7/y"]
     tab.outside.clear()
+
+
+def test_a_client_tool_answered_in_the_page_and_the_shared_state(tab: Tab) -> None:
+    """HS-234, HS-235: every run declares the page's client tool; the model's call of
+    it shows as a pending card with a labelled answer field, also after a reload; the
+    typed answer (Enter, from the keyboard) goes back as the call's `tool` message and
+    the run continues;
+    the tool that keeps it in the thread's shared state is shown as collapsible JSON,
+    updated by the next run's delta."""
+    page = tab.open()
+    tab.pick("asking")
+    tab.new_thread()
+    bodies: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda r: (
+            bodies.append(json.loads(r.post_data or "{}"))
+            if r.method == "POST" and "/agui/" in r.url
+            else None
+        ),
+    )
+    assert page.locator("#shared").is_hidden()
+    tab.send("pick a colour")
+    field = page.get_by_label("Answer to ask_user: Which colour?")
+    field.wait_for()
+    tab.idle()
+    assert texts(page, "article.tool .status") == ["pending"]
+    assert page.locator("#shared").is_hidden()
+    # a reload shows the call pending again, from the thread's history
+    page.reload()
+    page.wait_for_selector("body[data-ready='true']")
+    assert texts(page, "article.tool .status") == ["pending"]
+    field = page.get_by_label("Answer to ask_user: Which colour?")
+    field.fill("teal")
+    field.press("Enter")
+    page.wait_for_selector(".message.assistant:has-text('kept teal')")
+    tab.idle()
+    assert texts(page, "article.tool strong") == ["ask_user", "keep_colour"]
+    assert texts(page, "article.tool .status") == ["answered", "done"]
+    assert page.locator("form.answer").count() == 0
+    assert [t["name"] for t in bodies[0]["tools"]] == ["ask_user"]
+    assert bodies[0]["tools"][0]["parameters"]["required"] == ["question"]
+    answer = bodies[1]["messages"]
+    assert [(m["role"], m["toolCallId"], m["content"]) for m in answer] == [
+        ("tool", "ask-1", "teal")
+    ]
+    shared = page.locator("#shared")
+    assert shared.is_visible()
+    shared.locator("summary", has_text="Shared state").click()
+    assert json.loads(shared.locator("pre").inner_text()) == {
+        "colours": ["teal"],
+        "last": {"colour": "teal"},
+    }
+    # the next round's delta updates what is shown (the block stays open)
+    tab.send("another")
+    field = page.get_by_label("Answer to ask_user: Which colour?")
+    field.wait_for()
+    tab.idle()
+    field.fill("navy")
+    page.get_by_role("button", name="Answer the call of ask_user").click()
+    page.wait_for_selector(".message.assistant:has-text('kept navy')")
+    tab.idle()
+    assert json.loads(shared.locator("pre").inner_text()) == {
+        "colours": ["teal", "navy"],
+        "last": {"colour": "navy"},
+    }
+    assert tab.console_errors == []
+
+
+# WCAG 2's contrast ratio of every visible text against its effective background: the
+# text's colour over the first opaque background of it and its ancestors (translucent
+# ones composited on the way), large text being 24 px, or 18.67 px and bold
+CONTRAST = """() => {
+    const rgba = (c) => {
+        const m = c.match(/rgba?\\(([^)]*)\\)/);
+        if (!m) return [0, 0, 0, 0];
+        const p = m[1].split(/[\\s,\\/]+/).filter(Boolean).map(Number);
+        return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+    };
+    const over = (top, bottom) => [0, 1, 2].map(
+        (i) => top[i] * top[3] + bottom[i] * (1 - top[3]));
+    const background = (node) => {
+        const layers = [];
+        for (let e = node; e; e = e.parentElement) {
+            const c = rgba(getComputedStyle(e).backgroundColor);
+            if (c[3] > 0) layers.push(c);
+            if (c[3] >= 1) break;
+        }
+        let colour = [255, 255, 255];
+        for (const layer of layers.reverse()) colour = over(layer, colour);
+        return colour;
+    };
+    const luminance = (rgb) => {
+        const [r, g, b] = rgb.map((v) => {
+            v /= 255;
+            return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const hidden = (e) => e.closest('.visually-hidden, [hidden]') !== null;
+    const found = [];
+    for (const e of document.querySelectorAll('body *')) {
+        const own = [...e.childNodes].some(
+            (n) => n.nodeType === 3 && n.textContent.trim() !== '');
+        const control = e.matches('input, textarea, select, button');
+        if (!own && !control) continue;
+        if (!e.checkVisibility() || e.getClientRects().length === 0 || hidden(e)) continue;
+        if (e.closest(':disabled')) continue;
+        const style = getComputedStyle(e);
+        const back = background(e);
+        const fore = over(rgba(style.color), back);
+        const [hi, lo] = [luminance(fore), luminance(back)].sort((a, b) => b - a);
+        const ratio = (hi + 0.05) / (lo + 0.05);
+        const size = parseFloat(style.fontSize);
+        const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+        found.push({
+            what: e.tagName.toLowerCase() + (e.className ? '.' + e.className : '')
+                + ' ' + (e.textContent || '').trim().slice(0, 30),
+            ratio: Math.round(ratio * 100) / 100,
+            needed: large ? 3 : 4.5,
+            colour: style.color,
+        });
+    }
+    return found;
+}"""
+
+
+def _contrast(page: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = page.evaluate(CONTRAST)
+    assert len(found) > 20, found
+    return found
+
+
+def test_contrast_is_aa_in_light_and_dark(tab: Tab) -> None:
+    """HS-236: in light and dark, every visible text (controls, messages, tool cards
+    with a pending answer field and an open approval, the shared state, the flow panel
+    and the alert) has a contrast ratio of at least 4.5 against its effective
+    background, 3 when large."""
+    page = tab.open()
+    tab.pick("asking")
+    tab.new_thread()
+    tab.send("pick a colour")
+    field = page.get_by_label("Answer to ask_user: Which colour?")
+    field.wait_for()
+    tab.idle()
+    field.fill("teal")
+    field.press("Enter")
+    page.wait_for_selector(".message.assistant:has-text('kept teal')")
+    tab.idle()
+    tab.send("another")
+    page.get_by_label("Answer to ask_user: Which colour?").wait_for()
+    tab.idle()
+    for summary in page.locator("summary").all():
+        summary.click()
+    views = {}
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        views[f"asking {scheme}"] = _contrast(page)
+        tab.shot(f"contrast-asking-{scheme}")
+    # an open approval and a refusal in the alert region
+    tab.pick("approving")
+    tab.new_thread()
+    tab.send("d.txt")
+    page.get_by_role("button", name="Approve the call of delete_file").wait_for()
+    tab.idle()
+    tab.send("something else")
+    page.wait_for_function("() => document.getElementById('error').textContent !== ''")
+    tab.idle()
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        views[f"approving {scheme}"] = _contrast(page)
+        tab.shot(f"contrast-approving-{scheme}")
+    failing = {
+        view: [f for f in found if f["ratio"] < f["needed"]]
+        for view, found in views.items()
+    }
+    assert failing == {view: [] for view in views}, failing
+    # what was measured includes each part of the page
+    measured = " ".join(f["what"] for found in views.values() for f in found)
+    parts = ("span.layer", "span.dur", "strong", "label", "button.approve", "div.error")
+    for part in (*parts, "pre", "textarea", "select"):
+        assert part in measured, part
+
+
+def test_the_flow_panel_in_detail(tab: Tab) -> None:
+    """HS-237, HS-98: the flow panel shows each middleware of the agent under the step
+    it crossed, with its own time, and the loop's decisions, the approval's pause
+    included, in the order they were taken."""
+    page = tab.open()
+    tab.pick("approving")
+    tab.new_thread()
+    tab.send("e.txt")
+    page.get_by_role("button", name="Approve the call of delete_file").click()
+    page.wait_for_selector(".message.assistant:has-text('result: deleted e.txt')")
+    tab.idle()
+    runs = page.locator("#runs > li.run")
+    assert runs.count() == 2
+
+    def shown(run: Any) -> list[tuple[str | None, str, list[str]]]:
+        return [
+            (
+                li.get_attribute("data-layer"),
+                li.locator(":scope > .name").inner_text(),
+                [
+                    m.get_attribute("data-middleware") or ""
+                    for m in li.locator(".mw li").all()
+                ],
+            )
+            for li in run.locator(".steps > li").all()
+        ]
+
+    assert shown(runs.nth(0)) == [
+        ("agent", "agent", ["Timing"]),
+        ("chat", "model call 1", []),
+        ("loop", "approval → pause", []),
+    ]
+    assert shown(runs.nth(1)) == [
+        ("agent", "agent", ["Timing"]),
+        ("function", "tool delete_file (del-1)", ["audit_calls"]),
+        ("loop", "ran → call model", []),
+        ("chat", "model call 1", []),
+        ("loop", "answered → finish", []),
+    ]
+    for text in texts(page, "#runs .mw .dur"):
+        assert re.fullmatch(r"\d+(\.\d\d)? ms", text), text
+    assert texts(page, "#runs .mw .name") == ["Timing", "Timing", "audit_calls"]
+    page.locator(".flow").screenshot(path=str(_artifact("flow-panel-detail")))
+    assert tab.console_errors == []

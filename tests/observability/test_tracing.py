@@ -443,3 +443,91 @@ async def test_span_of_a_run_without_a_name(tracer: RecordingTracer) -> None:
     await agent.run("go")
     assert tracer.spans[0].name == "invoke_agent"
     assert "gen_ai.agent.name" not in tracer.spans[0].attributes
+
+
+async def test_an_observer_may_stand_in_for_each_middleware(stream: bool) -> None:
+    """OB-31: the observer's ``middleware`` wrap point is asked for each layer's
+    pipeline that has middleware — the agent layer once per run, chat and function once
+    per request — and what it returns runs in the middleware's place, each stand-in
+    calling its middleware with a call_next that runs the rest; the default observer
+    returns the very sequence it is given."""
+    from minagent import (
+        AgentContext,
+        ChatContext,
+        FunctionInvocationContext,
+        _observe,
+        agent_middleware,
+        chat_middleware,
+        function_middleware,
+    )
+
+    seen: list[str] = []
+
+    @agent_middleware
+    async def outer(context: AgentContext, call_next: Any) -> None:
+        seen.append("agent in")
+        await call_next()
+
+    @chat_middleware
+    async def shape(context: ChatContext, call_next: Any) -> None:
+        seen.append("chat in")
+        await call_next()
+
+    @function_middleware
+    async def audit(context: FunctionInvocationContext, call_next: Any) -> None:
+        seen.append("function in")
+        await call_next()
+        seen.append("function out")
+
+    asked: list[tuple[str, tuple[str, ...]]] = []
+
+    class StandIns(_observe.Observer):
+        def middleware(self, layer: str, middleware: Any) -> Any:
+            asked.append((layer, tuple(m.__name__ for m in middleware)))
+
+            def stand_in(fn: Any) -> Any:
+                async def wrapped(context: Any, call_next: Any) -> None:
+                    seen.append(f"<{fn.__name__}")
+                    await fn(context, call_next)
+                    seen.append(f"{fn.__name__}>")
+
+                return wrapped
+
+            return [stand_in(m) for m in middleware]
+
+    base = _observe.Observer()
+    fns = (outer, shape)
+    assert base.middleware("agent", fns) is fns
+    agent = weather_agent(
+        call("get_weather", {"city": "Oslo"}, call_id="c1"),
+        "done",
+        middleware=[outer, shape, audit],
+    )
+    before = _observe.install(StandIns())
+    try:
+        response = await run(agent, "weather?", stream=stream)
+    finally:
+        _observe.install(before)
+    assert response.text == "done"
+    assert asked == [
+        ("agent", ("outer",)),
+        ("chat", ("shape",)),
+        ("function", ("audit",)),
+    ]
+    assert seen[:2] == ["<outer", "agent in"]
+    assert seen.count("<shape") == seen.count("chat in") == 2
+    start = seen.index("<audit")
+    assert seen[start : start + 4] == [
+        "<audit",
+        "function in",
+        "function out",
+        "audit>",
+    ]
+    # a run without middleware asks nothing
+    asked.clear()
+    before = _observe.install(StandIns())
+    try:
+        await run(weather_agent("plain"), "hi", stream=stream)
+    finally:
+        _observe.install(before)
+    assert asked == []

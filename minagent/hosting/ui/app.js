@@ -12,6 +12,8 @@ import {
   prettyJSON,
   stopped,
 } from "./state.js";
+import { answerCall, declaredTools, pendingFromHistory, questionOf } from "./clienttools.js";
+import { FLOW_PROPS, milliseconds } from "./flow.js";
 
 const $ = (id) => document.getElementById(id);
 const page = {
@@ -129,7 +131,10 @@ async function openThread(agent, threadId, fresh = false) {
     const url = `/ui/api/threads/${encodeURIComponent(agent)}/${encodeURIComponent(page.threadId)}`;
     let view;
     try {
-      view = fromHistory(await getJSON(url));
+      view = pendingFromHistory(
+        fromHistory(await getJSON(url)),
+        page.agents.find((a) => a.name === agent),
+      );
     } catch (error) {
       view = initialState();
       view.error = error.message;
@@ -177,6 +182,7 @@ function toolCard(item) {
   if (item.result !== null) {
     card.append(jsonBlock(`${item.id}:result`, item.error ? "Error" : "Result", item.result));
   }
+  if (item.status === "pending") card.append(answerForm(item));
   const interrupt = page.view.interrupts.find((i) => i.toolCallId === item.id);
   if (interrupt) {
     card.append(el("p", { text: interrupt.message }));
@@ -206,6 +212,48 @@ function toolCard(item) {
   return card;
 }
 
+// HS-234: a pending client call's card asks the user; the answer goes back as the
+// call's result (once every pending call has one)
+function answerForm(item) {
+  const field = `answer-${item.id}`;
+  const input = el("input", { id: field, type: "text", "data-key": `${item.id}:answer` });
+  // what was typed survives a redraw (another card answered, a details toggled)
+  input.value = item.answer ?? item.draft ?? "";
+  input.addEventListener("input", () => {
+    item.draft = input.value;
+  });
+  const form = el(
+    "form",
+    { class: "answer", "data-answer": item.id },
+    el("label", { for: field, text: `Answer to ${item.name}: ${questionOf(item)}` }),
+    input,
+    el("button", {
+      type: "submit",
+      "data-key": `${item.id}:send-answer`,
+      "aria-label": `Answer the call of ${item.name}`,
+      text: "Answer",
+    }),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (page.controller) return;
+    const messages = answerCall(page.view, item.id, input.value, newId);
+    if (messages) run(messages);
+    else render();
+  });
+  return form;
+}
+
+// HS-235: the thread's shared state, as collapsible JSON (hidden while there is none)
+function renderShared() {
+  const box = $("shared");
+  const shared = page.view.shared;
+  box.hidden = shared === null || shared === undefined;
+  box.replaceChildren(
+    box.hidden ? "" : jsonBlock("shared-state", "Shared state", JSON.stringify(shared)),
+  );
+}
+
 function renderTimeline() {
   const list = $("timeline");
   list.replaceChildren(
@@ -226,7 +274,23 @@ function renderTimeline() {
   );
 }
 
-const DEPTH = { agent: 0, chat: 1, function: 2, other: 0 };
+const DEPTH = { agent: 0, chat: 1, function: 2, loop: 1, other: 0 };
+
+// HS-237: the middleware a step crossed, each with its own time
+function middlewareList(entries) {
+  const list = el("ul", { class: "mw" });
+  for (const m of entries || []) {
+    list.append(
+      el(
+        "li",
+        { "data-middleware": m.name },
+        el("span", { class: "name", text: m.name }),
+        el("span", { class: "dur", text: milliseconds(m.ms) }),
+      ),
+    );
+  }
+  return list.childElementCount ? list : null;
+}
 
 function renderRuns() {
   const runs = page.view.runs.map((run, index) => {
@@ -237,7 +301,10 @@ function renderRuns() {
         { "data-layer": step.layer },
         el("span", { class: `layer ${step.layer}`, text: step.layer }),
         el("span", { class: "name", text: step.name }),
-        el("span", { class: "dur", text: duration(step.started, step.ended) }),
+        step.layer === "loop"
+          ? null
+          : el("span", { class: "dur", text: duration(step.started, step.ended) }),
+        middlewareList(step.middleware),
       );
       li.style.setProperty("--depth", String(DEPTH[step.layer]));
       steps.append(li);
@@ -280,6 +347,7 @@ function render() {
     ? document.activeElement.dataset.key
     : undefined;
   renderTimeline();
+  renderShared();
   renderRuns();
   renderThreads();
   renderLayers();
@@ -320,8 +388,9 @@ async function run(messages, resume) {
     threadId: page.threadId,
     runId: newId("run"),
     messages,
-    tools: [],
+    tools: declaredTools(page.agents.find((a) => a.name === page.agent)),
     context: [],
+    forwardedProps: FLOW_PROPS,
   };
   if (resume) input.resume = resume;
   try {

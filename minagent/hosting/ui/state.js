@@ -6,6 +6,7 @@
 // `interrupts` (approvals waiting for an answer), `shared` (the thread's AG-UI state),
 // `error` (the last RUN_ERROR's message) and `status` ("idle", "running", "stopped",
 // "error"). `apply` changes the state it is given and returns it.
+import { foldFlow } from "./flow.js";
 
 export function initialState() {
   return {
@@ -146,6 +147,10 @@ export function apply(state, event, now) {
         const step = run.steps.find((s) => s.name === event.stepName && s.ended === null);
         if (step) step.ended = now;
       }
+      break;
+    case "CUSTOM":
+      // HS-237: the flow in detail (HS-98)
+      if (run) foldFlow(run, event, now);
       break;
     case "STATE_SNAPSHOT":
       state.shared = event.snapshot;
