@@ -30,8 +30,10 @@ from minagent import (
     tool,
 )
 from minagent._observe import Observer
+from minagent._sessions import _RUNNING
 from minagent.hosting import HostingApp, agui_flow
 from minagent.hosting.agui import STATE_KEY, state_patch
+from minagent.hosting.conversations import _key
 from minagent.testing import ScriptedChatClient, call, reply, text_chunks
 from minagent.testing.scripted import Request
 
@@ -1076,6 +1078,8 @@ async def test_a_stream_that_fails_to_close_is_logged(
         200
     ]
     assert not any(b"RUN_ERROR" in m.get("body", b"") for m in sent)
+    # ST-6, SE-12: the run's session is free again, though its stream failed to close
+    assert _key("a", "t1") not in _RUNNING
 
 
 # -- the flow in detail (HS-98) ---------------------------------------------------------
