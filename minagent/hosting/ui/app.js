@@ -74,14 +74,17 @@ function keepThread() {
 }
 
 // HS-227, HS-228: the agent's threads as the store lists them, else this browser's own
+let threadsAsked = 0;
 async function loadThreads(agent) {
+  // only the last list asked for is shown: an earlier answer arriving late is dropped
+  const asked = ++threadsAsked;
   let answer = null;
   try {
     answer = await getJSON(`/ui/api/threads/${encodeURIComponent(agent)}`);
   } catch {
     answer = null;
   }
-  if (agent === page.agent) {
+  if (asked === threadsAsked && agent === page.agent) {
     page.stored = answer;
     renderThreads();
   }

@@ -73,6 +73,20 @@ export async function authFetch(url, init = {}) {
       // nothing kept there
     }
     memory = null;
-    await askForToken(token !== null);
+    await untilAborted(askForToken(token !== null), init.signal);
   }
+}
+
+// The promise, or an AbortError as soon as the signal aborts (Stop while the token is
+// asked for ends the run there).
+function untilAborted(promise, signal) {
+  if (!signal) return promise;
+  return Promise.race([
+    promise,
+    new Promise((_, reject) => {
+      const abort = () => reject(new DOMException("the request was aborted", "AbortError"));
+      if (signal.aborted) abort();
+      else signal.addEventListener("abort", abort, { once: true });
+    }),
+  ]);
 }
