@@ -303,6 +303,7 @@ async def _serve(
     token = _check(args)
     store = _store(args.store)
     from ..hosting import HostingApp
+    from ..hosting.devui import PUBLIC_PATHS
     from ..hosting.guard import Guard
     from ..hosting.server import ServerLimits, serve_until_signalled
 
@@ -316,12 +317,9 @@ async def _serve(
                 f"--store {args.store.split('@')[-1]}: cannot open the store "
                 f"({type(exc).__name__})"
             ) from None
-    # HS-230: --ui, on by default with --demo; a page cannot send the bearer token
-    if args.ui and token is not None:
-        raise ServeError(
-            "--ui cannot be served with a token: a browser loading the page sends none"
-        )
-    ui = bool(args.ui or (args.demo and token is None))
+    # HS-230: --ui, on by default with --demo; with a token the page's files are
+    # public and the page asks for the token before calling the API
+    ui = bool(args.ui or args.demo)
     agents = [await load_target(t) for t in args.targets]
     if args.demo:
         if demo is None:
@@ -349,6 +347,7 @@ async def _serve(
                 cors_origins=args.cors,
                 max_runs=args.max_runs,
                 run_timeout=args.run_timeout,
+                public_paths=PUBLIC_PATHS if ui else (),
             )
         except ValueError as exc:
             raise ServeError(str(exc)) from None

@@ -85,6 +85,16 @@ class Conversations:
         saved)."""
         return await self.store.get(_key(agent_name, conversation_id))
 
+    async def list_ids(self, agent_name: str, limit: int) -> list[str] | None:
+        """HS-228: the agent's conversation ids, the last saved first, when the store
+        can list them (SE-69); None when it cannot."""
+        lister = getattr(self.store, "list_ids", None)
+        if not callable(lister):
+            return None
+        prefix = _key(agent_name, "")
+        keys = await lister(prefix=prefix, limit=limit)
+        return [key[len(prefix) :] for key in keys if key.startswith(prefix)]
+
     async def forget(self, agent_name: str, conversation_id: str) -> None:
         """Delete a conversation's session."""
         await self.store.delete(_key(agent_name, conversation_id))

@@ -25,7 +25,7 @@ from .agui_input import BOOK_KEY
 from .conversations import Conversations
 from .openai_wire import HostingError
 
-__all__ = ["CONTENT_SECURITY_POLICY", "FILES", "DevUI", "history"]
+__all__ = ["CONTENT_SECURITY_POLICY", "FILES", "PUBLIC_PATHS", "DevUI", "history"]
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -39,7 +39,13 @@ FILES: dict[str, bytes] = {
     "state.js": b"text/javascript; charset=utf-8",
     "clienttools.js": b"text/javascript; charset=utf-8",
     "flow.js": b"text/javascript; charset=utf-8",
+    "auth.js": b"text/javascript; charset=utf-8",
+    "sessions.js": b"text/javascript; charset=utf-8",
+    "mermaid.js": b"text/javascript; charset=utf-8",
 }
+
+# HS-230: the paths of the page's files, served without the token (they hold no secret)
+PUBLIC_PATHS: frozenset[str] = frozenset({"/", *(f"/ui/{name}" for name in FILES)})
 
 # HS-212: the server's own origin only; no inline script, no frame, no form target
 CONTENT_SECURITY_POLICY = (
@@ -47,6 +53,9 @@ CONTENT_SECURITY_POLICY = (
     "connect-src 'self'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors 'none'"
 )
+
+# HS-228: how many of an agent's threads the sessions list shows
+THREADS_LISTED = 50
 
 _SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
@@ -96,6 +105,8 @@ class DevUI:
             return await self._json(send, {"agents": self._agents()})
         if rest.startswith("api/threads/"):
             agent, slash, thread = rest[len("api/threads/") :].partition("/")
+            if agent and not slash:
+                return await self._json(send, await self._threads(agent))
             if not slash or not agent or not thread or "/" in thread:
                 raise _not_found(f"no route GET {path}")
             # the server has percent-decoded the path: a name holding "/" cannot be
@@ -147,6 +158,33 @@ class DevUI:
             )
         return out
 
+    async def _threads(self, agent: str) -> dict[str, Any]:
+        """HS-228: the agent's stored threads, the last saved first, titled by their
+        first prompt; ``listed`` is false when the store cannot list."""
+        if agent not in self.agents:
+            raise _not_found(f"no agent named {agent!r}")
+        # HS-141 keys are "{agent}/{thread}": a hosted agent whose name extends this
+        # one's with "/" owns the keys under its own name, never this agent
+        longer = [
+            f"{name}/"
+            for name in self.agents
+            if name != agent and name.startswith(f"{agent}/")
+        ]
+        limit = THREADS_LISTED if not longer else 20 * THREADS_LISTED
+        ids = await self.conversations.list_ids(agent, limit)
+        if ids is None:
+            return {"agent": agent, "listed": False, "threads": []}
+        threads = []
+        for thread in ids:
+            if not thread or any(f"{agent}/{thread}".startswith(o) for o in longer):
+                continue
+            session = await self.conversations.get(agent, thread)
+            state = session.state if session is not None else {}
+            threads.append({"threadId": thread, "title": _title(state)})
+            if len(threads) == THREADS_LISTED:
+                break
+        return {"agent": agent, "listed": True, "threads": threads}
+
     async def _thread(self, agent: str, thread: str) -> dict[str, Any]:
         """HS-214: a thread's history and open approvals, read from the store."""
         if agent not in self.agents:
@@ -193,6 +231,15 @@ def _name_of(middleware: Any) -> str:
         return type(owner).__name__
     name = str(getattr(middleware, "__qualname__", None) or type(middleware).__name__)
     return name.rpartition("<locals>.")[2]
+
+
+def _title(state: Mapping[str, Any]) -> str:
+    """HS-228: the first stored user message's text, cut to 80 characters."""
+    for message in _stored_messages(state):
+        if message.role == "user":
+            text = "".join(c.text or "" for c in message.contents if c.type == "text")
+            return " ".join(text.split())[:80]
+    return ""
 
 
 def _stored_messages(state: Mapping[str, Any]) -> list[Message]:

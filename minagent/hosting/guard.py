@@ -54,6 +54,8 @@ class Guard:
     ``cors_origins``: the browser origins allowed (empty: CORS off; ``"*"``: any).
     ``max_runs``: concurrent runs (POST requests) at most, per process.
     ``run_timeout``: seconds a run may take.
+    ``public_paths``: paths whose GET (and HEAD) is answered without the token — a
+    page's static files, which hold no secret (HS-121).
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class Guard:
         max_runs: int = 16,
         run_timeout: float = 300.0,
         retry_after: int = 1,
+        public_paths: Collection[str] = (),
     ) -> None:
         if token is not None and (
             not token or token != token.strip() or not token.isprintable()
@@ -83,7 +86,11 @@ class Guard:
                 raise ValueError(
                     f"a CORS origin is scheme://host[:port] without a path, got {origin!r}"
                 )
+        for path in public_paths:
+            if not isinstance(path, str) or not path.startswith("/"):
+                raise ValueError(f"a public path starts with '/', got {path!r}")
         self.app = app
+        self.public_paths = frozenset(public_paths)
         self._token = token.encode() if token is not None else None
         self.cors_origins = frozenset(cors_origins)
         self.max_runs = max_runs
@@ -165,7 +172,8 @@ class Guard:
                     ],
                 )
                 return
-        if self._token is not None:
+        public = method in ("GET", "HEAD") and scope.get("path") in self.public_paths
+        if self._token is not None and not public:
             # HS-121: compared in constant time; the token is never echoed or logged.
             scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
             if scheme.lower() != b"bearer" or not hmac.compare_digest(

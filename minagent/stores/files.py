@@ -74,7 +74,7 @@ from .._sessions import (
     encode_state,
 )
 from .._types import Message
-from .memory import SessionStore
+from .memory import SessionStore, check_listing
 from .msgpack import packb, unpackb
 
 __all__ = ["RUN_KEY_PROPERTY", "FileHistoryProvider", "FileSessionStore"]
@@ -120,6 +120,23 @@ def file_stem(session_id: str) -> str:
         if len(encoded) <= 180
         else f"{_ENCODED}sha256-{hashlib.sha256(session_id.encode()).hexdigest()}"
     )
+
+
+def _id_of_stem(stem: str) -> str | None:
+    """SE-69: the session id a file name stands for (the inverse of `file_stem`), or
+    None when the name is a hash or not one `file_stem` makes."""
+    if not stem.startswith(_ENCODED):
+        return stem if stem and file_stem(stem) == stem else None
+    encoded = stem[len(_ENCODED) :]
+    if encoded.startswith("sha256-"):
+        return None
+    try:
+        session_id = base64.urlsafe_b64decode(
+            encoded + "=" * (-len(encoded) % 4)
+        ).decode()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return session_id if file_stem(session_id) == stem else None
 
 
 def _path_in(root: Path, name: str, session_id: object) -> Path:
@@ -721,6 +738,35 @@ class FileSessionStore(SessionStore):
                 path.unlink(missing_ok=True)
 
         await asyncio.to_thread(unlink)
+
+    async def list_ids(self, prefix: str = "", limit: int = 100) -> list[str]:
+        """SE-69: the ids of the snapshot files starting with ``prefix``, the last
+        modified first, at most ``limit``; a hashed file name (SE-24) is skipped."""
+        check_listing(prefix, limit)
+        suffix = ".json" if self.serialization_format == "json" else ".msgpack"
+
+        def scan() -> list[str]:
+            found: list[tuple[int, str]] = []
+            with _os_errors("FileSessionStore cannot list its sessions", self._root):
+                entries = list(os.scandir(self._root))
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or not name.endswith(suffix):
+                    continue
+                session_id = _id_of_stem(name[: -len(suffix)])
+                if session_id is None or not session_id.startswith(prefix):
+                    continue
+                try:
+                    if not entry.is_file(follow_symlinks=False):
+                        continue
+                    modified = entry.stat(follow_symlinks=False).st_mtime_ns
+                except OSError:
+                    continue  # deleted meanwhile
+                found.append((modified, session_id))
+            found.sort(key=lambda item: (-item[0], item[1]))
+            return [session_id for _, session_id in found[:limit]]
+
+        return await asyncio.to_thread(scan)
 
     @staticmethod
     def _write(path: Path, data: bytes, session_id: str) -> None:

@@ -13,7 +13,15 @@ from typing import Any
 
 from .._sessions import AgentSession, check_session_id
 
-__all__ = ["SessionStore"]
+__all__ = ["SessionStore", "check_listing"]
+
+
+def check_listing(prefix: str, limit: int) -> None:
+    """SE-69: the arguments of ``list_ids``, checked the same way by every store."""
+    if not isinstance(prefix, str):
+        raise ValueError(f"prefix must be a string, not {type(prefix).__name__}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"limit must be an integer of at least 1, not {limit!r}")
 
 
 class SessionStore:
@@ -29,7 +37,23 @@ class SessionStore:
         return None if data is None else AgentSession.from_dict(data)
 
     async def set(self, session_id: str, session: AgentSession) -> None:
-        self._sessions[check_session_id(session_id)] = session.to_dict()
+        key = check_session_id(session_id)
+        data = session.to_dict()
+        # SE-69: the dict's order is the order of the last set, oldest first
+        self._sessions.pop(key, None)
+        self._sessions[key] = data
 
     async def delete(self, session_id: str) -> None:
         self._sessions.pop(check_session_id(session_id), None)
+
+    async def list_ids(self, prefix: str = "", limit: int = 100) -> list[str]:
+        """SE-69: the stored ids starting with ``prefix``, the last set first, at most
+        ``limit``."""
+        check_listing(prefix, limit)
+        out: list[str] = []
+        for key in reversed(self._sessions):
+            if key.startswith(prefix):
+                out.append(key)
+                if len(out) == limit:
+                    break
+        return out

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import MinagentError, SerializationError
 from .._sessions import AgentSession, HistoryProvider, SessionContext, check_session_id
 from .._types import Message
+from .memory import check_listing
 
 if TYPE_CHECKING:
     import sqlite3
@@ -590,3 +591,17 @@ class SQLiteSessionStore:
                 ),
             )
         )
+
+    async def list_ids(self, prefix: str = "", limit: int = 100) -> list[str]:
+        """SE-69: the stored ids starting with ``prefix``, the last updated first, at
+        most ``limit``."""
+        check_listing(prefix, limit)
+        # substr rather than LIKE: a prefix holding % or _ is matched as it is
+        rows = await self._db.call(
+            lambda conn: conn.execute(
+                "SELECT session_id FROM sessions WHERE substr(session_id, 1, ?) = ? "
+                "ORDER BY updated DESC, rowid DESC LIMIT ?",
+                (len(prefix), prefix, limit),
+            ).fetchall()
+        )
+        return [str(row[0]) for row in rows]

@@ -330,14 +330,16 @@ def render_mermaid(events: Sequence[Mapping[str, Any]]) -> str:
         elif kind == "model_call":
             ret("model", "ended")
             limited = limited or bool(event.get("last"))
-            extra = ", last call" if event.get("last") else ""
             choice = event.get("tool_choice")
-            call(
-                "model",
-                "A",
-                "CM",
-                f"model call {event.get('number')} (tool_choice={choice}{extra})",
-            )
+            # without a tool_choice (the dev UI's events, HS-229) none is named
+            parts = [f"tool_choice={choice}"] if choice is not None else []
+            if event.get("last"):
+                parts.append("last call")
+            extra = f" ({', '.join(parts)})" if parts else ""
+            call("model", "A", "CM", f"model call {event.get('number')}{extra}")
+        elif kind == "model_end":
+            # HS-229: the end of a model call as the dev UI's steps mark it
+            ret("model", "ChatResponse")
         elif kind == "chat_start":
             call("chat", "CM", "M", f"chat {event.get('model') or ''}".strip(), "model")
         elif kind == "chat_end":

@@ -1,7 +1,7 @@
 """The dev UI's server side: the page's files, their headers, the read-only JSON
 endpoints, ``serve --ui`` and the page's origins; the page's pure logic (``state.js``)
-under node's own test runner (spec/hosting.md HS-210 .. HS-215, HS-220, HS-225,
-HS-230, HS-231)."""
+under node's own test runner; the page's Mermaid against the run trace's (spec/hosting.md
+HS-210 .. HS-215, HS-220, HS-225, HS-228 .. HS-231)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,13 @@ from hypothesis import strategies as st
 from minagent import Agent, AgentSession
 from minagent.cli.serve import page_origins
 from minagent.hosting import HostingApp
-from minagent.hosting.devui import CONTENT_SECURITY_POLICY, FILES, UI_FOLDER
+from minagent.hosting.devui import (
+    CONTENT_SECURITY_POLICY,
+    FILES,
+    PUBLIC_PATHS,
+    UI_FOLDER,
+)
+from minagent.tracing.runtrace import render_mermaid
 from tests._support.modes import run
 
 from ._agui import served
@@ -106,9 +112,17 @@ async def test_files_are_served_with_their_types_and_the_policy() -> None:
         "state.js": "text/javascript; charset=utf-8",
         "clienttools.js": "text/javascript; charset=utf-8",
         "flow.js": "text/javascript; charset=utf-8",
+        "auth.js": "text/javascript; charset=utf-8",
+        "sessions.js": "text/javascript; charset=utf-8",
+        "mermaid.js": "text/javascript; charset=utf-8",
     }
     assert {k: v.decode() for k, v in FILES.items()} == expected_types
-    for path in ("/", "/ui/api/agents", "/ui/api/threads/echo/t"):
+    for path in (
+        "/",
+        "/ui/api/agents",
+        "/ui/api/threads/echo/t",
+        "/ui/api/threads/echo",
+    ):
         _, head, _ = await call(app, "GET", path)
         assert head["content-security-policy"] == (
             "default-src 'none'; script-src 'self'; style-src 'self'; "
@@ -135,7 +149,6 @@ async def test_files_are_served_with_their_types_and_the_policy() -> None:
                 "api",
                 "api/",
                 "api/agents/",
-                "api/threads/echo",
                 "api/threads/echo/",
                 "api/threads//t",
                 "api/threads/echo/a/b",
@@ -146,12 +159,12 @@ async def test_files_are_served_with_their_types_and_the_policy() -> None:
     )
 )
 def test_any_other_name_is_not_found(name: str) -> None:
-    """HS-211: only the fixed files and the two endpoints answer under ``/ui/``;
+    """HS-211: only the fixed files and the three endpoints answer under ``/ui/``;
     every other name (traversal, a folder, another case) is a 404."""
     if (
         name in FILES
         or name == "api/agents"
-        or re.fullmatch(r"api/threads/[^/]+/[^/]+", name)
+        or re.fullmatch(r"api/threads/[^/]+(?:/[^/]+)?", name)
     ):
         return
     status, _, body = asyncio.run(call(ui_app(), "GET", "/ui/" + name))
@@ -302,6 +315,250 @@ async def test_history_of_a_run_made_in_either_mode(stream: bool) -> None:
     assert messages[3]["content"] == "result: deleted b.txt"
 
 
+def _prompt(thread: str, run_id: str, text: str) -> dict[str, Any]:
+    return {
+        "threadId": thread,
+        "runId": run_id,
+        "messages": [{"id": f"m-{run_id}", "role": "user", "content": text}],
+    }
+
+
+class _NoListing:
+    """A session store with get, set and delete only (SE-11), no ``list_ids``."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, AgentSession] = {}
+
+    async def get(self, session_id: str) -> AgentSession | None:
+        return self.sessions.get(session_id)
+
+    async def set(self, session_id: str, session: AgentSession) -> None:
+        self.sessions[session_id] = session
+
+    async def delete(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+
+
+async def test_the_agents_threads_from_the_store() -> None:
+    """HS-228: the agent's stored threads, the last saved first, titled by the first
+    prompt (one line, at most 80 characters); another agent's threads, also one whose
+    name extends this one's with "/", are not listed; a thread made by any client (the
+    API here, not the page) is listed; an unknown agent is a 404; reading saves
+    nothing."""
+    longer = Agent(EchoModel(), name="echo/x")
+    app = HostingApp([echo(), approving(), longer], ui=True)
+    async with served(app) as http:
+        await http.post("/agui/echo", json=_prompt("t-1", "r1", "first   prompt\nhere"))
+        await http.post("/agui/echo", json=_prompt("t-2", "r2", "x" * 100))
+        await http.post("/agui/approving", json=_prompt("t-3", "r3", "a.txt"))
+        await http.post("/agui/echo%2Fx", json=_prompt("y", "r4", "theirs"))
+        await http.post("/agui/echo", json=_prompt("t-1", "r5", "second"))
+        listed = (await http.get("/ui/api/threads/echo")).json()
+        assert listed == {
+            "agent": "echo",
+            "listed": True,
+            "threads": [
+                {"threadId": "t-1", "title": "first prompt here"},
+                {"threadId": "t-2", "title": "x" * 80},
+            ],
+        }
+        theirs = (await http.get("/ui/api/threads/approving")).json()
+        assert [t["threadId"] for t in theirs["threads"]] == ["t-3"]
+        missing = await http.get("/ui/api/threads/nobody")
+        assert missing.status_code == 404
+        assert missing.json()["error"]["code"] == "not_found"
+        keys = await app.conversations.store.list_ids()  # type: ignore[attr-defined]
+        assert sorted(keys) == ["approving/t-3", "echo/t-1", "echo/t-2", "echo/x/y"]
+
+
+async def test_a_store_that_cannot_list() -> None:
+    """HS-228: a store without ``list_ids`` answers ``"listed": false`` and no
+    threads."""
+    app = HostingApp([echo()], ui=True, store=_NoListing())
+    async with served(app) as http:
+        await http.post("/agui/echo", json=_prompt("t-1", "r1", "hello"))
+        answer = (await http.get("/ui/api/threads/echo")).json()
+    assert answer == {"agent": "echo", "listed": False, "threads": []}
+
+
+# HS-229: folds AG-UI runs with state.js and draws them with mermaid.js; reads JSON
+# from stdin: {"runs": [{"agent": {...}, "events": [...]}], "drawings": [[event, ...]]}
+_NODE_MERMAID = """
+import { readFileSync } from "node:fs";
+const ui = process.argv[1];
+const state = await import(ui + "/state.js");
+const mermaid = await import(ui + "/mermaid.js");
+const input = JSON.parse(readFileSync(0, "utf8"));
+const runs = input.runs.map(({ agent, events }) => {
+  const view = state.initialState();
+  let now = 1000;
+  for (const event of events) state.apply(view, event, (now += 7.3));
+  return view.runs.map((run) => {
+    const trace = mermaid.traceEvents(run, agent);
+    return { events: trace, text: mermaid.renderMermaid(trace) };
+  });
+});
+const drawings = input.drawings.map((events) => mermaid.renderMermaid(events));
+process.stdout.write(JSON.stringify({ runs, drawings }));
+"""
+
+
+def _node_mermaid(
+    runs: list[dict[str, Any]], drawings: list[list[dict[str, Any]]]
+) -> dict[str, Any]:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    result = subprocess.run(
+        [node, "--input-type=module", "-e", _NODE_MERMAID, UI_FOLDER.as_uri()],
+        input=json.dumps({"runs": runs, "drawings": drawings}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    answer: dict[str, Any] = json.loads(result.stdout)
+    return answer
+
+
+async def test_the_pages_mermaid_is_the_run_traces() -> None:
+    """HS-229: runs made over AG-UI (the demo's two tool calls; an approval asked, then
+    rejected), folded by state.js and turned into run-trace events by mermaid.js, are
+    drawn exactly as ``render_mermaid`` draws the same events, with the steps mapped as
+    the rule says."""
+    from minagent.cli import get_weather, scripted_model, to_fahrenheit
+    from minagent.cli.serve import demo_agent
+
+    weather = demo_agent(scripted_model, [get_weather, to_fahrenheit])
+    app = HostingApp([weather, approving()], ui=True)
+    async with served(app) as http:
+        agents = {
+            a["name"]: a for a in (await http.get("/ui/api/agents")).json()["agents"]
+        }
+        demo = await http.post("/agui/WeatherBot", json=_prompt("w", "r1", "Paris?"))
+        asked = await http.post("/agui/approving", json=_prompt("a", "r2", "a.txt"))
+        (interrupt,) = _events(asked.content)[-1]["outcome"]["interrupts"]
+        rejected = await http.post(
+            "/agui/approving",
+            json={
+                "threadId": "a",
+                "runId": "r3",
+                "messages": [],
+                "resume": [
+                    {
+                        "interruptId": interrupt["id"],
+                        "status": "resolved",
+                        "payload": {"approved": False},
+                    }
+                ],
+            },
+        )
+    runs = [
+        {"agent": agents["WeatherBot"], "events": _events(demo.content)},
+        {
+            "agent": agents["approving"],
+            "events": _events(asked.content) + _events(rejected.content),
+        },
+    ]
+    (weather_runs, approving_runs) = _node_mermaid(runs, [])["runs"]
+    for drawn in weather_runs + approving_runs:
+        assert drawn["text"] == render_mermaid(drawn["events"])
+    (weather_run,) = weather_runs
+    kinds = [e["kind"] for e in weather_run["events"]]
+    assert kinds == [
+        "run_start",
+        "agent_in",
+        "model_call",
+        "model_end",
+        "tool_start",
+        "tool_end",
+        "model_call",
+        "model_end",
+        "tool_start",
+        "tool_end",
+        "model_call",
+        "model_end",
+        "agent_out",
+        "run_end",
+    ]
+    text = weather_run["text"]
+    assert "Caller->>AM: run() of WeatherBot" in text
+    assert "A->>FM: get_weather [" in text
+    assert re.search(r"AM-->>Caller: AgentResponse \([\d.]+ m?s\)\n$", text)
+    first, second = approving_runs
+    assert "Note over FM: function middleware: audit_calls" in first["text"]
+    assert first["events"][-1]["kind"] == "run_end"
+    assert [e["kind"] for e in second["events"]][:2] == ["run_start", "agent_in"]
+
+
+_TEXT = st.text(
+    alphabet=st.characters(exclude_categories=["Cs"]), max_size=12
+) | st.sampled_from(["", " a;b ", "x#<y>%", "\x1c\x85\u2003z\ufeff", "é" * 130])
+# times whose durations since 0 are exact ties of the rounding (12.5 ms, 0.25 ms, 1.125 s,
+# 512.5 ms: Python rounds them to the even digit)
+_TIES = st.sampled_from([0.0, 0.0, 0.0125, 0.00025, 1.125, 0.5125])
+_TIME = (
+    st.none() | _TIES | st.floats(0, 3) | st.integers(0, 24000).map(lambda k: k / 8000)
+)
+_EVENT = st.one_of(
+    st.fixed_dictionaries({"kind": st.just("run_start")}, optional={"agent": _TEXT}),
+    st.fixed_dictionaries(
+        {"kind": st.just("agent_in"), "stream": st.booleans()},
+        optional={
+            "middleware": st.dictionaries(
+                st.sampled_from(["agent", "chat", "function"]),
+                st.lists(_TEXT, max_size=2),
+            )
+        },
+    ),
+    st.fixed_dictionaries({"kind": st.just("agent_out")}, optional={"result": _TEXT}),
+    st.fixed_dictionaries(
+        {"kind": st.just("model_call"), "number": st.integers(1, 9)},
+        optional={"tool_choice": _TEXT, "last": st.booleans()},
+    ),
+    st.fixed_dictionaries({"kind": st.just("model_end")}),
+    st.fixed_dictionaries(
+        {"kind": st.just("tool_start"), "call_id": st.sampled_from(["c1", "c2"])},
+        optional={"tool": _TEXT},
+    ),
+    st.fixed_dictionaries(
+        {"kind": st.just("tool_end"), "call_id": st.sampled_from(["c1", "c2"])},
+        optional={"error": _TEXT},
+    ),
+    st.fixed_dictionaries(
+        {"kind": st.just("run_end")},
+        optional={
+            "error": _TEXT,
+            "input_tokens": st.integers(0, 10**6),
+            "output_tokens": st.integers(0, 10**6),
+        },
+    ),
+)
+
+
+def _timed(event: dict[str, Any], t: float | None) -> dict[str, Any]:
+    return event if t is None else {**event, "t": t}
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.tuples(_EVENT, _TIME).map(lambda p: _timed(*p)), max_size=14),
+        min_size=20,
+        max_size=40,
+    )
+)
+def test_mermaid_js_draws_as_render_mermaid(
+    drawings: list[list[dict[str, Any]]],
+) -> None:
+    """HS-229, OB-13: for any sequence of the events the page makes (in any order, with
+    or without times, any text), mermaid.js's text is render_mermaid's, character for
+    character: labels cleaned and cut alike, durations rounded alike (ties included)."""
+    drawn = _node_mermaid([], drawings)["drawings"]
+    for events, text in zip(drawings, drawn, strict=True):
+        assert text == render_mermaid(events), events
+
+
 def test_the_files_ship_in_the_wheel(tmp_path: Path) -> None:
     """HS-211: the page's files are package data: a wheel built from the sources holds
     each of them, byte for byte."""
@@ -361,6 +618,25 @@ def test_state_logic_under_node() -> None:
     assert "# fail 0" in result.stdout
 
 
+def test_sessions_token_and_mermaid_logic_under_node() -> None:
+    """HS-227, HS-229, HS-230: ``sessions.js`` (the list: the store's or the browser's),
+    ``auth.js`` (the header) and ``mermaid.js`` (a run's steps as run-trace events and
+    their drawing) under node's own test runner
+    (``tests/hosting/devui_modules.test.mjs``)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    result = subprocess.run(
+        [node, "--test", str(HERE / "devui_modules.test.mjs")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"# pass [1-9]", result.stdout), result.stdout
+    assert "# fail 0" in result.stdout
+
+
 def test_page_origins() -> None:
     """HS-231: the page's origins: the bound address, and on loopback each loopback
     name of it."""
@@ -380,8 +656,9 @@ def test_page_origins() -> None:
 def test_serve_ui_and_the_page_origins() -> None:
     """HS-230, HS-231, HS-239: ``--demo`` serves the UI and names it first in the
     banner; the page's own origins may POST, another origin is refused; without
-    ``--ui`` or ``--demo`` there is no page; a server with a token serves no page
-    (``--ui`` with a token is refused, ``--demo`` with one serves none)."""
+    ``--ui`` or ``--demo`` there is no page; with a token (``--demo`` or ``--ui``) the
+    page's files are served without it and every API request needs it; the token is in
+    neither the banner nor the log."""
     with served_process("--demo") as served_demo:
         lines = served_demo.banner.splitlines()
         assert re.fullmatch(r"  Dev UI\s+GET  http://127\.0\.0\.1:\d+/", lines[1])
@@ -414,18 +691,33 @@ def test_serve_ui_and_the_page_origins() -> None:
         assert "Dev UI" in with_ui.banner
         assert httpx.get(with_ui.base + "/ui/app.js").status_code == 200
     with served_process("--demo", "--token", "tok-1") as tokened:
-        assert "Dev UI" not in tokened.banner
-        answer = httpx.get(
-            tokened.base + "/", headers={"authorization": "Bearer tok-1"}
-        )
-        assert answer.status_code == 404
-    refused_run = subprocess.run(
-        [sys.executable, "-m", "minagent", "serve", "--demo", "--ui", "--token", "t"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=HERE.parents[1],
-        env={"PYTHONPATH": str(HERE.parents[1]), "PATH": "/usr/bin:/bin"},
-    )
-    assert refused_run.returncode == 2
-    assert refused_run.stderr.startswith("error: --ui cannot be served with a token")
+        # HS-230: --demo with a token serves the page; its files need no token, every
+        # API and AG-UI request does
+        assert "Dev UI" in tokened.banner
+        for path in sorted(PUBLIC_PATHS):
+            assert httpx.get(tokened.base + path).status_code == 200, path
+        agui = tokened.base + "/agui/WeatherBot"
+        for refused_path in (
+            "/ui/api/agents",
+            "/ui/api/threads/WeatherBot",
+            "/ui/x.js",
+        ):
+            assert httpx.get(tokened.base + refused_path).status_code == 401
+        assert httpx.post(agui, json=body).status_code == 401
+        assert httpx.head(tokened.base + "/ui/api/agents").status_code == 401
+        bearer = {"authorization": "Bearer tok-1"}
+        agents = httpx.get(tokened.base + "/ui/api/agents", headers=bearer)
+        assert agents.status_code == 200
+        ran = httpx.post(agui, json=body, headers=bearer)
+        assert '"RUN_FINISHED"' in ran.text
+        assert "tok-1" not in tokened.banner
+        status, log = tokened.stop()
+        assert status == 0
+        assert "GET /ui/api/agents 401" in log
+        assert "tok-1" not in log
+    with served_process(
+        "tests.hosting._served:echo", "--ui", env={"MINAGENT_TOKEN": "tok-2"}
+    ) as with_token:
+        assert "Dev UI" in with_token.banner
+        assert httpx.get(with_token.base + "/").status_code == 200
+        assert httpx.get(with_token.base + "/ui/api/agents").status_code == 401

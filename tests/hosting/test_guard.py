@@ -12,7 +12,7 @@ from typing import Any
 
 import openai
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minagent import Agent, tool
@@ -125,8 +125,12 @@ def test_bad_options_are_value_errors_and_the_token_is_never_shown() -> None:
         {"run_timeout": 0},
         {"cors_origins": ["example.com"]},
         {"cors_origins": ["https://example.com/"]},
+        {"public_paths": ["ui/app.js"]},
+        {"public_paths": [b"/"]},
     ):
-        with pytest.raises(ValueError, match=r"token|max_runs|run_timeout|origin"):
+        with pytest.raises(
+            ValueError, match=r"token|max_runs|run_timeout|origin|public path"
+        ):
             Guard(app, **options)
     assert TOKEN not in repr(Guard(app, token=TOKEN))
 
@@ -193,6 +197,46 @@ def test_only_the_exact_token_passes(given_token: str) -> None:
     assert sent[0]["status"] == expected
     assert calls
     assert calls[0][1] == TOKEN.encode()
+
+
+PUBLIC = ("/", "/ui/app.js")
+
+
+@settings(max_examples=60)
+@given(
+    method=st.sampled_from(["GET", "HEAD", "POST", "DELETE", "OPTIONS", "PUT"]),
+    path=st.sampled_from(
+        [
+            "/",
+            "/ui/app.js",
+            "/ui/app.js/",
+            "/ui/app.jsx",
+            "/ui/",
+            "/ui/api/agents",
+            "//",
+        ]
+    ),
+    header=st.sampled_from([b"", b"Bearer " + TOKEN.encode(), b"Bearer wrong"]),
+)
+def test_public_paths_are_served_without_the_token(
+    method: str, path: str, header: bytes
+) -> None:
+    """HS-121: a GET or HEAD of exactly a public path passes without the token; any
+    other method or path (a prefix or an extension of a public one included) still
+    needs it, and a wrong token on a public GET does not matter."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    headers = [(b"authorization", header)] if header else []
+    scope = {"method": method, "path": path, "headers": headers}
+    guard = Guard(app, token=TOKEN, public_paths=PUBLIC)
+    sent = asyncio.run(asgi(guard, scope))
+    public = method in ("GET", "HEAD") and path in PUBLIC
+    right = header == b"Bearer " + TOKEN.encode()
+    assert sent[0]["status"] == (204 if public or right else 401)
+    assert TOKEN.encode() not in b"".join(m.get("body", b"") for m in sent)
 
 
 # ---- HS-122 ------------------------------------------------------------------------------

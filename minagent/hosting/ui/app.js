@@ -14,6 +14,9 @@ import {
 } from "./state.js";
 import { answerCall, declaredTools, pendingFromHistory, questionOf } from "./clienttools.js";
 import { FLOW_PROPS, milliseconds } from "./flow.js";
+import { authFetch } from "./auth.js";
+import { localThreads, rememberLocal, threadItems, threadList } from "./sessions.js";
+import { mermaidButton } from "./mermaid.js";
 
 const $ = (id) => document.getElementById(id);
 const page = {
@@ -22,6 +25,10 @@ const page = {
   threadId: null,
   view: initialState(),
   controller: null,
+  // HS-228: the store's list of the agent's threads (null: not asked yet or failed),
+  // and the thread this page last sent to
+  stored: null,
+  sent: null,
   // bumped by each thread opened and each run: a history that arrives after either
   // is stale and dropped
   token: 0,
@@ -68,47 +75,34 @@ function keepThread() {
   $("thread-id").textContent = page.threadId;
 }
 
-// HS-227: the threads this browser opened with each agent, newest first, each titled by
-// its first prompt (the store is not enumerated: threads started elsewhere are absent)
-function knownThreads(agent) {
+// HS-227, HS-228: the agent's threads as the store lists them, else this browser's own
+let threadsAsked = 0;
+async function loadThreads(agent) {
+  // only the last list asked for is shown: an earlier answer arriving late is dropped
+  const asked = ++threadsAsked;
+  let answer = null;
   try {
-    const list = JSON.parse(localStorage.getItem(`minagent-ui:threads:${agent}`) || "[]");
-    return Array.isArray(list) ? list : [];
+    answer = await getJSON(`/ui/api/threads/${encodeURIComponent(agent)}`);
   } catch {
-    return [];
+    answer = null;
+  }
+  if (asked === threadsAsked && agent === page.agent) {
+    page.stored = answer;
+    renderThreads();
   }
 }
 
-function rememberThread(agent, id, title) {
-  const list = knownThreads(agent).filter((t) => t.id !== id);
-  const old = knownThreads(agent).find((t) => t.id === id);
-  list.unshift({ id, title: old ? old.title : title.slice(0, 80) });
-  localStorage.setItem(`minagent-ui:threads:${agent}`, JSON.stringify(list.slice(0, 50)));
-}
-
 function renderThreads() {
-  const items = knownThreads(page.agent).map((thread) =>
-    el(
-      "li",
-      {},
-      el("button", {
-        type: "button",
-        "data-key": `thread:${thread.id}`,
-        "data-thread": thread.id,
-        "aria-current": String(thread.id === page.threadId),
-        text: thread.title || thread.id,
-        onclick: () => {
-          if (page.controller) page.controller.abort();
-          openThread(page.agent, thread.id);
-        },
-      }),
-    ),
-  );
-  $("threads").replaceChildren(...items);
+  const threads = threadList(page.stored, localThreads(localStorage, page.agent), page.sent);
+  const open = (id) => {
+    if (page.controller) page.controller.abort();
+    openThread(page.agent, id);
+  };
+  $("threads").replaceChildren(...threadItems(el, threads, page.threadId, open));
 }
 
 async function getJSON(url) {
-  const response = await fetch(url, { headers: { accept: "application/json" } });
+  const response = await authFetch(url, { headers: { accept: "application/json" } });
   const body = await response.json().catch(() => null);
   if (!response.ok) {
     const message = body && body.error ? body.error.message : `HTTP ${response.status}`;
@@ -119,12 +113,17 @@ async function getJSON(url) {
 
 async function openThread(agent, threadId, fresh = false) {
   const token = ++page.token;
+  if (agent !== page.agent) {
+    page.stored = null;
+    page.sent = null;
+  }
   page.agent = agent;
   page.threadId =
     threadId || localStorage.getItem(`minagent-ui:thread:${agent}`) || newId("thread");
   $("agent").value = agent;
   keepThread();
   page.view = initialState();
+  loadThreads(agent);
   if (!fresh) {
     document.body.dataset.ready = "false";
     render();
@@ -274,6 +273,13 @@ function renderTimeline() {
   );
 }
 
+// the agent a run was made with, and its middleware by layer (HS-213), for HS-229
+function runAgent() {
+  const agent = page.agents.find((a) => a.name === page.agent);
+  return { name: page.agent, middleware: (agent && agent.middleware) || {} };
+}
+
+
 const DEPTH = { agent: 0, chat: 1, function: 2, loop: 1, other: 0 };
 
 // HS-237: the middleware a step crossed, each with its own time
@@ -322,6 +328,7 @@ function renderRuns() {
       el("h3", { text: `Run ${index + 1} — ${outcome}, ${duration(run.started, run.ended)}` }),
       el("p", { class: "usage", text: usage }),
       steps,
+      mermaidButton(el, run, index, runAgent()),
     );
   });
   $("runs").replaceChildren(...runs);
@@ -394,7 +401,7 @@ async function run(messages, resume) {
   };
   if (resume) input.resume = resume;
   try {
-    const response = await fetch(`/agui/${encodeURIComponent(page.agent)}`, {
+    const response = await authFetch(`/agui/${encodeURIComponent(page.agent)}`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "text/event-stream" },
       body: JSON.stringify(input),
@@ -423,6 +430,7 @@ async function run(messages, resume) {
   } finally {
     page.controller = null;
     render();
+    loadThreads(page.agent);
   }
 }
 
@@ -433,7 +441,10 @@ function send(event) {
   if (!text || page.controller) return;
   prompt.value = "";
   const id = newId("msg");
-  rememberThread(page.agent, page.threadId, text);
+  rememberLocal(localStorage, page.agent, page.threadId, text);
+  if (!page.sent || page.sent.id !== page.threadId) {
+    page.sent = { id: page.threadId, title: text.slice(0, 80) };
+  }
   addUserMessage(page.view, id, text);
   run([{ id, role: "user", content: text }]);
 }

@@ -82,6 +82,8 @@ export function apply(state, event, now) {
         started: now,
         ended: null,
         steps: [],
+        // HS-229: every step event in its order, for the Mermaid export
+        marks: [],
         usage: null,
         outcome: null,
       });
@@ -140,12 +142,14 @@ export function apply(state, event, now) {
           started: now,
           ended: null,
         });
+        run.marks.push({ name: event.stepName, start: true, at: now });
       }
       break;
     case "STEP_FINISHED":
       if (run) {
         const step = run.steps.find((s) => s.name === event.stepName && s.ended === null);
         if (step) step.ended = now;
+        run.marks.push({ name: event.stepName, start: false, at: now });
       }
       break;
     case "CUSTOM":
