@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping, MutableSequence, Seque
 from typing import Any, NamedTuple, overload
 
 from . import _observe
+from . import _validate as _limits
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._tools import (
@@ -189,20 +190,45 @@ class CallRunner:
             shown = shorten(name, MAX_NAME_CHARS)  # LP-29
             text = f'Error: Requested function "{shown}" not found. Available functions: {available}.'
             return _error(call_id, text, f"unknown function {shown!r}"), False
-        try:
-            arguments = call.parse_arguments() or {}
-        except ContentError as exc:
-            text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}: {exc}."
-            return _error(call_id, text, "invalid arguments"), False
-        # LP-6: every tool, FunctionTool or tool-like, the same way
-        issues = (
-            tool.validate_arguments(arguments)
-            if type(tool) is FunctionTool
-            else _validate(tool, arguments)
-        )
-        if issues:
-            text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}:\n{_issue_text(issues)}"
-            return _error(call_id, text, "invalid arguments"), False
+        plain = type(tool) is FunctionTool
+        # LP-35: arguments the tool's compiled check accepts are not walked again
+        arguments = tool._accepted_arguments(call.arguments) if plain else None
+        if arguments is None:
+            try:
+                arguments = call.parse_arguments() or {}
+            except ContentError as exc:
+                text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}: {exc}."
+                return _error(call_id, text, "invalid arguments"), False
+            # LP-6: every tool, FunctionTool or tool-like, the same way
+            issues = (
+                tool.validate_arguments(arguments)
+                if plain
+                else _validate(tool, arguments)
+            )
+            if issues:
+                text = (
+                    f"Error: Argument parsing failed. {self._detail}"
+                    f"Invalid arguments for {name}:\n{_issue_text(issues)}"
+                )
+                return _error(call_id, text, "invalid arguments"), False
+        if (
+            plain
+            and not self.function_middleware
+            and tool.func is not None
+            and tool._context_parameter is None
+            and tool.result_parser is None
+        ):
+            # LP-35: nothing would see a context: the function runs directly, and
+            # what the pipeline would make of its outcome is made here
+            try:
+                value = await tool._run(arguments, None)
+            except MiddlewareTermination as stop:  # LP-20
+                return self._result(name, call_id, stop.result), True
+            except UserInputRequiredError as exc:
+                return self._asked(call_id, exc, False)
+            except Exception as exc:
+                return self._failed(name, call_id, exc), False
+            return self._result(name, call_id, value), False
         context = FunctionInvocationContext(
             function=tool,
             arguments=arguments,
@@ -231,59 +257,80 @@ class CallRunner:
         except _Pending:
             return None, False
         except UserInputRequiredError as exc:
-            # LP-11: nothing to ask the user: the call is answered, the loop goes on
-            if not exc.contents:
-                text = "Error: the tool needed user input but asked for none."
-                return _error(call_id, text, "user input required"), context.terminated
-            self.surfaced.extend(exc.contents)
-            return None, False
+            return self._asked(call_id, exc, context.terminated)
         except Exception as exc:
             if not raised or exc is not raised[-1]:
                 # design decision 12: middleware's own exceptions reach the caller
                 raise
-            self.observer.tool_raised(exc)  # OB-7
-            # OB-15: not its text
-            logger.debug(
-                "tool call %s [%s] raised %s", name, call_id, type(exc).__name__
-            )
-            # OB-30: one WARNING, so that a failing tool is never silent; it names
-            # the tool, the exception's type and the setting that shows the detail,
-            # never the exception's text (it may hold secrets, OB-15, OB-16)
-            logger.warning(
-                "Function %r raised %s; returning an error result to the model. "
-                "Set include_detailed_errors=True to show the model the detail.",
-                name,
-                type(exc).__name__,
-            )
-            # MCP-12
-            visible = (
-                self.config.include_detailed_errors
-                or getattr(exc, "model_visible", False) is True
-            )
-            detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
-            return _error(
-                call_id,
-                f"Error: Function failed.{detail}",
-                str(exc) or type(exc).__name__,
-            ), False
-        if (
+            return self._failed(name, call_id, exc), False
+        return self._result(name, call_id, value), context.terminated
+
+    def _asked(
+        self, call_id: str, exc: UserInputRequiredError, terminated: bool
+    ) -> tuple[Content | None, bool]:
+        """LP-11: a call that needs user input: pending, with the requests surfaced."""
+        # nothing to ask the user: the call is answered, the loop goes on
+        if not exc.contents:
+            text = "Error: the tool needed user input but asked for none."
+            return _error(call_id, text, "user input required"), terminated
+        self.surfaced.extend(exc.contents)
+        return None, False
+
+    def _failed(self, name: str, call_id: str, exc: Exception) -> Content:
+        """LP-6: the error result of a tool that raised."""
+        self.observer.tool_raised(exc)  # OB-7
+        # OB-15: not its text
+        logger.debug("tool call %s [%s] raised %s", name, call_id, type(exc).__name__)
+        # OB-30: one WARNING, so that a failing tool is never silent; it names the
+        # tool, the exception's type and the setting that shows the detail, never the
+        # exception's text (it may hold secrets, OB-15, OB-16)
+        logger.warning(
+            "Function %r raised %s; returning an error result to the model. "
+            "Set include_detailed_errors=True to show the model the detail.",
+            name,
+            type(exc).__name__,
+        )
+        # MCP-12
+        visible = (
+            self.config.include_detailed_errors
+            or getattr(exc, "model_visible", False) is True
+        )
+        detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
+        return _error(
+            call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__
+        )
+
+    def _result(self, name: str, call_id: str, value: Any) -> Content:
+        """A tool's value as its function_result (TL-5, TL-11, TL-14, LP-27)."""
+        kind = type(value)
+        # LP-35: the plain values need none of the general conversion
+        if kind is str:
+            payload: Any = sendable_text(value)  # LP-27
+        elif value is None or kind is bool:
+            payload = value
+        elif (
+            kind is int
+            and -_TWO_60 < value < _TWO_60
+            and _limits._argument_limits.max_integer_digits >= 19
+        ):
+            payload = value  # TL-11: short enough whatever the limits
+        elif (
             isinstance(value, list)
             and value
             and all(isinstance(c, Content) for c in value)
         ):
             # TL-14: parsed contents
-            return Content.from_function_result(call_id, value), context.terminated
-        try:
-            payload = result_value(value)
-        # the tool's own value failed to convert: still the tool's failure
-        except Exception as exc:
-            text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
-            return _error(
-                call_id, text, str(exc) or type(exc).__name__
-            ), context.terminated
-        if isinstance(payload, str):
-            payload = sendable_text(payload)  # LP-27
-        return Content.from_function_result(call_id, payload), context.terminated
+            return Content.from_function_result(call_id, value)
+        else:
+            try:
+                payload = result_value(value)
+            # the tool's own value failed to convert: still the tool's failure
+            except Exception as exc:
+                text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
+                return _error(call_id, text, str(exc) or type(exc).__name__)
+            if isinstance(payload, str):
+                payload = sendable_text(payload)  # LP-27
+        return Content("function_result", call_id=call_id, result=payload)
 
 
 class _CallView(MutableSequence[Message]):
@@ -351,6 +398,7 @@ class _CallView(MutableSequence[Message]):
         return repr([*self.base, *self.added])
 
 
+_TWO_60 = 2**60  # an int below it in size has at most 19 digits (TL-11)
 MAX_NAME_CHARS = 64  # LP-29: a name the model made up is shown at most this long
 MAX_ISSUES_SHOWN = 20  # LP-29: validation problems listed per call
 MAX_ISSUE_CHARS = 300  # LP-29: one problem's line

@@ -15,6 +15,7 @@ import types
 from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any, Final, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
+from . import _validate
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._schema import TwoContextsError, function_schema, names_context
@@ -41,6 +42,8 @@ __all__ += ["ToolArgumentError", "result_value", "tool"]
 ApprovalMode: TypeAlias = Literal["never_require", "always_require"]
 _APPROVAL_MODES = ("never_require", "always_require")
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
+# JSON text to a value, as json.loads does with no options (LP-35)
+_decode = json.JSONDecoder().decode
 
 
 class ToolError(MinagentError):
@@ -318,14 +321,39 @@ class FunctionTool:
         The common schema (scalar properties, no constraints) has a compiled check that
         answers for valid arguments without the full validator (SC-55); it is made again
         when ``parameters`` is replaced."""
-        parameters = self.parameters
+        check = self._compiled_check()
+        if check is not None and check(arguments):
+            return []
+        # SC-57: a schema never fails the run
+        return validate(arguments, self._parameters, lenient_for=self.name)
+
+    def _compiled_check(self) -> Callable[[Any], bool] | None:
+        """SC-55: the compiled check of the parameters in use (None: the schema has
+        none), made once, and again when ``parameters`` is replaced."""
+        parameters = self._parameters
         fast = self._fast_check
         if fast is None or fast[0] is not parameters:
             fast = self._fast_check = (parameters, compile_fast_check(parameters))
-        if fast[1] is not None and fast[1](arguments):
-            return []
-        # SC-57: a schema never fails the run
-        return validate(arguments, parameters, lenient_for=self.name)
+        return fast[1]
+
+    def _accepted_arguments(self, raw: Any) -> Any:
+        """LP-35: a call's arguments as they came (a dict, or JSON text) when the
+        compiled check accepts them, so nothing walks them again; None when it does not
+        say so, and the full path (parse, limits, validate) decides and words the
+        issues."""
+        check = self._compiled_check()
+        if check is None:
+            return None
+        if type(raw) is str:
+            # SC-49: the length limit first, as parse_json_arguments
+            if len(raw) > _validate._argument_limits.max_argument_chars:
+                return None
+            try:
+                raw = _decode(raw)
+            # any failure: the full path parses again and says what is wrong
+            except Exception:
+                return None
+        return raw if check(raw) else None
 
     async def invoke(
         self,
@@ -605,8 +633,9 @@ def result_value(value: Any) -> Any:
         return value
     # TL-11: an integer too long for the next request becomes its digits
     if isinstance(value, int):
-        short_enough = kind is int and value.bit_length() <= 60  # at most 19 digits
-        if short_enough and argument_limits().max_integer_digits >= 19:
+        # below 2**60: at most 19 digits, compared without a call
+        short_enough = kind is int and -_TWO_60 < value < _TWO_60
+        if short_enough and _validate._argument_limits.max_integer_digits >= 19:
             return value
         return value if _short(value) else str(value)
     if isinstance(value, float):  # TL-11: NaN and the infinities have no JSON form
@@ -633,6 +662,7 @@ def result_value(value: Any) -> Any:
 
 
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+_TWO_60 = 2**60
 _LOG2_10 = math.log2(10)
 
 

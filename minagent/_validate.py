@@ -838,12 +838,18 @@ def compile_fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | Non
         or schema.get("additionalProperties", True) is not False
     ):
         return None
+    if not all(type(name) is str for name in kinds):
+        return None
+    # SC-50: a property name is a string too; only names the schema has can pass
+    longest = max(map(len, kinds), default=0)
 
     def check(value: Any) -> bool:
         if type(value) is not dict or not needed <= value.keys():
             return False
         # the limits in force now (SC-48)
         limits = _argument_limits
+        if longest > limits.max_string_chars:
+            return False
         for key, item in value.items():
             kind = kinds.get(key)
             form = type(item)
