@@ -240,3 +240,49 @@ def test_the_direct_call_and_the_pipeline_give_the_same_outcome(outcome: Any) ->
         return out
 
     assert key(direct) == key(piped)
+
+
+class _Keeping(ScriptedChatClient):
+    """Keeps the options dicts themselves, not copies."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.given: list[dict[str, Any]] = []
+
+    async def _inner_get_response(
+        self, *, messages: Any, options: dict[str, Any], **kwargs: Any
+    ) -> ChatResponse:
+        self.given.append(options)
+        return await super()._inner_get_response(
+            messages=messages, options=options, **kwargs
+        )
+
+
+async def test_options_are_sent_as_they_are_and_never_edited_after() -> None:
+    """LP-35: model calls that change nothing share the run's options dict; a change
+    (LP-19's conversation id, the last call's tool_choice, LP-7) is a new dict, and a dict
+    once sent is never edited."""
+
+    @tool
+    async def double(n: int) -> int:
+        return 2 * n
+
+    client = _Keeping(
+        [
+            reply(call("double", {"n": 1}, call_id="a")),
+            reply(call("double", {"n": 2}, call_id="b"), conversation_id="conv-1"),
+            reply(call("double", {"n": 3}, call_id="c")),
+            "done",
+        ],
+        function_invocation_configuration={"max_iterations": 3},
+    )
+    response = await client.get_response("go", options={"tools": [double]})
+    assert response.text == "done"
+    first, second, third, last = client.given
+    assert first is second
+    assert "conversation_id" not in first
+    assert third is not second
+    assert third["conversation_id"] == "conv-1"
+    assert "tool_choice" not in third
+    assert last["tool_choice"] == "none"
+    assert last is not third
