@@ -142,7 +142,10 @@ class CallRunner:
             else await self._execute(calls, views)
         )
         # in call order
-        arrived = [*transcript[mark:], *(m for view in views for m in view.added)]
+        arrived = transcript[mark:]
+        for view in views:
+            if view.added:
+                arrived.extend(view.added)
         del transcript[mark:]
         return Batch(outcomes, arrived, self.surfaced)
 
@@ -192,8 +195,9 @@ class CallRunner:
             return _error(call_id, text, f"unknown function {shown!r}"), False
         plain = type(tool) is FunctionTool
         # LP-35: arguments the tool's compiled check accepts are not walked again
-        arguments = tool._accepted_arguments(call.arguments) if plain else None
-        if arguments is None:
+        arguments: Any = tool._accepted_arguments(call.arguments) if plain else None
+        accepted = arguments is not None
+        if not accepted:
             try:
                 arguments = call.parse_arguments() or {}
             except ContentError as exc:
@@ -221,7 +225,7 @@ class CallRunner:
             # LP-35: nothing would see a context: the function runs directly, and
             # what the pipeline would make of its outcome is made here
             try:
-                value = await tool._run(arguments, None)
+                value = await tool._run(arguments, None, accepted)
             except MiddlewareTermination as stop:  # LP-20
                 return self._result(name, call_id, stop.result), True
             except UserInputRequiredError as exc:

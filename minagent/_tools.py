@@ -194,7 +194,7 @@ class FunctionTool:
         self.input_model = None if isinstance(input_model, Mapping) else input_model
         self.result_parser = result_parser
         self._context_parameter: str | None = None
-        self._fast_check: tuple[Any, Callable[[Any], bool] | None] | None = None
+        self._fast_check: _Compiled | None = None
         # (func, whether it is async), for the func in use
         self._async_of: tuple[Any, bool] | None = None
         # TL-10: only with a generated schema
@@ -321,27 +321,35 @@ class FunctionTool:
         The common schema (scalar properties, no constraints) has a compiled check that
         answers for valid arguments without the full validator (SC-55); it is made again
         when ``parameters`` is replaced."""
-        check = self._compiled_check()
+        check = self._compiled()[1]
         if check is not None and check(arguments):
             return []
         # SC-57: a schema never fails the run
         return validate(arguments, self._parameters, lenient_for=self.name)
 
-    def _compiled_check(self) -> Callable[[Any], bool] | None:
-        """SC-55: the compiled check of the parameters in use (None: the schema has
-        none), made once, and again when ``parameters`` is replaced."""
+    def _compiled(self) -> _Compiled:
+        """SC-55: the compiled check of the parameters in use, made once, and again
+        when ``parameters`` is replaced."""
         parameters = self._parameters
         fast = self._fast_check
         if fast is None or fast[0] is not parameters:
-            fast = self._fast_check = (parameters, compile_fast_check(parameters))
-        return fast[1]
+            check = compile_fast_check(parameters)
+            fast = self._fast_check = (
+                parameters,
+                check,
+                check is not None and _converts_nothing(self._converter, parameters),
+            )
+        return fast
 
     def _accepted_arguments(self, raw: Any) -> Any:
         """LP-35: a call's arguments as they came (a dict, or JSON text) when the
         compiled check accepts them, so nothing walks them again; None when it does not
         say so, and the full path (parse, limits, validate) decides and words the
         issues."""
-        check = self._compiled_check()
+        fast = self._fast_check
+        if fast is None or fast[0] is not self._parameters:
+            fast = self._compiled()
+        check = fast[1]
         if check is None:
             return None
         if type(raw) is str:
@@ -431,9 +439,13 @@ class FunctionTool:
             head = f"Invalid {kind} for {first.path[2:]!r} in {self.name!r}"
         raise ToolArgumentError(f"{head}\n{describe_issues(issues)}")
 
-    async def _run(self, arguments: Mapping[str, Any], context: Any) -> Any:
+    async def _run(
+        self, arguments: Mapping[str, Any], context: Any, accepted: bool = False
+    ) -> Any:
         """The function's own value (TL-4): async functions are awaited, sync ones run
-        in a worker thread so they never block the event loop."""
+        in a worker thread so they never block the event loop. ``accepted``: the
+        compiled check accepted the arguments (LP-35), whose types may need no
+        conversion then."""
         func = self.func
         if func is None:
             raise ToolError(
@@ -456,6 +468,7 @@ class FunctionTool:
         kwargs = (
             dict(arguments)
             if self._converter is None
+            or (accepted and self._fast_check is not None and self._fast_check[2])
             else self._converter.convert(arguments)
         )
         if self._context_parameter is not None:
@@ -475,6 +488,30 @@ class FunctionTool:
         except Exception:
             self.invocation_exception_count += 1
             raise
+
+
+# (the parameters it was made for, the compiled check or None, whether arguments the check
+# accepts need no conversion: SC-55, LP-35)
+_Compiled: TypeAlias = tuple[Any, Callable[[Any], bool] | None, bool]
+# the JSON type whose values the compiled check takes exactly as a parameter's type
+_EXACT_KIND = {int: "integer", str: "string", bool: "boolean"}
+
+
+def _converts_nothing(
+    converter: ArgumentConverter | None, parameters: Mapping[str, Any]
+) -> bool:
+    """LP-35: arguments the compiled check accepts convert to themselves: every
+    parameter with a converter is annotated the exact type the schema asks for."""
+    if converter is None:
+        return True
+    properties = parameters.get("properties") or {}
+    for name in converter.converters:
+        sub = properties.get(name)
+        kind = sub.get("type") if isinstance(sub, Mapping) else None
+        exact = converter.exact.get(name)
+        if exact is None or _EXACT_KIND.get(exact) != kind:
+            return False
+    return True
 
 
 class ToolArgumentError(ToolError, TypeError):

@@ -286,3 +286,15 @@ async def test_options_are_sent_as_they_are_and_never_edited_after() -> None:
     assert "tool_choice" not in third
     assert last["tool_choice"] == "none"
     assert last is not third
+
+
+async def test_accepted_arguments_still_convert_where_the_types_differ() -> None:
+    """LP-35, TL-10: arguments the compiled check accepts skip only the conversions that
+    would change nothing: a float parameter given an integer still gets a float."""
+
+    @tool
+    async def kinds(x: float, n: int, flag: bool, s: str) -> str:
+        return ",".join(type(v).__name__ for v in (x, n, flag, s))
+
+    response = await _run(kinds, {"x": 1, "n": 2, "flag": True, "s": "a"})
+    assert _results(response) == [("c0", "float,int,bool,str", None, {})]
