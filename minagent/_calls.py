@@ -245,11 +245,21 @@ class CallRunner:
         raised: list[BaseException] = []
 
         async def handler(ctx: FunctionInvocationContext) -> Any:
-            if getattr(ctx.function, "declaration_only", False):
+            function = ctx.function
+            # a FunctionTool is asked without a property call; its `invoke` with the
+            # context's arguments and no parser is `_run` (TL-14), called directly
+            direct = type(function) is FunctionTool and function.result_parser is None
+            if (
+                function.func is None
+                if type(function) is FunctionTool
+                else getattr(function, "declaration_only", False)
+            ):
                 raise _Pending
             try:
+                if direct:
+                    return await function._run(ctx.arguments, ctx)
                 # TL-14: the value, unless parsed
-                return await ctx.function.invoke(ctx.arguments, context=ctx)
+                return await function.invoke(ctx.arguments, context=ctx)
             except MiddlewareTermination:
                 raise  # a tool may end the loop too (MW-6, LP-20)
             except Exception as exc:

@@ -226,11 +226,12 @@ class ToolLoop:
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         # OB-2: the wrap points, read once per request
         self.observer = observer = _observe.OBSERVER
-        self.call_model = observer.model_call(call_model)
         # OB-11: the hooks an observer has, None for the base class's, which do
         # nothing (LP-35: not called); found once per installed observer
         hooks = _HOOKS if _HOOKS[0] is observer else _observer_hooks(observer)
         self.on_turn, self.on_step = hooks[1], hooks[2]
+        # OB-2: the base class's wrap is the leaf itself
+        self.call_model = call_model if hooks[3] else observer.model_call(call_model)
 
     @functools.cached_property
     def runner(self) -> CallRunner:
@@ -620,22 +621,25 @@ def call_model(
     return client._inner_get_response(messages=messages, options=options, **kwargs)
 
 
-# (the observer, its model_turn hook, its step hook) of the last observer a loop used
-_HOOKS: tuple[Any, Any, Any] = (None, None, None)
+# of the last observer a loop used: (the observer, its model_turn hook, its step hook,
+# whether its model_call is the base class's)
+_HOOKS: tuple[Any, Any, Any, bool] = (None, None, None, False)
 
 
-def _observer_hooks(observer: _observe.Observer) -> tuple[Any, Any, Any]:
+def _observer_hooks(observer: _observe.Observer) -> tuple[Any, Any, Any, bool]:
     """``observer``'s model_turn and step hooks, each None when it is the base class's,
-    which does nothing; kept for the next loop."""
+    which does nothing, and whether its model_call wrap is the base class's, which
+    returns the leaf; kept for the next loop."""
     global _HOOKS
 
-    def hook(bound: Callable[..., None], base: Callable[..., None]) -> Any:
+    def hook(bound: Callable[..., Any], base: Callable[..., Any]) -> Any:
         return None if getattr(bound, "__func__", None) is base else bound
 
     _HOOKS = (
         observer,
         hook(observer.model_turn, _observe.Observer.model_turn),
         hook(observer.step, _observe.Observer.step),
+        hook(observer.model_call, _observe.Observer.model_call) is None,
     )
     return _HOOKS
 
