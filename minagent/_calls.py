@@ -18,9 +18,12 @@ it never touches the loop's counters or decides what happens next (that is the l
 table):
 
     each call: look the tool up (unknown -> error result, LP-6 / LP-12), parse and
-    validate its arguments (failure -> error result), run it through function middleware
-    (LP-4, TL-4) with a `FunctionInvocationContext` whose ``messages`` is a `_CallView`
-    of the transcript (LP-15), and turn what happened into a result: a value, an error
+    validate its arguments (failure -> error result; arguments the tool's compiled check
+    accepts are taken as they came, LP-35), run it through function middleware (LP-4,
+    TL-4) with a `FunctionInvocationContext` whose ``messages`` is a `_CallView` of the
+    transcript (LP-15) -- or, when no middleware is set and the tool's function takes no
+    context, call the function directly, with no context (LP-35) -- and turn what
+    happened into a result: a value, an error
     result (the tool raised, LP-6), a pending call (a declaration-only tool, LP-11), or
     an exception that ends the run (function middleware raised, LP-21) calls run
     concurrently, except ``sequential`` tools, which run alone, in call order (LP-5)
