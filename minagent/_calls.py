@@ -18,9 +18,12 @@ it never touches the loop's counters or decides what happens next (that is the l
 table):
 
     each call: look the tool up (unknown -> error result, LP-6 / LP-12), parse and
-    validate its arguments (failure -> error result), run it through function middleware
-    (LP-4, TL-4) with a `FunctionInvocationContext` whose ``messages`` is a `_CallView`
-    of the transcript (LP-15), and turn what happened into a result: a value, an error
+    validate its arguments (failure -> error result; arguments the tool's compiled check
+    accepts are taken as they came, LP-35), run it through function middleware (LP-4,
+    TL-4) with a `FunctionInvocationContext` whose ``messages`` is a `_CallView` of the
+    transcript (LP-15) -- or, when no middleware is set and the tool's function takes no
+    context, call the function directly, with no context (LP-35) -- and turn what
+    happened into a result: a value, an error
     result (the tool raised, LP-6), a pending call (a declaration-only tool, LP-11), or
     an exception that ends the run (function middleware raised, LP-21) calls run
     concurrently, except ``sequential`` tools, which run alone, in call order (LP-5)
@@ -36,6 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping, MutableSequence, Seque
 from typing import Any, NamedTuple, overload
 
 from . import _observe
+from . import _validate as _limits
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._tools import (
@@ -145,7 +149,10 @@ class CallRunner:
             else await self._execute(calls, views)
         )
         # in call order
-        arrived = [*transcript[mark:], *(m for view in views for m in view.added)]
+        arrived = transcript[mark:]
+        for view in views:
+            if view.added:
+                arrived.extend(view.added)
         del transcript[mark:]
         return Batch(outcomes, arrived, self.surfaced)
 
@@ -193,20 +200,46 @@ class CallRunner:
             shown = shorten(name, MAX_NAME_CHARS)  # LP-29
             text = f'Error: Requested function "{shown}" not found. Available functions: {available}.'
             return _error(call_id, text, f"unknown function {shown!r}"), False
-        try:
-            arguments = call.parse_arguments() or {}
-        except ContentError as exc:
-            text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}: {exc}."
-            return _error(call_id, text, "invalid arguments"), False
-        # LP-6: every tool, FunctionTool or tool-like, the same way
-        issues = (
-            tool.validate_arguments(arguments)
-            if type(tool) is FunctionTool
-            else _validate(tool, arguments)
-        )
-        if issues:
-            text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}:\n{_issue_text(issues)}"
-            return _error(call_id, text, "invalid arguments"), False
+        plain = type(tool) is FunctionTool
+        # LP-35: arguments the tool's compiled check accepts are not walked again
+        arguments: Any = tool._accepted_arguments(call.arguments) if plain else None
+        accepted = arguments is not None
+        if not accepted:
+            try:
+                arguments = call.parse_arguments() or {}
+            except ContentError as exc:
+                text = f"Error: Argument parsing failed. {self._detail}Invalid arguments for {name}: {exc}."
+                return _error(call_id, text, "invalid arguments"), False
+            # LP-6: every tool, FunctionTool or tool-like, the same way
+            issues = (
+                tool.validate_arguments(arguments)
+                if plain
+                else _validate(tool, arguments)
+            )
+            if issues:
+                text = (
+                    f"Error: Argument parsing failed. {self._detail}"
+                    f"Invalid arguments for {name}:\n{_issue_text(issues)}"
+                )
+                return _error(call_id, text, "invalid arguments"), False
+        if (
+            plain
+            and not self.function_middleware
+            and tool.func is not None
+            and tool._context_parameter is None
+            and tool.result_parser is None
+        ):
+            # LP-35: nothing would see a context: the function runs directly, and
+            # what the pipeline would make of its outcome is made here
+            try:
+                value = await tool._run(arguments, None, accepted)
+            except MiddlewareTermination as stop:  # LP-20
+                return self._result(name, call_id, stop.result), True
+            except UserInputRequiredError as exc:
+                return self._asked(call_id, exc, False)
+            except Exception as exc:
+                return self._failed(name, call_id, exc), False
+            return self._result(name, call_id, value), False
         context = FunctionInvocationContext(
             function=tool,
             arguments=arguments,
@@ -219,11 +252,21 @@ class CallRunner:
         raised: list[BaseException] = []
 
         async def handler(ctx: FunctionInvocationContext) -> Any:
-            if getattr(ctx.function, "declaration_only", False):
+            function = ctx.function
+            # a FunctionTool is asked without a property call; its `invoke` with the
+            # context's arguments and no parser is `_run` (TL-14), called directly
+            direct = type(function) is FunctionTool and function.result_parser is None
+            if (
+                function.func is None
+                if type(function) is FunctionTool
+                else getattr(function, "declaration_only", False)
+            ):
                 raise _Pending
             try:
+                if direct:
+                    return await function._run(ctx.arguments, ctx)
                 # TL-14: the value, unless parsed
-                return await ctx.function.invoke(ctx.arguments, context=ctx)
+                return await function.invoke(ctx.arguments, context=ctx)
             except MiddlewareTermination:
                 raise  # a tool may end the loop too (MW-6, LP-20)
             except Exception as exc:
@@ -235,59 +278,80 @@ class CallRunner:
         except _Pending:
             return None, False
         except UserInputRequiredError as exc:
-            # LP-11: nothing to ask the user: the call is answered, the loop goes on
-            if not exc.contents:
-                text = "Error: the tool needed user input but asked for none."
-                return _error(call_id, text, "user input required"), context.terminated
-            self.surfaced.extend(exc.contents)
-            return None, False
+            return self._asked(call_id, exc, context.terminated)
         except Exception as exc:
             if not raised or exc is not raised[-1]:
                 # design decision 12: middleware's own exceptions reach the caller
                 raise
-            self.observer.tool_raised(exc)  # OB-7
-            # OB-15: not its text
-            logger.debug(
-                "tool call %s [%s] raised %s", name, call_id, type(exc).__name__
-            )
-            # OB-30: one WARNING, so that a failing tool is never silent; it names
-            # the tool, the exception's type and the setting that shows the detail,
-            # never the exception's text (it may hold secrets, OB-15, OB-16)
-            logger.warning(
-                "Function %r raised %s; returning an error result to the model. "
-                "Set include_detailed_errors=True to show the model the detail.",
-                name,
-                type(exc).__name__,
-            )
-            # MCP-12
-            visible = (
-                self.config.include_detailed_errors
-                or getattr(exc, "model_visible", False) is True
-            )
-            detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
-            return _error(
-                call_id,
-                f"Error: Function failed.{detail}",
-                str(exc) or type(exc).__name__,
-            ), False
-        if (
+            return self._failed(name, call_id, exc), False
+        return self._result(name, call_id, value), context.terminated
+
+    def _asked(
+        self, call_id: str, exc: UserInputRequiredError, terminated: bool
+    ) -> tuple[Content | None, bool]:
+        """LP-11: a call that needs user input: pending, with the requests surfaced."""
+        # nothing to ask the user: the call is answered, the loop goes on
+        if not exc.contents:
+            text = "Error: the tool needed user input but asked for none."
+            return _error(call_id, text, "user input required"), terminated
+        self.surfaced.extend(exc.contents)
+        return None, False
+
+    def _failed(self, name: str, call_id: str, exc: Exception) -> Content:
+        """LP-6: the error result of a tool that raised."""
+        self.observer.tool_raised(exc)  # OB-7
+        # OB-15: not its text
+        logger.debug("tool call %s [%s] raised %s", name, call_id, type(exc).__name__)
+        # OB-30: one WARNING, so that a failing tool is never silent; it names the
+        # tool, the exception's type and the setting that shows the detail, never the
+        # exception's text (it may hold secrets, OB-15, OB-16)
+        logger.warning(
+            "Function %r raised %s; returning an error result to the model. "
+            "Set include_detailed_errors=True to show the model the detail.",
+            name,
+            type(exc).__name__,
+        )
+        # MCP-12
+        visible = (
+            self.config.include_detailed_errors
+            or getattr(exc, "model_visible", False) is True
+        )
+        detail = f" Exception: {type(exc).__name__}: {exc}" if visible else ""
+        return _error(
+            call_id, f"Error: Function failed.{detail}", str(exc) or type(exc).__name__
+        )
+
+    def _result(self, name: str, call_id: str, value: Any) -> Content:
+        """A tool's value as its function_result (TL-5, TL-11, TL-14, LP-27)."""
+        kind = type(value)
+        # LP-35: the plain values need none of the general conversion
+        if kind is str:
+            payload: Any = sendable_text(value)  # LP-27
+        elif value is None or kind is bool:
+            payload = value
+        elif (
+            kind is int
+            and -_TWO_60 < value < _TWO_60
+            and _limits._argument_limits.max_integer_digits >= 19
+        ):
+            payload = value  # TL-11: short enough whatever the limits
+        elif (
             isinstance(value, list)
             and value
             and all(isinstance(c, Content) for c in value)
         ):
             # TL-14: parsed contents
-            return Content.from_function_result(call_id, value), context.terminated
-        try:
-            payload = result_value(value)
-        # the tool's own value failed to convert: still the tool's failure
-        except Exception as exc:
-            text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
-            return _error(
-                call_id, text, str(exc) or type(exc).__name__
-            ), context.terminated
-        if isinstance(payload, str):
-            payload = sendable_text(payload)  # LP-27
-        return Content.from_function_result(call_id, payload), context.terminated
+            return Content.from_function_result(call_id, value)
+        else:
+            try:
+                payload = result_value(value)
+            # the tool's own value failed to convert: still the tool's failure
+            except Exception as exc:
+                text = f"Error: the result of {name} could not be converted to JSON: {type(exc).__name__}: {exc}"
+                return _error(call_id, text, str(exc) or type(exc).__name__)
+            if isinstance(payload, str):
+                payload = sendable_text(payload)  # LP-27
+        return Content("function_result", call_id=call_id, result=payload)
 
 
 class _CallView(MutableSequence[Message]):
@@ -355,6 +419,7 @@ class _CallView(MutableSequence[Message]):
         return repr([*self.base, *self.added])
 
 
+_TWO_60 = 2**60  # an int below it in size has at most 19 digits (TL-11)
 MAX_NAME_CHARS = 64  # LP-29: a name the model made up is shown at most this long
 MAX_ISSUES_SHOWN = 20  # LP-29: validation problems listed per call
 MAX_ISSUE_CHARS = 300  # LP-29: one problem's line

@@ -223,7 +223,12 @@ class BaseChatClient:
         them); ``client_kwargs`` reach every `ChatContext.kwargs` and the provider call;
         other ``kwargs`` reach both (LP-25).
         """
-        if options is not None and not isinstance(options, Mapping):
+        # (a dict is asked first: no ABC check for the common case)
+        if (
+            options is not None
+            and type(options) is not dict
+            and not isinstance(options, Mapping)
+        ):
             raise TypeError(
                 f"options must be a dict of chat options, got {type(options).__name__}"
             )

@@ -226,7 +226,12 @@ class ToolLoop:
         self.debug = logger.isEnabledFor(DEBUG)  # OB-15: asked once per request
         # OB-2: the wrap points, read once per request
         self.observer = observer = _observe.OBSERVER
-        self.call_model = observer.model_call(call_model)
+        # OB-11: the hooks an observer has, None for the base class's, which do
+        # nothing (LP-35: not called); found once per installed observer
+        hooks = _HOOKS if _HOOKS[0] is observer else _observer_hooks(observer)
+        self.on_turn, self.on_step = hooks[1], hooks[2]
+        # OB-2: the base class's wrap is the leaf itself
+        self.call_model = call_model if hooks[3] else observer.model_call(call_model)
         if chat_middleware:  # OB-31
             self.chat_middleware = observer.middleware("chat", chat_middleware)
 
@@ -295,15 +300,12 @@ class ToolLoop:
                 if done is None:  # the pause ends the request
                     return
                 outcome = done
-            step = self._next(outcome)
-
-    def _next(self, outcome: Outcome) -> Step:
-        """The table's answer (LP-T): recorded in ``steps`` for tracing and tests."""
-        step = next_step(outcome, self.config, self.model_calls)
-        self.steps.append((outcome, step))
-        # OB-11 (`_value_`: no descriptor call per step)
-        self.observer.step(outcome._value_, step._value_)
-        return step
+            # the table's answer (LP-T): recorded in ``steps`` for tracing and tests
+            step = next_step(outcome, self.config, self.model_calls)
+            self.steps.append((outcome, step))
+            if self.on_step is not None:
+                # OB-11 (`_value_`: no descriptor call per step)
+                self.on_step(outcome._value_, step._value_)
 
     def final_response(self) -> ChatResponse:
         """The run's response: every new message, the summed usage, and of each
@@ -344,11 +346,11 @@ class ToolLoop:
         (MW-4): when streaming, the model's stream itself."""
         self.last_call = last
         self.model_calls += 1
-        options = dict(self.options)
-        if last:
-            options["tool_choice"] = "none"
-        # OB-11
-        self.observer.model_turn(self.model_calls, options.get("tool_choice"), last)
+        # LP-35: the run's options as they are, unless this call changes them; the
+        # run replaces, never edits, a dict it has sent (LP-19, LP-33)
+        options = self.options if not last else {**self.options, "tool_choice": "none"}
+        if self.on_turn is not None:  # OB-11
+            self.on_turn(self.model_calls, options.get("tool_choice"), last)
         if not self.chat_middleware:  # MW-4: the bare operation, no context to build
             messages = self.transcript.outgoing()
             # LP-28, HI-1: never a call without its result, or an orphan
@@ -358,6 +360,7 @@ class ToolLoop:
                 self.client, messages, options, self.client_kwargs, self.stream
             )
         # LP-3: the containers middleware is likely to edit are this call's
+        options = dict(options)
         for key, value in options.items():
             if isinstance(value, list | dict):
                 options[key] = value.copy()
@@ -421,8 +424,15 @@ class ToolLoop:
         conversation_id = response.conversation_id or self.options.get(
             "conversation_id"
         )
-        if response.conversation_id:
-            self.options["conversation_id"] = response.conversation_id  # LP-19
+        if (
+            response.conversation_id
+            and self.options.get("conversation_id") != response.conversation_id
+        ):
+            # LP-19 (a new dict: the one sent stays as it was, LP-35)
+            self.options = {
+                **self.options,
+                "conversation_id": response.conversation_id,
+            }
         if conversation_id:
             self.transcript.mark_sent()
         return fallback
@@ -484,19 +494,18 @@ class ToolLoop:
 
     # -- step: run a batch -------------------------------------------------------------------
 
-    def _batch(self) -> Awaitable[tuple[list[ChatResponseUpdate], Outcome]]:
-        return self._run_batch(self.calls)
-
     async def _run_batch(
         self,
-        calls: Sequence[Content],
+        calls: Sequence[Content] | None = None,
         *,
         runnable: Sequence[Content] | None = None,
         rejected: set[str | None] | None = None,
         forced: bool | None = None,
     ) -> tuple[list[ChatResponseUpdate], Outcome]:
         """Run the calls, append one tool message in call order and what came in
-        meanwhile, classify."""
+        meanwhile, classify; ``calls`` None: the calls the table named."""
+        if calls is None:
+            calls = self.calls
         transcript = self.transcript
         # every: all, in order
         every, runnable = (
@@ -583,7 +592,8 @@ class ToolLoop:
         """LP-33: a tool changed the run's tools; the next model call and batch use the
         new list."""
         toolset = ToolSet.of(self.live_tools)
-        self.options["tools"] = toolset
+        # a new dict: the one sent stays as it was (LP-35)
+        self.options = {**self.options, "tools": toolset}
         self.runner.tools = tool_map(toolset, self.config.additional_tools)
         self.approval_names = toolset.approval_names
 
@@ -595,7 +605,7 @@ STEPS: dict[
     Callable[[ToolLoop], Awaitable[tuple[list[ChatResponseUpdate], Outcome | None]]],
 ] = {
     Step.RESUME: ToolLoop._resume,
-    Step.RUN_BATCH: ToolLoop._batch,
+    Step.RUN_BATCH: ToolLoop._run_batch,
     Step.PAUSE: ToolLoop._pause,
 }
 
@@ -618,6 +628,29 @@ def call_model(
     return client._inner_get_response(messages=messages, options=options, **kwargs)
 
 
+# of the last observer a loop used: (the observer, its model_turn hook, its step hook,
+# whether its model_call is the base class's)
+_HOOKS: tuple[Any, Any, Any, bool] = (None, None, None, False)
+
+
+def _observer_hooks(observer: _observe.Observer) -> tuple[Any, Any, Any, bool]:
+    """``observer``'s model_turn and step hooks, each None when it is the base class's,
+    which does nothing, and whether its model_call wrap is the base class's, which
+    returns the leaf; kept for the next loop."""
+    global _HOOKS
+
+    def hook(bound: Callable[..., Any], base: Callable[..., Any]) -> Any:
+        return None if getattr(bound, "__func__", None) is base else bound
+
+    _HOOKS = (
+        observer,
+        hook(observer.model_turn, _observe.Observer.model_turn),
+        hook(observer.step, _observe.Observer.step),
+        hook(observer.model_call, _observe.Observer.model_call) is None,
+    )
+    return _HOOKS
+
+
 def _calls_to_act_on(response: ChatResponse) -> list[Content]:
     """LP-4: the response's calls, neither informational nor answered in the response,
     once per id."""
@@ -630,9 +663,9 @@ def _calls_to_act_on(response: ChatResponse) -> list[Content]:
                     calls.setdefault(c.call_id, c)
             elif c.type == "function_result":
                 answered.add(c.call_id)
-    return (
-        [c for call_id, c in calls.items() if call_id not in answered] if calls else []
-    )
+    if not answered:
+        return list(calls.values())
+    return [c for call_id, c in calls.items() if call_id not in answered]
 
 
 def _as_update(message: Message) -> ChatResponseUpdate:

@@ -15,6 +15,7 @@ import types
 from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any, Final, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
+from . import _validate
 from ._convert import ArgumentConverter
 from ._exceptions import MinagentError
 from ._schema import TwoContextsError, function_schema, names_context
@@ -41,6 +42,8 @@ __all__ += ["ToolArgumentError", "result_value", "tool"]
 ApprovalMode: TypeAlias = Literal["never_require", "always_require"]
 _APPROVAL_MODES = ("never_require", "always_require")
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
+# JSON text to a value, as json.loads does with no options (LP-35)
+_decode = json.JSONDecoder().decode
 
 
 class ToolError(MinagentError):
@@ -191,7 +194,7 @@ class FunctionTool:
         self.input_model = None if isinstance(input_model, Mapping) else input_model
         self.result_parser = result_parser
         self._context_parameter: str | None = None
-        self._fast_check: tuple[Any, Callable[[Any], bool] | None] | None = None
+        self._fast_check: _Compiled | None = None
         # (func, whether it is async), for the func in use
         self._async_of: tuple[Any, bool] | None = None
         # TL-10: only with a generated schema
@@ -318,14 +321,47 @@ class FunctionTool:
         The common schema (scalar properties, no constraints) has a compiled check that
         answers for valid arguments without the full validator (SC-55); it is made again
         when ``parameters`` is replaced."""
-        parameters = self.parameters
-        fast = self._fast_check
-        if fast is None or fast[0] is not parameters:
-            fast = self._fast_check = (parameters, compile_fast_check(parameters))
-        if fast[1] is not None and fast[1](arguments):
+        check = self._compiled()[1]
+        if check is not None and check(arguments):
             return []
         # SC-57: a schema never fails the run
-        return validate(arguments, parameters, lenient_for=self.name)
+        return validate(arguments, self._parameters, lenient_for=self.name)
+
+    def _compiled(self) -> _Compiled:
+        """SC-55: the compiled check of the parameters in use, made once, and again
+        when ``parameters`` is replaced."""
+        parameters = self._parameters
+        fast = self._fast_check
+        if fast is None or fast[0] is not parameters:
+            check = compile_fast_check(parameters)
+            fast = self._fast_check = (
+                parameters,
+                check,
+                check is not None and _converts_nothing(self._converter, parameters),
+            )
+        return fast
+
+    def _accepted_arguments(self, raw: Any) -> Any:
+        """LP-35: a call's arguments as they came (a dict, or JSON text) when the
+        compiled check accepts them, so nothing walks them again; None when it does not
+        say so, and the full path (parse, limits, validate) decides and words the
+        issues."""
+        fast = self._fast_check
+        if fast is None or fast[0] is not self._parameters:
+            fast = self._compiled()
+        check = fast[1]
+        if check is None:
+            return None
+        if type(raw) is str:
+            # SC-49: the length limit first, as parse_json_arguments
+            if len(raw) > _validate._argument_limits.max_argument_chars:
+                return None
+            try:
+                raw = _decode(raw)
+            # any failure: the full path parses again and says what is wrong
+            except Exception:
+                return None
+        return raw if check(raw) else None
 
     async def invoke(
         self,
@@ -403,9 +439,13 @@ class FunctionTool:
             head = f"Invalid {kind} for {first.path[2:]!r} in {self.name!r}"
         raise ToolArgumentError(f"{head}\n{describe_issues(issues)}")
 
-    async def _run(self, arguments: Mapping[str, Any], context: Any) -> Any:
+    async def _run(
+        self, arguments: Mapping[str, Any], context: Any, accepted: bool = False
+    ) -> Any:
         """The function's own value (TL-4): async functions are awaited, sync ones run
-        in a worker thread so they never block the event loop."""
+        in a worker thread so they never block the event loop. ``accepted``: the
+        compiled check accepted the arguments (LP-35), whose types may need no
+        conversion then."""
         func = self.func
         if func is None:
             raise ToolError(
@@ -428,6 +468,7 @@ class FunctionTool:
         kwargs = (
             dict(arguments)
             if self._converter is None
+            or (accepted and self._fast_check is not None and self._fast_check[2])
             else self._converter.convert(arguments)
         )
         if self._context_parameter is not None:
@@ -447,6 +488,30 @@ class FunctionTool:
         except Exception:
             self.invocation_exception_count += 1
             raise
+
+
+# (the parameters it was made for, the compiled check or None, whether arguments the check
+# accepts need no conversion: SC-55, LP-35)
+_Compiled: TypeAlias = tuple[Any, Callable[[Any], bool] | None, bool]
+# the JSON type whose values the compiled check takes exactly as a parameter's type
+_EXACT_KIND = {int: "integer", str: "string", bool: "boolean"}
+
+
+def _converts_nothing(
+    converter: ArgumentConverter | None, parameters: Mapping[str, Any]
+) -> bool:
+    """LP-35: arguments the compiled check accepts convert to themselves: every
+    parameter with a converter is annotated the exact type the schema asks for."""
+    if converter is None:
+        return True
+    properties = parameters.get("properties") or {}
+    for name in converter.converters:
+        sub = properties.get(name)
+        kind = sub.get("type") if isinstance(sub, Mapping) else None
+        exact = converter.exact.get(name)
+        if exact is None or _EXACT_KIND.get(exact) != kind:
+            return False
+    return True
 
 
 class ToolArgumentError(ToolError, TypeError):
@@ -605,8 +670,9 @@ def result_value(value: Any) -> Any:
         return value
     # TL-11: an integer too long for the next request becomes its digits
     if isinstance(value, int):
-        short_enough = kind is int and value.bit_length() <= 60  # at most 19 digits
-        if short_enough and argument_limits().max_integer_digits >= 19:
+        # below 2**60: at most 19 digits, compared without a call
+        short_enough = kind is int and -_TWO_60 < value < _TWO_60
+        if short_enough and _validate._argument_limits.max_integer_digits >= 19:
             return value
         return value if _short(value) else str(value)
     if isinstance(value, float):  # TL-11: NaN and the infinities have no JSON form
@@ -633,6 +699,7 @@ def result_value(value: Any) -> Any:
 
 
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+_TWO_60 = 2**60
 _LOG2_10 = math.log2(10)
 
 

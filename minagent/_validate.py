@@ -838,12 +838,24 @@ def compile_fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | Non
         or schema.get("additionalProperties", True) is not False
     ):
         return None
+    if not all(type(name) is str for name in kinds):
+        return None
+    # SC-50: a property name is a string too; only names the schema has can pass
+    longest = max(map(len, kinds), default=0)
+    # the limits last seen, and the integers' bound under them: below 2 ** (3 * (digits
+    # - 1)) in size, an integer has fewer digits than the limit
+    seen: list[Any] = [None, 0]
 
     def check(value: Any) -> bool:
         if type(value) is not dict or not needed <= value.keys():
             return False
         # the limits in force now (SC-48)
         limits = _argument_limits
+        if longest > limits.max_string_chars:
+            return False
+        if seen[0] is not limits:
+            seen[:] = [limits, 2 ** (3 * (limits.max_integer_digits - 1))]
+        bound = seen[1]
         for key, item in value.items():
             kind = kinds.get(key)
             form = type(item)
@@ -851,15 +863,12 @@ def compile_fast_check(schema: Mapping[str, Any]) -> Callable[[Any], bool] | Non
                 if form is not str or len(item) > limits.max_string_chars:
                     return False
             elif kind == "integer":
-                if form is not int or item.bit_length() > 3 * (
-                    limits.max_integer_digits - 1
-                ):
+                if form is not int or not -bound < item < bound:
                     return False
             elif kind == "number":
-                if not (
-                    form is int
-                    and item.bit_length() <= 3 * (limits.max_integer_digits - 1)
-                ) and not (form is float and item - item == 0):
+                if not (form is int and -bound < item < bound) and not (
+                    form is float and item - item == 0
+                ):
                     return False
             elif kind == "boolean":
                 if form is not bool:
