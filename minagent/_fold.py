@@ -47,8 +47,12 @@ class Fold:
     __slots__ = (
         "_args",
         "_first",
+        "_kind",
+        "_last",
         "_props",
+        "_seen",
         "_texts",
+        "_values",
         "messages",
         "response",
         "scalars",
@@ -66,32 +70,38 @@ class Fold:
         self._props: list[dict[str, Any]] = []
         # (id of a message's contents, index) -> its call's text
         self._args: dict[tuple[int, int], _Args] = {}
+        # The quick step's state (`add`): while a text run is open, the type of the
+        # update merged last, its scalars as its type reads them, and the message it
+        # went to; None when no run is open.
+        self._kind: Any = None
+        self._values: Any = None
+        self._seen: tuple[Any, ...] = ()
+        self._last: Any = None
 
     def add(self, update: Any) -> None:
+        # The common chunk: one more text of the run, of the same message, carrying
+        # nothing the response does not hold already. A chunk that repeats the ids,
+        # author and scalars of the update merged last (a provider's chunks repeat their
+        # response id, message id and model) changes nothing by merging them again, so
+        # only its text is kept: one comparison of the scalars, no call (ST-52).
         contents = update.contents
-        # one of our update types
-        scalar_values = getattr(type(update), "_scalar_values", None)
-        if len(contents) == 1 and self._first is not None and scalar_values is not None:
-            # the common chunk: one more text of the run, same message, nothing else to
-            # merge
+        if len(contents) == 1 and type(update) is self._kind:
             content = contents[0]
-            role = update.role
+            last = self._last
             if (
                 content.type == "text"
                 and not content.additional_properties
-                and not update.message_id
-                and not update.author_name
                 and not update.additional_properties
-                and (role is None or role == self.messages[-1].role)
+                and (update.role is None or update.role == last.role)
+                and (not update.message_id or update.message_id == last.message_id)
+                and (not update.author_name or update.author_name == last.author_name)
+                and self._values(update) == self._seen
             ):
-                # none set: nothing response-level to take
-                values = scalar_values(update)
-                if values.count(None) == len(values):
-                    self._texts.append(content.text or "")
-                    # ST-50: the pieces joined, memory flat in the chunk count
-                    if len(self._texts) == PIECES:
-                        self._texts[:] = ["".join(self._texts), ""]
-                    return
+                self._texts.append(content.text or "")
+                # ST-50: the pieces joined, memory flat in the chunk count
+                if len(self._texts) == PIECES:
+                    self._texts[:] = ["".join(self._texts), ""]
+                return
         self._add(update)
 
     def _add(self, update: Any) -> None:
@@ -147,6 +157,12 @@ class Fold:
                 setattr(response, name, value)
         if update.additional_properties:
             response.additional_properties.update(update.additional_properties)
+        values = getattr(type(update), "_scalar_values", None)
+        if self._first is None or values is None:
+            self._kind = None
+        else:
+            self._kind, self._values, self._seen = type(update), values, values(update)
+            self._last = last
 
     def _flush(self) -> None:
         first = self._first
@@ -161,7 +177,7 @@ class Fold:
                 },
             )
         self.messages[-1].contents.append(first)
-        self._first, self._texts, self._props = None, [], []
+        self._first, self._texts, self._props, self._kind = None, [], [], None
 
     def _add_call(self, contents: list[Content], delta: Content) -> None:
         """TY-10: a function_call delta continues the latest call of its id (or, without

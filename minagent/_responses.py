@@ -413,8 +413,16 @@ class ChatResponseUpdate(_Update):
         model: str | None = None,
     ) -> None:
         # written out (a provider makes one per streamed chunk): the dataclass's fields,
-        # in order
-        self.contents = content_list(contents)
+        # in order; a chunk's one content is taken into a list of the update's own with
+        # no call of content_list (ST-52)
+        if (
+            type(contents) is list
+            and len(contents) == 1
+            and type(contents[0]) is Content
+        ):
+            self.contents = contents[:]
+        else:
+            self.contents = content_list(contents)
         self.role = role
         self.author_name = author_name
         self.response_id = response_id
@@ -502,7 +510,7 @@ def agent_update_view(
     def view(update: ChatResponseUpdate) -> AgentResponseUpdate:
         # attributes set in field order, as __init__ would (compact dicts)
         new = make(AgentResponseUpdate)
-        new.contents = update.contents.copy()
+        new.contents = update.contents[:]
         new.role = role = update.role
         new.author_name = update.author_name or (
             author_name

@@ -455,7 +455,8 @@ class ResponseStream(Generic[TUpdate, TFinal]):
             if self._state != _OPEN:
                 await self._close_source()
                 return
-            record = self._recorder
+            # a stream that keeps no updates records none: no call per update (ST-14)
+            record = None if self._recorder is _ignore else self._recorder
             # the list itself: hooks added later still apply
             hooks = self._transform_hooks
             mapper = self._map
@@ -503,11 +504,13 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                         continue
                 if mapper is not None:
                     update = mapper(update) if not awaited else await mapper(update)
-                record(update)
-                for hook in hooks:
-                    changed = await _call(hook, update)
-                    if changed is not None:
-                        update = changed
+                if record is not None:
+                    record(update)
+                if hooks:
+                    for hook in hooks:
+                        changed = await _call(hook, update)
+                        if changed is not None:
+                            update = changed
                 yield update
         except GeneratorExit:
             # The consumer left early. Close unless another consumer has taken over

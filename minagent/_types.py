@@ -166,8 +166,13 @@ class Content(_Json, metaclass=_Kinds):
     def from_text(cls, text: str, **kw: Any) -> Content:
         if type(text) is not str and not isinstance(text, str):
             raise ContentError(f"text content needs a str, got {type(text).__name__}")
-        # a streamed chunk: no **
-        return cls("text", text=text, **kw) if kw else cls("text", text=text)
+        if kw or cls is not Content or Content.__init__ is not _init:
+            return cls("text", text=text, **kw)
+        # a streamed chunk: the three fields `_init` stores (TY-50), set here, one
+        # frame less per chunk (ST-52)
+        new = cls.__new__(cls)
+        new.type, new.text, new.additional_properties = "text", text, {}
+        return new
 
     @classmethod
     def from_text_reasoning(
