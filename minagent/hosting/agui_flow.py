@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-from minagent import _observe
+from minagent._observe import ModelCall, Observer, ToolInvoke, current, install
 
 from .devui import _name_of
 
@@ -85,11 +85,11 @@ def _timed(sink: FlowSink, layer: str, middleware: Any) -> Callable[..., Any]:
     return timed
 
 
-class FlowObserver(_observe.Observer):
+class FlowObserver(Observer):
     """Passes everything through to ``inner``; tells the current run's sink of each
     loop decision and times its middleware (HS-98)."""
 
-    def __init__(self, inner: _observe.Observer) -> None:
+    def __init__(self, inner: Observer) -> None:
         self.inner = inner
 
     def run(
@@ -97,12 +97,10 @@ class FlowObserver(_observe.Observer):
     ) -> Any:
         return self.inner.run(agent, messages, stream, result)
 
-    def model_call(self, call: _observe.ModelCall) -> _observe.ModelCall:
+    def model_call(self, call: ModelCall) -> ModelCall:
         return self.inner.model_call(call)
 
-    def tool_call(
-        self, invoke: _observe.ToolInvoke, lookup: Callable[[Any], Any]
-    ) -> _observe.ToolInvoke:
+    def tool_call(self, invoke: ToolInvoke, lookup: Callable[[Any], Any]) -> ToolInvoke:
         return self.inner.tool_call(invoke, lookup)
 
     def request(self, scope: Any, route: str | None, app: Any) -> Any:
@@ -140,9 +138,9 @@ _users = 0
 def flow_run(sink: FlowSink) -> Iterator[None]:
     """Report the flow of the runs made in this context to ``sink`` (HS-98)."""
     global _installed, _users
-    if _installed is None or _observe.current() is not _installed:
-        _installed = FlowObserver(_observe.current())
-        _observe.install(_installed)
+    if _installed is None or current() is not _installed:
+        _installed = FlowObserver(current())
+        install(_installed)
     _users += 1
     token = _SINK.set(sink)
     try:
@@ -151,6 +149,6 @@ def flow_run(sink: FlowSink) -> Iterator[None]:
         _SINK.reset(token)
         _users -= 1
         if _users == 0:
-            if _installed is not None and _observe.current() is _installed:
-                _observe.install(_installed.inner)
+            if _installed is not None and current() is _installed:
+                install(_installed.inner)
             _installed = None
