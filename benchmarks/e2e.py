@@ -360,7 +360,9 @@ def problems(turn: str, record: dict[str, Any] | None, read: Read | None) -> lis
     requests = record["requests"]
     if len(requests) != 2:
         found.append(f"turn {turn}: {len(requests)} requests, expected 2")
-    for index, (got, want) in enumerate(zip(requests, expected_requests(turn)), 1):
+    for index, (got, want) in enumerate(
+        zip(requests, expected_requests(turn), strict=False), 1
+    ):
         for key, value in want.items():
             have = got.get(key)
             # a tool result may come back JSON-quoted: the same text either way
@@ -555,7 +557,7 @@ async def client_main(args: argparse.Namespace) -> dict[str, Any]:
                     for i in range(concurrency)
                 ]
                 done = await asyncio.gather(*(turn(tid) for tid in ids))
-                for tid, read in zip(ids, done):
+                for tid, read in zip(ids, done, strict=True):
                     reads[tid] = [
                         read.chunks,
                         read.text == ANSWER,
