@@ -739,7 +739,9 @@ def main() -> int:
     parser.add_argument("--client", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--prefix", default="t", help=argparse.SUPPRESS)
-    parser.add_argument("--warmup", type=int, default=20, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--warmup", type=int, default=10, help="turns before the clock starts"
+    )
     parser.add_argument(
         "--check", action="store_true", help="one turn per framework: the table"
     )
@@ -783,9 +785,9 @@ def main() -> int:
     if args.check:
         turns, rounds, concurrency, warmup = 1, 1, [1], 0
     else:
-        turns = args.turns or (200 if args.quick else 1000)
+        turns = args.turns or (100 if args.quick else 200)
         rounds = args.rounds or (1 if args.quick else 3)
-        concurrency, warmup = args.concurrency, 20
+        concurrency, warmup = args.concurrency, args.warmup
 
     bad: list[str] = []
     collected: dict[str, list[Outcome]] = {name: [] for name in frameworks}
@@ -799,6 +801,16 @@ def main() -> int:
                 )
                 collected[name].append(outcome)
                 bad += outcome.problems
+                # progress, as each client ends (a full run takes minutes)
+                figures = ", ".join(
+                    f"@{r['concurrency']:.0f}: {r['cpu'] / r['turns'] * 1e6:,.0f} us CPU/turn, "
+                    f"{r['turns'] / r['wall']:,.1f} turns/s"
+                    for r in outcome.results
+                )
+                print(
+                    f"round {round_ + 1}, {name}: {figures or 'failed'}",
+                    file=sys.stderr,
+                )
     print(
         f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, loopback server in a subprocess"
     )
