@@ -803,6 +803,8 @@ def main() -> int:
                 )
                 collected[name].append(outcome)
                 bad += outcome.problems
+                if args.check:
+                    continue
                 # progress, as each client ends (a full run takes minutes)
                 figures = ", ".join(
                     f"@{r['concurrency']:.0f}: {r['cpu'] / r['turns'] * 1e6:,.0f} us CPU/turn, "

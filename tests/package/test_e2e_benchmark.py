@@ -200,3 +200,31 @@ def test_a_request_that_is_not_a_turn_is_counted_and_refused() -> None:
     assert answer.startswith(b"HTTP/1.1 400")
     assert recorder.unmatched == 1
     assert recorder.turns == {}
+
+
+def test_a_framework_that_cannot_be_imported_is_skipped_saying_why(
+    tmp_path: Path,
+) -> None:
+    """PK-20: a peer whose interpreter is missing is skipped with the reason, and the
+    frameworks that can run still run and are checked."""
+    missing = tmp_path / "no-python"
+    env = {
+        key: value for key, value in os.environ.items() if "PROXY" not in key.upper()
+    }
+    command = [
+        sys.executable,
+        str(BENCH / "e2e.py"),
+        "--check",
+        "--frameworks",
+        "minagent-stdlib,pydantic-ai",
+        "--peers-python",
+        str(missing),
+    ]
+    done = subprocess.run(
+        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"pydantic-ai: skipped (no interpreter {missing})" in done.stdout
+    assert "| minagent-stdlib | " in done.stdout
+    assert "| pydantic-ai" not in done.stdout
+    assert "ok: 0 differences in 1 client runs" in done.stdout
