@@ -651,9 +651,9 @@ def run_client(
         outcome.problems += [f"{framework}: {p}" for p in found]
         if outcome.turn is None:
             outcome.turn, outcome.read = records.get(tid), read
-    extra = set(records) - set(reads)
+    unreported = set(records) - set(reads)
     outcome.problems += [
-        f"{framework}: turn {t}: not reported by the client" for t in extra
+        f"{framework}: turn {t}: not reported by the client" for t in sorted(unreported)
     ]
     return outcome
 
