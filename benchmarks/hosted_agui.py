@@ -501,7 +501,7 @@ def row(result: Result) -> str:
     events = sorted({turn.events for turn in done})
     return (
         f"| {NAMES[result.server]} | {result.clients} x {result.turns} "
-        f"| {len(done) / result.seconds:.0f} "
+        f"| {len(done) / result.seconds:.1f} "
         f"| {_pair([t.first_event for t in done])} "
         f"| {_pair([t.total for t in done])} | {cpu} "
         f"| {result.client_cpu * 1000 / measured:.2f} "
