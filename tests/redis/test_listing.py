@@ -52,7 +52,8 @@ async def _gone(admin: Any, key: str) -> None:
 async def test_set_and_delete_keep_the_index(server: RedisServer) -> None:
     """RD-11: ``set`` adds the id to the sorted set ``{key_prefix}session-index`` with
     a stamp above every earlier one, a second ``set`` moves it to the front, ``delete``
-    removes it with the session."""
+    removes it with the session; a server that forgot the set script (restarted, or
+    SCRIPT FLUSH) is given it again."""
     store = RedisSessionStore(url=server.url, key_prefix="p:")
     admin = store.redis
     try:
@@ -70,6 +71,9 @@ async def test_set_and_delete_keep_the_index(server: RedisServer) -> None:
         # deleting what is not there changes nothing
         await store.delete("zz")
         assert await store.list_ids() == ["a", "b"]
+        await admin.script_flush()
+        await store.set("b", _session("b"))
+        assert await store.list_ids() == ["b", "a"]
     finally:
         await store.aclose()
 

@@ -13,10 +13,15 @@ at most ``max_messages`` and never starts on a tool result (so a call is never s
 from its result), then MULTI / RPUSH / LTRIM / EXPIRE / EXEC, retried when another
 writer changed the list meanwhile. `RedisSessionStore` keeps `AgentSession.to_dict()`
 JSON under ``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set), and
-lists its ids (RD-11) from the sorted set ``{key_prefix}session-index``: each ``set``
-takes a stamp from the counter ``{key_prefix}session-stamp`` (INCR) and writes the
-session and its index entry in one MULTI/EXEC; listing pages through the index newest
-first and skips (and prunes) entries whose session key expired.
+lists its ids (RD-11) from the sorted set ``{key_prefix}session-index``: each ``set`` is
+one Lua script that writes the session, takes a stamp from the counter
+``{key_prefix}session-stamp`` (INCR) and scores the id's index entry with it; ``delete``
+removes both in one MULTI/EXEC. Listing pages through the index newest first by score,
+keeps the ids with the prefix whose session key exists (EXISTS, in one pipeline a page),
+and removes the entries of sessions that expired (WATCH, so one set again meanwhile
+stays). Prefixes are filtered in Python over the pages rather than kept in a second,
+lexicographic index: a listing is ordered by stamp, which a lexicographic range cannot
+give, and one index keeps ``set`` to one write.
 
 A save that names its run (``run_key=``, or ``state["run_key"]``, SE-40) is stored once.
 The hash ``{key_prefix}runs:{source_id}:{session_id}`` counts the messages ever pushed
@@ -452,6 +457,26 @@ class RedisHistoryProvider(HistoryProvider):
 # RD-11: how many index entries one listing round reads
 _PAGE = 200
 
+# RD-5, RD-11: a set, atomic and in one round trip (so one write to Redis' append-only
+# file): the session (SET first, so a refused write writes nothing: a script is not rolled
+# back), then its stamp from the counter (INCR) and its index entry with that score; with
+# a ttl the index and the counter expire with the last set, when every session in the
+# index has expired too. KEYS: session, index, counter; ARGV: data, id, ttl or "".
+_SET = """
+if ARGV[3] == '' then
+  redis.call('SET', KEYS[1], ARGV[1])
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+end
+local stamp = redis.call('INCR', KEYS[3])
+redis.call('ZADD', KEYS[2], stamp, ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
+  redis.call('EXPIRE', KEYS[3], ARGV[3])
+end
+return stamp
+"""
+
 
 class RedisSessionStore:
     """Sessions by id in Redis (RD-5): ``get`` (None when absent), ``set``, ``delete``
@@ -468,6 +493,7 @@ class RedisSessionStore:
         self.redis = _client(url, client)
         self.key_prefix = key_prefix
         self.ttl = _check_ttl(ttl)
+        self._set_script = self.redis.register_script(_SET)
 
     def key(self, session_id: str) -> str:
         return f"{self.key_prefix}session:{_check_id(session_id)}"
@@ -504,23 +530,14 @@ class RedisSessionStore:
             raise SerializationError(key, str(exc)) from exc
 
     async def set(self, session_id: str, session: AgentSession) -> None:
-        """Store the session and its index entry in one transaction (RD-5, RD-11)."""
+        """Store the session and its index entry at once (RD-5, RD-11)."""
         key = self.key(session_id)
         data = json.dumps(session.to_dict(), ensure_ascii=False)
         async with _typed(self.redis, key):
-            # RD-11: the stamp is taken before the transaction (its value is the
-            # entry's score). Of two concurrent sets the one with the lower stamp may
-            # finish last; they were concurrent, so either order is "the last set
-            # first". A failed transaction leaves only a skipped stamp behind.
-            stamp = await self.redis.incr(self.stamp_key)
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.set(key, data, ex=self.ttl)
-                pipe.zadd(self.index_key, {session_id: stamp})
-                if self.ttl is not None:
-                    # every session in the index expires before it does
-                    pipe.expire(self.index_key, self.ttl)
-                    pipe.expire(self.stamp_key, self.ttl)
-                await pipe.execute()
+            await self._set_script(
+                keys=[key, self.index_key, self.stamp_key],
+                args=[data, session_id, "" if self.ttl is None else self.ttl],
+            )
 
     async def delete(self, session_id: str) -> None:
         """Forget the session and its index entry in one transaction (RD-11)."""
