@@ -196,10 +196,11 @@ async def test_sessions_saved_before_the_index_are_not_listed(
 
 
 async def test_the_errors_of_listing(server: RedisServer) -> None:
-    """RD-11, RD-7, RD-10, RD-4: an index key of another type is a SerializationError
-    naming it; an ACL that denies the keys is a RedisCommandError "NOPERM" naming the
-    index; an unreachable Redis is RedisUnavailableError; on a read-only replica the
-    listing answers (without the gone entries) though it cannot remove them."""
+    """RD-11, RD-7, RD-10, RD-4: an index key of another type, or an id in it that is
+    not valid text, is a SerializationError naming the index; an ACL that denies the keys is
+    a RedisCommandError "NOPERM" naming the index; an unreachable Redis is
+    RedisUnavailableError; on a read-only replica the listing answers (without the gone
+    entries) though it cannot remove them."""
     store = RedisSessionStore(url=server.url)
     admin = store.redis
     limited = RedisSessionStore(url=f"redis://limited:secret@127.0.0.1:{server.port}/0")
@@ -228,6 +229,9 @@ async def test_the_errors_of_listing(server: RedisServer) -> None:
         # the removal was refused there: the entry is still in the index
         assert await admin.zscore("minagent:session-index", "a") is not None
 
+        await admin.zadd("minagent:session-index", {b"\xff": 99})
+        with pytest.raises(SerializationError, match=r"^minagent:session-index"):
+            await store.list_ids()
         await admin.delete("minagent:session-index")
         await admin.set("minagent:session-index", "a string")
         with pytest.raises(SerializationError, match=r"^minagent:session-index"):

@@ -454,6 +454,18 @@ class RedisHistoryProvider(HistoryProvider):
         await self.redis.aclose()
 
 
+def _member(member: bytes | str, index: str) -> str:
+    """RD-7, RD-11: an id of the index as text, or a `SerializationError` naming it."""
+    if isinstance(member, str):
+        return member
+    try:
+        return member.decode()
+    except UnicodeDecodeError:
+        raise SerializationError(
+            index, f"a stored id is not UTF-8 ({member!r:.60})"
+        ) from None
+
+
 # RD-11: how many index entries one listing round reads
 _PAGE = 200
 
@@ -568,7 +580,7 @@ class RedisSessionStore:
                 if not page:
                     break
                 below = f"({page[-1][1]!r}"
-                ids = [i.decode() if isinstance(i, bytes) else i for i, _ in page]
+                ids = [_member(i, index) for i, _ in page]
                 wanted = [i for i in ids if i.startswith(prefix)]
                 if not wanted:
                     continue
@@ -578,7 +590,8 @@ class RedisSessionStore:
                     present = await pipe.execute()
                 found = [i for i, there in zip(wanted, present, strict=True) if there]
                 if len(found) < len(wanted):
-                    await self._prune([i for i in wanted if i not in set(found)])
+                    kept = set(found)
+                    await self._prune([i for i in wanted if i not in kept])
                 out.extend(found[: limit - len(out)])
         return out
 
