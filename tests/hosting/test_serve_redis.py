@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
+import json
 import os
 import signal
 import threading
@@ -136,3 +137,53 @@ def test_the_store_connections_close_when_the_server_stops(tmp_path: Path) -> No
         probe.close()
     finally:
         redis.stop()
+
+
+async def test_the_dev_ui_lists_the_threads_stored_in_redis(tmp_path: Path) -> None:
+    """HS-228, RD-11, SE-69: with ``--store redis://...`` the dev UI's thread list
+    comes from the store: a conversation made through the API (not the page) is
+    listed, ``"listed": true``, the last saved first, titled by its first prompt (the
+    Responses API's conversations are stored as ``conversation:{id}``)."""
+    redis = RedisServer(tmp_path)
+    redis.start()
+    # the plugin of this tree, before any installed one
+    env = {"PYTHONPATH": f"{ROOT}:{ROOT / 'plugins' / 'redis'}"}
+    try:
+        target = "tests.hosting._served:counting"
+        with served_process(target, "--store", redis.url, "--ui", env=env) as served:
+            client = openai.AsyncOpenAI(
+                base_url=f"{served.base}/v1", api_key="unused", max_retries=0
+            )
+            try:
+                for conversation, prompt in (
+                    ("first", "hello first"),
+                    ("second", "hello second"),
+                ):
+                    await client.responses.create(
+                        model="counting",
+                        input=prompt,
+                        conversation=conversation,
+                        store=False,
+                    )
+            finally:
+                await client.close()
+                for _ in range(10):
+                    await asyncio.sleep(0)
+
+            def threads() -> bytes:
+                url = f"{served.base}/ui/api/threads/counting"
+                with urllib.request.urlopen(url, timeout=10) as answer:
+                    body: bytes = answer.read()
+                    return body
+
+            listed = json.loads(await asyncio.to_thread(threads))
+    finally:
+        redis.stop()
+    assert listed == {
+        "agent": "counting",
+        "listed": True,
+        "threads": [
+            {"threadId": "conversation:second", "title": "hello second"},
+            {"threadId": "conversation:first", "title": "hello first"},
+        ],
+    }

@@ -112,7 +112,7 @@ async def test_a_read_only_replica_is_a_command_error(server: RedisServer) -> No
     """RD-10, RD-3: on a read-only replica every write of the provider (plain, keyed,
     with max_messages; the take-back; clear) and of the store is a RedisCommandError
     "READONLY" naming the key, the transaction's refused command named; reads still
-    work; nothing changes."""
+    work; nothing changes (RD-11: the store's index and stamp counter neither)."""
     async with stores(server) as (provider, store, admin):
         trimmed = RedisHistoryProvider("h", url=server.url, max_messages=1)
         before = await snapshot(admin)
@@ -147,7 +147,8 @@ async def test_a_read_only_replica_is_a_command_error(server: RedisServer) -> No
 async def test_maxmemory_reached_is_a_command_error(server: RedisServer) -> None:
     """RD-10: past `maxmemory` (policy noeviction) every write Redis refuses there
     (appends, the take-back's LSET, SET) is a RedisCommandError "OOM" naming the key;
-    nothing changes."""
+    nothing changes (RD-11: the store's set script writes its session first, so its
+    index and stamp counter neither)."""
     async with stores(server) as (provider, store, admin):
         before = await snapshot(admin)
         await admin.config_set("maxmemory-policy", "noeviction")

@@ -1,12 +1,13 @@
-"""The stores list what they hold: ``list_ids(prefix, limit)`` on the in-memory, SQLite
-and plain-file session stores (spec/sessions.md SE-69)."""
+"""The stores list what they hold: ``list_ids(prefix, limit)`` on the in-memory, SQLite,
+plain-file and Redis session stores (spec/sessions.md SE-69, spec/redis.md RD-11)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import tempfile
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,67 @@ from hypothesis import strategies as st
 from minagent import AgentSession, SessionStore
 from minagent.stores.files import FileSessionStore
 from minagent.stores.sqlite import SQLiteSessionStore
+from tests._support.redis_server import SERVER, RedisServer
 
-MAKERS: dict[str, Callable[[Path], Any]] = {
-    "memory": lambda folder: SessionStore(),
-    "sqlite": lambda folder: SQLiteSessionStore(folder / "s.db"),
-    "files": lambda folder: FileSessionStore(folder / "files"),
+
+class _LazyRedis:
+    """One redis-server for the module (RD-6), started when a Redis case first needs
+    it; each store gets a key prefix of its own, so the cases never see each other."""
+
+    def __init__(self) -> None:
+        self.folder: tempfile.TemporaryDirectory[str] | None = None
+        self.server: RedisServer | None = None
+
+    def url(self) -> str:
+        if self.server is None:
+            self.folder = tempfile.TemporaryDirectory()
+            self.server = RedisServer(Path(self.folder.name))
+            self.server.start()
+        return self.server.url
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+        if self.folder is not None:
+            self.folder.cleanup()
+
+
+@pytest.fixture(scope="module")
+def redis() -> Iterator[_LazyRedis]:
+    lazy = _LazyRedis()
+    try:
+        yield lazy
+    finally:
+        lazy.stop()
+
+
+def _redis_store(url: str) -> Any:
+    plugin = pytest.importorskip("minagent_redis")
+    return plugin.RedisSessionStore(url=url, key_prefix=f"t-{uuid.uuid4().hex}:")
+
+
+MAKERS: dict[str, Callable[[Path, Callable[[], str]], Any]] = {
+    "memory": lambda folder, url: SessionStore(),
+    "sqlite": lambda folder, url: SQLiteSessionStore(folder / "s.db"),
+    "files": lambda folder, url: FileSessionStore(folder / "files"),
+    "redis": lambda folder, url: _redis_store(url()),
 }
+KINDS = [
+    pytest.param(
+        kind,
+        marks=pytest.mark.skipif(
+            kind == "redis" and SERVER is None, reason="needs redis-server on PATH"
+        ),
+    )
+    for kind in MAKERS
+]
+
+
+async def _close(store: Any) -> None:
+    closing = getattr(store, "aclose", None)
+    if closing is not None:
+        await closing()
+
 
 # ids the file store keeps under readable names and under encoded ones (SE-24)
 IDS = st.sampled_from(
@@ -55,7 +111,7 @@ async def _apply(store: Any, ops: list[tuple[str, str]], kind: str) -> list[str]
     return order
 
 
-@pytest.mark.parametrize("kind", list(MAKERS))
+@pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=25, deadline=None)
 @given(
     ops=OPS,
@@ -63,32 +119,43 @@ async def _apply(store: Any, ops: list[tuple[str, str]], kind: str) -> list[str]
     limit=st.integers(1, 12),
 )
 def test_list_ids_is_the_last_set_first(
-    kind: str, ops: list[tuple[str, str]], prefix: str, limit: int
+    redis: _LazyRedis,
+    kind: str,
+    ops: list[tuple[str, str]],
+    prefix: str,
+    limit: int,
 ) -> None:
-    """SE-69: for any sets and deletes, ``list_ids`` is the ids still stored that start
-    with the prefix (matched as text: % and _ are not patterns), the last set first,
-    at most ``limit``."""
+    """SE-69, RD-11: for any sets and deletes, ``list_ids`` is the ids still stored that
+    start with the prefix (matched as text: % and _ are not patterns), the last set
+    first, at most ``limit``."""
 
     async def check() -> None:
         with tempfile.TemporaryDirectory() as folder:
-            store = MAKERS[kind](Path(folder))
-            order = await _apply(store, ops, kind)
-            expected = [k for k in reversed(order) if k.startswith(prefix)][:limit]
-            assert await store.list_ids(prefix=prefix, limit=limit) == expected
+            store = MAKERS[kind](Path(folder), redis.url)
+            try:
+                order = await _apply(store, ops, kind)
+                expected = [k for k in reversed(order) if k.startswith(prefix)][:limit]
+                assert await store.list_ids(prefix=prefix, limit=limit) == expected
+            finally:
+                await _close(store)
 
     asyncio.run(check())
 
 
 @pytest.mark.parametrize("kind", list(MAKERS))
 async def test_list_ids_refuses_bad_arguments(kind: str, tmp_path: Path) -> None:
-    """SE-69: a limit below 1 (or not an integer) and a prefix that is not a string are
-    ValueErrors."""
-    store = MAKERS[kind](tmp_path)
-    for limit in (0, -1, True, 1.5):
-        with pytest.raises(ValueError, match="limit"):
-            await store.list_ids(limit=limit)
-    with pytest.raises(ValueError, match="prefix"):
-        await store.list_ids(prefix=None)
+    """SE-69, RD-11: a limit below 1 (or not an integer) and a prefix that is not a
+    string are ValueErrors, found before anything is sent (the Redis store here points
+    at a port where nothing listens, and says ValueError, not unavailable)."""
+    store = MAKERS[kind](tmp_path, lambda: "redis://127.0.0.1:1/0")
+    try:
+        for limit in (0, -1, True, 1.5):
+            with pytest.raises(ValueError, match="limit"):
+                await store.list_ids(limit=limit)
+        with pytest.raises(ValueError, match="prefix"):
+            await store.list_ids(prefix=None)
+    finally:
+        await _close(store)
 
 
 async def test_the_file_store_skips_what_it_cannot_name(tmp_path: Path) -> None:

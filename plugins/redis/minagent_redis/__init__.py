@@ -12,7 +12,16 @@ append is an optimistic transaction: WATCH the list, read it, compute the cut th
 at most ``max_messages`` and never starts on a tool result (so a call is never split
 from its result), then MULTI / RPUSH / LTRIM / EXPIRE / EXEC, retried when another
 writer changed the list meanwhile. `RedisSessionStore` keeps `AgentSession.to_dict()`
-JSON under ``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set).
+JSON under ``{key_prefix}session:{session_id}`` (SET with EX when ``ttl`` is set), and
+lists its ids (RD-11) from the sorted set ``{key_prefix}session-index``: each ``set`` is
+one Lua script that writes the session, takes a stamp from the counter
+``{key_prefix}session-stamp`` (INCR) and scores the id's index entry with it; ``delete``
+removes both in one MULTI/EXEC. Listing pages through the index newest first by score,
+keeps the ids with the prefix whose session key exists (EXISTS, in one pipeline a page),
+and removes the entries of sessions that expired (WATCH, so one set again meanwhile
+stays). Prefixes are filtered in Python over the pages rather than kept in a second,
+lexicographic index: a listing is ordered by stamp, which a lexicographic range cannot
+give, and one index keeps ``set`` to one write.
 
 A save that names its run (``run_key=``, or ``state["run_key"]``, SE-40) is stored once.
 The hash ``{key_prefix}runs:{source_id}:{session_id}`` counts the messages ever pushed
@@ -59,6 +68,7 @@ from minagent import (
     MinagentError,
     SerializationError,
 )
+from minagent.stores.memory import check_listing
 
 __all__ = [
     "RedisCommandError",
@@ -444,9 +454,45 @@ class RedisHistoryProvider(HistoryProvider):
         await self.redis.aclose()
 
 
+def _member(member: bytes | str, index: str) -> str:
+    """RD-7, RD-11: an id of the index as text, or a `SerializationError` naming it."""
+    if isinstance(member, str):
+        return member
+    try:
+        return member.decode()
+    except UnicodeDecodeError:
+        raise SerializationError(
+            index, f"a stored id is not UTF-8 ({member!r:.60})"
+        ) from None
+
+
+# RD-11: how many index entries one listing round reads
+_PAGE = 200
+
+# RD-5, RD-11: a set, atomic and in one round trip (so one write to Redis' append-only
+# file): the session (SET first, so a refused write writes nothing: a script is not rolled
+# back), then its stamp from the counter (INCR) and its index entry with that score; with
+# a ttl the index and the counter expire with the last set, when every session in the
+# index has expired too. KEYS: session, index, counter; ARGV: data, id, ttl or "".
+_SET = """
+if ARGV[3] == '' then
+  redis.call('SET', KEYS[1], ARGV[1])
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[3])
+end
+local stamp = redis.call('INCR', KEYS[3])
+redis.call('ZADD', KEYS[2], stamp, ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
+  redis.call('EXPIRE', KEYS[3], ARGV[3])
+end
+return stamp
+"""
+
+
 class RedisSessionStore:
     """Sessions by id in Redis (RD-5): ``get`` (None when absent), ``set``, ``delete``
-    (SE-11)."""
+    (SE-11), and ``list_ids`` (SE-69, RD-11)."""
 
     def __init__(
         self,
@@ -459,9 +505,23 @@ class RedisSessionStore:
         self.redis = _client(url, client)
         self.key_prefix = key_prefix
         self.ttl = _check_ttl(ttl)
+        self._set_script = self.redis.register_script(_SET)
 
     def key(self, session_id: str) -> str:
         return f"{self.key_prefix}session:{_check_id(session_id)}"
+
+    # RD-11: no ":" after the prefix, so neither name is a session key nor a key of a
+    # RedisHistoryProvider (``{source_id}:{session_id}``, ``runs:...``) under the same
+    # prefix
+    @property
+    def index_key(self) -> str:
+        """RD-11: the sorted set of the stored ids, scored by their last set's stamp."""
+        return f"{self.key_prefix}session-index"
+
+    @property
+    def stamp_key(self) -> str:
+        """RD-11: the counter each ``set`` raises for its stamp."""
+        return f"{self.key_prefix}session-stamp"
 
     async def get(self, session_id: str) -> AgentSession | None:
         key = self.key(session_id)
@@ -482,15 +542,78 @@ class RedisSessionStore:
             raise SerializationError(key, str(exc)) from exc
 
     async def set(self, session_id: str, session: AgentSession) -> None:
+        """Store the session and its index entry at once (RD-5, RD-11)."""
         key = self.key(session_id)
         data = json.dumps(session.to_dict(), ensure_ascii=False)
         async with _typed(self.redis, key):
-            await self.redis.set(key, data, ex=self.ttl)
+            await self._set_script(
+                keys=[key, self.index_key, self.stamp_key],
+                args=[data, session_id, "" if self.ttl is None else self.ttl],
+            )
 
     async def delete(self, session_id: str) -> None:
+        """Forget the session and its index entry in one transaction (RD-11)."""
         key = self.key(session_id)
-        async with _typed(self.redis, key):
-            await self.redis.delete(key)
+        async with (
+            _typed(self.redis, key),
+            self.redis.pipeline(transaction=True) as pipe,
+        ):
+            pipe.delete(key)
+            pipe.zrem(self.index_key, session_id)
+            await pipe.execute()
+
+    async def list_ids(self, prefix: str = "", limit: int = 100) -> list[str]:
+        """SE-69, RD-11: the stored ids starting with ``prefix``, the last set first, at
+        most ``limit``; no session is loaded."""
+        check_listing(prefix, limit)
+        index = self.index_key
+        out: list[str] = []
+        # RD-11: pages by score (below the last stamp read), so entries set or pruned
+        # while listing never shift a page
+        below: str = "+inf"
+        async with _typed(self.redis, index):
+            while len(out) < limit:
+                raw: list[Any] = await self.redis.zrevrangebyscore(
+                    index, below, "-inf", start=0, num=_PAGE, withscores=True
+                )
+                page = [(member, float(score)) for member, score in raw]
+                if not page:
+                    break
+                below = f"({page[-1][1]!r}"
+                ids = [_member(i, index) for i, _ in page]
+                wanted = [i for i in ids if i.startswith(prefix)]
+                if not wanted:
+                    continue
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for session_id in wanted:
+                        pipe.exists(self.key(session_id))
+                    present = await pipe.execute()
+                found = [i for i, there in zip(wanted, present, strict=True) if there]
+                if len(found) < len(wanted):
+                    kept = set(found)
+                    await self._prune([i for i in wanted if i not in kept])
+                out.extend(found[: limit - len(out)])
+        return out
+
+    async def _prune(self, gone: list[str]) -> None:
+        """RD-11: remove the index entries of sessions that are gone, unless one was
+        set again meanwhile (then nothing is removed this time)."""
+        keys = [self.key(session_id) for session_id in gone]
+        async with self.redis.pipeline(transaction=True) as pipe:
+            try:
+                await pipe.watch(*keys)
+                if await pipe.exists(*keys):
+                    return
+                pipe.multi()  # type: ignore[no-untyped-call]
+                pipe.zrem(self.index_key, *gone)
+                await pipe.execute()
+            except WatchError:
+                # a session came back between the check and the removal: keep them all
+                return
+            except ResponseError:
+                # tidying only: a refused removal (a read-only replica) does not fail
+                # the listing, which answers without the gone entries anyway
+                return
 
     async def aclose(self) -> None:
         await self.redis.aclose()
