@@ -31,9 +31,12 @@ CHUNKS = 500
 RESPONSES = 40
 CHUNK = b'data: {"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"word "}\n\n'
 
+# The client checks each answer: a 200, chunked, holding every chunk sent (HS-110).
 CLIENT = r"""
 import socket, sys
-port, count = int(sys.argv[1]), int(sys.argv[2])
+port, count, chunks = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+chunk = sys.argv[4].encode().decode("unicode_escape").encode("latin-1")
+framed = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
 sock = socket.create_connection(("127.0.0.1", port))
 request = b"POST /x HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}"
 for _ in range(count):
@@ -44,6 +47,11 @@ for _ in range(count):
         if not data:
             raise SystemExit("the server closed the connection")
         answer += data
+    head, _, body = answer.partition(b"\r\n\r\n")
+    if not head.startswith(b"HTTP/1.1 200 ") or b"transfer-encoding: chunked" not in head:
+        raise SystemExit("not a chunked 200: " + repr(head))
+    if body != framed * chunks + b"0\r\n\r\n":
+        raise SystemExit("the body is not the chunks sent")
 sock.close()
 """
 
@@ -76,7 +84,13 @@ async def measure(server_module: ModuleType) -> float:
     server = await server_module.serve(app)
     try:
         client = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", CLIENT, str(server.port), str(RESPONSES)
+            sys.executable,
+            "-c",
+            CLIENT,
+            str(server.port),
+            str(RESPONSES),
+            str(CHUNKS),
+            CHUNK.decode("latin-1").encode("unicode_escape").decode("ascii"),
         )
         start = time.process_time()
         status = await client.wait()
