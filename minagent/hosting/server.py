@@ -443,6 +443,8 @@ class _Exchange:
         self.declared: int | None = None
         self.written = 0
         self.close_after = not request.keep_alive
+        # the transport's low-water mark: a write buffer at or under it is not paused
+        self.low_water = connection.writer.transport.get_write_buffer_limits()[0]
 
     def scope(self) -> dict[str, Any]:
         request, server = self.request, self.connection.server
@@ -640,6 +642,19 @@ class _Exchange:
             self._body(bytes(message.get("body", b"")), message.get("more_body", False))
         else:
             raise ValueError(f"unexpected ASGI message type {kind!r}")
+        # HS-112: waiting for the client to take the data is bounded by send_timeout.
+        # A transport pauses its writer when its buffer grows over the high-water mark
+        # and resumes it as soon as the buffer is back at or under the low-water mark,
+        # so a buffer at or under that mark means not paused: `drain()` would return at
+        # once, and the timeout (a timer scheduled and cancelled, most of a send's cost
+        # for a small streamed chunk) is skipped. A closing transport (a write that
+        # failed, a client gone) goes the slow way, so the send raises.
+        transport = self.writer.transport
+        if (
+            transport.get_write_buffer_size() <= self.low_water
+            and not transport.is_closing()
+        ):
+            return
         try:
             async with asyncio.timeout(self.connection.limits.send_timeout):
                 await self.writer.drain()
@@ -692,9 +707,16 @@ class _Exchange:
         if self.declared is not None and self.written > self.declared:
             raise RuntimeError("the response body is longer than its content-length")
         if self.chunked:
+            # one write per message: the chunk's size line, its data and its end (and
+            # the last chunk when this is the end), joined into one buffer
             if body:
-                self.writer.write(b"%x\r\n" % len(body) + body + b"\r\n")
-            if not more:
+                if more:
+                    self.writer.write(b"".join((b"%x\r\n" % len(body), body, b"\r\n")))
+                else:
+                    self.writer.write(
+                        b"".join((b"%x\r\n" % len(body), body, b"\r\n0\r\n\r\n"))
+                    )
+            elif not more:
                 self.writer.write(b"0\r\n\r\n")
         elif body:
             self.writer.write(body)

@@ -535,19 +535,21 @@ async def test_a_large_body_over_the_cap_still_gets_its_413() -> None:
         assert b"100 Continue" not in answer
 
 
-async def test_a_client_that_reads_nothing_makes_send_fail() -> None:
+@pytest.mark.parametrize("size", [100, 1_000_000])
+async def test_a_client_that_reads_nothing_makes_send_fail(size: int) -> None:
     """HS-112: a client that sends a request and never reads: once the answer cannot
     be handed over within `send_timeout`, `send()` raises ClientDisconnected and the
-    connection is dropped."""
+    connection is dropped — also when the answer is many small chunks (an event
+    stream), each of which fits in the transport's buffer when it is sent."""
     outcome: list[str] = []
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             raise ValueError("http only")
         await send({"type": "http.response.start", "status": 200, "headers": []})
-        chunk = b"x" * 1_000_000
+        chunk = b"x" * size
         try:
-            for _ in range(1000):
+            for _ in range(200_000_000 // size):
                 await send(
                     {"type": "http.response.body", "body": chunk, "more_body": True}
                 )
@@ -564,6 +566,45 @@ async def test_a_client_that_reads_nothing_makes_send_fail() -> None:
         writer.write(b"GET / HTTP/1.1\r\n\r\n")
         await until(lambda: bool(outcome))
         writer.close()
+    assert outcome == ["send failed"]
+
+
+async def test_a_client_that_leaves_mid_stream_makes_send_fail() -> None:
+    """HS-112: a client that resets its connection while a response streams in small
+    chunks: a later `send()` raises ClientDisconnected, and the connection is closed."""
+    outcome: list[Any] = []
+    streaming = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            raise ValueError("http only")
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        streaming.set()
+        try:
+            # bounded: ~100 MB of 100-byte chunks, far past any socket buffer
+            for _ in range(1_000_000):
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": b"y" * 100,
+                        "more_body": True,
+                    }
+                )
+                await asyncio.sleep(0)
+        except ClientDisconnected:
+            outcome.append("send failed")
+            raise
+        outcome.append("every send succeeded")
+
+    async with running(app) as server:
+        sock = socket.create_connection(("127.0.0.1", server.port))
+        sock.setblocking(False)
+        sock.sendall(b"GET / HTTP/1.1\r\n\r\n")
+        await streaming.wait()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+        await until(lambda: bool(outcome))
+        await until(lambda: server.connection_count == 0)
     assert outcome == ["send failed"]
 
 
