@@ -968,8 +968,14 @@ def test_run_serves_until_sigterm() -> None:
 
     def ready(server: Server) -> None:
         async def client() -> None:
-            answers.append(await request_once(server.port, GET_CLOSE))
-            os.kill(os.getpid(), signal.SIGTERM)
+            # SIGTERM whatever the request does: a failed request fails the test below
+            # instead of leaving the server running
+            try:
+                answers.append(
+                    await asyncio.wait_for(request_once(server.port, GET_CLOSE), 60)
+                )
+            finally:
+                os.kill(os.getpid(), signal.SIGTERM)
 
         asyncio.get_running_loop().create_task(client())
 
