@@ -74,7 +74,7 @@ from .._sessions import (
     encode_state,
 )
 from .._types import Message
-from .memory import SessionStore, check_listing
+from .memory import SessionStore, check_listing, save_stamp
 from .msgpack import packb, unpackb
 
 __all__ = ["RUN_KEY_PROPERTY", "FileHistoryProvider", "FileSessionStore"]
@@ -719,7 +719,10 @@ class FileSessionStore(SessionStore):
         data = (
             _dumps(snapshot) if self.serialization_format == "json" else packb(snapshot)
         )
-        await asyncio.to_thread(self._write, path, data, session_id)
+        # SE-69: the file's modification time is this set's stamp, taken in the order
+        # of the calls
+        stamp = save_stamp()
+        await asyncio.to_thread(self._write, path, data, session_id, stamp)
 
     async def delete(self, session_id: str) -> None:
         path = self._session_file_path(session_id)
@@ -769,7 +772,7 @@ class FileSessionStore(SessionStore):
         return await asyncio.to_thread(scan)
 
     @staticmethod
-    def _write(path: Path, data: bytes, session_id: str) -> None:
+    def _write(path: Path, data: bytes, session_id: str, stamp: int) -> None:
         temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
         with (
             _lock_for(path),
@@ -778,6 +781,8 @@ class FileSessionStore(SessionStore):
             _check_regular(path, session_id)
             try:
                 _write_private(temporary, data)
+                # the rename keeps it: the snapshot appears with its stamp (SE-69)
+                os.utime(temporary, ns=(stamp, stamp))
                 os.replace(temporary, path)
             finally:
                 temporary.unlink(missing_ok=True)

@@ -9,11 +9,20 @@ Rules
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from .._sessions import AgentSession, check_session_id
 
-__all__ = ["SessionStore", "check_listing"]
+__all__ = ["SessionStore", "check_listing", "save_stamp"]
+
+# SE-69: the last stamp `save_stamp` gave, and the lock that orders its callers
+_last_stamp = 0
+_stamp_lock = threading.Lock()
+# apart by this much (100 us), two stamps stay apart as a SQLite julian day (about 45 us
+# of resolution today) and on a file system that keeps microseconds
+STAMP_STEP_NS = 100_000
 
 
 def check_listing(prefix: str, limit: int) -> None:
@@ -22,6 +31,17 @@ def check_listing(prefix: str, limit: int) -> None:
         raise ValueError(f"prefix must be a string, not {type(prefix).__name__}")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be an integer of at least 1, not {limit!r}")
+
+
+def save_stamp() -> int:
+    """SE-69: when a durable store's ``set`` is taken to happen, in nanoseconds since the
+    epoch: the clock, but strictly later than every stamp this process gave before (by
+    at least `STAMP_STEP_NS`), so sets made one after the other list in that order even
+    within one tick of the clock."""
+    global _last_stamp
+    with _stamp_lock:
+        _last_stamp = max(time.time_ns(), _last_stamp + STAMP_STEP_NS)
+        return _last_stamp
 
 
 class SessionStore:

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 from .._exceptions import MinagentError, SerializationError
 from .._sessions import AgentSession, HistoryProvider, SessionContext, check_session_id
 from .._types import Message
-from .memory import check_listing
+from .memory import check_listing, save_stamp
 
 if TYPE_CHECKING:
     import sqlite3
@@ -76,6 +76,9 @@ __all__ = [
 SCHEMA_VERSION = 2
 # "mina": PRAGMA application_id of a file minagent created (SE-21)
 APPLICATION_ID = 0x6D696E61
+# a `save_stamp` as SQLite's julian day (`julianday('now')` counts days from noon, 4714 BC)
+_NS_PER_DAY = 86_400 * 10**9
+_UNIX_EPOCH_JULIAN_DAY = 2_440_587.5
 _OUR_TABLES = {
     "messages": {"source_id", "session_id", "seq", "data"},
     "sessions": {"session_id", "data", "updated"},
@@ -572,11 +575,14 @@ class SQLiteSessionStore:
         # a state that is not JSON fails here, nothing written
         data = json.dumps(session.to_dict(), ensure_ascii=False)
 
+        # SE-69: the set's stamp as a julian day, taken in the order of the calls
+        updated = save_stamp() / _NS_PER_DAY + _UNIX_EPOCH_JULIAN_DAY
+
         def upsert(conn: sqlite3.Connection) -> None:
             conn.execute(
-                "INSERT INTO sessions (session_id, data, updated) VALUES (?, ?, julianday('now')) "
+                "INSERT INTO sessions (session_id, data, updated) VALUES (?, ?, ?) "
                 "ON CONFLICT(session_id) DO UPDATE SET data = excluded.data, updated = excluded.updated",
-                (key, data),
+                (key, data, updated),
             )
 
         await self._db.call(lambda conn: _write(conn, upsert))

@@ -4,7 +4,6 @@ plain-file and Redis session stores (spec/sessions.md SE-69, spec/redis.md RD-11
 from __future__ import annotations
 
 import asyncio
-import os
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
@@ -87,20 +86,14 @@ IDS = st.sampled_from(
 OPS = st.lists(st.tuples(st.sampled_from(["set", "delete"]), IDS), max_size=12)
 
 
-async def _apply(store: Any, ops: list[tuple[str, str]], kind: str) -> list[str]:
+async def _apply(store: Any, ops: list[tuple[str, str]]) -> list[str]:
     """Run the operations; the ids in the order of their last set, oldest first."""
     order: list[str] = []
     for op, key in ops:
         if op == "set":
+            # one after the other, as fast as they come: each set takes a stamp after
+            # the one before (SE-69), whatever the clock's tick
             await store.set(key, AgentSession(session_id=key))
-            if kind == "files":
-                # file times are the order: make each set one tick later than the last
-                path = store._session_file_path(key)
-                stamp = 1_700_000_000_000_000_000 + len(order) * 1_000_000_000
-                os.utime(path, ns=(stamp, stamp))
-            if kind == "sqlite":
-                # julianday('now') ticks in milliseconds: keep the sets apart
-                await asyncio.sleep(0.003)
             if key in order:
                 order.remove(key)
             order.append(key)
@@ -133,7 +126,7 @@ def test_list_ids_is_the_last_set_first(
         with tempfile.TemporaryDirectory() as folder:
             store = MAKERS[kind](Path(folder), redis.url)
             try:
-                order = await _apply(store, ops, kind)
+                order = await _apply(store, ops)
                 expected = [k for k in reversed(order) if k.startswith(prefix)][:limit]
                 assert await store.list_ids(prefix=prefix, limit=limit) == expected
             finally:
@@ -171,3 +164,22 @@ async def test_the_file_store_skips_what_it_cannot_name(tmp_path: Path) -> None:
     (tmp_path / "folder.json").mkdir()
     assert await store.get(long_id) is not None
     assert await store.list_ids() == ["kept"]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "files"])
+async def test_sets_within_one_tick_of_the_clock_list_in_their_order(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SE-69: sets made one after the other while the clock does not move (a tick of
+    the clock or of the file system) still list the last set first: each takes a stamp
+    after the one before."""
+    from minagent.stores import memory
+
+    monkeypatch.setattr(memory.time, "time_ns", lambda: 1_800_000_000 * 10**9)
+    store = MAKERS[kind](tmp_path, lambda: "unused")
+    try:
+        for session_id in ("a/1", "a/2", "a/1", "a/3", "a/2"):
+            await store.set(session_id, AgentSession(session_id=session_id))
+        assert await store.list_ids() == ["a/2", "a/3", "a/1"]
+    finally:
+        await _close(store)
