@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import re
@@ -10,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,18 @@ ROOT = Path(__file__).resolve().parents[2]
 def add(a: int, b: int) -> int:
     """Add two numbers."""
     return a + b
+
+
+@contextlib.contextmanager
+def connected(path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection of the test's own to ``path``: committed and closed after the block
+    (``with sqlite3.connect(...)`` commits but never closes)."""
+    conn = sqlite3.connect(path)
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()
 
 
 async def test_history_in_a_file_survives_the_agent(
@@ -89,7 +103,7 @@ async def test_history_in_a_file_survives_the_agent(
         await SQLiteHistoryProvider("other_source", path=path).get_messages("alice")
         == []
     )
-    with sqlite3.connect(path) as conn:
+    with connected(path) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -126,7 +140,7 @@ async def test_schema_version_and_migrations(
     await SQLiteHistoryProvider("h", path=path).save_messages(
         "s", [Message("user", ["kept"])]
     )
-    with sqlite3.connect(path) as conn:
+    with connected(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
     ran: list[int] = []
 
@@ -149,14 +163,13 @@ async def test_schema_version_and_migrations(
 
 
 def fingerprint(path: Path) -> tuple[str, int, list[str], str]:
-    with sqlite3.connect(path) as conn:
+    with connected(path) as conn:
         journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         tables = sorted(
             r[0]
             for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         )
-    conn.close()
     return journal, version, tables, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -167,12 +180,11 @@ async def test_our_files_old_and_new_open(tmp_path: Path) -> None:
     messages, and is migrated to version 2 (the runs table) with the id."""
     new = tmp_path / "new.db"
     await SQLiteHistoryProvider(path=new).save_messages("s", [Message("user", ["hi"])])
-    with sqlite3.connect(new) as conn:
+    with connected(new) as conn:
         assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x6D696E61
-    conn.close()
     old = tmp_path / "old.db"
     # as a minagent of schema version 1, before the id, wrote it
-    with sqlite3.connect(old) as conn:
+    with connected(old) as conn:
         conn.execute(
             "CREATE TABLE messages (source_id TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL,"
             " data TEXT NOT NULL, PRIMARY KEY (source_id, session_id, seq))"
@@ -185,7 +197,6 @@ async def test_our_files_old_and_new_open(tmp_path: Path) -> None:
             "INSERT INTO messages VALUES ('sqlite_history', 's', 0, ?)", (row,)
         )
         conn.execute("PRAGMA user_version = 1")
-    conn.close()
     assert texts(await SQLiteHistoryProvider(path=old).get_messages("s")) == [
         ("user", "hi")
     ]
@@ -199,10 +210,9 @@ async def test_our_files_old_and_new_open(tmp_path: Path) -> None:
         ("user", "hi"),
         ("user", "again"),
     ]
-    with sqlite3.connect(old) as conn:
+    with connected(old) as conn:
         assert conn.execute("PRAGMA application_id").fetchone()[0] == 0x6D696E61
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
-    conn.close()
 
 
 def conversation(turns: int) -> list[Message]:
@@ -301,7 +311,7 @@ async def test_a_write_that_fails_midway_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "t.db"
     provider = SQLiteHistoryProvider("h", path=path)
     await provider.save_messages("s", [Message("user", ["before"])])
-    with sqlite3.connect(path) as conn:
+    with connected(path) as conn:
         conn.execute(
             "CREATE TRIGGER third BEFORE INSERT ON messages WHEN NEW.seq = 3 "
             "BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
@@ -468,10 +478,9 @@ async def test_a_foreign_database_is_refused_and_left_untouched(
     SQLiteSchemaError naming the file, and its journal mode, user_version, tables and
     bytes are as before."""
     path = tmp_path / "app.db"
-    with sqlite3.connect(path) as conn:
+    with connected(path) as conn:
         conn.execute("CREATE TABLE messages (id INTEGER PRIMARY KEY, body TEXT)")
         conn.execute("INSERT INTO messages (body) VALUES ('theirs')")
-    conn.close()
     before = fingerprint(path)
     read = (
         SQLiteHistoryProvider(path=path).get_messages("s")
@@ -509,10 +518,9 @@ async def test_a_corrupt_row_is_a_serialization_error_naming_it(
     path = tmp_path / "h.db"
     provider = SQLiteHistoryProvider("h", path=path)
     await provider.save_messages("s", [Message("user", ["fine"])])
-    with sqlite3.connect(path) as conn:
+    with connected(path) as conn:
         conn.execute("INSERT INTO messages VALUES ('h', 's', 1, ?)", (data,))
         conn.execute("INSERT INTO sessions VALUES ('s', ?, 0)", (data,))
-    conn.close()
     with pytest.raises(
         SerializationError,
         match=rf"{path}: session 's', row 1: the stored data .*{problem}",
@@ -534,12 +542,11 @@ async def test_a_row_from_dict_refuses_is_a_serialization_error_naming_it(
     path = tmp_path / "h.db"
     provider = SQLiteHistoryProvider("h", path=path)
     await provider.save_messages("s", [Message("user", ["fine"])])
-    with sqlite3.connect(path) as conn:
+    with connected(path) as conn:
         conn.execute(
             "INSERT INTO messages VALUES ('h', 's', 1, ?)", ('{"type": "other"}',)
         )
         conn.execute("INSERT INTO sessions VALUES ('s', ?, 0)", ('{"type": "other"}',))
-    conn.close()
     where = re.escape(f"{path}: session 's'")
     with pytest.raises(
         SerializationError,
