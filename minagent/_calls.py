@@ -39,7 +39,6 @@ from collections.abc import Awaitable, Callable, Mapping, MutableSequence, Seque
 from typing import Any, NamedTuple, overload
 
 from . import _observe
-from . import _validate as _limits
 from ._exceptions import ContentError, MiddlewareTermination, UserInputRequiredError
 from ._middleware import FunctionInvocationContext, MiddlewareFn, run_pipeline
 from ._tools import (
@@ -253,17 +252,17 @@ class CallRunner:
 
         async def handler(ctx: FunctionInvocationContext) -> Any:
             function = ctx.function
-            # a FunctionTool is asked without a property call; its `invoke` with the
-            # context's arguments and no parser is `_run` (TL-14), called directly
-            direct = type(function) is FunctionTool and function.result_parser is None
+            plain = type(function) is FunctionTool
+            # a FunctionTool is asked without a property call (LP-11)
             if (
                 function.func is None
-                if type(function) is FunctionTool
+                if plain
                 else getattr(function, "declaration_only", False)
             ):
                 raise _Pending
             try:
-                if direct:
+                if plain and function.result_parser is None:
+                    # its `invoke` with no parser is `_run` (TL-14): called directly
                     return await function._run(ctx.arguments, ctx)
                 # TL-14: the value, unless parsed
                 return await function.invoke(ctx.arguments, context=ctx)
@@ -329,12 +328,6 @@ class CallRunner:
             payload: Any = sendable_text(value)  # LP-27
         elif value is None or kind is bool:
             payload = value
-        elif (
-            kind is int
-            and -_TWO_60 < value < _TWO_60
-            and _limits._argument_limits.max_integer_digits >= 19
-        ):
-            payload = value  # TL-11: short enough whatever the limits
         elif (
             isinstance(value, list)
             and value
@@ -419,7 +412,6 @@ class _CallView(MutableSequence[Message]):
         return repr([*self.base, *self.added])
 
 
-_TWO_60 = 2**60  # an int below it in size has at most 19 digits (TL-11)
 MAX_NAME_CHARS = 64  # LP-29: a name the model made up is shown at most this long
 MAX_ISSUES_SHOWN = 20  # LP-29: validation problems listed per call
 MAX_ISSUE_CHARS = 300  # LP-29: one problem's line

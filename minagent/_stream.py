@@ -637,20 +637,18 @@ class ResponseStream(Generic[TUpdate, TFinal]):
                     raised = exc
                 else:
                     raised.add_note(f"closing the stream also failed: {exc!r}")
-        if raised is None:
-            await self._cleanup(error)
-            return
-        if error is not None and isinstance(raised, Exception):
+        if raised is not None and error is not None and isinstance(raised, Exception):
             logger.error(
                 "closing the source failed while the stream was failing",
                 exc_info=raised,
             )
             error.add_note(f"closing the source also failed: {raised!r}")
-            await self._cleanup(error)
-            return
-        # with an error to carry, cleanup notes its own failures on it: never raises
-        await self._cleanup(raised)
-        raise raised
+            raised = None
+        # cleanup notes its own failures on the error it is given (ST-6); with none,
+        # they propagate
+        await self._cleanup(error if raised is None else raised)
+        if raised is not None:
+            raise raised
 
     async def _cleanup(self, error: BaseException | None) -> None:
         if self._cleaned:
