@@ -405,6 +405,17 @@ def _unquote(text: str) -> str:
 TurnFn = Callable[[str], Awaitable[Read]]
 
 
+async def read_run(stream: Any) -> Read:
+    """Read a streamed run the way minagent and agent-framework both spell it: each
+    update's text, then the final response."""
+    parts = []
+    async for update in stream:
+        if text := update.text:
+            parts.append(text)
+    final = await stream.get_final_response()
+    return Read(len(parts), "".join(parts), final.text)
+
+
 async def minagent_turn(transport_name: str, base_url: str) -> tuple[TurnFn, Any]:
     sys.path[:0] = [str(ROOT), str(ROOT / "plugins" / "openai")]
     if transport_name == "aiohttp":
@@ -430,13 +441,7 @@ async def minagent_turn(transport_name: str, base_url: str) -> tuple[TurnFn, Any
     agent = Agent(client, tools=[get_weather])
 
     async def turn(tid: str) -> Read:
-        stream = agent.run(prompt(tid), stream=True)
-        parts = []
-        async for update in stream:
-            if text := update.text:
-                parts.append(text)
-        final = await stream.get_final_response()
-        return Read(len(parts), "".join(parts), final.text)
+        return await read_run(agent.run(prompt(tid), stream=True))
 
     return turn, client.aclose
 
@@ -453,13 +458,7 @@ async def agent_framework_turn(base_url: str) -> tuple[TurnFn, Any]:
     agent = Agent(client=client, name="e2e", tools=[get_weather])
 
     async def turn(tid: str) -> Read:
-        stream = agent.run(prompt(tid), stream=True)
-        parts = []
-        async for update in stream:
-            if text := update.text:
-                parts.append(text)
-        final = await stream.get_final_response()
-        return Read(len(parts), "".join(parts), final.text)
+        return await read_run(agent.run(prompt(tid), stream=True))
 
     return turn, None
 

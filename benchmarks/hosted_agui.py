@@ -44,12 +44,11 @@ import contextlib
 import json
 import os
 import resource
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -76,13 +75,16 @@ from hosting_load import (  # noqa: E402
     _head,
     _request_bytes,
     free_port,
+    log_tail,
     machine,
     percentile,
+    server_process,
 )
 
 PATH = f"/agui/{AGENT}"
 PEER_PYTHON_ENV = "HOSTED_PEER_PYTHON"
-DEFAULT_PEER_PYTHON = "/work/venv-afagui/bin/python"
+# the peer's venv beside the checkout, as benchmarks/README.md sets it up
+DEFAULT_PEER_PYTHON = str(ROOT.parent / "venv-afagui" / "bin" / "python")
 WARMUP_TURNS = 5
 
 
@@ -145,40 +147,13 @@ NAMES = {
 }
 
 
-@contextlib.contextmanager
-def server_process(command: list[str], log: IO[str]) -> Iterator[subprocess.Popen[str]]:
-    """Run ``command`` with the project and ``benchmarks/`` importable; SIGTERM (then
-    kill) at the end."""
-    paths = [str(ROOT), str(BENCH), *filter(None, [os.environ.get("PYTHONPATH")])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=log, stderr=log, text=True
-    )
-    try:
-        yield process
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _log_tail(log: IO[str]) -> str:
-    log.flush()
-    log.seek(0)
-    return log.read()[-2000:]
-
-
 async def until_ready(port: int, process: subprocess.Popen[str], log: IO[str]) -> None:
     """Wait until the server answers an HTTP request (any status: a GET of the AG-UI
     path is refused by both servers, and that is an answer)."""
     for _ in range(READY_ATTEMPTS):
         if process.poll() is not None:
             raise ServerError(
-                f"the server exited ({process.returncode}):\n{_log_tail(log)}"
+                f"the server exited ({process.returncode}):\n{log_tail(log)}"
             )
         # a server still starting refuses or closes the connection
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
@@ -192,7 +167,7 @@ async def until_ready(port: int, process: subprocess.Popen[str], log: IO[str]) -
                 with contextlib.suppress(OSError):
                     await writer.wait_closed()
         await asyncio.sleep(READY_PAUSE)
-    raise ServerError(f"the server did not answer:\n{_log_tail(log)}")
+    raise ServerError(f"the server did not answer:\n{log_tail(log)}")
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -445,7 +420,9 @@ async def load(server: str, clients: int, turns: int, peer_python: str) -> Resul
     port = free_port()
     with (
         tempfile.TemporaryFile("w+") as log,
-        server_process(server_command(server, port, peer_python), log) as process,
+        server_process(
+            server_command(server, port, peer_python), log, paths=[BENCH]
+        ) as process,
     ):
         await until_ready(port, process, log)
         warm = await client(port, f"{run}-warmup", 0, WARMUP_TURNS)

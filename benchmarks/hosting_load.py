@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -128,15 +128,21 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def server_process(
-    command: list[str], store: Path, log: IO[str]
+    command: list[str],
+    log: IO[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    paths: Sequence[Path] = (),
 ) -> Iterator[subprocess.Popen[str]]:
-    """Run ``command`` with the store's variable set; SIGTERM (then kill) at the end."""
+    """Run ``command`` with the project (and ``paths``) importable and ``env`` set;
+    SIGTERM (then kill) at the end."""
+    importable = [str(ROOT), *map(str, paths)]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
-            [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+            [*importable, *filter(None, [os.environ.get("PYTHONPATH")])]
         ),
-        STORE_ENV: str(store),
+        **(env or {}),
     }
     process = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=log, stderr=log, text=True
@@ -153,7 +159,7 @@ def server_process(
             process.wait()
 
 
-def _log_tail(log: IO[str]) -> str:
+def log_tail(log: IO[str]) -> str:
     log.flush()
     log.seek(0)
     return log.read()[-2000:]
@@ -167,7 +173,7 @@ async def until_ready(
     for _ in range(READY_ATTEMPTS):
         if process.poll() is not None:
             raise LoadError(
-                f"the server exited ({process.returncode}):\n{_log_tail(log)}"
+                f"the server exited ({process.returncode}):\n{log_tail(log)}"
             )
         # a worker still starting may close or refuse the connection
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
@@ -177,7 +183,7 @@ async def until_ready(
                 if len(seen) >= workers:
                     return
         await asyncio.sleep(READY_PAUSE)
-    raise LoadError(f"{len(seen)} of {workers} worker(s) answered:\n{_log_tail(log)}")
+    raise LoadError(f"{len(seen)} of {workers} worker(s) answered:\n{log_tail(log)}")
 
 
 # -- the client: HTTP/1.1 and SSE over asyncio streams ---------------------------------
@@ -445,7 +451,9 @@ async def load(server: str, conversations: int, turns: int) -> Result:
         port = free_port()
         with (
             tempfile.TemporaryFile("w+") as log,
-            server_process(command(port, store), store, log) as process,
+            server_process(
+                command(port, store), log, env={STORE_ENV: str(store)}
+            ) as process,
         ):
             await until_ready(port, process, workers, log)
             started = time.perf_counter()
