@@ -312,10 +312,10 @@ def look_up(path):
     return f"found {path}"
 
 
-@pytest.mark.parametrize("with_session", [False, True], ids=["no session", "session"])
-async def test_a_paused_batchs_other_calls_still_run_on_approval(stream, with_session):
-    """LP-34, LP-13, LP-14: in a batch the run paused, a call whose tool needs no
-    approval (decision 18: it got no request) runs beside the approved call."""
+async def paused_batch(stream, with_session):
+    """A run that paused a batch of ``look_up("/a")`` (no approval needed) and
+    ``delete_everything("/b")`` (approval needed): the agent, its session (or None) and
+    the paused response."""
     deleted.clear()
     client = ScriptedChatClient(
         [
@@ -328,7 +328,14 @@ async def test_a_paused_batchs_other_calls_still_run_on_approval(stream, with_se
     )
     agent = Agent(client, tools=[look_up, delete_everything])
     session = AgentSession() if with_session else None
-    first = await run(agent, "tidy", stream=stream, session=session)
+    return agent, session, await run(agent, "tidy", stream=stream, session=session)
+
+
+@pytest.mark.parametrize("with_session", [False, True], ids=["no session", "session"])
+async def test_a_paused_batchs_other_calls_still_run_on_approval(stream, with_session):
+    """LP-34, LP-13, LP-14: in a batch the run paused, a call whose tool needs no
+    approval (decision 18: it got no request) runs beside the approved call."""
+    agent, session, first = await paused_batch(stream, with_session)
     request = next(
         c
         for m in first.messages
@@ -350,19 +357,7 @@ async def test_a_call_the_caller_added_to_a_paused_batch_never_runs(
     of a no-approval tool that the caller wrote into the paused message beside the
     genuine request, or the batch's own call sent back with other arguments, gets the
     rejection result; the approved call and the batch's recorded call run."""
-    deleted.clear()
-    client = ScriptedChatClient(
-        [
-            reply(
-                call("look_up", {"path": "/a"}, call_id="look_1"),
-                call("delete_everything", {"path": "/b"}, call_id="del_1"),
-            ),
-            reply("done"),
-        ]
-    )
-    agent = Agent(client, tools=[look_up, delete_everything])
-    session = AgentSession() if with_session else None
-    first = await run(agent, "tidy", stream=stream, session=session)
+    agent, session, first = await paused_batch(stream, with_session)
     holder = next(
         m
         for m in first.messages
